@@ -1,0 +1,257 @@
+# SPDX-License-Identifier: MIT
+#
+# dvx top-level Makefile.
+#
+# One make process reads every directory's Kbuild fragment (obj-y, obj-$(CONFIG_X),
+# tools-y, tests-y, bench-y) and builds everything out of tree under $(O).
+#
+#   make defconfig            write $(O)/.config from configs/defconfig (auto-detected)
+#   make foo_defconfig        same from configs/foo_defconfig
+#   make [all]                libdvx.a, tools, tests and benchmarks
+#   make check                build and run every test, print the runner's summary
+#   make install              PREFIX=/usr/local DESTDIR= : headers, libdvx.a, dvx.pc, tools
+#   make V=1                  show the commands
+#   make O=dir                build in dir (default: build)
+
+MAKEFLAGS += -rR --no-print-directory
+.SUFFIXES:
+.DELETE_ON_ERROR:
+.SECONDEXPANSION:
+
+srctree := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+O ?= build
+objtree := $(abspath $(O))
+
+ifeq ($(V),1)
+Q :=
+quiet = @true
+else
+Q := @
+quiet = @printf '  %-8s %s\n' '$(1)' '$(patsubst $(objtree)/%,%,$(patsubst $(srctree)/%,%,$(2)))'
+endif
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+CUDA_HOME ?= /usr/local/cuda
+
+CC ?= cc
+ifeq ($(origin CC),default)
+CC := cc
+endif
+AR := ar
+CXX ?= c++
+ifeq ($(origin CXX),default)
+CXX := c++
+endif
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+PKG_CONFIG ?= pkg-config
+
+# ---------------------------------------------------------------------------
+# Configuration: $(O)/.config -> $(O)/include/generated/autoconf.h
+
+KCONFIG := $(objtree)/.config
+AUTOCONF := $(objtree)/include/generated/autoconf.h
+
+config-targets := defconfig %_defconfig savedefconfig
+no-config-targets := clean distclean help
+ifneq ($(filter-out $(config-targets) $(no-config-targets),$(if $(MAKECMDGOALS),$(MAKECMDGOALS),all)),)
+ifeq ($(wildcard $(KCONFIG)),)
+$(info dvx: no $(O)/.config yet, running 'make defconfig' first)
+$(shell $(srctree)/scripts/kconfig.sh defconfig $(srctree)/configs/defconfig $(objtree) >&2)
+endif
+endif
+-include $(KCONFIG)
+
+# ---------------------------------------------------------------------------
+# Flags
+
+WARN := -Wall -Wextra -Werror -Wundef -Wstrict-prototypes -Wmissing-prototypes \
+	-Wshadow -Wpointer-arith -Wcast-align -Wwrite-strings -Wno-unused-parameter \
+	-Wvla -Wimplicit-fallthrough
+OPT ?= -O2 -g
+# Sanitizer builds: make SAN=address,undefined O=build-asan check
+ifneq ($(SAN),)
+OPT += -fsanitize=$(SAN) -fno-omit-frame-pointer
+LDSAN := -fsanitize=$(SAN)
+endif
+DVX_CPPFLAGS := -I$(objtree)/include -I$(srctree)/include -include $(AUTOCONF) -D_GNU_SOURCE
+DVX_CFLAGS := -std=c11 $(OPT) $(WARN) -fno-common -fno-strict-aliasing -pthread $(EXTRA_CFLAGS)
+
+CUDA_CPPFLAGS := -I$(CUDA_HOME)/include
+DPDK_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdpdk 2>/dev/null)
+
+LDLIBS := -pthread -ldl
+ifeq ($(CONFIG_DVX_RDMA),y)
+LDLIBS += $(shell $(PKG_CONFIG) --libs libibverbs libmlx5 2>/dev/null || echo -libverbs -lmlx5)
+endif
+ifeq ($(CONFIG_DVX_DPDK),y)
+LDLIBS += -lrte_eal
+endif
+CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
+
+# ---------------------------------------------------------------------------
+# Kbuild fragments
+
+lib-dirs := hal mlx5 gpu core
+other-dirs := tools tests bench
+
+# $(call read-kbuild,dir): read dir/Kbuild; objects land in objs-<dir>, subdirectories
+# named as "sub/" in obj-y are read recursively.
+define read-kbuild
+obj-y :=
+obj-n :=
+obj- :=
+ccflags-y :=
+subdir-objs :=
+include $(srctree)/$(1)/Kbuild
+objs-$(1) := $$(addprefix $(objtree)/$(1)/,$$(filter %.o,$$(obj-y)))
+ccflags-$(1) := $$(ccflags-y)
+subdirs-$(1) := $$(patsubst %/,$(1)/%,$$(filter %/,$$(obj-y)))
+$$(foreach s,$$(subdirs-$(1)),$$(eval $$(call read-kbuild,$$(s))))
+all-lib-objs += $$(objs-$(1))
+endef
+
+all-lib-objs :=
+$(foreach d,$(lib-dirs),$(eval $(call read-kbuild,$(d))))
+
+# tools/Kbuild: tools-y += name ; name-objs := a.o b.o (relative to tools/)
+tools-y :=
+include $(srctree)/tools/Kbuild
+tool-bins := $(addprefix $(objtree)/tools/,$(tools-y))
+
+# tests/Kbuild: tests-y += name ; name-srcs := tree-relative sources it links ;
+# name-wrap := symbols to --wrap ; name-libs := extra libraries
+tests-y :=
+include $(srctree)/tests/Kbuild
+test-bins := $(addprefix $(objtree)/tests/,$(tests-y))
+
+# bench/Kbuild: bench-y += name ; name-srcs := tree-relative sources
+bench-y :=
+include $(srctree)/bench/Kbuild
+bench-bins := $(addprefix $(objtree)/bench/,$(bench-y))
+
+LIB := $(objtree)/libdvx.a
+
+# ---------------------------------------------------------------------------
+# Rules
+
+.PHONY: all lib tools tests bench check install uninstall clean distclean help \
+	defconfig savedefconfig FORCE
+
+all: lib tools tests bench
+
+lib: $(LIB) $(objtree)/dvx.pc
+tools: $(tool-bins)
+tests: $(test-bins)
+bench: $(bench-bins)
+
+dir-of = $(patsubst $(objtree)/%/,%,$(dir $(1)))
+# flags for an object: the ccflags-y of the Kbuild that named it, and CFLAGS_<file>.o
+obj-flags = $(ccflags-$(call dir-of,$(1))) $(CFLAGS_$(notdir $(1)))
+
+$(objtree)/%.o: $(srctree)/%.c $(AUTOCONF)
+	$(call quiet,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(DVX_CPPFLAGS) $(DVX_CFLAGS) $(call obj-flags,$@) -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
+
+$(AUTOCONF): $(KCONFIG) $(srctree)/scripts/kconfig.sh
+	$(call quiet,GEN,$@)
+	$(Q)$(srctree)/scripts/kconfig.sh autoconf $(KCONFIG) $(objtree)
+
+# The library may not allocate: no object from mlx5/ or core/ may reference an
+# allocator, and each layer includes only the layers below it.
+$(objtree)/.alloc-check: $(filter $(objtree)/mlx5/% $(objtree)/core/%,$(all-lib-objs)) \
+		$(srctree)/scripts/check-alloc.sh
+	$(call quiet,CHECK,no hidden allocation)
+	$(Q)$(srctree)/scripts/check-alloc.sh $(filter %.o,$^)
+	$(Q)touch $@
+
+layer-srcs = $(shell find $(addprefix $(srctree)/,$(lib-dirs) include tools tests bench) \
+	-name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' 2>/dev/null)
+$(objtree)/.layer-check: $(srctree)/scripts/check-layers.sh $$(layer-srcs)
+	$(call quiet,CHECK,layering)
+	$(Q)$(srctree)/scripts/check-layers.sh $(srctree)
+	$(Q)mkdir -p $(@D) && touch $@
+
+$(LIB): $(all-lib-objs) $(objtree)/.alloc-check $(objtree)/.layer-check
+	$(call quiet,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $(all-lib-objs)
+
+# tools
+$(tool-bins): $(objtree)/tools/%: $$(addprefix $(objtree)/tools/,$$($$*-objs)) $(LIB)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(DVX_CFLAGS) $(LDSAN) -o $@ $(filter %.o,$^) $(LIB) $($*-libs) $(LDLIBS)
+
+# tests: every test lists the tree-relative sources it links (its own and the
+# production units under test); nothing else of the library comes along.
+src-to-obj = $(patsubst %.c,$(objtree)/%.o,$(1))
+$(test-bins): $(objtree)/tests/%: $$(call src-to-obj,$$($$*-srcs)) $(objtree)/.layer-check
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(DVX_CFLAGS) $(LDSAN) -o $@ $(filter %.o,$^) \
+		$(addprefix -Wl$(comma)--wrap=,$($*-wrap)) $($*-libs) $(CMOCKA_LIBS) $(LDLIBS)
+
+$(bench-bins): $(objtree)/bench/%: $$(call src-to-obj,$$($$*-srcs)) $(LIB)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(DVX_CFLAGS) $(LDSAN) -o $@ $(filter %.o,$^) $(LIB) $($*-libs) $(LDLIBS)
+
+comma := ,
+
+# nvcc: the mlx5 headers must compile as CUDA (host and device passes).
+ifeq ($(CONFIG_DVX_GPU),y)
+NVCC_ARCH := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
+$(objtree)/tests/nvcc-headers-test: $(srctree)/tests/nvcc/headers-test.cu $(AUTOCONF) \
+		$$(wildcard $(srctree)/include/dvx/*.h $(srctree)/include/dvx/*/*.h)
+	$(call quiet,NVCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(NVCC) -std=c++17 $(NVCC_ARCH) -fatbin -DDVX_NVCC_DEVICE_PASS -I$(srctree)/include \
+		-Werror all-warnings -o $@.fatbin $<
+	$(Q)$(NVCC) -std=c++17 -c -I$(srctree)/include \
+		-Xcompiler -Wall,-Wextra,-Werror,-Wno-unused-parameter -Werror all-warnings \
+		-o $@.host.o $<
+	$(Q)$(CXX) -std=c++17 -x c++ -O2 -Wall -Wextra -Werror -Wno-unused-parameter \
+		-I$(srctree)/include -o $@ $<
+else
+$(objtree)/tests/nvcc-headers-test: $(objtree)/tests/nvcc/no-nvcc.o
+	$(call quiet,LD,$@)
+	$(Q)$(CC) -o $@ $<
+endif
+
+$(objtree)/dvx.pc: $(srctree)/scripts/gen-pc.sh $(KCONFIG)
+	$(call quiet,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(srctree)/scripts/gen-pc.sh '$(PREFIX)' '$(strip $(LDLIBS))' > $@
+
+check: tests tools bench $(objtree)/tests/nvcc-headers-test
+	$(Q)$(srctree)/scripts/run-tests.sh $(objtree) $(tests-y) nvcc-headers-test
+
+install: lib tools
+	$(call quiet,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(PREFIX)/include/dvx $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	$(Q)cd $(srctree)/include && find dvx -name '*.h' -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/include/{} \;
+	$(Q)install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libdvx.a
+	$(Q)install -m 644 $(objtree)/dvx.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx.pc
+	$(Q)install -m 755 $(tool-bins) $(DESTDIR)$(PREFIX)/bin/
+
+uninstall:
+	$(Q)rm -rf $(DESTDIR)$(PREFIX)/include/dvx $(DESTDIR)$(PREFIX)/lib/libdvx.a \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx.pc $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(tools-y))
+
+defconfig:
+	$(Q)$(srctree)/scripts/kconfig.sh defconfig $(srctree)/configs/defconfig $(objtree)
+%_defconfig:
+	$(Q)$(srctree)/scripts/kconfig.sh defconfig $(srctree)/configs/$@ $(objtree)
+savedefconfig:
+	$(Q)$(srctree)/scripts/kconfig.sh savedefconfig $(KCONFIG) $(objtree)
+
+clean:
+	$(Q)rm -rf $(objtree)/hal $(objtree)/mlx5 $(objtree)/gpu $(objtree)/core \
+		$(objtree)/tools $(objtree)/tests $(objtree)/bench $(LIB) $(objtree)/dvx.pc \
+		$(objtree)/.alloc-check $(objtree)/.layer-check
+distclean:
+	$(Q)rm -rf $(objtree)
+
+help:
+	@sed -n '3,15p' $(srctree)/Makefile | sed 's/^# \{0,1\}//'
+
+-include $(shell find $(objtree) -name '*.d' 2>/dev/null)

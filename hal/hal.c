@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hal/hal.c - the wrappers every layer above calls.
+ *
+ * Each wrapper checks its arguments, answers -ENOSYS for an entry the backend does
+ * not provide, and makes sure a failure leaves dev->diag naming the operation (the
+ * backend fills in the vendor's own details: errno, DEVX status/syndrome, CUresult).
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include <dvx/hal.h>
+
+#define HAL_OPS(hal) ((hal) && (hal)->ops ? (hal)->ops : NULL)
+#define DEV_OPS(dev) ((dev) && (dev)->hal ? HAL_OPS((dev)->hal) : NULL)
+
+/* After a failed backend call: keep the backend's record, or write a plain one. */
+static int failed(struct dvx_hal_dev *dev, int err, const char *op)
+{
+	if (err >= 0)
+		err = -EIO;
+	if (dev && dev->diag.err == 0)
+		dvx_hal_diag_set(&dev->diag, err, DVX_DIAG_OS, op, NULL);
+	else if (dev)
+		dev->diag.err = err;
+	return err;
+}
+
+static int nosys(struct dvx_hal_dev *dev, const char *op)
+{
+	if (dev)
+		dvx_hal_diag_set(&dev->diag, -ENOSYS, DVX_DIAG_ARG, op,
+				 "the %s backend does not provide this call",
+				 dev->hal && dev->hal->name ? dev->hal->name : "?");
+	return -ENOSYS;
+}
+
+static int badarg(struct dvx_hal_dev *dev, const char *op, const char *what)
+{
+	if (dev)
+		dvx_hal_diag_set(&dev->diag, -EINVAL, DVX_DIAG_ARG, op, "%s", what);
+	return -EINVAL;
+}
+
+/* Call dev->hal->ops->NAME(args) with the usual checks. */
+#define DEV_CALL(dev, name, ...)                                                   \
+	do {                                                                       \
+		const struct dvx_hal_ops *ops_ = DEV_OPS(dev);                     \
+		int err_;                                                          \
+		if (!ops_)                                                         \
+			return -EINVAL;                                            \
+		if (!ops_->name)                                                   \
+			return nosys(dev, #name);                                  \
+		(dev)->diag.err = 0;                                               \
+		err_ = ops_->name(__VA_ARGS__);                                    \
+		return err_ ? failed(dev, err_, #name) : 0;                        \
+	} while (0)
+
+int dvx_hal_dev_list(const struct dvx_hal *hal, struct dvx_hal_dev_info *info, unsigned max,
+		     unsigned *count)
+{
+	const struct dvx_hal_ops *ops = HAL_OPS(hal);
+
+	if (!ops || !count || (max && !info))
+		return -EINVAL;
+	if (!ops->dev_list)
+		return -ENOSYS;
+	*count = 0;
+	return ops->dev_list(hal, info, max, count);
+}
+
+int dvx_hal_dev_open(const struct dvx_hal *hal, const char *name, struct dvx_hal_dev *dev)
+{
+	const struct dvx_hal_ops *ops = HAL_OPS(hal);
+	struct dvx_log log;
+	int err;
+
+	if (!ops || !name || !*name || !dev)
+		return -EINVAL;
+	log = dev->log;		/* the caller may set the log sink before opening */
+	memset(dev, 0, sizeof(*dev));
+	dev->log = log;
+	dev->hal = hal;
+	if (!ops->dev_open)
+		return nosys(dev, "dev_open");
+	err = ops->dev_open(hal, name, dev);
+	if (err) {
+		err = failed(dev, err, "dev_open");
+		dev->priv = NULL;
+		dev->hal = hal;
+	}
+	return err;
+}
+
+int dvx_hal_dev_close(struct dvx_hal_dev *dev)
+{
+	const struct dvx_hal_ops *ops = DEV_OPS(dev);
+	int err;
+
+	if (!ops)
+		return -EINVAL;
+	if (!ops->dev_close)
+		return nosys(dev, "dev_close");
+	dev->diag.err = 0;
+	err = ops->dev_close(dev);
+	if (err)
+		return failed(dev, err, "dev_close");
+	dev->priv = NULL;
+	return 0;
+}
+
+int dvx_hal_query_device(struct dvx_hal_dev *dev, struct dvx_hal_dev_attr *attr)
+{
+	if (!attr)
+		return badarg(dev, "query_device", "attr is NULL");
+	DEV_CALL(dev, query_device, dev, attr);
+}
+
+int dvx_hal_query_port(struct dvx_hal_dev *dev, uint8_t port, struct dvx_hal_port_attr *attr)
+{
+	if (!attr || port == 0)
+		return badarg(dev, "query_port", "attr is NULL or port is 0 (ports count from 1)");
+	DEV_CALL(dev, query_port, dev, port, attr);
+}
+
+int dvx_hal_query_gid(struct dvx_hal_dev *dev, uint8_t port, uint32_t index,
+		      struct dvx_hal_gid *gid)
+{
+	if (!gid || port == 0)
+		return badarg(dev, "query_gid", "gid is NULL or port is 0");
+	DEV_CALL(dev, query_gid, dev, port, index, gid);
+}
+
+int dvx_hal_devx_cmd(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+		     size_t outlen)
+{
+	if (!in || inlen < 8 || !out || outlen < 16)
+		return badarg(dev, "devx_cmd", "mailboxes missing or too short");
+	DEV_CALL(dev, devx_cmd, dev, in, inlen, out, outlen);
+}
+
+int dvx_hal_obj_create(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+		       size_t outlen, struct dvx_hal_obj *obj)
+{
+	if (!in || inlen < 8 || !out || outlen < 16 || !obj)
+		return badarg(dev, "obj_create", "mailboxes missing or too short");
+	DEV_CALL(dev, obj_create, dev, in, inlen, out, outlen, obj);
+}
+
+int dvx_hal_obj_modify(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+		       size_t inlen, void *out, size_t outlen)
+{
+	if (!obj || !in || inlen < 8 || !out || outlen < 16)
+		return badarg(dev, "obj_modify", "object or mailboxes missing");
+	DEV_CALL(dev, obj_modify, dev, obj, in, inlen, out, outlen);
+}
+
+int dvx_hal_obj_query(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+		      size_t inlen, void *out, size_t outlen)
+{
+	if (!obj || !in || inlen < 8 || !out || outlen < 16)
+		return badarg(dev, "obj_query", "object or mailboxes missing");
+	DEV_CALL(dev, obj_query, dev, obj, in, inlen, out, outlen);
+}
+
+int dvx_hal_obj_destroy(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj)
+{
+	if (!obj)
+		return badarg(dev, "obj_destroy", "object is NULL");
+	DEV_CALL(dev, obj_destroy, dev, obj);
+}
+
+int dvx_hal_umem_reg(struct dvx_hal_dev *dev, const struct dvx_hal_umem_req *req,
+		     struct dvx_hal_umem *umem)
+{
+	if (!req || !umem || !req->len || (req->dmabuf_fd < 0 && !req->addr))
+		return badarg(dev, "umem_reg", "no memory described");
+	DEV_CALL(dev, umem_reg, dev, req, umem);
+}
+
+int dvx_hal_umem_dereg(struct dvx_hal_dev *dev, struct dvx_hal_umem *umem)
+{
+	if (!umem)
+		return badarg(dev, "umem_dereg", "umem is NULL");
+	DEV_CALL(dev, umem_dereg, dev, umem);
+}
+
+int dvx_hal_uar_alloc(struct dvx_hal_dev *dev, enum dvx_uar_type type, struct dvx_hal_uar *uar)
+{
+	if (!uar || (unsigned)type > DVX_UAR_BF)
+		return badarg(dev, "uar_alloc", "uar is NULL or type unknown");
+	DEV_CALL(dev, uar_alloc, dev, type, uar);
+}
+
+int dvx_hal_uar_free(struct dvx_hal_dev *dev, struct dvx_hal_uar *uar)
+{
+	if (!uar)
+		return badarg(dev, "uar_free", "uar is NULL");
+	DEV_CALL(dev, uar_free, dev, uar);
+}
+
+int dvx_hal_pd_alloc(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd)
+{
+	if (!pd)
+		return badarg(dev, "pd_alloc", "pd is NULL");
+	DEV_CALL(dev, pd_alloc, dev, pd);
+}
+
+int dvx_hal_pd_free(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd)
+{
+	if (!pd)
+		return badarg(dev, "pd_free", "pd is NULL");
+	DEV_CALL(dev, pd_free, dev, pd);
+}
+
+int dvx_hal_eqn_query(struct dvx_hal_dev *dev, uint32_t vector, uint32_t *eqn)
+{
+	if (!eqn)
+		return badarg(dev, "eqn_query", "eqn is NULL");
+	DEV_CALL(dev, eqn_query, dev, vector, eqn);
+}
+
+int dvx_hal_mr_reg(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd,
+		   const struct dvx_hal_mr_req *req, struct dvx_hal_mr *mr)
+{
+	if (!pd || !req || !mr || !req->len ||
+	    ((req->flags & DVX_MR_DMABUF) ? req->dmabuf_fd < 0 : !req->addr))
+		return badarg(dev, "mr_reg", "no memory described");
+	DEV_CALL(dev, mr_reg, dev, pd, req, mr);
+}
+
+int dvx_hal_mr_dereg(struct dvx_hal_dev *dev, struct dvx_hal_mr *mr)
+{
+	if (!mr)
+		return badarg(dev, "mr_dereg", "mr is NULL");
+	DEV_CALL(dev, mr_dereg, dev, mr);
+}
+
+int dvx_hal_roce_rmac(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd, uint8_t port,
+		      uint32_t sgid_index, const uint8_t dgid[16], uint8_t mac[6])
+{
+	if (!pd || !dgid || !mac || port == 0)
+		return badarg(dev, "roce_rmac", "missing argument");
+	DEV_CALL(dev, roce_rmac, dev, pd, port, sgid_index, dgid, mac);
+}
+
+void dvx_hal_dev_progress(struct dvx_hal_dev *dev)
+{
+	const struct dvx_hal_ops *ops = DEV_OPS(dev);
+
+	if (ops && ops->dev_progress)
+		ops->dev_progress(dev);
+}
+
+int dvx_hal_mem_alloc(const struct dvx_hal *hal, uint64_t len, uint64_t align, int numa_node,
+		      uint32_t flags, struct dvx_hal_mem *mem)
+{
+	const struct dvx_hal_ops *ops = HAL_OPS(hal);
+
+	if (!ops || !mem || !len || (align & (align - 1)))
+		return -EINVAL;
+	if (!ops->mem_alloc)
+		return -ENOSYS;
+	return ops->mem_alloc(hal, len, align, numa_node, flags, mem);
+}
+
+int dvx_hal_mem_free(const struct dvx_hal *hal, struct dvx_hal_mem *mem)
+{
+	const struct dvx_hal_ops *ops = HAL_OPS(hal);
+
+	if (!ops || !mem)
+		return -EINVAL;
+	if (!ops->mem_free)
+		return -ENOSYS;
+	return ops->mem_free(hal, mem);
+}
+
+int dvx_hal_pci_list(const struct dvx_hal *hal, uint32_t class_mask, uint32_t class_value,
+		     struct dvx_hal_pci_dev *devs, unsigned max, unsigned *count)
+{
+	const struct dvx_hal_ops *ops = HAL_OPS(hal);
+
+	if (!ops || !count || (max && !devs))
+		return -EINVAL;
+	if (!ops->pci_list)
+		return -ENOSYS;
+	*count = 0;
+	return ops->pci_list(hal, class_mask, class_value, devs, max, count);
+}
+
+int dvx_hal_limits(const struct dvx_hal *hal, struct dvx_hal_limits *lim)
+{
+	const struct dvx_hal_ops *ops = HAL_OPS(hal);
+
+	if (!ops || !lim)
+		return -EINVAL;
+	if (!ops->limits)
+		return -ENOSYS;
+	return ops->limits(hal, lim);
+}
+
+uint64_t dvx_hal_now_ns(const struct dvx_hal *hal)
+{
+	const struct dvx_hal_ops *ops = HAL_OPS(hal);
+	struct timespec ts;
+
+	if (ops && ops->now_ns)
+		return ops->now_ns(hal);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#ifndef CONFIG_DVX_RDMA
+const struct dvx_hal *dvx_hal_linux(void)
+{
+	return NULL;
+}
+#endif

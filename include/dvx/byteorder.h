@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dvx/byteorder.h - typed big-endian values, as the mlx5 hardware reads them.
+ *
+ * dvx_be16/32/64 are plain integers to the compiler and "bitwise" types to sparse
+ * (make C=1 with sparse installed), which then rejects arithmetic on a big-endian
+ * field and mixing it with CPU-order values. Conversions compile on x86-64, aarch64
+ * and in CUDA device code (one PRMT per 32 bits there).
+ */
+#ifndef DVX_BYTEORDER_H
+#define DVX_BYTEORDER_H
+
+#include <dvx/compiler.h>
+
+#ifdef __CHECKER__
+#define DVX_BITWISE __attribute__((bitwise))
+#define DVX_FORCE __attribute__((force))
+#else
+#define DVX_BITWISE
+#define DVX_FORCE
+#endif
+
+typedef uint16_t DVX_BITWISE dvx_be16;
+typedef uint32_t DVX_BITWISE dvx_be32;
+typedef uint64_t DVX_BITWISE dvx_be64;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ && !defined(__CUDA_ARCH__)
+#define DVX_HOST_BIG_ENDIAN 1
+#else
+#define DVX_HOST_BIG_ENDIAN 0
+#endif
+
+DVX_INLINE uint16_t dvx_swab16(uint16_t x)
+{
+#ifdef __CUDA_ARCH__
+	return (uint16_t)__byte_perm((unsigned)x, 0u, 0x3201u);
+#else
+	return __builtin_bswap16(x);
+#endif
+}
+
+DVX_INLINE uint32_t dvx_swab32(uint32_t x)
+{
+#ifdef __CUDA_ARCH__
+	return __byte_perm(x, 0u, 0x0123u);
+#else
+	return __builtin_bswap32(x);
+#endif
+}
+
+DVX_INLINE uint64_t dvx_swab64(uint64_t x)
+{
+#ifdef __CUDA_ARCH__
+	uint32_t lo = (uint32_t)x, hi = (uint32_t)(x >> 32);
+	return ((uint64_t)__byte_perm(lo, 0u, 0x0123u) << 32) | __byte_perm(hi, 0u, 0x0123u);
+#else
+	return __builtin_bswap64(x);
+#endif
+}
+
+#if DVX_HOST_BIG_ENDIAN
+DVX_INLINE dvx_be16 dvx_cpu_to_be16(uint16_t x) { return (DVX_FORCE dvx_be16)x; }
+DVX_INLINE dvx_be32 dvx_cpu_to_be32(uint32_t x) { return (DVX_FORCE dvx_be32)x; }
+DVX_INLINE dvx_be64 dvx_cpu_to_be64(uint64_t x) { return (DVX_FORCE dvx_be64)x; }
+DVX_INLINE uint16_t dvx_be16_to_cpu(dvx_be16 x) { return (DVX_FORCE uint16_t)x; }
+DVX_INLINE uint32_t dvx_be32_to_cpu(dvx_be32 x) { return (DVX_FORCE uint32_t)x; }
+DVX_INLINE uint64_t dvx_be64_to_cpu(dvx_be64 x) { return (DVX_FORCE uint64_t)x; }
+#else
+DVX_INLINE dvx_be16 dvx_cpu_to_be16(uint16_t x) { return (DVX_FORCE dvx_be16)dvx_swab16(x); }
+DVX_INLINE dvx_be32 dvx_cpu_to_be32(uint32_t x) { return (DVX_FORCE dvx_be32)dvx_swab32(x); }
+DVX_INLINE dvx_be64 dvx_cpu_to_be64(uint64_t x) { return (DVX_FORCE dvx_be64)dvx_swab64(x); }
+DVX_INLINE uint16_t dvx_be16_to_cpu(dvx_be16 x) { return dvx_swab16((DVX_FORCE uint16_t)x); }
+DVX_INLINE uint32_t dvx_be32_to_cpu(dvx_be32 x) { return dvx_swab32((DVX_FORCE uint32_t)x); }
+DVX_INLINE uint64_t dvx_be64_to_cpu(dvx_be64 x) { return dvx_swab64((DVX_FORCE uint64_t)x); }
+#endif
+
+/* Big-endian loads and stores at any byte address (mailboxes, decoders). */
+DVX_INLINE uint32_t dvx_get_be32(const void *p)
+{
+	const uint8_t *b = (const uint8_t *)p;
+	return ((uint32_t)b[0] << 24) | ((uint32_t)b[1] << 16) | ((uint32_t)b[2] << 8) | b[3];
+}
+
+DVX_INLINE uint16_t dvx_get_be16(const void *p)
+{
+	const uint8_t *b = (const uint8_t *)p;
+	return (uint16_t)(((unsigned)b[0] << 8) | b[1]);
+}
+
+DVX_INLINE uint64_t dvx_get_be64(const void *p)
+{
+	const uint8_t *b = (const uint8_t *)p;
+	return ((uint64_t)dvx_get_be32(b) << 32) | dvx_get_be32(b + 4);
+}
+
+DVX_INLINE void dvx_put_be32(void *p, uint32_t v)
+{
+	uint8_t *b = (uint8_t *)p;
+	b[0] = (uint8_t)(v >> 24);
+	b[1] = (uint8_t)(v >> 16);
+	b[2] = (uint8_t)(v >> 8);
+	b[3] = (uint8_t)v;
+}
+
+DVX_INLINE void dvx_put_be16(void *p, uint16_t v)
+{
+	uint8_t *b = (uint8_t *)p;
+	b[0] = (uint8_t)(v >> 8);
+	b[1] = (uint8_t)v;
+}
+
+DVX_INLINE void dvx_put_be64(void *p, uint64_t v)
+{
+	dvx_put_be32(p, (uint32_t)(v >> 32));
+	dvx_put_be32((uint8_t *)p + 4, (uint32_t)v);
+}
+
+#endif /* DVX_BYTEORDER_H */

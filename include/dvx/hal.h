@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dvx/hal.h - the hardware abstraction layer: the only door to the outside.
+ *
+ * Everything dvx does to a NIC, a GPU or the OS goes through one ops table. A
+ * struct dvx_hal is a backend instance (ops + the backend's own context); a NIC is
+ * opened through a particular instance and remembers it, so one process can drive a
+ * hardware NIC (linux backend), the software NIC (sim backend) and a mock side by
+ * side. There is no global backend.
+ *
+ * Handles (struct dvx_hal_dev, _obj, _umem, _uar, _pd, _mr, _mem) live in caller
+ * storage; a backend keeps its own pointer in ->priv. Every call returns 0 or a
+ * negative errno; on failure the backend records the vendor's words (rdma-core errno,
+ * DEVX status/syndrome, CUresult) in dev->diag (see dvx/diag.h). Nothing is printed.
+ *
+ * Concurrency: calls on one struct dvx_hal_dev are not serialised by the hal; the
+ * control path of one device is expected to run on one thread at a time. Backends
+ * themselves are thread-safe across devices.
+ */
+#ifndef DVX_HAL_H
+#define DVX_HAL_H
+
+#include <dvx/compiler.h>
+#include <dvx/diag.h>
+
+DVX_BEGIN_DECLS
+
+struct dvx_hal;
+struct dvx_hal_ops;
+
+/* Access rights for umems and MRs; the values are those of IBV_ACCESS_*. */
+enum dvx_access {
+	DVX_ACCESS_LOCAL_WRITE = 1u << 0,
+	DVX_ACCESS_REMOTE_WRITE = 1u << 1,
+	DVX_ACCESS_REMOTE_READ = 1u << 2,
+	DVX_ACCESS_REMOTE_ATOMIC = 1u << 3,
+	DVX_ACCESS_RELAXED_ORDERING = 1u << 20,
+};
+
+/** enum dvx_link_layer - port link layer, as ibv_port_attr.link_layer. */
+enum dvx_link_layer {
+	DVX_LINK_LAYER_UNSPECIFIED = 0,
+	DVX_LINK_LAYER_IB = 1,
+	DVX_LINK_LAYER_ETHERNET = 2,
+};
+
+/** enum dvx_gid_type - what a GID table entry is. */
+enum dvx_gid_type {
+	DVX_GID_TYPE_IB = 0,
+	DVX_GID_TYPE_ROCE_V1 = 1,
+	DVX_GID_TYPE_ROCE_V2 = 2,
+};
+
+/** enum dvx_uar_type - the kinds of UAR register a device can hand out. */
+enum dvx_uar_type {
+	DVX_UAR_NC_DEDICATED = 0,	/* a doorbell register of our own, non-cached */
+	DVX_UAR_NC_SHARED = 1,		/* the per-context shared non-cached register */
+	DVX_UAR_BF = 2,			/* a BlueFlame register on a write-combining page */
+};
+
+#define DVX_HAL_NAME_MAX 64
+#define DVX_HAL_PCI_MAX 32
+
+/**
+ * struct dvx_hal_dev_info - identity of a device, from the device list.
+ * @name:	device name (ibdev name such as "mlx5_0", or the backend's)
+ * @pci:	PCI address "dddd:bb:dd.f", empty if none
+ * @driver:	kernel driver bound to the PCI function ("mlx5_core"), empty if none
+ * @netdev:	first network interface of port 1, empty if none
+ * @numa_node:	NUMA node of the PCI function, -1 if unknown
+ * @vendor_id:	PCI vendor id (0x15b3 for Mellanox/NVIDIA)
+ * @device_id:	PCI device id
+ * @node_guid:	node GUID, CPU byte order
+ * @nports:	number of physical ports
+ * @is_mlx5:	1 when the device is driven by mlx5 (decided by driver, never by name)
+ */
+struct dvx_hal_dev_info {
+	char name[DVX_HAL_NAME_MAX];
+	char pci[DVX_HAL_PCI_MAX];
+	char driver[32];
+	char netdev[32];
+	int32_t numa_node;
+	uint32_t vendor_id;
+	uint32_t device_id;
+	uint64_t node_guid;
+	uint8_t nports;
+	uint8_t is_mlx5;
+	uint8_t rsvd[6];
+};
+
+/**
+ * struct dvx_hal_dev_attr - what ibv_query_device reports, in dvx's words.
+ */
+struct dvx_hal_dev_attr {
+	char fw_ver[64];
+	uint64_t node_guid;
+	uint64_t sys_image_guid;
+	uint64_t max_mr_size;
+	uint64_t page_size_cap;
+	uint32_t vendor_id;
+	uint32_t vendor_part_id;
+	uint32_t hw_ver;
+	uint32_t max_qp;
+	uint32_t max_qp_wr;
+	uint32_t max_cq;
+	uint32_t max_cqe;
+	uint32_t max_mr;
+	uint32_t max_pd;
+	uint32_t max_qp_rd_atom;
+	uint32_t max_qp_init_rd_atom;
+	uint8_t phys_port_cnt;
+	uint8_t atomic_cap;	/* 0 none, 1 within the HCA, 2 global (IBV_ATOMIC_*) */
+	uint8_t rsvd[6];
+};
+
+/**
+ * struct dvx_hal_port_attr - one port, as ibv_query_port reports it.
+ * @state:	1 down, 2 init, 3 armed, 4 active, 5 active-defer (IBV_PORT_*)
+ * @link_layer:	enum dvx_link_layer
+ * @active_mtu:	IB MTU enum (1=256 ... 5=4096)
+ * @max_mtu:	IB MTU enum
+ * @lid:	base LID (IB)
+ * @sm_lid:	subnet manager LID (IB)
+ * @lmc:	LID mask count
+ * @sm_sl:	SM service level
+ * @active_width: IB width code
+ * @active_speed: IB speed code
+ * @phys_state:	physical state (5 = LinkUp)
+ * @gid_tbl_len: number of GID table entries
+ * @pkey_tbl_len: number of P_Key entries
+ * @port_cap_flags: IB port capability mask
+ * @active_speed_ex: extended speed code (0 if not reported)
+ */
+struct dvx_hal_port_attr {
+	uint8_t state;
+	uint8_t link_layer;
+	uint8_t active_mtu;
+	uint8_t max_mtu;
+	uint16_t lid;
+	uint16_t sm_lid;
+	uint8_t lmc;
+	uint8_t sm_sl;
+	uint8_t active_width;
+	uint8_t active_speed;
+	uint8_t phys_state;
+	uint8_t rsvd[3];
+	uint32_t gid_tbl_len;
+	uint16_t pkey_tbl_len;
+	uint16_t rsvd2;
+	uint32_t port_cap_flags;
+	uint32_t active_speed_ex;
+};
+
+/**
+ * struct dvx_hal_gid - one GID table entry.
+ * @raw:	the GID, network byte order (as it goes on the wire and into qpc.rgid)
+ * @index:	table index
+ * @type:	enum dvx_gid_type
+ * @valid:	0 for an empty entry
+ * @ifindex:	network interface the entry belongs to (RoCE), 0 if none
+ * @netdev:	its name, empty if none
+ */
+struct dvx_hal_gid {
+	uint8_t raw[16];
+	uint32_t index;
+	uint8_t type;
+	uint8_t valid;
+	uint16_t rsvd;
+	uint32_t ifindex;
+	char netdev[32];
+};
+
+/**
+ * struct dvx_hal_dev - an opened device, in caller storage.
+ * @hal:	the backend instance it was opened through
+ * @priv:	backend handle
+ * @info:	identity, filled by open
+ * @diag:	the last failure of a call on this device
+ * @log:	optional log sink; zero means silence
+ */
+struct dvx_hal_dev {
+	const struct dvx_hal *hal;
+	void *priv;
+	struct dvx_hal_dev_info info;
+	struct dvx_diag diag;
+	struct dvx_log log;
+};
+
+/** struct dvx_hal_obj - a DEVX object (CQ, QP, ...); @id is set by the caller from the output. */
+struct dvx_hal_obj {
+	void *priv;
+	uint32_t id;
+	uint16_t cmd_opcode;	/* the PRM opcode that created it */
+	uint16_t rsvd;
+};
+
+/**
+ * struct dvx_hal_umem_req - memory to register as a DEVX umem.
+ * @addr:	virtual address (ignored when @dmabuf_fd >= 0)
+ * @len:	length in bytes
+ * @access:	enum dvx_access bits (queue memory uses DVX_ACCESS_LOCAL_WRITE)
+ * @dmabuf_fd:	a dma-buf fd to register from, or -1
+ * @dmabuf_offset: offset of the region inside the dma-buf
+ * @pgsz_bitmap: page sizes the device may use, 0 for the backend's default
+ */
+struct dvx_hal_umem_req {
+	void *addr;
+	uint64_t len;
+	uint32_t access;
+	int32_t dmabuf_fd;
+	uint64_t dmabuf_offset;
+	uint64_t pgsz_bitmap;
+};
+
+/** struct dvx_hal_umem - a registered umem; @id goes into *_umem_id mailbox fields. */
+struct dvx_hal_umem {
+	void *priv;
+	uint32_t id;
+	uint8_t via_dmabuf;
+	uint8_t rsvd[3];
+	uint64_t len;
+};
+
+/**
+ * struct dvx_hal_uar - a UAR register.
+ * @reg_addr:	where doorbells (and BlueFlame copies) are written
+ * @base_addr:	start of the mapped UAR page
+ * @page_id:	goes into qpc.uar_page / cqc.uar_page
+ * @type:	enum dvx_uar_type actually obtained
+ * @mmap_off:	mmap offset of the page (for mapping it elsewhere), 0 if unknown
+ */
+struct dvx_hal_uar {
+	void *priv;
+	void *reg_addr;
+	void *base_addr;
+	uint32_t page_id;
+	uint32_t type;
+	uint64_t mmap_off;
+};
+
+/** struct dvx_hal_pd - a protection domain and its number. */
+struct dvx_hal_pd {
+	void *priv;
+	uint32_t pdn;
+	uint32_t rsvd;
+};
+
+/* struct dvx_hal_mr_req.flags */
+enum {
+	DVX_MR_DMABUF = 1u << 0,	/* register @dmabuf_fd at @dmabuf_offset */
+	DVX_MR_DATA_DIRECT = 1u << 1,	/* mlx5 Data-Direct dma-buf registration */
+};
+
+/**
+ * struct dvx_hal_mr_req - memory to register as an MR.
+ * @addr:	virtual address of the region (host or GPU); unused for dma-buf
+ * @len:	length in bytes
+ * @iova:	the address the NIC will know the region by; 0 for a zero-based MR
+ * @access:	enum dvx_access bits
+ * @flags:	DVX_MR_* flags
+ * @dmabuf_fd:	dma-buf fd (DVX_MR_DMABUF), else -1
+ * @dmabuf_offset: offset of the region inside the dma-buf
+ */
+struct dvx_hal_mr_req {
+	void *addr;
+	uint64_t len;
+	uint64_t iova;
+	uint32_t access;
+	uint32_t flags;
+	int32_t dmabuf_fd;
+	uint32_t rsvd;
+	uint64_t dmabuf_offset;
+};
+
+/** struct dvx_hal_mr - a registered MR. */
+struct dvx_hal_mr {
+	void *priv;
+	uint32_t lkey;
+	uint32_t rkey;
+	void *addr;
+	uint64_t len;
+	uint64_t iova;
+	uint32_t access;
+	uint8_t via_dmabuf;
+	uint8_t rsvd[3];
+};
+
+/* struct dvx_hal_mem kinds and dvx_hal_mem_alloc() flags */
+enum dvx_mem_kind {
+	DVX_MEM_PAGES = 0,		/* ordinary anonymous pages */
+	DVX_MEM_HUGE_DPDK = 1,		/* hugepages from DPDK's EAL (rte_memzone) */
+	DVX_MEM_HUGE_MMAP = 2,		/* hugepages mapped with MAP_HUGETLB */
+};
+enum {
+	DVX_MEM_F_HUGE = 1u << 0,	/* prefer hugepages (DPDK if its EAL is up, else MAP_HUGETLB) */
+	DVX_MEM_F_HUGE_ONLY = 1u << 1,	/* fail rather than fall back to ordinary pages */
+	DVX_MEM_F_ZERO = 1u << 2,	/* zero the memory */
+};
+
+/**
+ * struct dvx_hal_mem - host memory handed out by the hal for the caller to pass to
+ * dvx objects as regions. The library itself never calls this; tools, tests and
+ * applications do.
+ */
+struct dvx_hal_mem {
+	void *priv;
+	void *addr;
+	uint64_t len;
+	uint32_t kind;		/* enum dvx_mem_kind */
+	int32_t numa_node;	/* node the memory was asked for, -1 for any */
+	uint64_t page_size;
+};
+
+/**
+ * struct dvx_hal_pci_dev - a PCI function the hal knows of (NICs, GPUs).
+ * @pci:	PCI address "dddd:bb:dd.f"
+ * @vendor_id:	PCI vendor id
+ * @device_id:	PCI device id
+ * @class_code:	PCI class code (0x030200 = 3D controller, 0x020700 = InfiniBand, ...)
+ * @numa_node:	NUMA node, -1 if unknown
+ * @path:	the sysfs path of bridges from the root port, used to rank distances
+ */
+struct dvx_hal_pci_dev {
+	char pci[DVX_HAL_PCI_MAX];
+	uint32_t vendor_id;
+	uint32_t device_id;
+	uint32_t class_code;
+	int32_t numa_node;
+	char path[192];
+};
+
+/** struct dvx_hal_limits - process limits that matter to registrations. */
+struct dvx_hal_limits {
+	uint64_t memlock_cur;	/* RLIMIT_MEMLOCK soft limit, UINT64_MAX for unlimited */
+	uint64_t memlock_max;	/* hard limit */
+	uint64_t page_size;	/* host page size */
+};
+
+/**
+ * struct dvx_hal_ops - the backend's entry points. A NULL entry means the backend
+ * does not provide the call; the dvx_hal_*() wrappers then return -ENOSYS.
+ */
+struct dvx_hal_ops {
+	/* devices */
+	int (*dev_list)(const struct dvx_hal *hal, struct dvx_hal_dev_info *info,
+			unsigned max, unsigned *count);
+	int (*dev_open)(const struct dvx_hal *hal, const char *name, struct dvx_hal_dev *dev);
+	int (*dev_close)(struct dvx_hal_dev *dev);
+	int (*query_device)(struct dvx_hal_dev *dev, struct dvx_hal_dev_attr *attr);
+	int (*query_port)(struct dvx_hal_dev *dev, uint8_t port, struct dvx_hal_port_attr *attr);
+	int (*query_gid)(struct dvx_hal_dev *dev, uint8_t port, uint32_t index,
+			 struct dvx_hal_gid *gid);
+
+	/* DEVX commands and objects */
+	int (*devx_cmd)(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+			size_t outlen);
+	int (*obj_create)(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+			  size_t outlen, struct dvx_hal_obj *obj);
+	int (*obj_modify)(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+			  size_t inlen, void *out, size_t outlen);
+	int (*obj_query)(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+			 size_t inlen, void *out, size_t outlen);
+	int (*obj_destroy)(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj);
+
+	/* umems, UARs, PDs, EQs */
+	int (*umem_reg)(struct dvx_hal_dev *dev, const struct dvx_hal_umem_req *req,
+			struct dvx_hal_umem *umem);
+	int (*umem_dereg)(struct dvx_hal_dev *dev, struct dvx_hal_umem *umem);
+	int (*uar_alloc)(struct dvx_hal_dev *dev, enum dvx_uar_type type, struct dvx_hal_uar *uar);
+	int (*uar_free)(struct dvx_hal_dev *dev, struct dvx_hal_uar *uar);
+	int (*pd_alloc)(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd);
+	int (*pd_free)(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd);
+	int (*eqn_query)(struct dvx_hal_dev *dev, uint32_t vector, uint32_t *eqn);
+
+	/* memory regions */
+	int (*mr_reg)(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd,
+		      const struct dvx_hal_mr_req *req, struct dvx_hal_mr *mr);
+	int (*mr_dereg)(struct dvx_hal_dev *dev, struct dvx_hal_mr *mr);
+
+	/* RoCE: the destination MAC for a GID, resolved through an address handle */
+	int (*roce_rmac)(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd, uint8_t port,
+			 uint32_t sgid_index, const uint8_t dgid[16], uint8_t mac[6]);
+
+	/* progress: called by dvx's wait loops between polls (the sim steps its model
+	 * here; hardware backends relax the CPU) */
+	void (*dev_progress)(struct dvx_hal_dev *dev);
+
+	/* host side: memory, PCI topology, limits, clock */
+	int (*mem_alloc)(const struct dvx_hal *hal, uint64_t len, uint64_t align,
+			 int numa_node, uint32_t flags, struct dvx_hal_mem *mem);
+	int (*mem_free)(const struct dvx_hal *hal, struct dvx_hal_mem *mem);
+	int (*pci_list)(const struct dvx_hal *hal, uint32_t class_mask, uint32_t class_value,
+			struct dvx_hal_pci_dev *devs, unsigned max, unsigned *count);
+	int (*limits)(const struct dvx_hal *hal, struct dvx_hal_limits *lim);
+	uint64_t (*now_ns)(const struct dvx_hal *hal);
+};
+
+/**
+ * struct dvx_hal - a backend instance.
+ * @ops:	the entry points
+ * @ctx:	the backend's own state (NULL for linux; the mock or the fabric otherwise)
+ * @name:	"linux", "mock", "sim"
+ */
+struct dvx_hal {
+	const struct dvx_hal_ops *ops;
+	void *ctx;
+	const char *name;
+};
+
+/**
+ * dvx_hal_linux() - the hardware backend (rdma-core mlx5dv/DEVX, sysfs, DPDK, CUDA).
+ *
+ * Context: any. Return: a static instance, or NULL when this libdvx was built
+ * without rdma-core support (CONFIG_DVX_RDMA=n).
+ */
+const struct dvx_hal *dvx_hal_linux(void);
+
+/*
+ * The wrappers every layer above calls. Each checks its arguments (-EINVAL), returns
+ * -ENOSYS when the backend lacks the entry, and on failure makes sure dev->diag names
+ * the operation (backends fill in the vendor's details).
+ */
+int dvx_hal_dev_list(const struct dvx_hal *hal, struct dvx_hal_dev_info *info, unsigned max,
+		     unsigned *count);
+int dvx_hal_dev_open(const struct dvx_hal *hal, const char *name, struct dvx_hal_dev *dev);
+int dvx_hal_dev_close(struct dvx_hal_dev *dev);
+int dvx_hal_query_device(struct dvx_hal_dev *dev, struct dvx_hal_dev_attr *attr);
+int dvx_hal_query_port(struct dvx_hal_dev *dev, uint8_t port, struct dvx_hal_port_attr *attr);
+int dvx_hal_query_gid(struct dvx_hal_dev *dev, uint8_t port, uint32_t index,
+		      struct dvx_hal_gid *gid);
+int dvx_hal_devx_cmd(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+		     size_t outlen);
+int dvx_hal_obj_create(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+		       size_t outlen, struct dvx_hal_obj *obj);
+int dvx_hal_obj_modify(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+		       size_t inlen, void *out, size_t outlen);
+int dvx_hal_obj_query(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+		      size_t inlen, void *out, size_t outlen);
+int dvx_hal_obj_destroy(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj);
+int dvx_hal_umem_reg(struct dvx_hal_dev *dev, const struct dvx_hal_umem_req *req,
+		     struct dvx_hal_umem *umem);
+int dvx_hal_umem_dereg(struct dvx_hal_dev *dev, struct dvx_hal_umem *umem);
+int dvx_hal_uar_alloc(struct dvx_hal_dev *dev, enum dvx_uar_type type, struct dvx_hal_uar *uar);
+int dvx_hal_uar_free(struct dvx_hal_dev *dev, struct dvx_hal_uar *uar);
+int dvx_hal_pd_alloc(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd);
+int dvx_hal_pd_free(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd);
+int dvx_hal_eqn_query(struct dvx_hal_dev *dev, uint32_t vector, uint32_t *eqn);
+int dvx_hal_mr_reg(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd,
+		   const struct dvx_hal_mr_req *req, struct dvx_hal_mr *mr);
+int dvx_hal_mr_dereg(struct dvx_hal_dev *dev, struct dvx_hal_mr *mr);
+int dvx_hal_roce_rmac(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd, uint8_t port,
+		      uint32_t sgid_index, const uint8_t dgid[16], uint8_t mac[6]);
+void dvx_hal_dev_progress(struct dvx_hal_dev *dev);
+int dvx_hal_mem_alloc(const struct dvx_hal *hal, uint64_t len, uint64_t align, int numa_node,
+		      uint32_t flags, struct dvx_hal_mem *mem);
+int dvx_hal_mem_free(const struct dvx_hal *hal, struct dvx_hal_mem *mem);
+int dvx_hal_pci_list(const struct dvx_hal *hal, uint32_t class_mask, uint32_t class_value,
+		     struct dvx_hal_pci_dev *devs, unsigned max, unsigned *count);
+int dvx_hal_limits(const struct dvx_hal *hal, struct dvx_hal_limits *lim);
+uint64_t dvx_hal_now_ns(const struct dvx_hal *hal);
+
+/**
+ * dvx_hal_devx_status_errno() - translate a DEVX command status byte to an errno.
+ * @status:	output mailbox byte 0
+ *
+ * Return: 0 for status 0, else a negative errno (the mapping is in docs/errors.md).
+ */
+int dvx_hal_devx_status_errno(uint8_t status);
+
+/**
+ * dvx_hal_devx_status_name() - the PRM name of a DEVX command status ("BAD_PARAM").
+ * Return: a static string, "UNKNOWN" for values the PRM does not name.
+ */
+const char *dvx_hal_devx_status_name(uint8_t status);
+
+/**
+ * dvx_hal_diag_set() - record a failure in a diagnostic record.
+ * @diag:	record to fill (may be NULL: nothing is recorded)
+ * @err:	negative errno being returned
+ * @src:	enum dvx_diag_src
+ * @op:		operation name
+ * @fmt:	printf-style detail, or NULL
+ *
+ * Context: any; no allocation. Return: @err, so callers can "return dvx_hal_diag_set(...)".
+ */
+int dvx_hal_diag_set(struct dvx_diag *diag, int err, enum dvx_diag_src src, const char *op,
+		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/**
+ * dvx_hal_diag_devx() - record a failed DEVX command from its output mailbox.
+ * @diag:	record to fill
+ * @op:		operation name
+ * @in:		the command's input mailbox (for the opcode)
+ * @out:	its output mailbox (status byte 0, syndrome bytes 4-7), may be NULL
+ * @sys_errno:	errno reported by the transport (rdma-core), 0 if none
+ *
+ * Return: the negative errno that the status (or @sys_errno) translates to.
+ */
+int dvx_hal_diag_devx(struct dvx_diag *diag, const char *op, const void *in, const void *out,
+		      int sys_errno);
+
+/**
+ * dvx_hal_log() - emit a message through a struct dvx_log, if its level allows.
+ */
+void dvx_hal_log(const struct dvx_log *log, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+DVX_END_DECLS
+
+#endif /* DVX_HAL_H */

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dvx/mlx5/barrier.h - CPU memory barriers named by what they order, and MMIO stores.
+ *
+ * The NIC is another agent that reads our rings and doorbell records through PCIe DMA
+ * and receives our doorbell writes as MMIO. Each barrier below is named for the pair
+ * of accesses it orders; each call site says which pair it means. The mapping to
+ * instructions follows rdma-core's util/udma_barrier.h (facts 3.2, 4.2):
+ *
+ *   barrier                            x86-64           aarch64
+ *   dvx_wmb_wqe_before_dbr()           compiler only    dmb oshst
+ *   dvx_wmb_dbr_before_mmio()          sfence           dsb st
+ *   dvx_wmb_mmio_flush()               sfence           dsb st
+ *   dvx_rmb_owner_before_cqe()         lfence           dmb oshld
+ *   dvx_mb_cqe_reads_before_ci()       compiler only    dmb oshld
+ *
+ * x86-64 keeps cacheable stores in order and DMA is coherent, so ordering WQE stores
+ * before the doorbell-record store needs only the compiler; write-combining MMIO
+ * (BlueFlame) needs sfence both to order it after the record and to flush it out.
+ *
+ * These are host-only (CPU) functions. The GPU's own sequence, with fence.release at
+ * gpu or system scope, lives in the gpu/ layer.
+ */
+#ifndef DVX_MLX5_BARRIER_H
+#define DVX_MLX5_BARRIER_H
+
+#include <dvx/byteorder.h>
+
+#if !defined(__x86_64__) && !defined(__aarch64__)
+#error "dvx supports x86-64 and aarch64 hosts"
+#endif
+
+/* WQE (and receive WQE) stores in cacheable memory become visible to the device
+ * before the doorbell-record store that publishes them. */
+static inline void dvx_wmb_wqe_before_dbr(void)
+{
+#if defined(__x86_64__)
+	dvx_compiler_barrier();
+#else
+	__asm__ __volatile__("dmb oshst" ::: "memory");
+#endif
+}
+
+/* The doorbell-record store is visible before the MMIO doorbell/BlueFlame write that
+ * follows (the device may read the record when the doorbell arrives), and any earlier
+ * write-combining stores are drained first. */
+static inline void dvx_wmb_dbr_before_mmio(void)
+{
+#if defined(__x86_64__)
+	__asm__ __volatile__("sfence" ::: "memory");
+#else
+	__asm__ __volatile__("dsb st" ::: "memory");
+#endif
+}
+
+/* Push the MMIO doorbell/BlueFlame stores out of the write-combining buffer before
+ * anything that follows (the next doorbell to the same register in particular). */
+static inline void dvx_wmb_mmio_flush(void)
+{
+#if defined(__x86_64__)
+	__asm__ __volatile__("sfence" ::: "memory");
+#else
+	__asm__ __volatile__("dsb st" ::: "memory");
+#endif
+}
+
+/* The load that saw a CQE's owner bit flip is ordered before the loads of the CQE's
+ * other fields (otherwise they could be read from before the device wrote them). */
+static inline void dvx_rmb_owner_before_cqe(void)
+{
+#if defined(__x86_64__)
+	__asm__ __volatile__("lfence" ::: "memory");
+#else
+	__asm__ __volatile__("dmb oshld" ::: "memory");
+#endif
+}
+
+/* Every load from consumed CQEs completes before the consumer-index store that lets
+ * the device overwrite them. */
+static inline void dvx_mb_cqe_reads_before_ci(void)
+{
+#if defined(__x86_64__)
+	dvx_compiler_barrier();
+#else
+	__asm__ __volatile__("dmb oshld" ::: "memory");
+#endif
+}
+
+/* One 64-bit store to a UAR register: the doorbell must reach the device as a single
+ * 8-byte write (never two 4-byte halves). */
+static inline void dvx_mmio_write64(void *reg, uint64_t raw)
+{
+	*(volatile uint64_t *)reg = raw;
+}
+
+/* Copy one 64-byte WQE basic block into a BlueFlame register as eight 8-byte stores. */
+static inline void dvx_mmio_copy_wqebb(void *reg, const void *src)
+{
+	volatile uint64_t *d = (volatile uint64_t *)reg;
+	const uint64_t *s = (const uint64_t *)src;
+
+	d[0] = s[0];
+	d[1] = s[1];
+	d[2] = s[2];
+	d[3] = s[3];
+	d[4] = s[4];
+	d[5] = s[5];
+	d[6] = s[6];
+	d[7] = s[7];
+}
+
+#endif /* DVX_MLX5_BARRIER_H */

@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: MIT
+/* placeholder, replaced by the decoder */
+#include <dvx/mlx5/decode.h>

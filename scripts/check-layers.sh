@@ -1,0 +1,64 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Enforces dvx's layering (docs/layout.md):
+#   base (dvx/compiler.h, dvx/byteorder.h, dvx/diag.h) < hal < mlx5 < gpu < core < tools/tests/bench
+# A file may include dvx headers of its own layer or below. Only hal/ may include
+# rdma-core (<infiniband/...>), CUDA (<cuda.h>) or DPDK (<rte_*.h>) headers; tests/ and
+# bench/ may include <infiniband/mlx5dv.h> as a second opinion. Nothing includes the CUDA
+# runtime. Public headers never test CONFIG_ symbols (no option changes a public layout).
+set -u
+top=$1
+cd "$top" || exit 1
+fail=0
+err() { echo "layering: $*" >&2; fail=1; }
+
+level_of_header() {
+	case $1 in
+	dvx/compiler.h|dvx/byteorder.h|dvx/diag.h) echo 0 ;;
+	dvx/hal.h|dvx/hal/*) echo 1 ;;
+	dvx/mlx5/*) echo 2 ;;
+	dvx/gpu/*) echo 3 ;;
+	dvx/*) echo 4 ;;
+	*) echo -1 ;;
+	esac
+}
+level_of_file() {
+	case $1 in
+	include/*) level_of_header "${1#include/}" ;;
+	hal/*) echo 1 ;;
+	mlx5/*) echo 2 ;;
+	gpu/*) echo 3 ;;
+	core/*) echo 4 ;;
+	*) echo 5 ;;
+	esac
+}
+
+files=$(find include hal mlx5 gpu core tools tests bench \( -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null)
+for f in $files; do
+	lf=$(level_of_file "$f")
+	incs=$(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]\([^>"]*\)[>"].*/\1/p' "$f")
+	for i in $incs; do
+		case $i in
+		cuda_runtime*|cudart*|cuda_runtime_api.h)
+			err "$f includes the CUDA runtime <$i> (driver API only)" ;;
+		infiniband/*|rdma/*|cuda.h|cudaTypedefs.h|rte_*.h)
+			case $f in
+			hal/*) ;;
+			tests/*|bench/*) [ "$i" = infiniband/mlx5dv.h ] || err "$f includes <$i> (only hal/ may)" ;;
+			*) err "$f includes <$i> (only hal/ may)" ;;
+			esac ;;
+		dvx/*)
+			li=$(level_of_header "$i")
+			[ "$li" -le "$lf" ] || err "$f (layer $lf) includes $i (layer $li): layers include only downward"
+			;;
+		esac
+	done
+	case $f in
+	include/*)
+		if grep -nE '^[[:space:]]*#[[:space:]]*(if|ifdef|ifndef|elif).*CONFIG_' "$f" >/dev/null; then
+			err "$f: public headers may not test CONFIG_ symbols (no option changes a public layout)"
+		fi ;;
+	esac
+done
+exit $fail

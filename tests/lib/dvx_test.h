@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/lib/dvx_test.h - what every dvx cmocka test includes.
+ */
+#ifndef DVX_TEST_H
+#define DVX_TEST_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+/* Exit status a test binary uses to skip itself as a whole (see scripts/run-tests.sh). */
+#define DVX_TEST_SKIP_ALL 77
+
+/* Compare @n bytes; on mismatch print both buffers as hex, 16 per line, with the first
+ * differing offset, then fail. */
+void dvx_test_bytes_equal(const void *got, const void *want, size_t n, const char *what,
+			  const char *file, int line);
+#define assert_bytes_equal(got, want, n) \
+	dvx_test_bytes_equal((got), (want), (n), #got, __FILE__, __LINE__)
+
+/* Parse a hex string ("00 01 23 ..", whitespace ignored) into @out; returns bytes. */
+size_t dvx_test_hex(const char *hex, uint8_t *out, size_t max);
+
+#endif
