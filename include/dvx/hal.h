@@ -318,7 +318,10 @@ struct dvx_hal_mem {
  * @device_id:	PCI device id
  * @class_code:	PCI class code (0x030200 = 3D controller, 0x020700 = InfiniBand, ...)
  * @numa_node:	NUMA node, -1 if unknown
- * @path:	the sysfs path of bridges from the root port, used to rank distances
+ * @path:	realpath of the function's sysfs directory
+ *		("/sys/devices/pci0000:00/0000:00:01.0/.../0000:3b:00.0"): the bridges from
+ *		the host bridge down, so the longer the common prefix of two functions'
+ *		paths, the nearer they are; empty if unknown
  */
 struct dvx_hal_pci_dev {
 	char pci[DVX_HAL_PCI_MAX];
@@ -339,6 +342,12 @@ struct dvx_hal_limits {
 /**
  * struct dvx_hal_ops - the backend's entry points. A NULL entry means the backend
  * does not provide the call; the dvx_hal_*() wrappers then return -ENOSYS.
+ *
+ * dev_list and pci_list write at most @max entries and set *@count to the number
+ * present, which may exceed @max: call with max 0 to size the array. dev_list lists
+ * every RDMA device, mlx5 or not (see dvx_hal_dev_info.is_mlx5); dev_open accepts an
+ * ibdev name or a PCI address ("0000:3b:00.0" or "3b:00.0") and refuses a device
+ * that is not mlx5 with -ENODEV.
  */
 struct dvx_hal_ops {
 	/* devices */

@@ -60,7 +60,7 @@ struct dvx_mlx5_cq {
  * @rqpn:	remote QP number (responder)
  * @slid:	remote LID (responder, IB)
  * @timestamp:	raw timestamp
- * @is_error:	1 for REQ_ERR / RESP_ERR
+ * @is_error:	1 for REQ_ERR / RESP_ERR / SIG_ERR (0 for a compressed or unexpected CQE)
  */
 struct dvx_mlx5_cqe_info {
 	uint8_t opcode;
@@ -116,7 +116,9 @@ DVX_INLINE int dvx_mlx5_cqe_syndrome_errno(uint8_t syndrome)
 /** dvx_mlx5_cqe_at() - the entry for counter value @idx. */
 DVX_INLINE struct dvx_mlx5_cqe64 *dvx_mlx5_cqe_at(uint8_t *buf, uint32_t log_size, uint32_t idx)
 {
-	return (struct dvx_mlx5_cqe64 *)(buf + ((idx & ((1u << log_size) - 1)) * DVX_MLX5_CQE_SIZE));
+	/* via void *: entries are 64-byte aligned (cq_init checks), which clang cannot see */
+	return (struct dvx_mlx5_cqe64 *)(void *)(buf + ((idx & ((1u << log_size) - 1)) *
+							 DVX_MLX5_CQE_SIZE));
 }
 
 /**

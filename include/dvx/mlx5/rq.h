@@ -58,8 +58,10 @@ static inline int dvx_mlx5_rq_init(struct dvx_mlx5_rq *rq, void *buf, uint32_t n
 static inline struct dvx_mlx5_wqe_data_seg *dvx_mlx5_rq_wqe(const struct dvx_mlx5_rq *rq,
 							     uint32_t idx)
 {
-	return (struct dvx_mlx5_wqe_data_seg *)(rq->buf +
-						((size_t)(idx & (rq->nwqe - 1)) << rq->stride_shift));
+	size_t off = (size_t)(idx & (rq->nwqe - 1)) << rq->stride_shift;
+
+	/* via void *: slots are 16-byte aligned (rq_init checks), which clang cannot see */
+	return (struct dvx_mlx5_wqe_data_seg *)(void *)(rq->buf + off);
 }
 
 /**

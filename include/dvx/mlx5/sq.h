@@ -125,34 +125,34 @@ static inline int dvx_mlx5_sq_reserve(struct dvx_mlx5_sq *sq, uint32_t n, uint32
 /** dvx_mlx5_sq_db_value() - the 8 doorbell bytes for producer index @pi, as stored. */
 DVX_INLINE uint64_t dvx_mlx5_sq_db_value(uint32_t pi, uint32_t qpn)
 {
-	union {
-		dvx_be32 w[2];
-		uint64_t raw;
-	} v;
+	/* {BE32(pi << 8), BE32(qpn << 8)} is the big-endian form of one 64-bit value with
+	 * pi << 8 in the high half: one 64-bit swap, on either host byte order */
+	uint64_t v = ((uint64_t)(uint16_t)pi << 40) | (uint32_t)(qpn << 8);
 
-	v.w[0] = dvx_cpu_to_be32((pi & DVX_MLX5_WQE_INDEX_MASK) << 8);
-	v.w[1] = dvx_cpu_to_be32(qpn << 8);
-	return v.raw;
+	return (DVX_FORCE uint64_t)dvx_cpu_to_be64(v);
 }
 
-/* Steps 1-3 of the sequence: publish the WQEs through the doorbell record. */
-static inline void dvx_mlx5_sq_update_dbrec(struct dvx_mlx5_sq *sq)
+/* Steps 1-3 of the sequence: publish the WQEs up to @pi (= sq->pi) through the doorbell
+ * record. @pi comes from the caller, read before the barriers: their memory clobbers
+ * would make every later read of *sq a fresh load. */
+static inline void dvx_mlx5_sq_update_dbrec(struct dvx_mlx5_sq *sq, uint32_t pi)
 {
+	dvx_be32 *rec = &sq->dbrec[DVX_MLX5_SND_DBR];
+
 	/* WQE stores before the doorbell-record store. */
 	dvx_wmb_wqe_before_dbr();
-	DVX_WRITE_ONCE(sq->dbrec[DVX_MLX5_SND_DBR],
-		       dvx_cpu_to_be32(sq->pi & DVX_MLX5_WQE_INDEX_MASK));
+	DVX_WRITE_ONCE(*rec, dvx_cpu_to_be32(pi & DVX_MLX5_WQE_INDEX_MASK));
 	/* The doorbell record before the MMIO doorbell that makes the device read it. */
 	dvx_wmb_dbr_before_mmio();
 }
 
 /* Steps 5-6: drain the write-combining buffer, move to the other BlueFlame half. */
-static inline void dvx_mlx5_sq_db_done(struct dvx_mlx5_sq *sq)
+static inline void dvx_mlx5_sq_db_done(struct dvx_mlx5_sq *sq, uint32_t pi)
 {
 	/* The doorbell leaves the WC buffer before the next one to this register. */
 	dvx_wmb_mmio_flush();
 	sq->bf_offset ^= sq->bf_half;
-	sq->db_pi = sq->pi;
+	sq->db_pi = pi;
 }
 
 /**
@@ -161,11 +161,18 @@ static inline void dvx_mlx5_sq_db_done(struct dvx_mlx5_sq *sq)
  */
 static inline void dvx_mlx5_sq_ring_db(struct dvx_mlx5_sq *sq)
 {
-	if (sq->pi == sq->db_pi)
+	uint32_t pi = sq->pi;
+	uint8_t *reg;
+	uint64_t db;
+
+	if (pi == sq->db_pi)
 		return;
-	dvx_mlx5_sq_update_dbrec(sq);
-	dvx_mmio_write64(sq->uar_reg + sq->bf_offset, dvx_mlx5_sq_db_value(sq->pi, sq->wq.qpn));
-	dvx_mlx5_sq_db_done(sq);
+	/* the register and the value are fixed before the barriers (see update_dbrec) */
+	reg = sq->uar_reg + sq->bf_offset;
+	db = dvx_mlx5_sq_db_value(pi, sq->wq.qpn);
+	dvx_mlx5_sq_update_dbrec(sq, pi);
+	dvx_mmio_write64(reg, db);
+	dvx_mlx5_sq_db_done(sq, pi);
 }
 
 /**
@@ -187,11 +194,11 @@ static inline void dvx_mlx5_sq_ring(struct dvx_mlx5_sq *sq, uint32_t last)
 		dvx_mlx5_sq_ring_db(sq);
 		return;
 	}
-	dvx_mlx5_sq_update_dbrec(sq);
+	dvx_mlx5_sq_update_dbrec(sq, sq->pi);
 	for (i = 0; i < n; i++)
 		dvx_mmio_copy_wqebb(sq->uar_reg + sq->bf_offset + i * DVX_MLX5_SEND_WQE_BB,
 				    dvx_mlx5_wq_seg(&sq->wq, last + i, 0));
-	dvx_mlx5_sq_db_done(sq);
+	dvx_mlx5_sq_db_done(sq, sq->pi);
 }
 
 /**

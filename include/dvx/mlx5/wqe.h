@@ -83,6 +83,24 @@ DVX_INLINE void *dvx_mlx5_wq_seg(const struct dvx_mlx5_wq *wq, uint32_t idx, uin
 	return wq->buf + (((idx << DVX_MLX5_SEND_WQE_SHIFT) + (seg << 4)) & wq->size_mask);
 }
 
+/**
+ * dvx_mlx5_wq_wqebb() - address of WQEBB @idx: the WQE that starts there.
+ *
+ * A WQEBB never straddles the ring's end (the ring is whole WQEBBs), so the first
+ * DVX_MLX5_DS_PER_WQEBB segments of a WQE are at +0, +16, +32 and +48 from here with
+ * no masking; only segments in a later WQEBB can wrap and need dvx_mlx5_wq_seg().
+ * The fixed-layout builders take this one pointer (and every field of @wq they need)
+ * before their first store: the compiler must assume a store into the ring may
+ * modify *@wq, so addresses computed after a store cost a reload of @wq each.
+ */
+DVX_INLINE void *dvx_mlx5_wq_wqebb(const struct dvx_mlx5_wq *wq, uint32_t idx)
+{
+	return wq->buf + ((idx << DVX_MLX5_SEND_WQE_SHIFT) & wq->size_mask);
+}
+
+/* Segment @seg (< DVX_MLX5_DS_PER_WQEBB) of the WQE whose first WQEBB is at @wqe. */
+#define DVX_MLX5_WQE_SEG(wqe, seg) ((void *)((uint8_t *)(wqe) + (seg) * DVX_MLX5_DS_BYTES))
+
 /** dvx_mlx5_ds_to_wqebb() - WQEBBs occupied by a WQE of @ds 16-byte units. */
 DVX_INLINE uint32_t dvx_mlx5_ds_to_wqebb(uint32_t ds)
 {
@@ -178,7 +196,7 @@ DVX_INLINE void dvx_mlx5_wq_zero(const struct dvx_mlx5_wq *wq, uint32_t idx, uin
  */
 DVX_INLINE int dvx_mlx5_wqe_nop(const struct dvx_mlx5_wq *wq, uint32_t idx, uint8_t fm_ce_se)
 {
-	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_seg(wq, idx, 0), idx,
+	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_wqebb(wq, idx), idx,
 			      DVX_MLX5_OPCODE_NOP, 0, wq->qpn, 1, fm_ce_se, 0);
 	return 1;
 }
@@ -195,21 +213,31 @@ DVX_INLINE int dvx_mlx5_wqe_rdma(const struct dvx_mlx5_wq *wq, uint32_t idx, uin
 				 uint8_t fm_ce_se, uint32_t imm, uint64_t raddr, uint32_t rkey,
 				 uint64_t laddr, uint32_t lkey, uint32_t len)
 {
-	uint32_t ds = len ? 3 : 2;
+	void *w = dvx_mlx5_wq_wqebb(wq, idx);
+	uint32_t ctrl_imm = opcode == DVX_MLX5_OPCODE_RDMA_WRITE_IMM ? imm : 0;
 
-	if (dvx_unlikely(len > DVX_MLX5_MAX_BYTE_COUNT ||
-			 (opcode != DVX_MLX5_OPCODE_RDMA_WRITE &&
-			  opcode != DVX_MLX5_OPCODE_RDMA_WRITE_IMM &&
-			  opcode != DVX_MLX5_OPCODE_RDMA_READ)))
+	if (dvx_unlikely(opcode != DVX_MLX5_OPCODE_RDMA_WRITE &&
+			 opcode != DVX_MLX5_OPCODE_RDMA_WRITE_IMM &&
+			 opcode != DVX_MLX5_OPCODE_RDMA_READ))
 		return -EINVAL;
-	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_seg(wq, idx, 0), idx,
-			      opcode, 0, wq->qpn, ds, fm_ce_se,
-			      opcode == DVX_MLX5_OPCODE_RDMA_WRITE_IMM ? imm : 0);
-	dvx_mlx5_set_raddr_seg((struct dvx_mlx5_wqe_raddr_seg *)dvx_mlx5_wq_seg(wq, idx, 1),
-			       raddr, rkey);
-	if (len)
-		dvx_mlx5_set_data_seg((struct dvx_mlx5_wqe_data_seg *)dvx_mlx5_wq_seg(wq, idx, 2),
+	/* one test for both uncommon lengths, 0 (no data segment) and > 2^31 - 1, and the
+	 * common case written out with ds 3: it then costs one compare-and-branch whether
+	 * or not the compiler would have threaded a separate "if (len)" */
+	if (dvx_likely(len - 1u < DVX_MLX5_MAX_BYTE_COUNT)) {
+		dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)DVX_MLX5_WQE_SEG(w, 0), idx,
+				      opcode, 0, wq->qpn, 3, fm_ce_se, ctrl_imm);
+		dvx_mlx5_set_raddr_seg((struct dvx_mlx5_wqe_raddr_seg *)DVX_MLX5_WQE_SEG(w, 1),
+				       raddr, rkey);
+		dvx_mlx5_set_data_seg((struct dvx_mlx5_wqe_data_seg *)DVX_MLX5_WQE_SEG(w, 2),
 				      laddr, lkey, len);
+		return 1;
+	}
+	if (len)
+		return -EINVAL;
+	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)DVX_MLX5_WQE_SEG(w, 0), idx, opcode,
+			      0, wq->qpn, 2, fm_ce_se, ctrl_imm);
+	dvx_mlx5_set_raddr_seg((struct dvx_mlx5_wqe_raddr_seg *)DVX_MLX5_WQE_SEG(w, 1), raddr,
+			       rkey);
 	return 1;
 }
 
@@ -413,7 +441,9 @@ DVX_INLINE int dvx_mlx5_wqe_send_inline(const struct dvx_mlx5_wq *wq, uint32_t i
 
 	if (opcode != DVX_MLX5_OPCODE_SEND && opcode != DVX_MLX5_OPCODE_SEND_IMM)
 		return -EINVAL;
-	if (len > wq->max_inline || 1 + (4 + len + 15) / 16 > DVX_MLX5_MAX_DS || (len && !data))
+	/* the ds limit as a plain length bound: (4 + len + 15) would wrap for len near 2^32 */
+	if (len > wq->max_inline ||
+	    len > DVX_MLX5_MAX_WQE_BYTES - DVX_MLX5_DS_BYTES - 4u || (len && !data))
 		return -EMSGSIZE;
 	ds = 1 + dvx_mlx5_wq_inline(wq, idx, 1, data, len);
 	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_seg(wq, idx, 0), idx,
@@ -422,21 +452,28 @@ DVX_INLINE int dvx_mlx5_wqe_send_inline(const struct dvx_mlx5_wq *wq, uint32_t i
 	return (int)dvx_mlx5_ds_to_wqebb(ds);
 }
 
-/* ctrl + raddr + an operand segment of @opseg_units + one 8/4-byte result data segment */
-DVX_INLINE void dvx_mlx5_wqe_atomic_common(const struct dvx_mlx5_wq *wq, uint32_t idx,
-					   uint8_t opcode, uint8_t opmod, uint8_t fm_ce_se,
-					   uint64_t raddr, uint32_t rkey, uint32_t opseg_units,
-					   uint64_t laddr, uint32_t lkey, uint32_t size)
+/*
+ * ctrl + raddr + an operand segment of @opseg_units + one 8/4-byte result data segment.
+ * Writes all but the operand segment and returns the WQE's first WQEBB: the caller
+ * writes the operands at DVX_MLX5_WQE_SEG(wqe, 2) (segments 2-3 never wrap). The data
+ * segment is in a later WQEBB, which may wrap, when the operands take 2 units.
+ */
+DVX_INLINE void *dvx_mlx5_wqe_atomic_common(const struct dvx_mlx5_wq *wq, uint32_t idx,
+					    uint8_t opcode, uint8_t opmod, uint8_t fm_ce_se,
+					    uint64_t raddr, uint32_t rkey, uint32_t opseg_units,
+					    uint64_t laddr, uint32_t lkey, uint32_t size)
 {
-	uint32_t ds = 2 + opseg_units + 1;
+	uint32_t dseg = 2 + opseg_units;
+	void *w = dvx_mlx5_wq_wqebb(wq, idx);
+	void *d = dseg < DVX_MLX5_DS_PER_WQEBB ? DVX_MLX5_WQE_SEG(w, dseg) :
+						 dvx_mlx5_wq_seg(wq, idx, dseg);
 
-	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_seg(wq, idx, 0), idx,
-			      opcode, opmod, wq->qpn, ds, fm_ce_se, 0);
-	dvx_mlx5_set_raddr_seg((struct dvx_mlx5_wqe_raddr_seg *)dvx_mlx5_wq_seg(wq, idx, 1),
-			       raddr, rkey);
-	dvx_mlx5_set_data_seg((struct dvx_mlx5_wqe_data_seg *)dvx_mlx5_wq_seg(wq, idx,
-									    2 + opseg_units),
-			      laddr, lkey, size);
+	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)DVX_MLX5_WQE_SEG(w, 0), idx, opcode,
+			      opmod, wq->qpn, dseg + 1, fm_ce_se, 0);
+	dvx_mlx5_set_raddr_seg((struct dvx_mlx5_wqe_raddr_seg *)DVX_MLX5_WQE_SEG(w, 1), raddr,
+			       rkey);
+	dvx_mlx5_set_data_seg((struct dvx_mlx5_wqe_data_seg *)d, laddr, lkey, size);
+	return w;
 }
 
 /**
@@ -447,10 +484,11 @@ DVX_INLINE int dvx_mlx5_wqe_atomic_fa(const struct dvx_mlx5_wq *wq, uint32_t idx
 				      uint8_t fm_ce_se, uint64_t raddr, uint32_t rkey,
 				      uint64_t add, uint64_t laddr, uint32_t lkey)
 {
-	dvx_mlx5_set_atomic_seg((struct dvx_mlx5_wqe_atomic_seg *)dvx_mlx5_wq_seg(wq, idx, 2),
-				add, 0);
-	dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_FA, 0, fm_ce_se, raddr, rkey,
-				   1, laddr, lkey, 8);
+	void *w = dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_FA, 0, fm_ce_se,
+					     raddr, rkey, 1, laddr, lkey, 8);
+
+	dvx_mlx5_set_atomic_seg((struct dvx_mlx5_wqe_atomic_seg *)DVX_MLX5_WQE_SEG(w, 2), add,
+				0);
 	return 1;
 }
 
@@ -465,10 +503,11 @@ DVX_INLINE int dvx_mlx5_wqe_atomic_cs(const struct dvx_mlx5_wq *wq, uint32_t idx
 				      uint64_t compare, uint64_t swap, uint64_t laddr,
 				      uint32_t lkey)
 {
-	dvx_mlx5_set_atomic_seg((struct dvx_mlx5_wqe_atomic_seg *)dvx_mlx5_wq_seg(wq, idx, 2),
-				swap, compare);
-	dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_CS, 0, fm_ce_se, raddr, rkey,
-				   1, laddr, lkey, 8);
+	void *w = dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_CS, 0, fm_ce_se,
+					     raddr, rkey, 1, laddr, lkey, 8);
+
+	dvx_mlx5_set_atomic_seg((struct dvx_mlx5_wqe_atomic_seg *)DVX_MLX5_WQE_SEG(w, 2), swap,
+				compare);
 	return 1;
 }
 
@@ -482,17 +521,17 @@ DVX_INLINE int dvx_mlx5_wqe_masked_fa32(const struct dvx_mlx5_wq *wq, uint32_t i
 					uint32_t add, uint32_t boundary, uint64_t laddr,
 					uint32_t lkey)
 {
+	void *w = dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_MASKED_FA,
+					     DVX_MLX5_OPMOD_EXT_ATOMIC_4B, fm_ce_se, raddr, rkey,
+					     1, laddr, lkey, 4);
 	struct dvx_mlx5_wqe_masked_fa32_seg *s =
-		(struct dvx_mlx5_wqe_masked_fa32_seg *)dvx_mlx5_wq_seg(wq, idx, 2);
+		(struct dvx_mlx5_wqe_masked_fa32_seg *)DVX_MLX5_WQE_SEG(w, 2);
 	uint32_t i;
 
 	s->add_data = dvx_cpu_to_be32(add);
 	s->field_boundary = dvx_cpu_to_be32(boundary);
 	for (i = 0; i < 8; i++)
 		s->rsvd8[i] = 0;
-	dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_MASKED_FA,
-				   DVX_MLX5_OPMOD_EXT_ATOMIC_4B, fm_ce_se, raddr, rkey, 1, laddr,
-				   lkey, 4);
 	return 1;
 }
 
@@ -505,14 +544,14 @@ DVX_INLINE int dvx_mlx5_wqe_masked_fa64(const struct dvx_mlx5_wq *wq, uint32_t i
 					uint64_t add, uint64_t boundary, uint64_t laddr,
 					uint32_t lkey)
 {
+	void *w = dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_MASKED_FA,
+					     DVX_MLX5_OPMOD_EXT_ATOMIC_8B, fm_ce_se, raddr, rkey,
+					     1, laddr, lkey, 8);
 	struct dvx_mlx5_wqe_masked_fa64_seg *s =
-		(struct dvx_mlx5_wqe_masked_fa64_seg *)dvx_mlx5_wq_seg(wq, idx, 2);
+		(struct dvx_mlx5_wqe_masked_fa64_seg *)DVX_MLX5_WQE_SEG(w, 2);
 
 	s->add_data = dvx_cpu_to_be64(add);
 	s->field_boundary = dvx_cpu_to_be64(boundary);
-	dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_MASKED_FA,
-				   DVX_MLX5_OPMOD_EXT_ATOMIC_8B, fm_ce_se, raddr, rkey, 1, laddr,
-				   lkey, 8);
 	return 1;
 }
 
@@ -527,16 +566,16 @@ DVX_INLINE int dvx_mlx5_wqe_masked_cs32(const struct dvx_mlx5_wq *wq, uint32_t i
 					uint32_t compare, uint32_t compare_mask, uint32_t swap,
 					uint32_t swap_mask, uint64_t laddr, uint32_t lkey)
 {
+	void *w = dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_MASKED_CS,
+					     DVX_MLX5_OPMOD_EXT_ATOMIC_4B, fm_ce_se, raddr, rkey,
+					     1, laddr, lkey, 4);
 	struct dvx_mlx5_wqe_masked_cs32_seg *s =
-		(struct dvx_mlx5_wqe_masked_cs32_seg *)dvx_mlx5_wq_seg(wq, idx, 2);
+		(struct dvx_mlx5_wqe_masked_cs32_seg *)DVX_MLX5_WQE_SEG(w, 2);
 
 	s->swap_data = dvx_cpu_to_be32(swap);
 	s->compare_data = dvx_cpu_to_be32(compare);
 	s->swap_mask = dvx_cpu_to_be32(swap_mask);
 	s->compare_mask = dvx_cpu_to_be32(compare_mask);
-	dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_MASKED_CS,
-				   DVX_MLX5_OPMOD_EXT_ATOMIC_4B, fm_ce_se, raddr, rkey, 1, laddr,
-				   lkey, 4);
 	return 1;
 }
 
@@ -551,17 +590,18 @@ DVX_INLINE int dvx_mlx5_wqe_masked_cs64(const struct dvx_mlx5_wq *wq, uint32_t i
 					uint64_t compare, uint64_t compare_mask, uint64_t swap,
 					uint64_t swap_mask, uint64_t laddr, uint32_t lkey)
 {
-	/* 16-byte halves: segments 2 and 3 are contiguous within the first WQEBB */
+	/* the 32 operand bytes are segments 2 and 3, contiguous in the first WQEBB; the data
+	 * segment (4) is in the second WQEBB, which may wrap to WQEBB 0 */
+	void *w = dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_MASKED_CS,
+					     DVX_MLX5_OPMOD_EXT_ATOMIC_8B, fm_ce_se, raddr, rkey,
+					     2, laddr, lkey, 8);
 	struct dvx_mlx5_wqe_masked_cs64_seg *s =
-		(struct dvx_mlx5_wqe_masked_cs64_seg *)dvx_mlx5_wq_seg(wq, idx, 2);
+		(struct dvx_mlx5_wqe_masked_cs64_seg *)DVX_MLX5_WQE_SEG(w, 2);
 
 	s->swap_data = dvx_cpu_to_be64(swap);
 	s->compare_data = dvx_cpu_to_be64(compare);
 	s->swap_mask = dvx_cpu_to_be64(swap_mask);
 	s->compare_mask = dvx_cpu_to_be64(compare_mask);
-	dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_MASKED_CS,
-				   DVX_MLX5_OPMOD_EXT_ATOMIC_8B, fm_ce_se, raddr, rkey, 2, laddr,
-				   lkey, 8);
 	return 2;
 }
 
@@ -575,11 +615,13 @@ DVX_INLINE int dvx_mlx5_wqe_masked_cs64(const struct dvx_mlx5_wq *wq, uint32_t i
 DVX_INLINE int dvx_mlx5_wqe_wait_cq(const struct dvx_mlx5_wq *wq, uint32_t idx,
 				    uint8_t fm_ce_se, uint32_t cqn, uint32_t max_index)
 {
-	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_seg(wq, idx, 0), idx,
+	void *w = dvx_mlx5_wq_wqebb(wq, idx);
+
+	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)DVX_MLX5_WQE_SEG(w, 0), idx,
 			      DVX_MLX5_OPCODE_WAIT, DVX_MLX5_OPMOD_WAIT_CQ_PI, wq->qpn, 2,
 			      fm_ce_se, 0);
-	dvx_mlx5_set_wait_seg((struct dvx_mlx5_wqe_wait_seg *)dvx_mlx5_wq_seg(wq, idx, 1),
-			      max_index, cqn);
+	dvx_mlx5_set_wait_seg((struct dvx_mlx5_wqe_wait_seg *)DVX_MLX5_WQE_SEG(w, 1), max_index,
+			      cqn);
 	return 1;
 }
 
@@ -587,12 +629,14 @@ DVX_INLINE int dvx_mlx5_wqe_wait_cq(const struct dvx_mlx5_wq *wq, uint32_t idx,
 DVX_INLINE int dvx_mlx5_wqe_enable(const struct dvx_mlx5_wq *wq, uint32_t idx, uint8_t opcode,
 				   uint8_t fm_ce_se, uint32_t slave_qpn, uint32_t max_index)
 {
+	void *w = dvx_mlx5_wq_wqebb(wq, idx);
+
 	if (opcode != DVX_MLX5_OPCODE_SEND_EN && opcode != DVX_MLX5_OPCODE_RECV_EN)
 		return -EINVAL;
-	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_seg(wq, idx, 0), idx,
-			      opcode, 0, wq->qpn, 2, fm_ce_se, 0);
-	dvx_mlx5_set_wait_seg((struct dvx_mlx5_wqe_wait_seg *)dvx_mlx5_wq_seg(wq, idx, 1),
-			      max_index, slave_qpn);
+	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)DVX_MLX5_WQE_SEG(w, 0), idx, opcode,
+			      0, wq->qpn, 2, fm_ce_se, 0);
+	dvx_mlx5_set_wait_seg((struct dvx_mlx5_wqe_wait_seg *)DVX_MLX5_WQE_SEG(w, 1), max_index,
+			      slave_qpn);
 	return 1;
 }
 

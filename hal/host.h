@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hal/host.h - private to hal/: the host-side ops every backend shares (host memory,
+ * PCI topology, process limits, the clock) and the small DPDK seam under them.
+ *
+ * The dvx_host_* functions have the signatures of the struct dvx_hal_ops entries, so
+ * a backend can put them straight into its ops table (linux does) or wrap them (the
+ * mock logs and fault-injects, then calls them).
+ */
+#ifndef DVX_HAL_HOST_H
+#define DVX_HAL_HOST_H
+
+#include <stdbool.h>
+
+#include <dvx/hal.h>
+
+/**
+ * dvx_host_mem_alloc() - host memory for queues and buffers (the mem_alloc op).
+ * @hal:	unused (any backend)
+ * @len:	bytes wanted (> 0)
+ * @align:	power-of-two alignment; 0 means the page size
+ * @numa_node:	node to place the memory on (best effort), -1 for any
+ * @flags:	DVX_MEM_F_*
+ * @mem:	filled: addr, len, kind, numa_node, page_size, priv
+ *
+ * With DVX_MEM_F_HUGE: DPDK hugepages (rte_memzone) when dvx was built with DPDK and
+ * the application has initialised DPDK's EAL with hugepages, else MAP_HUGETLB pages
+ * of the default hugepage size, else (unless DVX_MEM_F_HUGE_ONLY) ordinary pages.
+ * Mapped memory is bound to @numa_node with mbind(MPOL_PREFERRED) before it is
+ * touched, when the kernel allows. Anonymous mappings come zeroed from the kernel;
+ * DPDK memory is cleared when DVX_MEM_F_ZERO is given.
+ *
+ * Return: 0; -EINVAL for a bad argument; -ENOMEM when no memory of the kind asked
+ * for could be had.
+ */
+int dvx_host_mem_alloc(const struct dvx_hal *hal, uint64_t len, uint64_t align, int numa_node,
+		       uint32_t flags, struct dvx_hal_mem *mem);
+
+/**
+ * dvx_host_mem_free() - give back memory from dvx_host_mem_alloc() (the mem_free op).
+ * Return: 0, or -EINVAL for a descriptor that holds nothing. @mem is zeroed.
+ */
+int dvx_host_mem_free(const struct dvx_hal *hal, struct dvx_hal_mem *mem);
+
+/** dvx_host_pci_list() - the pci_list op over the running system's sysfs. */
+int dvx_host_pci_list(const struct dvx_hal *hal, uint32_t class_mask, uint32_t class_value,
+		      struct dvx_hal_pci_dev *devs, unsigned max, unsigned *count);
+
+/** dvx_host_limits() - RLIMIT_MEMLOCK (UINT64_MAX for unlimited) and the page size. */
+int dvx_host_limits(const struct dvx_hal *hal, struct dvx_hal_limits *lim);
+
+/** dvx_host_now_ns() - CLOCK_MONOTONIC in nanoseconds. */
+uint64_t dvx_host_now_ns(const struct dvx_hal *hal);
+
+/** dvx_host_cpu_relax() - tell the CPU we are spinning (pause / yield). */
+static inline void dvx_host_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/*
+ * The DPDK seam: hal/dpdk.c is the only file that includes <rte_*.h>. It is built
+ * when CONFIG_DVX_DPDK=y; without it hal/hostmem.c provides versions that report
+ * DPDK as absent.
+ */
+
+/**
+ * dvx_dpdk_eal_ready() - may hugepage memory be taken from DPDK now?
+ *
+ * True only when the application has initialised DPDK's EAL itself, with hugepages;
+ * dvx never initialises the EAL. See hal/dpdk.c for how this is told.
+ */
+bool dvx_dpdk_eal_ready(void);
+
+/**
+ * dvx_dpdk_mem_alloc() - reserve an rte_memzone.
+ * @len:	bytes
+ * @align:	power-of-two alignment
+ * @numa_node:	socket to reserve on, -1 for any
+ * @addr:	receives the address
+ * @page_size:	receives the hugepage size backing it
+ * @handle:	receives what dvx_dpdk_mem_free() needs
+ *
+ * Return: 0; the negated rte_errno on failure (-ENOMEM when the socket has no
+ * hugepage memory left); -ENOSYS when dvx was built without DPDK.
+ */
+int dvx_dpdk_mem_alloc(uint64_t len, uint64_t align, int numa_node, void **addr,
+		       uint64_t *page_size, void **handle);
+
+/** dvx_dpdk_mem_free() - release an rte_memzone. Return: 0 or a negative errno. */
+int dvx_dpdk_mem_free(void *handle);
+
+#endif /* DVX_HAL_HOST_H */

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hal/hostmem.c - the host-side ops every backend shares: host memory (DPDK
+ * hugepages, MAP_HUGETLB, ordinary pages), PCI topology, limits and the clock.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/mempolicy.h>
+
+#include "host.h"
+#include "sysfs.h"
+
+#ifndef MAP_HUGETLB
+#define MAP_HUGETLB 0x40000
+#endif
+
+static uint64_t host_page_size(void)
+{
+	long p = sysconf(_SC_PAGESIZE);
+
+	return p > 0 ? (uint64_t)p : 4096u;
+}
+
+/* the default hugepage size, from /proc/meminfo ("Hugepagesize:    2048 kB") */
+static uint64_t default_hugepage_size(void)
+{
+	char line[128];
+	unsigned long long kb;
+	uint64_t sz = 0;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Hugepagesize: %llu kB", &kb) == 1) {
+			sz = (uint64_t)kb * 1024u;
+			break;
+		}
+	}
+	fclose(f);
+	return sz;
+}
+
+/* Prefer @node for the pages of [addr, addr+len) that are not yet faulted in.
+ * Best effort: without NUMA support in the kernel the call fails and nothing changes. */
+static void bind_node(void *addr, uint64_t len, int node)
+{
+	unsigned long mask[16];
+	const unsigned bits = 8 * sizeof(unsigned long);
+
+	if (node < 0 || (unsigned)node >= DVX_ARRAY_SIZE(mask) * bits)
+		return;
+	memset(mask, 0, sizeof(mask));
+	mask[(unsigned)node / bits] = 1ul << ((unsigned)node % bits);
+#ifdef SYS_mbind
+	/* maxnode counts one past the last bit the kernel should read */
+	(void)syscall(SYS_mbind, addr, (unsigned long)len, MPOL_PREFERRED, mask,
+		      (unsigned long)(DVX_ARRAY_SIZE(mask) * bits + 1), 0ul);
+#else
+	(void)addr;
+	(void)len;
+#endif
+}
+
+/*
+ * Map @len bytes (a multiple of @pgsz) aligned to @align (a power of two), with the
+ * given extra mmap flags. Over-maps by @align when it exceeds the page size and trims
+ * both ends, which stay multiples of @pgsz because @align is.
+ */
+static void *map_aligned(uint64_t len, uint64_t align, uint64_t pgsz, int extra_flags)
+{
+	uint64_t maplen = len + (align > pgsz ? align : 0);
+	uintptr_t base, start;
+	void *p;
+
+	p = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | extra_flags,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (align <= pgsz)
+		return p;
+	base = (uintptr_t)p;
+	start = (base + (align - 1)) & ~(uintptr_t)(align - 1);
+	if (start > base)
+		munmap(p, start - base);
+	if (base + maplen > start + len)
+		munmap((void *)(start + len), base + maplen - (start + len));
+	return (void *)start;
+}
+
+int dvx_host_mem_alloc(const struct dvx_hal *hal, uint64_t len, uint64_t align, int numa_node,
+		       uint32_t flags, struct dvx_hal_mem *mem)
+{
+	uint64_t pgsz, maplen;
+	void *addr, *handle;
+	int err;
+
+	(void)hal;
+	if (!mem || !len || (align & (align - 1)) || numa_node < -1 ||
+	    (flags & ~(uint32_t)(DVX_MEM_F_HUGE | DVX_MEM_F_HUGE_ONLY | DVX_MEM_F_ZERO)))
+		return -EINVAL;
+	if (flags & DVX_MEM_F_HUGE_ONLY)
+		flags |= DVX_MEM_F_HUGE;
+	memset(mem, 0, sizeof(*mem));
+	mem->numa_node = numa_node;
+	mem->len = len;
+
+	if (flags & DVX_MEM_F_HUGE) {
+		if (dvx_dpdk_eal_ready()) {
+			err = dvx_dpdk_mem_alloc(len, align ? align : host_page_size(), numa_node,
+						 &addr, &pgsz, &handle);
+			if (err == 0) {
+				if (flags & DVX_MEM_F_ZERO)
+					memset(addr, 0, len);
+				mem->addr = addr;
+				mem->priv = handle;
+				mem->page_size = pgsz;
+				mem->kind = DVX_MEM_HUGE_DPDK;
+				return 0;
+			}
+		}
+		pgsz = default_hugepage_size();
+		if (pgsz && len <= UINT64_MAX - pgsz && (!align || align <= UINT64_MAX / 2)) {
+			maplen = DVX_ALIGN_UP(len, pgsz);
+			addr = map_aligned(maplen, align, pgsz, MAP_HUGETLB);
+			if (addr) {
+				bind_node(addr, maplen, numa_node);
+				mem->addr = addr;
+				mem->page_size = pgsz;
+				mem->kind = DVX_MEM_HUGE_MMAP;
+				return 0;
+			}
+		}
+		if (flags & DVX_MEM_F_HUGE_ONLY)
+			return -ENOMEM;
+	}
+
+	pgsz = host_page_size();
+	if (len > UINT64_MAX - pgsz || align > UINT64_MAX / 2)
+		return -ENOMEM;
+	maplen = DVX_ALIGN_UP(len, pgsz);
+	addr = map_aligned(maplen, align, pgsz, 0);
+	if (!addr)
+		return -ENOMEM;
+	bind_node(addr, maplen, numa_node);
+	mem->addr = addr;
+	mem->page_size = pgsz;
+	mem->kind = DVX_MEM_PAGES;
+	return 0;
+}
+
+int dvx_host_mem_free(const struct dvx_hal *hal, struct dvx_hal_mem *mem)
+{
+	int err = 0;
+
+	(void)hal;
+	if (!mem || !mem->addr || !mem->page_size)
+		return -EINVAL;
+	switch (mem->kind) {
+	case DVX_MEM_HUGE_DPDK:
+		err = dvx_dpdk_mem_free(mem->priv);
+		break;
+	case DVX_MEM_HUGE_MMAP:
+	case DVX_MEM_PAGES:
+		if (munmap(mem->addr, DVX_ALIGN_UP(mem->len, mem->page_size)))
+			err = -errno;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (err)
+		return err;
+	memset(mem, 0, sizeof(*mem));
+	return 0;
+}
+
+int dvx_host_pci_list(const struct dvx_hal *hal, uint32_t class_mask, uint32_t class_value,
+		      struct dvx_hal_pci_dev *devs, unsigned max, unsigned *count)
+{
+	(void)hal;
+	return dvx_sysfs_pci_list(DVX_SYSFS_ROOT, class_mask, class_value, devs, max, count);
+}
+
+int dvx_host_limits(const struct dvx_hal *hal, struct dvx_hal_limits *lim)
+{
+	struct rlimit rl;
+
+	(void)hal;
+	if (!lim)
+		return -EINVAL;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl))
+		return -errno;
+	lim->memlock_cur = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur;
+	lim->memlock_max = rl.rlim_max == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_max;
+	lim->page_size = host_page_size();
+	return 0;
+}
+
+uint64_t dvx_host_now_ns(const struct dvx_hal *hal)
+{
+	struct timespec ts;
+
+	(void)hal;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#ifndef CONFIG_DVX_DPDK
+/* Built without DPDK: its EAL is never up, and nothing is reserved from it. */
+bool dvx_dpdk_eal_ready(void)
+{
+	return false;
+}
+
+int dvx_dpdk_mem_alloc(uint64_t len, uint64_t align, int numa_node, void **addr,
+		       uint64_t *page_size, void **handle)
+{
+	(void)len;
+	(void)align;
+	(void)numa_node;
+	(void)addr;
+	(void)page_size;
+	(void)handle;
+	return -ENOSYS;
+}
+
+int dvx_dpdk_mem_free(void *handle)
+{
+	(void)handle;
+	return -ENOSYS;
+}
+#endif

@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The mock hal backend: devices, DEVX objects and resources, the call log, the
+ * live-resource counters, fault injection (fail-at-N, fail-op, DEVX status), the
+ * check hook (with cmocka's check_expected) and the clock.
+ */
+#include <errno.h>
+
+#include "../lib/dvx_test.h"
+
+#include <dvx/byteorder.h>
+#include <dvx/hal/mock.h>
+
+static struct dvx_mock M;	/* a few hundred KiB: static, not on the stack */
+
+static int setup(void **state)
+{
+	struct dvx_mock_dev_cfg cfg;
+	uint8_t page[DVX_MOCK_CAP_BYTES];
+
+	(void)state;
+	dvx_mock_init(&M);
+	dvx_mock_dev_cfg_init(&cfg, "mlx5_0", "0000:3b:00.0");
+	memset(page, 0, sizeof(page));
+	page[0] = 0xc7;				/* a recognisable first byte */
+	dvx_mock_dev_cfg_set_cap(&cfg, 0x1, page);	/* general, current */
+	cfg.eqn = 9;
+	memcpy(cfg.rmac, "\x02\x11\x22\x33\x44\x55", 6);
+	assert_int_equal(dvx_mock_add_dev(&M, &cfg), 0);
+
+	dvx_mock_dev_cfg_init(&cfg, "irdma0", "0000:5e:00.0");
+	strcpy(cfg.info.driver, "irdma");
+	cfg.info.vendor_id = 0x8086;
+	cfg.info.is_mlx5 = 0;
+	assert_int_equal(dvx_mock_add_dev(&M, &cfg), 1);
+
+	dvx_mock_dev_cfg_init(&cfg, "mlx5_1", "0000:3c:00.0");
+	cfg.open_err = -EACCES;
+	assert_int_equal(dvx_mock_add_dev(&M, &cfg), 2);
+	return 0;
+}
+
+static void open0(struct dvx_hal_dev *dev)
+{
+	memset(dev, 0, sizeof(*dev));
+	assert_int_equal(dvx_hal_dev_open(dvx_mock_hal(&M), "mlx5_0", dev), 0);
+}
+
+static void test_devices(void **state)
+{
+	const struct dvx_hal *hal = dvx_mock_hal(&M);
+	struct dvx_hal_dev_info info[4];
+	struct dvx_hal_dev dev, dev2;
+	struct dvx_hal_dev_attr attr;
+	struct dvx_hal_port_attr pa;
+	struct dvx_hal_gid gid;
+	unsigned n = 99;
+
+	(void)state;
+	assert_string_equal(hal->name, "mock");
+	assert_int_equal(dvx_hal_dev_list(hal, NULL, 0, &n), 0);
+	assert_int_equal(n, 3);				/* the count, nothing written */
+	assert_int_equal(dvx_hal_dev_list(hal, info, 2, &n), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(info[0].name, "mlx5_0");
+	assert_string_equal(info[1].driver, "irdma");
+
+	/* by name, by full and by short PCI address */
+	open0(&dev);
+	assert_string_equal(dev.info.pci, "0000:3b:00.0");
+	memset(&dev2, 0, sizeof(dev2));
+	assert_int_equal(dvx_hal_dev_open(hal, "3b:00.0", &dev2), 0);
+	assert_string_equal(dev2.info.name, "mlx5_0");
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_DEV), 2);
+	assert_int_equal(dvx_hal_dev_close(&dev2), 0);
+
+	/* unknown, not mlx5, refused by the "driver" */
+	assert_int_equal(dvx_hal_dev_open(hal, "mlx5_9", &dev2), -ENODEV);
+	assert_string_equal(dev2.diag.op, "dev_open");
+	assert_int_equal(dvx_hal_dev_open(hal, "irdma0", &dev2), -ENODEV);
+	assert_non_null(strstr(dev2.diag.msg, "irdma"));
+	assert_int_equal(dvx_hal_dev_open(hal, "mlx5_1", &dev2), -EACCES);
+	assert_int_equal(dev2.diag.sys_errno, EACCES);
+	assert_non_null(strstr(dev2.diag.msg, "DEVX"));
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_DEV), 1);
+
+	assert_int_equal(dvx_hal_query_device(&dev, &attr), 0);
+	assert_string_equal(attr.fw_ver, "0.0.0");
+	assert_int_equal(dvx_hal_query_port(&dev, 1, &pa), 0);
+	assert_int_equal(pa.state, 4);
+	assert_int_equal(dvx_hal_query_port(&dev, 2, &pa), -EINVAL);	/* one port */
+	assert_int_equal(dvx_hal_query_gid(&dev, 1, 0, &gid), 0);
+	assert_int_equal(gid.valid, 0);					/* empty table */
+	assert_int_equal(dvx_hal_query_gid(&dev, 1, DVX_MOCK_MAX_GIDS, &gid), -EINVAL);
+
+	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_hal_dev_close(&dev), -EINVAL);		/* priv cleared */
+	assert_int_equal(dvx_mock_live_total(&M), 0);
+}
+
+static void test_query_hca_cap(void **state)
+{
+	struct dvx_hal_dev dev;
+	uint8_t in[16] = { 0 }, out[4112];
+
+	(void)state;
+	open0(&dev);
+	dvx_put_be32(in, 0x01000000u);	/* QUERY_HCA_CAP */
+	dvx_put_be32(in + 4, 0x1);	/* general, current */
+	memset(out, 0xee, sizeof(out));
+	assert_int_equal(dvx_hal_devx_cmd(&dev, in, sizeof(in), out, sizeof(out)), 0);
+	assert_int_equal(out[0], 0);			/* status OK */
+	assert_int_equal(out[16], 0xc7);		/* the page at byte 16 */
+	assert_int_equal(out[17], 0);
+
+	/* a page nobody configured: BAD_PARAM, like firmware for an unknown cap type */
+	dvx_put_be32(in + 4, 0x7);
+	assert_int_equal(dvx_hal_devx_cmd(&dev, in, sizeof(in), out, sizeof(out)), -EINVAL);
+	assert_int_equal(out[0], 0x03);
+	assert_int_equal(dev.diag.src, DVX_DIAG_DEVX);
+	assert_int_equal(dev.diag.status, 0x03);
+	assert_int_equal(dev.diag.cmd_opcode, 0x100);
+	assert_int_equal(dev.diag.sys_errno, EREMOTEIO);
+
+	/* the log names the mailbox */
+	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_DEVX_CMD)->prm_opcode, 0x100);
+	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_DEVX_CMD)->prm_op_mod, 0x7);
+	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_DEVX_CMD)->inlen, 16);
+	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_DEVX_CMD)->outlen, 4112);
+	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+}
+
+static void test_objects(void **state)
+{
+	struct dvx_hal_dev dev;
+	struct dvx_hal_obj cq, qp, stale;
+	const struct dvx_mock_obj *mo;
+	uint8_t in[64] = { 0 }, out[64];
+	uint32_t cqn, qpn;
+
+	(void)state;
+	open0(&dev);
+	memset(&cq, 0, sizeof(cq));
+	dvx_put_be32(in, 0x04000000u);	/* CREATE_CQ */
+	memset(out, 0xff, sizeof(out));
+	assert_int_equal(dvx_hal_obj_create(&dev, in, sizeof(in), out, sizeof(out), &cq), 0);
+	assert_int_equal(out[0], 0);
+	cqn = dvx_get_be32(out + 8) & 0xffffff;
+	assert_true(cqn != 0);
+	assert_int_equal(cq.cmd_opcode, 0x400);
+	cq.id = cqn;
+
+	memset(&qp, 0, sizeof(qp));
+	dvx_put_be32(in, 0x05000000u);	/* CREATE_QP */
+	assert_int_equal(dvx_hal_obj_create(&dev, in, sizeof(in), out, sizeof(out), &qp), 0);
+	qpn = dvx_get_be32(out + 8) & 0xffffff;
+	assert_true(qpn != cqn);	/* fresh numbers */
+	qp.id = qpn;
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_OBJ), 2);
+
+	mo = dvx_mock_obj_by_id(&M, qpn);
+	assert_non_null(mo);
+	assert_int_equal(mo->opcode, 0x500);
+
+	dvx_put_be32(in, 0x05020000u);	/* RST2INIT_QP */
+	assert_int_equal(dvx_hal_obj_modify(&dev, &qp, in, sizeof(in), out, sizeof(out)), 0);
+	dvx_put_be32(in, 0x05030000u);	/* INIT2RTR_QP */
+	assert_int_equal(dvx_hal_obj_modify(&dev, &qp, in, sizeof(in), out, sizeof(out)), 0);
+	assert_int_equal(mo->modifies, 2);
+	assert_int_equal(mo->last_modify_opcode, 0x503);
+	dvx_put_be32(in, 0x050b0000u);	/* QUERY_QP */
+	assert_int_equal(dvx_hal_obj_query(&dev, &qp, in, sizeof(in), out, sizeof(out)), 0);
+	assert_int_equal(mo->queries, 1);
+
+	/* a handle with the wrong number is not that object */
+	stale = qp;
+	stale.id = qpn + 1000;
+	assert_int_equal(dvx_hal_obj_destroy(&dev, &stale), -EINVAL);
+
+	assert_int_equal(dvx_hal_obj_destroy(&dev, &qp), 0);
+	assert_null(qp.priv);
+	assert_null(dvx_mock_obj_by_id(&M, qpn));
+	/* destroying it again, or an object the mock never made: -EINVAL */
+	stale.id = qpn;
+	assert_int_equal(dvx_hal_obj_destroy(&dev, &stale), -EINVAL);
+	assert_non_null(strstr(dev.diag.msg, "destroyed"));
+	assert_int_equal(dvx_hal_obj_destroy(&dev, &qp), -EINVAL);
+	assert_int_equal(dvx_hal_obj_modify(&dev, &stale, in, sizeof(in), out, sizeof(out)),
+			 -EINVAL);
+	assert_int_equal(dvx_hal_obj_destroy(&dev, &cq), 0);
+	assert_int_equal(dvx_mock_count(&M, DVX_MOCK_OP_OBJ_DESTROY), 5);
+	assert_int_equal(dvx_mock_fails(&M, DVX_MOCK_OP_OBJ_DESTROY), 3);
+	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_mock_live_total(&M), 0);
+	assert_int_equal(M.closed_with_live, 0);
+}
+
+static void test_resources(void **state)
+{
+	struct dvx_hal_dev dev;
+	struct dvx_hal_umem_req ureq;
+	struct dvx_hal_umem u1, u2;
+	struct dvx_hal_uar uar;
+	struct dvx_hal_pd pd;
+	struct dvx_hal_mr_req mreq;
+	struct dvx_hal_mr mr;
+	const struct dvx_mock_call *c;
+	uint8_t buf[256], gid[16] = { 0xfe, 0x80 }, mac[6];
+	uint32_t eqn = 0;
+
+	(void)state;
+	open0(&dev);
+	memset(&ureq, 0, sizeof(ureq));
+	ureq.addr = buf;
+	ureq.len = sizeof(buf);
+	ureq.access = DVX_ACCESS_LOCAL_WRITE;
+	ureq.dmabuf_fd = -1;
+	assert_int_equal(dvx_hal_umem_reg(&dev, &ureq, &u1), 0);
+	ureq.dmabuf_fd = 17;
+	ureq.dmabuf_offset = 0x2000;
+	ureq.pgsz_bitmap = ~0xfffull;
+	assert_int_equal(dvx_hal_umem_reg(&dev, &ureq, &u2), 0);
+	assert_true(u1.id != u2.id);
+	assert_int_equal(u1.via_dmabuf, 0);
+	assert_int_equal(u2.via_dmabuf, 1);
+	c = dvx_mock_last(&M, DVX_MOCK_OP_UMEM_REG);
+	assert_int_equal(c->dmabuf_fd, 17);
+	assert_int_equal(c->offset, 0x2000);
+	assert_int_equal(c->access, DVX_ACCESS_LOCAL_WRITE);
+	assert_int_equal(c->id, u2.id);
+	assert_int_equal(c->dev, 0);
+
+	assert_int_equal(dvx_hal_uar_alloc(&dev, DVX_UAR_NC_DEDICATED, &uar), 0);
+	assert_int_equal(uar.type, DVX_UAR_NC_DEDICATED);
+	assert_ptr_equal((uint8_t *)uar.reg_addr, (uint8_t *)uar.base_addr + 0x800);
+	*(volatile uint64_t *)uar.reg_addr = 0x1122334455667788ull;	/* real memory */
+	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_UAR_ALLOC)->flags, DVX_UAR_NC_DEDICATED);
+
+	assert_int_equal(dvx_hal_pd_alloc(&dev, &pd), 0);
+	assert_true(pd.pdn != 0);
+	memset(&mreq, 0, sizeof(mreq));
+	mreq.addr = buf;
+	mreq.len = 64;
+	mreq.iova = 0;
+	mreq.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_ATOMIC;
+	mreq.dmabuf_fd = -1;
+	assert_int_equal(dvx_hal_mr_reg(&dev, &pd, &mreq, &mr), 0);
+	assert_int_equal(mr.lkey, mr.rkey);
+	c = dvx_mock_last(&M, DVX_MOCK_OP_MR_REG);
+	assert_int_equal(c->access, DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_ATOMIC);
+	assert_int_equal(c->iova, 0);
+	assert_int_equal(c->dmabuf_fd, -1);
+
+	/* a PD with an MR on it cannot go, as with ibv_dealloc_pd */
+	assert_int_equal(dvx_hal_pd_free(&dev, &pd), -EBUSY);
+	assert_string_equal(dev.diag.op, "pd_free");
+
+	assert_int_equal(dvx_hal_eqn_query(&dev, 3, &eqn), 0);
+	assert_int_equal(eqn, 9);
+	assert_int_equal(dvx_hal_roce_rmac(&dev, &pd, 1, 3, gid, mac), 0);
+	assert_memory_equal(mac, "\x02\x11\x22\x33\x44\x55", 6);
+	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_ROCE_RMAC)->index, 3);
+
+	assert_int_equal(dvx_mock_live_total(&M), 6);	/* dev, 2 umems, uar, pd, mr */
+	assert_int_equal(dvx_hal_mr_dereg(&dev, &mr), 0);
+	assert_int_equal(dvx_hal_mr_dereg(&dev, &mr), -EINVAL);
+	assert_int_equal(dvx_hal_pd_free(&dev, &pd), 0);
+	assert_int_equal(dvx_hal_uar_free(&dev, &uar), 0);
+	assert_int_equal(dvx_hal_uar_free(&dev, &uar), -EINVAL);
+	assert_int_equal(dvx_hal_umem_dereg(&dev, &u2), 0);
+
+	/* closing with a umem left: allowed (the kernel reaps it), but counted */
+	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(M.closed_with_live, 1);
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_UMEM), 1);
+}
+
+static void test_fail_at(void **state)
+{
+	struct dvx_hal_dev dev;
+	struct dvx_hal_pd pd1, pd2, pd3;
+	const struct dvx_mock_call *c;
+
+	(void)state;
+	dvx_mock_reset_log(&M);
+	dvx_mock_fail_at(&M, 3, -ENOMEM);	/* open=1, pd=2, pd=3 */
+	open0(&dev);
+	assert_int_equal(dvx_hal_pd_alloc(&dev, &pd1), 0);
+	assert_int_equal(dvx_hal_pd_alloc(&dev, &pd2), -ENOMEM);
+	assert_int_equal(dev.diag.err, -ENOMEM);
+	assert_string_equal(dev.diag.op, "pd_alloc");
+	assert_non_null(strstr(dev.diag.msg, "injected"));
+	assert_int_equal(dvx_hal_pd_alloc(&dev, &pd3), 0);	/* only the 3rd call */
+	c = dvx_mock_call_at(&M, 3);
+	assert_non_null(c);
+	assert_int_equal(c->op, DVX_MOCK_OP_PD_ALLOC);
+	assert_int_equal(c->ret, -ENOMEM);
+	assert_int_equal(c->injected, 1);
+	assert_int_equal(dvx_mock_call_at(&M, 2)->injected, 0);
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_PD), 2);
+	assert_int_equal(dvx_mock_calls(&M), 4);
+	assert_int_equal(dvx_hal_pd_free(&dev, &pd1), 0);
+	assert_int_equal(dvx_hal_pd_free(&dev, &pd3), 0);
+
+	/* fail_at counts every call; one that cannot fail just passes */
+	dvx_mock_fail_at(&M, dvx_mock_calls(&M) + 1, -EIO);
+	dvx_hal_dev_progress(&dev);
+	assert_int_equal(M.progress_calls, 1);
+	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+
+	/* an injected failure of a release keeps the resource, like a failed destroy */
+	open0(&dev);
+	dvx_mock_fail_at(&M, dvx_mock_calls(&M) + 1, -EBUSY);
+	assert_int_equal(dvx_hal_dev_close(&dev), -EBUSY);
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_DEV), 1);
+	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_mock_live_total(&M), 0);
+}
+
+static void test_fail_op(void **state)
+{
+	const struct dvx_hal *hal = dvx_mock_hal(&M);
+	struct dvx_hal_dev dev;
+	struct dvx_hal_uar uar;
+	struct dvx_hal_mem mem;
+	unsigned n, i;
+
+	(void)state;
+	open0(&dev);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_UAR_ALLOC, EOPNOTSUPP);	/* positive is negated */
+	for (i = 0; i < 3; i++)
+		assert_int_equal(dvx_hal_uar_alloc(&dev, DVX_UAR_BF, &uar), -EOPNOTSUPP);
+	assert_int_equal(dvx_mock_fails(&M, DVX_MOCK_OP_UAR_ALLOC), 3);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_UAR_ALLOC, 0);
+	assert_int_equal(dvx_hal_uar_alloc(&dev, DVX_UAR_BF, &uar), 0);
+	assert_int_equal(dvx_hal_uar_free(&dev, &uar), 0);
+
+	/* host-side ops too */
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_MEM_ALLOC, -ENOMEM);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_DEV_LIST, -EIO);
+	assert_int_equal(dvx_hal_mem_alloc(hal, 4096, 0, -1, 0, &mem), -ENOMEM);
+	assert_int_equal(dvx_hal_dev_list(hal, NULL, 0, &n), -EIO);
+	dvx_mock_clear_faults(&M);
+	assert_int_equal(dvx_hal_mem_alloc(hal, 4096, 0, -1, DVX_MEM_F_ZERO, &mem), 0);
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_MEM), 1);
+	((volatile uint8_t *)mem.addr)[4095] = 1;	/* real memory */
+	assert_int_equal(dvx_hal_mem_free(hal, &mem), 0);
+	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_mock_live_total(&M), 0);
+}
+
+static void test_fail_devx(void **state)
+{
+	struct dvx_hal_dev dev;
+	struct dvx_hal_obj qp;
+	uint8_t in[32] = { 0 }, out[4112];
+
+	(void)state;
+	open0(&dev);
+	/* the next CREATE_QP exceeds a limit: status 0x08 and a syndrome in the mailbox */
+	assert_int_equal(dvx_mock_fail_devx(&M, 0, 0x500, -1, 0x08, 0x00018af6u, 1), 0);
+	dvx_put_be32(in, 0x05000000u);
+	memset(&qp, 0, sizeof(qp));
+	assert_int_equal(dvx_hal_obj_create(&dev, in, sizeof(in), out, 64, &qp), -ENOMEM);
+	assert_int_equal(out[0], 0x08);
+	assert_int_equal(dvx_get_be32(out + 4), 0x00018af6u);
+	assert_int_equal(dev.diag.src, DVX_DIAG_DEVX);
+	assert_int_equal(dev.diag.status, 0x08);
+	assert_int_equal(dev.diag.syndrome, 0x00018af6u);
+	assert_int_equal(dev.diag.cmd_opcode, 0x500);
+	assert_string_equal(dev.diag.op, "obj_create");
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_OBJ), 0);	/* nothing created */
+	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_OBJ_CREATE)->injected, 1);
+	/* count was 1: the next one goes through */
+	assert_int_equal(dvx_hal_obj_create(&dev, in, sizeof(in), out, 64, &qp), 0);
+
+	/* a modify failing with BAD_QP_STATE, every time, any device */
+	assert_int_equal(dvx_mock_fail_devx(&M, -1, 0x503, -1, 0x10, 0xabcd, 0), 0);
+	dvx_put_be32(in, 0x05030000u);
+	assert_int_equal(dvx_hal_obj_modify(&dev, &qp, in, sizeof(in), out, 64), -EINVAL);
+	assert_int_equal(dvx_hal_obj_modify(&dev, &qp, in, sizeof(in), out, 64), -EINVAL);
+	assert_int_equal(dev.diag.status, 0x10);
+	assert_non_null(strstr(dev.diag.msg, "BAD_QP_STATE"));
+
+	/* QUERY_HCA_CAP of one op_mod only */
+	assert_int_equal(dvx_mock_fail_devx(&M, 0, 0x100, 0x1, 0x05, 0x77, 0), 0);
+	dvx_put_be32(in, 0x01000000u);
+	dvx_put_be32(in + 4, 0x1);
+	assert_int_equal(dvx_hal_devx_cmd(&dev, in, 16, out, sizeof(out)), -EINVAL);
+	assert_int_equal(dev.diag.syndrome, 0x77);
+	/* a fault with status 0 would be no fault */
+	assert_int_equal(dvx_mock_fail_devx(&M, 0, 0x100, 0x1, 0, 0, 0), -EINVAL);
+	dvx_mock_clear_faults(&M);
+	assert_int_equal(dvx_hal_devx_cmd(&dev, in, 16, out, sizeof(out)), 0);
+
+	assert_int_equal(dvx_hal_obj_destroy(&dev, &qp), 0);
+	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_mock_live_total(&M), 0);
+}
+
+/* ---- the check hook, with cmocka's expectations ---- */
+
+static int check_mr(void *arg, const struct dvx_mock_call *c)
+{
+	(void)arg;
+	if (c->op != DVX_MOCK_OP_MR_REG)
+		return 0;
+	check_expected(c->access);
+	check_expected(c->iova);
+	check_expected(c->len);
+	return mock_type(int);
+}
+
+static void test_check_hook(void **state)
+{
+	struct dvx_hal_dev dev;
+	struct dvx_hal_pd pd;
+	struct dvx_hal_mr_req req;
+	struct dvx_hal_mr mr;
+	uint8_t sink[8];
+
+	(void)state;
+	open0(&dev);
+	assert_int_equal(dvx_hal_pd_alloc(&dev, &pd), 0);
+	dvx_mock_set_check(&M, check_mr, NULL);
+
+	memset(&req, 0, sizeof(req));
+	req.addr = sink;
+	req.len = sizeof(sink);
+	req.iova = 0;		/* a zero-based sink MR */
+	req.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ |
+		     DVX_ACCESS_REMOTE_ATOMIC;
+	req.dmabuf_fd = -1;
+	expect_value(check_mr, c->access, req.access);
+	expect_value(check_mr, c->iova, 0);
+	expect_value(check_mr, c->len, 8);
+	will_return(check_mr, 0);
+	assert_int_equal(dvx_hal_mr_reg(&dev, &pd, &req, &mr), 0);
+	assert_int_equal(dvx_hal_mr_dereg(&dev, &mr), 0);
+
+	/* the hook can also fail the call */
+	expect_value(check_mr, c->access, req.access);
+	expect_value(check_mr, c->iova, 0);
+	expect_value(check_mr, c->len, 8);
+	will_return(check_mr, -EFAULT);
+	assert_int_equal(dvx_hal_mr_reg(&dev, &pd, &req, &mr), -EFAULT);
+	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_MR_REG)->injected, 1);
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_MR), 0);
+
+	dvx_mock_set_check(&M, NULL, NULL);
+	assert_int_equal(dvx_hal_pd_free(&dev, &pd), 0);
+	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+}
+
+static void test_clock_and_log(void **state)
+{
+	const struct dvx_hal *hal = dvx_mock_hal(&M);
+	struct dvx_hal_limits lim;
+	struct dvx_hal_pci_dev pci, out[4];
+	unsigned i, n;
+
+	(void)state;
+	M.now_ns = 1000;
+	M.now_step = 10;
+	assert_int_equal(dvx_hal_now_ns(hal), 1000);
+	assert_int_equal(dvx_hal_now_ns(hal), 1010);
+	assert_int_equal(dvx_hal_now_ns(hal), 1020);
+	assert_int_equal(dvx_mock_count(&M, DVX_MOCK_OP_NOW_NS), 3);
+
+	assert_int_equal(dvx_hal_limits(hal, &lim), 0);
+	assert_true(lim.memlock_cur == UINT64_MAX);
+	M.limits.memlock_cur = 8u << 20;
+	assert_int_equal(dvx_hal_limits(hal, &lim), 0);
+	assert_int_equal(lim.memlock_cur, 8u << 20);
+
+	memset(&pci, 0, sizeof(pci));
+	strcpy(pci.pci, "0000:04:00.0");
+	pci.vendor_id = 0x10de;
+	pci.class_code = 0x030200;
+	assert_int_equal(dvx_mock_add_pci(&M, &pci), 0);
+	strcpy(pci.pci, "0000:03:00.0");
+	pci.vendor_id = 0x15b3;
+	pci.class_code = 0x020000;
+	assert_int_equal(dvx_mock_add_pci(&M, &pci), 0);
+	assert_int_equal(dvx_hal_pci_list(hal, 0xff0000, 0x030000, out, 4, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(out[0].pci, "0000:04:00.0");
+	assert_int_equal(dvx_hal_pci_list(hal, 0, 0, NULL, 0, &n), 0);
+	assert_int_equal(n, 2);
+
+	/* the ring keeps the last DVX_MOCK_LOG_MAX calls; counters keep counting */
+	dvx_mock_reset_log(&M);
+	for (i = 0; i < DVX_MOCK_LOG_MAX + 10; i++)
+		dvx_hal_now_ns(hal);
+	assert_int_equal(dvx_mock_calls(&M), DVX_MOCK_LOG_MAX + 10);
+	assert_int_equal(dvx_mock_count(&M, DVX_MOCK_OP_NOW_NS), DVX_MOCK_LOG_MAX + 10);
+	assert_null(dvx_mock_call_at(&M, 10));
+	assert_non_null(dvx_mock_call_at(&M, 11));
+	assert_int_equal(dvx_mock_find(&M, DVX_MOCK_OP_NOW_NS, 0)->seq, 11);
+	assert_null(dvx_mock_find(&M, DVX_MOCK_OP_DEV_OPEN, 0));
+	assert_string_equal(dvx_mock_op_name(DVX_MOCK_OP_OBJ_CREATE), "obj_create");
+	assert_string_equal(dvx_mock_op_name((enum dvx_mock_op)999), "?");
+	assert_string_equal(dvx_mock_res_name(DVX_MOCK_RES_MR), "mr");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_devices, setup),
+		cmocka_unit_test_setup(test_query_hca_cap, setup),
+		cmocka_unit_test_setup(test_objects, setup),
+		cmocka_unit_test_setup(test_resources, setup),
+		cmocka_unit_test_setup(test_fail_at, setup),
+		cmocka_unit_test_setup(test_fail_op, setup),
+		cmocka_unit_test_setup(test_fail_devx, setup),
+		cmocka_unit_test_setup(test_check_hook, setup),
+		cmocka_unit_test_setup(test_clock_and_log, setup),
+	};
+
+	return cmocka_run_group_tests_name("hal-mock", tests, NULL, NULL);
+}

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The hal wrappers (hal/hal.c) and the vendor-code translation (hal/diag.c):
+ * argument checks, -ENOSYS for missing entries, dev->diag on every failure, the DEVX
+ * status table.
+ */
+#include <errno.h>
+
+#include "../lib/dvx_test.h"
+
+#include <dvx/byteorder.h>
+#include <dvx/hal.h>
+
+/* ---- a backend whose device ops answer what the test says ---- */
+
+static int stub_ret;		/* what every stub returns */
+static int stub_sets_diag;	/* the stub records its own diag first */
+static int stub_calls;
+
+static int stub_dev(struct dvx_hal_dev *dev)
+{
+	stub_calls++;
+	if (stub_ret && stub_sets_diag)
+		dvx_hal_diag_set(&dev->diag, stub_ret, DVX_DIAG_OS, "stub_op", "backend words");
+	return stub_ret;
+}
+
+static int s_open(const struct dvx_hal *hal, const char *name, struct dvx_hal_dev *dev)
+{
+	(void)hal;
+	(void)name;
+	if (!stub_ret)
+		dev->priv = &stub_calls;
+	return stub_dev(dev);
+}
+static int s_close(struct dvx_hal_dev *dev)
+{
+	return stub_dev(dev);
+}
+static int s_qdev(struct dvx_hal_dev *dev, struct dvx_hal_dev_attr *a)
+{
+	(void)a;
+	return stub_dev(dev);
+}
+static int s_qport(struct dvx_hal_dev *dev, uint8_t p, struct dvx_hal_port_attr *a)
+{
+	(void)p;
+	(void)a;
+	return stub_dev(dev);
+}
+static int s_devx(struct dvx_hal_dev *dev, const void *in, size_t il, void *out, size_t ol)
+{
+	(void)in;
+	(void)il;
+	(void)out;
+	(void)ol;
+	return stub_dev(dev);
+}
+static uint64_t s_now(const struct dvx_hal *hal)
+{
+	(void)hal;
+	return 42;
+}
+
+static const struct dvx_hal_ops stub_ops = {
+	.dev_open = s_open,
+	.dev_close = s_close,
+	.query_device = s_qdev,
+	.query_port = s_qport,
+	.devx_cmd = s_devx,
+	.now_ns = s_now,
+};
+static const struct dvx_hal stub_hal = { &stub_ops, NULL, "stub" };
+
+static const struct dvx_hal_ops empty_ops;
+static const struct dvx_hal empty_hal = { &empty_ops, NULL, "empty" };
+
+static int reset(void **state)
+{
+	(void)state;
+	stub_ret = 0;
+	stub_sets_diag = 0;
+	stub_calls = 0;
+	return 0;
+}
+
+static void open_stub(struct dvx_hal_dev *dev)
+{
+	memset(dev, 0, sizeof(*dev));
+	assert_int_equal(dvx_hal_dev_open(&stub_hal, "x", dev), 0);
+}
+
+/* ---- argument checks ---- */
+
+static void test_einval(void **state)
+{
+	struct dvx_hal_dev dev;
+	struct dvx_hal_dev_info info;
+	struct dvx_hal_port_attr pa;
+	struct dvx_hal_umem_req ureq;
+	struct dvx_hal_umem umem;
+	struct dvx_hal_mr_req mreq;
+	struct dvx_hal_mr mr;
+	struct dvx_hal_pd pd;
+	struct dvx_hal_uar uar;
+	struct dvx_hal_mem mem;
+	uint8_t in[16] = { 0 }, out[16], gid[16] = { 0 }, mac[6];
+	unsigned count;
+
+	(void)state;
+	/* no backend at all */
+	assert_int_equal(dvx_hal_dev_list(NULL, &info, 1, &count), -EINVAL);
+	assert_int_equal(dvx_hal_dev_list(&stub_hal, NULL, 1, &count), -EINVAL);
+	assert_int_equal(dvx_hal_dev_list(&stub_hal, &info, 1, NULL), -EINVAL);
+	assert_int_equal(dvx_hal_dev_open(NULL, "x", &dev), -EINVAL);
+	assert_int_equal(dvx_hal_dev_open(&stub_hal, NULL, &dev), -EINVAL);
+	assert_int_equal(dvx_hal_dev_open(&stub_hal, "", &dev), -EINVAL);
+	assert_int_equal(dvx_hal_dev_open(&stub_hal, "x", NULL), -EINVAL);
+	assert_int_equal(dvx_hal_dev_close(NULL), -EINVAL);
+	assert_int_equal(dvx_hal_limits(&stub_hal, NULL), -EINVAL);
+	assert_int_equal(dvx_hal_mem_alloc(&stub_hal, 0, 0, -1, 0, &mem), -EINVAL);
+	assert_int_equal(dvx_hal_mem_alloc(&stub_hal, 4096, 3, -1, 0, &mem), -EINVAL);
+	assert_int_equal(dvx_hal_mem_free(&stub_hal, NULL), -EINVAL);
+	assert_int_equal(dvx_hal_pci_list(NULL, 0, 0, NULL, 0, &count), -EINVAL);
+
+	open_stub(&dev);
+	stub_calls = 0;
+	/* bad arguments are refused before the backend is called, and named in diag */
+	assert_int_equal(dvx_hal_query_device(&dev, NULL), -EINVAL);
+	assert_int_equal(dev.diag.src, DVX_DIAG_ARG);
+	assert_string_equal(dev.diag.op, "query_device");
+	assert_int_equal(dvx_hal_query_port(&dev, 0, &pa), -EINVAL);
+	assert_string_equal(dev.diag.op, "query_port");
+	assert_int_equal(dvx_hal_query_gid(&dev, 1, 0, NULL), -EINVAL);
+	assert_int_equal(dvx_hal_devx_cmd(&dev, in, 4, out, sizeof(out)), -EINVAL);
+	assert_int_equal(dvx_hal_devx_cmd(&dev, in, sizeof(in), out, 8), -EINVAL);
+	assert_int_equal(dvx_hal_devx_cmd(&dev, NULL, sizeof(in), out, sizeof(out)), -EINVAL);
+	assert_string_equal(dev.diag.op, "devx_cmd");
+	assert_int_equal(dvx_hal_obj_create(&dev, in, sizeof(in), out, sizeof(out), NULL), -EINVAL);
+	assert_int_equal(dvx_hal_obj_modify(&dev, NULL, in, sizeof(in), out, sizeof(out)), -EINVAL);
+	assert_int_equal(dvx_hal_obj_query(&dev, NULL, in, sizeof(in), out, sizeof(out)), -EINVAL);
+	assert_int_equal(dvx_hal_obj_destroy(&dev, NULL), -EINVAL);
+	memset(&ureq, 0, sizeof(ureq));
+	ureq.dmabuf_fd = -1;
+	ureq.len = 4096;
+	assert_int_equal(dvx_hal_umem_reg(&dev, &ureq, &umem), -EINVAL);	/* no address */
+	ureq.addr = in;
+	ureq.len = 0;
+	assert_int_equal(dvx_hal_umem_reg(&dev, &ureq, &umem), -EINVAL);	/* no length */
+	assert_string_equal(dev.diag.op, "umem_reg");
+	assert_int_equal(dvx_hal_umem_dereg(&dev, NULL), -EINVAL);
+	assert_int_equal(dvx_hal_uar_alloc(&dev, (enum dvx_uar_type)7, &uar), -EINVAL);
+	assert_int_equal(dvx_hal_uar_alloc(&dev, DVX_UAR_BF, NULL), -EINVAL);
+	assert_int_equal(dvx_hal_uar_free(&dev, NULL), -EINVAL);
+	assert_int_equal(dvx_hal_pd_alloc(&dev, NULL), -EINVAL);
+	assert_int_equal(dvx_hal_pd_free(&dev, NULL), -EINVAL);
+	assert_int_equal(dvx_hal_eqn_query(&dev, 0, NULL), -EINVAL);
+	memset(&mreq, 0, sizeof(mreq));
+	mreq.len = 64;
+	mreq.dmabuf_fd = -1;
+	mreq.flags = DVX_MR_DMABUF;	/* dma-buf without an fd */
+	assert_int_equal(dvx_hal_mr_reg(&dev, &pd, &mreq, &mr), -EINVAL);
+	mreq.flags = 0;			/* plain without an address */
+	assert_int_equal(dvx_hal_mr_reg(&dev, &pd, &mreq, &mr), -EINVAL);
+	assert_int_equal(dvx_hal_mr_reg(&dev, NULL, &mreq, &mr), -EINVAL);
+	assert_string_equal(dev.diag.op, "mr_reg");
+	assert_int_equal(dvx_hal_mr_dereg(&dev, NULL), -EINVAL);
+	assert_int_equal(dvx_hal_roce_rmac(&dev, &pd, 0, 0, gid, mac), -EINVAL);
+	assert_int_equal(dvx_hal_roce_rmac(&dev, &pd, 1, 0, NULL, mac), -EINVAL);
+	assert_string_equal(dev.diag.op, "roce_rmac");
+	assert_int_equal(stub_calls, 0);
+}
+
+/* ---- entries the backend lacks ---- */
+
+static void test_enosys(void **state)
+{
+	struct dvx_hal_dev dev;
+	struct dvx_hal_dev_info info;
+	struct dvx_hal_dev_attr attr;
+	struct dvx_hal_pd pd;
+	struct dvx_hal_uar uar;
+	struct dvx_hal_mem mem;
+	struct dvx_hal_limits lim;
+	unsigned count;
+	uint32_t eqn;
+
+	(void)state;
+	assert_int_equal(dvx_hal_dev_list(&empty_hal, &info, 1, &count), -ENOSYS);
+	assert_int_equal(dvx_hal_mem_alloc(&empty_hal, 4096, 0, -1, 0, &mem), -ENOSYS);
+	assert_int_equal(dvx_hal_mem_free(&empty_hal, &mem), -ENOSYS);
+	assert_int_equal(dvx_hal_pci_list(&empty_hal, 0, 0, NULL, 0, &count), -ENOSYS);
+	assert_int_equal(dvx_hal_limits(&empty_hal, &lim), -ENOSYS);
+
+	memset(&dev, 0, sizeof(dev));
+	assert_int_equal(dvx_hal_dev_open(&empty_hal, "mlx5_0", &dev), -ENOSYS);
+	assert_int_equal(dev.diag.err, -ENOSYS);
+	assert_string_equal(dev.diag.op, "dev_open");
+	assert_non_null(strstr(dev.diag.msg, "empty"));	/* names the backend */
+
+	/* a device handle of a backend lacking every device op */
+	dev.hal = &empty_hal;
+	assert_int_equal(dvx_hal_query_device(&dev, &attr), -ENOSYS);
+	assert_string_equal(dev.diag.op, "query_device");
+	assert_int_equal(dvx_hal_pd_alloc(&dev, &pd), -ENOSYS);
+	assert_string_equal(dev.diag.op, "pd_alloc");
+	assert_int_equal(dvx_hal_uar_alloc(&dev, DVX_UAR_NC_SHARED, &uar), -ENOSYS);
+	assert_int_equal(dvx_hal_eqn_query(&dev, 0, &eqn), -ENOSYS);
+	assert_string_equal(dev.diag.op, "eqn_query");
+	assert_int_equal(dvx_hal_dev_close(&dev), -ENOSYS);
+	dvx_hal_dev_progress(&dev);	/* optional: nothing happens */
+	assert_true(dvx_hal_now_ns(&empty_hal) > 0);	/* falls back to CLOCK_MONOTONIC */
+	assert_int_equal(dvx_hal_now_ns(&stub_hal), 42);
+}
+
+/* ---- diag on failure ---- */
+
+static void test_failure_diag(void **state)
+{
+	struct dvx_hal_dev dev;
+	struct dvx_hal_dev_attr attr;
+	struct dvx_hal_port_attr pa;
+	uint8_t in[16] = { 0 }, out[16];
+
+	(void)state;
+	open_stub(&dev);
+	assert_int_equal(dev.diag.err, 0);
+
+	/* a backend that says only -EIO: the wrapper names the op */
+	stub_ret = -EIO;
+	assert_int_equal(dvx_hal_query_device(&dev, &attr), -EIO);
+	assert_int_equal(dev.diag.err, -EIO);
+	assert_int_equal(dev.diag.src, DVX_DIAG_OS);
+	assert_string_equal(dev.diag.op, "query_device");
+
+	/* a backend that records its own words keeps them */
+	stub_sets_diag = 1;
+	stub_ret = -EPERM;
+	assert_int_equal(dvx_hal_devx_cmd(&dev, in, sizeof(in), out, sizeof(out)), -EPERM);
+	assert_string_equal(dev.diag.op, "stub_op");
+	assert_string_equal(dev.diag.msg, "backend words");
+
+	/* a positive return is not an errno: -EIO */
+	stub_sets_diag = 0;
+	stub_ret = 5;
+	assert_int_equal(dvx_hal_query_port(&dev, 1, &pa), -EIO);
+	assert_string_equal(dev.diag.op, "query_port");
+
+	/* a success clears the previous failure */
+	stub_ret = 0;
+	assert_int_equal(dvx_hal_query_device(&dev, &attr), 0);
+	assert_int_equal(dev.diag.err, 0);
+
+	/* a failed close keeps the handle; a good one clears priv */
+	stub_ret = -EBUSY;
+	assert_int_equal(dvx_hal_dev_close(&dev), -EBUSY);
+	assert_non_null(dev.priv);
+	assert_string_equal(dev.diag.op, "dev_close");
+	stub_ret = 0;
+	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_null(dev.priv);
+}
+
+static void log_sink(void *arg, int level, const char *msg)
+{
+	(void)level;
+	snprintf((char *)arg, 64, "%s", msg);
+}
+
+static void test_open_keeps_log_and_clears(void **state)
+{
+	struct dvx_hal_dev dev;
+	char buf[64] = "";
+
+	(void)state;
+	memset(&dev, 0xa5, sizeof(dev));	/* garbage from the caller's storage */
+	dev.log.fn = log_sink;
+	dev.log.arg = buf;
+	dev.log.level = DVX_LOG_INFO;
+	assert_int_equal(dvx_hal_dev_open(&stub_hal, "x", &dev), 0);
+	assert_ptr_equal(dev.hal, &stub_hal);
+	assert_int_equal(dev.diag.err, 0);
+	assert_ptr_equal(dev.log.fn, log_sink);
+	dvx_hal_log(&dev.log, DVX_LOG_INFO, "hello %d", 7);
+	assert_string_equal(buf, "hello 7");
+	dvx_hal_log(&dev.log, DVX_LOG_DEBUG, "too verbose");
+	assert_string_equal(buf, "hello 7");
+
+	/* a failed open leaves no handle but keeps the backend */
+	stub_ret = -EACCES;
+	assert_int_equal(dvx_hal_dev_open(&stub_hal, "x", &dev), -EACCES);
+	assert_null(dev.priv);
+	assert_ptr_equal(dev.hal, &stub_hal);
+	assert_string_equal(dev.diag.op, "dev_open");
+}
+
+/* ---- DEVX status translation: every status the PRM names ---- */
+
+static void test_status_table(void **state)
+{
+	static const struct {
+		uint8_t status;
+		int err;
+		const char *name;
+	} want[] = {
+		{ 0x00, 0, "OK" },
+		{ 0x01, -EIO, "INTERNAL_ERR" },
+		{ 0x02, -EINVAL, "BAD_OP" },
+		{ 0x03, -EINVAL, "BAD_PARAM" },
+		{ 0x04, -EIO, "BAD_SYS_STATE" },
+		{ 0x05, -EINVAL, "BAD_RESOURCE" },
+		{ 0x06, -EBUSY, "RESOURCE_BUSY" },
+		{ 0x07, -EAGAIN, "NOT_READY" },
+		{ 0x08, -ENOMEM, "EXCEED_LIM" },
+		{ 0x09, -EINVAL, "BAD_RES_STATE" },
+		{ 0x0a, -EINVAL, "BAD_INDEX" },
+		{ 0x0f, -EAGAIN, "NO_RESOURCES" },
+		{ 0x10, -EINVAL, "BAD_QP_STATE" },
+		{ 0x30, -EINVAL, "BAD_PKT" },
+		{ 0x40, -EINVAL, "BAD_SIZE_OUTS_CQES" },
+		{ 0x50, -EIO, "BAD_INPUT_LEN" },
+		{ 0x51, -EIO, "BAD_OUTPUT_LEN" },
+	};
+	unsigned s, i;
+
+	(void)state;
+	for (i = 0; i < DVX_ARRAY_SIZE(want); i++) {
+		assert_int_equal(dvx_hal_devx_status_errno(want[i].status), want[i].err);
+		assert_string_equal(dvx_hal_devx_status_name(want[i].status), want[i].name);
+	}
+	/* every other byte: -EIO and "UNKNOWN", never 0 */
+	for (s = 0; s < 256; s++) {
+		int known = 0;
+
+		for (i = 0; i < DVX_ARRAY_SIZE(want); i++)
+			known |= want[i].status == s;
+		if (known)
+			continue;
+		assert_int_equal(dvx_hal_devx_status_errno((uint8_t)s), -EIO);
+		assert_string_equal(dvx_hal_devx_status_name((uint8_t)s), "UNKNOWN");
+	}
+}
+
+static void test_diag_devx(void **state)
+{
+	struct dvx_diag d;
+	uint8_t in[16] = { 0 }, out[16] = { 0 };
+
+	(void)state;
+	dvx_put_be32(in, 0x05000000u);	/* opcode 0x500 CREATE_QP */
+	out[0] = 0x08;			/* EXCEED_LIM */
+	dvx_put_be32(out + 4, 0x0018af6u);
+	assert_int_equal(dvx_hal_diag_devx(&d, "obj_create", in, out, EREMOTEIO), -ENOMEM);
+	assert_int_equal(d.err, -ENOMEM);
+	assert_int_equal(d.src, DVX_DIAG_DEVX);
+	assert_int_equal(d.cmd_opcode, 0x500);
+	assert_int_equal(d.status, 0x08);
+	assert_int_equal(d.syndrome, 0x0018af6u);
+	assert_int_equal(d.sys_errno, EREMOTEIO);
+	assert_string_equal(d.op, "obj_create");
+	assert_non_null(strstr(d.msg, "0x500"));
+	assert_non_null(strstr(d.msg, "EXCEED_LIM"));
+	assert_non_null(strstr(d.msg, "0x00018af6"));
+
+	/* status 0 but a transport errno: that errno */
+	memset(out, 0, sizeof(out));
+	assert_int_equal(dvx_hal_diag_devx(&d, "devx_cmd", in, out, EPERM), -EPERM);
+	assert_int_equal(d.status, 0);
+	/* nothing known at all: -EIO */
+	assert_int_equal(dvx_hal_diag_devx(&d, "devx_cmd", in, NULL, 0), -EIO);
+	/* no record to fill: still the errno */
+	out[0] = 0x06;
+	assert_int_equal(dvx_hal_diag_devx(NULL, "devx_cmd", in, out, 0), -EBUSY);
+	/* long op names are cut, never overflow */
+	dvx_hal_diag_set(&d, -EINVAL, DVX_DIAG_ARG,
+			 "an operation name much longer than thirty-two characters", "%s", "x");
+	assert_int_equal(strlen(d.op), sizeof(d.op) - 1);
+	assert_int_equal(dvx_hal_diag_set(NULL, -EINVAL, DVX_DIAG_ARG, "op", NULL), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_einval, reset),
+		cmocka_unit_test_setup(test_enosys, reset),
+		cmocka_unit_test_setup(test_failure_diag, reset),
+		cmocka_unit_test_setup(test_open_keeps_log_and_clears, reset),
+		cmocka_unit_test_setup(test_status_table, reset),
+		cmocka_unit_test_setup(test_diag_devx, reset),
+	};
+
+	return cmocka_run_group_tests_name("hal-wrap", tests, NULL, NULL);
+}
