@@ -75,7 +75,7 @@ OPT += -fsanitize=$(SAN) -fno-omit-frame-pointer
 LDSAN := -fsanitize=$(SAN)
 endif
 DVX_CPPFLAGS := -I$(objtree)/include -I$(srctree)/include -include $(AUTOCONF) -D_GNU_SOURCE
-DVX_CFLAGS := -std=c11 $(OPT) $(WARN) -fno-common -fno-strict-aliasing -pthread $(EXTRA_CFLAGS)
+DVX_CFLAGS := -std=c11 $(OPT) $(WARN) -fno-common -pthread $(EXTRA_CFLAGS)
 
 CUDA_CPPFLAGS := -I$(CUDA_HOME)/include
 DPDK_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdpdk 2>/dev/null)

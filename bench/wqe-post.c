@@ -5,6 +5,9 @@
  * mlx5dv.h setters, in one run.
  *
  * Workloads (both signaled, fm_ce_se = CQ_UPDATE):
+ * Sides: dvx (one dvx_mlx5_sq_reserve per WQE), dvxb (one per batch, as a batching
+ * caller uses dvx) and ref (rdma-core's idiom: a room check per WQE).
+ *
  *   write  RDMA_WRITE: ctrl + raddr + one data segment (ds 3, 1 WQEBB)
  *   fa     ATOMIC_FA:  ctrl + raddr + atomic + 8-byte data segment (ds 4, 1 WQEBB)
  * Batches of 1, 8, 32 and 128 WQEs per doorbell, into one 64-byte aligned host ring
@@ -190,6 +193,34 @@ static WP_NOINLINE int wp_write_dvx(struct dvx_mlx5_sq *sq, const struct wp_arg 
 	return 0;
 }
 
+/*
+ * dvx as a batching caller uses it: one dvx_mlx5_sq_reserve() of the whole batch
+ * (one room check and one producer update per batch), then the builders at
+ * idx, idx + 1, ... Same bytes, doorbell and completion as above.
+ */
+static WP_NOINLINE int wp_write_dvxb(struct dvx_mlx5_sq *sq, const struct wp_arg *args,
+				     uint32_t nwqe, uint32_t batch)
+{
+	uint32_t done, i, idx;
+
+	for (done = 0; done < nwqe; done += batch) {
+		if (dvx_mlx5_sq_reserve(sq, batch, &idx))
+			return -1;
+		for (i = 0; i < batch; i++, idx++) {
+			const struct wp_arg *a = &args[idx & (WP_NARGS - 1)];
+
+			if (dvx_mlx5_wqe_rdma_write(&sq->wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
+						    a->raddr, WP_RKEY, a->laddr, WP_LKEY,
+						    a->len) < 0)
+				return -1;
+		}
+		dvx_mlx5_sq_ring_db(sq);
+		if (dvx_mlx5_sq_completed(sq, (uint16_t)(sq->pi - 1)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static WP_NOINLINE int wp_write_ref(struct ref_sq *sq, const struct wp_arg *args,
 				    uint32_t nwqe, uint32_t batch)
 {
@@ -252,6 +283,30 @@ static WP_NOINLINE int wp_fa_dvx(struct dvx_mlx5_sq *sq, const struct wp_arg *ar
 	return 0;
 }
 
+/* ATOMIC_FA with one reservation per batch (see wp_write_dvxb). */
+static WP_NOINLINE int wp_fa_dvxb(struct dvx_mlx5_sq *sq, const struct wp_arg *args,
+				  uint32_t nwqe, uint32_t batch)
+{
+	uint32_t done, i, idx;
+
+	for (done = 0; done < nwqe; done += batch) {
+		if (dvx_mlx5_sq_reserve(sq, batch, &idx))
+			return -1;
+		for (i = 0; i < batch; i++, idx++) {
+			const struct wp_arg *a = &args[idx & (WP_NARGS - 1)];
+
+			if (dvx_mlx5_wqe_atomic_fa(&sq->wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
+						   a->raddr, WP_RKEY, a->add, a->laddr,
+						   WP_LKEY) < 0)
+				return -1;
+		}
+		dvx_mlx5_sq_ring_db(sq);
+		if (dvx_mlx5_sq_completed(sq, (uint16_t)(sq->pi - 1)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static WP_NOINLINE int wp_fa_ref(struct ref_sq *sq, const struct wp_arg *args, uint32_t nwqe,
 				 uint32_t batch)
 {
@@ -297,21 +352,23 @@ static WP_NOINLINE int wp_fa_ref(struct ref_sq *sq, const struct wp_arg *args, u
 /* ------------------------------------------------------------------------------
  * Harness
  */
-enum { WP_DVX, WP_REF, WP_NSIDES };
+enum { WP_DVX, WP_DVXB, WP_REF, WP_NSIDES };
 
 struct wp_workload {
 	const char *name;
 	int (*dvx)(struct dvx_mlx5_sq *sq, const struct wp_arg *args, uint32_t nwqe,
 		   uint32_t batch);
+	int (*dvxb)(struct dvx_mlx5_sq *sq, const struct wp_arg *args, uint32_t nwqe,
+		    uint32_t batch);
 	int (*ref)(struct ref_sq *sq, const struct wp_arg *args, uint32_t nwqe, uint32_t batch);
 };
 
 static const struct wp_workload wp_workloads[] = {
-	{ "write", wp_write_dvx, wp_write_ref },
-	{ "fa", wp_fa_dvx, wp_fa_ref },
+	{ "write", wp_write_dvx, wp_write_dvxb, wp_write_ref },
+	{ "fa", wp_fa_dvx, wp_fa_dvxb, wp_fa_ref },
 };
 
-static const char *const wp_side_name[WP_NSIDES] = { "dvx", "ref" };
+static const char *const wp_side_name[WP_NSIDES] = { "dvx", "dvxb", "ref" };
 
 struct wp_env {
 	uint8_t *ring;
@@ -338,6 +395,8 @@ static int wp_run(struct wp_env *e, const struct wp_workload *w, int side, uint3
 {
 	if (side == WP_DVX)
 		return w->dvx(&e->dsq, e->args, nwqe, batch);
+	if (side == WP_DVXB)
+		return w->dvxb(&e->dsq, e->args, nwqe, batch);
 	return w->ref(&e->rsq, e->args, nwqe, batch);
 }
 
@@ -400,6 +459,15 @@ static int wp_check(struct wp_env *e)
 			memcpy(snap, e->ring, bytes);
 			dsq = e->dsq;
 			wp_reset(e);
+			if (wp_run(e, &wp_workloads[w], WP_DVXB, n, batch))
+				bad = 1;
+			if (memcmp(snap, e->ring, bytes) || dsq.pi != e->dsq.pi ||
+			    dsq.ci != e->dsq.ci || dsq.bf_offset != e->dsq.bf_offset) {
+				fprintf(stderr, "wqe-post: %s batch %u: dvx per-WQE and per-batch "
+					"reservation differ\n", wp_workloads[w].name, batch);
+				bad = 1;
+			}
+			wp_reset(e);
 			if (wp_run(e, &wp_workloads[w], WP_REF, n, batch))
 				bad = 1;
 			if (memcmp(snap, e->ring, bytes) ||
@@ -446,7 +514,7 @@ static int wp_time(struct wp_env *e, uint32_t nwqe, unsigned int runs)
 	       "# register is a host buffer (plain memory): the record store, sfences and\n"
 	       "# 8-byte doorbell store execute, but not as MMIO.\n",
 	       runs, nwqe, WP_NWQEBB);
-	printf("%-8s %6s %10s %10s\n", "workload", "batch", "dvx_ns", "ref_ns");
+	printf("%-8s %6s %10s %10s %10s\n", "workload", "batch", "dvx_ns", "dvxb_ns", "ref_ns");
 	for (w = 0; w < DVX_ARRAY_SIZE(wp_workloads); w++) {
 		for (b = 0; b < DVX_ARRAY_SIZE(wp_batches); b++) {
 			uint32_t batch = wp_batches[b];
@@ -469,8 +537,8 @@ static int wp_time(struct wp_env *e, uint32_t nwqe, unsigned int runs)
 			}
 			for (s = 0; s < WP_NSIDES; s++)
 				qsort(t[s], runs, sizeof(double), wp_cmp_double);
-			printf("%-8s %6u %10.2f %10.2f\n", wp_workloads[w].name, batch,
-			       t[WP_DVX][runs / 2], t[WP_REF][runs / 2]);
+			printf("%-8s %6u %10.2f %10.2f %10.2f\n", wp_workloads[w].name, batch,
+			       t[WP_DVX][runs / 2], t[WP_DVXB][runs / 2], t[WP_REF][runs / 2]);
 		}
 	}
 	return 0;

@@ -201,9 +201,9 @@ static void test_reserve_room(void **state)
 	fx_open(&f, 8, 0);
 	assert_int_equal(dvx_mlx5_sq_room(&f.sq), 8);
 	assert_int_equal(dvx_mlx5_sq_reserve(&f.sq, 0, &idx), -EINVAL);
-	assert_int_equal(dvx_mlx5_sq_reserve(&f.sq, DVX_MLX5_MAX_WQEBB_PER_WQE + 1, &idx), -EINVAL);
-	/* more than the ring */
-	assert_int_equal(dvx_mlx5_sq_reserve(&f.sq, 9, &idx), -ENOSPC);
+	/* more than the ring can ever hold */
+	assert_int_equal(dvx_mlx5_sq_reserve(&f.sq, 9, &idx), -EINVAL);
+	assert_int_equal(dvx_mlx5_sq_reserve(&f.sq, 0xffffffffu, &idx), -EINVAL);
 	assert_int_equal(f.sq.pi, 0);
 	assert_int_equal(dvx_mlx5_sq_reserve(&f.sq, 3, &idx), 0);
 	assert_int_equal(idx, 0);
@@ -222,10 +222,15 @@ static void test_reserve_room(void **state)
 	assert_nothing_rung(&f);
 	fx_close(&f);
 
-	/* a big ring takes a maximal WQE */
+	/* a big ring takes a maximal WQE, and a whole batch at once */
 	fx_open(&f, 64, 0);
 	assert_int_equal(dvx_mlx5_sq_reserve(&f.sq, DVX_MLX5_MAX_WQEBB_PER_WQE, &idx), 0);
 	assert_int_equal(dvx_mlx5_sq_room(&f.sq), 64 - DVX_MLX5_MAX_WQEBB_PER_WQE);
+	assert_int_equal(dvx_mlx5_sq_reserve(&f.sq, 64 - DVX_MLX5_MAX_WQEBB_PER_WQE + 1, &idx),
+			 -ENOSPC);
+	assert_int_equal(dvx_mlx5_sq_reserve(&f.sq, 64 - DVX_MLX5_MAX_WQEBB_PER_WQE, &idx), 0);
+	assert_int_equal(idx, DVX_MLX5_MAX_WQEBB_PER_WQE);
+	assert_int_equal(dvx_mlx5_sq_room(&f.sq), 0);
 	fx_close(&f);
 }
 

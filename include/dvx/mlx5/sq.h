@@ -38,6 +38,8 @@
  * @uar_reg:	the UAR register doorbells go to
  * @bf_half:	bytes in one BlueFlame half (0: the register is not BlueFlame)
  * @bf_offset:	which half the next doorbell uses (0 or @bf_half)
+ * @db_qpn:	the doorbell's QPN half as stored (dvx_mlx5_sq_db_value(0, qpn)),
+ *		kept so a doorbell only ORs in the producer index
  */
 struct dvx_mlx5_sq {
 	struct dvx_mlx5_wq wq;
@@ -49,7 +51,18 @@ struct dvx_mlx5_sq {
 	uint8_t *uar_reg;
 	uint32_t bf_half;
 	uint32_t bf_offset;
+	uint64_t db_qpn;
 };
+
+/** dvx_mlx5_sq_db_value() - the 8 doorbell bytes for producer index @pi, as stored. */
+DVX_INLINE uint64_t dvx_mlx5_sq_db_value(uint32_t pi, uint32_t qpn)
+{
+	/* {BE32(pi << 8), BE32(qpn << 8)} is the big-endian form of one 64-bit value with
+	 * pi << 8 in the high half: one 64-bit swap, on either host byte order */
+	uint64_t v = ((uint64_t)(uint16_t)pi << 40) | (uint32_t)(qpn << 8);
+
+	return (DVX_FORCE uint64_t)dvx_cpu_to_be64(v);
+}
 
 /**
  * dvx_mlx5_sq_init() - set up SQ state over a caller ring, doorbell record and UAR.
@@ -86,6 +99,7 @@ static inline int dvx_mlx5_sq_init(struct dvx_mlx5_sq *sq, void *buf, uint32_t n
 	sq->uar_reg = (uint8_t *)uar_reg;
 	sq->bf_half = bf_half;
 	sq->bf_offset = 0;
+	sq->db_qpn = dvx_mlx5_sq_db_value(0, qpn);
 	return 0;
 }
 
@@ -105,31 +119,26 @@ static inline uint32_t dvx_mlx5_sq_room(const struct dvx_mlx5_sq *sq)
 }
 
 /**
- * dvx_mlx5_sq_reserve() - claim @n consecutive WQEBBs.
- * @idx:	first claimed index (free-running) on success
+ * dvx_mlx5_sq_reserve() - claim @n consecutive WQEBBs: one WQE, or a whole batch.
+ * @sq:		the send queue
+ * @n:		WQEBBs to claim; a batch of k one-WQEBB WQEs claims k at once, so the
+ *		room check and the producer update happen once per batch
+ * @idx:	first claimed index (free-running) on success; the claimed WQEBBs are
+ *		@idx ... @idx + @n - 1
  *
- * Return: 0, -EINVAL (@n is 0 or larger than a WQE can be) or -ENOSPC (the ring
- * holds too much uncompleted work: reap completions first).
+ * Return: 0; -EINVAL when @n is 0 or larger than the ring (it could never fit);
+ * -ENOSPC when the ring holds too much uncompleted work (reap completions first).
+ * Nothing is claimed on error.
  */
 static inline int dvx_mlx5_sq_reserve(struct dvx_mlx5_sq *sq, uint32_t n, uint32_t *idx)
 {
-	if (dvx_unlikely(n == 0 || n > DVX_MLX5_MAX_WQEBB_PER_WQE))
+	if (dvx_unlikely(n - 1 >= sq->nwqebb))
 		return -EINVAL;
 	if (dvx_unlikely(sq->nwqebb - (sq->pi - sq->ci) < n))
 		return -ENOSPC;
 	*idx = sq->pi;
 	sq->pi += n;
 	return 0;
-}
-
-/** dvx_mlx5_sq_db_value() - the 8 doorbell bytes for producer index @pi, as stored. */
-DVX_INLINE uint64_t dvx_mlx5_sq_db_value(uint32_t pi, uint32_t qpn)
-{
-	/* {BE32(pi << 8), BE32(qpn << 8)} is the big-endian form of one 64-bit value with
-	 * pi << 8 in the high half: one 64-bit swap, on either host byte order */
-	uint64_t v = ((uint64_t)(uint16_t)pi << 40) | (uint32_t)(qpn << 8);
-
-	return (DVX_FORCE uint64_t)dvx_cpu_to_be64(v);
 }
 
 /* Steps 1-3 of the sequence: publish the WQEs up to @pi (= sq->pi) through the doorbell
@@ -169,7 +178,7 @@ static inline void dvx_mlx5_sq_ring_db(struct dvx_mlx5_sq *sq)
 		return;
 	/* the register and the value are fixed before the barriers (see update_dbrec) */
 	reg = sq->uar_reg + sq->bf_offset;
-	db = dvx_mlx5_sq_db_value(pi, sq->wq.qpn);
+	db = sq->db_qpn | dvx_mlx5_sq_db_value(pi, 0);
 	dvx_mlx5_sq_update_dbrec(sq, pi);
 	dvx_mmio_write64(reg, db);
 	dvx_mlx5_sq_db_done(sq, pi);

@@ -38,6 +38,9 @@
  * @size_mask:	ring bytes - 1 (ring bytes = nwqebb * 64, a power of two)
  * @qpn:	the QP number, written into every ctrl segment
  * @max_inline:	largest inline payload the QP was created for (bytes)
+ * @qpn_be8:	BE32(@qpn << 8), the ctrl segment's qpn_ds with ds 0, kept so that a
+ *		builder only ORs in its ds (set by dvx_mlx5_wq_init(); a ring described
+ *		by hand must set it too)
  *
  * Host/GPU shared: fixed-width, 24 bytes on LP64.
  */
@@ -46,7 +49,7 @@ struct dvx_mlx5_wq {
 	uint32_t size_mask;
 	uint32_t qpn;
 	uint32_t max_inline;
-	uint32_t rsvd;
+	dvx_be32 qpn_be8;
 };
 
 /** struct dvx_mlx5_sge - one local buffer (lkey, address, length). */
@@ -73,7 +76,7 @@ DVX_INLINE int dvx_mlx5_wq_init(struct dvx_mlx5_wq *wq, void *buf, uint32_t nwqe
 	wq->size_mask = nwqebb * DVX_MLX5_SEND_WQE_BB - 1;
 	wq->qpn = qpn;
 	wq->max_inline = max_inline;
-	wq->rsvd = 0;
+	wq->qpn_be8 = dvx_cpu_to_be32(qpn << 8);
 	return 0;
 }
 
@@ -116,6 +119,25 @@ DVX_INLINE void dvx_mlx5_set_ctrl_seg(struct dvx_mlx5_wqe_ctrl_seg *c, uint32_t 
 	c->opmod_idx_opcode = dvx_cpu_to_be32(((uint32_t)opmod << 24) |
 					      ((idx & DVX_MLX5_WQE_INDEX_MASK) << 8) | opcode);
 	c->qpn_ds = dvx_cpu_to_be32((qpn << 8) | (ds & 0x3fu));
+	c->signature = 0;
+	c->dci_stream_channel_id[0] = 0;
+	c->dci_stream_channel_id[1] = 0;
+	c->fm_ce_se = fm_ce_se;
+	c->imm = dvx_cpu_to_be32(imm);
+}
+
+/*
+ * The ctrl segment of a WQE in @wq: as dvx_mlx5_set_ctrl_seg() with the ring's QPN,
+ * taken pre-swapped from wq->qpn_be8 so only ds is ORed in.
+ */
+DVX_INLINE void dvx_mlx5_wqe_ctrl(struct dvx_mlx5_wqe_ctrl_seg *c, uint32_t idx,
+				  uint8_t opcode, uint8_t opmod, dvx_be32 qpn_be8, uint32_t ds,
+				  uint8_t fm_ce_se, uint32_t imm)
+{
+	c->opmod_idx_opcode = dvx_cpu_to_be32(((uint32_t)opmod << 24) |
+					      ((idx & DVX_MLX5_WQE_INDEX_MASK) << 8) | opcode);
+	c->qpn_ds = (DVX_FORCE dvx_be32)((DVX_FORCE uint32_t)qpn_be8 |
+					 (DVX_FORCE uint32_t)dvx_cpu_to_be32(ds & 0x3fu));
 	c->signature = 0;
 	c->dci_stream_channel_id[0] = 0;
 	c->dci_stream_channel_id[1] = 0;
@@ -196,8 +218,8 @@ DVX_INLINE void dvx_mlx5_wq_zero(const struct dvx_mlx5_wq *wq, uint32_t idx, uin
  */
 DVX_INLINE int dvx_mlx5_wqe_nop(const struct dvx_mlx5_wq *wq, uint32_t idx, uint8_t fm_ce_se)
 {
-	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_wqebb(wq, idx), idx,
-			      DVX_MLX5_OPCODE_NOP, 0, wq->qpn, 1, fm_ce_se, 0);
+	dvx_mlx5_wqe_ctrl((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_wqebb(wq, idx), idx,
+			      DVX_MLX5_OPCODE_NOP, 0, wq->qpn_be8, 1, fm_ce_se, 0);
 	return 1;
 }
 
@@ -224,8 +246,8 @@ DVX_INLINE int dvx_mlx5_wqe_rdma(const struct dvx_mlx5_wq *wq, uint32_t idx, uin
 	 * common case written out with ds 3: it then costs one compare-and-branch whether
 	 * or not the compiler would have threaded a separate "if (len)" */
 	if (dvx_likely(len - 1u < DVX_MLX5_MAX_BYTE_COUNT)) {
-		dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)DVX_MLX5_WQE_SEG(w, 0), idx,
-				      opcode, 0, wq->qpn, 3, fm_ce_se, ctrl_imm);
+		dvx_mlx5_wqe_ctrl((struct dvx_mlx5_wqe_ctrl_seg *)DVX_MLX5_WQE_SEG(w, 0), idx,
+				      opcode, 0, wq->qpn_be8, 3, fm_ce_se, ctrl_imm);
 		dvx_mlx5_set_raddr_seg((struct dvx_mlx5_wqe_raddr_seg *)DVX_MLX5_WQE_SEG(w, 1),
 				       raddr, rkey);
 		dvx_mlx5_set_data_seg((struct dvx_mlx5_wqe_data_seg *)DVX_MLX5_WQE_SEG(w, 2),
@@ -234,8 +256,8 @@ DVX_INLINE int dvx_mlx5_wqe_rdma(const struct dvx_mlx5_wq *wq, uint32_t idx, uin
 	}
 	if (len)
 		return -EINVAL;
-	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)DVX_MLX5_WQE_SEG(w, 0), idx, opcode,
-			      0, wq->qpn, 2, fm_ce_se, ctrl_imm);
+	dvx_mlx5_wqe_ctrl((struct dvx_mlx5_wqe_ctrl_seg *)DVX_MLX5_WQE_SEG(w, 0), idx, opcode,
+			      0, wq->qpn_be8, 2, fm_ce_se, ctrl_imm);
 	dvx_mlx5_set_raddr_seg((struct dvx_mlx5_wqe_raddr_seg *)DVX_MLX5_WQE_SEG(w, 1), raddr,
 			       rkey);
 	return 1;
@@ -327,8 +349,8 @@ DVX_INLINE int dvx_mlx5_wqe_rdma_sgl(const struct dvx_mlx5_wq *wq, uint32_t idx,
 	err = dvx_mlx5_sgl_check(sgl, nsge, 2, &n);
 	if (err)
 		return err;
-	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_seg(wq, idx, 0), idx,
-			      opcode, 0, wq->qpn, 2 + n, fm_ce_se,
+	dvx_mlx5_wqe_ctrl((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_seg(wq, idx, 0), idx,
+			      opcode, 0, wq->qpn_be8, 2 + n, fm_ce_se,
 			      opcode == DVX_MLX5_OPCODE_RDMA_WRITE_IMM ? imm : 0);
 	dvx_mlx5_set_raddr_seg((struct dvx_mlx5_wqe_raddr_seg *)dvx_mlx5_wq_seg(wq, idx, 1),
 			       raddr, rkey);
@@ -355,8 +377,8 @@ DVX_INLINE int dvx_mlx5_wqe_send_sgl(const struct dvx_mlx5_wq *wq, uint32_t idx,
 	err = dvx_mlx5_sgl_check(sgl, nsge, 1, &n);
 	if (err)
 		return err;
-	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_seg(wq, idx, 0), idx,
-			      opcode, 0, wq->qpn, 1 + n, fm_ce_se,
+	dvx_mlx5_wqe_ctrl((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_seg(wq, idx, 0), idx,
+			      opcode, 0, wq->qpn_be8, 1 + n, fm_ce_se,
 			      opcode == DVX_MLX5_OPCODE_SEND_IMM ? imm : 0);
 	dvx_mlx5_wq_sgl(wq, idx, 1, sgl, nsge);
 	return (int)dvx_mlx5_ds_to_wqebb(1 + n);
@@ -422,8 +444,8 @@ DVX_INLINE int dvx_mlx5_wqe_rdma_write_inline(const struct dvx_mlx5_wq *wq, uint
 	ds = 2 + dvx_mlx5_wq_inline(wq, idx, 2, data, len);
 	dvx_mlx5_set_raddr_seg((struct dvx_mlx5_wqe_raddr_seg *)dvx_mlx5_wq_seg(wq, idx, 1),
 			       raddr, rkey);
-	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_seg(wq, idx, 0), idx,
-			      opcode, 0, wq->qpn, ds, fm_ce_se,
+	dvx_mlx5_wqe_ctrl((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_seg(wq, idx, 0), idx,
+			      opcode, 0, wq->qpn_be8, ds, fm_ce_se,
 			      opcode == DVX_MLX5_OPCODE_RDMA_WRITE_IMM ? imm : 0);
 	return (int)dvx_mlx5_ds_to_wqebb(ds);
 }
@@ -446,8 +468,8 @@ DVX_INLINE int dvx_mlx5_wqe_send_inline(const struct dvx_mlx5_wq *wq, uint32_t i
 	    len > DVX_MLX5_MAX_WQE_BYTES - DVX_MLX5_DS_BYTES - 4u || (len && !data))
 		return -EMSGSIZE;
 	ds = 1 + dvx_mlx5_wq_inline(wq, idx, 1, data, len);
-	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_seg(wq, idx, 0), idx,
-			      opcode, 0, wq->qpn, ds, fm_ce_se,
+	dvx_mlx5_wqe_ctrl((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_seg(wq, idx, 0), idx,
+			      opcode, 0, wq->qpn_be8, ds, fm_ce_se,
 			      opcode == DVX_MLX5_OPCODE_SEND_IMM ? imm : 0);
 	return (int)dvx_mlx5_ds_to_wqebb(ds);
 }
@@ -468,8 +490,8 @@ DVX_INLINE void *dvx_mlx5_wqe_atomic_common(const struct dvx_mlx5_wq *wq, uint32
 	void *d = dseg < DVX_MLX5_DS_PER_WQEBB ? DVX_MLX5_WQE_SEG(w, dseg) :
 						 dvx_mlx5_wq_seg(wq, idx, dseg);
 
-	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)DVX_MLX5_WQE_SEG(w, 0), idx, opcode,
-			      opmod, wq->qpn, dseg + 1, fm_ce_se, 0);
+	dvx_mlx5_wqe_ctrl((struct dvx_mlx5_wqe_ctrl_seg *)DVX_MLX5_WQE_SEG(w, 0), idx, opcode,
+			      opmod, wq->qpn_be8, dseg + 1, fm_ce_se, 0);
 	dvx_mlx5_set_raddr_seg((struct dvx_mlx5_wqe_raddr_seg *)DVX_MLX5_WQE_SEG(w, 1), raddr,
 			       rkey);
 	dvx_mlx5_set_data_seg((struct dvx_mlx5_wqe_data_seg *)d, laddr, lkey, size);
@@ -617,8 +639,8 @@ DVX_INLINE int dvx_mlx5_wqe_wait_cq(const struct dvx_mlx5_wq *wq, uint32_t idx,
 {
 	void *w = dvx_mlx5_wq_wqebb(wq, idx);
 
-	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)DVX_MLX5_WQE_SEG(w, 0), idx,
-			      DVX_MLX5_OPCODE_WAIT, DVX_MLX5_OPMOD_WAIT_CQ_PI, wq->qpn, 2,
+	dvx_mlx5_wqe_ctrl((struct dvx_mlx5_wqe_ctrl_seg *)DVX_MLX5_WQE_SEG(w, 0), idx,
+			      DVX_MLX5_OPCODE_WAIT, DVX_MLX5_OPMOD_WAIT_CQ_PI, wq->qpn_be8, 2,
 			      fm_ce_se, 0);
 	dvx_mlx5_set_wait_seg((struct dvx_mlx5_wqe_wait_seg *)DVX_MLX5_WQE_SEG(w, 1), max_index,
 			      cqn);
@@ -633,8 +655,8 @@ DVX_INLINE int dvx_mlx5_wqe_enable(const struct dvx_mlx5_wq *wq, uint32_t idx, u
 
 	if (opcode != DVX_MLX5_OPCODE_SEND_EN && opcode != DVX_MLX5_OPCODE_RECV_EN)
 		return -EINVAL;
-	dvx_mlx5_set_ctrl_seg((struct dvx_mlx5_wqe_ctrl_seg *)DVX_MLX5_WQE_SEG(w, 0), idx, opcode,
-			      0, wq->qpn, 2, fm_ce_se, 0);
+	dvx_mlx5_wqe_ctrl((struct dvx_mlx5_wqe_ctrl_seg *)DVX_MLX5_WQE_SEG(w, 0), idx, opcode,
+			      0, wq->qpn_be8, 2, fm_ce_se, 0);
 	dvx_mlx5_set_wait_seg((struct dvx_mlx5_wqe_wait_seg *)DVX_MLX5_WQE_SEG(w, 1), max_index,
 			      slave_qpn);
 	return 1;
