@@ -1,0 +1,365 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dvx/bootstrap.h - out-of-band exchange between the ranks of a job.
+ *
+ * A bootstrap context (struct dvx_bootstrap, in caller storage) is one rank's view of a
+ * group of @nranks ranks. It offers allgather, barrier, tagged point-to-point messages
+ * and duplicates with their own tag space. Two adapters create contexts: ranks as
+ * threads of one process (a struct dvx_bootstrap_tgroup) and ranks as processes joined by
+ * sockets (UNIX stream sockets on one host, TCP across hosts). See docs/bootstrap.md.
+ *
+ * Rules common to every call:
+ *  - 0 or a negative errno. Bad arguments are -EINVAL and change nothing.
+ *  - Every call takes a relative timeout in nanoseconds and returns -ETIMEDOUT when it
+ *    expires. A timed-out call that moved no data has no effect. A timed-out call that
+ *    had already moved part of its data (an allgather or barrier in progress, a message
+ *    partly written or read) stays pending on its context: its buffers must stay valid,
+ *    repeating the same call with the same arguments finishes it, and any other call on
+ *    that context returns -EBUSY until then (dvx_bootstrap_fini() cancels it).
+ *  - -ECONNRESET means a rank the call needs has left the group, died, closed its
+ *    connection or was aborted; it is final for that rank. Collectives need every rank.
+ *    Messages a rank sent before it went away can still be received.
+ *  - -EMSGSIZE: recv's length differs from the matched message's; that message is
+ *    consumed and dropped.
+ *  - -ENOBUFS: a message that the call does not want sits in front of the one it waits
+ *    for and there is no unexpected-message slot to hold it (receive it first, or give
+ *    the context more slots).
+ *  - -EBUSY: a timed-out call is pending on this context (see above).
+ *  - -EPROTO: a peer sent bytes that are not dvx bootstrap frames.
+ *
+ * Ordering: messages from one rank with the same tag in the same tag space are received
+ * in the order they were sent. Tags may be received out of order as long as the
+ * messages that are skipped fit in the unexpected-message store.
+ *
+ * Context: one thread at a time per context. A context and its duplicates may be used
+ * by different threads: the threads adapter serialises them on its group lock and
+ * releases it while waiting; the sockets adapter holds its lock for a call's duration,
+ * so a blocking call on one duplicate delays the others (at most by its timeout).
+ */
+#ifndef DVX_BOOTSTRAP_H
+#define DVX_BOOTSTRAP_H
+
+#include <dvx/compiler.h>
+#include <dvx/diag.h>
+
+DVX_BEGIN_DECLS
+
+struct dvx_bootstrap;
+
+/**
+ * struct dvx_bootstrap_req - one posted send or receive, kept inside a context.
+ * @opaque:	adapter-owned state; never touched by callers
+ */
+struct dvx_bootstrap_req {
+	uint64_t opaque[10];
+};
+
+/* Request states (for adapters). */
+enum {
+	DVX_BOOTSTRAP_REQ_IDLE = 0,	/* not posted */
+	DVX_BOOTSTRAP_REQ_QUEUED,	/* posted, no byte moved */
+	DVX_BOOTSTRAP_REQ_ACTIVE,	/* posted, some bytes moved: cannot be cancelled cleanly */
+	DVX_BOOTSTRAP_REQ_DONE,		/* finished (with the error in the request, if any) */
+};
+
+/**
+ * struct dvx_bootstrap_ops - what an adapter provides. The public calls below build
+ * send, recv, allgather and barrier from these primitives; callers never use them.
+ * @post_send:	start sending @len bytes of @buf to @peer in tag space @space with @tag;
+ *		never blocks; the request finishes later in @wait
+ * @post_recv:	post a receive of exactly @len bytes from @peer with (@space, @tag)
+ * @wait:	progress until every request in @reqs is DONE, one failed, or the absolute
+ *		CLOCK_MONOTONIC @deadline_ns passed (-ETIMEDOUT); @all_ranks: fail with
+ *		-ECONNRESET as soon as any rank of the group is gone
+ * @cancel:	take a request back: 0 if it was withdrawn before any byte moved, 1 if it
+ *		had already finished, -EBUSY if it is part-done (then @force withdraws it
+ *		anyway and breaks the connection it used)
+ * @new_space:	hand out the next tag space number for a duplicate
+ * @get:	take a reference on the shared state (a new duplicate)
+ * @put:	drop a reference; the last one releases the adapter's resources
+ */
+struct dvx_bootstrap_ops {
+	int (*post_send)(struct dvx_bootstrap *bs, struct dvx_bootstrap_req *req, int peer,
+			 uint32_t space, uint32_t tag, const void *buf, size_t len);
+	int (*post_recv)(struct dvx_bootstrap *bs, struct dvx_bootstrap_req *req, int peer,
+			 uint32_t space, uint32_t tag, void *buf, size_t len);
+	int (*wait)(struct dvx_bootstrap *bs, struct dvx_bootstrap_req *const *reqs, int nreqs,
+		    uint64_t deadline_ns, int all_ranks);
+	int (*cancel)(struct dvx_bootstrap *bs, struct dvx_bootstrap_req *req, int force);
+	uint32_t (*new_space)(struct dvx_bootstrap *bs);
+	void (*get)(struct dvx_bootstrap *bs);
+	void (*put)(struct dvx_bootstrap *bs);
+};
+
+/**
+ * struct dvx_bootstrap - one rank's context (or a duplicate of it), in caller storage.
+ * @ops:	the adapter's primitives
+ * @priv:	the adapter's shared state (caller storage given to the adapter)
+ * @rank:	this rank, 0..nranks-1
+ * @nranks:	ranks in the group
+ * @space:	tag space: 0 for the context an adapter created, 1, 2, ... for duplicates
+ *
+ * The remaining members are private to dvx.
+ */
+struct dvx_bootstrap {
+	const struct dvx_bootstrap_ops *ops;
+	void *priv;
+	int32_t rank;
+	int32_t nranks;
+	uint32_t space;
+	uint32_t coll_seq;	/* collectives completed on this context */
+	uint32_t pend;		/* enum of the pending (timed-out, part-done) call, 0 if none */
+	uint32_t coll_step;
+	uint32_t coll_flags;
+	int32_t pend_peer;
+	uint32_t pend_tag;
+	uint32_t magic;
+	const void *pend_in;
+	void *pend_out;
+	uint64_t pend_len;
+	struct dvx_bootstrap_req req[2];	/* [0] send, [1] receive */
+};
+
+/* Tag spaces with this bit set are dvx's own (collectives); duplicates never get one. */
+#define DVX_BOOTSTRAP_SPACE_INTERNAL 0x80000000u
+
+/** dvx_bootstrap_rank() - this context's rank. */
+static inline int dvx_bootstrap_rank(const struct dvx_bootstrap *bs) { return bs->rank; }
+/** dvx_bootstrap_nranks() - ranks in this context's group. */
+static inline int dvx_bootstrap_nranks(const struct dvx_bootstrap *bs) { return bs->nranks; }
+
+/**
+ * dvx_bootstrap_allgather() - every rank contributes @len bytes; all get every block.
+ * @bs:		context
+ * @in:		this rank's @len bytes (may lie inside @out at rank * @len)
+ * @out:	nranks * @len bytes; block r holds rank r's input on return
+ * @len:	bytes per rank, > 0, the same on every rank
+ * @timeout_ns:	relative timeout
+ *
+ * Context: blocks. Runs as a ring (nranks - 1 steps of one message each).
+ * Return: 0; -EINVAL; -ETIMEDOUT (pending, see the header comment); -ECONNRESET if any
+ * rank is gone; -EBUSY; -EMSGSIZE if ranks disagree on @len; -ENOBUFS.
+ */
+int dvx_bootstrap_allgather(struct dvx_bootstrap *bs, const void *in, void *out, size_t len,
+			    uint64_t timeout_ns);
+
+/**
+ * dvx_bootstrap_barrier() - return once every rank of the group has entered the barrier.
+ * @bs:		context
+ * @timeout_ns:	relative timeout; on -ETIMEDOUT calling it again resumes the same barrier
+ *
+ * Return: 0, -EINVAL, -ETIMEDOUT, -ECONNRESET, -EBUSY, -ENOBUFS.
+ */
+int dvx_bootstrap_barrier(struct dvx_bootstrap *bs, uint64_t timeout_ns);
+
+/**
+ * dvx_bootstrap_send() - send one message to @peer.
+ * @bs:		context
+ * @peer:	destination rank, not this rank
+ * @tag:	any 32-bit value; matched with the receiver's tag in this context's space
+ * @buf:	@len bytes, read during the call only (unless it times out part-done)
+ * @len:	0 or more bytes (@buf may be NULL when 0)
+ * @timeout_ns:	relative timeout
+ *
+ * Context: blocks until the message is handed over (to the peer's mailbox or the socket),
+ * not until the peer received it.
+ * Return: 0, -EINVAL, -ETIMEDOUT, -ECONNRESET, -EBUSY.
+ */
+int dvx_bootstrap_send(struct dvx_bootstrap *bs, int peer, uint32_t tag, const void *buf,
+		       size_t len, uint64_t timeout_ns);
+
+/**
+ * dvx_bootstrap_recv() - receive the oldest message from @peer with @tag.
+ * @bs:		context
+ * @peer:	source rank, not this rank
+ * @tag:	tag to match in this context's space
+ * @buf:	@len bytes written with the message
+ * @len:	the message's exact length
+ * @timeout_ns:	relative timeout
+ *
+ * Return: 0, -EINVAL, -ETIMEDOUT, -ECONNRESET (nothing buffered from a departed peer),
+ * -EMSGSIZE (length mismatch, message dropped), -ENOBUFS, -EBUSY.
+ */
+int dvx_bootstrap_recv(struct dvx_bootstrap *bs, int peer, uint32_t tag, void *buf, size_t len,
+		       uint64_t timeout_ns);
+
+/**
+ * dvx_bootstrap_dup() - a duplicate context with its own tag space.
+ * @bs:		context to duplicate (an original or a duplicate)
+ * @out:	caller storage for the duplicate
+ *
+ * The duplicate shares @bs's connections and unexpected-message store, but its messages
+ * and collectives never match @bs's (or any other duplicate's). No communication: every
+ * rank must create its duplicates in the same order so that they get the same space.
+ * Each context must be finished with dvx_bootstrap_fini(); the adapter's resources are
+ * released with the last of them.
+ *
+ * Return: 0, -EINVAL, -EBUSY (@bs has a pending call), -ENOSPC (spaces exhausted).
+ */
+int dvx_bootstrap_dup(struct dvx_bootstrap *bs, struct dvx_bootstrap *out);
+
+/**
+ * dvx_bootstrap_fini() - finish a context; cancels its pending call.
+ * @bs:		context (NULL or already finished is ignored)
+ *
+ * When the last context of a rank goes (the original and all duplicates), the rank
+ * leaves: the threads adapter marks it gone for the other ranks, the sockets adapter
+ * closes its connections. Other ranks then get -ECONNRESET for calls that need it.
+ */
+void dvx_bootstrap_fini(struct dvx_bootstrap *bs);
+
+/* ----------------------------------------------------------------------------------
+ * Adapter 1: ranks as threads of one process.
+ */
+
+struct dvx_bootstrap_tgroup;
+
+/**
+ * struct dvx_bootstrap_tgroup_attr - shape of a thread group.
+ * @nranks:	ranks (threads), 1..DVX_BOOTSTRAP_MAX_RANKS
+ * @max_unexpected: mailbox slots per rank: messages a rank can hold before it receives
+ *		them (a send that finds no slot waits for the receiver instead)
+ * @slot_bytes:	largest message a slot holds (larger ones wait for the receiver)
+ * @log:	optional log callback
+ */
+struct dvx_bootstrap_tgroup_attr {
+	int nranks;
+	uint32_t max_unexpected;
+	uint32_t slot_bytes;
+	struct dvx_log log;
+};
+
+#define DVX_BOOTSTRAP_MAX_RANKS 4096
+#define DVX_BOOTSTRAP_MAX_SLOTS 65536u
+#define DVX_BOOTSTRAP_MAX_SLOT_BYTES (64u << 20)
+
+/* Sizes of the internal records; the .c files assert that their structs fit. */
+#define DVX_BOOTSTRAP_TGROUP_HDR_BYTES 256
+#define DVX_BOOTSTRAP_TGROUP_RANK_BYTES 64
+#define DVX_BOOTSTRAP_SLOT_BYTES 40
+
+/* Bytes of caller memory a thread group needs (the same as dvx_bootstrap_tgroup_mem_size()). */
+#define DVX_BOOTSTRAP_TGROUP_MEM_SIZE(nranks, max_unexpected, slot_bytes) \
+	(DVX_BOOTSTRAP_TGROUP_HDR_BYTES + (size_t)(nranks) * DVX_BOOTSTRAP_TGROUP_RANK_BYTES + \
+	 (size_t)(nranks) * (max_unexpected) * \
+		 (DVX_BOOTSTRAP_SLOT_BYTES + (((size_t)(slot_bytes) + 7) & ~(size_t)7)))
+
+/**
+ * dvx_bootstrap_tgroup_mem_size() - caller memory for a thread group.
+ * @nranks, @max_unexpected, @slot_bytes: as in struct dvx_bootstrap_tgroup_attr
+ * Return: bytes (8-byte aligned memory), or 0 if the arguments are out of range.
+ */
+size_t dvx_bootstrap_tgroup_mem_size(int nranks, uint32_t max_unexpected, uint32_t slot_bytes);
+
+/**
+ * dvx_bootstrap_tgroup_init() - create a thread group in caller memory.
+ * @group:	set to the group (which lives at the start of @mem)
+ * @attr:	shape
+ * @mem:	8-byte aligned caller memory, owned by the group until
+ *		dvx_bootstrap_tgroup_fini()
+ * @mem_size:	at least dvx_bootstrap_tgroup_mem_size()
+ *
+ * Context: once, before the rank threads attach.
+ * Return: 0, -EINVAL, or the error of pthread_mutex_init/pthread_cond_init.
+ */
+int dvx_bootstrap_tgroup_init(struct dvx_bootstrap_tgroup **group,
+			      const struct dvx_bootstrap_tgroup_attr *attr, void *mem,
+			      size_t mem_size);
+
+/**
+ * dvx_bootstrap_tgroup_fini() - destroy a thread group.
+ * @group:	group whose ranks have all left (dvx_bootstrap_fini() of every context)
+ * Return: 0, -EINVAL, -EBUSY if a rank is still attached (nothing changed).
+ */
+int dvx_bootstrap_tgroup_fini(struct dvx_bootstrap_tgroup *group);
+
+/**
+ * dvx_bootstrap_tgroup_abort() - mark a rank (or every rank) failed.
+ * @group:	group
+ * @rank:	the rank, or -1 for the whole group
+ *
+ * Context: any thread. Every call that needs an aborted rank, including the aborted
+ * rank's own calls, returns -ECONNRESET promptly. Contexts must still be finished.
+ */
+void dvx_bootstrap_tgroup_abort(struct dvx_bootstrap_tgroup *group, int rank);
+
+/**
+ * dvx_bootstrap_thread_init() - attach the calling thread to @group as @rank.
+ * @bs:		caller storage for the context
+ * @group:	group from dvx_bootstrap_tgroup_init()
+ * @rank:	0..nranks-1, not attached before
+ *
+ * No wait: ranks attach in any order; a call that needs a rank that has not attached
+ * yet waits for it (within its timeout).
+ * Return: 0, -EINVAL, -EBUSY (rank already attached or gone).
+ */
+int dvx_bootstrap_thread_init(struct dvx_bootstrap *bs, struct dvx_bootstrap_tgroup *group,
+			      int rank);
+
+/* ----------------------------------------------------------------------------------
+ * Adapter 2: ranks as processes, over UNIX stream sockets or TCP.
+ */
+
+/**
+ * struct dvx_bootstrap_sock_attr - how a rank joins a socket group.
+ * @addr:	rendezvous address, the same on every rank: "unix:/path/to/socket" (rank 0
+ *		creates it; it must not exist) or "tcp:A.B.C.D:PORT" / "tcp:[v6]:PORT"
+ *		(numeric only, PORT 1..65535; rank 0 listens there)
+ * @rank:	0..nranks-1
+ * @nranks:	1..DVX_BOOTSTRAP_MAX_RANKS
+ * @max_unexpected: messages that can be held before they are received (shared by
+ *		every peer and duplicate of this rank)
+ * @slot_bytes:	largest message an unexpected slot holds
+ * @timeout_ns:	bound on dvx_bootstrap_sock_init(), rendezvous and full mesh included
+ * @log:	optional log callback
+ */
+struct dvx_bootstrap_sock_attr {
+	const char *addr;
+	int rank;
+	int nranks;
+	uint32_t max_unexpected;
+	uint32_t slot_bytes;
+	uint64_t timeout_ns;
+	struct dvx_log log;
+};
+
+#define DVX_BOOTSTRAP_SOCK_HDR_BYTES 512
+#define DVX_BOOTSTRAP_SOCK_PEER_BYTES 256
+#define DVX_BOOTSTRAP_SOCK_ADDR_BYTES 128
+
+/* Bytes of caller memory a socket context needs (the same as dvx_bootstrap_sock_mem_size()). */
+#define DVX_BOOTSTRAP_SOCK_MEM_SIZE(nranks, max_unexpected, slot_bytes) \
+	(DVX_BOOTSTRAP_SOCK_HDR_BYTES + \
+	 (size_t)(nranks) * (DVX_BOOTSTRAP_SOCK_PEER_BYTES + DVX_BOOTSTRAP_SOCK_ADDR_BYTES) + \
+	 (size_t)(max_unexpected) * \
+		 (DVX_BOOTSTRAP_SLOT_BYTES + (((size_t)(slot_bytes) + 7) & ~(size_t)7)))
+
+/**
+ * dvx_bootstrap_sock_mem_size() - caller memory for one rank's socket context.
+ * Return: bytes (8-byte aligned memory), or 0 if the arguments are out of range.
+ */
+size_t dvx_bootstrap_sock_mem_size(int nranks, uint32_t max_unexpected, uint32_t slot_bytes);
+
+/**
+ * dvx_bootstrap_sock_init() - join a socket group: rendezvous, then a full mesh.
+ * @bs:		caller storage for the context
+ * @attr:	address, rank, limits, timeout
+ * @mem:	8-byte aligned caller memory, owned by the context (and its duplicates)
+ *		until the last dvx_bootstrap_fini()
+ * @mem_size:	at least dvx_bootstrap_sock_mem_size()
+ *
+ * Rank 0 listens at the address and sends every rank the table of listening addresses;
+ * each rank r then connects to ranks 1..r-1 and accepts ranks r+1..nranks-1 (its link
+ * to rank 0 is the rendezvous connection). No listening socket or socket file is left
+ * when it returns. Context: blocks; never raises SIGPIPE.
+ * Return: 0; -EINVAL (bad address or arguments); -ETIMEDOUT (a rank never came);
+ * -EADDRINUSE (rank 0's address is taken); -EPROTO (a stranger or a rank with a
+ * different nranks or a duplicate rank connected); -ECONNRESET; other socket errors.
+ * On failure every socket is closed and @mem is free again.
+ */
+int dvx_bootstrap_sock_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_sock_attr *attr,
+			    void *mem, size_t mem_size);
+
+DVX_END_DECLS
+
+#endif /* DVX_BOOTSTRAP_H */
