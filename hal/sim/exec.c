@@ -1,0 +1,1041 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hal/sim/exec.c - the software NIC's data path: decode and execute the WQE bytes of
+ * a send queue, move data between MRs, write CQEs, raise error CQEs, flush.
+ *
+ * Everything runs under fab->lock, synchronously and in order: when a WQE executes,
+ * every earlier WQE of its SQ has fully completed (data, read responses and atomic
+ * results landed, CQE written). Hence fences (ctrl fm) are always satisfied and are
+ * decoded but not acted on; the delay fault delays whole WQEs in order, so it does
+ * not reorder anything either.
+ *
+ * Decoders follow MLX5-FACTS.md sections 2, 4, 6 and 7 (constants in exec.h); no
+ * dvx/mlx5/ header is included.
+ *
+ * Memory: WQEs are read from the ring after control's acquire load of the doorbell
+ * record; the RQ and CQ doorbell records are read here with acquire loads; a CQE's
+ * op_own byte is written last with a release store. Target memory of atomics is
+ * updated with host atomics when naturally aligned, so CPU threads polling or
+ * updating the same word with atomics see a consistent value.
+ */
+#include <string.h>
+
+#include "sim.h"
+#include "exec.h"
+
+#define X_LIKELY(x) __builtin_expect(!!(x), 1)
+#define X_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#define SIM_MAX_WQE_BYTES (63u * 16u)	/* ds is 6 bits (facts 2.1) */
+#define SIM_MAX_SGE 62u
+
+/* what executing one WQE came to */
+enum { X_DONE, X_STALL, X_ERR };
+
+/** one WQE, its bytes contiguous (copied out when it wraps past the ring's end) */
+struct sim_wqe {
+	const uint8_t *b;
+	uint32_t ds;
+	uint32_t nwqebb;
+	uint16_t idx;		/* position: the SQ counter of its first WQEBB */
+	uint8_t opcode;
+	uint8_t opmod;
+	uint8_t fm_ce_se;
+};
+
+/** the outcome of a WQE that did not simply succeed */
+struct sim_xres {
+	uint8_t synd;		/* requester error CQE syndrome */
+	uint8_t vendor;		/* enum sim_exec_vendor */
+	uint8_t peer_err;	/* the responder QP goes to ERR as well */
+	uint8_t rsvd;
+	uint32_t byte_cnt;	/* success: byte count for the requester CQE */
+};
+
+struct sim_sge {
+	uint8_t *p;
+	uint32_t len;
+};
+
+static int x_fail(struct sim_xres *r, uint8_t synd, uint8_t vendor)
+{
+	r->synd = synd;
+	r->vendor = vendor;
+	return X_ERR;
+}
+
+/* ---- memory keys ---------------------------------------------------------- */
+
+static inline struct sim_mr *key_lookup(struct sim_qp *qp, struct sim_nic *nic, uint32_t key)
+{
+	struct sim_exec_key *e = &qp->exec.keys[(key ^ (key >> 8)) & (SIM_EXEC_KEYS - 1)];
+	struct sim_mr *mr = e->mr;
+
+	/* the entry stays valid while its slot still holds this key (a freed slot has
+	 * key 0, and keys are not reused while the fabric lives) */
+	if (X_LIKELY(mr && e->key == key && e->nic == nic && mr->lkey == key))
+		return mr;
+	mr = sim_mr_find(nic, key);
+	if (mr) {
+		e->key = key;
+		e->nic = nic;
+		e->mr = mr;
+	}
+	return mr;
+}
+
+/* host address of [addr, addr + len) inside @mr, or NULL */
+static inline uint8_t *mr_range(const struct sim_mr *mr, uint64_t addr, uint64_t len)
+{
+	uint64_t off = addr - mr->iova;
+
+	if (X_UNLIKELY(addr < mr->iova || off > mr->len || len > mr->len - off))
+		return NULL;
+	return mr->base + off;
+}
+
+/* a local buffer of @qp: lkey on its NIC, same PD, in bounds, LOCAL_WRITE if @write */
+static inline int local_buf(struct sim_qp *qp, uint32_t lkey, uint64_t addr, uint32_t len,
+			    int write, uint8_t **p, struct sim_xres *r)
+{
+	struct sim_mr *mr = key_lookup(qp, qp->nic, lkey);
+
+	if (X_UNLIKELY(!mr))
+		return x_fail(r, SIM_SYND_LOCAL_PROT_ERR, SIM_VS_LKEY);
+	if (X_UNLIKELY(mr->pdn != qp->pdn))
+		return x_fail(r, SIM_SYND_LOCAL_PROT_ERR, SIM_VS_LKEY_PD);
+	if (X_UNLIKELY(write && !(mr->access & DVX_ACCESS_LOCAL_WRITE)))
+		return x_fail(r, SIM_SYND_LOCAL_PROT_ERR, SIM_VS_LKEY_ACCESS);
+	*p = mr_range(mr, addr, len);
+	if (X_UNLIKELY(!*p))
+		return x_fail(r, SIM_SYND_LOCAL_PROT_ERR, SIM_VS_LKEY_BOUNDS);
+	return X_DONE;
+}
+
+/* a remote buffer at the responder @peer: rkey on its NIC, its PD, bounds, @acc */
+static inline int remote_buf(struct sim_qp *qp, struct sim_qp *peer, uint32_t rkey,
+			     uint64_t addr, uint64_t len, uint32_t acc, uint8_t **p,
+			     struct sim_xres *r)
+{
+	struct sim_mr *mr = key_lookup(qp, peer->nic, rkey);
+
+	r->peer_err = 1;	/* class C errors: the responder goes to ERR too */
+	if (X_UNLIKELY(!mr))
+		return x_fail(r, SIM_SYND_REMOTE_ACCESS_ERR, SIM_VS_RKEY);
+	if (X_UNLIKELY(mr->pdn != peer->pdn))
+		return x_fail(r, SIM_SYND_REMOTE_ACCESS_ERR, SIM_VS_RKEY_PD);
+	if (X_UNLIKELY(!(mr->access & acc)))
+		return x_fail(r, SIM_SYND_REMOTE_ACCESS_ERR, SIM_VS_RKEY_ACCESS);
+	*p = mr_range(mr, addr, len);
+	if (X_UNLIKELY(!*p))
+		return x_fail(r, SIM_SYND_REMOTE_ACCESS_ERR, SIM_VS_RKEY_BOUNDS);
+	r->peer_err = 0;
+	return X_DONE;
+}
+
+/*
+ * The data segments of @w from segment @first on, as a gather (@write 0) or scatter
+ * (@write 1) list of @qp's memory. An inline segment is accepted as the first one
+ * when @inl_ok; it must fill the rest of ds exactly. Zero-length entries are skipped.
+ */
+static int local_sgl(struct sim_qp *qp, const struct sim_wqe *w, uint32_t first, int write,
+		     int inl_ok, struct sim_sge *sg, uint32_t *nsg, uint64_t *total,
+		     struct sim_xres *r)
+{
+	const uint8_t *d = w->b + first * 16u;
+	uint32_t i, n = 0;
+	uint64_t t = 0;
+
+	for (i = first; i < w->ds; i++, d += 16) {
+		uint32_t bc = dvx_get_be32(d);
+
+		if (bc & SIM_INLINE_SEG) {
+			uint32_t len = bc & ~SIM_INLINE_SEG;
+
+			if (i != first || !inl_ok)
+				return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR,
+					      i != first ? SIM_VS_SEG : SIM_VS_INLINE);
+			if ((4u + (uint64_t)len + 15u) / 16u != w->ds - i)
+				return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_INLINE);
+			sg[0].p = (uint8_t *)(uintptr_t)(d + 4);
+			sg[0].len = len;
+			*nsg = len ? 1 : 0;
+			*total = len;
+			return X_DONE;
+		}
+		if (!bc)
+			continue;
+		if (local_buf(qp, dvx_get_be32(d + 4), dvx_get_be64(d + 8), bc, write, &sg[n].p,
+			      r) != X_DONE)
+			return X_ERR;
+		sg[n++].len = bc;
+		t += bc;
+	}
+	*nsg = n;
+	*total = t;
+	return X_DONE;
+}
+
+static inline void copy_gather(uint8_t *dst, const struct sim_sge *sg, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		memmove(dst, sg[i].p, sg[i].len);
+		dst += sg[i].len;
+	}
+}
+
+static inline void copy_scatter(const struct sim_sge *sg, uint32_t n, const uint8_t *src)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		memmove(sg[i].p, src, sg[i].len);
+		src += sg[i].len;
+	}
+}
+
+/* ---- completion queues ---------------------------------------------------- */
+
+static struct sim_cq *qp_cq(struct sim_qp *qp, int recv)
+{
+	struct sim_cq **c = recv ? &qp->exec.rcq : &qp->exec.scq;
+	uint32_t cqn = recv ? qp->cqn_rcv : qp->cqn_snd;
+
+	if (X_LIKELY(*c && (*c)->cqn == cqn && (*c)->nic == qp->nic))
+		return *c;
+	*c = cqn ? sim_cq_find(qp->nic, cqn) : NULL;
+	return *c;
+}
+
+static inline uint32_t load_be32_acquire(const uint8_t *p)
+{
+	uint32_t v = __atomic_load_n((const uint32_t *)(const void *)p, __ATOMIC_ACQUIRE);
+
+	return dvx_be32_to_cpu((dvx_be32)v);
+}
+
+/*
+ * Write one CQE (@c: 64 bytes, op_own holding the opcode and flags without the
+ * owner bit) into @cq. Return: 0, or -1 when the CQ is (now) in overrun: a CQ without
+ * overrun-ignore whose next entry software has not consumed yet (its doorbell
+ * record's consumer index) takes no more CQEs (facts 4.4; IB: the CQ enters error).
+ */
+static int cq_push(struct sim_fabric *fab, struct sim_cq *cq, uint8_t *c, uint32_t qpn)
+{
+	uint32_t n = 1u << cq->log_sz;
+	uint8_t *e;
+
+	if (X_UNLIKELY(cq->overrun))
+		return -1;
+	if (!cq->oi && !cq->cc) {
+		uint32_t ci = load_be32_acquire(cq->dbrec) & 0xffffffu;
+
+		if (X_UNLIKELY(((cq->pi - ci) & 0xffffffu) >= n)) {
+			cq->overrun = 1;
+			return -1;
+		}
+	}
+	e = cq->ring + (cq->cc ? 0 : (size_t)(cq->pi & (n - 1)) * 64u);
+	c[SIM_CQE_OP_OWN] |= (uint8_t)((cq->pi >> cq->log_sz) & 1u);
+	memcpy(e, c, 63);
+	/* every other byte of the entry before the owner byte that hands it over */
+	__atomic_store_n(e + SIM_CQE_OP_OWN, c[SIM_CQE_OP_OWN], __ATOMIC_RELEASE);
+	cq->pi++;
+	fab->cqes_written++;
+	if (fab->trace)
+		fab->trace(fab->trace_arg, cq->nic ? cq->nic->index : 0, qpn, 1, e, 64);
+	return 0;
+}
+
+static void cqe_req(uint8_t *c, const struct sim_qp *qp, uint8_t opcode, uint16_t idx,
+		    uint32_t byte_cnt)
+{
+	memset(c, 0, 64);
+	dvx_put_be32(c + SIM_CQE_SRQN_UIDX, qp->user_index & 0xffffffu);
+	dvx_put_be32(c + SIM_CQE_BYTE_CNT, byte_cnt);
+	dvx_put_be32(c + SIM_CQE_SOP_QPN, ((uint32_t)opcode << 24) | (qp->qpn & 0xffffffu));
+	dvx_put_be16(c + SIM_CQE_WQE_COUNTER, idx);
+	c[SIM_CQE_OP_OWN] = SIM_CQE_REQ << 4;
+}
+
+static void cqe_err(uint8_t *c, const struct sim_qp *qp, uint8_t cqe_op, uint8_t wqe_opcode,
+		    uint16_t idx, uint8_t synd, uint8_t vendor)
+{
+	memset(c, 0, 64);
+	dvx_put_be32(c + SIM_CQE_SRQN_UIDX, qp->user_index & 0xffffffu);
+	c[SIM_CQE_VENDOR_SYND] = vendor;
+	c[SIM_CQE_SYNDROME] = synd;
+	dvx_put_be32(c + SIM_CQE_SOP_QPN, ((uint32_t)wqe_opcode << 24) | (qp->qpn & 0xffffffu));
+	dvx_put_be16(c + SIM_CQE_WQE_COUNTER, idx);
+	c[SIM_CQE_OP_OWN] = (uint8_t)(cqe_op << 4);
+}
+
+/* an error CQE of @qp's send side (always written, signaled or not) */
+static void req_err_cqe(struct sim_fabric *fab, struct sim_qp *qp, uint8_t wqe_opcode,
+			uint16_t idx, uint8_t synd, uint8_t vendor)
+{
+	struct sim_cq *cq = qp_cq(qp, 0);
+	uint8_t c[64];
+
+	if (!cq)
+		return;
+	cqe_err(c, qp, SIM_CQE_REQ_ERR, wqe_opcode, idx, synd, vendor);
+	(void)cq_push(fab, cq, c, qp->qpn);
+}
+
+static void set_err(struct sim_fabric *fab, struct sim_qp *qp)
+{
+	if (qp->state != SIM_QPS_ERR)
+		sim_qp_set_err(fab, qp);
+}
+
+/* ---- the responder's receive queue ---------------------------------------- */
+
+/* receive WQEs posted (and, for cd_slave_recv, enabled) and not consumed */
+static uint32_t rq_avail(const struct sim_qp *peer)
+{
+	uint32_t n = (uint16_t)(load_be32_acquire(peer->dbrec) - peer->rq_ci);
+
+	if (peer->cd_slave_recv) {
+		uint32_t en = (uint16_t)(peer->recv_en - peer->rq_ci);
+
+		if (en >= 0x8000u)
+			en = 0;
+		if (en < n)
+			n = en;
+	}
+	return n;
+}
+
+static int has_rq(const struct sim_qp *peer)
+{
+	return peer->rq && peer->rq_type == 0;
+}
+
+/*
+ * Complete the receive at peer->rq_ci for an incoming message of @len bytes from
+ * @qp: scatter the message (SEND; @sg/@nsg the requester's gather list) or just
+ * consume it (WRITE_IMM, @sg NULL), then write the responder CQE. On a receive-side
+ * error the receive completes with a responder error CQE and both QPs go to ERR.
+ */
+static int recv_complete(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp *peer,
+			 const struct sim_wqe *w, const struct sim_sge *sg, uint32_t nsg,
+			 uint64_t len, struct sim_xres *r)
+{
+	uint32_t stride = 4u + peer->log_rq_stride;
+	uint32_t nslot = 1u << peer->log_rq_stride;
+	uint16_t ridx = (uint16_t)peer->rq_ci;
+	const uint8_t *d = peer->rq + ((size_t)(peer->rq_ci & ((1u << peer->log_rq_size) - 1))
+				       << stride);
+	struct sim_sge dst[64];
+	struct sim_cq *cq = qp_cq(peer, 1);
+	uint8_t c[64], op, resp_synd = 0, vs = 0;
+	uint32_t i, nd = 0;
+	uint64_t room = 0;
+
+	if (sg) {
+		for (i = 0; i < nslot && i < 64; i++, d += 16) {
+			uint32_t bc = dvx_get_be32(d), lkey = dvx_get_be32(d + 4);
+			struct sim_mr *mr;
+
+			if (lkey == SIM_INVALID_LKEY)
+				break;
+			if (!bc)
+				continue;
+			mr = key_lookup(peer, peer->nic, lkey);
+			if (!mr || mr->pdn != peer->pdn || !(mr->access & DVX_ACCESS_LOCAL_WRITE) ||
+			    !(dst[nd].p = mr_range(mr, dvx_get_be64(d + 8), bc))) {
+				resp_synd = SIM_SYND_LOCAL_PROT_ERR;
+				vs = SIM_VS_RECV_PROT;
+				break;
+			}
+			dst[nd++].len = bc;
+			room += bc;
+		}
+		if (!resp_synd && len > room) {
+			resp_synd = SIM_SYND_LOCAL_LENGTH_ERR;
+			vs = SIM_VS_RECV_LEN;
+		}
+	}
+	if (resp_synd) {
+		cqe_err(c, peer, SIM_CQE_RESP_ERR, 0, ridx, resp_synd, vs);
+		peer->rq_ci++;
+		if (cq)
+			(void)cq_push(fab, cq, c, peer->qpn);
+		r->peer_err = 1;
+		/* IB: a local error at the responder is a remote operational error to the
+		 * requester; a receive too small for the message an invalid request */
+		return x_fail(r, resp_synd == SIM_SYND_LOCAL_LENGTH_ERR ?
+				 SIM_SYND_REMOTE_INVAL_REQ_ERR : SIM_SYND_REMOTE_OP_ERR, vs);
+	}
+	if (sg) {
+		/* gather -> scatter, both lists in order */
+		uint32_t si = 0, di = 0, so = 0, dof = 0;
+
+		while (si < nsg && di < nd) {
+			uint32_t k = sg[si].len - so;
+
+			if (dst[di].len - dof < k)
+				k = dst[di].len - dof;
+			memmove(dst[di].p + dof, sg[si].p + so, k);
+			so += k;
+			dof += k;
+			if (so == sg[si].len) {
+				si++;
+				so = 0;
+			}
+			if (dof == dst[di].len) {
+				di++;
+				dof = 0;
+			}
+		}
+	}
+	op = w->opcode == SIM_OP_RDMA_WRITE_IMM ? SIM_CQE_RESP_WR_IMM :
+	     w->opcode == SIM_OP_SEND_IMM ? SIM_CQE_RESP_SEND_IMM : SIM_CQE_RESP_SEND;
+	memset(c, 0, 64);
+	if (qp->nic && qp->port >= 1 && qp->port <= DVX_SIM_MAX_PORTS)
+		dvx_put_be16(c + SIM_CQE_SLID, qp->nic->cfg.port[qp->port - 1].lid);
+	dvx_put_be32(c + SIM_CQE_FLAGS_RQPN, qp->qpn & 0xffffffu);
+	dvx_put_be32(c + SIM_CQE_SRQN_UIDX, peer->user_index & 0xffffffu);
+	if (op != SIM_CQE_RESP_SEND)
+		memcpy(c + SIM_CQE_IMM, w->b + 12, 4);	/* the immediate, as on the wire */
+	dvx_put_be32(c + SIM_CQE_BYTE_CNT, (uint32_t)len);
+	dvx_put_be32(c + SIM_CQE_SOP_QPN, peer->qpn & 0xffffffu);
+	dvx_put_be16(c + SIM_CQE_WQE_COUNTER, ridx);
+	c[SIM_CQE_OP_OWN] = (uint8_t)((op << 4) | (w->fm_ce_se & SIM_CTRL_SOLICITED));
+	peer->rq_ci++;
+	if (!cq || cq_push(fab, cq, c, peer->qpn)) {
+		/* the responder's CQ overran: it goes to ERR without acknowledging, so the
+		 * requester's retries find it in ERR (transport retry exhausted) */
+		set_err(fab, peer);
+		return X_STALL;
+	}
+	return X_DONE;
+}
+
+/* ---- transport: loss, retries, RNR ------------------------------------------ */
+
+static int port_up(const struct sim_nic *nic, uint8_t port)
+{
+	uint32_t i = port ? port - 1u : 0;
+
+	return i < DVX_SIM_MAX_PORTS && nic->cfg.port[i].up;
+}
+
+/* is the request from @qp lost on its way (link, drops, responder not receiving)? */
+static int request_lost(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp *peer)
+{
+	if (X_UNLIKELY(!peer))
+		return 1;
+	if (X_UNLIKELY(!qp->fl && (fab->faults.link_down || !port_up(qp->nic, qp->port) ||
+				   !port_up(peer->nic, peer->port))))
+		return 1;
+	/* a QP in RST, INIT or ERR silently drops what arrives (IB) */
+	if (X_UNLIKELY(peer->state < SIM_QPS_RTR || peer->state == SIM_QPS_ERR))
+		return 1;
+	if (X_UNLIKELY(fab->faults.drop_count)) {
+		fab->faults.drop_count--;
+		return 1;
+	}
+	if (X_UNLIKELY(fab->faults.drop_every) &&
+	    ++fab->exec_pkts % fab->faults.drop_every == 0)
+		return 1;
+	return 0;
+}
+
+/* the request was lost: retry after a time-out, retry_cnt times, then fail */
+static int retry_later(struct sim_qp *qp, struct sim_xres *r)
+{
+	if (!qp->exec.retry_active) {
+		qp->exec.retry_active = 1;
+		qp->exec.retry_left = qp->retry_cnt;
+	}
+	if (!qp->exec.retry_left)
+		return x_fail(r, SIM_SYND_TRANSPORT_RETRY_EXC_ERR, SIM_VS_RETRY);
+	qp->exec.retry_left--;
+	qp->stall_until_ns = sim_now_ns() + SIM_EXEC_RETRY_NS;
+	return X_STALL;
+}
+
+/* IB min RNR NAK timer (table of 9.7.5.2.8) in units of 10 ns: the IB value in us,
+ * read as ns (see exec.h) */
+static const uint16_t rnr_timer_10ns[32] = {
+	65535, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384,
+	512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
+};
+
+/* RNR NAK from @peer: back off, rnr_retry times (7: forever), then fail */
+static int rnr_later(struct sim_qp *qp, struct sim_qp *peer, struct sim_xres *r)
+{
+	if (!qp->exec.rnr_active) {
+		qp->exec.rnr_active = 1;
+		qp->rnr_left = qp->rnr_retry;
+	}
+	if (qp->rnr_retry != 7) {
+		if (!qp->rnr_left)
+			return x_fail(r, SIM_SYND_RNR_RETRY_EXC_ERR, SIM_VS_RNR);
+		qp->rnr_left--;
+	}
+	qp->stall_until_ns = sim_now_ns() + 10u * rnr_timer_10ns[peer->min_rnr_nak & 31u];
+	return X_STALL;
+}
+
+/* ---- operations ------------------------------------------------------------ */
+
+/* sum of each field of @a and @b, carries stopping at the set bits of @boundary */
+static inline uint64_t add_fields(uint64_t a, uint64_t b, uint64_t boundary)
+{
+	return ((a & ~boundary) + (b & ~boundary)) ^ ((a ^ b) & boundary);
+}
+
+struct sim_atomic_op {
+	int cs;			/* compare-swap (else fetch-add) */
+	uint64_t a;		/* FA: add; CS: swap */
+	uint64_t b;		/* FA: field boundary; CS: compare */
+	uint64_t swap_mask;	/* CS */
+	uint64_t cmp_mask;	/* CS */
+};
+
+static inline uint64_t atomic_new(const struct sim_atomic_op *o, uint64_t old)
+{
+	if (!o->cs)
+		return add_fields(old, o->a, o->b);
+	if ((old ^ o->b) & o->cmp_mask)
+		return old;
+	return (old & ~o->swap_mask) | (o->a & o->swap_mask);
+}
+
+/* apply @o to the native-order word of @size bytes at @t; returns the old value */
+static uint64_t atomic_apply(uint8_t *t, uint32_t size, const struct sim_atomic_op *o)
+{
+	if (size == 8 && !((uintptr_t)t & 7u)) {
+		uint64_t *q = (uint64_t *)(void *)t, old, nv;
+
+		if (!o->cs && !o->b)
+			return __atomic_fetch_add(q, o->a, __ATOMIC_SEQ_CST);
+		old = __atomic_load_n(q, __ATOMIC_RELAXED);
+		do {
+			nv = atomic_new(o, old);
+		} while (nv != old && !__atomic_compare_exchange_n(q, &old, nv, 1, __ATOMIC_SEQ_CST,
+								   __ATOMIC_RELAXED));
+		return old;
+	}
+	if (size == 4 && !((uintptr_t)t & 3u)) {
+		uint32_t *q = (uint32_t *)(void *)t, old, nv;
+
+		old = __atomic_load_n(q, __ATOMIC_RELAXED);
+		do {
+			nv = (uint32_t)atomic_new(o, old);
+		} while (nv != old && !__atomic_compare_exchange_n(q, &old, nv, 1, __ATOMIC_SEQ_CST,
+								   __ATOMIC_RELAXED));
+		return old;
+	}
+	/* host address not naturally aligned (iova aligned, base not): plain RMW */
+	if (size == 8) {
+		uint64_t old, nv;
+
+		memcpy(&old, t, 8);
+		nv = atomic_new(o, old);
+		memcpy(t, &nv, 8);
+		return old;
+	} else {
+		uint32_t old, nv;
+
+		memcpy(&old, t, 4);
+		nv = (uint32_t)atomic_new(o, old);
+		memcpy(t, &nv, 4);
+		return old;
+	}
+}
+
+/* 8-byte atomic replies in host order? the NIC's atomic cap atomic_req_8B_endianness_mode
+ * (page dword 8 [31:30]) == 1 (facts 6); otherwise, and always for 4 bytes, big-endian */
+static int atomic_reply_host(const struct sim_nic *nic)
+{
+	return ((dvx_get_be32(nic->cap_atomic + 8) >> 30) & 3u) == 1;
+}
+
+static int exec_atomic(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp *peer,
+		       const struct sim_wqe *w, struct sim_xres *r)
+{
+	const uint8_t *s = w->b + 32;	/* the operand segment */
+	struct sim_atomic_op o;
+	uint32_t size = 8, opseg = 1, bc;
+	uint8_t *res = NULL, *t;
+	uint64_t raddr, old;
+	int ext = w->opcode == SIM_OP_ATOMIC_MASKED_CS || w->opcode == SIM_OP_ATOMIC_MASKED_FA;
+
+	if (!qp->nic->cfg.atomic)
+		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_OPCODE);
+	if (ext) {
+		if (w->opmod == SIM_OPMOD_EXT_ATOMIC_4B)
+			size = 4;
+		else if (w->opmod != SIM_OPMOD_EXT_ATOMIC_8B)
+			return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_OPCODE);
+		if (size == 8 && w->opcode == SIM_OP_ATOMIC_MASKED_CS)
+			opseg = 2;
+	} else if (w->opmod) {
+		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_OPCODE);
+	}
+	/* ctrl, raddr, operands, and the result's data segment (optional) */
+	if (w->ds != 2 + opseg + 1 && w->ds != 2 + opseg)
+		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_DS);
+	memset(&o, 0, sizeof(o));
+	o.cs = w->opcode == SIM_OP_ATOMIC_CS || w->opcode == SIM_OP_ATOMIC_MASKED_CS;
+	if (!ext) {
+		o.a = dvx_get_be64(s);
+		o.b = o.cs ? dvx_get_be64(s + 8) : 0;
+		o.swap_mask = o.cmp_mask = ~(uint64_t)0;
+	} else if (size == 8) {
+		o.a = dvx_get_be64(s);
+		o.b = dvx_get_be64(s + 8);
+		if (o.cs) {
+			o.swap_mask = dvx_get_be64(s + 16);
+			o.cmp_mask = dvx_get_be64(s + 24);
+		}
+	} else {
+		o.a = dvx_get_be32(s);
+		o.b = dvx_get_be32(s + 4);
+		if (o.cs) {
+			o.swap_mask = dvx_get_be32(s + 8);
+			o.cmp_mask = dvx_get_be32(s + 12);
+		}
+	}
+	if (w->ds == 3 + opseg) {
+		const uint8_t *d = w->b + (2 + opseg) * 16u;
+
+		bc = dvx_get_be32(d);
+		if (bc & SIM_INLINE_SEG)
+			return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_INLINE);
+		if (bc < size)
+			return x_fail(r, SIM_SYND_LOCAL_LENGTH_ERR, SIM_VS_RESULT_LEN);
+		if (local_buf(qp, dvx_get_be32(d + 4), dvx_get_be64(d + 8), size, 1, &res, r) !=
+		    X_DONE)
+			return X_ERR;
+	}
+	if (request_lost(fab, qp, peer))
+		return retry_later(qp, r);
+	/* responder: operation enabled (class C: invalid request), then the rkey */
+	raddr = dvx_get_be64(w->b + 16);
+	if (!(peer->access & DVX_ACCESS_REMOTE_ATOMIC)) {
+		r->peer_err = 1;
+		return x_fail(r, SIM_SYND_REMOTE_INVAL_REQ_ERR, SIM_VS_QP_ACCESS);
+	}
+	if (ext && peer->atomic_mode < 3) {
+		r->peer_err = 1;
+		return x_fail(r, SIM_SYND_REMOTE_INVAL_REQ_ERR, SIM_VS_ATOMIC_MODE);
+	}
+	if (raddr & (size - 1)) {
+		r->peer_err = 1;
+		return x_fail(r, SIM_SYND_REMOTE_INVAL_REQ_ERR, SIM_VS_ALIGN);
+	}
+	if (remote_buf(qp, peer, dvx_get_be32(w->b + 24), raddr, size, DVX_ACCESS_REMOTE_ATOMIC,
+		       &t, r) != X_DONE)
+		return X_ERR;
+	old = atomic_apply(t, size, &o);
+	if (res) {
+		if (size == 4)
+			dvx_put_be32(res, (uint32_t)old);
+		else if (atomic_reply_host(qp->nic))
+			memcpy(res, &old, 8);
+		else
+			dvx_put_be64(res, old);
+	}
+	r->byte_cnt = size;
+	return X_DONE;
+}
+
+static int msg_too_long(const struct sim_qp *qp, uint64_t len)
+{
+	uint32_t lm = qp->nic->cfg.log_max_msg;
+
+	return lm && lm < 63 && len > (1ull << lm);
+}
+
+static int exec_write_send(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp *peer,
+			   const struct sim_wqe *w, struct sim_xres *r)
+{
+	int is_write = w->opcode == SIM_OP_RDMA_WRITE || w->opcode == SIM_OP_RDMA_WRITE_IMM;
+	int needs_recv = w->opcode != SIM_OP_RDMA_WRITE;
+	uint32_t first = is_write ? 2 : 1, nsg;
+	struct sim_sge sg[SIM_MAX_SGE];
+	uint64_t total;
+	uint8_t *t = NULL;
+
+	if (X_UNLIKELY(w->ds < first))
+		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_DS);
+	if (local_sgl(qp, w, first, 0, 1, sg, &nsg, &total, r) != X_DONE)
+		return X_ERR;
+	if (X_UNLIKELY(msg_too_long(qp, total)))
+		return x_fail(r, SIM_SYND_LOCAL_LENGTH_ERR, SIM_VS_MSG_LEN);
+	if (X_UNLIKELY(request_lost(fab, qp, peer)))
+		return retry_later(qp, r);
+	/* responder checks in IB order: operation valid, resources (RNR), rkey */
+	if (is_write && X_UNLIKELY(!(peer->access & DVX_ACCESS_REMOTE_WRITE))) {
+		r->peer_err = 1;
+		return x_fail(r, SIM_SYND_REMOTE_INVAL_REQ_ERR, SIM_VS_QP_ACCESS);
+	}
+	if (needs_recv) {
+		if (!has_rq(peer)) {
+			r->peer_err = 1;
+			return x_fail(r, SIM_SYND_REMOTE_INVAL_REQ_ERR, SIM_VS_NO_RQ);
+		}
+		if (!rq_avail(peer))
+			return rnr_later(qp, peer, r);
+	}
+	if (is_write && total &&
+	    remote_buf(qp, peer, dvx_get_be32(w->b + 24), dvx_get_be64(w->b + 16), total,
+		       DVX_ACCESS_REMOTE_WRITE, &t, r) != X_DONE)
+		return X_ERR;
+	if (is_write) {
+		if (X_LIKELY(nsg == 1))
+			memmove(t, sg[0].p, sg[0].len);
+		else
+			copy_gather(t, sg, nsg);
+		if (!needs_recv)
+			return X_DONE;
+		return recv_complete(fab, qp, peer, w, NULL, 0, total, r);
+	}
+	return recv_complete(fab, qp, peer, w, sg, nsg, total, r);
+}
+
+static int exec_read(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp *peer,
+		     const struct sim_wqe *w, struct sim_xres *r)
+{
+	struct sim_sge sg[SIM_MAX_SGE];
+	uint32_t nsg;
+	uint64_t total;
+	uint8_t *s = NULL;
+
+	if (w->ds < 2)
+		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_DS);
+	if (local_sgl(qp, w, 2, 1, 0, sg, &nsg, &total, r) != X_DONE)
+		return X_ERR;
+	if (msg_too_long(qp, total))
+		return x_fail(r, SIM_SYND_LOCAL_LENGTH_ERR, SIM_VS_MSG_LEN);
+	if (request_lost(fab, qp, peer))
+		return retry_later(qp, r);
+	if (!(peer->access & DVX_ACCESS_REMOTE_READ)) {
+		r->peer_err = 1;
+		return x_fail(r, SIM_SYND_REMOTE_INVAL_REQ_ERR, SIM_VS_QP_ACCESS);
+	}
+	if (total && remote_buf(qp, peer, dvx_get_be32(w->b + 24), dvx_get_be64(w->b + 16),
+				total, DVX_ACCESS_REMOTE_READ, &s, r) != X_DONE)
+		return X_ERR;
+	copy_scatter(sg, nsg, s);
+	r->byte_cnt = (uint32_t)total;
+	return X_DONE;
+}
+
+/* WAIT (opmod 0): until CQ qpn_cqn has produced CQE max_index (24-bit index space) */
+static int exec_wait(struct sim_qp *qp, const struct sim_wqe *w, struct sim_xres *r)
+{
+	uint32_t idx = dvx_get_be32(w->b + 24) & 0xffffffu;
+	uint32_t cqn = dvx_get_be32(w->b + 28) & 0xffffffu;
+	struct sim_cq *cq;
+
+	if (!qp->nic->cfg.cd || !qp->cd_master)
+		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_NOT_CD);
+	if (w->opmod != SIM_OPMOD_WAIT_CQ)
+		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_OPCODE);
+	if (w->ds != 2)
+		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_DS);
+	cq = sim_cq_find(qp->nic, cqn);
+	if (!cq)
+		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_NO_OBJ);
+	/* produced CQE idx <=> pi - 1 is at or after idx, cyclically in 24 bits */
+	if (((cq->pi - 1u - idx) & 0xffffffu) >= 0x800000u) {
+		qp->wait_cqn = cqn;
+		qp->wait_index = idx;
+		return X_STALL;
+	}
+	qp->wait_cqn = 0;
+	qp->wait_index = 0;
+	return X_DONE;
+}
+
+/* SEND_EN / RECV_EN: raise a cd slave's limit to max_index (16-bit counter space) */
+static int exec_enable(struct sim_qp *qp, const struct sim_wqe *w, struct sim_xres *r)
+{
+	uint32_t idx = dvx_get_be32(w->b + 24) & 0xffffu;
+	uint32_t qpn = dvx_get_be32(w->b + 28) & 0xffffffu;
+	struct sim_qp *s;
+	uint32_t *lim;
+
+	if (!qp->nic->cfg.cd || !qp->cd_master)
+		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_NOT_CD);
+	if (w->ds != 2)
+		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_DS);
+	s = sim_qp_find(qp->nic, qpn);
+	if (!s)
+		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_NO_OBJ);
+	if (w->opcode == SIM_OP_SEND_EN ? !s->cd_slave_send : !s->cd_slave_recv)
+		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_NOT_CD);
+	lim = w->opcode == SIM_OP_SEND_EN ? &s->send_en : &s->recv_en;
+	if ((uint16_t)(idx - *lim) < 0x8000u)
+		*lim = idx;
+	return X_DONE;
+}
+
+static int exec_one(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp *peer,
+		    const struct sim_wqe *w, struct sim_xres *r)
+{
+	switch (w->opcode) {
+	case SIM_OP_NOP:
+		return X_DONE;
+	case SIM_OP_RDMA_WRITE:
+	case SIM_OP_RDMA_WRITE_IMM:
+	case SIM_OP_SEND:
+	case SIM_OP_SEND_IMM:
+		if (X_UNLIKELY(w->opmod))
+			return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_OPCODE);
+		return exec_write_send(fab, qp, peer, w, r);
+	case SIM_OP_RDMA_READ:
+		if (w->opmod)
+			return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_OPCODE);
+		return exec_read(fab, qp, peer, w, r);
+	case SIM_OP_ATOMIC_CS:
+	case SIM_OP_ATOMIC_FA:
+	case SIM_OP_ATOMIC_MASKED_CS:
+	case SIM_OP_ATOMIC_MASKED_FA:
+		return exec_atomic(fab, qp, peer, w, r);
+	case SIM_OP_WAIT:
+		return exec_wait(qp, w, r);
+	case SIM_OP_SEND_EN:
+	case SIM_OP_RECV_EN:
+		return exec_enable(qp, w, r);
+	default:
+		/* SEND_INVAL, UMR, DUMP, ASO, MMO ... are not modelled */
+		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_OPCODE);
+	}
+}
+
+/* ---- the send queue ---------------------------------------------------------- */
+
+static void wqe_done(struct sim_qp *qp, uint32_t nwqebb)
+{
+	qp->sq_ci += nwqebb;
+	qp->exec.rnr_active = 0;
+	qp->exec.retry_active = 0;
+	qp->exec.delay_done = 0;
+}
+
+static unsigned flush_pending(struct sim_fabric *fab, struct sim_qp *qp);
+
+unsigned sim_exec_qp(struct sim_fabric *fab, struct sim_qp *qp, unsigned budget)
+{
+	uint32_t mask, nring;
+	struct sim_cq *scq;
+	struct sim_qp *peer = NULL;
+	int peer_known = 0;
+	unsigned n = 0;
+	uint8_t lin[SIM_MAX_WQE_BYTES];
+
+	if (X_UNLIKELY(qp->state != SIM_QPS_RTS)) {
+		/* hardware flushes what is posted to a QP in ERR; RST..RTR, SQD hold */
+		if (qp->state == SIM_QPS_ERR)
+			return flush_pending(fab, qp);
+		return 0;
+	}
+	if (X_UNLIKELY(!qp->sq))
+		return 0;
+	if (X_UNLIKELY(qp->stall_until_ns)) {
+		if (sim_now_ns() < qp->stall_until_ns)
+			return 0;
+		qp->stall_until_ns = 0;
+	} else {
+		/* the per-WQE retry state is only ever kept across a back-off; without one
+		 * (e.g. the QP went through RST meanwhile) the WQE at sq_ci starts afresh */
+		qp->exec.rnr_active = 0;
+		qp->exec.retry_active = 0;
+		qp->exec.delay_done = 0;
+	}
+	scq = qp_cq(qp, 0);
+	if (X_UNLIKELY(scq && scq->overrun)) {
+		/* its CQ is in error: the QP goes to error (async CQ error) */
+		set_err(fab, qp);
+		return 0;
+	}
+	nring = 1u << qp->log_sq_size;
+	mask = nring - 1;
+
+	while (n < budget) {
+		uint32_t ci = qp->sq_ci;	/* free running; hardware sees 16 bits */
+		uint32_t avail = (uint16_t)(qp->sq_db - ci);
+		const uint8_t *b = qp->sq + ((size_t)(ci & mask) << 6);
+		struct sim_wqe w;
+		struct sim_xres r;
+		uint32_t ctrl, ds, tlen;
+		int rc;
+
+		if (!avail)
+			break;
+		if (qp->cd_slave_send) {
+			uint32_t en = (uint16_t)(qp->send_en - ci);
+
+			if (en >= 0x8000u || !en)
+				break;
+			if (en < avail)
+				avail = en;
+		}
+		ctrl = dvx_get_be32(b);
+		ds = dvx_get_be32(b + 4) & 0x3fu;
+		w.b = b;
+		w.ds = ds;
+		w.nwqebb = ds ? (ds + 3u) >> 2 : 1u;
+		w.idx = (uint16_t)ci;
+		w.opcode = (uint8_t)ctrl;
+		w.opmod = (uint8_t)(ctrl >> 24);
+		w.fm_ce_se = b[11];
+		r.synd = 0;
+		r.vendor = 0;
+		r.peer_err = 0;
+		r.byte_cnt = 0;
+
+		tlen = 16;	/* bytes of the WQE readable at w.b, for the trace */
+		if (X_UNLIKELY(w.nwqebb > avail || w.nwqebb > nring)) {
+			if (qp->cd_slave_send && w.nwqebb <= nring &&
+			    w.nwqebb <= (uint16_t)(qp->sq_db - ci))
+				break;	/* enabled only in part: wait for the rest */
+			rc = x_fail(&r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_DS);
+			w.nwqebb = avail < w.nwqebb ? avail : w.nwqebb;
+			goto fail;
+		}
+		if (X_UNLIKELY((ci & mask) + w.nwqebb > nring)) {
+			/* runs past the ring's end: continue at WQEBB 0 (facts 2.1) */
+			uint32_t first = (nring - (ci & mask)) << 6;
+
+			memcpy(lin, b, first);
+			memcpy(lin + first, qp->sq, (w.nwqebb << 6) - first);
+			w.b = lin;
+		}
+		tlen = ds * 16u;
+		if (X_UNLIKELY(!ds)) {
+			tlen = 16;
+			rc = x_fail(&r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_DS);
+			goto fail;
+		}
+		if (X_UNLIKELY(((ctrl >> 8) & 0xffffu) != (ci & 0xffffu))) {
+			rc = x_fail(&r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_WQE_INDEX);
+			goto fail;
+		}
+		if (X_UNLIKELY(fab->faults.delay_ns) && !qp->exec.delay_done) {
+			qp->exec.delay_done = 1;
+			qp->stall_until_ns = sim_now_ns() + fab->faults.delay_ns;
+			break;
+		}
+		if (!peer_known && w.opcode != SIM_OP_NOP) {
+			peer = sim_qp_peer(fab, qp);
+			peer_known = 1;
+		}
+		rc = exec_one(fab, qp, peer, &w, &r);
+		if (rc == X_STALL)
+			break;
+		if (X_UNLIKELY(qp->state != SIM_QPS_RTS))
+			break;	/* a loopback responder error flushed this SQ too */
+		if (X_UNLIKELY(rc != X_DONE))
+			goto fail;
+		if (fab->trace)
+			fab->trace(fab->trace_arg, qp->nic->index, qp->qpn, 0, w.b, w.ds * 16u);
+		wqe_done(qp, w.nwqebb);
+		fab->wqes_executed++;
+		n++;
+		if (SIM_CTRL_CE(w.fm_ce_se) >= SIM_CTRL_CE_ALWAYS) {
+			uint8_t c[64];
+
+			if (X_UNLIKELY(!scq)) {
+				scq = qp_cq(qp, 0);
+				if (!scq)
+					continue;
+			}
+			cqe_req(c, qp, w.opcode, w.idx, r.byte_cnt);
+			if (X_UNLIKELY(cq_push(fab, scq, c, qp->qpn))) {
+				set_err(fab, qp);
+				break;
+			}
+		}
+		continue;
+fail:
+		if (fab->trace)
+			fab->trace(fab->trace_arg, qp->nic->index, qp->qpn, 0, w.b, tlen);
+		wqe_done(qp, w.nwqebb);
+		fab->wqes_executed++;
+		n++;
+		req_err_cqe(fab, qp, w.opcode, w.idx, r.synd, r.vendor);
+		if (r.peer_err && peer)
+			set_err(fab, peer);
+		set_err(fab, qp);
+		break;
+	}
+	return n;
+}
+
+/* ---- flush ------------------------------------------------------------------- */
+
+static unsigned flush_pending(struct sim_fabric *fab, struct sim_qp *qp)
+{
+	unsigned n = 0;
+
+	qp->stall_until_ns = 0;
+	qp->wait_cqn = 0;
+	qp->wait_index = 0;
+	qp->exec.rnr_active = 0;
+	qp->exec.retry_active = 0;
+	qp->exec.delay_done = 0;
+	if (qp->sq && qp->dbrec) {
+		uint32_t mask = (1u << qp->log_sq_size) - 1;
+		uint16_t c = (uint16_t)load_be32_acquire(qp->dbrec + 4);
+
+		/* extend the record's 16 bits to the free-running counter, as control does */
+		qp->sq_db += (uint16_t)(c - (uint16_t)qp->sq_db);
+		while ((uint16_t)(qp->sq_db - qp->sq_ci)) {
+			uint32_t ci = qp->sq_ci, avail = (uint16_t)(qp->sq_db - ci);
+			const uint8_t *b = qp->sq + ((size_t)(ci & mask) << 6);
+			uint32_t ds = dvx_get_be32(b + 4) & 0x3fu;
+			uint32_t nw = ds ? (ds + 3u) >> 2 : 1u;
+
+			if (nw > avail)
+				nw = avail;
+			req_err_cqe(fab, qp, b[3], (uint16_t)ci, SIM_SYND_WR_FLUSH_ERR, SIM_VS_FLUSH);
+			qp->sq_ci = ci + nw;
+			n++;
+		}
+	}
+	if (qp->rq && qp->dbrec && qp->rq_type == 0) {
+		uint32_t db = load_be32_acquire(qp->dbrec) & 0xffffu;
+		struct sim_cq *cq = qp_cq(qp, 1);
+
+		while ((uint16_t)(db - qp->rq_ci)) {
+			uint8_t c[64];
+
+			cqe_err(c, qp, SIM_CQE_RESP_ERR, 0, (uint16_t)qp->rq_ci, SIM_SYND_WR_FLUSH_ERR,
+				SIM_VS_FLUSH);
+			if (cq)
+				(void)cq_push(fab, cq, c, qp->qpn);
+			qp->rq_ci++;
+			n++;
+		}
+	}
+	return n;
+}
+
+void sim_exec_flush(struct sim_fabric *fab, struct sim_qp *qp)
+{
+	(void)flush_pending(fab, qp);
+}
+
+void sim_exec_reset_qp(struct sim_qp *qp)
+{
+	qp->sq_ci = 0;
+	qp->sq_db = 0;
+	qp->rq_ci = 0;
+	qp->send_en = 0;
+	qp->recv_en = 0;
+	qp->rnr_left = 0;
+	qp->stall_until_ns = 0;
+	qp->wait_cqn = 0;
+	qp->wait_index = 0;
+	memset(&qp->exec, 0, sizeof(qp->exec));
+}

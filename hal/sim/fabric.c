@@ -1,0 +1,753 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hal/sim/fabric.c - the sim's fabric: storage layout, NICs, the progress loop
+ * (doorbell watching, round-robin execution, the progress thread), faults, trace,
+ * statistics, fake dma-bufs, and the lookups the execution half uses.
+ *
+ * Doorbells. The loop learns of work only as hardware does: an 8-byte write to a UAR
+ * register (a doorbell, or the first 8 bytes of a BlueFlame copy), then the QP's
+ * doorbell record. Each watched register is consumed with an atomic exchange to 0, so
+ * two writes of the same value are two doorbells. Several QPs may ring one UAR page,
+ * and a later write can land before the loop saw an earlier one; hardware would have
+ * seen both, and what it reads next is the doorbell record anyway. So when a page's
+ * register was written, the loop re-reads (acquire) the doorbell record of every QP
+ * bound to that page, and no doorbell is lost. The record holds 16 bits of the SQ
+ * producer counter; the loop extends it to the free-running sq_db.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "../host.h"
+#include "ctrl.h"
+
+#define SIM_MAX_PASSES 1024u	/* dvx_sim_step(): bound on passes */
+#define SIM_QP_BUDGET 64u	/* WQEs one QP may run per pass */
+#define SIM_CAP_LIMIT 65535u
+
+/* ---- storage layout ---------------------------------------------------------- */
+
+struct sim_layout {
+	size_t nics, pds, umems, mrs, uars, cqs, qps, dmabufs, pages, end;
+};
+
+static size_t lay_add(size_t *off, size_t bytes, size_t align)
+{
+	size_t at = DVX_ALIGN_UP(*off, align);
+
+	*off = at + bytes;
+	return at;
+}
+
+static bool cfg_ok(const struct dvx_sim_fabric_cfg *c)
+{
+	return c && c->max_nics && c->max_qps && c->max_cqs && c->max_mrs && c->max_umems &&
+	       c->max_uars && c->max_pds && c->max_dmabufs && c->max_nics <= 64 &&
+	       c->max_qps <= SIM_CAP_LIMIT && c->max_cqs <= SIM_CAP_LIMIT &&
+	       c->max_mrs <= SIM_CAP_LIMIT && c->max_umems <= SIM_CAP_LIMIT &&
+	       c->max_uars <= 4096 && c->max_pds <= SIM_CAP_LIMIT &&
+	       c->max_dmabufs <= SIM_CAP_LIMIT;
+}
+
+static void layout(const struct dvx_sim_fabric_cfg *c, struct sim_layout *l)
+{
+	size_t off = sizeof(struct sim_fabric);
+	size_t n = c->max_nics;
+
+	l->nics = lay_add(&off, n * sizeof(struct sim_nic), 64);
+	l->pds = lay_add(&off, n * c->max_pds * sizeof(struct sim_pd), 64);
+	l->umems = lay_add(&off, n * c->max_umems * sizeof(struct sim_umem), 64);
+	l->mrs = lay_add(&off, n * c->max_mrs * sizeof(struct sim_mr), 64);
+	l->uars = lay_add(&off, n * c->max_uars * sizeof(struct sim_uar), 64);
+	l->cqs = lay_add(&off, n * c->max_cqs * sizeof(struct sim_cq), 64);
+	l->qps = lay_add(&off, n * c->max_qps * sizeof(struct sim_qp), 64);
+	l->dmabufs = lay_add(&off, c->max_dmabufs * sizeof(struct sim_dmabuf), 64);
+	l->pages = lay_add(&off, n * c->max_uars * DVX_SIM_UAR_PAGE_SIZE, DVX_SIM_UAR_PAGE_SIZE);
+	l->end = off;
+}
+
+void dvx_sim_fabric_cfg_default(struct dvx_sim_fabric_cfg *cfg)
+{
+	if (!cfg)
+		return;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->max_nics = 4;
+	cfg->max_qps = 64;
+	cfg->max_cqs = 64;
+	cfg->max_mrs = 64;
+	cfg->max_umems = 128;
+	cfg->max_uars = 16;
+	cfg->max_pds = 8;
+	cfg->max_dmabufs = 16;
+}
+
+size_t dvx_sim_fabric_size(const struct dvx_sim_fabric_cfg *cfg)
+{
+	struct sim_layout l;
+
+	if (!cfg_ok(cfg))
+		return 0;
+	layout(cfg, &l);
+	/* slack: the start is aligned to 64 inside the storage, the pages to 4 KiB */
+	return l.end + 64 + DVX_SIM_UAR_PAGE_SIZE;
+}
+
+int dvx_sim_fabric_init(void *storage, size_t len, const struct dvx_sim_fabric_cfg *cfg,
+			struct dvx_sim_fabric **fab)
+{
+	struct sim_fabric *f;
+	struct sim_layout l;
+	uint8_t *base, *pages;
+	uint32_t i;
+	int rc;
+
+	if (!storage || !fab || !cfg_ok(cfg) || len < dvx_sim_fabric_size(cfg))
+		return -EINVAL;
+	base = (uint8_t *)DVX_ALIGN_UP((uintptr_t)storage, (uintptr_t)64);
+	layout(cfg, &l);
+	/* the UAR pages are aligned to 4 KiB in memory, inside the slack */
+	pages = (uint8_t *)DVX_ALIGN_UP((uintptr_t)(base + l.pages), (uintptr_t)DVX_SIM_UAR_PAGE_SIZE);
+	memset(base, 0, (size_t)(pages - base) + (l.end - l.pages));
+	f = (struct sim_fabric *)(void *)base;
+	rc = pthread_mutex_init(&f->lock, NULL);
+	if (rc)
+		return -rc;
+	f->cfg = *cfg;
+	f->hal.ops = &sim_ops;
+	f->hal.ctx = f;
+	f->hal.name = "sim";
+	f->nics = (struct sim_nic *)(void *)(base + l.nics);
+	f->dmabufs = (struct sim_dmabuf *)(void *)(base + l.dmabufs);
+	f->uar_pages = pages;
+	f->idle_spins = 64;
+	f->idle_sleep_ns = 20000;
+	for (i = 0; i < cfg->max_nics; i++) {
+		struct sim_nic *n = &f->nics[i];
+
+		n->fab = f;
+		n->index = i;
+		n->pds = (struct sim_pd *)(void *)(base + l.pds) + (size_t)i * cfg->max_pds;
+		n->umems = (struct sim_umem *)(void *)(base + l.umems) + (size_t)i * cfg->max_umems;
+		n->mrs = (struct sim_mr *)(void *)(base + l.mrs) + (size_t)i * cfg->max_mrs;
+		n->uars = (struct sim_uar *)(void *)(base + l.uars) + (size_t)i * cfg->max_uars;
+		n->cqs = (struct sim_cq *)(void *)(base + l.cqs) + (size_t)i * cfg->max_cqs;
+		n->qps = (struct sim_qp *)(void *)(base + l.qps) + (size_t)i * cfg->max_qps;
+		/* numbers differ between NICs, so an id used on the wrong NIC is caught */
+		n->next_id = 0x10 + i * 0x40;
+	}
+	atomic_init(&f->run, 0);
+	atomic_init(&f->thread_up, 0);
+	*fab = (struct dvx_sim_fabric *)(void *)f;
+	return 0;
+}
+
+/* ---- NICs -------------------------------------------------------------------- */
+
+void dvx_sim_nic_cfg_default(struct dvx_sim_nic_cfg *cfg, unsigned index)
+{
+	struct dvx_sim_port_cfg *p;
+	unsigned i;
+
+	if (!cfg)
+		return;
+	memset(cfg, 0, sizeof(*cfg));
+	snprintf(cfg->name, sizeof(cfg->name), "sim_%u", index);
+	snprintf(cfg->pci, sizeof(cfg->pci), "0000:%02x:00.0", (0x50 + index) & 0xff);
+	cfg->nports = 1;
+	cfg->cd = 1;
+	cfg->atomic = 1;
+	cfg->atomic_be_only = 0;
+	cfg->force_loopback = 1;
+	cfg->cq_oi = 1;
+	cfg->bf = 1;
+	cfg->devx = 1;
+	cfg->log_max_qp_sz = 15;
+	cfg->log_max_cq_sz = 22;
+	cfg->log_max_qp = 17;
+	cfg->log_max_cq = 24;
+	cfg->log_max_mr = 24;
+	cfg->log_max_msg = 30;
+	cfg->log_max_ra_req_qp = 4;
+	cfg->log_max_ra_res_qp = 4;
+	cfg->log_max_pd = 23;
+	cfg->max_wqe_sz_sq = 1024;
+	cfg->max_wqe_sz_rq = 512;
+	cfg->vendor_part_id = 0x1021;
+	cfg->numa_node = -1;
+	cfg->node_guid = 0x9c63c00300000000ull | ((uint64_t)(index + 1) << 8);
+	snprintf(cfg->fw_ver, sizeof(cfg->fw_ver), "28.39.1002");
+	for (i = 0; i < DVX_SIM_MAX_PORTS; i++) {
+		p = &cfg->port[i];
+		p->link_layer = DVX_LINK_LAYER_ETHERNET;
+		p->active_mtu = 5;
+		p->up = 1;
+		p->lid = (uint16_t)((index + 1) * DVX_SIM_MAX_PORTS + i - 1);
+		/* ::ffff:10.<port>.<index+1>.1, MAC 02:00:00:<port>:<index+1>:01 */
+		p->gid[10] = 0xff;
+		p->gid[11] = 0xff;
+		p->gid[12] = 10;
+		p->gid[13] = (uint8_t)i;
+		p->gid[14] = (uint8_t)(index + 1);
+		p->gid[15] = 1;
+		p->mac[0] = 0x02;
+		p->mac[3] = (uint8_t)i;
+		p->mac[4] = (uint8_t)(index + 1);
+		p->mac[5] = 0x01;
+	}
+}
+
+static bool nic_cfg_ok(const struct dvx_sim_nic_cfg *c)
+{
+	unsigned i;
+
+	if (!c->name[0] || !memchr(c->name, 0, sizeof(c->name)) ||
+	    !memchr(c->pci, 0, sizeof(c->pci)) || c->nports < 1 ||
+	    c->nports > DVX_SIM_MAX_PORTS || c->log_max_qp_sz > 15 || c->log_max_cq_sz > 31 ||
+	    c->log_max_qp > 31 || c->log_max_msg > 31 || c->log_max_ra_req_qp > 7 ||
+	    c->log_max_ra_res_qp > 7 || c->log_max_pd > 31 || c->max_wqe_sz_sq < 64 ||
+	    c->max_wqe_sz_rq < 16)
+		return false;
+	for (i = 0; i < c->nports; i++) {
+		const struct dvx_sim_port_cfg *p = &c->port[i];
+
+		if ((p->link_layer != DVX_LINK_LAYER_IB &&
+		     p->link_layer != DVX_LINK_LAYER_ETHERNET) ||
+		    p->active_mtu < 1 || p->active_mtu > 5)
+			return false;
+		/* QUERY_HCA_CAP has one port_type: every port the same link layer */
+		if (p->link_layer != c->port[0].link_layer)
+			return false;
+	}
+	return true;
+}
+
+int dvx_sim_add_nic(struct dvx_sim_fabric *fab, const struct dvx_sim_nic_cfg *cfg)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+	struct sim_nic *n;
+	uint32_t i;
+	int rc;
+
+	if (!fab || !cfg || !nic_cfg_ok(cfg))
+		return -EINVAL;
+	pthread_mutex_lock(&f->lock);
+	if (f->nnics >= f->cfg.max_nics) {
+		rc = -ENOSPC;
+		goto unlock;
+	}
+	for (i = 0; i < f->nnics; i++)
+		if (!strcmp(f->nics[i].cfg.name, cfg->name) ||
+		    (cfg->pci[0] && !strcmp(f->nics[i].cfg.pci, cfg->pci))) {
+			rc = -EEXIST;
+			goto unlock;
+		}
+	n = &f->nics[f->nnics];
+	n->cfg = *cfg;
+	sim_caps_build(n);
+	rc = (int)f->nnics++;
+unlock:
+	pthread_mutex_unlock(&f->lock);
+	return rc;
+}
+
+const struct dvx_hal *dvx_sim_hal(struct dvx_sim_fabric *fab)
+{
+	return fab ? &sim_fab_of(fab)->hal : NULL;
+}
+
+int dvx_sim_set_port(struct dvx_sim_fabric *fab, unsigned nic, unsigned port, int up)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+	int rc = -EINVAL;
+
+	if (!fab)
+		return -EINVAL;
+	pthread_mutex_lock(&f->lock);
+	if (nic < f->nnics && port >= 1 && port <= f->nics[nic].cfg.nports) {
+		f->nics[nic].cfg.port[port - 1].up = up ? 1 : 0;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return rc;
+}
+
+/* ---- ids and lookups ----------------------------------------------------------- */
+
+uint32_t sim_make_id(struct sim_nic *nic, uint32_t slot, uint32_t cap, unsigned width)
+{
+	unsigned bits = sim_slot_bits(cap);
+	uint64_t gmask = (width > bits) ? ((1ull << (width - bits)) - 1) : 0;
+	uint64_t gen = (uint64_t)nic->next_id++ & gmask;
+
+	return (uint32_t)((gen << bits) | (slot + 1));
+}
+
+#define FIND(tbl, field, cap, key)                                       \
+	do {                                                             \
+		uint32_t s_ = sim_id_slot((key), (cap));                 \
+		if (!(key) || s_ == UINT32_MAX || (tbl)[s_].field != (key)) \
+			return NULL;                                     \
+		return &(tbl)[s_];                                       \
+	} while (0)
+
+struct sim_pd *sim_pd_find(struct sim_nic *nic, uint32_t pdn)
+{
+	FIND(nic->pds, pdn, nic->fab->cfg.max_pds, pdn);
+}
+
+struct sim_umem *sim_umem_find(struct sim_nic *nic, uint32_t id)
+{
+	FIND(nic->umems, id, nic->fab->cfg.max_umems, id);
+}
+
+struct sim_uar *sim_uar_find(struct sim_nic *nic, uint32_t page_id)
+{
+	FIND(nic->uars, page_id, nic->fab->cfg.max_uars, page_id);
+}
+
+struct sim_cq *sim_cq_find(struct sim_nic *nic, uint32_t cqn)
+{
+	cqn &= 0xffffff;
+	FIND(nic->cqs, cqn, nic->fab->cfg.max_cqs, cqn);
+}
+
+struct sim_qp *sim_qp_find(struct sim_nic *nic, uint32_t qpn)
+{
+	qpn &= 0xffffff;
+	FIND(nic->qps, qpn, nic->fab->cfg.max_qps, qpn);
+}
+
+struct sim_mr *sim_mr_find(struct sim_nic *nic, uint32_t key)
+{
+	uint32_t s = sim_id_slot(key >> 8, nic->fab->cfg.max_mrs);
+
+	if (!key || s == UINT32_MAX || nic->mrs[s].lkey != key)
+		return NULL;
+	return &nic->mrs[s];
+}
+
+struct sim_dmabuf *sim_dmabuf_find(struct sim_fabric *fab, int fd)
+{
+	int64_t s = (int64_t)fd - DVX_SIM_DMABUF_FD_BASE;
+
+	if (s < 0 || s >= (int64_t)fab->cfg.max_dmabufs || fab->dmabufs[s].fd != fd)
+		return NULL;
+	return &fab->dmabufs[s];
+}
+
+struct sim_qp *sim_qp_peer(struct sim_fabric *fab, struct sim_qp *qp)
+{
+	const struct dvx_sim_port_cfg *mine;
+	struct sim_qp *peer = NULL;
+	uint32_t i, p;
+
+	if (!qp->port || qp->port > qp->nic->cfg.nports)
+		goto out;
+	if (qp->fl) {
+		peer = sim_qp_find(qp->nic, qp->remote_qpn);
+		goto out;
+	}
+	mine = &qp->nic->cfg.port[qp->port - 1];
+	for (i = 0; i < fab->nnics && !peer; i++) {
+		struct sim_nic *n = &fab->nics[i];
+
+		for (p = 1; p <= n->cfg.nports; p++) {
+			const struct dvx_sim_port_cfg *pc = &n->cfg.port[p - 1];
+			struct sim_qp *cand;
+
+			if (pc->link_layer != mine->link_layer)
+				continue;
+			if (pc->link_layer == DVX_LINK_LAYER_IB) {
+				if (pc->lid != qp->rlid)
+					continue;
+			} else if (!sim_port_has_gid(n, p, qp->rgid) ||
+				   memcmp(pc->mac, qp->rmac, 6)) {
+				continue;	/* wrong GID or MAC: the frame goes nowhere */
+			}
+			cand = sim_qp_find(n, qp->remote_qpn);
+			if (cand && cand->port == p) {
+				peer = cand;
+				break;
+			}
+		}
+	}
+out:
+	qp->peer = peer;
+	return peer;
+}
+
+uint64_t sim_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint32_t rq_counter(const struct sim_qp *qp)
+{
+	uint32_t w = __atomic_load_n((const uint32_t *)(const void *)qp->dbrec, __ATOMIC_ACQUIRE);
+
+	return dvx_be32_to_cpu((dvx_be32)w) & 0xffff;
+}
+
+void sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp)
+{
+	if (qp->state == SIM_QPS_ERR)
+		return;
+	qp->state = SIM_QPS_ERR;
+	qp->flush_db = qp->sq_db;
+	qp->flush_rq = rq_counter(qp);
+	sim_exec_flush(fab, qp);
+}
+
+/* ---- the progress loop ---------------------------------------------------------- */
+
+/* read the SQ counter of @qp's doorbell record and extend it to sq_db */
+static void db_refresh(struct sim_fabric *fab, struct sim_qp *qp)
+{
+	uint32_t w = __atomic_load_n((const uint32_t *)(const void *)(qp->dbrec + 4),
+				     __ATOMIC_ACQUIRE);
+	uint16_t c = (uint16_t)(dvx_be32_to_cpu((dvx_be32)w) & 0xffff);
+	uint32_t nd = qp->sq_db + (uint16_t)(c - (uint16_t)qp->sq_db);
+
+	if (nd != qp->sq_db) {
+		qp->sq_db = nd;
+		fab->dbr_updates++;
+	}
+}
+
+/* consume the register(s) of one UAR page; true if any was written */
+static bool uar_consume(struct sim_fabric *fab, struct sim_nic *nic, struct sim_uar *u)
+{
+	uint32_t off[2] = { u->reg_off, u->reg_off + DVX_SIM_BF_HALF };
+	unsigned i, nreg = u->type == DVX_UAR_BF ? 2 : 1;
+	bool rung = false;
+
+	for (i = 0; i < nreg; i++) {
+		uint64_t *reg = (uint64_t *)(void *)(u->page + off[i]);
+		struct sim_qp *qp;
+		uint32_t qpn;
+		uint64_t v;
+
+		/* read first: an idle poll must not write the writers' cache line */
+		if (!__atomic_load_n(reg, __ATOMIC_RELAXED))
+			continue;
+		v = __atomic_exchange_n(reg, 0, __ATOMIC_ACQ_REL);
+		if (!v)
+			continue;
+		rung = true;
+		u->last = v;
+		fab->doorbells++;
+		/* bytes 4-7: BE32(qpn << 8 | ds) in both conventions (facts 3.2) */
+		qpn = dvx_get_be32((const uint8_t *)&v + 4) >> 8;
+		qp = sim_qp_find(nic, qpn);
+		if (!qp || qp->uar_page != u->page_id)
+			fab->db_stray++;
+	}
+	return rung;
+}
+
+static void scan_doorbells(struct sim_fabric *fab)
+{
+	uint32_t i, j, k;
+
+	for (i = 0; i < fab->nnics; i++) {
+		struct sim_nic *nic = &fab->nics[i];
+
+		for (j = 0; j < fab->cfg.max_uars; j++) {
+			struct sim_uar *u = &nic->uars[j];
+
+			if (!u->page_id || !uar_consume(fab, nic, u))
+				continue;
+			for (k = 0; k < fab->cfg.max_qps; k++) {
+				struct sim_qp *qp = &nic->qps[k];
+
+				if (qp->qpn && qp->uar_page == u->page_id &&
+				    qp->state != SIM_QPS_RST)
+					db_refresh(fab, qp);
+			}
+		}
+	}
+}
+
+unsigned sim_pass(struct sim_fabric *fab, bool *progress)
+{
+	uint32_t nq = fab->cfg.max_qps, start = fab->rr % nq;
+	uint64_t now = 0;
+	unsigned done = 0;
+	uint32_t i, k;
+
+	fab->steps++;
+	scan_doorbells(fab);
+	for (i = 0; i < fab->nnics; i++) {
+		struct sim_nic *nic = &fab->nics[i];
+
+		for (k = 0; k < nq; k++) {
+			struct sim_qp *qp = &nic->qps[(start + k) % nq];
+			unsigned n;
+
+			if (!qp->qpn)
+				continue;
+			if (qp->state == SIM_QPS_ERR) {
+				uint32_t rq = qp->rq ? rq_counter(qp) : qp->flush_rq;
+
+				if (qp->sq_db != qp->flush_db || rq != qp->flush_rq) {
+					qp->flush_db = qp->sq_db;
+					qp->flush_rq = rq;
+					sim_exec_flush(fab, qp);
+					*progress = true;
+				}
+				continue;
+			}
+			if (qp->state != SIM_QPS_RTS || qp->sq_ci == qp->sq_db)
+				continue;
+			if (qp->stall_until_ns) {
+				if (!now)
+					now = sim_now_ns();
+				if (now < qp->stall_until_ns)
+					continue;
+			}
+			n = sim_exec_qp(fab, qp, SIM_QP_BUDGET);
+			if (n) {
+				done += n;
+				*progress = true;
+			}
+		}
+	}
+	fab->rr++;
+	return done;
+}
+
+unsigned dvx_sim_step(struct dvx_sim_fabric *fab)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+	unsigned total = 0, i;
+
+	if (!fab)
+		return 0;
+	pthread_mutex_lock(&f->lock);
+	for (i = 0; i < SIM_MAX_PASSES; i++) {
+		bool progress = false;
+
+		total += sim_pass(f, &progress);
+		if (!progress)
+			break;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return total;
+}
+
+/* ---- the progress thread ---------------------------------------------------------- */
+
+static void *progress_main(void *arg)
+{
+	struct sim_fabric *f = arg;
+	uint32_t idle = 0;
+
+	while (atomic_load_explicit(&f->run, memory_order_acquire)) {
+		bool progress = false;
+		uint32_t spins;
+		uint64_t sleep_ns;
+
+		pthread_mutex_lock(&f->lock);
+		sim_pass(f, &progress);
+		spins = f->idle_spins;
+		sleep_ns = f->idle_sleep_ns;
+		pthread_mutex_unlock(&f->lock);
+		if (progress) {
+			idle = 0;
+			continue;
+		}
+		if (++idle <= spins) {
+			dvx_host_cpu_relax();
+		} else if (sleep_ns) {
+			struct timespec ts = { (time_t)(sleep_ns / 1000000000ull),
+					       (long)(sleep_ns % 1000000000ull) };
+
+			nanosleep(&ts, NULL);
+		} else {
+			sched_yield();
+		}
+	}
+	return NULL;
+}
+
+void dvx_sim_set_idle(struct dvx_sim_fabric *fab, uint32_t spins, uint64_t sleep_ns)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+
+	if (!fab)
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->idle_spins = spins;
+	f->idle_sleep_ns = sleep_ns;
+	pthread_mutex_unlock(&f->lock);
+}
+
+int dvx_sim_start(struct dvx_sim_fabric *fab)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+	int rc;
+
+	if (!fab)
+		return -EINVAL;
+	if (atomic_load(&f->thread_up))
+		return -EALREADY;
+	atomic_store(&f->run, 1);
+	rc = pthread_create(&f->thread, NULL, progress_main, f);
+	if (rc) {
+		atomic_store(&f->run, 0);
+		return -rc;
+	}
+	atomic_store(&f->thread_up, 1);
+	return 0;
+}
+
+int dvx_sim_stop(struct dvx_sim_fabric *fab)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+
+	if (!fab)
+		return -EINVAL;
+	if (!atomic_load(&f->thread_up))
+		return -EALREADY;
+	atomic_store_explicit(&f->run, 0, memory_order_release);
+	pthread_join(f->thread, NULL);
+	atomic_store(&f->thread_up, 0);
+	return 0;
+}
+
+/* ---- faults, trace, statistics ------------------------------------------------------ */
+
+void dvx_sim_set_faults(struct dvx_sim_fabric *fab, const struct dvx_sim_faults *fl)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+
+	if (!fab)
+		return;
+	pthread_mutex_lock(&f->lock);
+	if (fl)
+		f->faults = *fl;
+	else
+		memset(&f->faults, 0, sizeof(f->faults));
+	pthread_mutex_unlock(&f->lock);
+}
+
+void dvx_sim_set_trace(struct dvx_sim_fabric *fab, dvx_sim_trace_fn fn, void *arg)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+
+	if (!fab)
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->trace = fn;
+	f->trace_arg = fn ? arg : NULL;
+	pthread_mutex_unlock(&f->lock);
+}
+
+int dvx_sim_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_stats *st)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+	const struct dvx_sim_fabric_cfg *c;
+	uint32_t i, j;
+
+	if (!fab || !st)
+		return -EINVAL;
+	c = &f->cfg;
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&f->lock);
+	st->steps = f->steps;
+	st->doorbells = f->doorbells;
+	st->db_stray = f->db_stray;
+	st->dbr_updates = f->dbr_updates;
+	st->wqes_executed = f->wqes_executed;
+	st->cqes_written = f->cqes_written;
+	st->cmds = f->cmds;
+	st->cmd_errors = f->cmd_errors;
+	for (i = 0; i < f->nnics; i++) {
+		struct sim_nic *n = &f->nics[i];
+
+		for (j = 0; j < c->max_pds; j++)
+			st->live[DVX_SIM_LIVE_PD] += n->pds[j].pdn != 0;
+		for (j = 0; j < c->max_umems; j++)
+			st->live[DVX_SIM_LIVE_UMEM] += n->umems[j].id != 0;
+		for (j = 0; j < c->max_uars; j++)
+			st->live[DVX_SIM_LIVE_UAR] += n->uars[j].page_id != 0;
+		for (j = 0; j < c->max_mrs; j++)
+			st->live[DVX_SIM_LIVE_MR] += n->mrs[j].lkey != 0;
+		for (j = 0; j < c->max_cqs; j++)
+			st->live[DVX_SIM_LIVE_CQ] += n->cqs[j].cqn != 0;
+		for (j = 0; j < c->max_qps; j++)
+			st->live[DVX_SIM_LIVE_QP] += n->qps[j].qpn != 0;
+		st->live[DVX_SIM_LIVE_OPEN] += n->open_count;
+	}
+	for (j = 0; j < c->max_dmabufs; j++)
+		st->live[DVX_SIM_LIVE_DMABUF] += f->dmabufs[j].fd != 0;
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
+/* ---- fake dma-bufs ------------------------------------------------------------ */
+
+int dvx_sim_dmabuf_export(struct dvx_sim_fabric *fab, void *addr, uint64_t len, int *fd)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+	uint32_t i;
+	int rc = -ENOSPC;
+
+	if (!fab || !addr || !len || !fd)
+		return -EINVAL;
+	pthread_mutex_lock(&f->lock);
+	for (i = 0; i < f->cfg.max_dmabufs; i++) {
+		struct sim_dmabuf *d = &f->dmabufs[i];
+
+		if (d->fd)
+			continue;
+		d->fd = DVX_SIM_DMABUF_FD_BASE + (int32_t)i;
+		d->base = addr;
+		d->len = len;
+		d->users = 0;
+		*fd = d->fd;
+		rc = 0;
+		break;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return rc;
+}
+
+int dvx_sim_dmabuf_release(struct dvx_sim_fabric *fab, int fd)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+	struct sim_dmabuf *d;
+	int rc = 0;
+
+	if (!fab)
+		return -EINVAL;
+	pthread_mutex_lock(&f->lock);
+	d = sim_dmabuf_find(f, fd);
+	if (!d)
+		rc = -EBADF;
+	else if (d->users)
+		rc = -EBUSY;
+	else
+		memset(d, 0, sizeof(*d));
+	pthread_mutex_unlock(&f->lock);
+	return rc;
+}
+
+int dvx_sim_fini(struct dvx_sim_fabric *fab)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+
+	if (!fab)
+		return -EINVAL;
+	if (atomic_load(&f->thread_up))
+		dvx_sim_stop(fab);
+	pthread_mutex_destroy(&f->lock);
+	f->nnics = 0;
+	f->hal.ops = NULL;
+	return 0;
+}

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hal/sim/sim.h - internal model of the software mlx5 NIC (not installed).
+ *
+ * The sim is split in two halves that meet in this header:
+ *
+ *  - control (hal/sim/fabric.c, ctrl.c, ops.c): the fabric and its NICs, the hal ops
+ *    table, DEVX mailbox decoding (QUERY_HCA_CAP, CREATE/DESTROY/QUERY CQ and QP, the
+ *    state transitions), the tables of PDs, umems, UARs and MRs, doorbell watching and
+ *    the progress loop (deterministic step and progress thread);
+ *  - execution (hal/sim/exec.c): given a QP whose doorbell says there is work, decode
+ *    and execute its WQEs from the ring bytes, move data between MRs, write CQEs, raise
+ *    error CQEs, move QPs to ERR and flush.
+ *
+ * The sim's decoders are written from the PRM facts (MLX5-FACTS.md) on their own: this
+ * directory never includes dvx/mlx5/ headers, so the builders and the model check each
+ * other. Byte order helpers come from dvx/byteorder.h.
+ *
+ * Locking: one mutex per fabric (fab->lock) serialises everything: hal calls from
+ * application threads and the progress loop. Execution runs with it held. Caller
+ * memory (rings, doorbell records, UAR pages, MR contents) is read with acquire loads
+ * where the doorbell protocol orders it (doorbell record, UAR word) and written with
+ * release stores where software polls (CQE owner byte last).
+ *
+ * No allocation: every table below lives in the storage the caller handed to
+ * dvx_sim_fabric_init(); capacities come from the fabric configuration.
+ */
+#ifndef DVX_HAL_SIM_SIM_H
+#define DVX_HAL_SIM_SIM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <dvx/byteorder.h>
+#include <dvx/hal.h>
+#include <dvx/hal/sim.h>
+
+/* QP states, PRM numbering (qpc.state) */
+enum sim_qp_state {
+	SIM_QPS_RST = 0,
+	SIM_QPS_INIT = 1,
+	SIM_QPS_RTR = 2,
+	SIM_QPS_RTS = 3,
+	SIM_QPS_SQER = 4,
+	SIM_QPS_SQD = 5,
+	SIM_QPS_ERR = 6,
+};
+
+struct sim_fabric;
+struct sim_nic;
+struct sim_dmabuf;
+
+/** a protection domain */
+struct sim_pd {
+	uint32_t pdn;		/* 0 = free slot */
+	uint32_t mrs;		/* MRs registered on it (pd_free refuses while > 0) */
+};
+
+/** a registered umem: host memory the sim reads/writes directly */
+struct sim_umem {
+	uint32_t id;		/* 0 = free slot */
+	uint32_t access;
+	uint8_t *base;		/* where the bytes are (address, or the dma-buf's backing) */
+	uint64_t len;
+	uint32_t users;		/* CQs/QPs whose rings or DBRs are in it (dereg: -EBUSY) */
+	uint32_t rsvd;
+	struct sim_dmabuf *dmabuf;	/* registered from a sim dma-buf, else NULL */
+};
+
+/** an MR: [iova, iova+len) -> base */
+struct sim_mr {
+	uint32_t lkey;		/* 0 = free slot; lkey == rkey in the sim */
+	uint32_t rkey;
+	uint32_t pdn;
+	uint32_t access;	/* enum dvx_access bits */
+	uint64_t iova;
+	uint64_t len;
+	uint8_t *base;
+	struct sim_dmabuf *dmabuf;	/* registered from a sim dma-buf, else NULL */
+	struct sim_pd *pd;
+};
+
+/** a UAR page: the doorbell register is at page + reg_off, 8 bytes */
+struct sim_uar {
+	uint32_t page_id;	/* 0 = free slot */
+	uint32_t type;		/* enum dvx_uar_type */
+	uint8_t *page;		/* 4 KiB of fabric storage, mapped as "the register" */
+	uint32_t reg_off;	/* offset of the doorbell register in the page */
+	uint32_t rsvd;
+	uint64_t last;		/* last 8-byte value the progress loop consumed */
+	uint32_t refs;		/* handles to it (the NC shared page is handed out many times) */
+	uint32_t rsvd2;
+};
+
+/** a CQ: 64-byte CQEs in a caller umem */
+struct sim_cq {
+	uint32_t cqn;		/* 0 = free slot */
+	uint32_t log_sz;	/* log2(entries) */
+	uint8_t *ring;		/* entries * 64 bytes */
+	uint8_t *dbrec;		/* 8 bytes: word 0 = BE32 consumer index (24 bits) */
+	uint32_t uar_page;
+	uint32_t eqn;
+	uint8_t oi;		/* overrun ignore */
+	uint8_t cc;		/* collapsed: every CQE goes to entry 0 */
+	uint8_t overrun;	/* an overrun happened: the CQ is in error */
+	uint8_t rsvd;
+	uint32_t pi;		/* CQEs produced so far (free running, 32 bits) */
+	struct sim_nic *nic;
+	/* control: the cqc as created (QUERY_CQ echoes it), resources held, users */
+	uint8_t cqc[64];
+	struct sim_umem *ring_umem;
+	struct sim_umem *dbr_umem;
+	uint32_t qp_users;	/* QPs that name it as cqn_snd/cqn_rcv (destroy refused) */
+	uint32_t rsvd2;
+};
+
+/* exec.c's cache of resolved memory keys (see struct sim_qp_exec) */
+#define SIM_EXEC_KEYS 8u
+struct sim_exec_key {
+	uint32_t key;		/* the lkey/rkey this entry resolved */
+	uint32_t rsvd;
+	struct sim_nic *nic;	/* the NIC it was resolved on */
+	struct sim_mr *mr;	/* valid while mr->lkey == key */
+};
+
+/** execution state private to exec.c; sim_exec_reset_qp() zeroes it */
+struct sim_qp_exec {
+	uint32_t retry_left;	/* transport retries left for the WQE at sq_ci */
+	uint8_t rnr_active;	/* rnr_left holds the count for the WQE at sq_ci */
+	uint8_t retry_active;	/* retry_left holds the count for the WQE at sq_ci */
+	uint8_t delay_done;	/* the delay fault was served for the WQE at sq_ci */
+	uint8_t rsvd;
+	struct sim_cq *scq, *rcq;	/* cached send / receive CQ (checked by cqn) */
+	struct sim_exec_key keys[SIM_EXEC_KEYS];	/* direct-mapped key cache */
+};
+
+/** a receive WQE's scatter list position, for SEND spanning (kept per QP) */
+struct sim_qp {
+	uint32_t qpn;		/* 0 = free slot; 24 bits */
+	uint32_t state;		/* enum sim_qp_state */
+	uint32_t pdn;
+	uint32_t uar_page;
+	uint32_t user_index;
+	uint32_t cqn_snd, cqn_rcv;
+	/* rings (resolved from umem ids + offsets at CREATE_QP) */
+	uint8_t *sq;		/* 64 << log_sq_size bytes */
+	uint8_t *rq;		/* (16 << log_rq_stride) << log_rq_size bytes, or NULL */
+	uint8_t *dbrec;		/* word 0 = BE32 RQ counter, word 1 = BE32 SQ counter */
+	uint8_t log_sq_size, log_rq_size, log_rq_stride, rq_type;
+	uint8_t cd_master, cd_slave_send, cd_slave_recv;
+	uint8_t rsvd0;
+	/* connection (RST2INIT / INIT2RTR / RTR2RTS) */
+	uint32_t access;	/* rre/rwe/rae as DVX_ACCESS_REMOTE_* bits */
+	uint32_t remote_qpn;
+	uint8_t port;		/* 1-based */
+	uint8_t mtu;		/* IB MTU enum */
+	uint8_t retry_cnt, rnr_retry;
+	uint8_t min_rnr_nak, log_sra_max, log_rra_max, atomic_mode;
+	uint8_t fl;		/* force loopback */
+	uint8_t grh;		/* RoCE / GRH path */
+	uint16_t rlid;
+	uint8_t rgid[16];
+	uint8_t rmac[6];
+	uint16_t udp_sport;
+	uint32_t next_send_psn, next_rcv_psn;
+	/* execution state (exec.c owns these; control resets them at RST) */
+	uint32_t sq_ci;		/* next WQEBB to execute (free running, 16 bits used) */
+	uint32_t sq_db;		/* last SQ counter seen in the doorbell record */
+	uint32_t rq_ci;		/* next receive WQE to consume (free running) */
+	uint32_t send_en;	/* cd_slave_send: WQEBBs enabled by SEND_EN so far */
+	uint32_t recv_en;	/* cd_slave_recv: receive WQEs enabled by RECV_EN */
+	uint32_t rnr_left;	/* RNR retries left for the WQE at sq_ci */
+	uint64_t stall_until_ns;	/* RNR/delay back-off: do not run before this */
+	uint32_t wait_cqn;	/* WAIT in progress: CQ and index, 0 if none */
+	uint32_t wait_index;
+	struct sim_qp_exec exec;	/* exec.c private (retry state, caches) */
+	struct sim_nic *nic;
+	struct sim_qp *peer;	/* resolved responder QP (remote NIC or self), NULL if none */
+	/* control: the qpc as created and modified (QUERY_QP echoes it), resources held */
+	uint8_t qpc[232];
+	struct sim_umem *wq_umem;
+	struct sim_umem *dbr_umem;
+	struct sim_cq *cq_snd;
+	struct sim_cq *cq_rcv;
+	uint32_t flush_db;	/* sq_db at the last flush (ERR: flush again when it moves) */
+	uint32_t flush_rq;	/* RQ doorbell-record counter at the last flush */
+};
+
+/** a simulated NIC */
+struct sim_nic {
+	struct sim_fabric *fab;
+	struct dvx_sim_nic_cfg cfg;	/* as added (public header) */
+	uint32_t index;
+	uint32_t open_count;
+	/* capability pages, answered to QUERY_HCA_CAP by op_mod >> 1 (cap type) */
+	uint8_t cap_general[4096];
+	uint8_t cap_atomic[4096];
+	uint8_t cap_roce[4096];
+	uint8_t cap_general2[4096];
+	/* tables, in fabric storage */
+	struct sim_pd *pds;
+	struct sim_umem *umems;
+	struct sim_mr *mrs;
+	struct sim_uar *uars;
+	struct sim_cq *cqs;
+	struct sim_qp *qps;
+	uint32_t next_id;	/* id/key generator */
+	uint32_t shared_uar;	/* slot + 1 of the NC shared UAR page, 0 if none */
+	uint32_t rsvd;
+};
+
+/** a fake dma-buf (dvx_sim_dmabuf_export): the sim's model of exported GPU memory */
+struct sim_dmabuf {
+	int32_t fd;		/* 0 = free slot, else DVX_SIM_DMABUF_FD_BASE + slot */
+	uint32_t users;		/* umems and MRs registered from it */
+	uint8_t *base;
+	uint64_t len;
+};
+
+/** the fabric */
+struct sim_fabric {
+	pthread_mutex_t lock;
+	struct dvx_hal hal;		/* ops = the sim ops, ctx = this fabric */
+	struct dvx_sim_fabric_cfg cfg;
+	struct sim_nic *nics;
+	uint32_t nnics;
+	/* progress thread */
+	pthread_t thread;
+	atomic_int run;			/* thread should keep going */
+	atomic_int thread_up;
+	/* faults (see dvx/hal/sim.h) */
+	struct dvx_sim_faults faults;
+	/* trace */
+	dvx_sim_trace_fn trace;
+	void *trace_arg;
+	/* statistics */
+	uint64_t wqes_executed;
+	uint64_t cqes_written;
+	/* control: dma-bufs, UAR page storage, progress bookkeeping and counters */
+	struct sim_dmabuf *dmabufs;
+	uint8_t *uar_pages;		/* max_nics * max_uars pages of 4 KiB */
+	uint32_t rr;			/* round-robin start of the next pass */
+	uint32_t idle_spins;
+	uint64_t idle_sleep_ns;
+	uint64_t steps;
+	uint64_t doorbells;
+	uint64_t db_stray;
+	uint64_t dbr_updates;
+	uint64_t cmds;
+	uint64_t cmd_errors;
+	/* execution state (exec.c) */
+	uint64_t exec_pkts;		/* request packets sent, for faults.drop_every */
+};
+
+/* ---- control -> execution ------------------------------------------------- */
+
+/**
+ * sim_exec_qp() - run the SQ of @qp: execute WQEs from qp->sq_ci up to the doorbell
+ * record's counter (qp->sq_db, refreshed by the caller with an acquire load), at most
+ * @budget WQEs. Stops early at a WAIT whose CQ index is not reached, at an RNR
+ * back-off, at a cd_slave_send limit, or when the QP leaves RTS.
+ * Context: fab->lock held.
+ * Return: number of WQEs executed (0 when idle or blocked).
+ */
+unsigned sim_exec_qp(struct sim_fabric *fab, struct sim_qp *qp, unsigned budget);
+
+/**
+ * sim_exec_flush() - @qp entered ERR: complete every outstanding SQ WQE and every
+ * posted receive with a flush error CQE (syndrome WR_FLUSH_ERR), as hardware does.
+ * Context: fab->lock held.
+ */
+void sim_exec_flush(struct sim_fabric *fab, struct sim_qp *qp);
+
+/**
+ * sim_exec_reset_qp() - @qp went to RST: zero the execution state (sq_ci, sq_db,
+ * rq_ci, send_en, recv_en, rnr_left, stall_until_ns, wait_*, exec).
+ * Context: fab->lock held.
+ */
+void sim_exec_reset_qp(struct sim_qp *qp);
+
+/* ---- execution -> control (lookups, fabric services) ---------------------- */
+
+struct sim_cq *sim_cq_find(struct sim_nic *nic, uint32_t cqn);
+struct sim_qp *sim_qp_find(struct sim_nic *nic, uint32_t qpn);
+/** the responder QP of @qp's connection (by remote LID/GID + QPN, or itself for loopback) */
+struct sim_qp *sim_qp_peer(struct sim_fabric *fab, struct sim_qp *qp);
+/** MR by key on @nic; NULL if none */
+struct sim_mr *sim_mr_find(struct sim_nic *nic, uint32_t key);
+/** now, CLOCK_MONOTONIC ns */
+uint64_t sim_now_ns(void);
+/** move @qp to ERR (and flush it); used by exec on a fatal WQE error */
+void sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp);
+
+#endif /* DVX_HAL_SIM_SIM_H */

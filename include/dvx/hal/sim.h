@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dvx/hal/sim.h - the software mlx5 NIC: a hal backend that executes what the
+ * driver writes.
+ *
+ * A fabric (caller storage) connects N simulated NICs with one or two ports each,
+ * InfiniBand (LIDs) or RoCE v2 (GIDs). Each NIC answers the same DEVX command
+ * mailboxes, umem, UAR, PD and MR calls the firmware and rdma-core would, and
+ * executes the WQE bytes from the rings it was given. Work is found only through the
+ * doorbell protocol: the 8-byte UAR write, then the doorbell record.
+ *
+ * Progress: deterministically (dvx_sim_step(), or the hal's dev_progress op) or on a
+ * progress thread (dvx_sim_start()).
+ *
+ * Typical use:
+ *
+ *	struct dvx_sim_fabric_cfg fc;
+ *	struct dvx_sim_nic_cfg nc;
+ *	struct dvx_sim_fabric *fab;
+ *	void *mem;
+ *
+ *	dvx_sim_fabric_cfg_default(&fc);
+ *	mem = aligned_alloc(64, dvx_sim_fabric_size(&fc));	// the caller's memory
+ *	dvx_sim_fabric_init(mem, dvx_sim_fabric_size(&fc), &fc, &fab);
+ *	dvx_sim_nic_cfg_default(&nc, 0);
+ *	dvx_sim_add_nic(fab, &nc);				// "sim_0"
+ *	hal = dvx_sim_hal(fab);					// open "sim_0" through it
+ *	...
+ *	dvx_sim_fini(fab);
+ *
+ * See docs/sim.md for what is modelled and what is not.
+ */
+#ifndef DVX_HAL_SIM_H
+#define DVX_HAL_SIM_H
+
+#include <stddef.h>
+
+#include <dvx/hal.h>
+
+DVX_BEGIN_DECLS
+
+#define DVX_SIM_MAX_PORTS 2
+
+/* UAR page layout the sim hands out (facts 1.4): the doorbell register is at +0x800;
+ * a BlueFlame UAR has a 512-byte register in two 256-byte halves (+0x800, +0x900). */
+#define DVX_SIM_UAR_PAGE_SIZE 4096u
+#define DVX_SIM_UAR_REG_OFFSET 0x800u
+#define DVX_SIM_LOG_BF_REG_SIZE 9u
+#define DVX_SIM_BF_HALF 256u
+
+/* Completion EQs: eqn_query(vector) answers DVX_SIM_EQN_BASE + vector for vector <
+ * DVX_SIM_NUM_EQS; CREATE_CQ accepts exactly these c_eqn values. */
+#define DVX_SIM_EQN_BASE 0x10u
+#define DVX_SIM_NUM_EQS 4u
+
+/* GID table of a RoCE port: 0 RoCE v1 and 1 RoCE v2 of the link-local GID (from the
+ * MAC), 2 RoCE v1 and 3 RoCE v2 of the configured GID. An IB port has one entry. */
+#define DVX_SIM_ROCE_GID_TBL_LEN 4u
+#define DVX_SIM_ROCE_GID_V2 3u		/* the configured GID as RoCE v2 */
+
+/* Fake dma-buf "fds" (dvx_sim_dmabuf_export()) are this base plus a slot: numbers far
+ * above any real descriptor, never to be passed to close(). */
+#define DVX_SIM_DMABUF_FD_BASE 0x7d000000
+
+/*
+ * Syndromes the sim writes into a refused command's output mailbox (bytes 4-7), with
+ * the PRM status byte. Real firmware syndromes are opaque numbers; these are the sim's
+ * own, one per reason, so tests can tell the reasons apart.
+ */
+enum dvx_sim_syndrome {
+	DVX_SIM_SYND_BAD_OPCODE = 0x51000001,	/* BAD_OP: command not modelled */
+	DVX_SIM_SYND_BAD_OP_MOD = 0x51000002,	/* BAD_PARAM: unknown cap type */
+	DVX_SIM_SYND_INLEN = 0x51000003,	/* BAD_INPUT_LEN */
+	DVX_SIM_SYND_OUTLEN = 0x51000004,	/* BAD_OUTPUT_LEN */
+	DVX_SIM_SYND_LOG_SIZE = 0x51000010,	/* BAD_PARAM: a log size above the cap */
+	DVX_SIM_SYND_NOT_MODELLED = 0x51000011,	/* BAD_PARAM: a feature the sim lacks */
+	DVX_SIM_SYND_NO_CAP = 0x51000012,	/* BAD_PARAM: needs a cap the NIC lacks */
+	DVX_SIM_SYND_UMEM_RANGE = 0x51000013,	/* BAD_PARAM: ring/DBR beyond the umem */
+	DVX_SIM_SYND_ALIGN = 0x51000014,	/* BAD_PARAM: misaligned offset */
+	DVX_SIM_SYND_FIELD = 0x51000015,	/* BAD_PARAM: a field value out of range */
+	DVX_SIM_SYND_PORT = 0x51000016,		/* BAD_PARAM: port / GID index */
+	DVX_SIM_SYND_BAD_UMEM = 0x51000020,	/* BAD_RESOURCE: unknown umem id */
+	DVX_SIM_SYND_BAD_UAR = 0x51000021,	/* BAD_RESOURCE: unknown UAR page */
+	DVX_SIM_SYND_BAD_PD = 0x51000022,	/* BAD_RESOURCE: unknown PD */
+	DVX_SIM_SYND_BAD_CQ = 0x51000023,	/* BAD_RESOURCE: unknown CQ */
+	DVX_SIM_SYND_BAD_EQ = 0x51000024,	/* BAD_RESOURCE: unknown EQ */
+	DVX_SIM_SYND_BAD_QPN = 0x51000025,	/* BAD_RESOURCE: unknown QP */
+	DVX_SIM_SYND_LIMIT = 0x51000030,	/* EXCEED_LIM: the table is full */
+	DVX_SIM_SYND_QP_STATE = 0x51000040,	/* BAD_QP_STATE: illegal transition */
+	DVX_SIM_SYND_CQ_IN_USE = 0x51000041,	/* BAD_RES_STATE: CQ used by a QP */
+};
+
+/**
+ * struct dvx_sim_port_cfg - one port of a simulated NIC.
+ * @link_layer:	enum dvx_link_layer: IB or ETHERNET (RoCE v2)
+ * @active_mtu:	IB MTU enum, 1=256 ... 5=4096
+ * @up:		1 active, 0 down (queries say DOWN; requests on it are lost)
+ * @lid:	IB: the port's LID (peers address it by this)
+ * @gid:	RoCE: the port's address GID (table entries 2 and 3); IB: the port GID
+ * @mac:	RoCE: the port's MAC (what roce_rmac answers for its GIDs)
+ */
+struct dvx_sim_port_cfg {
+	uint8_t link_layer;
+	uint8_t active_mtu;
+	uint8_t up;
+	uint8_t rsvd;
+	uint16_t lid;
+	uint16_t rsvd2;
+	uint8_t gid[16];
+	uint8_t mac[6];
+	uint8_t rsvd3[2];
+};
+
+/**
+ * struct dvx_sim_nic_cfg - one simulated NIC and its capabilities. Start from
+ * dvx_sim_nic_cfg_default() (a ConnectX-7 like device) and change what a test needs.
+ * QUERY_HCA_CAP answers pages built from these values; the command decoders refuse
+ * what they exclude.
+ * @name:		device name ("sim_0" ...), also accepted by dev_open
+ * @pci:		fake PCI address ("0000:5N:00.0"), also accepted by dev_open
+ * @nports:		1 or 2
+ * @cd:			core-direct (WAIT, SEND_EN, RECV_EN; qpc cd_* bits)
+ * @atomic:		atomics at all (cap atomic; atomic page)
+ * @atomic_be_only:	8-byte atomics big-endian only: 0 = host endianness mode
+ *			supported and current (what the kernel selects), 1 = not
+ * @force_loopback:	qpc.fl honoured (roce caps fl_rc_qp_when_roce_*)
+ * @cq_oi:		CQ overrun-ignore supported
+ * @bf:			BlueFlame UARs (uar_alloc(DVX_UAR_BF) fails without)
+ * @devx:		DEVX available (0: dev_open fails -EOPNOTSUPP, like a kernel or
+ *			user without DEVX)
+ * @log_max_qp_sz:	log2 max SQ WQEBBs (and RQ WQEs)
+ * @log_max_cq_sz:	log2 max CQEs
+ * @log_max_qp:		log2 number of QPs (also bounded by the fabric's max_qps)
+ * @log_max_cq:		log2 number of CQs (also bounded by the fabric's max_cqs)
+ * @log_max_mr:		log2 number of MRs (also bounded by the fabric's max_mrs)
+ * @log_max_msg:	log2 max message size
+ * @max_inline_log:	reserved
+ * @log_max_ra_req_qp:	log2 initiator RDMA-read/atomic depth (log_sra_max limit)
+ * @log_max_ra_res_qp:	log2 responder RDMA-read/atomic depth (log_rra_max limit)
+ * @log_max_pd:		log2 number of PDs (cap)
+ * @max_wqe_sz_sq:	max SQ WQE bytes
+ * @max_wqe_sz_rq:	max RQ WQE bytes
+ * @vendor_part_id:	PCI device id / vendor_part_id (0x1021 = ConnectX-7)
+ * @numa_node:		reported NUMA node, -1 unknown
+ * @node_guid:		node GUID (CPU order)
+ * @fw_ver:		firmware version string
+ * @port:		the ports
+ */
+struct dvx_sim_nic_cfg {
+	char name[DVX_HAL_NAME_MAX];
+	char pci[DVX_HAL_PCI_MAX];
+	uint8_t nports;
+	uint8_t cd;
+	uint8_t atomic;
+	uint8_t atomic_be_only;
+	uint8_t force_loopback;
+	uint8_t cq_oi;
+	uint8_t bf;
+	uint8_t devx;
+	uint8_t log_max_qp_sz;
+	uint8_t log_max_cq_sz;
+	uint8_t log_max_qp;
+	uint8_t log_max_cq;
+	uint8_t log_max_mr;
+	uint8_t log_max_msg;
+	uint8_t max_inline_log;
+	uint8_t rsvd;
+	struct dvx_sim_port_cfg port[DVX_SIM_MAX_PORTS];
+	uint8_t log_max_ra_req_qp;
+	uint8_t log_max_ra_res_qp;
+	uint8_t log_max_pd;
+	uint8_t rsvd4;
+	uint16_t max_wqe_sz_sq;
+	uint16_t max_wqe_sz_rq;
+	uint32_t vendor_part_id;
+	int32_t numa_node;
+	uint64_t node_guid;
+	char fw_ver[32];
+};
+
+/**
+ * struct dvx_sim_fabric_cfg - capacities of a fabric (they size its storage).
+ * @max_nics:	NICs dvx_sim_add_nic() may add
+ * @max_qps:	QPs per NIC
+ * @max_cqs:	CQs per NIC
+ * @max_mrs:	MRs per NIC
+ * @max_umems:	umems per NIC
+ * @max_uars:	UARs per NIC (each a 4 KiB page of fabric storage)
+ * @max_pds:	PDs per NIC
+ * @max_dmabufs: fake dma-bufs (dvx_sim_dmabuf_export()) in the fabric
+ */
+struct dvx_sim_fabric_cfg {
+	uint32_t max_nics;
+	uint32_t max_qps;
+	uint32_t max_cqs;
+	uint32_t max_mrs;
+	uint32_t max_umems;
+	uint32_t max_uars;
+	uint32_t max_pds;
+	uint32_t max_dmabufs;
+};
+
+/** struct dvx_sim_faults - injected network faults (fabric-wide). */
+struct dvx_sim_faults {
+	uint32_t drop_every;	/* drop every n-th request packet (0 = never); retried per retry_cnt */
+	uint32_t drop_count;	/* drop this many requests in a row from now (retry exhaustion) */
+	uint64_t delay_ns;	/* delay before each WQE executes */
+	uint8_t link_down;	/* every port down: requests time out (retry exhausted) */
+	uint8_t rsvd[7];
+};
+
+/**
+ * struct dvx_sim_stats - counters of a fabric (dvx_sim_get_stats()).
+ * @steps:	progress passes run (dvx_sim_step(), dev_progress, the thread)
+ * @doorbells:	UAR register writes the progress loop consumed
+ * @db_stray:	of those, writes naming a QP not bound to that UAR page (ignored,
+ *		as hardware ignores them)
+ * @dbr_updates: times a QP's doorbell record was found advanced
+ * @wqes_executed: WQEs executed (data path)
+ * @cqes_written: CQEs written (data path)
+ * @cmds:	DEVX commands answered
+ * @cmd_errors:	of those, refused with a non-zero status
+ * @live:	objects alive now, all NICs: [0] PDs, [1] umems, [2] UARs, [3] MRs,
+ *		[4] CQs, [5] QPs, [6] dma-bufs, [7] open device handles
+ */
+struct dvx_sim_stats {
+	uint64_t steps;
+	uint64_t doorbells;
+	uint64_t db_stray;
+	uint64_t dbr_updates;
+	uint64_t wqes_executed;
+	uint64_t cqes_written;
+	uint64_t cmds;
+	uint64_t cmd_errors;
+	uint32_t live[8];
+};
+
+enum dvx_sim_live {
+	DVX_SIM_LIVE_PD = 0,
+	DVX_SIM_LIVE_UMEM,
+	DVX_SIM_LIVE_UAR,
+	DVX_SIM_LIVE_MR,
+	DVX_SIM_LIVE_CQ,
+	DVX_SIM_LIVE_QP,
+	DVX_SIM_LIVE_DMABUF,
+	DVX_SIM_LIVE_OPEN,
+};
+
+/**
+ * typedef dvx_sim_trace_fn - trace callback: one executed WQE (or written CQE).
+ * @arg:	the cookie given to dvx_sim_set_trace()
+ * @nic:	NIC index in the fabric
+ * @qpn:	the QP (for a CQE: the QP it completes)
+ * @is_cqe:	0 for a WQE, 1 for a CQE
+ * @bytes:	the raw bytes (WQE: ds * 16 bytes, contiguous; CQE: 64 bytes)
+ * @len:	their length
+ * Called with the fabric's lock held: it must not call back into the sim.
+ */
+typedef void (*dvx_sim_trace_fn)(void *arg, uint32_t nic, uint32_t qpn, int is_cqe,
+				 const void *bytes, size_t len);
+
+/** struct dvx_sim_fabric - opaque; lives inside the caller's storage. */
+struct dvx_sim_fabric;
+
+/**
+ * dvx_sim_fabric_cfg_default() - small capacities for tests: 4 NICs, 64 QPs, 64 CQs,
+ * 64 MRs, 128 umems, 16 UARs, 8 PDs per NIC, 16 dma-bufs.
+ * @cfg:	filled
+ */
+void dvx_sim_fabric_cfg_default(struct dvx_sim_fabric_cfg *cfg);
+
+/**
+ * dvx_sim_nic_cfg_default() - a ConnectX-7 like NIC: one RoCE v2 port up (MTU 4096,
+ * MAC 02:00:00:00:NN:01, GID ::ffff:10.0.N.1 with N = @index + 1), core-direct,
+ * atomics with host-endian 8-byte mode, force-loopback, overrun-ignore, BlueFlame,
+ * DEVX, log_max_qp_sz 15, log_max_cq_sz 22, log_max_msg 30, RDMA-read/atomic depth 16.
+ * @cfg:	filled
+ * @index:	names it "sim_<index>", PCI "0000:<0x50+index>:00.0", and derives the
+ *		addresses from it so NICs made with different indexes differ
+ *
+ * To make an IB port: port[0].link_layer = DVX_LINK_LAYER_IB (the LID is already
+ * @index + 1).
+ */
+void dvx_sim_nic_cfg_default(struct dvx_sim_nic_cfg *cfg, unsigned index);
+
+/**
+ * dvx_sim_fabric_size() - bytes of storage a fabric with @cfg needs.
+ * Return: the size (including alignment slack), or 0 if @cfg is invalid (NULL, a zero
+ * capacity, or capacities above 65535).
+ */
+size_t dvx_sim_fabric_size(const struct dvx_sim_fabric_cfg *cfg);
+
+/**
+ * dvx_sim_fabric_init() - lay a fabric out in caller storage.
+ * @storage:	at least dvx_sim_fabric_size(@cfg) bytes, any alignment; owned by the
+ *		caller, who keeps it alive until dvx_sim_fini() and frees it after
+ * @len:	its length
+ * @cfg:	capacities (copied)
+ * @fab:	receives the fabric handle (a pointer into @storage)
+ *
+ * Nothing is allocated; every table, UAR page and capability page lives in @storage.
+ * Context: any thread. Return: 0, -EINVAL (bad arguments, @len too small), or the
+ * error of pthread_mutex_init().
+ */
+int dvx_sim_fabric_init(void *storage, size_t len, const struct dvx_sim_fabric_cfg *cfg,
+			struct dvx_sim_fabric **fab);
+
+/**
+ * dvx_sim_add_nic() - add a NIC to the fabric.
+ * @fab:	the fabric
+ * @cfg:	its configuration (copied); validated: 1-2 ports, link layers IB or
+ *		Ethernet, MTU 1-5, log sizes within their PRM fields, a unique name and PCI
+ *		address
+ * Context: before or between uses; takes the fabric lock.
+ * Return: the NIC's index (>= 0), -EINVAL for a bad configuration, -ENOSPC when
+ * max_nics are there already, -EEXIST for a duplicate name/PCI address.
+ */
+int dvx_sim_add_nic(struct dvx_sim_fabric *fab, const struct dvx_sim_nic_cfg *cfg);
+
+/**
+ * dvx_sim_hal() - the hal instance of a fabric (name "sim"): open its NICs by name
+ * or fake PCI address with dvx_hal_dev_open().
+ * Return: a pointer into the fabric's storage, valid until dvx_sim_fini().
+ */
+const struct dvx_hal *dvx_sim_hal(struct dvx_sim_fabric *fab);
+
+/**
+ * dvx_sim_step() - run the model until nothing can make progress.
+ * @fab:	the fabric
+ *
+ * Consumes UAR doorbells, reads the doorbell records of the QPs bound to each rung
+ * UAR page, and executes WQEs round-robin over every QP with work (re-running QPs
+ * blocked on WAIT, SEND_EN limits or back-off when they can go on) until a pass
+ * executes nothing, or a bound of passes is reached. Without other threads writing,
+ * the result is deterministic. The hal's dev_progress op calls this.
+ * Context: any thread; takes the fabric lock. Return: WQEs executed.
+ */
+unsigned dvx_sim_step(struct dvx_sim_fabric *fab);
+
+/**
+ * dvx_sim_set_idle() - how the progress thread idles when a pass did nothing.
+ * @fab:	the fabric
+ * @spins:	passes to retry at once (with a CPU pause) before sleeping
+ * @sleep_ns:	then sleep this long (0: sched_yield() instead)
+ * Defaults: 64 spins, 20 us sleep. Takes effect on the next idle period.
+ */
+void dvx_sim_set_idle(struct dvx_sim_fabric *fab, uint32_t spins, uint64_t sleep_ns);
+
+/**
+ * dvx_sim_start() - start the progress thread (runs dvx_sim_step() in a loop); needed
+ * when something other than dvx's wait loops posts work (a GPU kernel, a thread that
+ * never calls dev_progress).
+ * Return: 0, -EALREADY if running, or pthread_create()'s error (negated).
+ */
+int dvx_sim_start(struct dvx_sim_fabric *fab);
+
+/**
+ * dvx_sim_stop() - stop and join the progress thread.
+ * Return: 0, -EALREADY if it was not running.
+ */
+int dvx_sim_stop(struct dvx_sim_fabric *fab);
+
+/**
+ * dvx_sim_set_faults() - replace the fabric's injected faults (@f NULL: none).
+ * Context: any thread; takes the fabric lock.
+ */
+void dvx_sim_set_faults(struct dvx_sim_fabric *fab, const struct dvx_sim_faults *f);
+
+/**
+ * dvx_sim_set_trace() - call @fn for every executed WQE and written CQE (@fn NULL:
+ * off). @fn runs with the fabric lock held and must not call into the sim.
+ */
+void dvx_sim_set_trace(struct dvx_sim_fabric *fab, dvx_sim_trace_fn fn, void *arg);
+
+/**
+ * dvx_sim_get_stats() - read the fabric's counters.
+ * Return: 0, -EINVAL for NULL arguments.
+ */
+int dvx_sim_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_stats *st);
+
+/**
+ * dvx_sim_set_port() - bring a port up or down at run time.
+ * @fab:	the fabric
+ * @nic:	NIC index
+ * @port:	1-based port
+ * @up:		1 up, 0 down
+ * Return: 0, -EINVAL for an unknown NIC or port.
+ */
+int dvx_sim_set_port(struct dvx_sim_fabric *fab, unsigned nic, unsigned port, int up);
+
+/**
+ * dvx_sim_dmabuf_export() - the sim's model of GPU memory exported as a dma-buf.
+ * @fab:	the fabric
+ * @addr:	host memory standing for the device memory (owned by the caller, kept
+ *		alive while registrations use it)
+ * @len:	its length
+ * @fd:		receives a fake descriptor (DVX_SIM_DMABUF_FD_BASE + n) that the sim's
+ *		umem_reg and mr_reg accept as dmabuf_fd, with dmabuf_offset into @addr.
+ *		It is not an OS descriptor: never close() it.
+ *
+ * The sim accepts dma-buf registrations only for descriptors it handed out here; any
+ * other descriptor is -EBADF.
+ * Return: 0, -EINVAL, -ENOSPC when max_dmabufs are exported.
+ */
+int dvx_sim_dmabuf_export(struct dvx_sim_fabric *fab, void *addr, uint64_t len, int *fd);
+
+/**
+ * dvx_sim_dmabuf_release() - forget an exported dma-buf.
+ * Return: 0, -EBADF for an unknown @fd, -EBUSY while umems or MRs registered from it
+ * remain.
+ */
+int dvx_sim_dmabuf_release(struct dvx_sim_fabric *fab, int fd);
+
+/**
+ * dvx_sim_fini() - stop the progress thread and tear the fabric down. Objects still
+ * alive are dropped with it; the storage is the caller's to free afterwards.
+ * Return: 0, -EINVAL for NULL.
+ */
+int dvx_sim_fini(struct dvx_sim_fabric *fab);
+
+DVX_END_DECLS
+
+#endif /* DVX_HAL_SIM_H */
