@@ -122,6 +122,7 @@ tool-bins := $(addprefix $(objtree)/tools/,$(tools-y))
 # tests/Kbuild: tests-y += name ; name-srcs := tree-relative sources it links ;
 # name-wrap := symbols to --wrap ; name-libs := extra libraries
 tests-y :=
+gpu-tests-y :=	# tests that need a real GPU (also in tests-y); 'make gpu-check' runs them
 include $(srctree)/tests/Kbuild
 test-bins := $(addprefix $(objtree)/tests/,$(tests-y))
 
@@ -135,7 +136,7 @@ LIB := $(objtree)/libdvx.a
 # ---------------------------------------------------------------------------
 # Rules
 
-.PHONY: all lib tools tests bench check install uninstall clean distclean help \
+.PHONY: all lib tools tests bench check gpu-check install uninstall clean distclean help \
 	defconfig savedefconfig FORCE
 
 all: lib tools tests bench
@@ -185,7 +186,7 @@ $(tool-bins): $(objtree)/tools/%: $$(addprefix $(objtree)/tools/,$$($$*-objs)) $
 
 # tests: every test lists the tree-relative sources it links (its own and the
 # production units under test); nothing else of the library comes along.
-src-to-obj = $(patsubst %.c,$(objtree)/%.o,$(1))
+src-to-obj = $(patsubst %.cu,$(objtree)/%.cu.o,$(patsubst %.c,$(objtree)/%.o,$(1)))
 $(test-bins): $(objtree)/tests/%: $$(call src-to-obj,$$($$*-srcs)) $(objtree)/.layer-check
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(DVX_CFLAGS) $(LDSAN) -o $@ $(filter %.o,$^) \
@@ -217,6 +218,35 @@ $(objtree)/tests/nvcc-headers-test: $(objtree)/tests/nvcc/no-nvcc.o
 	$(Q)$(CC) -o $@ $<
 endif
 
+# CUDA sources, in the library (obj-y += x.cu.o), tests and benchmarks (x.cu in
+# name-srcs): x.cu -> x.cu.fatbin (nvcc, device code for sm_80 and sm_90) -> x.cu.c
+# (a C array named dvx_fatbin_<path>, scripts/embed-blob.sh) -> x.cu.o, loaded at run
+# time with the driver API (dvx_gpu_module_load). Without CONFIG_DVX_GPU the blob is
+# empty and loading it answers -ENOSYS.
+cu-sym = dvx_fatbin_$(subst -,_,$(subst /,_,$(1)))
+NVCC_FLAGS ?= -O3
+$(objtree)/%.cu.fatbin: $(srctree)/%.cu $(AUTOCONF)
+ifeq ($(CONFIG_DVX_GPU),y)
+	$(call quiet,NVCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(NVCC) -std=c++17 $(NVCC_FLAGS) $(NVCC_ARCH) -fatbin -I$(objtree)/include \
+		-I$(srctree)/include -Werror all-warnings -MD -MP -MF $(@:.fatbin=.d) -MT $@ -o $@ $<
+else
+	$(call quiet,GEN,$@ (empty: no nvcc))
+	$(Q)mkdir -p $(@D) && : > $@
+endif
+.PRECIOUS: $(objtree)/%.cu.fatbin $(objtree)/%.cu.c
+$(objtree)/%.cu.c: $(objtree)/%.cu.fatbin $(srctree)/scripts/embed-blob.sh
+	$(call quiet,EMBED,$@)
+	$(Q)$(srctree)/scripts/embed-blob.sh $(call cu-sym,$*) $< $@
+$(objtree)/%.cu.o: $(objtree)/%.cu.c
+	$(call quiet,CC,$@)
+	$(Q)$(CC) $(DVX_CFLAGS) -c -o $@ $<
+
+# GPU tests only; with DVX_GPU_REQUIRED=1 a test that finds no GPU fails instead of skipping
+gpu-check: $(addprefix $(objtree)/tests/,$(gpu-tests-y))
+	$(Q)DVX_GPU_REQUIRED=1 $(srctree)/scripts/run-tests.sh $(objtree) $(gpu-tests-y)
+
 $(objtree)/dvx.pc: $(srctree)/scripts/gen-pc.sh $(KCONFIG)
 	$(call quiet,GEN,$@)
 	$(Q)mkdir -p $(@D)
@@ -228,7 +258,7 @@ check: tests tools bench $(objtree)/tests/nvcc-headers-test
 install: lib tools
 	$(call quiet,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(PREFIX)/include/dvx $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	$(Q)cd $(srctree)/include && find dvx -name '*.h' -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/include/{} \;
+	$(Q)cd $(srctree)/include && find dvx \( -name '*.h' -o -name '*.cuh' \) -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/include/{} \;
 	$(Q)install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libdvx.a
 	$(Q)install -m 644 $(objtree)/dvx.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx.pc
 	$(Q)install -m 755 $(tool-bins) $(DESTDIR)$(PREFIX)/bin/

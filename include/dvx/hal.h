@@ -27,6 +27,12 @@ DVX_BEGIN_DECLS
 
 struct dvx_hal;
 struct dvx_hal_ops;
+struct dvx_hal_gpu;		/* GPU (CUDA driver API) handles: see the end of this file */
+struct dvx_hal_gpu_attr;
+struct dvx_hal_gpu_mem_req;
+struct dvx_hal_gpu_mem;
+struct dvx_hal_gpu_module;
+struct dvx_hal_gpu_launch;
 
 /* Access rights for umems and MRs; the values are those of IBV_ACCESS_*. */
 enum dvx_access {
@@ -402,6 +408,36 @@ struct dvx_hal_ops {
 			struct dvx_hal_pci_dev *devs, unsigned max, unsigned *count);
 	int (*limits)(const struct dvx_hal *hal, struct dvx_hal_limits *lim);
 	uint64_t (*now_ns)(const struct dvx_hal *hal);
+
+	/* GPU, CUDA driver API (see struct dvx_hal_gpu below). Every entry takes the GPU
+	 * handle, whose diag receives the CUresult and its name on failure. */
+	int (*gpu_init)(struct dvx_hal_gpu *gpu);
+	int (*gpu_count)(struct dvx_hal_gpu *gpu, int *count);
+	int (*gpu_get)(struct dvx_hal_gpu *gpu, int ordinal, const char *pci);
+	int (*gpu_query)(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_attr *attr);
+	int (*gpu_ctx_retain)(struct dvx_hal_gpu *gpu);
+	int (*gpu_ctx_release)(struct dvx_hal_gpu *gpu);
+	int (*gpu_ctx_set_current)(struct dvx_hal_gpu *gpu);
+	int (*gpu_mem_create)(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem_req *req,
+			      struct dvx_hal_gpu_mem *mem);
+	int (*gpu_mem_free)(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_mem *mem);
+	int (*gpu_mem_export)(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem *mem, int *fd);
+	int (*gpu_dmabuf_fd)(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t len, uint32_t flags,
+			     int *fd);
+	int (*gpu_host_register)(struct dvx_hal_gpu *gpu, void *addr, uint64_t len, uint32_t flags,
+				 uint64_t *dptr);
+	int (*gpu_host_unregister)(struct dvx_hal_gpu *gpu, void *addr);
+	int (*gpu_module_load)(struct dvx_hal_gpu *gpu, const void *image,
+			       struct dvx_hal_gpu_module *mod);
+	int (*gpu_module_unload)(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_module *mod);
+	int (*gpu_module_function)(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_module *mod,
+				   const char *name, void **func);
+	int (*gpu_launch)(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_launch *launch);
+	int (*gpu_stream_create)(struct dvx_hal_gpu *gpu, void **stream);
+	int (*gpu_stream_destroy)(struct dvx_hal_gpu *gpu, void *stream);
+	int (*gpu_stream_query)(struct dvx_hal_gpu *gpu, void *stream);
+	int (*gpu_memcpy_htod)(struct dvx_hal_gpu *gpu, uint64_t dptr, const void *src, uint64_t len);
+	int (*gpu_memcpy_dtoh)(struct dvx_hal_gpu *gpu, void *dst, uint64_t dptr, uint64_t len);
 };
 
 /**
@@ -513,6 +549,195 @@ int dvx_hal_diag_devx(struct dvx_diag *diag, const char *op, const void *in, con
  */
 void dvx_hal_log(const struct dvx_log *log, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* ---- GPU: the CUDA driver API behind the hal (hal/cuda.c; fakes in hal/mock.c) ---- */
+
+/* dvx_hal_gpu_mem_req.flags and dvx_hal_gpu_mem.flags */
+enum {
+	DVX_HAL_GPU_MEM_RDMA = 1u << 0,		/* create with gpuDirectRDMACapable */
+	DVX_HAL_GPU_MEM_EXPORT = 1u << 1,	/* exportable as a POSIX file descriptor */
+};
+
+/* dvx_hal_gpu_host_register() flags */
+enum {
+	DVX_HAL_GPU_HOST_IOMEM = 1u << 0,	/* I/O memory (a UAR page): IOMEMORY */
+};
+
+/* dvx_hal_gpu_dmabuf_fd() flags */
+enum {
+	DVX_HAL_GPU_DMABUF_PCIE = 1u << 0,	/* mapping type PCIe (Data-Direct NICs) */
+};
+
+/**
+ * struct dvx_hal_gpu_attr - what a GPU is and can do, from cuDeviceGetAttribute.
+ * @name:	product name
+ * @pci:	PCI address "dddd:bb:dd.f", lower case
+ * @ordinal:	CUDA device ordinal
+ * @driver_version: cuDriverGetVersion (13000 for 13.0)
+ * @cc_major:	compute capability, major
+ * @cc_minor:	compute capability, minor
+ * @sm_count:	multiprocessors
+ * @max_threads_per_block: largest block
+ * @warp_size:	threads per warp
+ * @gdr_writes_ordering: CU_GPU_DIRECT_RDMA_WRITES_ORDERING_* (0 none, 100 owner, 200 all)
+ * @total_mem:	device memory in bytes
+ * @gdr:	GPUDirect RDMA supported
+ * @dmabuf:	dma-buf export supported
+ * @vmm:	virtual memory management (cuMemCreate) supported
+ * @vmm_rdma:	cuMemCreate accepts gpuDirectRDMACapable
+ * @posix_fd:	POSIX fd handles supported
+ * @host_register: cuMemHostRegister supported
+ * @can_map_host: host memory can be mapped into the device
+ * @unified_addressing: one address space with the host
+ */
+struct dvx_hal_gpu_attr {
+	char name[DVX_HAL_NAME_MAX];
+	char pci[DVX_HAL_PCI_MAX];
+	int32_t ordinal;
+	int32_t driver_version;
+	int32_t cc_major;
+	int32_t cc_minor;
+	uint32_t sm_count;
+	uint32_t max_threads_per_block;
+	uint32_t warp_size;
+	uint32_t gdr_writes_ordering;
+	uint64_t total_mem;
+	uint8_t gdr;
+	uint8_t dmabuf;
+	uint8_t vmm;
+	uint8_t vmm_rdma;
+	uint8_t posix_fd;
+	uint8_t host_register;
+	uint8_t can_map_host;
+	uint8_t unified_addressing;
+};
+
+/**
+ * struct dvx_hal_gpu - one GPU as the hal drives it, in caller storage.
+ * @hal:	the backend instance (set by dvx_hal_gpu_init())
+ * @priv:	backend: the retained primary context, NULL when none
+ * @ordinal:	device ordinal chosen by gpu_get, -1 before
+ * @handle:	backend device handle (CUdevice)
+ * @ctx_retained: 1 while the primary context is retained
+ * @diag:	the last failure of a call on this handle (CUresult, its name)
+ * @log:	optional log sink, kept across dvx_hal_gpu_init()
+ */
+struct dvx_hal_gpu {
+	const struct dvx_hal *hal;
+	void *priv;
+	int32_t ordinal;
+	int32_t handle;
+	uint32_t ctx_retained;
+	uint32_t rsvd;
+	struct dvx_diag diag;
+	struct dvx_log log;
+};
+
+/**
+ * struct dvx_hal_gpu_mem_req - device memory to create.
+ * @len:	bytes (rounded up to the allocation granularity)
+ * @flags:	DVX_HAL_GPU_MEM_* wanted
+ */
+struct dvx_hal_gpu_mem_req {
+	uint64_t len;
+	uint32_t flags;
+	uint32_t rsvd;
+};
+
+/**
+ * struct dvx_hal_gpu_mem - device memory created, mapped and made accessible.
+ * @priv:	backend
+ * @dptr:	device address of the first byte
+ * @len:	mapped length (granularity multiple)
+ * @handle:	backend allocation handle (CUmemGenericAllocationHandle)
+ * @flags:	DVX_HAL_GPU_MEM_* obtained
+ */
+struct dvx_hal_gpu_mem {
+	void *priv;
+	uint64_t dptr;
+	uint64_t len;
+	uint64_t handle;
+	uint32_t flags;
+	uint32_t rsvd;
+};
+
+/** struct dvx_hal_gpu_module - a loaded module (CUmodule in @priv). */
+struct dvx_hal_gpu_module {
+	void *priv;
+};
+
+/**
+ * struct dvx_hal_gpu_launch - one kernel launch.
+ * @func:	from gpu_module_function
+ * @grid:	blocks in x, y, z
+ * @block:	threads in x, y, z
+ * @shmem:	dynamic shared memory bytes
+ * @stream:	from gpu_stream_create, NULL for the default stream
+ * @args:	kernel arguments, one pointer per parameter (cuLaunchKernel)
+ */
+struct dvx_hal_gpu_launch {
+	void *func;
+	uint32_t grid[3];
+	uint32_t block[3];
+	uint32_t shmem;
+	uint32_t rsvd;
+	void *stream;
+	void **args;
+};
+
+/**
+ * dvx_hal_cuda() - the CUDA driver API backend: the gpu_* entries (libcuda.so.1 is
+ * loaded at run time on the first gpu_init, so libdvx links and runs on machines
+ * without a driver) and the shared host entries (mem_alloc, pci_list, limits, now_ns).
+ *
+ * Context: any. Return: a static instance, or NULL when this libdvx was built
+ * without CUDA (CONFIG_DVX_GPU=n).
+ */
+const struct dvx_hal *dvx_hal_cuda(void);
+
+/**
+ * dvx_hal_cu_errno() - the errno dvx reports for a CUresult (docs/errors.md, gpu.md).
+ * @cu_result:	the driver's CUresult value
+ *
+ * Return: 0 for CUDA_SUCCESS, else a negative errno (-EIO for values without a better one).
+ */
+int dvx_hal_cu_errno(int cu_result);
+
+/*
+ * GPU wrappers. dvx_hal_gpu_init() binds @gpu to @hal (keeping gpu->log) and runs the
+ * backend's init (cuInit); every other wrapper takes the bound handle, checks its
+ * arguments (-EINVAL, recorded in gpu->diag), answers -ENOSYS when the backend lacks
+ * the entry, and on failure leaves gpu->diag naming the operation (with the CUresult
+ * and its name when the driver failed).
+ */
+int dvx_hal_gpu_init(const struct dvx_hal *hal, struct dvx_hal_gpu *gpu);
+int dvx_hal_gpu_count(struct dvx_hal_gpu *gpu, int *count);
+int dvx_hal_gpu_get(struct dvx_hal_gpu *gpu, int ordinal, const char *pci);
+int dvx_hal_gpu_query(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_attr *attr);
+int dvx_hal_gpu_ctx_retain(struct dvx_hal_gpu *gpu);
+int dvx_hal_gpu_ctx_release(struct dvx_hal_gpu *gpu);
+int dvx_hal_gpu_ctx_set_current(struct dvx_hal_gpu *gpu);
+int dvx_hal_gpu_mem_create(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem_req *req,
+			   struct dvx_hal_gpu_mem *mem);
+int dvx_hal_gpu_mem_free(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_mem *mem);
+int dvx_hal_gpu_mem_export(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem *mem, int *fd);
+int dvx_hal_gpu_dmabuf_fd(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t len, uint32_t flags,
+			  int *fd);
+int dvx_hal_gpu_host_register(struct dvx_hal_gpu *gpu, void *addr, uint64_t len, uint32_t flags,
+			      uint64_t *dptr);
+int dvx_hal_gpu_host_unregister(struct dvx_hal_gpu *gpu, void *addr);
+int dvx_hal_gpu_module_load(struct dvx_hal_gpu *gpu, const void *image,
+			    struct dvx_hal_gpu_module *mod);
+int dvx_hal_gpu_module_unload(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_module *mod);
+int dvx_hal_gpu_module_function(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_module *mod,
+				const char *name, void **func);
+int dvx_hal_gpu_launch(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_launch *launch);
+int dvx_hal_gpu_stream_create(struct dvx_hal_gpu *gpu, void **stream);
+int dvx_hal_gpu_stream_destroy(struct dvx_hal_gpu *gpu, void *stream);
+/* 0 when all work on @stream is done, -EBUSY while it runs, else the failure */
+int dvx_hal_gpu_stream_query(struct dvx_hal_gpu *gpu, void *stream);
+int dvx_hal_gpu_memcpy_htod(struct dvx_hal_gpu *gpu, uint64_t dptr, const void *src, uint64_t len);
+int dvx_hal_gpu_memcpy_dtoh(struct dvx_hal_gpu *gpu, void *dst, uint64_t dptr, uint64_t len);
 
 DVX_END_DECLS
 

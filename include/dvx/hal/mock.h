@@ -82,6 +82,29 @@ enum dvx_mock_op {
 	DVX_MOCK_OP_PCI_LIST,
 	DVX_MOCK_OP_LIMITS,
 	DVX_MOCK_OP_NOW_NS,		/* never fails */
+	/* GPU (see dvx_mock_add_gpu()) */
+	DVX_MOCK_OP_GPU_INIT,
+	DVX_MOCK_OP_GPU_COUNT,
+	DVX_MOCK_OP_GPU_GET,
+	DVX_MOCK_OP_GPU_QUERY,
+	DVX_MOCK_OP_GPU_CTX_RETAIN,
+	DVX_MOCK_OP_GPU_CTX_RELEASE,
+	DVX_MOCK_OP_GPU_CTX_SET_CURRENT,
+	DVX_MOCK_OP_GPU_MEM_CREATE,
+	DVX_MOCK_OP_GPU_MEM_FREE,
+	DVX_MOCK_OP_GPU_MEM_EXPORT,
+	DVX_MOCK_OP_GPU_DMABUF_FD,
+	DVX_MOCK_OP_GPU_HOST_REGISTER,
+	DVX_MOCK_OP_GPU_HOST_UNREGISTER,
+	DVX_MOCK_OP_GPU_MODULE_LOAD,
+	DVX_MOCK_OP_GPU_MODULE_UNLOAD,
+	DVX_MOCK_OP_GPU_MODULE_FUNCTION,
+	DVX_MOCK_OP_GPU_LAUNCH,
+	DVX_MOCK_OP_GPU_STREAM_CREATE,
+	DVX_MOCK_OP_GPU_STREAM_DESTROY,
+	DVX_MOCK_OP_GPU_STREAM_QUERY,
+	DVX_MOCK_OP_GPU_MEMCPY_HTOD,
+	DVX_MOCK_OP_GPU_MEMCPY_DTOH,
 	DVX_MOCK_OP_COUNT,
 };
 
@@ -94,6 +117,11 @@ enum dvx_mock_res {
 	DVX_MOCK_RES_PD,
 	DVX_MOCK_RES_MR,
 	DVX_MOCK_RES_MEM,
+	DVX_MOCK_RES_GPU_CTX,	/* retained primary contexts */
+	DVX_MOCK_RES_GPU_MEM,
+	DVX_MOCK_RES_GPU_HOSTREG,
+	DVX_MOCK_RES_GPU_MODULE,
+	DVX_MOCK_RES_GPU_STREAM,
 	DVX_MOCK_RES_COUNT,
 };
 
@@ -293,6 +321,38 @@ struct dvx_mock_mem {
 	void *addr;
 };
 
+/* ---- GPU fakes ---- */
+#define DVX_MOCK_MAX_GPUS 4
+#define DVX_MOCK_MAX_GPU_MEMS 16
+#define DVX_MOCK_MAX_GPU_HOSTREGS 16
+#define DVX_MOCK_MAX_GPU_MODULES 4
+#define DVX_MOCK_MAX_GPU_STREAMS 8
+#define DVX_MOCK_GPU_FD_BASE 1000	/* fake fds count up from here; never close them */
+
+/**
+ * typedef dvx_mock_gpu_launch_fn - stands in for a kernel: the mock calls it from
+ * gpu_launch with the launch (function handle, grid, block, arguments) so a test can
+ * do on the host what the kernel would. Its return value is the launch's.
+ */
+typedef int (*dvx_mock_gpu_launch_fn)(void *arg, const struct dvx_hal_gpu_launch *launch);
+
+/* device memory: real host memory (so memcpy and the launch hook can touch it) */
+struct dvx_mock_gpu_mem {
+	uint8_t live;
+	int8_t gpu;
+	uint8_t rsvd[6];
+	struct dvx_hal_mem host;	/* the backing memory; dptr == host.addr */
+};
+
+struct dvx_mock_gpu_hostreg {
+	uint8_t live;
+	int8_t gpu;
+	uint8_t rsvd[2];
+	uint32_t flags;
+	uint64_t addr;
+	uint64_t len;
+};
+
 /**
  * struct dvx_mock - the whole mock: its hal instance, devices, resources, log,
  * faults and clock. Set the public knobs (fail_*, check, now_*, limits) directly or
@@ -340,6 +400,20 @@ struct dvx_mock {
 	struct dvx_mock_mem mem[DVX_MOCK_MAX_MEMS];
 	/* UAR pages: real memory so doorbell writes (8-byte stores) land somewhere */
 	uint64_t uar_page[DVX_MOCK_MAX_UARS][DVX_MOCK_UAR_BYTES / 8];
+
+	/* GPU fakes: devices from dvx_mock_add_gpu(); resources below */
+	struct dvx_hal_gpu_attr gpu[DVX_MOCK_MAX_GPUS];
+	unsigned ngpus;
+	int32_t gpu_init_err;		/* non-zero: gpu_init fails with it (-ENODEV: no driver) */
+	uint32_t gpu_ctx_refs[DVX_MOCK_MAX_GPUS];	/* primary-context retains per GPU */
+	uint32_t gpu_stream_busy;	/* stream_query answers -EBUSY this many times first */
+	int32_t gpu_next_fd;		/* fake fds handed out by mem_export/dmabuf_fd */
+	dvx_mock_gpu_launch_fn gpu_launch_fn;	/* runs "the kernel" on the host, may be NULL */
+	void *gpu_launch_arg;
+	struct dvx_mock_gpu_mem gpu_mem[DVX_MOCK_MAX_GPU_MEMS];
+	struct dvx_mock_gpu_hostreg gpu_hostreg[DVX_MOCK_MAX_GPU_HOSTREGS];
+	uint8_t gpu_module_live[DVX_MOCK_MAX_GPU_MODULES];
+	uint8_t gpu_stream_live[DVX_MOCK_MAX_GPU_STREAMS];
 };
 
 /**
@@ -478,6 +552,30 @@ const char *dvx_mock_res_name(enum dvx_mock_res res);
  * Return: the record, or NULL when no live object has that number.
  */
 const struct dvx_mock_obj *dvx_mock_obj_by_id(const struct dvx_mock *m, uint32_t id);
+
+/**
+ * dvx_mock_add_gpu() - add a GPU for the gpu_* fakes (its attributes are copied).
+ * @m:		the mock
+ * @attr:	what gpu_query answers; attr->pci is what gpu_get matches a PCI address
+ *		against, attr->ordinal is overwritten with the GPU's index
+ *
+ * The fakes: gpu_init fails with m->gpu_init_err when set; gpu_get finds by ordinal or
+ * PCI (-ENODEV otherwise); contexts are reference-counted per GPU; device memory,
+ * registrations, modules and streams are kept in fixed tables and counted in
+ * DVX_MOCK_RES_GPU_*; device memory is real host memory (dptr is its address, so
+ * memcpy_htod/dtoh copy); exported and dma-buf fds are fake numbers from
+ * DVX_MOCK_GPU_FD_BASE up (never close them); a launch calls m->gpu_launch_fn;
+ * stream_query answers -EBUSY m->gpu_stream_busy times, then 0.
+ *
+ * Return: the GPU's index, or -ENOSPC / -EINVAL.
+ */
+int dvx_mock_add_gpu(struct dvx_mock *m, const struct dvx_hal_gpu_attr *attr);
+
+/**
+ * dvx_mock_gpu_attr_h100() - attributes of an H100-like GPU (cc 9.0, 132 SMs, GPUDirect
+ * RDMA, dma-buf, VMM with the RDMA flag) at PCI address @pci.
+ */
+void dvx_mock_gpu_attr_h100(struct dvx_hal_gpu_attr *attr, const char *pci);
 
 DVX_END_DECLS
 

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hal/cudaops.h - private to hal/: the CUDA driver API entries of hal/cuda.c, so any
+ * backend's ops table can carry them:
+ *
+ *	static const struct dvx_hal_ops my_ops = { ..., DVX_HAL_CUDA_GPU_OPS };
+ *
+ * Built only with CONFIG_DVX_GPU; the signatures are those of struct dvx_hal_ops.
+ */
+#ifndef DVX_HAL_CUDAOPS_H
+#define DVX_HAL_CUDAOPS_H
+
+#include <dvx/hal.h>
+
+int dvx_cuda_gpu_init(struct dvx_hal_gpu *gpu);
+int dvx_cuda_gpu_count(struct dvx_hal_gpu *gpu, int *count);
+int dvx_cuda_gpu_get(struct dvx_hal_gpu *gpu, int ordinal, const char *pci);
+int dvx_cuda_gpu_query(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_attr *attr);
+int dvx_cuda_gpu_ctx_retain(struct dvx_hal_gpu *gpu);
+int dvx_cuda_gpu_ctx_release(struct dvx_hal_gpu *gpu);
+int dvx_cuda_gpu_ctx_set_current(struct dvx_hal_gpu *gpu);
+int dvx_cuda_gpu_mem_create(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem_req *req,
+			    struct dvx_hal_gpu_mem *mem);
+int dvx_cuda_gpu_mem_free(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_mem *mem);
+int dvx_cuda_gpu_mem_export(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem *mem, int *fd);
+int dvx_cuda_gpu_dmabuf_fd(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t len, uint32_t flags,
+			   int *fd);
+int dvx_cuda_gpu_host_register(struct dvx_hal_gpu *gpu, void *addr, uint64_t len, uint32_t flags,
+			       uint64_t *dptr);
+int dvx_cuda_gpu_host_unregister(struct dvx_hal_gpu *gpu, void *addr);
+int dvx_cuda_gpu_module_load(struct dvx_hal_gpu *gpu, const void *image,
+			     struct dvx_hal_gpu_module *mod);
+int dvx_cuda_gpu_module_unload(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_module *mod);
+int dvx_cuda_gpu_module_function(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_module *mod,
+				 const char *name, void **func);
+int dvx_cuda_gpu_launch(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_launch *l);
+int dvx_cuda_gpu_stream_create(struct dvx_hal_gpu *gpu, void **stream);
+int dvx_cuda_gpu_stream_destroy(struct dvx_hal_gpu *gpu, void *stream);
+int dvx_cuda_gpu_stream_query(struct dvx_hal_gpu *gpu, void *stream);
+int dvx_cuda_gpu_memcpy_htod(struct dvx_hal_gpu *gpu, uint64_t dptr, const void *src, uint64_t len);
+int dvx_cuda_gpu_memcpy_dtoh(struct dvx_hal_gpu *gpu, void *dst, uint64_t dptr, uint64_t len);
+
+#define DVX_HAL_CUDA_GPU_OPS                                                        \
+	.gpu_init = dvx_cuda_gpu_init,                                              \
+	.gpu_count = dvx_cuda_gpu_count,                                            \
+	.gpu_get = dvx_cuda_gpu_get,                                                \
+	.gpu_query = dvx_cuda_gpu_query,                                            \
+	.gpu_ctx_retain = dvx_cuda_gpu_ctx_retain,                                  \
+	.gpu_ctx_release = dvx_cuda_gpu_ctx_release,                                \
+	.gpu_ctx_set_current = dvx_cuda_gpu_ctx_set_current,                        \
+	.gpu_mem_create = dvx_cuda_gpu_mem_create,                                  \
+	.gpu_mem_free = dvx_cuda_gpu_mem_free,                                      \
+	.gpu_mem_export = dvx_cuda_gpu_mem_export,                                  \
+	.gpu_dmabuf_fd = dvx_cuda_gpu_dmabuf_fd,                                    \
+	.gpu_host_register = dvx_cuda_gpu_host_register,                            \
+	.gpu_host_unregister = dvx_cuda_gpu_host_unregister,                        \
+	.gpu_module_load = dvx_cuda_gpu_module_load,                                \
+	.gpu_module_unload = dvx_cuda_gpu_module_unload,                            \
+	.gpu_module_function = dvx_cuda_gpu_module_function,                        \
+	.gpu_launch = dvx_cuda_gpu_launch,                                          \
+	.gpu_stream_create = dvx_cuda_gpu_stream_create,                            \
+	.gpu_stream_destroy = dvx_cuda_gpu_stream_destroy,                          \
+	.gpu_stream_query = dvx_cuda_gpu_stream_query,                              \
+	.gpu_memcpy_htod = dvx_cuda_gpu_memcpy_htod,                                \
+	.gpu_memcpy_dtoh = dvx_cuda_gpu_memcpy_dtoh,
+
+#endif /* DVX_HAL_CUDAOPS_H */
