@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: MIT
+/*
+ * core/p2p.c - setting up and tearing down the P2P transport: per peer, lanes of
+ * main RC QPs with core-direct companions and their loopback partners, one iova-0
+ * sink per NIC, connection info exchanged over the bootstrap (docs/p2p.md).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <dvx/p2p_setup.h>
+
+#define RING_ALIGN 4096u
+#define DBR_BYTES 64u		/* one doorbell record per cache line */
+#define PARTNER_DEPTH 64u	/* the loopback partner never posts */
+
+/* the objects of one lane */
+struct lane_objs {
+	struct dvx_cq main_cq;
+	struct dvx_qp main_qp;
+	struct dvx_cq comp_cq;
+	struct dvx_qp comp_qp;
+	struct dvx_cq part_cq;
+	struct dvx_qp part_qp;
+};
+
+/* per NIC */
+struct nic_objs {
+	struct dvx_umem umem;
+	struct dvx_mr sink;
+	uint8_t *base;		/* its slice of the ring region */
+	uint64_t len;
+	uint64_t off;		/* carving cursor of the rings */
+	uint64_t dbr_off;	/* ... and of the doorbell records, after the rings */
+	uint32_t partner;	/* 1: companions use a local partner QP (no force-loopback) */
+	uint32_t rsvd;
+};
+
+struct dvx_p2p_setup {
+	struct dvx_p2p_cfg cfg;
+	struct nic_objs nic[DVX_P2P_MAX_NICS];
+	struct lane_objs *objs;		/* (nranks - 1) * nlanes */
+	struct dvx_qp_conn *conn_in;	/* nranks * nlanes */
+	struct dvx_qp_conn *conn_out;	/* nranks * nranks * nlanes */
+};
+
+/* the exchanged descriptors are little-endian on the wire */
+static uint64_t le64(uint64_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return __builtin_bswap64(v);
+#else
+	return v;
+#endif
+}
+
+static uint32_t le32(uint32_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return __builtin_bswap32(v);
+#else
+	return v;
+#endif
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+static uint32_t nlanes_of(const struct dvx_p2p_cfg *c)
+{
+	return c->nnics * c->qps_per_nic;
+}
+
+static int cfg_check(const struct dvx_p2p_cfg *c)
+{
+	uint32_t i;
+
+	if (!c || c->nranks < 2 || c->rank < 0 || c->rank >= c->nranks || c->nnics == 0 ||
+	    c->nnics > DVX_P2P_MAX_NICS || c->qps_per_nic == 0 || c->qps_per_nic > 64 ||
+	    !DVX_IS_POW2(c->sq_depth) || c->sq_depth > 32768 ||
+	    (c->comp_depth && (!DVX_IS_POW2(c->comp_depth) || c->comp_depth < 2 ||
+			       c->comp_depth > 32768)) ||
+	    c->nranks > 4096)
+		return -EINVAL;
+	for (i = 0; i < c->nnics; i++)
+		if (!c->nics[i])
+			return -EINVAL;
+	return 0;
+}
+
+/* bytes of the rings in one NIC's slice (the doorbell records follow them) */
+static uint64_t nic_rings_only(const struct dvx_p2p_cfg *c);
+
+/* bytes of one NIC's slice of the ring region */
+static uint64_t nic_ring_bytes(const struct dvx_p2p_cfg *c)
+{
+	uint64_t lanes = (uint64_t)(c->nranks - 1) * c->qps_per_nic;
+
+	/* doorbell records: up to 6 per lane, one cache line each; then the sink */
+	return nic_rings_only(c) + align_up(lanes * 6 * DBR_BYTES + 64, RING_ALIGN);
+}
+
+static uint64_t nic_rings_only(const struct dvx_p2p_cfg *c)
+{
+	uint64_t lanes = (uint64_t)(c->nranks - 1) * c->qps_per_nic, per = 0;
+	uint64_t cq = 64, wq = 64;
+
+	/* main CQ + main SQ */
+	per += align_up((uint64_t)c->sq_depth * cq, RING_ALIGN);
+	per += align_up((uint64_t)c->sq_depth * wq, RING_ALIGN);
+	if (c->comp_depth) {
+		per += align_up((uint64_t)c->comp_depth * cq, RING_ALIGN);
+		per += align_up((uint64_t)c->comp_depth * wq, RING_ALIGN);
+		/* a partner may be needed (no force-loopback): room for it always */
+		per += align_up((uint64_t)PARTNER_DEPTH * cq, RING_ALIGN);
+		per += align_up((uint64_t)PARTNER_DEPTH * wq, RING_ALIGN);
+	}
+	return lanes * per;
+}
+
+int dvx_p2p_mem_req(const struct dvx_p2p_cfg *cfg, struct dvx_mem_req *state,
+		    struct dvx_mem_req *rings)
+{
+	uint64_t npeers, nl, s;
+	int err = cfg_check(cfg);
+
+	if (err)
+		return err;
+	if (!state || !rings)
+		return -EINVAL;
+	npeers = (uint64_t)cfg->nranks - 1;
+	nl = nlanes_of(cfg);
+	s = align_up(sizeof(struct dvx_p2p_setup), 64);
+	s += align_up(npeers * nl * sizeof(struct dvx_p2p_lane), 64);
+	s += align_up(npeers * nl * sizeof(struct lane_objs), 64);
+	s += align_up((uint64_t)cfg->nranks * nl * sizeof(struct dvx_qp_conn), 64);
+	s += align_up((uint64_t)cfg->nranks * cfg->nranks * nl * sizeof(struct dvx_qp_conn), 64);
+	state->bytes = s;
+	state->align = 64;
+	rings->bytes = (uint64_t)cfg->nnics * align_up(nic_ring_bytes(cfg), RING_ALIGN);
+	rings->align = RING_ALIGN;
+	return 0;
+}
+
+static void *carve_state(uint8_t **cur, uint64_t bytes)
+{
+	void *p = *cur;
+
+	*cur += align_up(bytes, 64);
+	return p;
+}
+
+static uint64_t carve(struct nic_objs *n, uint64_t bytes, uint64_t align)
+{
+	uint64_t o = align_up(n->off, align);
+
+	n->off = o + bytes;
+	return o;
+}
+
+static uint64_t carve_dbr(struct nic_objs *n)
+{
+	uint64_t o = n->dbr_off;
+
+	n->dbr_off += DBR_BYTES;
+	return o;
+}
+
+static int carved_ok(const struct nic_objs *n, const struct dvx_p2p_cfg *c)
+{
+	return n->off <= nic_rings_only(c) && n->dbr_off + 64 <= n->len;
+}
+
+static int q_from(struct dvx_p2p_q *q, struct dvx_qp *qp, struct dvx_cq *cq)
+{
+	struct dvx_p2p_q_desc d;
+
+	memset(&d, 0, sizeof(d));
+	d.sq_buf = qp->sq.wq.buf;
+	d.nwqebb = qp->sq.nwqebb;
+	d.qpn = qp->qpn;
+	d.dbrec = qp->dbrec;
+	d.uar_reg = qp->uar_reg;
+	d.cq_buf = cq->ring;
+	d.cq_log_size = cq->mcq.log_size;
+	d.cqn = cq->cqn;
+	d.cq_dbrec = cq->dbrec;
+	d.cq_ci = cq->mcq.ci;
+	d.max_inline = qp->max_inline;
+	d.dev = &qp->nic->dev;
+	return dvx_p2p_q_init(q, &d);
+}
+
+static int make_cq(const struct dvx_p2p_cfg *c, struct dvx_nic *nic, struct nic_objs *n,
+		   uint32_t depth, struct dvx_cq *cq)
+{
+	struct dvx_cq_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.depth = depth;
+	a.ring_umem = &n->umem;
+	a.ring_offset = carve(n, (uint64_t)depth * 64, RING_ALIGN);
+	a.dbr_umem = &n->umem;
+	a.dbr_offset = carve_dbr(n);
+	if (!carved_ok(n, c))
+		return -ENOSPC;
+	return dvx_cq_create(nic, &a, cq);
+}
+
+static int make_qp(const struct dvx_p2p_cfg *c, struct dvx_nic *nic, struct nic_objs *n,
+		   uint32_t depth, uint32_t inl,
+		   struct dvx_cq *cq, struct dvx_uar *uar, uint32_t flags, uint32_t psn,
+		   struct dvx_qp *qp)
+{
+	struct dvx_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.sq_depth = depth;
+	a.max_inline = inl;
+	a.send_cq = cq;
+	a.uar = uar;
+	a.flags = flags;
+	a.psn = psn;
+	a.wq_umem = &n->umem;
+	a.wq_offset = carve(n, (uint64_t)depth * 64, RING_ALIGN);
+	a.dbr_umem = &n->umem;
+	a.dbr_offset = carve_dbr(n);
+	if (!carved_ok(n, c))
+		return -ENOSPC;
+	return dvx_qp_create(nic, &a, qp);
+}
+
+static void lane_destroy(struct lane_objs *o)
+{
+	if (o->part_qp.live)
+		dvx_qp_destroy(&o->part_qp);
+	if (o->comp_qp.live)
+		dvx_qp_destroy(&o->comp_qp);
+	if (o->main_qp.live)
+		dvx_qp_destroy(&o->main_qp);
+	if (o->part_cq.live)
+		dvx_cq_destroy(&o->part_cq);
+	if (o->comp_cq.live)
+		dvx_cq_destroy(&o->comp_cq);
+	if (o->main_cq.live)
+		dvx_cq_destroy(&o->main_cq);
+}
+
+static void teardown(struct dvx_p2p *t)
+{
+	struct dvx_p2p_setup *s = t->setup;
+	uint32_t i, nl;
+
+	if (!s)
+		return;
+	nl = nlanes_of(&s->cfg);
+	for (i = (uint32_t)(s->cfg.nranks - 1) * nl; i-- > 0;)
+		lane_destroy(&s->objs[i]);
+	for (i = s->cfg.nnics; i-- > 0;) {
+		if (s->nic[i].sink.live)
+			dvx_mr_dereg(&s->nic[i].sink);
+		if (s->nic[i].umem.live)
+			dvx_umem_dereg(&s->nic[i].umem);
+	}
+}
+
+static uint32_t lane_psn(int me, int peer, uint32_t lane)
+{
+	/* any 24-bit value works; distinct per connection helps reading traces */
+	return ((uint32_t)me * 7919u + (uint32_t)peer * 104729u + lane * 31u) & 0xffffffu;
+}
+
+static int setup_lane(struct dvx_p2p *t, struct dvx_p2p_setup *s, uint32_t pidx, uint32_t l)
+{
+	const struct dvx_p2p_cfg *c = &s->cfg;
+	uint32_t k = l / c->qps_per_nic;
+	struct dvx_nic *nic = c->nics[k];
+	struct nic_objs *n = &s->nic[k];
+	struct lane_objs *o = &s->objs[pidx * t->nlanes + l];
+	int peer = (int)pidx < c->rank ? (int)pidx : (int)pidx + 1;
+	struct dvx_qp_connect_attr ca;
+	int err;
+
+	err = make_cq(c, nic, n, c->sq_depth, &o->main_cq);
+	if (!err)
+		err = make_qp(c, nic, n, c->sq_depth, c->max_inline, &o->main_cq, NULL, 0,
+			      lane_psn(c->rank, peer, l), &o->main_qp);
+	if (err || !c->comp_depth)
+		return err;
+	err = make_cq(c, nic, n, c->comp_depth, &o->comp_cq);
+	if (!err)
+		err = make_qp(c, nic, n, c->comp_depth, 0, &o->comp_cq, o->main_qp.uar,
+			      DVX_QP_F_CD_MASTER, 0x100u + l, &o->comp_qp);
+	if (err)
+		return err;
+	ca = c->conn;
+	ca.access |= DVX_ACCESS_REMOTE_ATOMIC | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ;
+	if (!n->partner)
+		return dvx_qp_connect_loopback(&o->comp_qp, &ca);
+	err = make_cq(c, nic, n, PARTNER_DEPTH, &o->part_cq);
+	if (!err)
+		err = make_qp(c, nic, n, PARTNER_DEPTH, 0, &o->part_cq, NULL, 0, 0x200u + l,
+			      &o->part_qp);
+	if (!err)
+		err = dvx_qp_connect_pair(&o->comp_qp, &o->part_qp, &ca);
+	return err;
+}
+
+static int fail(struct dvx_p2p *t, int err)
+{
+	teardown(t);
+	memset(t, 0, sizeof(*t));
+	return err;
+}
+
+int dvx_p2p_init(struct dvx_p2p *t, const struct dvx_p2p_cfg *cfg, void *state,
+		 uint64_t state_len, void *rings, uint64_t rings_len)
+{
+	struct dvx_mem_req sreq, rreq;
+	struct dvx_p2p_setup *s;
+	uint32_t i, p, l, nl, npeers;
+	uint8_t *cur = state;
+	int err;
+
+	if (!t)
+		return -EINVAL;
+	err = dvx_p2p_mem_req(cfg, &sreq, &rreq);
+	if (err)
+		return err;
+	if (!cfg->bs || !state || state_len < sreq.bytes || ((uintptr_t)state & 63u) || !rings ||
+	    rings_len < rreq.bytes || ((uintptr_t)rings & (RING_ALIGN - 1)) ||
+	    cfg->bs->rank != cfg->rank || cfg->bs->nranks != cfg->nranks ||
+	    (cfg->max_inline && cfg->max_inline < 8))
+		return -EINVAL;
+	/* what the operations need from every NIC, checked before anything is made */
+	for (i = 0; i < cfg->nnics; i++) {
+		err = dvx_nic_require(cfg->nics[i],
+				      DVX_NIC_FEAT_ATOMIC | (cfg->comp_depth ? DVX_NIC_FEAT_CD : 0),
+				      "p2p transport");
+		if (err)
+			return err;
+	}
+	nl = nlanes_of(cfg);
+	npeers = (uint32_t)cfg->nranks - 1;
+	memset(state, 0, sreq.bytes);
+	memset(t, 0, sizeof(*t));
+	s = carve_state(&cur, sizeof(*s));
+	s->cfg = *cfg;
+	if (!s->cfg.max_inline)
+		s->cfg.max_inline = 8;	/* reset_signal's 8 zero bytes */
+	t->lanes = carve_state(&cur, (uint64_t)npeers * nl * sizeof(struct dvx_p2p_lane));
+	s->objs = carve_state(&cur, (uint64_t)npeers * nl * sizeof(struct lane_objs));
+	s->conn_in = carve_state(&cur, (uint64_t)cfg->nranks * nl * sizeof(struct dvx_qp_conn));
+	s->conn_out = carve_state(&cur, (uint64_t)cfg->nranks * cfg->nranks * nl *
+					       sizeof(struct dvx_qp_conn));
+	t->rank = cfg->rank;
+	t->nranks = cfg->nranks;
+	t->nnics = cfg->nnics;
+	t->qps_per_nic = cfg->qps_per_nic;
+	t->nlanes = nl;
+	t->companions = cfg->comp_depth ? 1 : 0;
+	t->setup = s;
+	if (!s->cfg.conn.max_mtu)
+		dvx_qp_connect_attr_init(&s->cfg.conn);
+
+	/* per NIC: its slice of the ring region as one umem, the sink */
+	for (i = 0; i < cfg->nnics; i++) {
+		struct nic_objs *n = &s->nic[i];
+		struct dvx_umem_attr ua;
+
+		t->devs[i] = &cfg->nics[i]->dev;
+		n->len = align_up(nic_ring_bytes(cfg), RING_ALIGN);
+		n->base = (uint8_t *)rings + i * n->len;
+		n->dbr_off = nic_rings_only(cfg);
+		n->partner = (cfg->flags & DVX_P2P_F_LOCAL_PAIR) ||
+			     !(cfg->nics[i]->features & DVX_NIC_FEAT_LOOPBACK);
+		memset(n->base, 0, n->len);
+		memset(&ua, 0, sizeof(ua));
+		ua.addr = n->base;
+		ua.len = n->len;
+		ua.access = DVX_ACCESS_LOCAL_WRITE;
+		ua.dmabuf_fd = -1;
+		err = dvx_umem_reg(cfg->nics[i], &ua, &n->umem);
+		if (err)
+			return fail(t, err);
+		if (n->umem.ring_align > RING_ALIGN)
+			return fail(t, -EINVAL);
+		/* the sink: the last 64 bytes of the slice (never a ring) */
+		err = dvx_mr_sink(cfg->nics[i], n->base + n->len - 64, -1, 0, &n->sink);
+		if (err)
+			return fail(t, err);
+	}
+	/* every lane's QPs; companions connected locally */
+	for (p = 0; p < npeers; p++)
+		for (l = 0; l < nl; l++) {
+			err = setup_lane(t, s, p, l);
+			if (err)
+				return fail(t, err);
+		}
+	/* exchange: row r of conn_in is what this rank's lanes to rank r look like */
+	for (p = 0; p < npeers; p++) {
+		int peer = (int)p < cfg->rank ? (int)p : (int)p + 1;
+
+		for (l = 0; l < nl; l++) {
+			err = dvx_qp_export(&s->objs[p * nl + l].main_qp,
+					    &s->conn_in[(uint32_t)peer * nl + l]);
+			if (err)
+				return fail(t, err);
+		}
+	}
+	err = dvx_bootstrap_allgather(cfg->bs, s->conn_in, s->conn_out,
+				      (size_t)cfg->nranks * nl * sizeof(struct dvx_qp_conn),
+				      cfg->timeout_ns);
+	if (err)
+		return fail(t, err);
+	for (p = 0; p < npeers; p++) {
+		int peer = (int)p < cfg->rank ? (int)p : (int)p + 1;
+		const struct dvx_qp_conn *row =
+			&s->conn_out[((uint32_t)peer * cfg->nranks + (uint32_t)cfg->rank) * nl];
+
+		for (l = 0; l < nl; l++) {
+			struct lane_objs *o = &s->objs[p * nl + l];
+			struct dvx_p2p_lane *ln = &t->lanes[p * nl + l];
+			struct dvx_qp_connect_attr ca = s->cfg.conn;
+
+			ca.access |= DVX_ACCESS_REMOTE_ATOMIC | DVX_ACCESS_REMOTE_WRITE |
+				     DVX_ACCESS_REMOTE_READ;
+			err = dvx_qp_connect(&o->main_qp, &row[l], &ca);
+			if (err)
+				return fail(t, err);
+			ln->nic = l / cfg->qps_per_nic;
+			ln->peer = (uint32_t)peer;
+			ln->index = l;
+			ln->sink_lkey = s->nic[ln->nic].sink.lkey;
+			err = q_from(&ln->main, &o->main_qp, &o->main_cq);
+			if (!err && cfg->comp_depth)
+				err = q_from(&ln->comp, &o->comp_qp, &o->comp_cq);
+			if (err)
+				return fail(t, err);
+		}
+	}
+	/* nobody posts before every responder is ready */
+	err = dvx_bootstrap_barrier(cfg->bs, cfg->timeout_ns);
+	if (err)
+		return fail(t, err);
+	return 0;
+}
+
+int dvx_p2p_fini(struct dvx_p2p *t)
+{
+	if (!t || !t->setup)
+		return -EINVAL;
+	teardown(t);
+	memset(t, 0, sizeof(*t));
+	return 0;
+}
+
+int dvx_p2p_lbuf_init(struct dvx_p2p_lbuf *b, void *ptr, uint64_t len,
+		      struct dvx_mr *const *mrs, uint32_t nmrs)
+{
+	uint32_t i;
+	uint64_t addr = 0;
+
+	if (!b || !ptr || !len || !mrs || nmrs == 0 || nmrs > DVX_P2P_MAX_NICS)
+		return -EINVAL;
+	for (i = 0; i < nmrs; i++) {
+		const struct dvx_mr *m = mrs[i];
+		uint64_t off, a;
+
+		if (!m || (uint8_t *)ptr < (uint8_t *)m->addr ||
+		    (uint64_t)((uint8_t *)ptr - (uint8_t *)m->addr) > m->len ||
+		    len > m->len - (uint64_t)((uint8_t *)ptr - (uint8_t *)m->addr))
+			return -EINVAL;
+		off = (uint64_t)((uint8_t *)ptr - (uint8_t *)m->addr);
+		a = m->iova + off;
+		if (i && a != addr)
+			return -EINVAL;	/* every NIC must know the buffer by one address */
+		addr = a;
+	}
+	memset(b, 0, sizeof(*b));
+	b->ptr = ptr;
+	b->addr = addr;
+	b->len = len;
+	for (i = 0; i < nmrs; i++) {
+		b->lkey[i] = mrs[i]->lkey;
+		b->rkey[i] = mrs[i]->rkey;
+	}
+	return 0;
+}
+
+int dvx_p2p_exchange(struct dvx_p2p *t, struct dvx_bootstrap *bs, const struct dvx_p2p_lbuf *mine,
+		     struct dvx_p2p_rbuf *all, uint64_t timeout_ns)
+{
+	struct dvx_p2p_rbuf r;
+	uint32_t i;
+
+	if (!t || !bs || !mine || !all || bs->nranks != t->nranks)
+		return -EINVAL;
+	memset(&r, 0, sizeof(r));
+	r.addr = le64(mine->addr);
+	r.len = le64(mine->len);
+	for (i = 0; i < DVX_P2P_MAX_NICS; i++)
+		r.rkey[i] = le32(mine->rkey[i]);
+	{
+		int err = dvx_bootstrap_allgather(bs, &r, all, sizeof(r), timeout_ns);
+
+		if (err)
+			return err;
+	}
+	for (i = 0; i < (uint32_t)t->nranks; i++) {
+		uint32_t k;
+
+		all[i].addr = le64(all[i].addr);
+		all[i].len = le64(all[i].len);
+		for (k = 0; k < DVX_P2P_MAX_NICS; k++)
+			all[i].rkey[k] = le32(all[i].rkey[k]);
+	}
+	return 0;
+}

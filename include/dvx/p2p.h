@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dvx/p2p.h - the P2P IBGDA transport: per-peer RC lanes with core-direct companion
+ * QPs, and the operations on them (put, signals, counters, tickets, flush).
+ *
+ * Ownership: signal, counter and data buffers belong to the caller (the window of a
+ * later layer); the transport owns only its QPs, CQs, and one 8-byte iova-0 sink MR
+ * per NIC. Everything lives in caller storage (docs/p2p.md).
+ *
+ * Semantics (SEMANTICS.md, "P2P IBGDA transport"):
+ *  - every main-QP WQE is one WQEBB and requests a CQE (CQ index == WQE index);
+ *  - put splits at 1 GiB and returns a ticket (lane, index of its last WQE);
+ *  - put_signal: the writes, then a fetch-add of the remote signal on the same QP
+ *    (fenced on request);
+ *  - *_counter: after the main WQEs, the lane's companion QP posts WAIT(main CQ, index
+ *    of the last main WQE) and a loopback fetch-add of 1 into the caller's counter
+ *    (the old value goes to the sink): the counter means "my data was acknowledged by
+ *    the responder";
+ *  - every wait takes a timeout and returns -ETIMEDOUT when it expires, leaving state
+ *    so the caller may wait again; an error CQE is an error, never a completion: the
+ *    lane is marked failed, its health record keeps the syndrome, opcode, QPN and WQE
+ *    index, other lanes keep working.
+ */
+#ifndef DVX_P2P_H
+#define DVX_P2P_H
+
+#include <dvx/p2p_q.h>
+
+DVX_BEGIN_DECLS
+
+#define DVX_P2P_MAX_NICS 4
+#define DVX_P2P_MAX_SPLIT (1ull << 30)	/* one RDMA WRITE carries at most 1 GiB */
+
+/**
+ * struct dvx_p2p_lbuf - a local buffer registered on the transport's NICs.
+ * @ptr:	where the host (or the GPU) reads it; signals and counters are read here
+ * @addr:	the address WQEs use for byte 0 (the MR's iova for it)
+ * @len:	bytes
+ * @lkey:	per-NIC lkeys (source of puts)
+ * @rkey:	per-NIC rkeys (target of the companion's loopback fetch-add: counters)
+ */
+struct dvx_p2p_lbuf {
+	void *ptr;
+	uint64_t addr;
+	uint64_t len;
+	uint32_t lkey[DVX_P2P_MAX_NICS];
+	uint32_t rkey[DVX_P2P_MAX_NICS];
+};
+
+/**
+ * struct dvx_p2p_rbuf - a peer's buffer as exchanged: address and per-NIC rkeys.
+ * Fixed size, little-endian on the wire (dvx_p2p_exchange() does the exchange).
+ */
+struct dvx_p2p_rbuf {
+	uint64_t addr;
+	uint64_t len;
+	uint32_t rkey[DVX_P2P_MAX_NICS];
+};
+
+/** struct dvx_p2p_ticket - (lane, WQE index) of a post; wait on it with dvx_p2p_wait_local(). */
+struct dvx_p2p_ticket {
+	uint32_t peer;		/* rank */
+	uint32_t lane;		/* lane index within the peer */
+	uint64_t idx;		/* main-QP index of the post's last WQE */
+};
+
+/** enum dvx_p2p_cmp - comparisons for wait_signal / wait_counter: "value CMP expected". */
+enum dvx_p2p_cmp {
+	DVX_CMP_GE = 0,
+	DVX_CMP_GT = 1,
+	DVX_CMP_EQ = 2,
+	DVX_CMP_NE = 3,
+	DVX_CMP_LE = 4,
+	DVX_CMP_LT = 5,
+};
+
+/**
+ * struct dvx_p2p_lane - one main RC QP to a peer, its companion and their queues.
+ * @main:	the main QP's shared queue
+ * @comp:	the companion QP's queue (WAIT + loopback fetch-add), state UNUSED when
+ *		the transport was built without companions
+ * @nic:	index of the NIC (into the transport's NIC list)
+ * @peer:	rank of the peer
+ * @sink_lkey:	lkey of the NIC's 8-byte iova-0 sink MR
+ * @index:	lane index within the peer
+ */
+struct dvx_p2p_lane {
+	struct dvx_p2p_q main;
+	struct dvx_p2p_q comp;
+	uint32_t nic;
+	uint32_t peer;
+	uint32_t sink_lkey;
+	uint32_t index;
+};
+
+/**
+ * struct dvx_p2p_lane_health - what the host can read about a lane at any time.
+ */
+struct dvx_p2p_lane_health {
+	uint32_t state;		/* enum dvx_p2p_q_state of the main QP */
+	uint32_t comp_state;	/* ... and of the companion */
+	int32_t err;		/* first error's errno, 0 if none */
+	uint8_t syndrome;	/* error CQE syndrome (main, else companion) */
+	uint8_t vendor_syndrome;
+	uint8_t wqe_opcode;	/* the failed WQE's opcode */
+	uint8_t rsvd;
+	uint32_t qpn;		/* QP of the failed WQE */
+	uint32_t wqe_index;	/* its 16-bit index as the CQE gave it */
+	uint64_t completed;	/* main-QP WQEs completed successfully */
+	uint64_t in_flight;	/* main WQEs published and not completed */
+	uint64_t comp_in_flight;
+	uint64_t last_progress_ns;	/* hal clock of the last consumed CQE */
+};
+
+/**
+ * struct dvx_p2p_wait_report - what a wait waited for, filled when it returns
+ * -ETIMEDOUT or an error (and on success, for the curious).
+ */
+struct dvx_p2p_wait_report {
+	int32_t err;		/* what the wait returned */
+	int32_t peer;		/* rank, -1 if not tied to a peer */
+	uint32_t lane;
+	uint32_t cmp;		/* enum dvx_p2p_cmp, for signal/counter waits */
+	uint64_t ticket;	/* WQE index waited for (ticket waits, flushes) */
+	uint64_t completed;	/* the lane's watermark when the wait ended */
+	const void *slot;	/* signal or counter word waited on, NULL for tickets */
+	uint64_t expected;
+	uint64_t observed;
+};
+
+/**
+ * struct dvx_p2p - the transport: lanes to every other rank.
+ * @rank, @nranks:	this rank and the group size
+ * @nnics:		NICs the lanes are spread over
+ * @qps_per_nic:	main QPs per (peer, NIC)
+ * @nlanes:		lanes per peer (@nnics * @qps_per_nic)
+ * @companions:		1 when every lane has a companion (counters work)
+ * @lanes:		(@nranks - 1) * @nlanes lanes, by skip-self peer index, then lane
+ * @devs:		the NICs' hal devices (clocks; progress of a stepped backend)
+ * @setup:		what dvx_p2p_init() created (private to core/p2p.c)
+ *
+ * The fields are read-only for users; dvx_p2p_init() fills them.
+ */
+struct dvx_p2p {
+	int32_t rank;
+	int32_t nranks;
+	uint32_t nnics;
+	uint32_t qps_per_nic;
+	uint32_t nlanes;
+	uint32_t companions;
+	struct dvx_p2p_lane *lanes;
+	struct dvx_hal_dev *devs[DVX_P2P_MAX_NICS];
+	void *setup;
+};
+
+/* ---- operations (any host thread; one lane may be shared by threads) ---- */
+
+/** flags for the post calls */
+enum {
+	DVX_P2P_FENCE = 1u << 0,	/* the signal's fetch-add waits for earlier WQEs (IBV_SEND_FENCE) */
+};
+
+/**
+ * dvx_p2p_put() - RDMA WRITE @len bytes from @src + @soff to @dst + @doff on @peer.
+ * @t:		transport
+ * @peer:	destination rank (not self)
+ * @channel:	caller-chosen channel; it selects the lane (channel mod lanes per peer)
+ * @src, @soff:	local source (registered on the lane's NIC)
+ * @dst, @doff:	the peer's buffer as exchanged
+ * @len:	bytes, > 0; split into WRITEs of at most 1 GiB
+ * @timeout_ns:	how long to wait for ring room
+ * @tk:		the ticket (may be NULL)
+ *
+ * Return: 0; -EINVAL (len 0, out of bounds, bad peer/channel, missing key);
+ * -ETIMEDOUT (no room in time: nothing posted); the lane's error if it failed.
+ */
+int dvx_p2p_put(struct dvx_p2p *t, int peer, uint32_t channel, const struct dvx_p2p_lbuf *src,
+		uint64_t soff, const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
+		uint64_t timeout_ns, struct dvx_p2p_ticket *tk);
+
+/**
+ * dvx_p2p_put_signal() - dvx_p2p_put(), then fetch-add @add to the peer's signal word
+ * at @sig + @sigoff on the same QP (RC keeps the order; DVX_P2P_FENCE in @flags fences
+ * the fetch-add). The ticket is the fetch-add's.
+ */
+int dvx_p2p_put_signal(struct dvx_p2p *t, int peer, uint32_t channel,
+		       const struct dvx_p2p_lbuf *src, uint64_t soff,
+		       const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
+		       const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add,
+		       uint32_t flags, uint64_t timeout_ns, struct dvx_p2p_ticket *tk);
+
+/**
+ * dvx_p2p_signal() - fetch-add @add to the peer's signal word on the channel's lane.
+ * It is ordered only after earlier WQEs of that QP: to cover puts on other lanes,
+ * flush first. DVX_P2P_FENCE gives signal_with_fence.
+ */
+int dvx_p2p_signal(struct dvx_p2p *t, int peer, uint32_t channel,
+		   const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add, uint32_t flags,
+		   uint64_t timeout_ns, struct dvx_p2p_ticket *tk);
+
+/**
+ * dvx_p2p_put_counter() - dvx_p2p_put(), then raise the caller's local counter word
+ * @ctr + @ctroff by one once the responder acknowledged the data (companion WAIT on
+ * the last data WQE, then a loopback fetch-add; the old value lands in the sink).
+ * Needs companions (-EOPNOTSUPP without). Nothing is posted on error.
+ */
+int dvx_p2p_put_counter(struct dvx_p2p *t, int peer, uint32_t channel,
+			const struct dvx_p2p_lbuf *src, uint64_t soff,
+			const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
+			const struct dvx_p2p_lbuf *ctr, uint64_t ctroff, uint64_t timeout_ns,
+			struct dvx_p2p_ticket *tk);
+
+/** dvx_p2p_put_signal_counter() - put_signal, then the counter as in put_counter. */
+int dvx_p2p_put_signal_counter(struct dvx_p2p *t, int peer, uint32_t channel,
+			       const struct dvx_p2p_lbuf *src, uint64_t soff,
+			       const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
+			       const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add,
+			       uint32_t flags, const struct dvx_p2p_lbuf *ctr, uint64_t ctroff,
+			       uint64_t timeout_ns, struct dvx_p2p_ticket *tk);
+
+/** dvx_p2p_signal_counter() - signal, then the counter once the fetch-add completed. */
+int dvx_p2p_signal_counter(struct dvx_p2p *t, int peer, uint32_t channel,
+			   const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add,
+			   uint32_t flags, const struct dvx_p2p_lbuf *ctr, uint64_t ctroff,
+			   uint64_t timeout_ns, struct dvx_p2p_ticket *tk);
+
+/**
+ * dvx_p2p_reset_signal() - set the peer's signal word to 0: drain the lane, RDMA
+ * inline write of 8 zero bytes, wait for its completion. Return: 0, -ETIMEDOUT, or
+ * the lane's error.
+ */
+int dvx_p2p_reset_signal(struct dvx_p2p *t, int peer, uint32_t channel,
+			 const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t timeout_ns);
+
+/**
+ * dvx_p2p_reset_local_signal() - store 0 to a local signal word. Safe only when no
+ * remote update of it can be in flight (e.g. after a barrier).
+ */
+int dvx_p2p_reset_local_signal(const struct dvx_p2p_lbuf *sig, uint64_t sigoff);
+
+/** dvx_p2p_read_signal() - acquire load of a local signal word (0 if out of bounds). */
+uint64_t dvx_p2p_read_signal(const struct dvx_p2p_lbuf *sig, uint64_t sigoff);
+
+/**
+ * dvx_p2p_wait_signal() - wait until (signal @cmp @expected) holds.
+ * @t:		transport (its NICs are progressed while waiting); may be NULL
+ * @rep:	filled with what was waited for (may be NULL)
+ * Return: 0; -ETIMEDOUT; -EINVAL for a bad slot or comparison.
+ */
+int dvx_p2p_wait_signal(struct dvx_p2p *t, const struct dvx_p2p_lbuf *sig, uint64_t sigoff,
+			enum dvx_p2p_cmp cmp, uint64_t expected, uint64_t timeout_ns,
+			struct dvx_p2p_wait_report *rep);
+
+/** dvx_p2p_read_counter() - acquire load of a local counter word. */
+uint64_t dvx_p2p_read_counter(const struct dvx_p2p_lbuf *ctr, uint64_t ctroff);
+
+/**
+ * dvx_p2p_wait_counter() - wait until (counter @cmp @expected) holds, while watching
+ * the lane (@peer, @channel) that raises it: if that lane or its companion fails, the
+ * lane's error is returned instead of waiting on.
+ */
+int dvx_p2p_wait_counter(struct dvx_p2p *t, int peer, uint32_t channel,
+			 const struct dvx_p2p_lbuf *ctr, uint64_t ctroff, enum dvx_p2p_cmp cmp,
+			 uint64_t expected, uint64_t timeout_ns, struct dvx_p2p_wait_report *rep);
+
+/**
+ * dvx_p2p_wait_local() - wait for the post behind @tk to complete locally (its CQE).
+ * Return: 0; the error CQE's errno if it or an earlier WQE of the lane failed (see
+ * dvx_p2p_lane_health()); -ETIMEDOUT (wait again if you like); -EINVAL bad ticket.
+ */
+int dvx_p2p_wait_local(struct dvx_p2p *t, const struct dvx_p2p_ticket *tk, uint64_t timeout_ns,
+		       struct dvx_p2p_wait_report *rep);
+
+/**
+ * dvx_p2p_flush() - wait until every put and signal posted so far on @channel's lanes
+ * (to every peer) has completed, companions included. Return: 0, the first lane
+ * error, or -ETIMEDOUT (@rep names the lane).
+ */
+int dvx_p2p_flush(struct dvx_p2p *t, uint32_t channel, uint64_t timeout_ns,
+		  struct dvx_p2p_wait_report *rep);
+
+/** dvx_p2p_lane_health() - copy the health record of (@peer, @lane). Return 0 or -EINVAL. */
+int dvx_p2p_lane_health(struct dvx_p2p *t, int peer, uint32_t lane,
+			struct dvx_p2p_lane_health *h);
+
+/** dvx_p2p_cmp_holds() - whether (@v @cmp @expected) holds; -EINVAL for a bad @cmp. */
+DVX_INLINE int dvx_p2p_cmp_holds(uint32_t cmp, uint64_t v, uint64_t expected)
+{
+	switch (cmp) {
+	case DVX_CMP_GE: return v >= expected;
+	case DVX_CMP_GT: return v > expected;
+	case DVX_CMP_EQ: return v == expected;
+	case DVX_CMP_NE: return v != expected;
+	case DVX_CMP_LE: return v <= expected;
+	case DVX_CMP_LT: return v < expected;
+	default: return -EINVAL;
+	}
+}
+
+/** dvx_p2p_peer_index() - the skip-self index of @rank as seen by @me (-1 for self). */
+DVX_INLINE int dvx_p2p_peer_index(int me, int rank)
+{
+	return rank == me ? -1 : (rank < me ? rank : rank - 1);
+}
+
+DVX_END_DECLS
+
+#endif /* DVX_P2P_H */

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/lib/p2p_world.c - ranks as threads over the software NIC (see p2p_world.h).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "p2p_world.h"
+
+void world_cfg_default(struct world_cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->nranks = 2;
+	c->slot_bytes = 64 << 10;
+	c->nslots = 4;
+	c->qps_per_nic = 1;
+	c->sq_depth = 256;
+	c->comp_depth = 64;
+	c->progress_thread = 1;
+}
+
+void wfail(struct wrank *r, int line, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->fail_line)
+		return;
+	r->fail_line = line;
+	r->fail_err = err ? err : -1;
+	va_start(ap, fmt);
+	vsnprintf(r->fail_msg, sizeof(r->fail_msg), fmt, ap);
+	va_end(ap);
+	/* let the others stop waiting for this rank */
+	dvx_bootstrap_tgroup_abort(r->w->group, r->rank);
+}
+
+static void *aligned(size_t align, size_t len)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, align, len ? len : align))
+		return NULL;
+	memset(p, 0, len);
+	return p;
+}
+
+static int reg(struct wrank *r, void *p, uint64_t len, struct dvx_mr *mr)
+{
+	struct dvx_mr_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.addr = p;
+	a.len = len;
+	a.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ |
+		   DVX_ACCESS_REMOTE_ATOMIC;
+	a.dmabuf_fd = -1;
+	return dvx_mr_reg(&r->nic, &a, mr);
+}
+
+static void rank_body(struct wrank *r)
+{
+	const struct world_cfg *c = &r->w->cfg;
+	struct dvx_nic_attr na;
+	struct dvx_p2p_cfg pc;
+	struct dvx_mem_req sreq, rreq;
+	struct dvx_mr *mrs[1];
+	char name[32];
+	uint64_t nwords = (uint64_t)c->nranks * c->nslots;
+	int err;
+
+	memset(&na, 0, sizeof(na));
+	snprintf(name, sizeof(name), "sim_%d", r->rank);
+	na.name = name;
+	na.gid_index = -1;
+	W_OK(r, dvx_nic_open(&r->nic, dvx_sim_hal(r->w->fab), &na));
+
+	memset(&pc, 0, sizeof(pc));
+	pc.rank = r->rank;
+	pc.nranks = c->nranks;
+	pc.nnics = 1;
+	pc.nics[0] = &r->nic;
+	pc.qps_per_nic = c->qps_per_nic;
+	pc.sq_depth = c->sq_depth;
+	pc.comp_depth = c->comp_depth;
+	pc.flags = c->local_pair ? DVX_P2P_F_LOCAL_PAIR : 0;
+	pc.bs = &r->bs;
+	pc.timeout_ns = 30 * W_SEC;
+	err = dvx_p2p_mem_req(&pc, &sreq, &rreq);
+	if (err) {
+		wfail(r, __LINE__, err, "dvx_p2p_mem_req = %d", err);
+		goto close;
+	}
+	r->state = aligned(64, sreq.bytes);
+	r->rings = aligned(4096, rreq.bytes);
+	r->data = aligned(4096, (size_t)c->slot_bytes * 2 * c->nranks);
+	r->sig = aligned(64, nwords * 8);
+	r->ctr = aligned(64, nwords * 8);
+	if (!r->state || !r->rings || !r->data || !r->sig || !r->ctr) {
+		wfail(r, __LINE__, -ENOMEM, "out of memory");
+		goto mem;
+	}
+	err = dvx_p2p_init(&r->t, &pc, r->state, sreq.bytes, r->rings, rreq.bytes);
+	if (err) {
+		wfail(r, __LINE__, err, "dvx_p2p_init = %d", err);
+		goto mem;
+	}
+	if ((err = reg(r, r->data, c->slot_bytes * 2 * c->nranks, &r->data_mr)) ||
+	    (err = reg(r, r->sig, nwords * 8, &r->sig_mr)) ||
+	    (err = reg(r, r->ctr, nwords * 8, &r->ctr_mr))) {
+		wfail(r, __LINE__, err, "dvx_mr_reg = %d", err);
+		goto mrs;
+	}
+	mrs[0] = &r->data_mr;
+	err = dvx_p2p_lbuf_init(&r->data_l, r->data, c->slot_bytes * 2 * c->nranks, mrs, 1);
+	mrs[0] = &r->sig_mr;
+	if (!err)
+		err = dvx_p2p_lbuf_init(&r->sig_l, r->sig, nwords * 8, mrs, 1);
+	mrs[0] = &r->ctr_mr;
+	if (!err)
+		err = dvx_p2p_lbuf_init(&r->ctr_l, r->ctr, nwords * 8, mrs, 1);
+	if (!err)
+		err = dvx_p2p_exchange(&r->t, &r->bs, &r->data_l, r->data_r, pc.timeout_ns);
+	if (!err)
+		err = dvx_p2p_exchange(&r->t, &r->bs, &r->sig_l, r->sig_r, pc.timeout_ns);
+	if (err) {
+		wfail(r, __LINE__, err, "buffer exchange = %d", err);
+		goto mrs;
+	}
+	r->w->body(r);
+	if (!r->fail_line && !r->no_final_flush) {
+		/* nobody tears down while a peer still posts to it */
+		uint32_t ch;
+
+		err = 0;
+		for (ch = 0; ch < r->t.nlanes && !err; ch++)
+			err = dvx_p2p_flush(&r->t, ch, 30 * W_SEC, NULL);
+		if (err == 0)
+			err = dvx_bootstrap_barrier(&r->bs, 60 * W_SEC);
+		if (err)
+			wfail(r, __LINE__, err, "closing flush/barrier = %d", err);
+	} else if (!r->fail_line) {
+		err = dvx_bootstrap_barrier(&r->bs, 60 * W_SEC);
+		if (err)
+			wfail(r, __LINE__, err, "closing barrier = %d", err);
+	}
+mrs:
+	if (r->ctr_mr.live)
+		dvx_mr_dereg(&r->ctr_mr);
+	if (r->sig_mr.live)
+		dvx_mr_dereg(&r->sig_mr);
+	if (r->data_mr.live)
+		dvx_mr_dereg(&r->data_mr);
+	dvx_p2p_fini(&r->t);
+mem:
+	free(r->ctr);
+	free(r->sig);
+	free(r->data);
+	free(r->rings);
+	free(r->state);
+close:
+	dvx_nic_close(&r->nic);
+}
+
+static void *rank_thread(void *arg)
+{
+	struct wrank *r = arg;
+	int err = dvx_bootstrap_thread_init(&r->bs, r->w->group, r->rank);
+
+	if (err) {
+		wfail(r, __LINE__, err, "dvx_bootstrap_thread_init = %d", err);
+		return NULL;
+	}
+	rank_body(r);
+	dvx_bootstrap_fini(&r->bs);
+	return NULL;
+}
+
+int world_run(const struct world_cfg *c, wbody_fn body, void *user)
+{
+	struct world *w;
+	struct dvx_sim_fabric_cfg fc;
+	struct dvx_bootstrap_tgroup_attr ga;
+	size_t fsz, gsz;
+	int i, err = 0;
+
+	if (c->nranks < 2 || c->nranks > W_MAX_RANKS)
+		return -EINVAL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->cfg = *c;
+	w->body = body;
+	dvx_sim_fabric_cfg_default(&fc);
+	fc.max_nics = (uint32_t)c->nranks;
+	fc.max_qps = (uint32_t)(c->nranks * c->qps_per_nic * 3 + 8);
+	fc.max_cqs = fc.max_qps;
+	fc.max_umems = 16;
+	fsz = dvx_sim_fabric_size(&fc);
+	w->fab_mem = fsz ? malloc(fsz) : NULL;
+	if (!w->fab_mem || (err = dvx_sim_fabric_init(w->fab_mem, fsz, &fc, &w->fab)))
+		goto out;
+	for (i = 0; i < c->nranks; i++) {
+		struct dvx_sim_nic_cfg nc;
+
+		dvx_sim_nic_cfg_default(&nc, (unsigned)i);
+		if (c->no_loopback)
+			nc.force_loopback = 0;
+		if (c->ib)
+			nc.port[0].link_layer = DVX_LINK_LAYER_IB;
+		err = dvx_sim_add_nic(w->fab, &nc);
+		if (err < 0)
+			goto fab;
+		err = 0;
+	}
+	memset(&ga, 0, sizeof(ga));
+	ga.nranks = c->nranks;
+	ga.max_unexpected = 64;
+	ga.slot_bytes = 4096;
+	gsz = dvx_bootstrap_tgroup_mem_size(ga.nranks, ga.max_unexpected, ga.slot_bytes);
+	w->bs_mem = calloc(1, gsz);
+	if (!w->bs_mem || (err = dvx_bootstrap_tgroup_init(&w->group, &ga, w->bs_mem, gsz)))
+		goto fab;
+	if (c->progress_thread && (err = dvx_sim_start(w->fab)))
+		goto grp;
+	for (i = 0; i < c->nranks; i++) {
+		w->r[i].w = w;
+		w->r[i].rank = i;
+		w->r[i].user = user;
+		if (pthread_create(&w->r[i].thread, NULL, rank_thread, &w->r[i])) {
+			err = -EAGAIN;
+			c = &w->cfg;
+			break;
+		}
+	}
+	while (i-- > 0)
+		pthread_join(w->r[i].thread, NULL);
+	for (i = 0; i < c->nranks; i++)
+		if (w->r[i].fail_line) {
+			fprintf(stderr, "rank %d failed at line %d: %s (err %d)\n", i,
+				w->r[i].fail_line, w->r[i].fail_msg, w->r[i].fail_err);
+			if (!err)
+				err = w->r[i].fail_err;
+		}
+	if (c->progress_thread)
+		dvx_sim_stop(w->fab);
+grp:
+	dvx_bootstrap_tgroup_fini(w->group);
+fab:
+	dvx_sim_fini(w->fab);
+out:
+	free(w->bs_mem);
+	free(w->fab_mem);
+	free(w);
+	return err;
+}

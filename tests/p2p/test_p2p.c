@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/p2p/test_p2p.c - the P2P IBGDA transport end to end on the software NIC,
+ * ranks as threads (2, 4 and 8), through the real core objects, the mlx5 builders
+ * and encoders, and the sim executing their bytes.
+ */
+#include <string.h>
+
+#include "../lib/dvx_test.h"
+#include "../lib/p2p_world.h"
+
+#include <dvx/mlx5/prm.h>
+
+#define T_OUT (20 * W_SEC)
+
+static void fill(struct wrank *r, int to, uint32_t round, uint64_t len)
+{
+	uint8_t *p = r->data + wsend_off(r, to);
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = wpat(r->rank, to, round, i);
+}
+
+/* 0 when the slot from @from holds round @round's pattern for @len bytes */
+static int check_slot(struct wrank *r, int from, uint32_t round, uint64_t len, uint64_t *bad)
+{
+	const uint8_t *p = wrecv(r, from);
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != wpat(from, r->rank, round, i)) {
+			*bad = i;
+			return -1;
+		}
+	return 0;
+}
+
+/* ---- put + signal with verification, ready-then-put, all peers at once ---- */
+
+struct rounds_arg {
+	uint64_t len;
+	uint32_t rounds;
+	uint32_t channel;
+	int scrub;
+	int fenced;
+};
+
+/*
+ * Every rank sends to every peer each round and receives from every peer:
+ *   sender:   wait until peer says ready (>= round), fill, put_signal(slot 0, +1)
+ *   receiver: wait signal (from, 0) >= round + 1 (cumulative), verify, scrub,
+ *             signal ready to the sender (slot 1 at the sender, cumulative)
+ */
+static void body_rounds(struct wrank *r)
+{
+	const struct rounds_arg *a = r->user;
+	int n = r->w->cfg.nranks, p;
+	uint32_t k;
+	struct dvx_p2p_ticket tk;
+	struct dvx_p2p_wait_report rep;
+	uint64_t bad;
+
+	for (k = 0; k < a->rounds; k++) {
+		for (p = 0; p < n; p++) {
+			if (p == r->rank)
+				continue;
+			if (k > 0)
+				W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, p, 1),
+							    DVX_CMP_GE, k, T_OUT, &rep));
+			fill(r, p, k, a->len);
+			W_OK(r, dvx_p2p_put_signal(&r->t, p, a->channel, &r->data_l,
+						   wsend_off(r, p), &r->data_r[p],
+						   wrecv_off(r, r->rank), a->len, &r->sig_r[p],
+						   wsig_off(r, r->rank, 0), 1,
+						   a->fenced ? DVX_P2P_FENCE : 0, T_OUT, &tk));
+			/* the send area is reused next round: wait for its completion */
+			W_OK(r, dvx_p2p_wait_local(&r->t, &tk, T_OUT, &rep));
+		}
+		for (p = 0; p < n; p++) {
+			if (p == r->rank)
+				continue;
+			W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, p, 0), DVX_CMP_GE,
+						    k + 1, T_OUT, &rep));
+			W_CHECK(r, dvx_p2p_read_signal(&r->sig_l, wsig_off(r, p, 0)) == k + 1,
+				"signal from %d is %llu after round %u", p,
+				(unsigned long long)dvx_p2p_read_signal(&r->sig_l, wsig_off(r, p, 0)),
+				k);
+			W_CHECK(r, check_slot(r, p, k, a->len, &bad) == 0,
+				"round %u from %d: byte %llu wrong (len %llu)", k, p,
+				(unsigned long long)bad, (unsigned long long)a->len);
+			if (a->scrub)
+				memset(wrecv(r, p), 0, a->len);
+			W_OK(r, dvx_p2p_signal(&r->t, p, a->channel, &r->sig_r[p],
+					       wsig_off(r, r->rank, 1), 1, 0, T_OUT, NULL));
+		}
+	}
+}
+
+static void run_rounds(int nranks, uint64_t len, uint32_t rounds, int scrub)
+{
+	struct world_cfg c;
+	struct rounds_arg a = { .len = len, .rounds = rounds, .scrub = scrub };
+
+	world_cfg_default(&c);
+	c.nranks = nranks;
+	c.slot_bytes = len < 4096 ? 4096 : len;
+	assert_int_equal(world_run(&c, body_rounds, &a), 0);
+}
+
+static void test_put_signal_sizes_2(void **s)
+{
+	static const uint64_t sizes[] = { 8, 1024, 64 << 10, 1 << 20, 16 << 20 };
+	size_t i;
+
+	(void)s;
+	for (i = 0; i < DVX_ARRAY_SIZE(sizes); i++)
+		run_rounds(2, sizes[i], sizes[i] >= (1 << 20) ? 2 : 4, 0);
+}
+
+static void test_all_to_all_4(void **s)
+{
+	(void)s;
+	run_rounds(4, 64 << 10, 4, 1);
+	run_rounds(4, 1 << 20, 2, 0);
+}
+
+static void test_all_to_all_8(void **s)
+{
+	(void)s;
+	run_rounds(8, 8, 4, 1);
+	run_rounds(8, 64 << 10, 3, 1);
+}
+
+static void test_stress_1000(void **s)
+{
+	(void)s;
+	run_rounds(2, 4096, 1000, 1);
+}
+
+static void test_fenced_and_local_pair(void **s)
+{
+	struct world_cfg c;
+	struct rounds_arg a = { .len = 4096, .rounds = 20, .scrub = 1, .fenced = 1 };
+
+	(void)s;
+	world_cfg_default(&c);
+	c.nranks = 3;
+	c.local_pair = 1;	/* companions with a partner QP */
+	c.ib = 1;		/* and IB ports (LID path) */
+	assert_int_equal(world_run(&c, body_rounds, &a), 0);
+}
+
+/* ---- several slots with distinct values; reset_signal; cmp modes ---- */
+
+static void body_slots(struct wrank *r)
+{
+	int peer = r->rank ^ 1;
+	uint32_t sl;
+	struct dvx_p2p_wait_report rep;
+
+	for (sl = 0; sl < 4; sl++)
+		W_OK(r, dvx_p2p_signal(&r->t, peer, sl, &r->sig_r[peer], wsig_off(r, r->rank, sl),
+				       (sl + 1) * 10 + (uint64_t)r->rank, sl & 1 ? DVX_P2P_FENCE : 0,
+				       T_OUT, NULL));
+	for (sl = 0; sl < 4; sl++) {
+		uint64_t want = (sl + 1) * 10 + (uint64_t)peer;
+
+		W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, sl), DVX_CMP_EQ,
+					    want, T_OUT, &rep));
+		W_CHECK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, sl),
+					       DVX_CMP_GT, want, 0, &rep) == -ETIMEDOUT &&
+				   rep.observed == want && rep.expected == want &&
+				   rep.cmp == DVX_CMP_GT,
+			   "GT must time out and report observed %llu",
+			   (unsigned long long)rep.observed);
+		W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, sl), DVX_CMP_LE,
+					    want, 0, NULL));
+		W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, sl), DVX_CMP_LT,
+					    want + 1, 0, NULL));
+		W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, sl), DVX_CMP_NE,
+					    0, 0, NULL));
+		W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, sl), DVX_CMP_GE,
+					    want, 0, NULL));
+	}
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	/* reset the peer's slot 2 (what I raised there) through the network */
+	{
+		int e = dvx_p2p_reset_signal(&r->t, peer, 0, &r->sig_r[peer],
+					     wsig_off(r, r->rank, 2), T_OUT);
+		struct dvx_p2p_lane_health h;
+
+		dvx_p2p_lane_health(&r->t, peer, 0, &h);
+		W_CHECK(r, e == 0, "reset_signal = %d: lane state %u err %d synd 0x%x vendor 0x%x op 0x%x idx %u",
+			e, h.state, h.err, h.syndrome, h.vendor_syndrome, h.wqe_opcode, h.wqe_index);
+	}
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	W_CHECK(r, dvx_p2p_read_signal(&r->sig_l, wsig_off(r, peer, 2)) == 0,
+		"reset_signal did not clear the slot");
+	W_CHECK(r, dvx_p2p_read_signal(&r->sig_l, wsig_off(r, peer, 3)) == 40 + (uint64_t)peer,
+		"reset_signal touched a neighbour");
+	/* a timed-out wait can be waited again */
+	W_CHECK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, 2), DVX_CMP_GE, 7,
+				       50 * W_MS, &rep) == -ETIMEDOUT && rep.observed == 0 &&
+			   rep.expected == 7,
+		"wait for a value nobody sends must time out");
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	W_OK(r, dvx_p2p_signal(&r->t, peer, 0, &r->sig_r[peer], wsig_off(r, r->rank, 2), 7, 0,
+			       T_OUT, NULL));
+	W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, 2), DVX_CMP_GE, 7, T_OUT,
+				    &rep));
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	W_OK(r, dvx_p2p_reset_local_signal(&r->sig_l, wsig_off(r, peer, 2)));
+	W_CHECK(r, dvx_p2p_read_signal(&r->sig_l, wsig_off(r, peer, 2)) == 0, "local reset");
+	/* bad arguments change nothing */
+	W_CHECK(r, dvx_p2p_signal(&r->t, r->rank, 0, &r->sig_r[peer], 0, 1, 0, T_OUT, NULL) ==
+			   -EINVAL, "signal to self");
+	W_CHECK(r, dvx_p2p_signal(&r->t, peer, 0, &r->sig_r[peer], 4, 1, 0, T_OUT, NULL) ==
+			   -EINVAL, "misaligned signal");
+	W_CHECK(r, dvx_p2p_put(&r->t, peer, 0, &r->data_l, 0, &r->data_r[peer], 0, 0, T_OUT,
+			       NULL) == -EINVAL, "zero-length put");
+	W_CHECK(r, dvx_p2p_put(&r->t, peer, 0, &r->data_l, 0, &r->data_r[peer],
+			       r->data_r[peer].len, 1, T_OUT, NULL) == -EINVAL,
+		"out-of-bounds put");
+	W_CHECK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, 0, (enum dvx_p2p_cmp)9, 0, 0, NULL) ==
+			   -EINVAL, "bad cmp");
+}
+
+static void test_slots_reset_cmp(void **s)
+{
+	struct world_cfg c;
+
+	(void)s;
+	world_cfg_default(&c);
+	c.qps_per_nic = 2;	/* channels 0..3 map onto two lanes */
+	assert_int_equal(world_run(&c, body_slots, NULL), 0);
+}
+
+/* ---- counters: exactly once per put, never before the data is there ---- */
+
+#define CTR_PUTS 200
+#define CTR_CHUNK 256
+
+static void body_counter(struct wrank *r)
+{
+	int peer = r->rank ^ 1;
+	struct world *w = r->w;
+	const uint8_t *remote = w->r[peer].data + wrecv_off(&w->r[peer], r->rank);
+	uint64_t ctroff = wsig_off(r, peer, 0), seen = 0, c2off = wsig_off(r, peer, 1);
+	uint32_t i;
+	struct dvx_p2p_ticket tk;
+
+	for (i = 0; i < CTR_PUTS; i++) {
+		uint64_t off = (uint64_t)i * CTR_CHUNK, j;
+		uint8_t *src = r->data + wsend_off(r, peer) + off;
+
+		for (j = 0; j < CTR_CHUNK; j++)
+			src[j] = wpat(r->rank, peer, i, j);
+		W_OK(r, dvx_p2p_put_counter(&r->t, peer, 0, &r->data_l, wsend_off(r, peer) + off,
+					    &r->data_r[peer], wrecv_off(r, r->rank) + off,
+					    CTR_CHUNK, &r->ctr_l, ctroff, T_OUT, &tk));
+		/* whenever the counter says c, the first c puts' data is at the peer */
+		for (;;) {
+			uint64_t c = dvx_p2p_read_counter(&r->ctr_l, ctroff);
+
+			for (; seen < c; seen++) {
+				const uint8_t *d = remote + seen * CTR_CHUNK;
+
+				for (j = 0; j < CTR_CHUNK; j++)
+					W_CHECK(r, d[j] == wpat(r->rank, peer, (uint32_t)seen, j),
+						"counter %llu before put %llu's data",
+						(unsigned long long)c, (unsigned long long)seen);
+			}
+			if (i % 16 != 15 || c > i)
+				break;
+			W_OK(r, dvx_p2p_wait_counter(&r->t, peer, 0, &r->ctr_l, ctroff,
+						     DVX_CMP_GT, i, T_OUT, NULL));
+		}
+	}
+	W_OK(r, dvx_p2p_wait_counter(&r->t, peer, 0, &r->ctr_l, ctroff, DVX_CMP_EQ, CTR_PUTS,
+				     T_OUT, NULL));
+	/* signal_counter and put_signal_counter: one each */
+	W_OK(r, dvx_p2p_signal_counter(&r->t, peer, 0, &r->sig_r[peer], wsig_off(r, r->rank, 3),
+				       1, 0, &r->ctr_l, c2off, T_OUT, NULL));
+	W_OK(r, dvx_p2p_put_signal_counter(&r->t, peer, 0, &r->data_l, wsend_off(r, peer),
+					   &r->data_r[peer], wrecv_off(r, r->rank), 8,
+					   &r->sig_r[peer], wsig_off(r, r->rank, 3), 1,
+					   DVX_P2P_FENCE, &r->ctr_l, c2off, T_OUT, NULL));
+	W_OK(r, dvx_p2p_wait_counter(&r->t, peer, 0, &r->ctr_l, c2off, DVX_CMP_EQ, 2, T_OUT,
+				     NULL));
+	W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, 3), DVX_CMP_EQ, 2, T_OUT,
+				    NULL));
+	W_OK(r, dvx_p2p_flush(&r->t, 0, T_OUT, NULL));
+	/* exactly once: nothing more arrives */
+	W_CHECK(r, dvx_p2p_read_counter(&r->ctr_l, ctroff) == CTR_PUTS &&
+			   dvx_p2p_read_counter(&r->ctr_l, c2off) == 2,
+		"counters %llu/%llu after flush",
+		(unsigned long long)dvx_p2p_read_counter(&r->ctr_l, ctroff),
+		(unsigned long long)dvx_p2p_read_counter(&r->ctr_l, c2off));
+}
+
+static void test_counters(void **s)
+{
+	struct world_cfg c;
+
+	(void)s;
+	world_cfg_default(&c);
+	c.slot_bytes = CTR_PUTS * CTR_CHUNK;
+	c.sq_depth = 64;	/* the main ring wraps several times */
+	c.comp_depth = 16;	/* and the companion's far more */
+	assert_int_equal(world_run(&c, body_counter, NULL), 0);
+	c.local_pair = 1;
+	c.no_loopback = 1;
+	assert_int_equal(world_run(&c, body_counter, NULL), 0);
+}
+
+/* ---- tickets and rings wrapping with several posting threads per lane ---- */
+
+#define POSTERS 4
+#define POSTS 1000
+
+struct poster {
+	struct wrank *r;
+	int id;
+	pthread_t th;
+	int err;
+	int line;
+};
+
+static void *poster_thread(void *arg)
+{
+	struct poster *ps = arg;
+	struct wrank *r = ps->r;
+	int peer = r->rank ^ 1;
+	struct dvx_p2p_ticket first, tk;
+	int i, err;
+
+	for (i = 0; i < POSTS; i++) {
+		uint64_t off = ((uint64_t)ps->id * POSTS + (uint64_t)i) * 8;
+
+		err = dvx_p2p_put_signal(&r->t, peer, 0, &r->data_l, wsend_off(r, peer) + off,
+					 &r->data_r[peer], wrecv_off(r, r->rank) + off, 8,
+					 &r->sig_r[peer], wsig_off(r, r->rank, 0), 1, 0, T_OUT,
+					 &tk);
+		if (err) {
+			ps->err = err;
+			ps->line = __LINE__;
+			return NULL;
+		}
+		if (i == 0)
+			first = tk;
+	}
+	/* the first ticket is many rings old by now: answered from the watermark */
+	err = dvx_p2p_wait_local(&r->t, &tk, T_OUT, NULL);
+	if (!err)
+		err = dvx_p2p_wait_local(&r->t, &first, 0, NULL);
+	if (err) {
+		ps->err = err;
+		ps->line = __LINE__;
+	}
+	return NULL;
+}
+
+static void body_wrap(struct wrank *r)
+{
+	struct poster ps[POSTERS];
+	int peer = r->rank ^ 1, i;
+	uint64_t *src = (uint64_t *)(void *)(r->data + wsend_off(r, peer));
+	const uint64_t *dst = (const uint64_t *)(const void *)wrecv(r, peer);
+	struct dvx_p2p_lane_health h;
+
+	for (i = 0; i < POSTERS * POSTS; i++)
+		src[i] = ((uint64_t)r->rank << 32) | (uint64_t)i;
+	for (i = 0; i < POSTERS; i++) {
+		ps[i].r = r;
+		ps[i].id = i;
+		ps[i].err = 0;
+		W_CHECK(r, pthread_create(&ps[i].th, NULL, poster_thread, &ps[i]) == 0, "thread");
+	}
+	for (i = 0; i < POSTERS; i++)
+		pthread_join(ps[i].th, NULL);
+	for (i = 0; i < POSTERS; i++) {
+		if (ps[i].err) {
+			dvx_p2p_lane_health(&r->t, peer, 0, &h);
+			wfail(r, __LINE__, ps[i].err,
+			      "poster %d failed at line %d: %d; lane state %u err %d synd 0x%x "
+			      "vendor 0x%x op 0x%x idx %u completed %llu in flight %llu",
+			      i, ps[i].line, ps[i].err, h.state, h.err, h.syndrome,
+			      h.vendor_syndrome, h.wqe_opcode, h.wqe_index,
+			      (unsigned long long)h.completed, (unsigned long long)h.in_flight);
+			return;
+		}
+	}
+	W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, 0), DVX_CMP_EQ,
+				    POSTERS * POSTS, T_OUT, NULL));
+	for (i = 0; i < POSTERS * POSTS; i++)
+		W_CHECK(r, dst[i] == (((uint64_t)peer << 32) | (uint64_t)i), "word %d wrong", i);
+	W_OK(r, dvx_p2p_flush(&r->t, 0, T_OUT, NULL));
+	W_OK(r, dvx_p2p_lane_health(&r->t, peer, 0, &h));
+	W_CHECK(r, h.state == DVX_P2P_Q_OK && h.in_flight == 0 &&
+			   h.completed == 2ull * POSTERS * POSTS,
+		"health: state %u in flight %llu completed %llu", h.state,
+		(unsigned long long)h.in_flight, (unsigned long long)h.completed);
+}
+
+static void test_wrap_threads(void **s)
+{
+	struct world_cfg c;
+
+	(void)s;
+	world_cfg_default(&c);
+	c.sq_depth = 32;
+	c.slot_bytes = POSTERS * POSTS * 8;
+	assert_int_equal(world_run(&c, body_wrap, NULL), 0);
+}
+
+/* ---- a bad rkey: an error naming the operation; others carry on ---- */
+
+static void body_bad_rkey(struct wrank *r)
+{
+	struct dvx_p2p_ticket tk;
+	struct dvx_p2p_wait_report rep;
+	struct dvx_p2p_lane_health h;
+	int n = r->w->cfg.nranks, p;
+
+	r->no_final_flush = 1;
+	if (r->rank == 0) {
+		struct dvx_p2p_rbuf bad = r->data_r[1];
+
+		bad.rkey[0] ^= 0x5a5a00;
+		W_OK(r, dvx_p2p_put(&r->t, 1, 0, &r->data_l, wsend_off(r, 1), &bad,
+				    wrecv_off(r, 0), 64, T_OUT, &tk));
+		W_CHECK(r, dvx_p2p_wait_local(&r->t, &tk, T_OUT, &rep) == -EPERM &&
+				   rep.err == -EPERM && rep.peer == 1,
+			"bad rkey must surface as -EPERM (remote access), got %d", rep.err);
+		W_OK(r, dvx_p2p_lane_health(&r->t, 1, 0, &h));
+		W_CHECK(r, h.state == DVX_P2P_Q_FAILED && h.err == -EPERM &&
+				   h.syndrome == DVX_MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR &&
+				   h.wqe_opcode == DVX_MLX5_OPCODE_RDMA_WRITE &&
+				   h.qpn == r->t.lanes[0].main.qpn && h.wqe_index == (uint16_t)tk.idx,
+			"health: state %u err %d synd 0x%x op 0x%x qpn 0x%x idx %u", h.state,
+			h.err, h.syndrome, h.wqe_opcode, h.qpn, h.wqe_index);
+		/* the failed lane refuses new work with its error */
+		W_CHECK(r, dvx_p2p_put(&r->t, 1, 0, &r->data_l, wsend_off(r, 1), &r->data_r[1],
+				       wrecv_off(r, 0), 64, T_OUT, NULL) == -EPERM,
+			"post on a failed lane");
+	}
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	/* channel 1 (the other lane) between 0 and 1, and every lane to rank 2 */
+	for (p = 0; p < n; p++) {
+		uint32_t ch = (r->rank <= 1 && p <= 1) ? 1 : 0;
+
+		if (p == r->rank)
+			continue;
+		fill(r, p, 7, 1024);
+		W_OK(r, dvx_p2p_put_signal(&r->t, p, ch, &r->data_l, wsend_off(r, p),
+					   &r->data_r[p], wrecv_off(r, r->rank), 1024, &r->sig_r[p],
+					   wsig_off(r, r->rank, 2), 1, 0, T_OUT, &tk));
+		W_OK(r, dvx_p2p_wait_local(&r->t, &tk, T_OUT, NULL));
+	}
+	for (p = 0; p < n; p++) {
+		uint64_t bad;
+
+		if (p == r->rank)
+			continue;
+		W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, p, 2), DVX_CMP_GE, 1,
+					    T_OUT, NULL));
+		W_CHECK(r, check_slot(r, p, 7, 1024, &bad) == 0, "data from %d after the error",
+			p);
+	}
+	W_OK(r, dvx_p2p_flush(&r->t, 1, T_OUT, NULL));
+	if (r->rank == 2)
+		W_OK(r, dvx_p2p_flush(&r->t, 0, T_OUT, NULL));
+}
+
+static void test_bad_rkey(void **s)
+{
+	struct world_cfg c;
+
+	(void)s;
+	world_cfg_default(&c);
+	c.nranks = 3;
+	c.qps_per_nic = 2;
+	assert_int_equal(world_run(&c, body_bad_rkey, NULL), 0);
+}
+
+/* ---- without companions, counters are refused ---- */
+
+static void body_nocomp(struct wrank *r)
+{
+	int peer = r->rank ^ 1;
+
+	W_CHECK(r, dvx_p2p_put_counter(&r->t, peer, 0, &r->data_l, 0, &r->data_r[peer], 0, 8,
+				       &r->ctr_l, 0, T_OUT, NULL) == -EOPNOTSUPP,
+		"counter without companions");
+	W_OK(r, dvx_p2p_put(&r->t, peer, 0, &r->data_l, wsend_off(r, peer), &r->data_r[peer],
+			    wrecv_off(r, r->rank), 8, T_OUT, NULL));
+}
+
+static void test_no_companions(void **s)
+{
+	struct world_cfg c;
+
+	(void)s;
+	world_cfg_default(&c);
+	c.comp_depth = 0;
+	c.progress_thread = 0;	/* ranks step the sim from their wait loops */
+	assert_int_equal(world_run(&c, body_nocomp, NULL), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_put_signal_sizes_2),
+		cmocka_unit_test(test_all_to_all_4),
+		cmocka_unit_test(test_all_to_all_8),
+		cmocka_unit_test(test_stress_1000),
+		cmocka_unit_test(test_fenced_and_local_pair),
+		cmocka_unit_test(test_slots_reset_cmp),
+		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_wrap_threads),
+		cmocka_unit_test(test_bad_rkey),
+		cmocka_unit_test(test_no_companions),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
