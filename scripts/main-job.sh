@@ -3,10 +3,13 @@
 #
 # main-job.sh [BUILD_DIR] - dvx's main job, run at the end of scripts/setup.sh.
 #
-# Until the software NIC exists this is the tools' self-check: every WQE kind is
-# encoded by dvx-wqe with the driver's builders and decoded back by the independent
-# decoder, and dvx-probe reports the mlx5 devices of this machine (status 2, "no mlx5
-# device", is the expected answer on a machine without one).
+# First the tools' self-check: every WQE kind is encoded by dvx-wqe with the driver's
+# builders and decoded back by the independent decoder, and dvx-probe reports the mlx5
+# devices of this machine (status 2, "no mlx5 device", is the expected answer on a
+# machine without one). Then the main job itself: dvx-loop, two ranks on the software
+# NIC running every data-path operation (RDMA WRITE/READ, WRITE with immediate,
+# SEND/RECV, atomics, the companion counter), each checked byte for byte; the job
+# fails when dvx-loop does.
 set -u
 O=${1:-build}
 T="$O/tools"
@@ -38,6 +41,18 @@ case $rc in
 2) echo "dvx-probe: no mlx5 device on this machine (expected without a ConnectX NIC)" ;;
 *) echo "dvx-probe: failed with status $rc"; fail=1 ;;
 esac
+
+if [ $fail -ne 0 ]; then
+	echo "== dvx main job: tool self-check FAILED =="
+fi
+
+echo "== dvx-loop: two ranks on the software NIC =="
+"$T/dvx-loop"
+rc=$?
+if [ $rc -ne 0 ]; then
+	echo "dvx-loop: failed with status $rc"
+	fail=1
+fi
 
 if [ $fail -ne 0 ]; then
 	echo "== dvx main job: FAILED =="

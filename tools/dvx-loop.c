@@ -1,0 +1,1334 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/dvx-loop.c - two ranks over the fabric: every data-path operation dvx drives,
+ * each checked byte for byte (or value for value) and timed.
+ *
+ *   dvx-loop [--iters N] [--ib] [--trace] [--no-thread] [--timeout-ms MS]
+ *   dvx-loop --dev NAME [--dev NAME2] [--iters N] [--timeout-ms MS]
+ *
+ * Default: the software NIC (hal/sim). A fabric with two simulated NICs lives in this
+ * program's memory; rank 0 opens sim_0, rank 1 sim_1, and the fabric's progress thread
+ * executes what they post (--no-thread: this thread steps it through dev_progress).
+ * With --dev the ranks are two QPs on real mlx5 NICs opened through the linux hal:
+ * rank 0 on the first NIC named, rank 1 on the second (or the same one: loopback).
+ *
+ * Everything is built with dvx's own objects (core nic/umem/mr/cq/qp), WQE builders,
+ * SQ/RQ helpers and CQ poller; the library prints nothing, this program formats.
+ *
+ * Exit status: 0 every row passed (rows skipped for a missing device feature
+ * included), 1 a row failed (or set-up failed on a device that exists), 2 usage error
+ * or no such device.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <dvx/hal.h>
+#ifdef CONFIG_DVX_SIM
+#include <dvx/hal/sim.h>
+#endif
+#include <dvx/mlx5/cq.h>
+#include <dvx/mlx5/decode.h>
+#include <dvx/mlx5/rq.h>
+#include <dvx/mlx5/sq.h>
+#include <dvx/mlx5/wqe.h>
+#include <dvx/mr.h>
+#include <dvx/qp.h>
+
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+
+#define KiB 1024u
+#define MiB (1024u * 1024u)
+
+/* each rank's data buffer (one MR, iova = address) */
+#define OFF_SRC 0u			/* what this rank sends: up to 1 MiB */
+#define OFF_DST (1u * MiB)		/* where the peer's WRITEs land / READs come from */
+#define OFF_RD (2u * MiB)		/* where READs land */
+#define OFF_RECV (3u * MiB)		/* receive buffers (64 KiB) */
+#define OFF_WORDS (3u * MiB + 64u * KiB)
+#define OFF_SIG (OFF_WORDS + 0u)	/* the 8-byte signal word atomics target */
+#define OFF_CTR (OFF_WORDS + 64u)	/* the companion's counter word */
+#define OFF_RES (OFF_WORDS + 128u)	/* fetched atomic values */
+#define BUF_BYTES (OFF_WORDS + 4u * KiB)
+#define MAX_MSG (1u * MiB)
+
+/* queues */
+#define RING_BYTES (256u * KiB)		/* each rank's queue umem */
+#define SQ_DEPTH 256u
+#define CQ_DEPTH 256u
+#define RQ_DEPTH 64u
+#define RQ_SGE 2u
+#define COMP_DEPTH 64u
+#define PART_DEPTH 64u
+#define BATCH 4u			/* data WQEs per companion counter raise */
+#define BATCH_BYTES (4u * KiB)
+
+#define GUARD 0xa5u
+
+enum { RES_OK = 0, RES_FAIL = 1, RES_SKIP = 2 };
+
+struct row {
+	char op[32];
+	char size[16];
+	uint32_t iters;
+	int result;
+	double us;
+	char why[224];
+};
+
+struct rank {
+	int id;
+	const char *dev;
+	struct dvx_nic nic;
+	uint8_t *rings;
+	uint64_t carved;
+	struct dvx_umem umem;
+	uint8_t *buf;
+	struct dvx_mr mr;
+	uint64_t *sinkbuf;
+	struct dvx_mr sink;
+	struct dvx_cq scq, rcq;
+	struct dvx_qp qp;
+	uint32_t scq_cqes;	/* CQEs requested on scq since index_base (all requester) */
+	/* rank 0: the companion and its loopback responder */
+	struct dvx_cq ccq, pcq;
+	struct dvx_qp cqp, pqp;
+	int comp;		/* companion ready */
+	int partner;		/* a local partner QP instead of force-loopback */
+};
+
+struct loop {
+	const struct dvx_hal *hal;
+	int sim;
+	int ib;
+	int trace;
+	int thread;		/* the sim's progress thread runs */
+	uint32_t iters;
+	uint64_t timeout_ns;
+	const char *devs[2];
+	int ndevs;
+	struct rank r[2];
+	int atomics;		/* both NICs do 8-byte atomics */
+	uint32_t fault_row;	/* --fault-row: 1-based row run with sim_1's port down */
+	int broken;		/* the QPs could not be recovered after a failure */
+	char broken_why[160];
+	struct row rows[16];
+	int nrows;
+#ifdef CONFIG_DVX_SIM
+	void *fab_mem;
+	struct dvx_sim_fabric *fab;
+	unsigned trace_wqes, trace_cqes, trace_bad;
+#endif
+};
+
+static const char *prog = "dvx-loop";
+
+/* ---- helpers ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t va(const void *p)
+{
+	return (uint64_t)(uintptr_t)p;
+}
+
+static uint64_t *word(struct rank *r, uint32_t off)
+{
+	return (uint64_t *)(void *)(r->buf + off);
+}
+
+static uint64_t load64(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static void store64(uint64_t *p, uint64_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+/* an 8-byte atomic result as the NIC wrote it, in host order */
+static uint64_t atomic_result(const struct rank *r, const uint64_t *p)
+{
+	uint64_t v = load64(p);
+
+	return r->nic.atomic_be_results ? dvx_be64_to_cpu((DVX_FORCE dvx_be64)v) : v;
+}
+
+/* a deterministic pattern, different for every (seed, offset) */
+static void fill(uint8_t *p, uint32_t len, uint64_t seed)
+{
+	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+	uint32_t i;
+
+	for (i = 0; i < len; i++) {
+		if ((i & 7) == 0) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+		}
+		p[i] = (uint8_t)(x >> ((i & 7) * 8));
+	}
+}
+
+static void rfail(struct row *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void rfail(struct row *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (w->result == RES_FAIL)
+		return;
+	w->result = RES_FAIL;
+	va_start(ap, fmt);
+	vsnprintf(w->why, sizeof(w->why), fmt, ap);
+	va_end(ap);
+}
+
+/* compare @len bytes; on a difference say where */
+static int same(struct row *w, const char *what, const uint8_t *got, const uint8_t *want,
+		uint32_t len, uint32_t iter)
+{
+	uint32_t i;
+
+	if (!memcmp(got, want, len))
+		return 1;
+	for (i = 0; i < len && got[i] == want[i]; i++)
+		;
+	rfail(w, "iteration %u: %s differs at byte %u (0x%02x, expected 0x%02x)", iter, what, i,
+	      got[i], want[i]);
+	return 0;
+}
+
+static int guard_ok(struct row *w, const char *what, const uint8_t *p, uint32_t iter)
+{
+	if (*p == GUARD)
+		return 1;
+	rfail(w, "iteration %u: %s: byte past the message overwritten (0x%02x)", iter, what, *p);
+	return 0;
+}
+
+static void progress(struct loop *L, struct rank *r)
+{
+	if (!L->thread)
+		dvx_hal_dev_progress(&r->nic.dev);	/* sim step, or a CPU pause */
+}
+
+/*
+ * Wait for the next CQE of @cq (bounded by the timeout). Return: 0 with @info for a
+ * good completion, -ETIMEDOUT, or the error CQE's errno (@info filled).
+ */
+static int wait_cqe(struct loop *L, struct rank *r, struct dvx_cq *cq,
+		    struct dvx_mlx5_cqe_info *info)
+{
+	uint64_t deadline = 0;
+	uint32_t spins = 0;
+	int rc;
+
+	for (;;) {
+		rc = dvx_mlx5_cq_poll_one(&cq->mcq, info);
+		if (rc) {
+			dvx_mlx5_cq_update_ci(&cq->mcq);
+			return rc > 0 ? 0 : rc;
+		}
+		if ((++spins & 255) == 0) {
+			uint64_t t = now_ns();
+
+			if (!deadline)
+				deadline = t + L->timeout_ns;
+			else if (t > deadline)
+				return -ETIMEDOUT;
+		}
+		progress(L, r);
+	}
+}
+
+static void cqe_fail(struct row *w, const char *what, uint32_t iter, int rc,
+		     const struct dvx_mlx5_cqe_info *i)
+{
+	if (rc == -ETIMEDOUT)
+		rfail(w, "iteration %u: %s: no CQE (-ETIMEDOUT)", iter, what);
+	else if (i->is_error)
+		rfail(w, "iteration %u: %s: error CQE %s (0x%02x), vendor syndrome 0x%02x, "
+		      "WQE %s index %u, qpn 0x%x (%s)", iter, what,
+		      dvx_mlx5_syndrome_name(i->syndrome), i->syndrome, i->vendor_syndrome,
+		      dvx_mlx5_opcode_name(i->wqe_opcode), i->wqe_counter, i->qpn,
+		      strerror(-rc));
+	else
+		rfail(w, "iteration %u: %s: unexpected CQE opcode %s (%d)", iter, what,
+		      dvx_mlx5_cqe_opcode_name(i->opcode), rc);
+}
+
+/* the requester CQE of the WQE at @idx on @qp (send CQ @cq); frees its SQ slots */
+static int wait_req(struct loop *L, struct rank *r, struct dvx_qp *qp, struct dvx_cq *cq,
+		    uint32_t idx, struct row *w, const char *what, uint32_t iter,
+		    struct dvx_mlx5_cqe_info *info)
+{
+	int rc = wait_cqe(L, r, cq, info);
+
+	if (rc) {
+		cqe_fail(w, what, iter, rc, info);
+		return -1;
+	}
+	if (info->opcode != DVX_MLX5_CQE_REQ || info->qpn != qp->qpn ||
+	    info->wqe_counter != (uint16_t)idx) {
+		rfail(w, "iteration %u: %s: CQE %s qpn 0x%x wqe_counter %u, expected REQ qpn "
+		      "0x%x wqe_counter %u", iter, what, dvx_mlx5_cqe_opcode_name(info->opcode),
+		      info->qpn, info->wqe_counter, qp->qpn, (uint16_t)idx);
+		return -1;
+	}
+	if (dvx_mlx5_sq_completed(&qp->sq, info->wqe_counter) < 0) {
+		rfail(w, "iteration %u: %s: CQE names no WQE in flight", iter, what);
+		return -1;
+	}
+	return 0;
+}
+
+/* reserve one WQEBB of rank @r's data QP */
+static int reserve1(struct rank *r, struct row *w, uint32_t *idx)
+{
+	int rc = dvx_mlx5_sq_reserve(&r->qp.sq, 1, idx);
+
+	if (rc)
+		rfail(w, "send queue reserve: %s", strerror(-rc));
+	return rc;
+}
+
+static void ring1(struct rank *r, uint32_t idx)
+{
+	dvx_mlx5_sq_ring(&r->qp.sq, idx);
+	r->scq_cqes++;
+}
+
+/* ---- set-up ---- */
+
+static int carve(struct rank *r, uint64_t bytes, uint64_t align, uint64_t *off)
+{
+	uint64_t at = (r->carved + align - 1) & ~(align - 1);
+
+	if (at + bytes > RING_BYTES)
+		return -ENOSPC;
+	*off = at;
+	r->carved = at + bytes;
+	return 0;
+}
+
+static int make_cq(struct rank *r, uint32_t depth, struct dvx_cq *cq)
+{
+	struct dvx_cq_attr a;
+	int err;
+
+	memset(&a, 0, sizeof(a));
+	a.depth = depth;
+	a.ring_umem = &r->umem;
+	a.dbr_umem = &r->umem;
+	err = carve(r, DVX_CQ_RING_BYTES(depth), DVX_RING_ALIGN, &a.ring_offset);
+	if (!err)
+		err = carve(r, DVX_DBR_BYTES, 64, &a.dbr_offset);
+	return err ? err : dvx_cq_create(&r->nic, &a, cq);
+}
+
+static int make_qp(struct rank *r, uint32_t sq_depth, uint32_t rq_depth, struct dvx_cq *scq,
+		   struct dvx_cq *rcq, struct dvx_uar *uar, uint32_t flags, uint32_t psn,
+		   struct dvx_qp *qp)
+{
+	struct dvx_qp_attr a;
+	struct dvx_mem_req wq, dbr;
+	int err;
+
+	memset(&a, 0, sizeof(a));
+	a.sq_depth = sq_depth;
+	a.rq_depth = rq_depth;
+	a.rq_max_sge = rq_depth ? RQ_SGE : 0;
+	a.send_cq = scq;
+	a.recv_cq = rq_depth ? rcq : NULL;
+	a.uar = uar;
+	a.flags = flags;
+	a.psn = psn;
+	a.user_index = (uint32_t)r->id + 1;
+	a.wq_umem = &r->umem;
+	a.dbr_umem = &r->umem;
+	err = dvx_qp_mem_req(&a, &wq, &dbr);
+	if (!err)
+		err = carve(r, wq.bytes, wq.align, &a.wq_offset);
+	if (!err)
+		err = carve(r, dbr.bytes, 64, &a.dbr_offset);
+	return err ? err : dvx_qp_create(&r->nic, &a, qp);
+}
+
+static void *zalloc(size_t align, size_t len)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, align, len))
+		return NULL;
+	memset(p, 0, len);
+	return p;
+}
+
+static int setup_fail(struct rank *r, const char *what, int err)
+{
+	fprintf(stderr, "%s: rank %d (%s): %s failed: %s%s%s\n", prog, r->id, r->dev, what,
+		strerror(err < 0 ? -err : err), r->nic.dev.diag.msg[0] ? ": " : "",
+		r->nic.dev.diag.msg);
+	return err ? err : -EIO;
+}
+
+/* open the NIC and create this rank's memory, MRs, CQs and data QP */
+static int rank_open(struct loop *L, struct rank *r)
+{
+	struct dvx_nic_attr na;
+	struct dvx_umem_attr ua;
+	struct dvx_mr_attr ma;
+	int err;
+
+	memset(&na, 0, sizeof(na));
+	na.name = r->dev;
+	na.gid_index = -1;
+	err = dvx_nic_open(&r->nic, L->hal, &na);
+	if (err)
+		return setup_fail(r, "dvx_nic_open", err);
+	r->rings = zalloc(4096, RING_BYTES);
+	r->buf = zalloc(4096, BUF_BYTES);
+	r->sinkbuf = zalloc(64, 64);
+	if (!r->rings || !r->buf || !r->sinkbuf)
+		return setup_fail(r, "memory", -ENOMEM);
+	memset(&ua, 0, sizeof(ua));
+	ua.addr = r->rings;
+	ua.len = RING_BYTES;
+	ua.access = DVX_ACCESS_LOCAL_WRITE;
+	ua.dmabuf_fd = -1;
+	err = dvx_umem_reg(&r->nic, &ua, &r->umem);
+	if (err)
+		return setup_fail(r, "dvx_umem_reg", err);
+	memset(&ma, 0, sizeof(ma));
+	ma.addr = r->buf;
+	ma.len = BUF_BYTES;
+	ma.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ;
+	if (r->nic.features & DVX_NIC_FEAT_ATOMIC)
+		ma.access |= DVX_ACCESS_REMOTE_ATOMIC;
+	ma.dmabuf_fd = -1;
+	err = dvx_mr_reg(&r->nic, &ma, &r->mr);
+	if (err)
+		return setup_fail(r, "dvx_mr_reg", err);
+	err = dvx_mr_sink(&r->nic, r->sinkbuf, -1, 0, &r->sink);
+	if (err)
+		return setup_fail(r, "dvx_mr_sink", err);
+	err = make_cq(r, CQ_DEPTH, &r->scq);
+	if (!err)
+		err = make_cq(r, CQ_DEPTH, &r->rcq);
+	if (err)
+		return setup_fail(r, "CQ create", err);
+	err = make_qp(r, SQ_DEPTH, RQ_DEPTH, &r->scq, &r->rcq, NULL, 0,
+		      0x1000u + (uint32_t)r->id * 0x111u, &r->qp);
+	if (err)
+		return setup_fail(r, "QP create", err);
+	return 0;
+}
+
+static void conn_attr(const struct loop *L, struct dvx_qp_connect_attr *ca)
+{
+	dvx_qp_connect_attr_init(ca);
+	ca->access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ;
+	if (L->atomics)
+		ca->access |= DVX_ACCESS_REMOTE_ATOMIC;
+}
+
+/* the two ranks exchange their connection info and connect their data QPs */
+static int connect_ranks(struct loop *L)
+{
+	struct dvx_qp_conn c0, c1;
+	struct dvx_qp_connect_attr ca;
+	int err;
+
+	conn_attr(L, &ca);
+	if ((err = dvx_qp_export(&L->r[0].qp, &c0)) || (err = dvx_qp_export(&L->r[1].qp, &c1)))
+		return setup_fail(&L->r[0], "dvx_qp_export", err);
+	err = dvx_qp_connect(&L->r[0].qp, &c1, &ca);
+	if (err)
+		return setup_fail(&L->r[0], "dvx_qp_connect", err);
+	err = dvx_qp_connect(&L->r[1].qp, &c0, &ca);
+	if (err)
+		return setup_fail(&L->r[1], "dvx_qp_connect", err);
+	return 0;
+}
+
+/*
+ * Rank 0's companion: a cd_master QP sharing the data QP's UAR, connected to itself
+ * (force-loopback) or, on a device without it, to a local partner QP. Return: 0,
+ * -EOPNOTSUPP when the NIC lacks core-direct or atomics, or the error.
+ */
+static int companion_open(struct loop *L, struct rank *r)
+{
+	struct dvx_qp_connect_attr ca;
+	int err;
+
+	if ((r->nic.features & (DVX_NIC_FEAT_CD | DVX_NIC_FEAT_ATOMIC)) !=
+	    (DVX_NIC_FEAT_CD | DVX_NIC_FEAT_ATOMIC))
+		return -EOPNOTSUPP;
+	err = make_cq(r, COMP_DEPTH, &r->ccq);
+	if (!err)
+		err = make_qp(r, COMP_DEPTH, 0, &r->ccq, NULL, r->qp.uar, DVX_QP_F_CD_MASTER,
+			      0x3000u, &r->cqp);
+	if (err)
+		return setup_fail(r, "companion create", err);
+	dvx_qp_connect_attr_init(&ca);
+	ca.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
+	err = dvx_qp_connect_loopback(&r->cqp, &ca);
+	if (err == -EOPNOTSUPP) {
+		r->partner = 1;
+		err = make_cq(r, PART_DEPTH, &r->pcq);
+		if (!err)
+			err = make_qp(r, PART_DEPTH, 0, &r->pcq, NULL, NULL, 0, 0x4000u, &r->pqp);
+		if (!err)
+			err = dvx_qp_connect_pair(&r->cqp, &r->pqp, &ca);
+	}
+	if (err)
+		return setup_fail(r, r->partner ? "companion pair connect" :
+				  "companion loopback connect", err);
+	r->comp = 1;
+	return 0;
+}
+
+static void rank_close(struct rank *r)
+{
+	struct dvx_qp *qps[] = { &r->pqp, &r->cqp, &r->qp };
+	struct dvx_cq *cqs[] = { &r->pcq, &r->ccq, &r->rcq, &r->scq };
+	size_t i;
+
+	for (i = 0; i < sizeof(qps) / sizeof(qps[0]); i++)
+		if (qps[i]->live)
+			dvx_qp_destroy(qps[i]);
+	for (i = 0; i < sizeof(cqs) / sizeof(cqs[0]); i++)
+		if (cqs[i]->live)
+			dvx_cq_destroy(cqs[i]);
+	if (r->sink.live)
+		dvx_mr_dereg(&r->sink);
+	if (r->mr.live)
+		dvx_mr_dereg(&r->mr);
+	if (r->umem.live)
+		dvx_umem_dereg(&r->umem);
+	if (r->nic.open && dvx_nic_close(&r->nic))
+		fprintf(stderr, "%s: rank %d: dvx_nic_close: %s\n", prog, r->id,
+			r->nic.dev.diag.msg);
+	free(r->sinkbuf);
+	free(r->buf);
+	free(r->rings);
+}
+
+/* after a failed row: drop what is left in the CQs and bring every QP back to RTS */
+static void recover(struct loop *L)
+{
+	struct dvx_mlx5_cqe_info i;
+	struct dvx_qp *qps[5];
+	int n = 0, k, err;
+
+	for (k = 0; k < 2; k++) {
+		struct rank *r = &L->r[k];
+		struct dvx_cq *cqs[] = { &r->scq, &r->rcq, &r->ccq, &r->pcq };
+		size_t c;
+
+		for (c = 0; c < 4; c++)
+			if (cqs[c]->live) {
+				progress(L, r);
+				while (dvx_mlx5_cq_poll_one(&cqs[c]->mcq, &i))
+					;
+				dvx_mlx5_cq_update_ci(&cqs[c]->mcq);
+			}
+		qps[n++] = &r->qp;
+	}
+	if (L->r[0].comp) {
+		qps[n++] = &L->r[0].cqp;
+		if (L->r[0].partner)
+			qps[n++] = &L->r[0].pqp;
+	}
+	for (k = 0; k < n; k++) {
+		err = dvx_qp_recover(qps[k]);
+		if (err) {
+			L->broken = 1;
+			snprintf(L->broken_why, sizeof(L->broken_why),
+				 "not run: QP 0x%x could not be recovered: %s", qps[k]->qpn,
+				 qps[k]->nic->dev.diag.msg);
+			return;
+		}
+	}
+	/* recovery re-based the CQs (cq->index_base): count CQEs from there again */
+	L->r[0].scq_cqes = 0;
+	L->r[1].scq_cqes = 0;
+}
+
+/* ---- the operations ---- */
+
+static struct row *row_new(struct loop *L, const char *op, const char *size)
+{
+	struct row *w = &L->rows[L->nrows++];
+
+	memset(w, 0, sizeof(*w));
+	snprintf(w->op, sizeof(w->op), "%s", op);
+	snprintf(w->size, sizeof(w->size), "%s", size);
+	w->iters = L->iters;
+#ifdef CONFIG_DVX_SIM
+	if (L->sim && (uint32_t)L->nrows == L->fault_row)
+		dvx_sim_set_port(L->fab, 1, 1, 0);	/* requests to rank 1 get lost */
+#endif
+	if (L->broken) {
+		w->result = RES_FAIL;
+		snprintf(w->why, sizeof(w->why), "%s", L->broken_why);
+	}
+	return w;
+}
+
+static void size_name(uint32_t len, char *buf, size_t n)
+{
+	if (len >= MiB && len % MiB == 0)
+		snprintf(buf, n, "%u MiB", len / MiB);
+	else if (len >= KiB && len % KiB == 0)
+		snprintf(buf, n, "%u KiB", len / KiB);
+	else
+		snprintf(buf, n, "%u B", len);
+}
+
+/* RDMA WRITE of @len bytes from rank 0's SRC to rank 1's DST */
+static void op_write(struct loop *L, struct row *w, uint32_t len)
+{
+	struct rank *a = &L->r[0], *b = &L->r[1];
+	struct dvx_mlx5_cqe_info i;
+	uint64_t spent = 0, t0;
+	uint32_t k, idx;
+
+	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
+		fill(a->buf + OFF_SRC, len, 0x100000ull + (uint64_t)len * 7 + k);
+		memset(b->buf + OFF_DST, 0, len);
+		b->buf[OFF_DST + len] = GUARD;
+		t0 = now_ns();
+		if (reserve1(a, w, &idx))
+			break;
+		dvx_mlx5_wqe_rdma_write(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
+					va(b->buf + OFF_DST), b->mr.rkey, va(a->buf + OFF_SRC),
+					a->mr.lkey, len);
+		ring1(a, idx);
+		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "WRITE", k, &i))
+			break;
+		spent += now_ns() - t0;
+		if (!same(w, "remote buffer", b->buf + OFF_DST, a->buf + OFF_SRC, len, k) ||
+		    !guard_ok(w, "remote buffer", b->buf + OFF_DST + len, k))
+			break;
+	}
+	w->us = k ? (double)spent / 1000.0 / k : 0;
+}
+
+/* RDMA READ of @len bytes of rank 1's DST into rank 0's RD */
+static void op_read(struct loop *L, struct row *w, uint32_t len)
+{
+	struct rank *a = &L->r[0], *b = &L->r[1];
+	struct dvx_mlx5_cqe_info i;
+	uint64_t spent = 0, t0;
+	uint32_t k, idx;
+
+	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
+		fill(b->buf + OFF_DST, len, 0x200000ull + (uint64_t)len * 5 + k);
+		memset(a->buf + OFF_RD, 0, len);
+		a->buf[OFF_RD + len] = GUARD;
+		t0 = now_ns();
+		if (reserve1(a, w, &idx))
+			break;
+		dvx_mlx5_wqe_rdma_read(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
+				       va(b->buf + OFF_DST), b->mr.rkey, va(a->buf + OFF_RD),
+				       a->mr.lkey, len);
+		ring1(a, idx);
+		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "READ", k, &i))
+			break;
+		spent += now_ns() - t0;
+		if (i.byte_cnt != len) {
+			rfail(w, "iteration %u: READ CQE byte count %u, expected %u", k, i.byte_cnt,
+			      len);
+			break;
+		}
+		if (!same(w, "read-back buffer", a->buf + OFF_RD, b->buf + OFF_DST, len, k) ||
+		    !guard_ok(w, "read-back buffer", a->buf + OFF_RD + len, k))
+			break;
+	}
+	w->us = k ? (double)spent / 1000.0 / k : 0;
+}
+
+/* the responder CQE of rank 1's receive queue */
+static int wait_resp(struct loop *L, struct rank *b, uint8_t opcode, uint32_t imm,
+		     uint32_t bytes, uint32_t rqpn, struct row *w, const char *what, uint32_t k)
+{
+	struct dvx_mlx5_cqe_info i;
+	int rc = wait_cqe(L, b, &b->rcq, &i);
+
+	if (rc) {
+		cqe_fail(w, what, k, rc, &i);
+		return -1;
+	}
+	if (i.opcode != opcode || i.qpn != b->qp.qpn || i.byte_cnt != bytes ||
+	    (opcode != DVX_MLX5_CQE_RESP_SEND && i.imm != imm) ||
+	    (L->sim && i.rqpn != rqpn)) {
+		rfail(w, "iteration %u: %s: responder CQE %s qpn 0x%x byte_cnt %u imm 0x%x rqpn "
+		      "0x%x; expected %s qpn 0x%x byte_cnt %u imm 0x%x rqpn 0x%x", k, what,
+		      dvx_mlx5_cqe_opcode_name(i.opcode), i.qpn, i.byte_cnt, i.imm, i.rqpn,
+		      dvx_mlx5_cqe_opcode_name(opcode), b->qp.qpn, bytes, imm, rqpn);
+		return -1;
+	}
+	if (dvx_mlx5_rq_completed(&b->qp.rq) < 0) {
+		rfail(w, "iteration %u: %s: responder CQE without a posted receive", k, what);
+		return -1;
+	}
+	return 0;
+}
+
+static int post_recv(struct rank *b, const struct dvx_mlx5_sge *sgl, uint32_t n,
+		     struct row *w)
+{
+	int64_t rc = dvx_mlx5_rq_post(&b->qp.rq, sgl, n);
+
+	if (rc < 0) {
+		rfail(w, "receive post: %s", strerror((int)-rc));
+		return -1;
+	}
+	dvx_mlx5_rq_ring(&b->qp.rq);
+	return 0;
+}
+
+/* WRITE with immediate: rank 1 posts a receive (no buffers), the data lands by rkey,
+ * rank 1's CQE carries the immediate and the byte count */
+static void op_write_imm(struct loop *L, struct row *w, uint32_t len)
+{
+	struct rank *a = &L->r[0], *b = &L->r[1];
+	struct dvx_mlx5_cqe_info i;
+	uint64_t spent = 0, t0;
+	uint32_t k, idx, imm;
+
+	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
+		imm = 0xd1000000u | k;
+		fill(a->buf + OFF_SRC, len, 0x300000ull + k);
+		memset(b->buf + OFF_DST, 0, len);
+		b->buf[OFF_DST + len] = GUARD;
+		if (post_recv(b, NULL, 0, w))
+			break;
+		t0 = now_ns();
+		if (reserve1(a, w, &idx))
+			break;
+		dvx_mlx5_wqe_rdma_write_imm(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, imm,
+					    va(b->buf + OFF_DST), b->mr.rkey,
+					    va(a->buf + OFF_SRC), a->mr.lkey, len);
+		ring1(a, idx);
+		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "WRITE_IMM", k, &i) ||
+		    wait_resp(L, b, DVX_MLX5_CQE_RESP_WR_IMM, imm, len, a->qp.qpn, w,
+			      "WRITE_IMM receive", k))
+			break;
+		spent += now_ns() - t0;
+		if (!same(w, "remote buffer", b->buf + OFF_DST, a->buf + OFF_SRC, len, k) ||
+		    !guard_ok(w, "remote buffer", b->buf + OFF_DST + len, k))
+			break;
+	}
+	w->us = k ? (double)spent / 1000.0 / k : 0;
+}
+
+/* SEND of @len bytes into a receive of two buffers: the first @first bytes land in
+ * the first, the rest at the start of the second (which is larger than needed) */
+static void op_send(struct loop *L, struct row *w, uint32_t len, uint32_t first)
+{
+	struct rank *a = &L->r[0], *b = &L->r[1];
+	struct dvx_mlx5_cqe_info i;
+	struct dvx_mlx5_sge sgl[2];
+	uint8_t *r0 = b->buf + OFF_RECV, *r1 = b->buf + OFF_RECV + 16u * KiB;
+	uint64_t spent = 0, t0;
+	uint32_t k, idx, rest = len - first;
+
+	sgl[0].addr = va(r0);
+	sgl[0].length = first;
+	sgl[0].lkey = b->mr.lkey;
+	sgl[1].addr = va(r1);
+	sgl[1].length = rest + 4u * KiB;
+	sgl[1].lkey = b->mr.lkey;
+	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
+		fill(a->buf + OFF_SRC, len, 0x400000ull + k);
+		memset(r0, 0, first + 64);
+		memset(r1, 0, rest + 64);
+		r0[first] = GUARD;
+		r1[rest] = GUARD;
+		if (post_recv(b, sgl, 2, w))
+			break;
+		t0 = now_ns();
+		if (reserve1(a, w, &idx))
+			break;
+		dvx_mlx5_wqe_send(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
+				  va(a->buf + OFF_SRC), a->mr.lkey, len);
+		ring1(a, idx);
+		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "SEND", k, &i) ||
+		    wait_resp(L, b, DVX_MLX5_CQE_RESP_SEND, 0, len, a->qp.qpn, w, "RECV", k))
+			break;
+		spent += now_ns() - t0;
+		if (!same(w, "receive buffer 1", r0, a->buf + OFF_SRC, first, k) ||
+		    !guard_ok(w, "receive buffer 1", r0 + first, k) ||
+		    !same(w, "receive buffer 2", r1, a->buf + OFF_SRC + first, rest, k) ||
+		    !guard_ok(w, "receive buffer 2", r1 + rest, k))
+			break;
+	}
+	w->us = k ? (double)spent / 1000.0 / k : 0;
+}
+
+/* fetch-add 1 into rank 1's signal word, the old value into rank 0's RES word */
+static void op_fetch_add(struct loop *L, struct row *w)
+{
+	struct rank *a = &L->r[0], *b = &L->r[1];
+	struct dvx_mlx5_cqe_info i;
+	uint64_t *sig = word(b, OFF_SIG), *res = word(a, OFF_RES);
+	const uint64_t base = 0x0102030400000000ull;
+	uint64_t spent = 0, t0, old;
+	uint32_t k, idx;
+
+	store64(sig, base);
+	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
+		store64(res, ~0ull);
+		t0 = now_ns();
+		if (reserve1(a, w, &idx))
+			break;
+		dvx_mlx5_wqe_atomic_fa(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, va(sig),
+				       b->mr.rkey, 1, va(res), a->mr.lkey);
+		ring1(a, idx);
+		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "ATOMIC_FA", k, &i))
+			break;
+		spent += now_ns() - t0;
+		old = atomic_result(a, res);
+		if (old != base + k) {
+			rfail(w, "iteration %u: fetched 0x%016llx, expected 0x%016llx", k,
+			      (unsigned long long)old, (unsigned long long)(base + k));
+			break;
+		}
+	}
+	w->us = k ? (double)spent / 1000.0 / k : 0;
+	if (w->result != RES_FAIL && load64(sig) != base + L->iters)
+		rfail(w, "final signal word 0x%016llx, expected 0x%016llx",
+		      (unsigned long long)load64(sig), (unsigned long long)(base + L->iters));
+}
+
+/* compare-swap chain on rank 1's signal word: k -> k + 1; then one that must miss */
+static void op_cmp_swap(struct loop *L, struct row *w)
+{
+	struct rank *a = &L->r[0], *b = &L->r[1];
+	struct dvx_mlx5_cqe_info i;
+	uint64_t *sig = word(b, OFF_SIG), *res = word(a, OFF_RES);
+	const uint64_t base = 0x1122334400000000ull;
+	uint64_t spent = 0, t0, old;
+	uint32_t k, idx;
+
+	store64(sig, base);
+	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
+		store64(res, ~0ull);
+		t0 = now_ns();
+		if (reserve1(a, w, &idx))
+			break;
+		dvx_mlx5_wqe_atomic_cs(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, va(sig),
+				       b->mr.rkey, base + k, base + k + 1, va(res), a->mr.lkey);
+		ring1(a, idx);
+		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "ATOMIC_CS", k, &i))
+			break;
+		spent += now_ns() - t0;
+		old = atomic_result(a, res);
+		if (old != base + k) {
+			rfail(w, "iteration %u: fetched 0x%016llx, expected 0x%016llx", k,
+			      (unsigned long long)old, (unsigned long long)(base + k));
+			break;
+		}
+	}
+	w->us = k ? (double)spent / 1000.0 / k : 0;
+	if (w->result == RES_FAIL)
+		return;
+	if (load64(sig) != base + L->iters) {
+		rfail(w, "final signal word 0x%016llx, expected 0x%016llx",
+		      (unsigned long long)load64(sig), (unsigned long long)(base + L->iters));
+		return;
+	}
+	/* a compare that does not match: the old value comes back, nothing changes */
+	store64(res, 0);
+	if (reserve1(a, w, &idx))
+		return;
+	dvx_mlx5_wqe_atomic_cs(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, va(sig),
+			       b->mr.rkey, base + L->iters + 7, 0xdeadull, va(res), a->mr.lkey);
+	ring1(a, idx);
+	if (wait_req(L, a, &a->qp, &a->scq, idx, w, "ATOMIC_CS (mismatch)", L->iters, &i))
+		return;
+	old = atomic_result(a, res);
+	if (old != base + L->iters || load64(sig) != base + L->iters)
+		rfail(w, "mismatching compare: fetched 0x%016llx, word 0x%016llx, both expected "
+		      "0x%016llx", (unsigned long long)old, (unsigned long long)load64(sig),
+		      (unsigned long long)(base + L->iters));
+}
+
+/* hold the companion's WAIT open for a while: nothing may be raised meanwhile */
+static void hold(struct loop *L, struct rank *a, uint64_t ns)
+{
+	uint64_t end = now_ns() + ns;
+	int n;
+
+	if (!L->thread && L->sim) {
+		for (n = 0; n < 4; n++)
+			progress(L, a);
+		return;
+	}
+	while (now_ns() < end)
+		progress(L, a);
+}
+
+/*
+ * The companion counter: per iteration, rank 0's companion posts WAIT(data CQ, index
+ * of the batch's last WQE) + fetch-add 1 into rank 0's counter word (through its
+ * loopback), the old value to the iova-0 sink; then the data QP posts BATCH WRITEs.
+ * The counter must stay put until the batch completed, and when it moves the data
+ * must be at rank 1 already.
+ */
+static void op_companion(struct loop *L, struct row *w)
+{
+	struct rank *a = &L->r[0], *b = &L->r[1];
+	struct dvx_mlx5_cqe_info i;
+	uint64_t *ctr = word(a, OFF_CTR);
+	uint64_t spent = 0, t0, v;
+	uint32_t k, j, cidx, idx, last_cq;
+	int rc;
+
+	store64(ctr, 0);
+	store64(a->sinkbuf, ~0ull);
+	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
+		fill(a->buf + OFF_SRC, BATCH * BATCH_BYTES, 0x500000ull + k);
+		memset(b->buf + OFF_DST, 0, BATCH * BATCH_BYTES);
+		/* the CQ index the last data WQE of this batch will complete at */
+		last_cq = (a->scq.index_base + a->scq_cqes + BATCH - 1) & 0xffffffu;
+		rc = dvx_mlx5_sq_reserve(&a->cqp.sq, 2, &cidx);
+		if (rc) {
+			rfail(w, "companion reserve: %s", strerror(-rc));
+			break;
+		}
+		dvx_mlx5_wqe_wait_cq(&a->cqp.sq.wq, cidx, 0, a->scq.cqn, last_cq);
+		dvx_mlx5_wqe_atomic_fa(&a->cqp.sq.wq, cidx + 1, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
+				       va(ctr), a->mr.rkey, 1, 0, a->sink.lkey);
+		dvx_mlx5_sq_ring(&a->cqp.sq, cidx + 1);
+		/* the first time, give the NIC ample time to (wrongly) run past the WAIT */
+		hold(L, a, k == 0 ? 2000000ull : 0);
+		v = load64(ctr);
+		if (v != k || dvx_mlx5_cq_peek(&a->ccq.mcq)) {
+			rfail(w, "iteration %u: counter %llu (or a companion CQE) before the data "
+			      "was posted: the WAIT did not hold", k, (unsigned long long)v);
+			break;
+		}
+		t0 = now_ns();
+		rc = dvx_mlx5_sq_reserve(&a->qp.sq, BATCH, &idx);
+		if (rc) {
+			rfail(w, "send queue reserve: %s", strerror(-rc));
+			break;
+		}
+		for (j = 0; j < BATCH; j++)
+			dvx_mlx5_wqe_rdma_write(&a->qp.sq.wq, idx + j, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
+						va(b->buf + OFF_DST + j * BATCH_BYTES), b->mr.rkey,
+						va(a->buf + OFF_SRC + j * BATCH_BYTES), a->mr.lkey,
+						BATCH_BYTES);
+		dvx_mlx5_sq_ring(&a->qp.sq, idx + BATCH - 1);
+		a->scq_cqes += BATCH;
+		/* the counter's raise completes on the companion CQ */
+		if (wait_req(L, a, &a->cqp, &a->ccq, cidx + 1, w, "companion FA", k, &i))
+			break;
+		spent += now_ns() - t0;
+		if (!same(w, "data when the counter rose", b->buf + OFF_DST, a->buf + OFF_SRC,
+			  BATCH * BATCH_BYTES, k))
+			break;
+		v = load64(ctr);
+		if (v != k + 1) {
+			rfail(w, "iteration %u: counter %llu, expected %u", k, (unsigned long long)v,
+			      k + 1);
+			break;
+		}
+		v = atomic_result(a, a->sinkbuf);
+		if (v != k) {
+			rfail(w, "iteration %u: sink holds %llu, expected the old value %u", k,
+			      (unsigned long long)v, k);
+			break;
+		}
+		for (j = 0; j < BATCH; j++)
+			if (wait_req(L, a, &a->qp, &a->scq, idx + j, w, "batch WRITE", k, &i))
+				break;
+	}
+	w->us = k ? (double)spent / 1000.0 / k : 0;
+	if (w->result != RES_FAIL && load64(ctr) != L->iters)
+		rfail(w, "final counter %llu, expected %u batches",
+		      (unsigned long long)load64(ctr), L->iters);
+}
+
+/* ---- trace (software NIC) ---- */
+
+#ifdef CONFIG_DVX_SIM
+static void trace_print(void *arg, uint32_t nic, uint32_t qpn, int is_cqe, const void *bytes,
+			size_t len)
+{
+	struct loop *L = arg;
+	static struct dvx_mlx5_wqe_desc d;	/* large; runs under the sim's lock */
+	static uint8_t ring[1024];		/* holds the largest WQE (ds 63) */
+	static char buf[4096];
+
+	if (is_cqe) {
+		struct dvx_mlx5_cqe_info info;
+		int err;
+
+		L->trace_cqes++;
+		if (len < sizeof(struct dvx_mlx5_cqe64))
+			return;
+		err = dvx_mlx5_cqe_parse((const struct dvx_mlx5_cqe64 *)bytes, &info);
+		dvx_mlx5_cqe_format(&info, err, buf, sizeof(buf));
+		printf("trace: sim_%u qp 0x%06x CQE\n%s\n", nic, qpn, buf);
+		return;
+	}
+	L->trace_wqes++;
+	memset(ring, 0, sizeof(ring));
+	memcpy(ring, bytes, len < sizeof(ring) ? len : sizeof(ring));
+	if (dvx_mlx5_wqe_decode(ring, sizeof(ring), 0, &d) == -EBADMSG)
+		L->trace_bad++;
+	dvx_mlx5_wqe_format(&d, buf, sizeof(buf));
+	printf("trace: sim_%u qp 0x%06x WQE (%zu bytes)\n%s\n", nic, qpn, len, buf);
+}
+
+static int sim_open(struct loop *L)
+{
+	struct dvx_sim_fabric_cfg fc;
+	struct dvx_sim_nic_cfg nc;
+	size_t len;
+	int i, err;
+
+	dvx_sim_fabric_cfg_default(&fc);
+	fc.max_nics = 2;
+	fc.max_qps = 8;
+	fc.max_cqs = 8;
+	fc.max_mrs = 8;
+	fc.max_umems = 8;
+	len = dvx_sim_fabric_size(&fc);
+	L->fab_mem = len ? malloc(len) : NULL;
+	if (!L->fab_mem) {
+		fprintf(stderr, "%s: out of memory for the software NIC\n", prog);
+		return -ENOMEM;
+	}
+	err = dvx_sim_fabric_init(L->fab_mem, len, &fc, &L->fab);
+	for (i = 0; i < 2 && !err; i++) {
+		dvx_sim_nic_cfg_default(&nc, (unsigned)i);
+		if (L->ib)
+			nc.port[0].link_layer = DVX_LINK_LAYER_IB;
+		err = dvx_sim_add_nic(L->fab, &nc);
+		err = err < 0 ? err : 0;
+	}
+	if (err) {
+		fprintf(stderr, "%s: software NIC set-up failed: %s\n", prog, strerror(-err));
+		return err;
+	}
+	L->hal = dvx_sim_hal(L->fab);
+	L->r[0].dev = "sim_0";
+	L->r[1].dev = "sim_1";
+	return 0;
+}
+#endif
+
+/* ---- main ---- */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s [--iters N] [--ib] [--trace] [--no-thread] [--timeout-ms MS]\n"
+		"       %s --dev NAME [--dev NAME2] [--iters N] [--timeout-ms MS]\n"
+		"\n"
+		"Two ranks over the fabric run every data-path operation dvx drives and check\n"
+		"each one byte for byte (or value for value): RDMA WRITE and READ (8 B, 4 KiB,\n"
+		"1 MiB), WRITE with immediate, SEND/RECV with a two-buffer scatter, fetch-add\n"
+		"and compare-swap on a remote 8-byte word, and the companion counter (a\n"
+		"core-direct WAIT on the data CQ, then a loopback fetch-add). One table row per\n"
+		"operation: size, iterations, OK/FAIL/SKIP, microseconds per operation.\n"
+		"\n"
+		"  (default)        the software NIC: a fabric of two simulated ConnectX NICs in\n"
+		"                   this process, executed by the fabric's progress thread\n"
+		"  --dev NAME       real mlx5 NICs through the linux hal (ibdev name or PCI\n"
+		"                   address); once: both ranks on NAME (loopback), twice: rank 0\n"
+		"                   on the first, rank 1 on the second\n"
+		"  --iters N        iterations per row (default 100)\n"
+		"  --ib             software NIC with InfiniBand ports (default RoCE v2)\n"
+		"  --trace          print every WQE and CQE the software NIC executes, decoded\n"
+		"  --no-thread      software NIC without its progress thread: this thread steps it\n"
+		"  --timeout-ms MS  bound on every completion wait (default 5000)\n"
+		"  --fault-row N    software NIC: run row N with rank 1's port down (a self-test\n"
+		"                   of the failure path: that row fails, the QPs are recovered\n"
+		"                   and the later rows run again)\n"
+		"  --help           this text\n"
+		"\n"
+		"Exit status: 0 every row passed (or was skipped for a missing device feature),\n"
+		"1 a row or the set-up failed, 2 usage error or no such device.\n",
+		prog, prog);
+}
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *v)
+{
+	char *end;
+	unsigned long long x;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	x = strtoull(s, &end, 0);
+	if (errno || *end || x < min || x > max)
+		return -1;
+	*v = (uint32_t)x;
+	return 0;
+}
+
+static int parse_args(struct loop *L, int argc, char **argv)
+{
+	uint32_t v;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			exit(0);
+		} else if (!strcmp(a, "--iters")) {
+			if (parse_u32(i + 1 < argc ? argv[++i] : NULL, 1, 10000000, &L->iters)) {
+				fprintf(stderr, "%s: --iters wants a number from 1 to 10000000\n", prog);
+				return -1;
+			}
+		} else if (!strcmp(a, "--timeout-ms")) {
+			if (parse_u32(i + 1 < argc ? argv[++i] : NULL, 1, 3600000, &v)) {
+				fprintf(stderr, "%s: --timeout-ms wants a number from 1 to 3600000\n",
+					prog);
+				return -1;
+			}
+			L->timeout_ns = (uint64_t)v * 1000000ull;
+		} else if (!strcmp(a, "--dev")) {
+			if (i + 1 >= argc || !argv[i + 1][0]) {
+				fprintf(stderr, "%s: --dev wants a device name\n", prog);
+				return -1;
+			}
+			if (L->ndevs == 2) {
+				fprintf(stderr, "%s: at most two --dev\n", prog);
+				return -1;
+			}
+			L->devs[L->ndevs++] = argv[++i];
+		} else if (!strcmp(a, "--ib")) {
+			L->ib = 1;
+		} else if (!strcmp(a, "--trace")) {
+			L->trace = 1;
+		} else if (!strcmp(a, "--no-thread")) {
+			L->thread = 0;
+		} else if (!strcmp(a, "--fault-row")) {
+			if (parse_u32(i + 1 < argc ? argv[++i] : NULL, 1, 64, &L->fault_row)) {
+				fprintf(stderr, "%s: --fault-row wants a row number (1 ...)\n", prog);
+				return -1;
+			}
+		} else {
+			fprintf(stderr, "%s: unknown argument '%s' (see --help)\n", prog, a);
+			return -1;
+		}
+	}
+	if (L->ndevs && (L->ib || L->trace || !L->thread || L->fault_row)) {
+		fprintf(stderr, "%s: --ib, --trace, --no-thread and --fault-row are for the "
+			"software NIC, not with --dev\n", prog);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_row(const struct row *w)
+{
+	static const char *const res[] = { "OK", "FAIL", "SKIP" };
+
+	if (w->result == RES_SKIP || (w->result == RES_FAIL && !w->us))
+		printf("%-22s %-8s %8u  %-6s %10s\n", w->op, w->size, w->iters, res[w->result],
+		       "-");
+	else
+		printf("%-22s %-8s %8u  %-6s %10.2f\n", w->op, w->size, w->iters,
+		       res[w->result], w->us);
+	if (w->result != RES_OK)
+		printf("    %s\n", w->why);
+	fflush(stdout);
+}
+
+static void run_row_end(struct loop *L, struct row *w)
+{
+#ifdef CONFIG_DVX_SIM
+	if (L->sim && (uint32_t)L->nrows == L->fault_row)
+		dvx_sim_set_port(L->fab, 1, 1, 1);
+#endif
+	print_row(w);
+	if (w->result == RES_FAIL && !L->broken)
+		recover(L);
+}
+
+static void run_all(struct loop *L, int comp_err)
+{
+	static const uint32_t sizes[] = { 8, 4 * KiB, MAX_MSG };
+	char sz[16];
+	struct row *w;
+	size_t s;
+
+	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		size_name(sizes[s], sz, sizeof(sz));
+		w = row_new(L, "RDMA WRITE", sz);
+		if (!L->broken)
+			op_write(L, w, sizes[s]);
+		run_row_end(L, w);
+		w = row_new(L, "RDMA READ", sz);
+		if (!L->broken)
+			op_read(L, w, sizes[s]);
+		run_row_end(L, w);
+	}
+	w = row_new(L, "RDMA WRITE_IMM", "4 KiB");
+	if (!L->broken)
+		op_write_imm(L, w, 4 * KiB);
+	run_row_end(L, w);
+	w = row_new(L, "SEND/RECV (2 SGEs)", "4 KiB");
+	if (!L->broken)
+		op_send(L, w, 4 * KiB, 1000);
+	run_row_end(L, w);
+
+	w = row_new(L, "ATOMIC fetch-add", "8 B");
+	if (!L->atomics && !L->broken) {
+		w->result = RES_SKIP;
+		snprintf(w->why, sizeof(w->why), "the NICs do not do 8-byte atomics");
+	} else if (!L->broken) {
+		op_fetch_add(L, w);
+	}
+	run_row_end(L, w);
+	w = row_new(L, "ATOMIC compare-swap", "8 B");
+	if (!L->atomics && !L->broken) {
+		w->result = RES_SKIP;
+		snprintf(w->why, sizeof(w->why), "the NICs do not do 8-byte atomics");
+	} else if (!L->broken) {
+		op_cmp_swap(L, w);
+	}
+	run_row_end(L, w);
+
+	snprintf(sz, sizeof(sz), "%ux%u KiB", BATCH, BATCH_BYTES / KiB);
+	w = row_new(L, "companion counter", sz);
+	if (comp_err == -EOPNOTSUPP && !L->broken) {
+		w->result = RES_SKIP;
+		snprintf(w->why, sizeof(w->why), "rank 0's NIC lacks core-direct or atomics");
+	} else if (comp_err && !L->broken) {
+		rfail(w, "companion set-up failed: %s", strerror(-comp_err));
+	} else if (!L->broken) {
+		op_companion(L, w);
+	}
+	run_row_end(L, w);
+}
+
+int main(int argc, char **argv)
+{
+	static struct loop L;
+	int i, err, comp_err, rc = 0, nfail = 0;
+
+	memset(&L, 0, sizeof(L));
+	L.iters = 100;
+	L.timeout_ns = 5000000000ull;
+	L.thread = 1;
+	L.r[0].id = 0;
+	L.r[1].id = 1;
+	if (parse_args(&L, argc, argv))
+		return EXIT_USAGE;
+
+	if (L.ndevs) {
+		L.hal = dvx_hal_linux();
+		if (!L.hal) {
+			fprintf(stderr, "%s: built without rdma-core (CONFIG_DVX_RDMA): no hardware "
+				"backend for --dev\n", prog);
+			return EXIT_USAGE;
+		}
+		L.r[0].dev = L.devs[0];
+		L.r[1].dev = L.devs[L.ndevs - 1];
+		L.thread = 0;
+	} else {
+#ifdef CONFIG_DVX_SIM
+		L.sim = 1;
+		if (sim_open(&L))
+			rc = EXIT_FAIL;
+#else
+		fprintf(stderr, "%s: built without the software NIC (CONFIG_DVX_SIM): use --dev\n",
+			prog);
+		return EXIT_USAGE;
+#endif
+	}
+
+	for (i = 0; i < 2 && !rc; i++) {
+		err = rank_open(&L, &L.r[i]);
+		if (err)
+			rc = (err == -ENODEV && i == 0) || (err == -ENODEV && !L.r[i].nic.open) ?
+			     EXIT_USAGE : EXIT_FAIL;
+	}
+	if (!rc) {
+		L.atomics = (L.r[0].nic.features & L.r[1].nic.features & DVX_NIC_FEAT_ATOMIC) != 0;
+		if (connect_ranks(&L))
+			rc = EXIT_FAIL;
+	}
+	comp_err = rc ? 0 : companion_open(&L, &L.r[0]);
+	if (comp_err && comp_err != -EOPNOTSUPP)
+		rc = EXIT_FAIL;
+#ifdef CONFIG_DVX_SIM
+	if (!rc && L.sim) {
+		if (L.trace)
+			dvx_sim_set_trace(L.fab, trace_print, &L);
+		if (L.thread && (err = dvx_sim_start(L.fab))) {
+			fprintf(stderr, "%s: progress thread: %s\n", prog, strerror(-err));
+			rc = EXIT_FAIL;
+		}
+	}
+#endif
+	if (!rc) {
+		if (L.sim)
+			printf("dvx-loop: software NIC, 2 ranks (sim_0 -> sim_1, %s%s), %u iterations\n",
+			       L.ib ? "InfiniBand" : "RoCE v2",
+			       L.thread ? ", progress thread" : ", stepped", L.iters);
+		else
+			printf("dvx-loop: %s -> %s (%s), %u iterations\n", L.r[0].dev, L.r[1].dev,
+			       L.r[0].nic.roce ? "RoCE" : "InfiniBand", L.iters);
+		printf("%-22s %-8s %8s  %-6s %10s\n", "operation", "size", "iters", "result",
+		       "us/op");
+		run_all(&L, comp_err);
+		for (i = 0; i < L.nrows; i++)
+			nfail += L.rows[i].result == RES_FAIL;
+		if (nfail) {
+			fprintf(stderr, "%s: %d of %d rows FAILED:", prog, nfail, L.nrows);
+			for (i = 0; i < L.nrows; i++)
+				if (L.rows[i].result == RES_FAIL)
+					fprintf(stderr, " [%s %s]", L.rows[i].op, L.rows[i].size);
+			fprintf(stderr, "\n");
+			rc = EXIT_FAIL;
+		} else {
+			printf("dvx-loop: all %d rows passed\n", L.nrows);
+		}
+	}
+#ifdef CONFIG_DVX_SIM
+	if (L.sim && L.fab) {
+		if (L.thread)
+			dvx_sim_stop(L.fab);
+		dvx_sim_set_trace(L.fab, NULL, NULL);
+		if (L.trace)
+			printf("trace: %u WQEs, %u CQEs, %u WQEs the decoder refused\n",
+			       L.trace_wqes, L.trace_cqes, L.trace_bad);
+		if (L.trace_bad && !rc) {
+			fprintf(stderr, "%s: the decoder refused %u executed WQEs\n", prog,
+				L.trace_bad);
+			rc = EXIT_FAIL;
+		}
+	}
+#endif
+	rank_close(&L.r[1]);
+	rank_close(&L.r[0]);
+#ifdef CONFIG_DVX_SIM
+	if (L.fab)
+		dvx_sim_fini(L.fab);
+	free(L.fab_mem);
+#endif
+	return rc;
+}
