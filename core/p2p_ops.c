@@ -112,17 +112,26 @@ static int lane_post(struct dvx_p2p *t, struct dvx_p2p_lane *l, const struct pos
 		return -EINVAL;
 	if (p->ctr && LOAD(&l->comp.state) == DVX_P2P_Q_FAILED)
 		return l->comp.err_errno;
-	err = dvx_p2p_q_reserve(&l->main, n, timeout_ns, &idx);
-	if (err)
-		return err;
+	/*
+	 * The companion's slots are reserved first. The other order can deadlock when
+	 * threads share a lane: a thread holding main slots and waiting for companion
+	 * room blocks the in-order publish of later main slots, whose threads may
+	 * hold the companion slots it waits for. Reserved this way, a thread waits for
+	 * main room only while holding companion slots, and main room comes back from
+	 * main completions alone.
+	 */
 	if (p->ctr) {
 		err = dvx_p2p_q_reserve(&l->comp, 2, timeout_ns, &cidx);
-		if (err) {
-			/* nothing may be posted without its counter: keep the slots in
-			 * step with NOPs and report the failure */
-			fill_nops(&l->main, idx, n);
+		if (err)
 			return err;
-		}
+	}
+	err = dvx_p2p_q_reserve(&l->main, n, timeout_ns, &idx);
+	if (err) {
+		/* nothing may be posted without its counter, nor a counter without
+		 * its data: keep the companion's slots in step with NOPs */
+		if (p->ctr)
+			fill_nops(&l->comp, cidx, 2);
+		return err;
 	}
 	for (i = 0; i < nw; i++) {
 		uint64_t off = (uint64_t)i * DVX_P2P_MAX_SPLIT;

@@ -3,6 +3,7 @@
  * core/p2p_q.c - a send queue shared by host threads (see dvx/p2p_q.h).
  */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 
 #include <dvx/p2p_q.h>
@@ -189,9 +190,16 @@ void dvx_p2p_q_publish(struct dvx_p2p_q *q, uint64_t idx, uint32_t n)
 {
 	uint64_t end = idx + n;
 
-	/* earlier reservations are being written now; building cannot fail */
-	while (LOAD(&q->published) != idx)
-		cpu_relax();
+	unsigned spins = 0;
+
+	/* earlier reservations are being written now; building cannot fail, but their
+	 * threads may have lost the CPU: after a while, give it to them */
+	while (LOAD(&q->published) != idx) {
+		if (++spins < 256)
+			cpu_relax();
+		else
+			sched_yield();
+	}
 	STORE(&q->published, end);
 	/* a later reservation publishes after us and rings for both */
 	if (LOAD(&q->reserved) == end)
