@@ -13,6 +13,9 @@ export LD_LIBRARY_PATH="$b/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 echo "== gpu-post-test"
 DVX_GPU_REQUIRED=1 timeout 100 "$b/tests/gpu-post-test" > "$out/gpu-post-test.log" 2>&1
 echo "rc=$?"; grep -E "^\[|  write|  lib|  fetch|  timeout|^gpu:" "$out/gpu-post-test.log" | grep -v "RUN\|^\[       OK" | tail -40
+echo "== gpu-p2p-test"
+DVX_GPU_REQUIRED=1 timeout 200 "$b/tests/gpu-p2p-test" > "$out/gpu-p2p-test.log" 2>&1
+echo "rc=$?"; grep -E "^\[  |put_signal|^gpu:|failed" "$out/gpu-p2p-test.log" | tail -12
 echo "== gpu-mock-test"
 timeout 30 "$b/tests/gpu-mock-test" > "$out/gpu-mock-test.log" 2>&1; echo "rc=$?"
 echo "== bench gpu-post"

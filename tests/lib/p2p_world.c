@@ -95,6 +95,7 @@ static void rank_body(struct wrank *r)
 	}
 	r->state = aligned(64, sreq.bytes);
 	r->rings = aligned(4096, rreq.bytes);
+	r->rings_len = rreq.bytes;
 	r->data = aligned(4096, (size_t)c->slot_bytes * 2 * c->nranks);
 	r->sig = aligned(64, nwords * 8);
 	r->ctr = aligned(64, nwords * 8);

@@ -41,6 +41,7 @@ struct wrank {
 	char fail_msg[160];
 	void *user;
 	int no_final_flush;	/* the body left a lane failed on purpose */
+	uint64_t rings_len;	/* bytes of @rings (dvx_p2p_mem_req()) */
 };
 
 typedef void (*wbody_fn)(struct wrank *r);

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Kernels of gpu-p2p-test: the P2P transport's operations posted by GPU threads
+ * (dvx/p2p_dev.cuh) on lanes exported from a rank running on the software NIC.
+ * status[i] receives thread i's first error (0 when everything went well).
+ */
+#include <dvx/p2p_dev.cuh>
+
+/* thread scope: thread i puts chunk i (@chunk bytes) and raises the peer's signal;
+ * waits for its ticket; thread 0 then flushes every channel it used */
+extern "C" __global__ void t_put_signal(struct dvx_p2p_dev d, int peer, struct dvx_p2p_lbuf src,
+					uint64_t soff, struct dvx_p2p_rbuf dst, uint64_t doff,
+					struct dvx_p2p_rbuf sig, uint64_t sigoff, uint64_t chunk,
+					uint32_t nchunks, uint32_t fence, uint64_t timeout_ns,
+					int32_t *status)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+	struct dvx_p2p_ticket tk;
+	int err;
+
+	if (i >= nchunks)
+		return;
+	err = dvx_p2p_dev_put_signal(d, peer, i, &src, soff + i * chunk, &dst, doff + i * chunk,
+				     chunk, &sig, sigoff, 1, fence ? DVX_P2P_FENCE : 0,
+				     timeout_ns, &tk);
+	if (!err)
+		err = dvx_p2p_dev_wait_local(d, tk, timeout_ns);
+	if (!err && i < d.nlanes)
+		err = dvx_p2p_dev_flush(d, i, timeout_ns);
+	status[i] = err;
+}
+
+/* warp scope: every lane puts its chunk on the warp's channel, lane 0 signals after */
+extern "C" __global__ void t_put_warp(struct dvx_p2p_dev d, int peer, struct dvx_p2p_lbuf src,
+				      uint64_t soff, struct dvx_p2p_rbuf dst, uint64_t doff,
+				      struct dvx_p2p_rbuf sig, uint64_t sigoff, uint64_t chunk,
+				      uint32_t nchunks, uint64_t timeout_ns, int32_t *status)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, warp = i / 32;
+	bool active = i < nchunks;
+	struct dvx_p2p_ticket tk;
+	int err;
+
+	/* data from every lane; each lane's WRITE and its signal in one warp post */
+	err = dvx_p2p_dev_post_warp(d, peer, warp, active, &src, soff + i * chunk, &dst,
+				    doff + i * chunk, chunk, &sig, sigoff, 1, 0, nullptr, 0,
+				    timeout_ns, &tk);
+	if (active && !err)
+		err = dvx_p2p_dev_wait_local(d, tk, timeout_ns);
+	if (active)
+		status[i] = err;
+}
+
+/* counters: thread i does put_counter, put_signal_counter and signal_counter on channel
+ * i, raising counter word (i % nlanes); thread 0 then waits for all of them */
+extern "C" __global__ void t_counter(struct dvx_p2p_dev d, int peer, struct dvx_p2p_lbuf src,
+				     uint64_t soff, struct dvx_p2p_rbuf dst, uint64_t doff,
+				     struct dvx_p2p_rbuf sig, uint64_t sigoff, struct dvx_p2p_lbuf ctr,
+				     const uint64_t *ctr_dev, uint64_t chunk, uint32_t n,
+				     uint64_t timeout_ns, int32_t *status)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+	struct dvx_p2p_ticket tk;
+	uint64_t off = (i % d.nlanes) * 8;
+	int err;
+
+	if (i >= n)
+		return;
+	err = dvx_p2p_dev_put_counter(d, peer, i, &src, soff + i * chunk, &dst, doff + i * chunk,
+				      chunk, &ctr, off, timeout_ns, &tk);
+	if (!err)
+		err = dvx_p2p_dev_put_signal_counter(d, peer, i, &src, soff + i * chunk, &dst,
+						     doff + i * chunk, chunk, &sig, sigoff, 1,
+						     DVX_P2P_FENCE, &ctr, off, timeout_ns, &tk);
+	if (!err)
+		err = dvx_p2p_dev_signal_counter(d, peer, i, &sig, sigoff, 1, 0, &ctr, off,
+						 timeout_ns, &tk);
+	if (!err) {
+		/* every poster of this word: 3 each */
+		uint32_t posters = n / d.nlanes + ((i % d.nlanes) < n % d.nlanes ? 1 : 0);
+
+		err = dvx_p2p_dev_wait_counter(d, peer, i, ctr_dev + i % d.nlanes, DVX_CMP_GE,
+					       3ull * posters, timeout_ns);
+	}
+	status[i] = err;
+}
+
+/* timeouts and bad input: each must come back as an error, never success */
+extern "C" __global__ void t_timeouts(struct dvx_p2p_dev d, int peer, const uint64_t *still,
+				      int32_t *status)
+{
+	struct dvx_p2p_ticket tk = { (uint32_t)peer, 0, 1ull << 40 };
+
+	status[0] = dvx_p2p_dev_wait_signal(still, DVX_CMP_GE, 1, 1000000);	/* 1 ms */
+	status[1] = dvx_p2p_dev_wait_counter(d, peer, 0, still, DVX_CMP_EQ, 7, 1000000);
+	status[2] = dvx_p2p_dev_wait_local(d, tk, 1000000);			/* never handed out */
+	status[3] = dvx_p2p_dev_put(d, d.rank, 0, nullptr, 0, nullptr, 0, 8, 0, nullptr);
+	status[4] = dvx_p2p_dev_wait_signal(still, 99, 0, 1000);
+}
+
+/* a put with a bad rkey on @channel: the error CQE must surface here */
+extern "C" __global__ void t_bad_rkey(struct dvx_p2p_dev d, int peer, uint32_t channel,
+				      struct dvx_p2p_lbuf src, struct dvx_p2p_rbuf dst,
+				      uint64_t timeout_ns, int32_t *status)
+{
+	struct dvx_p2p_ticket tk;
+	const struct dvx_p2p_dev_lane *l = dvx_p2p_dev_lane_of(d, peer, channel);
+	int err = dvx_p2p_dev_put(d, peer, channel, &src, 0, &dst, 0, 64, timeout_ns, &tk);
+
+	status[0] = err;
+	status[1] = err ? err : dvx_p2p_dev_wait_local(d, tk, timeout_ns);
+	/* the lane refuses new posts with the same error */
+	status[2] = dvx_p2p_dev_put(d, peer, channel, &src, 0, &dst, 0, 64, timeout_ns, &tk);
+	status[3] = dvx_p2p_dev_qst(l->main)->syndrome;
+}
