@@ -174,8 +174,8 @@ static void q_ring(struct dvx_p2p_q *q)
 		/* WQE stores (ours, and other threads' made visible by their release of
 		 * @published, which our acquire load saw) before the doorbell record. */
 		dvx_wmb_wqe_before_dbr();
-		DVX_WRITE_ONCE(q->dbrec[DVX_MLX5_SND_DBR],
-			       dvx_cpu_to_be32((uint32_t)p & DVX_MLX5_WQE_INDEX_MASK));
+		dvx_store_release_be32(&q->dbrec[DVX_MLX5_SND_DBR],
+				       dvx_cpu_to_be32((uint32_t)p & DVX_MLX5_WQE_INDEX_MASK));
 		/* The record before the doorbell that makes the NIC read it. */
 		dvx_wmb_dbr_before_mmio();
 		dvx_mmio_write64(q->uar_reg, db);

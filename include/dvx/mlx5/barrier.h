@@ -90,7 +90,26 @@ static inline void dvx_mb_cqe_reads_before_ci(void)
  * 8-byte write (never two 4-byte halves). */
 static inline void dvx_mmio_write64(void *reg, uint64_t raw)
 {
-	*(volatile uint64_t *)reg = raw;
+	/* volatile: never merged or dropped; atomic: one untorn access that a software
+	 * device (hal/sim) may read concurrently without a data race */
+	__atomic_store_n((volatile uint64_t *)reg, raw, __ATOMIC_RELAXED);
+}
+
+/*
+ * Stores software makes to hand memory to the device (doorbell records, the CQ
+ * consumer index) are release stores, and the CQE owner byte is read with an acquire
+ * load: on x86-64 and aarch64 these are the plain store/load (stlr/ldar on aarch64)
+ * beside the barriers above, which still order them for DMA; what they add is the
+ * C11 ordering a software device running on another thread (hal/sim) relies on.
+ */
+static inline void dvx_store_release_be32(dvx_be32 *p, dvx_be32 v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static inline uint8_t dvx_load_acquire_u8(const uint8_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
 /* Copy one 64-byte WQE basic block into a BlueFlame register as eight 8-byte stores. */
@@ -98,15 +117,10 @@ static inline void dvx_mmio_copy_wqebb(void *reg, const void *src)
 {
 	volatile uint64_t *d = (volatile uint64_t *)reg;
 	const uint64_t *s = (const uint64_t *)src;
+	int i;
 
-	d[0] = s[0];
-	d[1] = s[1];
-	d[2] = s[2];
-	d[3] = s[3];
-	d[4] = s[4];
-	d[5] = s[5];
-	d[6] = s[6];
-	d[7] = s[7];
+	for (i = 0; i < 8; i++)
+		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
 }
 
 #endif /* DVX_MLX5_BARRIER_H */

@@ -235,7 +235,7 @@ DVX_INLINE void dvx_mlx5_cq_ring_init(void *buf, uint32_t log_size)
 static inline struct dvx_mlx5_cqe64 *dvx_mlx5_cq_peek(struct dvx_mlx5_cq *cq)
 {
 	struct dvx_mlx5_cqe64 *cqe = dvx_mlx5_cqe_at(cq->buf, cq->log_size, cq->ci);
-	uint8_t op_own = DVX_READ_ONCE(cqe->op_own);
+	uint8_t op_own = dvx_load_acquire_u8(&cqe->op_own);
 
 	if (!dvx_mlx5_cqe_sw_owned(op_own, cq->ci, cq->log_size))
 		return NULL;
@@ -259,7 +259,8 @@ static inline void dvx_mlx5_cq_update_ci(struct dvx_mlx5_cq *cq)
 {
 	/* Reads of the consumed entries complete before they are handed back. */
 	dvx_mb_cqe_reads_before_ci();
-	DVX_WRITE_ONCE(cq->dbrec[DVX_MLX5_CQ_SET_CI], dvx_cpu_to_be32(cq->ci & DVX_MLX5_CQ_CI_MASK));
+	dvx_store_release_be32(&cq->dbrec[DVX_MLX5_CQ_SET_CI],
+			       dvx_cpu_to_be32(cq->ci & DVX_MLX5_CQ_CI_MASK));
 }
 
 /**

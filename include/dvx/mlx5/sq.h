@@ -150,7 +150,7 @@ static inline void dvx_mlx5_sq_update_dbrec(struct dvx_mlx5_sq *sq, uint32_t pi)
 
 	/* WQE stores before the doorbell-record store. */
 	dvx_wmb_wqe_before_dbr();
-	DVX_WRITE_ONCE(*rec, dvx_cpu_to_be32(pi & DVX_MLX5_WQE_INDEX_MASK));
+	dvx_store_release_be32(rec, dvx_cpu_to_be32(pi & DVX_MLX5_WQE_INDEX_MASK));
 	/* The doorbell record before the MMIO doorbell that makes the device read it. */
 	dvx_wmb_dbr_before_mmio();
 }
