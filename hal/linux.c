@@ -36,7 +36,7 @@
 #include <dvx/hal.h>
 
 #include "host.h"
-#if CONFIG_DVX_GPU
+#ifdef CONFIG_DVX_GPU
 #include "cudaops.h"
 #endif
 #include "sysfs.h"
@@ -697,7 +697,7 @@ static const struct dvx_hal_ops linux_ops = {
 	.pci_list = dvx_host_pci_list,
 	.limits = dvx_host_limits,
 	.now_ns = dvx_host_now_ns,
-#if CONFIG_DVX_GPU
+#ifdef CONFIG_DVX_GPU
 	/* one backend for NIC and GPU: dma-buf export and registration meet here */
 	DVX_HAL_CUDA_GPU_OPS
 #endif

@@ -61,6 +61,7 @@ autoconf)
 		grep -E '^CONFIG_[A-Z0-9_]+=' "$in" | while IFS='=' read -r sym val; do
 			case $val in
 			y) echo "#define $sym 1" ;;
+			n) ;;	# "=n" means the same as "is not set"
 			\"*) echo "#define $sym $val" ;;
 			*) echo "#define $sym $val" ;;
 			esac
