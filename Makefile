@@ -136,7 +136,7 @@ LIB := $(objtree)/libdvx.a
 # ---------------------------------------------------------------------------
 # Rules
 
-.PHONY: all lib tools tests bench check gpu-check install uninstall clean distclean help \
+.PHONY: all lib tools tests bench check sanitize gpu-check install uninstall clean distclean help \
 	defconfig savedefconfig FORCE
 
 all: lib tools tests bench
@@ -254,6 +254,11 @@ $(objtree)/dvx.pc: $(srctree)/scripts/gen-pc.sh $(KCONFIG)
 
 check: tests tools bench $(objtree)/tests/nvcc-headers-test
 	$(Q)$(srctree)/scripts/run-tests.sh $(objtree) $(tests-y) nvcc-headers-test
+
+# the suite under ASan+UBSan, and the multi-threaded tests under TSan (scripts/sanitize.sh);
+# build folders $(O)-asan and $(O)-tsan
+sanitize:
+	$(Q)$(srctree)/scripts/sanitize.sh $(objtree)
 
 install: lib tools
 	$(call quiet,INSTALL,$(DESTDIR)$(PREFIX))

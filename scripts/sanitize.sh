@@ -1,0 +1,28 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# sanitize.sh [OBJ_PREFIX] - the suite under the sanitizers (TESTING.md, ring 5):
+#   1. every test binary built with AddressSanitizer + UndefinedBehaviorSanitizer,
+#   2. the multi-threaded ones (transport, software NIC end to end, bootstrap
+#      threads) built with ThreadSanitizer.
+# Build folders: OBJ_PREFIX-asan and OBJ_PREFIX-tsan (default build-asan, build-tsan).
+# Each part ends with the test runner's summary; the exit status is non-zero if any
+# test failed or a sanitizer reported anything (they are made to fail the test).
+set -eu
+cd "$(dirname "$0")/.."
+pfx=${1:-build}
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+rc=0
+
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=23"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1"
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite =="
+make -s O="$pfx-asan" SAN=address,undefined EXTRA_CFLAGS=-fno-sanitize-recover=undefined \
+	-j"$jobs" check || rc=1
+
+echo "== ThreadSanitizer: the multi-threaded tests =="
+TESTS="p2p-test sim-core-test sim-ctrl-test bootstrap-thread-test" \
+	make -s O="$pfx-tsan" SAN=thread -j"$jobs" check || rc=1
+exit $rc
