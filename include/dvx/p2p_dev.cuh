@@ -22,7 +22,10 @@
  *
  * Scopes: the calls below are thread scope (each calling thread posts its own
  * operation); dvx_p2p_dev_post_warp() is warp scope (lane 0 reserves for the warp on
- * one lane, every lane builds its own WQEs, lane 0 publishes and rings once).
+ * one lane, every lane builds its own WQEs, lane 0 publishes and rings once);
+ * dvx_p2p_dev_post_block() is block scope (thread 0 reserves for the block, every
+ * thread builds its own WRITEs, thread 0 adds ONE signal, and at most one counter,
+ * after all of the block's data, publishes and rings once).
  */
 #ifndef DVX_P2P_DEV_CUH
 #define DVX_P2P_DEV_CUH
@@ -687,6 +690,160 @@ DVX_DEV int dvx_p2p_dev_post_warp(const struct dvx_p2p_dev &d, int peer, uint32_
 	if (!active)
 		return err;
 	return oerr ? oerr : (err ? err : berr);
+}
+
+/**
+ * dvx_p2p_dev_post_block() - block scope: the block posts its threads' data and ONE
+ * signal (and counter) for all of it, on the one lane (@peer, @channel).
+ * @d, @peer, @channel:	block-uniform: the lane
+ * @src, @soff, @dst, @doff, @len: this thread's own data (len 0: none; split at 1 GiB)
+ * @sig, @sigoff, @add, @flags: block-uniform: the signal fetch-add, posted after every
+ *		WRITE of the block on the same QP (NULL: none; DVX_P2P_FENCE: fenced)
+ * @ctr, @ctroff: block-uniform: the local counter raised once, when the block's last
+ *		main WQE completed (companion WAIT + loopback fetch-add; NULL: none)
+ * @timeout_ns:	bound for each wait (room, publish order)
+ * @tk:		every thread receives the block's ticket (its last main WQE: the signal,
+ *		else the last WRITE), so any thread may dvx_p2p_dev_wait_local() on it
+ *
+ * Thread 0 checks the group part and reserves the block's main (and companion) slots
+ * (companion first, as dvx_p2p_dev_post_op()); every thread with data builds its
+ * WRITE(s) at its place in the reserved range (a block prefix sum); thread 0 builds
+ * the signal after the last WRITE; a block barrier; thread 0 publishes and rings once,
+ * then builds and publishes the companion's WAIT and fetch-add. The block's WQEs
+ * (WRITEs + 1) must fit the lane's ring (else -EINVAL).
+ *
+ * Bad input changes nothing: when any thread's data or the group part is invalid,
+ * nothing is posted, that thread gets its -EINVAL and the others -ECANCELED.
+ * Context: every thread of the block, like __syncthreads() (any block shape). Uses
+ * static shared memory (a few hundred bytes). Return: 0; -ETIMEDOUT (no room: nothing
+ * posted; or publish order: the lane needs a reset); the lane's error; -EINVAL;
+ * -EOPNOTSUPP (a counter without companions); -ECANCELED (see above); a build error
+ * (its slots hold NOPs, published).
+ */
+DVX_DEV int dvx_p2p_dev_post_block(const struct dvx_p2p_dev &d, int peer, uint32_t channel,
+				   const struct dvx_p2p_lbuf *src, uint64_t soff,
+				   const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
+				   const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add,
+				   uint32_t flags, const struct dvx_p2p_lbuf *ctr, uint64_t ctroff,
+				   uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+{
+	__shared__ uint64_t s_t, s_c;
+	__shared__ int s_err, s_berr;
+	__shared__ uint32_t s_nmain;
+	const struct dvx_p2p_dev_lane *l = dvx_p2p_dev_lane_of(d, peer, channel);
+	struct dvx_p2p_dev_op op, gop;
+	uint32_t tid = dvx_dev_block_tid(), n = 0, total, excl, nmain, nc;
+	int oerr = 0, gerr = 0, err, berr = 0;
+
+	if (!l)
+		return -EINVAL;		/* block-uniform: every thread returns */
+	if (len || src || dst) {
+		oerr = dvx_p2p_dev_op_make(*l, src, soff, dst, doff, len, nullptr, 0, 0, 0,
+					   nullptr, 0, &op);
+		if (!oerr)
+			n = dvx_p2p_dev_op_nmain(op);
+	}
+	if (tid == 0) {
+		/* the group part: a signal and/or a counter, checked as the host does */
+		uint32_t nic = l->nic;
+
+		memset(&gop, 0, sizeof(gop));
+		if (nic >= DVX_P2P_MAX_NICS || (flags & ~(uint32_t)DVX_P2P_FENCE))
+			gerr = -EINVAL;
+		if (!gerr && sig) {
+			if (!dvx_p2p_dev_word_ok(sig->addr, sigoff, sig->len) || !sig->rkey[nic])
+				gerr = -EINVAL;
+			gop.has_sig = 1;
+			gop.sig_addr = sig->addr + sigoff;
+			gop.sig_rkey = sig->rkey[nic];
+			gop.add = add;
+			gop.flags = flags;
+		}
+		if (!gerr && ctr) {
+			if (!l->has_comp)
+				gerr = -EOPNOTSUPP;
+			else if (!dvx_p2p_dev_word_ok(ctr->addr, ctroff, ctr->len) ||
+				 !ctr->rkey[nic])
+				gerr = -EINVAL;
+			gop.has_ctr = 1;
+			gop.ctr_addr = ctr->addr + ctroff;
+			gop.ctr_rkey = ctr->rkey[nic];
+		}
+		s_err = gerr;
+	}
+	excl = dvx_dev_block_scan(n, &total);	/* its barriers publish s_err */
+	gerr = s_err;
+	if (__syncthreads_or(oerr != 0) || gerr)
+		return oerr ? oerr : (gerr ? gerr : -ECANCELED);
+	if (tid == 0) {
+		nmain = total + gop.has_sig;
+		nc = gop.has_ctr ? 2 : 0;
+		err = !nmain ? -EINVAL : 0;	/* nothing to do */
+		if (!err && (nmain > l->main.sq.nwqebb || (nc && nc > l->comp.sq.nwqebb)))
+			err = -EINVAL;
+		if (!err && nc)
+			err = dvx_p2p_dev_q_err(l->comp);
+		if (!err && nc)
+			err = dvx_p2p_dev_q_reserve(l->comp, nc, timeout_ns, &s_c);
+		if (!err) {
+			err = dvx_p2p_dev_q_reserve(l->main, nmain, timeout_ns, &s_t);
+			if (err && nc)
+				dvx_p2p_dev_nop_fill(l->comp, s_c, nc, timeout_ns);
+		}
+		s_err = err;
+		s_berr = 0;
+		s_nmain = nmain;
+	}
+	__syncthreads();
+	err = s_err;
+	if (err)
+		return err;
+	if (n) {
+		struct dvx_mlx5_wq wq = dvx_dev_sq_wq(l->main.sq);
+
+		berr = dvx_p2p_dev_build_main(&wq, *l, op, s_t + excl);
+	}
+	if (tid == 0 && gop.has_sig) {
+		struct dvx_mlx5_wq wq = dvx_dev_sq_wq(l->main.sq);
+
+		/* the signal after every WRITE of the block */
+		s_berr = dvx_p2p_dev_build_main(&wq, *l, gop, s_t + total);
+	}
+	/* every thread's WQE stores before thread 0's fence and publish */
+	__syncthreads();
+	if (tid == 0) {
+		err = dvx_dev_sq_publish(l->main.sq, s_t, s_nmain, timeout_ns);
+		if (gop.has_ctr) {
+			struct dvx_mlx5_wq cwq = dvx_dev_sq_wq(l->comp.sq);
+			int cerr;
+
+			dvx_p2p_dev_build_comp(&cwq, *l, gop, s_c, s_t + s_nmain - 1);
+			cerr = dvx_dev_sq_publish(l->comp.sq, s_c, 2, timeout_ns);
+			err = err ? err : cerr;
+		}
+		s_err = err ? err : s_berr;
+	}
+	__syncthreads();
+	err = s_err;
+	if (tk) {
+		tk->peer = l->peer;
+		tk->lane = l->index;
+		tk->idx = s_t + s_nmain - 1;
+	}
+	__syncthreads();	/* every read of the shared state before a next call */
+	return err ? err : berr;
+}
+
+/** dvx_p2p_dev_put_signal_block() - block scope: each thread's put, one signal after. */
+DVX_DEV int dvx_p2p_dev_put_signal_block(const struct dvx_p2p_dev &d, int peer, uint32_t channel,
+					 const struct dvx_p2p_lbuf *src, uint64_t soff,
+					 const struct dvx_p2p_rbuf *dst, uint64_t doff,
+					 uint64_t len, const struct dvx_p2p_rbuf *sig,
+					 uint64_t sigoff, uint64_t add, uint32_t flags,
+					 uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_dev_post_block(d, peer, channel, src, soff, dst, doff, len, sig, sigoff,
+				      add, flags, nullptr, 0, timeout_ns, tk);
 }
 
 #endif /* DVX_P2P_DEV_CUH */

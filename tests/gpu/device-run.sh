@@ -27,3 +27,11 @@ for tool in memcheck racecheck; do
 		"$b/tests/gpu-post-test" > "$out/sanitizer-$tool.log" 2>&1
 	echo "rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$out/sanitizer-$tool.log" | tail -4
 done
+echo "== bench gpu-p2p-bench"
+timeout 120 "$b/bench/gpu-p2p-bench" 2>&1 | tee "$out/p2p-bench.log"
+for tool in memcheck racecheck; do
+	echo "== compute-sanitizer $tool over gpu-p2p-test (quick)"
+	DVX_GPU_TEST_QUICK=1 DVX_GPU_REQUIRED=1 timeout 130 $CS --tool $tool --error-exitcode 9 \
+		"$b/tests/gpu-p2p-test" > "$out/sanitizer-p2p-$tool.log" 2>&1
+	echo "rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED" "$out/sanitizer-p2p-$tool.log" | tail -4
+done

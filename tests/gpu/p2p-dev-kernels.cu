@@ -113,3 +113,54 @@ extern "C" __global__ void t_bad_rkey(struct dvx_p2p_dev d, int peer, uint32_t c
 	status[2] = dvx_p2p_dev_put(d, peer, channel, &src, 0, &dst, 0, 64, timeout_ns, &tk);
 	status[3] = dvx_p2p_dev_qst(l->main)->syndrome;
 }
+
+/* block scope: every thread i < nchunks of block b puts its chunk on channel (b % nchan), the block
+ * raises the peer's signal once after all of it (and, with use_ctr, counter word
+ * ctr_word + channel once); thread 0 waits for the ticket, then flushes the channel */
+extern "C" __global__ void t_put_block(struct dvx_p2p_dev d, int peer, struct dvx_p2p_lbuf src,
+				       uint64_t soff, struct dvx_p2p_rbuf dst, uint64_t doff,
+				       struct dvx_p2p_rbuf sig, uint64_t sigoff,
+				       struct dvx_p2p_lbuf ctr, uint32_t ctr_word, uint32_t use_ctr,
+				       uint64_t chunk, uint32_t nchunks, uint32_t nchan,
+				       uint64_t timeout_ns, int32_t *status)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, ch = blockIdx.x % nchan;
+	bool data = i < nchunks;	/* threads past nchunks take part without data */
+	struct dvx_p2p_ticket tk;
+	int err;
+
+	err = dvx_p2p_dev_post_block(d, peer, ch, data ? &src : nullptr, soff + i * chunk,
+				     data ? &dst : nullptr, doff + i * chunk, data ? chunk : 0, &sig, sigoff, 1, 0, use_ctr ? &ctr : nullptr,
+				     (uint64_t)(ctr_word + ch) * 8, timeout_ns, &tk);
+	if (!err && threadIdx.x == 0)
+		err = dvx_p2p_dev_wait_local(d, tk, timeout_ns);
+	if (!err && threadIdx.x == 0)
+		err = dvx_p2p_dev_flush(d, ch, timeout_ns);
+	status[i] = err;
+}
+
+/* block scope, bad input: thread 5 gives an out-of-bounds length (all get an error,
+ * nothing is posted); then a group signal with a misaligned word; then a block with
+ * no data and no signal; status[3 * k + j] for threads 0, 1 and 5 of each case */
+extern "C" __global__ void t_block_bad(struct dvx_p2p_dev d, int peer, struct dvx_p2p_lbuf src,
+				       struct dvx_p2p_rbuf dst, struct dvx_p2p_rbuf sig,
+				       uint64_t timeout_ns, int32_t *status)
+{
+	uint32_t t = threadIdx.x;
+	int e[3];
+
+	e[0] = dvx_p2p_dev_post_block(d, peer, 0, &src, 0, &dst, 0, t == 5 ? dst.len + 1 : 8,
+				      &sig, 0, 1, 0, nullptr, 0, timeout_ns, nullptr);
+	e[1] = dvx_p2p_dev_post_block(d, peer, 0, &src, 0, &dst, 0, 8, &sig, 4, 1, 0, nullptr, 0,
+				      timeout_ns, nullptr);
+	e[2] = dvx_p2p_dev_post_block(d, peer, 0, nullptr, 0, nullptr, 0, 0, nullptr, 0, 0, 0,
+				      nullptr, 0, timeout_ns, nullptr);
+	for (int k = 0; k < 3; k++) {
+		if (t == 0)
+			status[3 * k] = e[k];
+		if (t == 1)
+			status[3 * k + 1] = e[k];
+		if (t == 5)
+			status[3 * k + 2] = e[k];
+	}
+}

@@ -25,32 +25,52 @@ extern const unsigned char dvx_fatbin_tests_gpu_p2p_dev_kernels[];
 extern const size_t dvx_fatbin_tests_gpu_p2p_dev_kernels_len;
 
 #define TMO (20 * W_SEC)
-#define MAX_REGS 64
+#define MAX_REGS 160
 #define MAX_STATUS 8192
 
-enum { K_THREAD, K_WARP };
+enum { K_THREAD, K_WARP, K_BLOCK };
 
+/* nchan: block scope, block b posts on channel b % nchan; ctr_word: block scope with
+ * a counter (word ctr_word + channel), 0 for none. The transport has N_LANES lanes:
+ * thread i / warp w use channel i / w, so up to N_LANES posters have a lane each. */
 struct variant {
 	int kind;
-	uint32_t grid, block, nchunks, fence;
+	uint32_t grid, block, nchunks, fence, nchan, ctr_word;
 };
 
+#define N_LANES 64u
 static const struct variant variants[] = {
-	{ K_THREAD, 1, 1, 1, 0 },
-	{ K_THREAD, 1, 64, 64, 0 },
-	{ K_THREAD, 1, 64, 64, 1 },
-	{ K_THREAD, 128, 32, 4096, 0 },
-	{ K_WARP, 4, 64, 256, 0 },
-	{ K_WARP, 128, 32, 4096, 0 },
+	{ K_THREAD, 1, 1, 1, 0, 0, 0 },
+	{ K_THREAD, 1, 64, 64, 0, 0, 0 },
+	{ K_THREAD, 1, 64, 64, 1, 0, 0 },
+	{ K_THREAD, 64, 1, 64, 0, 0, 0 },		/* a lane per block */
+	{ K_THREAD, 128, 32, 4096, 0, 0, 0 },		/* 64 threads per lane */
+	{ K_WARP, 4, 64, 256, 0, 0, 0 },
+	{ K_WARP, 64, 32, 2048, 0, 0, 0 },		/* a lane per block (warp) */
+	{ K_WARP, 128, 32, 4096, 0, 0, 0 },		/* 2 blocks per lane */
+	{ K_BLOCK, 1, 256, 256, 0, 1, 0 },
+	{ K_BLOCK, 1, 80, 64, 0, 1, 0 },		/* a partial warp; 16 without data */
+	{ K_BLOCK, 64, 128, 8192, 0, 64, 128 },		/* a lane per block, counters */
+	{ K_BLOCK, 128, 64, 8192, 0, 1, 0 },		/* 128 blocks on one lane */
+	{ K_BLOCK, 128, 32, 4096, 0, 64, 192 },		/* 2 blocks per lane, counters */
 };
 #define NVAR (sizeof(variants) / sizeof(variants[0]))
 #define N_CTR 64u
+#define N_SLOTS 128u	/* 2 ranks x 128 signal/counter words */
+
+static const char *const kind_name[] = { "thread", "warp", "block" };
+
+/* signals a round raises: one per thread and warp-scope lane, one per block */
+static uint64_t round_signals(const struct variant *x)
+{
+	return x->kind == K_BLOCK ? x->grid : x->nchunks;
+}
 
 static struct {
 	const struct dvx_hal *hal;
 	struct dvx_gpu g;
 	struct dvx_gpu_module mod;
-	void *k_put, *k_warp, *k_ctr, *k_tmo, *k_bad;
+	void *k_put, *k_warp, *k_ctr, *k_tmo, *k_bad, *k_block, *k_block_bad;
 	struct dvx_gpu_stream s;
 	struct dvx_gpu_mem status;
 	uint64_t bytes;
@@ -121,7 +141,7 @@ static void receiver(struct wrank *r)
 		uint64_t i;
 
 		if (v < NVAR)
-			want += variants[v].nchunks;
+			want += round_signals(&variants[v]);
 		else if (v == NVAR)
 			want += 2 * N_CTR;	/* put_signal_counter + signal_counter */
 		else
@@ -169,14 +189,22 @@ static void sender(struct wrank *r)
 	for (v = 0; v < NVAR; v++) {
 		const struct variant *x = &variants[v];
 		uint64_t chunk = E.bytes / x->nchunks, t0;
-		void *args[13];
-		uint32_t nch = x->nchunks;
+		void *args[16];
+		uint32_t nch = x->nchunks, nchan = x->nchan, cw = x->ctr_word, use_ctr = !!cw;
+		uint64_t before[N_LANES];
+		void *k = x->kind == K_THREAD ? E.k_put : x->kind == K_WARP ? E.k_warp : E.k_block;
 
 		fill(r, v);
 		args[0] = &d; args[1] = &peer; args[2] = &r->data_l; args[3] = &soff;
 		args[4] = &r->data_r[1]; args[5] = &doff; args[6] = &r->sig_r[1];
 		args[7] = &sigoff; args[8] = &chunk; args[9] = &nch;
-		if (x->kind == K_THREAD) {
+		if (x->kind == K_BLOCK) {
+			args[8] = &r->ctr_l; args[9] = &cw; args[10] = &use_ctr;
+			args[11] = &chunk; args[12] = &nch; args[13] = &nchan;
+			args[14] = &tmo; args[15] = &E.status.dptr;
+			if (use_ctr)
+				memcpy(before, r->ctr + cw, sizeof(before));
+		} else if (x->kind == K_THREAD) {
 			uint32_t fence = x->fence;
 
 			args[10] = &fence; args[11] = &tmo; args[12] = &E.status.dptr;
@@ -184,11 +212,19 @@ static void sender(struct wrank *r)
 			args[10] = &tmo; args[11] = &E.status.dptr;
 		}
 		t0 = now_ns();
-		err = launch(x->kind == K_THREAD ? E.k_put : E.k_warp, x->grid, x->block, args,
-			     x->nchunks, &at);
+		err = launch(k, x->grid, x->block, args, x->grid * x->block, &at);
 		E.ms[v] = (double)(now_ns() - t0) / 1e6;
 		W_CHECK(r, err == 0, "variant %u (%s %ux%u): thread %d: %d", v,
-			x->kind == K_THREAD ? "thread" : "warp", x->grid, x->block, at, err);
+			kind_name[x->kind], x->grid, x->block, at, err);
+		/* block scope with counters: one count per block, after its flush */
+		for (i = 0; use_ctr && i < nchan; i++) {
+			uint64_t want = x->grid / nchan + (i < x->grid % nchan);
+
+			W_CHECK(r, r->ctr[cw + i] - before[i] == want,
+				"variant %u: counter of channel %u rose by %llu, want %llu", v, i,
+				(unsigned long long)(r->ctr[cw + i] - before[i]),
+				(unsigned long long)want);
+		}
 		W_OK(r, dvx_bootstrap_barrier(&r->bs, 60 * W_SEC));
 	}
 
@@ -210,7 +246,7 @@ static void sender(struct wrank *r)
 
 	/* timeouts and bad input come back as errors */
 	{
-		const uint64_t *still = (const uint64_t *)(uintptr_t)(ctr_dev + 3 * 8);
+		const uint64_t *still = (const uint64_t *)(uintptr_t)(ctr_dev + 100 * 8);	/* never raised */
 		int32_t st[5];
 		void *args[] = { &d, &peer, &still, &E.status.dptr };
 
@@ -220,6 +256,22 @@ static void sender(struct wrank *r)
 		W_CHECK(r, st[0] == -ETIMEDOUT && st[1] == -ETIMEDOUT && st[2] == -EINVAL &&
 			st[3] == -EINVAL && st[4] == -EINVAL, "timeouts: %d %d %d %d %d", st[0],
 			st[1], st[2], st[3], st[4]);
+	}
+
+	/* block scope, bad input: nothing posted, every thread gets an error */
+	{
+		int32_t st[9];
+		void *args[] = { &d, &peer, &r->data_l, &r->data_r[1], &r->sig_r[1], &tmo,
+				 &E.status.dptr };
+
+		W_OK(r, dvx_gpu_launch(&E.g, E.k_block_bad, 1, 8, 0, &E.s, args));
+		W_OK(r, dvx_gpu_stream_wait(&E.s, 60 * W_SEC));
+		W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.status.dptr, sizeof(st)));
+		W_CHECK(r, st[0] == -ECANCELED && st[1] == -ECANCELED && st[2] == -EINVAL &&
+			st[3] == -EINVAL && st[4] == -EINVAL && st[5] == -EINVAL &&
+			st[6] == -EINVAL && st[7] == -EINVAL && st[8] == -EINVAL,
+			"block bad input: %d %d %d / %d %d %d / %d %d %d", st[0], st[1], st[2],
+			st[3], st[4], st[5], st[6], st[7], st[8]);
 	}
 
 	/* a bad rkey on lane 1 fails there, on the GPU, with the error CQE's errno */
@@ -271,15 +323,18 @@ static void test_p2p_dev(void **state)
 	(void)state;
 	world_cfg_default(&c);
 	c.nranks = 2;
-	c.qps_per_nic = 2;
+	c.qps_per_nic = N_LANES;	/* the most dvx_p2p_cfg allows per NIC */
+	c.nslots = N_SLOTS;
+	c.sq_depth = 512;		/* a 256-thread block's WRITEs + its signal */
 	c.slot_bytes = E.bytes;
 	c.progress_thread = 1;
 	assert_int_equal(world_run(&c, body, NULL), 0);
 	for (v = 0; v < NVAR; v++)
-		printf("  %-6s %3ux%-3u %5u put_signal of %llu B: %.2f ms (%.1f MB/s through the sim)\n",
-		       variants[v].kind == K_THREAD ? "thread" : "warp", variants[v].grid,
+		printf("  %-6s %3ux%-3u %5u puts of %llu B, %llu signals: %.2f ms (%.1f MB/s through the sim)\n",
+		       kind_name[variants[v].kind], variants[v].grid,
 		       variants[v].block, variants[v].nchunks,
-		       (unsigned long long)(E.bytes / variants[v].nchunks), E.ms[v],
+		       (unsigned long long)(E.bytes / variants[v].nchunks),
+		       (unsigned long long)round_signals(&variants[v]), E.ms[v],
 		       (double)E.bytes / 1e3 / E.ms[v]);
 }
 
@@ -309,6 +364,8 @@ int main(void)
 	    dvx_gpu_module_function(&E.mod, "t_counter", &E.k_ctr) ||
 	    dvx_gpu_module_function(&E.mod, "t_timeouts", &E.k_tmo) ||
 	    dvx_gpu_module_function(&E.mod, "t_bad_rkey", &E.k_bad) ||
+	    dvx_gpu_module_function(&E.mod, "t_put_block", &E.k_block) ||
+	    dvx_gpu_module_function(&E.mod, "t_block_bad", &E.k_block_bad) ||
 	    dvx_gpu_stream_create(&E.g, &E.s) ||
 	    dvx_gpu_mem_alloc(&E.g, MAX_STATUS * 4, 0, &E.status)) {
 		fprintf(stderr, "gpu set-up failed: %s: %s\n", E.g.hg.diag.op, E.g.hg.diag.msg);

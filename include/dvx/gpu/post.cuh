@@ -414,6 +414,55 @@ DVX_DEV uint32_t dvx_dev_warp_scan(uint32_t mask, uint32_t lane, uint32_t v)
 	return v;
 }
 
+/** dvx_dev_block_tid() - this thread's linear index in its block (x fastest). */
+DVX_DEV uint32_t dvx_dev_block_tid(void)
+{
+	return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+/** dvx_dev_block_nthreads() - threads in the block. */
+DVX_DEV uint32_t dvx_dev_block_nthreads(void)
+{
+	return blockDim.x * blockDim.y * blockDim.z;
+}
+
+/**
+ * dvx_dev_block_scan() - exclusive prefix sum of @v over the block's threads in
+ * linear order; *@total receives the block's sum.
+ * Context: every thread of the block, like __syncthreads() (any block shape, partial
+ * last warp included); it ends with a barrier, so it may be called again at once.
+ * Uses 132 bytes of static shared memory.
+ */
+DVX_DEV uint32_t dvx_dev_block_scan(uint32_t v, uint32_t *total)
+{
+	__shared__ uint32_t warp_sum[33];
+	uint32_t tid = dvx_dev_block_tid(), nthr = dvx_dev_block_nthreads();
+	uint32_t lane = tid & 31, warp = tid >> 5, nwarps = (nthr + 31) >> 5;
+	uint32_t left = nthr - (warp << 5);
+	uint32_t mask = left >= 32 ? DVX_DEV_FULL_MASK : (1u << left) - 1;
+	uint32_t incl = dvx_dev_warp_scan(mask, lane, v), excl;
+
+	if (lane == (left >= 32 ? 31u : left - 1))
+		warp_sum[warp] = incl;
+	__syncthreads();
+	if (tid == 0) {
+		uint32_t acc = 0;
+
+		for (uint32_t w = 0; w < nwarps; w++) {
+			uint32_t s = warp_sum[w];
+
+			warp_sum[w] = acc;
+			acc += s;
+		}
+		warp_sum[32] = acc;
+	}
+	__syncthreads();
+	excl = warp_sum[warp] + incl - v;
+	*total = warp_sum[32];
+	__syncthreads();	/* everyone has read before a next call writes */
+	return excl;
+}
+
 /**
  * dvx_dev_sq_post_warp() - warp scope: every lane posts @n WQEBBs (0: none), lane 0
  * reserves and publishes for the whole warp, one doorbell at most.
