@@ -77,7 +77,7 @@ static int cfg_check(const struct dvx_p2p_cfg *c)
 	uint32_t i;
 
 	if (!c || c->nranks < 2 || c->rank < 0 || c->rank >= c->nranks || c->nnics == 0 ||
-	    c->nnics > DVX_P2P_MAX_NICS || c->qps_per_nic == 0 || c->qps_per_nic > 64 ||
+	    c->nnics > DVX_P2P_MAX_NICS || c->qps_per_nic == 0 || c->qps_per_nic > 256 ||
 	    !DVX_IS_POW2(c->sq_depth) || c->sq_depth > 32768 ||
 	    (c->comp_depth && (!DVX_IS_POW2(c->comp_depth) || c->comp_depth < 2 ||
 			       c->comp_depth > 32768)) ||

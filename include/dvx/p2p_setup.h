@@ -28,7 +28,7 @@ enum {
  * @rank, @nranks:	this rank and the group size (>= 2); must match @bs
  * @nnics:		NICs to spread lanes over (1 ... DVX_P2P_MAX_NICS)
  * @nics:		the opened NICs (caller's; they outlive the transport)
- * @qps_per_nic:	main QPs per (peer, NIC); lanes per peer = @nnics * @qps_per_nic
+ * @qps_per_nic:	main QPs per (peer, NIC), 1 ... 256; lanes per peer = @nnics * @qps_per_nic
  * @sq_depth:		main SQ depth in WQEBBs (power of two); the main CQ has as many
  * @comp_depth:		companion SQ depth (power of two >= 2), 0 for no companions
  *			(then the *_counter operations return -EOPNOTSUPP)
