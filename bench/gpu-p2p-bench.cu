@@ -24,7 +24,7 @@ extern "C" __global__ void b_p2p_put(struct dvx_p2p_dev d, int peer, struct dvx_
 			err = dvx_p2p_dev_put(d, peer, ch, &src, soff + off, &dst, doff + off, 8,
 					      timeout_ns, nullptr);
 		else if (scope == 1)
-			err = dvx_p2p_dev_post_warp(d, peer, ch, true, &src, soff + off, &dst,
+			err = dvx_p2p_dev_post_warp(d, peer, ch, &src, soff + off, &dst,
 						    doff + off, 8, nullptr, 0, 0, 0, nullptr, 0,
 						    timeout_ns, nullptr);
 		else

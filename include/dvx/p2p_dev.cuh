@@ -21,11 +21,12 @@
  * lanes per peer).
  *
  * Scopes: the calls below are thread scope (each calling thread posts its own
- * operation); dvx_p2p_dev_post_warp() is warp scope (lane 0 reserves for the warp on
- * one lane, every lane builds its own WQEs, lane 0 publishes and rings once);
- * dvx_p2p_dev_post_block() is block scope (thread 0 reserves for the block, every
- * thread builds its own WRITEs, thread 0 adds ONE signal, and at most one counter,
- * after all of the block's data, publishes and rings once).
+ * operation: one signal and one counter increment per thread). The group scopes follow
+ * one rule, one signal per call per calling group after all of that group's data:
+ * dvx_p2p_dev_post_warp() (warp scope: lane 0 reserves for the warp on one lane, every
+ * lane builds its own WRITEs, lane 0 adds ONE signal and at most one counter
+ * increment, publishes and rings once) and dvx_p2p_dev_post_block() (block scope: the
+ * same with thread 0 and the whole block).
  */
 #ifndef DVX_P2P_DEV_CUH
 #define DVX_P2P_DEV_CUH
@@ -606,90 +607,191 @@ DVX_DEV int dvx_p2p_dev_flush(const struct dvx_p2p_dev &d, uint32_t channel, uin
 	return 0;
 }
 
+/*
+ * the group part of a warp- or block-scope call (a signal and/or a counter), checked
+ * as the host does; made by the group's leader only
+ */
+DVX_DEV int dvx_p2p_dev_group_make(const struct dvx_p2p_dev_lane &l, const struct dvx_p2p_rbuf *sig,
+				   uint64_t sigoff, uint64_t add, uint32_t flags,
+				   const struct dvx_p2p_lbuf *ctr, uint64_t ctroff,
+				   struct dvx_p2p_dev_op *gop)
+{
+	uint32_t nic = l.nic;
+
+	memset(gop, 0, sizeof(*gop));
+	if (nic >= DVX_P2P_MAX_NICS || (flags & ~(uint32_t)DVX_P2P_FENCE))
+		return -EINVAL;
+	if (sig) {
+		if (!dvx_p2p_dev_word_ok(sig->addr, sigoff, sig->len) || !sig->rkey[nic])
+			return -EINVAL;
+		gop->has_sig = 1;
+		gop->sig_addr = sig->addr + sigoff;
+		gop->sig_rkey = sig->rkey[nic];
+		gop->add = add;
+		gop->flags = flags;
+	}
+	if (ctr) {
+		if (!l.has_comp)
+			return -EOPNOTSUPP;
+		if (!dvx_p2p_dev_word_ok(ctr->addr, ctroff, ctr->len) || !ctr->rkey[nic])
+			return -EINVAL;
+		gop->has_ctr = 1;
+		gop->ctr_addr = ctr->addr + ctroff;
+		gop->ctr_rkey = ctr->rkey[nic];
+	}
+	return 0;
+}
+
+/*
+ * the leader's reservation for a group call: @nmain main slots (the group's WRITEs and
+ * its signal) and @nc companion slots (companion first, as dvx_p2p_dev_post_op())
+ */
+DVX_DEV int dvx_p2p_dev_group_reserve(const struct dvx_p2p_dev_lane &l, uint32_t nmain, uint32_t nc,
+				      uint64_t timeout_ns, uint64_t *t, uint64_t *c)
+{
+	int err;
+
+	if (!nmain)
+		return -EINVAL;		/* nothing to do */
+	if (nmain > l.main.sq.nwqebb || (nc && nc > l.comp.sq.nwqebb))
+		return -EINVAL;
+	if (nc && (err = dvx_p2p_dev_q_err(l.comp)))
+		return err;
+	if (nc && (err = dvx_p2p_dev_q_reserve(l.comp, nc, timeout_ns, c)))
+		return err;
+	err = dvx_p2p_dev_q_reserve(l.main, nmain, timeout_ns, t);
+	if (err && nc)
+		dvx_p2p_dev_nop_fill(l.comp, *c, nc, timeout_ns);
+	return err;
+}
+
+/*
+ * the leader's end of a group call, after every member's WRITE stores: build the
+ * signal at @t + @total (after all of the group's WRITEs), publish [@t, @t + @nmain)
+ * and ring once, then the companion's WAIT on the last main WQE and the counter
+ * fetch-add at @c
+ */
+DVX_DEV int dvx_p2p_dev_group_finish(const struct dvx_p2p_dev_lane &l, const struct dvx_p2p_dev_op &gop,
+				     uint64_t t, uint32_t total, uint32_t nmain, uint64_t c,
+				     uint64_t timeout_ns)
+{
+	int berr = 0, err;
+
+	if (gop.has_sig) {
+		struct dvx_mlx5_wq wq = dvx_dev_sq_wq(l.main.sq);
+
+		berr = dvx_p2p_dev_build_main(&wq, l, gop, t + total);
+	}
+	err = dvx_dev_sq_publish(l.main.sq, t, nmain, timeout_ns);
+	if (gop.has_ctr) {
+		struct dvx_mlx5_wq cwq = dvx_dev_sq_wq(l.comp.sq);
+		int cerr;
+
+		dvx_p2p_dev_build_comp(&cwq, l, gop, c, t + nmain - 1);
+		cerr = dvx_dev_sq_publish(l.comp.sq, c, 2, timeout_ns);
+		err = err ? err : cerr;
+	}
+	return err ? err : berr;
+}
+
 /**
- * dvx_p2p_dev_post_warp() - warp scope: every lane of the warp posts its own @op (or
- * nothing with @active false) on the one lane (@peer, @channel), which must be the same
- * for the whole warp. Lane 0 reserves the warp's main (and companion) slots, every lane
- * builds its WQEs, lane 0 publishes and rings once.
- * Context: all 32 lanes, converged. Return: per lane, as dvx_p2p_dev_post_op()
- * (reservation and publish errors are the warp's; an op error is the lane's own).
+ * dvx_p2p_dev_post_warp() - warp scope: the warp posts its lanes' data and ONE signal
+ * (and at most one counter increment) for all of it, on the one lane (@peer, @channel).
+ * @d, @peer, @channel:	warp-uniform: the lane
+ * @src, @soff, @dst, @doff, @len: this GPU lane's own data (len 0 and NULL buffers:
+ *		none; split at 1 GiB)
+ * @sig, @sigoff, @add, @flags: warp-uniform (GPU lane 0's are used): the signal
+ *		fetch-add, posted after every WRITE of the warp on the same QP (NULL: none;
+ *		DVX_P2P_FENCE: fenced)
+ * @ctr, @ctroff: warp-uniform (lane 0's): the local counter raised by one when the
+ *		warp's last main WQE completed (companion WAIT + loopback fetch-add; NULL:
+ *		none)
+ * @timeout_ns:	bound for each wait (room, publish order)
+ * @tk:		every GPU lane receives the warp's ticket (its last main WQE: the signal,
+ *		else the last WRITE)
+ *
+ * The same rule as dvx_p2p_dev_post_block(), for 32 threads: lane 0 checks the group
+ * part and reserves the warp's main (and companion) slots, every lane with data builds
+ * its WRITE(s) at its place (a warp prefix sum), lane 0 builds the signal after the
+ * last WRITE, __syncwarp(), lane 0 publishes and rings once, then posts the companion's
+ * WAIT and fetch-add. A put_signal at warp scope therefore raises the signal once per
+ * call per warp (not once per GPU lane); for one signal per thread, use the thread-scope
+ * calls. The warp's WQEs (WRITEs + 1) must fit the lane's ring (else -EINVAL).
+ *
+ * Bad input changes nothing: when any lane's data or the group part is invalid, nothing
+ * is posted, that lane gets its -EINVAL and the others -ECANCELED; no data and no signal
+ * in the whole warp is -EINVAL.
+ * Context: all 32 lanes of the warp, converged (full mask). Return: 0; -ETIMEDOUT (no
+ * room: nothing posted; or publish order: the lane needs a reset); the lane's error;
+ * -EINVAL; -EOPNOTSUPP (a counter without companions); -ECANCELED (see above); a build
+ * error (its slots hold NOPs, published).
  */
 DVX_DEV int dvx_p2p_dev_post_warp(const struct dvx_p2p_dev &d, int peer, uint32_t channel,
-				  bool active, const struct dvx_p2p_lbuf *src, uint64_t soff,
+				  const struct dvx_p2p_lbuf *src, uint64_t soff,
 				  const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
 				  const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add,
 				  uint32_t flags, const struct dvx_p2p_lbuf *ctr, uint64_t ctroff,
 				  uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
 {
 	const struct dvx_p2p_dev_lane *l = dvx_p2p_dev_lane_of(d, peer, channel);
-	struct dvx_p2p_dev_op op;
-	uint32_t lane = dvx_dev_lane(), n = 0, nc = 0, incl, cincl, total, ctotal;
+	struct dvx_p2p_dev_op op, gop;
+	uint32_t lane = dvx_dev_lane(), n = 0, incl, total, nmain = 0, nc = 0;
 	uint64_t t = 0, c = 0;
-	int err = l ? 0 : -EINVAL, oerr = 0, berr = 0;
+	int oerr = 0, gerr = 0, err = 0, berr = 0;
 
-	if (l && active) {
-		oerr = dvx_p2p_dev_op_make(*l, src, soff, dst, doff, len, sig, sigoff, add, flags,
-					   ctr, ctroff, &op);
-		if (!oerr) {
+	if (!l)
+		return -EINVAL;		/* warp-uniform: every lane returns */
+	if (len || src || dst) {
+		oerr = dvx_p2p_dev_op_make(*l, src, soff, dst, doff, len, nullptr, 0, 0, 0,
+					   nullptr, 0, &op);
+		if (!oerr)
 			n = dvx_p2p_dev_op_nmain(op);
-			nc = op.has_ctr ? 2 : 0;
-		}
 	}
+	if (lane == 0)
+		gerr = dvx_p2p_dev_group_make(*l, sig, sigoff, add, flags, ctr, ctroff, &gop);
 	incl = dvx_dev_warp_scan(DVX_DEV_FULL_MASK, lane, n);
-	cincl = dvx_dev_warp_scan(DVX_DEV_FULL_MASK, lane, nc);
 	total = __shfl_sync(DVX_DEV_FULL_MASK, incl, 31);
-	ctotal = __shfl_sync(DVX_DEV_FULL_MASK, cincl, 31);
-	if (err || !total)
-		return err ? err : (active ? oerr : 0);
+	gerr = __shfl_sync(DVX_DEV_FULL_MASK, gerr, 0);
+	if (__any_sync(DVX_DEV_FULL_MASK, oerr != 0) || gerr)
+		return oerr ? oerr : (gerr ? gerr : -ECANCELED);
 	if (lane == 0) {
-		err = total > l->main.sq.nwqebb || ctotal > l->comp.sq.nwqebb ? -EINVAL : 0;
-		if (!err && ctotal)
-			err = dvx_p2p_dev_q_err(l->comp);
-		if (!err && ctotal)	/* companion first, as in dvx_p2p_dev_post_op() */
-			err = dvx_p2p_dev_q_reserve(l->comp, ctotal, timeout_ns, &c);
-		if (!err) {
-			err = dvx_p2p_dev_q_reserve(l->main, total, timeout_ns, &t);
-			if (err && ctotal)
-				dvx_p2p_dev_nop_fill(l->comp, c, ctotal, timeout_ns);
-		}
+		nmain = total + gop.has_sig;
+		nc = gop.has_ctr ? 2 : 0;
+		err = dvx_p2p_dev_group_reserve(*l, nmain, nc, timeout_ns, &t, &c);
 	}
 	err = __shfl_sync(DVX_DEV_FULL_MASK, err, 0);
 	if (err)
 		return err;
-	t = __shfl_sync(DVX_DEV_FULL_MASK, t, 0) + (incl - n);
-	c = __shfl_sync(DVX_DEV_FULL_MASK, c, 0) + (cincl - nc);
+	t = __shfl_sync(DVX_DEV_FULL_MASK, t, 0);
+	nmain = __shfl_sync(DVX_DEV_FULL_MASK, nmain, 0);
 	if (n) {
 		struct dvx_mlx5_wq wq = dvx_dev_sq_wq(l->main.sq);
 
-		berr = dvx_p2p_dev_build_main(&wq, *l, op, t);
+		berr = dvx_p2p_dev_build_main(&wq, *l, op, t + (incl - n));
 	}
-	/* every lane's WQE stores before lane 0's fence and publish */
+	/* every lane's WQE stores before lane 0's signal, fence and publish */
 	__syncwarp();
 	if (lane == 0)
-		err = dvx_dev_sq_publish(l->main.sq, t, total, timeout_ns);
+		err = dvx_p2p_dev_group_finish(*l, gop, t, total, nmain, c, timeout_ns);
 	err = __shfl_sync(DVX_DEV_FULL_MASK, err, 0);
-	if (nc) {
-		struct dvx_mlx5_wq cwq = dvx_dev_sq_wq(l->comp.sq);
-
-		dvx_p2p_dev_build_comp(&cwq, *l, op, c, t + n - 1);
-	}
-	__syncwarp();
-	if (ctotal) {
-		int cerr = 0;
-
-		if (lane == 0)
-			cerr = dvx_dev_sq_publish(l->comp.sq, c, ctotal, timeout_ns);
-		cerr = __shfl_sync(DVX_DEV_FULL_MASK, cerr, 0);
-		err = err ? err : cerr;
-	}
-	if (tk && n) {
+	if (tk) {
 		tk->peer = l->peer;
 		tk->lane = l->index;
-		tk->idx = t + n - 1;
+		tk->idx = t + nmain - 1;
 	}
-	if (!active)
-		return err;
-	return oerr ? oerr : (err ? err : berr);
+	return err ? err : berr;
+}
+
+/** dvx_p2p_dev_put_signal_warp() - warp scope: each lane's put, one signal after. */
+DVX_DEV int dvx_p2p_dev_put_signal_warp(const struct dvx_p2p_dev &d, int peer, uint32_t channel,
+					const struct dvx_p2p_lbuf *src, uint64_t soff,
+					const struct dvx_p2p_rbuf *dst, uint64_t doff,
+					uint64_t len, const struct dvx_p2p_rbuf *sig,
+					uint64_t sigoff, uint64_t add, uint32_t flags,
+					uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_dev_post_warp(d, peer, channel, src, soff, dst, doff, len, sig, sigoff,
+				     add, flags, nullptr, 0, timeout_ns, tk);
 }
 
 /**
@@ -728,11 +830,11 @@ DVX_DEV int dvx_p2p_dev_post_block(const struct dvx_p2p_dev &d, int peer, uint32
 				   uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
 {
 	__shared__ uint64_t s_t, s_c;
-	__shared__ int s_err, s_berr;
+	__shared__ int s_err;
 	__shared__ uint32_t s_nmain;
 	const struct dvx_p2p_dev_lane *l = dvx_p2p_dev_lane_of(d, peer, channel);
 	struct dvx_p2p_dev_op op, gop;
-	uint32_t tid = dvx_dev_block_tid(), n = 0, total, excl, nmain, nc;
+	uint32_t tid = dvx_dev_block_tid(), n = 0, total, excl, nmain;
 	int oerr = 0, gerr = 0, err, berr = 0;
 
 	if (!l)
@@ -743,55 +845,16 @@ DVX_DEV int dvx_p2p_dev_post_block(const struct dvx_p2p_dev &d, int peer, uint32
 		if (!oerr)
 			n = dvx_p2p_dev_op_nmain(op);
 	}
-	if (tid == 0) {
-		/* the group part: a signal and/or a counter, checked as the host does */
-		uint32_t nic = l->nic;
-
-		memset(&gop, 0, sizeof(gop));
-		if (nic >= DVX_P2P_MAX_NICS || (flags & ~(uint32_t)DVX_P2P_FENCE))
-			gerr = -EINVAL;
-		if (!gerr && sig) {
-			if (!dvx_p2p_dev_word_ok(sig->addr, sigoff, sig->len) || !sig->rkey[nic])
-				gerr = -EINVAL;
-			gop.has_sig = 1;
-			gop.sig_addr = sig->addr + sigoff;
-			gop.sig_rkey = sig->rkey[nic];
-			gop.add = add;
-			gop.flags = flags;
-		}
-		if (!gerr && ctr) {
-			if (!l->has_comp)
-				gerr = -EOPNOTSUPP;
-			else if (!dvx_p2p_dev_word_ok(ctr->addr, ctroff, ctr->len) ||
-				 !ctr->rkey[nic])
-				gerr = -EINVAL;
-			gop.has_ctr = 1;
-			gop.ctr_addr = ctr->addr + ctroff;
-			gop.ctr_rkey = ctr->rkey[nic];
-		}
-		s_err = gerr;
-	}
+	if (tid == 0)
+		s_err = dvx_p2p_dev_group_make(*l, sig, sigoff, add, flags, ctr, ctroff, &gop);
 	excl = dvx_dev_block_scan(n, &total);	/* its barriers publish s_err */
 	gerr = s_err;
 	if (__syncthreads_or(oerr != 0) || gerr)
 		return oerr ? oerr : (gerr ? gerr : -ECANCELED);
 	if (tid == 0) {
 		nmain = total + gop.has_sig;
-		nc = gop.has_ctr ? 2 : 0;
-		err = !nmain ? -EINVAL : 0;	/* nothing to do */
-		if (!err && (nmain > l->main.sq.nwqebb || (nc && nc > l->comp.sq.nwqebb)))
-			err = -EINVAL;
-		if (!err && nc)
-			err = dvx_p2p_dev_q_err(l->comp);
-		if (!err && nc)
-			err = dvx_p2p_dev_q_reserve(l->comp, nc, timeout_ns, &s_c);
-		if (!err) {
-			err = dvx_p2p_dev_q_reserve(l->main, nmain, timeout_ns, &s_t);
-			if (err && nc)
-				dvx_p2p_dev_nop_fill(l->comp, s_c, nc, timeout_ns);
-		}
-		s_err = err;
-		s_berr = 0;
+		s_err = dvx_p2p_dev_group_reserve(*l, nmain, gop.has_ctr ? 2 : 0, timeout_ns,
+						  &s_t, &s_c);
 		s_nmain = nmain;
 	}
 	__syncthreads();
@@ -803,26 +866,10 @@ DVX_DEV int dvx_p2p_dev_post_block(const struct dvx_p2p_dev &d, int peer, uint32
 
 		berr = dvx_p2p_dev_build_main(&wq, *l, op, s_t + excl);
 	}
-	if (tid == 0 && gop.has_sig) {
-		struct dvx_mlx5_wq wq = dvx_dev_sq_wq(l->main.sq);
-
-		/* the signal after every WRITE of the block */
-		s_berr = dvx_p2p_dev_build_main(&wq, *l, gop, s_t + total);
-	}
-	/* every thread's WQE stores before thread 0's fence and publish */
+	/* every thread's WQE stores before thread 0's signal, fence and publish */
 	__syncthreads();
-	if (tid == 0) {
-		err = dvx_dev_sq_publish(l->main.sq, s_t, s_nmain, timeout_ns);
-		if (gop.has_ctr) {
-			struct dvx_mlx5_wq cwq = dvx_dev_sq_wq(l->comp.sq);
-			int cerr;
-
-			dvx_p2p_dev_build_comp(&cwq, *l, gop, s_c, s_t + s_nmain - 1);
-			cerr = dvx_dev_sq_publish(l->comp.sq, s_c, 2, timeout_ns);
-			err = err ? err : cerr;
-		}
-		s_err = err ? err : s_berr;
-	}
+	if (tid == 0)
+		s_err = dvx_p2p_dev_group_finish(*l, gop, s_t, total, s_nmain, s_c, timeout_ns);
 	__syncthreads();
 	err = s_err;
 	if (tk) {

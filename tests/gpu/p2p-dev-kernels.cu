@@ -30,25 +30,31 @@ extern "C" __global__ void t_put_signal(struct dvx_p2p_dev d, int peer, struct d
 	status[i] = err;
 }
 
-/* warp scope: every lane puts its chunk on the warp's channel, lane 0 signals after */
+/* warp scope: every lane i < nchunks of global warp w puts its chunk on channel
+ * (w % nchan), the warp raises the peer's signal ONCE after all of it (and, with
+ * use_ctr, counter word ctr_word + channel once); lane 0 waits for the warp's ticket,
+ * then flushes the channel. The grid is whole warps. */
 extern "C" __global__ void t_put_warp(struct dvx_p2p_dev d, int peer, struct dvx_p2p_lbuf src,
 				      uint64_t soff, struct dvx_p2p_rbuf dst, uint64_t doff,
-				      struct dvx_p2p_rbuf sig, uint64_t sigoff, uint64_t chunk,
-				      uint32_t nchunks, uint64_t timeout_ns, int32_t *status)
+				      struct dvx_p2p_rbuf sig, uint64_t sigoff,
+				      struct dvx_p2p_lbuf ctr, uint32_t ctr_word, uint32_t use_ctr,
+				      uint64_t chunk, uint32_t nchunks, uint32_t nchan,
+				      uint64_t timeout_ns, int32_t *status)
 {
-	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, warp = i / 32;
-	bool active = i < nchunks;
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, ch = (i / 32) % nchan;
+	bool data = i < nchunks;	/* lanes past nchunks take part without data */
 	struct dvx_p2p_ticket tk;
 	int err;
 
-	/* data from every lane; each lane's WRITE and its signal in one warp post */
-	err = dvx_p2p_dev_post_warp(d, peer, warp, active, &src, soff + i * chunk, &dst,
-				    doff + i * chunk, chunk, &sig, sigoff, 1, 0, nullptr, 0,
-				    timeout_ns, &tk);
-	if (active && !err)
+	err = dvx_p2p_dev_post_warp(d, peer, ch, data ? &src : nullptr, soff + i * chunk,
+				    data ? &dst : nullptr, doff + i * chunk, data ? chunk : 0,
+				    &sig, sigoff, 1, 0, use_ctr ? &ctr : nullptr,
+				    (uint64_t)(ctr_word + ch) * 8, timeout_ns, &tk);
+	if (!err && dvx_dev_lane() == 0)
 		err = dvx_p2p_dev_wait_local(d, tk, timeout_ns);
-	if (active)
-		status[i] = err;
+	if (!err && dvx_dev_lane() == 0)
+		err = dvx_p2p_dev_flush(d, ch, timeout_ns);
+	status[i] = err;
 }
 
 /* counters: thread i does put_counter, put_signal_counter and signal_counter on channel
@@ -139,22 +145,34 @@ extern "C" __global__ void t_put_block(struct dvx_p2p_dev d, int peer, struct dv
 	status[i] = err;
 }
 
-/* block scope, bad input: thread 5 gives an out-of-bounds length (all get an error,
- * nothing is posted); then a group signal with a misaligned word; then a block with
- * no data and no signal; status[3 * k + j] for threads 0, 1 and 5 of each case */
-extern "C" __global__ void t_block_bad(struct dvx_p2p_dev d, int peer, struct dvx_p2p_lbuf src,
+/* group scope (warp with @warp, else block), bad input: thread 5 gives an
+ * out-of-bounds length (all get an error, nothing is posted); then a group signal with
+ * a misaligned word; then a group with no data and no signal; status[3 * k + j] for
+ * threads 0, 1 and 5 of each case */
+extern "C" __global__ void t_group_bad(struct dvx_p2p_dev d, int peer, struct dvx_p2p_lbuf src,
 				       struct dvx_p2p_rbuf dst, struct dvx_p2p_rbuf sig,
-				       uint64_t timeout_ns, int32_t *status)
+				       uint32_t warp, uint64_t timeout_ns, int32_t *status)
 {
 	uint32_t t = threadIdx.x;
 	int e[3];
 
-	e[0] = dvx_p2p_dev_post_block(d, peer, 0, &src, 0, &dst, 0, t == 5 ? dst.len + 1 : 8,
-				      &sig, 0, 1, 0, nullptr, 0, timeout_ns, nullptr);
-	e[1] = dvx_p2p_dev_post_block(d, peer, 0, &src, 0, &dst, 0, 8, &sig, 4, 1, 0, nullptr, 0,
-				      timeout_ns, nullptr);
-	e[2] = dvx_p2p_dev_post_block(d, peer, 0, nullptr, 0, nullptr, 0, 0, nullptr, 0, 0, 0,
-				      nullptr, 0, timeout_ns, nullptr);
+	if (warp) {
+		e[0] = dvx_p2p_dev_post_warp(d, peer, 0, &src, 0, &dst, 0,
+					     t == 5 ? dst.len + 1 : 8, &sig, 0, 1, 0, nullptr, 0,
+					     timeout_ns, nullptr);
+		e[1] = dvx_p2p_dev_post_warp(d, peer, 0, &src, 0, &dst, 0, 8, &sig, 4, 1, 0,
+					     nullptr, 0, timeout_ns, nullptr);
+		e[2] = dvx_p2p_dev_post_warp(d, peer, 0, nullptr, 0, nullptr, 0, 0, nullptr, 0,
+					     0, 0, nullptr, 0, timeout_ns, nullptr);
+	} else {
+		e[0] = dvx_p2p_dev_post_block(d, peer, 0, &src, 0, &dst, 0,
+					      t == 5 ? dst.len + 1 : 8, &sig, 0, 1, 0, nullptr,
+					      0, timeout_ns, nullptr);
+		e[1] = dvx_p2p_dev_post_block(d, peer, 0, &src, 0, &dst, 0, 8, &sig, 4, 1, 0,
+					      nullptr, 0, timeout_ns, nullptr);
+		e[2] = dvx_p2p_dev_post_block(d, peer, 0, nullptr, 0, nullptr, 0, 0, nullptr, 0,
+					      0, 0, nullptr, 0, timeout_ns, nullptr);
+	}
 	for (int k = 0; k < 3; k++) {
 		if (t == 0)
 			status[3 * k] = e[k];
@@ -163,4 +181,10 @@ extern "C" __global__ void t_block_bad(struct dvx_p2p_dev d, int peer, struct dv
 		if (t == 5)
 			status[3 * k + 2] = e[k];
 	}
+}
+
+/* start and end (%globaltimer) of a kernel, for the report of the two-rank rounds */
+extern "C" __global__ void t_stamp(uint64_t *out)
+{
+	*out = dvx_dev_now_ns();
 }

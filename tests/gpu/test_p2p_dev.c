@@ -5,7 +5,9 @@
  * as host threads over the software NIC with its progress thread, which executes the
  * WQEs the GPU writes into the host-resident rings. Rank 1 verifies every byte and
  * signal; rank 0 checks tickets, counters, timeouts, a bad rkey surfacing on the GPU
- * as an error, and that the host engine continues after dvx_p2p_dev_import().
+ * as an error, and that the host engine continues after dvx_p2p_dev_import(). In the
+ * middle, rank 1 exports its transport too and both ranks post from the GPU at once
+ * (a kernel each, on two streams of the one GPU) and verify what they received.
  *
  * Needs an NVIDIA GPU: without one it skips (exit 77); 'make gpu-check' runs it and
  * fails instead. DVX_GPU_TEST_QUICK=1 runs smaller sizes (for compute-sanitizer).
@@ -26,57 +28,84 @@ extern const size_t dvx_fatbin_tests_gpu_p2p_dev_kernels_len;
 
 #define TMO (20 * W_SEC)
 #define MAX_REGS 160
-#define MAX_STATUS 8192
+#define MAX_STATUS 16384
 
 enum { K_THREAD, K_WARP, K_BLOCK };
 
-/* nchan: block scope, block b posts on channel b % nchan; ctr_word: block scope with
- * a counter (word ctr_word + channel), 0 for none. The transport has N_LANES lanes:
- * thread i / warp w use channel i / w, so up to N_LANES posters have a lane each. */
+/* Thread scope: thread i posts on channel i. Warp and block scope: group g (global
+ * warp or block) posts on channel g % nchan, one signal per group and, with ctr_word,
+ * one count per group on counter word ctr_word + channel (0: no counter). The
+ * transport has N_LANES lanes, so up to N_LANES posters or groups have a lane each. */
 struct variant {
 	int kind;
 	uint32_t grid, block, nchunks, fence, nchan, ctr_word;
 };
 
-#define N_LANES 64u
+#define N_LANES 128u
 static const struct variant variants[] = {
 	{ K_THREAD, 1, 1, 1, 0, 0, 0 },
 	{ K_THREAD, 1, 64, 64, 0, 0, 0 },
 	{ K_THREAD, 1, 64, 64, 1, 0, 0 },
 	{ K_THREAD, 64, 1, 64, 0, 0, 0 },		/* a lane per block */
-	{ K_THREAD, 128, 32, 4096, 0, 0, 0 },		/* 64 threads per lane */
-	{ K_WARP, 4, 64, 256, 0, 0, 0 },
-	{ K_WARP, 64, 32, 2048, 0, 0, 0 },		/* a lane per block (warp) */
-	{ K_WARP, 128, 32, 4096, 0, 0, 0 },		/* 2 blocks per lane */
+	{ K_THREAD, 128, 1, 128, 0, 0, 0 },		/* 128 blocks, a lane each */
+	{ K_THREAD, 128, 32, 4096, 0, 0, 0 },		/* 32 threads per lane */
+	{ K_WARP, 4, 64, 256, 0, 8, 0 },		/* 8 warps, a lane each */
+	{ K_WARP, 64, 32, 2048, 0, 64, 0 },		/* a lane per block (warp) */
+	{ K_WARP, 128, 32, 4096, 0, 64, 0 },		/* 2 blocks per lane */
+	{ K_WARP, 128, 32, 4096, 0, 128, 256 },		/* 128 blocks, a lane each, counters */
+	{ K_WARP, 16, 96, 1024, 0, 4, 112 },		/* 16 of 48 warps without data */
 	{ K_BLOCK, 1, 256, 256, 0, 1, 0 },
 	{ K_BLOCK, 1, 80, 64, 0, 1, 0 },		/* a partial warp; 16 without data */
 	{ K_BLOCK, 64, 128, 8192, 0, 64, 128 },		/* a lane per block, counters */
 	{ K_BLOCK, 128, 64, 8192, 0, 1, 0 },		/* 128 blocks on one lane */
 	{ K_BLOCK, 128, 32, 4096, 0, 64, 192 },		/* 2 blocks per lane, counters */
+	{ K_BLOCK, 128, 128, 16384, 0, 128, 384 },	/* 128 blocks, a lane each, counters */
 };
 #define NVAR (sizeof(variants) / sizeof(variants[0]))
+
+/* both ranks at once, each on its own stream, each its transport exported */
+static const struct variant duplex_variants[] = {
+	{ K_THREAD, 128, 32, 4096, 0, 0, 0 },
+	{ K_WARP, 128, 32, 4096, 0, 128, 256 },
+	{ K_BLOCK, 128, 64, 8192, 0, 128, 384 },
+};
+#define NDUP (sizeof(duplex_variants) / sizeof(duplex_variants[0]))
+#define DUP_ROUND (NVAR + 2)	/* pattern rounds of the duplex variants */
+
 #define N_CTR 64u
-#define N_SLOTS 128u	/* 2 ranks x 128 signal/counter words */
+#define N_SLOTS 256u	/* 2 ranks x 256 signal/counter words */
 
 static const char *const kind_name[] = { "thread", "warp", "block" };
 
-/* signals a round raises: one per thread and warp-scope lane, one per block */
+/* posting groups of a round: threads, warps or blocks */
+static uint32_t round_groups(const struct variant *x)
+{
+	return x->kind == K_BLOCK ? x->grid :
+	       x->kind == K_WARP ? x->grid * x->block / 32 : x->nchunks;
+}
+
+/* signals a round raises: one per thread at thread scope, one per warp or block */
 static uint64_t round_signals(const struct variant *x)
 {
-	return x->kind == K_BLOCK ? x->grid : x->nchunks;
+	return round_groups(x);
 }
 
 static struct {
 	const struct dvx_hal *hal;
 	struct dvx_gpu g;
 	struct dvx_gpu_module mod;
-	void *k_put, *k_warp, *k_ctr, *k_tmo, *k_bad, *k_block, *k_block_bad;
-	struct dvx_gpu_stream s;
-	struct dvx_gpu_mem status;
+	void *k_put, *k_warp, *k_ctr, *k_tmo, *k_bad, *k_block, *k_group_bad, *k_stamp;
+	struct side {			/* per rank: its stream and status words */
+		struct dvx_gpu_stream s;
+		struct dvx_gpu_mem status;	/* MAX_STATUS words, then 2 time stamps */
+	} side[2];
 	uint64_t bytes;
 	int quick;
-	double ms[NVAR];
+	double ms[NVAR], dup_ms[2][NDUP];
+	uint64_t dup_ts[2][NDUP][2];	/* %globaltimer before and after each rank's kernel */
 } E;
+
+#define STAMP_OFF (MAX_STATUS * 4u)
 
 static int skip_or_fail(const char *why)
 {
@@ -86,14 +115,14 @@ static int skip_or_fail(const char *why)
 	return req && *req == '1' ? 1 : DVX_TEST_SKIP_ALL;
 }
 
-/* every sender round writes this pattern over the whole slot */
-static void fill(struct wrank *r, uint32_t round)
+/* a sender round writes this pattern over the whole slot for @to */
+static void fill(struct wrank *r, int to, uint32_t round)
 {
-	uint8_t *p = r->data + wsend_off(r, 1);
+	uint8_t *p = r->data + wsend_off(r, to);
 	uint64_t i;
 
 	for (i = 0; i < E.bytes; i++)
-		p[i] = wpat(0, 1, round, i);
+		p[i] = wpat(r->rank, to, round, i);
 }
 
 static uint64_t now_ns(void)
@@ -104,20 +133,32 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * W_SEC + (uint64_t)ts.tv_nsec;
 }
 
-/* run a kernel and return the first bad status (index in *@at) or 0 */
-static int launch(void *k, uint32_t grid, uint32_t block, void **args, uint32_t n, int *at)
+/* run a kernel on rank @rank's stream and return the first bad status (index in *@at)
+ * or 0; with @ts, %globaltimer stamps before and after it land in ts[0], ts[1] */
+static int launch(int rank, void *k, uint32_t grid, uint32_t block, void **args, uint32_t n,
+		  int *at, uint64_t *ts)
 {
-	int32_t st[MAX_STATUS];
+	static int32_t stv[2][MAX_STATUS];
+	struct side *sd = &E.side[rank];
+	int32_t *st = stv[rank];
+	uint64_t t0 = sd->status.dptr + STAMP_OFF, t1 = t0 + 8;
+	void *a0[] = { &t0 }, *a1[] = { &t1 };
 	uint32_t i;
 	int err;
 
-	err = dvx_gpu_memcpy_htod(&E.g, E.status.dptr, memset(st, 0x7f, sizeof(st)), n * 4);
+	err = dvx_gpu_memcpy_htod(&E.g, sd->status.dptr, memset(st, 0x7f, n * 4), n * 4);
+	if (!err && ts)
+		err = dvx_gpu_launch(&E.g, E.k_stamp, 1, 1, 0, &sd->s, a0);
 	if (!err)
-		err = dvx_gpu_launch(&E.g, k, grid, block, 0, &E.s, args);
+		err = dvx_gpu_launch(&E.g, k, grid, block, 0, &sd->s, args);
+	if (!err && ts)
+		err = dvx_gpu_launch(&E.g, E.k_stamp, 1, 1, 0, &sd->s, a1);
 	if (!err)
-		err = dvx_gpu_stream_wait(&E.s, 120 * W_SEC);
+		err = dvx_gpu_stream_wait(&sd->s, 120 * W_SEC);
 	if (!err)
-		err = dvx_gpu_memcpy_dtoh(&E.g, st, E.status.dptr, n * 4);
+		err = dvx_gpu_memcpy_dtoh(&E.g, st, sd->status.dptr, n * 4);
+	if (!err && ts)
+		err = dvx_gpu_memcpy_dtoh(&E.g, ts, t0, 16);
 	if (err) {
 		*at = -1;
 		return err;
@@ -130,31 +171,137 @@ static int launch(void *k, uint32_t grid, uint32_t block, void **args, uint32_t 
 	return 0;
 }
 
+/* one round of @x by this rank to its peer on the exported transport @d: the kernel,
+ * its statuses, and the counters (one count per group, on its channel's word) */
+static void post_round(struct wrank *r, const struct dvx_p2p_dev *d, const struct variant *x,
+		       uint32_t v, double *ms, uint64_t *ts)
+{
+	int peer = 1 - r->rank, at = 0, err;
+	uint64_t chunk = E.bytes / x->nchunks, t0, tmo = TMO;
+	uint64_t soff = wsend_off(r, peer), doff = wrecv_off(r, r->rank);
+	uint64_t sigoff = wsig_off(r, r->rank, 0);
+	uint32_t nch = x->nchunks, nchan = x->nchan, cw = x->ctr_word, use_ctr = !!cw, i;
+	uint32_t groups = round_groups(x);
+	uint64_t before[N_LANES];
+	void *args[16];
+	void *k = x->kind == K_THREAD ? E.k_put : x->kind == K_WARP ? E.k_warp : E.k_block;
+
+	args[0] = (void *)d; args[1] = &peer; args[2] = &r->data_l; args[3] = &soff;
+	args[4] = &r->data_r[peer]; args[5] = &doff; args[6] = &r->sig_r[peer];
+	args[7] = &sigoff; args[8] = &chunk; args[9] = &nch;
+	if (x->kind != K_THREAD) {
+		args[8] = &r->ctr_l; args[9] = &cw; args[10] = &use_ctr;
+		args[11] = &chunk; args[12] = &nch; args[13] = &nchan;
+		args[14] = &tmo; args[15] = &E.side[r->rank].status.dptr;
+		if (use_ctr)
+			memcpy(before, r->ctr + cw, sizeof(before));
+	} else {
+		uint32_t fence = x->fence;
+
+		args[10] = &fence; args[11] = &tmo; args[12] = &E.side[r->rank].status.dptr;
+	}
+	t0 = now_ns();
+	err = launch(r->rank, k, x->grid, x->block, args, x->grid * x->block, &at, ts);
+	*ms = (double)(now_ns() - t0) / 1e6;
+	W_CHECK(r, err == 0, "round %u (%s %ux%u): thread %d: %d", v, kind_name[x->kind],
+		x->grid, x->block, at, err);
+	/* one count per group, after its flush */
+	for (i = 0; use_ctr && i < nchan; i++) {
+		uint64_t want = groups / nchan + (i < groups % nchan);
+
+		W_CHECK(r, r->ctr[cw + i] - before[i] == want,
+			"round %u: counter of channel %u rose by %llu, want %llu", v, i,
+			(unsigned long long)(r->ctr[cw + i] - before[i]),
+			(unsigned long long)want);
+	}
+}
+
+/* wait for the signal from @from to reach @want (exactly) and check every byte */
+static void check_recv(struct wrank *r, int from, uint32_t round, uint64_t want)
+{
+	const uint8_t *p = wrecv(r, from);
+	uint64_t so = wsig_off(r, from, 0), i;
+
+	W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, so, DVX_CMP_GE, want, 60 * W_SEC, NULL));
+	W_CHECK(r, dvx_p2p_read_signal(&r->sig_l, so) == want,
+		"rank %d round %u: signal %llu, want %llu", r->rank, round,
+		(unsigned long long)dvx_p2p_read_signal(&r->sig_l, so),
+		(unsigned long long)want);
+	for (i = 0; i < E.bytes; i++)
+		W_CHECK(r, p[i] == wpat(from, r->rank, round, i),
+			"rank %d round %u: byte %llu is %#x, want %#x", r->rank, round,
+			(unsigned long long)i, p[i], wpat(from, r->rank, round, i));
+}
+
+/* both ranks post from the GPU at once: rank 1 exports its transport as well, each
+ * rank launches on its own stream after a barrier, then checks what it received;
+ * @want: the running total of the signal word this rank receives on */
+static void duplex(struct wrank *r, const struct dvx_p2p_dev *d0, uint64_t *want)
+{
+	struct dvx_gpu_hostreg regs[MAX_REGS];
+	struct dvx_gpu_mem dmem = { 0 };
+	struct dvx_p2p_dev d1;
+	const struct dvx_p2p_dev *d = d0;
+	uint64_t need;
+	uint32_t nregs = 0, k;
+	int peer = 1 - r->rank, err;
+
+	if (r->rank == 1) {
+		W_OK(r, dvx_gpu_make_current(&E.g));
+		err = dvx_p2p_dev_register(&r->t, &E.g, r->rings, r->rings_len, 0, regs, &nregs);
+		W_CHECK(r, err == 0, "rank 1 register: %d (%s: %s)", err, E.g.hg.diag.op,
+			E.g.hg.diag.msg);
+		W_OK(r, dvx_p2p_dev_mem_req(&r->t, &need));
+		W_OK(r, dvx_gpu_mem_alloc(&E.g, need, 0, &dmem));
+		W_OK(r, dvx_p2p_dev_export(&r->t, &E.g, regs, nregs, dmem.dptr, need, TMO, &d1));
+		d = &d1;
+	}
+	for (k = 0; k < NDUP; k++) {
+		uint32_t round = (uint32_t)DUP_ROUND + k;
+
+		fill(r, peer, round);
+		W_OK(r, dvx_bootstrap_barrier(&r->bs, 60 * W_SEC));	/* launch together */
+		post_round(r, d, &duplex_variants[k], round, &E.dup_ms[r->rank][k],
+			   E.dup_ts[r->rank][k]);
+		if (r->fail_line)
+			return;
+		*want += round_signals(&duplex_variants[k]);
+		check_recv(r, peer, round, *want);
+		if (r->fail_line)
+			return;
+		W_OK(r, dvx_bootstrap_barrier(&r->bs, 60 * W_SEC));
+	}
+	if (r->rank == 1) {
+		W_OK(r, dvx_p2p_dev_import(&r->t, &E.g, &d1));
+		W_OK(r, dvx_gpu_mem_free(&dmem));
+		W_OK(r, dvx_p2p_dev_unregister(regs, nregs));
+	}
+}
+
 /* rank 1: wait for each round's signals, verify every byte, meet rank 0 */
 static void receiver(struct wrank *r)
 {
 	uint64_t want = 0;
 	uint32_t v;
 
-	for (v = 0; v <= NVAR + 1; v++) {
-		const uint8_t *p = wrecv(r, 0);
-		uint64_t i;
-
-		if (v < NVAR)
-			want += round_signals(&variants[v]);
-		else if (v == NVAR)
+	for (v = 0; v < NVAR; v++) {
+		want += round_signals(&variants[v]);
+		check_recv(r, 0, v, want);
+		if (r->fail_line)
+			return;
+		W_OK(r, dvx_bootstrap_barrier(&r->bs, 60 * W_SEC));
+	}
+	duplex(r, NULL, &want);
+	if (r->fail_line)
+		return;
+	for (v = NVAR; v <= NVAR + 1; v++) {
+		if (v == NVAR)
 			want += 2 * N_CTR;	/* put_signal_counter + signal_counter */
 		else
 			want += 1;		/* the host's put_signal after import */
-		W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, 0, 0), DVX_CMP_GE, want,
-					    60 * W_SEC, NULL));
-		W_CHECK(r, dvx_p2p_read_signal(&r->sig_l, wsig_off(r, 0, 0)) == want,
-			"round %u: signal %llu, want %llu", v,
-			(unsigned long long)dvx_p2p_read_signal(&r->sig_l, wsig_off(r, 0, 0)),
-			(unsigned long long)want);
-		for (i = 0; i < E.bytes; i++)
-			W_CHECK(r, p[i] == wpat(0, 1, v, i), "round %u: byte %llu is %#x, want %#x", v,
-				(unsigned long long)i, p[i], wpat(0, 1, v, i));
+		check_recv(r, 0, v, want);
+		if (r->fail_line)
+			return;
 		W_OK(r, dvx_bootstrap_barrier(&r->bs, 60 * W_SEC));
 	}
 }
@@ -169,7 +316,7 @@ static void sender(struct wrank *r)
 	struct dvx_p2p_rbuf bad;
 	uint64_t need, soff = wsend_off(r, 1), doff = wrecv_off(r, 0), sigoff = wsig_off(r, 0, 0);
 	uint64_t ctr_dev, tmo = TMO;
-	uint32_t nregs, v, i, ncw = r->t.nlanes;
+	uint32_t nregs, v, i, ncw = r->t.nlanes, k;
 	int peer = 1, at = 0, err;
 
 	W_OK(r, dvx_gpu_make_current(&E.g));	/* the context is per thread */
@@ -187,45 +334,20 @@ static void sender(struct wrank *r)
 	W_OK(r, dvx_p2p_dev_export(&r->t, &E.g, regs, nregs, dmem.dptr, need, tmo, &d));
 
 	for (v = 0; v < NVAR; v++) {
-		const struct variant *x = &variants[v];
-		uint64_t chunk = E.bytes / x->nchunks, t0;
-		void *args[16];
-		uint32_t nch = x->nchunks, nchan = x->nchan, cw = x->ctr_word, use_ctr = !!cw;
-		uint64_t before[N_LANES];
-		void *k = x->kind == K_THREAD ? E.k_put : x->kind == K_WARP ? E.k_warp : E.k_block;
-
-		fill(r, v);
-		args[0] = &d; args[1] = &peer; args[2] = &r->data_l; args[3] = &soff;
-		args[4] = &r->data_r[1]; args[5] = &doff; args[6] = &r->sig_r[1];
-		args[7] = &sigoff; args[8] = &chunk; args[9] = &nch;
-		if (x->kind == K_BLOCK) {
-			args[8] = &r->ctr_l; args[9] = &cw; args[10] = &use_ctr;
-			args[11] = &chunk; args[12] = &nch; args[13] = &nchan;
-			args[14] = &tmo; args[15] = &E.status.dptr;
-			if (use_ctr)
-				memcpy(before, r->ctr + cw, sizeof(before));
-		} else if (x->kind == K_THREAD) {
-			uint32_t fence = x->fence;
-
-			args[10] = &fence; args[11] = &tmo; args[12] = &E.status.dptr;
-		} else {
-			args[10] = &tmo; args[11] = &E.status.dptr;
-		}
-		t0 = now_ns();
-		err = launch(k, x->grid, x->block, args, x->grid * x->block, &at);
-		E.ms[v] = (double)(now_ns() - t0) / 1e6;
-		W_CHECK(r, err == 0, "variant %u (%s %ux%u): thread %d: %d", v,
-			kind_name[x->kind], x->grid, x->block, at, err);
-		/* block scope with counters: one count per block, after its flush */
-		for (i = 0; use_ctr && i < nchan; i++) {
-			uint64_t want = x->grid / nchan + (i < x->grid % nchan);
-
-			W_CHECK(r, r->ctr[cw + i] - before[i] == want,
-				"variant %u: counter of channel %u rose by %llu, want %llu", v, i,
-				(unsigned long long)(r->ctr[cw + i] - before[i]),
-				(unsigned long long)want);
-		}
+		fill(r, peer, v);
+		post_round(r, &d, &variants[v], v, &E.ms[v], NULL);
+		if (r->fail_line)
+			return;
 		W_OK(r, dvx_bootstrap_barrier(&r->bs, 60 * W_SEC));
+	}
+
+	/* both ranks at once (rank 0's lanes stay exported) */
+	{
+		uint64_t want = 0;
+
+		duplex(r, &d, &want);
+		if (r->fail_line)
+			return;
 	}
 
 	/* counters: 3 per thread on word (i % lanes), data and 2 signals each */
@@ -233,12 +355,13 @@ static void sender(struct wrank *r)
 		uint64_t chunk = E.bytes / N_CTR;
 		uint32_t n = N_CTR;
 		void *args[] = { &d, &peer, &r->data_l, &soff, &r->data_r[1], &doff, &r->sig_r[1],
-				 &sigoff, &r->ctr_l, &ctr_dev, &chunk, &n, &tmo, &E.status.dptr };
+				 &sigoff, &r->ctr_l, &ctr_dev, &chunk, &n, &tmo,
+				 &E.side[0].status.dptr };
 
-		fill(r, NVAR);
-		err = launch(E.k_ctr, 2, 32, args, n, &at);
+		fill(r, peer, NVAR);
+		err = launch(0, E.k_ctr, 2, 32, args, n, &at, NULL);
 		W_CHECK(r, err == 0, "counters: thread %d: %d", at, err);
-		for (i = 0; i < ncw; i++)
+		for (i = 0; i < N_CTR; i++)	/* words 0 ... N_CTR - 1 (ncw >= N_CTR) */
 			W_CHECK(r, r->ctr[i] == 3ull * (n / ncw + (i < n % ncw)),
 				"counter %u = %llu", i, (unsigned long long)r->ctr[i]);
 		W_OK(r, dvx_bootstrap_barrier(&r->bs, 60 * W_SEC));
@@ -248,30 +371,32 @@ static void sender(struct wrank *r)
 	{
 		const uint64_t *still = (const uint64_t *)(uintptr_t)(ctr_dev + 100 * 8);	/* never raised */
 		int32_t st[5];
-		void *args[] = { &d, &peer, &still, &E.status.dptr };
+		void *args[] = { &d, &peer, &still, &E.side[0].status.dptr };
 
-		W_OK(r, dvx_gpu_launch(&E.g, E.k_tmo, 1, 1, 0, &E.s, args));
-		W_OK(r, dvx_gpu_stream_wait(&E.s, 60 * W_SEC));
-		W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.status.dptr, sizeof(st)));
+		W_OK(r, dvx_gpu_launch(&E.g, E.k_tmo, 1, 1, 0, &E.side[0].s, args));
+		W_OK(r, dvx_gpu_stream_wait(&E.side[0].s, 60 * W_SEC));
+		W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.side[0].status.dptr, sizeof(st)));
 		W_CHECK(r, st[0] == -ETIMEDOUT && st[1] == -ETIMEDOUT && st[2] == -EINVAL &&
 			st[3] == -EINVAL && st[4] == -EINVAL, "timeouts: %d %d %d %d %d", st[0],
 			st[1], st[2], st[3], st[4]);
 	}
 
-	/* block scope, bad input: nothing posted, every thread gets an error */
-	{
+	/* warp and block scope, bad input: nothing posted, every thread gets an error */
+	for (k = 0; k < 2; k++) {
+		uint32_t warp = !k;
 		int32_t st[9];
-		void *args[] = { &d, &peer, &r->data_l, &r->data_r[1], &r->sig_r[1], &tmo,
-				 &E.status.dptr };
+		void *args[] = { &d, &peer, &r->data_l, &r->data_r[1], &r->sig_r[1], &warp, &tmo,
+				 &E.side[0].status.dptr };
 
-		W_OK(r, dvx_gpu_launch(&E.g, E.k_block_bad, 1, 8, 0, &E.s, args));
-		W_OK(r, dvx_gpu_stream_wait(&E.s, 60 * W_SEC));
-		W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.status.dptr, sizeof(st)));
+		W_OK(r, dvx_gpu_launch(&E.g, E.k_group_bad, 1, warp ? 32 : 8, 0, &E.side[0].s,
+				       args));
+		W_OK(r, dvx_gpu_stream_wait(&E.side[0].s, 60 * W_SEC));
+		W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.side[0].status.dptr, sizeof(st)));
 		W_CHECK(r, st[0] == -ECANCELED && st[1] == -ECANCELED && st[2] == -EINVAL &&
 			st[3] == -EINVAL && st[4] == -EINVAL && st[5] == -EINVAL &&
 			st[6] == -EINVAL && st[7] == -EINVAL && st[8] == -EINVAL,
-			"block bad input: %d %d %d / %d %d %d / %d %d %d", st[0], st[1], st[2],
-			st[3], st[4], st[5], st[6], st[7], st[8]);
+			"%s bad input: %d %d %d / %d %d %d / %d %d %d", warp ? "warp" : "block",
+			st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7], st[8]);
 	}
 
 	/* a bad rkey on lane 1 fails there, on the GPU, with the error CQE's errno */
@@ -280,11 +405,11 @@ static void sender(struct wrank *r)
 	{
 		uint32_t ch = 1;
 		int32_t st[4];
-		void *args[] = { &d, &peer, &ch, &r->data_l, &bad, &tmo, &E.status.dptr };
+		void *args[] = { &d, &peer, &ch, &r->data_l, &bad, &tmo, &E.side[0].status.dptr };
 
-		W_OK(r, dvx_gpu_launch(&E.g, E.k_bad, 1, 1, 0, &E.s, args));
-		W_OK(r, dvx_gpu_stream_wait(&E.s, 60 * W_SEC));
-		W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.status.dptr, sizeof(st)));
+		W_OK(r, dvx_gpu_launch(&E.g, E.k_bad, 1, 1, 0, &E.side[0].s, args));
+		W_OK(r, dvx_gpu_stream_wait(&E.side[0].s, 60 * W_SEC));
+		W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.side[0].status.dptr, sizeof(st)));
 		W_CHECK(r, st[0] == 0 && st[1] == -EPERM && st[2] == -EPERM && st[3] != 0,
 			"bad rkey: post %d, wait %d, next post %d, syndrome %#x", st[0], st[1],
 			st[2], st[3]);
@@ -295,7 +420,7 @@ static void sender(struct wrank *r)
 	W_OK(r, dvx_p2p_lane_health(&r->t, peer, 1, &h));
 	W_CHECK(r, h.err == -EPERM && h.syndrome != 0, "lane 1 health: err %d syndrome %#x",
 		h.err, h.syndrome);
-	fill(r, NVAR + 1);
+	fill(r, peer, NVAR + 1);
 	W_OK(r, dvx_p2p_put_signal(&r->t, peer, 0, &r->data_l, soff, &r->data_r[1], doff,
 				   E.bytes, &r->sig_r[1], sigoff, 1, 0, tmo, &tk));
 	W_OK(r, dvx_p2p_wait_local(&r->t, &tk, tmo, NULL));
@@ -323,7 +448,7 @@ static void test_p2p_dev(void **state)
 	(void)state;
 	world_cfg_default(&c);
 	c.nranks = 2;
-	c.qps_per_nic = N_LANES;	/* the most dvx_p2p_cfg allows per NIC */
+	c.qps_per_nic = N_LANES;	/* a lane for each of 128 blocks */
 	c.nslots = N_SLOTS;
 	c.sq_depth = 512;		/* a 256-thread block's WRITEs + its signal */
 	c.slot_bytes = E.bytes;
@@ -336,6 +461,15 @@ static void test_p2p_dev(void **state)
 		       (unsigned long long)(E.bytes / variants[v].nchunks),
 		       (unsigned long long)round_signals(&variants[v]), E.ms[v],
 		       (double)E.bytes / 1e3 / E.ms[v]);
+	for (v = 0; v < NDUP; v++) {
+		const struct variant *x = &duplex_variants[v];
+		const uint64_t *a = E.dup_ts[0][v], *b = E.dup_ts[1][v];
+		uint64_t lo = a[0] > b[0] ? a[0] : b[0], hi = a[1] < b[1] ? a[1] : b[1];
+
+		printf("  both ranks %-6s %3ux%-3u each way: %.2f / %.2f ms, stream windows overlapped %.2f ms\n",
+		       kind_name[x->kind], x->grid, x->block, E.dup_ms[0][v], E.dup_ms[1][v],
+		       hi > lo ? (double)(hi - lo) / 1e6 : 0.0);
+	}
 }
 
 int main(void)
@@ -365,9 +499,12 @@ int main(void)
 	    dvx_gpu_module_function(&E.mod, "t_timeouts", &E.k_tmo) ||
 	    dvx_gpu_module_function(&E.mod, "t_bad_rkey", &E.k_bad) ||
 	    dvx_gpu_module_function(&E.mod, "t_put_block", &E.k_block) ||
-	    dvx_gpu_module_function(&E.mod, "t_block_bad", &E.k_block_bad) ||
-	    dvx_gpu_stream_create(&E.g, &E.s) ||
-	    dvx_gpu_mem_alloc(&E.g, MAX_STATUS * 4, 0, &E.status)) {
+	    dvx_gpu_module_function(&E.mod, "t_group_bad", &E.k_group_bad) ||
+	    dvx_gpu_module_function(&E.mod, "t_stamp", &E.k_stamp) ||
+	    dvx_gpu_stream_create(&E.g, &E.side[0].s) ||
+	    dvx_gpu_stream_create(&E.g, &E.side[1].s) ||
+	    dvx_gpu_mem_alloc(&E.g, STAMP_OFF + 16, 0, &E.side[0].status) ||
+	    dvx_gpu_mem_alloc(&E.g, STAMP_OFF + 16, 0, &E.side[1].status)) {
 		fprintf(stderr, "gpu set-up failed: %s: %s\n", E.g.hg.diag.op, E.g.hg.diag.msg);
 		return 1;
 	}
@@ -375,8 +512,10 @@ int main(void)
 	       E.g.attr.cc_major, E.g.attr.cc_minor, E.g.attr.sm_count,
 	       (unsigned long long)E.bytes);
 	rc = cmocka_run_group_tests_name("gpu-p2p", tests, NULL, NULL);
-	dvx_gpu_mem_free(&E.status);
-	dvx_gpu_stream_destroy(&E.s);
+	dvx_gpu_mem_free(&E.side[1].status);
+	dvx_gpu_mem_free(&E.side[0].status);
+	dvx_gpu_stream_destroy(&E.side[1].s);
+	dvx_gpu_stream_destroy(&E.side[0].s);
 	dvx_gpu_module_unload(&E.mod);
 	dvx_gpu_close(&E.g);
 	return rc;
