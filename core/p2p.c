@@ -21,6 +21,8 @@ struct lane_objs {
 	struct dvx_qp comp_qp;
 	struct dvx_cq part_cq;
 	struct dvx_qp part_qp;
+	uint32_t rec_att;	/* dvx_p2p_lane_recover() attempts on this lane */
+	uint32_t rsvd;
 };
 
 /* per NIC */
@@ -41,6 +43,9 @@ struct dvx_p2p_setup {
 	struct lane_objs *objs;		/* (nranks - 1) * nlanes */
 	struct dvx_qp_conn *conn_in;	/* nranks * nlanes */
 	struct dvx_qp_conn *conn_out;	/* nranks * nranks * nlanes */
+	struct dvx_bootstrap bs;	/* private duplicate of cfg.bs (recovery handshakes) */
+	uint32_t bs_live;
+	uint32_t rec_busy;		/* a dvx_p2p_lane_recover() is running */
 };
 
 /* the exchanged descriptors are little-endian on the wire */
@@ -263,6 +268,10 @@ static void teardown(struct dvx_p2p *t)
 		if (s->nic[i].umem.live)
 			dvx_umem_dereg(&s->nic[i].umem);
 	}
+	if (s->bs_live) {
+		dvx_bootstrap_fini(&s->bs);
+		s->bs_live = 0;
+	}
 }
 
 static uint32_t lane_psn(int me, int peer, uint32_t lane)
@@ -363,6 +372,12 @@ int dvx_p2p_init(struct dvx_p2p *t, const struct dvx_p2p_cfg *cfg, void *state,
 	t->setup = s;
 	if (!s->cfg.conn.max_mtu)
 		dvx_qp_connect_attr_init(&s->cfg.conn);
+	/* recovery talks pairwise in a tag space of its own: every rank dups here, at
+	 * the same point of its sequence of duplicates, so the spaces agree */
+	err = dvx_bootstrap_dup(cfg->bs, &s->bs);
+	if (err)
+		return fail(t, err);
+	s->bs_live = 1;
 
 	/* per NIC: its slice of the ring region as one umem, the sink */
 	for (i = 0; i < cfg->nnics; i++) {
@@ -517,4 +532,285 @@ int dvx_p2p_exchange(struct dvx_p2p *t, struct dvx_bootstrap *bs, const struct d
 			all[i].rkey[k] = le32(all[i].rkey[k]);
 	}
 	return 0;
+}
+
+/* ---- recovery of a lane (dvx_p2p_lane_recover) ----------------------------------- */
+
+#define REC_MAGIC 0x64767252u	/* "dvrR" */
+#define REC_SLICE_NS 1000000ull	/* bootstrap waits are cut into slices: the NICs progress */
+
+enum { REC_HELLO = 1, REC_ACK = 2, REC_QUIET = 3, REC_READY = 4 };
+
+/*
+ * One message, little-endian. Every call of a side is an attempt with its own number
+ * (@att); HELLO opens it, ACK answers a HELLO (@echo = the attempt acknowledged) with
+ * the sender's attempt and status, QUIET and READY carry the pair (@att = sender's,
+ * @echo = receiver's) they belong to. Messages left over by an attempt that timed
+ * out never match a later pair and are read past.
+ */
+struct rec_msg {
+	uint32_t magic;
+	uint32_t kind;
+	uint32_t att;
+	uint32_t echo;
+	uint32_t failed;	/* ACK: 1 when the sender's side needs recovery */
+	int32_t err;		/* ACK: the error that failed the sender's side (0: none) */
+};
+
+static uint64_t rec_now(const struct dvx_p2p *t)
+{
+	return dvx_hal_now_ns(t->devs[0]->hal);
+}
+
+static int rec_send(struct dvx_p2p_setup *s, int peer, uint32_t lane, uint32_t kind,
+		    uint32_t att, uint32_t echo, uint32_t failed, int32_t err, uint64_t timeout_ns)
+{
+	struct rec_msg m;
+
+	m.magic = le32(REC_MAGIC);
+	m.kind = le32(kind);
+	m.att = le32(att);
+	m.echo = le32(echo);
+	m.failed = le32(failed);
+	m.err = (int32_t)le32((uint32_t)err);
+	return dvx_bootstrap_send(&s->bs, peer, lane, &m, sizeof(m), timeout_ns);
+}
+
+/* the next message from @peer about @lane, before @deadline (the NICs progress) */
+static int rec_recv(struct dvx_p2p *t, struct dvx_p2p_setup *s, int peer, uint32_t lane,
+		    struct rec_msg *m, uint64_t deadline)
+{
+	uint32_t i;
+	int err;
+
+	for (;;) {
+		uint64_t now = rec_now(t);
+
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		err = dvx_bootstrap_recv(&s->bs, peer, lane, m, sizeof(*m),
+					 deadline - now < REC_SLICE_NS ? deadline - now
+								       : REC_SLICE_NS);
+		if (err == -EMSGSIZE)
+			continue;	/* not ours: dropped */
+		if (err != -ETIMEDOUT)
+			break;
+		for (i = 0; i < t->nnics; i++)
+			dvx_hal_dev_progress(t->devs[i]);
+	}
+	if (err)
+		return err;
+	m->magic = le32(m->magic);
+	m->kind = le32(m->kind);
+	m->att = le32(m->att);
+	m->echo = le32(m->echo);
+	m->failed = le32(m->failed);
+	m->err = (int32_t)le32((uint32_t)m->err);
+	return 0;
+}
+
+static uint64_t rec_left(const struct dvx_p2p *t, uint64_t deadline)
+{
+	uint64_t now = rec_now(t);
+
+	return now >= deadline ? 0 : deadline - now;
+}
+
+/*
+ * Meet the peer: send HELLO(@att), answer every HELLO with an ACK carrying our status,
+ * and finish on the ACK of our HELLO, which names the peer's attempt (*@patt).
+ */
+static int rec_meet(struct dvx_p2p *t, struct dvx_p2p_setup *s, int peer, uint32_t lane,
+		    uint32_t att, uint32_t failed, int32_t lerr, uint64_t deadline,
+		    uint32_t *patt, uint32_t *pfailed, int32_t *perr)
+{
+	struct rec_msg m;
+	uint32_t acked = 0;
+	int have_acked = 0, err;
+
+	err = rec_send(s, peer, lane, REC_HELLO, att, 0, 0, 0, rec_left(t, deadline));
+	for (;;) {
+		if (err)
+			return err;
+		err = rec_recv(t, s, peer, lane, &m, deadline);
+		if (err)
+			return err;
+		if (m.magic != REC_MAGIC)
+			continue;
+		if (m.kind == REC_HELLO) {
+			acked = m.att;
+			have_acked = 1;
+			err = rec_send(s, peer, lane, REC_ACK, att, m.att, failed, lerr,
+				       rec_left(t, deadline));
+			continue;
+		}
+		if (m.kind != REC_ACK || m.echo != att)
+			continue;	/* left over from an attempt that timed out */
+		/* its HELLO may have been read by one of our attempts that timed out */
+		if (!have_acked || acked != m.att) {
+			err = rec_send(s, peer, lane, REC_ACK, att, m.att, failed, lerr,
+				       rec_left(t, deadline));
+			if (err)
+				return err;
+		}
+		*patt = m.att;
+		*pfailed = m.failed;
+		*perr = m.err;
+		return 0;
+	}
+}
+
+/* wait for the peer's @kind of the pair (@patt, @att) */
+static int rec_expect(struct dvx_p2p *t, struct dvx_p2p_setup *s, int peer, uint32_t lane,
+		      uint32_t kind, uint32_t att, uint32_t patt, uint64_t deadline)
+{
+	struct rec_msg m;
+	int err;
+
+	for (;;) {
+		err = rec_recv(t, s, peer, lane, &m, deadline);
+		if (err)
+			return err;
+		if (m.magic == REC_MAGIC && m.kind == kind && m.att == patt && m.echo == att)
+			return 0;
+	}
+}
+
+static int qp_hw_state(struct dvx_qp *qp, uint32_t *st)
+{
+	return dvx_qp_query(qp, NULL, st);
+}
+
+/* move @qp to ERR unless the hardware has it in ERR or RST already */
+static int qp_stop(struct dvx_qp *qp)
+{
+	uint32_t st;
+	int err = qp_hw_state(qp, &st);
+
+	if (err)
+		return err;
+	if (st == DVX_MLX5_QP_STATE_ERR || st == DVX_MLX5_QP_STATE_RST)
+		return 0;
+	return dvx_qp_to_err(qp);
+}
+
+/* whether this side of the lane needs recovery: main, then companion (and partner) */
+static int lane_status(struct dvx_p2p_lane *l, struct lane_objs *o, int *main_bad,
+		       int *comp_bad, int32_t *lerr)
+{
+	uint32_t st;
+	int err;
+
+	*main_bad = __atomic_load_n(&l->main.state, __ATOMIC_ACQUIRE) == DVX_P2P_Q_FAILED;
+	*comp_bad = 0;
+	*lerr = 0;
+	err = qp_hw_state(&o->main_qp, &st);
+	if (err)
+		return err;
+	if (st != DVX_MLX5_QP_STATE_RTS)
+		*main_bad = 1;
+	if (l->comp.state != DVX_P2P_Q_UNUSED) {
+		*comp_bad = __atomic_load_n(&l->comp.state, __ATOMIC_ACQUIRE) == DVX_P2P_Q_FAILED;
+		err = qp_hw_state(&o->comp_qp, &st);
+		if (err)
+			return err;
+		if (st != DVX_MLX5_QP_STATE_RTS)
+			*comp_bad = 1;
+		if (o->part_qp.live) {
+			err = qp_hw_state(&o->part_qp, &st);
+			if (err)
+				return err;
+			if (st != DVX_MLX5_QP_STATE_RTS)
+				*comp_bad = 1;
+		}
+	}
+	if (__atomic_load_n(&l->main.state, __ATOMIC_ACQUIRE) == DVX_P2P_Q_FAILED)
+		*lerr = l->main.err_errno;
+	else if (__atomic_load_n(&l->comp.state, __ATOMIC_ACQUIRE) == DVX_P2P_Q_FAILED)
+		*lerr = l->comp.err_errno;
+	return 0;
+}
+
+static int lane_recover(struct dvx_p2p *t, struct dvx_p2p_setup *s, int peer, uint32_t lane,
+			struct dvx_p2p_lane *l, struct lane_objs *o, uint64_t deadline)
+{
+	uint32_t att = ++o->rec_att, patt = 0, pfailed = 0;
+	int main_bad, comp_bad, err, mark;
+	int32_t lerr, perr = 0;
+
+	err = lane_status(l, o, &main_bad, &comp_bad, &lerr);
+	if (err)
+		return err;
+	err = rec_meet(t, s, peer, lane, att, (uint32_t)(main_bad || comp_bad), lerr, deadline,
+		       &patt, &pfailed, &perr);
+	if (err)
+		return err;
+	if (!main_bad && !comp_bad && !pfailed)
+		return 0;	/* healthy at both ends */
+
+	/* stop: both ends' main QPs in ERR, every CQE of the lane consumed */
+	mark = lerr ? lerr : (perr < 0 ? perr : -ECONNRESET);
+	dvx_p2p_q_mark_failed(&l->main, mark);
+	err = qp_stop(&o->main_qp);
+	if (!err && comp_bad) {
+		dvx_p2p_q_mark_failed(&l->comp, mark);
+		err = qp_stop(&o->comp_qp);
+	}
+	if (!err)
+		err = dvx_p2p_q_quiesce(&l->main, rec_left(t, deadline));
+	/* the companion's WAITs are satisfied by the main QP's flushes */
+	if (!err && l->comp.state != DVX_P2P_Q_UNUSED)
+		err = dvx_p2p_q_quiesce(&l->comp, rec_left(t, deadline));
+	if (!err)
+		err = rec_send(s, peer, lane, REC_QUIET, att, patt, 0, 0, rec_left(t, deadline));
+	if (!err)
+		err = rec_expect(t, s, peer, lane, REC_QUIET, att, patt, deadline);
+	if (err)
+		return err;
+
+	/* reset and reconnect: both ends restart from their exported PSNs */
+	err = dvx_qp_recover(&o->main_qp);
+	if (!err && comp_bad) {
+		err = dvx_qp_recover(&o->comp_qp);
+		if (!err && o->part_qp.live)
+			err = dvx_qp_recover(&o->part_qp);
+	}
+	if (err)
+		return err;
+	/* nobody posts before the other's responder is ready */
+	err = rec_send(s, peer, lane, REC_READY, att, patt, 0, 0, rec_left(t, deadline));
+	if (!err)
+		err = rec_expect(t, s, peer, lane, REC_READY, att, patt, deadline);
+	if (err)
+		return err;	/* the queues stay failed: a later call stops and resets again */
+	err = dvx_p2p_q_restart(&l->main, o->main_cq.mcq.ci, o->main_cq.index_base);
+	if (!err && comp_bad)
+		err = dvx_p2p_q_restart(&l->comp, o->comp_cq.mcq.ci, o->comp_cq.index_base);
+	return err;
+}
+
+int dvx_p2p_lane_recover(struct dvx_p2p *t, int peer, uint32_t lane, uint64_t timeout_ns)
+{
+	struct dvx_p2p_setup *s;
+	uint32_t idx, busy = 0;
+	uint64_t deadline;
+	int pi, err;
+
+	if (!t || !t->setup || !t->lanes || peer < 0 || peer >= t->nranks || lane >= t->nlanes)
+		return -EINVAL;
+	pi = dvx_p2p_peer_index(t->rank, peer);
+	if (pi < 0)
+		return -EINVAL;
+	s = t->setup;
+	if (!s->bs_live)
+		return -EINVAL;
+	if (!__atomic_compare_exchange_n(&s->rec_busy, &busy, 1u, 0, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return -EBUSY;
+	idx = (uint32_t)pi * t->nlanes + lane;
+	deadline = rec_now(t);
+	deadline = timeout_ns > UINT64_MAX - deadline ? UINT64_MAX : deadline + timeout_ns;
+	err = lane_recover(t, s, peer, lane, &t->lanes[idx], &s->objs[idx], deadline);
+	__atomic_store_n(&s->rec_busy, 0u, __ATOMIC_RELEASE);
+	return err;
 }

@@ -507,5 +507,7 @@ int dvx_p2p_lane_health(struct dvx_p2p *t, int peer, uint32_t lane,
 	h->comp_in_flight = LOAD(&l->comp.published) - LOAD(&l->comp.polled);
 	h->last_progress_ns = l->main.last_progress_ns > l->comp.last_progress_ns ?
 				      l->main.last_progress_ns : l->comp.last_progress_ns;
+	h->recoveries = LOAD(&l->main.recoveries);
+	h->last_err = LOAD(&l->main.last_err);
 	return 0;
 }

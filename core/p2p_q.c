@@ -206,15 +206,44 @@ void dvx_p2p_q_publish(struct dvx_p2p_q *q, uint64_t idx, uint32_t n)
 		q_ring(q);
 }
 
+/*
+ * A ticket from before a restart: 1 with *@err set when a lost range (or the end of
+ * the history) answers it, 0 when the watermark does. Newest restart first: a ticket
+ * at or above its range's end was posted after it.
+ */
+static int lost_answer(const struct dvx_p2p_q *q, uint64_t idx, int *err)
+{
+	uint32_t n = LOAD(&q->recoveries), k;
+
+	for (k = 0; k < n && k < DVX_P2P_Q_LOST_KEEP; k++) {
+		const struct dvx_p2p_q_lost *e = &q->lost[(n - 1 - k) % DVX_P2P_Q_LOST_KEEP];
+
+		if (idx >= LOAD(&e->hi))
+			return 0;
+		if (idx >= LOAD(&e->lo)) {
+			*err = LOAD(&e->err);
+			return 1;
+		}
+	}
+	if (n > DVX_P2P_Q_LOST_KEEP) {
+		*err = -ESTALE;	/* older than the history: not known */
+		return 1;
+	}
+	return 0;	/* before every lost range: it completed */
+}
+
 int dvx_p2p_q_wait(struct dvx_p2p_q *q, uint64_t idx, uint64_t timeout_ns)
 {
 	uint64_t deadline = 0;
+	int lerr;
 
 	if (!q)
 		return -EINVAL;
 	if (idx >= LOAD(&q->reserved))
 		return -EINVAL;
 	for (;;) {
+		if (LOAD(&q->recoveries) && lost_answer(q, idx, &lerr))
+			return lerr;
 		if (LOAD(&q->completed) > idx)
 			return 0;
 		if (LOAD(&q->state) == DVX_P2P_Q_FAILED && LOAD(&q->completed) <= idx)
@@ -245,4 +274,77 @@ int dvx_p2p_q_drain(struct dvx_p2p_q *q, uint64_t timeout_ns)
 		return 0;
 	}
 	return dvx_p2p_q_wait(q, p - 1, timeout_ns);
+}
+
+int dvx_p2p_q_mark_failed(struct dvx_p2p_q *q, int err)
+{
+	struct dvx_mlx5_cqe_info info;
+	int r;
+
+	if (!q || err >= 0)
+		return -EINVAL;
+	spin_lock(&q->poll_lock);
+	memset(&info, 0, sizeof(info));
+	info.is_error = 1;
+	info.qpn = q->qpn;
+	info.wqe_counter = (uint16_t)q->polled;
+	q_fail(q, &info, err);
+	r = q->err_errno;
+	spin_unlock(&q->poll_lock);
+	return r;
+}
+
+int dvx_p2p_q_quiesce(struct dvx_p2p_q *q, uint64_t timeout_ns)
+{
+	uint64_t deadline = 0;
+
+	if (!q)
+		return -EINVAL;
+	for (;;) {
+		if (LOAD(&q->polled) == LOAD(&q->published))
+			return 0;
+		if (!deadline)
+			deadline = now_ns(q) + timeout_ns;
+		else if (now_ns(q) >= deadline)
+			return -ETIMEDOUT;
+		q_progress(q);
+	}
+}
+
+int dvx_p2p_q_restart(struct dvx_p2p_q *q, uint32_t cq_ci, uint32_t cq_index_base)
+{
+	struct dvx_p2p_q_lost *e;
+	uint64_t done, end, base;
+	uint32_t n;
+	int32_t err;
+
+	if (!q || q->state == DVX_P2P_Q_UNUSED)
+		return -EINVAL;
+	spin_lock(&q->poll_lock);
+	spin_lock(&q->db_lock);
+	done = LOAD(&q->completed);
+	end = LOAD(&q->reserved);
+	/* hardware index 0 == ring slot 0 == 16-bit WQE index 0 (nwqebb divides 65536) */
+	base = (end + 0xffffu) & ~(uint64_t)0xffffu;
+	err = LOAD(&q->state) == DVX_P2P_Q_FAILED ? q->err_errno : -ECANCELED;
+	n = q->recoveries;
+	/* the lost range first: a waiter that sees the raised watermark sees it too */
+	e = &q->lost[n % DVX_P2P_Q_LOST_KEEP];
+	__atomic_store_n(&e->lo, done, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->hi, base, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->err, err, __ATOMIC_RELAXED);
+	STORE(&q->recoveries, n + 1);
+	STORE(&q->last_err, err);
+	q->cq.ci = cq_ci;
+	q->cq_base = (cq_index_base - (uint32_t)base) & 0xffffffu;
+	q->rung = base;
+	STORE(&q->polled, base);
+	STORE(&q->published, base);
+	STORE(&q->completed, base);
+	STORE(&q->reserved, base);
+	q->last_progress_ns = now_ns(q);
+	STORE(&q->state, (uint32_t)DVX_P2P_Q_OK);
+	spin_unlock(&q->db_lock);
+	spin_unlock(&q->poll_lock);
+	return 0;
 }

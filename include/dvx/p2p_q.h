@@ -30,6 +30,20 @@
 
 DVX_BEGIN_DECLS
 
+/* restarts whose lost WQE ranges a queue remembers (older tickets answer -ESTALE) */
+#define DVX_P2P_Q_LOST_KEEP 4
+
+/**
+ * struct dvx_p2p_q_lost - WQEs [@lo, @hi) were given up by a restart; their tickets
+ * answer @err (the error that failed the queue).
+ */
+struct dvx_p2p_q_lost {
+	uint64_t lo;
+	uint64_t hi;
+	int32_t err;
+	uint32_t rsvd;
+};
+
 /** enum dvx_p2p_q_state - health of a queue (and of the lane it belongs to). */
 enum dvx_p2p_q_state {
 	DVX_P2P_Q_UNUSED = 0,	/* not set up */
@@ -62,6 +76,11 @@ enum dvx_p2p_q_state {
  * @last_progress_ns: time (hal clock) of the last consumed CQE
  * @dev:	the device: its hal clock and progress hook are used while waiting
  * @db_lock, @poll_lock: spin locks (0 free, 1 held)
+ * @lost:	the WQE ranges the last DVX_P2P_Q_LOST_KEEP restarts (recoveries) gave
+ *		up, with the error their tickets answer; entry (@recoveries - 1) mod
+ *		DVX_P2P_Q_LOST_KEEP is the latest (atomic fields)
+ * @recoveries:	restarts so far (atomic)
+ * @last_err:	the error that failed the queue before its last restart (0 if none)
  */
 struct dvx_p2p_q {
 	struct dvx_mlx5_wq wq;
@@ -87,6 +106,10 @@ struct dvx_p2p_q {
 	uint32_t rsvd2;
 	uint64_t last_progress_ns;
 	struct dvx_hal_dev *dev;
+	/* added for recovery (keep at the end: core/p2p_dev.c reads the fields above) */
+	struct dvx_p2p_q_lost lost[DVX_P2P_Q_LOST_KEEP];
+	uint32_t recoveries;
+	int32_t last_err;
 };
 
 /**
@@ -160,8 +183,11 @@ int dvx_p2p_q_poll(struct dvx_p2p_q *q);
  * @timeout_ns:	0 polls once
  *
  * Return: 0 when it completed successfully; the error CQE's errno when that WQE or
- * an earlier one failed (details in @q->err); -ETIMEDOUT when neither happened in
- * time (the caller may wait again); -EINVAL for an index never handed out.
+ * an earlier one failed (details in @q->err); for a WQE a restart gave up, the error
+ * that failed the queue then (see dvx_p2p_q_restart()); -ESTALE for a WQE from
+ * before the last DVX_P2P_Q_LOST_KEEP restarts that is not known to have completed;
+ * -ETIMEDOUT when neither happened in time (the caller may wait again); -EINVAL for
+ * an index never handed out.
  */
 int dvx_p2p_q_wait(struct dvx_p2p_q *q, uint64_t idx, uint64_t timeout_ns);
 
@@ -170,6 +196,39 @@ int dvx_p2p_q_wait(struct dvx_p2p_q *q, uint64_t idx, uint64_t timeout_ns);
  * Return: as dvx_p2p_q_wait(); 0 at once when nothing is in flight.
  */
 int dvx_p2p_q_drain(struct dvx_p2p_q *q, uint64_t timeout_ns);
+
+/**
+ * dvx_p2p_q_mark_failed() - mark the queue FAILED with @err unless it already is
+ * (the recorded error then has no syndrome: it did not come from a CQE). Posts are
+ * refused from now on; waits answer @err for what has not completed.
+ * Context: any thread (takes the poll lock). Return: the queue's error after the call.
+ */
+int dvx_p2p_q_mark_failed(struct dvx_p2p_q *q, int err);
+
+/**
+ * dvx_p2p_q_quiesce() - consume CQEs until every published WQE has its CQE (good,
+ * error or flush), so that nothing of the queue is left in the CQ. For a QP in ERR
+ * this consumes its flushes.
+ * Return: 0; -ETIMEDOUT (call again); -EINVAL.
+ */
+int dvx_p2p_q_quiesce(struct dvx_p2p_q *q, uint64_t timeout_ns);
+
+/**
+ * dvx_p2p_q_restart() - start the queue again after its QP was reset and brought
+ * back to RTS (dvx_qp_recover()), which restarted the hardware WQE index at 0.
+ * @q:		a quiescent queue (dvx_p2p_q_quiesce()); nobody posts meanwhile
+ * @cq_ci:	the CQ's consumer index after the reset (dvx_cq.mcq.ci)
+ * @cq_index_base: the CQ index of the new hardware WQE 0 (dvx_cq.index_base)
+ *
+ * The free-running index continues at the next multiple of 65536 (so the ring slot
+ * and the 16-bit WQE index restart at 0 with it); @cq_base maps it to
+ * @cq_index_base; the watermark rises to it. WQEs from the last good one up to there
+ * are recorded as lost with the queue's error (-ECANCELED if it had none); tickets
+ * that completed still answer 0. The state goes back to OK, @recoveries counts it
+ * and @last_err keeps the error.
+ * Context: control path. Return: 0 or -EINVAL.
+ */
+int dvx_p2p_q_restart(struct dvx_p2p_q *q, uint32_t cq_ci, uint32_t cq_index_base);
 
 /** dvx_p2p_q_wqe_cq_index() - the 24-bit CQ index at which WQE @idx completes. */
 DVX_INLINE uint32_t dvx_p2p_q_cq_index(const struct dvx_p2p_q *q, uint64_t idx)

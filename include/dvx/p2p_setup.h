@@ -108,6 +108,42 @@ int dvx_p2p_lbuf_init(struct dvx_p2p_lbuf *b, void *ptr, uint64_t len,
 int dvx_p2p_exchange(struct dvx_p2p *t, struct dvx_bootstrap *bs, const struct dvx_p2p_lbuf *mine,
 		     struct dvx_p2p_rbuf *all, uint64_t timeout_ns);
 
+/**
+ * dvx_p2p_lane_recover() - bring a failed lane back: both ends reset and reconnect.
+ * @t:		transport
+ * @peer:	the rank at the other end
+ * @lane:	lane index within the peer (0 ... @t->nlanes - 1)
+ * @timeout_ns:	bound on the whole call (flushes and the handshakes with @peer)
+ *
+ * Pairwise collective: @peer calls it for (this rank, @lane) too. The two ends meet
+ * over the transport's private duplicate of the bootstrap given to dvx_p2p_init()
+ * (its own tag space; the caller's messages never match). Each end says whether its
+ * side is failed: a main or companion queue that saw an error, or a main QP,
+ * companion or partner the hardware (QUERY_QP) has out of RTS (the responder of a
+ * remote access error, say). If neither is, nothing changes and both return 0.
+ * Otherwise both recover: a side that had not failed marks its queues failed with
+ * the peer's error; each side moves its main QP to ERR, consumes every outstanding
+ * CQE of the lane (the flushes), tells the peer it is quiescent and waits for the
+ * peer's word; then dvx_qp_recover() on the main QP (and on the companion and its
+ * partner where one of them failed or is out of RTS), a "ready" handshake so that
+ * nobody posts before the other's responder is ready, and the queues restart
+ * (dvx_p2p_q_restart()): new tickets continue at the next multiple of 65536; tickets
+ * of WQEs that never completed keep answering the error that failed the lane (a side
+ * that had not failed: the peer's error, -ECONNRESET if none was given), tickets that
+ * completed still answer 0; the health record counts the recovery and keeps the error.
+ * Work in flight on either end of the lane is lost (counters may still have moved
+ * for it: a WAIT is satisfied by a flush); repost what matters.
+ *
+ * Context: control path, one call at a time per transport (-EBUSY otherwise); nothing
+ * may post to the lane meanwhile; not while the lanes are exported to the GPU. Calls
+ * on several lanes must be made in an order the peers agree on (each waits for its
+ * peer). Return: 0; -EINVAL (bad arguments); -ETIMEDOUT when the peer did not take
+ * part in time: the lane is left failed (or as it was, if it was healthy and nothing
+ * was done yet) and the call may be repeated on both ends; -EBUSY; a bootstrap error;
+ * a core error of the reset (the lane stays failed; calling again retries).
+ */
+int dvx_p2p_lane_recover(struct dvx_p2p *t, int peer, uint32_t lane, uint64_t timeout_ns);
+
 DVX_END_DECLS
 
 #endif /* DVX_P2P_SETUP_H */

@@ -131,4 +131,15 @@ static inline uint64_t wsig_off(struct wrank *r, int from, uint32_t slot)
 	return ((uint64_t)from * r->w->cfg.nslots + slot) * 8;
 }
 
+/* the fabric the ranks' NICs are on, and this rank's NIC index in it (for
+ * dvx_sim_set_port(), dvx_sim_set_faults()) */
+static inline struct dvx_sim_fabric *wfab(struct wrank *r)
+{
+	return r->w->fab;
+}
+static inline unsigned wnic_index(const struct wrank *r)
+{
+	return (unsigned)r->rank;	/* world_run() adds one NIC per rank, in rank order */
+}
+
 #endif /* DVX_TESTS_P2P_WORLD_H */

@@ -416,6 +416,204 @@ static void test_wrap_threads(void **s)
 	assert_int_equal(world_run(&c, body_wrap, NULL), 0);
 }
 
+/* ---- recovery of a failed lane ---- */
+
+/* put_signal (round @round, signal slot 3) both ways on @ch between ranks 0 and 1 and
+ * verify the data; then a put_counter each way and its counter */
+static void recovered_traffic(struct wrank *r, uint32_t ch, uint32_t round, uint64_t sig_want,
+			      uint64_t ctr_want, struct dvx_p2p_ticket *tk)
+{
+	int peer = r->rank ^ 1;
+	uint64_t bad;
+
+	fill(r, peer, round, 1024);
+	W_OK(r, dvx_p2p_put_signal(&r->t, peer, ch, &r->data_l, wsend_off(r, peer),
+				   &r->data_r[peer], wrecv_off(r, r->rank), 1024, &r->sig_r[peer],
+				   wsig_off(r, r->rank, 3), 1, 0, T_OUT, tk));
+	W_OK(r, dvx_p2p_wait_local(&r->t, tk, T_OUT, NULL));
+	W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, 3), DVX_CMP_EQ, sig_want,
+				    T_OUT, NULL));
+	W_CHECK(r, check_slot(r, peer, round, 1024, &bad) == 0,
+		"data from %d after recovery: byte %llu wrong", peer, (unsigned long long)bad);
+	W_OK(r, dvx_p2p_put_counter(&r->t, peer, ch, &r->data_l, wsend_off(r, peer),
+				    &r->data_r[peer], wrecv_off(r, r->rank) + 2048, 512, &r->ctr_l,
+				    wsig_off(r, peer, 0), T_OUT, NULL));
+	W_OK(r, dvx_p2p_wait_counter(&r->t, peer, ch, &r->ctr_l, wsig_off(r, peer, 0), DVX_CMP_EQ,
+				     ctr_want, T_OUT, NULL));
+	W_OK(r, dvx_p2p_flush(&r->t, ch, T_OUT, NULL));
+	/* nobody's next round overwrites what the peer still checks */
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+}
+
+static void recover_after_bad_rkey(struct wrank *r, const struct dvx_p2p_ticket *good,
+				   const struct dvx_p2p_ticket *failed)
+{
+	struct dvx_p2p_lane_health h;
+	struct dvx_p2p_ticket tk;
+	int peer = r->rank ^ 1;
+
+	/* rank 0 alone: the peer never comes, the lane stays failed */
+	if (r->rank == 0) {
+		W_CHECK(r, dvx_p2p_lane_recover(&r->t, 1, 0, 50 * W_MS) == -ETIMEDOUT,
+			"recover without the peer must time out");
+		W_OK(r, dvx_p2p_lane_health(&r->t, 1, 0, &h));
+		W_CHECK(r, h.state == DVX_P2P_Q_FAILED && h.err == -EPERM && h.recoveries == 0,
+			"after a timed-out recover: state %u err %d recoveries %u", h.state, h.err,
+			h.recoveries);
+		W_CHECK(r, dvx_p2p_lane_recover(&r->t, 0, 0, T_OUT) == -EINVAL, "recover to self");
+		W_CHECK(r, dvx_p2p_lane_recover(&r->t, 1, r->t.nlanes, T_OUT) == -EINVAL,
+			"recover of a lane that does not exist");
+	}
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	/* 0 and 2: a healthy lane, a no-op on both ends */
+	if (r->rank != 1) {
+		W_OK(r, dvx_p2p_lane_recover(&r->t, r->rank ? 0 : 2, 0, T_OUT));
+		W_OK(r, dvx_p2p_lane_health(&r->t, r->rank ? 0 : 2, 0, &h));
+		W_CHECK(r, h.state == DVX_P2P_Q_OK && h.recoveries == 0, "healthy lane touched");
+	}
+	if (r->rank == 2) {
+		/* the barriers of the two rounds below */
+		W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+		W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+		r->no_final_flush = 0;
+		return;
+	}
+	/* both ends of the failed lane (rank 1's side had not failed) */
+	W_OK(r, dvx_p2p_lane_recover(&r->t, peer, 0, T_OUT));
+	W_OK(r, dvx_p2p_lane_health(&r->t, peer, 0, &h));
+	W_CHECK(r, h.state == DVX_P2P_Q_OK && h.comp_state == DVX_P2P_Q_OK && h.err == 0 &&
+			   h.recoveries == 1 && h.last_err == -EPERM && h.in_flight == 0,
+		"health after recovery: state %u/%u err %d recoveries %u last_err %d", h.state,
+		h.comp_state, h.err, h.recoveries, h.last_err);
+	if (r->rank == 0) {
+		/* the old tickets: the failed one keeps its error, the completed one 0 */
+		W_CHECK(r, dvx_p2p_wait_local(&r->t, failed, 0, NULL) == -EPERM,
+			"failed ticket after recovery");
+		W_OK(r, dvx_p2p_wait_local(&r->t, good, 0, NULL));
+	}
+	recovered_traffic(r, 0, 11, 1, 1, &tk);
+	if (r->rank == 0)
+		W_CHECK(r, tk.idx >> 16 == 1 && (tk.idx & 0xffff) == 1,
+			"first ticket after recovery is %llu", (unsigned long long)tk.idx);
+	recovered_traffic(r, 0, 12, 2, 2, &tk);
+	if (r->rank == 0) {
+		W_CHECK(r, dvx_p2p_wait_local(&r->t, failed, 0, NULL) == -EPERM, "failed ticket");
+		W_OK(r, dvx_p2p_wait_local(&r->t, good, 0, NULL));
+	}
+	/* a healthy lane: a no-op on both ends */
+	W_OK(r, dvx_p2p_lane_recover(&r->t, peer, 1, T_OUT));
+	W_OK(r, dvx_p2p_lane_health(&r->t, peer, 1, &h));
+	W_CHECK(r, h.state == DVX_P2P_Q_OK && h.recoveries == 0, "healthy lane touched");
+	r->no_final_flush = 0;	/* every lane is healthy again */
+}
+
+/* retry exhausted: the port of rank 1 goes down while both post on lane 0 */
+static void body_port_down(struct wrank *r)
+{
+	struct dvx_p2p_ticket before, lost, tk;
+	struct dvx_p2p_lane_health h;
+	int peer = r->rank ^ 1, e;
+
+	recovered_traffic(r, 0, 1, 1, 1, &before);
+	if (r->rank == 0)
+		W_OK(r, dvx_sim_set_port(wfab(r), wnic_index(&r->w->r[1]), 1, 0));
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	fill(r, peer, 2, 1024);
+	W_OK(r, dvx_p2p_put(&r->t, peer, 0, &r->data_l, wsend_off(r, peer), &r->data_r[peer],
+			    wrecv_off(r, r->rank), 1024, T_OUT, &lost));
+	e = dvx_p2p_wait_local(&r->t, &lost, T_OUT, NULL);
+	W_CHECK(r, e == -EHOSTUNREACH, "put with the port down: %d", e);
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	if (r->rank == 0)
+		W_OK(r, dvx_sim_set_port(wfab(r), wnic_index(&r->w->r[1]), 1, 1));
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	W_OK(r, dvx_p2p_lane_recover(&r->t, peer, 0, T_OUT));
+	W_OK(r, dvx_p2p_lane_health(&r->t, peer, 0, &h));
+	W_CHECK(r, h.state == DVX_P2P_Q_OK && h.recoveries == 1 && h.last_err == -EHOSTUNREACH,
+		"health: state %u recoveries %u last_err %d", h.state, h.recoveries, h.last_err);
+	W_CHECK(r, dvx_p2p_wait_local(&r->t, &lost, 0, NULL) == -EHOSTUNREACH, "lost ticket");
+	W_OK(r, dvx_p2p_wait_local(&r->t, &before, 0, NULL));
+	recovered_traffic(r, 0, 3, 2, 2, &tk);
+	W_CHECK(r, tk.idx > lost.idx && (tk.idx & 0xffff) == 1, "ticket %llu after recovery",
+		(unsigned long long)tk.idx);
+	/* a second failure and recovery of the same lane */
+	if (r->rank == 0)
+		W_OK(r, dvx_sim_set_port(wfab(r), wnic_index(&r->w->r[1]), 1, 0));
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	if (r->rank == 1) {
+		W_OK(r, dvx_p2p_put(&r->t, peer, 0, &r->data_l, wsend_off(r, peer),
+				    &r->data_r[peer], wrecv_off(r, r->rank), 64, T_OUT, &lost));
+		W_CHECK(r, dvx_p2p_wait_local(&r->t, &lost, T_OUT, NULL) == -EHOSTUNREACH,
+			"second failure");
+	}
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	if (r->rank == 0)
+		W_OK(r, dvx_sim_set_port(wfab(r), wnic_index(&r->w->r[1]), 1, 1));
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	W_OK(r, dvx_p2p_lane_recover(&r->t, peer, 0, T_OUT));
+	W_OK(r, dvx_p2p_lane_health(&r->t, peer, 0, &h));
+	W_CHECK(r, h.state == DVX_P2P_Q_OK && h.recoveries == 2, "second recovery: %u",
+		h.recoveries);
+	W_OK(r, dvx_p2p_wait_local(&r->t, &before, 0, NULL));
+	if (r->rank == 1)
+		W_CHECK(r, dvx_p2p_wait_local(&r->t, &lost, 0, NULL) == -EHOSTUNREACH,
+			"second lost ticket");
+	recovered_traffic(r, 0, 4, 3, 3, &tk);
+}
+
+static void test_recover_port_down(void **s)
+{
+	struct world_cfg c;
+
+	(void)s;
+	world_cfg_default(&c);
+	assert_int_equal(world_run(&c, body_port_down, NULL), 0);
+	c.local_pair = 1;	/* companions with a partner QP */
+	c.progress_thread = 0;	/* ranks step the sim */
+	assert_int_equal(world_run(&c, body_port_down, NULL), 0);
+}
+
+/* a companion that fails (its loopback fetch-add names a bad rkey) */
+static void body_comp_fail(struct wrank *r)
+{
+	struct dvx_p2p_lane_health h;
+	struct dvx_p2p_ticket tk;
+	int peer = r->rank ^ 1, e;
+
+	if (r->rank == 0) {
+		struct dvx_p2p_lbuf badctr = r->ctr_l;
+
+		badctr.rkey[0] ^= 0x5a5a00;
+		W_OK(r, dvx_p2p_put_counter(&r->t, 1, 0, &r->data_l, wsend_off(r, 1),
+					    &r->data_r[1], wrecv_off(r, 0), 64, &badctr,
+					    wsig_off(r, 1, 0), T_OUT, NULL));
+		e = dvx_p2p_wait_counter(&r->t, 1, 0, &r->ctr_l, wsig_off(r, 1, 0), DVX_CMP_GE, 1,
+					 T_OUT, NULL);
+		W_CHECK(r, e == -EPERM, "counter with a bad rkey: %d", e);
+		W_OK(r, dvx_p2p_lane_health(&r->t, 1, 0, &h));
+		W_CHECK(r, h.state == DVX_P2P_Q_OK && h.comp_state == DVX_P2P_Q_FAILED,
+			"companion failure: state %u/%u", h.state, h.comp_state);
+	}
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	W_OK(r, dvx_p2p_lane_recover(&r->t, peer, 0, T_OUT));
+	W_OK(r, dvx_p2p_lane_health(&r->t, peer, 0, &h));
+	W_CHECK(r, h.state == DVX_P2P_Q_OK && h.comp_state == DVX_P2P_Q_OK && h.recoveries == 1,
+		"after recovery: state %u/%u recoveries %u", h.state, h.comp_state, h.recoveries);
+	recovered_traffic(r, 0, 5, 1, 1, &tk);
+}
+
+static void test_recover_companion(void **s)
+{
+	struct world_cfg c;
+
+	(void)s;
+	world_cfg_default(&c);
+	assert_int_equal(world_run(&c, body_comp_fail, NULL), 0);
+	c.local_pair = 1;
+	c.no_loopback = 1;
+	assert_int_equal(world_run(&c, body_comp_fail, NULL), 0);
+}
+
 /* ---- a bad rkey: an error naming the operation; others carry on ---- */
 
 static void body_bad_rkey(struct wrank *r)
@@ -425,13 +623,20 @@ static void body_bad_rkey(struct wrank *r)
 	struct dvx_p2p_lane_health h;
 	int n = r->w->cfg.nranks, p;
 
+	struct dvx_p2p_ticket good = { 0 }, failed = { 0 };
+
 	r->no_final_flush = 1;
 	if (r->rank == 0) {
 		struct dvx_p2p_rbuf bad = r->data_r[1];
 
+		/* a ticket that completes before the failure */
+		W_OK(r, dvx_p2p_put(&r->t, 1, 0, &r->data_l, wsend_off(r, 1), &r->data_r[1],
+				    wrecv_off(r, 0), 64, T_OUT, &good));
+		W_OK(r, dvx_p2p_wait_local(&r->t, &good, T_OUT, NULL));
 		bad.rkey[0] ^= 0x5a5a00;
 		W_OK(r, dvx_p2p_put(&r->t, 1, 0, &r->data_l, wsend_off(r, 1), &bad,
 				    wrecv_off(r, 0), 64, T_OUT, &tk));
+		failed = tk;
 		W_CHECK(r, dvx_p2p_wait_local(&r->t, &tk, T_OUT, &rep) == -EPERM &&
 				   rep.err == -EPERM && rep.peer == 1,
 			"bad rkey must surface as -EPERM (remote access), got %d", rep.err);
@@ -473,6 +678,8 @@ static void body_bad_rkey(struct wrank *r)
 	W_OK(r, dvx_p2p_flush(&r->t, 1, T_OUT, NULL));
 	if (r->rank == 2)
 		W_OK(r, dvx_p2p_flush(&r->t, 0, T_OUT, NULL));
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	recover_after_bad_rkey(r, &good, &failed);
 }
 
 static void test_bad_rkey(void **s)
@@ -523,6 +730,8 @@ int main(void)
 		cmocka_unit_test(test_wrap_threads),
 		cmocka_unit_test(test_bad_rkey),
 		cmocka_unit_test(test_no_companions),
+		cmocka_unit_test(test_recover_port_down),
+		cmocka_unit_test(test_recover_companion),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
