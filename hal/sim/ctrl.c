@@ -527,6 +527,7 @@ static void qp_parse(struct sim_qp *qp)
 		     (sim_get(q, 168 - SIM_QPC_OFF, 14, 14) ? DVX_ACCESS_REMOTE_WRITE : 0) |
 		     (sim_get(q, 168 - SIM_QPC_OFF, 13, 13) ? DVX_ACCESS_REMOTE_ATOMIC : 0);
 	qp->min_rnr_nak = (uint8_t)sim_get(q, 172 - SIM_QPC_OFF, 28, 24);
+	qp->ack_timeout = (uint8_t)sim_get(q, 56 - SIM_QPC_OFF, 31, 27);
 }
 
 /* copy field @b [hi:lo] of the command @in into the stored qpc */

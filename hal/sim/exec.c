@@ -445,6 +445,25 @@ static int request_lost(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp
 	return 0;
 }
 
+/*
+ * The transport time-out before a lost request is retried: 4.096 us * 2^ack_timeout on
+ * hardware (IB spec 9.7.6.1.3), here in nanoseconds instead of microseconds, as the RNR
+ * timer is (the model runs a thousand times faster than a link's timers), bounded to
+ * [SIM_EXEC_RETRY_NS, 50 ms]. ack_timeout 0 ("infinite" on hardware, a QP that never
+ * times out) is modelled as SIM_EXEC_RETRY_NS so a lost request cannot hang a test.
+ */
+static uint64_t sim_exec_retry_ns(const struct sim_qp *qp)
+{
+	uint64_t ns;
+
+	if (!qp->ack_timeout)
+		return SIM_EXEC_RETRY_NS;
+	ns = (4096ull << (qp->ack_timeout > 24 ? 24 : qp->ack_timeout)) / 1000u;
+	if (ns < SIM_EXEC_RETRY_NS)
+		ns = SIM_EXEC_RETRY_NS;
+	return ns > 50000000ull ? 50000000ull : ns;
+}
+
 /* the request was lost: retry after a time-out, retry_cnt times, then fail */
 static int retry_later(struct sim_qp *qp, struct sim_xres *r)
 {
@@ -455,7 +474,7 @@ static int retry_later(struct sim_qp *qp, struct sim_xres *r)
 	if (!qp->exec.retry_left)
 		return x_fail(r, SIM_SYND_TRANSPORT_RETRY_EXC_ERR, SIM_VS_RETRY);
 	qp->exec.retry_left--;
-	qp->stall_until_ns = sim_now_ns() + SIM_EXEC_RETRY_NS;
+	qp->stall_until_ns = sim_now_ns() + sim_exec_retry_ns(qp);
 	return X_STALL;
 }
 

@@ -185,6 +185,7 @@ struct sim_qp {
 	struct sim_cq *cq_rcv;
 	uint32_t flush_db;	/* sq_db at the last flush (ERR: flush again when it moves) */
 	uint32_t flush_rq;	/* RQ doorbell-record counter at the last flush */
+	uint8_t ack_timeout;	/* qpc.ack_timeout (RTR2RTS): the retry time-out, see exec.c */
 };
 
 /** a simulated NIC */
