@@ -396,21 +396,29 @@ static void test_sim_wqes(void **s)
 			memset(dvx_mlx5_wq_wqebb(&qp.sq.wq, idx), 0, 64);
 			valid_wqe(&qp.sq.wq, idx);
 			/* aim keys and addresses at the real MR part of the time */
-			if (rnd() & 1) {
+			if (rnd() % 4) {
 				uint8_t *w = dvx_mlx5_wq_wqebb(&qp.sq.wq, idx);
-				uint64_t a = (uint64_t)(uintptr_t)data + (rnd() % S_DATA);
-				uint32_t key = rnd() & 1 ? mr.rkey : mr.lkey;
+				uint64_t base = (uint64_t)(uintptr_t)data;
+				uint32_t n8 = 1 + (uint32_t)(rnd() % 4096);
+				uint8_t op = w[3];
 
-				dvx_put_be64(w + 16, a & ~7ull);
-				dvx_put_be32(w + 24, key);
-				dvx_put_be32(w + 52, mr.lkey);
-				dvx_put_be64(w + 56, (uint64_t)(uintptr_t)data + (rnd() % S_DATA));
+				dvx_put_be64(w + 16, base + ((rnd() % (S_DATA - 4096)) & ~7ull));
+				dvx_put_be32(w + 24, rnd() % 8 ? mr.rkey : mr.lkey);
+				if (op == DVX_MLX5_OPCODE_RDMA_WRITE || op == DVX_MLX5_OPCODE_RDMA_READ ||
+				    op == DVX_MLX5_OPCODE_RDMA_WRITE_IMM) {
+					dvx_put_be32(w + 32, n8);
+					dvx_put_be32(w + 36, mr.lkey);
+					dvx_put_be64(w + 40, base + (rnd() % (S_DATA - 4096)));
+				} else {
+					dvx_put_be32(w + 52, mr.lkey);
+					dvx_put_be64(w + 56, base + ((rnd() % (S_DATA - 8)) & ~7ull));
+				}
 			}
-			if (rnd() % 3 == 0)
+			if (rnd() % 8 == 0)
 				mutate(dvx_mlx5_wq_wqebb(&qp.sq.wq, idx), 64);
 			c = (struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_wqebb(&qp.sq.wq, idx);
-			/* keep the ds honest about the one WQEBB we own most of the time */
-			if (rnd() % 4) {
+			/* now and then a ds that lies about the one WQEBB we own */
+			if (rnd() % 8 == 0) {
 				uint32_t qd = dvx_be32_to_cpu(c->qpn_ds);
 
 				c->qpn_ds = dvx_cpu_to_be32((qd & ~0x3fu) | (1 + (uint32_t)(rnd() % 4)));
