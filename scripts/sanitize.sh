@@ -23,6 +23,6 @@ make -s O="$pfx-asan" SAN=address,undefined EXTRA_CFLAGS=-fno-sanitize-recover=u
 	-j"$jobs" check || rc=1
 
 echo "== ThreadSanitizer: the multi-threaded tests =="
-TESTS="p2p-test sim-core-test sim-ctrl-test bootstrap-thread-test" \
+TESTS="p2p-test sim-core-test sim-ctrl-test bootstrap-thread-test soak-test" \
 	make -s O="$pfx-tsan" SAN=thread -j"$jobs" check || rc=1
 exit $rc
