@@ -761,6 +761,22 @@ static int lane_recover(struct dvx_p2p *t, struct dvx_p2p_setup *s, int peer, ui
 	/* the companion's WAITs are satisfied by the main QP's flushes */
 	if (!err && l->comp.state != DVX_P2P_Q_UNUSED)
 		err = dvx_p2p_q_quiesce(&l->comp, rec_left(t, deadline));
+	if (!err && !comp_bad && l->comp.state != DVX_P2P_Q_UNUSED) {
+		/* the companion (or its partner) may have failed while it drained: its
+		 * loopback fetch-adds met the fault that broke the main QP. Then it is
+		 * stopped, drained and reset with the rest. */
+		int mb, cb;
+		int32_t le;
+
+		err = lane_status(l, o, &mb, &cb, &le);
+		if (!err && cb) {
+			comp_bad = 1;
+			dvx_p2p_q_mark_failed(&l->comp, mark);
+			err = qp_stop(&o->comp_qp);
+			if (!err)
+				err = dvx_p2p_q_quiesce(&l->comp, rec_left(t, deadline));
+		}
+	}
 	if (!err)
 		err = rec_send(s, peer, lane, REC_QUIET, att, patt, 0, 0, rec_left(t, deadline));
 	if (!err)

@@ -439,9 +439,14 @@ static int request_lost(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp
 		fab->faults.drop_count--;
 		return 1;
 	}
-	if (X_UNLIKELY(fab->faults.drop_every) &&
-	    ++fab->exec_pkts % fab->faults.drop_every == 0)
-		return 1;
+	/* every n-th request of each QP: a retry of a dropped request is the next one,
+	 * so with n >= 2 retries always get through (a fabric-wide count could drop
+	 * the same QP every time while others retry in step) */
+	if (X_UNLIKELY(fab->faults.drop_every)) {
+		fab->exec_pkts++;
+		if (++qp->exec.pkts % fab->faults.drop_every == 0)
+			return 1;
+	}
 	return 0;
 }
 

@@ -133,6 +133,7 @@ struct sim_qp_exec {
 	uint8_t rsvd;
 	struct sim_cq *scq, *rcq;	/* cached send / receive CQ (checked by cqn) */
 	struct sim_exec_key keys[SIM_EXEC_KEYS];	/* direct-mapped key cache */
+	uint64_t pkts;		/* request packets this QP sent, for faults.drop_every */
 };
 
 /** a receive WQE's scatter list position, for SEND spanning (kept per QP) */

@@ -202,7 +202,7 @@ struct dvx_sim_fabric_cfg {
 
 /** struct dvx_sim_faults - injected network faults (fabric-wide). */
 struct dvx_sim_faults {
-	uint32_t drop_every;	/* drop every n-th request packet (0 = never); retried per retry_cnt */
+	uint32_t drop_every;	/* drop every n-th request of each QP (0 = never); retried per retry_cnt */
 	uint32_t drop_count;	/* drop this many requests in a row from now (retry exhaustion) */
 	uint64_t delay_ns;	/* delay before each WQE executes */
 	uint8_t link_down;	/* every port down: requests time out (retry exhausted) */
