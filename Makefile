@@ -174,7 +174,14 @@ $(objtree)/.layer-check: $(srctree)/scripts/check-layers.sh $$(layer-srcs)
 	$(Q)$(srctree)/scripts/check-layers.sh $(srctree)
 	$(Q)mkdir -p $(@D) && touch $@
 
-$(LIB): $(all-lib-objs) $(objtree)/.alloc-check $(objtree)/.layer-check
+# Every public function (dvx_* in include/dvx/**/*.h, *.cuh) carries a kernel-doc comment.
+kdoc-hdrs = $(shell find $(srctree)/include/dvx -name '*.h' -o -name '*.cuh' 2>/dev/null)
+$(objtree)/.kdoc-check: $(srctree)/scripts/check-kdoc.sh $$(kdoc-hdrs)
+	$(call quiet,CHECK,kernel-doc)
+	$(Q)$(srctree)/scripts/check-kdoc.sh $(if $(filter 1,$(V)),-v) $(srctree)
+	$(Q)mkdir -p $(@D) && touch $@
+
+$(LIB): $(all-lib-objs) $(objtree)/.alloc-check $(objtree)/.layer-check $(objtree)/.kdoc-check
 	$(call quiet,AR,$@)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $(all-lib-objs)
@@ -187,7 +194,8 @@ $(tool-bins): $(objtree)/tools/%: $$(addprefix $(objtree)/tools/,$$($$*-objs)) $
 # tests: every test lists the tree-relative sources it links (its own and the
 # production units under test); nothing else of the library comes along.
 src-to-obj = $(patsubst %.cu,$(objtree)/%.cu.o,$(patsubst %.c,$(objtree)/%.o,$(1)))
-$(test-bins): $(objtree)/tests/%: $$(call src-to-obj,$$($$*-srcs)) $(objtree)/.layer-check
+$(test-bins): $(objtree)/tests/%: $$(call src-to-obj,$$($$*-srcs)) $(objtree)/.layer-check \
+		$(objtree)/.kdoc-check
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(DVX_CFLAGS) $(LDSAN) -o $@ $(filter %.o,$^) \
 		$(addprefix -Wl$(comma)--wrap=,$($*-wrap)) $($*-libs) $(CMOCKA_LIBS) $(LDLIBS)
@@ -282,7 +290,7 @@ savedefconfig:
 clean:
 	$(Q)rm -rf $(objtree)/hal $(objtree)/mlx5 $(objtree)/gpu $(objtree)/core \
 		$(objtree)/tools $(objtree)/tests $(objtree)/bench $(LIB) $(objtree)/dvx.pc \
-		$(objtree)/.alloc-check $(objtree)/.layer-check
+		$(objtree)/.alloc-check $(objtree)/.layer-check $(objtree)/.kdoc-check
 distclean:
 	$(Q)rm -rf $(objtree)
 

@@ -30,6 +30,15 @@ typedef uint64_t DVX_BITWISE dvx_be64;
 #define DVX_HOST_BIG_ENDIAN 0
 #endif
 
+/**
+ * dvx_swab16(), dvx_swab32(), dvx_swab64() - reverse the byte order of a value.
+ * @x:		the value
+ *
+ * Unconditional swaps (whatever the host order is): __builtin_bswap*() on the host, one
+ * PRMT (__byte_perm) per 32 bits in CUDA device code.
+ *
+ * Context: any, host or device; pure. Return: @x with its bytes reversed.
+ */
 DVX_INLINE uint16_t dvx_swab16(uint16_t x)
 {
 #ifdef __CUDA_ARCH__
@@ -58,6 +67,19 @@ DVX_INLINE uint64_t dvx_swab64(uint64_t x)
 #endif
 }
 
+/**
+ * dvx_cpu_to_be16(), dvx_cpu_to_be32(), dvx_cpu_to_be64(), dvx_be16_to_cpu(),
+ * dvx_be32_to_cpu(), dvx_be64_to_cpu() - convert between CPU order and the typed
+ * big-endian values the hardware reads.
+ * @x:		the value to convert
+ *
+ * dvx_cpu_to_be*() take a CPU-order integer and return a dvx_be* value;
+ * dvx_be*_to_cpu() the reverse. On a little-endian host (and in CUDA device code)
+ * they swap the bytes, on a big-endian host they only change the type. Under sparse
+ * the dvx_be* types are bitwise, so mixing them with CPU-order values is reported.
+ *
+ * Context: any, host or device; pure. Return: the converted value.
+ */
 #if DVX_HOST_BIG_ENDIAN
 DVX_INLINE dvx_be16 dvx_cpu_to_be16(uint16_t x) { return (DVX_FORCE dvx_be16)x; }
 DVX_INLINE dvx_be32 dvx_cpu_to_be32(uint32_t x) { return (DVX_FORCE dvx_be32)x; }
@@ -74,7 +96,16 @@ DVX_INLINE uint32_t dvx_be32_to_cpu(dvx_be32 x) { return dvx_swab32((DVX_FORCE u
 DVX_INLINE uint64_t dvx_be64_to_cpu(dvx_be64 x) { return dvx_swab64((DVX_FORCE uint64_t)x); }
 #endif
 
-/* Big-endian loads and stores at any byte address (mailboxes, decoders). */
+/**
+ * dvx_get_be32(), dvx_get_be16(), dvx_get_be64() - load a big-endian value from any
+ * byte address.
+ * @p:		the first (most significant) byte; needs no alignment
+ *
+ * Byte-by-byte loads for mailboxes and decoders, where fields sit at arbitrary
+ * offsets; 64 bits are read as two 32-bit halves, high half first. Not atomic.
+ *
+ * Context: any, host or device. Return: the value in CPU order.
+ */
 DVX_INLINE uint32_t dvx_get_be32(const void *p)
 {
 	const uint8_t *b = (const uint8_t *)p;
@@ -93,6 +124,17 @@ DVX_INLINE uint64_t dvx_get_be64(const void *p)
 	return ((uint64_t)dvx_get_be32(b) << 32) | dvx_get_be32(b + 4);
 }
 
+/**
+ * dvx_put_be32(), dvx_put_be16(), dvx_put_be64() - store a value big-endian at any
+ * byte address.
+ * @p:		where the first (most significant) byte goes; needs no alignment
+ * @v:		the value, in CPU order
+ *
+ * Byte-by-byte stores for mailboxes; 64 bits are written as two 32-bit halves, high
+ * half first. Not atomic: never use them for memory the device may be reading.
+ *
+ * Context: any, host or device.
+ */
 DVX_INLINE void dvx_put_be32(void *p, uint32_t v)
 {
 	uint8_t *b = (uint8_t *)p;

@@ -461,9 +461,42 @@ struct dvx_hal {
 const struct dvx_hal *dvx_hal_linux(void);
 
 /*
- * The wrappers every layer above calls. Each checks its arguments (-EINVAL), returns
+ * The wrappers every layer above calls. Each mirrors the struct dvx_hal_ops entry of
+ * the same name (dvx_hal_foo() calls ops->foo), checks its arguments (-EINVAL), returns
  * -ENOSYS when the backend lacks the entry, and on failure makes sure dev->diag names
  * the operation (backends fill in the vendor's details).
+ */
+
+/**
+ * dvx_hal_dev_list(), dvx_hal_dev_open(), dvx_hal_dev_close(), dvx_hal_query_device(),
+ * dvx_hal_query_port(), dvx_hal_query_gid() - list, open, close and query devices;
+ * wrappers of the struct dvx_hal_ops entries dev_list, dev_open, dev_close,
+ * query_device, query_port and query_gid.
+ * @hal:	the backend instance (dev_list, dev_open)
+ * @info:	dev_list: array of @max entries to fill, may be NULL when @max is 0
+ * @max:	dev_list: entries @info has room for
+ * @count:	dev_list: set to the number of devices present, which may exceed @max
+ * @name:	dev_open: ibdev name or PCI address ("0000:3b:00.0" or "3b:00.0")
+ * @dev:	the device: caller storage, filled by dev_open (dev->log, set before, is
+ *		kept), used by the others
+ * @port:	port number, from 1
+ * @attr:	caller storage for the device's or port's attributes
+ * @index:	GID table index
+ * @gid:	caller storage for the GID table entry
+ *
+ * Common contract: a NULL @hal/@dev, a backend without an ops table or a missing
+ * argument (NULL output, @port 0, empty @name, @max > 0 with no @info) is -EINVAL;
+ * an entry the backend does not provide is -ENOSYS; any other failure is the
+ * backend's negative errno (a non-negative one becomes -EIO) and, for calls
+ * on a @dev, leaves dev->diag naming the operation with the backend's details
+ * (dev_list has no device: nothing is recorded). dev_open refuses a device that is not
+ * mlx5 with -ENODEV; on failure @dev keeps @hal and no backend handle. dev_close
+ * releases the backend's handle; the caller must have destroyed the objects made on
+ * @dev first. Every structure lives in caller storage; nothing is allocated for the
+ * caller.
+ *
+ * Context: process context, one thread at a time per @dev (the hal does not lock).
+ * Return: 0 or a negative errno.
  */
 int dvx_hal_dev_list(const struct dvx_hal *hal, struct dvx_hal_dev_info *info, unsigned max,
 		     unsigned *count);
@@ -473,6 +506,30 @@ int dvx_hal_query_device(struct dvx_hal_dev *dev, struct dvx_hal_dev_attr *attr)
 int dvx_hal_query_port(struct dvx_hal_dev *dev, uint8_t port, struct dvx_hal_port_attr *attr);
 int dvx_hal_query_gid(struct dvx_hal_dev *dev, uint8_t port, uint32_t index,
 		      struct dvx_hal_gid *gid);
+
+/**
+ * dvx_hal_devx_cmd(), dvx_hal_obj_create(), dvx_hal_obj_modify(), dvx_hal_obj_query(),
+ * dvx_hal_obj_destroy() - run a DEVX command, or create, modify, query and destroy a
+ * DEVX object; wrappers of the struct dvx_hal_ops entries devx_cmd, obj_create,
+ * obj_modify, obj_query and obj_destroy.
+ * @dev:	an opened device
+ * @obj:	the object: caller storage, filled by obj_create (obj->id is left for
+ *		the caller to take from @out), passed back to the others
+ * @in:		input mailbox (PRM layout, big-endian), at least 8 bytes
+ * @inlen:	its length in bytes
+ * @out:	output mailbox, at least 16 bytes; status in byte 0, syndrome in bytes 4-7
+ * @outlen:	its length in bytes
+ *
+ * The mailboxes belong to the caller and are only used during the call. Common
+ * contract: missing or short mailboxes or a NULL @obj are -EINVAL (recorded in
+ * dev->diag); a NULL @dev or a backend without ops is -EINVAL; an entry the backend
+ * lacks is -ENOSYS; a command the device fails is the errno its status translates to
+ * (dvx_hal_devx_status_errno()), with the status, syndrome and opcode in dev->diag.
+ * obj_destroy runs the object's destroy command; @obj may then be reused.
+ *
+ * Context: process context, one thread at a time per @dev; the command may sleep in
+ * the kernel. Return: 0 or a negative errno.
+ */
 int dvx_hal_devx_cmd(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
 		     size_t outlen);
 int dvx_hal_obj_create(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
@@ -482,6 +539,37 @@ int dvx_hal_obj_modify(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const v
 int dvx_hal_obj_query(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
 		      size_t inlen, void *out, size_t outlen);
 int dvx_hal_obj_destroy(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj);
+
+/**
+ * dvx_hal_umem_reg(), dvx_hal_umem_dereg(), dvx_hal_uar_alloc(), dvx_hal_uar_free(),
+ * dvx_hal_pd_alloc(), dvx_hal_pd_free(), dvx_hal_eqn_query(), dvx_hal_mr_reg(),
+ * dvx_hal_mr_dereg(), dvx_hal_roce_rmac() - the resources DEVX objects are made from;
+ * wrappers of the struct dvx_hal_ops entries of the same names.
+ * @dev:	an opened device
+ * @req:	umem_reg: memory to register (an address, or a dma-buf fd at an offset);
+ *		mr_reg: likewise, with the access rights and flags (DVX_MR_*)
+ * @umem:	caller storage for the registered umem (umem->id goes into mailboxes)
+ * @type:	uar_alloc: the enum dvx_uar_type wanted (uar->type says what was obtained)
+ * @uar:	caller storage for the UAR (register and page addresses, page id)
+ * @pd:		caller storage for the protection domain; mr_reg and roce_rmac use it
+ * @vector:	eqn_query: completion vector
+ * @eqn:	eqn_query: set to the EQ number of @vector (for cqc.c_eqn)
+ * @mr:		caller storage for the MR (lkey, rkey)
+ * @port:	roce_rmac: port number, from 1
+ * @sgid_index:	roce_rmac: source GID index
+ * @dgid:	roce_rmac: destination GID, network order
+ * @mac:	roce_rmac: set to the destination MAC
+ *
+ * The registered memory stays the caller's: it must stay valid until the matching
+ * dereg, and is not freed by it. Handles are filled in caller storage and must be
+ * given back (dereg/free) before dvx_hal_dev_close(). Common contract: a missing
+ * argument (NULL handle, an empty region, an unknown UAR type, @port 0) is -EINVAL
+ * recorded in dev->diag; an entry the backend lacks is -ENOSYS; any other failure is
+ * the backend's negative errno with its details in dev->diag.
+ *
+ * Context: process context, one thread at a time per @dev; registration may sleep
+ * (pinning pages). Return: 0 or a negative errno.
+ */
 int dvx_hal_umem_reg(struct dvx_hal_dev *dev, const struct dvx_hal_umem_req *req,
 		     struct dvx_hal_umem *umem);
 int dvx_hal_umem_dereg(struct dvx_hal_dev *dev, struct dvx_hal_umem *umem);
@@ -495,13 +583,62 @@ int dvx_hal_mr_reg(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd,
 int dvx_hal_mr_dereg(struct dvx_hal_dev *dev, struct dvx_hal_mr *mr);
 int dvx_hal_roce_rmac(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd, uint8_t port,
 		      uint32_t sgid_index, const uint8_t dgid[16], uint8_t mac[6]);
+
+/**
+ * dvx_hal_dev_progress() - let the backend make progress between two polls; wrapper
+ * of the struct dvx_hal_ops entry dev_progress.
+ * @dev:	an opened device
+ *
+ * dvx's wait loops call it while they poll: the sim steps its NIC model, hardware
+ * backends relax the CPU. Does nothing for a NULL @dev or a backend without the entry.
+ *
+ * Context: the thread polling @dev. Return: nothing.
+ */
 void dvx_hal_dev_progress(struct dvx_hal_dev *dev);
+
+/**
+ * dvx_hal_mem_alloc(), dvx_hal_mem_free(), dvx_hal_pci_list(), dvx_hal_limits() - host
+ * memory, PCI topology and process limits; wrappers of the struct dvx_hal_ops entries
+ * mem_alloc, mem_free, pci_list and limits.
+ * @hal:	the backend instance
+ * @len:	mem_alloc: bytes wanted (not 0)
+ * @align:	mem_alloc: alignment, a power of two or 0 for the backend's default
+ * @numa_node:	mem_alloc: node to allocate on, -1 for any
+ * @flags:	mem_alloc: DVX_MEM_F_* (hugepages, hugepages only, zeroed)
+ * @mem:	mem_alloc: caller storage for the handle (address, length, kind, page
+ *		size); mem_free: that handle
+ * @class_mask:	pci_list: PCI class bits compared
+ * @class_value: pci_list: the value they must have
+ * @devs:	pci_list: array of @max entries to fill, may be NULL when @max is 0
+ * @max:	pci_list: entries @devs has room for
+ * @count:	pci_list: set to the number of matching functions, which may exceed @max
+ * @lim:	limits: caller storage for the process limits (RLIMIT_MEMLOCK, page size)
+ *
+ * mem_alloc hands host memory to the caller, who owns it until mem_free; the library
+ * itself never calls it. Common contract: a NULL @hal, a backend without ops or a bad
+ * argument (NULL output, @len 0, @align not a power of two, @max > 0 with no @devs) is
+ * -EINVAL; an entry the backend lacks is -ENOSYS; otherwise the backend's negative
+ * errno. These calls have no device, so nothing is recorded in a diag.
+ *
+ * Context: process context; thread-safe. Return: 0 or a negative errno.
+ */
 int dvx_hal_mem_alloc(const struct dvx_hal *hal, uint64_t len, uint64_t align, int numa_node,
 		      uint32_t flags, struct dvx_hal_mem *mem);
 int dvx_hal_mem_free(const struct dvx_hal *hal, struct dvx_hal_mem *mem);
 int dvx_hal_pci_list(const struct dvx_hal *hal, uint32_t class_mask, uint32_t class_value,
 		     struct dvx_hal_pci_dev *devs, unsigned max, unsigned *count);
 int dvx_hal_limits(const struct dvx_hal *hal, struct dvx_hal_limits *lim);
+
+/**
+ * dvx_hal_now_ns() - the backend's monotonic clock; wrapper of the struct dvx_hal_ops
+ * entry now_ns.
+ * @hal:	the backend instance (may be NULL)
+ *
+ * Timeouts are measured with it, so a simulated backend can run its own time. Without
+ * a backend or the entry it reads CLOCK_MONOTONIC.
+ *
+ * Context: any; thread-safe. Return: nanoseconds from an arbitrary origin.
+ */
 uint64_t dvx_hal_now_ns(const struct dvx_hal *hal);
 
 /**
@@ -710,6 +847,34 @@ int dvx_hal_cu_errno(int cu_result);
  * the entry, and on failure leaves gpu->diag naming the operation (with the CUresult
  * and its name when the driver failed).
  */
+/**
+ * dvx_hal_gpu_init(), dvx_hal_gpu_count(), dvx_hal_gpu_get(), dvx_hal_gpu_query(),
+ * dvx_hal_gpu_ctx_retain(), dvx_hal_gpu_ctx_release(), dvx_hal_gpu_ctx_set_current() -
+ * bind a GPU handle to a backend, pick a device, query it and hold its primary
+ * context; wrappers of the struct dvx_hal_ops entries gpu_init, gpu_count, gpu_get,
+ * gpu_query, gpu_ctx_retain, gpu_ctx_release and gpu_ctx_set_current.
+ * @hal:	gpu_init: the backend instance (with gpu_* entries: dvx_hal_cuda(),
+ *		dvx_hal_linux(), the mock)
+ * @gpu:	the handle, caller storage: gpu_init clears it (keeping gpu->log), binds it
+ *		to @hal and sets ordinal and handle to -1; the others use it
+ * @count:	gpu_count: set to the number of GPUs the driver sees
+ * @ordinal:	gpu_get: device ordinal, used when @pci is NULL or empty
+ * @pci:	gpu_get: PCI address of the device, or NULL
+ * @attr:	gpu_query: caller storage for the device's attributes
+ *
+ * gpu_get sets gpu->ordinal and gpu->handle; gpu_query needs them. ctx_retain
+ * retains the device's primary context (gpu->priv, gpu->ctx_retained) and ctx_release
+ * gives it back; ctx_set_current makes it current on the calling thread, which CUDA
+ * calls on that thread then need. Common contract: a NULL @hal/@gpu or an unbound
+ * handle is -EINVAL; a bad argument (NULL output, neither @ordinal >= 0 nor @pci, no
+ * device chosen, a context already retained or not retained) is -EINVAL recorded in
+ * gpu->diag; an entry the backend lacks is -ENOSYS; a driver failure is the errno of
+ * its CUresult (dvx_hal_cu_errno()) with the CUresult and its name in gpu->diag. No
+ * driver on the machine makes gpu_init fail with -ENODEV.
+ *
+ * Context: process context, one thread at a time per @gpu. Return: 0 or a negative
+ * errno.
+ */
 int dvx_hal_gpu_init(const struct dvx_hal *hal, struct dvx_hal_gpu *gpu);
 int dvx_hal_gpu_count(struct dvx_hal_gpu *gpu, int *count);
 int dvx_hal_gpu_get(struct dvx_hal_gpu *gpu, int ordinal, const char *pci);
@@ -717,6 +882,38 @@ int dvx_hal_gpu_query(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_attr *attr);
 int dvx_hal_gpu_ctx_retain(struct dvx_hal_gpu *gpu);
 int dvx_hal_gpu_ctx_release(struct dvx_hal_gpu *gpu);
 int dvx_hal_gpu_ctx_set_current(struct dvx_hal_gpu *gpu);
+
+/**
+ * dvx_hal_gpu_mem_create(), dvx_hal_gpu_mem_free(), dvx_hal_gpu_mem_export(),
+ * dvx_hal_gpu_dmabuf_fd(), dvx_hal_gpu_host_register(), dvx_hal_gpu_host_unregister() -
+ * GPU memory for the NIC and host memory for the GPU; wrappers of the struct
+ * dvx_hal_ops entries of the same names.
+ * @gpu:	a handle with a device chosen (and, for the CUDA backend, its context
+ *		current on the calling thread)
+ * @req:	mem_create: length (rounded up to the allocation granularity) and
+ *		DVX_HAL_GPU_MEM_* flags wanted
+ * @mem:	mem_create: caller storage for the mapped allocation (dptr, len, the
+ *		flags obtained); mem_free and mem_export: that allocation
+ * @fd:		set to a new file descriptor (a POSIX fd of the allocation, or a dma-buf
+ *		of [@dptr, @dptr + @len)) that the caller owns and must close
+ * @dptr:	dmabuf_fd: device address of the range; host_register: set to the
+ *		device address of the registered host range
+ * @len:	bytes of the range
+ * @flags:	DVX_HAL_GPU_DMABUF_* (dmabuf_fd) or DVX_HAL_GPU_HOST_* (host_register)
+ * @addr:	host range to register (host memory or a mapped UAR page with
+ *		DVX_HAL_GPU_HOST_IOMEM), or to unregister
+ *
+ * mem_create reserves, maps and enables device memory that the caller owns until
+ * mem_free (which clears @mem). mem_export needs memory created with
+ * DVX_HAL_GPU_MEM_EXPORT. Host memory stays the caller's; it must stay mapped until
+ * host_unregister. Common contract: a NULL or unbound @gpu is -EINVAL; a bad argument
+ * (NULL output, an empty range, memory not created) is -EINVAL recorded in gpu->diag;
+ * an entry the backend lacks is -ENOSYS; a driver failure is the errno of its CUresult
+ * with the CUresult and its name in gpu->diag.
+ *
+ * Context: process context, one thread at a time per @gpu. Return: 0 or a negative
+ * errno.
+ */
 int dvx_hal_gpu_mem_create(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem_req *req,
 			   struct dvx_hal_gpu_mem *mem);
 int dvx_hal_gpu_mem_free(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_mem *mem);
@@ -726,6 +923,39 @@ int dvx_hal_gpu_dmabuf_fd(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t len, 
 int dvx_hal_gpu_host_register(struct dvx_hal_gpu *gpu, void *addr, uint64_t len, uint32_t flags,
 			      uint64_t *dptr);
 int dvx_hal_gpu_host_unregister(struct dvx_hal_gpu *gpu, void *addr);
+
+/**
+ * dvx_hal_gpu_module_load(), dvx_hal_gpu_module_unload(), dvx_hal_gpu_module_function(),
+ * dvx_hal_gpu_launch(), dvx_hal_gpu_stream_create(), dvx_hal_gpu_stream_destroy(),
+ * dvx_hal_gpu_stream_query(), dvx_hal_gpu_memcpy_htod(), dvx_hal_gpu_memcpy_dtoh() -
+ * load code, launch it on streams and copy memory; wrappers of the struct dvx_hal_ops
+ * entries of the same names.
+ * @gpu:	a handle whose context is current on the calling thread
+ * @image:	module_load: a fatbin, cubin or PTX image; only read during the call
+ * @mod:	module_load: caller storage for the module (mod->priv); module_unload
+ *		and module_function: that module
+ * @name:	module_function: the kernel's (extern "C") name
+ * @func:	module_function: set to the kernel, valid until the module is unloaded
+ * @launch:	gpu_launch: function, grid, block, dynamic shared memory, stream and
+ *		argument pointers (read during the call only)
+ * @stream:	stream_create: set to a new non-blocking stream the caller destroys
+ *		with stream_destroy; the others: that stream
+ * @dptr:	memcpy: device address
+ * @src:	memcpy_htod: host source
+ * @dst:	memcpy_dtoh: host destination
+ * @len:	memcpy: bytes to copy (synchronous copies)
+ *
+ * gpu_launch only queues the kernel; stream_query answers 0 when all work on @stream
+ * is done and -EBUSY while it runs (neither is recorded as a failure). Common
+ * contract: a NULL or unbound @gpu is -EINVAL; a bad argument (NULL image, module,
+ * name, function or buffer, a NULL stream to create or destroy, an empty grid, block
+ * or range) is -EINVAL recorded in gpu->diag; an entry the backend lacks is -ENOSYS;
+ * a driver failure is the errno of its CUresult with the CUresult and its name in
+ * gpu->diag.
+ *
+ * Context: process context, one thread at a time per @gpu. Return: 0 or a negative
+ * errno.
+ */
 int dvx_hal_gpu_module_load(struct dvx_hal_gpu *gpu, const void *image,
 			    struct dvx_hal_gpu_module *mod);
 int dvx_hal_gpu_module_unload(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_module *mod);

@@ -49,6 +49,12 @@ struct dvx_p2p_dev_op {
 	uint32_t flags, has_sig, has_ctr, rsvd;
 };
 
+/**
+ * dvx_p2p_dev_ld_acquire32() - acquire load (GPU scope) of a 32-bit word.
+ * @p:		the word (4-byte aligned), e.g. a queue state's error
+ *
+ * Context: device, any thread. Return: the value.
+ */
 DVX_DEV int32_t dvx_p2p_dev_ld_acquire32(const int32_t *p)
 {
 	int32_t v;
@@ -57,6 +63,13 @@ DVX_DEV int32_t dvx_p2p_dev_ld_acquire32(const int32_t *p)
 	return v;
 }
 
+/**
+ * dvx_p2p_dev_qst() - the shared state of a lane queue.
+ * @q:		the queue view
+ *
+ * Context: device, any thread. Return: the queue's struct dvx_p2p_dev_qstate (in GPU
+ * memory, owned by the transport that made the view).
+ */
 DVX_DEV struct dvx_p2p_dev_qstate *dvx_p2p_dev_qst(const struct dvx_p2p_dev_q &q)
 {
 	return (struct dvx_p2p_dev_qstate *)q.state;
@@ -191,11 +204,29 @@ DVX_DEV int dvx_p2p_dev_q_wait(const struct dvx_p2p_dev_q &q, uint64_t idx, uint
 
 /* ---- making an operation (the host's checks, core/p2p_ops.c check()) ---- */
 
+/**
+ * dvx_p2p_dev_in_bounds() - whether [@off, @off + @len) lies inside a buffer of @size
+ * bytes, without overflowing.
+ * @off:	offset into the buffer
+ * @len:	bytes
+ * @size:	the buffer's length
+ *
+ * Context: device, any thread. Return: true when it does.
+ */
 DVX_DEV bool dvx_p2p_dev_in_bounds(uint64_t off, uint64_t len, uint64_t size)
 {
 	return off <= size && len <= size - off;
 }
 
+/**
+ * dvx_p2p_dev_word_ok() - whether the 8-byte word at @off of a buffer is inside it and
+ * 8-byte aligned (a signal or counter target).
+ * @addr:	the buffer's address
+ * @off:	offset of the word
+ * @size:	the buffer's length
+ *
+ * Context: device, any thread. Return: true when it is.
+ */
 DVX_DEV bool dvx_p2p_dev_word_ok(uint64_t addr, uint64_t off, uint64_t size)
 {
 	return dvx_p2p_dev_in_bounds(off, 8, size) && ((addr + off) & 7u) == 0;
@@ -258,8 +289,19 @@ DVX_DEV uint32_t dvx_p2p_dev_op_nmain(const struct dvx_p2p_dev_op &op)
 	return (uint32_t)((op.len + DVX_P2P_MAX_SPLIT - 1) / DVX_P2P_MAX_SPLIT) + op.has_sig;
 }
 
-/* write @op's main WQEs at [@t, @t + nmain) (a failed builder: signaled NOPs, so the
- * ring and the CQ stay in step); return 0 or the builder's error */
+/**
+ * dvx_p2p_dev_build_main() - write an operation's main-QP WQEs at [@t, @t + nmain).
+ * @wq:		the main SQ's ring (dvx_dev_sq_wq())
+ * @l:		the lane (its sink lkey receives the signal fetch-add's old value)
+ * @op:	the resolved operation: WRITEs split at DVX_P2P_MAX_SPLIT, then the signal
+ * @t:		the first reserved slot (dvx_p2p_dev_op_nmain() slots reserved)
+ *
+ * Every WQE is signaled. A failed builder leaves signaled NOPs in all the slots, so the
+ * ring and the CQ stay in step.
+ *
+ * Context: device, the thread holding the reservation. Return: 0 or the builder's
+ * negative errno.
+ */
 DVX_DEV int dvx_p2p_dev_build_main(const struct dvx_mlx5_wq *wq, const struct dvx_p2p_dev_lane &l,
 				   const struct dvx_p2p_dev_op &op, uint64_t t)
 {
@@ -287,7 +329,17 @@ DVX_DEV int dvx_p2p_dev_build_main(const struct dvx_mlx5_wq *wq, const struct dv
 	return 0;
 }
 
-/* the companion's WAIT(main CQ, @last) + loopback fetch-add at [@c, @c + 2) */
+/**
+ * dvx_p2p_dev_build_comp() - write the companion's two WQEs at [@c, @c + 2): a WAIT
+ * on the main CQ for main WQE @last, then the loopback fetch-add of 1 on the counter.
+ * @cwq:	the companion SQ's ring
+ * @l:		the lane (main CQ number and base, sink lkey)
+ * @op:	the operation (counter address and rkey)
+ * @c:		the first of two reserved companion slots
+ * @last:	the main SQ index of the operation's last WQE
+ *
+ * Context: device, the thread holding the reservation. Return: nothing.
+ */
 DVX_DEV void dvx_p2p_dev_build_comp(const struct dvx_mlx5_wq *cwq, const struct dvx_p2p_dev_lane &l,
 				    const struct dvx_p2p_dev_op &op, uint64_t c, uint64_t last)
 {
@@ -297,9 +349,19 @@ DVX_DEV void dvx_p2p_dev_build_comp(const struct dvx_mlx5_wq *cwq, const struct 
 			       0, l.sink_lkey);
 }
 
-/* fill reserved slots of @q with signaled NOPs and publish them (a counter post whose
- * main QP had no room gives its companion slots back this way; ring and CQ stay in
- * step) */
+/**
+ * dvx_p2p_dev_nop_fill() - fill reserved slots of @q with signaled NOPs and publish them.
+ * @q:		the lane queue
+ * @t:		the first reserved slot
+ * @n:		slots reserved
+ * @timeout_ns:	bound for the publish wait
+ *
+ * A counter post whose main QP had no room gives its companion slots back this way;
+ * ring and CQ stay in step. The publish's result is not returned (a timeout there
+ * means an earlier poster never published, which the queue's next user meets too).
+ *
+ * Context: device, the thread holding the reservation. Return: nothing.
+ */
 DVX_DEV void dvx_p2p_dev_nop_fill(const struct dvx_p2p_dev_q &q, uint64_t t, uint32_t n,
 				  uint64_t timeout_ns)
 {
@@ -359,7 +421,29 @@ DVX_DEV int dvx_p2p_dev_post_op(const struct dvx_p2p_dev_lane &l, const struct d
 	return err ? err : berr;
 }
 
-/* the common front of the thread-scope calls */
+/**
+ * dvx_p2p_dev_post() - the common front of the thread-scope calls: find the lane
+ * (@peer, @channel), resolve the operation and post it.
+ * @d:		the device view of the transport
+ * @peer:	the target rank
+ * @channel:	selects the lane (modulo the lanes per peer)
+ * @src:	local source buffer and @soff offset, or NULL (no data)
+ * @soff:	offset into @src
+ * @dst:	remote destination buffer, or NULL (no data)
+ * @doff:	offset into @dst
+ * @len:	data bytes (0: none)
+ * @sig:	the peer's signal buffer, or NULL
+ * @sigoff:	offset of the signal word
+ * @add:	the signal's addend
+ * @flags:	DVX_P2P_FENCE or 0
+ * @ctr:	the local counter buffer, or NULL
+ * @ctroff:	offset of the counter word
+ * @timeout_ns:	bound for each wait
+ * @tk:		optional: receives the ticket
+ *
+ * Context: device, any thread. Return: as dvx_p2p_dev_post_op(); -EINVAL for a bad
+ * peer or operation (dvx_p2p_dev_op_make()).
+ */
 DVX_DEV int dvx_p2p_dev_post(const struct dvx_p2p_dev &d, int peer, uint32_t channel,
 			     const struct dvx_p2p_lbuf *src, uint64_t soff,
 			     const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
@@ -481,6 +565,15 @@ DVX_DEV uint64_t dvx_p2p_dev_read_counter(const uint64_t *word)
 	return dvx_dev_ld_acquire_sys(word);
 }
 
+/**
+ * dvx_p2p_dev_cmp_holds() - evaluate (@v @cmp @e).
+ * @cmp:	DVX_CMP_*
+ * @v:		the observed value
+ * @e:		the expected value
+ *
+ * Context: device, any thread. Return: 1 when it holds, 0 when not, -EINVAL for an
+ * unknown @cmp.
+ */
 DVX_DEV int dvx_p2p_dev_cmp_holds(uint32_t cmp, uint64_t v, uint64_t e)
 {
 	switch (cmp) {
@@ -562,7 +655,13 @@ DVX_DEV int dvx_p2p_dev_wait_counter(const struct dvx_p2p_dev &d, int peer, uint
 	}
 }
 
-/* wait until everything published on @q so far has completed */
+/**
+ * dvx_p2p_dev_q_drain() - wait until everything published on @q so far has completed.
+ * @q:		the lane queue (its CQ is polled while waiting)
+ * @deadline:	%globaltimer deadline (dvx_dev_deadline())
+ *
+ * Context: device, any thread. Return: 0; the queue's error; -ETIMEDOUT.
+ */
 DVX_DEV int dvx_p2p_dev_q_drain(const struct dvx_p2p_dev_q &q, uint64_t deadline)
 {
 	struct dvx_p2p_dev_qstate *st = dvx_p2p_dev_qst(q);
@@ -607,9 +706,20 @@ DVX_DEV int dvx_p2p_dev_flush(const struct dvx_p2p_dev &d, uint32_t channel, uin
 	return 0;
 }
 
-/*
- * the group part of a warp- or block-scope call (a signal and/or a counter), checked
- * as the host does; made by the group's leader only
+/**
+ * dvx_p2p_dev_group_make() - resolve the group part of a warp- or block-scope call (a
+ * signal and/or a counter), checked as the host does.
+ * @l:		the lane
+ * @sig:	the peer's signal buffer, or NULL
+ * @sigoff:	offset of the signal word
+ * @add:	the signal's addend
+ * @flags:	DVX_P2P_FENCE or 0
+ * @ctr:	the local counter buffer, or NULL
+ * @ctroff:	offset of the counter word
+ * @gop:	set to the group operation (no data part)
+ *
+ * Context: device, the group's leader only. Return: 0; -EINVAL (bounds, alignment,
+ * a missing key, bad flags); -EOPNOTSUPP (a counter on a lane without companion).
  */
 DVX_DEV int dvx_p2p_dev_group_make(const struct dvx_p2p_dev_lane &l, const struct dvx_p2p_rbuf *sig,
 				   uint64_t sigoff, uint64_t add, uint32_t flags,
@@ -642,9 +752,20 @@ DVX_DEV int dvx_p2p_dev_group_make(const struct dvx_p2p_dev_lane &l, const struc
 	return 0;
 }
 
-/*
- * the leader's reservation for a group call: @nmain main slots (the group's WRITEs and
- * its signal) and @nc companion slots (companion first, as dvx_p2p_dev_post_op())
+/**
+ * dvx_p2p_dev_group_reserve() - the leader's reservation for a group call.
+ * @l:		the lane
+ * @nmain:	main slots: the group's WRITEs and its signal (not 0)
+ * @nc:	companion slots (2 with a counter, else 0)
+ * @timeout_ns:	bound for each wait for room
+ * @t:		set to the first main slot
+ * @c:		set to the first companion slot (when @nc)
+ *
+ * The companion is reserved first, as dvx_p2p_dev_post_op() does; when the main SQ
+ * then has no room the companion slots are given back as NOPs.
+ *
+ * Context: device, the group's leader only. Return: 0; -EINVAL (nothing to do, more
+ * than a ring); the companion's error; -ETIMEDOUT (nothing reserved).
  */
 DVX_DEV int dvx_p2p_dev_group_reserve(const struct dvx_p2p_dev_lane &l, uint32_t nmain, uint32_t nc,
 				      uint64_t timeout_ns, uint64_t *t, uint64_t *c)
@@ -665,11 +786,23 @@ DVX_DEV int dvx_p2p_dev_group_reserve(const struct dvx_p2p_dev_lane &l, uint32_t
 	return err;
 }
 
-/*
- * the leader's end of a group call, after every member's WRITE stores: build the
- * signal at @t + @total (after all of the group's WRITEs), publish [@t, @t + @nmain)
- * and ring once, then the companion's WAIT on the last main WQE and the counter
- * fetch-add at @c
+/**
+ * dvx_p2p_dev_group_finish() - the leader's end of a group call, after every member's
+ * WRITE stores.
+ * @l:		the lane
+ * @gop:	the group operation (dvx_p2p_dev_group_make())
+ * @t:		the first main slot of the reservation
+ * @total:	the group's WRITE WQEs; the signal goes at @t + @total, after them all
+ * @nmain:	main slots reserved
+ * @c:		the first companion slot (with a counter)
+ * @timeout_ns:	bound for the publish waits
+ *
+ * Builds the signal, publishes [@t, @t + @nmain) and rings once, then writes and
+ * publishes the companion's WAIT on the last main WQE and the counter fetch-add at @c.
+ *
+ * Context: device, the group's leader only, after the group's barrier. Return: 0;
+ * -ETIMEDOUT (an earlier poster never published: the lane needs a reset); the
+ * builder's error (its slots then hold NOPs, which are published).
  */
 DVX_DEV int dvx_p2p_dev_group_finish(const struct dvx_p2p_dev_lane &l, const struct dvx_p2p_dev_op &gop,
 				     uint64_t t, uint32_t total, uint32_t nmain, uint64_t c,

@@ -230,7 +230,13 @@ int dvx_p2p_q_quiesce(struct dvx_p2p_q *q, uint64_t timeout_ns);
  */
 int dvx_p2p_q_restart(struct dvx_p2p_q *q, uint32_t cq_ci, uint32_t cq_index_base);
 
-/** dvx_p2p_q_wqe_cq_index() - the 24-bit CQ index at which WQE @idx completes. */
+/**
+ * dvx_p2p_q_cq_index() - the 24-bit CQ index at which WQE @idx of @q completes.
+ * @q:		the queue
+ * @idx:	the free-running WQE index
+ *
+ * Context: any; pure. Return: (q->cq_base + @idx) modulo 2^24.
+ */
 DVX_INLINE uint32_t dvx_p2p_q_cq_index(const struct dvx_p2p_q *q, uint64_t idx)
 {
 	return (q->cq_base + (uint32_t)idx) & 0xffffffu;

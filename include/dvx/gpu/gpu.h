@@ -178,7 +178,29 @@ struct dvx_gpu_stream {
 	void *handle;
 };
 
+/**
+ * dvx_gpu_stream_create() - create a non-blocking CUDA stream on an opened GPU.
+ * @gpu:	the opened GPU
+ * @s:		caller storage for the stream, filled
+ *
+ * The stream belongs to the caller until dvx_gpu_stream_destroy(); it does not wait
+ * for the default stream.
+ *
+ * Context: process context, a thread where @gpu's context is current. Return: 0;
+ * -EINVAL (@gpu not open, @s NULL); the hal's error, recorded in gpu->hg.diag.
+ */
 int dvx_gpu_stream_create(struct dvx_gpu *gpu, struct dvx_gpu_stream *s);
+
+/**
+ * dvx_gpu_stream_destroy() - destroy a stream made by dvx_gpu_stream_create().
+ * @s:		the stream; its handle is cleared on success
+ *
+ * Work already queued on @s still completes (cuStreamDestroy semantics); wait for it
+ * first with dvx_gpu_stream_wait() when its results matter.
+ *
+ * Context: process context, a thread where the GPU's context is current. Return: 0;
+ * -EINVAL (@s NULL, never created or already destroyed); the hal's error.
+ */
 int dvx_gpu_stream_destroy(struct dvx_gpu_stream *s);
 
 /**
@@ -203,6 +225,17 @@ struct dvx_gpu_module {
  */
 int dvx_gpu_module_load(struct dvx_gpu *gpu, const void *image, uint64_t len,
 			struct dvx_gpu_module *mod);
+
+/**
+ * dvx_gpu_module_unload() - unload a module loaded by dvx_gpu_module_load().
+ * @mod:		the module; its handle is cleared on success
+ *
+ * Kernel pointers taken from it with dvx_gpu_module_function() are invalid afterwards,
+ * and no kernel of it may still be running.
+ *
+ * Context: process context, a thread where the GPU's context is current. Return: 0;
+ * -EINVAL (@mod NULL or not loaded); the hal's error, recorded in the GPU's diag.
+ */
 int dvx_gpu_module_unload(struct dvx_gpu_module *mod);
 
 /**
@@ -220,7 +253,21 @@ int dvx_gpu_module_function(struct dvx_gpu_module *mod, const char *name, void *
 int dvx_gpu_launch(struct dvx_gpu *gpu, void *func, uint32_t grid, uint32_t block, uint32_t shmem,
 		   struct dvx_gpu_stream *s, void **args);
 
-/** dvx_gpu_memcpy_htod() / _dtoh() - synchronous copies to and from device memory. */
+/**
+ * dvx_gpu_memcpy_htod(), dvx_gpu_memcpy_dtoh() - synchronous copies to and from
+ * device memory.
+ * @gpu:		the opened GPU
+ * @dptr:	device address of the range
+ * @src:		htod: host source, read during the call only
+ * @dst:		dtoh: host destination, written during the call
+ * @len:		bytes (not 0)
+ *
+ * Both return when the copy is done (cuMemcpyHtoD/DtoH on the default stream).
+ *
+ * Context: process context, a thread where @gpu's context is current. Return: 0;
+ * -EINVAL (@gpu not open, a NULL buffer, no range); the hal's error, recorded in
+ * gpu->hg.diag.
+ */
 int dvx_gpu_memcpy_htod(struct dvx_gpu *gpu, uint64_t dptr, const void *src, uint64_t len);
 int dvx_gpu_memcpy_dtoh(struct dvx_gpu *gpu, void *dst, uint64_t dptr, uint64_t len);
 
@@ -244,6 +291,16 @@ struct dvx_gpu_lib {
  * when the GPU is older than sm_80; the driver's error.
  */
 int dvx_gpu_lib_load(struct dvx_gpu *gpu, struct dvx_gpu_lib *lib);
+
+/**
+ * dvx_gpu_lib_unload() - unload the device code loaded by dvx_gpu_lib_load().
+ * @lib:		the loaded library; its kernel pointers are invalid afterwards
+ *
+ * No kernel launched from @lib may still be running.
+ *
+ * Context: process context, a thread where the GPU's context is current. Return: 0;
+ * -EINVAL (@lib NULL or not loaded); the hal's error.
+ */
 int dvx_gpu_lib_unload(struct dvx_gpu_lib *lib);
 
 /** Scopes for dvx_gpu_lib_post_nop(). */

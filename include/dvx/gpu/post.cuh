@@ -78,7 +78,13 @@ DVX_DEV uint64_t dvx_dev_now_ns(void)
 	return t;
 }
 
-/* deadline for a timeout that starts now; saturates instead of wrapping */
+/**
+ * dvx_dev_deadline() - the %globaltimer deadline of a timeout that starts now.
+ * @timeout_ns:	the timeout in nanoseconds
+ *
+ * Context: device, any thread. Return: now + @timeout_ns, saturated at ~0 instead of
+ * wrapping.
+ */
 DVX_DEV uint64_t dvx_dev_deadline(uint64_t timeout_ns)
 {
 	uint64_t now = dvx_dev_now_ns();
@@ -86,6 +92,21 @@ DVX_DEV uint64_t dvx_dev_deadline(uint64_t timeout_ns)
 	return now + timeout_ns < now ? ~0ull : now + timeout_ns;
 }
 
+/**
+ * dvx_dev_ld_acquire_gpu(), dvx_dev_ld_acquire_sys(), dvx_dev_ld_relaxed_gpu(),
+ * dvx_dev_st_release_gpu(), dvx_dev_st_release_sys(), dvx_dev_st_relaxed_sys32() -
+ * single loads and stores with a PTX memory-model order and scope.
+ * @p:		the (naturally aligned) word, in GPU memory or host memory mapped into the GPU
+ * @v:		the value to store
+ *
+ * ld.acquire / st.release at gpu scope order against other threads of this GPU, at
+ * sys scope also against the host and peer devices. The relaxed forms order nothing;
+ * they are single untorn accesses the compiler neither drops nor merges
+ * (ld.relaxed.gpu for counters only this GPU writes, st.relaxed.sys.u32 for the
+ * doorbell record, which the caller orders with fences).
+ *
+ * Context: device, any thread. Return: the loaded value (loads), nothing (stores).
+ */
 DVX_DEV uint64_t dvx_dev_ld_acquire_gpu(const uint64_t *p)
 {
 	uint64_t v;
@@ -156,6 +177,13 @@ DVX_DEV struct dvx_mlx5_wq dvx_dev_sq_wq(const struct dvx_gpu_sq &sq)
 	return wq;
 }
 
+/**
+ * dvx_dev_sq_ctrs() - the posting counters of an SQ view.
+ * @sq:		the view
+ *
+ * Context: device, any thread. Return: the view's struct dvx_gpu_sq_ctrs (in GPU
+ * memory, owned by whoever set up the view).
+ */
 DVX_DEV struct dvx_gpu_sq_ctrs *dvx_dev_sq_ctrs(const struct dvx_gpu_sq &sq)
 {
 	return (struct dvx_gpu_sq_ctrs *)sq.ctrs;
@@ -352,7 +380,19 @@ DVX_DEV int dvx_dev_sq_publish(const struct dvx_gpu_sq &sq, uint64_t ticket, uin
 	return 0;
 }
 
-/* run a builder over its slots; a failure leaves NOPs there */
+/**
+ * dvx_dev_sq_build() - run a builder over its reserved slots.
+ * @wq:		the builders' description of the ring (dvx_dev_sq_wq())
+ * @ticket:	the first reserved WQEBB
+ * @n:		WQEBBs reserved
+ * @build:	int(const struct dvx_mlx5_wq *wq, uint32_t idx): writes the WQE(s) at idx
+ *
+ * A builder that fails, or writes another count than @n, leaves 1-WQEBB NOPs in all
+ * @n slots (dvx_dev_sq_pad_nop()), so the ring stays valid when they are published.
+ *
+ * Context: device, the thread that holds the reservation. Return: 0; the builder's
+ * negative errno; -EINVAL when it wrote another count than @n.
+ */
 template <class Build>
 DVX_DEV int dvx_dev_sq_build(const struct dvx_mlx5_wq *wq, uint64_t ticket, uint32_t n,
 			     Build &build)
@@ -393,7 +433,11 @@ DVX_DEV int dvx_dev_sq_post(const struct dvx_gpu_sq &sq, uint32_t n, uint64_t ti
 	return err ? err : berr;
 }
 
-/* lane index within the warp */
+/**
+ * dvx_dev_lane() - the calling thread's lane index within its warp (%laneid).
+ *
+ * Context: device, any thread. Return: 0..31.
+ */
 DVX_DEV uint32_t dvx_dev_lane(void)
 {
 	uint32_t l;
@@ -402,7 +446,15 @@ DVX_DEV uint32_t dvx_dev_lane(void)
 	return l;
 }
 
-/* inclusive prefix sum over the lanes of @mask (which must be lanes 0..k-1) */
+/**
+ * dvx_dev_warp_scan() - inclusive prefix sum of @v over the lanes of @mask.
+ * @mask:	the participating lanes, which must be lanes 0..k-1
+ * @lane:	the caller's lane (dvx_dev_lane())
+ * @v:		this lane's value
+ *
+ * Context: device; every lane of @mask calls it together (__shfl_up_sync). Return: the
+ * sum of @v over lanes 0..@lane.
+ */
 DVX_DEV uint32_t dvx_dev_warp_scan(uint32_t mask, uint32_t lane, uint32_t v)
 {
 	for (uint32_t d = 1; d < 32; d <<= 1) {

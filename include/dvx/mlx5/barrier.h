@@ -30,8 +30,15 @@
 #error "dvx supports x86-64 and aarch64 hosts"
 #endif
 
-/* WQE (and receive WQE) stores in cacheable memory become visible to the device
- * before the doorbell-record store that publishes them. */
+/**
+ * dvx_wmb_wqe_before_dbr() - order WQE stores before the doorbell-record store.
+ *
+ * WQE (and receive WQE) stores in cacheable memory become visible to the device
+ * before the doorbell-record store that publishes them: a compiler barrier on x86-64
+ * (stores are not reordered with stores), dmb oshst on aarch64.
+ *
+ * Context: any host thread. Return: nothing.
+ */
 static inline void dvx_wmb_wqe_before_dbr(void)
 {
 #if defined(__x86_64__)
@@ -41,9 +48,15 @@ static inline void dvx_wmb_wqe_before_dbr(void)
 #endif
 }
 
-/* The doorbell-record store is visible before the MMIO doorbell/BlueFlame write that
+/**
+ * dvx_wmb_dbr_before_mmio() - order the doorbell-record store before the MMIO doorbell.
+ *
+ * The doorbell-record store is visible before the MMIO doorbell/BlueFlame write that
  * follows (the device may read the record when the doorbell arrives), and any earlier
- * write-combining stores are drained first. */
+ * write-combining stores are drained first: sfence on x86-64, dsb st on aarch64.
+ *
+ * Context: any host thread. Return: nothing.
+ */
 static inline void dvx_wmb_dbr_before_mmio(void)
 {
 #if defined(__x86_64__)
@@ -53,8 +66,15 @@ static inline void dvx_wmb_dbr_before_mmio(void)
 #endif
 }
 
-/* Push the MMIO doorbell/BlueFlame stores out of the write-combining buffer before
- * anything that follows (the next doorbell to the same register in particular). */
+/**
+ * dvx_wmb_mmio_flush() - drain the write-combining buffer after a doorbell.
+ *
+ * Pushes the MMIO doorbell/BlueFlame stores out of the write-combining buffer before
+ * anything that follows (the next doorbell to the same register in particular):
+ * sfence on x86-64, dsb st on aarch64.
+ *
+ * Context: any host thread. Return: nothing.
+ */
 static inline void dvx_wmb_mmio_flush(void)
 {
 #if defined(__x86_64__)
@@ -64,8 +84,15 @@ static inline void dvx_wmb_mmio_flush(void)
 #endif
 }
 
-/* The load that saw a CQE's owner bit flip is ordered before the loads of the CQE's
- * other fields (otherwise they could be read from before the device wrote them). */
+/**
+ * dvx_rmb_owner_before_cqe() - order the CQE owner-bit load before the CQE's other loads.
+ *
+ * The load that saw a CQE's owner bit flip is ordered before the loads of the CQE's
+ * other fields (otherwise they could be read from before the device wrote them):
+ * lfence on x86-64, dmb oshld on aarch64.
+ *
+ * Context: any host thread. Return: nothing.
+ */
 static inline void dvx_rmb_owner_before_cqe(void)
 {
 #if defined(__x86_64__)
@@ -75,8 +102,15 @@ static inline void dvx_rmb_owner_before_cqe(void)
 #endif
 }
 
-/* Every load from consumed CQEs completes before the consumer-index store that lets
- * the device overwrite them. */
+/**
+ * dvx_mb_cqe_reads_before_ci() - order CQE loads before the consumer-index store.
+ *
+ * Every load from consumed CQEs completes before the consumer-index store that lets
+ * the device overwrite them: a compiler barrier on x86-64 (loads are not reordered
+ * with later stores), dmb oshld on aarch64.
+ *
+ * Context: any host thread. Return: nothing.
+ */
 static inline void dvx_mb_cqe_reads_before_ci(void)
 {
 #if defined(__x86_64__)
@@ -86,8 +120,17 @@ static inline void dvx_mb_cqe_reads_before_ci(void)
 #endif
 }
 
-/* One 64-bit store to a UAR register: the doorbell must reach the device as a single
- * 8-byte write (never two 4-byte halves). */
+/**
+ * dvx_mmio_write64() - one 64-bit store to a UAR register.
+ * @reg:	the register (8-byte aligned, mapped from the UAR page)
+ * @raw:	the value, already in the byte order the device expects
+ *
+ * The doorbell must reach the device as a single 8-byte write (never two 4-byte
+ * halves). No barrier: callers order it with dvx_wmb_dbr_before_mmio() and
+ * dvx_wmb_mmio_flush().
+ *
+ * Context: any host thread. Return: nothing.
+ */
 static inline void dvx_mmio_write64(void *reg, uint64_t raw)
 {
 	/* volatile: never merged or dropped; atomic: one untorn access that a software
@@ -102,17 +145,39 @@ static inline void dvx_mmio_write64(void *reg, uint64_t raw)
  * beside the barriers above, which still order them for DMA; what they add is the
  * C11 ordering a software device running on another thread (hal/sim) relies on.
  */
+
+/**
+ * dvx_store_release_be32() - release-store a big-endian word handed to the device.
+ * @p:		the word (a doorbell record, the CQ consumer index), 4-byte aligned
+ * @v:		the value, big-endian
+ *
+ * Context: any host thread. Return: nothing.
+ */
 static inline void dvx_store_release_be32(dvx_be32 *p, dvx_be32 v)
 {
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
+/**
+ * dvx_load_acquire_u8() - acquire-load a byte the device writes (the CQE owner byte).
+ * @p:		the byte
+ *
+ * Context: any host thread. Return: the byte's value.
+ */
 static inline uint8_t dvx_load_acquire_u8(const uint8_t *p)
 {
 	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
-/* Copy one 64-byte WQE basic block into a BlueFlame register as eight 8-byte stores. */
+/**
+ * dvx_mmio_copy_wqebb() - copy one 64-byte WQE basic block into a BlueFlame register.
+ * @reg:	the BlueFlame register (64-byte aligned, write-combining mapping)
+ * @src:	the WQEBB in the ring, 8-byte aligned
+ *
+ * Eight 8-byte stores, each untorn; no barrier (see dvx_mmio_write64()).
+ *
+ * Context: any host thread. Return: nothing.
+ */
 static inline void dvx_mmio_copy_wqebb(void *reg, const void *src)
 {
 	volatile uint64_t *d = (volatile uint64_t *)reg;

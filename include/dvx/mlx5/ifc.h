@@ -19,6 +19,14 @@
 
 #include <dvx/byteorder.h>
 
+/**
+ * dvx_mlx5_field_mask() - the mask of bits @hi..@lo of a 32-bit dword.
+ * @hi:		most significant bit of the field (31 is the dword's top bit)
+ * @lo:		least significant bit, @lo <= @hi
+ *
+ * Context: any, host or device; pure. Return: the mask, in CPU order, with the
+ * field's bits set in place (0xffffffff for a whole dword).
+ */
 DVX_INLINE uint32_t dvx_mlx5_field_mask(unsigned hi, unsigned lo)
 {
 	return (hi - lo == 31) ? 0xffffffffu : (((1u << (hi - lo + 1)) - 1) << lo);

@@ -141,9 +141,18 @@ static inline int dvx_mlx5_sq_reserve(struct dvx_mlx5_sq *sq, uint32_t n, uint32
 	return 0;
 }
 
-/* Steps 1-3 of the sequence: publish the WQEs up to @pi (= sq->pi) through the doorbell
- * record. @pi comes from the caller, read before the barriers: their memory clobbers
- * would make every later read of *sq a fresh load. */
+/**
+ * dvx_mlx5_sq_update_dbrec() - steps 1-3 of the doorbell sequence: publish the WQEs
+ * up to @pi through the doorbell record.
+ * @sq:		the SQ
+ * @pi:		its producer index (= sq->pi), read by the caller before the barriers:
+ *		their memory clobbers would make every later read of *sq a fresh load
+ *
+ * WQE stores, then the record store (release), then the barrier that orders the record
+ * before the MMIO doorbell write the caller makes next.
+ *
+ * Context: the SQ's one posting thread (host). Return: nothing.
+ */
 static inline void dvx_mlx5_sq_update_dbrec(struct dvx_mlx5_sq *sq, uint32_t pi)
 {
 	dvx_be32 *rec = &sq->dbrec[DVX_MLX5_SND_DBR];
@@ -155,7 +164,14 @@ static inline void dvx_mlx5_sq_update_dbrec(struct dvx_mlx5_sq *sq, uint32_t pi)
 	dvx_wmb_dbr_before_mmio();
 }
 
-/* Steps 5-6: drain the write-combining buffer, move to the other BlueFlame half. */
+/**
+ * dvx_mlx5_sq_db_done() - steps 5-6 of the doorbell sequence: drain the write-combining
+ * buffer and move to the other BlueFlame half.
+ * @sq:		the SQ
+ * @pi:		the producer index the doorbell was rung for; recorded in sq->db_pi
+ *
+ * Context: the SQ's one posting thread (host). Return: nothing.
+ */
 static inline void dvx_mlx5_sq_db_done(struct dvx_mlx5_sq *sq, uint32_t pi)
 {
 	/* The doorbell leaves the WC buffer before the next one to this register. */

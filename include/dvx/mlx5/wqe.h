@@ -112,6 +112,21 @@ DVX_INLINE uint32_t dvx_mlx5_ds_to_wqebb(uint32_t ds)
 
 /* ---- segment setters ---- */
 
+/**
+ * dvx_mlx5_set_ctrl_seg() - fill a WQE's control segment.
+ * @c:		the segment, in the ring
+ * @idx:	WQE index (the low 16 bits are written)
+ * @opcode:	DVX_MLX5_OPCODE_*
+ * @opmod:	opcode modifier
+ * @qpn:	the SQ's QP number (24 bits)
+ * @ds:		the WQE's size in 16-byte units, this segment included (6 bits)
+ * @fm_ce_se:	fence mode, completion and solicited-event bits (DVX_MLX5_WQE_CTRL_*)
+ * @imm:	immediate or invalidation key, CPU order (0 when the opcode has none)
+ *
+ * Every field of the segment is written (signature and stream id zeroed).
+ *
+ * Context: any, host or device; no barrier. Return: nothing.
+ */
 DVX_INLINE void dvx_mlx5_set_ctrl_seg(struct dvx_mlx5_wqe_ctrl_seg *c, uint32_t idx,
 				      uint8_t opcode, uint8_t opmod, uint32_t qpn, uint32_t ds,
 				      uint8_t fm_ce_se, uint32_t imm)
@@ -126,9 +141,21 @@ DVX_INLINE void dvx_mlx5_set_ctrl_seg(struct dvx_mlx5_wqe_ctrl_seg *c, uint32_t 
 	c->imm = dvx_cpu_to_be32(imm);
 }
 
-/*
- * The ctrl segment of a WQE in @wq: as dvx_mlx5_set_ctrl_seg() with the ring's QPN,
- * taken pre-swapped from wq->qpn_be8 so only ds is ORed in.
+/**
+ * dvx_mlx5_wqe_ctrl() - fill a WQE's control segment with a pre-swapped QPN.
+ * @c:		the segment, in the ring
+ * @idx:	WQE index (the low 16 bits are written)
+ * @opcode:	DVX_MLX5_OPCODE_*
+ * @opmod:	opcode modifier
+ * @qpn_be8:	the ring's QPN shifted left by 8, big-endian (wq->qpn_be8)
+ * @ds:		the WQE's size in 16-byte units, this segment included (6 bits)
+ * @fm_ce_se:	fence mode, completion and solicited-event bits
+ * @imm:	immediate or invalidation key, CPU order
+ *
+ * As dvx_mlx5_set_ctrl_seg(), with the QPN taken already swapped so only @ds is
+ * ORed in; the builders use it.
+ *
+ * Context: any, host or device; no barrier. Return: nothing.
  */
 DVX_INLINE void dvx_mlx5_wqe_ctrl(struct dvx_mlx5_wqe_ctrl_seg *c, uint32_t idx,
 				  uint8_t opcode, uint8_t opmod, dvx_be32 qpn_be8, uint32_t ds,
@@ -145,6 +172,14 @@ DVX_INLINE void dvx_mlx5_wqe_ctrl(struct dvx_mlx5_wqe_ctrl_seg *c, uint32_t idx,
 	c->imm = dvx_cpu_to_be32(imm);
 }
 
+/**
+ * dvx_mlx5_set_raddr_seg() - fill a remote-address segment (RDMA and atomics).
+ * @r:		the segment, in the ring
+ * @raddr:	remote virtual address (the peer MR's iova space)
+ * @rkey:	the remote MR's rkey
+ *
+ * Context: any, host or device. Return: nothing.
+ */
 DVX_INLINE void dvx_mlx5_set_raddr_seg(struct dvx_mlx5_wqe_raddr_seg *r, uint64_t raddr,
 				       uint32_t rkey)
 {
@@ -153,6 +188,15 @@ DVX_INLINE void dvx_mlx5_set_raddr_seg(struct dvx_mlx5_wqe_raddr_seg *r, uint64_
 	r->rsvd12 = 0;
 }
 
+/**
+ * dvx_mlx5_set_data_seg() - fill a data (scatter/gather) segment.
+ * @d:		the segment, in the ring
+ * @addr:	local address of the buffer
+ * @lkey:	the local MR's lkey
+ * @len:	byte count (the caller keeps it below 2^31)
+ *
+ * Context: any, host or device. Return: nothing.
+ */
 DVX_INLINE void dvx_mlx5_set_data_seg(struct dvx_mlx5_wqe_data_seg *d, uint64_t addr,
 				      uint32_t lkey, uint32_t len)
 {
@@ -161,6 +205,14 @@ DVX_INLINE void dvx_mlx5_set_data_seg(struct dvx_mlx5_wqe_data_seg *d, uint64_t 
 	d->addr = dvx_cpu_to_be64(addr);
 }
 
+/**
+ * dvx_mlx5_set_atomic_seg() - fill an atomic segment.
+ * @a:		the segment, in the ring
+ * @swap_add:	the swap value (compare-and-swap) or the addend (fetch-and-add)
+ * @compare:	the compare value (compare-and-swap), else 0
+ *
+ * Context: any, host or device. Return: nothing.
+ */
 DVX_INLINE void dvx_mlx5_set_atomic_seg(struct dvx_mlx5_wqe_atomic_seg *a, uint64_t swap_add,
 					uint64_t compare)
 {
@@ -168,6 +220,18 @@ DVX_INLINE void dvx_mlx5_set_atomic_seg(struct dvx_mlx5_wqe_atomic_seg *a, uint6
 	a->compare = dvx_cpu_to_be64(compare);
 }
 
+/**
+ * dvx_mlx5_set_wait_seg() - fill the wait segment of a core-direct WAIT, SEND_EN
+ * or RECV_EN.
+ * @w:		the segment, in the ring
+ * @max_index:	WAIT: the CQE index to wait for; SEND_EN/RECV_EN: the index to enable
+ *		the slave queue up to
+ * @qpn_cqn:	the CQ number (WAIT) or the slave QP number (SEND_EN, RECV_EN)
+ *
+ * The reserved bytes are zeroed.
+ *
+ * Context: any, host or device. Return: nothing.
+ */
 DVX_INLINE void dvx_mlx5_set_wait_seg(struct dvx_mlx5_wqe_wait_seg *w, uint32_t max_index,
 				      uint32_t qpn_cqn)
 {
@@ -179,7 +243,16 @@ DVX_INLINE void dvx_mlx5_set_wait_seg(struct dvx_mlx5_wqe_wait_seg *w, uint32_t 
 	w->qpn_cqn = dvx_cpu_to_be32(qpn_cqn);
 }
 
-/* Copy @len bytes to byte offset @off of the WQE at @idx, wrapping at the ring's end. */
+/**
+ * dvx_mlx5_wq_copy() - copy bytes into a WQE, wrapping at the ring's end.
+ * @wq:		the ring
+ * @idx:	WQE index
+ * @off:	byte offset from the WQE's first byte
+ * @src:	source bytes, read during the call only
+ * @len:	bytes to copy, at most the ring's size
+ *
+ * Context: any, host or device; plain stores, no barrier. Return: nothing.
+ */
 DVX_INLINE void dvx_mlx5_wq_copy(const struct dvx_mlx5_wq *wq, uint32_t idx, uint32_t off,
 				 const void *src, uint32_t len)
 {
@@ -195,7 +268,15 @@ DVX_INLINE void dvx_mlx5_wq_copy(const struct dvx_mlx5_wq *wq, uint32_t idx, uin
 	}
 }
 
-/* Zero @len bytes at byte offset @off of the WQE at @idx, wrapping at the ring's end. */
+/**
+ * dvx_mlx5_wq_zero() - zero bytes of a WQE, wrapping at the ring's end.
+ * @wq:		the ring
+ * @idx:	WQE index
+ * @off:	byte offset from the WQE's first byte
+ * @len:	bytes to zero, at most the ring's size
+ *
+ * Context: any, host or device; plain stores, no barrier. Return: nothing.
+ */
 DVX_INLINE void dvx_mlx5_wq_zero(const struct dvx_mlx5_wq *wq, uint32_t idx, uint32_t off,
 				 uint32_t len)
 {
@@ -291,8 +372,19 @@ DVX_INLINE int dvx_mlx5_wqe_rdma_read(const struct dvx_mlx5_wq *wq, uint32_t idx
 				 laddr, lkey, len);
 }
 
-/* Write the data segments of @sgl from segment @first on; zero-length entries are
- * skipped (as rdma-core does). Return: the number of segments written. */
+/**
+ * dvx_mlx5_wq_sgl() - write a scatter list as data segments of a WQE.
+ * @wq:		the ring
+ * @idx:	index of the WQE's first WQEBB
+ * @first:	the segment (16-byte unit of the WQE) the first data segment goes to
+ * @sgl:	the scatter list, read during the call only
+ * @nsge:	its entries
+ *
+ * Zero-length entries are skipped (as rdma-core does); segments wrap at the ring's
+ * end. The list must have passed dvx_mlx5_sgl_check().
+ *
+ * Context: any, host or device. Return: the number of segments written.
+ */
 DVX_INLINE uint32_t dvx_mlx5_wq_sgl(const struct dvx_mlx5_wq *wq, uint32_t idx, uint32_t first,
 				    const struct dvx_mlx5_sge *sgl, uint32_t nsge)
 {
@@ -309,7 +401,17 @@ DVX_INLINE uint32_t dvx_mlx5_wq_sgl(const struct dvx_mlx5_wq *wq, uint32_t idx, 
 	return n;
 }
 
-/* Validate a scatter list for a WQE that has @fixed segments before it. */
+/**
+ * dvx_mlx5_sgl_check() - validate a scatter list for a WQE.
+ * @sgl:	the scatter list (may be NULL when @nsge is 0)
+ * @nsge:	its entries
+ * @fixed:	segments of the WQE before the data segments (ctrl, raddr, ...)
+ * @nseg:	set on success to the data segments needed (non-empty entries)
+ *
+ * Context: any, host or device. Return: 0; -EINVAL (NULL list with entries, an entry
+ * longer than DVX_MLX5_MAX_BYTE_COUNT); -E2BIG (more than DVX_MLX5_MAX_DS segments in
+ * all). Nothing is written on failure.
+ */
 DVX_INLINE int dvx_mlx5_sgl_check(const struct dvx_mlx5_sge *sgl, uint32_t nsge, uint32_t fixed,
 				  uint32_t *nseg)
 {
@@ -403,8 +505,19 @@ DVX_INLINE int dvx_mlx5_wqe_send_imm(const struct dvx_mlx5_wq *wq, uint32_t idx,
 	return dvx_mlx5_wqe_send_sgl(wq, idx, DVX_MLX5_OPCODE_SEND_IMM, fm_ce_se, imm, &sge, 1);
 }
 
-/* Write an inline segment (header + payload + zero padding to 16 B) at segment @seg;
- * returns the number of 16-byte units it occupies. */
+/**
+ * dvx_mlx5_wq_inline() - write an inline-data segment into a WQE.
+ * @wq:		the ring
+ * @idx:	index of the WQE's first WQEBB
+ * @seg:	the segment (16-byte unit of the WQE) it starts at
+ * @data:	the payload, read during the call only (may be NULL when @len is 0)
+ * @len:	payload bytes; the caller has checked them against the inline limits
+ *
+ * Writes the 4-byte header (byte count with DVX_MLX5_INLINE_SEG), the payload and zero
+ * padding to a 16-byte boundary, wrapping at the ring's end.
+ *
+ * Context: any, host or device. Return: the 16-byte units the segment occupies.
+ */
 DVX_INLINE uint32_t dvx_mlx5_wq_inline(const struct dvx_mlx5_wq *wq, uint32_t idx, uint32_t seg,
 				       const void *data, uint32_t len)
 {
@@ -474,11 +587,26 @@ DVX_INLINE int dvx_mlx5_wqe_send_inline(const struct dvx_mlx5_wq *wq, uint32_t i
 	return (int)dvx_mlx5_ds_to_wqebb(ds);
 }
 
-/*
- * ctrl + raddr + an operand segment of @opseg_units + one 8/4-byte result data segment.
+/**
+ * dvx_mlx5_wqe_atomic_common() - the common part of an atomic WQE: ctrl + raddr + an
+ * operand segment of @opseg_units + one 8/4-byte result data segment.
+ * @wq:		the ring
+ * @idx:	index of the WQE's first WQEBB
+ * @opcode:	DVX_MLX5_OPCODE_ATOMIC_* (the caller checked it)
+ * @opmod:	opcode modifier (extended atomics: the operand size)
+ * @fm_ce_se:	fence mode, completion and solicited-event bits
+ * @raddr:	remote address of the operand
+ * @rkey:	the remote MR's rkey
+ * @opseg_units: 16-byte units of the operand segment (1 or 2)
+ * @laddr:	local address the original value is returned to
+ * @lkey:	the local MR's lkey
+ * @size:	bytes of the result (8 or 4)
+ *
  * Writes all but the operand segment and returns the WQE's first WQEBB: the caller
  * writes the operands at DVX_MLX5_WQE_SEG(wqe, 2) (segments 2-3 never wrap). The data
  * segment is in a later WQEBB, which may wrap, when the operands take 2 units.
+ *
+ * Context: any, host or device. Return: the WQE's first WQEBB.
  */
 DVX_INLINE void *dvx_mlx5_wqe_atomic_common(const struct dvx_mlx5_wq *wq, uint32_t idx,
 					    uint8_t opcode, uint8_t opmod, uint8_t fm_ce_se,
@@ -647,7 +775,21 @@ DVX_INLINE int dvx_mlx5_wqe_wait_cq(const struct dvx_mlx5_wq *wq, uint32_t idx,
 	return 1;
 }
 
-/* SEND_EN / RECV_EN: enable the slave queue of @slave_qpn up to @max_index. */
+/**
+ * dvx_mlx5_wqe_enable() - core-direct SEND_EN or RECV_EN: enable the slave queue of
+ * @slave_qpn up to @max_index.
+ * @wq:		the (cd_master) ring
+ * @idx:	WQE index
+ * @opcode:	DVX_MLX5_OPCODE_SEND_EN or DVX_MLX5_OPCODE_RECV_EN
+ * @fm_ce_se:	fence mode, completion and solicited-event bits
+ * @slave_qpn:	the slave QP
+ * @max_index:	the slave queue's WQE index to enable up to
+ *
+ * Layout: ctrl, wait segment (ds 2).
+ *
+ * Context: any, host or device. Return: 1 (WQEBB), or -EINVAL for another opcode
+ * (nothing is written).
+ */
 DVX_INLINE int dvx_mlx5_wqe_enable(const struct dvx_mlx5_wq *wq, uint32_t idx, uint8_t opcode,
 				   uint8_t fm_ce_se, uint32_t slave_qpn, uint32_t max_index)
 {
