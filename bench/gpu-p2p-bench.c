@@ -4,7 +4,7 @@
  * modes:
  *
  *   sim      the P2P transport's put (8 bytes, one WRITE WQE each) through the device
- *            API (dvx/p2p_dev.cuh) on the lanes of rank 0 of two ranks on the software
+ *            API (dvx/p2p/dev.cuh) on the lanes of rank 0 of two ranks on the software
  *            NIC, whose progress thread executes every WQE (data really moves, CQEs
  *            come back and are consumed by the GPU); each block flushes its lane at the
  *            end, so the time covers execution too; 64 lanes, block b on lane b % 64
@@ -28,7 +28,7 @@
 #include <dvx/gpu/gpu.h>
 #include <dvx/gpu/queue.h>
 #include <dvx/mlx5/sq.h>
-#include <dvx/p2p_dev.h>
+#include <dvx/p2p/dev.h>
 
 #include "../tests/lib/p2p_world.h"
 
@@ -133,11 +133,11 @@ static void body(struct wrank *r)
 		return;
 	}
 	W_OK(r, dvx_gpu_make_current(&B.g));
-	W_CHECK(r, dvx_p2p_dev_nregs(&r->t) <= 2 * NLANES + 2, "too many registrations");
-	W_OK(r, dvx_p2p_dev_register(&r->t, &B.g, r->rings, r->rings_len, 0, regs, &nregs));
-	W_OK(r, dvx_p2p_dev_mem_req(&r->t, &need));
+	W_CHECK(r, dvx_p2p_gpu_nregs(&r->t) <= 2 * NLANES + 2, "too many registrations");
+	W_OK(r, dvx_p2p_gpu_register(&r->t, &B.g, r->rings, r->rings_len, 0, regs, &nregs));
+	W_OK(r, dvx_p2p_gpu_mem_req(&r->t, &need));
 	W_OK(r, dvx_gpu_mem_alloc(&B.g, need, 0, &dmem));
-	W_OK(r, dvx_p2p_dev_export(&r->t, &B.g, regs, nregs, dmem.dptr, need, tmo, &d));
+	W_OK(r, dvx_p2p_gpu_export(&r->t, &B.g, regs, nregs, dmem.dptr, need, tmo, &d));
 	for (i = 0; i <= B.nrows; i++) {
 		struct row *x = &B.rows[i ? i - 1 : 0];
 		uint32_t per = i ? x->per : 10, sc = x->scope, nthr = x->grid * x->block;
@@ -169,9 +169,9 @@ static void body(struct wrank *r)
 		B.lat_avg = (double)o[0] / it;
 		B.lat_min = (double)o[1];
 	}
-	W_OK(r, dvx_p2p_dev_import(&r->t, &B.g, &d));
+	W_OK(r, dvx_p2p_gpu_import(&r->t, &B.g, &d));
 	W_OK(r, dvx_gpu_mem_free(&dmem));
-	W_OK(r, dvx_p2p_dev_unregister(regs, nregs));
+	W_OK(r, dvx_p2p_gpu_unregister(regs, nregs));
 	W_OK(r, dvx_bootstrap_barrier(&r->bs, 600 * W_SEC));
 }
 
@@ -302,7 +302,7 @@ int main(void)
 	printf("gpu-p2p-bench: %s (%s) sm_%d%d, %u SMs, driver %d\n", B.g.attr.name,
 	       B.g.attr.pci, B.g.attr.cc_major, B.g.attr.cc_minor, B.sms,
 	       B.g.attr.driver_version);
-	printf("sim: P2P put (8 B WRITE) via dvx/p2p_dev.cuh, 2 ranks on the software NIC, %u lanes;\n"
+	printf("sim: P2P put (8 B WRITE) via dvx/p2p/dev.cuh, 2 ranks on the software NIC, %u lanes;\n"
 	       "recycle: one SQ of 4096 WQEBBs, a host thread frees slots (bench/gpu-post)\n",
 	       NLANES);
 	printf("%-16s %-7s %-8s %8s %10s %12s %9s\n", "posters", "scope", "against", "threads",

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * bench/gpu-p2p-bench.cu - kernels of bench/gpu-p2p-bench: the P2P transport's put
- * posted from GPU threads (dvx/p2p_dev.cuh) at thread, warp and block scope, and a
+ * posted from GPU threads (dvx/p2p/dev.cuh) at thread, warp and block scope, and a
  * put + wait_local latency loop on one thread.
  */
-#include <dvx/p2p_dev.cuh>
+#include <dvx/p2p/dev.cuh>
 
 /* every thread posts @per 8-byte puts on channel (block % nchan) at @scope (0 thread,
  * 1 warp, 2 block); thread 0 of each block then flushes its channel */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * bench/p2p-bench.c - latency and message rate of the P2P transport (dvx/p2p.h) between
+ * bench/p2p-bench.c - latency and message rate of the P2P transport (dvx/p2p/p2p.h) between
  * two ranks (threads of this process, each with its own NIC), against the same traffic
  * posted with the raw mlx5 builders on plain dvx_qp objects in the same run.
  *
@@ -37,11 +37,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <dvx/hal/sim.h>
-#include <dvx/mlx5/cq.h>
+#include <dvx/testing/sim.h>
+#include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/sq.h>
 #include <dvx/mlx5/wqe.h>
-#include <dvx/p2p_setup.h>
+#include <dvx/p2p/setup.h>
 
 #define PB_SEC 1000000000ull
 #define PB_TMO (10 * PB_SEC)		/* every wait of the benchmark */
@@ -189,7 +189,7 @@ static int ref_reserve(struct refq *q, uint32_t n, uint32_t *idx)
 		err = ref_reap(q);
 		if (err)
 			return err;
-		dvx_hal_dev_progress(&q->qp.nic->dev);
+		dvx_hal_nic_progress(&q->qp.nic->hal);
 		if (!deadline)
 			deadline = now_ns() + PB_TMO;
 		else if (now_ns() > deadline)
@@ -207,7 +207,7 @@ static int ref_drain(struct refq *q)
 		err = ref_reap(q);
 		if (err)
 			return err;
-		dvx_hal_dev_progress(&q->qp.nic->dev);
+		dvx_hal_nic_progress(&q->qp.nic->hal);
 		if (now_ns() > deadline)
 			return -ETIMEDOUT;
 	}
@@ -275,7 +275,7 @@ static int ref_wait_word(struct rank *r, uint64_t off, uint64_t v)
 			sched_yield();
 			slice = now_ns() + PB_SLICE;
 		}
-		dvx_hal_dev_progress(&r->nic.dev);
+		dvx_hal_nic_progress(&r->nic.hal);
 	}
 	return 0;
 }
@@ -422,7 +422,7 @@ static int lat_local(struct rank *r, int ref, enum pb_op op, uint64_t n, double 
 					PB_TRY(r, ref_reap(&r->ref));
 					if (now_ns() > deadline)
 						return pb_fail(r, -ETIMEDOUT, "reference wait_local");
-					dvx_hal_dev_progress(&r->nic.dev);
+					dvx_hal_nic_progress(&r->nic.hal);
 				}
 			}
 		} else {
@@ -699,7 +699,7 @@ static int setup_nics(void)
 
 	for (i = 0; i < 2; i++) {
 		struct rank *r = &B.r[i];
-		struct dvx_nic_attr na;
+		struct dvx_nic_cfg na;
 
 		r->rank = i;
 		memset(&na, 0, sizeof(na));
@@ -708,8 +708,8 @@ static int setup_nics(void)
 		err = dvx_nic_open(&r->nic, B.hal, &na);
 		if (err) {
 			fprintf(stderr, "p2p-bench: cannot open NIC \"%s\" through the %s hal: %s%s%s "
-				"(%d)\n", B.dev[i], B.hal->name, r->nic.dev.diag.op,
-				r->nic.dev.diag.msg[0] ? ": " : "", r->nic.dev.diag.msg, err);
+				"(%d)\n", B.dev[i], B.hal->name, r->nic.hal.diag.op,
+				r->nic.hal.diag.msg[0] ? ": " : "", r->nic.hal.diag.msg, err);
 			if (i)
 				dvx_nic_close(&B.r[0].nic);
 			return 2;

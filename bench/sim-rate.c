@@ -20,7 +20,7 @@
  *   sim-rate [-n WQES] [-r RUNS] [-c CPU]
  * prints, per workload, the median of RUNS runs of WQES WQEs.
  */
-#include <dvx/mlx5/cq.h>
+#include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/wqe.h>
 
 #include <sched.h>

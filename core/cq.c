@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include <dvx/cq.h>
+#include <dvx/nic/cq.h>
 #include <dvx/mlx5/cmd.h>
 
 #include "priv.h"
@@ -161,11 +161,11 @@ int dvx_cq_create(struct dvx_nic *nic, const struct dvx_cq_attr *attr, struct dv
 
 destroy:
 	{
-		struct dvx_diag keep = nic->dev.diag;
+		struct dvx_diag keep = nic->hal.diag;
 
-		if (dvx_hal_obj_destroy(&nic->dev, &c.obj))
-			dvx_hal_log(&nic->dev.log, DVX_LOG_ERR, "unwinding: DESTROY_CQ failed");
-		nic->dev.diag = keep;
+		if (dvx_hal_obj_destroy(&nic->hal, &c.obj))
+			dvx_hal_log(&nic->hal.log, DVX_LOG_ERR, "unwinding: DESTROY_CQ failed");
+		nic->hal.diag = keep;
 	}
 	return err;
 }
@@ -181,7 +181,7 @@ int dvx_cq_destroy(struct dvx_cq *cq)
 	if (cq->users)
 		return dvx_core_fail(nic, -EBUSY, DVX_DIAG_STATE, "dvx_cq_destroy",
 				     "CQ 0x%x still bound to %u QPs", cq->cqn, cq->users);
-	err = dvx_hal_obj_destroy(&nic->dev, &cq->obj);
+	err = dvx_hal_obj_destroy(&nic->hal, &cq->obj);
 	if (err)
 		return dvx_core_hal_failed(nic, err, DVX_MLX5_CMD_DESTROY_CQ, "obj_destroy");
 	cq->live = 0;

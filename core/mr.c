@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include <dvx/mr.h>
+#include <dvx/nic/mr.h>
 
 #include "priv.h"
 
@@ -60,7 +60,7 @@ static int mr_reg(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dv
 		/* a hint: registered without it, reported in mr->flags */
 		access &= ~(uint32_t)DVX_ACCESS_RELAXED_ORDERING;
 		flags |= DVX_MR_RO_DROPPED;
-		dvx_hal_log(&nic->dev.log, DVX_LOG_INFO,
+		dvx_hal_log(&nic->hal.log, DVX_LOG_INFO,
 			    "%s: relaxed ordering dropped (device lacks it)", op);
 	}
 
@@ -75,7 +75,7 @@ static int mr_reg(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dv
 	req.dmabuf_offset = dmabuf ? attr->dmabuf_offset : 0;
 
 	memset(&m, 0, sizeof(m));
-	err = dvx_hal_mr_reg(&nic->dev, &nic->pd, &req, &m.hal);
+	err = dvx_hal_mr_reg(&nic->hal, &nic->pd, &req, &m.hal);
 	if (err)
 		return dvx_core_hal_failed(nic, err, 0, dmabuf ? "mr_reg(dma-buf)" : "mr_reg");
 	m.nic = nic;
@@ -137,7 +137,7 @@ int dvx_mr_dereg(struct dvx_mr *mr)
 	if (!mr || !mr->live || !mr->nic)
 		return -EINVAL;
 	nic = mr->nic;
-	err = dvx_hal_mr_dereg(&nic->dev, &mr->hal);
+	err = dvx_hal_mr_dereg(&nic->hal, &mr->hal);
 	if (err)
 		return dvx_core_hal_failed(nic, err, 0, "mr_dereg");
 	mr->live = 0;

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <dvx/nic.h>
+#include <dvx/nic/nic.h>
 #include <dvx/mlx5/cmd.h>
 
 #include "priv.h"
@@ -19,20 +19,20 @@ static void put(char *buf, size_t n, const char *fmt, ...) __attribute__((format
 int dvx_core_fail(struct dvx_nic *nic, int err, enum dvx_diag_src src, const char *op,
 		  const char *fmt, ...)
 {
-	struct dvx_diag *d = &nic->dev.diag;
+	struct dvx_diag *d = &nic->hal.diag;
 	va_list ap;
 
 	dvx_hal_diag_set(d, err, src, op, NULL);
 	va_start(ap, fmt);
 	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
 	va_end(ap);
-	dvx_hal_log(&nic->dev.log, DVX_LOG_ERR, "%s: %s", d->op, d->msg);
+	dvx_hal_log(&nic->hal.log, DVX_LOG_ERR, "%s: %s", d->op, d->msg);
 	return err;
 }
 
 int dvx_core_hal_failed(struct dvx_nic *nic, int err, unsigned cmd_opcode, const char *op)
 {
-	struct dvx_diag *d = &nic->dev.diag;
+	struct dvx_diag *d = &nic->hal.diag;
 	char msg[sizeof(d->msg)];
 
 	if (err >= 0)
@@ -52,7 +52,7 @@ int dvx_core_hal_failed(struct dvx_nic *nic, int err, unsigned cmd_opcode, const
 		d->cmd_opcode = (uint16_t)cmd_opcode;
 		snprintf(d->op, sizeof(d->op), "%s", name);
 	}
-	dvx_hal_log(&nic->dev.log, DVX_LOG_ERR, "%s (%s): %s (%d)", op, d->op, d->msg, err);
+	dvx_hal_log(&nic->hal.log, DVX_LOG_ERR, "%s (%s): %s (%d)", op, d->op, d->msg, err);
 	return err;
 }
 
@@ -64,7 +64,7 @@ static unsigned mbox_opcode(const void *in)
 int dvx_core_obj_create(struct dvx_nic *nic, const void *in, size_t inlen, void *out,
 			size_t outlen, struct dvx_hal_obj *obj)
 {
-	int err = dvx_hal_obj_create(&nic->dev, in, inlen, out, outlen, obj);
+	int err = dvx_hal_obj_create(&nic->hal, in, inlen, out, outlen, obj);
 
 	return err ? dvx_core_hal_failed(nic, err, mbox_opcode(in), "obj_create") : 0;
 }
@@ -72,7 +72,7 @@ int dvx_core_obj_create(struct dvx_nic *nic, const void *in, size_t inlen, void 
 int dvx_core_obj_modify(struct dvx_nic *nic, struct dvx_hal_obj *obj, const void *in,
 			size_t inlen, void *out, size_t outlen)
 {
-	int err = dvx_hal_obj_modify(&nic->dev, obj, in, inlen, out, outlen);
+	int err = dvx_hal_obj_modify(&nic->hal, obj, in, inlen, out, outlen);
 
 	return err ? dvx_core_hal_failed(nic, err, mbox_opcode(in), "obj_modify") : 0;
 }
@@ -80,7 +80,7 @@ int dvx_core_obj_modify(struct dvx_nic *nic, struct dvx_hal_obj *obj, const void
 int dvx_core_obj_query(struct dvx_nic *nic, struct dvx_hal_obj *obj, const void *in,
 		       size_t inlen, void *out, size_t outlen)
 {
-	int err = dvx_hal_obj_query(&nic->dev, obj, in, inlen, out, outlen);
+	int err = dvx_hal_obj_query(&nic->hal, obj, in, inlen, out, outlen);
 
 	return err ? dvx_core_hal_failed(nic, err, mbox_opcode(in), "obj_query") : 0;
 }
@@ -88,7 +88,7 @@ int dvx_core_obj_query(struct dvx_nic *nic, struct dvx_hal_obj *obj, const void 
 int dvx_core_devx_cmd(struct dvx_nic *nic, const void *in, size_t inlen, void *out,
 		      size_t outlen)
 {
-	int err = dvx_hal_devx_cmd(&nic->dev, in, inlen, out, outlen);
+	int err = dvx_hal_devx_cmd(&nic->hal, in, inlen, out, outlen);
 
 	return err ? dvx_core_hal_failed(nic, err, mbox_opcode(in), "devx_cmd") : 0;
 }
@@ -219,7 +219,7 @@ int dvx_nic_require(struct dvx_nic *nic, uint32_t features, const char *what)
 
 static int uar_get(struct dvx_nic *nic, enum dvx_uar_type type, struct dvx_uar *uar)
 {
-	int err = dvx_hal_uar_alloc(&nic->dev, type, &uar->hal);
+	int err = dvx_hal_uar_alloc(&nic->hal, type, &uar->hal);
 
 	if (err)
 		return err;
@@ -265,9 +265,9 @@ static int uar_alloc(struct dvx_nic *nic, enum dvx_uar_pref pref, struct dvx_uar
 			if (err2)
 				return dvx_core_hal_failed(nic, err2, 0, "dvx_uar_alloc(NC)");
 			u.fallback_err = err;
-			dvx_hal_log(&nic->dev.log, DVX_LOG_INFO,
+			dvx_hal_log(&nic->hal.log, DVX_LOG_INFO,
 				    "no dedicated non-cached UAR (%d: %s), using the shared one",
-				    err, nic->dev.diag.msg);
+				    err, nic->hal.diag.msg);
 		}
 	}
 	*uar = u;
@@ -291,7 +291,7 @@ int dvx_uar_alloc(struct dvx_nic *nic, enum dvx_uar_pref pref, struct dvx_uar *u
 static int uar_release(struct dvx_uar *uar)
 {
 	struct dvx_nic *nic = uar->nic;
-	int err = dvx_hal_uar_free(&nic->dev, &uar->hal);
+	int err = dvx_hal_uar_free(&nic->hal, &uar->hal);
 
 	if (err)
 		return dvx_core_hal_failed(nic, err, 0, "dvx_uar_free");
@@ -337,8 +337,8 @@ static int query_caps(struct dvx_nic *nic, unsigned cap_type)
 	if (!err)
 		err = dvx_mlx5_caps_parse(&nic->caps, cap_type, out, sizeof(out));
 	if (err) {
-		dvx_hal_log(&nic->dev.log, DVX_LOG_ERR,
-			    "reading the %s capability page failed: %s%s", name, nic->dev.diag.msg,
+		dvx_hal_log(&nic->hal.log, DVX_LOG_ERR,
+			    "reading the %s capability page failed: %s%s", name, nic->hal.diag.msg,
 			    cap_type == DVX_MLX5_CAP_TYPE_GENERAL ?
 				    " (does the device and kernel support DEVX?)" : "");
 		return err;
@@ -378,7 +378,7 @@ static int choose_gid(struct dvx_nic *nic, int32_t want)
 		if ((uint32_t)want >= n)
 			return dvx_core_fail(nic, -EINVAL, DVX_DIAG_ARG, "dvx_nic_open",
 					     "GID index %d beyond the table (%u entries)", want, n);
-		err = dvx_hal_query_gid(&nic->dev, nic->port, (uint32_t)want, &nic->gid);
+		err = dvx_hal_query_gid(&nic->hal, nic->port, (uint32_t)want, &nic->gid);
 		if (err)
 			return dvx_core_hal_failed(nic, err, 0, "query_gid");
 		if (nic->roce && gid_score(&nic->gid) < 0)
@@ -389,7 +389,7 @@ static int choose_gid(struct dvx_nic *nic, int32_t want)
 	}
 	if (!nic->roce) {
 		/* IB: the LID path needs no GID; index 0 is the port GID */
-		err = dvx_hal_query_gid(&nic->dev, nic->port, 0, &nic->gid);
+		err = dvx_hal_query_gid(&nic->hal, nic->port, 0, &nic->gid);
 		if (err)
 			return dvx_core_hal_failed(nic, err, 0, "query_gid");
 		nic->gid_index = 0;
@@ -398,7 +398,7 @@ static int choose_gid(struct dvx_nic *nic, int32_t want)
 	if (n > DVX_NIC_GID_SCAN_MAX)
 		n = DVX_NIC_GID_SCAN_MAX;
 	for (i = 0; i < n; i++) {
-		err = dvx_hal_query_gid(&nic->dev, nic->port, i, &g);
+		err = dvx_hal_query_gid(&nic->hal, nic->port, i, &g);
 		if (err)
 			return dvx_core_hal_failed(nic, err, 0, "query_gid");
 		if (gid_score(&g) > best) {
@@ -410,11 +410,11 @@ static int choose_gid(struct dvx_nic *nic, int32_t want)
 	if (best < 0)
 		return dvx_core_fail(nic, -EOPNOTSUPP, DVX_DIAG_ARG, "dvx_nic_open",
 				     "no usable GID on port %u of %s (is an IP address set?)",
-				     nic->port, nic->dev.info.name);
+				     nic->port, nic->hal.info.name);
 	return 0;
 }
 
-int dvx_nic_open(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dvx_nic_attr *attr)
+int dvx_nic_open(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dvx_nic_cfg *attr)
 {
 	struct dvx_diag keep;
 	uint32_t missing;
@@ -426,23 +426,23 @@ int dvx_nic_open(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dv
 	if (!hal || !attr || !attr->name || !*attr->name)
 		return dvx_core_fail(nic, -EINVAL, DVX_DIAG_ARG, "dvx_nic_open",
 				     "hal, attr or device name missing");
-	nic->dev.log = attr->log;
+	nic->hal.log = attr->log;
 	if (attr->uar_pref > DVX_UAR_PREF_BF_OR_NC)
 		return dvx_core_fail(nic, -EINVAL, DVX_DIAG_ARG, "dvx_nic_open",
 				     "unknown UAR preference %u", attr->uar_pref);
 	nic->port = attr->port ? attr->port : 1;
 
-	err = dvx_hal_dev_open(hal, attr->name, &nic->dev);
+	err = dvx_hal_nic_open(hal, attr->name, &nic->hal);
 	if (err)
-		return dvx_core_hal_failed(nic, err, 0, "dev_open");
-	err = dvx_hal_query_device(&nic->dev, &nic->attr);
+		return dvx_core_hal_failed(nic, err, 0, "nic_open");
+	err = dvx_hal_nic_query(&nic->hal, &nic->attr);
 	if (err) {
-		dvx_core_hal_failed(nic, err, 0, "query_device");
+		dvx_core_hal_failed(nic, err, 0, "nic_query");
 		goto close_dev;
 	}
 	if (nic->port > nic->attr.phys_port_cnt) {
 		err = dvx_core_fail(nic, -EINVAL, DVX_DIAG_ARG, "dvx_nic_open",
-				    "%s has %u ports, port %u asked for", nic->dev.info.name,
+				    "%s has %u ports, port %u asked for", nic->hal.info.name,
 				    nic->attr.phys_port_cnt, nic->port);
 		goto close_dev;
 	}
@@ -453,7 +453,7 @@ int dvx_nic_open(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dv
 		goto close_dev;
 	if (!nic->caps.rc) {
 		err = dvx_core_fail(nic, -EOPNOTSUPP, DVX_DIAG_ARG, "dvx_nic_open",
-				    "%s does not support RC QPs (cap rc = 0)", nic->dev.info.name);
+				    "%s does not support RC QPs (cap rc = 0)", nic->hal.info.name);
 		goto close_dev;
 	}
 	if (nic->caps.atomic && (err = query_caps(nic, DVX_MLX5_CAP_TYPE_ATOMIC)))
@@ -464,7 +464,7 @@ int dvx_nic_open(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dv
 		goto close_dev;
 
 	/* the port and its address */
-	err = dvx_hal_query_port(&nic->dev, nic->port, &nic->port_attr);
+	err = dvx_hal_query_port(&nic->hal, nic->port, &nic->port_attr);
 	if (err) {
 		dvx_core_hal_failed(nic, err, 0, "query_port");
 		goto close_dev;
@@ -475,8 +475,8 @@ int dvx_nic_open(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dv
 	nic->mtu = nic->port_attr.active_mtu;
 	nic->port_state = nic->port_attr.state;
 	if (nic->port_state != 4)
-		dvx_hal_log(&nic->dev.log, DVX_LOG_WARN, "%s port %u is not active (state %u)",
-			    nic->dev.info.name, nic->port, nic->port_state);
+		dvx_hal_log(&nic->hal.log, DVX_LOG_WARN, "%s port %u is not active (state %u)",
+			    nic->hal.info.name, nic->port, nic->port_state);
 
 	nic->features = features_of(&nic->caps, nic->roce);
 	nic->atomic_mode = (nic->features & DVX_NIC_FEAT_EXT_ATOMIC) ?
@@ -487,7 +487,7 @@ int dvx_nic_open(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dv
 	nic->open = 1;	/* for dvx_nic_require(); undone below on failure */
 	missing = attr->required & ~nic->features;
 	if (missing) {
-		err = dvx_nic_require(nic, attr->required, nic->dev.info.name);
+		err = dvx_nic_require(nic, attr->required, nic->hal.info.name);
 		goto not_open;
 	}
 
@@ -495,13 +495,13 @@ int dvx_nic_open(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dv
 	if (err)
 		goto not_open;
 
-	err = dvx_hal_pd_alloc(&nic->dev, &nic->pd);
+	err = dvx_hal_pd_alloc(&nic->hal, &nic->pd);
 	if (err) {
 		dvx_core_hal_failed(nic, err, 0, "pd_alloc");
 		goto not_open;
 	}
 	nic->pdn = nic->pd.pdn;
-	err = dvx_hal_eqn_query(&nic->dev, 0, &nic->eqn);
+	err = dvx_hal_eqn_query(&nic->hal, 0, &nic->eqn);
 	if (err) {
 		dvx_core_hal_failed(nic, err, 0, "eqn_query");
 		goto free_pd;
@@ -509,26 +509,26 @@ int dvx_nic_open(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dv
 	err = uar_alloc(nic, (enum dvx_uar_pref)attr->uar_pref, &nic->uar);
 	if (err)
 		goto free_pd;
-	dvx_hal_log(&nic->dev.log, DVX_LOG_INFO,
+	dvx_hal_log(&nic->hal.log, DVX_LOG_INFO,
 		    "%s port %u: %s, mtu %u, gid index %u, pdn 0x%x, eqn %u, uar page 0x%x (%s)",
-		    nic->dev.info.name, nic->port, nic->roce ? "RoCE" : "IB", nic->mtu,
+		    nic->hal.info.name, nic->port, nic->roce ? "RoCE" : "IB", nic->mtu,
 		    nic->gid_index, nic->pdn, nic->eqn, nic->uar.page_id,
 		    nic->uar.type == DVX_UAR_BF ? "BF" :
 		    nic->uar.type == DVX_UAR_NC_DEDICATED ? "NC dedicated" : "NC shared");
 	return 0;
 
 free_pd:
-	keep = nic->dev.diag;
-	if (dvx_hal_pd_free(&nic->dev, &nic->pd))
-		dvx_hal_log(&nic->dev.log, DVX_LOG_ERR, "unwinding: pd_free failed");
-	nic->dev.diag = keep;
+	keep = nic->hal.diag;
+	if (dvx_hal_pd_free(&nic->hal, &nic->pd))
+		dvx_hal_log(&nic->hal.log, DVX_LOG_ERR, "unwinding: pd_free failed");
+	nic->hal.diag = keep;
 not_open:
 	nic->open = 0;
 close_dev:
-	keep = nic->dev.diag;
-	if (dvx_hal_dev_close(&nic->dev))
-		dvx_hal_log(&nic->dev.log, DVX_LOG_ERR, "unwinding: dev_close failed");
-	nic->dev.diag = keep;	/* the first failure is the one to report */
+	keep = nic->hal.diag;
+	if (dvx_hal_nic_close(&nic->hal))
+		dvx_hal_log(&nic->hal.log, DVX_LOG_ERR, "unwinding: dev_close failed");
+	nic->hal.diag = keep;	/* the first failure is the one to report */
 	return err;
 }
 
@@ -541,7 +541,7 @@ int dvx_nic_close(struct dvx_nic *nic)
 	if (nic->nobjs)
 		return dvx_core_fail(nic, -EBUSY, DVX_DIAG_STATE, "dvx_nic_close",
 				     "%u objects (UARs, umems, MRs, CQs, QPs) still live on %s",
-				     nic->nobjs, nic->dev.info.name);
+				     nic->nobjs, nic->hal.info.name);
 	if (nic->uar.users)
 		return dvx_core_fail(nic, -EBUSY, DVX_DIAG_STATE, "dvx_nic_close",
 				     "default UAR still used");
@@ -551,14 +551,14 @@ int dvx_nic_close(struct dvx_nic *nic)
 			return err;
 	}
 	if (nic->pd.priv) {
-		err = dvx_hal_pd_free(&nic->dev, &nic->pd);
+		err = dvx_hal_pd_free(&nic->hal, &nic->pd);
 		if (err)
 			return dvx_core_hal_failed(nic, err, 0, "pd_free");
 		nic->pd.priv = NULL;
 	}
-	err = dvx_hal_dev_close(&nic->dev);
+	err = dvx_hal_nic_close(&nic->hal);
 	if (err)
-		return dvx_core_hal_failed(nic, err, 0, "dev_close");
+		return dvx_core_hal_failed(nic, err, 0, "nic_close");
 	nic->open = 0;
 	return 0;
 }

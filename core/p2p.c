@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include <dvx/p2p_setup.h>
+#include <dvx/p2p/setup.h>
 
 #define RING_ALIGN 4096u
 #define DBR_BYTES 64u		/* one doorbell record per cache line */
@@ -193,7 +193,7 @@ static int q_from(struct dvx_p2p_q *q, struct dvx_qp *qp, struct dvx_cq *cq)
 	d.cq_dbrec = cq->dbrec;
 	d.cq_ci = cq->mcq.ci;
 	d.max_inline = qp->max_inline;
-	d.dev = &qp->nic->dev;
+	d.nic = &qp->nic->hal;
 	return dvx_p2p_q_init(q, &d);
 }
 
@@ -384,7 +384,7 @@ int dvx_p2p_init(struct dvx_p2p *t, const struct dvx_p2p_cfg *cfg, void *state,
 		struct nic_objs *n = &s->nic[i];
 		struct dvx_umem_attr ua;
 
-		t->devs[i] = &cfg->nics[i]->dev;
+		t->devs[i] = &cfg->nics[i]->hal;
 		n->len = align_up(nic_ring_bytes(cfg), RING_ALIGN);
 		n->base = (uint8_t *)rings + i * n->len;
 		n->dbr_off = nic_rings_only(cfg);
@@ -596,7 +596,7 @@ static int rec_recv(struct dvx_p2p *t, struct dvx_p2p_setup *s, int peer, uint32
 		if (err != -ETIMEDOUT)
 			break;
 		for (i = 0; i < t->nnics; i++)
-			dvx_hal_dev_progress(t->devs[i]);
+			dvx_hal_nic_progress(t->devs[i]);
 	}
 	if (err)
 		return err;

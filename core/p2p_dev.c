@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/p2p_dev.c - handing a P2P transport's lanes to GPU threads (dvx/p2p_dev.h):
+ * core/p2p_dev.c - handing a P2P transport's lanes to GPU threads (dvx/p2p/dev.h):
  * registration of its host memory for the GPU, the device view, the way back.
  */
 #include <errno.h>
 #include <string.h>
 
-#include <dvx/p2p_dev.h>
+#include <dvx/p2p/dev.h>
 #include <dvx/gpu/gpu.h>
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -19,7 +19,7 @@ static uint32_t total_lanes(const struct dvx_p2p *t)
 	return (uint32_t)(t->nranks - 1) * t->nlanes;
 }
 
-int dvx_p2p_dev_mem_req(const struct dvx_p2p *t, uint64_t *bytes)
+int dvx_p2p_gpu_mem_req(const struct dvx_p2p *t, uint64_t *bytes)
 {
 	uint32_t n = total_lanes(t);
 
@@ -29,7 +29,7 @@ int dvx_p2p_dev_mem_req(const struct dvx_p2p *t, uint64_t *bytes)
 	return 0;
 }
 
-uint32_t dvx_p2p_dev_nregs(const struct dvx_p2p *t)
+uint32_t dvx_p2p_gpu_nregs(const struct dvx_p2p *t)
 {
 	uint32_t n = total_lanes(t);
 
@@ -62,7 +62,7 @@ static uint64_t dptr_of(const struct dvx_gpu_hostreg *regs, uint32_t nregs, cons
 	return r->dptr + (uint64_t)((uintptr_t)p - (uintptr_t)r->addr);
 }
 
-int dvx_p2p_dev_unregister(struct dvx_gpu_hostreg *regs, uint32_t nregs)
+int dvx_p2p_gpu_unregister(struct dvx_gpu_hostreg *regs, uint32_t nregs)
 {
 	int err = 0, e;
 
@@ -74,7 +74,7 @@ int dvx_p2p_dev_unregister(struct dvx_gpu_hostreg *regs, uint32_t nregs)
 	return err;
 }
 
-int dvx_p2p_dev_register(const struct dvx_p2p *t, struct dvx_gpu *gpu, void *rings,
+int dvx_p2p_gpu_register(const struct dvx_p2p *t, struct dvx_gpu *gpu, void *rings,
 			 uint64_t rings_len, int iomem, struct dvx_gpu_hostreg *regs,
 			 uint32_t *nregs)
 {
@@ -103,7 +103,7 @@ int dvx_p2p_dev_register(const struct dvx_p2p *t, struct dvx_gpu *gpu, void *rin
 		k++;
 	}
 	if (err) {
-		dvx_p2p_dev_unregister(regs, k);
+		dvx_p2p_gpu_unregister(regs, k);
 		return err;
 	}
 	*nregs = k;
@@ -144,7 +144,7 @@ static int export_q(const struct dvx_p2p_q *q, const struct dvx_gpu_hostreg *reg
 	return 0;
 }
 
-int dvx_p2p_dev_export(struct dvx_p2p *t, struct dvx_gpu *gpu,
+int dvx_p2p_gpu_export(struct dvx_p2p *t, struct dvx_gpu *gpu,
 		       const struct dvx_gpu_hostreg *regs, uint32_t nregs, uint64_t dmem,
 		       uint64_t dmem_len, uint64_t timeout_ns, struct dvx_p2p_dev *dev)
 {
@@ -228,7 +228,7 @@ static void import_q(struct dvx_p2p_q *q, const struct dvx_p2p_dev_qstate *st)
 	}
 }
 
-int dvx_p2p_dev_import(struct dvx_p2p *t, struct dvx_gpu *gpu, const struct dvx_p2p_dev *dev)
+int dvx_p2p_gpu_import(struct dvx_p2p *t, struct dvx_gpu *gpu, const struct dvx_p2p_dev *dev)
 {
 	uint32_t n = total_lanes(t), i;
 	uint64_t qs_base;

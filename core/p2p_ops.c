@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * core/p2p_ops.c - the P2P transport's operations, posted from host threads
- * (see dvx/p2p.h and docs/p2p.md). The WQE encodings are the mlx5 builders'; the
+ * (see dvx/p2p/p2p.h and docs/p2p.md). The WQE encodings are the mlx5 builders'; the
  * GPU device API posts the same ones.
  */
 #include <errno.h>
 #include <string.h>
 
-#include <dvx/p2p.h>
+#include <dvx/p2p/p2p.h>
 #include <dvx/mlx5/wqe.h>
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -342,7 +342,7 @@ static void progress_all(struct dvx_p2p *t)
 		return;
 	for (i = 0; i < t->nnics; i++)
 		if (t->devs[i])
-			dvx_hal_dev_progress(t->devs[i]);
+			dvx_hal_nic_progress(t->devs[i]);
 }
 
 /* the lane's first error (main, then companion), 0 if healthy */

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/p2p_q.c - a send queue shared by host threads (see dvx/p2p_q.h).
+ * core/p2p_q.c - a send queue shared by host threads (see dvx/p2p/queue.h).
  */
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
 
-#include <dvx/p2p_q.h>
+#include <dvx/p2p/queue.h>
 #include <dvx/mlx5/sq.h>
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -40,7 +40,7 @@ static inline void spin_unlock(uint32_t *l)
 
 static uint64_t now_ns(const struct dvx_p2p_q *q)
 {
-	return dvx_hal_now_ns(q->dev->hal);
+	return dvx_hal_now_ns(q->nic->hal);
 }
 
 int dvx_p2p_q_init(struct dvx_p2p_q *q, const struct dvx_p2p_q_desc *d)
@@ -49,7 +49,7 @@ int dvx_p2p_q_init(struct dvx_p2p_q *q, const struct dvx_p2p_q_desc *d)
 	int err;
 
 	if (!q || !d || !d->sq_buf || !d->dbrec || !d->uar_reg || !d->cq_buf || !d->cq_dbrec ||
-	    !d->dev || !DVX_IS_POW2(d->nwqebb) || d->cq_log_size > 24 ||
+	    !d->nic || !DVX_IS_POW2(d->nwqebb) || d->cq_log_size > 24 ||
 	    (1u << d->cq_log_size) < d->nwqebb || d->qpn > 0xffffffu || d->cqn > 0xffffffu)
 		return -EINVAL;
 	memset(&n, 0, sizeof(n));
@@ -69,8 +69,8 @@ int dvx_p2p_q_init(struct dvx_p2p_q *q, const struct dvx_p2p_q_desc *d)
 	n.cqn = d->cqn;
 	n.cq_base = d->cq_ci & 0xffffffu;
 	n.state = DVX_P2P_Q_OK;
-	n.dev = d->dev;
-	n.last_progress_ns = dvx_hal_now_ns(d->dev->hal);
+	n.nic = d->nic;
+	n.last_progress_ns = dvx_hal_now_ns(d->nic->hal);
 	*q = n;
 	return 0;
 }
@@ -130,7 +130,7 @@ int dvx_p2p_q_poll(struct dvx_p2p_q *q)
 static void q_progress(struct dvx_p2p_q *q)
 {
 	if (dvx_p2p_q_poll(q) == 0) {
-		dvx_hal_dev_progress(q->dev);
+		dvx_hal_nic_progress(q->nic);
 		cpu_relax();
 	}
 }

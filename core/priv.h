@@ -5,10 +5,10 @@
 #ifndef DVX_CORE_PRIV_H
 #define DVX_CORE_PRIV_H
 
-#include <dvx/nic.h>
+#include <dvx/nic/nic.h>
 
 /*
- * Record a bad-argument / unsupported / state failure in nic->dev.diag, log it, and
+ * Record a bad-argument / unsupported / state failure in nic->hal.diag, log it, and
  * return @err. @op names the call ("dvx_qp_create").
  */
 int dvx_core_fail(struct dvx_nic *nic, int err, enum dvx_diag_src src, const char *op,

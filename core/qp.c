@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include <dvx/qp.h>
+#include <dvx/nic/qp.h>
 
 #include "priv.h"
 
@@ -239,10 +239,10 @@ int dvx_qp_create(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dv
 		struct dvx_diag keep;
 
 		dvx_core_fail(nic, err, DVX_DIAG_DEVX, op, "CREATE_QP output unreadable");
-		keep = nic->dev.diag;
-		if (dvx_hal_obj_destroy(&nic->dev, &q.obj))
-			dvx_hal_log(&nic->dev.log, DVX_LOG_ERR, "unwinding: DESTROY_QP failed");
-		nic->dev.diag = keep;
+		keep = nic->hal.diag;
+		if (dvx_hal_obj_destroy(&nic->hal, &q.obj))
+			dvx_hal_log(&nic->hal.log, DVX_LOG_ERR, "unwinding: DESTROY_QP failed");
+		nic->hal.diag = keep;
 		return err;
 	}
 	q.obj.id = q.qpn;
@@ -266,7 +266,7 @@ int dvx_qp_destroy(struct dvx_qp *qp)
 	if (!qp || !qp->live || !qp->nic)
 		return -EINVAL;
 	nic = qp->nic;
-	err = dvx_hal_obj_destroy(&nic->dev, &qp->obj);
+	err = dvx_hal_obj_destroy(&nic->hal, &qp->obj);
 	if (err)
 		return dvx_core_hal_failed(nic, err, DVX_MLX5_CMD_DESTROY_QP, "obj_destroy");
 	qp->live = 0;
@@ -451,7 +451,7 @@ static int build_cmds(struct dvx_qp *qp, const struct dvx_qp_conn *r,
 		rr.path.eth_prio = a->sl;
 		rr.path.udp_sport = a->udp_sport ? a->udp_sport :
 				    udp_sport(nic, qp->qpn, rr.remote_qpn);
-		err = dvx_hal_roce_rmac(&nic->dev, &nic->pd, nic->port, nic->gid_index, r->gid,
+		err = dvx_hal_roce_rmac(&nic->hal, &nic->pd, nic->port, nic->gid_index, r->gid,
 					rr.path.rmac);
 		if (err)
 			return dvx_core_hal_failed(nic, err, 0, "roce_rmac");
@@ -478,7 +478,7 @@ static int modify(struct dvx_qp *qp, const void *in, size_t inlen, uint32_t new_
 	int err = dvx_core_obj_modify(qp->nic, &qp->obj, in, inlen, out, sizeof(out));
 
 	if (err) {
-		qp->nic->dev.diag.qpn = qp->qpn;
+		qp->nic->hal.diag.qpn = qp->qpn;
 		return err;
 	}
 	qp->state = new_state;
@@ -497,13 +497,13 @@ static int to_rst(struct dvx_qp *qp)
  * failure stays in the diag */
 static void back_to_rst(struct dvx_qp *qp)
 {
-	struct dvx_diag keep = qp->nic->dev.diag;
+	struct dvx_diag keep = qp->nic->hal.diag;
 
 	if (qp->state != DVX_MLX5_QP_STATE_RST && to_rst(qp))
-		dvx_hal_log(&qp->nic->dev.log, DVX_LOG_ERR, "QP 0x%x: 2RST after a failed "
+		dvx_hal_log(&qp->nic->hal.log, DVX_LOG_ERR, "QP 0x%x: 2RST after a failed "
 			    "connect failed too; state %s", qp->qpn,
 			    dvx_mlx5_qp_state_name(qp->state));
-	qp->nic->dev.diag = keep;
+	qp->nic->hal.diag = keep;
 }
 
 static int do_connect(struct dvx_qp *qp, const struct dvx_qp_conn *remote,
@@ -534,7 +534,7 @@ static int do_connect(struct dvx_qp *qp, const struct dvx_qp_conn *remote,
 	if (loopback && !(nic->features & DVX_NIC_FEAT_LOOPBACK))
 		return dvx_core_fail(nic, -EOPNOTSUPP, DVX_DIAG_ARG, op,
 				     "%s does not allow force-loopback RC QPs: connect two local QPs "
-				     "with dvx_qp_connect_pair()", nic->dev.info.name);
+				     "with dvx_qp_connect_pair()", nic->hal.info.name);
 	err = build_cmds(qp, remote, attr, loopback, &c, op);
 	if (err)
 		return err;
@@ -553,7 +553,7 @@ static int do_connect(struct dvx_qp *qp, const struct dvx_qp_conn *remote,
 	if (attr != &qp->conn_attr)
 		qp->conn_attr = *attr;
 	qp->conn_kind = loopback ? DVX_QP_CONN_LOOPBACK : DVX_QP_CONN_REMOTE;
-	dvx_hal_log(&nic->dev.log, DVX_LOG_DEBUG, "QP 0x%x connected to QP 0x%x%s", qp->qpn,
+	dvx_hal_log(&nic->hal.log, DVX_LOG_DEBUG, "QP 0x%x connected to QP 0x%x%s", qp->qpn,
 		    dvx_be32_to_cpu(remote->qpn), loopback ? " (force-loopback)" : "");
 	return 0;
 }
@@ -590,10 +590,10 @@ int dvx_qp_connect_pair(struct dvx_qp *a, struct dvx_qp *b,
 		return err;
 	err = dvx_qp_connect(b, &ca, attr);
 	if (err) {
-		struct dvx_diag keep = b->nic->dev.diag;
+		struct dvx_diag keep = b->nic->hal.diag;
 
 		back_to_rst(a);
-		b->nic->dev.diag = keep;
+		b->nic->hal.diag = keep;
 		a->conn_kind = DVX_QP_CONN_NONE;
 	}
 	return err;

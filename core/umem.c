@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include <dvx/umem.h>
+#include <dvx/nic/umem.h>
 
 #include "priv.h"
 
@@ -75,7 +75,7 @@ int dvx_umem_reg(struct dvx_nic *nic, const struct dvx_umem_attr *attr, struct d
 	req.pgsz_bitmap = attr->pgsz_bitmap ? attr->pgsz_bitmap : DVX_UMEM_PGSZ_DEFAULT;
 
 	memset(&u, 0, sizeof(u));
-	err = dvx_hal_umem_reg(&nic->dev, &req, &u.hal);
+	err = dvx_hal_umem_reg(&nic->hal, &req, &u.hal);
 	if (err)
 		return dvx_core_hal_failed(nic, err, 0, dmabuf ? "umem_reg(dma-buf)" : "umem_reg");
 	u.nic = nic;
@@ -104,7 +104,7 @@ int dvx_umem_dereg(struct dvx_umem *umem)
 		return dvx_core_fail(nic, -EBUSY, DVX_DIAG_STATE, "dvx_umem_dereg",
 				     "umem 0x%x still holds %u CQ/QP rings or records", umem->id,
 				     umem->users);
-	err = dvx_hal_umem_dereg(&nic->dev, &umem->hal);
+	err = dvx_hal_umem_dereg(&nic->hal, &umem->hal);
 	if (err)
 		return dvx_core_hal_failed(nic, err, 0, "umem_dereg");
 	umem->live = 0;

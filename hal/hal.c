@@ -16,7 +16,7 @@
 #define DEV_OPS(dev) ((dev) && (dev)->hal ? HAL_OPS((dev)->hal) : NULL)
 
 /* After a failed backend call: keep the backend's record, or write a plain one. */
-static int failed(struct dvx_hal_dev *dev, int err, const char *op)
+static int failed(struct dvx_hal_nic *dev, int err, const char *op)
 {
 	if (err >= 0)
 		err = -EIO;
@@ -27,7 +27,7 @@ static int failed(struct dvx_hal_dev *dev, int err, const char *op)
 	return err;
 }
 
-static int nosys(struct dvx_hal_dev *dev, const char *op)
+static int nosys(struct dvx_hal_nic *dev, const char *op)
 {
 	if (dev)
 		dvx_hal_diag_set(&dev->diag, -ENOSYS, DVX_DIAG_ARG, op,
@@ -36,7 +36,7 @@ static int nosys(struct dvx_hal_dev *dev, const char *op)
 	return -ENOSYS;
 }
 
-static int badarg(struct dvx_hal_dev *dev, const char *op, const char *what)
+static int badarg(struct dvx_hal_nic *dev, const char *op, const char *what)
 {
 	if (dev)
 		dvx_hal_diag_set(&dev->diag, -EINVAL, DVX_DIAG_ARG, op, "%s", what);
@@ -57,20 +57,20 @@ static int badarg(struct dvx_hal_dev *dev, const char *op, const char *what)
 		return err_ ? failed(dev, err_, #name) : 0;                        \
 	} while (0)
 
-int dvx_hal_dev_list(const struct dvx_hal *hal, struct dvx_hal_dev_info *info, unsigned max,
+int dvx_hal_nic_list(const struct dvx_hal *hal, struct dvx_hal_nic_info *info, unsigned max,
 		     unsigned *count)
 {
 	const struct dvx_hal_ops *ops = HAL_OPS(hal);
 
 	if (!ops || !count || (max && !info))
 		return -EINVAL;
-	if (!ops->dev_list)
+	if (!ops->nic_list)
 		return -ENOSYS;
 	*count = 0;
-	return ops->dev_list(hal, info, max, count);
+	return ops->nic_list(hal, info, max, count);
 }
 
-int dvx_hal_dev_open(const struct dvx_hal *hal, const char *name, struct dvx_hal_dev *dev)
+int dvx_hal_nic_open(const struct dvx_hal *hal, const char *name, struct dvx_hal_nic *dev)
 {
 	const struct dvx_hal_ops *ops = HAL_OPS(hal);
 	struct dvx_log log;
@@ -82,49 +82,49 @@ int dvx_hal_dev_open(const struct dvx_hal *hal, const char *name, struct dvx_hal
 	memset(dev, 0, sizeof(*dev));
 	dev->log = log;
 	dev->hal = hal;
-	if (!ops->dev_open)
-		return nosys(dev, "dev_open");
-	err = ops->dev_open(hal, name, dev);
+	if (!ops->nic_open)
+		return nosys(dev, "nic_open");
+	err = ops->nic_open(hal, name, dev);
 	if (err) {
-		err = failed(dev, err, "dev_open");
+		err = failed(dev, err, "nic_open");
 		dev->priv = NULL;
 		dev->hal = hal;
 	}
 	return err;
 }
 
-int dvx_hal_dev_close(struct dvx_hal_dev *dev)
+int dvx_hal_nic_close(struct dvx_hal_nic *dev)
 {
 	const struct dvx_hal_ops *ops = DEV_OPS(dev);
 	int err;
 
 	if (!ops)
 		return -EINVAL;
-	if (!ops->dev_close)
-		return nosys(dev, "dev_close");
+	if (!ops->nic_close)
+		return nosys(dev, "nic_close");
 	dev->diag.err = 0;
-	err = ops->dev_close(dev);
+	err = ops->nic_close(dev);
 	if (err)
-		return failed(dev, err, "dev_close");
+		return failed(dev, err, "nic_close");
 	dev->priv = NULL;
 	return 0;
 }
 
-int dvx_hal_query_device(struct dvx_hal_dev *dev, struct dvx_hal_dev_attr *attr)
+int dvx_hal_nic_query(struct dvx_hal_nic *dev, struct dvx_hal_nic_attr *attr)
 {
 	if (!attr)
-		return badarg(dev, "query_device", "attr is NULL");
-	DEV_CALL(dev, query_device, dev, attr);
+		return badarg(dev, "nic_query", "attr is NULL");
+	DEV_CALL(dev, nic_query, dev, attr);
 }
 
-int dvx_hal_query_port(struct dvx_hal_dev *dev, uint8_t port, struct dvx_hal_port_attr *attr)
+int dvx_hal_query_port(struct dvx_hal_nic *dev, uint8_t port, struct dvx_hal_port_attr *attr)
 {
 	if (!attr || port == 0)
 		return badarg(dev, "query_port", "attr is NULL or port is 0 (ports count from 1)");
 	DEV_CALL(dev, query_port, dev, port, attr);
 }
 
-int dvx_hal_query_gid(struct dvx_hal_dev *dev, uint8_t port, uint32_t index,
+int dvx_hal_query_gid(struct dvx_hal_nic *dev, uint8_t port, uint32_t index,
 		      struct dvx_hal_gid *gid)
 {
 	if (!gid || port == 0)
@@ -132,7 +132,7 @@ int dvx_hal_query_gid(struct dvx_hal_dev *dev, uint8_t port, uint32_t index,
 	DEV_CALL(dev, query_gid, dev, port, index, gid);
 }
 
-int dvx_hal_devx_cmd(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+int dvx_hal_devx_cmd(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 		     size_t outlen)
 {
 	if (!in || inlen < 8 || !out || outlen < 16)
@@ -140,7 +140,7 @@ int dvx_hal_devx_cmd(struct dvx_hal_dev *dev, const void *in, size_t inlen, void
 	DEV_CALL(dev, devx_cmd, dev, in, inlen, out, outlen);
 }
 
-int dvx_hal_obj_create(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+int dvx_hal_obj_create(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 		       size_t outlen, struct dvx_hal_obj *obj)
 {
 	if (!in || inlen < 8 || !out || outlen < 16 || !obj)
@@ -148,7 +148,7 @@ int dvx_hal_obj_create(struct dvx_hal_dev *dev, const void *in, size_t inlen, vo
 	DEV_CALL(dev, obj_create, dev, in, inlen, out, outlen, obj);
 }
 
-int dvx_hal_obj_modify(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+int dvx_hal_obj_modify(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 		       size_t inlen, void *out, size_t outlen)
 {
 	if (!obj || !in || inlen < 8 || !out || outlen < 16)
@@ -156,7 +156,7 @@ int dvx_hal_obj_modify(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const v
 	DEV_CALL(dev, obj_modify, dev, obj, in, inlen, out, outlen);
 }
 
-int dvx_hal_obj_query(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+int dvx_hal_obj_query(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 		      size_t inlen, void *out, size_t outlen)
 {
 	if (!obj || !in || inlen < 8 || !out || outlen < 16)
@@ -164,14 +164,14 @@ int dvx_hal_obj_query(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const vo
 	DEV_CALL(dev, obj_query, dev, obj, in, inlen, out, outlen);
 }
 
-int dvx_hal_obj_destroy(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj)
+int dvx_hal_obj_destroy(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj)
 {
 	if (!obj)
 		return badarg(dev, "obj_destroy", "object is NULL");
 	DEV_CALL(dev, obj_destroy, dev, obj);
 }
 
-int dvx_hal_umem_reg(struct dvx_hal_dev *dev, const struct dvx_hal_umem_req *req,
+int dvx_hal_umem_reg(struct dvx_hal_nic *dev, const struct dvx_hal_umem_req *req,
 		     struct dvx_hal_umem *umem)
 {
 	if (!req || !umem || !req->len || (req->dmabuf_fd < 0 && !req->addr))
@@ -179,49 +179,49 @@ int dvx_hal_umem_reg(struct dvx_hal_dev *dev, const struct dvx_hal_umem_req *req
 	DEV_CALL(dev, umem_reg, dev, req, umem);
 }
 
-int dvx_hal_umem_dereg(struct dvx_hal_dev *dev, struct dvx_hal_umem *umem)
+int dvx_hal_umem_dereg(struct dvx_hal_nic *dev, struct dvx_hal_umem *umem)
 {
 	if (!umem)
 		return badarg(dev, "umem_dereg", "umem is NULL");
 	DEV_CALL(dev, umem_dereg, dev, umem);
 }
 
-int dvx_hal_uar_alloc(struct dvx_hal_dev *dev, enum dvx_uar_type type, struct dvx_hal_uar *uar)
+int dvx_hal_uar_alloc(struct dvx_hal_nic *dev, enum dvx_uar_type type, struct dvx_hal_uar *uar)
 {
 	if (!uar || (unsigned)type > DVX_UAR_BF)
 		return badarg(dev, "uar_alloc", "uar is NULL or type unknown");
 	DEV_CALL(dev, uar_alloc, dev, type, uar);
 }
 
-int dvx_hal_uar_free(struct dvx_hal_dev *dev, struct dvx_hal_uar *uar)
+int dvx_hal_uar_free(struct dvx_hal_nic *dev, struct dvx_hal_uar *uar)
 {
 	if (!uar)
 		return badarg(dev, "uar_free", "uar is NULL");
 	DEV_CALL(dev, uar_free, dev, uar);
 }
 
-int dvx_hal_pd_alloc(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd)
+int dvx_hal_pd_alloc(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd)
 {
 	if (!pd)
 		return badarg(dev, "pd_alloc", "pd is NULL");
 	DEV_CALL(dev, pd_alloc, dev, pd);
 }
 
-int dvx_hal_pd_free(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd)
+int dvx_hal_pd_free(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd)
 {
 	if (!pd)
 		return badarg(dev, "pd_free", "pd is NULL");
 	DEV_CALL(dev, pd_free, dev, pd);
 }
 
-int dvx_hal_eqn_query(struct dvx_hal_dev *dev, uint32_t vector, uint32_t *eqn)
+int dvx_hal_eqn_query(struct dvx_hal_nic *dev, uint32_t vector, uint32_t *eqn)
 {
 	if (!eqn)
 		return badarg(dev, "eqn_query", "eqn is NULL");
 	DEV_CALL(dev, eqn_query, dev, vector, eqn);
 }
 
-int dvx_hal_mr_reg(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd,
+int dvx_hal_mr_reg(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd,
 		   const struct dvx_hal_mr_req *req, struct dvx_hal_mr *mr)
 {
 	if (!pd || !req || !mr || !req->len ||
@@ -230,14 +230,14 @@ int dvx_hal_mr_reg(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd,
 	DEV_CALL(dev, mr_reg, dev, pd, req, mr);
 }
 
-int dvx_hal_mr_dereg(struct dvx_hal_dev *dev, struct dvx_hal_mr *mr)
+int dvx_hal_mr_dereg(struct dvx_hal_nic *dev, struct dvx_hal_mr *mr)
 {
 	if (!mr)
 		return badarg(dev, "mr_dereg", "mr is NULL");
 	DEV_CALL(dev, mr_dereg, dev, mr);
 }
 
-int dvx_hal_roce_rmac(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd, uint8_t port,
+int dvx_hal_roce_rmac(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd, uint8_t port,
 		      uint32_t sgid_index, const uint8_t dgid[16], uint8_t mac[6])
 {
 	if (!pd || !dgid || !mac || port == 0)
@@ -245,12 +245,12 @@ int dvx_hal_roce_rmac(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd, uint8_t po
 	DEV_CALL(dev, roce_rmac, dev, pd, port, sgid_index, dgid, mac);
 }
 
-void dvx_hal_dev_progress(struct dvx_hal_dev *dev)
+void dvx_hal_nic_progress(struct dvx_hal_nic *dev)
 {
 	const struct dvx_hal_ops *ops = DEV_OPS(dev);
 
-	if (ops && ops->dev_progress)
-		ops->dev_progress(dev);
+	if (ops && ops->nic_progress)
+		ops->nic_progress(dev);
 }
 
 int dvx_hal_mem_alloc(const struct dvx_hal *hal, uint64_t len, uint64_t align, int numa_node,

@@ -65,7 +65,7 @@ struct ibv_mr *mlx5dv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t l
 #define LX_DEVX_MSG \
 	"DEVX open failed: no DEVX support or no permission (/dev/infiniband, CAP_NET_RAW/IPC_LOCK)"
 
-static struct ibv_context *ctx_of(struct dvx_hal_dev *dev)
+static struct ibv_context *ctx_of(struct dvx_hal_nic *dev)
 {
 	return (struct ibv_context *)dev->priv;
 }
@@ -76,7 +76,7 @@ static int lx_errno(void)
 	return errno > 0 ? errno : EIO;
 }
 
-static int os_fail(struct dvx_hal_dev *dev, const char *op, int sys_errno, const char *what)
+static int os_fail(struct dvx_hal_nic *dev, const char *op, int sys_errno, const char *what)
 {
 	int err = dvx_hal_diag_set(&dev->diag, -sys_errno, DVX_DIAG_OS, op, "%s: %s", what,
 				   strerror(sys_errno));
@@ -86,7 +86,7 @@ static int os_fail(struct dvx_hal_dev *dev, const char *op, int sys_errno, const
 }
 
 /* Registration failures with ENOMEM/EFAULT are nearly always RLIMIT_MEMLOCK: say it. */
-static int reg_fail(struct dvx_hal_dev *dev, const char *op, int sys_errno, const char *what)
+static int reg_fail(struct dvx_hal_nic *dev, const char *op, int sys_errno, const char *what)
 {
 	struct rlimit rl;
 	int err;
@@ -116,7 +116,7 @@ static void copy_str(char *dst, size_t n, const char *src)
 }
 
 /* identity of one verbs device: sysfs facts refined by what libibverbs knows */
-static void lx_fill_info(struct ibv_device *d, struct dvx_hal_dev_info *info)
+static void lx_fill_info(struct ibv_device *d, struct dvx_hal_nic_info *info)
 {
 	const char *name = ibv_get_device_name(d);
 	uint64_t guid;
@@ -134,7 +134,7 @@ static void lx_fill_info(struct ibv_device *d, struct dvx_hal_dev_info *info)
 		info->is_mlx5 = mlx5dv_is_supported(d) ? 1 : 0;
 }
 
-static int lx_dev_list(const struct dvx_hal *hal, struct dvx_hal_dev_info *info, unsigned max,
+static int lx_dev_list(const struct dvx_hal *hal, struct dvx_hal_nic_info *info, unsigned max,
 		       unsigned *count)
 {
 	struct ibv_device **list;
@@ -159,10 +159,10 @@ static int lx_dev_list(const struct dvx_hal *hal, struct dvx_hal_dev_info *info,
 	return 0;
 }
 
-static int lx_dev_open(const struct dvx_hal *hal, const char *name, struct dvx_hal_dev *dev)
+static int lx_dev_open(const struct dvx_hal *hal, const char *name, struct dvx_hal_nic *dev)
 {
 	struct mlx5dv_context_attr attr;
-	struct dvx_hal_dev_info info;
+	struct dvx_hal_nic_info info;
 	struct ibv_device **list, *found = NULL;
 	struct ibv_context *ctx;
 	char pci[DVX_HAL_PCI_MAX];
@@ -173,7 +173,7 @@ static int lx_dev_open(const struct dvx_hal *hal, const char *name, struct dvx_h
 	errno = 0;
 	list = ibv_get_device_list(&n);
 	if (!list)
-		return dvx_hal_diag_set(&dev->diag, -ENODEV, DVX_DIAG_OS, "dev_open",
+		return dvx_hal_diag_set(&dev->diag, -ENODEV, DVX_DIAG_OS, "nic_open",
 					"no RDMA devices (ibv_get_device_list: %s)",
 					strerror(lx_errno()));
 	for (i = 0; i < n && !found; i++) {
@@ -182,12 +182,12 @@ static int lx_dev_open(const struct dvx_hal *hal, const char *name, struct dvx_h
 			found = list[i];
 	}
 	if (!found) {
-		err = dvx_hal_diag_set(&dev->diag, -ENODEV, DVX_DIAG_ARG, "dev_open",
+		err = dvx_hal_diag_set(&dev->diag, -ENODEV, DVX_DIAG_ARG, "nic_open",
 				       "no RDMA device named or at \"%s\"", name);
 		goto free_list;
 	}
 	if (!info.is_mlx5) {
-		err = dvx_hal_diag_set(&dev->diag, -ENODEV, DVX_DIAG_ARG, "dev_open",
+		err = dvx_hal_diag_set(&dev->diag, -ENODEV, DVX_DIAG_ARG, "nic_open",
 				       "%s is driven by %s, not mlx5: dvx drives mlx5 only",
 				       info.name,
 				       info.driver[0] ? info.driver : "an unknown driver");
@@ -200,7 +200,7 @@ static int lx_dev_open(const struct dvx_hal *hal, const char *name, struct dvx_h
 	if (!ctx) {
 		int e = lx_errno();
 
-		err = dvx_hal_diag_set(&dev->diag, -e, DVX_DIAG_OS, "dev_open", "%s", LX_DEVX_MSG);
+		err = dvx_hal_diag_set(&dev->diag, -e, DVX_DIAG_OS, "nic_open", "%s", LX_DEVX_MSG);
 		dev->diag.sys_errno = e;
 		goto free_list;
 	}
@@ -212,15 +212,15 @@ free_list:
 	return err;
 }
 
-static int lx_dev_close(struct dvx_hal_dev *dev)
+static int lx_dev_close(struct dvx_hal_nic *dev)
 {
 	errno = 0;
 	if (ibv_close_device(ctx_of(dev)))
-		return os_fail(dev, "dev_close", lx_errno(), "ibv_close_device");
+		return os_fail(dev, "nic_close", lx_errno(), "ibv_close_device");
 	return 0;
 }
 
-static int lx_query_device(struct dvx_hal_dev *dev, struct dvx_hal_dev_attr *a)
+static int lx_nic_query(struct dvx_hal_nic *dev, struct dvx_hal_nic_attr *a)
 {
 	struct ibv_device_attr at;
 	int rc;
@@ -228,7 +228,7 @@ static int lx_query_device(struct dvx_hal_dev *dev, struct dvx_hal_dev_attr *a)
 	memset(&at, 0, sizeof(at));
 	rc = ibv_query_device(ctx_of(dev), &at);
 	if (rc)
-		return os_fail(dev, "query_device", rc > 0 ? rc : lx_errno(), "ibv_query_device");
+		return os_fail(dev, "nic_query", rc > 0 ? rc : lx_errno(), "ibv_query_device");
 	memset(a, 0, sizeof(*a));
 	copy_str(a->fw_ver, sizeof(a->fw_ver), at.fw_ver);
 	a->node_guid = dvx_be64_to_cpu((dvx_be64)at.node_guid);
@@ -251,7 +251,7 @@ static int lx_query_device(struct dvx_hal_dev *dev, struct dvx_hal_dev_attr *a)
 	return 0;
 }
 
-static int lx_query_port(struct dvx_hal_dev *dev, uint8_t port, struct dvx_hal_port_attr *a)
+static int lx_query_port(struct dvx_hal_nic *dev, uint8_t port, struct dvx_hal_port_attr *a)
 {
 	struct ibv_port_attr pa;
 	int rc;
@@ -279,7 +279,7 @@ static int lx_query_port(struct dvx_hal_dev *dev, uint8_t port, struct dvx_hal_p
 	return 0;
 }
 
-static int lx_query_gid(struct dvx_hal_dev *dev, uint8_t port, uint32_t index,
+static int lx_query_gid(struct dvx_hal_nic *dev, uint8_t port, uint32_t index,
 			struct dvx_hal_gid *gid)
 {
 	struct ibv_gid_entry e;
@@ -317,7 +317,7 @@ static int out_status(const void *out)
 	return *(const uint8_t *)out;
 }
 
-static int lx_devx_cmd(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+static int lx_devx_cmd(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 		       size_t outlen)
 {
 	int rc;
@@ -329,7 +329,7 @@ static int lx_devx_cmd(struct dvx_hal_dev *dev, const void *in, size_t inlen, vo
 	return 0;
 }
 
-static int lx_obj_create(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+static int lx_obj_create(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 			 size_t outlen, struct dvx_hal_obj *obj)
 {
 	struct mlx5dv_devx_obj *o;
@@ -344,7 +344,7 @@ static int lx_obj_create(struct dvx_hal_dev *dev, const void *in, size_t inlen, 
 	return 0;
 }
 
-static int lx_obj_modify(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+static int lx_obj_modify(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 			 size_t inlen, void *out, size_t outlen)
 {
 	int rc;
@@ -359,7 +359,7 @@ static int lx_obj_modify(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const
 	return 0;
 }
 
-static int lx_obj_query(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+static int lx_obj_query(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 			size_t inlen, void *out, size_t outlen)
 {
 	int rc;
@@ -374,7 +374,7 @@ static int lx_obj_query(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const 
 	return 0;
 }
 
-static int lx_obj_destroy(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj)
+static int lx_obj_destroy(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj)
 {
 	int rc;
 
@@ -396,7 +396,7 @@ static int lx_obj_destroy(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj)
 	return 0;
 }
 
-static int lx_umem_reg(struct dvx_hal_dev *dev, const struct dvx_hal_umem_req *req,
+static int lx_umem_reg(struct dvx_hal_nic *dev, const struct dvx_hal_umem_req *req,
 		       struct dvx_hal_umem *umem)
 {
 	struct mlx5dv_devx_umem *u;
@@ -446,7 +446,7 @@ static int lx_umem_reg(struct dvx_hal_dev *dev, const struct dvx_hal_umem_req *r
 	return 0;
 }
 
-static int lx_umem_dereg(struct dvx_hal_dev *dev, struct dvx_hal_umem *umem)
+static int lx_umem_dereg(struct dvx_hal_nic *dev, struct dvx_hal_umem *umem)
 {
 	int rc;
 
@@ -461,7 +461,7 @@ static int lx_umem_dereg(struct dvx_hal_dev *dev, struct dvx_hal_umem *umem)
 	return 0;
 }
 
-static int lx_uar_alloc(struct dvx_hal_dev *dev, enum dvx_uar_type type, struct dvx_hal_uar *uar)
+static int lx_uar_alloc(struct dvx_hal_nic *dev, enum dvx_uar_type type, struct dvx_hal_uar *uar)
 {
 	struct mlx5dv_devx_uar *u;
 	uint32_t flags;
@@ -499,7 +499,7 @@ static int lx_uar_alloc(struct dvx_hal_dev *dev, enum dvx_uar_type type, struct 
 	return 0;
 }
 
-static int lx_uar_free(struct dvx_hal_dev *dev, struct dvx_hal_uar *uar)
+static int lx_uar_free(struct dvx_hal_nic *dev, struct dvx_hal_uar *uar)
 {
 	if (!uar->priv)
 		return dvx_hal_diag_set(&dev->diag, -EINVAL, DVX_DIAG_ARG, "uar_free",
@@ -509,7 +509,7 @@ static int lx_uar_free(struct dvx_hal_dev *dev, struct dvx_hal_uar *uar)
 	return 0;
 }
 
-static int lx_pd_alloc(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd)
+static int lx_pd_alloc(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd)
 {
 	struct mlx5dv_obj obj;
 	struct mlx5dv_pd dvpd;
@@ -539,7 +539,7 @@ dealloc_pd:
 	return dev->diag.err;
 }
 
-static int lx_pd_free(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd)
+static int lx_pd_free(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd)
 {
 	int rc;
 
@@ -553,7 +553,7 @@ static int lx_pd_free(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd)
 	return 0;
 }
 
-static int lx_eqn_query(struct dvx_hal_dev *dev, uint32_t vector, uint32_t *eqn)
+static int lx_eqn_query(struct dvx_hal_nic *dev, uint32_t vector, uint32_t *eqn)
 {
 	int rc = mlx5dv_devx_query_eqn(ctx_of(dev), vector, eqn);
 
@@ -562,7 +562,7 @@ static int lx_eqn_query(struct dvx_hal_dev *dev, uint32_t vector, uint32_t *eqn)
 	return 0;
 }
 
-static int lx_mr_reg(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd,
+static int lx_mr_reg(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd,
 		     const struct dvx_hal_mr_req *req, struct dvx_hal_mr *mr)
 {
 	struct ibv_mr *m;
@@ -607,7 +607,7 @@ static int lx_mr_reg(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd,
 	return 0;
 }
 
-static int lx_mr_dereg(struct dvx_hal_dev *dev, struct dvx_hal_mr *mr)
+static int lx_mr_dereg(struct dvx_hal_nic *dev, struct dvx_hal_mr *mr)
 {
 	int rc;
 
@@ -621,7 +621,7 @@ static int lx_mr_dereg(struct dvx_hal_dev *dev, struct dvx_hal_mr *mr)
 	return 0;
 }
 
-static int lx_roce_rmac(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd, uint8_t port,
+static int lx_roce_rmac(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd, uint8_t port,
 			uint32_t sgid_index, const uint8_t dgid[16], uint8_t mac[6])
 {
 	struct ibv_ah_attr attr;
@@ -663,17 +663,17 @@ destroy_ah:
 	return err;
 }
 
-static void lx_dev_progress(struct dvx_hal_dev *dev)
+static void lx_dev_progress(struct dvx_hal_nic *dev)
 {
 	(void)dev;
 	dvx_host_cpu_relax();
 }
 
 static const struct dvx_hal_ops linux_ops = {
-	.dev_list = lx_dev_list,
-	.dev_open = lx_dev_open,
-	.dev_close = lx_dev_close,
-	.query_device = lx_query_device,
+	.nic_list = lx_dev_list,
+	.nic_open = lx_dev_open,
+	.nic_close = lx_dev_close,
+	.nic_query = lx_nic_query,
 	.query_port = lx_query_port,
 	.query_gid = lx_query_gid,
 	.devx_cmd = lx_devx_cmd,
@@ -691,7 +691,7 @@ static const struct dvx_hal_ops linux_ops = {
 	.mr_reg = lx_mr_reg,
 	.mr_dereg = lx_mr_dereg,
 	.roce_rmac = lx_roce_rmac,
-	.dev_progress = lx_dev_progress,
+	.nic_progress = lx_dev_progress,
 	.mem_alloc = dvx_host_mem_alloc,
 	.mem_free = dvx_host_mem_free,
 	.pci_list = dvx_host_pci_list,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * hal/mock.c - the stateful fake backend (see dvx/hal/mock.h).
+ * hal/mock.c - the stateful fake backend (see dvx/testing/mock.h).
  *
  * Every op follows the same shape:
  *   begin()   take the next seq, open a log record, fill in the arguments;
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include <dvx/byteorder.h>
-#include <dvx/hal/mock.h>
+#include <dvx/testing/mock.h>
 
 #include "host.h"
 #include "sysfs.h"
@@ -26,10 +26,10 @@
 
 static const char *const op_names[DVX_MOCK_OP_COUNT] = {
 	[DVX_MOCK_OP_NONE] = "none",
-	[DVX_MOCK_OP_DEV_LIST] = "dev_list",
-	[DVX_MOCK_OP_DEV_OPEN] = "dev_open",
-	[DVX_MOCK_OP_DEV_CLOSE] = "dev_close",
-	[DVX_MOCK_OP_QUERY_DEVICE] = "query_device",
+	[DVX_MOCK_OP_NIC_LIST] = "nic_list",
+	[DVX_MOCK_OP_NIC_OPEN] = "nic_open",
+	[DVX_MOCK_OP_NIC_CLOSE] = "nic_close",
+	[DVX_MOCK_OP_NIC_QUERY] = "nic_query",
 	[DVX_MOCK_OP_QUERY_PORT] = "query_port",
 	[DVX_MOCK_OP_QUERY_GID] = "query_gid",
 	[DVX_MOCK_OP_DEVX_CMD] = "devx_cmd",
@@ -47,7 +47,7 @@ static const char *const op_names[DVX_MOCK_OP_COUNT] = {
 	[DVX_MOCK_OP_MR_REG] = "mr_reg",
 	[DVX_MOCK_OP_MR_DEREG] = "mr_dereg",
 	[DVX_MOCK_OP_ROCE_RMAC] = "roce_rmac",
-	[DVX_MOCK_OP_DEV_PROGRESS] = "dev_progress",
+	[DVX_MOCK_OP_NIC_PROGRESS] = "nic_progress",
 	[DVX_MOCK_OP_MEM_ALLOC] = "mem_alloc",
 	[DVX_MOCK_OP_MEM_FREE] = "mem_free",
 	[DVX_MOCK_OP_PCI_LIST] = "pci_list",
@@ -112,15 +112,15 @@ static struct dvx_mock *mock_of(const struct dvx_hal *hal)
 	return (struct dvx_mock *)hal->ctx;
 }
 
-static struct dvx_mock *mock_dev(const struct dvx_hal_dev *dev)
+static struct dvx_mock *mock_dev(const struct dvx_hal_nic *dev)
 {
 	return mock_of(dev->hal);
 }
 
 /* index of the device a handle was opened on, -1 for a handle the mock did not open */
-static int dev_index(const struct dvx_mock *m, const struct dvx_hal_dev *dev)
+static int dev_index(const struct dvx_mock *m, const struct dvx_hal_nic *dev)
 {
-	const struct dvx_mock_dev *d = (const struct dvx_mock_dev *)dev->priv;
+	const struct dvx_mock_nic *d = (const struct dvx_mock_nic *)dev->priv;
 	size_t i;
 
 	for (i = 0; i < m->ndevs; i++)
@@ -180,7 +180,7 @@ static int injected_err(struct dvx_mock *m, struct dvx_mock_call *c)
 }
 
 /* injection for calls on an open device: the failure also goes into dev->diag */
-static int inject_dev(struct dvx_mock *m, struct dvx_mock_call *c, struct dvx_hal_dev *dev)
+static int inject_dev(struct dvx_mock *m, struct dvx_mock_call *c, struct dvx_hal_nic *dev)
 {
 	int err = injected_err(m, c);
 
@@ -192,7 +192,7 @@ static int inject_dev(struct dvx_mock *m, struct dvx_mock_call *c, struct dvx_ha
 	return err;
 }
 
-static int bad_handle(struct dvx_hal_dev *dev, enum dvx_mock_op op, const char *what)
+static int bad_handle(struct dvx_hal_nic *dev, enum dvx_mock_op op, const char *what)
 {
 	return dvx_hal_diag_set(&dev->diag, -EINVAL, DVX_DIAG_ARG, dvx_mock_op_name(op),
 				"mock: %s", what);
@@ -230,7 +230,7 @@ const struct dvx_hal *dvx_mock_hal(struct dvx_mock *m)
 	return m ? &m->hal : NULL;
 }
 
-void dvx_mock_dev_cfg_init(struct dvx_mock_dev_cfg *cfg, const char *name, const char *pci)
+void dvx_mock_nic_cfg_init(struct dvx_mock_nic_cfg *cfg, const char *name, const char *pci)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	copy_str(cfg->info.name, sizeof(cfg->info.name), name);
@@ -253,7 +253,7 @@ void dvx_mock_dev_cfg_init(struct dvx_mock_dev_cfg *cfg, const char *name, const
 	cfg->port[0].pkey_tbl_len = 1;
 }
 
-int dvx_mock_dev_cfg_set_cap(struct dvx_mock_dev_cfg *cfg, uint16_t op_mod, const void *page)
+int dvx_mock_nic_cfg_set_cap(struct dvx_mock_nic_cfg *cfg, uint16_t op_mod, const void *page)
 {
 	struct dvx_mock_cap *slot = NULL;
 	size_t i;
@@ -276,7 +276,7 @@ int dvx_mock_dev_cfg_set_cap(struct dvx_mock_dev_cfg *cfg, uint16_t op_mod, cons
 	return 0;
 }
 
-int dvx_mock_dev_cfg_add_gid(struct dvx_mock_dev_cfg *cfg, uint8_t port, uint32_t index,
+int dvx_mock_nic_cfg_add_gid(struct dvx_mock_nic_cfg *cfg, uint8_t port, uint32_t index,
 			     const uint8_t raw[16], enum dvx_gid_type type, const char *netdev)
 {
 	struct dvx_hal_gid *g;
@@ -296,7 +296,7 @@ int dvx_mock_dev_cfg_add_gid(struct dvx_mock_dev_cfg *cfg, uint8_t port, uint32_
 	return 0;
 }
 
-int dvx_mock_add_dev(struct dvx_mock *m, const struct dvx_mock_dev_cfg *cfg)
+int dvx_mock_add_nic(struct dvx_mock *m, const struct dvx_mock_nic_cfg *cfg)
 {
 	if (!m || !cfg)
 		return -EINVAL;
@@ -307,7 +307,7 @@ int dvx_mock_add_dev(struct dvx_mock *m, const struct dvx_mock_dev_cfg *cfg)
 	return (int)m->ndevs++;
 }
 
-struct dvx_mock_dev_cfg *dvx_mock_dev_cfg(struct dvx_mock *m, int idx)
+struct dvx_mock_nic_cfg *dvx_mock_nic_cfg(struct dvx_mock *m, int idx)
 {
 	if (!m || idx < 0 || (unsigned)idx >= m->ndevs)
 		return NULL;
@@ -466,11 +466,11 @@ const struct dvx_mock_obj *dvx_mock_obj_by_id(const struct dvx_mock *m, uint32_t
 
 /* ---- devices ---- */
 
-static int mock_dev_list(const struct dvx_hal *hal, struct dvx_hal_dev_info *info, unsigned max,
+static int mock_dev_list(const struct dvx_hal *hal, struct dvx_hal_nic_info *info, unsigned max,
 			 unsigned *count)
 {
 	struct dvx_mock *m = mock_of(hal);
-	struct dvx_mock_call *c = begin(m, DVX_MOCK_OP_DEV_LIST, -1);
+	struct dvx_mock_call *c = begin(m, DVX_MOCK_OP_NIC_LIST, -1);
 	unsigned i;
 	int err;
 
@@ -491,7 +491,7 @@ static int find_dev(const struct dvx_mock *m, const char *name)
 	unsigned i;
 
 	for (i = 0; i < m->ndevs; i++) {
-		const struct dvx_hal_dev_info *in = &m->dev[i].cfg.info;
+		const struct dvx_hal_nic_info *in = &m->dev[i].cfg.info;
 
 		if (strcmp(in->name, name) == 0 || (have_pci && strcmp(in->pci, pci) == 0))
 			return (int)i;
@@ -499,12 +499,12 @@ static int find_dev(const struct dvx_mock *m, const char *name)
 	return -1;
 }
 
-static int mock_dev_open(const struct dvx_hal *hal, const char *name, struct dvx_hal_dev *dev)
+static int mock_dev_open(const struct dvx_hal *hal, const char *name, struct dvx_hal_nic *dev)
 {
 	struct dvx_mock *m = mock_of(hal);
 	int idx = find_dev(m, name);
-	struct dvx_mock_call *c = begin(m, DVX_MOCK_OP_DEV_OPEN, idx);
-	struct dvx_mock_dev *d;
+	struct dvx_mock_call *c = begin(m, DVX_MOCK_OP_NIC_OPEN, idx);
+	struct dvx_mock_nic *d;
 	int err;
 
 	copy_str(c->name, sizeof(c->name), name);
@@ -512,18 +512,18 @@ static int mock_dev_open(const struct dvx_hal *hal, const char *name, struct dvx
 	if (err)
 		return end(m, c, err);
 	if (idx < 0)
-		return end(m, c, dvx_hal_diag_set(&dev->diag, -ENODEV, DVX_DIAG_ARG, "dev_open",
+		return end(m, c, dvx_hal_diag_set(&dev->diag, -ENODEV, DVX_DIAG_ARG, "nic_open",
 						  "no RDMA device named or at \"%s\"", name));
 	d = &m->dev[idx];
 	if (!d->cfg.info.is_mlx5) {
-		err = dvx_hal_diag_set(&dev->diag, -ENODEV, DVX_DIAG_ARG, "dev_open",
+		err = dvx_hal_diag_set(&dev->diag, -ENODEV, DVX_DIAG_ARG, "nic_open",
 				       "%s is driven by %s, not mlx5: dvx drives mlx5 only",
 				       d->cfg.info.name,
 				       d->cfg.info.driver[0] ? d->cfg.info.driver : "unknown");
 		return end(m, c, err);
 	}
 	if (d->cfg.open_err) {
-		err = dvx_hal_diag_set(&dev->diag, neg(d->cfg.open_err), DVX_DIAG_OS, "dev_open",
+		err = dvx_hal_diag_set(&dev->diag, neg(d->cfg.open_err), DVX_DIAG_OS, "nic_open",
 				       "DEVX open failed: no DEVX support or no permission (mock)");
 		dev->diag.sys_errno = -err;
 		return end(m, c, err);
@@ -557,17 +557,17 @@ static int dev_holds(const struct dvx_mock *m, int idx)
 	return 0;
 }
 
-static int mock_dev_close(struct dvx_hal_dev *dev)
+static int mock_dev_close(struct dvx_hal_nic *dev)
 {
 	struct dvx_mock *m = mock_dev(dev);
 	int idx = dev_index(m, dev);
-	struct dvx_mock_call *c = begin(m, DVX_MOCK_OP_DEV_CLOSE, idx);
+	struct dvx_mock_call *c = begin(m, DVX_MOCK_OP_NIC_CLOSE, idx);
 	int err = inject_dev(m, c, dev);
 
 	if (err)
 		return end(m, c, err);	/* the device stays open */
 	if (idx < 0)
-		return end(m, c, bad_handle(dev, DVX_MOCK_OP_DEV_CLOSE, "device is not open"));
+		return end(m, c, bad_handle(dev, DVX_MOCK_OP_NIC_CLOSE, "device is not open"));
 	/* like ibv_close_device: succeeds, the kernel would reap what is left */
 	if (dev_holds(m, idx))
 		m->closed_with_live++;
@@ -591,24 +591,24 @@ static int mock_dev_close(struct dvx_hal_dev *dev)
 			return end(m, c, bad_handle(dev, op, "device is not open"));       \
 	} while (0)
 
-static int mock_query_device(struct dvx_hal_dev *dev, struct dvx_hal_dev_attr *attr)
+static int mock_nic_query(struct dvx_hal_nic *dev, struct dvx_hal_nic_attr *attr)
 {
-	DEV_CALL_BEGIN(DVX_MOCK_OP_QUERY_DEVICE);
+	DEV_CALL_BEGIN(DVX_MOCK_OP_NIC_QUERY);
 
-	DEV_CALL_CHECK(DVX_MOCK_OP_QUERY_DEVICE);
+	DEV_CALL_CHECK(DVX_MOCK_OP_NIC_QUERY);
 	*attr = m->dev[idx].cfg.attr;
 	return end(m, c, 0);
 }
 
 static int port_ok(const struct dvx_mock *m, int idx, uint8_t port)
 {
-	const struct dvx_mock_dev_cfg *cfg = &m->dev[idx].cfg;
+	const struct dvx_mock_nic_cfg *cfg = &m->dev[idx].cfg;
 	unsigned n = cfg->attr.phys_port_cnt ? cfg->attr.phys_port_cnt : cfg->info.nports;
 
 	return port >= 1 && port <= n && port <= DVX_MOCK_MAX_PORTS;
 }
 
-static int mock_query_port(struct dvx_hal_dev *dev, uint8_t port, struct dvx_hal_port_attr *attr)
+static int mock_query_port(struct dvx_hal_nic *dev, uint8_t port, struct dvx_hal_port_attr *attr)
 {
 	DEV_CALL_BEGIN(DVX_MOCK_OP_QUERY_PORT);
 
@@ -621,7 +621,7 @@ static int mock_query_port(struct dvx_hal_dev *dev, uint8_t port, struct dvx_hal
 	return end(m, c, 0);
 }
 
-static int mock_query_gid(struct dvx_hal_dev *dev, uint8_t port, uint32_t index,
+static int mock_query_gid(struct dvx_hal_nic *dev, uint8_t port, uint32_t index,
 			  struct dvx_hal_gid *gid)
 {
 	DEV_CALL_BEGIN(DVX_MOCK_OP_QUERY_GID);
@@ -650,7 +650,7 @@ static void note_mailbox(struct dvx_mock_call *c, const void *in, size_t inlen, 
 }
 
 /* an armed DEVX fault for this command: fill the mailbox, fail like rdma-core does */
-static int devx_fault(struct dvx_mock *m, struct dvx_mock_call *c, struct dvx_hal_dev *dev,
+static int devx_fault(struct dvx_mock *m, struct dvx_mock_call *c, struct dvx_hal_nic *dev,
 		      const void *in, void *out, size_t outlen)
 {
 	size_t i;
@@ -673,7 +673,7 @@ static int devx_fault(struct dvx_mock *m, struct dvx_mock_call *c, struct dvx_ha
 	return 0;
 }
 
-static int mock_devx_cmd(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+static int mock_devx_cmd(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 			 size_t outlen)
 {
 	const struct dvx_mock_cap *cap = NULL;
@@ -719,7 +719,7 @@ static struct dvx_mock_obj *obj_of(struct dvx_mock *m, const struct dvx_hal_obj 
 	return NULL;
 }
 
-static int mock_obj_create(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+static int mock_obj_create(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 			   size_t outlen, struct dvx_hal_obj *obj)
 {
 	struct dvx_mock_obj *o = NULL;
@@ -753,7 +753,7 @@ static int mock_obj_create(struct dvx_hal_dev *dev, const void *in, size_t inlen
 	return end(m, c, 0);
 }
 
-static int mock_obj_modify(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+static int mock_obj_modify(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 			   size_t inlen, void *out, size_t outlen)
 {
 	struct dvx_mock_obj *o;
@@ -776,7 +776,7 @@ static int mock_obj_modify(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, con
 	return end(m, c, 0);
 }
 
-static int mock_obj_query(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+static int mock_obj_query(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 			  size_t inlen, void *out, size_t outlen)
 {
 	struct dvx_mock_obj *o;
@@ -798,7 +798,7 @@ static int mock_obj_query(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, cons
 	return end(m, c, 0);
 }
 
-static int mock_obj_destroy(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj)
+static int mock_obj_destroy(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj)
 {
 	struct dvx_mock_obj *o;
 
@@ -819,7 +819,7 @@ static int mock_obj_destroy(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj)
 
 /* ---- umems, UARs, PDs, EQs ---- */
 
-static int mock_umem_reg(struct dvx_hal_dev *dev, const struct dvx_hal_umem_req *req,
+static int mock_umem_reg(struct dvx_hal_nic *dev, const struct dvx_hal_umem_req *req,
 			 struct dvx_hal_umem *umem)
 {
 	struct dvx_mock_umem *u = NULL;
@@ -868,7 +868,7 @@ static int mock_umem_reg(struct dvx_hal_dev *dev, const struct dvx_hal_umem_req 
 				(out) = &(arr)[i_];                                        \
 	} while (0)
 
-static int mock_umem_dereg(struct dvx_hal_dev *dev, struct dvx_hal_umem *umem)
+static int mock_umem_dereg(struct dvx_hal_nic *dev, struct dvx_hal_umem *umem)
 {
 	struct dvx_mock_umem *u;
 
@@ -885,7 +885,7 @@ static int mock_umem_dereg(struct dvx_hal_dev *dev, struct dvx_hal_umem *umem)
 	return end(m, c, 0);
 }
 
-static int mock_uar_alloc(struct dvx_hal_dev *dev, enum dvx_uar_type type, struct dvx_hal_uar *uar)
+static int mock_uar_alloc(struct dvx_hal_nic *dev, enum dvx_uar_type type, struct dvx_hal_uar *uar)
 {
 	struct dvx_mock_uar *u = NULL;
 	size_t i, slot = 0;
@@ -920,7 +920,7 @@ static int mock_uar_alloc(struct dvx_hal_dev *dev, enum dvx_uar_type type, struc
 	return end(m, c, 0);
 }
 
-static int mock_uar_free(struct dvx_hal_dev *dev, struct dvx_hal_uar *uar)
+static int mock_uar_free(struct dvx_hal_nic *dev, struct dvx_hal_uar *uar)
 {
 	struct dvx_mock_uar *u;
 
@@ -938,7 +938,7 @@ static int mock_uar_free(struct dvx_hal_dev *dev, struct dvx_hal_uar *uar)
 	return end(m, c, 0);
 }
 
-static int mock_pd_alloc(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd)
+static int mock_pd_alloc(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd)
 {
 	struct dvx_mock_pd *p = NULL;
 	size_t i;
@@ -964,7 +964,7 @@ static int mock_pd_alloc(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd)
 	return end(m, c, 0);
 }
 
-static int mock_pd_free(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd)
+static int mock_pd_free(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd)
 {
 	struct dvx_mock_pd *p;
 
@@ -987,7 +987,7 @@ static int mock_pd_free(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd)
 	return end(m, c, 0);
 }
 
-static int mock_eqn_query(struct dvx_hal_dev *dev, uint32_t vector, uint32_t *eqn)
+static int mock_eqn_query(struct dvx_hal_nic *dev, uint32_t vector, uint32_t *eqn)
 {
 	DEV_CALL_BEGIN(DVX_MOCK_OP_EQN_QUERY);
 
@@ -1000,7 +1000,7 @@ static int mock_eqn_query(struct dvx_hal_dev *dev, uint32_t vector, uint32_t *eq
 
 /* ---- MRs and RoCE ---- */
 
-static int mock_mr_reg(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd,
+static int mock_mr_reg(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd,
 		       const struct dvx_hal_mr_req *req, struct dvx_hal_mr *mr)
 {
 	struct dvx_mock_mr *r = NULL;
@@ -1055,7 +1055,7 @@ static int mock_mr_reg(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd,
 	return end(m, c, 0);
 }
 
-static int mock_mr_dereg(struct dvx_hal_dev *dev, struct dvx_hal_mr *mr)
+static int mock_mr_dereg(struct dvx_hal_nic *dev, struct dvx_hal_mr *mr)
 {
 	struct dvx_mock_mr *r;
 
@@ -1074,7 +1074,7 @@ static int mock_mr_dereg(struct dvx_hal_dev *dev, struct dvx_hal_mr *mr)
 	return end(m, c, 0);
 }
 
-static int mock_roce_rmac(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd, uint8_t port,
+static int mock_roce_rmac(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd, uint8_t port,
 			  uint32_t sgid_index, const uint8_t dgid[16], uint8_t mac[6])
 {
 	struct dvx_mock_pd *p;
@@ -1096,10 +1096,10 @@ static int mock_roce_rmac(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd, uint8_
 	return end(m, c, 0);
 }
 
-static void mock_dev_progress(struct dvx_hal_dev *dev)
+static void mock_dev_progress(struct dvx_hal_nic *dev)
 {
 	struct dvx_mock *m = mock_dev(dev);
-	struct dvx_mock_call *c = begin(m, DVX_MOCK_OP_DEV_PROGRESS, dev_index(m, dev));
+	struct dvx_mock_call *c = begin(m, DVX_MOCK_OP_NIC_PROGRESS, dev_index(m, dev));
 
 	if (m->check)
 		(void)m->check(m->check_arg, c);	/* observed, cannot fail */
@@ -1687,10 +1687,10 @@ static int mock_gpu_memcpy_dtoh(struct dvx_hal_gpu *gpu, void *dst, uint64_t dpt
 }
 
 static const struct dvx_hal_ops mock_ops = {
-	.dev_list = mock_dev_list,
-	.dev_open = mock_dev_open,
-	.dev_close = mock_dev_close,
-	.query_device = mock_query_device,
+	.nic_list = mock_dev_list,
+	.nic_open = mock_dev_open,
+	.nic_close = mock_dev_close,
+	.nic_query = mock_nic_query,
 	.query_port = mock_query_port,
 	.query_gid = mock_query_gid,
 	.devx_cmd = mock_devx_cmd,
@@ -1708,7 +1708,7 @@ static const struct dvx_hal_ops mock_ops = {
 	.mr_reg = mock_mr_reg,
 	.mr_dereg = mock_mr_dereg,
 	.roce_rmac = mock_roce_rmac,
-	.dev_progress = mock_dev_progress,
+	.nic_progress = mock_dev_progress,
 	.mem_alloc = mock_mem_alloc,
 	.mem_free = mock_mem_free,
 	.pci_list = mock_pci_list,

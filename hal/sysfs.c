@@ -265,7 +265,7 @@ static int mlx5_driver(const char *drv)
 }
 
 int dvx_sysfs_ib_dev_info(const char *ibdev_dir, const char *name,
-			  struct dvx_hal_dev_info *info)
+			  struct dvx_hal_nic_info *info)
 {
 	char path[PATH_MAX], real[PATH_MAX], pci_dir[PATH_MAX], buf[64];
 	struct dirent **ents = NULL;
@@ -337,7 +337,7 @@ int dvx_sysfs_ib_dev_info(const char *ibdev_dir, const char *name,
 	return 0;
 }
 
-int dvx_sysfs_ib_list(const char *root, struct dvx_hal_dev_info *info, unsigned max,
+int dvx_sysfs_ib_list(const char *root, struct dvx_hal_nic_info *info, unsigned max,
 		      unsigned *count)
 {
 	char path[PATH_MAX], dir[PATH_MAX];

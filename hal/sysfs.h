@@ -64,7 +64,7 @@ int dvx_sysfs_pci_normalize(const char *in, char out[DVX_HAL_PCI_MAX]);
  * Return: 0, or -ENOENT when @ibdev_dir does not exist.
  */
 int dvx_sysfs_ib_dev_info(const char *ibdev_dir, const char *name,
-			  struct dvx_hal_dev_info *info);
+			  struct dvx_hal_nic_info *info);
 
 /**
  * dvx_sysfs_ib_list() - list RDMA devices from <root>/class/infiniband, by name.
@@ -75,7 +75,7 @@ int dvx_sysfs_ib_dev_info(const char *ibdev_dir, const char *name,
  *
  * Return: 0 (no RDMA subsystem means zero devices), or a negative errno.
  */
-int dvx_sysfs_ib_list(const char *root, struct dvx_hal_dev_info *info, unsigned max,
+int dvx_sysfs_ib_list(const char *root, struct dvx_hal_nic_info *info, unsigned max,
 		      unsigned *count);
 
 /**

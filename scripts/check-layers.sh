@@ -16,7 +16,7 @@ err() { echo "layering: $*" >&2; fail=1; }
 level_of_header() {
 	case $1 in
 	dvx/compiler.h|dvx/byteorder.h|dvx/diag.h) echo 0 ;;
-	dvx/hal.h|dvx/hal/*) echo 1 ;;
+	dvx/hal.h|dvx/hal/*|dvx/testing/*) echo 1 ;;
 	dvx/mlx5/*) echo 2 ;;
 	dvx/gpu/*) echo 3 ;;
 	dvx/*) echo 4 ;;

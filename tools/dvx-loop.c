@@ -28,15 +28,15 @@
 
 #include <dvx/hal.h>
 #ifdef CONFIG_DVX_SIM
-#include <dvx/hal/sim.h>
+#include <dvx/testing/sim.h>
 #endif
-#include <dvx/mlx5/cq.h>
+#include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/decode.h>
 #include <dvx/mlx5/rq.h>
 #include <dvx/mlx5/sq.h>
 #include <dvx/mlx5/wqe.h>
-#include <dvx/mr.h>
-#include <dvx/qp.h>
+#include <dvx/nic/mr.h>
+#include <dvx/nic/qp.h>
 
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
@@ -220,7 +220,7 @@ static int guard_ok(struct row *w, const char *what, const uint8_t *p, uint32_t 
 static void progress(struct loop *L, struct rank *r)
 {
 	if (!L->thread)
-		dvx_hal_dev_progress(&r->nic.dev);	/* sim step, or a CPU pause */
+		dvx_hal_nic_progress(&r->nic.hal);	/* sim step, or a CPU pause */
 }
 
 /*
@@ -378,15 +378,15 @@ static void *zalloc(size_t align, size_t len)
 static int setup_fail(struct rank *r, const char *what, int err)
 {
 	fprintf(stderr, "%s: rank %d (%s): %s failed: %s%s%s\n", prog, r->id, r->dev, what,
-		strerror(err < 0 ? -err : err), r->nic.dev.diag.msg[0] ? ": " : "",
-		r->nic.dev.diag.msg);
+		strerror(err < 0 ? -err : err), r->nic.hal.diag.msg[0] ? ": " : "",
+		r->nic.hal.diag.msg);
 	return err ? err : -EIO;
 }
 
 /* open the NIC and create this rank's memory, MRs, CQs and data QP */
 static int rank_open(struct loop *L, struct rank *r)
 {
-	struct dvx_nic_attr na;
+	struct dvx_nic_cfg na;
 	struct dvx_umem_attr ua;
 	struct dvx_mr_attr ma;
 	int err;
@@ -519,7 +519,7 @@ static void rank_close(struct rank *r)
 		dvx_umem_dereg(&r->umem);
 	if (r->nic.open && dvx_nic_close(&r->nic))
 		fprintf(stderr, "%s: rank %d: dvx_nic_close: %s\n", prog, r->id,
-			r->nic.dev.diag.msg);
+			r->nic.hal.diag.msg);
 	free(r->sinkbuf);
 	free(r->buf);
 	free(r->rings);
@@ -557,7 +557,7 @@ static void recover(struct loop *L)
 			L->broken = 1;
 			snprintf(L->broken_why, sizeof(L->broken_why),
 				 "not run: QP 0x%x could not be recovered: %s", qps[k]->qpn,
-				 qps[k]->nic->dev.diag.msg);
+				 qps[k]->nic->hal.diag.msg);
 			return;
 		}
 	}

@@ -56,10 +56,10 @@ struct pport {
 enum { GPU_UNKNOWN = 0, GPU_NONE, GPU_FOUND };
 
 struct pdev {
-	struct dvx_hal_dev_info info;
+	struct dvx_hal_nic_info info;
 	int opened;
 	int attr_ok;
-	struct dvx_hal_dev_attr attr;
+	struct dvx_hal_nic_attr attr;
 	struct dvx_mlx5_caps caps;
 	int gpu_state;
 	struct dvx_hal_pci_dev gpu;
@@ -85,7 +85,7 @@ struct probe {
 	int pci_ok;
 	struct pdev *dev;
 	unsigned ndev;
-	struct dvx_hal_dev_info *other;
+	struct dvx_hal_nic_info *other;
 	unsigned nother;
 	struct perrs errs;	/* not tied to a device: limits, dev_list, pci_list */
 	int status;
@@ -183,7 +183,7 @@ static void pci_canon(const char *in, char *out, size_t n)
 		out[i] = (char)tolower((unsigned char)out[i]);
 }
 
-static int dev_matches(const struct dvx_hal_dev_info *info, const char *want)
+static int dev_matches(const struct dvx_hal_nic_info *info, const char *want)
 {
 	char a[DVX_HAL_PCI_MAX + 8], b[DVX_HAL_PCI_MAX + 8];
 
@@ -387,7 +387,7 @@ static void nearest_gpu(struct probe *p, struct pdev *d)
 
 /* ---- collection ---- */
 
-static void query_cap(struct pdev *d, struct dvx_hal_dev *dev, unsigned type)
+static void query_cap(struct pdev *d, struct dvx_hal_nic *dev, unsigned type)
 {
 	uint8_t in[DVX_MLX5_QUERY_HCA_CAP_IN_BYTES];
 	uint8_t out[DVX_MLX5_QUERY_HCA_CAP_OUT_BYTES];
@@ -405,7 +405,7 @@ static void query_cap(struct pdev *d, struct dvx_hal_dev *dev, unsigned type)
 	}
 }
 
-static void probe_port(struct pdev *d, struct dvx_hal_dev *dev, struct pport *pp)
+static void probe_port(struct pdev *d, struct dvx_hal_nic *dev, struct pport *pp)
 {
 	char ctx[64];
 	uint32_t i, n;
@@ -440,21 +440,21 @@ static void probe_port(struct pdev *d, struct dvx_hal_dev *dev, struct pport *pp
 
 static void probe_dev(struct probe *p, struct pdev *d)
 {
-	struct dvx_hal_dev dev;
+	struct dvx_hal_nic dev;
 	unsigned i, nports;
 	int err;
 
 	memset(&dev, 0, sizeof(dev));
-	err = dvx_hal_dev_open(p->hal, d->info.name, &dev);
+	err = dvx_hal_nic_open(p->hal, d->info.name, &dev);
 	if (err) {
-		add_err(&d->errs, "dev_open", "", err, &dev.diag);
+		add_err(&d->errs, "nic_open", "", err, &dev.diag);
 		return;
 	}
 	d->opened = 1;
 
-	err = dvx_hal_query_device(&dev, &d->attr);
+	err = dvx_hal_nic_query(&dev, &d->attr);
 	if (err)
-		add_err(&d->errs, "query_device", "", err, &dev.diag);
+		add_err(&d->errs, "nic_query", "", err, &dev.diag);
 	else
 		d->attr_ok = 1;
 
@@ -478,19 +478,19 @@ static void probe_dev(struct probe *p, struct pdev *d)
 		probe_port(d, &dev, &d->port[i]);
 	}
 
-	err = dvx_hal_dev_close(&dev);
+	err = dvx_hal_nic_close(&dev);
 	if (err) {
-		add_err(&d->errs, "dev_close", "", err, &dev.diag);
+		add_err(&d->errs, "nic_close", "", err, &dev.diag);
 		/* rdma-core's close does not fail; if a backend says it did, try once more
 		 * rather than leave the context behind */
 		if (dev.priv)
-			dvx_hal_dev_close(&dev);
+			dvx_hal_nic_close(&dev);
 	}
 }
 
 static int collect(struct probe *p)
 {
-	struct dvx_hal_dev_info *infos = NULL;
+	struct dvx_hal_nic_info *infos = NULL;
 	unsigned i, n = 0, n2 = 0;
 	int err;
 
@@ -500,18 +500,18 @@ static int collect(struct probe *p)
 	else
 		p->limits_ok = 1;
 
-	err = dvx_hal_dev_list(p->hal, NULL, 0, &n);
+	err = dvx_hal_nic_list(p->hal, NULL, 0, &n);
 	if (!err && n) {
 		infos = calloc(n, sizeof(*infos));
 		if (!infos)
 			err = -ENOMEM;
 		else
-			err = dvx_hal_dev_list(p->hal, infos, n, &n2);
+			err = dvx_hal_nic_list(p->hal, infos, n, &n2);
 		if (n2 < n)
 			n = n2;
 	}
 	if (err) {
-		add_err(&p->errs, "dev_list", "", err, NULL);
+		add_err(&p->errs, "nic_list", "", err, NULL);
 		free(infos);
 		return err;
 	}
@@ -520,7 +520,7 @@ static int collect(struct probe *p)
 	p->dev = calloc(n ? n : 1, sizeof(*p->dev));
 	p->other = calloc(n ? n : 1, sizeof(*p->other));
 	if (!p->dev || !p->other) {
-		add_err(&p->errs, "dev_list", "out of memory", -ENOMEM, NULL);
+		add_err(&p->errs, "nic_list", "out of memory", -ENOMEM, NULL);
 		free(infos);
 		return -ENOMEM;
 	}

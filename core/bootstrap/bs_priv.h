@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include <dvx/bootstrap.h>
+#include <dvx/bootstrap/bootstrap.h>
 
 /*
  * The length of a poison message: a collective that fails for a reason other than a

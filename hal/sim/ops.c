@@ -33,12 +33,12 @@ static void copy_str(char *dst, size_t n, const char *src)
 	dst[l] = '\0';
 }
 
-static int arg_fail(struct dvx_hal_dev *dev, int err, const char *op, const char *what)
+static int arg_fail(struct dvx_hal_nic *dev, int err, const char *op, const char *what)
 {
 	return dvx_hal_diag_set(&dev->diag, err, DVX_DIAG_ARG, op, "%s", what);
 }
 
-static int os_fail(struct dvx_hal_dev *dev, int err, const char *op, const char *what)
+static int os_fail(struct dvx_hal_nic *dev, int err, const char *op, const char *what)
 {
 	dvx_hal_diag_set(&dev->diag, err, DVX_DIAG_OS, op, "%s", what);
 	dev->diag.sys_errno = -err;
@@ -46,7 +46,7 @@ static int os_fail(struct dvx_hal_dev *dev, int err, const char *op, const char 
 }
 
 /* the opened NIC of @dev, locked; NULL (diag set) if @dev is not open on a sim */
-static struct sim_nic *lock_nic(struct dvx_hal_dev *dev, const char *op)
+static struct sim_nic *lock_nic(struct dvx_hal_nic *dev, const char *op)
 {
 	struct sim_nic *nic = dev->priv;
 
@@ -65,7 +65,7 @@ static void unlock_nic(struct sim_nic *nic)
 
 /* ---- devices ------------------------------------------------------------------- */
 
-static void fill_info(const struct sim_nic *nic, struct dvx_hal_dev_info *info)
+static void fill_info(const struct sim_nic *nic, struct dvx_hal_nic_info *info)
 {
 	const struct dvx_sim_nic_cfg *c = &nic->cfg;
 
@@ -83,7 +83,7 @@ static void fill_info(const struct sim_nic *nic, struct dvx_hal_dev_info *info)
 	info->is_mlx5 = 1;
 }
 
-static int sim_dev_list(const struct dvx_hal *hal, struct dvx_hal_dev_info *info, unsigned max,
+static int sim_dev_list(const struct dvx_hal *hal, struct dvx_hal_nic_info *info, unsigned max,
 			unsigned *count)
 {
 	struct sim_fabric *f = hal_fab(hal);
@@ -110,7 +110,7 @@ static bool pci_match(const char *cfg, const char *name)
 	       !strcmp(cfg + 5, name);
 }
 
-static int sim_dev_open(const struct dvx_hal *hal, const char *name, struct dvx_hal_dev *dev)
+static int sim_dev_open(const struct dvx_hal *hal, const char *name, struct dvx_hal_nic *dev)
 {
 	struct sim_fabric *f = hal_fab(hal);
 	struct sim_nic *nic = NULL;
@@ -124,10 +124,10 @@ static int sim_dev_open(const struct dvx_hal *hal, const char *name, struct dvx_
 		if (!strcmp(f->nics[i].cfg.name, name) || pci_match(f->nics[i].cfg.pci, name))
 			nic = &f->nics[i];
 	if (!nic) {
-		err = dvx_hal_diag_set(&dev->diag, -ENODEV, DVX_DIAG_ARG, "dev_open",
+		err = dvx_hal_diag_set(&dev->diag, -ENODEV, DVX_DIAG_ARG, "nic_open",
 				       "no sim NIC named or at \"%s\"", name);
 	} else if (!nic->cfg.devx) {
-		err = os_fail(dev, -EOPNOTSUPP, "dev_open",
+		err = os_fail(dev, -EOPNOTSUPP, "nic_open",
 			      "DEVX open failed: no DEVX support or no permission (sim NIC "
 			      "configured without DEVX)");
 	} else {
@@ -139,9 +139,9 @@ static int sim_dev_open(const struct dvx_hal *hal, const char *name, struct dvx_
 	return err;
 }
 
-static int sim_dev_close(struct dvx_hal_dev *dev)
+static int sim_dev_close(struct dvx_hal_nic *dev)
 {
-	struct sim_nic *nic = lock_nic(dev, "dev_close");
+	struct sim_nic *nic = lock_nic(dev, "nic_close");
 
 	if (!nic)
 		return -EINVAL;
@@ -151,9 +151,9 @@ static int sim_dev_close(struct dvx_hal_dev *dev)
 	return 0;
 }
 
-static int sim_query_device(struct dvx_hal_dev *dev, struct dvx_hal_dev_attr *a)
+static int sim_query_device(struct dvx_hal_nic *dev, struct dvx_hal_nic_attr *a)
 {
-	struct sim_nic *nic = lock_nic(dev, "query_device");
+	struct sim_nic *nic = lock_nic(dev, "nic_query");
 	const struct dvx_sim_fabric_cfg *fc;
 	const struct dvx_sim_nic_cfg *c;
 
@@ -186,7 +186,7 @@ static int sim_query_device(struct dvx_hal_dev *dev, struct dvx_hal_dev_attr *a)
 	return 0;
 }
 
-static int sim_query_port(struct dvx_hal_dev *dev, uint8_t port, struct dvx_hal_port_attr *a)
+static int sim_query_port(struct dvx_hal_nic *dev, uint8_t port, struct dvx_hal_port_attr *a)
 {
 	struct sim_nic *nic = lock_nic(dev, "query_port");
 	const struct dvx_sim_port_cfg *p;
@@ -220,7 +220,7 @@ static int sim_query_port(struct dvx_hal_dev *dev, uint8_t port, struct dvx_hal_
 	return 0;
 }
 
-static int sim_query_gid(struct dvx_hal_dev *dev, uint8_t port, uint32_t index,
+static int sim_query_gid(struct dvx_hal_nic *dev, uint8_t port, uint32_t index,
 			 struct dvx_hal_gid *gid)
 {
 	struct sim_nic *nic = lock_nic(dev, "query_gid");
@@ -248,7 +248,7 @@ static void clear_out_hdr(void *out, size_t outlen)
 	memset(out, 0, outlen < 16 ? outlen : 16);
 }
 
-static int devx_result(struct dvx_hal_dev *dev, const char *op, int rc, const void *in,
+static int devx_result(struct dvx_hal_nic *dev, const char *op, int rc, const void *in,
 		       const void *out)
 {
 	if (rc == 0)
@@ -256,7 +256,7 @@ static int devx_result(struct dvx_hal_dev *dev, const char *op, int rc, const vo
 	return dvx_hal_diag_devx(&dev->diag, op, in, out, rc < 0 ? -rc : SIM_DEVX_ERRNO);
 }
 
-static int sim_devx_cmd(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+static int sim_devx_cmd(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 			size_t outlen)
 {
 	struct sim_nic *nic = lock_nic(dev, "devx_cmd");
@@ -270,7 +270,7 @@ static int sim_devx_cmd(struct dvx_hal_dev *dev, const void *in, size_t inlen, v
 	return devx_result(dev, "devx_cmd", rc, in, out);
 }
 
-static int sim_obj_create(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+static int sim_obj_create(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 			  size_t outlen, struct dvx_hal_obj *obj)
 {
 	struct sim_nic *nic = lock_nic(dev, "obj_create");
@@ -285,7 +285,7 @@ static int sim_obj_create(struct dvx_hal_dev *dev, const void *in, size_t inlen,
 	return devx_result(dev, "obj_create", rc, in, out);
 }
 
-static int sim_obj_modify(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+static int sim_obj_modify(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 			  size_t inlen, void *out, size_t outlen)
 {
 	struct sim_nic *nic;
@@ -302,7 +302,7 @@ static int sim_obj_modify(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, cons
 	return devx_result(dev, "obj_modify", rc, in, out);
 }
 
-static int sim_obj_query(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+static int sim_obj_query(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 			 size_t inlen, void *out, size_t outlen)
 {
 	struct sim_nic *nic;
@@ -319,7 +319,7 @@ static int sim_obj_query(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const
 	return devx_result(dev, "obj_query", rc, in, out);
 }
 
-static int sim_obj_destroy(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj)
+static int sim_obj_destroy(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj)
 {
 	uint8_t in[16], out[16];
 	struct sim_nic *nic;
@@ -346,7 +346,7 @@ static int sim_obj_destroy(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj)
 	 DVX_ACCESS_REMOTE_ATOMIC | DVX_ACCESS_RELAXED_ORDERING)
 
 /* resolve a dma-buf registration to host bytes; 0 or a negative errno (diag set) */
-static int dmabuf_range(struct dvx_hal_dev *dev, struct sim_nic *nic, const char *op, int fd,
+static int dmabuf_range(struct dvx_hal_nic *dev, struct sim_nic *nic, const char *op, int fd,
 			uint64_t off, uint64_t len, struct sim_dmabuf **out, uint8_t **base)
 {
 	struct sim_dmabuf *d = sim_dmabuf_find(nic->fab, fd);
@@ -361,7 +361,7 @@ static int dmabuf_range(struct dvx_hal_dev *dev, struct sim_nic *nic, const char
 	return 0;
 }
 
-static int sim_umem_reg(struct dvx_hal_dev *dev, const struct dvx_hal_umem_req *req,
+static int sim_umem_reg(struct dvx_hal_nic *dev, const struct dvx_hal_umem_req *req,
 			struct dvx_hal_umem *umem)
 {
 	struct sim_nic *nic = lock_nic(dev, "umem_reg");
@@ -415,7 +415,7 @@ unlock:
 	return err;
 }
 
-static int sim_umem_dereg(struct dvx_hal_dev *dev, struct dvx_hal_umem *umem)
+static int sim_umem_dereg(struct dvx_hal_nic *dev, struct dvx_hal_umem *umem)
 {
 	struct sim_nic *nic;
 	struct sim_umem *u = umem->priv;
@@ -442,7 +442,7 @@ static int sim_umem_dereg(struct dvx_hal_dev *dev, struct dvx_hal_umem *umem)
 
 /* ---- UARs ---------------------------------------------------------------------- */
 
-static int sim_uar_alloc(struct dvx_hal_dev *dev, enum dvx_uar_type type, struct dvx_hal_uar *uar)
+static int sim_uar_alloc(struct dvx_hal_nic *dev, enum dvx_uar_type type, struct dvx_hal_uar *uar)
 {
 	struct sim_nic *nic = lock_nic(dev, "uar_alloc");
 	struct sim_fabric *f;
@@ -492,7 +492,7 @@ unlock:
 	return err;
 }
 
-static int sim_uar_free(struct dvx_hal_dev *dev, struct dvx_hal_uar *uar)
+static int sim_uar_free(struct dvx_hal_nic *dev, struct dvx_hal_uar *uar)
 {
 	struct sim_nic *nic;
 	struct sim_uar *u = uar->priv;
@@ -520,7 +520,7 @@ static int sim_uar_free(struct dvx_hal_dev *dev, struct dvx_hal_uar *uar)
 
 /* ---- PDs, EQs ------------------------------------------------------------------- */
 
-static int sim_pd_alloc(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd)
+static int sim_pd_alloc(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd)
 {
 	struct sim_nic *nic = lock_nic(dev, "pd_alloc");
 	uint32_t i, n = 0, max;
@@ -552,7 +552,7 @@ unlock:
 	return err;
 }
 
-static int sim_pd_free(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd)
+static int sim_pd_free(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd)
 {
 	struct sim_nic *nic;
 	struct sim_pd *p = pd->priv;
@@ -575,7 +575,7 @@ static int sim_pd_free(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd)
 	return err;
 }
 
-static int sim_eqn_query(struct dvx_hal_dev *dev, uint32_t vector, uint32_t *eqn)
+static int sim_eqn_query(struct dvx_hal_nic *dev, uint32_t vector, uint32_t *eqn)
 {
 	if (!dev->priv)
 		return arg_fail(dev, -EINVAL, "eqn_query", "device is not open");
@@ -587,7 +587,7 @@ static int sim_eqn_query(struct dvx_hal_dev *dev, uint32_t vector, uint32_t *eqn
 
 /* ---- MRs ----------------------------------------------------------------------- */
 
-static int sim_mr_reg(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd,
+static int sim_mr_reg(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd,
 		      const struct dvx_hal_mr_req *req, struct dvx_hal_mr *mr)
 {
 	struct sim_nic *nic = lock_nic(dev, "mr_reg");
@@ -667,7 +667,7 @@ unlock:
 	return err;
 }
 
-static int sim_mr_dereg(struct dvx_hal_dev *dev, struct dvx_hal_mr *mr)
+static int sim_mr_dereg(struct dvx_hal_nic *dev, struct dvx_hal_mr *mr)
 {
 	struct sim_nic *nic;
 	struct sim_mr *m = mr->priv;
@@ -693,7 +693,7 @@ static int sim_mr_dereg(struct dvx_hal_dev *dev, struct dvx_hal_mr *mr)
 
 /* ---- RoCE MAC -------------------------------------------------------------------- */
 
-static int sim_roce_rmac(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd, uint8_t port,
+static int sim_roce_rmac(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd, uint8_t port,
 			 uint32_t sgid_index, const uint8_t dgid[16], uint8_t mac[6])
 {
 	struct sim_nic *nic = lock_nic(dev, "roce_rmac");
@@ -730,7 +730,7 @@ unlock:
 
 /* ---- progress and host side -------------------------------------------------------- */
 
-static void sim_dev_progress(struct dvx_hal_dev *dev)
+static void sim_dev_progress(struct dvx_hal_nic *dev)
 {
 	struct sim_fabric *f = hal_fab(dev->hal);
 
@@ -770,10 +770,10 @@ static int sim_pci_list(const struct dvx_hal *hal, uint32_t class_mask, uint32_t
 }
 
 const struct dvx_hal_ops sim_ops = {
-	.dev_list = sim_dev_list,
-	.dev_open = sim_dev_open,
-	.dev_close = sim_dev_close,
-	.query_device = sim_query_device,
+	.nic_list = sim_dev_list,
+	.nic_open = sim_dev_open,
+	.nic_close = sim_dev_close,
+	.nic_query = sim_query_device,
 	.query_port = sim_query_port,
 	.query_gid = sim_query_gid,
 	.devx_cmd = sim_devx_cmd,
@@ -791,7 +791,7 @@ const struct dvx_hal_ops sim_ops = {
 	.mr_reg = sim_mr_reg,
 	.mr_dereg = sim_mr_dereg,
 	.roce_rmac = sim_roce_rmac,
-	.dev_progress = sim_dev_progress,
+	.nic_progress = sim_dev_progress,
 	.mem_alloc = dvx_host_mem_alloc,
 	.mem_free = dvx_host_mem_free,
 	.pci_list = sim_pci_list,

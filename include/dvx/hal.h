@@ -8,12 +8,12 @@
  * hardware NIC (linux backend), the software NIC (sim backend) and a mock side by
  * side. There is no global backend.
  *
- * Handles (struct dvx_hal_dev, _obj, _umem, _uar, _pd, _mr, _mem) live in caller
+ * Handles (struct dvx_hal_nic, _obj, _umem, _uar, _pd, _mr, _mem) live in caller
  * storage; a backend keeps its own pointer in ->priv. Every call returns 0 or a
  * negative errno; on failure the backend records the vendor's words (rdma-core errno,
  * DEVX status/syndrome, CUresult) in dev->diag (see dvx/diag.h). Nothing is printed.
  *
- * Concurrency: calls on one struct dvx_hal_dev are not serialised by the hal; the
+ * Concurrency: calls on one struct dvx_hal_nic are not serialised by the hal; the
  * control path of one device is expected to run on one thread at a time. Backends
  * themselves are thread-safe across devices.
  */
@@ -68,7 +68,7 @@ enum dvx_uar_type {
 #define DVX_HAL_PCI_MAX 32
 
 /**
- * struct dvx_hal_dev_info - identity of a device, from the device list.
+ * struct dvx_hal_nic_info - identity of a device, from the device list.
  * @name:	device name (ibdev name such as "mlx5_0", or the backend's)
  * @pci:	PCI address "dddd:bb:dd.f", empty if none
  * @driver:	kernel driver bound to the PCI function ("mlx5_core"), empty if none
@@ -80,7 +80,7 @@ enum dvx_uar_type {
  * @nports:	number of physical ports
  * @is_mlx5:	1 when the device is driven by mlx5 (decided by driver, never by name)
  */
-struct dvx_hal_dev_info {
+struct dvx_hal_nic_info {
 	char name[DVX_HAL_NAME_MAX];
 	char pci[DVX_HAL_PCI_MAX];
 	char driver[32];
@@ -95,9 +95,9 @@ struct dvx_hal_dev_info {
 };
 
 /**
- * struct dvx_hal_dev_attr - what ibv_query_device reports, in dvx's words.
+ * struct dvx_hal_nic_attr - what ibv_query_device reports, in dvx's words.
  */
-struct dvx_hal_dev_attr {
+struct dvx_hal_nic_attr {
 	char fw_ver[64];
 	uint64_t node_guid;
 	uint64_t sys_image_guid;
@@ -177,17 +177,17 @@ struct dvx_hal_gid {
 };
 
 /**
- * struct dvx_hal_dev - an opened device, in caller storage.
+ * struct dvx_hal_nic - an opened device, in caller storage.
  * @hal:	the backend instance it was opened through
  * @priv:	backend handle
  * @info:	identity, filled by open
  * @diag:	the last failure of a call on this device
  * @log:	optional log sink; zero means silence
  */
-struct dvx_hal_dev {
+struct dvx_hal_nic {
 	const struct dvx_hal *hal;
 	void *priv;
-	struct dvx_hal_dev_info info;
+	struct dvx_hal_nic_info info;
 	struct dvx_diag diag;
 	struct dvx_log log;
 };
@@ -351,54 +351,54 @@ struct dvx_hal_limits {
  *
  * dev_list and pci_list write at most @max entries and set *@count to the number
  * present, which may exceed @max: call with max 0 to size the array. dev_list lists
- * every RDMA device, mlx5 or not (see dvx_hal_dev_info.is_mlx5); dev_open accepts an
+ * every RDMA device, mlx5 or not (see dvx_hal_nic_info.is_mlx5); dev_open accepts an
  * ibdev name or a PCI address ("0000:3b:00.0" or "3b:00.0") and refuses a device
  * that is not mlx5 with -ENODEV.
  */
 struct dvx_hal_ops {
 	/* devices */
-	int (*dev_list)(const struct dvx_hal *hal, struct dvx_hal_dev_info *info,
+	int (*nic_list)(const struct dvx_hal *hal, struct dvx_hal_nic_info *info,
 			unsigned max, unsigned *count);
-	int (*dev_open)(const struct dvx_hal *hal, const char *name, struct dvx_hal_dev *dev);
-	int (*dev_close)(struct dvx_hal_dev *dev);
-	int (*query_device)(struct dvx_hal_dev *dev, struct dvx_hal_dev_attr *attr);
-	int (*query_port)(struct dvx_hal_dev *dev, uint8_t port, struct dvx_hal_port_attr *attr);
-	int (*query_gid)(struct dvx_hal_dev *dev, uint8_t port, uint32_t index,
+	int (*nic_open)(const struct dvx_hal *hal, const char *name, struct dvx_hal_nic *dev);
+	int (*nic_close)(struct dvx_hal_nic *dev);
+	int (*nic_query)(struct dvx_hal_nic *dev, struct dvx_hal_nic_attr *attr);
+	int (*query_port)(struct dvx_hal_nic *dev, uint8_t port, struct dvx_hal_port_attr *attr);
+	int (*query_gid)(struct dvx_hal_nic *dev, uint8_t port, uint32_t index,
 			 struct dvx_hal_gid *gid);
 
 	/* DEVX commands and objects */
-	int (*devx_cmd)(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+	int (*devx_cmd)(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 			size_t outlen);
-	int (*obj_create)(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+	int (*obj_create)(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 			  size_t outlen, struct dvx_hal_obj *obj);
-	int (*obj_modify)(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+	int (*obj_modify)(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 			  size_t inlen, void *out, size_t outlen);
-	int (*obj_query)(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+	int (*obj_query)(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 			 size_t inlen, void *out, size_t outlen);
-	int (*obj_destroy)(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj);
+	int (*obj_destroy)(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj);
 
 	/* umems, UARs, PDs, EQs */
-	int (*umem_reg)(struct dvx_hal_dev *dev, const struct dvx_hal_umem_req *req,
+	int (*umem_reg)(struct dvx_hal_nic *dev, const struct dvx_hal_umem_req *req,
 			struct dvx_hal_umem *umem);
-	int (*umem_dereg)(struct dvx_hal_dev *dev, struct dvx_hal_umem *umem);
-	int (*uar_alloc)(struct dvx_hal_dev *dev, enum dvx_uar_type type, struct dvx_hal_uar *uar);
-	int (*uar_free)(struct dvx_hal_dev *dev, struct dvx_hal_uar *uar);
-	int (*pd_alloc)(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd);
-	int (*pd_free)(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd);
-	int (*eqn_query)(struct dvx_hal_dev *dev, uint32_t vector, uint32_t *eqn);
+	int (*umem_dereg)(struct dvx_hal_nic *dev, struct dvx_hal_umem *umem);
+	int (*uar_alloc)(struct dvx_hal_nic *dev, enum dvx_uar_type type, struct dvx_hal_uar *uar);
+	int (*uar_free)(struct dvx_hal_nic *dev, struct dvx_hal_uar *uar);
+	int (*pd_alloc)(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd);
+	int (*pd_free)(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd);
+	int (*eqn_query)(struct dvx_hal_nic *dev, uint32_t vector, uint32_t *eqn);
 
 	/* memory regions */
-	int (*mr_reg)(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd,
+	int (*mr_reg)(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd,
 		      const struct dvx_hal_mr_req *req, struct dvx_hal_mr *mr);
-	int (*mr_dereg)(struct dvx_hal_dev *dev, struct dvx_hal_mr *mr);
+	int (*mr_dereg)(struct dvx_hal_nic *dev, struct dvx_hal_mr *mr);
 
 	/* RoCE: the destination MAC for a GID, resolved through an address handle */
-	int (*roce_rmac)(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd, uint8_t port,
+	int (*roce_rmac)(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd, uint8_t port,
 			 uint32_t sgid_index, const uint8_t dgid[16], uint8_t mac[6]);
 
 	/* progress: called by dvx's wait loops between polls (the sim steps its model
 	 * here; hardware backends relax the CPU) */
-	void (*dev_progress)(struct dvx_hal_dev *dev);
+	void (*nic_progress)(struct dvx_hal_nic *dev);
 
 	/* host side: memory, PCI topology, limits, clock */
 	int (*mem_alloc)(const struct dvx_hal *hal, uint64_t len, uint64_t align,
@@ -468,7 +468,7 @@ const struct dvx_hal *dvx_hal_linux(void);
  */
 
 /**
- * dvx_hal_dev_list(), dvx_hal_dev_open(), dvx_hal_dev_close(), dvx_hal_query_device(),
+ * dvx_hal_nic_list(), dvx_hal_nic_open(), dvx_hal_nic_close(), dvx_hal_nic_query(),
  * dvx_hal_query_port(), dvx_hal_query_gid() - list, open, close and query devices;
  * wrappers of the struct dvx_hal_ops entries dev_list, dev_open, dev_close,
  * query_device, query_port and query_gid.
@@ -498,13 +498,13 @@ const struct dvx_hal *dvx_hal_linux(void);
  * Context: process context, one thread at a time per @dev (the hal does not lock).
  * Return: 0 or a negative errno.
  */
-int dvx_hal_dev_list(const struct dvx_hal *hal, struct dvx_hal_dev_info *info, unsigned max,
+int dvx_hal_nic_list(const struct dvx_hal *hal, struct dvx_hal_nic_info *info, unsigned max,
 		     unsigned *count);
-int dvx_hal_dev_open(const struct dvx_hal *hal, const char *name, struct dvx_hal_dev *dev);
-int dvx_hal_dev_close(struct dvx_hal_dev *dev);
-int dvx_hal_query_device(struct dvx_hal_dev *dev, struct dvx_hal_dev_attr *attr);
-int dvx_hal_query_port(struct dvx_hal_dev *dev, uint8_t port, struct dvx_hal_port_attr *attr);
-int dvx_hal_query_gid(struct dvx_hal_dev *dev, uint8_t port, uint32_t index,
+int dvx_hal_nic_open(const struct dvx_hal *hal, const char *name, struct dvx_hal_nic *dev);
+int dvx_hal_nic_close(struct dvx_hal_nic *dev);
+int dvx_hal_nic_query(struct dvx_hal_nic *dev, struct dvx_hal_nic_attr *attr);
+int dvx_hal_query_port(struct dvx_hal_nic *dev, uint8_t port, struct dvx_hal_port_attr *attr);
+int dvx_hal_query_gid(struct dvx_hal_nic *dev, uint8_t port, uint32_t index,
 		      struct dvx_hal_gid *gid);
 
 /**
@@ -530,15 +530,15 @@ int dvx_hal_query_gid(struct dvx_hal_dev *dev, uint8_t port, uint32_t index,
  * Context: process context, one thread at a time per @dev; the command may sleep in
  * the kernel. Return: 0 or a negative errno.
  */
-int dvx_hal_devx_cmd(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+int dvx_hal_devx_cmd(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 		     size_t outlen);
-int dvx_hal_obj_create(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+int dvx_hal_obj_create(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 		       size_t outlen, struct dvx_hal_obj *obj);
-int dvx_hal_obj_modify(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+int dvx_hal_obj_modify(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 		       size_t inlen, void *out, size_t outlen);
-int dvx_hal_obj_query(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+int dvx_hal_obj_query(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 		      size_t inlen, void *out, size_t outlen);
-int dvx_hal_obj_destroy(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj);
+int dvx_hal_obj_destroy(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj);
 
 /**
  * dvx_hal_umem_reg(), dvx_hal_umem_dereg(), dvx_hal_uar_alloc(), dvx_hal_uar_free(),
@@ -562,7 +562,7 @@ int dvx_hal_obj_destroy(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj);
  *
  * The registered memory stays the caller's: it must stay valid until the matching
  * dereg, and is not freed by it. Handles are filled in caller storage and must be
- * given back (dereg/free) before dvx_hal_dev_close(). Common contract: a missing
+ * given back (dereg/free) before dvx_hal_nic_close(). Common contract: a missing
  * argument (NULL handle, an empty region, an unknown UAR type, @port 0) is -EINVAL
  * recorded in dev->diag; an entry the backend lacks is -ENOSYS; any other failure is
  * the backend's negative errno with its details in dev->diag.
@@ -570,22 +570,22 @@ int dvx_hal_obj_destroy(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj);
  * Context: process context, one thread at a time per @dev; registration may sleep
  * (pinning pages). Return: 0 or a negative errno.
  */
-int dvx_hal_umem_reg(struct dvx_hal_dev *dev, const struct dvx_hal_umem_req *req,
+int dvx_hal_umem_reg(struct dvx_hal_nic *dev, const struct dvx_hal_umem_req *req,
 		     struct dvx_hal_umem *umem);
-int dvx_hal_umem_dereg(struct dvx_hal_dev *dev, struct dvx_hal_umem *umem);
-int dvx_hal_uar_alloc(struct dvx_hal_dev *dev, enum dvx_uar_type type, struct dvx_hal_uar *uar);
-int dvx_hal_uar_free(struct dvx_hal_dev *dev, struct dvx_hal_uar *uar);
-int dvx_hal_pd_alloc(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd);
-int dvx_hal_pd_free(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd);
-int dvx_hal_eqn_query(struct dvx_hal_dev *dev, uint32_t vector, uint32_t *eqn);
-int dvx_hal_mr_reg(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd,
+int dvx_hal_umem_dereg(struct dvx_hal_nic *dev, struct dvx_hal_umem *umem);
+int dvx_hal_uar_alloc(struct dvx_hal_nic *dev, enum dvx_uar_type type, struct dvx_hal_uar *uar);
+int dvx_hal_uar_free(struct dvx_hal_nic *dev, struct dvx_hal_uar *uar);
+int dvx_hal_pd_alloc(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd);
+int dvx_hal_pd_free(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd);
+int dvx_hal_eqn_query(struct dvx_hal_nic *dev, uint32_t vector, uint32_t *eqn);
+int dvx_hal_mr_reg(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd,
 		   const struct dvx_hal_mr_req *req, struct dvx_hal_mr *mr);
-int dvx_hal_mr_dereg(struct dvx_hal_dev *dev, struct dvx_hal_mr *mr);
-int dvx_hal_roce_rmac(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd, uint8_t port,
+int dvx_hal_mr_dereg(struct dvx_hal_nic *dev, struct dvx_hal_mr *mr);
+int dvx_hal_roce_rmac(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd, uint8_t port,
 		      uint32_t sgid_index, const uint8_t dgid[16], uint8_t mac[6]);
 
 /**
- * dvx_hal_dev_progress() - let the backend make progress between two polls; wrapper
+ * dvx_hal_nic_progress() - let the backend make progress between two polls; wrapper
  * of the struct dvx_hal_ops entry dev_progress.
  * @dev:	an opened device
  *
@@ -594,7 +594,7 @@ int dvx_hal_roce_rmac(struct dvx_hal_dev *dev, struct dvx_hal_pd *pd, uint8_t po
  *
  * Context: the thread polling @dev. Return: nothing.
  */
-void dvx_hal_dev_progress(struct dvx_hal_dev *dev);
+void dvx_hal_nic_progress(struct dvx_hal_nic *dev);
 
 /**
  * dvx_hal_mem_alloc(), dvx_hal_mem_free(), dvx_hal_pci_list(), dvx_hal_limits() - host

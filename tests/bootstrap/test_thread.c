@@ -14,7 +14,7 @@
 
 #include "../lib/dvx_test.h"
 
-#include <dvx/bootstrap.h>
+#include <dvx/bootstrap/bootstrap.h>
 
 #define LONG_NS (20ull * 1000000000ull)
 #define SHORT_NS (100ull * 1000000ull)

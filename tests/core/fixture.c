@@ -29,7 +29,7 @@ struct dvx_log fx_log(void)
 
 void fx_mock(int roce)
 {
-	struct dvx_mock_dev_cfg cfg;
+	struct dvx_mock_nic_cfg cfg;
 
 	dvx_mock_init(&M);
 	dvx_test_mock_cx7(&cfg, "mlx5_0", "0000:3b:00.0", 0);
@@ -37,7 +37,7 @@ void fx_mock(int roce)
 		cfg.port[0].link_layer = DVX_LINK_LAYER_IB;
 		cfg.port[0].lid = 0x11;
 	}
-	assert_int_equal(dvx_mock_add_dev(&M, &cfg), 0);
+	assert_int_equal(dvx_mock_add_nic(&M, &cfg), 0);
 	if (!roce) {
 		fx_cap(GENERAL, DVX_MLX5_CAP_PORT_TYPE, DVX_MLX5_PORT_TYPE_IB);
 		fx_cap(GENERAL, DVX_MLX5_CAP_ROCE, 0);
@@ -51,14 +51,14 @@ void fx_mock(int roce)
 	fx_log_count = 0;
 }
 
-struct dvx_mock_dev_cfg *fx_cfg(void)
+struct dvx_mock_nic_cfg *fx_cfg(void)
 {
-	return dvx_mock_dev_cfg(&M, 0);
+	return dvx_mock_nic_cfg(&M, 0);
 }
 
 static struct dvx_mock_cap *cap_page(unsigned cap_type)
 {
-	struct dvx_mock_dev_cfg *cfg = fx_cfg();
+	struct dvx_mock_nic_cfg *cfg = fx_cfg();
 	unsigned i;
 
 	for (i = 0; i < DVX_MOCK_MAX_CAPS; i++)
@@ -85,7 +85,7 @@ void fx_cap_drop(unsigned cap_type)
 
 int fx_open_attr(struct dvx_nic *nic, uint8_t uar_pref, uint32_t required, int32_t gid_index)
 {
-	struct dvx_nic_attr a;
+	struct dvx_nic_cfg a;
 
 	memset(&a, 0, sizeof(a));
 	a.name = "mlx5_0";
@@ -154,34 +154,34 @@ const uint8_t *fx_mbox_last(unsigned opcode)
 	return n ? fx_mbox(opcode, n - 1) : NULL;
 }
 
-int __real_dvx_hal_obj_create(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+int __real_dvx_hal_obj_create(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 			      size_t outlen, struct dvx_hal_obj *obj);
-int __wrap_dvx_hal_obj_create(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+int __wrap_dvx_hal_obj_create(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 			      size_t outlen, struct dvx_hal_obj *obj);
-int __real_dvx_hal_obj_modify(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+int __real_dvx_hal_obj_modify(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 			      size_t inlen, void *out, size_t outlen);
-int __wrap_dvx_hal_obj_modify(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+int __wrap_dvx_hal_obj_modify(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 			      size_t inlen, void *out, size_t outlen);
-int __real_dvx_hal_obj_query(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+int __real_dvx_hal_obj_query(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 			     size_t inlen, void *out, size_t outlen);
-int __wrap_dvx_hal_obj_query(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+int __wrap_dvx_hal_obj_query(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 			     size_t inlen, void *out, size_t outlen);
 
-int __wrap_dvx_hal_obj_create(struct dvx_hal_dev *dev, const void *in, size_t inlen, void *out,
+int __wrap_dvx_hal_obj_create(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 			      size_t outlen, struct dvx_hal_obj *obj)
 {
 	record(in, inlen);
 	return __real_dvx_hal_obj_create(dev, in, inlen, out, outlen, obj);
 }
 
-int __wrap_dvx_hal_obj_modify(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+int __wrap_dvx_hal_obj_modify(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 			      size_t inlen, void *out, size_t outlen)
 {
 	record(in, inlen);
 	return __real_dvx_hal_obj_modify(dev, obj, in, inlen, out, outlen);
 }
 
-int __wrap_dvx_hal_obj_query(struct dvx_hal_dev *dev, struct dvx_hal_obj *obj, const void *in,
+int __wrap_dvx_hal_obj_query(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 			     size_t inlen, void *out, size_t outlen)
 {
 	int err;

@@ -11,11 +11,11 @@
 #include "../lib/dvx_test.h"
 #include "../lib/mock_cx7.h"
 
-#include <dvx/nic.h>
-#include <dvx/umem.h>
-#include <dvx/mr.h>
-#include <dvx/cq.h>
-#include <dvx/qp.h>
+#include <dvx/nic/nic.h>
+#include <dvx/nic/umem.h>
+#include <dvx/nic/mr.h>
+#include <dvx/nic/cq.h>
+#include <dvx/nic/qp.h>
 #include <dvx/mlx5/cmd.h>
 #include <dvx/mlx5/caps.h>
 
@@ -30,7 +30,7 @@ extern uint8_t fx_mem[FX_MEM_BYTES];
  * LID 0x11, caps port_type IB, no RoCE page) */
 void fx_mock(int roce);
 /* the device config of the mock's device 0, to adjust before fx_open() */
-struct dvx_mock_dev_cfg *fx_cfg(void);
+struct dvx_mock_nic_cfg *fx_cfg(void);
 /* rewrite one capability page field of device 0: fx_cap(GENERAL, DVX_MLX5_CAP_CD, 0) */
 void fx_cap_set(unsigned cap_type, unsigned byte, unsigned hi, unsigned lo, uint32_t v);
 #define fx_cap(type, field, v) fx_cap_set(DVX_MLX5_CAP_TYPE_##type, field, v)

@@ -81,12 +81,12 @@ static void test_open_roce(void **state)
 	/* reverse order: UAR, PD, device */
 	assert_int_equal(dvx_mock_call_at(&M, dvx_mock_calls(&M) - 2)->op, DVX_MOCK_OP_UAR_FREE);
 	assert_int_equal(dvx_mock_call_at(&M, dvx_mock_calls(&M) - 1)->op, DVX_MOCK_OP_PD_FREE);
-	assert_int_equal(dvx_mock_call_at(&M, dvx_mock_calls(&M))->op, DVX_MOCK_OP_DEV_CLOSE);
+	assert_int_equal(dvx_mock_call_at(&M, dvx_mock_calls(&M))->op, DVX_MOCK_OP_NIC_CLOSE);
 }
 
 static void test_open_ib_and_pci(void **state)
 {
-	struct dvx_nic_attr a;
+	struct dvx_nic_cfg a;
 
 	(void)state;
 	fx_mock(0);
@@ -94,7 +94,7 @@ static void test_open_ib_and_pci(void **state)
 	a.name = "3b:00.0";		/* by PCI address */
 	a.gid_index = -1;
 	assert_int_equal(dvx_nic_open(&nic, HAL, &a), 0);
-	assert_string_equal(nic.dev.info.name, "mlx5_0");
+	assert_string_equal(nic.hal.info.name, "mlx5_0");
 	assert_int_equal(nic.roce, 0);
 	assert_int_equal(nic.lid, 0x11);
 	assert_int_equal(nic.gid_index, 0);
@@ -107,14 +107,14 @@ static void test_open_ib_and_pci(void **state)
 
 static void test_open_bad(void **state)
 {
-	struct dvx_nic_attr a;
+	struct dvx_nic_cfg a;
 
 	(void)state;
 	memset(&a, 0, sizeof(a));
 	a.gid_index = -1;
 	assert_int_equal(dvx_nic_open(NULL, HAL, &a), -EINVAL);
 	assert_int_equal(dvx_nic_open(&nic, HAL, &a), -EINVAL);	/* no name */
-	assert_int_equal(nic.dev.diag.src, DVX_DIAG_ARG);
+	assert_int_equal(nic.hal.diag.src, DVX_DIAG_ARG);
 	a.name = "";
 	assert_int_equal(dvx_nic_open(&nic, HAL, &a), -EINVAL);
 	a.name = "mlx5_0";
@@ -126,15 +126,15 @@ static void test_open_bad(void **state)
 
 	a.name = "mlx5_9";
 	assert_int_equal(dvx_nic_open(&nic, HAL, &a), -ENODEV);
-	assert_non_null(strstr(nic.dev.diag.msg, "mlx5_9"));
+	assert_non_null(strstr(nic.hal.diag.msg, "mlx5_9"));
 	a.name = "mlx5_0";
 	a.port = 2;
 	assert_int_equal(dvx_nic_open(&nic, HAL, &a), -EINVAL);
-	assert_non_null(strstr(nic.dev.diag.msg, "port 2"));
+	assert_non_null(strstr(nic.hal.diag.msg, "port 2"));
 	a.port = 1;
 	a.gid_index = 4;		/* an empty entry */
 	assert_int_equal(dvx_nic_open(&nic, HAL, &a), -EINVAL);
-	assert_non_null(strstr(nic.dev.diag.msg, "empty"));
+	assert_non_null(strstr(nic.hal.diag.msg, "empty"));
 	a.gid_index = 9;		/* beyond the table */
 	assert_int_equal(dvx_nic_open(&nic, HAL, &a), -EINVAL);
 	a.gid_index = 1;		/* RoCE v2 link-local, asked for */
@@ -147,7 +147,7 @@ static void test_open_bad(void **state)
 	/* a DEVX open refused by the device */
 	fx_cfg()->open_err = -EACCES;
 	assert_int_equal(fx_open(&nic), -EACCES);
-	assert_non_null(strstr(nic.dev.diag.msg, "DEVX"));
+	assert_non_null(strstr(nic.hal.diag.msg, "DEVX"));
 	fx_cfg()->open_err = 0;
 
 	/* not an mlx5 device */
@@ -158,7 +158,7 @@ static void test_open_bad(void **state)
 	/* no usable GID at all */
 	memset(fx_cfg()->gid, 0, sizeof(fx_cfg()->gid));
 	assert_int_equal(fx_open(&nic), -EOPNOTSUPP);
-	assert_non_null(strstr(nic.dev.diag.msg, "no usable GID"));
+	assert_non_null(strstr(nic.hal.diag.msg, "no usable GID"));
 	assert_int_equal(dvx_mock_live_total(&M), 0);
 }
 
@@ -168,7 +168,7 @@ static void test_missing_caps(void **state)
 	/* no RC */
 	fx_cap(GENERAL, DVX_MLX5_CAP_RC, 0);
 	assert_int_equal(fx_open(&nic), -EOPNOTSUPP);
-	assert_non_null(strstr(nic.dev.diag.msg, "RC"));
+	assert_non_null(strstr(nic.hal.diag.msg, "RC"));
 	assert_non_null(strstr(fx_log_last, "RC"));
 	assert_int_equal(dvx_mock_live_total(&M), 0);
 	fx_cap(GENERAL, DVX_MLX5_CAP_RC, 1);
@@ -178,11 +178,11 @@ static void test_missing_caps(void **state)
 	assert_int_equal(fx_open(&nic), 0);
 	assert_false(nic.features & DVX_NIC_FEAT_CD);
 	assert_int_equal(dvx_nic_require(&nic, DVX_NIC_FEAT_CD, "the companion QP"), -EOPNOTSUPP);
-	assert_non_null(strstr(nic.dev.diag.msg, "core-direct"));
-	assert_non_null(strstr(nic.dev.diag.msg, "companion"));
+	assert_non_null(strstr(nic.hal.diag.msg, "core-direct"));
+	assert_non_null(strstr(nic.hal.diag.msg, "companion"));
 	assert_int_equal(dvx_nic_close(&nic), 0);
 	assert_int_equal(fx_open_attr(&nic, 0, DVX_NIC_FEAT_CD, -1), -EOPNOTSUPP);
-	assert_non_null(strstr(nic.dev.diag.msg, "cap cd = 0"));
+	assert_non_null(strstr(nic.hal.diag.msg, "cap cd = 0"));
 	assert_int_equal(dvx_mock_live_total(&M), 0);
 	fx_cap(GENERAL, DVX_MLX5_CAP_CD, 1);
 
@@ -194,8 +194,8 @@ static void test_missing_caps(void **state)
 	assert_int_equal(nic.atomic_be_results, 1);
 	assert_int_equal(dvx_nic_close(&nic), 0);
 	assert_int_equal(fx_open_attr(&nic, 0, DVX_NIC_FEAT_ATOMIC_HOST_ENDIAN, -1), -EOPNOTSUPP);
-	assert_non_null(strstr(nic.dev.diag.msg, "big-endian atomic mode"));
-	assert_non_null(strstr(nic.dev.diag.msg, "unsupported"));
+	assert_non_null(strstr(nic.hal.diag.msg, "big-endian atomic mode"));
+	assert_non_null(strstr(nic.hal.diag.msg, "unsupported"));
 	assert_int_equal(dvx_mock_live_total(&M), 0);
 
 	/* no atomics at all: the atomic page is not even read */
@@ -204,7 +204,7 @@ static void test_missing_caps(void **state)
 	assert_false(nic.caps.atomic_valid);
 	assert_int_equal(nic.atomic_mode, 0);
 	assert_int_equal(dvx_nic_require(&nic, DVX_NIC_FEAT_ATOMIC, "signals"), -EOPNOTSUPP);
-	assert_non_null(strstr(nic.dev.diag.msg, "no atomics"));
+	assert_non_null(strstr(nic.hal.diag.msg, "no atomics"));
 	assert_int_equal(dvx_nic_close(&nic), 0);
 
 	/* standard atomics only: IB-spec mode */
@@ -249,7 +249,7 @@ static void test_uars(void **state)
 	/* BlueFlame asked for on a device without it */
 	fx_cap(GENERAL, DVX_MLX5_CAP_BF, 0);
 	assert_int_equal(fx_open_attr(&nic, DVX_UAR_PREF_BF, 0, -1), -EOPNOTSUPP);
-	assert_non_null(strstr(nic.dev.diag.msg, "BlueFlame"));
+	assert_non_null(strstr(nic.hal.diag.msg, "BlueFlame"));
 	assert_int_equal(fx_open_attr(&nic, DVX_UAR_PREF_BF_OR_NC, 0, -1), 0);
 	assert_int_equal(nic.uar.type, DVX_UAR_NC_DEDICATED);
 	assert_int_equal(dvx_nic_close(&nic), 0);
@@ -278,7 +278,7 @@ static void open_failed(void *ctx, int err)
 {
 	(void)ctx;
 	assert_int_equal(nic.open, 0);
-	assert_int_equal(nic.dev.diag.err, err);
+	assert_int_equal(nic.hal.diag.err, err);
 }
 
 static void test_open_faults(void **state)
@@ -299,8 +299,8 @@ static void test_open_faults(void **state)
 	/* every capability page answered with BAD_PARAM */
 	err = fx_sweep_devx(&s, DVX_MLX5_CMD_QUERY_HCA_CAP);
 	assert_int_equal(err, -EINVAL);
-	assert_string_equal(nic.dev.diag.op, "QUERY_HCA_CAP");
-	assert_non_null(strstr(nic.dev.diag.msg, "QUERY_HCA_CAP: BAD_PARAM syndrome 0x00c0ffee"));
+	assert_string_equal(nic.hal.diag.op, "QUERY_HCA_CAP");
+	assert_non_null(strstr(nic.hal.diag.msg, "QUERY_HCA_CAP: BAD_PARAM syndrome 0x00c0ffee"));
 	assert_non_null(strstr(fx_log_last, "DEVX"));
 	/* only the atomic page missing */
 	fx_mock(1);
@@ -367,11 +367,11 @@ static void test_umem(void **state)
 	a.len = 4096;
 	a.addr = fx_mem + 64;
 	assert_int_equal(dvx_umem_reg(&nic, &a, &u2), -EINVAL);
-	assert_non_null(strstr(nic.dev.diag.msg, "4 KiB"));
+	assert_non_null(strstr(nic.hal.diag.msg, "4 KiB"));
 	a.addr = fx_mem;
 	a.access = DVX_ACCESS_REMOTE_READ;
 	assert_int_equal(dvx_umem_reg(&nic, &a, &u2), -EINVAL);
-	assert_non_null(strstr(nic.dev.diag.msg, "LOCAL_WRITE"));
+	assert_non_null(strstr(nic.hal.diag.msg, "LOCAL_WRITE"));
 	a.access = 1u << 12;
 	assert_int_equal(dvx_umem_reg(&nic, &a, &u2), -EINVAL);
 	a.access = 0;
@@ -571,7 +571,7 @@ static void test_mr(void **state)
 	/* and without atomics: no remote-atomic MR; the sink goes without that right */
 	a.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_ATOMIC;
 	assert_int_equal(dvx_mr_reg(&nic, &a, &mr), -EOPNOTSUPP);
-	assert_non_null(strstr(nic.dev.diag.msg, "no atomics"));
+	assert_non_null(strstr(nic.hal.diag.msg, "no atomics"));
 	assert_int_equal(dvx_mr_sink(&nic, fx_mem, -1, 0, &sink), 0);
 	assert_int_equal(sink.access, DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE |
 					      DVX_ACCESS_REMOTE_READ);

@@ -185,7 +185,7 @@ static void test_cq_bad(void **state)
 	assert_int_equal(dvx_cq_create(&nic, NULL, &cq), -EINVAL);
 	a.depth = 0;
 	assert_int_equal(dvx_cq_create(&nic, &a, &cq), -EINVAL);
-	assert_non_null(strstr(nic.dev.diag.msg, "power of two"));
+	assert_non_null(strstr(nic.hal.diag.msg, "power of two"));
 	a.depth = 48;
 	assert_int_equal(dvx_cq_create(&nic, &a, &cq), -EINVAL);
 	assert_int_equal(dvx_cq_mem_req(&a, NULL, NULL), -EINVAL);
@@ -197,14 +197,14 @@ static void test_cq_bad(void **state)
 	a.flags = 0;
 	a.ring_offset = 32;			/* misaligned */
 	assert_int_equal(dvx_cq_create(&nic, &a, &cq), -EINVAL);
-	assert_non_null(strstr(nic.dev.diag.msg, "ring: offset misaligned"));
+	assert_non_null(strstr(nic.hal.diag.msg, "ring: offset misaligned"));
 	a.ring_offset = 0x40000 - 2048;		/* runs past the umem */
 	assert_int_equal(dvx_cq_create(&nic, &a, &cq), -EINVAL);
-	assert_non_null(strstr(nic.dev.diag.msg, "past the end"));
+	assert_non_null(strstr(nic.hal.diag.msg, "past the end"));
 	a.ring_offset = RING_OFF;
 	a.dbr_offset = DBR_OFF + 4;
 	assert_int_equal(dvx_cq_create(&nic, &a, &cq), -EINVAL);
-	assert_non_null(strstr(nic.dev.diag.msg, "doorbell record"));
+	assert_non_null(strstr(nic.hal.diag.msg, "doorbell record"));
 	a.dbr_offset = 0x40000;
 	assert_int_equal(dvx_cq_create(&nic, &a, &cq), -EINVAL);
 	a.dbr_offset = DBR_OFF;
@@ -227,7 +227,7 @@ static void test_cq_bad(void **state)
 	a.dbr_umem = &gpu;
 	a.dbr_offset = 0x8000;
 	assert_int_equal(dvx_cq_create(&nic, &a, &cq), -EINVAL);
-	assert_non_null(strstr(nic.dev.diag.msg, "DVX_CQ_F_PREINIT"));
+	assert_non_null(strstr(nic.hal.diag.msg, "DVX_CQ_F_PREINIT"));
 	a.flags = DVX_CQ_F_PREINIT;
 	assert_int_equal(dvx_cq_create(&nic, &a, &cq), 0);	/* and nothing written */
 	assert_int_equal(dvx_cq_destroy(&cq), 0);
@@ -241,7 +241,7 @@ static void test_cq_bad(void **state)
 	fx_cq_attr(&a, &um, RING_OFF, DBR_OFF, 64);
 	a.flags = DVX_CQ_F_OI;
 	assert_int_equal(dvx_cq_create(&nic, &a, &cq), -EOPNOTSUPP);
-	assert_non_null(strstr(nic.dev.diag.msg, "overrun"));
+	assert_non_null(strstr(nic.hal.diag.msg, "overrun"));
 	teardown_all();
 }
 
@@ -377,7 +377,7 @@ static void test_qp_bad(void **state)
 	a.send_cq = &cq;
 	a.wq_offset = WQ_OFF + 32;
 	assert_int_equal(dvx_qp_create(&nic, &a, &qp), -EINVAL);
-	assert_non_null(strstr(nic.dev.diag.msg, "work queue"));
+	assert_non_null(strstr(nic.hal.diag.msg, "work queue"));
 	a.wq_offset = 0x40000 - 2048;
 	assert_int_equal(dvx_qp_create(&nic, &a, &qp), -EINVAL);
 	a.wq_offset = WQ_OFF;
@@ -400,7 +400,7 @@ static void test_qp_bad(void **state)
 	fx_qp_attr(&a, &cq, &um, WQ_OFF, DBR_OFF + 16);
 	a.flags = DVX_QP_F_CD_MASTER;
 	assert_int_equal(dvx_qp_create(&nic, &a, &qp), -EOPNOTSUPP);
-	assert_non_null(strstr(nic.dev.diag.msg, "core-direct"));
+	assert_non_null(strstr(nic.hal.diag.msg, "core-direct"));
 	a.flags = 0;
 	assert_int_equal(dvx_qp_create(&nic, &a, &qp), 0);
 	teardown_all();
@@ -523,7 +523,7 @@ static void test_connect_roce(void **state)
 	/* connecting again: not in RST, nothing sent */
 	calls = dvx_mock_calls(&M);
 	assert_int_equal(dvx_qp_connect(&qp, &peer, NULL), -EINVAL);
-	assert_int_equal(nic.dev.diag.src, DVX_DIAG_STATE);
+	assert_int_equal(nic.hal.diag.src, DVX_DIAG_STATE);
 	assert_int_equal(dvx_mock_calls(&M), calls);
 
 	/* a traffic class and an MTU cap */
@@ -595,11 +595,11 @@ static void test_connect_bad(void **state)
 	r = good;
 	r.version = 2;
 	assert_int_equal(dvx_qp_connect(&qp, &r, NULL), -EINVAL);
-	assert_non_null(strstr(nic.dev.diag.msg, "version"));
+	assert_non_null(strstr(nic.hal.diag.msg, "version"));
 	r = good;
 	r.link_layer = DVX_LINK_LAYER_IB;
 	assert_int_equal(dvx_qp_connect(&qp, &r, NULL), -EINVAL);
-	assert_non_null(strstr(nic.dev.diag.msg, "link layer"));
+	assert_non_null(strstr(nic.hal.diag.msg, "link layer"));
 	r = good;
 	r.qpn = 0;
 	assert_int_equal(dvx_qp_connect(&qp, &r, NULL), -EINVAL);
@@ -616,7 +616,7 @@ static void test_connect_bad(void **state)
 	r = good;
 	memset(r.gid, 0, 16);
 	assert_int_equal(dvx_qp_connect(&qp, &r, NULL), -EINVAL);
-	assert_non_null(strstr(nic.dev.diag.msg, "GID"));
+	assert_non_null(strstr(nic.hal.diag.msg, "GID"));
 	assert_int_equal(dvx_qp_connect(&qp, NULL, NULL), -EINVAL);
 	dvx_qp_connect_attr_init(&ca);
 	ca.retry_count = 8;
@@ -639,7 +639,7 @@ static void test_connect_bad(void **state)
 	base_qps(1);
 	assert_int_equal(dvx_qp_export(&qp2, &good), 0);
 	assert_int_equal(dvx_qp_connect(&qp, &good, NULL), -EOPNOTSUPP);
-	assert_non_null(strstr(nic.dev.diag.msg, "atomic"));
+	assert_non_null(strstr(nic.hal.diag.msg, "atomic"));
 	dvx_qp_connect_attr_init(&ca);
 	ca.access = DVX_ACCESS_REMOTE_WRITE;
 	assert_int_equal(dvx_qp_connect(&qp, &good, &ca), 0);
@@ -672,7 +672,7 @@ static void test_loopback_and_pair(void **state)
 	fx_cap(ROCE, DVX_MLX5_CAP_FL_RC_QP_WHEN_ROCE_ENABLED, 0);
 	base_qps(1);
 	assert_int_equal(dvx_qp_connect_loopback(&qp, NULL), -EOPNOTSUPP);
-	assert_non_null(strstr(nic.dev.diag.msg, "dvx_qp_connect_pair"));
+	assert_non_null(strstr(nic.hal.diag.msg, "dvx_qp_connect_pair"));
 	assert_int_equal(qp.state, DVX_MLX5_QP_STATE_RST);
 	assert_int_equal(dvx_qp_connect_pair(&qp, &qp2, NULL), 0);
 	assert_int_equal(qp.state, DVX_MLX5_QP_STATE_RTS);
@@ -808,7 +808,7 @@ static void sw_after(void *ctx, int err)
 {
 	struct sw *s = ctx;
 
-	assert_int_equal(nic.dev.diag.err, err);
+	assert_int_equal(nic.hal.diag.err, err);
 	if (s->what == 0)
 		assert_int_equal(cq2.live, 0);
 	if (s->what == 1)
@@ -868,10 +868,10 @@ static void test_devx_faults(void **state)
 		 * to get back goes through (another opcode) */
 		err = fx_sweep_devx(&fs, cases[i].opcode);
 		assert_int_equal(err, -EINVAL);
-		assert_string_equal(nic.dev.diag.op, cases[i].name);
+		assert_string_equal(nic.hal.diag.op, cases[i].name);
 		snprintf(want, sizeof(want), "%s: BAD_PARAM syndrome 0x00c0ffee", cases[i].name);
-		if (!strstr(nic.dev.diag.msg, want))
-			fail_msg("case %u: diag \"%s\" lacks \"%s\"", i, nic.dev.diag.msg, want);
+		if (!strstr(nic.hal.diag.msg, want))
+			fail_msg("case %u: diag \"%s\" lacks \"%s\"", i, nic.hal.diag.msg, want);
 		assert_non_null(strstr(fx_log_last, cases[i].name));
 	}
 }
@@ -883,7 +883,7 @@ static void test_destroy_faults(void **state)
 	dvx_mock_fail_op(&M, DVX_MOCK_OP_OBJ_DESTROY, -EIO);
 	assert_int_equal(dvx_qp_destroy(&qp), -EIO);
 	assert_int_equal(qp.live, 1);
-	assert_string_equal(nic.dev.diag.op, "DESTROY_QP");
+	assert_string_equal(nic.hal.diag.op, "DESTROY_QP");
 	assert_int_equal(dvx_cq_destroy(&cq2), -EBUSY);
 	assert_int_equal(dvx_qp_destroy(&qp2), -EIO);
 	dvx_mock_clear_faults(&M);

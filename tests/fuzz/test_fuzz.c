@@ -23,17 +23,17 @@
 #include "../lib/dvx_test.h"
 #include "../../tools/hexparse.h"
 
-#include <dvx/cq.h>
-#include <dvx/hal/sim.h>
+#include <dvx/nic/cq.h>
+#include <dvx/testing/sim.h>
 #include <dvx/mlx5/caps.h>
 #include <dvx/mlx5/cmd.h>
-#include <dvx/mlx5/cq.h>
+#include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/decode.h>
 #include <dvx/mlx5/sq.h>
-#include <dvx/mr.h>
-#include <dvx/nic.h>
-#include <dvx/qp.h>
-#include <dvx/umem.h>
+#include <dvx/nic/mr.h>
+#include <dvx/nic/nic.h>
+#include <dvx/nic/qp.h>
+#include <dvx/nic/umem.h>
 
 static uint64_t rng_state;
 static unsigned iters;
@@ -257,7 +257,7 @@ static void test_sim_mailboxes(void **s)
 	struct dvx_sim_fabric_cfg fc;
 	struct dvx_sim_nic_cfg nc;
 	struct dvx_sim_fabric *fab;
-	struct dvx_hal_dev dev;
+	struct dvx_hal_nic dev;
 	struct dvx_sim_stats st;
 	uint8_t in[1024], out[4200];
 	void *storage;
@@ -273,7 +273,7 @@ static void test_sim_mailboxes(void **s)
 	dvx_sim_nic_cfg_default(&nc, 0);
 	assert_int_equal(dvx_sim_add_nic(fab, &nc), 0);
 	memset(&dev, 0, sizeof(dev));
-	assert_int_equal(dvx_hal_dev_open(dvx_sim_hal(fab), "sim_0", &dev), 0);
+	assert_int_equal(dvx_hal_nic_open(dvx_sim_hal(fab), "sim_0", &dev), 0);
 	for (i = 0; i < iters / 4; i++) {
 		size_t inlen = 16 + (size_t)(rnd() % (sizeof(in) - 16));
 		struct dvx_hal_obj obj;
@@ -295,7 +295,7 @@ static void test_sim_mailboxes(void **s)
 	}
 	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
 	print_message("sim mailboxes: %u random creates accepted\n", created);
-	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev), 0);
 	assert_int_equal(dvx_sim_fini(fab), 0);
 	free(storage);
 }
@@ -306,7 +306,7 @@ static void test_sim_wqes(void **s)
 	struct dvx_sim_nic_cfg nc;
 	struct dvx_sim_fabric *fab;
 	struct dvx_nic nic;
-	struct dvx_nic_attr na;
+	struct dvx_nic_cfg na;
 	struct dvx_umem umem;
 	struct dvx_umem_attr ua;
 	struct dvx_mr mr;

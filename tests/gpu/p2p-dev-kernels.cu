@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Kernels of gpu-p2p-test: the P2P transport's operations posted by GPU threads
- * (dvx/p2p_dev.cuh) on lanes exported from a rank running on the software NIC.
+ * (dvx/p2p/dev.cuh) on lanes exported from a rank running on the software NIC.
  * status[i] receives thread i's first error (0 when everything went well).
  */
-#include <dvx/p2p_dev.cuh>
+#include <dvx/p2p/dev.cuh>
 
 /* thread scope: thread i puts chunk i (@chunk bytes) and raises the peer's signal;
  * waits for its ticket; thread 0 then flushes every channel it used */

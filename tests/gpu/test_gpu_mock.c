@@ -11,7 +11,7 @@
 
 #include <dvx/gpu/gpu.h>
 #include <dvx/gpu/queue.h>
-#include <dvx/hal/mock.h>
+#include <dvx/testing/mock.h>
 
 static struct dvx_mock M;
 

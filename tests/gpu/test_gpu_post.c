@@ -21,7 +21,7 @@
 #include <dvx/gpu/gpu.h>
 #include <dvx/gpu/queue.h>
 #include <dvx/mlx5/decode.h>
-#include <dvx/mlx5/cq.h>
+#include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/sq.h>
 
 extern const unsigned char dvx_fatbin_tests_gpu_post_kernels[];

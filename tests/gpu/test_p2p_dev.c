@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * tests/gpu/test_p2p_dev.c - GPU threads post the P2P transport's operations
- * (dvx/p2p_dev.cuh) on lanes exported from rank 0 (dvx_p2p_dev_export()); two ranks run
+ * (dvx/p2p/dev.cuh) on lanes exported from rank 0 (dvx_p2p_gpu_export()); two ranks run
  * as host threads over the software NIC with its progress thread, which executes the
  * WQEs the GPU writes into the host-resident rings. Rank 1 verifies every byte and
  * signal; rank 0 checks tickets, counters, timeouts, a bad rkey surfacing on the GPU
- * as an error, and that the host engine continues after dvx_p2p_dev_import(). In the
+ * as an error, and that the host engine continues after dvx_p2p_gpu_import(). In the
  * middle, rank 1 exports its transport too and both ranks post from the GPU at once
  * (a kernel each, on two streams of the one GPU) and verify what they received.
  *
@@ -21,7 +21,7 @@
 #include "../lib/p2p_world.h"
 
 #include <dvx/gpu/gpu.h>
-#include <dvx/p2p_dev.h>
+#include <dvx/p2p/dev.h>
 
 extern const unsigned char dvx_fatbin_tests_gpu_p2p_dev_kernels[];
 extern const size_t dvx_fatbin_tests_gpu_p2p_dev_kernels_len;
@@ -248,12 +248,12 @@ static void duplex(struct wrank *r, const struct dvx_p2p_dev *d0, uint64_t *want
 
 	if (r->rank == 1) {
 		W_OK(r, dvx_gpu_make_current(&E.g));
-		err = dvx_p2p_dev_register(&r->t, &E.g, r->rings, r->rings_len, 0, regs, &nregs);
+		err = dvx_p2p_gpu_register(&r->t, &E.g, r->rings, r->rings_len, 0, regs, &nregs);
 		W_CHECK(r, err == 0, "rank 1 register: %d (%s: %s)", err, E.g.hg.diag.op,
 			E.g.hg.diag.msg);
-		W_OK(r, dvx_p2p_dev_mem_req(&r->t, &need));
+		W_OK(r, dvx_p2p_gpu_mem_req(&r->t, &need));
 		W_OK(r, dvx_gpu_mem_alloc(&E.g, need, 0, &dmem));
-		W_OK(r, dvx_p2p_dev_export(&r->t, &E.g, regs, nregs, dmem.dptr, need, TMO, &d1));
+		W_OK(r, dvx_p2p_gpu_export(&r->t, &E.g, regs, nregs, dmem.dptr, need, TMO, &d1));
 		d = &d1;
 	}
 	for (k = 0; k < NDUP; k++) {
@@ -272,9 +272,9 @@ static void duplex(struct wrank *r, const struct dvx_p2p_dev *d0, uint64_t *want
 		W_OK(r, dvx_bootstrap_barrier(&r->bs, 60 * W_SEC));
 	}
 	if (r->rank == 1) {
-		W_OK(r, dvx_p2p_dev_import(&r->t, &E.g, &d1));
+		W_OK(r, dvx_p2p_gpu_import(&r->t, &E.g, &d1));
 		W_OK(r, dvx_gpu_mem_free(&dmem));
-		W_OK(r, dvx_p2p_dev_unregister(regs, nregs));
+		W_OK(r, dvx_p2p_gpu_unregister(regs, nregs));
 	}
 }
 
@@ -320,18 +320,18 @@ static void sender(struct wrank *r)
 	int peer = 1, at = 0, err;
 
 	W_OK(r, dvx_gpu_make_current(&E.g));	/* the context is per thread */
-	W_CHECK(r, dvx_p2p_dev_nregs(&r->t) <= MAX_REGS, "too many registrations");
-	err = dvx_p2p_dev_register(&r->t, &E.g, r->rings, r->rings_len, 0, regs, &nregs);
+	W_CHECK(r, dvx_p2p_gpu_nregs(&r->t) <= MAX_REGS, "too many registrations");
+	err = dvx_p2p_gpu_register(&r->t, &E.g, r->rings, r->rings_len, 0, regs, &nregs);
 	W_CHECK(r, err == 0, "register: %d (%s: %s)", err, E.g.hg.diag.op, E.g.hg.diag.msg);
 	W_OK(r, dvx_gpu_host_register(&E.g, r->ctr, (uint64_t)r->w->cfg.nranks *
 				      r->w->cfg.nslots * 8, 0, &ctr_reg));
 	ctr_dev = ctr_reg.dptr;
-	W_OK(r, dvx_p2p_dev_mem_req(&r->t, &need));
+	W_OK(r, dvx_p2p_gpu_mem_req(&r->t, &need));
 	W_OK(r, dvx_gpu_mem_alloc(&E.g, need, 0, &dmem));
 	/* bad arguments change nothing */
-	W_CHECK(r, dvx_p2p_dev_export(&r->t, &E.g, regs, nregs, dmem.dptr, need - 1, tmo, &d) ==
+	W_CHECK(r, dvx_p2p_gpu_export(&r->t, &E.g, regs, nregs, dmem.dptr, need - 1, tmo, &d) ==
 		-EINVAL, "short device memory accepted");
-	W_OK(r, dvx_p2p_dev_export(&r->t, &E.g, regs, nregs, dmem.dptr, need, tmo, &d));
+	W_OK(r, dvx_p2p_gpu_export(&r->t, &E.g, regs, nregs, dmem.dptr, need, tmo, &d));
 
 	for (v = 0; v < NVAR; v++) {
 		fill(r, peer, v);
@@ -416,7 +416,7 @@ static void sender(struct wrank *r)
 	}
 
 	/* back to the host: lane 1 failed with the GPU's record, lane 0 goes on */
-	W_OK(r, dvx_p2p_dev_import(&r->t, &E.g, &d));
+	W_OK(r, dvx_p2p_gpu_import(&r->t, &E.g, &d));
 	W_OK(r, dvx_p2p_lane_health(&r->t, peer, 1, &h));
 	W_CHECK(r, h.err == -EPERM && h.syndrome != 0, "lane 1 health: err %d syndrome %#x",
 		h.err, h.syndrome);
@@ -429,7 +429,7 @@ static void sender(struct wrank *r)
 
 	W_OK(r, dvx_gpu_mem_free(&dmem));
 	W_OK(r, dvx_gpu_host_unregister(&ctr_reg));
-	W_OK(r, dvx_p2p_dev_unregister(regs, nregs));
+	W_OK(r, dvx_p2p_gpu_unregister(regs, nregs));
 }
 
 static void body(struct wrank *r)

@@ -37,14 +37,14 @@ static unsigned ndevs(const struct dvx_hal *hal)
 {
 	unsigned n = 99;
 
-	assert_int_equal(dvx_hal_dev_list(hal, NULL, 0, &n), 0);
+	assert_int_equal(dvx_hal_nic_list(hal, NULL, 0, &n), 0);
 	return n;
 }
 
 static void test_dev_list(void **state)
 {
 	const struct dvx_hal *hal = linux_or_skip();
-	struct dvx_hal_dev_info info[16];
+	struct dvx_hal_nic_info info[16];
 	unsigned n, i;
 
 	(void)state;
@@ -54,7 +54,7 @@ static void test_dev_list(void **state)
 		print_message("no RDMA devices on this host: the list is empty, without error\n");
 		return;
 	}
-	assert_int_equal(dvx_hal_dev_list(hal, info, 16, &n), 0);
+	assert_int_equal(dvx_hal_nic_list(hal, info, 16, &n), 0);
 	for (i = 0; i < n && i < 16; i++) {
 		print_message("%s pci=%s driver=%s mlx5=%u numa=%d netdev=%s\n", info[i].name,
 			      info[i].pci, info[i].driver, info[i].is_mlx5, info[i].numa_node,
@@ -68,16 +68,16 @@ static void test_dev_list(void **state)
 static void test_open_absent(void **state)
 {
 	const struct dvx_hal *hal = linux_or_skip();
-	struct dvx_hal_dev dev;
+	struct dvx_hal_nic dev;
 
 	(void)state;
 	memset(&dev, 0, sizeof(dev));
-	assert_int_equal(dvx_hal_dev_open(hal, "dvx_no_such_device", &dev), -ENODEV);
-	assert_string_equal(dev.diag.op, "dev_open");
+	assert_int_equal(dvx_hal_nic_open(hal, "dvx_no_such_device", &dev), -ENODEV);
+	assert_string_equal(dev.diag.op, "nic_open");
 	assert_null(dev.priv);
 	if (ndevs(hal) == 0) {
 		memset(&dev, 0, sizeof(dev));
-		assert_int_equal(dvx_hal_dev_open(hal, "0000:3b:00.0", &dev), -ENODEV);
+		assert_int_equal(dvx_hal_nic_open(hal, "0000:3b:00.0", &dev), -ENODEV);
 		assert_true(dev.diag.msg[0] != '\0');
 	}
 }

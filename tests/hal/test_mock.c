@@ -9,58 +9,58 @@
 #include "../lib/dvx_test.h"
 
 #include <dvx/byteorder.h>
-#include <dvx/hal/mock.h>
+#include <dvx/testing/mock.h>
 
 static struct dvx_mock M;	/* a few hundred KiB: static, not on the stack */
 
 static int setup(void **state)
 {
-	struct dvx_mock_dev_cfg cfg;
+	struct dvx_mock_nic_cfg cfg;
 	uint8_t page[DVX_MOCK_CAP_BYTES];
 
 	(void)state;
 	dvx_mock_init(&M);
-	dvx_mock_dev_cfg_init(&cfg, "mlx5_0", "0000:3b:00.0");
+	dvx_mock_nic_cfg_init(&cfg, "mlx5_0", "0000:3b:00.0");
 	memset(page, 0, sizeof(page));
 	page[0] = 0xc7;				/* a recognisable first byte */
-	dvx_mock_dev_cfg_set_cap(&cfg, 0x1, page);	/* general, current */
+	dvx_mock_nic_cfg_set_cap(&cfg, 0x1, page);	/* general, current */
 	cfg.eqn = 9;
 	memcpy(cfg.rmac, "\x02\x11\x22\x33\x44\x55", 6);
-	assert_int_equal(dvx_mock_add_dev(&M, &cfg), 0);
+	assert_int_equal(dvx_mock_add_nic(&M, &cfg), 0);
 
-	dvx_mock_dev_cfg_init(&cfg, "irdma0", "0000:5e:00.0");
+	dvx_mock_nic_cfg_init(&cfg, "irdma0", "0000:5e:00.0");
 	strcpy(cfg.info.driver, "irdma");
 	cfg.info.vendor_id = 0x8086;
 	cfg.info.is_mlx5 = 0;
-	assert_int_equal(dvx_mock_add_dev(&M, &cfg), 1);
+	assert_int_equal(dvx_mock_add_nic(&M, &cfg), 1);
 
-	dvx_mock_dev_cfg_init(&cfg, "mlx5_1", "0000:3c:00.0");
+	dvx_mock_nic_cfg_init(&cfg, "mlx5_1", "0000:3c:00.0");
 	cfg.open_err = -EACCES;
-	assert_int_equal(dvx_mock_add_dev(&M, &cfg), 2);
+	assert_int_equal(dvx_mock_add_nic(&M, &cfg), 2);
 	return 0;
 }
 
-static void open0(struct dvx_hal_dev *dev)
+static void open0(struct dvx_hal_nic *dev)
 {
 	memset(dev, 0, sizeof(*dev));
-	assert_int_equal(dvx_hal_dev_open(dvx_mock_hal(&M), "mlx5_0", dev), 0);
+	assert_int_equal(dvx_hal_nic_open(dvx_mock_hal(&M), "mlx5_0", dev), 0);
 }
 
 static void test_devices(void **state)
 {
 	const struct dvx_hal *hal = dvx_mock_hal(&M);
-	struct dvx_hal_dev_info info[4];
-	struct dvx_hal_dev dev, dev2;
-	struct dvx_hal_dev_attr attr;
+	struct dvx_hal_nic_info info[4];
+	struct dvx_hal_nic dev, dev2;
+	struct dvx_hal_nic_attr attr;
 	struct dvx_hal_port_attr pa;
 	struct dvx_hal_gid gid;
 	unsigned n = 99;
 
 	(void)state;
 	assert_string_equal(hal->name, "mock");
-	assert_int_equal(dvx_hal_dev_list(hal, NULL, 0, &n), 0);
+	assert_int_equal(dvx_hal_nic_list(hal, NULL, 0, &n), 0);
 	assert_int_equal(n, 3);				/* the count, nothing written */
-	assert_int_equal(dvx_hal_dev_list(hal, info, 2, &n), 0);
+	assert_int_equal(dvx_hal_nic_list(hal, info, 2, &n), 0);
 	assert_int_equal(n, 3);
 	assert_string_equal(info[0].name, "mlx5_0");
 	assert_string_equal(info[1].driver, "irdma");
@@ -69,22 +69,22 @@ static void test_devices(void **state)
 	open0(&dev);
 	assert_string_equal(dev.info.pci, "0000:3b:00.0");
 	memset(&dev2, 0, sizeof(dev2));
-	assert_int_equal(dvx_hal_dev_open(hal, "3b:00.0", &dev2), 0);
+	assert_int_equal(dvx_hal_nic_open(hal, "3b:00.0", &dev2), 0);
 	assert_string_equal(dev2.info.name, "mlx5_0");
 	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_DEV), 2);
-	assert_int_equal(dvx_hal_dev_close(&dev2), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev2), 0);
 
 	/* unknown, not mlx5, refused by the "driver" */
-	assert_int_equal(dvx_hal_dev_open(hal, "mlx5_9", &dev2), -ENODEV);
-	assert_string_equal(dev2.diag.op, "dev_open");
-	assert_int_equal(dvx_hal_dev_open(hal, "irdma0", &dev2), -ENODEV);
+	assert_int_equal(dvx_hal_nic_open(hal, "mlx5_9", &dev2), -ENODEV);
+	assert_string_equal(dev2.diag.op, "nic_open");
+	assert_int_equal(dvx_hal_nic_open(hal, "irdma0", &dev2), -ENODEV);
 	assert_non_null(strstr(dev2.diag.msg, "irdma"));
-	assert_int_equal(dvx_hal_dev_open(hal, "mlx5_1", &dev2), -EACCES);
+	assert_int_equal(dvx_hal_nic_open(hal, "mlx5_1", &dev2), -EACCES);
 	assert_int_equal(dev2.diag.sys_errno, EACCES);
 	assert_non_null(strstr(dev2.diag.msg, "DEVX"));
 	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_DEV), 1);
 
-	assert_int_equal(dvx_hal_query_device(&dev, &attr), 0);
+	assert_int_equal(dvx_hal_nic_query(&dev, &attr), 0);
 	assert_string_equal(attr.fw_ver, "0.0.0");
 	assert_int_equal(dvx_hal_query_port(&dev, 1, &pa), 0);
 	assert_int_equal(pa.state, 4);
@@ -93,14 +93,14 @@ static void test_devices(void **state)
 	assert_int_equal(gid.valid, 0);					/* empty table */
 	assert_int_equal(dvx_hal_query_gid(&dev, 1, DVX_MOCK_MAX_GIDS, &gid), -EINVAL);
 
-	assert_int_equal(dvx_hal_dev_close(&dev), 0);
-	assert_int_equal(dvx_hal_dev_close(&dev), -EINVAL);		/* priv cleared */
+	assert_int_equal(dvx_hal_nic_close(&dev), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev), -EINVAL);		/* priv cleared */
 	assert_int_equal(dvx_mock_live_total(&M), 0);
 }
 
 static void test_query_hca_cap(void **state)
 {
-	struct dvx_hal_dev dev;
+	struct dvx_hal_nic dev;
 	uint8_t in[16] = { 0 }, out[4112];
 
 	(void)state;
@@ -127,12 +127,12 @@ static void test_query_hca_cap(void **state)
 	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_DEVX_CMD)->prm_op_mod, 0x7);
 	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_DEVX_CMD)->inlen, 16);
 	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_DEVX_CMD)->outlen, 4112);
-	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev), 0);
 }
 
 static void test_objects(void **state)
 {
-	struct dvx_hal_dev dev;
+	struct dvx_hal_nic dev;
 	struct dvx_hal_obj cq, qp, stale;
 	const struct dvx_mock_obj *mo;
 	uint8_t in[64] = { 0 }, out[64];
@@ -190,14 +190,14 @@ static void test_objects(void **state)
 	assert_int_equal(dvx_hal_obj_destroy(&dev, &cq), 0);
 	assert_int_equal(dvx_mock_count(&M, DVX_MOCK_OP_OBJ_DESTROY), 5);
 	assert_int_equal(dvx_mock_fails(&M, DVX_MOCK_OP_OBJ_DESTROY), 3);
-	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev), 0);
 	assert_int_equal(dvx_mock_live_total(&M), 0);
 	assert_int_equal(M.closed_with_live, 0);
 }
 
 static void test_resources(void **state)
 {
-	struct dvx_hal_dev dev;
+	struct dvx_hal_nic dev;
 	struct dvx_hal_umem_req ureq;
 	struct dvx_hal_umem u1, u2;
 	struct dvx_hal_uar uar;
@@ -270,14 +270,14 @@ static void test_resources(void **state)
 	assert_int_equal(dvx_hal_umem_dereg(&dev, &u2), 0);
 
 	/* closing with a umem left: allowed (the kernel reaps it), but counted */
-	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev), 0);
 	assert_int_equal(M.closed_with_live, 1);
 	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_UMEM), 1);
 }
 
 static void test_fail_at(void **state)
 {
-	struct dvx_hal_dev dev;
+	struct dvx_hal_nic dev;
 	struct dvx_hal_pd pd1, pd2, pd3;
 	const struct dvx_mock_call *c;
 
@@ -304,23 +304,23 @@ static void test_fail_at(void **state)
 
 	/* fail_at counts every call; one that cannot fail just passes */
 	dvx_mock_fail_at(&M, dvx_mock_calls(&M) + 1, -EIO);
-	dvx_hal_dev_progress(&dev);
+	dvx_hal_nic_progress(&dev);
 	assert_int_equal(M.progress_calls, 1);
-	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev), 0);
 
 	/* an injected failure of a release keeps the resource, like a failed destroy */
 	open0(&dev);
 	dvx_mock_fail_at(&M, dvx_mock_calls(&M) + 1, -EBUSY);
-	assert_int_equal(dvx_hal_dev_close(&dev), -EBUSY);
+	assert_int_equal(dvx_hal_nic_close(&dev), -EBUSY);
 	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_DEV), 1);
-	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev), 0);
 	assert_int_equal(dvx_mock_live_total(&M), 0);
 }
 
 static void test_fail_op(void **state)
 {
 	const struct dvx_hal *hal = dvx_mock_hal(&M);
-	struct dvx_hal_dev dev;
+	struct dvx_hal_nic dev;
 	struct dvx_hal_uar uar;
 	struct dvx_hal_mem mem;
 	unsigned n, i;
@@ -337,21 +337,21 @@ static void test_fail_op(void **state)
 
 	/* host-side ops too */
 	dvx_mock_fail_op(&M, DVX_MOCK_OP_MEM_ALLOC, -ENOMEM);
-	dvx_mock_fail_op(&M, DVX_MOCK_OP_DEV_LIST, -EIO);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_NIC_LIST, -EIO);
 	assert_int_equal(dvx_hal_mem_alloc(hal, 4096, 0, -1, 0, &mem), -ENOMEM);
-	assert_int_equal(dvx_hal_dev_list(hal, NULL, 0, &n), -EIO);
+	assert_int_equal(dvx_hal_nic_list(hal, NULL, 0, &n), -EIO);
 	dvx_mock_clear_faults(&M);
 	assert_int_equal(dvx_hal_mem_alloc(hal, 4096, 0, -1, DVX_MEM_F_ZERO, &mem), 0);
 	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_MEM), 1);
 	((volatile uint8_t *)mem.addr)[4095] = 1;	/* real memory */
 	assert_int_equal(dvx_hal_mem_free(hal, &mem), 0);
-	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev), 0);
 	assert_int_equal(dvx_mock_live_total(&M), 0);
 }
 
 static void test_fail_devx(void **state)
 {
-	struct dvx_hal_dev dev;
+	struct dvx_hal_nic dev;
 	struct dvx_hal_obj qp;
 	uint8_t in[32] = { 0 }, out[4112];
 
@@ -394,7 +394,7 @@ static void test_fail_devx(void **state)
 	assert_int_equal(dvx_hal_devx_cmd(&dev, in, 16, out, sizeof(out)), 0);
 
 	assert_int_equal(dvx_hal_obj_destroy(&dev, &qp), 0);
-	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev), 0);
 	assert_int_equal(dvx_mock_live_total(&M), 0);
 }
 
@@ -413,7 +413,7 @@ static int check_mr(void *arg, const struct dvx_mock_call *c)
 
 static void test_check_hook(void **state)
 {
-	struct dvx_hal_dev dev;
+	struct dvx_hal_nic dev;
 	struct dvx_hal_pd pd;
 	struct dvx_hal_mr_req req;
 	struct dvx_hal_mr mr;
@@ -449,7 +449,7 @@ static void test_check_hook(void **state)
 
 	dvx_mock_set_check(&M, NULL, NULL);
 	assert_int_equal(dvx_hal_pd_free(&dev, &pd), 0);
-	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev), 0);
 }
 
 static void test_clock_and_log(void **state)
@@ -497,7 +497,7 @@ static void test_clock_and_log(void **state)
 	assert_null(dvx_mock_call_at(&M, 10));
 	assert_non_null(dvx_mock_call_at(&M, 11));
 	assert_int_equal(dvx_mock_find(&M, DVX_MOCK_OP_NOW_NS, 0)->seq, 11);
-	assert_null(dvx_mock_find(&M, DVX_MOCK_OP_DEV_OPEN, 0));
+	assert_null(dvx_mock_find(&M, DVX_MOCK_OP_NIC_OPEN, 0));
 	assert_string_equal(dvx_mock_op_name(DVX_MOCK_OP_OBJ_CREATE), "obj_create");
 	assert_string_equal(dvx_mock_op_name((enum dvx_mock_op)999), "?");
 	assert_string_equal(dvx_mock_res_name(DVX_MOCK_RES_MR), "mr");

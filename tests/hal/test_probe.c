@@ -128,12 +128,12 @@ static void add_pci(const char *addr, uint32_t vendor, uint32_t device, uint32_t
 /* one ConnectX-7 below a PCIe switch with an H100, another GPU on socket 1 */
 static int setup_cx7(void **state)
 {
-	struct dvx_mock_dev_cfg cfg;
+	struct dvx_mock_nic_cfg cfg;
 
 	(void)state;
 	dvx_mock_init(&M);
 	dvx_test_mock_cx7(&cfg, "mlx5_0", "0000:03:00.0", 0);
-	assert_int_equal(dvx_mock_add_dev(&M, &cfg), 0);
+	assert_int_equal(dvx_mock_add_nic(&M, &cfg), 0);
 	add_pci("0000:00:01.0", 0x8086, 0x1234, 0x060400, 0, "pci0000:00/0000:00:01.0");
 	add_pci("0000:01:00.0", 0x1000, 0xc030, 0x060400, 0, SW);
 	add_pci("0000:03:00.0", 0x15b3, 0x1021, 0x020000, 0, SW "/0000:02:00.0/0000:03:00.0");
@@ -148,23 +148,23 @@ static int setup_cx7(void **state)
  * fails with a DEVX status, and an irdma device named like an mlx5 one */
 static int setup_mixed(void **state)
 {
-	struct dvx_mock_dev_cfg cfg;
+	struct dvx_mock_nic_cfg cfg;
 
 	setup_cx7(state);
 	dvx_test_mock_cx7(&cfg, "mlx5_1", "0000:3c:00.0", 1);
 	cfg.open_err = -EACCES;
-	assert_int_equal(dvx_mock_add_dev(&M, &cfg), 1);
+	assert_int_equal(dvx_mock_add_nic(&M, &cfg), 1);
 	dvx_test_mock_cx7(&cfg, "mlx5_2", "0000:3d:00.0", 1);
-	assert_int_equal(dvx_mock_add_dev(&M, &cfg), 2);
+	assert_int_equal(dvx_mock_add_nic(&M, &cfg), 2);
 	assert_int_equal(dvx_mock_fail_devx(&M, 2, DVX_MLX5_CMD_QUERY_HCA_CAP,
 					    DVX_MLX5_CAP_TYPE_ATOMIC << 1 | 1, 0x03, 0x12ab34cdu,
 					    0),
 			 0);
-	dvx_mock_dev_cfg_init(&cfg, "mlx5_fake", "0000:05:00.0");
+	dvx_mock_nic_cfg_init(&cfg, "mlx5_fake", "0000:05:00.0");
 	strcpy(cfg.info.driver, "irdma");
 	cfg.info.vendor_id = 0x8086;
 	cfg.info.is_mlx5 = 0;
-	assert_int_equal(dvx_mock_add_dev(&M, &cfg), 3);
+	assert_int_equal(dvx_mock_add_nic(&M, &cfg), 3);
 	return 0;
 }
 
@@ -211,8 +211,8 @@ static void test_table_cx7(void **state)
 	assert_int_equal(c.errlen, 0);
 	/* everything opened was closed */
 	assert_int_equal(dvx_mock_live_total(&M), 0);
-	assert_int_equal(dvx_mock_count(&M, DVX_MOCK_OP_DEV_OPEN), 1);
-	assert_int_equal(dvx_mock_count(&M, DVX_MOCK_OP_DEV_CLOSE), 1);
+	assert_int_equal(dvx_mock_count(&M, DVX_MOCK_OP_NIC_OPEN), 1);
+	assert_int_equal(dvx_mock_count(&M, DVX_MOCK_OP_NIC_CLOSE), 1);
 	/* the four capability pages, current values */
 	assert_int_equal(dvx_mock_count(&M, DVX_MOCK_OP_DEVX_CMD), 4);
 	assert_int_equal(dvx_mock_find(&M, DVX_MOCK_OP_DEVX_CMD, 0)->prm_op_mod, 0x1);
@@ -281,7 +281,7 @@ static void test_mixed(void **state)
 	assert_row(c.out, "firmware", "28.39.1002");
 	/* mlx5_1 is listed with the errno and the backend's words */
 	assert_has(c.out, "\nmlx5_1\n");
-	assert_has(c.out, "error: dev_open: EACCES (13): DEVX open failed");
+	assert_has(c.out, "error: nic_open: EACCES (13): DEVX open failed");
 	assert_row(c.out, "status", "could not be opened");
 	/* mlx5_2: the DEVX status and syndrome, and the probe went on */
 	assert_has(c.out, "\nmlx5_2\n");
@@ -353,7 +353,7 @@ static void test_dev_filter(void **state)
 
 static void test_no_device(void **state)
 {
-	struct dvx_mock_dev_cfg cfg;
+	struct dvx_mock_nic_cfg cfg;
 	struct cap c;
 
 	(void)state;
@@ -373,15 +373,15 @@ static void test_no_device(void **state)
 	cap_free(&c);
 
 	/* only non-mlx5 devices */
-	dvx_mock_dev_cfg_init(&cfg, "mlx5_fake", "0000:05:00.0");
+	dvx_mock_nic_cfg_init(&cfg, "mlx5_fake", "0000:05:00.0");
 	strcpy(cfg.info.driver, "irdma");
 	cfg.info.is_mlx5 = 0;
-	dvx_mock_add_dev(&M, &cfg);
+	dvx_mock_add_nic(&M, &cfg);
 	run_opts(&c, 0, NULL);
 	assert_int_equal(c.rc, DVX_PROBE_NO_DEVICE);
 	assert_has(c.err, "no mlx5 device found (1 other RDMA device)");
 	assert_has(c.out, "mlx5_fake");
-	assert_int_equal(dvx_mock_count(&M, DVX_MOCK_OP_DEV_OPEN), 0);
+	assert_int_equal(dvx_mock_count(&M, DVX_MOCK_OP_NIC_OPEN), 0);
 	cap_free(&c);
 }
 
@@ -416,14 +416,14 @@ static void test_memlock_warning(void **state)
 
 static void test_json_escaping(void **state)
 {
-	struct dvx_mock_dev_cfg cfg;
+	struct dvx_mock_nic_cfg cfg;
 	struct cap c;
 
 	(void)state;
 	dvx_mock_init(&M);
 	dvx_test_mock_cx7(&cfg, "mlx5_\"q\\x\n\t\x01\xc3\xa9", "0000:03:00.0", -1);
 	strcpy(cfg.attr.fw_ver, "fw \"1\"");
-	dvx_mock_add_dev(&M, &cfg);
+	dvx_mock_add_nic(&M, &cfg);
 	run_opts(&c, 1, NULL);
 	assert_int_equal(c.rc, DVX_PROBE_OK);
 	assert_json(c.out);
@@ -476,15 +476,15 @@ static void test_list_fails(void **state)
 	struct cap c;
 
 	(void)state;
-	dvx_mock_fail_op(&M, DVX_MOCK_OP_DEV_LIST, -EIO);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_NIC_LIST, -EIO);
 	run_opts(&c, 0, NULL);
 	assert_int_equal(c.rc, DVX_PROBE_ERROR);
 	assert_has(c.err, "cannot list RDMA devices");
-	assert_has(c.out, "error: dev_list: EIO (5)");
+	assert_has(c.out, "error: nic_list: EIO (5)");
 	cap_free(&c);
 	run_opts(&c, 1, NULL);
 	assert_json(c.out);
-	assert_has(c.out, "\"op\": \"dev_list\"");
+	assert_has(c.out, "\"op\": \"nic_list\"");
 	cap_free(&c);
 }
 
@@ -492,12 +492,12 @@ static void test_list_fails(void **state)
 static void gpu_case(const char *nic_path, int nic_node, const char *gpu_path, int gpu_node,
 		     const char *want)
 {
-	struct dvx_mock_dev_cfg cfg;
+	struct dvx_mock_nic_cfg cfg;
 	struct cap c;
 
 	dvx_mock_init(&M);
 	dvx_test_mock_cx7(&cfg, "mlx5_0", "0000:03:00.0", nic_node);
-	dvx_mock_add_dev(&M, &cfg);
+	dvx_mock_add_nic(&M, &cfg);
 	add_pci("0000:03:00.0", 0x15b3, 0x1021, 0x020000, nic_node, nic_path);
 	add_pci("0000:04:00.0", 0x10de, 0x2330, 0x030200, gpu_node, gpu_path);
 	run_opts(&c, 0, NULL);
@@ -529,10 +529,10 @@ static void test_gpu_relation(void **state)
 	/* the nearer of two GPUs wins over list order; none at all says so */
 	dvx_mock_init(&M);
 	{
-		struct dvx_mock_dev_cfg cfg;
+		struct dvx_mock_nic_cfg cfg;
 
 		dvx_test_mock_cx7(&cfg, "mlx5_0", "0000:03:00.0", 0);
-		dvx_mock_add_dev(&M, &cfg);
+		dvx_mock_add_nic(&M, &cfg);
 	}
 	add_pci("0000:03:00.0", 0x15b3, 0x1021, 0x020000, 0, SW "/0000:02:00.0/0000:03:00.0");
 	run_opts(&c, 0, NULL);

@@ -171,7 +171,7 @@ static int remove_tree(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-static const struct dvx_hal_dev_info *by_name(const struct dvx_hal_dev_info *info, unsigned n,
+static const struct dvx_hal_nic_info *by_name(const struct dvx_hal_nic_info *info, unsigned n,
 					      const char *name)
 {
 	unsigned i;
@@ -185,8 +185,8 @@ static const struct dvx_hal_dev_info *by_name(const struct dvx_hal_dev_info *inf
 
 static void test_ib_list(void **state)
 {
-	struct dvx_hal_dev_info info[8];
-	const struct dvx_hal_dev_info *d;
+	struct dvx_hal_nic_info info[8];
+	const struct dvx_hal_nic_info *d;
 	unsigned n;
 
 	(void)state;
@@ -246,7 +246,7 @@ static void test_ib_list(void **state)
 
 static void test_ib_missing(void **state)
 {
-	struct dvx_hal_dev_info info[2];
+	struct dvx_hal_nic_info info[2];
 	char dir[PATH_MAX + 32];
 	unsigned n = 7;
 

@@ -17,7 +17,7 @@ static int stub_ret;		/* what every stub returns */
 static int stub_sets_diag;	/* the stub records its own diag first */
 static int stub_calls;
 
-static int stub_dev(struct dvx_hal_dev *dev)
+static int stub_dev(struct dvx_hal_nic *dev)
 {
 	stub_calls++;
 	if (stub_ret && stub_sets_diag)
@@ -25,7 +25,7 @@ static int stub_dev(struct dvx_hal_dev *dev)
 	return stub_ret;
 }
 
-static int s_open(const struct dvx_hal *hal, const char *name, struct dvx_hal_dev *dev)
+static int s_open(const struct dvx_hal *hal, const char *name, struct dvx_hal_nic *dev)
 {
 	(void)hal;
 	(void)name;
@@ -33,22 +33,22 @@ static int s_open(const struct dvx_hal *hal, const char *name, struct dvx_hal_de
 		dev->priv = &stub_calls;
 	return stub_dev(dev);
 }
-static int s_close(struct dvx_hal_dev *dev)
+static int s_close(struct dvx_hal_nic *dev)
 {
 	return stub_dev(dev);
 }
-static int s_qdev(struct dvx_hal_dev *dev, struct dvx_hal_dev_attr *a)
+static int s_qdev(struct dvx_hal_nic *dev, struct dvx_hal_nic_attr *a)
 {
 	(void)a;
 	return stub_dev(dev);
 }
-static int s_qport(struct dvx_hal_dev *dev, uint8_t p, struct dvx_hal_port_attr *a)
+static int s_qport(struct dvx_hal_nic *dev, uint8_t p, struct dvx_hal_port_attr *a)
 {
 	(void)p;
 	(void)a;
 	return stub_dev(dev);
 }
-static int s_devx(struct dvx_hal_dev *dev, const void *in, size_t il, void *out, size_t ol)
+static int s_devx(struct dvx_hal_nic *dev, const void *in, size_t il, void *out, size_t ol)
 {
 	(void)in;
 	(void)il;
@@ -63,9 +63,9 @@ static uint64_t s_now(const struct dvx_hal *hal)
 }
 
 static const struct dvx_hal_ops stub_ops = {
-	.dev_open = s_open,
-	.dev_close = s_close,
-	.query_device = s_qdev,
+	.nic_open = s_open,
+	.nic_close = s_close,
+	.nic_query = s_qdev,
 	.query_port = s_qport,
 	.devx_cmd = s_devx,
 	.now_ns = s_now,
@@ -84,18 +84,18 @@ static int reset(void **state)
 	return 0;
 }
 
-static void open_stub(struct dvx_hal_dev *dev)
+static void open_stub(struct dvx_hal_nic *dev)
 {
 	memset(dev, 0, sizeof(*dev));
-	assert_int_equal(dvx_hal_dev_open(&stub_hal, "x", dev), 0);
+	assert_int_equal(dvx_hal_nic_open(&stub_hal, "x", dev), 0);
 }
 
 /* ---- argument checks ---- */
 
 static void test_einval(void **state)
 {
-	struct dvx_hal_dev dev;
-	struct dvx_hal_dev_info info;
+	struct dvx_hal_nic dev;
+	struct dvx_hal_nic_info info;
 	struct dvx_hal_port_attr pa;
 	struct dvx_hal_umem_req ureq;
 	struct dvx_hal_umem umem;
@@ -109,14 +109,14 @@ static void test_einval(void **state)
 
 	(void)state;
 	/* no backend at all */
-	assert_int_equal(dvx_hal_dev_list(NULL, &info, 1, &count), -EINVAL);
-	assert_int_equal(dvx_hal_dev_list(&stub_hal, NULL, 1, &count), -EINVAL);
-	assert_int_equal(dvx_hal_dev_list(&stub_hal, &info, 1, NULL), -EINVAL);
-	assert_int_equal(dvx_hal_dev_open(NULL, "x", &dev), -EINVAL);
-	assert_int_equal(dvx_hal_dev_open(&stub_hal, NULL, &dev), -EINVAL);
-	assert_int_equal(dvx_hal_dev_open(&stub_hal, "", &dev), -EINVAL);
-	assert_int_equal(dvx_hal_dev_open(&stub_hal, "x", NULL), -EINVAL);
-	assert_int_equal(dvx_hal_dev_close(NULL), -EINVAL);
+	assert_int_equal(dvx_hal_nic_list(NULL, &info, 1, &count), -EINVAL);
+	assert_int_equal(dvx_hal_nic_list(&stub_hal, NULL, 1, &count), -EINVAL);
+	assert_int_equal(dvx_hal_nic_list(&stub_hal, &info, 1, NULL), -EINVAL);
+	assert_int_equal(dvx_hal_nic_open(NULL, "x", &dev), -EINVAL);
+	assert_int_equal(dvx_hal_nic_open(&stub_hal, NULL, &dev), -EINVAL);
+	assert_int_equal(dvx_hal_nic_open(&stub_hal, "", &dev), -EINVAL);
+	assert_int_equal(dvx_hal_nic_open(&stub_hal, "x", NULL), -EINVAL);
+	assert_int_equal(dvx_hal_nic_close(NULL), -EINVAL);
 	assert_int_equal(dvx_hal_limits(&stub_hal, NULL), -EINVAL);
 	assert_int_equal(dvx_hal_mem_alloc(&stub_hal, 0, 0, -1, 0, &mem), -EINVAL);
 	assert_int_equal(dvx_hal_mem_alloc(&stub_hal, 4096, 3, -1, 0, &mem), -EINVAL);
@@ -126,9 +126,9 @@ static void test_einval(void **state)
 	open_stub(&dev);
 	stub_calls = 0;
 	/* bad arguments are refused before the backend is called, and named in diag */
-	assert_int_equal(dvx_hal_query_device(&dev, NULL), -EINVAL);
+	assert_int_equal(dvx_hal_nic_query(&dev, NULL), -EINVAL);
 	assert_int_equal(dev.diag.src, DVX_DIAG_ARG);
-	assert_string_equal(dev.diag.op, "query_device");
+	assert_string_equal(dev.diag.op, "nic_query");
 	assert_int_equal(dvx_hal_query_port(&dev, 0, &pa), -EINVAL);
 	assert_string_equal(dev.diag.op, "query_port");
 	assert_int_equal(dvx_hal_query_gid(&dev, 1, 0, NULL), -EINVAL);
@@ -175,9 +175,9 @@ static void test_einval(void **state)
 
 static void test_enosys(void **state)
 {
-	struct dvx_hal_dev dev;
-	struct dvx_hal_dev_info info;
-	struct dvx_hal_dev_attr attr;
+	struct dvx_hal_nic dev;
+	struct dvx_hal_nic_info info;
+	struct dvx_hal_nic_attr attr;
 	struct dvx_hal_pd pd;
 	struct dvx_hal_uar uar;
 	struct dvx_hal_mem mem;
@@ -186,29 +186,29 @@ static void test_enosys(void **state)
 	uint32_t eqn;
 
 	(void)state;
-	assert_int_equal(dvx_hal_dev_list(&empty_hal, &info, 1, &count), -ENOSYS);
+	assert_int_equal(dvx_hal_nic_list(&empty_hal, &info, 1, &count), -ENOSYS);
 	assert_int_equal(dvx_hal_mem_alloc(&empty_hal, 4096, 0, -1, 0, &mem), -ENOSYS);
 	assert_int_equal(dvx_hal_mem_free(&empty_hal, &mem), -ENOSYS);
 	assert_int_equal(dvx_hal_pci_list(&empty_hal, 0, 0, NULL, 0, &count), -ENOSYS);
 	assert_int_equal(dvx_hal_limits(&empty_hal, &lim), -ENOSYS);
 
 	memset(&dev, 0, sizeof(dev));
-	assert_int_equal(dvx_hal_dev_open(&empty_hal, "mlx5_0", &dev), -ENOSYS);
+	assert_int_equal(dvx_hal_nic_open(&empty_hal, "mlx5_0", &dev), -ENOSYS);
 	assert_int_equal(dev.diag.err, -ENOSYS);
-	assert_string_equal(dev.diag.op, "dev_open");
+	assert_string_equal(dev.diag.op, "nic_open");
 	assert_non_null(strstr(dev.diag.msg, "empty"));	/* names the backend */
 
 	/* a device handle of a backend lacking every device op */
 	dev.hal = &empty_hal;
-	assert_int_equal(dvx_hal_query_device(&dev, &attr), -ENOSYS);
-	assert_string_equal(dev.diag.op, "query_device");
+	assert_int_equal(dvx_hal_nic_query(&dev, &attr), -ENOSYS);
+	assert_string_equal(dev.diag.op, "nic_query");
 	assert_int_equal(dvx_hal_pd_alloc(&dev, &pd), -ENOSYS);
 	assert_string_equal(dev.diag.op, "pd_alloc");
 	assert_int_equal(dvx_hal_uar_alloc(&dev, DVX_UAR_NC_SHARED, &uar), -ENOSYS);
 	assert_int_equal(dvx_hal_eqn_query(&dev, 0, &eqn), -ENOSYS);
 	assert_string_equal(dev.diag.op, "eqn_query");
-	assert_int_equal(dvx_hal_dev_close(&dev), -ENOSYS);
-	dvx_hal_dev_progress(&dev);	/* optional: nothing happens */
+	assert_int_equal(dvx_hal_nic_close(&dev), -ENOSYS);
+	dvx_hal_nic_progress(&dev);	/* optional: nothing happens */
 	assert_true(dvx_hal_now_ns(&empty_hal) > 0);	/* falls back to CLOCK_MONOTONIC */
 	assert_int_equal(dvx_hal_now_ns(&stub_hal), 42);
 }
@@ -217,8 +217,8 @@ static void test_enosys(void **state)
 
 static void test_failure_diag(void **state)
 {
-	struct dvx_hal_dev dev;
-	struct dvx_hal_dev_attr attr;
+	struct dvx_hal_nic dev;
+	struct dvx_hal_nic_attr attr;
 	struct dvx_hal_port_attr pa;
 	uint8_t in[16] = { 0 }, out[16];
 
@@ -228,10 +228,10 @@ static void test_failure_diag(void **state)
 
 	/* a backend that says only -EIO: the wrapper names the op */
 	stub_ret = -EIO;
-	assert_int_equal(dvx_hal_query_device(&dev, &attr), -EIO);
+	assert_int_equal(dvx_hal_nic_query(&dev, &attr), -EIO);
 	assert_int_equal(dev.diag.err, -EIO);
 	assert_int_equal(dev.diag.src, DVX_DIAG_OS);
-	assert_string_equal(dev.diag.op, "query_device");
+	assert_string_equal(dev.diag.op, "nic_query");
 
 	/* a backend that records its own words keeps them */
 	stub_sets_diag = 1;
@@ -248,16 +248,16 @@ static void test_failure_diag(void **state)
 
 	/* a success clears the previous failure */
 	stub_ret = 0;
-	assert_int_equal(dvx_hal_query_device(&dev, &attr), 0);
+	assert_int_equal(dvx_hal_nic_query(&dev, &attr), 0);
 	assert_int_equal(dev.diag.err, 0);
 
 	/* a failed close keeps the handle; a good one clears priv */
 	stub_ret = -EBUSY;
-	assert_int_equal(dvx_hal_dev_close(&dev), -EBUSY);
+	assert_int_equal(dvx_hal_nic_close(&dev), -EBUSY);
 	assert_non_null(dev.priv);
-	assert_string_equal(dev.diag.op, "dev_close");
+	assert_string_equal(dev.diag.op, "nic_close");
 	stub_ret = 0;
-	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev), 0);
 	assert_null(dev.priv);
 }
 
@@ -269,7 +269,7 @@ static void log_sink(void *arg, int level, const char *msg)
 
 static void test_open_keeps_log_and_clears(void **state)
 {
-	struct dvx_hal_dev dev;
+	struct dvx_hal_nic dev;
 	char buf[64] = "";
 
 	(void)state;
@@ -277,7 +277,7 @@ static void test_open_keeps_log_and_clears(void **state)
 	dev.log.fn = log_sink;
 	dev.log.arg = buf;
 	dev.log.level = DVX_LOG_INFO;
-	assert_int_equal(dvx_hal_dev_open(&stub_hal, "x", &dev), 0);
+	assert_int_equal(dvx_hal_nic_open(&stub_hal, "x", &dev), 0);
 	assert_ptr_equal(dev.hal, &stub_hal);
 	assert_int_equal(dev.diag.err, 0);
 	assert_ptr_equal(dev.log.fn, log_sink);
@@ -288,10 +288,10 @@ static void test_open_keeps_log_and_clears(void **state)
 
 	/* a failed open leaves no handle but keeps the backend */
 	stub_ret = -EACCES;
-	assert_int_equal(dvx_hal_dev_open(&stub_hal, "x", &dev), -EACCES);
+	assert_int_equal(dvx_hal_nic_open(&stub_hal, "x", &dev), -EACCES);
 	assert_null(dev.priv);
 	assert_ptr_equal(dev.hal, &stub_hal);
-	assert_string_equal(dev.diag.op, "dev_open");
+	assert_string_equal(dev.diag.op, "nic_open");
 }
 
 /* ---- DEVX status translation: every status the PRM names ---- */

@@ -86,7 +86,7 @@ static void ipv4_mapped(uint8_t gid[16], const char *ip)
 	inet_pton(AF_INET, ip, gid + 12);
 }
 
-void dvx_test_mock_cx7(struct dvx_mock_dev_cfg *cfg, const char *name, const char *pci,
+void dvx_test_mock_cx7(struct dvx_mock_nic_cfg *cfg, const char *name, const char *pci,
 		       int numa_node)
 {
 	static const unsigned types[] = { DVX_MLX5_CAP_TYPE_GENERAL, DVX_MLX5_CAP_TYPE_ATOMIC,
@@ -95,7 +95,7 @@ void dvx_test_mock_cx7(struct dvx_mock_dev_cfg *cfg, const char *name, const cha
 	uint8_t gid[16];
 	size_t i;
 
-	dvx_mock_dev_cfg_init(cfg, name, pci);
+	dvx_mock_nic_cfg_init(cfg, name, pci);
 	cfg->info.numa_node = numa_node;
 	cfg->info.device_id = 0x1021;
 	cfg->info.node_guid = 0x9c63c00300a1b2c4ull;
@@ -123,16 +123,16 @@ void dvx_test_mock_cx7(struct dvx_mock_dev_cfg *cfg, const char *name, const cha
 	cfg->port[0].active_speed = 128;
 	cfg->port[0].gid_tbl_len = 6;
 	link_local(gid);
-	dvx_mock_dev_cfg_add_gid(cfg, 1, 0, gid, DVX_GID_TYPE_ROCE_V1, DVX_TEST_CX7_NETDEV);
-	dvx_mock_dev_cfg_add_gid(cfg, 1, 1, gid, DVX_GID_TYPE_ROCE_V2, DVX_TEST_CX7_NETDEV);
+	dvx_mock_nic_cfg_add_gid(cfg, 1, 0, gid, DVX_GID_TYPE_ROCE_V1, DVX_TEST_CX7_NETDEV);
+	dvx_mock_nic_cfg_add_gid(cfg, 1, 1, gid, DVX_GID_TYPE_ROCE_V2, DVX_TEST_CX7_NETDEV);
 	ipv4_mapped(gid, DVX_TEST_CX7_IPV4);
-	dvx_mock_dev_cfg_add_gid(cfg, 1, 2, gid, DVX_GID_TYPE_ROCE_V1, DVX_TEST_CX7_NETDEV);
-	dvx_mock_dev_cfg_add_gid(cfg, 1, 3, gid, DVX_GID_TYPE_ROCE_V2, DVX_TEST_CX7_NETDEV);
+	dvx_mock_nic_cfg_add_gid(cfg, 1, 2, gid, DVX_GID_TYPE_ROCE_V1, DVX_TEST_CX7_NETDEV);
+	dvx_mock_nic_cfg_add_gid(cfg, 1, 3, gid, DVX_GID_TYPE_ROCE_V2, DVX_TEST_CX7_NETDEV);
 	/* 4 and 5 are empty entries */
 
 	for (i = 0; i < DVX_ARRAY_SIZE(types); i++) {
 		dvx_test_mock_cx7_cap_page(types[i], page);
-		dvx_mock_dev_cfg_set_cap(cfg, (uint16_t)(types[i] << 1 | 1), page);
+		dvx_mock_nic_cfg_set_cap(cfg, (uint16_t)(types[i] << 1 | 1), page);
 	}
 	memcpy(cfg->rmac, "\x02\x00\x00\xc7\x00\x01", 6);
 	cfg->eqn = 7;

@@ -8,7 +8,7 @@
 #ifndef DVX_TEST_MOCK_CX7_H
 #define DVX_TEST_MOCK_CX7_H
 
-#include <dvx/hal/mock.h>
+#include <dvx/testing/mock.h>
 
 /* the RoCE v2 IPv4-mapped GID the default device carries at index 3 */
 #define DVX_TEST_CX7_IPV4 "192.168.1.10"
@@ -26,12 +26,12 @@
  * @pci:	PCI address
  * @numa_node:	NUMA node of the function
  */
-void dvx_test_mock_cx7(struct dvx_mock_dev_cfg *cfg, const char *name, const char *pci,
+void dvx_test_mock_cx7(struct dvx_mock_nic_cfg *cfg, const char *name, const char *pci,
 		       int numa_node);
 
 /**
  * dvx_test_mock_cx7_cap_page() - one of the default pages, for tests that change a
- * field and store it back with dvx_mock_dev_cfg_set_cap().
+ * field and store it back with dvx_mock_nic_cfg_set_cap().
  * @cap_type:	DVX_MLX5_CAP_TYPE_*
  * @page:	DVX_MOCK_CAP_BYTES bytes, overwritten
  */

@@ -63,7 +63,7 @@ static int reg(struct wrank *r, void *p, uint64_t len, struct dvx_mr *mr)
 static void rank_body(struct wrank *r)
 {
 	const struct world_cfg *c = &r->w->cfg;
-	struct dvx_nic_attr na;
+	struct dvx_nic_cfg na;
 	struct dvx_p2p_cfg pc;
 	struct dvx_mem_req sreq, rreq;
 	struct dvx_mr *mrs[1];

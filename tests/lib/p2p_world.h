@@ -14,8 +14,8 @@
 
 #include <pthread.h>
 
-#include <dvx/hal/sim.h>
-#include <dvx/p2p_setup.h>
+#include <dvx/testing/sim.h>
+#include <dvx/p2p/setup.h>
 
 #define W_MAX_RANKS 8
 

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include <dvx/mlx5/cq.h>
+#include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/decode.h>
 
 #include "sim_trace.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Completion queue (dvx/mlx5/cq.h) against facts section 4.
+ * Completion queue (dvx/mlx5/cqe.h) against facts section 4.
  *
  * A simulated device writes CQEs pass after pass with owner = (index >> log) & 1 and
  * the poller must see exactly the written entries, in order, and never a stale one
@@ -10,7 +10,7 @@
 #include "mlx5_test.h"
 
 #include <errno.h>
-#include <dvx/mlx5/cq.h>
+#include <dvx/mlx5/cqe.h>
 
 #define CQN 0x00abcdu
 

@@ -16,7 +16,7 @@
 
 #include <errno.h>
 #include <dvx/mlx5/wqe.h>
-#include <dvx/mlx5/cq.h>
+#include <dvx/mlx5/cqe.h>
 
 #if defined(__has_include)
 #if __has_include(<infiniband/mlx5dv.h>)

@@ -11,7 +11,7 @@
 #include <dvx/mlx5/wqe.h>
 #include <dvx/mlx5/sq.h>
 #include <dvx/mlx5/rq.h>
-#include <dvx/mlx5/cq.h>
+#include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/ifc.h>
 
 #include <cstdio>

@@ -15,13 +15,13 @@
 #include <errno.h>
 #include <pthread.h>
 
-#include <dvx/cq.h>
-#include <dvx/hal/sim.h>
-#include <dvx/mr.h>
-#include <dvx/nic.h>
-#include <dvx/qp.h>
-#include <dvx/umem.h>
-#include <dvx/mlx5/cq.h>
+#include <dvx/nic/cq.h>
+#include <dvx/testing/sim.h>
+#include <dvx/nic/mr.h>
+#include <dvx/nic/nic.h>
+#include <dvx/nic/qp.h>
+#include <dvx/nic/umem.h>
+#include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/rq.h>
 #include <dvx/mlx5/sq.h>
 #include <dvx/mlx5/wqe.h>
@@ -106,7 +106,7 @@ static void mr_reg(struct dvx_nic *nic, void *addr, uint64_t len, uint32_t acces
 static void rank_open(int i)
 {
 	struct rk *r = &W.r[i];
-	struct dvx_nic_attr na;
+	struct dvx_nic_cfg na;
 	struct dvx_umem_attr ua;
 	char name[16];
 
@@ -133,7 +133,7 @@ static void rank_open(int i)
 static void rank_open_pd2(int i)
 {
 	struct rk *r = &W.r[i];
-	struct dvx_nic_attr na;
+	struct dvx_nic_cfg na;
 	char name[16];
 
 	snprintf(name, sizeof(name), "sim_%d", i);
@@ -1066,7 +1066,7 @@ static void test_no_cd_nic(void **state)
 	qa.dbr_offset = take(r2, dbr.bytes, dbr.align);
 	assert_int_equal(dvx_sim_get_stats(W.fab, &s0), 0);
 	assert_int_equal(dvx_qp_create(&r2->nic, &qa, &qp), -EOPNOTSUPP);
-	assert_non_null(strstr(r2->nic.dev.diag.msg, "core-direct"));
+	assert_non_null(strstr(r2->nic.hal.diag.msg, "core-direct"));
 	assert_int_equal(dvx_sim_get_stats(W.fab, &s1), 0);
 	assert_int_equal(s1.cmds, s0.cmds);	/* nothing reached the device */
 
@@ -1075,9 +1075,9 @@ static void test_no_cd_nic(void **state)
 	r2->nic.features |= DVX_NIC_FEAT_CD;
 	assert_int_equal(dvx_qp_create(&r2->nic, &qa, &qp), -EINVAL);
 	r2->nic.features = f;
-	assert_int_equal(r2->nic.dev.diag.status, 0x03);	/* BAD_PARAM */
-	assert_int_equal(r2->nic.dev.diag.syndrome, DVX_SIM_SYND_NO_CAP);
-	assert_non_null(strstr(r2->nic.dev.diag.msg, "CREATE_QP"));
+	assert_int_equal(r2->nic.hal.diag.status, 0x03);	/* BAD_PARAM */
+	assert_int_equal(r2->nic.hal.diag.syndrome, DVX_SIM_SYND_NO_CAP);
+	assert_non_null(strstr(r2->nic.hal.diag.msg, "CREATE_QP"));
 	assert_int_equal(dvx_sim_get_stats(W.fab, &s1), 0);
 	assert_int_equal(s1.cmd_errors, s0.cmd_errors + 1);
 	assert_int_equal(s1.live[DVX_SIM_LIVE_QP], s0.live[DVX_SIM_LIVE_QP]);
@@ -1101,7 +1101,7 @@ static void modify(struct dvx_qp *qp, const uint8_t *in)
 {
 	uint8_t out[DVX_MLX5_MODIFY_QP_OUT_BYTES];
 
-	assert_int_equal(dvx_hal_obj_modify(&qp->nic->dev, &qp->obj, in,
+	assert_int_equal(dvx_hal_obj_modify(&qp->nic->hal, &qp->obj, in,
 					    DVX_MLX5_MODIFY_QP_IN_BYTES, out, sizeof(out)), 0);
 }
 
@@ -1171,8 +1171,8 @@ static void test_not_rts(void **state)
 	 * dvx's state at RST, so no 2RST follows and the device's QP stays in RTS */
 	assert_int_equal(qp->state, DVX_MLX5_QP_STATE_RST);
 	assert_int_equal(dvx_qp_connect_loopback(qp, NULL), -EINVAL);
-	assert_int_equal(qp->nic->dev.diag.status, 0x10);
-	assert_int_equal(qp->nic->dev.diag.syndrome, DVX_SIM_SYND_QP_STATE);
+	assert_int_equal(qp->nic->hal.diag.status, 0x10);
+	assert_int_equal(qp->nic->hal.diag.syndrome, DVX_SIM_SYND_QP_STATE);
 	assert_int_equal(qp->state, DVX_MLX5_QP_STATE_RST);
 	assert_int_equal(qstate(qp, NULL), DVX_MLX5_QP_STATE_RTS);
 }
@@ -1324,7 +1324,7 @@ static void t_barrier(int *passed)
 static void t_progress(struct rk *r)
 {
 	if (!W.progress_thread)
-		dvx_hal_dev_progress(&r->nic.dev);
+		dvx_hal_nic_progress(&r->nic.hal);
 }
 
 /*

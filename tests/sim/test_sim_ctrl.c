@@ -15,10 +15,10 @@
 #include "../lib/sim_trace.h"
 
 #include <dvx/byteorder.h>
-#include <dvx/hal/sim.h>
+#include <dvx/testing/sim.h>
 #include <dvx/mlx5/caps.h>
 #include <dvx/mlx5/cmd.h>
-#include <dvx/mlx5/cq.h>
+#include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/sq.h>
 
 static void *storage;
@@ -32,7 +32,7 @@ static const struct dvx_hal *hal;
 #define DBR_OFF(i) (61440u + (uint64_t)(i) * 8u)	/* DBRs: 60 KiB .. */
 
 struct env {
-	struct dvx_hal_dev dev;
+	struct dvx_hal_nic dev;
 	struct dvx_hal_pd pd;
 	struct dvx_hal_uar uar;
 	struct dvx_hal_umem umem;
@@ -79,7 +79,7 @@ static void env_open(struct env *e, const char *name, enum dvx_uar_type type)
 	struct dvx_hal_umem_req ur;
 
 	memset(e, 0, sizeof(*e));
-	assert_int_equal(dvx_hal_dev_open(hal, name, &e->dev), 0);
+	assert_int_equal(dvx_hal_nic_open(hal, name, &e->dev), 0);
 	assert_int_equal(dvx_hal_pd_alloc(&e->dev, &e->pd), 0);
 	assert_int_equal(dvx_hal_uar_alloc(&e->dev, type, &e->uar), 0);
 	assert_int_equal(dvx_hal_eqn_query(&e->dev, 0, &e->eqn), 0);
@@ -99,11 +99,11 @@ static void env_close(struct env *e)
 	assert_int_equal(dvx_hal_umem_dereg(&e->dev, &e->umem), 0);
 	assert_int_equal(dvx_hal_uar_free(&e->dev, &e->uar), 0);
 	assert_int_equal(dvx_hal_pd_free(&e->dev, &e->pd), 0);
-	assert_int_equal(dvx_hal_dev_close(&e->dev), 0);
+	assert_int_equal(dvx_hal_nic_close(&e->dev), 0);
 	free(e->mem);
 }
 
-static void expect_devx(const struct dvx_hal_dev *dev, uint8_t status, uint32_t syndrome)
+static void expect_devx(const struct dvx_hal_nic *dev, uint8_t status, uint32_t syndrome)
 {
 	assert_int_equal(dev->diag.src, DVX_DIAG_DEVX);
 	assert_int_equal(dev->diag.status, status);
@@ -375,9 +375,9 @@ static void test_duplicate_nic(void **state)
 
 static void test_devices(void **state)
 {
-	struct dvx_hal_dev_info info[4];
-	struct dvx_hal_dev dev, dev2;
-	struct dvx_hal_dev_attr attr;
+	struct dvx_hal_nic_info info[4];
+	struct dvx_hal_nic dev, dev2;
+	struct dvx_hal_nic_attr attr;
 	struct dvx_hal_port_attr pa;
 	struct dvx_sim_nic_cfg nc;
 	struct dvx_sim_stats st;
@@ -394,9 +394,9 @@ static void test_devices(void **state)
 	nc.devx = 0;
 	assert_int_equal(dvx_sim_add_nic(fab, &nc), 2);
 
-	assert_int_equal(dvx_hal_dev_list(hal, NULL, 0, &n), 0);
+	assert_int_equal(dvx_hal_nic_list(hal, NULL, 0, &n), 0);
 	assert_int_equal(n, 3);
-	assert_int_equal(dvx_hal_dev_list(hal, info, 4, &n), 0);
+	assert_int_equal(dvx_hal_nic_list(hal, info, 4, &n), 0);
 	assert_string_equal(info[0].name, "sim_0");
 	assert_string_equal(info[1].pci, "0000:51:00.0");
 	assert_int_equal(info[0].vendor_id, 0x15b3);
@@ -405,16 +405,16 @@ static void test_devices(void **state)
 	assert_string_equal(info[0].driver, "mlx5_core");
 
 	memset(&dev, 0, sizeof(dev));
-	assert_int_equal(dvx_hal_dev_open(hal, "nope", &dev), -ENODEV);
-	assert_int_equal(dvx_hal_dev_open(hal, "sim_2", &dev), -EOPNOTSUPP);
+	assert_int_equal(dvx_hal_nic_open(hal, "nope", &dev), -ENODEV);
+	assert_int_equal(dvx_hal_nic_open(hal, "sim_2", &dev), -EOPNOTSUPP);
 	assert_int_equal(dev.diag.sys_errno, EOPNOTSUPP);
-	assert_int_equal(dvx_hal_dev_open(hal, "51:00.0", &dev), 0);	/* short PCI form */
+	assert_int_equal(dvx_hal_nic_open(hal, "51:00.0", &dev), 0);	/* short PCI form */
 	assert_string_equal(dev.info.name, "sim_1");
-	assert_int_equal(dvx_hal_dev_open(hal, "0000:50:00.0", &dev2), 0);
+	assert_int_equal(dvx_hal_nic_open(hal, "0000:50:00.0", &dev2), 0);
 	assert_string_equal(dev2.info.name, "sim_0");
 
 	/* RoCE NIC */
-	assert_int_equal(dvx_hal_query_device(&dev2, &attr), 0);
+	assert_int_equal(dvx_hal_nic_query(&dev2, &attr), 0);
 	assert_string_equal(attr.fw_ver, "28.39.1002");
 	assert_int_equal(attr.vendor_part_id, 0x1021);
 	assert_int_equal(attr.max_qp, 64);		/* bounded by the fabric */
@@ -454,14 +454,14 @@ static void test_devices(void **state)
 
 	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
 	assert_int_equal(st.live[DVX_SIM_LIVE_OPEN], 2);
-	assert_int_equal(dvx_hal_dev_close(&dev), 0);
-	assert_int_equal(dvx_hal_dev_close(&dev2), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev2), 0);
 	live_zero();
 }
 
 /* ---- QUERY_HCA_CAP ----------------------------------------------------------------- */
 
-static void query_caps(struct dvx_hal_dev *dev, struct dvx_mlx5_caps *caps)
+static void query_caps(struct dvx_hal_nic *dev, struct dvx_mlx5_caps *caps)
 {
 	static const unsigned types[] = { DVX_MLX5_CAP_TYPE_GENERAL, DVX_MLX5_CAP_TYPE_ATOMIC,
 					  DVX_MLX5_CAP_TYPE_ROCE, DVX_MLX5_CAP_TYPE_GENERAL_2 };
@@ -482,7 +482,7 @@ static void test_caps(void **state)
 	uint8_t in[DVX_MLX5_QUERY_HCA_CAP_IN_BYTES], out[DVX_MLX5_QUERY_HCA_CAP_OUT_BYTES];
 	struct dvx_sim_nic_cfg nc;
 	struct dvx_mlx5_caps c;
-	struct dvx_hal_dev dev;
+	struct dvx_hal_nic dev;
 
 	(void)state;
 	assert_int_equal(add_default(0), 0);
@@ -503,7 +503,7 @@ static void test_caps(void **state)
 	assert_int_equal(dvx_sim_add_nic(fab, &nc), 2);
 
 	/* ConnectX-7 like */
-	assert_int_equal(dvx_hal_dev_open(hal, "sim_0", &dev), 0);
+	assert_int_equal(dvx_hal_nic_open(hal, "sim_0", &dev), 0);
 	query_caps(&dev, &c);
 	assert_true(c.general_valid && c.atomic_valid && c.roce_valid && c.general2_valid);
 	assert_int_equal(c.log_max_qp_sz, 15);
@@ -549,10 +549,10 @@ static void test_caps(void **state)
 	dvx_mlx5_set(in, 0, 31, 16, 0x7ff);
 	assert_int_equal(dvx_hal_devx_cmd(&dev, in, sizeof(in), out, sizeof(out)), -EINVAL);
 	expect_devx(&dev, 0x02, DVX_SIM_SYND_BAD_OPCODE);
-	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev), 0);
 
 	/* missing caps */
-	assert_int_equal(dvx_hal_dev_open(hal, "sim_1", &dev), 0);
+	assert_int_equal(dvx_hal_nic_open(hal, "sim_1", &dev), 0);
 	query_caps(&dev, &c);
 	assert_int_equal(c.cd, 0);
 	assert_int_equal(c.atomic, 0);
@@ -566,15 +566,15 @@ static void test_caps(void **state)
 	assert_int_equal(c.log_max_cq_sz, 10);
 	assert_int_equal(c.log_max_ra_req_qp, 1);
 	assert_int_equal(c.log_max_ra_res_qp, 2);
-	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev), 0);
 
 	/* big-endian-only atomics */
-	assert_int_equal(dvx_hal_dev_open(hal, "sim_2", &dev), 0);
+	assert_int_equal(dvx_hal_nic_open(hal, "sim_2", &dev), 0);
 	query_caps(&dev, &c);
 	assert_int_equal(c.atomic, 1);
 	assert_int_equal(c.atomic_req_8B_endianness_mode, 0);
 	assert_int_equal(c.supported_atomic_req_8B_endianness_mode_1, 0);
-	assert_int_equal(dvx_hal_dev_close(&dev), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev), 0);
 }
 
 /* ---- CQs ----------------------------------------------------------------------------- */
@@ -989,7 +989,7 @@ static void test_tables(void **state)
 	struct dvx_hal_mr mr, mr0, mrd, bad;
 	struct dvx_hal_pci_dev pci[4];
 	struct dvx_hal_umem um;
-	struct dvx_hal_dev dev1;
+	struct dvx_hal_nic dev1;
 	struct dvx_sim_nic_cfg nc;
 	struct dvx_sim_stats st;
 	uint8_t buf[8192], mac[6];
@@ -1023,7 +1023,7 @@ static void test_tables(void **state)
 	assert_int_equal(dvx_hal_uar_free(&e.dev, &u4), 0);
 	assert_int_equal(dvx_hal_uar_free(&e.dev, &u3), 0);
 	assert_int_equal(dvx_hal_uar_free(&e.dev, &u3), -EINVAL);
-	assert_int_equal(dvx_hal_dev_open(hal, "sim_1", &dev1), 0);
+	assert_int_equal(dvx_hal_nic_open(hal, "sim_1", &dev1), 0);
 	assert_int_equal(dvx_hal_uar_alloc(&dev1, DVX_UAR_BF, &u1), -EOPNOTSUPP);
 
 	/* EQs */
@@ -1123,7 +1123,7 @@ static void test_tables(void **state)
 		assert_int_equal(dvx_hal_mem_free(hal, &m), 0);
 	}
 
-	assert_int_equal(dvx_hal_dev_close(&dev1), 0);
+	assert_int_equal(dvx_hal_nic_close(&dev1), 0);
 	/* mr and mr0 are still on the PD */
 	assert_int_equal(dvx_hal_mr_dereg(&e.dev, &mr), 0);
 	assert_int_equal(dvx_hal_mr_dereg(&e.dev, &mr0), 0);
@@ -1368,7 +1368,7 @@ static void test_progress_thread(void **state)
 	/* the same work stepped by hand, through the hal's dev_progress */
 	idx = post_nops(&a, 4);
 	dvx_mlx5_sq_ring_db(&a.sq);
-	dvx_hal_dev_progress(&e.dev);
+	dvx_hal_nic_progress(&e.dev);
 	reap(&a, idx);
 	qpx_destroy(&e, &a);
 	env_close(&e);

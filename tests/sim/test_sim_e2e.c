@@ -3,15 +3,15 @@
  * The software NIC end to end: a fabric of two NICs opened through dvx_sim_hal() and
  * the hal wrappers, CQs and QPs created and connected with the project's PRM encoders
  * (dvx/mlx5/cmd.h), WQEs posted with dvx/mlx5/sq.h (doorbell record, then the UAR
- * write), the model run with dvx_sim_step(), CQEs read with dvx/mlx5/cq.h.
+ * write), the model run with dvx_sim_step(), CQEs read with dvx/mlx5/cqe.h.
  */
 #include "../lib/dvx_test.h"
 
 #include <errno.h>
 #include <dvx/hal.h>
-#include <dvx/hal/sim.h>
+#include <dvx/testing/sim.h>
 #include <dvx/mlx5/cmd.h>
-#include <dvx/mlx5/cq.h>
+#include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/rq.h>
 #include <dvx/mlx5/sq.h>
 #include <dvx/mlx5/wqe.h>
@@ -39,7 +39,7 @@ struct e_qp {
 };
 
 struct e_nic {
-	struct dvx_hal_dev dev;
+	struct dvx_hal_nic hal;
 	struct dvx_hal_pd pd;
 	struct dvx_hal_uar uar;
 	struct dvx_hal_umem umem;
@@ -75,10 +75,10 @@ static void e_nic_open(int i)
 	char name[16];
 
 	snprintf(name, sizeof(name), "sim_%d", i);
-	assert_int_equal(dvx_hal_dev_open(E.hal, name, &n->dev), 0);
-	assert_int_equal(dvx_hal_pd_alloc(&n->dev, &n->pd), 0);
-	assert_int_equal(dvx_hal_eqn_query(&n->dev, 0, &n->eqn), 0);
-	assert_int_equal(dvx_hal_uar_alloc(&n->dev, DVX_UAR_NC_DEDICATED, &n->uar), 0);
+	assert_int_equal(dvx_hal_nic_open(E.hal, name, &n->hal), 0);
+	assert_int_equal(dvx_hal_pd_alloc(&n->hal, &n->pd), 0);
+	assert_int_equal(dvx_hal_eqn_query(&n->hal, 0, &n->eqn), 0);
+	assert_int_equal(dvx_hal_uar_alloc(&n->hal, DVX_UAR_NC_DEDICATED, &n->uar), 0);
 	n->mem = aligned_alloc(4096, E_MEM);
 	assert_non_null(n->mem);
 	memset(n->mem, 0, E_MEM);
@@ -87,7 +87,7 @@ static void e_nic_open(int i)
 	ureq.len = E_DATA_OFF;
 	ureq.access = DVX_ACCESS_LOCAL_WRITE;
 	ureq.dmabuf_fd = -1;
-	assert_int_equal(dvx_hal_umem_reg(&n->dev, &ureq, &n->umem), 0);
+	assert_int_equal(dvx_hal_umem_reg(&n->hal, &ureq, &n->umem), 0);
 	memset(&mreq, 0, sizeof(mreq));
 	mreq.addr = n->mem + E_DATA_OFF;
 	mreq.len = E_DATA_LEN;
@@ -95,12 +95,12 @@ static void e_nic_open(int i)
 	mreq.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ |
 		      DVX_ACCESS_REMOTE_ATOMIC;
 	mreq.dmabuf_fd = -1;
-	assert_int_equal(dvx_hal_mr_reg(&n->dev, &n->pd, &mreq, &n->mr), 0);
+	assert_int_equal(dvx_hal_mr_reg(&n->hal, &n->pd, &mreq, &n->mr), 0);
 	/* the iova-0 sink for atomic results nobody reads */
 	mreq.addr = E.sink;
 	mreq.len = sizeof(E.sink);
 	mreq.iova = 0;
-	assert_int_equal(dvx_hal_mr_reg(&n->dev, &n->pd, &mreq, &n->sink), 0);
+	assert_int_equal(dvx_hal_mr_reg(&n->hal, &n->pd, &mreq, &n->sink), 0);
 	n->used = 0;
 }
 
@@ -123,7 +123,7 @@ static void e_cq_create(struct e_nic *n, struct e_cq *c)
 	a.oi = 1;
 	assert_int_equal(dvx_mlx5_create_cq_in(in, &a), 0);
 	memset(&c->obj, 0, sizeof(c->obj));
-	assert_int_equal(dvx_hal_obj_create(&n->dev, in, sizeof(in), out, sizeof(out), &c->obj), 0);
+	assert_int_equal(dvx_hal_obj_create(&n->hal, in, sizeof(in), out, sizeof(out), &c->obj), 0);
 	assert_int_equal(dvx_mlx5_create_cq_out(out, sizeof(out), &c->cqn), 0);
 	c->obj.id = c->cqn;
 	assert_int_equal(dvx_mlx5_cq_init(&c->poll, n->mem + ring, E_LOG_CQ,
@@ -159,7 +159,7 @@ static void e_qp_create(struct e_nic *n, struct e_qp *q, const struct e_cq *scq,
 	assert_int_equal(dvx_mlx5_qp_wq_layout(&a, &l), 0);
 	assert_int_equal(dvx_mlx5_create_qp_in(in, &a), 0);
 	memset(&q->obj, 0, sizeof(q->obj));
-	assert_int_equal(dvx_hal_obj_create(&n->dev, in, sizeof(in), out, sizeof(out), &q->obj), 0);
+	assert_int_equal(dvx_hal_obj_create(&n->hal, in, sizeof(in), out, sizeof(out), &q->obj), 0);
 	assert_int_equal(dvx_mlx5_create_qp_out(out, sizeof(out), &q->qpn), 0);
 	q->obj.id = q->qpn;
 	assert_int_equal(dvx_mlx5_sq_init(&q->sq, n->mem + l.sq_offset, 1u << E_LOG_SQ, q->qpn, 64,
@@ -174,7 +174,7 @@ static void e_modify(struct e_nic *n, struct e_qp *q, const uint8_t *in)
 {
 	uint8_t out[DVX_MLX5_MODIFY_QP_OUT_BYTES];
 
-	assert_int_equal(dvx_hal_obj_modify(&n->dev, &q->obj, in, DVX_MLX5_MODIFY_QP_IN_BYTES, out,
+	assert_int_equal(dvx_hal_obj_modify(&n->hal, &q->obj, in, DVX_MLX5_MODIFY_QP_IN_BYTES, out,
 					    sizeof(out)), 0);
 }
 
@@ -252,7 +252,7 @@ static int teardown(void **state)
 
 	(void)state;
 	for (i = 0; i < 2; i++) {
-		assert_int_equal(dvx_hal_dev_close(&E.nic[i].dev), 0);
+		assert_int_equal(dvx_hal_nic_close(&E.nic[i].hal), 0);
 	}
 	assert_int_equal(dvx_sim_fini(E.fab), 0);
 	for (i = 0; i < 2; i++)
@@ -408,12 +408,12 @@ static void test_e2e_error(void **state)
 
 	/* QUERY_QP says ERR, for the requester and (remote access error) the responder */
 	assert_int_equal(dvx_mlx5_query_qp_in(in, a.qpn), 0);
-	assert_int_equal(dvx_hal_obj_query(&E.nic[0].dev, &a.obj, in, sizeof(in), out,
+	assert_int_equal(dvx_hal_obj_query(&E.nic[0].hal, &a.obj, in, sizeof(in), out,
 					   sizeof(out)), 0);
 	assert_int_equal(dvx_mlx5_query_qp_out(out, sizeof(out), &q), 0);
 	assert_int_equal(q.state, DVX_MLX5_QP_STATE_ERR);
 	assert_int_equal(dvx_mlx5_query_qp_in(in, b.qpn), 0);
-	assert_int_equal(dvx_hal_obj_query(&E.nic[1].dev, &b.obj, in, sizeof(in), out,
+	assert_int_equal(dvx_hal_obj_query(&E.nic[1].hal, &b.obj, in, sizeof(in), out,
 					   sizeof(out)), 0);
 	assert_int_equal(dvx_mlx5_query_qp_out(out, sizeof(out), &q), 0);
 	assert_int_equal(q.state, DVX_MLX5_QP_STATE_ERR);

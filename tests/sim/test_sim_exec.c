@@ -3,13 +3,13 @@
  * The software NIC's data path (hal/sim/exec.c) on its own: two simulated NICs, QPs,
  * CQs and MRs set up by hand (no control half), the lookups the control half would
  * provide stubbed below with a fake clock. WQEs are built with the project's builders
- * (dvx/mlx5/wqe.h, rq.h) and CQEs read back with its decoder (dvx/mlx5/cq.h): the
+ * (dvx/mlx5/wqe.h, rq.h) and CQEs read back with its decoder (dvx/mlx5/cqe.h): the
  * model and the builders check each other (the sim has its own decoders).
  */
 #include "../lib/dvx_test.h"
 
 #include <errno.h>
-#include <dvx/mlx5/cq.h>
+#include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/rq.h>
 #include <dvx/mlx5/wqe.h>
 

@@ -62,7 +62,7 @@
 
 #include <dvx/gpu/queue.h>
 #include <dvx/mlx5/sq.h>
-#include <dvx/mlx5/cq.h>
+#include <dvx/mlx5/cqe.h>
 
 #define DVX_DEV __device__ __forceinline__
 #define DVX_DEV_FULL_MASK 0xffffffffu

@@ -11,7 +11,7 @@
 #define DVX_MLX5_DECODE_H
 
 #include <dvx/mlx5/wqe.h>
-#include <dvx/mlx5/cq.h>
+#include <dvx/mlx5/cqe.h>
 
 DVX_BEGIN_DECLS
 

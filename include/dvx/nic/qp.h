@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/qp.h - RC queue pairs: create, connect (IB or RoCE v2, loopback, local pair),
+ * dvx/nic/qp.h - RC queue pairs: create, connect (IB or RoCE v2, loopback, local pair),
  * error and recovery, query, destroy.
  *
  * A QP's work queue (RQ first, then SQ) and its 8-byte doorbell record live in caller
- * umems (dvx/umem.h). The QP carries the ring state posters use: struct dvx_mlx5_sq
+ * umems (dvx/nic/umem.h). The QP carries the ring state posters use: struct dvx_mlx5_sq
  * (dvx/mlx5/sq.h) and, with a receive queue, struct dvx_mlx5_rq, so WQEs are built
  * with the dvx/mlx5 builders and rung with dvx_mlx5_sq_ring().
  *
@@ -17,10 +17,10 @@
  * dvx tracks the state it moved the QP to; dvx_qp_query() reads the hardware's and
  * adopts ERR/SQER when the device moved the QP there itself (an error completion).
  */
-#ifndef DVX_QP_H
-#define DVX_QP_H
+#ifndef DVX_NIC_QP_H
+#define DVX_NIC_QP_H
 
-#include <dvx/cq.h>
+#include <dvx/nic/cq.h>
 #include <dvx/mlx5/cmd.h>
 #include <dvx/mlx5/sq.h>
 #include <dvx/mlx5/rq.h>
@@ -344,4 +344,4 @@ int dvx_qp_query(struct dvx_qp *qp, struct dvx_mlx5_qp_query *q, uint32_t *state
 
 DVX_END_DECLS
 
-#endif /* DVX_QP_H */
+#endif /* DVX_NIC_QP_H */

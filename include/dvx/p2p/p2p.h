@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/p2p.h - the P2P IBGDA transport: per-peer RC lanes with core-direct companion
+ * dvx/p2p/p2p.h - the P2P IBGDA transport: per-peer RC lanes with core-direct companion
  * QPs, and the operations on them (put, signals, counters, tickets, flush).
  *
  * Ownership: signal, counter and data buffers belong to the caller (the window of a
@@ -24,7 +24,7 @@
 #ifndef DVX_P2P_H
 #define DVX_P2P_H
 
-#include <dvx/p2p_q.h>
+#include <dvx/p2p/queue.h>
 
 DVX_BEGIN_DECLS
 
@@ -152,7 +152,7 @@ struct dvx_p2p {
 	uint32_t nlanes;
 	uint32_t companions;
 	struct dvx_p2p_lane *lanes;
-	struct dvx_hal_dev *devs[DVX_P2P_MAX_NICS];
+	struct dvx_hal_nic *devs[DVX_P2P_MAX_NICS];
 	void *setup;
 };
 

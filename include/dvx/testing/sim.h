@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/hal/sim.h - the software mlx5 NIC: a hal backend that executes what the
+ * dvx/testing/sim.h - the software mlx5 NIC: a hal backend that executes what the
  * driver writes.
  *
  * A fabric (caller storage) connects N simulated NICs with one or two ports each,
@@ -30,8 +30,8 @@
  *
  * See docs/sim.md for what is modelled and what is not.
  */
-#ifndef DVX_HAL_SIM_H
-#define DVX_HAL_SIM_H
+#ifndef DVX_TESTING_SIM_H
+#define DVX_TESTING_SIM_H
 
 #include <stddef.h>
 
@@ -319,7 +319,7 @@ int dvx_sim_add_nic(struct dvx_sim_fabric *fab, const struct dvx_sim_nic_cfg *cf
 
 /**
  * dvx_sim_hal() - the hal instance of a fabric (name "sim"): open its NICs by name
- * or fake PCI address with dvx_hal_dev_open().
+ * or fake PCI address with dvx_hal_nic_open().
  * Return: a pointer into the fabric's storage, valid until dvx_sim_fini().
  */
 const struct dvx_hal *dvx_sim_hal(struct dvx_sim_fabric *fab);
@@ -420,4 +420,4 @@ int dvx_sim_fini(struct dvx_sim_fabric *fab);
 
 DVX_END_DECLS
 
-#endif /* DVX_HAL_SIM_H */
+#endif /* DVX_TESTING_SIM_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/hal/mock.h - a stateful fake hal backend for unit tests.
+ * dvx/testing/mock.h - a stateful fake hal backend for unit tests.
  *
  * The mock behaves like a small, well-mannered NIC driver: it lists and opens
  * configured devices, answers queries from their configuration, keeps every DEVX
@@ -29,8 +29,8 @@
  *
  * Not thread-safe: one test thread drives a struct dvx_mock.
  */
-#ifndef DVX_HAL_MOCK_H
-#define DVX_HAL_MOCK_H
+#ifndef DVX_TESTING_MOCK_H
+#define DVX_TESTING_MOCK_H
 
 #include <dvx/hal.h>
 
@@ -55,10 +55,10 @@ DVX_BEGIN_DECLS
 /** enum dvx_mock_op - the hal entry points, as recorded in the call log. */
 enum dvx_mock_op {
 	DVX_MOCK_OP_NONE = 0,
-	DVX_MOCK_OP_DEV_LIST,
-	DVX_MOCK_OP_DEV_OPEN,
-	DVX_MOCK_OP_DEV_CLOSE,
-	DVX_MOCK_OP_QUERY_DEVICE,
+	DVX_MOCK_OP_NIC_LIST,
+	DVX_MOCK_OP_NIC_OPEN,
+	DVX_MOCK_OP_NIC_CLOSE,
+	DVX_MOCK_OP_NIC_QUERY,
 	DVX_MOCK_OP_QUERY_PORT,
 	DVX_MOCK_OP_QUERY_GID,
 	DVX_MOCK_OP_DEVX_CMD,
@@ -76,7 +76,7 @@ enum dvx_mock_op {
 	DVX_MOCK_OP_MR_REG,
 	DVX_MOCK_OP_MR_DEREG,
 	DVX_MOCK_OP_ROCE_RMAC,
-	DVX_MOCK_OP_DEV_PROGRESS,	/* never fails */
+	DVX_MOCK_OP_NIC_PROGRESS,	/* never fails */
 	DVX_MOCK_OP_MEM_ALLOC,
 	DVX_MOCK_OP_MEM_FREE,
 	DVX_MOCK_OP_PCI_LIST,
@@ -209,7 +209,7 @@ struct dvx_mock_cap {
 };
 
 /**
- * struct dvx_mock_dev_cfg - one device as the mock presents it.
+ * struct dvx_mock_nic_cfg - one device as the mock presents it.
  * @info:	what dev_list reports and dev_open copies (name, pci, driver, is_mlx5..)
  * @attr:	query_device's answer
  * @port:	query_port's answer per port (index 0 = port 1)
@@ -219,9 +219,9 @@ struct dvx_mock_cap {
  * @rmac:	what roce_rmac resolves every GID to
  * @eqn:	what eqn_query answers
  */
-struct dvx_mock_dev_cfg {
-	struct dvx_hal_dev_info info;
-	struct dvx_hal_dev_attr attr;
+struct dvx_mock_nic_cfg {
+	struct dvx_hal_nic_info info;
+	struct dvx_hal_nic_attr attr;
 	struct dvx_hal_port_attr port[DVX_MOCK_MAX_PORTS];
 	struct dvx_hal_gid gid[DVX_MOCK_MAX_PORTS][DVX_MOCK_MAX_GIDS];
 	struct dvx_mock_cap caps[DVX_MOCK_MAX_CAPS];
@@ -255,8 +255,8 @@ struct dvx_mock_devx_fault {
 };
 
 /* the mock's own records of what it handed out; tests may read them */
-struct dvx_mock_dev {
-	struct dvx_mock_dev_cfg cfg;
+struct dvx_mock_nic {
+	struct dvx_mock_nic_cfg cfg;
 	uint32_t opens;		/* handles currently open on this device */
 	uint32_t rsvd;
 };
@@ -362,7 +362,7 @@ struct dvx_mock {
 	struct dvx_hal hal;		/* what dvx_mock_hal() returns */
 
 	/* configuration */
-	struct dvx_mock_dev dev[DVX_MOCK_MAX_DEVS];
+	struct dvx_mock_nic dev[DVX_MOCK_MAX_DEVS];
 	unsigned ndevs;
 	struct dvx_hal_pci_dev pci[DVX_MOCK_MAX_PCI];
 	unsigned npci;
@@ -432,26 +432,26 @@ int dvx_mock_init(struct dvx_mock *m);
 const struct dvx_hal *dvx_mock_hal(struct dvx_mock *m);
 
 /**
- * dvx_mock_dev_cfg_init() - a minimal device: the given name and PCI address, mlx5
+ * dvx_mock_nic_cfg_init() - a minimal device: the given name and PCI address, mlx5
  * driver and vendor, one Ethernet port, active, no GIDs, no capability pages.
  * @cfg:	overwritten
  * @name:	device name (mlx5_0)
  * @pci:	PCI address ("0000:3b:00.0"), or NULL
  */
-void dvx_mock_dev_cfg_init(struct dvx_mock_dev_cfg *cfg, const char *name, const char *pci);
+void dvx_mock_nic_cfg_init(struct dvx_mock_nic_cfg *cfg, const char *name, const char *pci);
 
 /**
- * dvx_mock_dev_cfg_set_cap() - store the QUERY_HCA_CAP answer for @op_mod.
+ * dvx_mock_nic_cfg_set_cap() - store the QUERY_HCA_CAP answer for @op_mod.
  * @cfg:	device configuration
  * @op_mod:	(cap_type << 1) | current
  * @page:	the page, DVX_MOCK_CAP_BYTES bytes (copied)
  *
  * Return: 0, or -ENOSPC when all DVX_MOCK_MAX_CAPS slots hold other op_mods.
  */
-int dvx_mock_dev_cfg_set_cap(struct dvx_mock_dev_cfg *cfg, uint16_t op_mod, const void *page);
+int dvx_mock_nic_cfg_set_cap(struct dvx_mock_nic_cfg *cfg, uint16_t op_mod, const void *page);
 
 /**
- * dvx_mock_dev_cfg_add_gid() - append a GID table entry to a port.
+ * dvx_mock_nic_cfg_add_gid() - append a GID table entry to a port.
  * @cfg:	device configuration
  * @port:	1-based port
  * @index:	table index (< DVX_MOCK_MAX_GIDS)
@@ -461,17 +461,17 @@ int dvx_mock_dev_cfg_set_cap(struct dvx_mock_dev_cfg *cfg, uint16_t op_mod, cons
  *
  * Return: 0 or -EINVAL.
  */
-int dvx_mock_dev_cfg_add_gid(struct dvx_mock_dev_cfg *cfg, uint8_t port, uint32_t index,
+int dvx_mock_nic_cfg_add_gid(struct dvx_mock_nic_cfg *cfg, uint8_t port, uint32_t index,
 			     const uint8_t raw[16], enum dvx_gid_type type, const char *netdev);
 
 /**
- * dvx_mock_add_dev() - add a device (its configuration is copied).
+ * dvx_mock_add_nic() - add a device (its configuration is copied).
  * Return: the device's index (0, 1, ...), or -ENOSPC.
  */
-int dvx_mock_add_dev(struct dvx_mock *m, const struct dvx_mock_dev_cfg *cfg);
+int dvx_mock_add_nic(struct dvx_mock *m, const struct dvx_mock_nic_cfg *cfg);
 
-/** dvx_mock_dev_cfg() - the stored configuration of device @idx, to adjust. NULL if none. */
-struct dvx_mock_dev_cfg *dvx_mock_dev_cfg(struct dvx_mock *m, int idx);
+/** dvx_mock_nic_cfg() - the stored configuration of device @idx, to adjust. NULL if none. */
+struct dvx_mock_nic_cfg *dvx_mock_nic_cfg(struct dvx_mock *m, int idx);
 
 /**
  * dvx_mock_add_pci() - add a PCI function for pci_list() to report.
@@ -541,7 +541,7 @@ int dvx_mock_live(const struct dvx_mock *m, enum dvx_mock_res res);
 /** dvx_mock_live_total() - resources of every kind held now. */
 int dvx_mock_live_total(const struct dvx_mock *m);
 
-/** dvx_mock_op_name() - "dev_open", "devx_cmd", ... ("?" for unknown values). */
+/** dvx_mock_op_name() - "nic_open", "devx_cmd", ... ("?" for unknown values). */
 const char *dvx_mock_op_name(enum dvx_mock_op op);
 
 /** dvx_mock_res_name() - "dev", "obj", ... ("?" for unknown values). */
@@ -579,4 +579,4 @@ void dvx_mock_gpu_attr_h100(struct dvx_hal_gpu_attr *attr, const char *pci);
 
 DVX_END_DECLS
 
-#endif /* DVX_HAL_MOCK_H */
+#endif /* DVX_TESTING_MOCK_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/umem.h - caller memory registered as a DEVX umem, and the queue-memory contract.
+ * dvx/nic/umem.h - caller memory registered as a DEVX umem, and the queue-memory contract.
  *
  * CQ rings, QP work queues and doorbell records live in caller memory registered as
  * umems (the kernel forces DEVX queues into umems, facts 1.1). A umem is host memory
@@ -19,10 +19,10 @@
  * Sizes: dvx_cq_mem_req() and dvx_qp_mem_req() give bytes and alignment for an
  * attribute set; the DVX_*_BYTES macros give the same at compile time for static pools.
  */
-#ifndef DVX_UMEM_H
-#define DVX_UMEM_H
+#ifndef DVX_NIC_UMEM_H
+#define DVX_NIC_UMEM_H
 
-#include <dvx/nic.h>
+#include <dvx/nic/nic.h>
 
 DVX_BEGIN_DECLS
 
@@ -143,4 +143,4 @@ int dvx_umem_dereg(struct dvx_umem *umem);
 
 DVX_END_DECLS
 
-#endif /* DVX_UMEM_H */
+#endif /* DVX_NIC_UMEM_H */

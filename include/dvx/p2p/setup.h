@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/p2p_setup.h - creating the P2P transport (dvx/p2p.h) over opened NICs and a
+ * dvx/p2p/setup.h - creating the P2P transport (dvx/p2p/p2p.h) over opened NICs and a
  * bootstrap: configuration, the memory it needs, init and fini, and the helpers that
  * describe and exchange the caller's buffers.
  */
 #ifndef DVX_P2P_SETUP_H
 #define DVX_P2P_SETUP_H
 
-#include <dvx/p2p.h>
-#include <dvx/bootstrap.h>
-#include <dvx/nic.h>
-#include <dvx/umem.h>
-#include <dvx/mr.h>
-#include <dvx/cq.h>
-#include <dvx/qp.h>
+#include <dvx/p2p/p2p.h>
+#include <dvx/bootstrap/bootstrap.h>
+#include <dvx/nic/nic.h>
+#include <dvx/nic/umem.h>
+#include <dvx/nic/mr.h>
+#include <dvx/nic/cq.h>
+#include <dvx/nic/qp.h>
 
 DVX_BEGIN_DECLS
 

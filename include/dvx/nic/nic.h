@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/nic.h - an opened mlx5 NIC: capabilities, port, GID, PD, EQ and UARs.
+ * dvx/nic/nic.h - an opened mlx5 NIC: capabilities, port, GID, PD, EQ and UARs.
  *
  * struct dvx_nic lives in caller storage. dvx_nic_open() opens the device through the
  * hal instance the caller hands in (by ibdev name or PCI address), reads the
@@ -10,7 +10,7 @@
  * (dvx_umem, dvx_mr, dvx_cq, dvx_qp) need comes from here. dvx_nic_close() releases
  * in reverse order and refuses (-EBUSY) while objects created on the NIC still live.
  *
- * Errors: 0 or a negative errno; the reason is in nic->dev.diag (the failed operation
+ * Errors: 0 or a negative errno; the reason is in nic->hal.diag (the failed operation
  * by name, e.g. "CREATE_QP: BAD_PARAM syndrome 0x..."), and goes to the log callback
  * given at open. Nothing is printed, nothing is allocated.
  *
@@ -97,7 +97,7 @@ struct dvx_uar {
 };
 
 /**
- * struct dvx_nic_attr - how to open a NIC.
+ * struct dvx_nic_cfg - how to open a NIC.
  * @name:	ibdev name ("mlx5_0") or PCI address ("0000:3b:00.0", "3b:00.0")
  * @port:	1-based port to use; 0 means 1
  * @uar_pref:	enum dvx_uar_pref for the NIC's default UAR
@@ -105,9 +105,9 @@ struct dvx_uar {
  *		routable before link-local, lowest index first)
  * @required:	DVX_NIC_FEAT_* the caller's features need; open fails with
  *		-EOPNOTSUPP, naming the first one missing, without them
- * @log:	optional log sink (kept in nic->dev.log); zero for silence
+ * @log:	optional log sink (kept in nic->hal.log); zero for silence
  */
-struct dvx_nic_attr {
+struct dvx_nic_cfg {
 	const char *name;
 	uint8_t port;
 	uint8_t uar_pref;
@@ -120,7 +120,7 @@ struct dvx_nic_attr {
 
 /**
  * struct dvx_nic - an opened NIC, in caller storage. Read-only for the caller.
- * @dev:	the hal device (dev.diag holds the last failure, dev.log the log sink)
+ * @hal:	the hal handle of the NIC (hal.diag holds the last failure, hal.log the log sink)
  * @attr:	ibv_query_device's answer
  * @caps:	the capability pages read (see the *_valid flags)
  * @port_attr:	the port's attributes at open
@@ -145,8 +145,8 @@ struct dvx_nic_attr {
  * @open:	1 between open and close
  */
 struct dvx_nic {
-	struct dvx_hal_dev dev;
-	struct dvx_hal_dev_attr attr;
+	struct dvx_hal_nic hal;
+	struct dvx_hal_nic_attr attr;
 	struct dvx_mlx5_caps caps;
 	struct dvx_hal_port_attr port_attr;
 	struct dvx_hal_gid gid;
@@ -171,7 +171,7 @@ struct dvx_nic {
 
 /**
  * dvx_nic_open() - open a NIC and set up what every object on it needs.
- * @nic:	caller storage, overwritten (nic->dev.diag is valid even on failure)
+ * @nic:	caller storage, overwritten (nic->hal.diag is valid even on failure)
  * @hal:	the backend instance to drive it through
  * @attr:	device name, port, UAR preference, required features, log sink
  *
@@ -185,7 +185,7 @@ struct dvx_nic {
  * feature missing, no usable GID); or the failed call's error. On failure everything
  * acquired is released and nic->open is 0.
  */
-int dvx_nic_open(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dvx_nic_attr *attr);
+int dvx_nic_open(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dvx_nic_cfg *attr);
 
 /**
  * dvx_nic_close() - release the UAR, the PD and the device, in that order.
@@ -203,7 +203,7 @@ int dvx_nic_close(struct dvx_nic *nic);
  * @features:	DVX_NIC_FEAT_* bits
  * @what:	what needs them (for the message), or NULL
  *
- * Return: 0, or -EOPNOTSUPP with nic->dev.diag naming the first missing feature
+ * Return: 0, or -EOPNOTSUPP with nic->hal.diag naming the first missing feature
  * (e.g. "... 8-byte atomics run in big-endian atomic mode ...: not usable").
  */
 int dvx_nic_require(struct dvx_nic *nic, uint32_t features, const char *what);

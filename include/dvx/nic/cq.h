@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/cq.h - a completion queue created with CREATE_CQ (64-byte CQEs) in caller umems.
+ * dvx/nic/cq.h - a completion queue created with CREATE_CQ (64-byte CQEs) in caller umems.
  *
- * The ring and the doorbell record sit in umems at caller offsets (dvx/umem.h). The
- * CQ carries the ring state a poller uses (struct dvx_mlx5_cq, dvx/mlx5/cq.h): poll it
- * with dvx_mlx5_cq_poll_one(&cq->mcq, ...). Not to be confused with dvx/mlx5/cq.h,
+ * The ring and the doorbell record sit in umems at caller offsets (dvx/nic/umem.h). The
+ * CQ carries the ring state a poller uses (struct dvx_mlx5_cq, dvx/mlx5/cqe.h): poll it
+ * with dvx_mlx5_cq_poll_one(&cq->mcq, ...). Not to be confused with dvx/mlx5/cqe.h,
  * which is that ring state and the CQE format.
  */
-#ifndef DVX_CQ_H
-#define DVX_CQ_H
+#ifndef DVX_NIC_CQ_H
+#define DVX_NIC_CQ_H
 
-#include <dvx/umem.h>
-#include <dvx/mlx5/cq.h>
+#include <dvx/nic/umem.h>
+#include <dvx/mlx5/cqe.h>
 
 DVX_BEGIN_DECLS
 
@@ -107,7 +107,7 @@ int dvx_cq_mem_req(const struct dvx_cq_attr *attr, struct dvx_mem_req *ring,
  *
  * Context: control path. Return: 0; -EINVAL (bad argument: depth, umems, offsets,
  * sizes; nothing touched); -EOPNOTSUPP (OI without the cap, depth above the cap);
- * or the hal's error ("CREATE_CQ: <status> syndrome 0x..." in nic->dev.diag). After
+ * or the hal's error ("CREATE_CQ: <status> syndrome 0x..." in nic->hal.diag). After
  * a hal error the ring may hold the 0xf1 pattern and the record zeroes, nothing else.
  */
 int dvx_cq_create(struct dvx_nic *nic, const struct dvx_cq_attr *attr, struct dvx_cq *cq);
@@ -121,4 +121,4 @@ int dvx_cq_destroy(struct dvx_cq *cq);
 
 DVX_END_DECLS
 
-#endif /* DVX_CQ_H */
+#endif /* DVX_NIC_CQ_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/mr.h - memory regions: host or GPU memory, iova = address or iova 0, dma-buf,
+ * dvx/nic/mr.h - memory regions: host or GPU memory, iova = address or iova 0, dma-buf,
  * and the 8-byte sink MR for atomic results nobody reads.
  *
  * A WQE address A in an MR registered with iova I refers to byte addr + (A - I)
@@ -11,10 +11,10 @@
  * it is dropped (the MR is registered without it) and mr->flags carries
  * DVX_MR_RO_DROPPED, so nothing fails on hardware that simply lacks it.
  */
-#ifndef DVX_MR_H
-#define DVX_MR_H
+#ifndef DVX_NIC_MR_H
+#define DVX_NIC_MR_H
 
-#include <dvx/nic.h>
+#include <dvx/nic/nic.h>
 
 DVX_BEGIN_DECLS
 
@@ -116,4 +116,4 @@ int dvx_mr_dereg(struct dvx_mr *mr);
 
 DVX_END_DECLS
 
-#endif /* DVX_MR_H */
+#endif /* DVX_NIC_MR_H */

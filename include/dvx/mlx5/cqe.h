@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/mlx5/cq.h - completion queue: the owner-bit rule, CQE decoding, error CQEs.
+ * dvx/mlx5/cqe.h - completion queue: the owner-bit rule, CQE decoding, error CQEs.
  *
  * A CQ of N = 2^log_size 64-byte entries is consumed with a free-running counter ci.
  * Entry ci & (N-1) belongs to software iff its opcode is not INVALID and its owner
@@ -12,8 +12,8 @@
  * an error CQE is an error (never a completion), a compressed CQE is reported as
  * -EPROTO (dvx never enables compression and refuses to misread one).
  */
-#ifndef DVX_MLX5_CQ_H
-#define DVX_MLX5_CQ_H
+#ifndef DVX_MLX5_CQE_H
+#define DVX_MLX5_CQE_H
 
 #include <dvx/mlx5/prm.h>
 
@@ -282,4 +282,4 @@ static inline int dvx_mlx5_cq_poll_one(struct dvx_mlx5_cq *cq, struct dvx_mlx5_c
 	dvx_mlx5_cq_pop(cq);
 	return err ? err : 1;
 }
-#endif /* DVX_MLX5_CQ_H */
+#endif /* DVX_MLX5_CQE_H */

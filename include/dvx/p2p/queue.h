@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/p2p_q.h - the host engine under every P2P transport lane: a send queue that
+ * dvx/p2p/queue.h - the host engine under every P2P transport lane: a send queue that
  * several threads post to, with the completion watermark that tickets, flushes and
  * health records are answered from.
  *
@@ -21,11 +21,11 @@
  * may post and wait at the same time. It is not for GPU threads: a queue is posted to
  * from the host or from the GPU, not both at once.
  */
-#ifndef DVX_P2P_Q_H
-#define DVX_P2P_Q_H
+#ifndef DVX_P2P_QUEUE_H
+#define DVX_P2P_QUEUE_H
 
 #include <dvx/hal.h>
-#include <dvx/mlx5/cq.h>
+#include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/wqe.h>
 
 DVX_BEGIN_DECLS
@@ -74,7 +74,7 @@ enum dvx_p2p_q_state {
  * @err_errno:	its errno (dvx_mlx5_cqe_syndrome_errno), or -EPROTO for a CQE that
  *		names an unexpected index or is compressed
  * @last_progress_ns: time (hal clock) of the last consumed CQE
- * @dev:	the device: its hal clock and progress hook are used while waiting
+ * @nic:	the NIC: its hal clock and progress hook are used while waiting
  * @db_lock, @poll_lock: spin locks (0 free, 1 held)
  * @lost:	the WQE ranges the last DVX_P2P_Q_LOST_KEEP restarts (recoveries) gave
  *		up, with the error their tickets answer; entry (@recoveries - 1) mod
@@ -105,7 +105,7 @@ struct dvx_p2p_q {
 	int32_t err_errno;
 	uint32_t rsvd2;
 	uint64_t last_progress_ns;
-	struct dvx_hal_dev *dev;
+	struct dvx_hal_nic *nic;
 	/* added for recovery (keep at the end: core/p2p_dev.c reads the fields above) */
 	struct dvx_p2p_q_lost lost[DVX_P2P_Q_LOST_KEEP];
 	uint32_t recoveries;
@@ -130,7 +130,7 @@ struct dvx_p2p_q_desc {
 	uint32_t cq_ci;		/* the CQ's current consumer index (its producer count: the
 				 * CQ holds nothing unconsumed when the queue starts) */
 	uint32_t max_inline;	/* the QP's inline limit in bytes */
-	struct dvx_hal_dev *dev;
+	struct dvx_hal_nic *nic;
 };
 
 /**
@@ -250,4 +250,4 @@ static inline uint64_t dvx_p2p_q_completed(const struct dvx_p2p_q *q)
 
 DVX_END_DECLS
 
-#endif /* DVX_P2P_Q_H */
+#endif /* DVX_P2P_QUEUE_H */

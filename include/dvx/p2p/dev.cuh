@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/p2p_dev.cuh - the P2P transport's operations posted by GPU threads (CUDA C++,
- * nvcc; header-only). Kernels take the struct dvx_p2p_dev of dvx_p2p_dev_export() by
+ * dvx/p2p/dev.cuh - the P2P transport's operations posted by GPU threads (CUDA C++,
+ * nvcc; header-only). Kernels take the struct dvx_p2p_dev of dvx_p2p_gpu_export() by
  * value and post on its lanes with the same WQE encodings as core/p2p_ops.c (the
  * dvx/mlx5 builders), through the reservation/publish/doorbell primitives of
  * dvx/gpu/post.cuh:
@@ -32,7 +32,7 @@
 #define DVX_P2P_DEV_CUH
 
 #include <dvx/gpu/post.cuh>
-#include <dvx/p2p_dev.h>
+#include <dvx/p2p/dev.h>
 
 #define DVX_P2P_DEV_CE DVX_MLX5_WQE_CTRL_CQ_UPDATE
 #define DVX_P2P_DEV_FENCE DVX_MLX5_WQE_CTRL_FM(DVX_MLX5_FM_FENCE_AND_INITIATOR_SMALL)

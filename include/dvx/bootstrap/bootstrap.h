@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/bootstrap.h - out-of-band exchange between the ranks of a job.
+ * dvx/bootstrap/bootstrap.h - out-of-band exchange between the ranks of a job.
  *
  * A bootstrap context (struct dvx_bootstrap, in caller storage) is one rank's view of a
  * group of @nranks ranks. It offers allgather, barrier, tagged point-to-point messages
