@@ -39,13 +39,16 @@ int dvx_core_hal_failed(struct dvx_nic *nic, int err, unsigned cmd_opcode, const
 		err = -EIO;
 	if (d->err == 0)	/* a hal that left no record */
 		dvx_hal_diag_set(d, err, DVX_DIAG_OS, op, "failed with %d", err);
+	/* the NIC refused a command: its status says which errno (translated here once) */
+	if (err == -EREMOTEIO && d->src == DVX_DIAG_DEVX && d->status)
+		err = dvx_mlx5_cmd_status_errno(d->status);
 	d->err = err;
 	if (cmd_opcode) {
 		const char *name = dvx_mlx5_cmd_name(cmd_opcode);
 
 		if (d->src == DVX_DIAG_DEVX)
 			put(msg, sizeof(msg), "%s: %s syndrome 0x%08x", name,
-			    dvx_hal_devx_status_name(d->status), d->syndrome);
+			    dvx_mlx5_cmd_status_name(d->status), d->syndrome);
 		else
 			put(msg, sizeof(msg), "%s: %s", name, d->msg);
 		memcpy(d->msg, msg, sizeof(msg));

@@ -22,7 +22,7 @@
 #include <cuda.h>
 
 #include "cudaops.h"
-#include "host.h"
+#include "host_priv.h"
 
 /* dvx_hal_cu_errno() (hal.c) knows CUresults by number: keep it honest. */
 _Static_assert(CUDA_ERROR_NOT_READY == 600, "CUresult numbering");
@@ -477,17 +477,34 @@ int dvx_cuda_gpu_memcpy_dtoh(struct dvx_hal_gpu *gpu, void *dst, uint64_t dptr, 
 	return 0;
 }
 
-static const struct dvx_hal_ops cuda_ops = {
-	.mem_alloc = dvx_host_mem_alloc,
-	.mem_free = dvx_host_mem_free,
-	.pci_list = dvx_host_pci_list,
-	.limits = dvx_host_limits,
-	.now_ns = dvx_host_now_ns,
-	DVX_HAL_CUDA_GPU_OPS
+const struct dvx_hal_gpu_ops dvx_cuda_gpu_ops = {
+	.gpu_init = dvx_cuda_gpu_init,
+	.gpu_count = dvx_cuda_gpu_count,
+	.gpu_get = dvx_cuda_gpu_get,
+	.gpu_query = dvx_cuda_gpu_query,
+	.gpu_ctx_retain = dvx_cuda_gpu_ctx_retain,
+	.gpu_ctx_release = dvx_cuda_gpu_ctx_release,
+	.gpu_ctx_set_current = dvx_cuda_gpu_ctx_set_current,
+	.gpu_mem_create = dvx_cuda_gpu_mem_create,
+	.gpu_mem_free = dvx_cuda_gpu_mem_free,
+	.gpu_mem_export = dvx_cuda_gpu_mem_export,
+	.gpu_dmabuf_fd = dvx_cuda_gpu_dmabuf_fd,
+	.gpu_host_register = dvx_cuda_gpu_host_register,
+	.gpu_host_unregister = dvx_cuda_gpu_host_unregister,
+	.gpu_module_load = dvx_cuda_gpu_module_load,
+	.gpu_module_unload = dvx_cuda_gpu_module_unload,
+	.gpu_module_function = dvx_cuda_gpu_module_function,
+	.gpu_launch = dvx_cuda_gpu_launch,
+	.gpu_stream_create = dvx_cuda_gpu_stream_create,
+	.gpu_stream_destroy = dvx_cuda_gpu_stream_destroy,
+	.gpu_stream_query = dvx_cuda_gpu_stream_query,
+	.gpu_memcpy_htod = dvx_cuda_gpu_memcpy_htod,
+	.gpu_memcpy_dtoh = dvx_cuda_gpu_memcpy_dtoh,
 };
 
 static const struct dvx_hal cuda_hal = {
-	.ops = &cuda_ops,
+	.host = &dvx_host_ops,
+	.gpu = &dvx_cuda_gpu_ops,
 	.ctx = NULL,
 	.name = "cuda",
 };

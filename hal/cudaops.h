@@ -40,28 +40,7 @@ int dvx_cuda_gpu_stream_query(struct dvx_hal_gpu *gpu, void *stream);
 int dvx_cuda_gpu_memcpy_htod(struct dvx_hal_gpu *gpu, uint64_t dptr, const void *src, uint64_t len);
 int dvx_cuda_gpu_memcpy_dtoh(struct dvx_hal_gpu *gpu, void *dst, uint64_t dptr, uint64_t len);
 
-#define DVX_HAL_CUDA_GPU_OPS                                                        \
-	.gpu_init = dvx_cuda_gpu_init,                                              \
-	.gpu_count = dvx_cuda_gpu_count,                                            \
-	.gpu_get = dvx_cuda_gpu_get,                                                \
-	.gpu_query = dvx_cuda_gpu_query,                                            \
-	.gpu_ctx_retain = dvx_cuda_gpu_ctx_retain,                                  \
-	.gpu_ctx_release = dvx_cuda_gpu_ctx_release,                                \
-	.gpu_ctx_set_current = dvx_cuda_gpu_ctx_set_current,                        \
-	.gpu_mem_create = dvx_cuda_gpu_mem_create,                                  \
-	.gpu_mem_free = dvx_cuda_gpu_mem_free,                                      \
-	.gpu_mem_export = dvx_cuda_gpu_mem_export,                                  \
-	.gpu_dmabuf_fd = dvx_cuda_gpu_dmabuf_fd,                                    \
-	.gpu_host_register = dvx_cuda_gpu_host_register,                            \
-	.gpu_host_unregister = dvx_cuda_gpu_host_unregister,                        \
-	.gpu_module_load = dvx_cuda_gpu_module_load,                                \
-	.gpu_module_unload = dvx_cuda_gpu_module_unload,                            \
-	.gpu_module_function = dvx_cuda_gpu_module_function,                        \
-	.gpu_launch = dvx_cuda_gpu_launch,                                          \
-	.gpu_stream_create = dvx_cuda_gpu_stream_create,                            \
-	.gpu_stream_destroy = dvx_cuda_gpu_stream_destroy,                          \
-	.gpu_stream_query = dvx_cuda_gpu_stream_query,                              \
-	.gpu_memcpy_htod = dvx_cuda_gpu_memcpy_htod,                                \
-	.gpu_memcpy_dtoh = dvx_cuda_gpu_memcpy_dtoh,
+/* the gpu table of hal/cuda.c: the cuda and linux backends share it */
+extern const struct dvx_hal_gpu_ops dvx_cuda_gpu_ops;
 
 #endif /* DVX_HAL_CUDAOPS_H */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * hal/diag.c - vendor codes translated once: DEVX command status, diag records, log.
+ * hal/diag.c - diagnostic records (the vendor's own words, kept for the caller) and the
+ * log callback.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -9,55 +10,6 @@
 
 #include <dvx/hal.h>
 #include <dvx/byteorder.h>
-
-/*
- * DEVX/PRM command status -> errno. The statuses are the PRM's command delivery
- * statuses; the errno choices follow the Linux mlx5 core's translation so that an
- * application sees what the kernel driver would report for the same failure.
- */
-static const struct {
-	uint8_t status;
-	int err;
-	const char *name;
-} devx_status[] = {
-	{ 0x00, 0, "OK" },
-	{ 0x01, -EIO, "INTERNAL_ERR" },
-	{ 0x02, -EINVAL, "BAD_OP" },
-	{ 0x03, -EINVAL, "BAD_PARAM" },
-	{ 0x04, -EIO, "BAD_SYS_STATE" },
-	{ 0x05, -EINVAL, "BAD_RESOURCE" },
-	{ 0x06, -EBUSY, "RESOURCE_BUSY" },
-	{ 0x07, -EAGAIN, "NOT_READY" },
-	{ 0x08, -ENOMEM, "EXCEED_LIM" },
-	{ 0x09, -EINVAL, "BAD_RES_STATE" },
-	{ 0x0a, -EINVAL, "BAD_INDEX" },
-	{ 0x0f, -EAGAIN, "NO_RESOURCES" },
-	{ 0x10, -EINVAL, "BAD_QP_STATE" },
-	{ 0x30, -EINVAL, "BAD_PKT" },
-	{ 0x40, -EINVAL, "BAD_SIZE_OUTS_CQES" },
-	{ 0x50, -EIO, "BAD_INPUT_LEN" },
-	{ 0x51, -EIO, "BAD_OUTPUT_LEN" },
-};
-
-int dvx_hal_devx_status_errno(uint8_t status)
-{
-	size_t i;
-
-	for (i = 0; i < DVX_ARRAY_SIZE(devx_status); i++)
-		if (devx_status[i].status == status)
-			return devx_status[i].err;
-	return -EIO;
-}
-
-const char *dvx_hal_devx_status_name(uint8_t status)
-{
-	size_t i;
-
-	for (i = 0; i < DVX_ARRAY_SIZE(devx_status); i++)
-		if (devx_status[i].status == status)
-			return devx_status[i].name;
-	return "UNKNOWN";
-}
 
 static void copy_str(char *dst, size_t n, const char *src)
 {
@@ -98,7 +50,7 @@ int dvx_hal_diag_devx(struct dvx_diag *diag, const char *op, const void *in, con
 	int err;
 
 	if (status)
-		err = dvx_hal_devx_status_errno(status);
+		err = -EREMOTEIO;	/* refused: the status's errno is mlx5's to say */
 	else if (sys_errno > 0)
 		err = -sys_errno;
 	else
@@ -113,8 +65,8 @@ int dvx_hal_diag_devx(struct dvx_diag *diag, const char *op, const void *in, con
 	diag->syndrome = syndrome;
 	diag->sys_errno = sys_errno;
 	copy_str(diag->op, sizeof(diag->op), op);
-	snprintf(diag->msg, sizeof(diag->msg), "command 0x%03x: status 0x%02x (%s) syndrome 0x%08x",
-		 opcode, status, dvx_hal_devx_status_name(status), syndrome);
+	snprintf(diag->msg, sizeof(diag->msg), "command 0x%03x: status 0x%02x syndrome 0x%08x",
+		 opcode, status, syndrome);
 	return err;
 }
 

@@ -30,7 +30,7 @@
 #include <rte_memory.h>
 #include <rte_memzone.h>
 
-#include "host.h"
+#include "host_priv.h"
 
 static int count_internal_msl(const struct rte_memseg_list *msl, void *arg)
 {

@@ -14,7 +14,7 @@
 
 #include <linux/mempolicy.h>
 
-#include "host.h"
+#include "host_priv.h"
 #include "sysfs.h"
 
 #ifndef MAP_HUGETLB
@@ -237,3 +237,11 @@ int dvx_dpdk_mem_free(void *handle)
 	return -ENOSYS;
 }
 #endif
+
+const struct dvx_hal_host_ops dvx_host_ops = {
+	.mem_alloc = dvx_host_mem_alloc,
+	.mem_free = dvx_host_mem_free,
+	.pci_list = dvx_host_pci_list,
+	.limits = dvx_host_limits,
+	.now_ns = dvx_host_now_ns,
+};

@@ -35,7 +35,7 @@
 #include <dvx/byteorder.h>
 #include <dvx/hal.h>
 
-#include "host.h"
+#include "host_priv.h"
 #ifdef CONFIG_DVX_GPU
 #include "cudaops.h"
 #endif
@@ -669,7 +669,7 @@ static void lx_dev_progress(struct dvx_hal_nic *dev)
 	dvx_host_cpu_relax();
 }
 
-static const struct dvx_hal_ops linux_ops = {
+static const struct dvx_hal_nic_ops linux_nic_ops = {
 	.nic_list = lx_dev_list,
 	.nic_open = lx_dev_open,
 	.nic_close = lx_dev_close,
@@ -692,19 +692,15 @@ static const struct dvx_hal_ops linux_ops = {
 	.mr_dereg = lx_mr_dereg,
 	.roce_rmac = lx_roce_rmac,
 	.nic_progress = lx_dev_progress,
-	.mem_alloc = dvx_host_mem_alloc,
-	.mem_free = dvx_host_mem_free,
-	.pci_list = dvx_host_pci_list,
-	.limits = dvx_host_limits,
-	.now_ns = dvx_host_now_ns,
-#ifdef CONFIG_DVX_GPU
-	/* one backend for NIC and GPU: dma-buf export and registration meet here */
-	DVX_HAL_CUDA_GPU_OPS
-#endif
 };
 
 static const struct dvx_hal linux_hal = {
-	.ops = &linux_ops,
+	.nic = &linux_nic_ops,
+	.host = &dvx_host_ops,
+#ifdef CONFIG_DVX_GPU
+	/* one backend for NIC and GPU: dma-buf export and registration meet here */
+	.gpu = &dvx_cuda_gpu_ops,
+#endif
 	.ctx = NULL,
 	.name = "linux",
 };

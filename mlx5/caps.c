@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include <dvx/mlx5/caps.h>
-#include <dvx/hal.h>
+#include <dvx/mlx5/cmd.h>
 
 void dvx_mlx5_query_hca_cap_in(void *in, unsigned cap_type, int current)
 {
@@ -93,7 +93,7 @@ int dvx_mlx5_caps_parse(struct dvx_mlx5_caps *caps, unsigned cap_type, const voi
 		return -EINVAL;
 	status = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_OUT_STATUS);
 	if (status)
-		return dvx_hal_devx_status_errno(status);
+		return dvx_mlx5_cmd_status_errno(status);
 	switch (cap_type) {
 	case DVX_MLX5_CAP_TYPE_GENERAL:
 		parse_general(caps, page);

@@ -13,7 +13,6 @@
 
 #include <dvx/mlx5/cmd.h>
 #include <dvx/mlx5/prm.h>
-#include <dvx/hal.h>
 
 /* ---- validation against a field macro: FITS(DVX_MLX5_QPC_PD, v) ---- */
 
@@ -106,6 +105,50 @@ const char *dvx_mlx5_qp_state_name(unsigned state)
 	}
 }
 
+static const struct {
+	uint8_t status;
+	int8_t err;
+	const char *name;
+} cmd_status[] = {
+	{ DVX_MLX5_CMD_STAT_OK, 0, "OK" },
+	{ DVX_MLX5_CMD_STAT_INT_ERR, -EIO, "INTERNAL_ERR" },
+	{ DVX_MLX5_CMD_STAT_BAD_OP_ERR, -EINVAL, "BAD_OP" },
+	{ DVX_MLX5_CMD_STAT_BAD_PARAM_ERR, -EINVAL, "BAD_PARAM" },
+	{ DVX_MLX5_CMD_STAT_BAD_SYS_STATE_ERR, -EIO, "BAD_SYS_STATE" },
+	{ DVX_MLX5_CMD_STAT_BAD_RES_ERR, -EINVAL, "BAD_RESOURCE" },
+	{ DVX_MLX5_CMD_STAT_RES_BUSY, -EBUSY, "RESOURCE_BUSY" },
+	{ DVX_MLX5_CMD_STAT_NOT_READY, -EAGAIN, "NOT_READY" },
+	{ DVX_MLX5_CMD_STAT_LIM_ERR, -ENOMEM, "EXCEED_LIM" },
+	{ DVX_MLX5_CMD_STAT_BAD_RES_STATE_ERR, -EINVAL, "BAD_RES_STATE" },
+	{ DVX_MLX5_CMD_STAT_IX_ERR, -EINVAL, "BAD_INDEX" },
+	{ DVX_MLX5_CMD_STAT_NO_RES_ERR, -EAGAIN, "NO_RESOURCES" },
+	{ DVX_MLX5_CMD_STAT_BAD_QP_STATE_ERR, -EINVAL, "BAD_QP_STATE" },
+	{ DVX_MLX5_CMD_STAT_BAD_PKT_ERR, -EINVAL, "BAD_PKT" },
+	{ DVX_MLX5_CMD_STAT_BAD_SIZE_OUTS_CQES_ERR, -EINVAL, "BAD_SIZE_OUTS_CQES" },
+	{ DVX_MLX5_CMD_STAT_BAD_INP_LEN_ERR, -EIO, "BAD_INPUT_LEN" },
+	{ DVX_MLX5_CMD_STAT_BAD_OUTP_LEN_ERR, -EIO, "BAD_OUTPUT_LEN" },
+};
+
+int dvx_mlx5_cmd_status_errno(uint8_t status)
+{
+	size_t i;
+
+	for (i = 0; i < DVX_ARRAY_SIZE(cmd_status); i++)
+		if (cmd_status[i].status == status)
+			return cmd_status[i].err;
+	return -EIO;
+}
+
+const char *dvx_mlx5_cmd_status_name(uint8_t status)
+{
+	size_t i;
+
+	for (i = 0; i < DVX_ARRAY_SIZE(cmd_status); i++)
+		if (cmd_status[i].status == status)
+			return cmd_status[i].name;
+	return "UNKNOWN";
+}
+
 int dvx_mlx5_cmd_out_status(const void *out, uint8_t *status, uint32_t *syndrome)
 {
 	uint8_t st;
@@ -117,7 +160,7 @@ int dvx_mlx5_cmd_out_status(const void *out, uint8_t *status, uint32_t *syndrome
 		*status = st;
 	if (syndrome)
 		*syndrome = dvx_mlx5_get(out, DVX_MLX5_OUT_SYNDROME);
-	return st ? dvx_hal_devx_status_errno(st) : 0;
+	return st ? dvx_mlx5_cmd_status_errno(st) : 0;
 }
 
 /* common head of every decoder: arguments, length, status */

@@ -16,6 +16,7 @@
 
 #include <dvx/hal.h>
 #include <dvx/mlx5/caps.h>
+#include <dvx/mlx5/cmd.h>
 
 #include "probe-lib.h"
 
@@ -157,6 +158,9 @@ static void add_err(struct perrs *es, const char *op, const char *ctx, int err,
 	memset(e, 0, sizeof(*e));
 	copy_str(e->op, sizeof(e->op), d && d->err && d->op[0] ? d->op : op);
 	copy_str(e->ctx, sizeof(e->ctx), ctx);
+	/* a command the NIC refused: the errno is its status's (the hal keeps it raw) */
+	if (err == -EREMOTEIO && d && d->src == DVX_DIAG_DEVX && d->status)
+		err = dvx_mlx5_cmd_status_errno(d->status);
 	e->err = err;
 	if (d && d->err) {
 		e->sys_errno = d->sys_errno;
@@ -624,7 +628,7 @@ static void table_err(FILE *f, const struct perr *e)
 		errno_name(e->err), e->err < 0 ? -e->err : e->err);
 	if (e->src == DVX_DIAG_DEVX && e->status)	/* the message would only repeat these */
 		fprintf(f, ", DEVX status 0x%02x (%s) syndrome 0x%08x", e->status,
-			dvx_hal_devx_status_name(e->status), e->syndrome);
+			dvx_mlx5_cmd_status_name(e->status), e->syndrome);
 	else if (e->msg[0])
 		fprintf(f, ": %s", e->msg);
 	fputc('\n', f);
@@ -953,7 +957,7 @@ static void json_errs(struct jw *w, const struct perrs *es)
 		if (e->src == DVX_DIAG_DEVX) {
 			jw_hex(w, "devx_opcode", e->cmd_opcode, 3);
 			jw_hex(w, "devx_status", e->status, 2);
-			jw_str(w, "devx_status_name", dvx_hal_devx_status_name(e->status));
+			jw_str(w, "devx_status_name", dvx_mlx5_cmd_status_name(e->status));
 			jw_hex(w, "devx_syndrome", e->syndrome, 8);
 		}
 		jw_close(w, '}');

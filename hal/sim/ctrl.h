@@ -177,7 +177,9 @@ bool sim_port_has_gid(const struct sim_nic *nic, unsigned port, const uint8_t gi
 /** sim_pass() - one progress pass; returns WQEs executed (fab->lock held) */
 unsigned sim_pass(struct sim_fabric *fab, bool *busy);
 
-/** sim_ops - the hal ops table (ops.c) */
-extern const struct dvx_hal_ops sim_ops;
+/* the software NIC's hal tables (ops.c): NIC, and host (memory, limits, clock from
+ * the shared host table; PCI from the fabric) */
+extern const struct dvx_hal_nic_ops dvx_sim_nic_ops;
+extern const struct dvx_hal_host_ops dvx_sim_host_ops;
 
 #endif /* DVX_HAL_SIM_CTRL_H */

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../host.h"
+#include "../host_priv.h"
 #include "ctrl.h"
 
 #define SIM_MAX_PASSES 1024u	/* dvx_sim_step(): bound on passes */
@@ -115,7 +115,8 @@ int dvx_sim_fabric_init(void *storage, size_t len, const struct dvx_sim_fabric_c
 	if (rc)
 		return -rc;
 	f->cfg = *cfg;
-	f->hal.ops = &sim_ops;
+	f->hal.nic = &dvx_sim_nic_ops;
+	f->hal.host = &dvx_sim_host_ops;
 	f->hal.ctx = f;
 	f->hal.name = "sim";
 	f->nics = (struct sim_nic *)(void *)(base + l.nics);
@@ -748,6 +749,7 @@ int dvx_sim_fini(struct dvx_sim_fabric *fab)
 		dvx_sim_stop(fab);
 	pthread_mutex_destroy(&f->lock);
 	f->nnics = 0;
-	f->hal.ops = NULL;
+	f->hal.nic = NULL;
+	f->hal.host = NULL;
 	return 0;
 }

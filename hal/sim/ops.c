@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../host.h"
+#include "../host_priv.h"
 #include "ctrl.h"
 
 /* rdma-core answers a failed DEVX command with this errno (the status says why) */
@@ -769,7 +769,7 @@ static int sim_pci_list(const struct dvx_hal *hal, uint32_t class_mask, uint32_t
 	return 0;
 }
 
-const struct dvx_hal_ops sim_ops = {
+const struct dvx_hal_nic_ops dvx_sim_nic_ops = {
 	.nic_list = sim_dev_list,
 	.nic_open = sim_dev_open,
 	.nic_close = sim_dev_close,
@@ -792,6 +792,9 @@ const struct dvx_hal_ops sim_ops = {
 	.mr_dereg = sim_mr_dereg,
 	.roce_rmac = sim_roce_rmac,
 	.nic_progress = sim_dev_progress,
+};
+
+const struct dvx_hal_host_ops dvx_sim_host_ops = {
 	.mem_alloc = dvx_host_mem_alloc,
 	.mem_free = dvx_host_mem_free,
 	.pci_list = sim_pci_list,

@@ -311,6 +311,48 @@ static void test_open_faults(void **state)
 
 /* ---- umems ---- */
 
+/*
+ * Every status byte a NIC may answer a command with, through the hal (which keeps it
+ * raw: -EREMOTEIO) to the caller of dvx_nic_open(): the errno is the one the mlx5
+ * table gives, never 0 for a refusal; the diag keeps the status, the syndrome and the
+ * status's name; nothing stays allocated.
+ */
+static void test_every_status(void **state)
+{
+	char want[64];
+	unsigned s;
+
+	(void)state;
+	for (s = 1; s < 256; s++) {
+		int err, mlx5_err = dvx_mlx5_cmd_status_errno((uint8_t)s);
+
+		fx_mock(1);
+		assert_int_equal(dvx_mock_fail_devx(&M, -1, DVX_MLX5_CMD_QUERY_HCA_CAP, -1,
+						    (uint8_t)s, 0x5eed0000u | s, 0), 0);
+		err = fx_open(&nic);
+		assert_true(mlx5_err < 0);
+		if (err != mlx5_err)
+			fail_msg("status 0x%02x: open returned %d, the mlx5 table says %d", s, err,
+				 mlx5_err);
+		assert_int_equal(nic.hal.diag.err, err);
+		assert_int_equal(nic.hal.diag.status, s);
+		assert_int_equal(nic.hal.diag.syndrome, 0x5eed0000u | s);
+		snprintf(want, sizeof(want), "QUERY_HCA_CAP: %s syndrome",
+			 dvx_mlx5_cmd_status_name((uint8_t)s));
+		if (!strstr(nic.hal.diag.msg, want))
+			fail_msg("status 0x%02x: diag \"%s\" lacks \"%s\"", s, nic.hal.diag.msg,
+				 want);
+		assert_int_equal(dvx_mock_live_total(&M), 0);
+	}
+	/* the kernel driver's choices for the statuses users meet most (prm 1.1) */
+	assert_int_equal(dvx_mlx5_cmd_status_errno(DVX_MLX5_CMD_STAT_BAD_PARAM_ERR), -EINVAL);
+	assert_int_equal(dvx_mlx5_cmd_status_errno(DVX_MLX5_CMD_STAT_LIM_ERR), -ENOMEM);
+	assert_int_equal(dvx_mlx5_cmd_status_errno(DVX_MLX5_CMD_STAT_RES_BUSY), -EBUSY);
+	assert_int_equal(dvx_mlx5_cmd_status_errno(DVX_MLX5_CMD_STAT_NO_RES_ERR), -EAGAIN);
+	assert_int_equal(dvx_mlx5_cmd_status_errno(DVX_MLX5_CMD_STAT_OK), 0);
+	assert_string_equal(dvx_mlx5_cmd_status_name(0x42), "UNKNOWN");
+}
+
 static void test_umem(void **state)
 {
 	struct dvx_umem_attr a;
@@ -647,6 +689,7 @@ int main(void)
 		cmocka_unit_test_setup(test_missing_caps, setup_roce),
 		cmocka_unit_test_setup(test_uars, setup_roce),
 		cmocka_unit_test_setup(test_open_faults, setup_roce),
+		cmocka_unit_test_setup(test_every_status, setup_roce),
 		cmocka_unit_test_setup(test_umem, setup_roce),
 		cmocka_unit_test_setup(test_umem_faults, setup_roce),
 		cmocka_unit_test_setup(test_mr, setup_roce),

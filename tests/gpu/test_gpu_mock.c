@@ -432,15 +432,22 @@ static void test_hal_wrappers(void **state)
 	assert_int_equal(dvx_hal_gpu_ctx_release(&hg), 0);
 	assert_int_equal(dvx_mock_live_total(&M), 0);
 
-	/* a backend without GPU entries: -ENOSYS, named */
+	/* a backend with an empty GPU table, and one with no GPU table at all: -ENOSYS,
+	 * named */
 	{
-		static const struct dvx_hal_ops none;
-		static const struct dvx_hal bare = { &none, NULL, "bare" };
+		static const struct dvx_hal_gpu_ops none;
+		static const struct dvx_hal bare = { .gpu = &none, .name = "bare" };
+		static const struct dvx_hal nogpu = { .name = "nogpu" };
 		unsigned cnt = 5;
 
 		assert_int_equal(dvx_hal_gpu_init(&bare, &hg), -ENOSYS);
 		assert_non_null(strstr(hg.diag.msg, "bare"));
 		assert_int_equal(dvx_gpu_count(&bare, &cnt), 0);
+		assert_int_equal(cnt, 0);
+		assert_int_equal(dvx_hal_gpu_init(&nogpu, &hg), -ENOSYS);
+		assert_non_null(strstr(hg.diag.msg, "nogpu"));
+		cnt = 5;
+		assert_int_equal(dvx_gpu_count(&nogpu, &cnt), 0);
 		assert_int_equal(cnt, 0);
 	}
 }

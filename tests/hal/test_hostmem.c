@@ -9,7 +9,7 @@
 
 #include "../lib/dvx_test.h"
 
-#include "../../hal/host.h"
+#include "../../hal/host_priv.h"
 
 /* free default-size hugepages right now, from /proc/meminfo */
 static long hugepages_free(void)

@@ -535,11 +535,11 @@ static void test_caps(void **state)
 
 	/* an unknown page (ODP) is BAD_PARAM; a short output BAD_OUTPUT_LEN */
 	dvx_mlx5_query_hca_cap_in(in, DVX_MLX5_CAP_TYPE_ODP, 1);
-	assert_int_equal(dvx_hal_devx_cmd(&dev, in, sizeof(in), out, sizeof(out)), -EINVAL);
+	assert_int_equal(dvx_hal_devx_cmd(&dev, in, sizeof(in), out, sizeof(out)), -EREMOTEIO);
 	expect_devx(&dev, 0x03, DVX_SIM_SYND_BAD_OP_MOD);
 	assert_int_equal(dev.diag.cmd_opcode, 0x100);
 	dvx_mlx5_query_hca_cap_in(in, DVX_MLX5_CAP_TYPE_GENERAL, 1);
-	assert_int_equal(dvx_hal_devx_cmd(&dev, in, sizeof(in), out, 64), -EIO);
+	assert_int_equal(dvx_hal_devx_cmd(&dev, in, sizeof(in), out, 64), -EREMOTEIO);
 	expect_devx(&dev, 0x51, DVX_SIM_SYND_OUTLEN);
 	/* an object command through the general path: the DEVX layer refuses it */
 	memset(in, 0, sizeof(in));
@@ -547,7 +547,7 @@ static void test_caps(void **state)
 	assert_int_equal(dvx_hal_devx_cmd(&dev, in, sizeof(in), out, sizeof(out)), -EINVAL);
 	/* an opcode the sim does not know */
 	dvx_mlx5_set(in, 0, 31, 16, 0x7ff);
-	assert_int_equal(dvx_hal_devx_cmd(&dev, in, sizeof(in), out, sizeof(out)), -EINVAL);
+	assert_int_equal(dvx_hal_devx_cmd(&dev, in, sizeof(in), out, sizeof(out)), -EREMOTEIO);
 	expect_devx(&dev, 0x02, DVX_SIM_SYND_BAD_OPCODE);
 	assert_int_equal(dvx_hal_nic_close(&dev), 0);
 
@@ -615,42 +615,42 @@ static void test_cq(void **state)
 
 	/* refusals, each with its status and syndrome, nothing created */
 	cq_attr(&e, &a, 23, 1);				/* above log_max_cq_sz 22 */
-	assert_int_equal(cq_make(&e, &a, &cq2, &cqn2), -EINVAL);
+	assert_int_equal(cq_make(&e, &a, &cq2, &cqn2), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_LOG_SIZE);
 	assert_int_equal(e.dev.diag.cmd_opcode, 0x400);
 	assert_null(cq2.priv);
 	cq_attr(&e, &a, 6, 1);
 	a.uar_page = e.uar.page_id + 1;
-	assert_int_equal(cq_make(&e, &a, &cq2, &cqn2), -EINVAL);
+	assert_int_equal(cq_make(&e, &a, &cq2, &cqn2), -EREMOTEIO);
 	expect_devx(&e.dev, 0x05, DVX_SIM_SYND_BAD_UAR);
 	cq_attr(&e, &a, 6, 1);
 	a.cq_umem_id = e.umem.id + 1;
-	assert_int_equal(cq_make(&e, &a, &cq2, &cqn2), -EINVAL);
+	assert_int_equal(cq_make(&e, &a, &cq2, &cqn2), -EREMOTEIO);
 	expect_devx(&e.dev, 0x05, DVX_SIM_SYND_BAD_UMEM);
 	cq_attr(&e, &a, 6, 1);
 	a.dbr_umem_id = 0;
-	assert_int_equal(cq_make(&e, &a, &cq2, &cqn2), -EINVAL);
+	assert_int_equal(cq_make(&e, &a, &cq2, &cqn2), -EREMOTEIO);
 	expect_devx(&e.dev, 0x05, DVX_SIM_SYND_BAD_UMEM);
 	cq_attr(&e, &a, 6, 1);
 	a.eqn = 3;
-	assert_int_equal(cq_make(&e, &a, &cq2, &cqn2), -EINVAL);
+	assert_int_equal(cq_make(&e, &a, &cq2, &cqn2), -EREMOTEIO);
 	expect_devx(&e.dev, 0x05, DVX_SIM_SYND_BAD_EQ);
 	cq_attr(&e, &a, 6, 1);
 	a.cq_umem_offset = MEM_LEN - 2048;		/* 4 KiB ring past the end */
-	assert_int_equal(cq_make(&e, &a, &cq2, &cqn2), -EINVAL);
+	assert_int_equal(cq_make(&e, &a, &cq2, &cqn2), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_UMEM_RANGE);
 	cq_attr(&e, &a, 6, 1);
 	a.dbr_offset = MEM_LEN;				/* DBR past the end */
-	assert_int_equal(cq_make(&e, &a, &cq2, &cqn2), -EINVAL);
+	assert_int_equal(cq_make(&e, &a, &cq2, &cqn2), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_UMEM_RANGE);
 	cq_attr(&e, &a, 6, 1);				/* misaligned (the encoder refuses it) */
-	assert_int_equal(cq_make_patched(&e, &a, 80 + 4, 31, 0, CQ_OFF(1) + 32), -EINVAL);
+	assert_int_equal(cq_make_patched(&e, &a, 80 + 4, 31, 0, CQ_OFF(1) + 32), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_ALIGN);
-	assert_int_equal(cq_make_patched(&e, &a, 72 + 4, 31, 0, DBR_OFF(33) + 4), -EINVAL);
+	assert_int_equal(cq_make_patched(&e, &a, 72 + 4, 31, 0, DBR_OFF(33) + 4), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_ALIGN);
-	assert_int_equal(cq_make_patched(&e, &a, DVX_MLX5_CQC_CQE_SZ, 1), -EINVAL);
+	assert_int_equal(cq_make_patched(&e, &a, DVX_MLX5_CQC_CQE_SZ, 1), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_NOT_MODELLED);
-	assert_int_equal(cq_make_patched(&e, &a, DVX_MLX5_CQC_CQE_COMP_EN, 1), -EINVAL);
+	assert_int_equal(cq_make_patched(&e, &a, DVX_MLX5_CQC_CQE_COMP_EN, 1), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_NO_CAP);
 	{	/* a short mailbox */
 		uint8_t cin[DVX_MLX5_CREATE_CQ_IN_BYTES], cout[16];
@@ -658,7 +658,7 @@ static void test_cq(void **state)
 		assert_int_equal(dvx_mlx5_create_cq_in(cin, &a), 0);
 		memset(&cq2, 0, sizeof(cq2));
 		assert_int_equal(dvx_hal_obj_create(&e.dev, cin, 100, cout, sizeof(cout), &cq2),
-				 -EIO);
+				 -EREMOTEIO);
 		expect_devx(&e.dev, 0x50, DVX_SIM_SYND_INLEN);
 	}
 
@@ -671,10 +671,10 @@ static void test_cq(void **state)
 	env_open(&e, "sim_1", DVX_UAR_NC_DEDICATED);
 	cq_attr(&e, &a, 6, 0);
 	a.oi = 1;
-	assert_int_equal(cq_make(&e, &a, &cq, &cqn), -EINVAL);
+	assert_int_equal(cq_make(&e, &a, &cq, &cqn), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_NO_CAP);
 	cq_attr(&e, &a, 7, 0);
-	assert_int_equal(cq_make(&e, &a, &cq, &cqn), -EINVAL);
+	assert_int_equal(cq_make(&e, &a, &cq, &cqn), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_LOG_SIZE);
 	cq_attr(&e, &a, 6, 0);
 	assert_int_equal(cq_make(&e, &a, &cq, &cqn), 0);
@@ -686,7 +686,7 @@ static void test_cq(void **state)
 		uint32_t cqn3;
 
 		cq_attr(&e, &a, 0, 2);
-		assert_int_equal(cq_make(&e, &a, &cq3, &cqn3), -ENOMEM);
+		assert_int_equal(cq_make(&e, &a, &cq3, &cqn3), -EREMOTEIO);
 		expect_devx(&e.dev, 0x08, DVX_SIM_SYND_LIMIT);
 	}
 	assert_int_equal(dvx_hal_obj_destroy(&e.dev, &cq2), 0);
@@ -729,29 +729,29 @@ static void test_qp_transitions(void **state)
 
 	/* from RST only RST2INIT (and 2ERR/2RST) */
 	roce_rtr_attr(&ra, qpn, nc.port[0].gid, nc.port[0].mac);
-	assert_int_equal(init2rtr(&e, &qp, &ra), -EINVAL);
+	assert_int_equal(init2rtr(&e, &qp, &ra), -EREMOTEIO);
 	expect_devx(&e.dev, 0x10, DVX_SIM_SYND_QP_STATE);
 	assert_int_equal(e.dev.diag.cmd_opcode, 0x503);
-	assert_int_equal(rtr2rts(&e, &qp, 4), -EINVAL);
+	assert_int_equal(rtr2rts(&e, &qp, 4), -EREMOTEIO);
 	expect_devx(&e.dev, 0x10, DVX_SIM_SYND_QP_STATE);
-	assert_int_equal(rts2rts(&e, &qp, 0, 0), -EINVAL);
+	assert_int_equal(rts2rts(&e, &qp, 0, 0), -EREMOTEIO);
 	expect_devx(&e.dev, 0x10, DVX_SIM_SYND_QP_STATE);
 	assert_int_equal(qp_state(&e, &qp), DVX_MLX5_QP_STATE_RST);
 
 	/* RST -> INIT; then INIT refuses RST2INIT and RTR2RTS */
 	assert_int_equal(rst2init(&e, &qp, 1, DVX_MLX5_ATOMIC_MODE_UP_TO_8B), 0);
 	assert_int_equal(qp_state(&e, &qp), DVX_MLX5_QP_STATE_INIT);
-	assert_int_equal(rst2init(&e, &qp, 1, 3), -EINVAL);
+	assert_int_equal(rst2init(&e, &qp, 1, 3), -EREMOTEIO);
 	expect_devx(&e.dev, 0x10, DVX_SIM_SYND_QP_STATE);
-	assert_int_equal(rtr2rts(&e, &qp, 4), -EINVAL);
+	assert_int_equal(rtr2rts(&e, &qp, 4), -EREMOTEIO);
 	expect_devx(&e.dev, 0x10, DVX_SIM_SYND_QP_STATE);
 
 	/* INIT -> RTR over RoCE to itself; RTR refuses INIT2RTR and RST2INIT */
 	assert_int_equal(init2rtr(&e, &qp, &ra), 0);
 	assert_int_equal(qp_state(&e, &qp), DVX_MLX5_QP_STATE_RTR);
-	assert_int_equal(init2rtr(&e, &qp, &ra), -EINVAL);
+	assert_int_equal(init2rtr(&e, &qp, &ra), -EREMOTEIO);
 	expect_devx(&e.dev, 0x10, DVX_SIM_SYND_QP_STATE);
-	assert_int_equal(rst2init(&e, &qp, 1, 3), -EINVAL);
+	assert_int_equal(rst2init(&e, &qp, 1, 3), -EREMOTEIO);
 
 	/* RTR -> RTS; RTS refuses RTR2RTS, takes RTS2RTS */
 	assert_int_equal(rtr2rts(&e, &qp, 4), 0);
@@ -763,19 +763,19 @@ static void test_qp_transitions(void **state)
 	assert_int_equal(q.rnr_retry, 7);
 	assert_int_equal(q.ack_timeout, 20);
 	assert_int_equal(q.vhca_port_num, 1);
-	assert_int_equal(rtr2rts(&e, &qp, 4), -EINVAL);
+	assert_int_equal(rtr2rts(&e, &qp, 4), -EREMOTEIO);
 	expect_devx(&e.dev, 0x10, DVX_SIM_SYND_QP_STATE);
 	assert_int_equal(rts2rts(&e, &qp, DVX_MLX5_QP_OPTPAR_RETRY_COUNT, 3), 0);
 	qp_query(&e, &qp, &q);
 	assert_int_equal(q.retry_count, 3);
 	assert_int_equal(q.state, DVX_MLX5_QP_STATE_RTS);
-	assert_int_equal(rts2rts(&e, &qp, DVX_MLX5_QP_OPTPAR_PRIMARY_ADDR_PATH, 0), -EINVAL);
+	assert_int_equal(rts2rts(&e, &qp, DVX_MLX5_QP_OPTPAR_PRIMARY_ADDR_PATH, 0), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_FIELD);
 
 	/* 2ERR from RTS, ERR refuses RST2INIT, 2RST, then all the way again */
 	assert_int_equal(to_err(&e, &qp), 0);
 	assert_int_equal(qp_state(&e, &qp), DVX_MLX5_QP_STATE_ERR);
-	assert_int_equal(rst2init(&e, &qp, 1, 3), -EINVAL);
+	assert_int_equal(rst2init(&e, &qp, 1, 3), -EREMOTEIO);
 	expect_devx(&e.dev, 0x10, DVX_SIM_SYND_QP_STATE);
 	assert_int_equal(to_rst(&e, &qp), 0);
 	assert_int_equal(qp_state(&e, &qp), DVX_MLX5_QP_STATE_RST);
@@ -796,12 +796,12 @@ static void test_qp_transitions(void **state)
 		assert_int_equal(dvx_mlx5_rst2init_qp_in(in, qpn ^ 1, &ia), 0);
 		assert_int_equal(modify(&e, &qp, in, sizeof(in)), -EINVAL);
 		assert_int_equal(dvx_mlx5_rst2init_qp_in(in, qpn, &ia), 0);
-		assert_int_equal(modify(&e, &qp, in, 64), -EIO);
+		assert_int_equal(modify(&e, &qp, in, 64), -EREMOTEIO);
 		expect_devx(&e.dev, 0x50, DVX_SIM_SYND_INLEN);
 	}
 
 	/* the CQ cannot go while the QP uses it; the umem neither */
-	assert_int_equal(dvx_hal_obj_destroy(&e.dev, &cq), -EINVAL);
+	assert_int_equal(dvx_hal_obj_destroy(&e.dev, &cq), -EREMOTEIO);
 	expect_devx(&e.dev, 0x09, DVX_SIM_SYND_CQ_IN_USE);
 	assert_int_equal(e.dev.diag.cmd_opcode, 0x401);
 	assert_non_null(cq.priv);
@@ -845,51 +845,51 @@ static void test_qp_refusals(void **state)
 
 	qp_attr(&e, &qa, cqn, 0);
 	qa.pdn = e.pd.pdn + 1;
-	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EINVAL);
+	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EREMOTEIO);
 	expect_devx(&e.dev, 0x05, DVX_SIM_SYND_BAD_PD);
 	assert_int_equal(e.dev.diag.cmd_opcode, 0x500);
 	qp_attr(&e, &qa, cqn, 0);
 	qa.uar_page = 0;
-	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EINVAL);
+	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EREMOTEIO);
 	expect_devx(&e.dev, 0x05, DVX_SIM_SYND_BAD_UAR);
 	qp_attr(&e, &qa, cqn + 1, 0);
-	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EINVAL);
+	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EREMOTEIO);
 	expect_devx(&e.dev, 0x05, DVX_SIM_SYND_BAD_CQ);
 	qp_attr(&e, &qa, cqn, 0);
 	qa.wq_umem_id = 12345;
-	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EINVAL);
+	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EREMOTEIO);
 	expect_devx(&e.dev, 0x05, DVX_SIM_SYND_BAD_UMEM);
 	qp_attr(&e, &qa, cqn, 0);
 	qa.log_sq_size = 10;				/* 64 KiB ring at 32 KiB */
-	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EINVAL);
+	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_UMEM_RANGE);
 	qp_attr(&e, &qa, cqn, 0);			/* DBR at 65532: not 8-aligned */
-	assert_int_equal(qp_make_patched(&e, &qa, 184 + 4, 31, 0, MEM_LEN - 4), -EINVAL);
+	assert_int_equal(qp_make_patched(&e, &qa, 184 + 4, 31, 0, MEM_LEN - 4), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_ALIGN);
 	qp_attr(&e, &qa, cqn, 0);
-	assert_int_equal(qp_make_patched(&e, &qa, 256 + 4, 31, 0, WQ_OFF(0) + 16), -EINVAL);
+	assert_int_equal(qp_make_patched(&e, &qa, 256 + 4, 31, 0, WQ_OFF(0) + 16), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_ALIGN);
-	assert_int_equal(qp_make_patched(&e, &qa, DVX_MLX5_QPC_ST, DVX_MLX5_QP_ST_DCI), -EINVAL);
+	assert_int_equal(qp_make_patched(&e, &qa, DVX_MLX5_QPC_ST, DVX_MLX5_QP_ST_DCI), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_NOT_MODELLED);
-	assert_int_equal(qp_make_patched(&e, &qa, DVX_MLX5_QPC_SEND_DBR_MODE, 1), -EINVAL);
+	assert_int_equal(qp_make_patched(&e, &qa, DVX_MLX5_QPC_SEND_DBR_MODE, 1), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_NO_CAP);
-	assert_int_equal(qp_make_patched(&e, &qa, DVX_MLX5_QPC_LOG_MSG_MAX, 31), -EINVAL);
+	assert_int_equal(qp_make_patched(&e, &qa, DVX_MLX5_QPC_LOG_MSG_MAX, 31), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_LOG_SIZE);
 	qp_attr(&e, &qa, cqn, 0);
 	qa.rq_type = DVX_MLX5_RQ_TYPE_SRQ;
 	qa.srqn = 5;
-	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EINVAL);
+	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EREMOTEIO);
 	expect_devx(&e.dev, 0x05, DVX_SIM_SYND_NOT_MODELLED);
 	qp_attr(&e, &qa, cqn, 0);
 	qa.rq_type = DVX_MLX5_RQ_TYPE_REGULAR;		/* RQ 16 x 64 B + SQ 4 KiB */
 	qa.log_rq_size = 4;
 	qa.log_rq_stride = 2;
 	qa.cqn_rcv = cqn + 1;
-	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EINVAL);
+	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EREMOTEIO);
 	expect_devx(&e.dev, 0x05, DVX_SIM_SYND_BAD_CQ);
 	qa.cqn_rcv = cqn;
 	qa.log_rq_stride = 6;				/* 1 KiB receive WQEs > max_wqe_sz_rq */
-	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EINVAL);
+	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_LOG_SIZE);
 	qa.log_rq_stride = 2;
 	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), 0);	/* a regular RQ is fine */
@@ -898,20 +898,20 @@ static void test_qp_refusals(void **state)
 	/* modify refusals on the CX7-like NIC */
 	qp_attr(&e, &qa, cqn, 0);
 	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), 0);
-	assert_int_equal(rst2init(&e, &qp, 2, 3), -EINVAL);	/* port 2 of a 1-port NIC */
+	assert_int_equal(rst2init(&e, &qp, 2, 3), -EREMOTEIO);	/* port 2 of a 1-port NIC */
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_PORT);
-	assert_int_equal(rst2init(&e, &qp, 1, DVX_MLX5_ATOMIC_MODE_UP_TO_256B), -EINVAL);
+	assert_int_equal(rst2init(&e, &qp, 1, DVX_MLX5_ATOMIC_MODE_UP_TO_256B), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_FIELD);
 	assert_int_equal(qp_state(&e, &qp), DVX_MLX5_QP_STATE_RST);
 	assert_int_equal(rst2init(&e, &qp, 1, 3), 0);
 	dvx_sim_nic_cfg_default(&nc, 0);
 	roce_rtr_attr(&ra, qpn, nc.port[0].gid, nc.port[0].mac);
 	ra.path.src_addr_index = DVX_SIM_ROCE_GID_TBL_LEN;
-	assert_int_equal(init2rtr(&e, &qp, &ra), -EINVAL);
+	assert_int_equal(init2rtr(&e, &qp, &ra), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_PORT);
 	roce_rtr_attr(&ra, qpn, nc.port[0].gid, nc.port[0].mac);
 	ra.log_rra_max = 5;
-	assert_int_equal(init2rtr(&e, &qp, &ra), -EINVAL);
+	assert_int_equal(init2rtr(&e, &qp, &ra), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_LOG_SIZE);
 	{	/* mtu 0 (the encoder refuses it: patch the mailbox) */
 		uint8_t in[DVX_MLX5_MODIFY_QP_IN_BYTES];
@@ -919,7 +919,7 @@ static void test_qp_refusals(void **state)
 		roce_rtr_attr(&ra, qpn, nc.port[0].gid, nc.port[0].mac);
 		assert_int_equal(dvx_mlx5_init2rtr_qp_in(in, qpn, &ra), 0);
 		dvx_mlx5_set(in, DVX_MLX5_QPC_MTU, 0);
-		assert_int_equal(modify(&e, &qp, in, sizeof(in)), -EINVAL);
+		assert_int_equal(modify(&e, &qp, in, sizeof(in)), -EREMOTEIO);
 		expect_devx(&e.dev, 0x03, DVX_SIM_SYND_FIELD);
 	}
 	assert_int_equal(qp_state(&e, &qp), DVX_MLX5_QP_STATE_INIT);
@@ -933,17 +933,17 @@ static void test_qp_refusals(void **state)
 	assert_int_equal(cq_make(&e, &ca, &cq, &cqn), 0);
 	qp_attr(&e, &qa, cqn, 0);
 	qa.log_sq_size = 5;
-	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EINVAL);
+	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_LOG_SIZE);
 	qp_attr(&e, &qa, cqn, 0);
 	qa.log_sq_size = 4;
 	qa.log_msg_max = 20;
 	qa.cd_master = 1;
-	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EINVAL);
+	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_NO_CAP);
 	qa.cd_master = 0;
 	qa.cd_slave_send = 1;
-	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EINVAL);
+	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_NO_CAP);
 	qa.cd_slave_send = 0;
 	assert_int_equal(qp_make(&e, &qa, &qp, &qpn), 0);
@@ -956,21 +956,21 @@ static void test_qp_refusals(void **state)
 		assert_int_equal(qp_make(&e, &qa, &qp2, &qpn2), 0);
 		qa.wq_umem_offset = WQ_OFF(2);
 		qa.dbr_offset = DBR_OFF(2);
-		assert_int_equal(qp_make(&e, &qa, &qp3, &qpn3), -ENOMEM);	/* log_max_qp 1 */
+		assert_int_equal(qp_make(&e, &qa, &qp3, &qpn3), -EREMOTEIO);	/* log_max_qp 1 */
 		expect_devx(&e.dev, 0x08, DVX_SIM_SYND_LIMIT);
 		assert_int_equal(dvx_hal_obj_destroy(&e.dev, &qp2), 0);
 	}
-	assert_int_equal(rst2init(&e, &qp, 1, 3), -EINVAL);		/* no atomics */
+	assert_int_equal(rst2init(&e, &qp, 1, 3), -EREMOTEIO);		/* no atomics */
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_NO_CAP);
 	assert_int_equal(rst2init(&e, &qp, 1, 0), 0);
-	assert_int_equal(init2rtr_loop(&e, &qp), -EINVAL);		/* no force-loopback */
+	assert_int_equal(init2rtr_loop(&e, &qp), -EREMOTEIO);		/* no force-loopback */
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_NO_CAP);
 	dvx_sim_nic_cfg_default(&nc, 1);
 	roce_rtr_attr(&ra, qpn, nc.port[0].gid, nc.port[0].mac);
 	ra.log_rra_max = 0;
 	ra.log_msg_max = 20;
 	assert_int_equal(init2rtr(&e, &qp, &ra), 0);
-	assert_int_equal(rtr2rts(&e, &qp, 1), -EINVAL);		/* log_max_ra_req_qp 0 */
+	assert_int_equal(rtr2rts(&e, &qp, 1), -EREMOTEIO);		/* log_max_ra_req_qp 0 */
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_LOG_SIZE);
 	assert_int_equal(rtr2rts(&e, &qp, 0), 0);
 	assert_int_equal(dvx_hal_obj_destroy(&e.dev, &qp), 0);

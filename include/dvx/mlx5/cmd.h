@@ -584,13 +584,60 @@ const char *dvx_mlx5_cmd_name(unsigned opcode);
 const char *dvx_mlx5_qp_state_name(unsigned state);
 
 /**
+ * enum dvx_mlx5_cmd_status - the command delivery statuses of an output mailbox's
+ * byte 0 (prm 1.1).
+ */
+enum dvx_mlx5_cmd_status {
+	DVX_MLX5_CMD_STAT_OK = 0x00,
+	DVX_MLX5_CMD_STAT_INT_ERR = 0x01,
+	DVX_MLX5_CMD_STAT_BAD_OP_ERR = 0x02,
+	DVX_MLX5_CMD_STAT_BAD_PARAM_ERR = 0x03,
+	DVX_MLX5_CMD_STAT_BAD_SYS_STATE_ERR = 0x04,
+	DVX_MLX5_CMD_STAT_BAD_RES_ERR = 0x05,
+	DVX_MLX5_CMD_STAT_RES_BUSY = 0x06,
+	DVX_MLX5_CMD_STAT_NOT_READY = 0x07,
+	DVX_MLX5_CMD_STAT_LIM_ERR = 0x08,
+	DVX_MLX5_CMD_STAT_BAD_RES_STATE_ERR = 0x09,
+	DVX_MLX5_CMD_STAT_IX_ERR = 0x0a,
+	DVX_MLX5_CMD_STAT_NO_RES_ERR = 0x0f,
+	DVX_MLX5_CMD_STAT_BAD_QP_STATE_ERR = 0x10,
+	DVX_MLX5_CMD_STAT_BAD_PKT_ERR = 0x30,
+	DVX_MLX5_CMD_STAT_BAD_SIZE_OUTS_CQES_ERR = 0x40,
+	DVX_MLX5_CMD_STAT_BAD_INP_LEN_ERR = 0x50,
+	DVX_MLX5_CMD_STAT_BAD_OUTP_LEN_ERR = 0x51,
+};
+
+/**
+ * dvx_mlx5_cmd_status_errno() - the errno dvx reports for a command status.
+ * @status:	output mailbox byte 0 (enum dvx_mlx5_cmd_status)
+ *
+ * The one place a status becomes an errno. The choices are those the Linux mlx5 core
+ * driver makes for the same status (prm 1.1), so an application sees what the kernel
+ * would report: BAD_OP, BAD_PARAM, BAD_RES, BAD_RES_STATE, IX, BAD_QP_STATE, BAD_PKT,
+ * BAD_SIZE_OUTS_CQES -EINVAL; RES_BUSY -EBUSY; LIM -ENOMEM; NOT_READY, NO_RES
+ * -EAGAIN; INT_ERR, BAD_SYS_STATE, BAD_INP_LEN, BAD_OUTP_LEN and unknown values -EIO.
+ *
+ * Context: any; pure. Return: 0 for OK, else a negative errno.
+ */
+int dvx_mlx5_cmd_status_errno(uint8_t status);
+
+/**
+ * dvx_mlx5_cmd_status_name() - the PRM name of a command status ("BAD_PARAM").
+ * @status:	output mailbox byte 0
+ *
+ * Context: any; pure. Return: a static string, "UNKNOWN" for values the PRM does not
+ * name.
+ */
+const char *dvx_mlx5_cmd_status_name(uint8_t status);
+
+/**
  * dvx_mlx5_cmd_out_status() - read the status and syndrome of any output mailbox.
  * @out:	output mailbox (at least 8 bytes): status byte 0, syndrome bytes 4-7
  *		(facts 1.1)
  * @status:	receives the status byte; may be NULL
  * @syndrome:	receives the syndrome; may be NULL
  *
- * Return: 0 for status 0, else the status's negative errno (dvx_hal_devx_status_errno()).
+ * Return: 0 for status 0, else the status's negative errno (dvx_mlx5_cmd_status_errno()).
  */
 int dvx_mlx5_cmd_out_status(const void *out, uint8_t *status, uint32_t *syndrome);
 

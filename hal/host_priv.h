@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hal/host.h - private to hal/: the host-side ops every backend shares (host memory,
+ * hal/host_priv.h - private to hal/: the host-side ops every backend shares (host memory,
  * PCI topology, process limits, the clock) and the small DPDK seam under them.
  *
- * The dvx_host_* functions have the signatures of the struct dvx_hal_ops entries, so
+ * The dvx_host_* functions have the signatures of the struct dvx_hal_host_ops entries, so
  * a backend can put them straight into its ops table (linux does) or wrap them (the
  * mock logs and fault-injects, then calls them).
  */
-#ifndef DVX_HAL_HOST_H
-#define DVX_HAL_HOST_H
+#ifndef DVX_HAL_HOST_PRIV_H
+#define DVX_HAL_HOST_PRIV_H
 
 #include <stdbool.h>
 
@@ -51,6 +51,10 @@ int dvx_host_limits(const struct dvx_hal *hal, struct dvx_hal_limits *lim);
 
 /** dvx_host_now_ns() - CLOCK_MONOTONIC in nanoseconds. */
 uint64_t dvx_host_now_ns(const struct dvx_hal *hal);
+
+/* the host table of hal/hostmem.c, with the functions above: linux, cuda and (for
+ * memory and limits) the software NIC use it */
+extern const struct dvx_hal_host_ops dvx_host_ops;
 
 /** dvx_host_cpu_relax() - tell the CPU we are spinning (pause / yield). */
 static inline void dvx_host_cpu_relax(void)
@@ -96,4 +100,4 @@ int dvx_dpdk_mem_alloc(uint64_t len, uint64_t align, int numa_node, void **addr,
 /** dvx_dpdk_mem_free() - release an rte_memzone. Return: 0 or a negative errno. */
 int dvx_dpdk_mem_free(void *handle);
 
-#endif /* DVX_HAL_HOST_H */
+#endif /* DVX_HAL_HOST_PRIV_H */
