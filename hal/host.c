@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * hal/host.c - the host wrappers (dvx/hal/host.h): memory, PCI topology, limits,
- * the clock. These calls have no handle, so nothing is recorded in a diag.
+ * the clock, stream sockets and sleeping. These calls have no handle, so nothing is
+ * recorded in a diag.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 #include <time.h>
 
@@ -67,6 +69,167 @@ uint64_t dvx_hal_now_ns(const struct dvx_hal *hal)
 		return ops->now_ns(hal);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- stream sockets and sleeping ---- */
+
+/* A family the hal knows, with what it needs: a NUL-terminated, non-empty UNIX path. */
+static int sock_addr_ok(const struct dvx_hal_sock_addr *a)
+{
+	if (!a)
+		return 0;
+	switch (a->family) {
+	case DVX_HAL_SOCK_UNIX:
+		return a->path[0] && memchr(a->path, 0, sizeof(a->path));
+	case DVX_HAL_SOCK_IP4:
+	case DVX_HAL_SOCK_IP6:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int dvx_hal_sock_listen(const struct dvx_hal *hal, const struct dvx_hal_sock_addr *addr,
+			int backlog, int *fd)
+{
+	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
+
+	if (!hal || !fd || !sock_addr_ok(addr) || backlog < 1)
+		return -EINVAL;
+	*fd = -1;
+	if (!ops || !ops->sock_listen)
+		return -ENOSYS;
+	return ops->sock_listen(hal, addr, backlog, fd);
+}
+
+int dvx_hal_sock_connect(const struct dvx_hal *hal, const struct dvx_hal_sock_addr *addr,
+			 int *fd)
+{
+	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
+
+	if (!hal || !fd || !sock_addr_ok(addr) ||
+	    (addr->family != DVX_HAL_SOCK_UNIX && !addr->port))
+		return -EINVAL;
+	*fd = -1;
+	if (!ops || !ops->sock_connect)
+		return -ENOSYS;
+	return ops->sock_connect(hal, addr, fd);
+}
+
+int dvx_hal_sock_error(const struct dvx_hal *hal, int fd)
+{
+	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
+
+	if (!hal || fd < 0)
+		return -EINVAL;
+	if (!ops || !ops->sock_error)
+		return -ENOSYS;
+	return ops->sock_error(hal, fd);
+}
+
+int dvx_hal_sock_accept(const struct dvx_hal *hal, int lfd, int *fd)
+{
+	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
+
+	if (!hal || lfd < 0 || !fd)
+		return -EINVAL;
+	*fd = -1;
+	if (!ops || !ops->sock_accept)
+		return -ENOSYS;
+	return ops->sock_accept(hal, lfd, fd);
+}
+
+int dvx_hal_sock_name(const struct dvx_hal *hal, int fd, struct dvx_hal_sock_addr *addr)
+{
+	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
+
+	if (!hal || fd < 0 || !addr)
+		return -EINVAL;
+	memset(addr, 0, sizeof(*addr));
+	if (!ops || !ops->sock_name)
+		return -ENOSYS;
+	return ops->sock_name(hal, fd, addr);
+}
+
+int dvx_hal_sock_send(const struct dvx_hal *hal, int fd, const struct dvx_hal_iov *iov,
+		      unsigned iovcnt, size_t *sent)
+{
+	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
+	size_t total = 0;
+	unsigned i;
+
+	if (!hal || fd < 0 || !iov || !iovcnt || iovcnt > DVX_HAL_SOCK_IOV_MAX || !sent)
+		return -EINVAL;
+	for (i = 0; i < iovcnt; i++) {
+		if (iov[i].len && !iov[i].base)
+			return -EINVAL;
+		if (iov[i].len > SIZE_MAX - total)
+			return -EINVAL;
+		total += iov[i].len;
+	}
+	if (!total)
+		return -EINVAL;
+	*sent = 0;
+	if (!ops || !ops->sock_send)
+		return -ENOSYS;
+	return ops->sock_send(hal, fd, iov, iovcnt, sent);
+}
+
+int dvx_hal_sock_recv(const struct dvx_hal *hal, int fd, void *buf, size_t len, size_t *got)
+{
+	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
+
+	if (!hal || fd < 0 || !buf || !len || !got)
+		return -EINVAL;
+	*got = 0;
+	if (!ops || !ops->sock_recv)
+		return -ENOSYS;
+	return ops->sock_recv(hal, fd, buf, len, got);
+}
+
+int dvx_hal_sock_poll(const struct dvx_hal *hal, struct dvx_hal_pollfd *fds, unsigned nfds,
+		      uint64_t timeout_ns)
+{
+	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
+
+	if (!hal || (nfds && !fds))
+		return -EINVAL;
+	if (!ops || !ops->sock_poll)
+		return -ENOSYS;
+	return ops->sock_poll(hal, fds, nfds, timeout_ns);
+}
+
+int dvx_hal_sock_close(const struct dvx_hal *hal, int fd)
+{
+	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
+
+	if (!hal || fd < 0)
+		return -EINVAL;
+	if (!ops || !ops->sock_close)
+		return -ENOSYS;
+	return ops->sock_close(hal, fd);
+}
+
+int dvx_hal_sock_unlink(const struct dvx_hal *hal, const struct dvx_hal_sock_addr *addr)
+{
+	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
+
+	if (!hal || !sock_addr_ok(addr) || addr->family != DVX_HAL_SOCK_UNIX)
+		return -EINVAL;
+	if (!ops || !ops->sock_unlink)
+		return -ENOSYS;
+	return ops->sock_unlink(hal, addr);
+}
+
+int dvx_hal_sleep_ns(const struct dvx_hal *hal, uint64_t ns)
+{
+	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
+
+	if (!hal)
+		return -EINVAL;
+	if (!ops || !ops->sleep_ns)
+		return -ENOSYS;
+	return ops->sleep_ns(hal, ns);
 }
 
 #ifndef CONFIG_DVX_RDMA

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hal/host_priv.h - private to hal/: the host-side ops every backend shares (host memory,
- * PCI topology, process limits, the clock) and the small DPDK seam under them.
+ * PCI topology, process limits, the clock in hal/hostmem.c; stream sockets and sleeping
+ * in hal/net.c) and the small DPDK seam under them.
  *
  * The dvx_host_* functions have the signatures of the struct dvx_hal_host_ops entries, so
  * a backend can put them straight into its ops table (linux does) or wrap them (the
@@ -52,8 +53,52 @@ int dvx_host_limits(const struct dvx_hal *hal, struct dvx_hal_limits *lim);
 /** dvx_host_now_ns() - CLOCK_MONOTONIC in nanoseconds. */
 uint64_t dvx_host_now_ns(const struct dvx_hal *hal);
 
-/* the host table of hal/hostmem.c, with the functions above: linux, cuda and (for
- * memory and limits) the software NIC use it */
+/*
+ * Stream sockets and sleeping over POSIX (hal/net.c): the sock_* and sleep_ns ops, with
+ * the contracts of their wrappers in dvx/hal/host.h (dvx_hal_sock_listen() ...). The
+ * wrappers have checked the arguments; @hal is unused.
+ */
+
+/** dvx_host_sock_listen() - socket(), SO_REUSEADDR (IP), bind(), listen(): the sock_listen op. */
+int dvx_host_sock_listen(const struct dvx_hal *hal, const struct dvx_hal_sock_addr *addr,
+			 int backlog, int *fd);
+
+/** dvx_host_sock_connect() - socket(), TCP_NODELAY (IP), a non-blocking connect(). */
+int dvx_host_sock_connect(const struct dvx_hal *hal, const struct dvx_hal_sock_addr *addr,
+			  int *fd);
+
+/** dvx_host_sock_error() - getsockopt(SO_ERROR), negated. */
+int dvx_host_sock_error(const struct dvx_hal *hal, int fd);
+
+/** dvx_host_sock_accept() - accept4(NONBLOCK, CLOEXEC), TCP_NODELAY (IP). */
+int dvx_host_sock_accept(const struct dvx_hal *hal, int lfd, int *fd);
+
+/** dvx_host_sock_name() - getsockname(). */
+int dvx_host_sock_name(const struct dvx_hal *hal, int fd, struct dvx_hal_sock_addr *addr);
+
+/** dvx_host_sock_send() - sendmsg(MSG_NOSIGNAL | MSG_DONTWAIT) of a gather list. */
+int dvx_host_sock_send(const struct dvx_hal *hal, int fd, const struct dvx_hal_iov *iov,
+		       unsigned iovcnt, size_t *sent);
+
+/** dvx_host_sock_recv() - recv(MSG_DONTWAIT). */
+int dvx_host_sock_recv(const struct dvx_hal *hal, int fd, void *buf, size_t len, size_t *got);
+
+/** dvx_host_sock_poll() - ppoll(); an interruption answers 0. */
+int dvx_host_sock_poll(const struct dvx_hal *hal, struct dvx_hal_pollfd *fds, unsigned nfds,
+		       uint64_t timeout_ns);
+
+/** dvx_host_sock_close() - close(); the descriptor is gone whatever it answers. */
+int dvx_host_sock_close(const struct dvx_hal *hal, int fd);
+
+/** dvx_host_sock_unlink() - unlink() of a UNIX socket's path. */
+int dvx_host_sock_unlink(const struct dvx_hal *hal, const struct dvx_hal_sock_addr *addr);
+
+/** dvx_host_sleep_ns() - nanosleep() on CLOCK_MONOTONIC's terms, resumed after a signal. */
+int dvx_host_sleep_ns(const struct dvx_hal *hal, uint64_t ns);
+
+/* the host table of hal/hostmem.c, with the functions above: linux, cuda, the
+ * host-only backend (dvx_hal_host()) and (for memory, limits, sockets) the software NIC
+ * use it */
 extern const struct dvx_hal_host_ops dvx_host_ops;
 
 /** dvx_host_cpu_relax() - tell the CPU we are spinning (pause / yield). */

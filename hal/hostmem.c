@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * hal/hostmem.c - the host-side ops every backend shares: host memory (DPDK
- * hugepages, MAP_HUGETLB, ordinary pages), PCI topology, limits and the clock.
+ * hugepages, MAP_HUGETLB, ordinary pages), PCI topology, limits and the clock; the
+ * shared host table (with the sockets of hal/net.c) and the host-only backend.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -244,4 +245,26 @@ const struct dvx_hal_host_ops dvx_host_ops = {
 	.pci_list = dvx_host_pci_list,
 	.limits = dvx_host_limits,
 	.now_ns = dvx_host_now_ns,
+	.sock_listen = dvx_host_sock_listen,
+	.sock_connect = dvx_host_sock_connect,
+	.sock_error = dvx_host_sock_error,
+	.sock_accept = dvx_host_sock_accept,
+	.sock_name = dvx_host_sock_name,
+	.sock_send = dvx_host_sock_send,
+	.sock_recv = dvx_host_sock_recv,
+	.sock_poll = dvx_host_sock_poll,
+	.sock_close = dvx_host_sock_close,
+	.sock_unlink = dvx_host_sock_unlink,
+	.sleep_ns = dvx_host_sleep_ns,
 };
+
+/* the host-only backend: this table and nothing else, in every configuration */
+static const struct dvx_hal host_hal = {
+	.host = &dvx_host_ops,
+	.name = "host",
+};
+
+const struct dvx_hal *dvx_hal_host(void)
+{
+	return &host_hal;
+}

@@ -4,7 +4,7 @@
 # sanitize.sh [OBJ_PREFIX] - the suite under the sanitizers (TESTING.md, ring 5):
 #   1. every test binary built with AddressSanitizer + UndefinedBehaviorSanitizer,
 #   2. the multi-threaded ones (transport, software NIC end to end, bootstrap
-#      threads) built with ThreadSanitizer.
+#      threads, the sockets bootstrap's fault sweep) built with ThreadSanitizer.
 # Build folders: OBJ_PREFIX-asan and OBJ_PREFIX-tsan (default build-asan, build-tsan).
 # Each part ends with the test runner's summary; the exit status is non-zero if any
 # test failed or a sanitizer reported anything (they are made to fail the test).
@@ -23,6 +23,8 @@ make -s O="$pfx-asan" SAN=address,undefined EXTRA_CFLAGS=-fno-sanitize-recover=u
 	-j"$jobs" check || rc=1
 
 echo "== ThreadSanitizer: the multi-threaded tests =="
-TESTS="p2p-test sim-core-test sim-ctrl-test bootstrap-thread-test soak-test" \
+tsan_tests="p2p-test sim-core-test sim-ctrl-test bootstrap-thread-test soak-test"
+tsan_tests="$tsan_tests bootstrap-sock-fault-test"
+TESTS="$tsan_tests" \
 	make -s O="$pfx-tsan" SAN=thread -j"$jobs" check || rc=1
 exit $rc

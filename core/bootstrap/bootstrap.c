@@ -78,7 +78,7 @@ int dvx_bootstrap_send(struct dvx_bootstrap *bs, int peer, uint32_t tag, const v
 	if (!bs_valid(bs) || peer < 0 || peer >= bs->nranks || peer == bs->rank ||
 	    (!buf && len))
 		return -EINVAL;
-	deadline = bs_deadline(timeout_ns);
+	deadline = bs_deadline(bs, timeout_ns);
 	if (bs->pend) {
 		if (bs->pend != PEND_SEND || bs->pend_peer != peer || bs->pend_tag != tag ||
 		    bs->pend_in != buf || bs->pend_len != len)
@@ -100,7 +100,7 @@ int dvx_bootstrap_recv(struct dvx_bootstrap *bs, int peer, uint32_t tag, void *b
 	if (!bs_valid(bs) || peer < 0 || peer >= bs->nranks || peer == bs->rank ||
 	    (!buf && len))
 		return -EINVAL;
-	deadline = bs_deadline(timeout_ns);
+	deadline = bs_deadline(bs, timeout_ns);
 	if (bs->pend) {
 		if (bs->pend != PEND_RECV || bs->pend_peer != peer || bs->pend_tag != tag ||
 		    bs->pend_out != buf || bs->pend_len != len)
@@ -151,7 +151,7 @@ static int bs_coll(struct dvx_bootstrap *bs, const void *in, void *out, size_t l
 	uint64_t deadline;
 	int ret;
 
-	deadline = bs_deadline(timeout_ns);
+	deadline = bs_deadline(bs, timeout_ns);
 	if (bs->pend) {
 		if (bs->pend != PEND_COLL || bs->pend_in != in || bs->pend_out != out ||
 		    bs->pend_len != len)

@@ -118,11 +118,18 @@ static inline uint64_t bs_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static inline uint64_t bs_deadline(uint64_t timeout_ns)
+/* @now + @timeout_ns, saturating: the absolute deadline of a relative timeout */
+static inline uint64_t bs_deadline_at(uint64_t now, uint64_t timeout_ns)
 {
-	uint64_t now = bs_now_ns();
-
 	return timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
+}
+
+/* The deadline of a call on @bs, on its adapter's clock (CLOCK_MONOTONIC by default). */
+static inline uint64_t bs_deadline(struct dvx_bootstrap *bs, uint64_t timeout_ns)
+{
+	uint64_t now = bs->ops->now_ns ? bs->ops->now_ns(bs) : bs_now_ns();
+
+	return bs_deadline_at(now, timeout_ns);
 }
 
 __attribute__((format(printf, 3, 4)))

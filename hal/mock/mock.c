@@ -2,7 +2,7 @@
 /*
  * hal/mock/mock.c - the stateful fake backend (see dvx/testing/mock.h): the instance,
  * its configuration, the call log, fault injection and the accessors tests read.
- * The NIC, host and GPU tables are in nic.c, host.c and gpu.c.
+ * The NIC, host and GPU tables are in nic.c, host.c (with the sockets) and gpu.c.
  */
 #include "priv.h"
 
@@ -35,6 +35,17 @@ static const char *const op_names[DVX_MOCK_OP_COUNT] = {
 	[DVX_MOCK_OP_PCI_LIST] = "pci_list",
 	[DVX_MOCK_OP_LIMITS] = "limits",
 	[DVX_MOCK_OP_NOW_NS] = "now_ns",
+	[DVX_MOCK_OP_SOCK_LISTEN] = "sock_listen",
+	[DVX_MOCK_OP_SOCK_CONNECT] = "sock_connect",
+	[DVX_MOCK_OP_SOCK_ERROR] = "sock_error",
+	[DVX_MOCK_OP_SOCK_ACCEPT] = "sock_accept",
+	[DVX_MOCK_OP_SOCK_NAME] = "sock_name",
+	[DVX_MOCK_OP_SOCK_SEND] = "sock_send",
+	[DVX_MOCK_OP_SOCK_RECV] = "sock_recv",
+	[DVX_MOCK_OP_SOCK_POLL] = "sock_poll",
+	[DVX_MOCK_OP_SOCK_CLOSE] = "sock_close",
+	[DVX_MOCK_OP_SOCK_UNLINK] = "sock_unlink",
+	[DVX_MOCK_OP_SLEEP] = "sleep",
 	[DVX_MOCK_OP_GPU_INIT] = "gpu_init",
 	[DVX_MOCK_OP_GPU_COUNT] = "gpu_count",
 	[DVX_MOCK_OP_GPU_GET] = "gpu_get",
@@ -62,7 +73,7 @@ static const char *const op_names[DVX_MOCK_OP_COUNT] = {
 static const char *const res_names[DVX_MOCK_RES_COUNT] = {
 	[DVX_MOCK_RES_DEV] = "dev", [DVX_MOCK_RES_OBJ] = "obj",   [DVX_MOCK_RES_UMEM] = "umem",
 	[DVX_MOCK_RES_UAR] = "uar", [DVX_MOCK_RES_PD] = "pd",	  [DVX_MOCK_RES_MR] = "mr",
-	[DVX_MOCK_RES_MEM] = "mem",
+	[DVX_MOCK_RES_MEM] = "mem", [DVX_MOCK_RES_SOCK] = "sock",
 	[DVX_MOCK_RES_GPU_CTX] = "gpu_ctx", [DVX_MOCK_RES_GPU_MEM] = "gpu_mem",
 	[DVX_MOCK_RES_GPU_HOSTREG] = "gpu_hostreg", [DVX_MOCK_RES_GPU_MODULE] = "gpu_module",
 	[DVX_MOCK_RES_GPU_STREAM] = "gpu_stream",
@@ -126,6 +137,7 @@ struct dvx_mock_call *dvx_mockp_begin(struct dvx_mock *m, enum dvx_mock_op op, i
 	c->dev = (int16_t)dev;
 	c->dmabuf_fd = -1;
 	c->numa_node = -1;
+	c->fd = -1;
 	return c;
 }
 

@@ -2,7 +2,7 @@
 /*
  * hal/sim/ops.c - the sim's hal ops: devices, queries, DEVX mailboxes, umems, UARs,
  * PDs, MRs, the RoCE MAC, progress, and the host-side ops (shared with the other
- * backends through hal/hostmem.c).
+ * backends through hal/hostmem.c and hal/net.c).
  *
  * Errors are reported as the linux backend reports them for the same failure: an
  * errno with dev->diag filled; a refused DEVX command keeps its status and syndrome
@@ -800,4 +800,15 @@ const struct dvx_hal_host_ops dvx_sim_host_ops = {
 	.pci_list = sim_pci_list,
 	.limits = dvx_host_limits,
 	.now_ns = dvx_host_now_ns,
+	.sock_listen = dvx_host_sock_listen,
+	.sock_connect = dvx_host_sock_connect,
+	.sock_error = dvx_host_sock_error,
+	.sock_accept = dvx_host_sock_accept,
+	.sock_name = dvx_host_sock_name,
+	.sock_send = dvx_host_sock_send,
+	.sock_recv = dvx_host_sock_recv,
+	.sock_poll = dvx_host_sock_poll,
+	.sock_close = dvx_host_sock_close,
+	.sock_unlink = dvx_host_sock_unlink,
+	.sleep_ns = dvx_host_sleep_ns,
 };

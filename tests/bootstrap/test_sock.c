@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The bootstrap's sockets adapter (core/bootstrap/sock.c): every rank is a forked child
+ * The bootstrap's sockets adapter (core/bootstrap/sock_*.c): every rank is a forked child
  * process; UNIX sockets in a fresh mkdtemp() directory and TCP on 127.0.0.1 (on a port
  * the test finds free).
  *

@@ -2,9 +2,14 @@
 /*
  * The mock hal backend: devices, DEVX objects and resources, the call log, the
  * live-resource counters, fault injection (fail-at-N, fail-op, DEVX status), the
- * check hook (with cmocka's check_expected) and the clock.
+ * check hook (with cmocka's check_expected), the clock, and the sockets (real ones
+ * underneath, logged, failed on demand, counted while open).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../lib/dvx_test.h"
 
@@ -503,6 +508,144 @@ static void test_clock_and_log(void **state)
 	assert_string_equal(dvx_mock_res_name(DVX_MOCK_RES_MR), "mr");
 }
 
+/* ---- sockets ---- */
+
+/* @fd is still open (the mock left it alone) */
+static int fcntl_ok(int fd)
+{
+	return fcntl(fd, F_GETFD) >= 0;
+}
+
+static int refuse_send(void *arg, const struct dvx_mock_call *c)
+{
+	(void)arg;
+	return c->op == DVX_MOCK_OP_SOCK_SEND && c->len == 3 ? EPIPE : 0;
+}
+
+static void test_sockets(void **state)
+{
+	const struct dvx_hal *hal = dvx_mock_hal(&M);
+	struct dvx_hal_sock_addr a, got;
+	struct dvx_hal_pollfd p[2];
+	const struct dvx_mock_call *c;
+	char dir[] = "/tmp/dvx-mock-XXXXXX", buf[8];
+	struct dvx_hal_iov iov = { .base = "abc", .len = 3 };
+	struct timespec t0, t1;
+	int lfd, cfd, sfd, other, foreign[2];
+	uint32_t seq;
+	size_t n;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	memset(&a, 0, sizeof(a));
+	a.family = DVX_HAL_SOCK_UNIX;
+	snprintf(a.path, sizeof(a.path), "%s/s", dir);
+	dvx_mock_reset_log(&M);
+
+	/* real sockets underneath; each call logged; open ones counted */
+	assert_int_equal(dvx_hal_sock_listen(hal, &a, 2, &lfd), 0);
+	c = dvx_mock_last(&M, DVX_MOCK_OP_SOCK_LISTEN);
+	assert_non_null(c);
+	assert_int_equal(c->fd, lfd);
+	assert_int_equal(c->flags, DVX_HAL_SOCK_UNIX);
+	assert_int_equal(c->len, 2);
+	assert_string_equal(c->name, a.path);
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_SOCK), 1);
+	assert_int_equal(dvx_hal_sock_connect(hal, &a, &cfd), 0);
+	p[0].fd = lfd;
+	p[0].events = DVX_HAL_POLL_IN;
+	p[1].fd = -1;
+	p[1].events = 0;
+	assert_int_equal(dvx_hal_sock_poll(hal, p, 2, 2000000000ull), 1);
+	c = dvx_mock_last(&M, DVX_MOCK_OP_SOCK_POLL);
+	assert_int_equal(c->len, 2);
+	assert_int_equal(c->fd, lfd);
+	assert_int_equal(c->timeout_ns, 2000000000ull);
+	assert_int_equal(c->moved, 1);
+	assert_int_equal(dvx_hal_sock_accept(hal, lfd, &sfd), 0);
+	c = dvx_mock_last(&M, DVX_MOCK_OP_SOCK_ACCEPT);
+	assert_int_equal(c->fd, lfd);
+	assert_int_equal(c->id, (uint32_t)sfd);
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_SOCK), 3);
+	assert_int_equal(dvx_hal_sock_error(hal, cfd), 0);
+	assert_int_equal(dvx_hal_sock_name(hal, lfd, &got), 0);
+	assert_string_equal(got.path, a.path);
+	assert_int_equal(dvx_hal_sock_send(hal, cfd, &iov, 1, &n), 0);
+	assert_int_equal(n, 3);
+	c = dvx_mock_last(&M, DVX_MOCK_OP_SOCK_SEND);
+	assert_int_equal(c->len, 3);
+	assert_int_equal(c->moved, 3);
+	assert_int_equal(c->index, 1);
+	p[0].fd = sfd;
+	assert_int_equal(dvx_hal_sock_poll(hal, p, 1, 2000000000ull), 1);
+	assert_int_equal(dvx_hal_sock_recv(hal, sfd, buf, sizeof(buf), &n), 0);
+	assert_int_equal(n, 3);
+	assert_memory_equal(buf, "abc", 3);
+	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_SOCK_RECV)->moved, 3);
+
+	/* faults: the n-th call, every call of an op, the hook; nothing reaches the OS */
+	seq = dvx_mock_calls(&M);
+	dvx_mock_fail_at(&M, seq + 1, -EIO);
+	assert_int_equal(dvx_hal_sock_recv(hal, sfd, buf, sizeof(buf), &n), -EIO);
+	assert_int_equal(dvx_mock_call_at(&M, seq + 1)->injected, 1);
+	assert_int_equal(dvx_hal_sock_recv(hal, sfd, buf, sizeof(buf), &n), -EAGAIN);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_SOCK_CONNECT, -ECONNREFUSED);
+	other = 77;
+	assert_int_equal(dvx_hal_sock_connect(hal, &a, &other), -ECONNREFUSED);
+	assert_int_equal(other, -1);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_SOCK_CONNECT, 0);
+	dvx_mock_set_check(&M, refuse_send, NULL);
+	assert_int_equal(dvx_hal_sock_send(hal, cfd, &iov, 1, &n), -EPIPE);
+	assert_int_equal(n, 0);
+	dvx_mock_set_check(&M, NULL, NULL);
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_SOCK), 3);
+
+	/* a descriptor the mock did not open is refused, never touched */
+	assert_int_equal(pipe(foreign), 0);
+	assert_int_equal(dvx_hal_sock_close(hal, foreign[0]), -EBADF);
+	assert_int_equal(dvx_hal_sock_send(hal, foreign[1], &iov, 1, &n), -EBADF);
+	p[0].fd = foreign[0];
+	assert_int_equal(dvx_hal_sock_poll(hal, p, 1, 0), -EBADF);
+	assert_int_equal(fcntl_ok(foreign[0]), 1);
+	close(foreign[0]);
+	close(foreign[1]);
+
+	/* a failed close still closes: the socket is gone whatever close says */
+	dvx_mock_fail_at(&M, dvx_mock_calls(&M) + 1, -EIO);
+	assert_int_equal(dvx_hal_sock_close(hal, sfd), -EIO);
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_SOCK), 2);
+	assert_int_equal(dvx_hal_sock_close(hal, sfd), -EBADF);
+	assert_int_equal(dvx_hal_sock_close(hal, cfd), 0);
+	assert_int_equal(dvx_hal_sock_close(hal, lfd), 0);
+	assert_int_equal(dvx_mock_live_total(&M), 0);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_SOCK_UNLINK, -EACCES);
+	assert_int_equal(dvx_hal_sock_unlink(hal, &a), -EACCES);
+	assert_int_equal(access(a.path, F_OK), 0);	/* still there */
+	dvx_mock_clear_faults(&M);
+	assert_int_equal(dvx_hal_sock_unlink(hal, &a), 0);
+	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_SOCK_UNLINK)->flags, DVX_HAL_SOCK_UNIX);
+	assert_int_equal(rmdir(dir), 0);
+
+	/* sleep: the mock's clock moves at once; on the real clock it really sleeps */
+	M.now_ns = 100;
+	M.now_step = 0;
+	assert_int_equal(dvx_hal_sleep_ns(hal, 5000000000ull), 0);
+	assert_int_equal(dvx_hal_now_ns(hal), 5000000100ull);
+	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_SLEEP)->timeout_ns, 5000000000ull);
+	M.now_real = 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_true(dvx_hal_now_ns(hal) >= (uint64_t)t0.tv_sec * 1000000000ull);
+	assert_int_equal(dvx_hal_sleep_ns(hal, 10000000), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true((t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec) >=
+		    10000000);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_SLEEP, -EINTR);
+	assert_int_equal(dvx_hal_sleep_ns(hal, 1), -EINTR);
+	assert_string_equal(dvx_mock_op_name(DVX_MOCK_OP_SOCK_LISTEN), "sock_listen");
+	assert_string_equal(dvx_mock_op_name(DVX_MOCK_OP_SLEEP), "sleep");
+	assert_string_equal(dvx_mock_res_name(DVX_MOCK_RES_SOCK), "sock");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -515,6 +658,7 @@ int main(void)
 		cmocka_unit_test_setup(test_fail_devx, setup),
 		cmocka_unit_test_setup(test_check_hook, setup),
 		cmocka_unit_test_setup(test_clock_and_log, setup),
+		cmocka_unit_test_setup(test_sockets, setup),
 	};
 
 	return cmocka_run_group_tests_name("hal-mock", tests, NULL, NULL);

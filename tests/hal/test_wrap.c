@@ -69,8 +69,86 @@ static const struct dvx_hal_nic_ops stub_nic_ops = {
 	.query_port = s_qport,
 	.devx_cmd = s_devx,
 };
+/* socket stubs: count the call, hand out fd 5 / all bytes, answer stub_ret */
+static int ss_fd(const struct dvx_hal *h, const struct dvx_hal_sock_addr *a, int *fd)
+{
+	(void)h;
+	(void)a;
+	stub_calls++;
+	if (!stub_ret)
+		*fd = 5;
+	return stub_ret;
+}
+static int ss_listen(const struct dvx_hal *h, const struct dvx_hal_sock_addr *a, int bl, int *fd)
+{
+	(void)bl;
+	return ss_fd(h, a, fd);
+}
+static int ss_one(const struct dvx_hal *h, int fd)
+{
+	(void)h;
+	(void)fd;
+	stub_calls++;
+	return stub_ret;
+}
+static int ss_accept(const struct dvx_hal *h, int lfd, int *fd)
+{
+	(void)lfd;
+	return ss_fd(h, NULL, fd);
+}
+static int ss_name(const struct dvx_hal *h, int fd, struct dvx_hal_sock_addr *a)
+{
+	(void)a;
+	return ss_one(h, fd);
+}
+static int ss_send(const struct dvx_hal *h, int fd, const struct dvx_hal_iov *iov, unsigned n,
+		   size_t *sent)
+{
+	(void)iov;
+	(void)n;
+	if (!stub_ret)
+		*sent = 1;
+	return ss_one(h, fd);
+}
+static int ss_recv(const struct dvx_hal *h, int fd, void *buf, size_t len, size_t *got)
+{
+	(void)buf;
+	if (!stub_ret)
+		*got = len;
+	return ss_one(h, fd);
+}
+static int ss_poll(const struct dvx_hal *h, struct dvx_hal_pollfd *fds, unsigned n, uint64_t t)
+{
+	(void)fds;
+	(void)t;
+	stub_calls++;
+	(void)h;
+	return stub_ret ? stub_ret : (int)n;
+}
+static int ss_unlink(const struct dvx_hal *h, const struct dvx_hal_sock_addr *a)
+{
+	(void)a;
+	return ss_one(h, 0);
+}
+static int ss_sleep(const struct dvx_hal *h, uint64_t ns)
+{
+	(void)ns;
+	return ss_one(h, 0);
+}
+
 static const struct dvx_hal_host_ops stub_host_ops = {
 	.now_ns = s_now,
+	.sock_listen = ss_listen,
+	.sock_connect = ss_fd,
+	.sock_error = ss_one,
+	.sock_accept = ss_accept,
+	.sock_name = ss_name,
+	.sock_send = ss_send,
+	.sock_recv = ss_recv,
+	.sock_poll = ss_poll,
+	.sock_close = ss_one,
+	.sock_unlink = ss_unlink,
+	.sleep_ns = ss_sleep,
 };
 static const struct dvx_hal stub_hal = { .nic = &stub_nic_ops, .host = &stub_host_ops,
 					 .name = "stub" };
@@ -178,6 +256,103 @@ static void test_einval(void **state)
 	assert_int_equal(stub_calls, 0);
 }
 
+/* ---- sockets: arguments, outputs on failure, passing through ---- */
+
+static void test_sock(void **state)
+{
+	struct dvx_hal_sock_addr ua, ta, bad;
+	struct dvx_hal_iov iov[DVX_HAL_SOCK_IOV_MAX + 1];
+	struct dvx_hal_pollfd p = { .fd = 3, .events = DVX_HAL_POLL_IN };
+	char buf[8];
+	size_t n;
+	int fd, i;
+
+	(void)state;
+	memset(&ua, 0, sizeof(ua));
+	ua.family = DVX_HAL_SOCK_UNIX;
+	strcpy(ua.path, "/tmp/x");
+	memset(&ta, 0, sizeof(ta));
+	ta.family = DVX_HAL_SOCK_IP4;
+	ta.port = 80;
+	for (i = 0; i <= DVX_HAL_SOCK_IOV_MAX; i++) {
+		iov[i].base = buf;
+		iov[i].len = 1;
+	}
+
+	/* bad arguments: -EINVAL before the backend, the outputs say "nothing" */
+	fd = 9;
+	assert_int_equal(dvx_hal_sock_listen(NULL, &ua, 1, &fd), -EINVAL);
+	assert_int_equal(dvx_hal_sock_listen(&stub_hal, NULL, 1, &fd), -EINVAL);
+	assert_int_equal(dvx_hal_sock_listen(&stub_hal, &ua, 0, &fd), -EINVAL);
+	assert_int_equal(dvx_hal_sock_listen(&stub_hal, &ua, 1, NULL), -EINVAL);
+	bad = ua;
+	bad.path[0] = 0;			/* empty path */
+	assert_int_equal(dvx_hal_sock_listen(&stub_hal, &bad, 1, &fd), -EINVAL);
+	memset(bad.path, 'a', sizeof(bad.path));	/* no NUL */
+	assert_int_equal(dvx_hal_sock_listen(&stub_hal, &bad, 1, &fd), -EINVAL);
+	bad.family = 9;
+	assert_int_equal(dvx_hal_sock_connect(&stub_hal, &bad, &fd), -EINVAL);
+	bad = ta;
+	bad.port = 0;				/* connect needs a port, listen does not */
+	assert_int_equal(dvx_hal_sock_connect(&stub_hal, &bad, &fd), -EINVAL);
+	assert_int_equal(dvx_hal_sock_listen(&stub_hal, &bad, 1, &fd), 0);
+	assert_int_equal(fd, 5);
+	assert_int_equal(dvx_hal_sock_error(&stub_hal, -1), -EINVAL);
+	assert_int_equal(dvx_hal_sock_accept(&stub_hal, -1, &fd), -EINVAL);
+	assert_int_equal(dvx_hal_sock_accept(&stub_hal, 3, NULL), -EINVAL);
+	assert_int_equal(dvx_hal_sock_name(&stub_hal, 3, NULL), -EINVAL);
+	assert_int_equal(dvx_hal_sock_send(&stub_hal, 3, NULL, 1, &n), -EINVAL);
+	assert_int_equal(dvx_hal_sock_send(&stub_hal, 3, iov, 0, &n), -EINVAL);
+	assert_int_equal(dvx_hal_sock_send(&stub_hal, 3, iov, DVX_HAL_SOCK_IOV_MAX + 1, &n),
+			 -EINVAL);
+	assert_int_equal(dvx_hal_sock_send(&stub_hal, 3, iov, 1, NULL), -EINVAL);
+	iov[0].len = 0;				/* nothing to send at all */
+	assert_int_equal(dvx_hal_sock_send(&stub_hal, 3, iov, 1, &n), -EINVAL);
+	iov[0].base = NULL;
+	iov[0].len = 1;				/* bytes without an address */
+	assert_int_equal(dvx_hal_sock_send(&stub_hal, 3, iov, 1, &n), -EINVAL);
+	iov[0].base = buf;
+	assert_int_equal(dvx_hal_sock_recv(&stub_hal, 3, NULL, 1, &n), -EINVAL);
+	assert_int_equal(dvx_hal_sock_recv(&stub_hal, 3, buf, 0, &n), -EINVAL);
+	assert_int_equal(dvx_hal_sock_recv(&stub_hal, -2, buf, 1, &n), -EINVAL);
+	assert_int_equal(dvx_hal_sock_poll(&stub_hal, NULL, 1, 0), -EINVAL);
+	assert_int_equal(dvx_hal_sock_poll(NULL, &p, 1, 0), -EINVAL);
+	assert_int_equal(dvx_hal_sock_close(&stub_hal, -1), -EINVAL);
+	assert_int_equal(dvx_hal_sock_unlink(&stub_hal, &ta), -EINVAL);	/* not UNIX */
+	assert_int_equal(dvx_hal_sock_unlink(&stub_hal, NULL), -EINVAL);
+	assert_int_equal(dvx_hal_sleep_ns(NULL, 1), -EINVAL);
+	assert_int_equal(stub_calls, 1);	/* only the good listen */
+
+	/* good arguments reach the backend, its answer comes back as it is */
+	stub_calls = 0;
+	assert_int_equal(dvx_hal_sock_connect(&stub_hal, &ta, &fd), 0);
+	assert_int_equal(fd, 5);
+	assert_int_equal(dvx_hal_sock_accept(&stub_hal, 3, &fd), 0);
+	assert_int_equal(dvx_hal_sock_send(&stub_hal, 3, iov, DVX_HAL_SOCK_IOV_MAX, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(dvx_hal_sock_recv(&stub_hal, 3, buf, 4, &n), 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(dvx_hal_sock_poll(&stub_hal, &p, 1, 5), 1);
+	assert_int_equal(dvx_hal_sock_poll(&stub_hal, NULL, 0, 5), 0);
+	assert_int_equal(dvx_hal_sock_name(&stub_hal, 3, &bad), 0);
+	assert_int_equal(dvx_hal_sock_error(&stub_hal, 3), 0);
+	assert_int_equal(dvx_hal_sock_close(&stub_hal, 3), 0);
+	assert_int_equal(dvx_hal_sock_unlink(&stub_hal, &ua), 0);
+	assert_int_equal(dvx_hal_sleep_ns(&stub_hal, 1), 0);
+	assert_int_equal(stub_calls, 11);
+	stub_ret = -EPIPE;
+	fd = 9;
+	n = 9;
+	assert_int_equal(dvx_hal_sock_connect(&stub_hal, &ta, &fd), -EPIPE);
+	assert_int_equal(fd, -1);
+	assert_int_equal(dvx_hal_sock_send(&stub_hal, 3, iov, 1, &n), -EPIPE);
+	assert_int_equal(n, 0);
+	n = 9;
+	assert_int_equal(dvx_hal_sock_recv(&stub_hal, 3, buf, 1, &n), -EPIPE);
+	assert_int_equal(n, 0);
+	assert_int_equal(dvx_hal_sock_poll(&stub_hal, &p, 1, 5), -EPIPE);
+}
+
 /* ---- entries the backend lacks ---- */
 
 static void test_enosys(void **state)
@@ -189,8 +364,14 @@ static void test_enosys(void **state)
 	struct dvx_hal_uar uar;
 	struct dvx_hal_mem mem;
 	struct dvx_hal_limits lim;
+	struct dvx_hal_sock_addr sa;
+	struct dvx_hal_pollfd p = { .fd = 3, .events = DVX_HAL_POLL_IN };
+	char buf[4] = "abc";
+	struct dvx_hal_iov iov = { .base = buf, .len = 3 };
 	unsigned count;
 	uint32_t eqn;
+	size_t n;
+	int fd, i;
 
 	(void)state;
 	assert_int_equal(dvx_hal_nic_list(&empty_hal, &info, 1, &count), -ENOSYS);
@@ -228,6 +409,35 @@ static void test_enosys(void **state)
 	dvx_hal_nic_progress(&dev);	/* optional: nothing happens */
 	assert_true(dvx_hal_now_ns(&empty_hal) > 0);	/* falls back to CLOCK_MONOTONIC */
 	assert_int_equal(dvx_hal_now_ns(&stub_hal), 42);
+
+	/* sockets: the outputs still say "nothing" */
+	memset(&sa, 0, sizeof(sa));
+	sa.family = DVX_HAL_SOCK_UNIX;
+	strcpy(sa.path, "/tmp/x");
+	for (i = 0; i < 2; i++) {
+		const struct dvx_hal *h = i ? &bare_hal : &empty_hal;
+
+		fd = 9;
+		n = 9;
+		assert_int_equal(dvx_hal_sock_listen(h, &sa, 1, &fd), -ENOSYS);
+		assert_int_equal(fd, -1);
+		assert_int_equal(dvx_hal_sock_connect(h, &sa, &fd), -ENOSYS);
+		assert_int_equal(dvx_hal_sock_error(h, 3), -ENOSYS);
+		assert_int_equal(dvx_hal_sock_accept(h, 3, &fd), -ENOSYS);
+		assert_int_equal(fd, -1);
+		assert_int_equal(dvx_hal_sock_name(h, 3, &sa), -ENOSYS);
+		sa.family = DVX_HAL_SOCK_UNIX;
+		strcpy(sa.path, "/tmp/x");
+		assert_int_equal(dvx_hal_sock_send(h, 3, &iov, 1, &n), -ENOSYS);
+		assert_int_equal(n, 0);
+		n = 9;
+		assert_int_equal(dvx_hal_sock_recv(h, 3, buf, 1, &n), -ENOSYS);
+		assert_int_equal(n, 0);
+		assert_int_equal(dvx_hal_sock_poll(h, &p, 1, 0), -ENOSYS);
+		assert_int_equal(dvx_hal_sock_close(h, 3), -ENOSYS);
+		assert_int_equal(dvx_hal_sock_unlink(h, &sa), -ENOSYS);
+		assert_int_equal(dvx_hal_sleep_ns(h, 1), -ENOSYS);
+	}
 }
 
 /* ---- diag on failure ---- */
@@ -354,6 +564,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_einval, reset),
+		cmocka_unit_test_setup(test_sock, reset),
 		cmocka_unit_test_setup(test_enosys, reset),
 		cmocka_unit_test_setup(test_failure_diag, reset),
 		cmocka_unit_test_setup(test_open_keeps_log_and_clears, reset),

@@ -45,6 +45,7 @@
 DVX_BEGIN_DECLS
 
 struct dvx_bootstrap;
+struct dvx_hal;
 
 /**
  * struct dvx_bootstrap_req - one posted send or receive, kept inside a context.
@@ -69,14 +70,16 @@ enum {
  *		never blocks; the request finishes later in @wait
  * @post_recv:	post a receive of exactly @len bytes from @peer with (@space, @tag)
  * @wait:	progress until every request in @reqs is DONE, one failed, or the absolute
- *		CLOCK_MONOTONIC @deadline_ns passed (-ETIMEDOUT); @all_ranks: fail with
- *		-ECONNRESET as soon as any rank of the group is gone
+ *		@deadline_ns (on the @now_ns clock) passed (-ETIMEDOUT); @all_ranks: fail
+ *		with -ECONNRESET as soon as any rank of the group is gone
  * @cancel:	take a request back: 0 if it was withdrawn before any byte moved, 1 if it
  *		had already finished, -EBUSY if it is part-done (then @force withdraws it
  *		anyway and breaks the connection it used)
  * @new_space:	hand out the next tag space number for a duplicate
  * @get:	take a reference on the shared state (a new duplicate)
  * @put:	drop a reference; the last one releases the adapter's resources
+ * @now_ns:	the clock deadlines are measured with, in nanoseconds from any origin
+ *		(the sockets adapter's hal clock); NULL for CLOCK_MONOTONIC
  */
 struct dvx_bootstrap_ops {
 	int (*post_send)(struct dvx_bootstrap *bs, struct dvx_bootstrap_req *req, int peer,
@@ -89,6 +92,7 @@ struct dvx_bootstrap_ops {
 	uint32_t (*new_space)(struct dvx_bootstrap *bs);
 	void (*get)(struct dvx_bootstrap *bs);
 	void (*put)(struct dvx_bootstrap *bs);
+	uint64_t (*now_ns)(struct dvx_bootstrap *bs);
 };
 
 /**
@@ -312,6 +316,10 @@ int dvx_bootstrap_thread_init(struct dvx_bootstrap *bs, struct dvx_bootstrap_tgr
  * @slot_bytes:	largest message an unexpected slot holds
  * @timeout_ns:	bound on dvx_bootstrap_sock_init(), rendezvous and full mesh included
  * @log:	optional log callback
+ * @hal:	the backend whose sockets, clock and sleep this rank uses, for as long as
+ *		the context lives (dvx/hal/hal.h: its host table's sock_* entries,
+ *		sleep_ns and now_ns); NULL for dvx_hal_host(). Tests pass a mock here to
+ *		fail any of its calls.
  */
 struct dvx_bootstrap_sock_attr {
 	const char *addr;
@@ -321,6 +329,7 @@ struct dvx_bootstrap_sock_attr {
 	uint32_t slot_bytes;
 	uint64_t timeout_ns;
 	struct dvx_log log;
+	const struct dvx_hal *hal;
 };
 
 #define DVX_BOOTSTRAP_SOCK_HDR_BYTES 512
@@ -354,8 +363,9 @@ size_t dvx_bootstrap_sock_mem_size(int nranks, uint32_t max_unexpected, uint32_t
  * when it returns. Context: blocks; never raises SIGPIPE.
  * Return: 0; -EINVAL (bad address or arguments); -ETIMEDOUT (a rank never came);
  * -EADDRINUSE (rank 0's address is taken); -EPROTO (a stranger or a rank with a
- * different nranks or a duplicate rank connected); -ECONNRESET; other socket errors.
- * On failure every socket is closed and @mem is free again.
+ * different nranks or a duplicate rank connected); -ECONNRESET; -ENOSYS (@attr->hal
+ * has no sockets); other socket errors, as the hal returned them. On failure every
+ * socket is closed, every socket file this rank made is removed and @mem is free again.
  */
 int dvx_bootstrap_sock_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_sock_attr *attr,
 			    void *mem, size_t mem_size);

@@ -13,10 +13,10 @@
  *
  * A struct dvx_hal is a backend instance: its tables and its own context. The linux
  * backend provides nic and host (and gpu when built with CUDA), the cuda backend host
- * and gpu, the mock and the software NIC all three. A missing table or a missing
- * entry makes the wrapper return -ENOSYS. A NIC or GPU handle is opened through one
- * instance and remembers it, so one process can drive a hardware NIC, the software
- * NIC and a mock side by side. There is no global backend.
+ * and gpu, the host backend host alone, the mock and the software NIC all three. A
+ * missing table or a missing entry makes the wrapper return -ENOSYS. A NIC or GPU
+ * handle is opened through one instance and remembers it, so one process can drive a
+ * hardware NIC, the software NIC and a mock side by side. There is no global backend.
  *
  * Handles live in caller storage; a backend keeps its own pointer in ->priv. Every
  * call returns 0 or a negative errno; on failure the backend records the vendor's
@@ -45,7 +45,7 @@ struct dvx_hal_gpu_ops;
  * @gpu:	GPU entry points (dvx/hal/gpu.h), or NULL
  * @ctx:	the backend's own state (NULL for linux and cuda; the mock or the
  *		software NIC's fabric otherwise)
- * @name:	"linux", "cuda", "mock", "sim"
+ * @name:	"linux", "cuda", "host", "mock", "sim"
  */
 struct dvx_hal {
 	const struct dvx_hal_nic_ops *nic;
@@ -73,6 +73,16 @@ const struct dvx_hal *dvx_hal_linux(void);
  * without CUDA (CONFIG_DVX_GPU=n).
  */
 const struct dvx_hal *dvx_hal_cuda(void);
+
+/**
+ * dvx_hal_host() - the host-only backend: the host table alone (host memory, PCI
+ * topology, limits, the clock, stream sockets, sleeping), no NIC and no GPU table. It is
+ * built whatever the configuration (also without rdma-core and CUDA); the bootstrap's
+ * sockets adapter uses it when given no backend.
+ *
+ * Context: any. Return: a static instance, never NULL.
+ */
+const struct dvx_hal *dvx_hal_host(void);
 
 /**
  * dvx_hal_diag_set() - record a failure in a diagnostic record.

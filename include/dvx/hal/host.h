@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dvx/hal/host.h - the hal's host table: host memory for callers who want it, PCI
- * topology, process limits and the clock timeouts are measured with.
+ * topology, process limits, the clock timeouts are measured with, and the stream
+ * sockets (UNIX and TCP) and the sleep the bootstrap's sockets adapter is built on.
  *
  * The library itself never allocates host memory; tools, tests and applications use
  * dvx_hal_mem_alloc() to get regions they then hand to dvx objects.
+ *
+ * Sockets are plain file descriptors (int), every one non-blocking and close-on-exec;
+ * no call blocks longer than its timeout (sock_poll, sleep_ns) or at all (the others).
+ * Addresses are the hal's own struct dvx_hal_sock_addr, so nothing above the hal
+ * includes <sys/socket.h>.
  */
 #ifndef DVX_HAL_HOST_H
 #define DVX_HAL_HOST_H
@@ -66,12 +72,75 @@ struct dvx_hal_limits {
 	uint64_t page_size;	/* host page size */
 };
 
+/** enum dvx_hal_sock_family - the kinds of stream socket address the hal knows. */
+enum dvx_hal_sock_family {
+	DVX_HAL_SOCK_NONE = 0,
+	DVX_HAL_SOCK_UNIX = 1,		/* a UNIX stream socket at a path */
+	DVX_HAL_SOCK_IP4 = 2,		/* TCP over IPv4 */
+	DVX_HAL_SOCK_IP6 = 3,		/* TCP over IPv6 */
+};
+
+#define DVX_HAL_SOCK_PATH_MAX 108	/* a UNIX socket path with its NUL (sun_path) */
+#define DVX_HAL_SOCK_IOV_MAX 8		/* buffers one sock_send gathers */
+
+/**
+ * struct dvx_hal_sock_addr - a stream socket address, in the hal's own terms.
+ * @family:	enum dvx_hal_sock_family
+ * @port:	IPv4/IPv6: the TCP port, host order (0 in sock_listen: any free port)
+ * @scope_id:	IPv6: the scope (interface index) of a link-local address, else 0
+ * @ip:		IPv4 (bytes 0-3) or IPv6 address, network order; all zero is the wildcard
+ * @path:	UNIX: the socket file's path, NUL-terminated, not empty
+ *
+ * Fields the family does not use are zero.
+ */
+struct dvx_hal_sock_addr {
+	uint16_t family;
+	uint16_t port;
+	uint32_t scope_id;
+	uint8_t ip[16];
+	char path[DVX_HAL_SOCK_PATH_MAX];
+};
+
+/* sock_poll events: what struct dvx_hal_pollfd.events asks for, .revents answers */
+enum {
+	DVX_HAL_POLL_IN = 0x01,		/* bytes or end of stream to read; a connection to accept */
+	DVX_HAL_POLL_OUT = 0x04,	/* room to write; a started connect has finished */
+	DVX_HAL_POLL_ERR = 0x08,	/* revents only: an error is pending (sock_error) */
+	DVX_HAL_POLL_HUP = 0x10,	/* revents only: the peer hung up */
+	DVX_HAL_POLL_NVAL = 0x20,	/* revents only: @fd is not open */
+};
+
+/**
+ * struct dvx_hal_pollfd - one socket in a sock_poll set.
+ * @fd:		the socket; a negative value is skipped (revents 0)
+ * @events:	DVX_HAL_POLL_IN / _OUT wanted
+ * @revents:	set by sock_poll: what is ready (ERR, HUP, NVAL whether asked or not)
+ */
+struct dvx_hal_pollfd {
+	int32_t fd;
+	int16_t events;
+	int16_t revents;
+};
+
+/**
+ * struct dvx_hal_iov - one buffer of a gathered sock_send.
+ * @base:	the bytes (may be NULL when @len is 0)
+ * @len:	how many
+ */
+struct dvx_hal_iov {
+	const void *base;
+	size_t len;
+};
+
 /**
  * struct dvx_hal_host_ops - a backend's host entry points. A NULL entry means the
  * backend does not provide the call; the wrappers then return -ENOSYS.
  *
  * pci_list writes at most @max entries and sets *@count to the number present, which
  * may exceed @max: call with max 0 to size the array.
+ *
+ * The socket entries and sleep_ns are described with their wrappers,
+ * dvx_hal_sock_listen() and the ones after it.
  */
 struct dvx_hal_host_ops {
 	int (*mem_alloc)(const struct dvx_hal *hal, uint64_t len, uint64_t align,
@@ -82,6 +151,22 @@ struct dvx_hal_host_ops {
 	int (*limits)(const struct dvx_hal *hal, struct dvx_hal_limits *lim);
 	uint64_t (*now_ns)(const struct dvx_hal *hal);
 
+	/* stream sockets and sleeping (dvx_hal_sock_listen() ... dvx_hal_sleep_ns()) */
+	int (*sock_listen)(const struct dvx_hal *hal, const struct dvx_hal_sock_addr *addr,
+			   int backlog, int *fd);
+	int (*sock_connect)(const struct dvx_hal *hal, const struct dvx_hal_sock_addr *addr,
+			    int *fd);
+	int (*sock_error)(const struct dvx_hal *hal, int fd);
+	int (*sock_accept)(const struct dvx_hal *hal, int lfd, int *fd);
+	int (*sock_name)(const struct dvx_hal *hal, int fd, struct dvx_hal_sock_addr *addr);
+	int (*sock_send)(const struct dvx_hal *hal, int fd, const struct dvx_hal_iov *iov,
+			 unsigned iovcnt, size_t *sent);
+	int (*sock_recv)(const struct dvx_hal *hal, int fd, void *buf, size_t len, size_t *got);
+	int (*sock_poll)(const struct dvx_hal *hal, struct dvx_hal_pollfd *fds, unsigned nfds,
+			 uint64_t timeout_ns);
+	int (*sock_close)(const struct dvx_hal *hal, int fd);
+	int (*sock_unlink)(const struct dvx_hal *hal, const struct dvx_hal_sock_addr *addr);
+	int (*sleep_ns)(const struct dvx_hal *hal, uint64_t ns);
 };
 
 /**
@@ -128,6 +213,92 @@ int dvx_hal_limits(const struct dvx_hal *hal, struct dvx_hal_limits *lim);
  * Context: any; thread-safe. Return: nanoseconds from an arbitrary origin.
  */
 uint64_t dvx_hal_now_ns(const struct dvx_hal *hal);
+
+/**
+ * dvx_hal_sock_listen(), dvx_hal_sock_connect(), dvx_hal_sock_error(),
+ * dvx_hal_sock_accept(), dvx_hal_sock_name(), dvx_hal_sock_send(), dvx_hal_sock_recv(),
+ * dvx_hal_sock_close(), dvx_hal_sock_unlink() - non-blocking stream sockets; wrappers of
+ * the struct dvx_hal_host_ops entries of the same names.
+ * @hal:	the backend instance
+ * @addr:	listen: the address to bind (IP: all-zero @ip is the wildcard, port 0 any
+ *		free port; UNIX: the path, which must not exist); connect: the peer's
+ *		address (port not 0); name: caller storage for the socket's local address;
+ *		unlink: the UNIX address whose socket file goes
+ * @backlog:	listen: connections the system may queue before they are accepted (> 0)
+ * @fd:		listen, connect, accept: set to the new socket, or to -1 on failure;
+ *		error, name, send, recv, close: the socket
+ * @lfd:	accept: a listening socket from dvx_hal_sock_listen()
+ * @iov:	send: @iovcnt buffers sent in order as one stream of bytes
+ * @iovcnt:	send: 1..DVX_HAL_SOCK_IOV_MAX
+ * @sent:	send: set to the bytes taken, at least 1 on success (maybe fewer than given)
+ * @buf:	recv: where the bytes go
+ * @len:	recv: room in @buf (> 0)
+ * @got:	recv: set to the bytes read; 0 on success means the peer closed its end
+ *
+ * listen opens a non-blocking, close-on-exec stream socket bound to @addr and listening
+ * (IP: with SO_REUSEADDR; UNIX: the socket file is created, and removed again if the
+ * socket cannot listen). connect opens one (IP: with TCP_NODELAY) and starts connecting:
+ * 0 means the connection is made or under way; wait for DVX_HAL_POLL_OUT, then
+ * sock_error says how it went. accept takes one pending connection (non-blocking,
+ * close-on-exec, IP: TCP_NODELAY). error reads and clears the socket's pending error
+ * (SO_ERROR). name reads the local address (getsockname: the port the system picked,
+ * the interface a connection goes out of). send never raises SIGPIPE. close releases
+ * the socket whatever it answers. unlink removes a UNIX socket's file.
+ *
+ * Common contract: a NULL @hal or a bad argument (NULL pointer, negative socket, a family
+ * or path that is not valid, @len or every @iov length 0) is -EINVAL; a backend without
+ * the host table or the entry is -ENOSYS; otherwise 0 or the system's errno negated.
+ * -EAGAIN from accept, send or recv means "not now": wait with dvx_hal_sock_poll(). An
+ * interrupted system call is restarted inside. No call blocks. These calls have no
+ * device, so nothing is recorded in a diag.
+ *
+ * Context: process context; thread-safe. Return: 0 or a negative errno; error: 0 or
+ * the pending error negated.
+ */
+int dvx_hal_sock_listen(const struct dvx_hal *hal, const struct dvx_hal_sock_addr *addr,
+			int backlog, int *fd);
+int dvx_hal_sock_connect(const struct dvx_hal *hal, const struct dvx_hal_sock_addr *addr,
+			 int *fd);
+int dvx_hal_sock_error(const struct dvx_hal *hal, int fd);
+int dvx_hal_sock_accept(const struct dvx_hal *hal, int lfd, int *fd);
+int dvx_hal_sock_name(const struct dvx_hal *hal, int fd, struct dvx_hal_sock_addr *addr);
+int dvx_hal_sock_send(const struct dvx_hal *hal, int fd, const struct dvx_hal_iov *iov,
+		      unsigned iovcnt, size_t *sent);
+int dvx_hal_sock_recv(const struct dvx_hal *hal, int fd, void *buf, size_t len, size_t *got);
+int dvx_hal_sock_close(const struct dvx_hal *hal, int fd);
+int dvx_hal_sock_unlink(const struct dvx_hal *hal, const struct dvx_hal_sock_addr *addr);
+
+/**
+ * dvx_hal_sock_poll() - wait until one of a set of sockets is ready, or a timeout;
+ * wrapper of the struct dvx_hal_host_ops entry sock_poll.
+ * @hal:	the backend instance
+ * @fds:	@nfds entries; each one's revents is set (0 for a skipped negative fd)
+ * @nfds:	entries in @fds (0 just waits, which is what sleep_ns is for)
+ * @timeout_ns:	longest wait; 0 only looks
+ *
+ * An interrupted wait (a signal) returns 0 early, as if the time were up: the caller
+ * measures its own deadline with dvx_hal_now_ns() and polls again.
+ *
+ * Context: process context; thread-safe. Return: the number of entries with a non-zero
+ * revents (0: none before the timeout); -EINVAL (NULL @hal, NULL @fds with @nfds > 0);
+ * -ENOSYS; or the system's errno negated.
+ */
+int dvx_hal_sock_poll(const struct dvx_hal *hal, struct dvx_hal_pollfd *fds, unsigned nfds,
+		      uint64_t timeout_ns);
+
+/**
+ * dvx_hal_sleep_ns() - sleep on the backend's clock; wrapper of the struct
+ * dvx_hal_host_ops entry sleep_ns.
+ * @hal:	the backend instance
+ * @ns:		how long; an interrupted sleep goes on for what is left
+ *
+ * A backend with a clock of its own (the mock's, unless it runs on the real one) may
+ * advance that clock instead of sleeping.
+ *
+ * Context: process context; thread-safe. Return: 0; -EINVAL (NULL @hal); -ENOSYS; or
+ * the system's errno negated.
+ */
+int dvx_hal_sleep_ns(const struct dvx_hal *hal, uint64_t ns);
 
 DVX_END_DECLS
 

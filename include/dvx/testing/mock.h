@@ -16,18 +16,21 @@
  *    status translation runs exactly as for hardware);
  *  - a check hook run before each call, where cmocka tests can check_expected() the
  *    arguments (the mock itself does not depend on cmocka);
- *  - a controllable clock.
+ *  - a controllable clock, or the real one (now_real);
+ *  - stream sockets that are real ones (hal/net.c) underneath, each call logged and
+ *    open to faults, every open socket counted as a live resource.
  *
  * Everything lives in the caller's struct dvx_mock (fixed-size arrays; it is a few
  * hundred KiB, so put it in static storage or on the heap, not on the stack). The
  * mock never allocates, except mem_alloc, which hands out real host memory through
- * the same code as the linux backend.
+ * the same code as the linux backend; the socket calls likewise open real sockets.
  *
  * The mock knows no PRM layouts beyond the command envelope: QUERY_HCA_CAP (opcode
  * 0x100) is answered with the capability pages the test configured, as opaque bytes,
  * matched by op_mod. Tests build those pages with the dvx/mlx5 field setters.
  *
- * Not thread-safe: one test thread drives a struct dvx_mock.
+ * Not thread-safe: one test thread drives a struct dvx_mock (threads that each drive
+ * their own instance are fine: a test of ranks as threads gives each rank one).
  */
 #ifndef DVX_TESTING_MOCK_H
 #define DVX_TESTING_MOCK_H
@@ -49,6 +52,7 @@ DVX_BEGIN_DECLS
 #define DVX_MOCK_MAX_PDS 8
 #define DVX_MOCK_MAX_MRS 64
 #define DVX_MOCK_MAX_MEMS 32
+#define DVX_MOCK_MAX_SOCKS 32
 #define DVX_MOCK_MAX_DEVX_FAULTS 8
 #define DVX_MOCK_LOG_MAX 512
 
@@ -82,6 +86,17 @@ enum dvx_mock_op {
 	DVX_MOCK_OP_PCI_LIST,
 	DVX_MOCK_OP_LIMITS,
 	DVX_MOCK_OP_NOW_NS,		/* never fails */
+	DVX_MOCK_OP_SOCK_LISTEN,	/* stream sockets: real ones underneath (hal/net.c) */
+	DVX_MOCK_OP_SOCK_CONNECT,
+	DVX_MOCK_OP_SOCK_ERROR,
+	DVX_MOCK_OP_SOCK_ACCEPT,
+	DVX_MOCK_OP_SOCK_NAME,
+	DVX_MOCK_OP_SOCK_SEND,
+	DVX_MOCK_OP_SOCK_RECV,
+	DVX_MOCK_OP_SOCK_POLL,
+	DVX_MOCK_OP_SOCK_CLOSE,
+	DVX_MOCK_OP_SOCK_UNLINK,
+	DVX_MOCK_OP_SLEEP,
 	/* GPU (see dvx_mock_add_gpu()) */
 	DVX_MOCK_OP_GPU_INIT,
 	DVX_MOCK_OP_GPU_COUNT,
@@ -117,6 +132,7 @@ enum dvx_mock_res {
 	DVX_MOCK_RES_PD,
 	DVX_MOCK_RES_MR,
 	DVX_MOCK_RES_MEM,
+	DVX_MOCK_RES_SOCK,	/* open sockets (listen, connect, accept until sock_close) */
 	DVX_MOCK_RES_GPU_CTX,	/* retained primary contexts */
 	DVX_MOCK_RES_GPU_MEM,
 	DVX_MOCK_RES_GPU_HOSTREG,
@@ -149,11 +165,20 @@ enum dvx_mock_res {
  * @iova:	MR iova
  * @align:	mem_alloc alignment
  * @access:	access flags (umem, MR)
- * @flags:	MR flags, mem_alloc flags, UAR type, pci_list class mask
+ * @flags:	MR flags, mem_alloc flags, UAR type, pci_list class mask, the address
+ *		family of sock_listen/connect/unlink
  * @dmabuf_fd:	dma-buf fd, -1 when none
  * @numa_node:	mem_alloc node
+ * @fd:		socket calls: the socket the call was about (accept: the listener,
+ *		with the accepted one in @id; poll: the first of the set), or the one it
+ *		opened (listen, connect); -1 when none
  * @pgsz_bitmap: umem page sizes
- * @name:	dev_open name
+ * @timeout_ns:	sock_poll's timeout, sleep's length
+ * @moved:	sock_send/recv: bytes moved; sock_poll: entries ready
+ * @name:	dev_open name; socket calls: the UNIX path (cut to fit)
+ *
+ * Socket calls also use @port (TCP port), @len (sock_send/recv: bytes offered;
+ * sock_poll: entries; sock_listen: backlog) and @index (sock_send: buffers).
  */
 struct dvx_mock_call {
 	uint32_t seq;
@@ -174,13 +199,15 @@ struct dvx_mock_call {
 	uint32_t flags;
 	int32_t dmabuf_fd;
 	int32_t numa_node;
-	uint32_t rsvd3;
+	int32_t fd;
 	uint64_t addr;
 	uint64_t len;
 	uint64_t offset;
 	uint64_t iova;
 	uint64_t align;
 	uint64_t pgsz_bitmap;
+	uint64_t timeout_ns;
+	uint64_t moved;
 	char name[DVX_HAL_NAME_MAX];
 };
 
@@ -192,6 +219,7 @@ struct dvx_mock_call {
  * Return: 0 to let the call proceed, or a negative errno to fail it with that value
  * (a positive value is negated). dev_progress and now_ns cannot fail: the hook sees
  * them (now_ns with @c->len holding the time it returns) and its answer is ignored.
+ * A failed sock_close still closes the socket (as close() on Linux does).
  */
 typedef int (*dvx_mock_check_fn)(void *arg, const struct dvx_mock_call *c);
 
@@ -321,6 +349,14 @@ struct dvx_mock_mem {
 	void *addr;
 };
 
+/* a socket the mock opened (a real one) and has not closed yet */
+struct dvx_mock_sock {
+	uint8_t live;
+	uint8_t listening;	/* from sock_listen */
+	uint8_t rsvd[2];
+	int32_t fd;
+};
+
 /* ---- GPU fakes ---- */
 #define DVX_MOCK_MAX_GPUS 4
 #define DVX_MOCK_MAX_GPU_MEMS 16
@@ -377,9 +413,13 @@ struct dvx_mock {
 	dvx_mock_check_fn check;
 	void *check_arg;
 
-	/* clock: now_ns() answers now_ns, then adds now_step */
+	/* clock: now_ns() answers now_ns, then adds now_step; sleep_ns() adds its length.
+	 * With now_real set, now_ns() reads CLOCK_MONOTONIC and sleep_ns() really sleeps
+	 * (for code that waits on real sockets) */
 	uint64_t now_ns;
 	uint64_t now_step;
+	uint32_t now_real;
+	uint32_t rsvd_clock;
 	uint64_t progress_calls;	/* dev_progress() calls */
 
 	/* the log */
@@ -398,6 +438,7 @@ struct dvx_mock {
 	struct dvx_mock_pd pd[DVX_MOCK_MAX_PDS];
 	struct dvx_mock_mr mr[DVX_MOCK_MAX_MRS];
 	struct dvx_mock_mem mem[DVX_MOCK_MAX_MEMS];
+	struct dvx_mock_sock sock[DVX_MOCK_MAX_SOCKS];
 	/* UAR pages: real memory so doorbell writes (8-byte stores) land somewhere */
 	uint64_t uar_page[DVX_MOCK_MAX_UARS][DVX_MOCK_UAR_BYTES / 8];
 
