@@ -28,7 +28,7 @@
 #include <dvx/gpu/gpu.h>
 #include <dvx/gpu/queue.h>
 #include <dvx/mlx5/sq.h>
-#include <dvx/p2p/dev.h>
+#include <dvx/p2p/gpu.h>
 
 #include "../tests/lib/p2p_world.h"
 
@@ -227,7 +227,7 @@ static int recycle(const struct dvx_hal *hal)
 		memset(ctl.addr, 0, 4096);
 		consumed = 0;
 		stop = 0;
-		err = dvx_gpu_memcpy_htod(&B.g, ctrs, ring.addr, DVX_GPU_SQ_CTRS_BYTES);
+		err = dvx_gpu_memcpy_htod(&B.g, ctrs, ring.addr, DVX_MLX5_SQ_CTRS_BYTES);
 		if (err)
 			break;
 		pthread_create(&thr, NULL, consumer, NULL);

@@ -139,7 +139,7 @@ int main(int argc, char **argv)
 		memset(ctl.addr, 0, 4096);
 		consumed = 0;
 		stop = 0;
-		die(dvx_gpu_memcpy_htod(&g, dm.dptr, ring.addr, DVX_GPU_SQ_CTRS_BYTES), "zero ctrs");
+		die(dvx_gpu_memcpy_htod(&g, dm.dptr, ring.addr, DVX_MLX5_SQ_CTRS_BYTES), "zero ctrs");
 		pthread_create(&thr, NULL, consumer, NULL);
 		t0 = now_ns();
 		die(dvx_gpu_launch(&g, k, rows[i].grid, rows[i].block, 0, &s, args), "launch");

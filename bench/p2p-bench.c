@@ -171,7 +171,7 @@ static int ref_reap(struct refq *q)
 	while ((rc = dvx_mlx5_cq_poll_one(&q->cq.mcq, &info)) != 0) {
 		if (rc < 0)
 			return rc;
-		if (dvx_mlx5_sq_completed(&q->qp.sq, info.wqe_counter) < 0)
+		if (dvx_mlx5_sq_completed(&q->qp.sq, &q->qp.sqc, info.wqe_counter) < 0)
 			return -EPROTO;
 		n++;
 	}
@@ -180,12 +180,12 @@ static int ref_reap(struct refq *q)
 	return 0;
 }
 
-static int ref_reserve(struct refq *q, uint32_t n, uint32_t *idx)
+static int ref_reserve(struct refq *q, uint32_t n, uint64_t *idx)
 {
 	uint64_t deadline = 0;
 	int err;
 
-	while ((err = dvx_mlx5_sq_reserve(&q->qp.sq, n, idx)) == -ENOSPC) {
+	while ((err = dvx_mlx5_sq_reserve(&q->qp.sq, &q->qp.sqc, n, DVX_MLX5_SQ_SINGLE, idx)) == -ENOSPC) {
 		err = ref_reap(q);
 		if (err)
 			return err;
@@ -203,7 +203,7 @@ static int ref_drain(struct refq *q)
 	uint64_t deadline = now_ns() + PB_TMO;
 	int err;
 
-	while (q->qp.sq.ci != q->qp.sq.pi) {
+	while (q->qp.sqc.ci != q->qp.sqc.resv) {
 		err = ref_reap(q);
 		if (err)
 			return err;
@@ -219,7 +219,8 @@ static int ref_post(struct rank *r, enum pb_op op, uint64_t len, uint32_t slot)
 {
 	struct rank *p = &B.r[1 - r->rank];
 	struct refq *q = &r->ref;
-	uint32_t n = op == OP_PUT_SIGNAL ? 2 : 1, idx, w = 0, cidx;
+	uint32_t n = op == OP_PUT_SIGNAL ? 2 : 1, w = 0;
+	uint64_t idx, cidx;
 	int err;
 
 	err = ref_reserve(q, n, &idx);
@@ -230,7 +231,7 @@ static int ref_post(struct rank *r, enum pb_op op, uint64_t len, uint32_t slot)
 		if (err) {
 			/* keep ring and CQ in step, as the transport does */
 			dvx_mlx5_wqe_nop(&q->qp.sq.wq, idx, CE);
-			dvx_mlx5_sq_ring_db(&q->qp.sq);
+			dvx_mlx5_sq_ring_db(&q->qp.sq, &q->qp.sqc, q->qp.sqc.resv);
 			return err;
 		}
 	}
@@ -240,7 +241,7 @@ static int ref_post(struct rank *r, enum pb_op op, uint64_t len, uint32_t slot)
 	if (op == OP_SIGNAL || op == OP_PUT_SIGNAL)
 		dvx_mlx5_wqe_atomic_fa(&q->qp.sq.wq, idx + w++, CE, iova(p, PB_SIG_OFF + 8u * slot),
 				       p->mr.rkey, 1, iova(r, PB_SINK_OFF), r->mr.lkey);
-	dvx_mlx5_sq_ring_db(&q->qp.sq);
+	dvx_mlx5_sq_ring_db(&q->qp.sq, &q->qp.sqc, q->qp.sqc.resv);
 	if (op == OP_PUT_COUNTER) {
 		uint32_t last = idx + n - 1;
 
@@ -249,7 +250,7 @@ static int ref_post(struct rank *r, enum pb_op op, uint64_t len, uint32_t slot)
 		dvx_mlx5_wqe_atomic_fa(&r->comp.qp.sq.wq, cidx + 1, CE,
 				       iova(r, PB_CTR_OFF + 8u * slot), r->mr.rkey, 1,
 				       iova(r, PB_SINK_OFF), r->mr.lkey);
-		dvx_mlx5_sq_ring_db(&r->comp.qp.sq);
+		dvx_mlx5_sq_ring_db(&r->comp.qp.sq, &r->comp.qp.sqc, r->comp.qp.sqc.resv);
 	}
 	return 0;
 }
@@ -415,10 +416,10 @@ static int lat_local(struct rank *r, int ref, enum pb_op op, uint64_t n, double 
 			if (op == OP_PUT_COUNTER) {
 				PB_TRY(r, ref_wait_word(r, off, i + 1));
 			} else {
-				uint32_t want = r->ref.qp.sq.pi;
+				uint32_t want = r->ref.qp.sqc.resv;
 				uint64_t deadline = now_ns() + PB_TMO;
 
-				while ((int32_t)(want - r->ref.qp.sq.ci) > 0) {
+				while ((int32_t)(want - r->ref.qp.sqc.ci) > 0) {
 					PB_TRY(r, ref_reap(&r->ref));
 					if (now_ns() > deadline)
 						return pb_fail(r, -ETIMEDOUT, "reference wait_local");

@@ -71,6 +71,13 @@
 #define WP_BF_HALF 256u			/* a 512-byte BlueFlame register: two halves */
 #define WP_NOINLINE __attribute__((noinline))
 
+/* an SQ held as a QP holds it (struct dvx_qp: the description and its counters in one
+ * object), so the posting functions see both through one pointer */
+struct wp_dsq {
+	struct dvx_mlx5_sq sq;
+	struct dvx_mlx5_sq_ctrs c;
+};
+
 static const uint32_t wp_batches[] = { 1, 8, 32, 128 };
 
 /* What one WQE is built from; the same table feeds both sides. */
@@ -169,16 +176,19 @@ static inline int ref_completed(struct ref_sq *r, uint16_t wqe_counter)
  *      mlx5dv_set_data_seg(), ref_ring_db(), ref_completed().
  */
 
-static WP_NOINLINE int wp_write_dvx(struct dvx_mlx5_sq *sq, const struct wp_arg *args,
+static WP_NOINLINE int wp_write_dvx(struct wp_dsq *q, const struct wp_arg *args,
 				    uint32_t nwqe, uint32_t batch)
 {
-	uint32_t done, i, idx;
+	struct dvx_mlx5_sq *sq = &q->sq;
+	struct dvx_mlx5_sq_ctrs *c = &q->c;
+	uint32_t done, i;
+	uint64_t idx;
 
 	for (done = 0; done < nwqe; done += batch) {
 		for (i = 0; i < batch; i++) {
 			const struct wp_arg *a;
 
-			if (dvx_mlx5_sq_reserve(sq, 1, &idx))
+			if (dvx_mlx5_sq_reserve(sq, c, 1, DVX_MLX5_SQ_SINGLE, &idx))
 				return -1;
 			a = &args[idx & (WP_NARGS - 1)];
 			if (dvx_mlx5_wqe_rdma_write(&sq->wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
@@ -186,8 +196,8 @@ static WP_NOINLINE int wp_write_dvx(struct dvx_mlx5_sq *sq, const struct wp_arg 
 						    a->len) < 0)
 				return -1;
 		}
-		dvx_mlx5_sq_ring_db(sq);
-		if (dvx_mlx5_sq_completed(sq, (uint16_t)(sq->pi - 1)) < 0)
+		dvx_mlx5_sq_ring_db(sq, c, c->resv);
+		if (dvx_mlx5_sq_completed(sq, c, (uint16_t)(c->resv - 1)) < 0)
 			return -1;
 	}
 	return 0;
@@ -198,13 +208,16 @@ static WP_NOINLINE int wp_write_dvx(struct dvx_mlx5_sq *sq, const struct wp_arg 
  * (one room check and one producer update per batch), then the builders at
  * idx, idx + 1, ... Same bytes, doorbell and completion as above.
  */
-static WP_NOINLINE int wp_write_dvxb(struct dvx_mlx5_sq *sq, const struct wp_arg *args,
+static WP_NOINLINE int wp_write_dvxb(struct wp_dsq *q, const struct wp_arg *args,
 				     uint32_t nwqe, uint32_t batch)
 {
-	uint32_t done, i, idx;
+	struct dvx_mlx5_sq *sq = &q->sq;
+	struct dvx_mlx5_sq_ctrs *c = &q->c;
+	uint32_t done, i;
+	uint64_t idx;
 
 	for (done = 0; done < nwqe; done += batch) {
-		if (dvx_mlx5_sq_reserve(sq, batch, &idx))
+		if (dvx_mlx5_sq_reserve(sq, c, batch, DVX_MLX5_SQ_SINGLE, &idx))
 			return -1;
 		for (i = 0; i < batch; i++, idx++) {
 			const struct wp_arg *a = &args[idx & (WP_NARGS - 1)];
@@ -214,8 +227,8 @@ static WP_NOINLINE int wp_write_dvxb(struct dvx_mlx5_sq *sq, const struct wp_arg
 						    a->len) < 0)
 				return -1;
 		}
-		dvx_mlx5_sq_ring_db(sq);
-		if (dvx_mlx5_sq_completed(sq, (uint16_t)(sq->pi - 1)) < 0)
+		dvx_mlx5_sq_ring_db(sq, c, c->resv);
+		if (dvx_mlx5_sq_completed(sq, c, (uint16_t)(c->resv - 1)) < 0)
 			return -1;
 	}
 	return 0;
@@ -259,16 +272,19 @@ static WP_NOINLINE int wp_write_ref(struct ref_sq *sq, const struct wp_arg *args
 	return 0;
 }
 
-static WP_NOINLINE int wp_fa_dvx(struct dvx_mlx5_sq *sq, const struct wp_arg *args,
+static WP_NOINLINE int wp_fa_dvx(struct wp_dsq *q, const struct wp_arg *args,
 				 uint32_t nwqe, uint32_t batch)
 {
-	uint32_t done, i, idx;
+	struct dvx_mlx5_sq *sq = &q->sq;
+	struct dvx_mlx5_sq_ctrs *c = &q->c;
+	uint32_t done, i;
+	uint64_t idx;
 
 	for (done = 0; done < nwqe; done += batch) {
 		for (i = 0; i < batch; i++) {
 			const struct wp_arg *a;
 
-			if (dvx_mlx5_sq_reserve(sq, 1, &idx))
+			if (dvx_mlx5_sq_reserve(sq, c, 1, DVX_MLX5_SQ_SINGLE, &idx))
 				return -1;
 			a = &args[idx & (WP_NARGS - 1)];
 			if (dvx_mlx5_wqe_atomic_fa(&sq->wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
@@ -276,21 +292,24 @@ static WP_NOINLINE int wp_fa_dvx(struct dvx_mlx5_sq *sq, const struct wp_arg *ar
 						   WP_LKEY) < 0)
 				return -1;
 		}
-		dvx_mlx5_sq_ring_db(sq);
-		if (dvx_mlx5_sq_completed(sq, (uint16_t)(sq->pi - 1)) < 0)
+		dvx_mlx5_sq_ring_db(sq, c, c->resv);
+		if (dvx_mlx5_sq_completed(sq, c, (uint16_t)(c->resv - 1)) < 0)
 			return -1;
 	}
 	return 0;
 }
 
 /* ATOMIC_FA with one reservation per batch (see wp_write_dvxb). */
-static WP_NOINLINE int wp_fa_dvxb(struct dvx_mlx5_sq *sq, const struct wp_arg *args,
+static WP_NOINLINE int wp_fa_dvxb(struct wp_dsq *q, const struct wp_arg *args,
 				  uint32_t nwqe, uint32_t batch)
 {
-	uint32_t done, i, idx;
+	struct dvx_mlx5_sq *sq = &q->sq;
+	struct dvx_mlx5_sq_ctrs *c = &q->c;
+	uint32_t done, i;
+	uint64_t idx;
 
 	for (done = 0; done < nwqe; done += batch) {
-		if (dvx_mlx5_sq_reserve(sq, batch, &idx))
+		if (dvx_mlx5_sq_reserve(sq, c, batch, DVX_MLX5_SQ_SINGLE, &idx))
 			return -1;
 		for (i = 0; i < batch; i++, idx++) {
 			const struct wp_arg *a = &args[idx & (WP_NARGS - 1)];
@@ -300,8 +319,8 @@ static WP_NOINLINE int wp_fa_dvxb(struct dvx_mlx5_sq *sq, const struct wp_arg *a
 						   WP_LKEY) < 0)
 				return -1;
 		}
-		dvx_mlx5_sq_ring_db(sq);
-		if (dvx_mlx5_sq_completed(sq, (uint16_t)(sq->pi - 1)) < 0)
+		dvx_mlx5_sq_ring_db(sq, c, c->resv);
+		if (dvx_mlx5_sq_completed(sq, c, (uint16_t)(c->resv - 1)) < 0)
 			return -1;
 	}
 	return 0;
@@ -356,9 +375,9 @@ enum { WP_DVX, WP_DVXB, WP_REF, WP_NSIDES };
 
 struct wp_workload {
 	const char *name;
-	int (*dvx)(struct dvx_mlx5_sq *sq, const struct wp_arg *args, uint32_t nwqe,
+	int (*dvx)(struct wp_dsq *q, const struct wp_arg *args, uint32_t nwqe,
 		   uint32_t batch);
-	int (*dvxb)(struct dvx_mlx5_sq *sq, const struct wp_arg *args, uint32_t nwqe,
+	int (*dvxb)(struct wp_dsq *q, const struct wp_arg *args, uint32_t nwqe,
 		    uint32_t batch);
 	int (*ref)(struct ref_sq *sq, const struct wp_arg *args, uint32_t nwqe, uint32_t batch);
 };
@@ -375,7 +394,7 @@ struct wp_env {
 	uint8_t *uar;
 	dvx_be32 dvx_dbrec[2] DVX_ALIGNED(8);
 	__be32 ref_dbrec[2] DVX_ALIGNED(8);
-	struct dvx_mlx5_sq dsq;
+	struct wp_dsq dsq;
 	struct ref_sq rsq;
 	struct wp_arg args[WP_NARGS];
 };
@@ -384,7 +403,7 @@ static void wp_reset(struct wp_env *e)
 {
 	/* both sides start at index 0 on a zeroed ring */
 	memset(e->ring, 0, WP_NWQEBB * MLX5_SEND_WQE_BB);
-	dvx_mlx5_sq_reset(&e->dsq);
+	dvx_mlx5_sq_ctrs_set(&e->dsq.c, 0);
 	e->rsq.pi = 0;
 	e->rsq.ci = 0;
 	e->rsq.bf_offset = 0;
@@ -411,8 +430,8 @@ static int wp_setup(struct wp_env *e)
 	if (!e->ring || !e->uar)
 		return -ENOMEM;
 	memset(e->uar, 0, 2 * WP_BF_HALF);
-	err = dvx_mlx5_sq_init(&e->dsq, e->ring, WP_NWQEBB, WP_QPN, 0, e->dvx_dbrec, e->uar,
-			       WP_BF_HALF);
+	err = dvx_mlx5_sq_init(&e->dsq.sq, &e->dsq.c, e->ring, WP_NWQEBB, WP_QPN, 0, e->dvx_dbrec, e->uar,
+			       WP_BF_HALF, 0);
 	if (err)
 		return err;
 	e->rsq.buf = e->ring;
@@ -435,14 +454,14 @@ static int wp_setup(struct wp_env *e)
  * Both sides must write the same bytes: post 2.5 rings' worth (so the index wraps)
  * with each side onto a zeroed ring and compare the rings, the doorbell records and
  * the final indices. The doorbell values differ by design (dvx writes {pi, qpn}, the
- * rdma-core convention writes the last ctrl's first 8 bytes; facts 3.2).
+ * rdma-core convention writes the last ctrl's first 8 bytes; prm 3.2).
  */
 static int wp_check(struct wp_env *e)
 {
 	const size_t bytes = WP_NWQEBB * MLX5_SEND_WQE_BB;
 	const uint32_t nwqe = WP_NWQEBB * 5 / 2;
 	uint8_t *snap = malloc(bytes);
-	struct dvx_mlx5_sq dsq;
+	struct dvx_mlx5_sq_ctrs dsq;
 	size_t w, b;
 	int bad = 0;
 
@@ -457,12 +476,12 @@ static int wp_check(struct wp_env *e)
 			if (wp_run(e, &wp_workloads[w], WP_DVX, n, batch))
 				bad = 1;
 			memcpy(snap, e->ring, bytes);
-			dsq = e->dsq;
+			dsq = e->dsq.c;
 			wp_reset(e);
 			if (wp_run(e, &wp_workloads[w], WP_DVXB, n, batch))
 				bad = 1;
-			if (memcmp(snap, e->ring, bytes) || dsq.pi != e->dsq.pi ||
-			    dsq.ci != e->dsq.ci || dsq.bf_offset != e->dsq.bf_offset) {
+			if (memcmp(snap, e->ring, bytes) || dsq.resv != e->dsq.c.resv ||
+			    dsq.ci != e->dsq.c.ci || dsq.bf_offset != e->dsq.c.bf_offset) {
 				fprintf(stderr, "wqe-post: %s batch %u: dvx per-WQE and per-batch "
 					"reservation differ\n", wp_workloads[w].name, batch);
 				bad = 1;
@@ -472,7 +491,7 @@ static int wp_check(struct wp_env *e)
 				bad = 1;
 			if (memcmp(snap, e->ring, bytes) ||
 			    e->dvx_dbrec[DVX_MLX5_SND_DBR] != e->ref_dbrec[MLX5_SND_DBR] ||
-			    dsq.pi != e->rsq.pi || dsq.ci != e->rsq.ci ||
+			    dsq.resv != e->rsq.pi || dsq.ci != e->rsq.ci ||
 			    dsq.bf_offset != e->rsq.bf_offset) {
 				fprintf(stderr, "wqe-post: %s batch %u: dvx and reference differ\n",
 					wp_workloads[w].name, batch);

@@ -179,7 +179,7 @@ static int carved_ok(const struct nic_objs *n, const struct dvx_p2p_cfg *c)
 
 static int q_from(struct dvx_p2p_q *q, struct dvx_qp *qp, struct dvx_cq *cq)
 {
-	struct dvx_p2p_q_desc d;
+	struct dvx_p2p_q_cfg d;
 
 	memset(&d, 0, sizeof(d));
 	d.sq_buf = qp->sq.wq.buf;
@@ -384,7 +384,7 @@ int dvx_p2p_init(struct dvx_p2p *t, const struct dvx_p2p_cfg *cfg, void *state,
 		struct nic_objs *n = &s->nic[i];
 		struct dvx_umem_attr ua;
 
-		t->devs[i] = &cfg->nics[i]->hal;
+		t->nics[i] = &cfg->nics[i]->hal;
 		n->len = align_up(nic_ring_bytes(cfg), RING_ALIGN);
 		n->base = (uint8_t *)rings + i * n->len;
 		n->dbr_off = nic_rings_only(cfg);
@@ -559,7 +559,7 @@ struct rec_msg {
 
 static uint64_t rec_now(const struct dvx_p2p *t)
 {
-	return dvx_hal_now_ns(t->devs[0]->hal);
+	return dvx_hal_now_ns(t->nics[0]->hal);
 }
 
 static int rec_send(struct dvx_p2p_setup *s, int peer, uint32_t lane, uint32_t kind,
@@ -596,7 +596,7 @@ static int rec_recv(struct dvx_p2p *t, struct dvx_p2p_setup *s, int peer, uint32
 		if (err != -ETIMEDOUT)
 			break;
 		for (i = 0; i < t->nnics; i++)
-			dvx_hal_nic_progress(t->devs[i]);
+			dvx_hal_nic_progress(t->nics[i]);
 	}
 	if (err)
 		return err;
@@ -701,7 +701,7 @@ static int lane_status(struct dvx_p2p_lane *l, struct lane_objs *o, int *main_ba
 	uint32_t st;
 	int err;
 
-	*main_bad = __atomic_load_n(&l->main.state, __ATOMIC_ACQUIRE) == DVX_P2P_Q_FAILED;
+	*main_bad = __atomic_load_n(&l->main.s.state, __ATOMIC_ACQUIRE) == DVX_P2P_Q_FAILED;
 	*comp_bad = 0;
 	*lerr = 0;
 	err = qp_hw_state(&o->main_qp, &st);
@@ -709,8 +709,8 @@ static int lane_status(struct dvx_p2p_lane *l, struct lane_objs *o, int *main_ba
 		return err;
 	if (st != DVX_MLX5_QP_STATE_RTS)
 		*main_bad = 1;
-	if (l->comp.state != DVX_P2P_Q_UNUSED) {
-		*comp_bad = __atomic_load_n(&l->comp.state, __ATOMIC_ACQUIRE) == DVX_P2P_Q_FAILED;
+	if (l->comp.s.state != DVX_P2P_Q_UNUSED) {
+		*comp_bad = __atomic_load_n(&l->comp.s.state, __ATOMIC_ACQUIRE) == DVX_P2P_Q_FAILED;
 		err = qp_hw_state(&o->comp_qp, &st);
 		if (err)
 			return err;
@@ -724,10 +724,10 @@ static int lane_status(struct dvx_p2p_lane *l, struct lane_objs *o, int *main_ba
 				*comp_bad = 1;
 		}
 	}
-	if (__atomic_load_n(&l->main.state, __ATOMIC_ACQUIRE) == DVX_P2P_Q_FAILED)
-		*lerr = l->main.err_errno;
-	else if (__atomic_load_n(&l->comp.state, __ATOMIC_ACQUIRE) == DVX_P2P_Q_FAILED)
-		*lerr = l->comp.err_errno;
+	if (__atomic_load_n(&l->main.s.state, __ATOMIC_ACQUIRE) == DVX_P2P_Q_FAILED)
+		*lerr = l->main.s.err;
+	else if (__atomic_load_n(&l->comp.s.state, __ATOMIC_ACQUIRE) == DVX_P2P_Q_FAILED)
+		*lerr = l->comp.s.err;
 	return 0;
 }
 
@@ -759,9 +759,9 @@ static int lane_recover(struct dvx_p2p *t, struct dvx_p2p_setup *s, int peer, ui
 	if (!err)
 		err = dvx_p2p_q_quiesce(&l->main, rec_left(t, deadline));
 	/* the companion's WAITs are satisfied by the main QP's flushes */
-	if (!err && l->comp.state != DVX_P2P_Q_UNUSED)
+	if (!err && l->comp.s.state != DVX_P2P_Q_UNUSED)
 		err = dvx_p2p_q_quiesce(&l->comp, rec_left(t, deadline));
-	if (!err && !comp_bad && l->comp.state != DVX_P2P_Q_UNUSED) {
+	if (!err && !comp_bad && l->comp.s.state != DVX_P2P_Q_UNUSED) {
 		/* the companion (or its partner) may have failed while it drained: its
 		 * loopback fetch-adds met the fault that broke the main QP. Then it is
 		 * stopped, drained and reset with the rest. */

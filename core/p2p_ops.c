@@ -8,16 +8,12 @@
 #include <string.h>
 
 #include <dvx/p2p/p2p.h>
-#include <dvx/mlx5/wqe.h>
+#include <dvx/hal/nic.h>
+#include <dvx/hal/host.h>
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 
-/* every transport WQE asks for a CQE: CQ index == WQE index */
-#define CE DVX_MLX5_WQE_CTRL_CQ_UPDATE
-/* DVX_P2P_FENCE: rdma-core's IBV_SEND_FENCE (facts 2.2, 9.3) */
-#define FENCE DVX_MLX5_WQE_CTRL_FM(DVX_MLX5_FM_FENCE_AND_INITIATOR_SMALL)
-
-/* What one call posts on a lane. */
+/* What one call posts on a lane, before it is checked and resolved to the lane's NIC. */
 struct post {
 	/* data: WRITE(s) */
 	const struct dvx_p2p_lbuf *src;
@@ -49,124 +45,36 @@ static struct dvx_p2p_lane *lane_of(struct dvx_p2p *t, int peer, uint32_t channe
 	return &t->lanes[(uint32_t)pi * t->nlanes + channel % t->nlanes];
 }
 
-static int in_bounds(uint64_t off, uint64_t len, uint64_t size)
+static int lane_has_comp(const struct dvx_p2p *t, const struct dvx_p2p_lane *l)
 {
-	return off <= size && len <= size - off;
+	return t->companions && l->comp.s.state != DVX_P2P_Q_UNUSED;
 }
 
-/* the 8-byte word at @off must be inside and 8-byte aligned (atomics) */
-static int word_ok(uint64_t addr, uint64_t off, uint64_t size)
-{
-	return in_bounds(off, 8, size) && ((addr + off) & 7u) == 0;
-}
-
-static int check(const struct dvx_p2p *t, const struct dvx_p2p_lane *l, const struct post *p)
-{
-	uint32_t nic = l->nic;
-
-	if (p->src || p->dst || p->len) {
-		if (!p->src || !p->dst || p->len == 0 || !in_bounds(p->soff, p->len, p->src->len) ||
-		    !in_bounds(p->doff, p->len, p->dst->len) || !p->src->lkey[nic] ||
-		    !p->dst->rkey[nic])
-			return -EINVAL;
-	}
-	if (p->sig && (!word_ok(p->sig->addr, p->sigoff, p->sig->len) || !p->sig->rkey[nic]))
-		return -EINVAL;
-	if (p->ctr) {
-		if (!t->companions || l->comp.state == DVX_P2P_Q_UNUSED)
-			return -EOPNOTSUPP;
-		if (!word_ok(p->ctr->addr, p->ctroff, p->ctr->len) || !p->ctr->rkey[nic])
-			return -EINVAL;
-	}
-	return 0;
-}
-
-static uint32_t n_writes(uint64_t len)
-{
-	return (uint32_t)DVX_DIV_ROUND_UP(len, DVX_P2P_MAX_SPLIT);
-}
-
-/* Fill slots the caller reserved but cannot use with signaled NOPs, so the ring and
- * the CQ stay in step (CQ index == WQE index). */
-static void fill_nops(struct dvx_p2p_q *q, uint64_t idx, uint32_t n)
-{
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		dvx_mlx5_wqe_nop(&q->wq, (uint32_t)(idx + i), CE);
-	dvx_p2p_q_publish(q, idx, n);
-}
-
+/*
+ * Check and post @p on lane @l: the operation is resolved and its WQEs are built,
+ * reserved, published and rung by the steps the GPU runs too (dvx/p2p/ops.h). The
+ * reservation waits for room polling the lane's own CQs; it does not drive the
+ * backend (a stepped software NIC progresses in the caller's waits).
+ */
 static int lane_post(struct dvx_p2p *t, struct dvx_p2p_lane *l, const struct post *p,
 		     uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
 {
-	uint32_t nic = l->nic, nw = p->len ? n_writes(p->len) : 0, n, i, w = 0;
-	uint64_t idx, cidx = 0, last;
+	struct dvx_p2p_waiter w, pw;
+	struct dvx_p2p_op op;
+	uint64_t last;
 	int err;
 
-	err = check(t, l, p);
+	err = dvx_p2p_op_make(l->nic, (uint32_t)lane_has_comp(t, l), p->src, p->soff, p->dst,
+			      p->doff, p->len, p->sig, p->sigoff, p->add, p->flags, p->ctr,
+			      p->ctroff, (uint32_t)p->reset, &op);
 	if (err)
 		return err;
-	n = nw + (p->sig ? 1u : 0u);	/* a reset's inline write takes the signal's slot */
-	if (n == 0 || n > l->main.nwqebb)
-		return -EINVAL;
-	if (p->ctr && LOAD(&l->comp.state) == DVX_P2P_Q_FAILED)
-		return l->comp.err_errno;
-	/*
-	 * The companion's slots are reserved first. The other order can deadlock when
-	 * threads share a lane: a thread holding main slots and waiting for companion
-	 * room blocks the in-order publish of later main slots, whose threads may
-	 * hold the companion slots it waits for. Reserved this way, a thread waits for
-	 * main room only while holding companion slots, and main room comes back from
-	 * main completions alone.
-	 */
-	if (p->ctr) {
-		err = dvx_p2p_q_reserve(&l->comp, 2, timeout_ns, &cidx);
-		if (err)
-			return err;
-	}
-	err = dvx_p2p_q_reserve(&l->main, n, timeout_ns, &idx);
-	if (err) {
-		/* nothing may be posted without its counter, nor a counter without
-		 * its data: keep the companion's slots in step with NOPs */
-		if (p->ctr)
-			fill_nops(&l->comp, cidx, 2);
+	dvx_p2p_q_waiter(&l->main, &w, timeout_ns, 0);
+	dvx_p2p_q_waiter(&l->main, &pw, timeout_ns > DVX_P2P_PUBLISH_TIMEOUT_NS ?
+						timeout_ns : DVX_P2P_PUBLISH_TIMEOUT_NS, 0);
+	err = dvx_p2p_lane_post(&l->main.d, &l->comp.d, l->sink_lkey, &op, &w, &pw, &last);
+	if (err)
 		return err;
-	}
-	for (i = 0; i < nw; i++) {
-		uint64_t off = (uint64_t)i * DVX_P2P_MAX_SPLIT;
-		uint64_t chunk = p->len - off < DVX_P2P_MAX_SPLIT ? p->len - off : DVX_P2P_MAX_SPLIT;
-
-		dvx_mlx5_wqe_rdma_write(&l->main.wq, (uint32_t)(idx + w++), CE,
-					p->dst->addr + p->doff + off, p->dst->rkey[nic],
-					p->src->addr + p->soff + off, p->src->lkey[nic],
-					(uint32_t)chunk);
-	}
-	if (p->reset) {
-		static const uint64_t zero;
-
-		dvx_mlx5_wqe_rdma_write_inline(&l->main.wq, (uint32_t)(idx + w++),
-					       DVX_MLX5_OPCODE_RDMA_WRITE, CE, 0,
-					       p->sig->addr + p->sigoff, p->sig->rkey[nic], &zero,
-					       sizeof(zero));
-	} else if (p->sig) {
-		dvx_mlx5_wqe_atomic_fa(&l->main.wq, (uint32_t)(idx + w++),
-				       CE | ((p->flags & DVX_P2P_FENCE) ? FENCE : 0),
-				       p->sig->addr + p->sigoff, p->sig->rkey[nic], p->add, 0,
-				       l->sink_lkey);
-	}
-	last = idx + n - 1;
-	dvx_p2p_q_publish(&l->main, idx, n);
-	if (p->ctr) {
-		/* WAIT until the main CQ produced the CQE of the last main WQE (its
-		 * 0-based CQ index), then +1 on the counter through the loopback pair */
-		dvx_mlx5_wqe_wait_cq(&l->comp.wq, (uint32_t)cidx, CE, l->main.cqn,
-				     dvx_p2p_q_cq_index(&l->main, last));
-		dvx_mlx5_wqe_atomic_fa(&l->comp.wq, (uint32_t)(cidx + 1), CE,
-				       p->ctr->addr + p->ctroff, p->ctr->rkey[nic], 1, 0,
-				       l->sink_lkey);
-		dvx_p2p_q_publish(&l->comp, cidx, 2);
-	}
 	if (tk) {
 		tk->peer = l->peer;
 		tk->lane = l->index;
@@ -262,7 +170,7 @@ int dvx_p2p_signal_counter(struct dvx_p2p *t, int peer, uint32_t channel,
 
 static uint64_t clock_ns(const struct dvx_p2p *t)
 {
-	return dvx_hal_now_ns(t->devs[0]->hal);
+	return dvx_hal_now_ns(t->nics[0]->hal);
 }
 
 static void report_lane(struct dvx_p2p_wait_report *rep, const struct dvx_p2p_lane *l, int err,
@@ -275,7 +183,7 @@ static void report_lane(struct dvx_p2p_wait_report *rep, const struct dvx_p2p_la
 	rep->peer = (int32_t)l->peer;
 	rep->lane = l->index;
 	rep->ticket = ticket;
-	rep->completed = LOAD(&l->main.completed);
+	rep->completed = LOAD(&l->main.s.completed);
 }
 
 int dvx_p2p_reset_signal(struct dvx_p2p *t, int peer, uint32_t channel,
@@ -289,7 +197,7 @@ int dvx_p2p_reset_signal(struct dvx_p2p *t, int peer, uint32_t channel,
 
 	if (!l || !sig)
 		return -EINVAL;
-	if (l->main.wq.max_inline < sizeof(uint64_t))
+	if (l->main.d.sq.wq.max_inline < sizeof(uint64_t))
 		return -EOPNOTSUPP;
 	start = clock_ns(t);
 	/* drain first: the zero must land after every earlier update on this lane */
@@ -308,7 +216,7 @@ int dvx_p2p_reset_signal(struct dvx_p2p *t, int peer, uint32_t channel,
 
 int dvx_p2p_reset_local_signal(const struct dvx_p2p_lbuf *sig, uint64_t sigoff)
 {
-	if (!sig || !sig->ptr || !in_bounds(sigoff, 8, sig->len) ||
+	if (!sig || !sig->ptr || !dvx_p2p_in_bounds(sigoff, 8, sig->len) ||
 	    ((uintptr_t)sig->ptr + sigoff) & 7u)
 		return -EINVAL;
 	__atomic_store_n((uint64_t *)(void *)((uint8_t *)sig->ptr + sigoff), 0, __ATOMIC_RELEASE);
@@ -317,7 +225,7 @@ int dvx_p2p_reset_local_signal(const struct dvx_p2p_lbuf *sig, uint64_t sigoff)
 
 static const uint64_t *word_ptr(const struct dvx_p2p_lbuf *b, uint64_t off)
 {
-	if (!b || !b->ptr || !in_bounds(off, 8, b->len) || (((uintptr_t)b->ptr + off) & 7u))
+	if (!b || !b->ptr || !dvx_p2p_in_bounds(off, 8, b->len) || (((uintptr_t)b->ptr + off) & 7u))
 		return NULL;
 	return (const uint64_t *)(const void *)((const uint8_t *)b->ptr + off);
 }
@@ -341,18 +249,16 @@ static void progress_all(struct dvx_p2p *t)
 	if (!t)
 		return;
 	for (i = 0; i < t->nnics; i++)
-		if (t->devs[i])
-			dvx_hal_nic_progress(t->devs[i]);
+		if (t->nics[i])
+			dvx_hal_nic_progress(t->nics[i]);
 }
 
 /* the lane's first error (main, then companion), 0 if healthy */
 static int lane_err(const struct dvx_p2p_lane *l)
 {
-	if (LOAD(&l->main.state) == DVX_P2P_Q_FAILED)
-		return l->main.err_errno;
-	if (LOAD(&l->comp.state) == DVX_P2P_Q_FAILED)
-		return l->comp.err_errno;
-	return 0;
+	int err = dvx_p2p_q_err(&l->main.s);
+
+	return err ? err : dvx_p2p_q_err(&l->comp.s);
 }
 
 static int wait_word(struct dvx_p2p *t, struct dvx_p2p_lane *l, const uint64_t *w,
@@ -400,7 +306,7 @@ static int wait_word(struct dvx_p2p *t, struct dvx_p2p_lane *l, const uint64_t *
 		rep->err = err;
 		rep->peer = l ? (int32_t)l->peer : -1;
 		rep->lane = l ? l->index : 0;
-		rep->completed = l ? LOAD(&l->main.completed) : 0;
+		rep->completed = l ? LOAD(&l->main.s.completed) : 0;
 		rep->cmp = cmp;
 		rep->slot = w;
 		rep->expected = expected;
@@ -459,9 +365,9 @@ int dvx_p2p_flush(struct dvx_p2p *t, uint32_t channel, uint64_t timeout_ns,
 		int k;
 
 		for (k = 0; k < 2; k++) {
-			uint64_t pub = LOAD(&qs[k]->published);
+			uint64_t pub = LOAD(&qs[k]->s.ctrs.ready);
 
-			if (qs[k]->state == DVX_P2P_Q_UNUSED)
+			if (qs[k]->s.state == DVX_P2P_Q_UNUSED)
 				continue;
 			used = clock_ns(t) - start;
 			err = dvx_p2p_q_drain(qs[k], used >= timeout_ns ? 0 : timeout_ns - used);
@@ -488,25 +394,25 @@ int dvx_p2p_lane_health(struct dvx_p2p *t, int peer, uint32_t lane,
 	if (!l)
 		return -EINVAL;
 	memset(h, 0, sizeof(*h));
-	h->state = LOAD(&l->main.state);
-	h->comp_state = LOAD(&l->comp.state);
+	h->state = LOAD(&l->main.s.state);
+	h->comp_state = LOAD(&l->comp.s.state);
 	if (h->state == DVX_P2P_Q_FAILED)
 		fq = &l->main;
 	else if (h->comp_state == DVX_P2P_Q_FAILED)
 		fq = &l->comp;
 	if (fq) {
-		h->err = fq->err_errno;
-		h->syndrome = fq->err.syndrome;
-		h->vendor_syndrome = fq->err.vendor_syndrome;
-		h->wqe_opcode = fq->err.wqe_opcode;
-		h->qpn = fq->err.qpn ? fq->err.qpn : fq->qpn;
-		h->wqe_index = fq->err.wqe_counter;
+		h->err = fq->s.err;
+		h->syndrome = fq->s.syndrome;
+		h->vendor_syndrome = fq->s.vendor_syndrome;
+		h->wqe_opcode = fq->s.wqe_opcode;
+		h->qpn = fq->s.err_qpn ? fq->s.err_qpn : fq->d.sq.wq.qpn;
+		h->wqe_index = fq->s.err_wqe;
 	}
-	h->completed = LOAD(&l->main.completed);
-	h->in_flight = LOAD(&l->main.published) - LOAD(&l->main.polled);
-	h->comp_in_flight = LOAD(&l->comp.published) - LOAD(&l->comp.polled);
-	h->last_progress_ns = l->main.last_progress_ns > l->comp.last_progress_ns ?
-				      l->main.last_progress_ns : l->comp.last_progress_ns;
+	h->completed = LOAD(&l->main.s.completed);
+	h->in_flight = LOAD(&l->main.s.ctrs.ready) - LOAD(&l->main.s.ctrs.ci);
+	h->comp_in_flight = LOAD(&l->comp.s.ctrs.ready) - LOAD(&l->comp.s.ctrs.ci);
+	h->last_progress_ns = LOAD(&l->main.last_progress_ns) > LOAD(&l->comp.last_progress_ns) ?
+				      LOAD(&l->main.last_progress_ns) : LOAD(&l->comp.last_progress_ns);
 	h->recoveries = LOAD(&l->main.recoveries);
 	h->last_err = LOAD(&l->main.last_err);
 	return 0;

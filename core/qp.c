@@ -215,8 +215,9 @@ int dvx_qp_create(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dv
 	q.max_wqe_bytes = g.max_wqe_bytes;
 	/* ring state first with a placeholder QPN: the addresses are checked before the
 	 * device is told anything */
-	err = dvx_mlx5_sq_init(&q.sq, q.wq + g.rq_bytes, attr->sq_depth, 0, attr->max_inline,
-			       q.dbrec, q.uar_reg, uar->users ? 0 : uar->bf_half);
+	err = dvx_mlx5_sq_init(&q.sq, &q.sqc, q.wq + g.rq_bytes, attr->sq_depth, 0,
+			       attr->max_inline, q.dbrec, q.uar_reg, uar->users ? 0 : uar->bf_half,
+			       0);
 	if (!err && attr->rq_depth)
 		err = dvx_mlx5_rq_init(&q.rq, q.wq, attr->rq_depth,
 				       dvx_core_log2(g.rq_stride), q.dbrec);
@@ -232,9 +233,9 @@ int dvx_qp_create(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dv
 		return err;
 	err = dvx_mlx5_create_qp_out(out, sizeof(out), &q.qpn);
 	if (!err)
-		err = dvx_mlx5_sq_init(&q.sq, q.wq + g.rq_bytes, attr->sq_depth, q.qpn,
+		err = dvx_mlx5_sq_init(&q.sq, &q.sqc, q.wq + g.rq_bytes, attr->sq_depth, q.qpn,
 				       attr->max_inline, q.dbrec, q.uar_reg,
-				       uar->users ? 0 : uar->bf_half);
+				       uar->users ? 0 : uar->bf_half, 0);
 	if (err) {
 		struct dvx_diag keep;
 
@@ -649,7 +650,7 @@ int dvx_qp_recover(struct dvx_qp *qp)
 			return err;
 	}
 	/* the device forgot the QP's queues: so does software */
-	dvx_mlx5_sq_reset(&qp->sq);
+	dvx_mlx5_sq_ctrs_set(&qp->sqc, 0);
 	if (qp->rq.nwqe)
 		dvx_mlx5_rq_reset(&qp->rq);
 	if (qp->dbr_umem->cpu) {

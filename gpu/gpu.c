@@ -424,5 +424,5 @@ int dvx_gpu_lib_sq_ctrs_init(struct dvx_gpu_lib *lib, struct dvx_gpu_stream *s,
 	if (!lib || !lib->mod.gpu || !lib->k_sq_ctrs_init || !ctrs_dptr || (ctrs_dptr & 63))
 		return -EINVAL;
 	return dvx_gpu_launch(lib->mod.gpu, lib->k_sq_ctrs_init, 1,
-			      DVX_GPU_SQ_CTRS_BYTES / 8, 0, s, args);
+			      DVX_MLX5_SQ_CTRS_BYTES / 8, 0, s, args);
 }

@@ -4,7 +4,9 @@
 # main-job.sh [BUILD_DIR] - dvx's main job, run at the end of scripts/setup.sh.
 #
 # First the tools' self-check: every WQE kind is encoded by dvx-wqe with the driver's
-# builders and decoded back by the independent decoder, and dvx-probe reports the mlx5
+# builders and decoded back by dvx-wqe's decoder (which shares the builders' PRM structs:
+# it checks the tools, the layouts are checked against rdma-core and by the software
+# NIC in the suite), and dvx-probe reports the mlx5
 # devices of this machine (status 2, "no mlx5 device", is the expected answer on a
 # machine without one). Then the main job itself: dvx-loop, two ranks on the software
 # NIC running every data-path operation (RDMA WRITE/READ, WRITE with immediate,

@@ -23,7 +23,7 @@ make -s O="$pfx-asan" SAN=address,undefined EXTRA_CFLAGS=-fno-sanitize-recover=u
 	-j"$jobs" check || rc=1
 
 echo "== ThreadSanitizer: the multi-threaded tests =="
-tsan_tests="p2p-test sim-core-test sim-ctrl-test bootstrap-thread-test soak-test"
+tsan_tests="mlx5-sq-test p2p-test sim-core-test sim-ctrl-test bootstrap-thread-test soak-test"
 tsan_tests="$tsan_tests bootstrap-sock-fault-test"
 TESTS="$tsan_tests" \
 	make -s O="$pfx-tsan" SAN=thread -j"$jobs" check || rc=1

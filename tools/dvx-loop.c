@@ -270,7 +270,7 @@ static void cqe_fail(struct row *w, const char *what, uint32_t iter, int rc,
 
 /* the requester CQE of the WQE at @idx on @qp (send CQ @cq); frees its SQ slots */
 static int wait_req(struct loop *L, struct rank *r, struct dvx_qp *qp, struct dvx_cq *cq,
-		    uint32_t idx, struct row *w, const char *what, uint32_t iter,
+		    uint64_t idx, struct row *w, const char *what, uint32_t iter,
 		    struct dvx_mlx5_cqe_info *info)
 {
 	int rc = wait_cqe(L, r, cq, info);
@@ -286,7 +286,7 @@ static int wait_req(struct loop *L, struct rank *r, struct dvx_qp *qp, struct dv
 		      info->qpn, info->wqe_counter, qp->qpn, (uint16_t)idx);
 		return -1;
 	}
-	if (dvx_mlx5_sq_completed(&qp->sq, info->wqe_counter) < 0) {
+	if (dvx_mlx5_sq_completed(&qp->sq, &qp->sqc, info->wqe_counter) < 0) {
 		rfail(w, "iteration %u: %s: CQE names no WQE in flight", iter, what);
 		return -1;
 	}
@@ -294,18 +294,18 @@ static int wait_req(struct loop *L, struct rank *r, struct dvx_qp *qp, struct dv
 }
 
 /* reserve one WQEBB of rank @r's data QP */
-static int reserve1(struct rank *r, struct row *w, uint32_t *idx)
+static int reserve1(struct rank *r, struct row *w, uint64_t *idx)
 {
-	int rc = dvx_mlx5_sq_reserve(&r->qp.sq, 1, idx);
+	int rc = dvx_mlx5_sq_reserve(&r->qp.sq, &r->qp.sqc, 1, DVX_MLX5_SQ_SINGLE, idx);
 
 	if (rc)
 		rfail(w, "send queue reserve: %s", strerror(-rc));
 	return rc;
 }
 
-static void ring1(struct rank *r, uint32_t idx)
+static void ring1(struct rank *r, uint64_t idx)
 {
-	dvx_mlx5_sq_ring(&r->qp.sq, idx);
+	dvx_mlx5_sq_ring(&r->qp.sq, &r->qp.sqc, idx);
 	r->scq_cqes++;
 }
 
@@ -603,7 +603,8 @@ static void op_write(struct loop *L, struct row *w, uint32_t len)
 	struct rank *a = &L->r[0], *b = &L->r[1];
 	struct dvx_mlx5_cqe_info i;
 	uint64_t spent = 0, t0;
-	uint32_t k, idx;
+	uint32_t k;
+	uint64_t idx;
 
 	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
 		fill(a->buf + OFF_SRC, len, 0x100000ull + (uint64_t)len * 7 + k);
@@ -632,7 +633,8 @@ static void op_read(struct loop *L, struct row *w, uint32_t len)
 	struct rank *a = &L->r[0], *b = &L->r[1];
 	struct dvx_mlx5_cqe_info i;
 	uint64_t spent = 0, t0;
-	uint32_t k, idx;
+	uint32_t k;
+	uint64_t idx;
 
 	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
 		fill(b->buf + OFF_DST, len, 0x200000ull + (uint64_t)len * 5 + k);
@@ -707,7 +709,8 @@ static void op_write_imm(struct loop *L, struct row *w, uint32_t len)
 	struct rank *a = &L->r[0], *b = &L->r[1];
 	struct dvx_mlx5_cqe_info i;
 	uint64_t spent = 0, t0;
-	uint32_t k, idx, imm;
+	uint32_t k, imm;
+	uint64_t idx;
 
 	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
 		imm = 0xd1000000u | k;
@@ -744,7 +747,8 @@ static void op_send(struct loop *L, struct row *w, uint32_t len, uint32_t first)
 	struct dvx_mlx5_sge sgl[2];
 	uint8_t *r0 = b->buf + OFF_RECV, *r1 = b->buf + OFF_RECV + 16u * KiB;
 	uint64_t spent = 0, t0;
-	uint32_t k, idx, rest = len - first;
+	uint32_t k, rest = len - first;
+	uint64_t idx;
 
 	sgl[0].addr = va(r0);
 	sgl[0].length = first;
@@ -787,7 +791,8 @@ static void op_fetch_add(struct loop *L, struct row *w)
 	uint64_t *sig = word(b, OFF_SIG), *res = word(a, OFF_RES);
 	const uint64_t base = 0x0102030400000000ull;
 	uint64_t spent = 0, t0, old;
-	uint32_t k, idx;
+	uint32_t k;
+	uint64_t idx;
 
 	store64(sig, base);
 	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
@@ -822,7 +827,8 @@ static void op_cmp_swap(struct loop *L, struct row *w)
 	uint64_t *sig = word(b, OFF_SIG), *res = word(a, OFF_RES);
 	const uint64_t base = 0x1122334400000000ull;
 	uint64_t spent = 0, t0, old;
-	uint32_t k, idx;
+	uint32_t k;
+	uint64_t idx;
 
 	store64(sig, base);
 	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
@@ -895,7 +901,9 @@ static void op_companion(struct loop *L, struct row *w)
 	struct dvx_mlx5_cqe_info i;
 	uint64_t *ctr = word(a, OFF_CTR);
 	uint64_t spent = 0, t0, v;
-	uint32_t k, j, cidx, idx, last_cq;
+	uint32_t k, j, last_cq;
+	uint64_t cidx;
+	uint64_t idx;
 	int rc;
 
 	store64(ctr, 0);
@@ -905,7 +913,7 @@ static void op_companion(struct loop *L, struct row *w)
 		memset(b->buf + OFF_DST, 0, BATCH * BATCH_BYTES);
 		/* the CQ index the last data WQE of this batch will complete at */
 		last_cq = (a->scq.index_base + a->scq_cqes + BATCH - 1) & 0xffffffu;
-		rc = dvx_mlx5_sq_reserve(&a->cqp.sq, 2, &cidx);
+		rc = dvx_mlx5_sq_reserve(&a->cqp.sq, &a->cqp.sqc, 2, DVX_MLX5_SQ_SINGLE, &cidx);
 		if (rc) {
 			rfail(w, "companion reserve: %s", strerror(-rc));
 			break;
@@ -913,7 +921,7 @@ static void op_companion(struct loop *L, struct row *w)
 		dvx_mlx5_wqe_wait_cq(&a->cqp.sq.wq, cidx, 0, a->scq.cqn, last_cq);
 		dvx_mlx5_wqe_atomic_fa(&a->cqp.sq.wq, cidx + 1, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
 				       va(ctr), a->mr.rkey, 1, 0, a->sink.lkey);
-		dvx_mlx5_sq_ring(&a->cqp.sq, cidx + 1);
+		dvx_mlx5_sq_ring(&a->cqp.sq, &a->cqp.sqc, cidx + 1);
 		/* the first time, give the NIC ample time to (wrongly) run past the WAIT */
 		hold(L, a, k == 0 ? 2000000ull : 0);
 		v = load64(ctr);
@@ -923,7 +931,7 @@ static void op_companion(struct loop *L, struct row *w)
 			break;
 		}
 		t0 = now_ns();
-		rc = dvx_mlx5_sq_reserve(&a->qp.sq, BATCH, &idx);
+		rc = dvx_mlx5_sq_reserve(&a->qp.sq, &a->qp.sqc, BATCH, DVX_MLX5_SQ_SINGLE, &idx);
 		if (rc) {
 			rfail(w, "send queue reserve: %s", strerror(-rc));
 			break;
@@ -933,7 +941,7 @@ static void op_companion(struct loop *L, struct row *w)
 						va(b->buf + OFF_DST + j * BATCH_BYTES), b->mr.rkey,
 						va(a->buf + OFF_SRC + j * BATCH_BYTES), a->mr.lkey,
 						BATCH_BYTES);
-		dvx_mlx5_sq_ring(&a->qp.sq, idx + BATCH - 1);
+		dvx_mlx5_sq_ring(&a->qp.sq, &a->qp.sqc, idx + BATCH - 1);
 		a->scq_cqes += BATCH;
 		/* the counter's raise completes on the companion CQ */
 		if (wait_req(L, a, &a->cqp, &a->ccq, cidx + 1, w, "companion FA", k, &i))

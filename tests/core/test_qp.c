@@ -690,7 +690,8 @@ static void test_loopback_and_pair(void **state)
 static void test_err_recover_query(void **state)
 {
 	struct dvx_mlx5_qp_query q;
-	uint32_t st, idx;
+	uint32_t st;
+	uint64_t idx;
 	const uint8_t *in;
 
 	(void)state;
@@ -699,8 +700,8 @@ static void test_err_recover_query(void **state)
 	assert_int_equal(dvx_qp_connect_pair(&qp, &qp2, NULL), 0);
 
 	/* post something so there is state to reset */
-	assert_int_equal(dvx_mlx5_sq_reserve(&qp.sq, 3, &idx), 0);
-	dvx_mlx5_sq_ring_db(&qp.sq);
+	assert_int_equal(dvx_mlx5_sq_reserve(&qp.sq, &qp.sqc, 3, DVX_MLX5_SQ_SINGLE, &idx), 0);
+	dvx_mlx5_sq_ring_db(&qp.sq, &qp.sqc, qp.sqc.resv);
 	assert_int_equal(dvx_be32_to_cpu(qp.dbrec[DVX_MLX5_SND_DBR]), 3);
 	cq.mcq.ci = 1;
 
@@ -731,9 +732,9 @@ static void test_err_recover_query(void **state)
 	assert_int_equal(fx_mbox_count(DVX_MLX5_CMD_RTR2RTS_QP), 1);
 	assert_int_equal(GET(fx_mbox_last(DVX_MLX5_CMD_INIT2RTR_QP), DVX_MLX5_QPC_REMOTE_QPN),
 			 qp2.qpn);
-	assert_int_equal(qp.sq.pi, 0);
-	assert_int_equal(qp.sq.ci, 0);
-	assert_int_equal(qp.sq.db_pi, 0);
+	assert_int_equal(qp.sqc.resv, 0);
+	assert_int_equal(qp.sqc.ci, 0);
+	assert_int_equal(qp.sqc.db_pi, 0);
 	assert_int_equal(qp.dbrec[DVX_MLX5_SND_DBR], 0);
 	assert_int_equal(qp.dbrec[DVX_MLX5_RCV_DBR], 0);
 	assert_int_equal(cq.mcq.ci, 5);

@@ -220,29 +220,85 @@ static void test_hexparse(void **s)
 	assert_true(ok > 0);
 }
 
+/*
+ * Every PRM output decoder on random mailboxes of random lengths, against its
+ * contract: the answer is 0 or a negative errno; a mailbox shorter than the layout is
+ * -EINVAL and a non-zero status is exactly that status's errno
+ * (dvx_mlx5_cmd_status_errno()), both leaving the caller's output untouched; with
+ * status 0 and room, the object number read back is the 24 bits at dw@8 (read here
+ * byte-wise, independently of the decoder's field accessors).
+ */
+static void check_out(int r, size_t len, size_t need, const uint8_t *out, const void *dst,
+		      const void *poison, size_t dlen)
+{
+	if (len < need) {
+		assert_int_equal(r, -EINVAL);
+	} else if (out[0]) {
+		assert_int_equal(r, dvx_mlx5_cmd_status_errno(out[0]));
+		assert_true(r < 0);
+	} else {
+		assert_int_equal(r, 0);
+		return;
+	}
+	assert_memory_equal(dst, poison, dlen);	/* nothing written on error */
+}
+
 static void test_prm_outputs(void **s)
 {
 	static uint8_t out[DVX_MLX5_QUERY_HCA_CAP_OUT_BYTES + 64];
-	struct dvx_mlx5_caps caps;
-	struct dvx_mlx5_qp_query qq;
-	struct dvx_mlx5_cq_query cq;
-	uint32_t num;
-	unsigned i;
+	struct dvx_mlx5_caps caps, caps0;
+	struct dvx_mlx5_qp_query qq, qq0;
+	struct dvx_mlx5_cq_query cq, cq0;
+	uint32_t num, num0 = 0xa5a5a5a5u, want;
+	unsigned i, decoded = 0, refused = 0;
+	int r;
 
 	(void)s;
+	memset(&qq0, 0xa5, sizeof(qq0));
+	memset(&cq0, 0xa5, sizeof(cq0));
+	memset(&caps0, 0xa5, sizeof(caps0));
 	for (i = 0; i < iters / 4; i++) {
 		size_t len = (size_t)(rnd() % sizeof(out));
+		unsigned type = (unsigned)(rnd() % 24);
 
 		rnd_bytes(out, sizeof(out));
 		if (rnd() & 1)
 			out[0] = 0;	/* status OK, so the payload gets read */
-		memset(&caps, 0, sizeof(caps));
-		dvx_mlx5_caps_parse(&caps, (unsigned)(rnd() % 24), out, len);
-		dvx_mlx5_create_cq_out(out, len, &num);
-		dvx_mlx5_create_qp_out(out, len, &num);
-		dvx_mlx5_query_qp_out(out, len, &qq);
-		dvx_mlx5_query_cq_out(out, len, &cq);
+		want = dvx_get_be32(out + 8) & 0xffffffu;
+
+		num = num0;
+		r = dvx_mlx5_create_cq_out(out, len, &num);
+		check_out(r, len, DVX_MLX5_CREATE_CQ_OUT_BYTES, out, &num, &num0, sizeof(num));
+		if (!r)
+			assert_int_equal(num, want);
+		num = num0;
+		r = dvx_mlx5_create_qp_out(out, len, &num);
+		check_out(r, len, DVX_MLX5_CREATE_QP_OUT_BYTES, out, &num, &num0, sizeof(num));
+		if (!r)
+			assert_int_equal(num, want);
+		qq = qq0;
+		r = dvx_mlx5_query_qp_out(out, len, &qq);
+		check_out(r, len, DVX_MLX5_QUERY_QP_OUT_BYTES, out, &qq, &qq0, sizeof(qq));
+		cq = cq0;
+		r = dvx_mlx5_query_cq_out(out, len, &cq);
+		check_out(r, len, DVX_MLX5_QUERY_CQ_OUT_BYTES, out, &cq, &cq0, sizeof(cq));
+		if (!r)	/* cqc.log_cq_size dw@(16 + 12) [28:24] */
+			assert_int_equal(cq.log_cq_size, (dvx_get_be32(out + 28) >> 24) & 0x1f);
+		caps = caps0;
+		r = dvx_mlx5_caps_parse(&caps, type, out, len);
+		assert_true(r <= 0);
+		if (len < DVX_MLX5_QUERY_HCA_CAP_OUT_BYTES)
+			assert_int_equal(r, -EINVAL);
+		else if (out[0])
+			assert_int_equal(r, dvx_mlx5_cmd_status_errno(out[0]));
+		if (r)
+			assert_memory_equal(&caps, &caps0, sizeof(caps));
+		decoded += r == 0;
+		refused += r < 0;
 	}
+	/* both sides of every contract were exercised */
+	assert_true(decoded > 0);
+	assert_true(refused > 0);
 }
 
 /* ---- the software NIC ---------------------------------------------------------- */
@@ -377,9 +433,10 @@ static void test_sim_wqes(void **s)
 	assert_int_equal(dvx_qp_connect_loopback(&qp, &conn), 0);
 
 	for (i = 0; i < rounds; i++) {
-		uint32_t n = 1 + (uint32_t)(rnd() % 8), k, idx = 0;
+		uint32_t n = 1 + (uint32_t)(rnd() % 8), k;
+		uint64_t idx = 0;
 
-		if (dvx_mlx5_sq_room(&qp.sq) < 16) {
+		if (dvx_mlx5_sq_room(&qp.sq, &qp.sqc) < 16) {
 			/* the ring is clogged (stalled WAITs, unsignaled WQEs): start over */
 			dvx_qp_to_err(&qp);
 			dvx_sim_step(fab);
@@ -389,10 +446,10 @@ static void test_sim_wqes(void **s)
 			assert_int_equal(dvx_qp_recover(&qp), 0);
 			recoveries++;
 		}
-		for (k = 0; k < n && dvx_mlx5_sq_room(&qp.sq) >= 8; k++) {
+		for (k = 0; k < n && dvx_mlx5_sq_room(&qp.sq, &qp.sqc) >= 8; k++) {
 			struct dvx_mlx5_wqe_ctrl_seg *c;
 
-			assert_int_equal(dvx_mlx5_sq_reserve(&qp.sq, 1, &idx), 0);
+			assert_int_equal(dvx_mlx5_sq_reserve(&qp.sq, &qp.sqc, 1, DVX_MLX5_SQ_SINGLE, &idx), 0);
 			memset(dvx_mlx5_wq_wqebb(&qp.sq.wq, idx), 0, 64);
 			valid_wqe(&qp.sq.wq, idx);
 			/* aim keys and addresses at the real MR part of the time */
@@ -424,7 +481,7 @@ static void test_sim_wqes(void **s)
 				c->qpn_ds = dvx_cpu_to_be32((qd & ~0x3fu) | (1 + (uint32_t)(rnd() % 4)));
 			}
 		}
-		dvx_mlx5_sq_ring_db(&qp.sq);
+		dvx_mlx5_sq_ring_db(&qp.sq, &qp.sqc, qp.sqc.resv);
 		dvx_sim_step(fab);
 		for (;;) {
 			int r = dvx_mlx5_cq_poll_one(&cq.mcq, &info);
@@ -435,7 +492,7 @@ static void test_sim_wqes(void **s)
 			if (r < 0)
 				errs++;
 			else
-				dvx_mlx5_sq_completed(&qp.sq, info.wqe_counter);
+				dvx_mlx5_sq_completed(&qp.sq, &qp.sqc, info.wqe_counter);
 		}
 		dvx_mlx5_cq_update_ci(&cq.mcq);
 		assert_int_equal(dvx_qp_query(&qp, NULL, &st), 0);

@@ -117,7 +117,7 @@ extern "C" __global__ void t_bad_rkey(struct dvx_p2p_dev d, int peer, uint32_t c
 	status[1] = err ? err : dvx_p2p_dev_wait_local(d, tk, timeout_ns);
 	/* the lane refuses new posts with the same error */
 	status[2] = dvx_p2p_dev_put(d, peer, channel, &src, 0, &dst, 0, 64, timeout_ns, &tk);
-	status[3] = dvx_p2p_dev_qst(l->main)->syndrome;
+	status[3] = l->main.st->syndrome;
 }
 
 /* block scope: every thread i < nchunks of block b puts its chunk on channel (b % nchan), the block

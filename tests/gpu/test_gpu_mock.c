@@ -364,7 +364,7 @@ static void test_lib(void **state)
 	assert_string_equal(seen.name, "dvx_devlib_cq_init");
 	assert_int_equal(seen.grid, 4);
 	assert_int_equal(dvx_gpu_lib_sq_ctrs_init(&lib, &s, 0x30000), 0);
-	assert_int_equal(seen.block, DVX_GPU_SQ_CTRS_BYTES / 8);
+	assert_int_equal(seen.block, DVX_MLX5_SQ_CTRS_BYTES / 8);
 	assert_int_equal(dvx_gpu_lib_sq_ctrs_init(&lib, &s, 0x30008), -EINVAL);
 	assert_int_equal(seen.calls, 3);
 	/* a failed launch is reported */
@@ -387,7 +387,9 @@ static void test_views(void **state)
 	assert_int_equal(dvx_gpu_sq_view_init(&sq, 0, 0x10000, 256, 0x123, 64, 0x20000, 0x20008,
 					      0x30000, 0x20010), 0);
 	assert_int_equal(sq.version, DVX_GPU_SQ_VERSION);
-	assert_int_equal(sq.nwqebb, 256);
+	assert_int_equal(sq.sq.nwqebb, 256);
+	assert_int_equal(sq.sq.flags, 0);
+	assert_int_equal(sq.ctrs, 0x30000);
 	assert_int_equal(dvx_gpu_sq_view_init(&sq, 0, 0x10020, 256, 1, 0, 8, 8, 64, 8), -EINVAL);
 	assert_int_equal(dvx_gpu_sq_view_init(&sq, 0, 0x10000, 100, 1, 0, 8, 8, 64, 8), -EINVAL);
 	assert_int_equal(dvx_gpu_sq_view_init(&sq, 0, 0x10000, 256, 1, 0, 8, 0, 64, 8), -EINVAL);
@@ -396,7 +398,9 @@ static void test_views(void **state)
 	assert_int_equal(dvx_gpu_sq_view_init(&sq, 0, 0x10000, 256, 1, 0, 8, 8, 72, 8), -EINVAL);
 	assert_int_equal(dvx_gpu_sq_view_init(&sq, 0x80, 0x10000, 256, 1, 0, 8, 8, 64, 8), -EINVAL);
 	assert_int_equal(dvx_gpu_cq_view_init(&cq, DVX_GPU_Q_SYS, 0x1000, 6, 7, 0), 0);
-	assert_int_equal(cq.log_size, 6);
+	assert_int_equal(cq.cq.log_size, 6);
+	assert_int_equal(cq.cq.flags, DVX_MLX5_CQ_SYS);
+	assert_null(cq.cq.dbrec);
 	assert_int_equal(dvx_gpu_cq_view_init(&cq, 0, 0x1010, 6, 7, 0), -EINVAL);
 	assert_int_equal(dvx_gpu_cq_view_init(&cq, 0, 0x1000, 25, 7, 0), -EINVAL);
 }

@@ -161,7 +161,7 @@ static void *nic_main(void *arg)
 /* fresh ring, records and counters; start the consumer */
 static void reset_sq(struct nic *n, uint8_t opcode, uint64_t nids, int recycle)
 {
-	static const uint8_t zero[DVX_GPU_SQ_CTRS_BYTES];
+	static const uint8_t zero[DVX_MLX5_SQ_CTRS_BYTES];
 
 	memset(E.ring, 0, NWQEBB * 64);
 	memset(E.ctl_mem.addr, 0, 4096);
@@ -299,7 +299,7 @@ static void test_timeout(void **state)
 	uint32_t n_post = NWQEBB + 1, i;
 	uint64_t timeout = 2000000, status = E.dmem.dptr + STATUS_OFF;	/* 2 ms */
 	void *args[] = { &E.sq, &n_post, &timeout, &status };
-	struct dvx_gpu_sq_ctrs ctrs;
+	struct dvx_mlx5_sq_ctrs ctrs;
 	int32_t st[NWQEBB + 1];
 	struct nic n;
 

@@ -21,7 +21,7 @@
 #include "../lib/p2p_world.h"
 
 #include <dvx/gpu/gpu.h>
-#include <dvx/p2p/dev.h>
+#include <dvx/p2p/gpu.h>
 
 extern const unsigned char dvx_fatbin_tests_gpu_p2p_dev_kernels[];
 extern const size_t dvx_fatbin_tests_gpu_p2p_dev_kernels_len;

@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
- * The linux backend on this host, and the dvx-probe binary. On a machine without
- * RDMA hardware (CI) the device list is empty and dvx-probe exits 2 saying there is
- * no mlx5 device; on a machine with devices the listing is checked for sanity and
- * the no-device expectations are skipped.
+ * The linux backend on this host, and the dvx-probe binary, each answer checked against
+ * an independent reading of the same machine: the RDMA devices against a directory
+ * listing of /sys/class/infiniband, every PCI function's ids, class and NUMA node
+ * against its own sysfs files, the memlock limit against getrlimit(), the page size
+ * against sysconf(), the clock against CLOCK_MONOTONIC. On a machine without RDMA
+ * hardware (CI) the device list is empty and dvx-probe exits 2 saying there is no
+ * mlx5 device; on a machine with devices the listing is checked for sanity and the
+ * no-device expectations are skipped.
  *
  * dvx-probe is found in $DVX_TOOLS_DIR, else in ../tools next to this binary
  * ($(O)/tests/hal-linux-test -> $(O)/tools/dvx-probe).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../lib/dvx_test.h"
@@ -33,6 +41,38 @@ static const struct dvx_hal *linux_or_skip(void)
 	return hal;
 }
 
+/* entries of a sysfs directory (not "." or ".."), 0 when it does not exist */
+static unsigned count_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	unsigned n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* a sysfs number ("0x15b3\n", "-1\n"), read without dvx's sysfs helpers */
+static long long read_num(const char *dir, const char *file, long long dflt)
+{
+	char path[PATH_MAX], buf[64];
+	FILE *f;
+	long long v = dflt;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "r");
+	if (!f)
+		return dflt;
+	if (fgets(buf, sizeof(buf), f))
+		v = strtoll(buf, NULL, 0);
+	fclose(f);
+	return v;
+}
+
 static unsigned ndevs(const struct dvx_hal *hal)
 {
 	unsigned n = 99;
@@ -50,6 +90,8 @@ static void test_dev_list(void **state)
 	(void)state;
 	assert_string_equal(hal->name, "linux");
 	n = ndevs(hal);
+	/* rdma-core lists what the kernel's class directory holds */
+	assert_int_equal(n, count_dir("/sys/class/infiniband"));
 	if (n == 0) {
 		print_message("no RDMA devices on this host: the list is empty, without error\n");
 		return;
@@ -85,23 +127,66 @@ static void test_open_absent(void **state)
 static void test_host_ops(void **state)
 {
 	const struct dvx_hal *hal = linux_or_skip();
+	static struct dvx_hal_pci_dev pci[512];
 	struct dvx_hal_limits lim;
 	struct dvx_hal_mem mem;
-	unsigned n;
-	uint64_t t0, t1;
+	struct timespec ts;
+	struct rlimit rl;
+	unsigned n, nb, i, bridges = 0;
+	uint64_t t0, t1, mono;
+	size_t k;
 
 	(void)state;
+	/* limits: what getrlimit() and sysconf() say */
 	assert_int_equal(dvx_hal_limits(hal, &lim), 0);
-	assert_true(lim.page_size >= 4096);
+	assert_int_equal(getrlimit(RLIMIT_MEMLOCK, &rl), 0);
+	assert_int_equal(lim.memlock_cur, rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX :
+					  (uint64_t)rl.rlim_cur);
+	assert_int_equal(lim.memlock_max, rl.rlim_max == RLIM_INFINITY ? UINT64_MAX :
+					  (uint64_t)rl.rlim_max);
+	assert_int_equal(lim.page_size, (uint64_t)sysconf(_SC_PAGESIZE));
+
+	/* PCI: every function of /sys/bus/pci/devices, each as its own files say */
 	assert_int_equal(dvx_hal_pci_list(hal, 0, 0, NULL, 0, &n), 0);
 	print_message("%u PCI functions visible\n", n);
+	assert_int_equal(n, count_dir("/sys/bus/pci/devices"));
+	assert_true(n <= DVX_ARRAY_SIZE(pci));
+	assert_int_equal(dvx_hal_pci_list(hal, 0, 0, pci, n, &n), 0);
+	for (i = 0; i < n; i++) {
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%.*s", (int)sizeof(pci[i].pci),
+			 pci[i].pci);
+		assert_int_equal(pci[i].vendor_id, read_num(dir, "vendor", -1));
+		assert_int_equal(pci[i].device_id, read_num(dir, "device", -1));
+		assert_int_equal(pci[i].class_code, read_num(dir, "class", -1));
+		assert_int_equal(pci[i].numa_node, read_num(dir, "numa_node", -1));
+		bridges += (pci[i].class_code >> 16) == 0x06;
+	}
+	/* the class filter keeps exactly the bridges */
+	assert_int_equal(dvx_hal_pci_list(hal, 0xff0000, 0x060000, NULL, 0, &nb), 0);
+	assert_int_equal(nb, bridges);
+
+	/* memory: aligned, zeroed as asked, writable, and its kind says its page size */
 	assert_int_equal(dvx_hal_mem_alloc(hal, 8192, 4096, -1, DVX_MEM_F_HUGE | DVX_MEM_F_ZERO,
 					   &mem), 0);
 	assert_int_equal((uintptr_t)mem.addr % 4096, 0);
+	assert_true(mem.len >= 8192);
+	for (k = 0; k < 8192; k++)
+		assert_int_equal(((uint8_t *)mem.addr)[k], 0);
+	memset(mem.addr, 0x5c, 8192);
+	if (mem.kind == DVX_MEM_PAGES)
+		assert_int_equal(mem.page_size, lim.page_size);
+	else
+		assert_true(mem.page_size > lim.page_size);
 	assert_int_equal(dvx_hal_mem_free(hal, &mem), 0);
+
+	/* the clock is CLOCK_MONOTONIC's */
 	t0 = dvx_hal_now_ns(hal);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	mono = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	t1 = dvx_hal_now_ns(hal);
-	assert_true(t1 >= t0);
+	assert_true(t0 <= mono && mono <= t1);
 }
 
 /* ---- the dvx-probe binary ---- */

@@ -644,7 +644,7 @@ static void body_bad_rkey(struct wrank *r)
 		W_CHECK(r, h.state == DVX_P2P_Q_FAILED && h.err == -EPERM &&
 				   h.syndrome == DVX_MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR &&
 				   h.wqe_opcode == DVX_MLX5_OPCODE_RDMA_WRITE &&
-				   h.qpn == r->t.lanes[0].main.qpn && h.wqe_index == (uint16_t)tk.idx,
+				   h.qpn == r->t.lanes[0].main.d.sq.wq.qpn && h.wqe_index == (uint16_t)tk.idx,
 			"health: state %u err %d synd 0x%x op 0x%x qpn 0x%x idx %u", h.state,
 			h.err, h.syndrome, h.wqe_opcode, h.qpn, h.wqe_index);
 		/* the failed lane refuses new work with its error */

@@ -310,9 +310,9 @@ static uint64_t va(const struct rk *r, uint32_t off)
 
 static uint32_t reserve(struct dvx_qp *qp, uint32_t n)
 {
-	uint32_t idx = 0;
+	uint64_t idx = 0;
 
-	assert_int_equal(dvx_mlx5_sq_reserve(&qp->sq, n, &idx), 0);
+	assert_int_equal(dvx_mlx5_sq_reserve(&qp->sq, &qp->sqc, n, DVX_MLX5_SQ_SINGLE, &idx), 0);
 	return idx;
 }
 
@@ -349,7 +349,7 @@ static void post_recv1(struct dvx_qp *qp, uint64_t addr, uint32_t lkey, uint32_t
 
 static void ring(struct dvx_qp *qp)
 {
-	dvx_mlx5_sq_ring_db(&qp->sq);
+	dvx_mlx5_sq_ring_db(&qp->sq, &qp->sqc, qp->sqc.resv);
 }
 
 static unsigned step(void)
@@ -391,7 +391,7 @@ static void expect_req(struct dvx_qp *qp, uint8_t wqe_op, uint32_t idx)
 	assert_int_equal(i.wqe_counter, (uint16_t)idx);
 	assert_int_equal(i.qpn, qp->qpn);
 	assert_int_equal(i.srqn_uidx, qp->user_index);
-	assert_true(dvx_mlx5_sq_completed(&qp->sq, i.wqe_counter) > 0);
+	assert_true(dvx_mlx5_sq_completed(&qp->sq, &qp->sqc, i.wqe_counter) > 0);
 }
 
 /* an error CQE: syndrome, errno from dvx_mlx5_cqe_parse, the sim's reason, the WQE */
@@ -635,7 +635,7 @@ static void test_atomics(void **state)
 	expect_req(a, DVX_MLX5_OPCODE_ATOMIC_MASKED_FA, 5);
 	expect_req(a, DVX_MLX5_OPCODE_ATOMIC_MASKED_CS, 6);
 	expect_req(a, DVX_MLX5_OPCODE_ATOMIC_FA, 8);	/* the 2-WQEBB WQE took 6 and 7 */
-	assert_int_equal(a->sq.ci, a->sq.pi);
+	assert_int_equal(a->sqc.ci, a->sqc.resv);
 
 	/* targets in host order; 8-byte results in host order (endianness mode 1), 4-byte
 	 * results big-endian */
@@ -732,14 +732,14 @@ static void test_wrap_unsignaled(void **state)
 		post_write(a, 0, va(r1, 0x900 + round * 8), r1->mr.rkey, va(r0, 0x100),
 			   r0->mr.lkey, 8);
 		nop = post_nop(a, SIG);
-		assert_int_equal(dvx_mlx5_sq_room(&a->sq), 1);
+		assert_int_equal(dvx_mlx5_sq_room(&a->sq, &a->sqc), 1);
 		ring(a);
 		assert_int_equal(step(), 4);
 		/* one CQE, for the NOP; it frees the unsignaled WQEs before it too */
 		assert_int_equal(take_cqe(a->send_cq, &i), 1);
 		assert_int_equal(i.wqe_opcode, DVX_MLX5_OPCODE_NOP);
 		assert_int_equal(i.wqe_counter, (uint16_t)nop);
-		assert_int_equal(dvx_mlx5_sq_completed(&a->sq, i.wqe_counter), 7);
+		assert_int_equal(dvx_mlx5_sq_completed(&a->sq, &a->sqc, i.wqe_counter), 7);
 		assert_int_equal(take_cqe(a->send_cq, &i), 0);
 		assert_memory_equal(r1->data + 0x1000 + round * 128, pay, 120);
 		assert_int_equal(rd64(r0->data + 0x800 + round * 8), round);
@@ -748,7 +748,7 @@ static void test_wrap_unsignaled(void **state)
 	assert_int_equal(rd64(r1->data + 0x800), 16);
 	assert_true(wrapped_inl >= 2);
 	assert_true(wrapped_cs >= 2);
-	assert_int_equal(a->sq.pi, 16 * 7);
+	assert_int_equal(a->sqc.resv, 16 * 7);
 }
 
 /* the core-direct companion: WAIT on the main QP's CQ index, then a loopback FA into a
@@ -1252,7 +1252,7 @@ static void test_retry_recover(void **state)
 	assert_int_equal(dvx_qp_recover(b), 0);
 	assert_int_equal(a->state, DVX_MLX5_QP_STATE_RTS);
 	assert_int_equal(a->recoveries, 1);
-	assert_int_equal(a->sq.pi, 0);
+	assert_int_equal(a->sqc.resv, 0);
 	assert_int_equal(a->send_cq->index_base, 3);
 	assert_int_equal(a->send_cq->mcq.ci, 3);
 	assert_int_equal(b->send_cq->index_base, 0);
@@ -1342,7 +1342,8 @@ static void *rank_thread(void *arg)
 	struct dvx_mlx5_cqe_info i;
 	struct dvx_cq *cq;
 	struct dvx_qp *qp;
-	uint32_t sent = 0, done = 0, got = 0, k, n = 0;
+	uint32_t sent = 0, done = 0, got = 0, k;
+	uint64_t n = 0;
 	long spins = 0;
 	int rc, bars = 0;
 
@@ -1391,9 +1392,9 @@ static void *rank_thread(void *arg)
 	       !__atomic_load_n(&W.fail_line[peer], __ATOMIC_ACQUIRE)) {
 		uint8_t *src = r->data + 0x4000 + (sent % T_SLOTS) * T_MSG;
 
-		if (sent < T_MSGS && dvx_mlx5_sq_room(&qp->sq) >= 1 && sent - done < T_SLOTS) {
+		if (sent < T_MSGS && dvx_mlx5_sq_room(&qp->sq, &qp->sqc) >= 1 && sent - done < T_SLOTS) {
 			memset(src, (int)(me * 128 + sent % 128), T_MSG);
-			T_CHECK(me, dvx_mlx5_sq_reserve(&qp->sq, 1, &n) == 0);
+			T_CHECK(me, dvx_mlx5_sq_reserve(&qp->sq, &qp->sqc, 1, DVX_MLX5_SQ_SINGLE, &n) == 0);
 			dvx_mlx5_wqe_rdma_write_imm(&qp->sq.wq, n, SIG, (uint32_t)(me << 16) | sent,
 						    W.raddr[peer] + (sent % T_SLOTS) * T_MSG,
 						    W.rkey[peer], va(r, 0x4000 + (sent % T_SLOTS) *
@@ -1411,7 +1412,7 @@ static void *rank_thread(void *arg)
 		T_CHECK(me, rc == 1);
 		if (i.opcode == DVX_MLX5_CQE_REQ) {
 			T_CHECK(me, i.wqe_counter == (uint16_t)done);
-			T_CHECK(me, dvx_mlx5_sq_completed(&qp->sq, i.wqe_counter) == 1);
+			T_CHECK(me, dvx_mlx5_sq_completed(&qp->sq, &qp->sqc, i.wqe_counter) == 1);
 			done++;
 		} else {
 			uint8_t want[T_MSG];

@@ -1138,6 +1138,7 @@ struct qpx {
 	struct dvx_hal_obj cq, qp;
 	uint32_t cqn, qpn;
 	struct dvx_mlx5_sq sq;
+	struct dvx_mlx5_sq_ctrs sqc;
 	struct dvx_mlx5_cq pcq;
 };
 
@@ -1156,9 +1157,9 @@ static void qpx_make(struct env *e, struct qpx *x, unsigned i, const struct dvx_
 	qa.uar_page = uar->page_id;
 	assert_int_equal(qp_make(e, &qa, &x->qp, &x->qpn), 0);
 	qp_loop_rts(e, &x->qp);
-	assert_int_equal(dvx_mlx5_sq_init(&x->sq, e->mem + WQ_OFF(i), 64, x->qpn, 0,
+	assert_int_equal(dvx_mlx5_sq_init(&x->sq, &x->sqc, e->mem + WQ_OFF(i), 64, x->qpn, 0,
 					  (dvx_be32 *)(void *)(e->mem + DBR_OFF(i)), uar->reg_addr,
-					  uar->type == DVX_UAR_BF ? DVX_SIM_BF_HALF : 0), 0);
+					  uar->type == DVX_UAR_BF ? DVX_SIM_BF_HALF : 0, 0), 0);
 }
 
 static void qpx_destroy(struct env *e, struct qpx *x)
@@ -1170,10 +1171,11 @@ static void qpx_destroy(struct env *e, struct qpx *x)
 /* post @n NOPs, the last one signaled; returns the last index */
 static uint32_t post_nops(struct qpx *x, unsigned n)
 {
-	uint32_t idx = 0, i;
+	uint32_t i;
+	uint64_t idx = 0;
 
 	for (i = 0; i < n; i++) {
-		assert_int_equal(dvx_mlx5_sq_reserve(&x->sq, 1, &idx), 0);
+		assert_int_equal(dvx_mlx5_sq_reserve(&x->sq, &x->sqc, 1, DVX_MLX5_SQ_SINGLE, &idx), 0);
 		dvx_mlx5_wqe_nop(&x->sq.wq, idx, i + 1 == n ? DVX_MLX5_WQE_CTRL_CQ_UPDATE : 0);
 	}
 	return idx;
@@ -1182,12 +1184,12 @@ static uint32_t post_nops(struct qpx *x, unsigned n)
 /* take one good CQE naming @idx and free the SQ up to it */
 static void reap(struct qpx *x, uint32_t idx)
 {
-	struct dvx_mlx5_cqe_info info;
+	struct dvx_mlx5_cqe_info info = { 0 };
 
 	assert_int_equal(dvx_mlx5_cq_poll_one(&x->pcq, &info), 1);
 	assert_int_equal(info.qpn, x->qpn);
 	assert_int_equal(info.wqe_counter, (uint16_t)idx);
-	assert_true(dvx_mlx5_sq_completed(&x->sq, info.wqe_counter) > 0);
+	assert_true(dvx_mlx5_sq_completed(&x->sq, &x->sqc, info.wqe_counter) > 0);
 	dvx_mlx5_cq_update_ci(&x->pcq);
 }
 
@@ -1216,13 +1218,13 @@ static void test_doorbell_shared_uar(void **state)
 	post_nops(&a, 1);
 	assert_int_equal(dvx_sim_step(fab), 0);
 	cq_empty(&a);
-	a.sq.pi = 0;					/* take the unrung WQE back */
+	a.sqc.resv = 0;					/* take the unrung WQE back */
 
 	/* A rings, then B rings the same register before the sim looks: both run */
 	ia = post_nops(&a, 3);
-	dvx_mlx5_sq_ring_db(&a.sq);
+	dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
 	ib = post_nops(&b, 2);
-	dvx_mlx5_sq_ring_db(&b.sq);
+	dvx_mlx5_sq_ring_db(&b.sq, &b.sqc, b.sqc.resv);
 	assert_int_equal(dvx_sim_step(fab), 5);
 	reap(&a, ia);
 	reap(&b, ib);
@@ -1234,7 +1236,7 @@ static void test_doorbell_shared_uar(void **state)
 
 	/* the same doorbell value twice is two doorbells */
 	ia = post_nops(&a, 1);
-	dvx_mlx5_sq_ring_db(&a.sq);
+	dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
 	assert_int_equal(dvx_sim_step(fab), 1);
 	reap(&a, ia);
 	qp_query(&e, &a.qp, &q);
@@ -1251,7 +1253,7 @@ static void test_doorbell_shared_uar(void **state)
 	/* a QP in ERR: a new doorbell is flushed, not executed */
 	assert_int_equal(to_err(&e, &b.qp), 0);
 	ib = post_nops(&b, 1);
-	dvx_mlx5_sq_ring_db(&b.sq);
+	dvx_mlx5_sq_ring_db(&b.sq, &b.sqc, b.sqc.resv);
 	dvx_sim_step(fab);
 	{
 		struct dvx_mlx5_cqe_info info;
@@ -1282,9 +1284,9 @@ static void test_doorbell_blueflame(void **state)
 	/* single-WQE posts go out as BlueFlame copies, alternating halves */
 	for (i = 0; i < 4; i++) {
 		ia = post_nops(&a, 1);
-		dvx_mlx5_sq_ring(&a.sq, ia);
+		dvx_mlx5_sq_ring(&a.sq, &a.sqc, ia);
 		ib = post_nops(&b, 1);
-		dvx_mlx5_sq_ring(&b.sq, ib);
+		dvx_mlx5_sq_ring(&b.sq, &b.sqc, ib);
 		assert_int_equal(dvx_sim_step(fab), 2);
 		reap(&a, ia);
 		reap(&b, ib);
@@ -1310,7 +1312,7 @@ static void test_doorbell_wrap(void **state)
 	/* 4200 batches of 16: the 16-bit doorbell counter wraps once */
 	for (i = 0; i < 4200; i++) {
 		idx = post_nops(&a, 16);
-		dvx_mlx5_sq_ring_db(&a.sq);
+		dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
 		assert_int_equal(dvx_sim_step(fab), 16);
 		reap(&a, idx);
 	}
@@ -1324,7 +1326,7 @@ static void test_doorbell_wrap(void **state)
 
 static void test_progress_thread(void **state)
 {
-	struct dvx_mlx5_cqe_info info;
+	struct dvx_mlx5_cqe_info info = { 0 };
 	struct qpx a;
 	uint32_t idx, r;
 	unsigned round;
@@ -1342,12 +1344,12 @@ static void test_progress_thread(void **state)
 	for (round = 0; round < 50; round++) {
 		idx = post_nops(&a, 4);
 		/* the doorbell sequence with atomics, so ThreadSanitizer sees the ordering */
-		r = a.sq.pi;
+		r = a.sqc.resv;
 		__atomic_store_n(&a.sq.dbrec[DVX_MLX5_SND_DBR], dvx_cpu_to_be32(r & 0xffff),
 				 __ATOMIC_RELEASE);
 		__atomic_store_n((uint64_t *)e.uar.reg_addr,
 				 a.sq.db_qpn | dvx_mlx5_sq_db_value(r, 0), __ATOMIC_RELEASE);
-		a.sq.db_pi = r;
+		a.sqc.db_pi = r;
 		/* no dev_progress here: only the thread moves the model */
 		for (spins = 0, rc = 0; rc == 0 && spins < 100000000; spins++) {
 			struct dvx_mlx5_cqe64 *cqe = dvx_mlx5_cqe_at(a.pcq.buf, 6, a.pcq.ci);
@@ -1360,14 +1362,14 @@ static void test_progress_thread(void **state)
 		}
 		assert_int_equal(rc, 1);
 		assert_int_equal(info.wqe_counter, (uint16_t)idx);
-		assert_true(dvx_mlx5_sq_completed(&a.sq, info.wqe_counter) > 0);
+		assert_true(dvx_mlx5_sq_completed(&a.sq, &a.sqc, info.wqe_counter) > 0);
 	}
 	assert_int_equal(dvx_sim_stop(fab), 0);
 	assert_int_equal(dvx_sim_stop(fab), -EALREADY);
 
 	/* the same work stepped by hand, through the hal's dev_progress */
 	idx = post_nops(&a, 4);
-	dvx_mlx5_sq_ring_db(&a.sq);
+	dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
 	dvx_hal_nic_progress(&e.dev);
 	reap(&a, idx);
 	qpx_destroy(&e, &a);
@@ -1388,7 +1390,7 @@ static void test_trace(void **state)
 	t.out = getenv("DVX_SIM_TRACE") ? stderr : NULL;
 	dvx_sim_set_trace(fab, dvx_test_sim_trace_print, &t);
 	idx = post_nops(&a, 3);
-	dvx_mlx5_sq_ring_db(&a.sq);
+	dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
 	assert_int_equal(dvx_sim_step(fab), 3);
 	reap(&a, idx);
 	assert_int_equal(t.wqes, 3);
@@ -1396,7 +1398,7 @@ static void test_trace(void **state)
 	assert_int_equal(t.cqes, 1);
 	dvx_sim_set_trace(fab, NULL, NULL);
 	idx = post_nops(&a, 1);
-	dvx_mlx5_sq_ring_db(&a.sq);
+	dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
 	assert_int_equal(dvx_sim_step(fab), 1);
 	reap(&a, idx);
 	assert_int_equal(t.wqes, 3);

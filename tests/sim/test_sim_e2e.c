@@ -35,6 +35,7 @@ struct e_qp {
 	struct dvx_hal_obj obj;
 	uint32_t qpn;
 	struct dvx_mlx5_sq sq;
+	struct dvx_mlx5_sq_ctrs sqc;
 	struct dvx_mlx5_rq rq;
 };
 
@@ -162,8 +163,8 @@ static void e_qp_create(struct e_nic *n, struct e_qp *q, const struct e_cq *scq,
 	assert_int_equal(dvx_hal_obj_create(&n->hal, in, sizeof(in), out, sizeof(out), &q->obj), 0);
 	assert_int_equal(dvx_mlx5_create_qp_out(out, sizeof(out), &q->qpn), 0);
 	q->obj.id = q->qpn;
-	assert_int_equal(dvx_mlx5_sq_init(&q->sq, n->mem + l.sq_offset, 1u << E_LOG_SQ, q->qpn, 64,
-					  (dvx_be32 *)(void *)(n->mem + dbr), n->uar.reg_addr, 0),
+	assert_int_equal(dvx_mlx5_sq_init(&q->sq, &q->sqc, n->mem + l.sq_offset, 1u << E_LOG_SQ, q->qpn, 64,
+					  (dvx_be32 *)(void *)(n->mem + dbr), n->uar.reg_addr, 0, 0),
 			 0);
 	assert_int_equal(dvx_mlx5_rq_init(&q->rq, n->mem + l.rq_offset, 1u << E_LOG_RQ,
 					  4 + E_RQ_STRIDE_LOG, (dvx_be32 *)(void *)(n->mem + dbr)),
@@ -279,7 +280,8 @@ static void test_e2e_write_read(void **state)
 	struct dvx_mlx5_cqe_info i;
 	struct dvx_mlx5_sge sge;
 	struct dvx_sim_stats st;
-	uint32_t idx = 0, k;
+	uint32_t k;
+	uint64_t idx = 0;
 
 	(void)state;
 	e_cq_create(&E.nic[0], &acq);
@@ -297,7 +299,7 @@ static void test_e2e_write_read(void **state)
 	assert_true(dvx_mlx5_rq_post(&b.rq, &sge, 0) >= 0);
 	dvx_mlx5_rq_ring(&b.rq);
 
-	assert_int_equal(dvx_mlx5_sq_reserve(&a.sq, 3, &idx), 0);
+	assert_int_equal(dvx_mlx5_sq_reserve(&a.sq, &a.sqc, 3, DVX_MLX5_SQ_SINGLE, &idx), 0);
 	dvx_mlx5_wqe_rdma_write(&a.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, E_IOVA + 8192,
 				E.nic[1].mr.rkey, E_IOVA, E.nic[0].mr.lkey, 4096);
 	dvx_mlx5_wqe_rdma_write_imm(&a.sq.wq, idx + 1, DVX_MLX5_WQE_CTRL_CQ_UPDATE, 0xfeed,
@@ -305,7 +307,7 @@ static void test_e2e_write_read(void **state)
 				    E.nic[0].mr.lkey, 16);
 	dvx_mlx5_wqe_rdma_read(&a.sq.wq, idx + 2, DVX_MLX5_WQE_CTRL_CQ_UPDATE, E_IOVA + 8192,
 			       E.nic[1].mr.rkey, E_IOVA + 16384, E.nic[0].mr.lkey, 4096);
-	dvx_mlx5_sq_ring(&a.sq, idx + 2);
+	dvx_mlx5_sq_ring(&a.sq, &a.sqc, idx + 2);
 	assert_true(dvx_sim_step(E.fab) >= 3);
 
 	assert_memory_equal(data(1) + 8192, data(0), 4096);
@@ -335,7 +337,8 @@ static void test_e2e_companion(void **state)
 {
 	struct e_cq acq, bcq, ccq;
 	struct e_qp a, b, c;
-	uint32_t idx = 0, k, n = 5;
+	uint32_t k, n = 5;
+	uint64_t idx = 0;
 	uint64_t counter;
 
 	(void)state;
@@ -352,19 +355,19 @@ static void test_e2e_companion(void **state)
 
 	for (k = 0; k < n; k++) {
 		/* companion first: it must wait for the main QP's CQE #k */
-		assert_int_equal(dvx_mlx5_sq_reserve(&c.sq, 2, &idx), 0);
+		assert_int_equal(dvx_mlx5_sq_reserve(&c.sq, &c.sqc, 2, DVX_MLX5_SQ_SINGLE, &idx), 0);
 		dvx_mlx5_wqe_wait_cq(&c.sq.wq, idx, 0, acq.cqn, k);
 		dvx_mlx5_wqe_atomic_fa(&c.sq.wq, idx + 1, 0, E_IOVA + 512, E.nic[0].mr.rkey, 1, 0,
 				       E.nic[0].sink.lkey);
-		dvx_mlx5_sq_ring(&c.sq, idx + 1);
+		dvx_mlx5_sq_ring(&c.sq, &c.sqc, idx + 1);
 		assert_int_equal(dvx_sim_step(E.fab), 0);	/* blocked on the WAIT */
 		memcpy(&counter, data(0) + 512, 8);
 		assert_int_equal(counter, k);
 
-		assert_int_equal(dvx_mlx5_sq_reserve(&a.sq, 1, &idx), 0);
+		assert_int_equal(dvx_mlx5_sq_reserve(&a.sq, &a.sqc, 1, DVX_MLX5_SQ_SINGLE, &idx), 0);
 		dvx_mlx5_wqe_rdma_write(&a.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, E_IOVA + 64 * k,
 					E.nic[1].mr.rkey, E_IOVA, E.nic[0].mr.lkey, 64);
-		dvx_mlx5_sq_ring(&a.sq, idx);
+		dvx_mlx5_sq_ring(&a.sq, &a.sqc, idx);
 		assert_true(dvx_sim_step(E.fab) >= 3);
 		memcpy(&counter, data(0) + 512, 8);
 		assert_int_equal(counter, k + 1);
@@ -380,7 +383,7 @@ static void test_e2e_error(void **state)
 	struct e_cq acq, bcq;
 	struct e_qp a, b;
 	struct dvx_mlx5_cqe_info i;
-	uint32_t idx = 0;
+	uint64_t idx = 0;
 	uint8_t in[DVX_MLX5_QUERY_QP_IN_BYTES], out[DVX_MLX5_QUERY_QP_OUT_BYTES];
 	struct dvx_mlx5_qp_query q;
 
@@ -392,11 +395,11 @@ static void test_e2e_error(void **state)
 	e_connect(&E.nic[0], &a, b.qpn, E.nic[1].lid, 0, 7);
 	e_connect(&E.nic[1], &b, a.qpn, E.nic[0].lid, 0, 7);
 
-	assert_int_equal(dvx_mlx5_sq_reserve(&a.sq, 2, &idx), 0);
+	assert_int_equal(dvx_mlx5_sq_reserve(&a.sq, &a.sqc, 2, DVX_MLX5_SQ_SINGLE, &idx), 0);
 	dvx_mlx5_wqe_rdma_write(&a.sq.wq, idx, 0, E_IOVA, E.nic[1].mr.rkey ^ 0x100, E_IOVA,
 				E.nic[0].mr.lkey, 8);
 	dvx_mlx5_wqe_nop(&a.sq.wq, idx + 1, 0);
-	dvx_mlx5_sq_ring(&a.sq, idx + 1);
+	dvx_mlx5_sq_ring(&a.sq, &a.sqc, idx + 1);
 	dvx_sim_step(E.fab);
 	assert_int_equal(dvx_mlx5_cq_poll_one(&acq.poll, &i), -EPERM);
 	assert_int_equal(i.syndrome, DVX_MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
@@ -425,7 +428,7 @@ static void test_e2e_link_down(void **state)
 	struct e_cq acq, bcq;
 	struct e_qp a, b;
 	struct dvx_mlx5_cqe_info i;
-	uint32_t idx = 0;
+	uint64_t idx = 0;
 	int k, rc = 0;
 
 	(void)state;
@@ -436,10 +439,10 @@ static void test_e2e_link_down(void **state)
 	e_connect(&E.nic[0], &a, b.qpn, E.nic[1].lid, 0, 7);
 	e_connect(&E.nic[1], &b, a.qpn, E.nic[0].lid, 0, 7);
 	assert_int_equal(dvx_sim_set_port(E.fab, 1, 1, 0), 0);
-	assert_int_equal(dvx_mlx5_sq_reserve(&a.sq, 1, &idx), 0);
+	assert_int_equal(dvx_mlx5_sq_reserve(&a.sq, &a.sqc, 1, DVX_MLX5_SQ_SINGLE, &idx), 0);
 	dvx_mlx5_wqe_rdma_write(&a.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, E_IOVA,
 				E.nic[1].mr.rkey, E_IOVA, E.nic[0].mr.lkey, 8);
-	dvx_mlx5_sq_ring(&a.sq, idx);
+	dvx_mlx5_sq_ring(&a.sq, &a.sqc, idx);
 	/* 8 tries, SIM_EXEC_RETRY_NS apart: step until the CQE shows up (bounded count) */
 	for (k = 0; k < 1000000 && !rc; k++) {
 		dvx_sim_step(E.fab);

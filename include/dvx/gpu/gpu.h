@@ -275,7 +275,7 @@ int dvx_gpu_memcpy_dtoh(struct dvx_gpu *gpu, void *dst, uint64_t dptr, uint64_t 
  * struct dvx_gpu_lib - libdvx's own device code (gpu/devlib.cu), loaded.
  * @mod:	the module
  * @k_cq_init:	kernel: mark every entry of a CQ ring INVALID/owner 1
- * @k_sq_ctrs_init: kernel: zero a struct dvx_gpu_sq_ctrs
+ * @k_sq_ctrs_init: kernel: zero a struct dvx_mlx5_sq_ctrs
  * @k_post_nop:	kernel: post NOPs at thread, warp or block scope (smoke test, bench)
  */
 struct dvx_gpu_lib {
@@ -327,7 +327,7 @@ int dvx_gpu_lib_post_nop(struct dvx_gpu_lib *lib, struct dvx_gpu_stream *s, cons
 int dvx_gpu_lib_cq_init(struct dvx_gpu_lib *lib, struct dvx_gpu_stream *s, uint64_t buf_dptr,
 			uint32_t log_size);
 
-/** dvx_gpu_lib_sq_ctrs_init() - launch the zeroing of a struct dvx_gpu_sq_ctrs. */
+/** dvx_gpu_lib_sq_ctrs_init() - launch the zeroing of a struct dvx_mlx5_sq_ctrs. */
 int dvx_gpu_lib_sq_ctrs_init(struct dvx_gpu_lib *lib, struct dvx_gpu_stream *s,
 			     uint64_t ctrs_dptr);
 

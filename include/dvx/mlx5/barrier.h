@@ -1,67 +1,113 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/mlx5/barrier.h - CPU memory barriers named by what they order, and MMIO stores.
+ * dvx/mlx5/barrier.h - the memory orderings the device protocol needs, named by what
+ * they order, for the CPU and for GPU threads alike, and the MMIO stores.
  *
  * The NIC is another agent that reads our rings and doorbell records through PCIe DMA
  * and receives our doorbell writes as MMIO. Each barrier below is named for the pair
- * of accesses it orders; each call site says which pair it means. The mapping to
- * instructions follows rdma-core's util/udma_barrier.h (facts 3.2, 4.2):
+ * of accesses it orders; each call site says which pair it means (prm 3.2, 3.5, 4.2).
  *
- *   barrier                            x86-64           aarch64
- *   dvx_wmb_wqe_before_dbr()           compiler only    dmb oshst
- *   dvx_wmb_dbr_before_mmio()          sfence           dsb st
- *   dvx_wmb_mmio_flush()               sfence           dsb st
- *   dvx_rmb_owner_before_cqe()         lfence           dmb oshld
- *   dvx_mb_cqe_reads_before_ci()       compiler only    dmb oshld
+ *   barrier                            x86-64        aarch64      GPU (PTX)
+ *   dvx_wmb_wqe_before_dbr(scope)      compiler      dmb oshst    fence.acq_rel.<scope>
+ *   dvx_wmb_dbr_before_mmio(scope)     sfence        dsb st       fence.acq_rel.<scope>
+ *   dvx_wmb_mmio_flush()               sfence        dsb st       (nothing)
+ *   dvx_rmb_owner_before_cqe()         lfence        dmb oshld    (the owner load acquires)
+ *   dvx_mb_cqe_reads_before_ci()       compiler      dmb oshld    (nothing, see below)
+ *   dvx_wmb_ci_before_reuse(scope)     compiler      compiler     fence.acq_rel.<scope>
  *
- * x86-64 keeps cacheable stores in order and DMA is coherent, so ordering WQE stores
- * before the doorbell-record store needs only the compiler; write-combining MMIO
- * (BlueFlame) needs sfence both to order it after the record and to flush it out.
+ * The CPU mapping follows rdma-core's util/udma_barrier.h: x86-64 keeps cacheable
+ * stores in order and DMA is coherent, so ordering WQE stores before the
+ * doorbell-record store needs only the compiler; write-combining MMIO (BlueFlame)
+ * needs sfence both to order it after the record and to flush it out. The GPU mapping
+ * is NVSHMEM's and DOCA GPUNetIO's: fences at GPU scope when the rings live in GPU
+ * memory (only the NIC reads them), at system scope when they live in host memory.
  *
- * These are host-only (CPU) functions. The GPU's own sequence, with fence.release at
- * gpu or system scope, lives in the gpu/ layer.
+ * Scope: GPU code orders for the observers of a scope, DVX_SCOPE_GPU (threads of this
+ * GPU, and the NIC reading GPU memory) or DVX_SCOPE_SYS (also the CPU and other
+ * devices). On the CPU every ordering is system-wide and the scope is ignored; the
+ * argument is a constant at every call site, so it costs nothing.
+ *
+ * Posting counters shared by several posters (dvx/mlx5/sq.h) use the atomics at the
+ * end of this file: C11-style builtins on the CPU, PTX atomics on the GPU.
  */
 #ifndef DVX_MLX5_BARRIER_H
 #define DVX_MLX5_BARRIER_H
 
 #include <dvx/byteorder.h>
 
-#if !defined(__x86_64__) && !defined(__aarch64__)
+#if !defined(__CUDA_ARCH__) && !defined(__x86_64__) && !defined(__aarch64__)
 #error "dvx supports x86-64 and aarch64 hosts"
 #endif
 
+/* who must observe an ordering made by GPU code (ignored on the CPU) */
+#define DVX_SCOPE_GPU 0u
+#define DVX_SCOPE_SYS 1u
+
+/**
+ * dvx_fence() - order this thread's earlier accesses (and those it observed) before
+ * its later ones, for the observers of @scope.
+ * @scope:	DVX_SCOPE_GPU or DVX_SCOPE_SYS (GPU code); ignored on the CPU
+ *
+ * CPU: a full barrier (mfence / dmb ish). GPU: fence.acq_rel.gpu or .sys.
+ *
+ * Context: any, host or device. Return: nothing.
+ */
+DVX_INLINE void dvx_fence(unsigned scope)
+{
+#ifdef __CUDA_ARCH__
+	if (scope == DVX_SCOPE_SYS)
+		asm volatile("fence.acq_rel.sys;" ::: "memory");
+	else
+		asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#else
+	(void)scope;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
 /**
  * dvx_wmb_wqe_before_dbr() - order WQE stores before the doorbell-record store.
+ * @scope:	GPU code: where the ring lives (DVX_SCOPE_SYS: host memory)
  *
- * WQE (and receive WQE) stores in cacheable memory become visible to the device
- * before the doorbell-record store that publishes them: a compiler barrier on x86-64
- * (stores are not reordered with stores), dmb oshst on aarch64.
+ * WQE (and receive WQE) stores become visible to the device before the doorbell-record
+ * store that publishes them: a compiler barrier on x86-64 (stores are not reordered
+ * with stores), dmb oshst on aarch64, a fence at @scope on the GPU.
  *
- * Context: any host thread. Return: nothing.
+ * Context: any, host or device. Return: nothing.
  */
-static inline void dvx_wmb_wqe_before_dbr(void)
+DVX_INLINE void dvx_wmb_wqe_before_dbr(unsigned scope)
 {
-#if defined(__x86_64__)
-	dvx_compiler_barrier();
+#ifdef __CUDA_ARCH__
+	dvx_fence(scope);
+#elif defined(__x86_64__)
+	(void)scope;
+	__asm__ __volatile__("" ::: "memory");
 #else
+	(void)scope;
 	__asm__ __volatile__("dmb oshst" ::: "memory");
 #endif
 }
 
 /**
  * dvx_wmb_dbr_before_mmio() - order the doorbell-record store before the MMIO doorbell.
+ * @scope:	GPU code: where the record lives
  *
  * The doorbell-record store is visible before the MMIO doorbell/BlueFlame write that
  * follows (the device may read the record when the doorbell arrives), and any earlier
- * write-combining stores are drained first: sfence on x86-64, dsb st on aarch64.
+ * write-combining stores are drained first: sfence on x86-64, dsb st on aarch64, a
+ * fence at @scope on the GPU.
  *
- * Context: any host thread. Return: nothing.
+ * Context: any, host or device. Return: nothing.
  */
-static inline void dvx_wmb_dbr_before_mmio(void)
+DVX_INLINE void dvx_wmb_dbr_before_mmio(unsigned scope)
 {
-#if defined(__x86_64__)
+#ifdef __CUDA_ARCH__
+	dvx_fence(scope);
+#elif defined(__x86_64__)
+	(void)scope;
 	__asm__ __volatile__("sfence" ::: "memory");
 #else
+	(void)scope;
 	__asm__ __volatile__("dsb st" ::: "memory");
 #endif
 }
@@ -71,13 +117,15 @@ static inline void dvx_wmb_dbr_before_mmio(void)
  *
  * Pushes the MMIO doorbell/BlueFlame stores out of the write-combining buffer before
  * anything that follows (the next doorbell to the same register in particular):
- * sfence on x86-64, dsb st on aarch64.
+ * sfence on x86-64, dsb st on aarch64. GPU MMIO stores are not write-combined:
+ * nothing.
  *
- * Context: any host thread. Return: nothing.
+ * Context: any, host or device. Return: nothing.
  */
-static inline void dvx_wmb_mmio_flush(void)
+DVX_INLINE void dvx_wmb_mmio_flush(void)
 {
-#if defined(__x86_64__)
+#ifdef __CUDA_ARCH__
+#elif defined(__x86_64__)
 	__asm__ __volatile__("sfence" ::: "memory");
 #else
 	__asm__ __volatile__("dsb st" ::: "memory");
@@ -89,13 +137,15 @@ static inline void dvx_wmb_mmio_flush(void)
  *
  * The load that saw a CQE's owner bit flip is ordered before the loads of the CQE's
  * other fields (otherwise they could be read from before the device wrote them):
- * lfence on x86-64, dmb oshld on aarch64.
+ * lfence on x86-64, dmb oshld on aarch64. On the GPU the owner load itself is an
+ * acquire (dvx_cqe_owner_load()): nothing.
  *
- * Context: any host thread. Return: nothing.
+ * Context: any, host or device. Return: nothing.
  */
-static inline void dvx_rmb_owner_before_cqe(void)
+DVX_INLINE void dvx_rmb_owner_before_cqe(void)
 {
-#if defined(__x86_64__)
+#ifdef __CUDA_ARCH__
+#elif defined(__x86_64__)
 	__asm__ __volatile__("lfence" ::: "memory");
 #else
 	__asm__ __volatile__("dmb oshld" ::: "memory");
@@ -107,16 +157,62 @@ static inline void dvx_rmb_owner_before_cqe(void)
  *
  * Every load from consumed CQEs completes before the consumer-index store that lets
  * the device overwrite them: a compiler barrier on x86-64 (loads are not reordered
- * with later stores), dmb oshld on aarch64.
+ * with later stores), dmb oshld on aarch64. On the GPU the consumed entries' fields
+ * were read into registers before the store is issued and the NIC overwrites an entry
+ * only a full ring later: nothing (as NVSHMEM and DOCA do).
  *
- * Context: any host thread. Return: nothing.
+ * Context: any, host or device. Return: nothing.
  */
-static inline void dvx_mb_cqe_reads_before_ci(void)
+DVX_INLINE void dvx_mb_cqe_reads_before_ci(void)
 {
-#if defined(__x86_64__)
-	dvx_compiler_barrier();
+#ifdef __CUDA_ARCH__
+#elif defined(__x86_64__)
+	__asm__ __volatile__("" ::: "memory");
 #else
 	__asm__ __volatile__("dmb oshld" ::: "memory");
+#endif
+}
+
+/**
+ * dvx_wmb_ci_before_reuse() - order a CQ consumer-index store before the store that
+ * frees the completed WQEs' SQ slots to other posters.
+ * @scope:	GPU code: where the CQ's record lives
+ *
+ * A slot reused before the NIC sees the consumer index could complete into an entry
+ * the NIC still counts as unconsumed (a CQ overrun). CPU: a compiler barrier (both are
+ * release stores, kept in program order). GPU: a fence at @scope (the slots are freed
+ * by a GPU-scope release the NIC does not observe).
+ *
+ * Context: any, host or device. Return: nothing.
+ */
+DVX_INLINE void dvx_wmb_ci_before_reuse(unsigned scope)
+{
+#ifdef __CUDA_ARCH__
+	dvx_fence(scope);
+#else
+	(void)scope;
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/**
+ * dvx_store_dbrec() - store a big-endian word the device reads (a doorbell record, the
+ * CQ consumer index), ordered by the barriers around it.
+ * @p:		the word, 4-byte aligned
+ * @v:		the value, big-endian
+ *
+ * CPU: a release store (also orders it for a software device running on another
+ * thread, hal/sim). GPU: st.relaxed.sys.u32, a single untorn store the fences around
+ * it order.
+ *
+ * Context: any, host or device. Return: nothing.
+ */
+DVX_INLINE void dvx_store_dbrec(dvx_be32 *p, dvx_be32 v)
+{
+#ifdef __CUDA_ARCH__
+	asm volatile("st.relaxed.sys.u32 [%0], %1;" ::"l"(p), "r"((uint32_t)v) : "memory");
+#else
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
 #endif
 }
 
@@ -127,46 +223,52 @@ static inline void dvx_mb_cqe_reads_before_ci(void)
  *
  * The doorbell must reach the device as a single 8-byte write (never two 4-byte
  * halves). No barrier: callers order it with dvx_wmb_dbr_before_mmio() and
- * dvx_wmb_mmio_flush().
+ * dvx_wmb_mmio_flush(). GPU: st.mmio.relaxed.sys.global.u64.
  *
- * Context: any host thread. Return: nothing.
+ * Context: any, host or device. Return: nothing.
  */
-static inline void dvx_mmio_write64(void *reg, uint64_t raw)
+DVX_INLINE void dvx_mmio_write64(void *reg, uint64_t raw)
 {
+#ifdef __CUDA_ARCH__
+	asm volatile("st.mmio.relaxed.sys.global.u64 [%0], %1;" ::"l"(reg), "l"(raw) : "memory");
+#else
 	/* volatile: never merged or dropped; atomic: one untorn access that a software
-	 * device (hal/sim) may read concurrently without a data race */
+	 * device (hal/sim) polling from another thread may read without a data race. */
 	__atomic_store_n((volatile uint64_t *)reg, raw, __ATOMIC_RELAXED);
-}
-
-/*
- * Stores software makes to hand memory to the device (doorbell records, the CQ
- * consumer index) are release stores, and the CQE owner byte is read with an acquire
- * load: on x86-64 and aarch64 these are the plain store/load (stlr/ldar on aarch64)
- * beside the barriers above, which still order them for DMA; what they add is the
- * C11 ordering a software device running on another thread (hal/sim) relies on.
- */
-
-/**
- * dvx_store_release_be32() - release-store a big-endian word handed to the device.
- * @p:		the word (a doorbell record, the CQ consumer index), 4-byte aligned
- * @v:		the value, big-endian
- *
- * Context: any host thread. Return: nothing.
- */
-static inline void dvx_store_release_be32(dvx_be32 *p, dvx_be32 v)
-{
-	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
 }
 
 /**
- * dvx_load_acquire_u8() - acquire-load a byte the device writes (the CQE owner byte).
- * @p:		the byte
+ * dvx_cqe_owner_load() - load the byte of a CQE that holds its opcode and owner bit,
+ * ordered before every later load of the entry.
+ * @cqe:	the 64-byte entry (64-byte aligned)
+ * @scope:	GPU code: DVX_SCOPE_SYS when the CQ is in host memory
  *
- * Context: any host thread. Return: the byte's value.
+ * CPU: an acquire load of byte 63 then dvx_rmb_owner_before_cqe(). GPU: an acquire
+ * load (at @scope) of bytes 60-63 as one word, whose top byte is byte 63 (the GPU is
+ * little-endian).
+ *
+ * Context: any, host or device. Return: the op_own byte.
  */
-static inline uint8_t dvx_load_acquire_u8(const uint8_t *p)
+DVX_INLINE uint8_t dvx_cqe_owner_load(const void *cqe, unsigned scope)
 {
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#ifdef __CUDA_ARCH__
+	const uint32_t *tail = (const uint32_t *)((const uint8_t *)cqe + 60);
+	uint32_t w;
+
+	if (scope == DVX_SCOPE_SYS)
+		asm volatile("ld.acquire.sys.u32 %0, [%1];" : "=r"(w) : "l"(tail) : "memory");
+	else
+		asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(w) : "l"(tail) : "memory");
+	return (uint8_t)(w >> 24);
+#else
+	uint8_t v = __atomic_load_n((const uint8_t *)cqe + 63, __ATOMIC_ACQUIRE);
+
+	(void)scope;
+	/* The owner bit was seen before any other byte of the entry is read. */
+	dvx_rmb_owner_before_cqe();
+	return v;
+#endif
 }
 
 /**
@@ -174,7 +276,8 @@ static inline uint8_t dvx_load_acquire_u8(const uint8_t *p)
  * @reg:	the BlueFlame register (64-byte aligned, write-combining mapping)
  * @src:	the WQEBB in the ring, 8-byte aligned
  *
- * Eight 8-byte stores, each untorn; no barrier (see dvx_mmio_write64()).
+ * Eight 8-byte stores, each untorn; no barrier (see dvx_mmio_write64()). CPU only:
+ * GPU posters never use BlueFlame.
  *
  * Context: any host thread. Return: nothing.
  */
@@ -186,6 +289,198 @@ static inline void dvx_mmio_copy_wqebb(void *reg, const void *src)
 
 	for (i = 0; i < 8; i++)
 		__atomic_store_n(&d[i], s[i], __ATOMIC_RELAXED);
+}
+
+/* ---- atomics on posting counters (host memory for CPU posters, GPU memory for GPU
+ * posters: GPU atomics on host memory are not atomic on every platform) ---- */
+
+/**
+ * dvx_ld_acquire_u64(), dvx_ld_relaxed_u64(), dvx_st_release_u64(), dvx_st_relaxed_u64()
+ * - single untorn loads and stores of a counter, with an order and a scope.
+ * @p:		the (8-byte aligned) word
+ * @v:		the value to store
+ * @scope:	GPU code: DVX_SCOPE_GPU or DVX_SCOPE_SYS; ignored on the CPU
+ *
+ * Acquire and release at @scope on the GPU (ld.acquire.gpu/.sys, st.release.gpu/.sys),
+ * __ATOMIC_ACQUIRE / __ATOMIC_RELEASE on the CPU. The relaxed forms order nothing;
+ * they are single accesses the compiler neither drops nor merges.
+ *
+ * Context: any, host or device. Return: the loaded value (loads), nothing (stores).
+ */
+DVX_INLINE uint64_t dvx_ld_acquire_u64(const uint64_t *p, unsigned scope)
+{
+#ifdef __CUDA_ARCH__
+	uint64_t v;
+
+	if (scope == DVX_SCOPE_SYS)
+		asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+	else
+		asm volatile("ld.acquire.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+	return v;
+#else
+	(void)scope;
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+DVX_INLINE uint64_t dvx_ld_relaxed_u64(const uint64_t *p)
+{
+#ifdef __CUDA_ARCH__
+	uint64_t v;
+
+	asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+	return v;
+#else
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+
+DVX_INLINE void dvx_st_release_u64(uint64_t *p, uint64_t v, unsigned scope)
+{
+#ifdef __CUDA_ARCH__
+	if (scope == DVX_SCOPE_SYS)
+		asm volatile("st.release.sys.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+	else
+		asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+	(void)scope;
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
+DVX_INLINE void dvx_st_relaxed_u64(uint64_t *p, uint64_t v)
+{
+#ifdef __CUDA_ARCH__
+	asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+/**
+ * dvx_ld_acquire_u32(), dvx_st_release_u32() - acquire load and release store of a
+ * 32-bit state word, at GPU scope on the GPU.
+ * @p:		the (4-byte aligned) word
+ * @v:		the value to store
+ *
+ * Context: any, host or device. Return: the loaded value (load), nothing (store).
+ */
+DVX_INLINE uint32_t dvx_ld_acquire_u32(const uint32_t *p)
+{
+#ifdef __CUDA_ARCH__
+	uint32_t v;
+
+	asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+	return v;
+#else
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+DVX_INLINE void dvx_st_release_u32(uint32_t *p, uint32_t v)
+{
+#ifdef __CUDA_ARCH__
+	asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
+/**
+ * dvx_cas_u64(), dvx_faa_u64(), dvx_max_u64() - read-modify-write a counter.
+ * @p:		the (8-byte aligned) word
+ * @expected:	cas: the value @p must hold
+ * @v:		cas: the new value; faa: the addend; max: the candidate
+ *
+ * dvx_cas_u64() stores @v when *@p == @expected; dvx_faa_u64() adds @v; dvx_max_u64()
+ * raises *@p to @v if it is larger. CPU: acquire-release; GPU: the atomic*() of CUDA
+ * (relaxed, GPU scope): callers fence around them where they publish.
+ *
+ * Context: any, host or device. Return: the value *@p held before.
+ */
+DVX_INLINE uint64_t dvx_cas_u64(uint64_t *p, uint64_t expected, uint64_t v)
+{
+#ifdef __CUDA_ARCH__
+	return (uint64_t)atomicCAS((unsigned long long *)p, (unsigned long long)expected,
+				   (unsigned long long)v);
+#else
+	__atomic_compare_exchange_n(p, &expected, v, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	return expected;
+#endif
+}
+
+DVX_INLINE uint64_t dvx_faa_u64(uint64_t *p, uint64_t v)
+{
+#ifdef __CUDA_ARCH__
+	return (uint64_t)atomicAdd((unsigned long long *)p, (unsigned long long)v);
+#else
+	return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
+#endif
+}
+
+DVX_INLINE uint64_t dvx_max_u64(uint64_t *p, uint64_t v)
+{
+#ifdef __CUDA_ARCH__
+	return (uint64_t)atomicMax((unsigned long long *)p, (unsigned long long)v);
+#else
+	uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while (old < v &&
+	       !__atomic_compare_exchange_n(p, &old, v, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		;
+	return old;
+#endif
+}
+
+/**
+ * dvx_trylock(), dvx_unlock() - a one-word try-lock (0 free, 1 held).
+ * @l:		the lock word (4-byte aligned)
+ *
+ * dvx_trylock() takes the lock with acquire order if it is free; dvx_unlock() releases
+ * it (release order; GPU: a fence at GPU scope, then an exchange). Nothing spins here:
+ * a caller that does not get the lock does something else.
+ *
+ * Context: any, host or device. Return: dvx_trylock(): 1 when taken, 0 when held by
+ * another; dvx_unlock(): nothing.
+ */
+DVX_INLINE int dvx_trylock(uint32_t *l)
+{
+#ifdef __CUDA_ARCH__
+	if (atomicCAS(l, 0u, 1u) != 0u)
+		return 0;
+	asm volatile("fence.acq_rel.gpu;" ::: "memory");
+	return 1;
+#else
+	return __atomic_exchange_n(l, 1u, __ATOMIC_ACQUIRE) == 0;
+#endif
+}
+
+DVX_INLINE void dvx_unlock(uint32_t *l)
+{
+#ifdef __CUDA_ARCH__
+	asm volatile("fence.acq_rel.gpu;" ::: "memory");
+	atomicExch(l, 0u);
+#else
+	__atomic_store_n(l, 0u, __ATOMIC_RELEASE);
+#endif
+}
+
+/**
+ * dvx_cpu_relax() - tell the processor this thread is spinning.
+ *
+ * CPU: pause (x86-64) or yield (aarch64). GPU: a short __nanosleep so other warps run.
+ *
+ * Context: any, host or device. Return: nothing.
+ */
+DVX_INLINE void dvx_cpu_relax(void)
+{
+#ifdef __CUDA_ARCH__
+	__nanosleep(64);
+#elif defined(__x86_64__)
+	__builtin_ia32_pause();
+#else
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
 }
 
 #endif /* DVX_MLX5_BARRIER_H */

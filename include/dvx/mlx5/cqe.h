@@ -28,8 +28,14 @@
  * @buf:	entry 0 of the ring
  * @log_size:	log2 of the number of entries
  * @ci:		consumer index (free-running)
- * @dbrec:	the CQ doorbell record (word 0: SET_CI, word 1: ARM)
+ * @dbrec:	the CQ doorbell record (word 0: SET_CI, word 1: ARM); NULL leaves it
+ *		(overrun-ignore CQs polled by a GPU that never hands entries back)
  * @cqn:	CQ number
+ * @flags:	DVX_MLX5_CQ_SYS: GPU pollers load at system scope (the CQ is in host
+ *		memory); the CPU ignores it
+ *
+ * Fixed-width (32 bytes), so a host-built copy with device addresses can be passed to
+ * a kernel by value.
  */
 struct dvx_mlx5_cq {
 	uint8_t *buf;
@@ -37,8 +43,11 @@ struct dvx_mlx5_cq {
 	uint32_t ci;
 	dvx_be32 *dbrec;
 	uint32_t cqn;
-	uint32_t rsvd;
+	uint32_t flags;
 };
+
+/* struct dvx_mlx5_cq.flags */
+#define DVX_MLX5_CQ_SYS 1u
 
 /**
  * struct dvx_mlx5_cqe_info - one CQE, decoded to CPU order.
@@ -195,8 +204,15 @@ DVX_INLINE int dvx_mlx5_cqe_parse(const struct dvx_mlx5_cqe64 *cqe, struct dvx_m
 
 /**
  * dvx_mlx5_cq_init() - set up a poller over a caller ring of 2^@log_size entries.
- * The ring must already hold DVX_MLX5_CQE_INIT_OP_OWN in every op_own (see
- * dvx_mlx5_cq_ring_init()). Return: 0 or -EINVAL.
+ * @cq:		filled
+ * @buf:	the ring, 64-byte aligned; it must already hold DVX_MLX5_CQE_INIT_OP_OWN in
+ *		every op_own (see dvx_mlx5_cq_ring_init())
+ * @log_size:	log2 of the entries, at most 24
+ * @dbrec:	the CQ's doorbell record, 8-byte aligned
+ * @cqn:	CQ number (24 bits)
+ *
+ * Context: any. Return: 0 or -EINVAL (@cq unchanged). @cq->flags is 0 (CPU polling);
+ * set DVX_MLX5_CQ_SYS for a GPU view of a CQ in host memory.
  */
 DVX_INLINE int dvx_mlx5_cq_init(struct dvx_mlx5_cq *cq, void *buf, uint32_t log_size,
 				dvx_be32 *dbrec, uint32_t cqn)
@@ -209,7 +225,7 @@ DVX_INLINE int dvx_mlx5_cq_init(struct dvx_mlx5_cq *cq, void *buf, uint32_t log_
 	cq->ci = 0;
 	cq->dbrec = dbrec;
 	cq->cqn = cqn;
-	cq->rsvd = 0;
+	cq->flags = 0;
 	return 0;
 }
 
@@ -224,54 +240,72 @@ DVX_INLINE void dvx_mlx5_cq_ring_init(void *buf, uint32_t log_size)
 
 #include <dvx/mlx5/barrier.h>
 
-/* ---- CPU polling (host-only; the GPU poll sequence lives in gpu/) ---- */
+/* ---- polling: one sequence for CPU and GPU pollers (prm 4.2, 4.4) ---- */
 
 /**
- * dvx_mlx5_cq_peek() - the CQE at ci if software owns it, else NULL (CPU poll).
+ * dvx_mlx5_cq_peek() - the CQE at ci if software owns it, else NULL.
+ * @cq:		the poller's view (one poller at a time)
  *
- * The returned entry's other fields may be read: the owner load is ordered before
- * them. Consume it with dvx_mlx5_cq_pop().
+ * The owner byte is loaded first (dvx_cqe_owner_load(): an acquire, at system scope on
+ * a GPU with DVX_MLX5_CQ_SYS), so the returned entry's other fields may be read.
+ * Consume it with dvx_mlx5_cq_pop().
+ *
+ * Context: the CQ's poller, CPU or GPU. Return: the entry, or NULL when the CQ is
+ * empty.
  */
-static inline struct dvx_mlx5_cqe64 *dvx_mlx5_cq_peek(struct dvx_mlx5_cq *cq)
+DVX_INLINE struct dvx_mlx5_cqe64 *dvx_mlx5_cq_peek(struct dvx_mlx5_cq *cq)
 {
 	struct dvx_mlx5_cqe64 *cqe = dvx_mlx5_cqe_at(cq->buf, cq->log_size, cq->ci);
-	uint8_t op_own = dvx_load_acquire_u8(&cqe->op_own);
+	uint8_t op_own = dvx_cqe_owner_load(cqe, (cq->flags & DVX_MLX5_CQ_SYS) ? DVX_SCOPE_SYS :
+									      DVX_SCOPE_GPU);
 
 	if (!dvx_mlx5_cqe_sw_owned(op_own, cq->ci, cq->log_size))
 		return NULL;
-	/* The owner bit was seen before any other byte of the entry is read. */
-	dvx_rmb_owner_before_cqe();
 	return cqe;
 }
 
-/** dvx_mlx5_cq_pop() - consume the entry at ci (the record is updated separately). */
-static inline void dvx_mlx5_cq_pop(struct dvx_mlx5_cq *cq)
+/**
+ * dvx_mlx5_cq_pop() - consume the entry at ci (the record is updated separately, once
+ * per batch: dvx_mlx5_cq_update_ci()).
+ * @cq:		the poller's view
+ *
+ * Context: the CQ's poller. Return: nothing.
+ */
+DVX_INLINE void dvx_mlx5_cq_pop(struct dvx_mlx5_cq *cq)
 {
 	cq->ci++;
 }
 
 /**
  * dvx_mlx5_cq_update_ci() - tell the device how far software has consumed, so it may
- * reuse those entries: DBR word 0 = BE32(ci & 0xffffff) (facts 4.4). Not needed for
- * overrun-ignore CQs, harmless for them.
+ * reuse those entries: DBR word 0 = BE32(ci & 0xffffff) (prm 4.4). Not needed for
+ * overrun-ignore CQs, harmless for them; nothing when the view has no record.
+ * @cq:		the poller's view
+ *
+ * Context: the CQ's poller, CPU or GPU. Return: nothing.
  */
-static inline void dvx_mlx5_cq_update_ci(struct dvx_mlx5_cq *cq)
+DVX_INLINE void dvx_mlx5_cq_update_ci(struct dvx_mlx5_cq *cq)
 {
+	if (!cq->dbrec)
+		return;
 	/* Reads of the consumed entries complete before they are handed back. */
 	dvx_mb_cqe_reads_before_ci();
-	dvx_store_release_be32(&cq->dbrec[DVX_MLX5_CQ_SET_CI],
-			       dvx_cpu_to_be32(cq->ci & DVX_MLX5_CQ_CI_MASK));
+	dvx_store_dbrec(&cq->dbrec[DVX_MLX5_CQ_SET_CI],
+			dvx_cpu_to_be32(cq->ci & DVX_MLX5_CQ_CI_MASK));
 }
 
 /**
  * dvx_mlx5_cq_poll_one() - take the next completion, if any.
+ * @cq:		the poller's view
  * @info:	filled when an entry was taken
  *
- * Return: 1 and @info for a good completion; a negative errno (and @info) for an
- * error, compressed or unexpected entry, which is consumed all the same; 0 when the
- * CQ is empty.
+ * The record is not updated: call dvx_mlx5_cq_update_ci() after a batch.
+ *
+ * Context: the CQ's poller, CPU or GPU. Return: 1 and @info for a good completion; a
+ * negative errno (and @info) for an error, compressed or unexpected entry, which is
+ * consumed all the same; 0 when the CQ is empty.
  */
-static inline int dvx_mlx5_cq_poll_one(struct dvx_mlx5_cq *cq, struct dvx_mlx5_cqe_info *info)
+DVX_INLINE int dvx_mlx5_cq_poll_one(struct dvx_mlx5_cq *cq, struct dvx_mlx5_cqe_info *info)
 {
 	struct dvx_mlx5_cqe64 *cqe = dvx_mlx5_cq_peek(cq);
 	int err;

@@ -102,9 +102,9 @@ static inline int64_t dvx_mlx5_rq_post(struct dvx_mlx5_rq *rq, const struct dvx_
 static inline void dvx_mlx5_rq_ring(struct dvx_mlx5_rq *rq)
 {
 	/* Receive WQE stores before the record that hands them to the device. */
-	dvx_wmb_wqe_before_dbr();
-	dvx_store_release_be32(&rq->dbrec[DVX_MLX5_RCV_DBR],
-			       dvx_cpu_to_be32(rq->pi & DVX_MLX5_WQE_INDEX_MASK));
+	dvx_wmb_wqe_before_dbr(DVX_SCOPE_SYS);
+	dvx_store_dbrec(&rq->dbrec[DVX_MLX5_RCV_DBR],
+			dvx_cpu_to_be32(rq->pi & DVX_MLX5_WQE_INDEX_MASK));
 }
 
 /**

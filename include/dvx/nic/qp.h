@@ -5,8 +5,9 @@
  *
  * A QP's work queue (RQ first, then SQ) and its 8-byte doorbell record live in caller
  * umems (dvx/nic/umem.h). The QP carries the ring state posters use: struct dvx_mlx5_sq
- * (dvx/mlx5/sq.h) and, with a receive queue, struct dvx_mlx5_rq, so WQEs are built
- * with the dvx/mlx5 builders and rung with dvx_mlx5_sq_ring().
+ * and its posting counters (dvx/mlx5/sq.h) and, with a receive queue, struct
+ * dvx_mlx5_rq, so WQEs are built with the dvx/mlx5 builders, reserved and rung with
+ * the SQ protocol (dvx_mlx5_sq_reserve(&qp->sq, &qp->sqc, ...), dvx_mlx5_sq_ring()).
  *
  * State (qp->state, enum dvx_mlx5_qp_state values):
  *
@@ -156,7 +157,9 @@ enum dvx_qp_conn_kind {
 
 /**
  * struct dvx_qp - an RC QP, in caller storage.
- * @sq:		send ring state (buf, nwqebb, pi/ci, dbrec, UAR register, BlueFlame)
+ * @sq:		send queue as posters see it (ring, record, UAR register, BlueFlame half)
+ * @sqc:	its posting counters (one CPU poster at a time unless the caller shares
+ *		them with DVX_MLX5_SQ_SHARED)
  * @rq:		receive ring state; rq.nwqe 0 for a zero-length RQ
  * @obj:	the DEVX object
  * @nic:	the NIC
@@ -187,6 +190,7 @@ enum dvx_qp_conn_kind {
  */
 struct dvx_qp {
 	struct dvx_mlx5_sq sq;
+	struct dvx_mlx5_sq_ctrs sqc;
 	struct dvx_mlx5_rq rq;
 	struct dvx_hal_obj obj;
 	struct dvx_nic *nic;

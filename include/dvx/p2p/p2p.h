@@ -24,38 +24,9 @@
 #ifndef DVX_P2P_H
 #define DVX_P2P_H
 
-#include <dvx/p2p/queue.h>
+#include <dvx/p2p/ops.h>
 
 DVX_BEGIN_DECLS
-
-#define DVX_P2P_MAX_NICS 4
-#define DVX_P2P_MAX_SPLIT (1ull << 30)	/* one RDMA WRITE carries at most 1 GiB */
-
-/**
- * struct dvx_p2p_lbuf - a local buffer registered on the transport's NICs.
- * @ptr:	where the host (or the GPU) reads it; signals and counters are read here
- * @addr:	the address WQEs use for byte 0 (the MR's iova for it)
- * @len:	bytes
- * @lkey:	per-NIC lkeys (source of puts)
- * @rkey:	per-NIC rkeys (target of the companion's loopback fetch-add: counters)
- */
-struct dvx_p2p_lbuf {
-	void *ptr;
-	uint64_t addr;
-	uint64_t len;
-	uint32_t lkey[DVX_P2P_MAX_NICS];
-	uint32_t rkey[DVX_P2P_MAX_NICS];
-};
-
-/**
- * struct dvx_p2p_rbuf - a peer's buffer as exchanged: address and per-NIC rkeys.
- * Fixed size, little-endian on the wire (dvx_p2p_exchange() does the exchange).
- */
-struct dvx_p2p_rbuf {
-	uint64_t addr;
-	uint64_t len;
-	uint32_t rkey[DVX_P2P_MAX_NICS];
-};
 
 /** struct dvx_p2p_ticket - (lane, WQE index) of a post; wait on it with dvx_p2p_wait_local(). */
 struct dvx_p2p_ticket {
@@ -139,7 +110,7 @@ struct dvx_p2p_wait_report {
  * @nlanes:		lanes per peer (@nnics * @qps_per_nic)
  * @companions:		1 when every lane has a companion (counters work)
  * @lanes:		(@nranks - 1) * @nlanes lanes, by skip-self peer index, then lane
- * @devs:		the NICs' hal devices (clocks; progress of a stepped backend)
+ * @nics:		the NICs' hal handles (clocks; progress of a stepped backend)
  * @setup:		what dvx_p2p_init() created (private to core/p2p.c)
  *
  * The fields are read-only for users; dvx_p2p_init() fills them.
@@ -152,16 +123,11 @@ struct dvx_p2p {
 	uint32_t nlanes;
 	uint32_t companions;
 	struct dvx_p2p_lane *lanes;
-	struct dvx_hal_nic *devs[DVX_P2P_MAX_NICS];
+	struct dvx_hal_nic *nics[DVX_P2P_MAX_NICS];
 	void *setup;
 };
 
 /* ---- operations (any host thread; one lane may be shared by threads) ---- */
-
-/** flags for the post calls */
-enum {
-	DVX_P2P_FENCE = 1u << 0,	/* the signal's fetch-add waits for earlier WQEs (IBV_SEND_FENCE) */
-};
 
 /**
  * dvx_p2p_put() - RDMA WRITE @len bytes from @src + @soff to @dst + @doff on @peer.

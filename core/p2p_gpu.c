@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/p2p_dev.c - handing a P2P transport's lanes to GPU threads (dvx/p2p/dev.h):
- * registration of its host memory for the GPU, the device view, the way back.
+ * core/p2p_gpu.c - handing a P2P transport's lanes to GPU threads (dvx/p2p/gpu.h):
+ * registration of its host memory for the GPU, the device handle, the way back. The
+ * lanes' states travel as they are: the GPU runs the same lane-queue steps
+ * (dvx/p2p/queue.h) on the same state layout.
  */
 #include <errno.h>
 #include <string.h>
 
-#include <dvx/p2p/dev.h>
+#include <dvx/p2p/gpu.h>
 #include <dvx/gpu/gpu.h>
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
@@ -89,7 +91,7 @@ int dvx_p2p_gpu_register(const struct dvx_p2p *t, struct dvx_gpu *gpu, void *rin
 		return err;
 	k++;
 	for (i = 0; i < n; i++) {
-		uint8_t *reg = t->lanes[i].main.uar_reg;
+		uint8_t *reg = t->lanes[i].main.d.sq.uar_reg;
 
 		if (!reg) {
 			err = -EINVAL;
@@ -110,37 +112,39 @@ int dvx_p2p_gpu_register(const struct dvx_p2p *t, struct dvx_gpu *gpu, void *rin
 	return 0;
 }
 
-/* describe host queue @q for kernels; its GPU state goes to @state_dptr */
+/* describe host queue @q for kernels; its state goes to @state_dptr as it is */
 static int export_q(const struct dvx_p2p_q *q, const struct dvx_gpu_hostreg *regs,
-		    uint32_t nregs, uint64_t state_dptr, struct dvx_p2p_dev_q *dq,
-		    struct dvx_p2p_dev_qstate *st)
+		    uint32_t nregs, uint64_t state_dptr, struct dvx_p2p_qdesc *dq,
+		    struct dvx_p2p_qstate *st)
 {
-	uint64_t ring = dptr_of(regs, nregs, q->wq.buf, (uint64_t)q->nwqebb * DVX_MLX5_SEND_WQE_BB);
-	uint64_t dbrec = dptr_of(regs, nregs, q->dbrec, 8);
-	uint64_t uar = dptr_of(regs, nregs, q->uar_reg, 8);
-	uint64_t cq = dptr_of(regs, nregs, q->cq.buf, (uint64_t)DVX_MLX5_CQE_SIZE << q->cq.log_size);
-	uint64_t cq_dbrec = dptr_of(regs, nregs, q->cq.dbrec, 8);
+	const struct dvx_p2p_qdesc *d = &q->d;
+	uint64_t ring = dptr_of(regs, nregs, d->sq.wq.buf,
+				(uint64_t)d->sq.nwqebb * DVX_MLX5_SEND_WQE_BB);
+	uint64_t dbrec = dptr_of(regs, nregs, d->sq.dbrec, 8);
+	uint64_t uar = dptr_of(regs, nregs, d->sq.uar_reg, 8);
+	uint64_t cq = dptr_of(regs, nregs, d->cq.buf, (uint64_t)DVX_MLX5_CQE_SIZE << d->cq.log_size);
+	uint64_t cq_dbrec = dptr_of(regs, nregs, d->cq.dbrec, 8);
 	int err;
 
 	if (!ring || !dbrec || !uar || !cq || !cq_dbrec)
 		return -EINVAL;
 	memset(dq, 0, sizeof(*dq));
-	err = dvx_gpu_sq_view_init(&dq->sq, DVX_GPU_Q_SYS, ring, q->nwqebb, q->qpn,
-				   q->wq.max_inline, dbrec, uar, state_dptr,
-				   state_dptr + offsetof(struct dvx_p2p_dev_qstate, ci));
-	if (!err)
-		err = dvx_gpu_cq_view_init(&dq->cq, DVX_GPU_Q_SYS, cq, q->cq.log_size, q->cqn,
-					   cq_dbrec);
+	/* the rings, records and CQs are host memory: the GPU orders at system scope */
+	err = dvx_mlx5_sq_init(&dq->sq, NULL, (void *)(uintptr_t)ring, d->sq.nwqebb, d->sq.wq.qpn,
+			       d->sq.wq.max_inline, (dvx_be32 *)(uintptr_t)dbrec,
+			       (void *)(uintptr_t)uar, 0, DVX_MLX5_SQ_SYS);
 	if (err)
 		return err;
-	dq->state = state_dptr;
-	dq->cq_base = q->cq_base;
-	dq->cqn = q->cqn;
-	memset(st, 0, sizeof(*st));
-	st->ctrs.resv = st->ctrs.ready = st->ctrs.db_pi = LOAD(&q->reserved);
-	st->ctrs.ci_seen = st->ci = LOAD(&q->polled);
-	st->completed = LOAD(&q->completed);
-	st->cq_ci = q->cq.ci;
+	dq->cq = d->cq;
+	dq->cq.buf = (uint8_t *)(uintptr_t)cq;
+	dq->cq.dbrec = (dvx_be32 *)(uintptr_t)cq_dbrec;
+	dq->cq.flags = DVX_MLX5_CQ_SYS;
+	dq->cq_base = d->cq_base;
+	dq->cqn = d->cqn;
+	dq->st = (struct dvx_p2p_qstate *)(uintptr_t)state_dptr;
+	*st = q->s;
+	st->poll_lock = 0;
+	st->ctrs.ci_poll = 0;
 	return 0;
 }
 
@@ -158,12 +162,13 @@ int dvx_p2p_gpu_export(struct dvx_p2p *t, struct dvx_gpu *gpu,
 	for (i = 0; i < n; i++) {
 		struct dvx_p2p_lane *l = &t->lanes[i];
 
-		if (LOAD(&l->main.state) == DVX_P2P_Q_FAILED)
-			return l->main.err_errno;
-		if (LOAD(&l->comp.state) == DVX_P2P_Q_FAILED)
-			return l->comp.err_errno;
+		err = dvx_p2p_q_err(&l->main.s);
+		if (!err)
+			err = dvx_p2p_q_err(&l->comp.s);
+		if (err)
+			return err;
 		err = dvx_p2p_q_drain(&l->main, timeout_ns);
-		if (!err && l->comp.state != DVX_P2P_Q_UNUSED)
+		if (!err && l->comp.s.state != DVX_P2P_Q_UNUSED)
 			err = dvx_p2p_q_drain(&l->comp, timeout_ns);
 		if (err)
 			return err;
@@ -172,14 +177,14 @@ int dvx_p2p_gpu_export(struct dvx_p2p *t, struct dvx_gpu *gpu,
 	for (i = 0; i < n; i++) {
 		const struct dvx_p2p_lane *l = &t->lanes[i];
 		struct dvx_p2p_dev_lane dl;
-		struct dvx_p2p_dev_qstate st[2];
-		uint64_t sd = qs_base + (uint64_t)i * 2 * DVX_P2P_DEV_QSTATE_BYTES;
+		struct dvx_p2p_qstate st[2];
+		uint64_t sd = qs_base + (uint64_t)i * 2 * DVX_P2P_QSTATE_BYTES;
 
 		memset(&dl, 0, sizeof(dl));
 		memset(st, 0, sizeof(st));
 		err = export_q(&l->main, regs, nregs, sd, &dl.main, &st[0]);
-		if (!err && l->comp.state != DVX_P2P_Q_UNUSED) {
-			err = export_q(&l->comp, regs, nregs, sd + DVX_P2P_DEV_QSTATE_BYTES,
+		if (!err && l->comp.s.state != DVX_P2P_Q_UNUSED) {
+			err = export_q(&l->comp, regs, nregs, sd + DVX_P2P_QSTATE_BYTES,
 				       &dl.comp, &st[1]);
 			dl.has_comp = 1;
 		}
@@ -206,25 +211,19 @@ int dvx_p2p_gpu_export(struct dvx_p2p *t, struct dvx_gpu *gpu,
 	return 0;
 }
 
-/* continue host queue @q at the GPU's indices */
-static void import_q(struct dvx_p2p_q *q, const struct dvx_p2p_dev_qstate *st)
+/* continue host queue @q with the state the GPU left (its CQEs left unconsumed are the
+ * host's to poll; an error the GPU saw keeps the queue failed) */
+static void import_q(struct dvx_p2p_q *q, const struct dvx_p2p_qstate *st)
 {
-	q->reserved = st->ctrs.ready;
-	q->published = st->ctrs.ready;
-	q->rung = st->ctrs.db_pi;
-	q->polled = st->ci;
-	q->cq.ci = (uint32_t)st->cq_ci;
-	STORE(&q->completed, st->completed);
-	if (st->err && LOAD(&q->state) != DVX_P2P_Q_FAILED) {
-		memset(&q->err, 0, sizeof(q->err));
-		q->err.is_error = 1;
-		q->err.syndrome = st->syndrome;
-		q->err.vendor_syndrome = st->vendor_syndrome;
-		q->err.wqe_opcode = st->wqe_opcode;
-		q->err.wqe_counter = (uint16_t)st->err_wqe;
-		q->err.qpn = st->err_qpn;
-		q->err_errno = st->err;
-		STORE(&q->state, (uint32_t)DVX_P2P_Q_FAILED);
+	int err = dvx_p2p_q_err(&q->s);
+
+	q->s = *st;
+	q->s.poll_lock = 0;
+	q->s.ctrs.ci_poll = 0;
+	if (err && q->s.state != DVX_P2P_Q_FAILED) {
+		/* failed on the host before the export: keep that */
+		q->s.err = err;
+		q->s.state = DVX_P2P_Q_FAILED;
 	}
 }
 
@@ -240,27 +239,27 @@ int dvx_p2p_gpu_import(struct dvx_p2p *t, struct dvx_gpu *gpu, const struct dvx_
 	qs_base = dev->lanes + (uint64_t)n * DVX_P2P_DEV_LANE_BYTES;
 	/* check first, change nothing on -EBUSY */
 	for (i = 0; i < n; i++) {
-		struct dvx_p2p_dev_qstate st[2];
+		struct dvx_p2p_qstate st[2];
 
 		err = dvx_gpu_memcpy_dtoh(gpu, st, qs_base + (uint64_t)i * 2 *
-					  DVX_P2P_DEV_QSTATE_BYTES, sizeof(st));
+					  DVX_P2P_QSTATE_BYTES, sizeof(st));
 		if (err)
 			return err;
 		if (st[0].ctrs.resv != st[0].ctrs.ready ||
-		    (t->lanes[i].comp.state != DVX_P2P_Q_UNUSED &&
+		    (t->lanes[i].comp.s.state != DVX_P2P_Q_UNUSED &&
 		     st[1].ctrs.resv != st[1].ctrs.ready))
 			return -EBUSY;
 	}
 	for (i = 0; i < n; i++) {
 		struct dvx_p2p_lane *l = &t->lanes[i];
-		struct dvx_p2p_dev_qstate st[2];
+		struct dvx_p2p_qstate st[2];
 
 		err = dvx_gpu_memcpy_dtoh(gpu, st, qs_base + (uint64_t)i * 2 *
-					  DVX_P2P_DEV_QSTATE_BYTES, sizeof(st));
+					  DVX_P2P_QSTATE_BYTES, sizeof(st));
 		if (err)
 			return err;
 		import_q(&l->main, &st[0]);
-		if (l->comp.state != DVX_P2P_Q_UNUSED)
+		if (l->comp.s.state != DVX_P2P_Q_UNUSED)
 			import_q(&l->comp, &st[1]);
 	}
 	return 0;

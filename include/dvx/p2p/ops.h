@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dvx/p2p/ops.h - the P2P transport's operations as WQEs, one definition for the host
+ * engine (core/p2p_ops.c) and GPU threads (dvx/p2p/dev.cuh):
+ *
+ *   put                WRITE x ceil(len / 1 GiB)
+ *   put_signal         WRITEs, FETCH_ADD(signal) (DVX_P2P_FENCE: fenced)
+ *   signal             FETCH_ADD(signal)
+ *   reset_signal       an inline WRITE of 8 zero bytes to the signal
+ *   *_counter          main WQEs, then on the companion WAIT(main CQ, last main WQE)
+ *                      and a loopback FETCH_ADD(counter, 1) whose old value lands in
+ *                      the NIC's iova-0 sink
+ *
+ * dvx_p2p_op_make() checks an operation and resolves it to one NIC's addresses and
+ * keys; dvx_p2p_op_build_main() and dvx_p2p_op_build_comp() write its WQEs;
+ * dvx_p2p_lane_post() posts one operation on a lane (thread scope). Every WQE is one
+ * WQEBB and requests a CQE.
+ */
+#ifndef DVX_P2P_OPS_H
+#define DVX_P2P_OPS_H
+
+#include <dvx/p2p/queue.h>
+
+#ifndef __CUDACC__
+#include <string.h>
+#endif
+
+DVX_BEGIN_DECLS
+
+#define DVX_P2P_MAX_NICS 4
+#define DVX_P2P_MAX_SPLIT (1ull << 30)	/* one RDMA WRITE carries at most 1 GiB */
+
+/** flags for the post calls */
+enum {
+	DVX_P2P_FENCE = 1u << 0,	/* the signal's fetch-add waits for earlier WQEs (IBV_SEND_FENCE) */
+};
+
+/* every transport WQE asks for a CQE: CQ index == WQE index */
+#define DVX_P2P_CE DVX_MLX5_WQE_CTRL_CQ_UPDATE
+/* DVX_P2P_FENCE: rdma-core's IBV_SEND_FENCE (prm 2.2, 9.3) */
+#define DVX_P2P_WQE_FENCE DVX_MLX5_WQE_CTRL_FM(DVX_MLX5_FM_FENCE_AND_INITIATOR_SMALL)
+
+/**
+ * struct dvx_p2p_lbuf - a local buffer registered on the transport's NICs.
+ * @ptr:	where the host (or the GPU) reads it; signals and counters are read here
+ * @addr:	the address WQEs use for byte 0 (the MR's iova for it)
+ * @len:	bytes
+ * @lkey:	per-NIC lkeys (source of puts)
+ * @rkey:	per-NIC rkeys (target of the companion's loopback fetch-add: counters)
+ */
+struct dvx_p2p_lbuf {
+	void *ptr;
+	uint64_t addr;
+	uint64_t len;
+	uint32_t lkey[DVX_P2P_MAX_NICS];
+	uint32_t rkey[DVX_P2P_MAX_NICS];
+};
+
+/**
+ * struct dvx_p2p_rbuf - a peer's buffer as exchanged: address and per-NIC rkeys.
+ * Fixed size, little-endian on the wire (dvx_p2p_exchange() does the exchange).
+ */
+struct dvx_p2p_rbuf {
+	uint64_t addr;
+	uint64_t len;
+	uint32_t rkey[DVX_P2P_MAX_NICS];
+};
+
+/**
+ * struct dvx_p2p_op - one operation, resolved to a NIC's addresses and keys.
+ * @laddr, @raddr, @len: the data (@len 0: none)
+ * @sig_addr, @add: the signal fetch-add (@has_sig), or the signal word a reset zeroes
+ *		(@reset)
+ * @ctr_addr:	the counter fetch-add (@has_ctr)
+ * @lkey, @rkey, @sig_rkey, @ctr_rkey: their keys on the lane's NIC
+ * @flags:	DVX_P2P_FENCE
+ * @has_sig, @has_ctr, @reset: which parts it has
+ */
+struct dvx_p2p_op {
+	uint64_t laddr;
+	uint64_t raddr;
+	uint64_t len;
+	uint64_t sig_addr;
+	uint64_t add;
+	uint64_t ctr_addr;
+	uint32_t lkey;
+	uint32_t rkey;
+	uint32_t sig_rkey;
+	uint32_t ctr_rkey;
+	uint32_t flags;
+	uint32_t has_sig;
+	uint32_t has_ctr;
+	uint32_t reset;
+};
+
+/**
+ * dvx_p2p_in_bounds() - whether [@off, @off + @len) lies inside a buffer of @size bytes,
+ * without overflowing.
+ * @off:	offset into the buffer
+ * @len:	bytes
+ * @size:	the buffer's length
+ *
+ * Context: any, host or device. Return: true when it does.
+ */
+DVX_INLINE bool dvx_p2p_in_bounds(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+/**
+ * dvx_p2p_word_ok() - whether the 8-byte word at @off of a buffer is inside it and
+ * 8-byte aligned (a signal or counter target).
+ * @addr:	the buffer's address
+ * @off:	offset of the word
+ * @size:	the buffer's length
+ *
+ * Context: any, host or device. Return: true when it is.
+ */
+DVX_INLINE bool dvx_p2p_word_ok(uint64_t addr, uint64_t off, uint64_t size)
+{
+	return dvx_p2p_in_bounds(off, 8, size) && ((addr + off) & 7u) == 0;
+}
+
+/**
+ * dvx_p2p_op_make_data() - check an operation's data part and resolve it for NIC @nic.
+ * @nic:	the lane's NIC index (< DVX_P2P_MAX_NICS)
+ * @src, @soff:	local source and offset, or NULL (no data)
+ * @dst, @doff:	the peer's buffer and offset, or NULL (no data)
+ * @len:	data bytes (0 with no data)
+ * @op:		its data fields are set (@op->len stays 0 with no data)
+ *
+ * Data is all or nothing: a source, a destination and a length, inside both buffers,
+ * with keys on @nic.
+ *
+ * Context: any, host or device. Return: 0 or -EINVAL.
+ */
+DVX_INLINE int dvx_p2p_op_make_data(uint32_t nic, const struct dvx_p2p_lbuf *src, uint64_t soff,
+				    const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
+				    struct dvx_p2p_op *op)
+{
+	if (!src && !dst && !len)
+		return 0;
+	if (!src || !dst || !len || !dvx_p2p_in_bounds(soff, len, src->len) ||
+	    !dvx_p2p_in_bounds(doff, len, dst->len) || !src->lkey[nic] || !dst->rkey[nic])
+		return -EINVAL;
+	op->laddr = src->addr + soff;
+	op->lkey = src->lkey[nic];
+	op->raddr = dst->addr + doff;
+	op->rkey = dst->rkey[nic];
+	op->len = len;
+	return 0;
+}
+
+/**
+ * dvx_p2p_op_make_group() - check an operation's signal and counter parts (what a
+ * warp or a block posts once for all its members' data) and resolve them for @nic.
+ * @nic:	the lane's NIC index
+ * @has_comp:	whether the lane has a companion (counters need one)
+ * @sig, @sigoff: the peer's signal buffer and the word's offset, or NULL
+ * @add:	the signal's addend
+ * @flags:	DVX_P2P_FENCE or 0
+ * @ctr, @ctroff: the local counter buffer and the word's offset, or NULL
+ * @reset:	1: instead of a fetch-add, zero the signal word with an inline WRITE
+ * @op:		its signal and counter fields are set (zero it first)
+ *
+ * Signal and counter words must be inside their buffers, 8-byte aligned, with keys.
+ *
+ * Context: any, host or device. Return: 0; -EINVAL (bounds, alignment, a missing key,
+ * bad flags, a bad NIC, a reset without a signal); -EOPNOTSUPP (a counter on a lane
+ * without companion).
+ */
+DVX_INLINE int dvx_p2p_op_make_group(uint32_t nic, uint32_t has_comp,
+				     const struct dvx_p2p_rbuf *sig, uint64_t sigoff,
+				     uint64_t add, uint32_t flags, const struct dvx_p2p_lbuf *ctr,
+				     uint64_t ctroff, uint32_t reset, struct dvx_p2p_op *op)
+{
+	if (nic >= DVX_P2P_MAX_NICS || (flags & ~(uint32_t)DVX_P2P_FENCE))
+		return -EINVAL;
+	if (sig) {
+		if (!dvx_p2p_word_ok(sig->addr, sigoff, sig->len) || !sig->rkey[nic])
+			return -EINVAL;
+		op->has_sig = !reset;
+		op->reset = reset ? 1 : 0;
+		op->sig_addr = sig->addr + sigoff;
+		op->sig_rkey = sig->rkey[nic];
+		op->add = add;
+		op->flags = flags;
+	} else if (reset) {
+		return -EINVAL;
+	}
+	if (ctr) {
+		if (!has_comp)
+			return -EOPNOTSUPP;
+		if (!dvx_p2p_word_ok(ctr->addr, ctroff, ctr->len) || !ctr->rkey[nic])
+			return -EINVAL;
+		op->has_ctr = 1;
+		op->ctr_addr = ctr->addr + ctroff;
+		op->ctr_rkey = ctr->rkey[nic];
+	}
+	return 0;
+}
+
+/**
+ * dvx_p2p_op_make() - check a whole operation and resolve it for NIC @nic
+ * (dvx_p2p_op_make_data(), then dvx_p2p_op_make_group()).
+ * @nic:	the lane's NIC index
+ * @has_comp:	whether the lane has a companion (counters need one)
+ * @src, @soff:	local source and offset, or NULL (no data)
+ * @dst, @doff:	the peer's buffer and offset, or NULL (no data)
+ * @len:	data bytes (0 with no data)
+ * @sig, @sigoff: the peer's signal buffer and the word's offset, or NULL
+ * @add:	the signal's addend
+ * @flags:	DVX_P2P_FENCE or 0
+ * @ctr, @ctroff: the local counter buffer and the word's offset, or NULL
+ * @reset:	1: instead of a fetch-add, zero the signal word with an inline WRITE
+ * @op:		filled
+ *
+ * Context: any, host or device. Return: 0; -EINVAL (as the two parts, or nothing to
+ * do: no data, no signal); -EOPNOTSUPP (a counter on a lane without companion).
+ */
+DVX_INLINE int dvx_p2p_op_make(uint32_t nic, uint32_t has_comp, const struct dvx_p2p_lbuf *src,
+			       uint64_t soff, const struct dvx_p2p_rbuf *dst, uint64_t doff,
+			       uint64_t len, const struct dvx_p2p_rbuf *sig, uint64_t sigoff,
+			       uint64_t add, uint32_t flags, const struct dvx_p2p_lbuf *ctr,
+			       uint64_t ctroff, uint32_t reset, struct dvx_p2p_op *op)
+{
+	int err;
+
+	memset(op, 0, sizeof(*op));
+	if (nic >= DVX_P2P_MAX_NICS)
+		return -EINVAL;
+	err = dvx_p2p_op_make_data(nic, src, soff, dst, doff, len, op);
+	if (!err)
+		err = dvx_p2p_op_make_group(nic, has_comp, sig, sigoff, add, flags, ctr, ctroff,
+					    reset, op);
+	if (!err && !op->len && !op->has_sig && !op->reset)
+		err = -EINVAL;
+	return err;
+}
+
+/**
+ * dvx_p2p_op_nwrites() - the WRITEs an operation's data takes (split at 1 GiB).
+ * @op:		the operation
+ *
+ * Context: any, host or device. Return: 0 ... ceil(len / 1 GiB).
+ */
+DVX_INLINE uint32_t dvx_p2p_op_nwrites(const struct dvx_p2p_op *op)
+{
+	return (uint32_t)((op->len + DVX_P2P_MAX_SPLIT - 1) / DVX_P2P_MAX_SPLIT);
+}
+
+/**
+ * dvx_p2p_op_nmain() - main-QP WQEs of an operation: its WRITEs, then its signal or
+ * reset.
+ * @op:		the operation
+ *
+ * Context: any, host or device. Return: the count.
+ */
+DVX_INLINE uint32_t dvx_p2p_op_nmain(const struct dvx_p2p_op *op)
+{
+	return dvx_p2p_op_nwrites(op) + op->has_sig + op->reset;
+}
+
+/**
+ * dvx_p2p_op_build_main() - write an operation's main-QP WQEs at [@t, @t + nmain).
+ * @wq:		the main SQ's ring
+ * @sink_lkey:	lkey of the NIC's sink (receives the signal fetch-add's old value)
+ * @op:		the resolved operation: WRITEs split at DVX_P2P_MAX_SPLIT, then the
+ *		signal's fetch-add (fenced with DVX_P2P_FENCE) or the reset's inline WRITE
+ * @t:		the first reserved slot (dvx_p2p_op_nmain() slots reserved)
+ *
+ * Every WQE is signaled. A failed builder leaves signaled NOPs in all the slots, so the
+ * ring and the CQ stay in step.
+ *
+ * Context: any, host or device: the reservation's holder. Return: 0 or the builder's
+ * negative errno.
+ */
+DVX_INLINE int dvx_p2p_op_build_main(const struct dvx_mlx5_wq *wq, uint32_t sink_lkey,
+				     const struct dvx_p2p_op *op, uint64_t t)
+{
+	uint64_t zero = 0;
+	uint32_t nw = dvx_p2p_op_nwrites(op), w = 0, i;
+	int r = 0;
+
+	for (i = 0; i < nw && r >= 0; i++) {
+		uint64_t off = (uint64_t)i * DVX_P2P_MAX_SPLIT;
+		uint64_t chunk = op->len - off < DVX_P2P_MAX_SPLIT ? op->len - off : DVX_P2P_MAX_SPLIT;
+
+		r = dvx_mlx5_wqe_rdma_write(wq, (uint32_t)(t + w++), DVX_P2P_CE, op->raddr + off,
+					    op->rkey, op->laddr + off, op->lkey, (uint32_t)chunk);
+	}
+	if (r >= 0 && op->reset)
+		r = dvx_mlx5_wqe_rdma_write_inline(wq, (uint32_t)(t + w++),
+						   DVX_MLX5_OPCODE_RDMA_WRITE, DVX_P2P_CE, 0,
+						   op->sig_addr, op->sig_rkey, &zero, sizeof(zero));
+	else if (r >= 0 && op->has_sig)
+		r = dvx_mlx5_wqe_atomic_fa(wq, (uint32_t)(t + w++),
+					   DVX_P2P_CE |
+					   ((op->flags & DVX_P2P_FENCE) ? DVX_P2P_WQE_FENCE : 0),
+					   op->sig_addr, op->sig_rkey, op->add, 0, sink_lkey);
+	if (r < 0) {
+		for (i = 0; i < nw + op->has_sig + op->reset; i++)
+			dvx_mlx5_wqe_nop(wq, (uint32_t)(t + i), DVX_P2P_CE);
+		return r;
+	}
+	return 0;
+}
+
+/**
+ * dvx_p2p_op_build_comp() - write the companion's two WQEs at [@c, @c + 2): a WAIT on
+ * the main CQ for main WQE @last, then the loopback fetch-add of 1 on the counter.
+ * @cwq:	the companion SQ's ring
+ * @main:	the main queue (its CQ number and CQ index base)
+ * @sink_lkey:	lkey of the NIC's sink
+ * @op:		the operation (counter address and rkey)
+ * @c:		the first of two reserved companion slots
+ * @last:	the main SQ index of the operation's last WQE
+ *
+ * Context: any, host or device: the reservation's holder. Return: nothing.
+ */
+DVX_INLINE void dvx_p2p_op_build_comp(const struct dvx_mlx5_wq *cwq,
+				      const struct dvx_p2p_qdesc *main, uint32_t sink_lkey,
+				      const struct dvx_p2p_op *op, uint64_t c, uint64_t last)
+{
+	/* WAIT until the main CQ produced the CQE of the last main WQE (its 0-based CQ
+	 * index), then +1 on the counter through the loopback pair */
+	dvx_mlx5_wqe_wait_cq(cwq, (uint32_t)c, DVX_P2P_CE, main->cqn,
+			     dvx_p2p_q_cq_index(main, last));
+	dvx_mlx5_wqe_atomic_fa(cwq, (uint32_t)(c + 1), DVX_P2P_CE, op->ctr_addr, op->ctr_rkey, 1,
+			       0, sink_lkey);
+}
+
+/**
+ * dvx_p2p_lane_post() - post one operation on a lane (thread scope): the companion's
+ * two slots first (when the operation has a counter), the main slots, the main WQEs
+ * published and rung, then the companion's WAIT and fetch-add.
+ * @main:	the lane's main queue
+ * @comp:	its companion queue (used only for a counter)
+ * @sink_lkey:	lkey of the lane NIC's sink
+ * @op:		the resolved operation (dvx_p2p_op_make())
+ * @w:		bound for waiting for room (its progress hook should be NULL)
+ * @pw:		bound for waiting for the earlier posters to publish
+ * @last:	set to the main index of the operation's last WQE (the ticket)
+ *
+ * The companion is reserved first: the other order can deadlock when threads share a
+ * lane (a thread holding main slots and waiting for companion room blocks the in-order
+ * publish of later main slots, whose threads may hold the companion slots it waits
+ * for). When the main SQ then has no room, the companion's slots are given back as
+ * published NOPs, so nothing is posted without its counter, nor a counter without its
+ * data.
+ *
+ * Context: any thread, host or device. Return: 0; -EINVAL (too many WQEs for the ring);
+ * -ETIMEDOUT (no room: nothing posted; or an earlier poster never published: the
+ * queue is then failed); a queue's error.
+ */
+DVX_INLINE int dvx_p2p_lane_post(const struct dvx_p2p_qdesc *main, const struct dvx_p2p_qdesc *comp,
+				 uint32_t sink_lkey, const struct dvx_p2p_op *op,
+				 struct dvx_p2p_waiter *w, struct dvx_p2p_waiter *pw,
+				 uint64_t *last)
+{
+	uint32_t n = dvx_p2p_op_nmain(op);
+	uint64_t t, c = 0;
+	int err, berr;
+
+	if (!n || n > main->sq.nwqebb)
+		return -EINVAL;
+	if (op->has_ctr) {
+		err = dvx_p2p_q_err(comp->st);
+		if (err)
+			return err;
+		err = dvx_p2p_q_reserve(comp, 2, w, &c);
+		if (err)
+			return err;
+	}
+	err = dvx_p2p_q_reserve(main, n, w, &t);
+	if (err) {
+		if (op->has_ctr) {
+			dvx_p2p_q_nop_fill(comp, c, 2);
+			dvx_p2p_q_publish(comp, c, 2, pw);
+		}
+		return err;
+	}
+	berr = dvx_p2p_op_build_main(&main->sq.wq, sink_lkey, op, t);
+	err = dvx_p2p_q_publish(main, t, n, pw);
+	if (op->has_ctr) {
+		int cerr;
+
+		dvx_p2p_op_build_comp(&comp->sq.wq, main, sink_lkey, op, c, t + n - 1);
+		cerr = dvx_p2p_q_publish(comp, c, 2, pw);
+		err = err ? err : cerr;
+	}
+	*last = t + n - 1;
+	return err ? err : berr;
+}
+
+DVX_END_DECLS
+
+#endif /* DVX_P2P_OPS_H */
