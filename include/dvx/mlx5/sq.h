@@ -381,13 +381,15 @@ DVX_INLINE bool dvx_mlx5_sq_turn(struct dvx_mlx5_sq_ctrs *c, uint64_t ticket)
 
 /**
  * dvx_mlx5_sq_ring_db() - step 5: the doorbell for producer index @pi, with an 8-byte
- * doorbell write; nothing when @pi was rung already.
+ * doorbell write; on the CPU nothing when @pi was rung already.
  * @sq:		the SQ
  * @c:		its counters
  * @pi:		every WQEBB below it is published
  *
  * Record (and register) written, @db_pi = @pi, the BlueFlame half flipped. The caller
- * has the right to ring: the single poster, or the holder of the publish token.
+ * has the right to ring: the single poster, or the holder of the publish token. GPU
+ * code rings only for a new index and never through BlueFlame (views have no
+ * BlueFlame half): the check and the half are left out there.
  *
  * Context: the ringer, CPU or GPU. Return: nothing.
  */
@@ -399,11 +401,18 @@ DVX_INLINE void dvx_mlx5_sq_ring_db(const struct dvx_mlx5_sq *sq, struct dvx_mlx
 	uint8_t *reg;
 	uint64_t db;
 
+#ifdef __CUDA_ARCH__
+	/* GPU ringers never ring twice for one index (the token's tail rings once; a
+	 * waiting FAA poster checks @db_pi first) and never use BlueFlame: no loads of
+	 * GPU memory before the doorbell */
+	reg = sq->uar_reg;
+#else
 	if (pi == c->db_pi)
 		return;
 	/* the register and the values are fixed before the barriers: their memory
 	 * clobbers would make every later read of *sq and *c a fresh load */
 	reg = sq->uar_reg + c->bf_offset;
+#endif
 	rec = dvx_cpu_to_be32((uint32_t)pi & DVX_MLX5_WQE_INDEX_MASK);
 	/* {BE32(pi << 8), BE32(qpn << 8)}, the QPN half stored already: the first word
 	 * is the record's bytes moved up by one */
@@ -427,7 +436,9 @@ DVX_INLINE void dvx_mlx5_sq_ring_db(const struct dvx_mlx5_sq *sq, struct dvx_mlx
 		/* The doorbell leaves the WC buffer before the next one to this register. */
 		dvx_wmb_mmio_flush();
 	}
+#ifndef __CUDA_ARCH__
 	c->bf_offset ^= sq->bf_half;
+#endif
 	c->db_pi = pi;
 }
 
