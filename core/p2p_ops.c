@@ -52,9 +52,10 @@ static int lane_has_comp(const struct dvx_p2p *t, const struct dvx_p2p_lane *l)
 
 /*
  * Check and post @p on lane @l: the operation is resolved and its WQEs are built,
- * reserved, published and rung by the steps the GPU runs too (dvx/p2p/ops.h). The
- * reservation waits for room polling the lane's own CQs; it does not drive the
- * backend (a stepped software NIC progresses in the caller's waits).
+ * reserved, published and rung by the steps the GPU runs too (dvx/p2p/ops.h). Those
+ * steps know nothing of the hal; waiting for room is this loop's business, and it
+ * lets the NIC progress as every other wait of the transport does (a stepped software
+ * NIC runs in the waiting thread; hardware only relaxes the CPU).
  */
 static int lane_post(struct dvx_p2p *t, struct dvx_p2p_lane *l, const struct post *p,
 		     uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
@@ -69,7 +70,7 @@ static int lane_post(struct dvx_p2p *t, struct dvx_p2p_lane *l, const struct pos
 			      p->ctroff, (uint32_t)p->reset, &op);
 	if (err)
 		return err;
-	dvx_p2p_q_waiter(&l->main, &w, timeout_ns, 0);
+	dvx_p2p_q_waiter(&l->main, &w, timeout_ns, 1);
 	dvx_p2p_q_waiter(&l->main, &pw, timeout_ns > DVX_P2P_PUBLISH_TIMEOUT_NS ?
 						timeout_ns : DVX_P2P_PUBLISH_TIMEOUT_NS, 0);
 	err = dvx_p2p_lane_post(&l->main.d, &l->comp.d, l->sink_lkey, &op, &w, &pw, &last);

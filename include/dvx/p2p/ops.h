@@ -338,7 +338,7 @@ DVX_INLINE void dvx_p2p_op_build_comp(const struct dvx_mlx5_wq *cwq,
  * @comp:	its companion queue (used only for a counter)
  * @sink_lkey:	lkey of the lane NIC's sink
  * @op:		the resolved operation (dvx_p2p_op_make())
- * @w:		bound for waiting for room (its progress hook should be NULL)
+ * @w:		bound and progress hook for waiting for room
  * @pw:		bound for waiting for the earlier posters to publish
  * @last:	set to the main index of the operation's last WQE (the ticket)
  *

@@ -28,6 +28,10 @@
 #include <dvx/mlx5/sq.h>
 #include <dvx/mlx5/cqe.h>
 
+#ifndef __CUDACC__
+#include <sched.h>
+#endif
+
 DVX_BEGIN_DECLS
 
 struct dvx_hal_nic;
@@ -106,8 +110,11 @@ DVX_ASSERT_SIZE(struct dvx_p2p_qdesc, 128);
  * @now:	host: the clock in nanoseconds (the hal's, so a simulated backend keeps its
  *		own time); GPU code uses %globaltimer and ignores it
  * @progress:	host: called between two looks (a stepped software NIC's progress), or
- *		NULL to relax the CPU; ignored on the GPU (it sleeps briefly)
+ *		NULL to relax the CPU and, every DVX_P2P_WAIT_SPINS looks, give it away
+ *		(the thread that would end the wait may need it); ignored on the GPU (it
+ *		sleeps briefly)
  * @arg:	passed to @now and @progress
+ * @spins:	looks so far
  */
 struct dvx_p2p_waiter {
 	uint64_t timeout_ns;
@@ -115,7 +122,12 @@ struct dvx_p2p_waiter {
 	uint64_t (*now)(void *arg);
 	void (*progress)(void *arg);
 	void *arg;
+	uint32_t spins;
+	uint32_t rsvd;
 };
+
+/* host looks between two yields of the CPU in a wait without a progress hook */
+#define DVX_P2P_WAIT_SPINS 64u
 
 /**
  * dvx_p2p_waiter_init() - a waiter for one wait of @timeout_ns.
@@ -136,6 +148,8 @@ DVX_INLINE void dvx_p2p_waiter_init(struct dvx_p2p_waiter *w, uint64_t timeout_n
 	w->now = now;
 	w->progress = progress;
 	w->arg = arg;
+	w->spins = 0;
+	w->rsvd = 0;
 }
 
 /**
@@ -159,7 +173,8 @@ DVX_INLINE uint64_t dvx_p2p_waiter_now(const struct dvx_p2p_waiter *w)
 
 /**
  * dvx_p2p_waiter_step() - one round of waiting: start the clock on the first call,
- * report expiry, else relax (or call the progress hook).
+ * report expiry, else call the progress hook, or relax (every DVX_P2P_WAIT_SPINS rounds
+ * on the CPU: yield it).
  * @w:		the waiter
  *
  * Context: any, host or device. Return: 0 to look again; -ETIMEDOUT when the timeout
@@ -179,6 +194,10 @@ DVX_INLINE int dvx_p2p_waiter_step(struct dvx_p2p_waiter *w)
 #ifndef __CUDA_ARCH__
 	if (w->progress) {
 		w->progress(w->arg);
+		return 0;
+	}
+	if (++w->spins % DVX_P2P_WAIT_SPINS == 0) {
+		sched_yield();
 		return 0;
 	}
 #endif
@@ -306,8 +325,8 @@ DVX_INLINE int dvx_p2p_q_fail(const struct dvx_p2p_qdesc *d, int err)
  * dvx_p2p_q_reserve() - claim @n consecutive one-WQEBB slots, waiting for room.
  * @d:		the queue
  * @n:		slots (1 ... the SQ's WQEBBs)
- * @w:		the wait (its progress hook should be NULL: a reservation polls the
- *		queue's own CQ and does not drive a backend)
+ * @w:		the wait: the caller's clock, bound and progress hook (this step knows
+ *		nothing of the hal; a host caller may let a stepped NIC run there)
  * @ticket:	first claimed index (free-running) on success
  *
  * The caller must build exactly @n one-WQEBB WQEs at @ticket ... @ticket + @n - 1, each
@@ -489,7 +508,8 @@ int dvx_p2p_q_poll(struct dvx_p2p_q *q);
  * @w:		filled
  * @timeout_ns:	the bound
  * @progress:	1 to let a stepped backend progress between looks (waits for
- *		completions); 0 to relax only (reservations)
+ *		room or completions); 0 to relax and yield only (waits for other
+ *		threads, such as the publish turn)
  *
  * Context: any thread. Return: nothing.
  */
