@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/cq.c - CREATE_CQ in caller umems (facts 1.6, 4).
+ * core/cq.c - CREATE_CQ in caller umems (prm 1.6, 4).
  */
 #include <errno.h>
 #include <string.h>
@@ -133,7 +133,7 @@ int dvx_cq_create(struct dvx_nic *nic, const struct dvx_cq_attr *attr, struct dv
 		return bad(nic, "ring or record address misaligned for the ring state");
 
 	/* the ring starts all INVALID/owner 1 and the record at 0 before the device
-	 * knows the CQ (facts 1.6) */
+	 * knows the CQ (prm 1.6) */
 	if (!(attr->flags & DVX_CQ_F_PREINIT)) {
 		dvx_mlx5_cq_ring_init(c.ring, ma.cc ? 0 : log_depth);
 		c.dbrec[0] = 0;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/nic.c - open a NIC: caps, port, GID, PD, EQ, UARs (facts 1.1-1.4).
+ * core/nic.c - open a NIC: caps, port, GID, PD, EQ, UARs (prm 1.1-1.4).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -262,7 +262,7 @@ static int uar_alloc(struct dvx_nic *nic, enum dvx_uar_pref pref, struct dvx_uar
 	} else {
 		err = uar_get(nic, DVX_UAR_NC_DEDICATED, &u);
 		if (err) {
-			/* no dedicated register: the per-context shared one (facts 1.4) */
+			/* no dedicated register: the per-context shared one (prm 1.4) */
 			int err2 = uar_get(nic, DVX_UAR_NC_SHARED, &u);
 
 			if (err2)

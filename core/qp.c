@@ -2,7 +2,7 @@
 /*
  * core/qp.c - RC QPs: CREATE_QP in caller umems, the RST->RTS connection (IB LID path
  * or RoCE v2 GID path, force-loopback, local pairs), 2ERR, recovery, QUERY_QP
- * (facts 1.7-1.9, 4.5, 7).
+ * (prm 1.7-1.9, 4.5, 7).
  */
 #include <errno.h>
 #include <string.h>
@@ -17,7 +17,7 @@
 #define QP_CD_FLAGS (DVX_QP_F_CD_MASTER | DVX_QP_F_CD_SLAVE_SEND | DVX_QP_F_CD_SLAVE_RECV)
 #define QP_LOG_MAX 15u			/* log_sq_size / log_rq_size are 4 bits */
 #define QP_RQ_MAX_SGE 64u		/* 1 KiB receive stride: dvx_mlx5_rq_init's limit */
-#define QP_LOG_MSG_MAX 30u		/* every source uses 30 (facts 1.7) */
+#define QP_LOG_MSG_MAX 30u		/* every source uses 30 (prm 1.7) */
 #define QP_REMOTE_ACCESS                                                                \
 	(DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC)
 
@@ -43,14 +43,14 @@ static int qp_geom(const struct dvx_qp_attr *a, struct qp_geom *g)
 	if (!a->rq_depth && a->rq_max_sge)
 		return -EINVAL;
 	/* an RDMA WRITE with inline data: ctrl + raddr + 4-byte header + payload, in
-	 * 16-byte units (facts 2.6); never less than one full WQEBB (an atomic is 64 B) */
+	 * 16-byte units (prm 2.6); never less than one full WQEBB (an atomic is 64 B) */
 	inl = DVX_ALIGN_UP(2 * DVX_MLX5_DS_BYTES + 4u + a->max_inline, DVX_MLX5_DS_BYTES);
 	g->max_wqe_bytes = inl > DVX_WQEBB_BYTES ? inl : DVX_WQEBB_BYTES;
 	if (a->sq_depth * DVX_WQEBB_BYTES < g->max_wqe_bytes)
 		return -EINVAL;
 	g->rq_stride = a->rq_depth ? DVX_RQ_STRIDE(a->rq_max_sge) : 0;
 	/* a regular RQ spans at least one WQEBB so the SQ behind it stays aligned
-	 * (facts 1.7, mlx5/cmd.c): widen the stride rather than pad */
+	 * (prm 1.7, mlx5/cmd.c): widen the stride rather than pad */
 	while (a->rq_depth && (uint64_t)a->rq_depth * g->rq_stride < DVX_WQEBB_BYTES)
 		g->rq_stride <<= 1;
 	g->rq_bytes = DVX_RQ_BYTES(a->rq_depth, g->rq_stride);
@@ -437,7 +437,7 @@ static int build_cmds(struct dvx_qp *qp, const struct dvx_qp_conn *r,
 	rr.log_rra_max = (uint8_t)log_rra;
 	rr.path.vhca_port_num = nic->port;
 	if (loopback) {
-		rr.path.fl = 1;		/* the DPDK self-loop: no address at all (facts 1.8) */
+		rr.path.fl = 1;		/* the DPDK self-loop: no address at all (prm 1.8) */
 		rr.path.roce = (uint8_t)nic->roce;
 	} else if (!nic->roce) {
 		rr.path.rlid = dvx_be16_to_cpu(r->lid);

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hal/cudaops.h - private to hal/: the CUDA driver API entries of hal/cuda.c, so any
- * backend's ops table can carry them:
+ * hal/cudaops.h - private to hal/: the CUDA driver API entries of hal/cuda.c and their
+ * table, dvx_cuda_gpu_ops, which any backend's struct dvx_hal may point its gpu table
+ * at (the cuda and linux backends do).
  *
- *	static const struct dvx_hal_ops my_ops = { ..., DVX_HAL_CUDA_GPU_OPS };
- *
- * Built only with CONFIG_DVX_GPU; the signatures are those of struct dvx_hal_ops.
+ * Built only with CONFIG_DVX_GPU; the signatures are those of struct dvx_hal_gpu_ops.
  */
 #ifndef DVX_HAL_CUDAOPS_H
 #define DVX_HAL_CUDAOPS_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * mlx5/caps.c - QUERY_HCA_CAP encoding and capability-page parsing (facts 1.2).
+ * mlx5/caps.c - QUERY_HCA_CAP encoding and capability-page parsing (prm 1.2).
  */
 #include <errno.h>
 #include <string.h>

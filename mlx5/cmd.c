@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * mlx5/cmd.c - PRM command encoders/decoders for CQs and RC QPs (facts 1.1, 1.6-1.8).
+ * mlx5/cmd.c - PRM command encoders/decoders for CQs and RC QPs (prm 1.1, 1.6-1.8).
  *
  * Every encoder checks its whole input first, against the widths of the very field
  * macros it then writes with (so a limit cannot drift from its field), and only then
@@ -181,7 +181,7 @@ static int encode_objnum(void *in, size_t bytes, unsigned opcode, uint32_t num)
 	return 0;
 }
 
-/* ---- CQ (facts 1.6) ---- */
+/* ---- CQ (prm 1.6) ---- */
 
 static int cq_attr_check(const struct dvx_mlx5_cq_attr *a)
 {
@@ -268,7 +268,7 @@ int dvx_mlx5_query_cq_out(const void *out, size_t outlen, struct dvx_mlx5_cq_que
 	return 0;
 }
 
-/* ---- QP creation (facts 1.7) ---- */
+/* ---- QP creation (prm 1.7) ---- */
 
 static int qp_attr_check(const struct dvx_mlx5_qp_attr *a)
 {
@@ -358,7 +358,7 @@ int dvx_mlx5_create_qp_in(void *in, const struct dvx_mlx5_qp_attr *attr)
 	dvx_mlx5_set(in, DVX_MLX5_QPC_USER_INDEX, attr->user_index);
 	dvx_mlx5_set(in, DVX_MLX5_QPC_CQN_SND, attr->cqn_snd);
 	/* one bit each, read-modify-write of dw@168 only: never a 64-bit store here,
-	 * which would land on next_rcv_psn (facts 0, the DOCA DEVX_SET64 bug) */
+	 * which would land on next_rcv_psn (prm 0, the DOCA DEVX_SET64 bug) */
 	dvx_mlx5_set(in, DVX_MLX5_QPC_CD_SLAVE_RECEIVE, attr->cd_slave_receive);
 	dvx_mlx5_set(in, DVX_MLX5_QPC_CD_SLAVE_SEND, attr->cd_slave_send);
 	dvx_mlx5_set(in, DVX_MLX5_QPC_CD_MASTER, attr->cd_master);
@@ -389,7 +389,7 @@ int dvx_mlx5_destroy_qp_in(void *in, uint32_t qpn)
 	return encode_objnum(in, DVX_MLX5_DESTROY_QP_IN_BYTES, DVX_MLX5_CMD_DESTROY_QP, qpn);
 }
 
-/* ---- the address path (facts 1.8 table) ---- */
+/* ---- the address path (prm 1.8 table) ---- */
 
 static int path_check(const struct dvx_mlx5_path *p)
 {
@@ -451,7 +451,7 @@ static void path_write(void *in, const struct dvx_mlx5_path *p)
 	}
 }
 
-/* ---- state transitions (facts 1.8) ---- */
+/* ---- state transitions (prm 1.8) ---- */
 
 static int access_check(uint8_t rre, uint8_t rwe, uint8_t rae, uint8_t atomic_mode)
 {

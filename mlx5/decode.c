@@ -2,9 +2,11 @@
 /*
  * mlx5/decode.c - WQE and CQE decoders, pretty-printers and name tables.
  *
- * The WQE decoder reads a ring dump byte by byte at the offsets the PRM gives (facts
- * 2.2-2.7): it shares no code with the builders of dvx/mlx5/wqe.h, so each checks the
- * other. Only dvx_mlx5_wqe_encode() calls the builders. Every read wraps at the ring's
+ * The WQE decoder reads a ring dump byte by byte at the offsets the PRM gives (prm
+ * 2.2-2.7): it shares no code with the builders of dvx/mlx5/wqe.h, but it does share the
+ * PRM header's opcode values and the CQE parser with the driver, so a wrong constant
+ * there would be wrong on both sides: the independent checks of the layouts are the
+ * byte-exact tests against rdma-core's mlx5dv.h and the software NIC's own decoders. Only dvx_mlx5_wqe_encode() calls the builders. Every read wraps at the ring's
  * end, so a WQE may start in the last WQEBB and continue at WQEBB 0.
  *
  * Layouts recognised (ds in 16-byte units, ctrl first in every WQE):
@@ -92,7 +94,7 @@ static const char *const opcode_names[256] = {
 	[DVX_MLX5_OPCODE_SEND_EN] = "SEND_EN",
 	[DVX_MLX5_OPCODE_DUMP] = "DUMP",
 	[DVX_MLX5_OPCODE_UMR] = "UMR",
-	[0x2d] = "ACCESS_ASO",			/* facts 2.2 */
+	[0x2d] = "ACCESS_ASO",			/* prm 2.2 */
 	[0x2f] = "MMO",
 };
 
@@ -125,7 +127,7 @@ static const char *const cqe_opcode_names[16] = {
 	[DVX_MLX5_CQE_INVALID] = "INVALID",
 };
 
-/* facts 4.5; the causes are the usual reasons for each syndrome on an RC QP */
+/* prm 4.5; the causes are the usual reasons for each syndrome on an RC QP */
 static const struct {
 	uint8_t syndrome;
 	const char *name;
@@ -171,7 +173,7 @@ static const struct {
 	  "remote aborted: the responder aborted the operation (see the vendor syndrome)" },
 };
 
-/* vendor_err_synd values UCX handles (facts 4.5: with REMOTE_ABORTED on RESP_ERR) */
+/* vendor_err_synd values UCX handles (prm 4.5: with REMOTE_ABORTED on RESP_ERR) */
 static const struct {
 	uint8_t code;
 	const char *name;
@@ -409,7 +411,7 @@ static uint8_t kind_of(uint8_t opcode)
 	}
 }
 
-/* data segment (facts 2.5) at WQE byte @off */
+/* data segment (prm 2.5) at WQE byte @off */
 static void read_data_seg(const struct wqe_reader *r, uint32_t off, struct dvx_mlx5_sge *sge)
 {
 	sge->length = rd32(r, off);
@@ -417,7 +419,7 @@ static void read_data_seg(const struct wqe_reader *r, uint32_t off, struct dvx_m
 	sge->addr = rd64(r, off + 8);
 }
 
-/* raddr segment (facts 2.3) at WQE byte 16 */
+/* raddr segment (prm 2.3) at WQE byte 16 */
 static void read_raddr_seg(const struct wqe_reader *r, struct dvx_mlx5_wqe_desc *d)
 {
 	d->raddr = rd64(r, 16);
@@ -426,7 +428,7 @@ static void read_raddr_seg(const struct wqe_reader *r, struct dvx_mlx5_wqe_desc 
 
 /*
  * The payload of RDMA and SEND WQEs, from unit @first to ds: nothing, one inline
- * segment (facts 2.6), or data segments (facts 2.5).
+ * segment (prm 2.6), or data segments (prm 2.5).
  */
 static int decode_payload(const struct wqe_reader *r, struct dvx_mlx5_wqe_desc *d,
 			  uint32_t first)
@@ -477,7 +479,7 @@ static int decode_atomic(const struct wqe_reader *r, struct dvx_mlx5_wqe_desc *d
 	if (d->ds >= 2)
 		read_raddr_seg(r, d);
 	if (d->ds >= 3) {
-		/* facts 2.4: swap_add then compare, both BE64 */
+		/* prm 2.4: swap_add then compare, both BE64 */
 		d->swap_add = rd64(r, 32);
 		d->compare = rd64(r, 40);
 	}
@@ -549,7 +551,7 @@ static int decode_wait(const struct wqe_reader *r, struct dvx_mlx5_wqe_desc *d)
 		return 0;
 	}
 	if (d->ds >= 2) {
-		/* facts 2.7: 8 reserved bytes, max_index, qpn_cqn */
+		/* prm 2.7: 8 reserved bytes, max_index, qpn_cqn */
 		d->wait_max_index = rd32(r, 24);
 		d->wait_qpn_cqn = rd32(r, 28);
 	}
@@ -570,7 +572,7 @@ int dvx_mlx5_wqe_decode(const void *ring, uint32_t ring_bytes, uint32_t idx,
 	r.mask = ring_bytes - 1;
 	r.base = (idx << DVX_MLX5_SEND_WQE_SHIFT) & r.mask;
 
-	/* ctrl segment, facts 2.2 */
+	/* ctrl segment, prm 2.2 */
 	w = rd32(&r, 0);
 	d->opmod = (uint8_t)(w >> 24);
 	d->idx = (uint16_t)(w >> 8);

@@ -24,7 +24,7 @@
 #define EXIT_INPUT 1
 #define EXIT_USAGE 2
 
-/* the largest ring --ring accepts: qpc.log_sq_size is at most 15 (facts 1.7) */
+/* the largest ring --ring accepts: qpc.log_sq_size is at most 15 (prm 1.7) */
 #define MAX_RING_WQEBB (1u << DVX_MLX5_LOG_MAX_SQ)
 /* the scratch ring a single WQE is decoded or built in: fits the largest WQE (ds 63) */
 #define SCRATCH_WQEBB 16u

@@ -3,7 +3,7 @@
  * hal/sim/ctrl.c - the sim's DEVX commands: QUERY_HCA_CAP, CREATE/DESTROY/QUERY of
  * CQs and QPs, and the QP state transitions, decoded from the mailbox bytes.
  *
- * Every field position is the one MLX5-FACTS.md section 1 gives ("dw@B [hi:lo]",
+ * Every field position is the one docs/prm.md section 1 gives ("dw@B [hi:lo]",
  * absolute in the command mailbox), read with the sim's own accessors (ctrl.h). What
  * firmware refuses, the sim refuses with a PRM status and a syndrome of its own
  * (enum dvx_sim_syndrome) in the output mailbox, so the hal's status translation runs
@@ -45,7 +45,7 @@ static const struct dvx_sim_port_cfg *port_cfg(const struct sim_nic *nic, unsign
 
 /*
  * A queue of @bytes at @off in umem @u: the offset aligned to @align both as an offset
- * and as an address (page_offset fields count 64 B units, facts 1.6/1.7), and the whole
+ * and as an address (page_offset fields count 64 B units, prm 1.6/1.7), and the whole
  * range inside the umem. Returns 0 or the syndrome.
  */
 static uint32_t check_range(const struct sim_umem *u, uint64_t off, uint64_t bytes,
@@ -128,7 +128,7 @@ void sim_caps_build(struct sim_nic *nic)
 	memset(r, 0, sizeof(nic->cap_roce));
 	memset(nic->cap_general2, 0, sizeof(nic->cap_general2));
 
-	/* general device caps, page-relative (facts 1.2 table) */
+	/* general device caps, page-relative (prm 1.2 table) */
 	sim_set(g, 4, 31, 31, 1);			/* hca_cap_2 */
 	sim_set(g, 16, 23, 16, c->log_max_qp_sz);
 	sim_set(g, 16, 4, 0, c->log_max_qp);
@@ -157,7 +157,7 @@ void sim_caps_build(struct sim_nic *nic)
 	sim_set(g, 176, 31, 24, c->atomic ? 3 : 0);	/* log_max_atomic_size_qp: 8 B */
 	/* cqe_compression, wait_on_data, wait_on_time: 0 (not modelled) */
 
-	/* atomic caps (facts 1.2): the kernel selects host endianness when supported */
+	/* atomic caps (prm 1.2): the kernel selects host endianness when supported */
 	if (c->atomic) {
 		sim_set(a, 8, 31, 30, c->atomic_be_only ? 0 : 1);
 		sim_set(a, 8, 25, 25, c->atomic_be_only ? 0 : 1);
@@ -263,7 +263,7 @@ static int create_cq(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 		REFUSE(BAD_RESOURCE, BAD_UAR);
 	if (eqn < DVX_SIM_EQN_BASE || eqn >= DVX_SIM_EQN_BASE + DVX_SIM_NUM_EQS)
 		REFUSE(BAD_RESOURCE, BAD_EQ);
-	/* the kernel forces cq_umem_valid and dbr_umem_valid (facts 1.1) */
+	/* the kernel forces cq_umem_valid and dbr_umem_valid (prm 1.1) */
 	ring = sim_umem_find(nic, sim_get(in, 88, 31, 0));
 	dbr = sim_umem_find(nic, sim_get(in, 20, 31, 0));
 	if (!ring || !dbr)
@@ -408,7 +408,7 @@ static int create_qp(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 	default:
 		REFUSE(BAD_PARAM, FIELD);
 	}
-	/* the kernel forces wq_umem_valid and qpc.dbr_umem_valid (facts 1.1) */
+	/* the kernel forces wq_umem_valid and qpc.dbr_umem_valid (prm 1.1) */
 	wq = sim_umem_find(nic, sim_get(in, 264, 31, 0));
 	dbr = sim_umem_find(nic, sim_get(in, 252, 31, 0));
 	if (!wq || !dbr)

@@ -3,9 +3,9 @@
  * hal/sim/ctrl.h - private to the control half of the sim (fabric.c, ctrl.c, ops.c):
  * the PRM bit-field accessors, id generation, and the functions the three files share.
  *
- * The accessors read and write fields as the facts tables write them ("dw@B [hi:lo]":
+ * The accessors read and write fields as docs/prm.md's tables write them ("dw@B [hi:lo]":
  * the big-endian dword at byte B, bit 31 its MSB). They are the sim's own, written
- * from MLX5-FACTS.md and not shared with dvx/mlx5/, so the mailbox builders and the
+ * from docs/prm.md and not shared with dvx/mlx5/, so the mailbox builders and the
  * model check each other.
  */
 #ifndef DVX_HAL_SIM_CTRL_H
@@ -53,7 +53,7 @@ static inline uint64_t sim_get64(const void *p, unsigned b)
 	return dvx_get_be64((const uint8_t *)p + b);
 }
 
-/* ---- PRM numbers the control half decodes (MLX5-FACTS 1.1-1.8) ---------------- */
+/* ---- PRM numbers the control half decodes (prm 1.1-1.8) ---------------- */
 
 enum {
 	SIM_CMD_QUERY_HCA_CAP = 0x100,

@@ -9,7 +9,7 @@
  * decoded but not acted on; the delay fault delays whole WQEs in order, so it does
  * not reorder anything either.
  *
- * Decoders follow MLX5-FACTS.md sections 2, 4, 6 and 7 (constants in exec.h); no
+ * Decoders follow docs/prm.md sections 2, 4, 6 and 7 (constants in exec.h); no
  * dvx/mlx5/ header is included.
  *
  * Memory: WQEs are read from the ring after control's acquire load of the doorbell
@@ -26,7 +26,7 @@
 #define X_LIKELY(x) __builtin_expect(!!(x), 1)
 #define X_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-#define SIM_MAX_WQE_BYTES (63u * 16u)	/* ds is 6 bits (facts 2.1) */
+#define SIM_MAX_WQE_BYTES (63u * 16u)	/* ds is 6 bits (prm 2.1) */
 #define SIM_MAX_SGE 62u
 
 /* what executing one WQE came to */
@@ -220,7 +220,7 @@ static inline uint32_t load_be32_acquire(const uint8_t *p)
  * Write one CQE (@c: 64 bytes, op_own holding the opcode and flags without the
  * owner bit) into @cq. Return: 0, or -1 when the CQ is (now) in overrun: a CQ without
  * overrun-ignore whose next entry software has not consumed yet (its doorbell
- * record's consumer index) takes no more CQEs (facts 4.4; IB: the CQ enters error).
+ * record's consumer index) takes no more CQEs (prm 4.4; IB: the CQ enters error).
  */
 static int cq_push(struct sim_fabric *fab, struct sim_cq *cq, uint8_t *c, uint32_t qpn)
 {
@@ -575,7 +575,7 @@ static uint64_t atomic_apply(uint8_t *t, uint32_t size, const struct sim_atomic_
 }
 
 /* 8-byte atomic replies in host order? the NIC's atomic cap atomic_req_8B_endianness_mode
- * (page dword 8 [31:30]) == 1 (facts 6); otherwise, and always for 4 bytes, big-endian */
+ * (page dword 8 [31:30]) == 1 (prm 6); otherwise, and always for 4 bytes, big-endian */
 static int atomic_reply_host(const struct sim_nic *nic)
 {
 	return ((dvx_get_be32(nic->cap_atomic + 8) >> 30) & 3u) == 1;
@@ -928,7 +928,7 @@ unsigned sim_exec_qp(struct sim_fabric *fab, struct sim_qp *qp, unsigned budget)
 			goto fail;
 		}
 		if (X_UNLIKELY((ci & mask) + w.nwqebb > nring)) {
-			/* runs past the ring's end: continue at WQEBB 0 (facts 2.1) */
+			/* runs past the ring's end: continue at WQEBB 0 (prm 2.1) */
 			uint32_t first = (nring - (ci & mask)) << 6;
 
 			memcpy(lin, b, first);

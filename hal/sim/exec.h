@@ -2,7 +2,7 @@
 /*
  * hal/sim/exec.h - constants of the sim's data path (not installed).
  *
- * The PRM values below are restated from MLX5-FACTS.md (sections 2, 4, 6, 7) on their
+ * The PRM values below are restated from docs/prm.md (sections 2, 4, 6, 7) on their
  * own: hal/sim never includes dvx/mlx5/ headers, so the builders there and this
  * model check each other.
  *
@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-/* ctrl segment opcodes (facts 2.2) */
+/* ctrl segment opcodes (prm 2.2) */
 enum sim_wqe_opcode {
 	SIM_OP_NOP = 0x00,
 	SIM_OP_SEND_INVAL = 0x01,
@@ -33,22 +33,22 @@ enum sim_wqe_opcode {
 	SIM_OP_SEND_EN = 0x17,
 };
 
-/* extended atomic opmods (facts 2.4): 0x08 | (log2(size) - 2) */
+/* extended atomic opmods (prm 2.4): 0x08 | (log2(size) - 2) */
 #define SIM_OPMOD_EXT_ATOMIC_4B 0x08u
 #define SIM_OPMOD_EXT_ATOMIC_8B 0x09u
-/* WAIT opmod 0: wait on a CQ's producer index (facts 2.7) */
+/* WAIT opmod 0: wait on a CQ's producer index (prm 2.7) */
 #define SIM_OPMOD_WAIT_CQ 0x00u
 
-/* fm_ce_se (facts 2.2): completion mode [3:2], solicited [1] */
+/* fm_ce_se (prm 2.2): completion mode [3:2], solicited [1] */
 #define SIM_CTRL_CE(fm_ce_se) (((fm_ce_se) >> 2) & 3u)
 #define SIM_CTRL_CE_ALWAYS 2u		/* CQ_UPDATE (0x08) */
 #define SIM_CTRL_CE_ALWAYS_EQE 3u
 #define SIM_CTRL_SOLICITED 0x02u
 
-#define SIM_INLINE_SEG 0x80000000u	/* data segment byte_count[31] (facts 2.6) */
-#define SIM_INVALID_LKEY 0x100u		/* closes a receive scatter list (facts 2.5) */
+#define SIM_INLINE_SEG 0x80000000u	/* data segment byte_count[31] (prm 2.6) */
+#define SIM_INVALID_LKEY 0x100u		/* closes a receive scatter list (prm 2.5) */
 
-/* CQE opcodes, op_own[7:4] (facts 4.1) */
+/* CQE opcodes, op_own[7:4] (prm 4.1) */
 enum sim_cqe_opcode {
 	SIM_CQE_REQ = 0,
 	SIM_CQE_RESP_WR_IMM = 1,
@@ -58,7 +58,7 @@ enum sim_cqe_opcode {
 	SIM_CQE_RESP_ERR = 14,
 };
 
-/* error CQE syndromes (facts 4.5) */
+/* error CQE syndromes (prm 4.5) */
 enum sim_cqe_syndrome {
 	SIM_SYND_LOCAL_LENGTH_ERR = 0x01,
 	SIM_SYND_LOCAL_QP_OP_ERR = 0x02,
@@ -75,7 +75,7 @@ enum sim_cqe_syndrome {
 	SIM_SYND_REMOTE_ABORTED_ERR = 0x22,
 };
 
-/* CQE byte offsets (facts 4.1, 4.5) */
+/* CQE byte offsets (prm 4.1, 4.5) */
 #define SIM_CQE_SLID 22
 #define SIM_CQE_FLAGS_RQPN 24
 #define SIM_CQE_SRQN_UIDX 32

@@ -442,7 +442,7 @@ static bool uar_consume(struct sim_fabric *fab, struct sim_nic *nic, struct sim_
 		rung = true;
 		u->last = v;
 		fab->doorbells++;
-		/* bytes 4-7: BE32(qpn << 8 | ds) in both conventions (facts 3.2) */
+		/* bytes 4-7: BE32(qpn << 8 | ds) in both conventions (prm 3.2) */
 		qpn = dvx_get_be32((const uint8_t *)&v + 4) >> 8;
 		qp = sim_qp_find(nic, qpn);
 		if (!qp || qp->uar_page != u->page_id)

@@ -12,7 +12,7 @@
  *    and execute its WQEs from the ring bytes, move data between MRs, write CQEs, raise
  *    error CQEs, move QPs to ERR and flush.
  *
- * The sim's decoders are written from the PRM facts (MLX5-FACTS.md) on their own: this
+ * The sim's decoders are written from the PRM facts of docs/prm.md on their own: this
  * directory never includes dvx/mlx5/ headers, so the builders and the model check each
  * other. Byte order helpers come from dvx/byteorder.h.
  *

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * PRM command encoders/decoders (mlx5/cmd.c) against MLX5-FACTS sections 1.1 and 1.6-1.8.
+ * PRM command encoders/decoders (mlx5/cmd.c) against prm 1.1 and 1.6-1.8.
  *
  * Nothing here reads a mailbox through dvx's own accessors: bit positions are
- * transcribed from the facts tables into the tables below and read with raw byte
+ * transcribed from docs/prm.md's tables into the tables below and read with raw byte
  * arithmetic (raw_get/raw_put/raw_mask), so a wrong macro in cmd.h and a wrong
  * accessor in ifc.h both show up as a mismatch.
  */
@@ -85,17 +85,17 @@ static void want_hex(uint8_t *w, unsigned byte, const char *hex)
 }
 
 /* ------------------------------------------------------------------------- */
-/* (1) the header's macros are the facts tables                               */
+/* (1) the header's macros are docs/prm.md's tables                               */
 
 struct macro_row {
 	const char *name;
 	unsigned m[3];	/* what cmd.h / ifc.h say */
-	unsigned f[3];	/* transcribed from MLX5-FACTS */
+	unsigned f[3];	/* transcribed from docs/prm.md */
 };
 
 #define ROW(name, macro, b, h, l) { name, { macro }, { b, h, l } }
 
-/* facts 1.6 cqc table (absolute in create_cq_in) + create_cq_in/out rows */
+/* prm 1.6 cqc table (absolute in create_cq_in) + create_cq_in/out rows */
 static const struct macro_row cq_rows[] = {
 	ROW("cqc.status", DVX_MLX5_CQC_STATUS, 16, 31, 28),
 	ROW("cqc.dbr_umem_valid", DVX_MLX5_CQC_DBR_UMEM_VALID, 16, 25, 25),
@@ -124,7 +124,7 @@ static const struct macro_row cq_rows[] = {
 	ROW("create_cq_in.cq_umem_valid", DVX_MLX5_CREATE_CQ_IN_CQ_UMEM_VALID, 92, 31, 31),
 };
 
-/* facts 1.7 qpc table + 1.8 ads table (absolute in create_qp_in / *2*_qp_in) */
+/* prm 1.7 qpc table + 1.8 ads table (absolute in create_qp_in / *2*_qp_in) */
 static const struct macro_row qp_rows[] = {
 	ROW("qpc.state", DVX_MLX5_QPC_STATE, 24, 31, 28),
 	ROW("qpc.st", DVX_MLX5_QPC_ST, 24, 23, 16),
@@ -193,7 +193,7 @@ static const struct macro_row qp_rows[] = {
 	ROW("create_qp_in.wq_umem_valid", DVX_MLX5_CREATE_QP_IN_WQ_UMEM_VALID, 268, 31, 31),
 };
 
-/* object numbers, envelope and the 16-byte commands (facts 1.1, 1.6-1.8) */
+/* object numbers, envelope and the 16-byte commands (prm 1.1, 1.6-1.8) */
 static const struct macro_row hdr_rows[] = {
 	ROW("opcode", DVX_MLX5_HDR_OPCODE, 0, 31, 16),
 	ROW("op_mod", DVX_MLX5_HDR_OP_MOD, 4, 15, 0),
@@ -225,7 +225,7 @@ static void check_rows(const struct macro_row *rows, size_t n, int disjoint)
 		unsigned j;
 
 		CHECK(r->m[0] == r->f[0] && r->m[1] == r->f[1] && r->m[2] == r->f[2],
-		      "%s: header says dw@%u [%u:%u], facts dw@%u [%u:%u]", r->name, r->m[0],
+		      "%s: header says dw@%u [%u:%u], prm dw@%u [%u:%u]", r->name, r->m[0],
 		      r->m[1], r->m[2], r->f[0], r->f[1], r->f[2]);
 		CHECK(r->f[0] % 4 == 0 && r->f[0] + 4 <= MB && r->f[1] >= r->f[2] && r->f[1] < 32,
 		      "%s: not a dword field", r->name);
@@ -263,7 +263,7 @@ static void test_macros_are_facts(void **state)
 	check_rows(qp_rows, DVX_ARRAY_SIZE(qp_rows), 1);
 	check_rows(hdr_rows, DVX_ARRAY_SIZE(hdr_rows), 0);
 
-	/* whole 64-bit fields and byte strings (facts 1.6-1.8) */
+	/* whole 64-bit fields and byte strings (prm 1.6-1.8) */
 	assert_int_equal(DVX_MLX5_CREATE_CQ_IN_CQC, 16);
 	assert_int_equal(DVX_MLX5_QUERY_CQ_OUT_CQC, 16);
 	assert_int_equal(DVX_MLX5_CQC_DBR_ADDR, 72);
@@ -282,7 +282,7 @@ static void test_macros_are_facts(void **state)
 	assert_int_equal(DVX_MLX5_QPC_DBR_ADDR % 8, 0);
 	assert_int_equal(DVX_MLX5_CREATE_QP_IN_WQ_UMEM_OFFSET % 8, 0);
 
-	/* sizes (facts 1.6-1.8; query outputs per KL mlx5_ifc.h) */
+	/* sizes (prm 1.6-1.8; query outputs per KL mlx5_ifc.h) */
 	assert_int_equal(DVX_MLX5_CREATE_CQ_IN_BYTES, 272);
 	assert_int_equal(DVX_MLX5_CREATE_QP_IN_BYTES, 272);
 	assert_int_equal(DVX_MLX5_MODIFY_QP_IN_BYTES, 272);
@@ -291,7 +291,7 @@ static void test_macros_are_facts(void **state)
 	assert_int_equal(DVX_MLX5_QP_2ERR_IN_BYTES, 16);
 	assert_int_equal(DVX_MLX5_CMD_MAX_BYTES, 272);
 
-	/* opt_param_mask bits (facts 1.8) */
+	/* opt_param_mask bits (prm 1.8) */
 	assert_int_equal(DVX_MLX5_QP_OPTPAR_RRE, 1 << 1);
 	assert_int_equal(DVX_MLX5_QP_OPTPAR_RAE, 1 << 2);
 	assert_int_equal(DVX_MLX5_QP_OPTPAR_RWE, 1 << 3);
@@ -365,7 +365,7 @@ enum { K_BITS, K_A64, K_A8 };	/* a bit field; a 64-bit field 64-/8-byte aligned 
 struct frow {
 	const char *name;
 	size_t off, size;	/* the attribute member */
-	unsigned byte, hi, lo;	/* where it lands, from the facts tables */
+	unsigned byte, hi, lo;	/* where it lands, from docs/prm.md's tables */
 	unsigned kind;
 };
 
@@ -439,7 +439,7 @@ static void row_values(const struct frow *r, uint64_t v[4])
 
 /*
  * For each row and each of its values: encode @base with that one member changed.
- * The field must read back the value (raw arithmetic at the facts position), and
+ * The field must read back the value (raw arithmetic at the prm position), and
  * every other bit of the mailbox must equal the encoding of @base itself.
  */
 static void check_fields(const struct encoder *e, const void *base, const struct frow *rows,
@@ -473,7 +473,7 @@ static void check_fields(const struct encoder *e, const void *base, const struct
 	}
 }
 
-/* ---- create_cq (facts 1.6) ---- */
+/* ---- create_cq (prm 1.6) ---- */
 
 #define CQF(m, b, h, l) F(struct dvx_mlx5_cq_attr, m, b, h, l)
 static const struct frow cq_fields[] = {
@@ -522,7 +522,7 @@ static void test_cq_cqe_size(void **state)
 	assert_int_equal(raw_get(in, 16, 23, 21), 0);
 }
 
-/* ---- create_qp (facts 1.7) ---- */
+/* ---- create_qp (prm 1.7) ---- */
 
 #define QPF(m, b, h, l) F(struct dvx_mlx5_qp_attr, m, b, h, l)
 static const struct frow qp_fields[] = {
@@ -616,7 +616,7 @@ static void test_qp_constants(void **state)
 	assert_bytes_equal(in, want, MB);
 }
 
-/* ---- the transitions (facts 1.8) ---- */
+/* ---- the transitions (prm 1.8) ---- */
 
 #define R2IF(m, b, h, l) F(struct dvx_mlx5_rst2init_attr, m, b, h, l)
 static const struct frow r2i_fields[] = {
@@ -823,7 +823,7 @@ static void test_objnum_commands(void **state)
 }
 
 /* ------------------------------------------------------------------------- */
-/* (3) the DOCA DEVX_SET64 bug (facts 0): cd_master is bit 0 of dw@168 only   */
+/* (3) the DOCA DEVX_SET64 bug (prm 0): cd_master is bit 0 of dw@168 only   */
 
 static void test_cd_master_neighbours(void **state)
 {
@@ -1098,7 +1098,7 @@ static void test_rtr2rts_realistic(void **state)
 	assert_bytes_equal(in, want, MB);
 }
 
-/* facts 1.8 last bullet: fl = 1, remote_qpn = own qpn, port, mtu; nothing else */
+/* prm 1.8 last bullet: fl = 1, remote_qpn = own qpn, port, mtu; nothing else */
 static void test_init2rtr_loopback(void **state)
 {
 	uint8_t in[MB], want[MB];
@@ -1361,7 +1361,7 @@ static void test_query_qp_out(void **state)
 	struct dvx_mlx5_qp_query q, q0;
 
 	(void)state;
-	/* a plausible RTS answer, written with raw arithmetic at the KL/facts offsets
+	/* a plausible RTS answer, written with raw arithmetic at the KL/prm offsets
 	 * (opt_param_mask at 16, qpc at 24), over a background of ones in reserved space */
 	memset(out, 0, sizeof(out));
 	memset(out + 256, 0xff, 16);

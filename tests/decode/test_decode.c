@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * WQE/CQE decoder: the worked examples of facts 2.8 from literal bytes, malformed
+ * WQE/CQE decoder: the worked examples of prm 2.8 from literal bytes, malformed
  * WQEs, the text formats, CQEs of every sort, the name tables, and rdma-core's
  * mlx5dv.h as a second opinion on the bytes where it is installed.
  */
@@ -73,7 +73,7 @@ static void assert_no_line_starting(const char *s, const char *prefix)
 	}
 }
 
-/* ---- facts 2.8 worked examples ---- */
+/* ---- prm 2.8 worked examples ---- */
 
 #define EXAMPLE_A \
 	"00 00 05 08  00 01 23 03  00 00 00 08  00 00 00 00" \
@@ -225,7 +225,7 @@ static void test_mlx5dv_second_opinion(void **state)
 	r->rkey = htobe32(0x5678);
 	mlx5dv_set_data_seg((struct mlx5_wqe_data_seg *)(ring + 32), 4096, 0x1234, 0x40);
 	assert_int_equal(dvx_test_hex(EXAMPLE_A, want, sizeof(want)), 48);
-	assert_bytes_equal(ring, want, 48);	/* the facts and rdma-core agree */
+	assert_bytes_equal(ring, want, 48);	/* prm and rdma-core agree */
 	assert_int_equal(dvx_mlx5_wqe_decode(ring, 64, 0, &d), 1);
 	assert_int_equal(d.sge[0].length, 4096);
 
@@ -806,7 +806,7 @@ static void test_names_total_distinct(void **state)
 			assert_int_equal(dvx_mlx5_opcode_from_name(s), (int)i);
 		}
 	}
-	assert_int_equal(n, 18);	/* the facts 2.2 table */
+	assert_int_equal(n, 18);	/* the prm 2.2 table */
 
 	/* every enum opcode has its name */
 	assert_string_equal(dvx_mlx5_opcode_name(DVX_MLX5_OPCODE_RDMA_WRITE), "RDMA_WRITE");
@@ -829,7 +829,7 @@ static void test_names_total_distinct(void **state)
 	assert_int_equal(n, 11);
 	assert_string_equal(dvx_mlx5_cqe_opcode_name(DVX_MLX5_CQE_REQ_ERR), "REQ_ERR");
 
-	/* syndromes: the 13 of facts 4.5, distinct names and causes */
+	/* syndromes: the 13 of prm 4.5, distinct names and causes */
 	{
 		const char *causes[256];
 

@@ -414,7 +414,7 @@ static void test_encode_each_kind(void **state)
 		for (j = 0; j < DVX_ARRAY_SIZE(c->lines) && c->lines[j]; j++)
 			assert_line(res.out, c->lines[j]);
 	}
-	/* the facts' example A, byte for byte */
+	/* prm 2.8's example A, byte for byte */
 	RUN(NULL, "encode", "write", "--raddr", "0x1000", "--rkey", "0x5678", "--laddr", "0x40",
 	    "--lkey", "0x1234", "--len", "4096", "--idx", "5", "--qpn", "0x123");
 	expect_status(0);

@@ -61,7 +61,7 @@ static void test_accepted_forms(void **state)
 	expect_bytes("0x40: 01 02\n0x42: 03", "010203");
 	expect_bytes("0140: 01 02 03 04\n0144: 05", "0102030405");	/* cut from a ring */
 	expect_bytes("aa 10: bb", "aabb");	/* a first label may follow bytes */
-	/* the facts' worked-example style */
+	/* prm 2.8's worked-example style */
 	expect_bytes("00: 00 00 05 08 | 04: 00 01 23 03 | 08: 00 00 00 08 | 0C: 00 00 00 00",
 		     "00000508 00012303 00000008 00000000");
 }

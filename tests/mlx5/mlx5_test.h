@@ -3,7 +3,7 @@
  * tests/mlx5/mlx5_test.h - helpers shared by the mlx5 data-path tests.
  *
  * The reference encoders below write hardware layouts byte by byte from the tables of
- * the facts page (MLX5-FACTS.md sections 2 and 4): they use no dvx code at all, so a
+ * docs/prm.md (docs/prm.md sections 2 and 4): they use no dvx code at all, so a
  * layout built here is an independent expectation, not a replay of the code under test.
  */
 #ifndef DVX_TESTS_MLX5_TEST_H
@@ -47,9 +47,9 @@ static inline uint32_t t_get_be32(const uint8_t *p)
 	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
-/* ---- reference WQE segments (facts 2.2 - 2.7) ---- */
+/* ---- reference WQE segments (prm 2.2 - 2.7) ---- */
 
-/* ctrl (facts 2.2): byte 0 opmod, 1-2 wqe index (16 bits), 3 opcode, 4-6 QPN, 7 ds,
+/* ctrl (prm 2.2): byte 0 opmod, 1-2 wqe index (16 bits), 3 opcode, 4-6 QPN, 7 ds,
  * 8 signature 0, 9-10 dci stream 0, 11 fm_ce_se, 12-15 immediate */
 static inline void t_ctrl(uint8_t *p, uint8_t opmod, uint32_t idx, uint8_t opcode, uint32_t qpn,
 			  uint8_t ds, uint8_t fm_ce_se, uint32_t imm)
@@ -66,7 +66,7 @@ static inline void t_ctrl(uint8_t *p, uint8_t opmod, uint32_t idx, uint8_t opcod
 	t_be32(p + 12, imm);
 }
 
-/* raddr (facts 2.3): 0-7 raddr, 8-11 rkey, 12-15 zero */
+/* raddr (prm 2.3): 0-7 raddr, 8-11 rkey, 12-15 zero */
 static inline void t_raddr(uint8_t *p, uint64_t raddr, uint32_t rkey)
 {
 	t_be64(p, raddr);
@@ -74,7 +74,7 @@ static inline void t_raddr(uint8_t *p, uint64_t raddr, uint32_t rkey)
 	memset(p + 12, 0, 4);
 }
 
-/* data (facts 2.5): 0-3 byte_count, 4-7 lkey, 8-15 addr */
+/* data (prm 2.5): 0-3 byte_count, 4-7 lkey, 8-15 addr */
 static inline void t_data(uint8_t *p, uint32_t len, uint32_t lkey, uint64_t addr)
 {
 	t_be32(p, len);
@@ -82,7 +82,7 @@ static inline void t_data(uint8_t *p, uint32_t len, uint32_t lkey, uint64_t addr
 	t_be64(p + 8, addr);
 }
 
-/* inline (facts 2.6): header BE32(len | 0x80000000), payload verbatim, zeros to 16 B.
+/* inline (prm 2.6): header BE32(len | 0x80000000), payload verbatim, zeros to 16 B.
  * Returns the 16-byte units used: ceil((4 + len) / 16). */
 static inline uint32_t t_inline(uint8_t *p, const uint8_t *data, uint32_t len)
 {
@@ -95,7 +95,7 @@ static inline uint32_t t_inline(uint8_t *p, const uint8_t *data, uint32_t len)
 	return units;
 }
 
-/* wait / enable (facts 2.7): 0-7 zero, 8-11 max_index, 12-15 qpn_cqn */
+/* wait / enable (prm 2.7): 0-7 zero, 8-11 max_index, 12-15 qpn_cqn */
 static inline void t_wait(uint8_t *p, uint32_t max_index, uint32_t qpn_cqn)
 {
 	memset(p, 0, 8);
@@ -132,7 +132,7 @@ static inline void t_assert_fill(const uint8_t *buf, size_t from, size_t to, uin
 
 /*
  * A WQE of @len linear bytes @lin placed at WQEBB @idx of a ring of @ring_bytes:
- * byte off must be at ring[(idx * 64 + off) mod ring_bytes] (facts 2.1), and every
+ * byte off must be at ring[(idx * 64 + off) mod ring_bytes] (prm 2.1), and every
  * other ring byte still @fill.
  */
 static inline void t_assert_ring_wqe(const uint8_t *ring, size_t ring_bytes, uint32_t idx,

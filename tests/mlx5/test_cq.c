@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Completion queue (dvx/mlx5/cqe.h) against facts section 4.
+ * Completion queue (dvx/mlx5/cqe.h) against prm 4.
  *
  * A simulated device writes CQEs pass after pass with owner = (index >> log) & 1 and
  * the poller must see exactly the written entries, in order, and never a stale one
- * (facts 4.2). CQEs for the decoder are built at the byte offsets of facts 4.1 and
+ * (prm 4.2). CQEs for the decoder are built at the byte offsets of prm 4.1 and
  * 4.5; every syndrome maps to the errno documented on dvx_mlx5_cqe_syndrome_errno().
  */
 #include "mlx5_test.h"
@@ -14,7 +14,7 @@
 
 #define CQN 0x00abcdu
 
-/* ---- CQE images at the facts' byte offsets ---- */
+/* ---- CQE images at prm 4's byte offsets ---- */
 
 struct cqe_fields {
 	uint8_t op_own;		/* 63 */
@@ -93,7 +93,7 @@ static int parse(const uint8_t *c, struct dvx_mlx5_cqe_info *info)
 static void test_constants(void **state)
 {
 	(void)state;
-	/* facts 4.1 */
+	/* prm 4.1 */
 	assert_int_equal(DVX_MLX5_CQE_REQ, 0);
 	assert_int_equal(DVX_MLX5_CQE_RESP_WR_IMM, 1);
 	assert_int_equal(DVX_MLX5_CQE_RESP_SEND, 2);
@@ -112,9 +112,9 @@ static void test_constants(void **state)
 	assert_int_equal(DVX_MLX5_CQE_OWNER_MASK, 0x01);
 	assert_int_equal(DVX_MLX5_CQE_SE_MASK, 0x02);
 	assert_int_equal(DVX_MLX5_CQE_SIZE, 64);
-	/* facts 1.6: INVALID opcode, owner 1 */
+	/* prm 1.6: INVALID opcode, owner 1 */
 	assert_int_equal(DVX_MLX5_CQE_INIT_OP_OWN, 0xf1);
-	/* facts 4.5 */
+	/* prm 4.5 */
 	assert_int_equal(DVX_MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR, 0x01);
 	assert_int_equal(DVX_MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR, 0x02);
 	assert_int_equal(DVX_MLX5_CQE_SYNDROME_LOCAL_PROT_ERR, 0x04);
@@ -128,7 +128,7 @@ static void test_constants(void **state)
 	assert_int_equal(DVX_MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR, 0x15);
 	assert_int_equal(DVX_MLX5_CQE_SYNDROME_RNR_RETRY_EXC_ERR, 0x16);
 	assert_int_equal(DVX_MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR, 0x22);
-	/* facts 3.1, 4.4, 1.4 */
+	/* prm 3.1, 4.4, 1.4 */
 	assert_int_equal(DVX_MLX5_CQ_SET_CI, 0);
 	assert_int_equal(DVX_MLX5_CQ_ARM_DB, 1);
 	assert_int_equal(DVX_MLX5_RCV_DBR, 0);
@@ -470,7 +470,7 @@ static void test_parse_errors(void **state)
 			};
 
 			cqe_build(c, &f, 1);
-			/* facts 4.5 offsets */
+			/* prm 4.5 offsets */
 			assert_int_equal(c[52], 0x5b);
 			assert_int_equal(c[53], 0x3c);
 			assert_int_equal(c[54], 0x93);

@@ -141,7 +141,7 @@ static void test_constants(void **state)
 	assert_int_equal(MLX5_WQE_CTRL_CQ_UPDATE, DVX_MLX5_WQE_CTRL_CQ_UPDATE);
 	assert_int_equal(MLX5_WQE_CTRL_CQ_UPDATE, DVX_MLX5_WQE_CTRL_CE(DVX_MLX5_CE_ALWAYS));
 	assert_int_equal(MLX5_WQE_CTRL_SOLICITED, DVX_MLX5_WQE_CTRL_SOLICITED);
-	/* rdma-core's IBV_SEND_FENCE flag is fm 4, its small fence fm 1 (facts 2.2) */
+	/* rdma-core's IBV_SEND_FENCE flag is fm 4, its small fence fm 1 (prm 2.2) */
 	assert_int_equal(MLX5_WQE_CTRL_FENCE,
 			 DVX_MLX5_WQE_CTRL_FM(DVX_MLX5_FM_FENCE_AND_INITIATOR_SMALL));
 	assert_int_equal(MLX5_WQE_CTRL_INITIATOR_SMALL_FENCE,
@@ -403,7 +403,7 @@ static void test_random_wqes(void **state)
 			h = (void *)(lin + 16 * fixed);
 			h->byte_count = htobe32(n | MLX5_INLINE_SEG);
 			memcpy(lin + 16 * fixed + 4, payload, n);
-			/* padding to the 16-byte unit is zero in dvx (facts 2.6) */
+			/* padding to the 16-byte unit is zero in dvx (prm 2.6) */
 			memset(lin + 16 * fixed + 4 + n, 0, ds * 16 - (16 * fixed + 4 + n));
 			break;
 		}

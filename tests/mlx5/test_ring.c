@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Ring wrap (facts 2.1): a WQE occupying several WQEBBs that starts near the end of
+ * Ring wrap (prm 2.1): a WQE occupying several WQEBBs that starts near the end of
  * the ring continues at WQEBB 0. For rings of 1 ... 1024 WQEBBs, every multi-WQEBB
  * WQE kind is built at each of the last positions (and, free-running, just before
  * 2^16 and 2^32), and byte off of the WQE must be at ring[(idx * 64 + off) mod size]
@@ -99,7 +99,7 @@ static int build(const struct dvx_mlx5_wq *wq, enum kind k, uint32_t idx)
 	}
 }
 
-/* the same WQE, linear, from the facts; returns its byte length (ds * 16) */
+/* the same WQE, linear, from prm 2; returns its byte length (ds * 16) */
 static size_t reference(uint8_t *lin, enum kind k, uint32_t idx)
 {
 	uint32_t i;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * A QP's own receive queue (dvx/mlx5/rq.h): receive WQEs are data segments (facts
+ * A QP's own receive queue (dvx/mlx5/rq.h): receive WQEs are data segments (prm
  * 2.5) in slots of 2^stride_shift bytes, a short list is closed by {0, 0x100, 0},
  * and the RQ counter is published as BE32(pi & 0xffff) in word 0 of the QP doorbell
- * record (facts 3.1), leaving the SQ word 1 alone.
+ * record (prm 3.1), leaving the SQ word 1 alone.
  */
 #include "mlx5_test.h"
 
@@ -63,7 +63,7 @@ static void assert_slot(const struct fx *f, uint32_t slot, const struct dvx_mlx5
 		n++;
 	}
 	if (n < max) {
-		/* facts 2.5: byte_count 0, lkey MLX5_INVALID_LKEY, addr 0 */
+		/* prm 2.5: byte_count 0, lkey MLX5_INVALID_LKEY, addr 0 */
 		assert_hex(p + 16 * n, "00 00 00 00 00 00 01 00 00 00 00 00 00 00 00 00");
 		n++;
 	}

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Send WQE builders (dvx/mlx5/wqe.h), byte for byte against MLX5-FACTS.md section 2.
+ * Send WQE builders (dvx/mlx5/wqe.h), byte for byte against docs/prm.md section 2.
  *
- * Every expected layout is either a literal hex dump written from the facts tables or
+ * Every expected layout is either a literal hex dump written from docs/prm.md's tables or
  * assembled by the reference encoders of mlx5_test.h at the byte offsets those tables
  * give. The ring is poisoned before every build, so each check also proves that the
  * builder wrote exactly the WQE's ds * 16 bytes and nothing else, and that a failing
@@ -67,12 +67,12 @@ static void ring_close(struct t_ring *r)
 
 #define assert_untouched(r) assert_fill((r)->buf, 0, (r)->bytes, T_POISON)
 
-/* ---- constants against the facts tables ---- */
+/* ---- constants against docs/prm.md's tables ---- */
 
 static void test_constants(void **state)
 {
 	(void)state;
-	/* facts 2.2 opcode table */
+	/* prm 2.2 opcode table */
 	assert_int_equal(DVX_MLX5_OPCODE_NOP, 0x00);
 	assert_int_equal(DVX_MLX5_OPCODE_SEND_INVAL, 0x01);
 	assert_int_equal(DVX_MLX5_OPCODE_RDMA_WRITE, 0x08);
@@ -89,13 +89,13 @@ static void test_constants(void **state)
 	assert_int_equal(DVX_MLX5_OPCODE_SEND_EN, 0x17);
 	assert_int_equal(DVX_MLX5_OPCODE_DUMP, 0x23);
 	assert_int_equal(DVX_MLX5_OPCODE_UMR, 0x25);
-	/* facts 2.4, 2.7 opmods */
+	/* prm 2.4, 2.7 opmods */
 	assert_int_equal(DVX_MLX5_OPMOD_EXT_ATOMIC_4B, 0x08);
 	assert_int_equal(DVX_MLX5_OPMOD_EXT_ATOMIC_8B, 0x09);
 	assert_int_equal(DVX_MLX5_OPMOD_WAIT_CQ_PI, 0);
 	assert_int_equal(DVX_MLX5_OPMOD_WAIT_DATA, 1);
 	assert_int_equal(DVX_MLX5_OPMOD_WAIT_TIME, 2);
-	/* facts 2.1, 2.5, 2.6 */
+	/* prm 2.1, 2.5, 2.6 */
 	assert_int_equal(DVX_MLX5_SEND_WQE_BB, 64);
 	assert_int_equal(DVX_MLX5_SEND_WQE_SHIFT, 6);
 	assert_int_equal(1u << DVX_MLX5_SEND_WQE_SHIFT, DVX_MLX5_SEND_WQE_BB);
@@ -118,7 +118,7 @@ static void test_constants(void **state)
 	assert_int_equal(dvx_mlx5_ds_to_wqebb(63), 16);
 }
 
-/* ---- fm_ce_se (facts 2.2) ---- */
+/* ---- fm_ce_se (prm 2.2) ---- */
 
 static void test_fm_ce_se_values(void **state)
 {
@@ -186,7 +186,7 @@ static void test_fm_ce_se_in_wqe(void **state)
 	ring_close(&r);
 }
 
-/* ---- the four worked examples of facts 2.8, from their literal hex ---- */
+/* ---- the four worked examples of prm 2.8, from their literal hex ---- */
 
 static void test_example_a_rdma_write(void **state)
 {
@@ -333,7 +333,7 @@ static void test_rdma_errors(void **state)
 
 	(void)state;
 	ring_open(&r, NWQEBB, QPN, 64);
-	/* byte_count bit 31 must be 0 (facts 2.5) */
+	/* byte_count bit 31 must be 0 (prm 2.5) */
 	assert_int_equal(dvx_mlx5_wqe_rdma_write(&r.wq, IDX, SIG, RADDR, RKEY, LADDR, LKEY,
 						 0x80000000u), -EINVAL);
 	assert_int_equal(dvx_mlx5_wqe_rdma_write_imm(&r.wq, IDX, SIG, IMM, RADDR, RKEY, LADDR, LKEY,
@@ -567,7 +567,7 @@ static void test_send_sgl(void **state)
 	ring_close(&r);
 }
 
-/* ---- inline (facts 2.6) ---- */
+/* ---- inline (prm 2.6) ---- */
 
 static void fill_payload(uint8_t *p, size_t n, uint64_t *seed)
 {
@@ -629,7 +629,7 @@ static void test_inline_all_lengths(void **state)
 	ring_close(&r);
 }
 
-/* the ds boundaries of facts 2.6, literally */
+/* the ds boundaries of prm 2.6, literally */
 static void test_inline_ds_boundaries(void **state)
 {
 	static const struct {
@@ -763,7 +763,7 @@ static void test_inline_unbounded_ring(void **state)
 	ring_close(&r);
 }
 
-/* ---- atomics (facts 2.4) ---- */
+/* ---- atomics (prm 2.4) ---- */
 
 static void test_atomic_std(void **state)
 {
@@ -829,7 +829,7 @@ static void test_atomic_masked(void **state)
 	ring_close(&r);
 }
 
-/* ---- core-direct (facts 2.7) ---- */
+/* ---- core-direct (prm 2.7) ---- */
 
 static void test_wait_enable(void **state)
 {

@@ -66,7 +66,7 @@ int main()
 
 	std::memset(ring, 0, sizeof(ring));
 	dvx_mlx5_wq_init(&wq, ring, 8, 0x123, 64);
-	/* facts 2.8 example A (host pass of nvcc, C++) */
+	/* prm 2.8 example A (host pass of nvcc, C++) */
 	dvx_mlx5_wqe_rdma_write(&wq, 5, DVX_MLX5_WQE_CTRL_CQ_UPDATE, 0x1000, 0x5678, 0x40, 0x1234, 4096);
 	expect("nvcc-host-rdma-write", ring + 5 * 64,
 	       "00000508 00012303 00000008 00000000 0000000000001000 00005678 00000000"

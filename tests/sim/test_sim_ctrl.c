@@ -277,7 +277,7 @@ static int rts2rts(struct env *e, struct dvx_hal_obj *qp, uint32_t opt, uint8_t 
 	uint8_t in[DVX_MLX5_MODIFY_QP_IN_BYTES];
 
 	memset(in, 0, sizeof(in));
-	dvx_mlx5_set(in, 0, 31, 16, 0x505);		/* RTS2RTS_QP (facts 1.1) */
+	dvx_mlx5_set(in, 0, 31, 16, 0x505);		/* RTS2RTS_QP (prm 1.1) */
 	dvx_mlx5_set(in, DVX_MLX5_MODIFY_QP_IN_QPN, qp->id);
 	dvx_mlx5_set(in, DVX_MLX5_MODIFY_QP_IN_OPT_PARAM_MASK, opt);
 	dvx_mlx5_set(in, DVX_MLX5_QPC_RETRY_COUNT, retry);

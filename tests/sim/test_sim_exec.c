@@ -638,7 +638,7 @@ static void test_atomics_masked(void **state)
 						      dvx_swab64(0x00000001ffffffffull));
 		assert_int_equal(rd64(T.sink + 8), host ? 0x11223344556677aaull :
 							  dvx_swab64(0x11223344556677aaull));
-		/* 4-byte results are big-endian in either mode (facts 6, 9) */
+		/* 4-byte results are big-endian in either mode (prm 6, 9) */
 		assert_int_equal(rd32(T.sink + 16), dvx_swab32(0xfffffff0u));
 		assert_int_equal(rd32(T.sink + 20), dvx_swab32(0x12345678u));
 		assert_int_equal(rd32(T.sink + 24), dvx_swab32(0xabcd5678u));

@@ -3,9 +3,9 @@
  * dvx/mlx5/caps.h - QUERY_HCA_CAP: the command and the capability pages dvx reads.
  *
  * query_hca_cap_in is 16 bytes: opcode 0x100, op_mod = (cap_type << 1) | current.
- * The output is 4112 bytes with the capability page at byte 16 (facts 1.2). Field
+ * The output is 4112 bytes with the capability page at byte 16 (prm 1.2). Field
  * positions below are relative to the page (add DVX_MLX5_CAP_PAGE_OFFSET for the
- * output mailbox), written "dw@B [hi:lo]" as in the facts tables.
+ * output mailbox), written "dw@B [hi:lo]" as in docs/prm.md's tables.
  */
 #ifndef DVX_MLX5_CAPS_H
 #define DVX_MLX5_CAPS_H

@@ -9,17 +9,17 @@
  * zero the mailbox and write the fields.
  *
  * Field macros are ABSOLUTE positions in the command mailbox, written "byte, hi, lo"
- * exactly as the facts tables write "dw@B [hi:lo]" (MLX5-FACTS sections 1.6-1.8; the
+ * exactly as docs/prm.md's tables write "dw@B [hi:lo]" (prm 1.6-1.8; the
  * tables already give offsets in create_*_in). Whole 64-bit fields ("bytes B-E") and
  * byte strings (rgid, rmac) are plain byte offsets, used with dvx_mlx5_set64()/memcpy.
  *
  * Context placement, the same in every command that carries one:
  *  - cq_context (cqc, 64 B) at byte 16 of create_cq_in AND of query_cq_out, so
- *    DVX_MLX5_CQC_* index both [facts 1.6; KL include/linux/mlx5/mlx5_ifc.h
+ *    DVX_MLX5_CQC_* index both [prm 1.6; KL include/linux/mlx5/mlx5_ifc.h
  *    query_cq_out_bits: status, syndrome, reserved_at_40[0x40], cq_context].
  *  - qpc (232 B) at byte 24 of create_qp_in, rst2init/init2rtr/rtr2rts/rts2rts_qp_in
  *    AND query_qp_out, so DVX_MLX5_QPC_* / DVX_MLX5_ADS_* index all of them
- *    [facts 1.7-1.8; KL mlx5_ifc.h query_qp_out_bits: status, syndrome,
+ *    [prm 1.7-1.8; KL mlx5_ifc.h query_qp_out_bits: status, syndrome,
  *    reserved_at_40[0x40], opt_param_mask (byte 16), ece/reserved (byte 20), qpc at
  *    bit 0xc0 = byte 24, reserved_at_800[0x80]; 272 B without PAS].
  */
@@ -30,18 +30,18 @@
 
 DVX_BEGIN_DECLS
 
-/* ---- mailbox sizes (no PAS: DEVX queues always live in umems, facts 1.1) ---- */
-#define DVX_MLX5_CREATE_CQ_IN_BYTES 272u	/* facts 1.6 */
+/* ---- mailbox sizes (no PAS: DEVX queues always live in umems, prm 1.1) ---- */
+#define DVX_MLX5_CREATE_CQ_IN_BYTES 272u	/* prm 1.6 */
 #define DVX_MLX5_CREATE_CQ_OUT_BYTES 16u
 #define DVX_MLX5_DESTROY_CQ_IN_BYTES 16u
 #define DVX_MLX5_DESTROY_CQ_OUT_BYTES 16u
 #define DVX_MLX5_QUERY_CQ_IN_BYTES 16u
 #define DVX_MLX5_QUERY_CQ_OUT_BYTES 272u	/* 16 hdr + 64 cqc + 192 reserved (KL) */
-#define DVX_MLX5_CREATE_QP_IN_BYTES 272u	/* facts 1.7 */
+#define DVX_MLX5_CREATE_QP_IN_BYTES 272u	/* prm 1.7 */
 #define DVX_MLX5_CREATE_QP_OUT_BYTES 16u
 #define DVX_MLX5_DESTROY_QP_IN_BYTES 16u
 #define DVX_MLX5_DESTROY_QP_OUT_BYTES 16u
-#define DVX_MLX5_MODIFY_QP_IN_BYTES 272u	/* rst2init/init2rtr/rtr2rts/rts2rts, facts 1.8 */
+#define DVX_MLX5_MODIFY_QP_IN_BYTES 272u	/* rst2init/init2rtr/rtr2rts/rts2rts, prm 1.8 */
 #define DVX_MLX5_MODIFY_QP_OUT_BYTES 16u
 #define DVX_MLX5_QP_2ERR_IN_BYTES 16u
 #define DVX_MLX5_QP_2RST_IN_BYTES 16u
@@ -50,7 +50,7 @@ DVX_BEGIN_DECLS
 /* the largest input/output mailbox of this header, for stack buffers */
 #define DVX_MLX5_CMD_MAX_BYTES 272u
 
-/* ---- CREATE_CQ / DESTROY_CQ / QUERY_CQ (facts 1.6) ---- */
+/* ---- CREATE_CQ / DESTROY_CQ / QUERY_CQ (prm 1.6) ---- */
 #define DVX_MLX5_CREATE_CQ_IN_CQC 16u			/* cqc: bytes 16-79 */
 #define DVX_MLX5_CREATE_CQ_IN_CQ_UMEM_OFFSET 80u	/* bytes 80-87, 64-bit */
 #define DVX_MLX5_CREATE_CQ_IN_CQ_UMEM_ID 88, 31, 0	/* bytes 88-91 */
@@ -60,7 +60,7 @@ DVX_BEGIN_DECLS
 #define DVX_MLX5_QUERY_CQ_IN_CQN 8, 23, 0		/* dw@8 [23:0] (KL query_cq_in) */
 #define DVX_MLX5_QUERY_CQ_OUT_CQC 16u			/* cqc: bytes 16-79 (KL) */
 
-/* cqc, absolute in create_cq_in and query_cq_out (facts 1.6 table, row named) */
+/* cqc, absolute in create_cq_in and query_cq_out (prm 1.6 table, row named) */
 #define DVX_MLX5_CQC_STATUS 16, 31, 28			/* status dw@16 [31:28] */
 #define DVX_MLX5_CQC_DBR_UMEM_VALID 16, 25, 25		/* dbr_umem_valid dw@16 [25] */
 #define DVX_MLX5_CQC_CQE_SZ 16, 23, 21			/* cqe_sz dw@16 [23:21] */
@@ -86,11 +86,11 @@ DVX_BEGIN_DECLS
 #define DVX_MLX5_CQC_PRODUCER_COUNTER 60, 23, 0		/* producer_counter dw@60 [23:0] */
 #define DVX_MLX5_CQC_DBR_ADDR 72u			/* dbr_addr bytes 72-79, 64-bit */
 
-/* cqc.cqe_sz values (facts 1.6) */
+/* cqc.cqe_sz values (prm 1.6) */
 #define DVX_MLX5_CQE_SZ_64 0u
 #define DVX_MLX5_CQE_SZ_128 1u
 
-/* ---- CREATE_QP / DESTROY_QP (facts 1.7) ---- */
+/* ---- CREATE_QP / DESTROY_QP (prm 1.7) ---- */
 #define DVX_MLX5_CREATE_QP_IN_QPC_EXT 8, 31, 31		/* qpc_ext dw@8 [31] */
 #define DVX_MLX5_CREATE_QP_IN_OPT_PARAM_MASK 16, 31, 0	/* bytes 16-19 */
 #define DVX_MLX5_CREATE_QP_IN_QPC 24u			/* qpc: bytes 24-255 */
@@ -100,7 +100,7 @@ DVX_BEGIN_DECLS
 #define DVX_MLX5_CREATE_QP_OUT_QPN 8, 23, 0		/* dw@8 [23:0] */
 #define DVX_MLX5_DESTROY_QP_IN_QPN 8, 23, 0		/* dw@8 [23:0] (KL destroy_qp_in) */
 
-/* ---- the modify commands (facts 1.8) ---- */
+/* ---- the modify commands (prm 1.8) ---- */
 #define DVX_MLX5_MODIFY_QP_IN_QPN 8, 23, 0		/* *2*_qp_in qpn dw@8 [23:0] */
 #define DVX_MLX5_MODIFY_QP_IN_OPT_PARAM_MASK 16, 31, 0	/* bytes 16-19 */
 #define DVX_MLX5_MODIFY_QP_IN_ECE 20, 31, 0		/* bytes 20-23 */
@@ -113,7 +113,7 @@ DVX_BEGIN_DECLS
 #define DVX_MLX5_QUERY_QP_OUT_OPT_PARAM_MASK 16, 31, 0	/* bytes 16-19 */
 #define DVX_MLX5_QUERY_QP_OUT_QPC 24u			/* qpc: bytes 24-255 */
 
-/* qpc, absolute in create_qp_in, *2*_qp_in and query_qp_out (facts 1.7 table) */
+/* qpc, absolute in create_qp_in, *2*_qp_in and query_qp_out (prm 1.7 table) */
 #define DVX_MLX5_QPC_STATE 24, 31, 28			/* state dw@24 [31:28], read-only */
 #define DVX_MLX5_QPC_ST 24, 23, 16			/* st dw@24 [23:16] */
 #define DVX_MLX5_QPC_PM_STATE 24, 12, 11		/* pm_state dw@24 [12:11] */
@@ -160,7 +160,7 @@ DVX_BEGIN_DECLS
 #define DVX_MLX5_QPC_DBR_UMEM_VALID 232, 28, 28		/* dbr_umem_valid dw@232 [28] */
 #define DVX_MLX5_QPC_DBR_UMEM_ID 252, 31, 0		/* dbr_umem_id bytes 252-255 */
 
-/* primary address path (ads), absolute (facts 1.8 table, row named) */
+/* primary address path (ads), absolute (prm 1.8 table, row named) */
 #define DVX_MLX5_ADS_FL 48, 31, 31			/* fl dw@48 [31] */
 #define DVX_MLX5_ADS_PKEY_INDEX 48, 15, 0		/* pkey_index dw@48 [15:0] */
 #define DVX_MLX5_ADS_GRH 52, 23, 23			/* grh dw@52 [23] */
@@ -182,7 +182,7 @@ DVX_BEGIN_DECLS
 #define DVX_MLX5_ADS_RMAC_31_0 88, 31, 0		/* rmac_31_0 bytes 88-91 */
 #define DVX_MLX5_ADS_RMAC 86u				/* rmac as 6 bytes at 86-91 */
 
-/* qpc.st (facts 1.7), qpc.pm_state (KL MLX5_QPC_PM_STATE_*), qpc.rq_type (facts 1.7) */
+/* qpc.st (prm 1.7), qpc.pm_state (KL MLX5_QPC_PM_STATE_*), qpc.rq_type (prm 1.7) */
 #define DVX_MLX5_QP_ST_RC 0x0u
 #define DVX_MLX5_QP_ST_DCI 0x5u
 #define DVX_MLX5_QP_PM_STATE_MIGRATED 0x3u
@@ -192,7 +192,7 @@ enum dvx_mlx5_rq_type {
 	DVX_MLX5_RQ_TYPE_ZERO = 3,	/* zero-length RQ: no receives at all */
 };
 
-/* qpc.mtu: the IB MTU enum (facts 1.7) */
+/* qpc.mtu: the IB MTU enum (prm 1.7) */
 enum dvx_mlx5_mtu {
 	DVX_MLX5_MTU_256 = 1,
 	DVX_MLX5_MTU_512 = 2,
@@ -201,7 +201,7 @@ enum dvx_mlx5_mtu {
 	DVX_MLX5_MTU_4096 = 5,
 };
 
-/* qpc.atomic_mode (facts 1.7, KL MLX5_QPC_ATOMIC_MODE_*) */
+/* qpc.atomic_mode (prm 1.7, KL MLX5_QPC_ATOMIC_MODE_*) */
 enum dvx_mlx5_atomic_mode {
 	DVX_MLX5_ATOMIC_MODE_IB_SPEC = 1,	/* standard 8 B CS/FA, IB semantics */
 	DVX_MLX5_ATOMIC_MODE_ONLY_8B = 2,	/* "CX" mode */
@@ -228,7 +228,7 @@ enum dvx_mlx5_qp_state {
 	DVX_MLX5_QP_STATE_SUSPENDED = 0x9,
 };
 
-/* opt_param_mask bits of the modify commands (facts 1.8; KL include/linux/mlx5/qp.h) */
+/* opt_param_mask bits of the modify commands (prm 1.8; KL include/linux/mlx5/qp.h) */
 #define DVX_MLX5_QP_OPTPAR_ALT_ADDR_PATH (1u << 0)
 #define DVX_MLX5_QP_OPTPAR_RRE (1u << 1)
 #define DVX_MLX5_QP_OPTPAR_RAE (1u << 2)
@@ -252,15 +252,15 @@ enum dvx_mlx5_qp_state {
 /*
  * Queue offsets inside a umem: 64 B. The qpc/cqc page_offset fields count 64 B units
  * (KL drivers/infiniband/hw/mlx5/qp.c quantises the QP page offset to 64 B), UCX packs
- * rings into one umem at 64 B-aligned offsets so they stay expressible (facts 1.5), one
+ * rings into one umem at 64 B-aligned offsets so they stay expressible (prm 1.5), one
  * WQEBB and one CQE are 64 B. Doorbell records: 8 B (a QP or CQ DBR is 8 B, NVSHMEM packs
- * them at 8 B strides, facts 1.5).
+ * them at 8 B strides, prm 1.5).
  */
 #define DVX_MLX5_UMEM_QUEUE_ALIGN 64u
 #define DVX_MLX5_UMEM_DBR_ALIGN 8u
 
 /**
- * struct dvx_mlx5_cq_attr - what CREATE_CQ needs (facts 1.6).
+ * struct dvx_mlx5_cq_attr - what CREATE_CQ needs (prm 1.6).
  * @log_cq_size:	log2(number of CQEs), 0..31 (5-bit field; the device max is
  *			cap log_max_cq_sz)
  * @uar_page:		UAR page id (24 bits); needed even for a never-armed CQ
@@ -292,7 +292,7 @@ struct dvx_mlx5_cq_attr {
 };
 
 /**
- * struct dvx_mlx5_qp_attr - what CREATE_QP needs for an RC QP (facts 1.7).
+ * struct dvx_mlx5_qp_attr - what CREATE_QP needs for an RC QP (prm 1.7).
  * @pdn:		protection domain number (24 bits)
  * @uar_page:		page id of the UAR whose register rings this QP (24 bits)
  * @user_index:		echoed in the CQE's srqn_uidx with cqe_version 1 (24 bits)
@@ -306,21 +306,21 @@ struct dvx_mlx5_cq_attr {
  *			regular RQ the RQ comes first and the SQ follows it
  *			(see dvx_mlx5_qp_wq_layout())
  * @dbr_offset:		DBR offset inside @dbr_umem_id (-> qpc.dbr_addr), multiple of 8
- * @log_sq_size:	log2(SQ WQEBBs), 0..15 (4-bit field, facts 1.7)
+ * @log_sq_size:	log2(SQ WQEBBs), 0..15 (4-bit field, prm 1.7)
  * @rq_type:		enum dvx_mlx5_rq_type
  * @log_rq_size:	log2(RQ WQEs), 0..15; regular RQ only, else 0
  * @log_rq_stride:	RQ WQE stride = 16 << n bytes, 0..7; regular RQ only, else 0.
  *			A regular RQ must be at least 64 B (stride * count >= 64) so the
  *			SQ behind it starts on a WQEBB boundary
  * @log_msg_max:	log2(max message), 0..31 (all sources use 30)
- * @ts_format:		qpc.ts_format, 0..3 (facts 1.2)
+ * @ts_format:		qpc.ts_format, 0..3 (prm 1.2)
  * @send_dbr_mode:	0 = doorbell record in use, 1 = NO_DBR_EXT (0..3 fit)
  * @cd_master:		may post WAIT / SEND_EN / RECV_EN (core-direct), 0/1
  * @cd_slave_send:	SQ gated by SEND_EN, 0/1
  * @cd_slave_receive:	RQ gated by RECV_EN, 0/1
  *
  * The encoder always writes st = RC, pm_state = MIGRATED, wq_umem_valid = 1 and
- * qpc.dbr_umem_valid = 1 (the kernel forces both valid bits anyway, facts 1.1).
+ * qpc.dbr_umem_valid = 1 (the kernel forces both valid bits anyway, prm 1.1).
  */
 struct dvx_mlx5_qp_attr {
 	uint32_t pdn;
@@ -363,14 +363,14 @@ struct dvx_mlx5_qp_wq_layout {
 };
 
 /**
- * struct dvx_mlx5_path - the primary address path (ads) of a QP (facts 1.8 table).
+ * struct dvx_mlx5_path - the primary address path (ads) of a QP (prm 1.8 table).
  * @roce:		0 = InfiniBand (LID routed), 1 = RoCE v2 (GID + MAC)
  * @vhca_port_num:	port, 1-based (8 bits)
  * @pkey_index:		P_Key table index (16 bits; 0 on RoCE)
  * @rlid:		IB: destination LID (16 bits); RoCE: must be 0
  * @sl:			IB: service level (4 bits); RoCE: must be 0 (use @eth_prio)
  * @grh:		IB: 1 = send a GRH (then the GRH fields are written); RoCE: must be 0
- *			(RoCE always carries the GRH fields; the grh bit stays 0, facts 1.8)
+ *			(RoCE always carries the GRH fields; the grh bit stays 0, prm 1.8)
  * @mlid:		IB: source path bits (7 bits); RoCE: must be 0
  * @src_addr_index:	local GID index (8 bits): RoCE, or IB with @grh
  * @hop_limit:		GRH hop limit (8 bits): RoCE (255 usual), or IB with @grh
@@ -413,7 +413,7 @@ struct dvx_mlx5_path {
 };
 
 /**
- * struct dvx_mlx5_rst2init_attr - RST2INIT (facts 1.8).
+ * struct dvx_mlx5_rst2init_attr - RST2INIT (prm 1.8).
  * @rre:		remote read enable (0/1)
  * @rwe:		remote write enable (0/1)
  * @rae:		remote atomic enable (0/1)
@@ -421,7 +421,7 @@ struct dvx_mlx5_path {
  * @vhca_port_num:	port (8 bits, into the ads)
  * @pkey_index:		P_Key index (16 bits, into the ads)
  *
- * pm_state is always written as MIGRATED (3), as every source does (facts 1.8).
+ * pm_state is always written as MIGRATED (3), as every source does (prm 1.8).
  */
 struct dvx_mlx5_rst2init_attr {
 	uint8_t rre;
@@ -434,7 +434,7 @@ struct dvx_mlx5_rst2init_attr {
 };
 
 /**
- * struct dvx_mlx5_init2rtr_attr - INIT2RTR (facts 1.8).
+ * struct dvx_mlx5_init2rtr_attr - INIT2RTR (prm 1.8).
  * @remote_qpn:		peer QP number (24 bits)
  * @next_rcv_psn:	first PSN expected from the peer (24 bits; = its next_send_psn)
  * @mtu:		path MTU, enum dvx_mlx5_mtu (1..5)
@@ -467,7 +467,7 @@ struct dvx_mlx5_init2rtr_attr {
 };
 
 /**
- * struct dvx_mlx5_rtr2rts_attr - RTR2RTS (facts 1.8).
+ * struct dvx_mlx5_rtr2rts_attr - RTR2RTS (prm 1.8).
  * @next_send_psn:	first PSN this QP sends (24 bits)
  * @retry_count:	transport retries, 0..7 (sources: 7)
  * @rnr_retry:		RNR retries, 0..7 (7 = infinite)
@@ -570,7 +570,7 @@ struct dvx_mlx5_cq_query {
 /* ---- the generic parts ---- */
 
 /**
- * dvx_mlx5_cmd_name() - the PRM name of a command opcode (facts 1.1 table).
+ * dvx_mlx5_cmd_name() - the PRM name of a command opcode (prm 1.1 table).
  * @opcode:	enum dvx_mlx5_cmd value (or any other)
  *
  * Return: a static string such as "CREATE_QP", "UNKNOWN" for an opcode dvx never sends.
@@ -633,7 +633,7 @@ const char *dvx_mlx5_cmd_status_name(uint8_t status);
 /**
  * dvx_mlx5_cmd_out_status() - read the status and syndrome of any output mailbox.
  * @out:	output mailbox (at least 8 bytes): status byte 0, syndrome bytes 4-7
- *		(facts 1.1)
+ *		(prm 1.1)
  * @status:	receives the status byte; may be NULL
  * @syndrome:	receives the syndrome; may be NULL
  *
@@ -644,7 +644,7 @@ int dvx_mlx5_cmd_out_status(const void *out, uint8_t *status, uint32_t *syndrome
 /* ---- CQ ---- */
 
 /**
- * dvx_mlx5_create_cq_in() - encode create_cq_in (opcode 0x400, facts 1.6).
+ * dvx_mlx5_create_cq_in() - encode create_cq_in (opcode 0x400, prm 1.6).
  * @in:		DVX_MLX5_CREATE_CQ_IN_BYTES mailbox; zeroed then filled on success
  * @attr:	the CQ; every value is checked against its field first
  *
@@ -659,7 +659,7 @@ int dvx_mlx5_cmd_out_status(const void *out, uint8_t *status, uint32_t *syndrome
 int dvx_mlx5_create_cq_in(void *in, const struct dvx_mlx5_cq_attr *attr);
 
 /**
- * dvx_mlx5_create_cq_out() - decode create_cq_out (facts 1.6).
+ * dvx_mlx5_create_cq_out() - decode create_cq_out (prm 1.6).
  * @out:	output mailbox
  * @outlen:	its length, at least DVX_MLX5_CREATE_CQ_OUT_BYTES
  * @cqn:	receives cqn (dw@8 [23:0]) on success
@@ -711,13 +711,13 @@ int dvx_mlx5_query_cq_out(const void *out, size_t outlen, struct dvx_mlx5_cq_que
 int dvx_mlx5_qp_wq_layout(const struct dvx_mlx5_qp_attr *attr, struct dvx_mlx5_qp_wq_layout *l);
 
 /**
- * dvx_mlx5_create_qp_in() - encode create_qp_in (opcode 0x500) for an RC QP (facts 1.7).
+ * dvx_mlx5_create_qp_in() - encode create_qp_in (opcode 0x500) for an RC QP (prm 1.7).
  * @in:		DVX_MLX5_CREATE_QP_IN_BYTES mailbox; zeroed then filled on success
  * @attr:	the QP
  *
  * Writes st = RC, pm_state = MIGRATED, pd, log_msg_max, log_rq_size, log_rq_stride,
  * log_sq_size, ts_format, uar_page, send_dbr_mode, user_index,
- * cqn_snd, cd_* bits (dw@168 bits 2..0 only, never the 64-bit word around them, facts 0),
+ * cqn_snd, cd_* bits (dw@168 bits 2..0 only, never the 64-bit word around them, prm 0),
  * cqn_rcv, dbr_addr, rq_type, srqn, dbr_umem_valid = 1, dbr_umem_id, wq_umem_offset,
  * wq_umem_id and wq_umem_valid = 1. qpc_ext and opt_param_mask stay 0.
  *
@@ -726,7 +726,7 @@ int dvx_mlx5_qp_wq_layout(const struct dvx_mlx5_qp_attr *attr, struct dvx_mlx5_q
 int dvx_mlx5_create_qp_in(void *in, const struct dvx_mlx5_qp_attr *attr);
 
 /**
- * dvx_mlx5_create_qp_out() - decode create_qp_out: qpn dw@8 [23:0] (facts 1.7).
+ * dvx_mlx5_create_qp_out() - decode create_qp_out: qpn dw@8 [23:0] (prm 1.7).
  * @out:	output mailbox
  * @outlen:	at least DVX_MLX5_CREATE_QP_OUT_BYTES
  * @qpn:	receives the QP number on success
@@ -743,7 +743,7 @@ int dvx_mlx5_create_qp_out(const void *out, size_t outlen, uint32_t *qpn);
 int dvx_mlx5_destroy_qp_in(void *in, uint32_t qpn);
 
 /**
- * dvx_mlx5_rst2init_qp_in() - encode rst2init_qp_in (opcode 0x502, facts 1.8).
+ * dvx_mlx5_rst2init_qp_in() - encode rst2init_qp_in (opcode 0x502, prm 1.8).
  * @in:		DVX_MLX5_MODIFY_QP_IN_BYTES mailbox
  * @qpn:	the QP (24 bits)
  * @attr:	access bits, atomic mode, port, P_Key index
@@ -756,7 +756,7 @@ int dvx_mlx5_destroy_qp_in(void *in, uint32_t qpn);
 int dvx_mlx5_rst2init_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_rst2init_attr *attr);
 
 /**
- * dvx_mlx5_init2rtr_qp_in() - encode init2rtr_qp_in (opcode 0x503, facts 1.8).
+ * dvx_mlx5_init2rtr_qp_in() - encode init2rtr_qp_in (opcode 0x503, prm 1.8).
  * @in:		DVX_MLX5_MODIFY_QP_IN_BYTES mailbox
  * @qpn:	the QP (24 bits)
  * @attr:	connection and path
@@ -776,7 +776,7 @@ int dvx_mlx5_init2rtr_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_init2r
  * @vhca_port_num: port (8 bits)
  * @mtu:	enum dvx_mlx5_mtu
  *
- * The DPDK self-loop recipe (facts 1.8 last bullet, 7): ads.fl = 1, vhca_port_num, mtu,
+ * The DPDK self-loop recipe (prm 1.8 last bullet, 7): ads.fl = 1, vhca_port_num, mtu,
  * remote_qpn = own qpn, no addresses. Gate on roce cap fl_rc_qp_when_roce_enabled/
  * _disabled. Everything else is 0 (next_rcv_psn 0, log_rra_max 0 = one outstanding
  * read/atomic).
@@ -786,7 +786,7 @@ int dvx_mlx5_init2rtr_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_init2r
 int dvx_mlx5_init2rtr_loopback_qp_in(void *in, uint32_t qpn, uint8_t vhca_port_num, uint8_t mtu);
 
 /**
- * dvx_mlx5_rtr2rts_qp_in() - encode rtr2rts_qp_in (opcode 0x504, facts 1.8).
+ * dvx_mlx5_rtr2rts_qp_in() - encode rtr2rts_qp_in (opcode 0x504, prm 1.8).
  * @in:		DVX_MLX5_MODIFY_QP_IN_BYTES mailbox
  * @qpn:	the QP (24 bits)
  * @attr:	PSN, retries, timeout, read/atomic depth

@@ -5,7 +5,7 @@
  * A CQ of N = 2^log_size 64-byte entries is consumed with a free-running counter ci.
  * Entry ci & (N-1) belongs to software iff its opcode is not INVALID and its owner
  * bit equals (ci >> log_size) & 1; the hardware flips the bit it writes on every pass
- * (facts 4.2). dvx initialises a fresh ring with op_own 0xf1 (INVALID, owner 1), so no
+ * (prm 4.2). dvx initialises a fresh ring with op_own 0xf1 (INVALID, owner 1), so no
  * entry looks valid on the first pass.
  *
  * dvx_mlx5_cqe_parse() turns one entry into a struct dvx_mlx5_cqe_info and an errno:

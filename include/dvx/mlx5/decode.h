@@ -2,7 +2,7 @@
 /*
  * dvx/mlx5/decode.h - decoders and pretty-printers for WQEs and CQEs.
  *
- * The decoder reads WQE bytes the way the PRM defines them (facts 2, 4), independently
+ * The decoder reads WQE bytes the way the PRM defines them (prm 2, 4), independently
  * of the builders in dvx/mlx5/wqe.h, so that one checks the other. The formatters write
  * "name: value" lines into a caller buffer; the library prints nothing itself. Used by
  * dvx-wqe, the tests, and anyone who needs to read a ring dump.
@@ -120,7 +120,7 @@ struct dvx_mlx5_wqe_desc {
  * @idx:	WQEBB index (taken modulo the ring)
  * @d:		filled as far as the bytes allow (zeroed first)
  *
- * Reads the bytes at the PRM offsets (facts 2.2-2.7), one byte at a time, so a WQE
+ * Reads the bytes at the PRM offsets (prm 2.2-2.7), one byte at a time, so a WQE
  * that runs past the ring's end continues at byte 0. Only segments that lie within
  * ds are read. Reserved bytes are not checked.
  *
@@ -185,7 +185,7 @@ size_t dvx_mlx5_cqe_format(const struct dvx_mlx5_cqe_info *info, int err, char *
 
 /**
  * dvx_mlx5_opcode_name() - name of a send opcode.
- * @opcode:	ctrl opcode (facts 2.2)
+ * @opcode:	ctrl opcode (prm 2.2)
  * Return: "RDMA_WRITE" for 0x08 etc.; "UNKNOWN" for unnamed values. Never NULL.
  */
 const char *dvx_mlx5_opcode_name(uint8_t opcode);
@@ -208,7 +208,7 @@ int dvx_mlx5_opcode_from_name(const char *name);
 const char *dvx_mlx5_cqe_opcode_name(uint8_t opcode);
 
 /**
- * dvx_mlx5_syndrome_name() - name of an error-CQE syndrome (byte 55, facts 4.5).
+ * dvx_mlx5_syndrome_name() - name of an error-CQE syndrome (byte 55, prm 4.5).
  * Return: "REMOTE_ACCESS_ERR" for 0x13 etc.; "UNKNOWN" otherwise. Never NULL.
  */
 const char *dvx_mlx5_syndrome_name(uint8_t syndrome);

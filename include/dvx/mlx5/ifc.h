@@ -3,7 +3,7 @@
  * dvx/mlx5/ifc.h - field access in PRM command mailboxes.
  *
  * A mailbox is an array of big-endian 32-bit dwords. A field is named the way the
- * facts tables write it, "dw@B [hi:lo]": the dword starting at byte B, bits hi..lo
+ * docs/prm.md's tables write it, "dw@B [hi:lo]": the dword starting at byte B, bits hi..lo
  * with bit 31 the most significant. Field macros expand to those three numbers:
  *
  *	#define DVX_MLX5_QPC_CD_MASTER 168, 0, 0
@@ -11,7 +11,7 @@
  *
  * dvx_mlx5_set() does a read-modify-write of exactly one dword and masks the value to
  * the field's width, so a 1-bit field never touches its neighbours (DOCA once set
- * cd_master with a 64-bit store and hit next_rcv_psn instead; facts section 0).
+ * cd_master with a 64-bit store and hit next_rcv_psn instead; prm 0).
  * Whole 64-bit fields ("bytes B-E") use dvx_mlx5_set64() on an 8-byte aligned offset.
  */
 #ifndef DVX_MLX5_IFC_H
@@ -61,7 +61,7 @@ DVX_INLINE uint64_t dvx_mlx5_get64(const void *mbox, unsigned byte)
 	return dvx_get_be64((const uint8_t *)mbox + byte);
 }
 
-/* ---- the command envelope shared by every mailbox (facts 1.1) ---- */
+/* ---- the command envelope shared by every mailbox (prm 1.1) ---- */
 #define DVX_MLX5_HDR_OPCODE 0, 31, 16		/* in: dw@0 [31:16] */
 #define DVX_MLX5_HDR_UID 0, 15, 0		/* in: dw@0 [15:0], filled by the kernel */
 #define DVX_MLX5_HDR_OP_MOD 4, 15, 0		/* in: dw@4 [15:0] */
@@ -69,7 +69,7 @@ DVX_INLINE uint64_t dvx_mlx5_get64(const void *mbox, unsigned byte)
 #define DVX_MLX5_OUT_SYNDROME 4, 31, 0		/* out: bytes 4-7 */
 #define DVX_MLX5_HDR_BYTES 16u
 
-/* PRM command opcodes (facts 1.1) */
+/* PRM command opcodes (prm 1.1) */
 enum dvx_mlx5_cmd {
 	DVX_MLX5_CMD_QUERY_HCA_CAP = 0x100,
 	DVX_MLX5_CMD_CREATE_MKEY = 0x200,

@@ -5,8 +5,9 @@
  * Send WQE segments, the 64-byte CQE, doorbell record and UAR offsets, each as the
  * PRM lays it out: big-endian typed fields, reserved gaps named by their byte offset,
  * sizes and offsets asserted below for gcc, clang and nvcc. The section numbers in the
- * comments refer to docs/mlx5-facts (the project's copy of ../shared/design/MLX5-FACTS.md
- * sources: rdma-core mlx5dv.h, DPDK mlx5_prm.h, NVSHMEM, DOCA GPUNetIO).
+ * comments ("prm N.M") refer to docs/prm.md, which gives each fact with its public
+ * sources (rdma-core mlx5dv.h, the kernel's mlx5_ifc.h, DPDK mlx5_prm.h, NVSHMEM, DOCA
+ * GPUNetIO).
  *
  * No C bitfields: every sub-byte field is reached through the shift/mask constants.
  */
@@ -15,7 +16,7 @@
 
 #include <dvx/byteorder.h>
 
-/* ---- send queue geometry (facts 2.1) ---- */
+/* ---- send queue geometry (prm 2.1) ---- */
 #define DVX_MLX5_SEND_WQE_BB 64u		/* one WQE basic block */
 #define DVX_MLX5_SEND_WQE_SHIFT 6u
 #define DVX_MLX5_DS_BYTES 16u			/* the unit of ctrl.ds */
@@ -26,7 +27,7 @@
 #define DVX_MLX5_WQE_INDEX_MASK 0xffffu		/* 16 bits of index are visible to hardware */
 #define DVX_MLX5_LOG_MAX_SQ 15u			/* qpc.log_sq_size is 4 bits, max 15 */
 
-/* ---- send opcodes, ctrl.opmod_idx_opcode[7:0] (facts 2.2) ---- */
+/* ---- send opcodes, ctrl.opmod_idx_opcode[7:0] (prm 2.2) ---- */
 enum dvx_mlx5_opcode {
 	DVX_MLX5_OPCODE_NOP = 0x00,
 	DVX_MLX5_OPCODE_SEND_INVAL = 0x01,
@@ -46,15 +47,15 @@ enum dvx_mlx5_opcode {
 	DVX_MLX5_OPCODE_UMR = 0x25,
 };
 
-/* opmod of the extended (masked) atomics: 0x08 | (log2(size) - 2) (facts 2.4) */
+/* opmod of the extended (masked) atomics: 0x08 | (log2(size) - 2) (prm 2.4) */
 #define DVX_MLX5_OPMOD_EXT_ATOMIC_4B 0x08u
 #define DVX_MLX5_OPMOD_EXT_ATOMIC_8B 0x09u
-/* opmod of WAIT (facts 2.7) */
+/* opmod of WAIT (prm 2.7) */
 #define DVX_MLX5_OPMOD_WAIT_CQ_PI 0x00u
 #define DVX_MLX5_OPMOD_WAIT_DATA 0x01u
 #define DVX_MLX5_OPMOD_WAIT_TIME 0x02u
 
-/* ---- ctrl.fm_ce_se (facts 2.2) ---- */
+/* ---- ctrl.fm_ce_se (prm 2.2) ---- */
 #define DVX_MLX5_WQE_CTRL_SOLICITED 0x02u
 #define DVX_MLX5_WQE_CTRL_CE_SHIFT 2u
 #define DVX_MLX5_WQE_CTRL_CE_MASK (3u << DVX_MLX5_WQE_CTRL_CE_SHIFT)
@@ -82,7 +83,7 @@ enum dvx_mlx5_fm {
 #define DVX_MLX5_WQE_CTRL_FM(fm) ((uint8_t)((fm) << DVX_MLX5_WQE_CTRL_FM_SHIFT))
 #define DVX_MLX5_WQE_CTRL_CQ_UPDATE DVX_MLX5_WQE_CTRL_CE(DVX_MLX5_CE_ALWAYS)	/* 0x08 */
 
-/* ---- segments (facts 2.2-2.7) ---- */
+/* ---- segments (prm 2.2-2.7) ---- */
 
 /** struct dvx_mlx5_wqe_ctrl_seg - the control segment, first in every WQE (16 B). */
 struct dvx_mlx5_wqe_ctrl_seg {
@@ -159,7 +160,7 @@ struct dvx_mlx5_wqe_wait_seg {
 #define DVX_MLX5_INVALID_LKEY 0x100u		/* closes an unused receive scatter slot */
 #define DVX_MLX5_MAX_BYTE_COUNT 0x7fffffffu	/* data segment byte_count limit (bit 31 = 0) */
 
-/* ---- doorbell records and UAR (facts 3.1, 1.4) ---- */
+/* ---- doorbell records and UAR (prm 3.1, 1.4) ---- */
 #define DVX_MLX5_RCV_DBR 0	/* QP DBR word 0: RQ counter */
 #define DVX_MLX5_SND_DBR 1	/* QP DBR word 1: SQ counter */
 #define DVX_MLX5_CQ_SET_CI 0	/* CQ DBR word 0: consumer index (24 bits) */
@@ -171,7 +172,7 @@ struct dvx_mlx5_wqe_wait_seg {
 #define DVX_MLX5_UAR_DBR_LESS_DB 0x600u	/* send doorbell for send_dbr_mode = 1 */
 #define DVX_MLX5_UAR_PAGE_SIZE 4096u
 
-/* ---- completion queue entries (facts 4) ---- */
+/* ---- completion queue entries (prm 4) ---- */
 #define DVX_MLX5_CQE_SIZE 64u
 
 /** enum dvx_mlx5_cqe_opcode - CQE opcode, op_own[7:4]. */
@@ -196,10 +197,10 @@ enum dvx_mlx5_cqe_opcode {
 #define DVX_MLX5_CQE_FORMAT_COMPRESSED 3u
 #define DVX_MLX5_CQE_OWNER_MASK 0x01u
 #define DVX_MLX5_CQE_SE_MASK 0x02u
-/* what dvx writes into a fresh CQ ring: opcode INVALID, owner 1 (facts 1.6) */
+/* what dvx writes into a fresh CQ ring: opcode INVALID, owner 1 (prm 1.6) */
 #define DVX_MLX5_CQE_INIT_OP_OWN 0xf1u
 
-/** enum dvx_mlx5_cqe_syndrome - error CQE syndrome, byte 55 (facts 4.5). */
+/** enum dvx_mlx5_cqe_syndrome - error CQE syndrome, byte 55 (prm 4.5). */
 enum dvx_mlx5_cqe_syndrome {
 	DVX_MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR = 0x01,
 	DVX_MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR = 0x02,
@@ -216,7 +217,7 @@ enum dvx_mlx5_cqe_syndrome {
 	DVX_MLX5_CQE_SYNDROME_REMOTE_ABORTED_ERR = 0x22,
 };
 
-/** struct dvx_mlx5_cqe64 - a 64-byte completion queue entry (facts 4.1). */
+/** struct dvx_mlx5_cqe64 - a 64-byte completion queue entry (prm 4.1). */
 struct dvx_mlx5_cqe64 {
 	uint8_t rsvd0[2];
 	dvx_be16 wqe_id;		/* striding RQ */
@@ -241,7 +242,7 @@ struct dvx_mlx5_cqe64 {
 	uint8_t op_own;			/* [7:4] opcode, [3:2] format, [1] se, [0] owner */
 };
 
-/** struct dvx_mlx5_err_cqe - the same 64 bytes when the opcode is REQ_ERR/RESP_ERR (facts 4.5). */
+/** struct dvx_mlx5_err_cqe - the same 64 bytes when the opcode is REQ_ERR/RESP_ERR (prm 4.5). */
 struct dvx_mlx5_err_cqe {
 	uint8_t rsvd0[32];
 	dvx_be32 srqn;

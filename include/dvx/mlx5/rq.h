@@ -4,7 +4,7 @@
  *
  * A receive WQE is a list of data segments in a slot of 2^stride_shift bytes
  * (qpc.log_rq_stride = stride_shift - 4). A list shorter than the slot is closed by a
- * segment with byte_count 0 and lkey DVX_MLX5_INVALID_LKEY (facts 2.5). Receives are
+ * segment with byte_count 0 and lkey DVX_MLX5_INVALID_LKEY (prm 2.5). Receives are
  * published by writing the RQ counter (16 bits, big-endian) into word 0 of the QP's
  * doorbell record; there is no UAR doorbell for receives. Responder CQEs complete
  * receive WQEs in posting order.

@@ -6,7 +6,7 @@
  * returns the number of WQEBBs it occupies (or a negative errno, having written
  * nothing). The ring is addressed modulo its size at 16-byte granularity, so a WQE
  * that spans several WQEBBs continues at WQEBB 0 when it runs past the ring's end
- * (facts 2.1); inline payloads wrap byte-exactly.
+ * (prm 2.1); inline payloads wrap byte-exactly.
  *
  * Builders are pure: no locks, no doorbells, no allocation, no printing. Reserving
  * the slots and ringing the doorbell is the caller's business (dvx/mlx5/sq.h on the

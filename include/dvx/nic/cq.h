@@ -52,7 +52,7 @@ struct dvx_cq_attr {
 /**
  * struct dvx_cq - a CQ, in caller storage.
  * @mcq:	ring state for pollers (buf, log_size, ci, dbrec, cqn). A collapsed CQ
- *		has log_size 0 (one entry); its owner bits mean nothing (facts 4.3)
+ *		has log_size 0 (one entry); its owner bits mean nothing (prm 4.3)
  * @obj:	the DEVX object
  * @nic:	the NIC
  * @ring_umem:	where the ring is

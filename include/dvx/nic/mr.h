@@ -4,7 +4,7 @@
  * and the 8-byte sink MR for atomic results nobody reads.
  *
  * A WQE address A in an MR registered with iova I refers to byte addr + (A - I)
- * (facts 5.1). With DVX_MR_IOVA_ZERO, WQE addresses are plain offsets into the region,
+ * (prm 5.1). With DVX_MR_IOVA_ZERO, WQE addresses are plain offsets into the region,
  * which is how windows, signals and counters are addressed.
  *
  * Relaxed ordering is a hint: asked for on a device without the relaxed_ordering caps
@@ -99,7 +99,7 @@ int dvx_mr_reg(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dvx_m
  * @mr:		caller storage
  *
  * Access LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC (what torchcomms
- * uses, facts 5.1), iova 0: a fetch result nobody reads goes to laddr 0 with
+ * uses, prm 5.1), iova 0: a fetch result nobody reads goes to laddr 0 with
  * mr->lkey. Remote atomic access needs DVX_NIC_FEAT_ATOMIC; without it the sink is
  * registered without REMOTE_ATOMIC (it is only ever a local target).
  *

@@ -82,7 +82,7 @@ struct dvx_nic;
  * @live:	1 between alloc and free
  *
  * Sharing one register between QPs (a companion QP shares its main QP's) is allowed;
- * the caller then serialises the doorbells written to it (facts 3.4).
+ * the caller then serialises the doorbells written to it (prm 3.4).
  */
 struct dvx_uar {
 	struct dvx_hal_uar hal;

@@ -285,7 +285,7 @@ int dvx_qp_connect(struct dvx_qp *qp, const struct dvx_qp_conn *remote,
 
 /**
  * dvx_qp_connect_loopback() - connect the QP to itself with force-loopback (fl = 1):
- * the DPDK self-loop (facts 1.8), no addresses needed.
+ * the DPDK self-loop (prm 1.8), no addresses needed.
  * @qp:		a QP in RST
  * @attr:	parameters (access, depths, retries), NULL for the defaults
  *

@@ -3,7 +3,7 @@
  * dvx/nic/umem.h - caller memory registered as a DEVX umem, and the queue-memory contract.
  *
  * CQ rings, QP work queues and doorbell records live in caller memory registered as
- * umems (the kernel forces DEVX queues into umems, facts 1.1). A umem is host memory
+ * umems (the kernel forces DEVX queues into umems, prm 1.1). A umem is host memory
  * or a dma-buf (GPU memory): dvx_umem_reg(). Rings and doorbell records are then
  * placed in umems at caller-chosen offsets; several may share one umem.
  *
@@ -11,10 +11,10 @@
  *  - a umem starts on a 4 KiB boundary (host address, or dma-buf offset);
  *  - a ring starts at an offset that is a multiple of umem->ring_align: 64 B with the
  *    default page-size bitmap (4 KiB pages only, so every 64 B offset is expressible
- *    as page + page_offset, as UCX does, facts 1.5), else the largest page size the
+ *    as page + page_offset, as UCX does, prm 1.5), else the largest page size the
  *    bitmap allows; DVX_RING_ALIGN (4 KiB) always works and is what the mem-request
  *    calls report;
- *  - a doorbell record is 8 bytes at an 8-byte aligned offset (facts 3.1).
+ *  - a doorbell record is 8 bytes at an 8-byte aligned offset (prm 3.1).
  *
  * Sizes: dvx_cq_mem_req() and dvx_qp_mem_req() give bytes and alignment for an
  * attribute set; the DVX_*_BYTES macros give the same at compile time for static pools.
@@ -42,7 +42,7 @@ DVX_BEGIN_DECLS
 #define DVX_RQ_STRIDE(max_sge)                                                          \
 	((max_sge) <= 1 ? 16u : (max_sge) <= 2 ? 32u : (max_sge) <= 4 ? 64u :          \
 	 (max_sge) <= 8 ? 128u : (max_sge) <= 16 ? 256u : (max_sge) <= 32 ? 512u : 1024u)
-/** DVX_RQ_BYTES() - bytes of a regular RQ (at least one 64 B WQEBB, facts 1.7), 0 for none. */
+/** DVX_RQ_BYTES() - bytes of a regular RQ (at least one 64 B WQEBB, prm 1.7), 0 for none. */
 #define DVX_RQ_BYTES(rq_depth, rq_stride)                                               \
 	((rq_depth) ? ((uint64_t)(rq_depth) * (rq_stride) < 64u ? 64u :                 \
 		       (uint64_t)(rq_depth) * (rq_stride)) : 0u)

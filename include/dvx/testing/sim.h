@@ -41,7 +41,7 @@ DVX_BEGIN_DECLS
 
 #define DVX_SIM_MAX_PORTS 2
 
-/* UAR page layout the sim hands out (facts 1.4): the doorbell register is at +0x800;
+/* UAR page layout the sim hands out (prm 1.4): the doorbell register is at +0x800;
  * a BlueFlame UAR has a 512-byte register in two 256-byte halves (+0x800, +0x900). */
 #define DVX_SIM_UAR_PAGE_SIZE 4096u
 #define DVX_SIM_UAR_REG_OFFSET 0x800u
