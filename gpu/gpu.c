@@ -121,10 +121,12 @@ int dvx_gpu_mem_alloc(struct dvx_gpu *gpu, uint64_t len, uint32_t flags, struct 
 	int err;
 
 	NEED_OPEN(gpu, "gpu_mem_alloc");
-	if (!mem || !len || (flags & ~(uint32_t)(DVX_GPU_MEM_RDMA | DVX_GPU_MEM_EXPORT)))
+	if (!mem || !len || (flags & ~(uint32_t)(DVX_GPU_MEM_RDMA | DVX_GPU_MEM_EXPORT |
+						 DVX_GPU_MEM_FABRIC | DVX_GPU_MEM_LEGACY)) ||
+	    ((flags & DVX_GPU_MEM_LEGACY) && flags != DVX_GPU_MEM_LEGACY))
 		return gpu_err(gpu, -EINVAL, DVX_DIAG_ARG, "gpu_mem_alloc",
-			       "no length, no mem, or unknown flags");
-	if (!gpu->attr.vmm)
+			       "no length, no mem, unknown flags or LEGACY with others");
+	if (!gpu->attr.vmm && !(flags & DVX_GPU_MEM_LEGACY))
 		return gpu_err(gpu, -EOPNOTSUPP, DVX_DIAG_ARG, "gpu_mem_alloc",
 			       "the GPU has no virtual memory management (cuMemCreate)");
 	if ((flags & DVX_GPU_MEM_RDMA) && !gpu->attr.vmm_rdma)
@@ -133,11 +135,16 @@ int dvx_gpu_mem_alloc(struct dvx_gpu *gpu, uint64_t len, uint32_t flags, struct 
 	if ((flags & DVX_GPU_MEM_EXPORT) && !gpu->attr.posix_fd)
 		return gpu_err(gpu, -EOPNOTSUPP, DVX_DIAG_ARG, "gpu_mem_alloc",
 			       "the GPU cannot export POSIX fd handles");
+	if ((flags & DVX_GPU_MEM_FABRIC) && !gpu->attr.fabric)
+		return gpu_err(gpu, -EOPNOTSUPP, DVX_DIAG_ARG, "gpu_mem_alloc",
+			       "the GPU cannot export fabric handles");
 	memset(mem, 0, sizeof(*mem));
 	memset(&req, 0, sizeof(req));
 	req.len = len;
 	req.flags = (flags & DVX_GPU_MEM_RDMA ? DVX_HAL_GPU_MEM_RDMA : 0) |
-		    (flags & DVX_GPU_MEM_EXPORT ? DVX_HAL_GPU_MEM_EXPORT : 0);
+		    (flags & DVX_GPU_MEM_EXPORT ? DVX_HAL_GPU_MEM_EXPORT : 0) |
+		    (flags & DVX_GPU_MEM_FABRIC ? DVX_HAL_GPU_MEM_FABRIC : 0) |
+		    (flags & DVX_GPU_MEM_LEGACY ? DVX_HAL_GPU_MEM_LEGACY : 0);
 	err = dvx_hal_gpu_mem_create(&gpu->hg, &req, &mem->hm);
 	if (err)
 		return err;
@@ -163,9 +170,57 @@ int dvx_gpu_mem_free(struct dvx_gpu_mem *mem)
 
 int dvx_gpu_mem_export_fd(struct dvx_gpu_mem *mem, int *fd)
 {
+	struct dvx_hal_gpu_handle h;
+	int err;
+
 	if (!mem || !mem->gpu || !mem->dptr || !fd)
 		return -EINVAL;
-	return dvx_hal_gpu_mem_export(&mem->gpu->hg, &mem->hm, fd);
+	err = dvx_hal_gpu_mem_export(&mem->gpu->hg, &mem->hm, DVX_HAL_GPU_HANDLE_FD, &h);
+	if (!err)
+		*fd = h.fd;
+	return err;
+}
+
+int dvx_gpu_mem_export(struct dvx_gpu_mem *mem, uint32_t type, struct dvx_hal_gpu_handle *h)
+{
+	if (!mem || !mem->gpu || !mem->dptr || !h)
+		return -EINVAL;
+	return dvx_hal_gpu_mem_export(&mem->gpu->hg, &mem->hm, type, h);
+}
+
+int dvx_gpu_mem_import(struct dvx_gpu *gpu, const struct dvx_hal_gpu_handle *h,
+		       struct dvx_gpu_mem *mem)
+{
+	int err;
+
+	NEED_OPEN(gpu, "gpu_mem_import");
+	if (!h || !mem)
+		return gpu_err(gpu, -EINVAL, DVX_DIAG_ARG, "gpu_mem_import", "h or mem is NULL");
+	memset(mem, 0, sizeof(*mem));
+	err = dvx_hal_gpu_mem_import(&gpu->hg, h, &mem->hm);
+	if (err)
+		return err;
+	mem->gpu = gpu;
+	mem->dptr = mem->hm.dptr;
+	mem->len = mem->hm.len;
+	return 0;
+}
+
+int dvx_gpu_mem_lookup(struct dvx_gpu *gpu, uint64_t dptr, struct dvx_gpu_mem *mem)
+{
+	int err;
+
+	NEED_OPEN(gpu, "gpu_mem_lookup");
+	if (!mem || !dptr)
+		return gpu_err(gpu, -EINVAL, DVX_DIAG_ARG, "gpu_mem_lookup", "no address or mem");
+	memset(mem, 0, sizeof(*mem));
+	err = dvx_hal_gpu_mem_lookup(&gpu->hg, dptr, &mem->hm);
+	if (err)
+		return err;
+	mem->gpu = gpu;
+	mem->dptr = mem->hm.dptr;
+	mem->len = mem->hm.len;
+	return 0;
 }
 
 int dvx_gpu_mem_dmabuf_fd(struct dvx_gpu_mem *mem, uint64_t offset, uint64_t len, uint32_t flags,

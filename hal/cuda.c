@@ -66,7 +66,22 @@ _Static_assert(CUDA_ERROR_STUB_LIBRARY == 34, "CUresult numbering");
 	X(cuStreamDestroy, "cuStreamDestroy_v2")                                    \
 	X(cuStreamQuery, "cuStreamQuery")                                           \
 	X(cuMemcpyHtoD, "cuMemcpyHtoD_v2")                                          \
-	X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")
+	X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                                         \
+	X(cuMemcpyAsync, "cuMemcpyAsync")                                           \
+	X(cuDeviceGetUuid, "cuDeviceGetUuid_v2")                                    \
+	X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer")                           \
+	X(cuMemImportFromShareableHandle, "cuMemImportFromShareableHandle")         \
+	X(cuMemGetAllocationPropertiesFromHandle, "cuMemGetAllocationPropertiesFromHandle") \
+	X(cuMemRetainAllocationHandle, "cuMemRetainAllocationHandle")               \
+	X(cuMemGetAddressRange, "cuMemGetAddressRange_v2")                          \
+	X(cuPointerGetAttribute, "cuPointerGetAttribute")                           \
+	X(cuMemAlloc, "cuMemAlloc_v2")                                              \
+	X(cuMemFree, "cuMemFree_v2")                                                \
+	X(cuIpcGetMemHandle, "cuIpcGetMemHandle")                                   \
+	X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2")                              \
+	X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle")                               \
+	X(cuCtxPushCurrent, "cuCtxPushCurrent_v2")                                  \
+	X(cuCtxPopCurrent, "cuCtxPopCurrent_v2")
 
 static struct {
 #define CU_FIELD(fn, sym) __typeof__(&fn) fn;
@@ -209,10 +224,12 @@ int dvx_cuda_gpu_query(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_attr *attr)
 		A8(CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED, host_register),
 		A8(CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, can_map_host),
 		A8(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, unified_addressing),
+		A8(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, fabric),
 #undef A32
 #undef A8
 	};
 	struct dvx_hal_gpu_attr a;
+	CUuuid uuid;
 	char pci[DVX_HAL_PCI_MAX];
 	size_t i, total = 0;
 	int v, err;
@@ -238,6 +255,22 @@ int dvx_cuda_gpu_query(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_attr *attr)
 		else
 			memcpy((uint8_t *)&a + tab[i].off, &v, sizeof(v));
 	}
+	CU_CHECK(gpu, "gpu_query", cuDeviceGetUuid(&uuid, (CUdevice)gpu->handle));
+	memcpy(a.uuid, uuid.bytes, sizeof(a.uuid));
+	if (a.vmm) {
+		CUmemAllocationProp prop;
+		size_t gran = 0;
+
+		memset(&prop, 0, sizeof(prop));
+		prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+		prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+		prop.location.id = gpu->handle;
+		prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+		CU_CHECK(gpu, "gpu_query",
+			 cuMemGetAllocationGranularity(&gran, &prop,
+						       CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+		a.granularity = gran;
+	}
 	*attr = a;
 	return 0;
 }
@@ -256,6 +289,15 @@ int dvx_cuda_gpu_ctx_retain(struct dvx_hal_gpu *gpu)
 int dvx_cuda_gpu_ctx_release(struct dvx_hal_gpu *gpu)
 {
 	CU_READY(gpu, "gpu_ctx_release");
+	if (gpu->aux) {
+		/* the stream-atomic kernel's module lives in this context: unload it there */
+		CUcontext prev;
+
+		CU_CHECK(gpu, "gpu_ctx_release", cuCtxPushCurrent((CUcontext)gpu->priv));
+		(void)cu.cuModuleUnload((CUmodule)gpu->aux);
+		gpu->aux = NULL;
+		(void)cu.cuCtxPopCurrent(&prev);
+	}
 	CU_CHECK(gpu, "gpu_ctx_release", cuDevicePrimaryCtxRelease((CUdevice)gpu->handle));
 	gpu->priv = NULL;
 	gpu->ctx_retained = 0;
@@ -282,12 +324,23 @@ int dvx_cuda_gpu_mem_create(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_me
 	const char *call;
 
 	CU_READY(gpu, "gpu_mem_create");
+	if (req->flags & DVX_HAL_GPU_MEM_LEGACY) {
+		len = (size_t)DVX_ALIGN_UP(req->len, 4096u);
+		CU_CHECK(gpu, "gpu_mem_create", cuMemAlloc(&va, len));
+		memset(mem, 0, sizeof(*mem));
+		mem->dptr = (uint64_t)va;
+		mem->len = len;
+		mem->flags = DVX_HAL_GPU_MEM_LEGACY;
+		return 0;
+	}
 	memset(&prop, 0, sizeof(prop));
 	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
 	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 	prop.location.id = gpu->handle;
 	if (req->flags & DVX_HAL_GPU_MEM_EXPORT)
-		prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+		prop.requestedHandleTypes |= CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	if (req->flags & DVX_HAL_GPU_MEM_FABRIC)
+		prop.requestedHandleTypes |= CU_MEM_HANDLE_TYPE_FABRIC;
 	if (req->flags & DVX_HAL_GPU_MEM_RDMA)
 		prop.allocFlags.gpuDirectRDMACapable = 1;
 	CU_CHECK(gpu, "gpu_mem_create",
@@ -315,7 +368,8 @@ int dvx_cuda_gpu_mem_create(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_me
 	mem->dptr = (uint64_t)va;
 	mem->len = len;
 	mem->handle = (uint64_t)h;
-	mem->flags = req->flags & (DVX_HAL_GPU_MEM_RDMA | DVX_HAL_GPU_MEM_EXPORT);
+	mem->flags = req->flags & (DVX_HAL_GPU_MEM_RDMA | DVX_HAL_GPU_MEM_EXPORT |
+				   DVX_HAL_GPU_MEM_FABRIC);
 	return 0;
 
 err_unmap:
@@ -330,25 +384,207 @@ err_release:
 int dvx_cuda_gpu_mem_free(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_mem *mem)
 {
 	CU_READY(gpu, "gpu_mem_free");
-	CU_CHECK(gpu, "gpu_mem_free", cuMemUnmap((CUdeviceptr)mem->dptr, mem->len));
-	CU_CHECK(gpu, "gpu_mem_free", cuMemAddressFree((CUdeviceptr)mem->dptr, mem->len));
-	CU_CHECK(gpu, "gpu_mem_free", cuMemRelease((CUmemGenericAllocationHandle)mem->handle));
+	if (mem->flags & DVX_HAL_GPU_MEM_FOREIGN)
+		return dvx_hal_diag_set(&gpu->diag, -EINVAL, DVX_DIAG_ARG, "gpu_mem_free",
+					"memory found by mem_lookup is not ours to free");
+	if ((mem->flags & DVX_HAL_GPU_MEM_LEGACY) && (mem->flags & DVX_HAL_GPU_MEM_IMPORTED)) {
+		CU_CHECK(gpu, "gpu_mem_free", cuIpcCloseMemHandle((CUdeviceptr)mem->dptr));
+	} else if (mem->flags & DVX_HAL_GPU_MEM_LEGACY) {
+		CU_CHECK(gpu, "gpu_mem_free", cuMemFree((CUdeviceptr)mem->dptr));
+	} else {
+		CU_CHECK(gpu, "gpu_mem_free", cuMemUnmap((CUdeviceptr)mem->dptr, mem->len));
+		CU_CHECK(gpu, "gpu_mem_free", cuMemAddressFree((CUdeviceptr)mem->dptr, mem->len));
+		CU_CHECK(gpu, "gpu_mem_free",
+			 cuMemRelease((CUmemGenericAllocationHandle)mem->handle));
+	}
 	memset(mem, 0, sizeof(*mem));
 	return 0;
 }
 
-int dvx_cuda_gpu_mem_export(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem *mem, int *fd)
+int dvx_cuda_gpu_mem_export(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem *mem,
+			    uint32_t type, struct dvx_hal_gpu_handle *h)
 {
-	int f = -1;
+	static const uint32_t need[] = {
+		[DVX_HAL_GPU_HANDLE_FD] = DVX_HAL_GPU_MEM_EXPORT,
+		[DVX_HAL_GPU_HANDLE_FABRIC] = DVX_HAL_GPU_MEM_FABRIC,
+		[DVX_HAL_GPU_HANDLE_IPC] = DVX_HAL_GPU_MEM_LEGACY,
+	};
+	CUmemGenericAllocationHandle ah = (CUmemGenericAllocationHandle)mem->handle;
+	struct dvx_hal_gpu_handle out;
+	CUresult r = CUDA_SUCCESS;
+	const char *call = NULL;
+	int retained = 0;
 
 	CU_READY(gpu, "gpu_mem_export");
-	if (!(mem->flags & DVX_HAL_GPU_MEM_EXPORT))
+	if (!(mem->flags & need[type]))
 		return dvx_hal_diag_set(&gpu->diag, -EINVAL, DVX_DIAG_ARG, "gpu_mem_export",
-					"memory was not created exportable (DVX_HAL_GPU_MEM_EXPORT)");
-	CU_CHECK(gpu, "gpu_mem_export",
-		 cuMemExportToShareableHandle(&f, (CUmemGenericAllocationHandle)mem->handle,
-					      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
-	*fd = f;
+					"memory was not created for that handle type");
+	memset(&out, 0, sizeof(out));
+	out.type = type;
+	out.fd = -1;
+	out.len = mem->len;
+	if (type == DVX_HAL_GPU_HANDLE_IPC) {
+		CUipcMemHandle ih;
+
+		DVX_STATIC_ASSERT(sizeof(ih) == DVX_HAL_GPU_HANDLE_BYTES, "CUipcMemHandle");
+		CU_CHECK(gpu, "gpu_mem_export", cuIpcGetMemHandle(&ih, (CUdeviceptr)mem->dptr));
+		memcpy(out.data, &ih, sizeof(ih));
+		*h = out;
+		return 0;
+	}
+	if (mem->flags & DVX_HAL_GPU_MEM_FOREIGN) {
+		/* found by mem_lookup: the allocation's handle, held for the export only */
+		CU_CHECK(gpu, "gpu_mem_export",
+			 cuMemRetainAllocationHandle(&ah, (void *)(uintptr_t)mem->dptr));
+		retained = 1;
+	}
+	if (type == DVX_HAL_GPU_HANDLE_FD) {
+		int f = -1;
+
+		r = cu.cuMemExportToShareableHandle(&f, ah, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+						    0);
+		out.fd = f;
+	} else {
+		CUmemFabricHandle fh;
+
+		DVX_STATIC_ASSERT(sizeof(fh) == DVX_HAL_GPU_HANDLE_BYTES, "CUmemFabricHandle");
+		r = cu.cuMemExportToShareableHandle(&fh, ah, CU_MEM_HANDLE_TYPE_FABRIC, 0);
+		memcpy(out.data, &fh, sizeof(fh));
+	}
+	call = "cuMemExportToShareableHandle";
+	if (retained)
+		(void)cu.cuMemRelease(ah);
+	if (r != CUDA_SUCCESS)
+		return cu_fail(gpu, r, "gpu_mem_export", call);
+	*h = out;
+	return 0;
+}
+
+int dvx_cuda_gpu_mem_import(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_handle *h,
+			    struct dvx_hal_gpu_mem *mem)
+{
+	CUmemGenericAllocationHandle ah;
+	CUmemAllocationProp prop;
+	CUmemAccessDesc acc;
+	CUdeviceptr va = 0;
+	size_t gran = 0, len;
+	CUresult r;
+	const char *call;
+
+	CU_READY(gpu, "gpu_mem_import");
+	if (h->type == DVX_HAL_GPU_HANDLE_IPC) {
+		CUipcMemHandle ih;
+
+		memcpy(&ih, h->data, sizeof(ih));
+		CU_CHECK(gpu, "gpu_mem_import",
+			 cuIpcOpenMemHandle(&va, ih, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+		memset(mem, 0, sizeof(*mem));
+		mem->dptr = (uint64_t)va;
+		mem->len = h->len;
+		mem->flags = DVX_HAL_GPU_MEM_LEGACY | DVX_HAL_GPU_MEM_IMPORTED;
+		return 0;
+	}
+	if (h->type == DVX_HAL_GPU_HANDLE_FD)
+		CU_CHECK(gpu, "gpu_mem_import",
+			 cuMemImportFromShareableHandle(&ah, (void *)(uintptr_t)h->fd,
+							CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	else
+		CU_CHECK(gpu, "gpu_mem_import",
+			 cuMemImportFromShareableHandle(&ah, (void *)(uintptr_t)h->data,
+							CU_MEM_HANDLE_TYPE_FABRIC));
+	r = cu.cuMemGetAllocationPropertiesFromHandle(&prop, ah);
+	call = "cuMemGetAllocationPropertiesFromHandle";
+	if (r != CUDA_SUCCESS)
+		goto err_release;
+	r = cu.cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+	call = "cuMemGetAllocationGranularity";
+	if (r != CUDA_SUCCESS)
+		goto err_release;
+	if (!gran)
+		gran = 2u << 20;
+	len = (size_t)DVX_ALIGN_UP(h->len, (uint64_t)gran);
+	r = cu.cuMemAddressReserve(&va, len, gran, 0, 0);
+	call = "cuMemAddressReserve";
+	if (r != CUDA_SUCCESS)
+		goto err_release;
+	r = cu.cuMemMap(va, len, 0, ah, 0);
+	call = "cuMemMap";
+	if (r != CUDA_SUCCESS)
+		goto err_free_va;
+	memset(&acc, 0, sizeof(acc));
+	acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	acc.location.id = gpu->handle;		/* this device reads and writes it */
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	r = cu.cuMemSetAccess(va, len, &acc, 1);
+	call = "cuMemSetAccess";
+	if (r != CUDA_SUCCESS)
+		goto err_unmap;
+	memset(mem, 0, sizeof(*mem));
+	mem->dptr = (uint64_t)va;
+	mem->len = len;
+	mem->handle = (uint64_t)ah;
+	mem->flags = DVX_HAL_GPU_MEM_IMPORTED | (h->type == DVX_HAL_GPU_HANDLE_FD ?
+						 DVX_HAL_GPU_MEM_EXPORT : DVX_HAL_GPU_MEM_FABRIC);
+	return 0;
+
+err_unmap:
+	cu.cuMemUnmap(va, len);
+err_free_va:
+	cu.cuMemAddressFree(va, len);
+err_release:
+	cu.cuMemRelease(ah);
+	return cu_fail(gpu, r, "gpu_mem_import", call);
+}
+
+int dvx_cuda_gpu_mem_lookup(struct dvx_hal_gpu *gpu, uint64_t dptr, struct dvx_hal_gpu_mem *mem)
+{
+	CUmemGenericAllocationHandle ah;
+	CUmemAllocationProp prop;
+	CUdeviceptr base = 0;
+	unsigned int type = 0;
+	size_t size = 0;
+	uint32_t flags = DVX_HAL_GPU_MEM_FOREIGN;
+	CUresult r;
+
+	CU_READY(gpu, "gpu_mem_lookup");
+	r = cu.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)dptr);
+	if (r == CUDA_ERROR_INVALID_VALUE || (r == CUDA_SUCCESS && type != CU_MEMORYTYPE_DEVICE))
+		return -ENOENT;		/* not memory the driver knows as device memory */
+	if (r != CUDA_SUCCESS)
+		return cu_fail(gpu, r, "gpu_mem_lookup", "cuPointerGetAttribute");
+	CU_CHECK(gpu, "gpu_mem_lookup", cuMemGetAddressRange(&base, &size, (CUdeviceptr)dptr));
+	r = cu.cuMemRetainAllocationHandle(&ah, (void *)(uintptr_t)dptr);
+	if (r == CUDA_SUCCESS) {
+		r = cu.cuMemGetAllocationPropertiesFromHandle(&prop, ah);
+		(void)cu.cuMemRelease(ah);
+		if (r != CUDA_SUCCESS)
+			return cu_fail(gpu, r, "gpu_mem_lookup",
+				       "cuMemGetAllocationPropertiesFromHandle");
+		if (prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+			flags |= DVX_HAL_GPU_MEM_EXPORT;
+		if (prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_FABRIC)
+			flags |= DVX_HAL_GPU_MEM_FABRIC;
+		if (prop.allocFlags.gpuDirectRDMACapable)
+			flags |= DVX_HAL_GPU_MEM_RDMA;
+	} else {
+		flags |= DVX_HAL_GPU_MEM_LEGACY;	/* not a VMM allocation: cuMemAlloc */
+	}
+	memset(mem, 0, sizeof(*mem));
+	mem->dptr = (uint64_t)base;
+	mem->len = size;
+	mem->flags = flags;
+	return 0;
+}
+
+int dvx_cuda_gpu_peer_access(struct dvx_hal_gpu *gpu, int peer_ordinal, int *can)
+{
+	CUdevice pd;
+	int v = 0;
+
+	CU_READY(gpu, "gpu_peer_access");
+	CU_CHECK(gpu, "gpu_peer_access", cuDeviceGet(&pd, peer_ordinal));
+	CU_CHECK(gpu, "gpu_peer_access", cuDeviceCanAccessPeer(&v, (CUdevice)gpu->handle, pd));
+	*can = v ? 1 : 0;
 	return 0;
 }
 
@@ -477,6 +713,64 @@ int dvx_cuda_gpu_memcpy_dtoh(struct dvx_hal_gpu *gpu, void *dst, uint64_t dptr, 
 	return 0;
 }
 
+int dvx_cuda_gpu_memcpy_async(struct dvx_hal_gpu *gpu, uint64_t dst, uint64_t src, uint64_t len,
+			      void *stream)
+{
+	CU_READY(gpu, "gpu_memcpy_async");
+	CU_CHECK(gpu, "gpu_memcpy_async",
+		 cuMemcpyAsync((CUdeviceptr)dst, (CUdeviceptr)src, (size_t)len, (CUstream)stream));
+	return 0;
+}
+
+/*
+ * The stream atomic: one thread, a system-scope release store or add. Written in PTX so
+ * the hal needs no compiler: the driver compiles it for the device on first use. A
+ * kernel starts after the stream's earlier work is complete, and the release makes that
+ * work's writes visible before the word changes.
+ */
+static const char stream_atomic_ptx[] =
+	".version 7.0\n"
+	".target sm_70\n"
+	".address_size 64\n"
+	".visible .entry dvx_hal_stream_atomic(.param .u64 p_addr, .param .u32 p_op,\n"
+	"					.param .u64 p_val)\n"
+	"{\n"
+	"	.reg .b64 %rd<4>;\n"
+	"	.reg .b32 %r<2>;\n"
+	"	.reg .pred %p<2>;\n"
+	"	ld.param.u64 %rd1, [p_addr];\n"
+	"	ld.param.u32 %r1, [p_op];\n"
+	"	ld.param.u64 %rd2, [p_val];\n"
+	"	fence.sc.sys;\n"
+	"	setp.eq.u32 %p1, %r1, 1;\n"
+	"	@%p1 st.release.sys.global.u64 [%rd1], %rd2;\n"
+	"	@!%p1 atom.release.sys.global.add.u64 %rd3, [%rd1], %rd2;\n"
+	"	ret;\n"
+	"}\n";
+
+int dvx_cuda_gpu_stream_atomic(struct dvx_hal_gpu *gpu, void *stream, uint64_t dptr, uint32_t op,
+			       uint64_t value)
+{
+	CUfunction f;
+	CUdeviceptr a = (CUdeviceptr)dptr;
+	unsigned int o = op;
+	unsigned long long v = value;
+	void *args[] = { &a, &o, &v };
+
+	CU_READY(gpu, "gpu_stream_atomic");
+	if (!gpu->aux) {
+		CUmodule m;
+
+		CU_CHECK(gpu, "gpu_stream_atomic", cuModuleLoadData(&m, stream_atomic_ptx));
+		gpu->aux = m;
+	}
+	CU_CHECK(gpu, "gpu_stream_atomic",
+		 cuModuleGetFunction(&f, (CUmodule)gpu->aux, "dvx_hal_stream_atomic"));
+	CU_CHECK(gpu, "gpu_stream_atomic",
+		 cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, (CUstream)stream, args, NULL));
+	return 0;
+}
+
 const struct dvx_hal_gpu_ops dvx_cuda_gpu_ops = {
 	.gpu_init = dvx_cuda_gpu_init,
 	.gpu_count = dvx_cuda_gpu_count,
@@ -488,6 +782,9 @@ const struct dvx_hal_gpu_ops dvx_cuda_gpu_ops = {
 	.gpu_mem_create = dvx_cuda_gpu_mem_create,
 	.gpu_mem_free = dvx_cuda_gpu_mem_free,
 	.gpu_mem_export = dvx_cuda_gpu_mem_export,
+	.gpu_mem_import = dvx_cuda_gpu_mem_import,
+	.gpu_mem_lookup = dvx_cuda_gpu_mem_lookup,
+	.gpu_peer_access = dvx_cuda_gpu_peer_access,
 	.gpu_dmabuf_fd = dvx_cuda_gpu_dmabuf_fd,
 	.gpu_host_register = dvx_cuda_gpu_host_register,
 	.gpu_host_unregister = dvx_cuda_gpu_host_unregister,
@@ -500,6 +797,8 @@ const struct dvx_hal_gpu_ops dvx_cuda_gpu_ops = {
 	.gpu_stream_query = dvx_cuda_gpu_stream_query,
 	.gpu_memcpy_htod = dvx_cuda_gpu_memcpy_htod,
 	.gpu_memcpy_dtoh = dvx_cuda_gpu_memcpy_dtoh,
+	.gpu_memcpy_async = dvx_cuda_gpu_memcpy_async,
+	.gpu_stream_atomic = dvx_cuda_gpu_stream_atomic,
 };
 
 static const struct dvx_hal cuda_hal = {

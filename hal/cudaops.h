@@ -21,7 +21,12 @@ int dvx_cuda_gpu_ctx_set_current(struct dvx_hal_gpu *gpu);
 int dvx_cuda_gpu_mem_create(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem_req *req,
 			    struct dvx_hal_gpu_mem *mem);
 int dvx_cuda_gpu_mem_free(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_mem *mem);
-int dvx_cuda_gpu_mem_export(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem *mem, int *fd);
+int dvx_cuda_gpu_mem_export(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem *mem,
+			    uint32_t type, struct dvx_hal_gpu_handle *h);
+int dvx_cuda_gpu_mem_import(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_handle *h,
+			    struct dvx_hal_gpu_mem *mem);
+int dvx_cuda_gpu_mem_lookup(struct dvx_hal_gpu *gpu, uint64_t dptr, struct dvx_hal_gpu_mem *mem);
+int dvx_cuda_gpu_peer_access(struct dvx_hal_gpu *gpu, int peer_ordinal, int *can);
 int dvx_cuda_gpu_dmabuf_fd(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t len, uint32_t flags,
 			   int *fd);
 int dvx_cuda_gpu_host_register(struct dvx_hal_gpu *gpu, void *addr, uint64_t len, uint32_t flags,
@@ -38,6 +43,10 @@ int dvx_cuda_gpu_stream_destroy(struct dvx_hal_gpu *gpu, void *stream);
 int dvx_cuda_gpu_stream_query(struct dvx_hal_gpu *gpu, void *stream);
 int dvx_cuda_gpu_memcpy_htod(struct dvx_hal_gpu *gpu, uint64_t dptr, const void *src, uint64_t len);
 int dvx_cuda_gpu_memcpy_dtoh(struct dvx_hal_gpu *gpu, void *dst, uint64_t dptr, uint64_t len);
+int dvx_cuda_gpu_memcpy_async(struct dvx_hal_gpu *gpu, uint64_t dst, uint64_t src, uint64_t len,
+			      void *stream);
+int dvx_cuda_gpu_stream_atomic(struct dvx_hal_gpu *gpu, void *stream, uint64_t dptr, uint32_t op,
+			       uint64_t value);
 
 /* the gpu table of hal/cuda.c: the cuda and linux backends share it */
 extern const struct dvx_hal_gpu_ops dvx_cuda_gpu_ops;

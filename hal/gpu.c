@@ -115,6 +115,13 @@ int dvx_hal_gpu_mem_create(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem
 {
 	if (!req || !mem || !req->len)
 		return gpu_badarg(gpu, "gpu_mem_create", "no length or no handle");
+	if ((req->flags & DVX_HAL_GPU_MEM_LEGACY) &&
+	    (req->flags & (DVX_HAL_GPU_MEM_RDMA | DVX_HAL_GPU_MEM_EXPORT | DVX_HAL_GPU_MEM_FABRIC)))
+		return gpu_badarg(gpu, "gpu_mem_create",
+				  "LEGACY memory has no VMM properties (RDMA, EXPORT, FABRIC)");
+	if (req->flags & ~(uint32_t)(DVX_HAL_GPU_MEM_RDMA | DVX_HAL_GPU_MEM_EXPORT |
+				     DVX_HAL_GPU_MEM_FABRIC | DVX_HAL_GPU_MEM_LEGACY))
+		return gpu_badarg(gpu, "gpu_mem_create", "unknown flags");
 	GPU_CALL(gpu, gpu_mem_create, gpu, req, mem);
 }
 
@@ -125,11 +132,51 @@ int dvx_hal_gpu_mem_free(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_mem *mem)
 	GPU_CALL(gpu, gpu_mem_free, gpu, mem);
 }
 
-int dvx_hal_gpu_mem_export(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem *mem, int *fd)
+int dvx_hal_gpu_mem_export(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem *mem,
+			   uint32_t type, struct dvx_hal_gpu_handle *h)
 {
-	if (!mem || !mem->dptr || !fd)
-		return gpu_badarg(gpu, "gpu_mem_export", "mem or fd is NULL");
-	GPU_CALL(gpu, gpu_mem_export, gpu, mem, fd);
+	if (!mem || !mem->dptr || !h)
+		return gpu_badarg(gpu, "gpu_mem_export", "mem or h is NULL");
+	if (type < DVX_HAL_GPU_HANDLE_FD || type > DVX_HAL_GPU_HANDLE_IPC)
+		return gpu_badarg(gpu, "gpu_mem_export", "unknown handle type");
+	GPU_CALL(gpu, gpu_mem_export, gpu, mem, type, h);
+}
+
+int dvx_hal_gpu_mem_import(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_handle *h,
+			   struct dvx_hal_gpu_mem *mem)
+{
+	if (!h || !mem || !h->len)
+		return gpu_badarg(gpu, "gpu_mem_import", "h or mem is NULL, or no length");
+	if (h->type < DVX_HAL_GPU_HANDLE_FD || h->type > DVX_HAL_GPU_HANDLE_IPC ||
+	    (h->type == DVX_HAL_GPU_HANDLE_FD && h->fd < 0))
+		return gpu_badarg(gpu, "gpu_mem_import", "unknown handle type or no descriptor");
+	GPU_CALL(gpu, gpu_mem_import, gpu, h, mem);
+}
+
+int dvx_hal_gpu_mem_lookup(struct dvx_hal_gpu *gpu, uint64_t dptr, struct dvx_hal_gpu_mem *mem)
+{
+	const struct dvx_hal_gpu_ops *ops = GPU_OPS(gpu);
+	int err;
+
+	if (!dptr || !mem)
+		return gpu_badarg(gpu, "gpu_mem_lookup", "no address or mem is NULL");
+	if (!gpu || !gpu->hal)
+		return -EINVAL;
+	if (!ops || !ops->gpu_mem_lookup)
+		return gpu_nosys(gpu, "gpu_mem_lookup");
+	gpu->diag.err = 0;
+	err = ops->gpu_mem_lookup(gpu, dptr, mem);
+	if (err == -ENOENT || !err)
+		return err;	/* not device memory is an answer, not a failure */
+	return gpu_failed(gpu, err, "gpu_mem_lookup");
+}
+
+int dvx_hal_gpu_peer_access(struct dvx_hal_gpu *gpu, int peer_ordinal, int *can)
+{
+	if (!can || (gpu && (gpu->handle < 0 || peer_ordinal < 0 || peer_ordinal == gpu->ordinal)))
+		return gpu_badarg(gpu, "gpu_peer_access",
+				  "can is NULL, no device chosen, or not another device");
+	GPU_CALL(gpu, gpu_peer_access, gpu, peer_ordinal, can);
 }
 
 int dvx_hal_gpu_dmabuf_fd(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t len, uint32_t flags,
@@ -228,6 +275,22 @@ int dvx_hal_gpu_memcpy_dtoh(struct dvx_hal_gpu *gpu, void *dst, uint64_t dptr, u
 	if (!dptr || !dst || !len)
 		return gpu_badarg(gpu, "gpu_memcpy_dtoh", "no range");
 	GPU_CALL(gpu, gpu_memcpy_dtoh, gpu, dst, dptr, len);
+}
+
+int dvx_hal_gpu_memcpy_async(struct dvx_hal_gpu *gpu, uint64_t dst, uint64_t src, uint64_t len,
+			     void *stream)
+{
+	if (!dst || !src || !len)
+		return gpu_badarg(gpu, "gpu_memcpy_async", "no range");
+	GPU_CALL(gpu, gpu_memcpy_async, gpu, dst, src, len, stream);
+}
+
+int dvx_hal_gpu_stream_atomic(struct dvx_hal_gpu *gpu, void *stream, uint64_t dptr, uint32_t op,
+			      uint64_t value)
+{
+	if (!dptr || dptr % 8 || (op != DVX_HAL_GPU_ATOMIC_SET && op != DVX_HAL_GPU_ATOMIC_ADD))
+		return gpu_badarg(gpu, "gpu_stream_atomic", "misaligned word or unknown operation");
+	GPU_CALL(gpu, gpu_stream_atomic, gpu, stream, dptr, op, value);
 }
 
 /* CUresult values by number (hal.c does not include cuda.h; hal/cuda.c checks a few

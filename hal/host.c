@@ -81,6 +81,9 @@ static int sock_addr_ok(const struct dvx_hal_sock_addr *a)
 	switch (a->family) {
 	case DVX_HAL_SOCK_UNIX:
 		return a->path[0] && memchr(a->path, 0, sizeof(a->path));
+	case DVX_HAL_SOCK_ABSTRACT:
+		/* the system's name is one byte longer (the NUL in front) */
+		return a->path[0] && memchr(a->path, 0, sizeof(a->path) - 1);
 	case DVX_HAL_SOCK_IP4:
 	case DVX_HAL_SOCK_IP6:
 		return 1;
@@ -108,7 +111,8 @@ int dvx_hal_sock_connect(const struct dvx_hal *hal, const struct dvx_hal_sock_ad
 	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
 
 	if (!hal || !fd || !sock_addr_ok(addr) ||
-	    (addr->family != DVX_HAL_SOCK_UNIX && !addr->port))
+	    (addr->family != DVX_HAL_SOCK_UNIX && addr->family != DVX_HAL_SOCK_ABSTRACT &&
+	     !addr->port))
 		return -EINVAL;
 	*fd = -1;
 	if (!ops || !ops->sock_connect)
@@ -230,6 +234,72 @@ int dvx_hal_sleep_ns(const struct dvx_hal *hal, uint64_t ns)
 	if (!ops || !ops->sleep_ns)
 		return -ENOSYS;
 	return ops->sleep_ns(hal, ns);
+}
+
+int dvx_hal_sock_send_fds(const struct dvx_hal *hal, int fd, const void *buf, size_t len,
+			  const int *fds, unsigned nfds, size_t *sent)
+{
+	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
+	unsigned i;
+
+	if (!hal || fd < 0 || !buf || !len || !fds || !nfds || nfds > DVX_HAL_SOCK_FDS_MAX ||
+	    !sent)
+		return -EINVAL;
+	for (i = 0; i < nfds; i++)
+		if (fds[i] < 0)
+			return -EINVAL;
+	*sent = 0;
+	if (!ops || !ops->sock_send_fds)
+		return -ENOSYS;
+	return ops->sock_send_fds(hal, fd, buf, len, fds, nfds, sent);
+}
+
+int dvx_hal_sock_recv_fds(const struct dvx_hal *hal, int fd, void *buf, size_t len, size_t *got,
+			  int *fds, unsigned max, unsigned *nfds)
+{
+	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
+
+	if (!hal || fd < 0 || !buf || !len || !got || !fds || !max ||
+	    max > DVX_HAL_SOCK_FDS_MAX || !nfds)
+		return -EINVAL;
+	*got = 0;
+	*nfds = 0;
+	if (!ops || !ops->sock_recv_fds)
+		return -ENOSYS;
+	return ops->sock_recv_fds(hal, fd, buf, len, got, fds, max, nfds);
+}
+
+int dvx_hal_sock_cred(const struct dvx_hal *hal, int fd, struct dvx_hal_sock_cred *cred)
+{
+	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
+
+	if (!hal || fd < 0 || !cred)
+		return -EINVAL;
+	if (!ops || !ops->sock_cred)
+		return -ENOSYS;
+	return ops->sock_cred(hal, fd, cred);
+}
+
+int dvx_hal_fd_close(const struct dvx_hal *hal, int fd)
+{
+	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
+
+	if (!hal || fd < 0)
+		return -EINVAL;
+	if (!ops || !ops->fd_close)
+		return -ENOSYS;
+	return ops->fd_close(hal, fd);
+}
+
+int dvx_hal_host_ident(const struct dvx_hal *hal, struct dvx_hal_host_ident *id)
+{
+	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
+
+	if (!hal || !id)
+		return -EINVAL;
+	if (!ops || !ops->host_ident)
+		return -ENOSYS;
+	return ops->host_ident(hal, id);
 }
 
 #ifndef CONFIG_DVX_RDMA

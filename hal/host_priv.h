@@ -96,6 +96,23 @@ int dvx_host_sock_unlink(const struct dvx_hal *hal, const struct dvx_hal_sock_ad
 /** dvx_host_sleep_ns() - nanosleep() on CLOCK_MONOTONIC's terms, resumed after a signal. */
 int dvx_host_sleep_ns(const struct dvx_hal *hal, uint64_t ns);
 
+/** dvx_host_sock_send_fds() - sendmsg() of bytes with SCM_RIGHTS descriptors. */
+int dvx_host_sock_send_fds(const struct dvx_hal *hal, int fd, const void *buf, size_t len,
+			   const int *fds, unsigned nfds, size_t *sent);
+
+/** dvx_host_sock_recv_fds() - recvmsg(MSG_CMSG_CLOEXEC); too many descriptors: -EMSGSIZE. */
+int dvx_host_sock_recv_fds(const struct dvx_hal *hal, int fd, void *buf, size_t len, size_t *got,
+			   int *fds, unsigned max, unsigned *nfds);
+
+/** dvx_host_sock_cred() - getsockopt(SO_PEERCRED). */
+int dvx_host_sock_cred(const struct dvx_hal *hal, int fd, struct dvx_hal_sock_cred *cred);
+
+/** dvx_host_fd_close() - close() of any descriptor. */
+int dvx_host_fd_close(const struct dvx_hal *hal, int fd);
+
+/** dvx_host_ident() - uname()'s node name, the boot id, getpid(), geteuid(). */
+int dvx_host_ident(const struct dvx_hal *hal, struct dvx_hal_host_ident *id);
+
 /* the host table of hal/hostmem.c, with the functions above: linux, cuda, the
  * host-only backend (dvx_hal_host()) and (for memory, limits, sockets) the software NIC
  * use it */

@@ -10,6 +10,8 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -189,6 +191,72 @@ int dvx_host_pci_list(const struct dvx_hal *hal, uint32_t class_mask, uint32_t c
 	return dvx_sysfs_pci_list(DVX_SYSFS_ROOT, class_mask, class_value, devs, max, count);
 }
 
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" -> 16 bytes */
+static int parse_uuid(const char *t, size_t n, uint8_t out[16])
+{
+	unsigned k = 0;
+	size_t i;
+	int hi = -1;
+
+	for (i = 0; i < n && k < 16; i++) {
+		int v = hexval(t[i]);
+
+		if (t[i] == '-')
+			continue;
+		if (v < 0)
+			break;
+		if (hi < 0) {
+			hi = v;
+		} else {
+			out[k++] = (uint8_t)(hi << 4 | v);
+			hi = -1;
+		}
+	}
+	return k == 16 ? 0 : -EINVAL;
+}
+
+int dvx_host_ident(const struct dvx_hal *hal, struct dvx_hal_host_ident *id)
+{
+	struct utsname u;
+	char t[64];
+	ssize_t n;
+	size_t l;
+	int fd, err;
+
+	(void)hal;
+	memset(id, 0, sizeof(*id));
+	if (uname(&u))
+		return -errno;
+	l = strnlen(u.nodename, sizeof(id->hostname) - 1);
+	memcpy(id->hostname, u.nodename, l);
+	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno == -EACCES ? -EACCES : -ENOENT;
+	do {
+		n = read(fd, t, sizeof(t));
+	} while (n < 0 && errno == EINTR);
+	err = n < 0 ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	if (parse_uuid(t, (size_t)n, id->boot_id))
+		return -ENOENT;
+	id->pid = (int32_t)getpid();
+	id->uid = (uint32_t)geteuid();
+	return 0;
+}
+
 int dvx_host_limits(const struct dvx_hal *hal, struct dvx_hal_limits *lim)
 {
 	struct rlimit rl;
@@ -256,6 +324,11 @@ const struct dvx_hal_host_ops dvx_host_ops = {
 	.sock_close = dvx_host_sock_close,
 	.sock_unlink = dvx_host_sock_unlink,
 	.sleep_ns = dvx_host_sleep_ns,
+	.sock_send_fds = dvx_host_sock_send_fds,
+	.sock_recv_fds = dvx_host_sock_recv_fds,
+	.sock_cred = dvx_host_sock_cred,
+	.fd_close = dvx_host_fd_close,
+	.host_ident = dvx_host_ident,
 };
 
 /* the host-only backend: this table and nothing else, in every configuration */

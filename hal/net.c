@@ -10,6 +10,7 @@
  * back negated; EINTR is restarted inside (a poll answers 0 instead).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -49,6 +50,16 @@ static int to_sockaddr(const struct dvx_hal_sock_addr *a, struct sockaddr_storag
 		*len = (socklen_t)sizeof(*un);
 		return AF_UNIX;
 	}
+	case DVX_HAL_SOCK_ABSTRACT: {
+		struct sockaddr_un *un = (struct sockaddr_un *)ss;
+		size_t n = strnlen(a->path, sizeof(un->sun_path) - 1);
+
+		/* a NUL first, then the name; the length says where the name ends */
+		un->sun_family = AF_UNIX;
+		memcpy(un->sun_path + 1, a->path, n);
+		*len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+		return AF_UNIX;
+	}
 	case DVX_HAL_SOCK_IP4: {
 		struct sockaddr_in *in = (struct sockaddr_in *)ss;
 
@@ -73,13 +84,23 @@ static int to_sockaddr(const struct dvx_hal_sock_addr *a, struct sockaddr_storag
 	}
 }
 
-static int from_sockaddr(const struct sockaddr_storage *ss, struct dvx_hal_sock_addr *a)
+static int from_sockaddr(const struct sockaddr_storage *ss, socklen_t sl,
+			 struct dvx_hal_sock_addr *a)
 {
 	memset(a, 0, sizeof(*a));
 	switch (ss->ss_family) {
 	case AF_UNIX: {
 		const struct sockaddr_un *un = (const struct sockaddr_un *)ss;
+		size_t off = offsetof(struct sockaddr_un, sun_path);
 
+		if (sl > off + 1 && un->sun_path[0] == '\0') {
+			size_t n = (size_t)sl - off - 1;
+
+			a->family = DVX_HAL_SOCK_ABSTRACT;
+			memcpy(a->path, un->sun_path + 1,
+			       n < sizeof(a->path) - 1 ? n : sizeof(a->path) - 1);
+			return 0;
+		}
 		a->family = DVX_HAL_SOCK_UNIX;
 		memcpy(a->path, un->sun_path, sizeof(a->path) - 1);
 		return 0;
@@ -236,7 +257,7 @@ int dvx_host_sock_name(const struct dvx_hal *hal, int fd, struct dvx_hal_sock_ad
 	memset(&ss, 0, sizeof(ss));
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl))
 		return -errno;
-	return from_sockaddr(&ss, addr);
+	return from_sockaddr(&ss, sl, addr);
 }
 
 int dvx_host_sock_send(const struct dvx_hal *hal, int fd, const struct dvx_hal_iov *iov,
@@ -317,6 +338,120 @@ int dvx_host_sock_unlink(const struct dvx_hal *hal, const struct dvx_hal_sock_ad
 	if (addr->family != DVX_HAL_SOCK_UNIX)
 		return -EINVAL;
 	return unlink(addr->path) ? -errno : 0;
+}
+
+/* SCM_RIGHTS room for DVX_HAL_SOCK_FDS_MAX descriptors, aligned for struct cmsghdr */
+union fds_cmsg {
+	char buf[CMSG_SPACE(sizeof(int) * DVX_HAL_SOCK_FDS_MAX)];
+	struct cmsghdr align;
+};
+
+int dvx_host_sock_send_fds(const struct dvx_hal *hal, int fd, const void *buf, size_t len,
+			   const int *fds, unsigned nfds, size_t *sent)
+{
+	union fds_cmsg u;
+	struct msghdr mh;
+	struct cmsghdr *cm;
+	struct iovec v;
+	ssize_t n;
+
+	(void)hal;
+	memset(&u, 0, sizeof(u));
+	memset(&mh, 0, sizeof(mh));
+	v.iov_base = (void *)(uintptr_t)buf;
+	v.iov_len = len;
+	mh.msg_iov = &v;
+	mh.msg_iovlen = 1;
+	mh.msg_control = u.buf;
+	mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+	memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+	do {
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	if (n == 0)
+		return -EAGAIN;
+	*sent = (size_t)n;
+	return 0;
+}
+
+int dvx_host_sock_recv_fds(const struct dvx_hal *hal, int fd, void *buf, size_t len, size_t *got,
+			   int *fds, unsigned max, unsigned *nfds)
+{
+	union fds_cmsg u;
+	struct msghdr mh;
+	struct cmsghdr *cm;
+	struct iovec v;
+	unsigned k = 0, i;
+	int over = 0;
+	ssize_t n;
+
+	(void)hal;
+	memset(&u, 0, sizeof(u));
+	memset(&mh, 0, sizeof(mh));
+	v.iov_base = buf;
+	v.iov_len = len;
+	mh.msg_iov = &v;
+	mh.msg_iovlen = 1;
+	mh.msg_control = u.buf;
+	mh.msg_controllen = sizeof(u.buf);
+	do {
+		n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		unsigned cnt;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		cnt = (unsigned)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		for (i = 0; i < cnt; i++) {
+			int f;
+
+			memcpy(&f, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (k < max)
+				fds[k++] = f;
+			else {
+				close(f);
+				over = 1;
+			}
+		}
+	}
+	if (over || (mh.msg_flags & MSG_CTRUNC)) {
+		/* more than asked for (or the kernel had to drop some): none is kept */
+		for (i = 0; i < k; i++)
+			close(fds[i]);
+		return -EMSGSIZE;
+	}
+	*got = (size_t)n;
+	*nfds = k;
+	return 0;
+}
+
+int dvx_host_sock_cred(const struct dvx_hal *hal, int fd, struct dvx_hal_sock_cred *cred)
+{
+	struct ucred uc;
+	socklen_t sl = sizeof(uc);
+
+	(void)hal;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &sl))
+		return -errno;
+	memset(cred, 0, sizeof(*cred));
+	cred->pid = (int32_t)uc.pid;
+	cred->uid = (uint32_t)uc.uid;
+	cred->gid = (uint32_t)uc.gid;
+	return 0;
+}
+
+int dvx_host_fd_close(const struct dvx_hal *hal, int fd)
+{
+	return dvx_host_sock_close(hal, fd);
 }
 
 int dvx_host_sleep_ns(const struct dvx_hal *hal, uint64_t ns)

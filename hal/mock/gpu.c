@@ -2,6 +2,10 @@
 /*
  * hal/mock/gpu.c - the mock's GPU table: fake GPUs, their memory, modules, streams and launches.
  */
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "priv.h"
 
 /* ---- GPU fakes (see dvx_mock_add_gpu()) ---- */
@@ -14,6 +18,7 @@ int dvx_mock_add_gpu(struct dvx_mock *m, const struct dvx_hal_gpu_attr *attr)
 		return -ENOSPC;
 	m->gpu[m->ngpus] = *attr;
 	m->gpu[m->ngpus].ordinal = (int32_t)m->ngpus;
+	m->gpu_peer[m->ngpus] = ~0u;
 	return (int)m->ngpus++;
 }
 
@@ -38,6 +43,10 @@ void dvx_mock_gpu_attr_h100(struct dvx_hal_gpu_attr *attr, const char *pci)
 	attr->host_register = 1;
 	attr->can_map_host = 1;
 	attr->unified_addressing = 1;
+	attr->fabric = 0;
+	memset(attr->uuid, 0x47, sizeof(attr->uuid));
+	attr->uuid[15] = (uint8_t)(pci ? pci[6] + pci[7] : 0);
+	attr->granularity = 2u << 20;
 }
 
 static struct dvx_mock *mock_gpu(const struct dvx_hal_gpu *gpu)
@@ -184,12 +193,66 @@ static struct dvx_mock_gpu_mem *gmem_of(struct dvx_mock *m, uint64_t dptr)
 	return NULL;
 }
 
+/* the allocation that contains [dptr, dptr + len) */
+static struct dvx_mock_gpu_mem *gmem_around(struct dvx_mock *m, uint64_t dptr, uint64_t len)
+{
+	size_t i;
+
+	for (i = 0; i < DVX_MOCK_MAX_GPU_MEMS; i++) {
+		struct dvx_mock_gpu_mem *s = &m->gpu_mem[i];
+		uint64_t a = (uint64_t)(uintptr_t)s->host.addr;
+
+		if (s->live && dptr >= a && dptr - a < s->host.len && len <= s->host.len - (dptr - a))
+			return s;
+	}
+	return NULL;
+}
+
+/* stand-in memory for a created or imported allocation */
+static int gmem_new(struct dvx_mock *m, struct dvx_hal_gpu *gpu, uint64_t len, uint32_t flags,
+		    struct dvx_mock_gpu_mem **out)
+{
+	struct dvx_mock_gpu_mem *s = NULL;
+	size_t i;
+	int err;
+
+	for (i = 0; i < DVX_MOCK_MAX_GPU_MEMS && !s; i++)
+		if (!m->gpu_mem[i].live)
+			s = &m->gpu_mem[i];
+	if (!s)
+		return -ENOMEM;
+	err = dvx_host_mem_alloc(gpu->hal, len, 4096, -1, DVX_MEM_F_ZERO, &s->host);
+	if (err)
+		return err;
+	s->live = 1;
+	s->gpu = (int8_t)gpu->handle;
+	s->flags = flags;
+	m->live[DVX_MOCK_RES_GPU_MEM]++;
+	*out = s;
+	return 0;
+}
+
+/* a real descriptor standing in for an exported handle or a dma-buf */
+static int fd_new(struct dvx_mock *m, const char *what, int *fd)
+{
+	int f = memfd_create(what, MFD_CLOEXEC), err;
+
+	if (f < 0)
+		return -errno;
+	err = dvx_mockp_fd_keep(m, f);
+	if (err)
+		return err;
+	*fd = f;
+	return 0;
+}
+
 static int mock_gpu_mem_create(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem_req *req,
 			       struct dvx_hal_gpu_mem *mem)
 {
-	struct dvx_mock_gpu_mem *s = NULL;
+	struct dvx_mock_gpu_mem *s;
+	uint32_t flags = req->flags & (DVX_HAL_GPU_MEM_RDMA | DVX_HAL_GPU_MEM_EXPORT |
+				       DVX_HAL_GPU_MEM_FABRIC | DVX_HAL_GPU_MEM_LEGACY);
 	uint64_t len;
-	size_t i;
 
 	GPU_OP_BEGIN(DVX_MOCK_OP_GPU_MEM_CREATE);
 	c->len = req->len;
@@ -199,24 +262,20 @@ static int mock_gpu_mem_create(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu
 		return gbad(m, c, gpu, -EINVAL, "no context");
 	if ((req->flags & DVX_HAL_GPU_MEM_RDMA) && !m->gpu[gpu->handle].vmm_rdma)
 		return gbad(m, c, gpu, -EOPNOTSUPP, "gpuDirectRDMACapable not supported");
-	for (i = 0; i < DVX_MOCK_MAX_GPU_MEMS && !s; i++)
-		if (!m->gpu_mem[i].live)
-			s = &m->gpu_mem[i];
-	if (!s)
-		return gbad(m, c, gpu, -ENOMEM, "gpu_mem table full");
-	len = DVX_ALIGN_UP(req->len, (uint64_t)(2u << 20));	/* the VMM granularity */
-	err = dvx_host_mem_alloc(gpu->hal, len, 4096, -1, DVX_MEM_F_ZERO, &s->host);
+	if ((req->flags & DVX_HAL_GPU_MEM_FABRIC) && !m->gpu[gpu->handle].fabric)
+		return gbad(m, c, gpu, -EOPNOTSUPP, "fabric handles not supported");
+	/* cuMemAlloc rounds to pages, the VMM to its granularity */
+	len = DVX_ALIGN_UP(req->len, (flags & DVX_HAL_GPU_MEM_LEGACY) ? 4096 : (uint64_t)(2u << 20));
+	err = gmem_new(m, gpu, len, flags, &s);
 	if (err)
-		return gbad(m, c, gpu, err, "no host memory to stand in");
-	s->live = 1;
-	s->gpu = (int8_t)gpu->handle;
+		return gbad(m, c, gpu, err, err == -ENOMEM ? "gpu_mem table full" :
+						     "no host memory to stand in");
 	memset(mem, 0, sizeof(*mem));
 	mem->dptr = (uint64_t)(uintptr_t)s->host.addr;
 	mem->len = len;
 	mem->handle = (uint64_t)(s - m->gpu_mem) + 1;
-	mem->flags = req->flags & (DVX_HAL_GPU_MEM_RDMA | DVX_HAL_GPU_MEM_EXPORT);
+	mem->flags = flags;
 	c->addr = mem->dptr;
-	m->live[DVX_MOCK_RES_GPU_MEM]++;
 	return dvx_mockp_end(m, c, 0);
 }
 
@@ -227,7 +286,10 @@ static int mock_gpu_mem_free(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_mem *me
 	GPU_OP_BEGIN(DVX_MOCK_OP_GPU_MEM_FREE);
 	c->addr = mem->dptr;
 	c->len = mem->len;
+	c->flags = mem->flags;
 	GPU_OP_INJECT();
+	if (mem->flags & DVX_HAL_GPU_MEM_FOREIGN)
+		return gbad(m, c, gpu, -EINVAL, "memory found by mem_lookup is not ours to free");
 	s = gmem_of(m, mem->dptr);
 	if (!s)
 		return gbad(m, c, gpu, -EINVAL, "not device memory of the mock");
@@ -238,17 +300,119 @@ static int mock_gpu_mem_free(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_mem *me
 	return dvx_mockp_end(m, c, 0);
 }
 
-static int mock_gpu_mem_export(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem *mem, int *fd)
+/* what a FABRIC or IPC handle of the mock holds */
+struct mock_handle {
+	char magic[8];		/* "dvxmock" */
+	uint32_t type;
+	uint32_t gpu;
+	uint64_t dptr;
+	uint64_t len;
+};
+
+static int mock_gpu_mem_export(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem *mem,
+			       uint32_t type, struct dvx_hal_gpu_handle *h)
 {
+	struct dvx_mock_gpu_mem *s;
+	struct mock_handle mh;
+	uint32_t need;
+
 	GPU_OP_BEGIN(DVX_MOCK_OP_GPU_MEM_EXPORT);
 	c->addr = mem->dptr;
+	c->index = type;
 	GPU_OP_INJECT();
-	if (!gmem_of(m, mem->dptr))
+	s = gmem_around(m, mem->dptr, 1);
+	if (!s)
 		return gbad(m, c, gpu, -EINVAL, "not device memory of the mock");
-	if (!(mem->flags & DVX_HAL_GPU_MEM_EXPORT))
-		return gbad(m, c, gpu, -EINVAL, "memory was not created exportable");
-	*fd = DVX_MOCK_GPU_FD_BASE + m->gpu_next_fd++;
-	c->dmabuf_fd = *fd;
+	need = type == DVX_HAL_GPU_HANDLE_FD ? DVX_HAL_GPU_MEM_EXPORT :
+	       type == DVX_HAL_GPU_HANDLE_FABRIC ? DVX_HAL_GPU_MEM_FABRIC :
+	       type == DVX_HAL_GPU_HANDLE_IPC ? DVX_HAL_GPU_MEM_LEGACY : 0;
+	if (!need || !(s->flags & need))
+		return gbad(m, c, gpu, -EINVAL, "memory was not created for that handle type");
+	memset(h, 0, sizeof(*h));
+	h->type = type;
+	h->fd = -1;
+	h->len = s->host.len;
+	if (type == DVX_HAL_GPU_HANDLE_FD) {
+		err = fd_new(m, "dvx-mock-gpu-export", &h->fd);
+		if (err)
+			return gbad(m, c, gpu, err, "no descriptor to stand in");
+		c->dmabuf_fd = h->fd;
+	} else {
+		memset(&mh, 0, sizeof(mh));
+		memcpy(mh.magic, "dvxmock", 8);
+		mh.type = type;
+		mh.gpu = (uint32_t)s->gpu;
+		mh.dptr = (uint64_t)(uintptr_t)s->host.addr;
+		mh.len = s->host.len;
+		memcpy(h->data, &mh, sizeof(mh));
+	}
+	return dvx_mockp_end(m, c, 0);
+}
+
+static int mock_gpu_mem_import(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_handle *h,
+			       struct dvx_hal_gpu_mem *mem)
+{
+	struct dvx_mock_gpu_mem *s;
+	struct mock_handle mh;
+	uint32_t flags;
+
+	GPU_OP_BEGIN(DVX_MOCK_OP_GPU_MEM_IMPORT);
+	c->index = h->type;
+	c->len = h->len;
+	c->dmabuf_fd = h->fd;
+	GPU_OP_INJECT();
+	if (!gpu_ok(m, gpu) || !m->gpu_ctx_refs[gpu->handle])
+		return gbad(m, c, gpu, -EINVAL, "no context");
+	if (h->type == DVX_HAL_GPU_HANDLE_FD) {
+		if (h->fd < 0 || fcntl(h->fd, F_GETFD) < 0)
+			return gbad(m, c, gpu, -EINVAL, "not an open descriptor");
+		flags = DVX_HAL_GPU_MEM_EXPORT;
+	} else {
+		memcpy(&mh, h->data, sizeof(mh));
+		if (memcmp(mh.magic, "dvxmock", 8) || mh.type != h->type || mh.len != h->len)
+			return gbad(m, c, gpu, -EINVAL, "not a handle of the mock");
+		if (h->type == DVX_HAL_GPU_HANDLE_FABRIC && !m->gpu[gpu->handle].fabric)
+			return gbad(m, c, gpu, -EOPNOTSUPP, "fabric handles not supported");
+		flags = h->type == DVX_HAL_GPU_HANDLE_FABRIC ? DVX_HAL_GPU_MEM_FABRIC :
+							       DVX_HAL_GPU_MEM_LEGACY;
+	}
+	err = gmem_new(m, gpu, h->len, flags | DVX_HAL_GPU_MEM_IMPORTED, &s);
+	if (err)
+		return gbad(m, c, gpu, err, "gpu_mem table full");
+	memset(mem, 0, sizeof(*mem));
+	mem->dptr = (uint64_t)(uintptr_t)s->host.addr;
+	mem->len = h->len;
+	mem->handle = (uint64_t)(s - m->gpu_mem) + 1;
+	mem->flags = s->flags;
+	c->addr = mem->dptr;
+	return dvx_mockp_end(m, c, 0);
+}
+
+static int mock_gpu_mem_lookup(struct dvx_hal_gpu *gpu, uint64_t dptr, struct dvx_hal_gpu_mem *mem)
+{
+	struct dvx_mock_gpu_mem *s;
+
+	GPU_OP_BEGIN(DVX_MOCK_OP_GPU_MEM_LOOKUP);
+	c->addr = dptr;
+	GPU_OP_INJECT();
+	s = gmem_around(m, dptr, 1);
+	if (!s)
+		return dvx_mockp_end(m, c, -ENOENT);	/* host memory: an answer, no diag */
+	memset(mem, 0, sizeof(*mem));
+	mem->dptr = (uint64_t)(uintptr_t)s->host.addr;
+	mem->len = s->host.len;
+	mem->flags = s->flags | DVX_HAL_GPU_MEM_FOREIGN;
+	return dvx_mockp_end(m, c, 0);
+}
+
+static int mock_gpu_peer_access(struct dvx_hal_gpu *gpu, int peer, int *can)
+{
+	GPU_OP_BEGIN(DVX_MOCK_OP_GPU_PEER_ACCESS);
+	c->index = (uint32_t)peer;
+	GPU_OP_INJECT();
+	if (!gpu_ok(m, gpu) || (unsigned)peer >= m->ngpus)
+		return gbad(m, c, gpu, -ENODEV, "bad GPU handle or peer ordinal");
+	*can = (m->gpu_peer[gpu->handle] >> peer) & 1;
 	return dvx_mockp_end(m, c, 0);
 }
 
@@ -275,7 +439,9 @@ static int mock_gpu_dmabuf_fd(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t l
 	}
 	if (i == DVX_MOCK_MAX_GPU_MEMS)
 		return gbad(m, c, gpu, -EINVAL, "range not inside device memory");
-	*fd = DVX_MOCK_GPU_FD_BASE + m->gpu_next_fd++;
+	err = fd_new(m, "dvx-mock-dmabuf", fd);
+	if (err)
+		return gbad(m, c, gpu, err, "no descriptor to stand in");
 	c->dmabuf_fd = *fd;
 	return dvx_mockp_end(m, c, 0);
 }
@@ -471,6 +637,39 @@ static int mock_gpu_memcpy_dtoh(struct dvx_hal_gpu *gpu, void *dst, uint64_t dpt
 	return dvx_mockp_end(m, c, 0);
 }
 
+static int mock_gpu_memcpy_async(struct dvx_hal_gpu *gpu, uint64_t dst, uint64_t src, uint64_t len,
+				 void *stream)
+{
+	GPU_OP_BEGIN(DVX_MOCK_OP_GPU_MEMCPY_ASYNC);
+	c->addr = dst;
+	c->offset = src;
+	c->len = len;
+	GPU_OP_INJECT();
+	if (stream && stream_index(m, stream) < 0)
+		return gbad(m, c, gpu, -EBADF, "not a live stream");
+	memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, len);
+	return dvx_mockp_end(m, c, 0);
+}
+
+static int mock_gpu_stream_atomic(struct dvx_hal_gpu *gpu, void *stream, uint64_t dptr, uint32_t op,
+				  uint64_t value)
+{
+	uint64_t *w = (uint64_t *)(uintptr_t)dptr;
+
+	GPU_OP_BEGIN(DVX_MOCK_OP_GPU_STREAM_ATOMIC);
+	c->addr = dptr;
+	c->index = op;
+	c->len = value;
+	GPU_OP_INJECT();
+	if (stream && stream_index(m, stream) < 0)
+		return gbad(m, c, gpu, -EBADF, "not a live stream");
+	if (op == DVX_HAL_GPU_ATOMIC_SET)
+		__atomic_store_n(w, value, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_add(w, value, __ATOMIC_RELEASE);
+	return dvx_mockp_end(m, c, 0);
+}
+
 const struct dvx_hal_gpu_ops dvx_mock_gpu_ops = {
 	.gpu_init = mock_gpu_init,
 	.gpu_count = mock_gpu_count,
@@ -482,6 +681,9 @@ const struct dvx_hal_gpu_ops dvx_mock_gpu_ops = {
 	.gpu_mem_create = mock_gpu_mem_create,
 	.gpu_mem_free = mock_gpu_mem_free,
 	.gpu_mem_export = mock_gpu_mem_export,
+	.gpu_mem_import = mock_gpu_mem_import,
+	.gpu_mem_lookup = mock_gpu_mem_lookup,
+	.gpu_peer_access = mock_gpu_peer_access,
 	.gpu_dmabuf_fd = mock_gpu_dmabuf_fd,
 	.gpu_host_register = mock_gpu_host_register,
 	.gpu_host_unregister = mock_gpu_host_unregister,
@@ -494,4 +696,6 @@ const struct dvx_hal_gpu_ops dvx_mock_gpu_ops = {
 	.gpu_stream_query = mock_gpu_stream_query,
 	.gpu_memcpy_htod = mock_gpu_memcpy_htod,
 	.gpu_memcpy_dtoh = mock_gpu_memcpy_dtoh,
+	.gpu_memcpy_async = mock_gpu_memcpy_async,
+	.gpu_stream_atomic = mock_gpu_stream_atomic,
 };

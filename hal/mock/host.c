@@ -8,6 +8,8 @@
  * in m->sock[] (counted in DVX_MOCK_RES_SOCK until sock_close) and refuses with -EBADF
  * calls on a socket it did not open, so a test catches both a leaked and a foreign fd.
  */
+#include <unistd.h>
+
 #include "priv.h"
 
 /* ---- host side ---- */
@@ -161,7 +163,7 @@ static void log_addr(struct dvx_mock_call *c, const struct dvx_hal_sock_addr *a)
 {
 	c->flags = a->family;
 	c->port = a->port;
-	if (a->family == DVX_HAL_SOCK_UNIX)
+	if (a->family == DVX_HAL_SOCK_UNIX || a->family == DVX_HAL_SOCK_ABSTRACT)
 		dvx_mockp_copy_str(c->name, sizeof(c->name), a->path);
 }
 
@@ -377,6 +379,107 @@ static int mock_sleep_ns(const struct dvx_hal *hal, uint64_t ns)
 	return dvx_mockp_end(m, c, 0);
 }
 
+/* ---- descriptors over UNIX sockets, closing them, who we are ---- */
+
+static int mock_sock_send_fds(const struct dvx_hal *hal, int fd, const void *buf, size_t len,
+			      const int *fds, unsigned nfds, size_t *sent)
+{
+	struct dvx_mock *m = dvx_mockp_mock_of(hal);
+	struct dvx_mock_call *c = dvx_mockp_begin(m, DVX_MOCK_OP_SOCK_SEND_FDS, -1);
+	int err;
+
+	c->len = len;
+	c->index = nfds;
+	c->dmabuf_fd = fds[0];
+	err = sock_begin(m, c, fd);
+	if (err)
+		return dvx_mockp_end(m, c, err);
+	err = dvx_host_sock_send_fds(hal, fd, buf, len, fds, nfds, sent);
+	c->moved = *sent;
+	return dvx_mockp_end(m, c, err);
+}
+
+static int mock_sock_recv_fds(const struct dvx_hal *hal, int fd, void *buf, size_t len,
+			      size_t *got, int *fds, unsigned max, unsigned *nfds)
+{
+	struct dvx_mock *m = dvx_mockp_mock_of(hal);
+	struct dvx_mock_call *c = dvx_mockp_begin(m, DVX_MOCK_OP_SOCK_RECV_FDS, -1);
+	unsigned i;
+	int err;
+
+	c->len = len;
+	err = sock_begin(m, c, fd);
+	if (err)
+		return dvx_mockp_end(m, c, err);
+	err = dvx_host_sock_recv_fds(hal, fd, buf, len, got, fds, max, nfds);
+	if (err)
+		return dvx_mockp_end(m, c, err);
+	c->moved = *got;
+	c->index = *nfds;
+	for (i = 0; i < *nfds; i++) {
+		unsigned j;
+
+		err = dvx_mockp_fd_keep(m, fds[i]);	/* closes fds[i] when full */
+		if (!err)
+			continue;
+		/* the table is full: none is kept */
+		for (j = i + 1; j < *nfds; j++)
+			close(fds[j]);
+		for (j = 0; j < i; j++) {
+			dvx_mockp_fd_find(m, fds[j])->live = 0;
+			m->live[DVX_MOCK_RES_FD]--;
+			close(fds[j]);
+		}
+		*nfds = 0;
+		return dvx_mockp_end(m, c, err);
+	}
+	return dvx_mockp_end(m, c, 0);
+}
+
+static int mock_sock_cred(const struct dvx_hal *hal, int fd, struct dvx_hal_sock_cred *cred)
+{
+	struct dvx_mock *m = dvx_mockp_mock_of(hal);
+	struct dvx_mock_call *c = dvx_mockp_begin(m, DVX_MOCK_OP_SOCK_CRED, -1);
+	int err = sock_begin(m, c, fd);
+
+	if (err)
+		return dvx_mockp_end(m, c, err);
+	err = dvx_host_sock_cred(hal, fd, cred);
+	if (!err)
+		c->id = (uint32_t)cred->pid;
+	return dvx_mockp_end(m, c, err);
+}
+
+static int mock_fd_close(const struct dvx_hal *hal, int fd)
+{
+	struct dvx_mock *m = dvx_mockp_mock_of(hal);
+	struct dvx_mock_call *c = dvx_mockp_begin(m, DVX_MOCK_OP_FD_CLOSE, -1);
+	struct dvx_mock_fd *s;
+	int err, ret;
+
+	c->fd = fd;
+	err = dvx_mockp_injected_err(m, c);
+	s = dvx_mockp_fd_find(m, fd);
+	if (!s)
+		return dvx_mockp_end(m, c, err ? err : -EBADF);	/* not ours: left alone */
+	ret = dvx_host_fd_close(hal, fd);	/* gone whatever it answers */
+	s->live = 0;
+	m->live[DVX_MOCK_RES_FD]--;
+	return dvx_mockp_end(m, c, err ? err : ret);
+}
+
+static int mock_host_ident(const struct dvx_hal *hal, struct dvx_hal_host_ident *id)
+{
+	struct dvx_mock *m = dvx_mockp_mock_of(hal);
+	struct dvx_mock_call *c = dvx_mockp_begin(m, DVX_MOCK_OP_HOST_IDENT, -1);
+	int err = dvx_mockp_injected_err(m, c);
+
+	if (err)
+		return dvx_mockp_end(m, c, err);
+	*id = m->ident;
+	return dvx_mockp_end(m, c, 0);
+}
+
 const struct dvx_hal_host_ops dvx_mock_host_ops = {
 	.mem_alloc = mock_mem_alloc,
 	.mem_free = mock_mem_free,
@@ -394,4 +497,9 @@ const struct dvx_hal_host_ops dvx_mock_host_ops = {
 	.sock_close = mock_sock_close,
 	.sock_unlink = mock_sock_unlink,
 	.sleep_ns = mock_sleep_ns,
+	.sock_send_fds = mock_sock_send_fds,
+	.sock_recv_fds = mock_sock_recv_fds,
+	.sock_cred = mock_sock_cred,
+	.fd_close = mock_fd_close,
+	.host_ident = mock_host_ident,
 };

@@ -4,6 +4,8 @@
  * its configuration, the call log, fault injection and the accessors tests read.
  * The NIC, host and GPU tables are in nic.c, host.c (with the sockets) and gpu.c.
  */
+#include <unistd.h>
+
 #include "priv.h"
 
 static const char *const op_names[DVX_MOCK_OP_COUNT] = {
@@ -46,6 +48,11 @@ static const char *const op_names[DVX_MOCK_OP_COUNT] = {
 	[DVX_MOCK_OP_SOCK_CLOSE] = "sock_close",
 	[DVX_MOCK_OP_SOCK_UNLINK] = "sock_unlink",
 	[DVX_MOCK_OP_SLEEP] = "sleep",
+	[DVX_MOCK_OP_SOCK_SEND_FDS] = "sock_send_fds",
+	[DVX_MOCK_OP_SOCK_RECV_FDS] = "sock_recv_fds",
+	[DVX_MOCK_OP_SOCK_CRED] = "sock_cred",
+	[DVX_MOCK_OP_FD_CLOSE] = "fd_close",
+	[DVX_MOCK_OP_HOST_IDENT] = "host_ident",
 	[DVX_MOCK_OP_GPU_INIT] = "gpu_init",
 	[DVX_MOCK_OP_GPU_COUNT] = "gpu_count",
 	[DVX_MOCK_OP_GPU_GET] = "gpu_get",
@@ -68,6 +75,11 @@ static const char *const op_names[DVX_MOCK_OP_COUNT] = {
 	[DVX_MOCK_OP_GPU_STREAM_QUERY] = "gpu_stream_query",
 	[DVX_MOCK_OP_GPU_MEMCPY_HTOD] = "gpu_memcpy_htod",
 	[DVX_MOCK_OP_GPU_MEMCPY_DTOH] = "gpu_memcpy_dtoh",
+	[DVX_MOCK_OP_GPU_MEM_IMPORT] = "gpu_mem_import",
+	[DVX_MOCK_OP_GPU_MEM_LOOKUP] = "gpu_mem_lookup",
+	[DVX_MOCK_OP_GPU_PEER_ACCESS] = "gpu_peer_access",
+	[DVX_MOCK_OP_GPU_MEMCPY_ASYNC] = "gpu_memcpy_async",
+	[DVX_MOCK_OP_GPU_STREAM_ATOMIC] = "gpu_stream_atomic",
 };
 
 static const char *const res_names[DVX_MOCK_RES_COUNT] = {
@@ -77,6 +89,7 @@ static const char *const res_names[DVX_MOCK_RES_COUNT] = {
 	[DVX_MOCK_RES_GPU_CTX] = "gpu_ctx", [DVX_MOCK_RES_GPU_MEM] = "gpu_mem",
 	[DVX_MOCK_RES_GPU_HOSTREG] = "gpu_hostreg", [DVX_MOCK_RES_GPU_MODULE] = "gpu_module",
 	[DVX_MOCK_RES_GPU_STREAM] = "gpu_stream",
+	[DVX_MOCK_RES_FD] = "fd",
 };
 
 const char *dvx_mock_op_name(enum dvx_mock_op op)
@@ -217,7 +230,36 @@ int dvx_mock_init(struct dvx_mock *m)
 	m->limits.memlock_max = UINT64_MAX;
 	m->limits.page_size = 4096;
 	m->next_id = 0x100;
+	dvx_mockp_copy_str(m->ident.hostname, sizeof(m->ident.hostname), "mock");
+	memset(m->ident.boot_id, 0x6d, sizeof(m->ident.boot_id));
+	m->ident.pid = (int32_t)getpid();
+	m->ident.uid = (uint32_t)geteuid();
 	return 0;
+}
+
+int dvx_mockp_fd_keep(struct dvx_mock *m, int fd)
+{
+	size_t i;
+
+	for (i = 0; i < DVX_MOCK_MAX_FDS; i++)
+		if (!m->fds[i].live) {
+			m->fds[i].live = 1;
+			m->fds[i].fd = fd;
+			m->live[DVX_MOCK_RES_FD]++;
+			return 0;
+		}
+	close(fd);
+	return -EMFILE;
+}
+
+struct dvx_mock_fd *dvx_mockp_fd_find(struct dvx_mock *m, int fd)
+{
+	size_t i;
+
+	for (i = 0; i < DVX_MOCK_MAX_FDS; i++)
+		if (m->fds[i].live && m->fds[i].fd == fd)
+			return &m->fds[i];
+	return NULL;
 }
 
 const struct dvx_hal *dvx_mock_hal(struct dvx_mock *m)

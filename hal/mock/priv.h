@@ -45,5 +45,9 @@ int dvx_mockp_injected_err(struct dvx_mock *m, struct dvx_mock_call *c);
 int dvx_mockp_inject_dev(struct dvx_mock *m, struct dvx_mock_call *c, struct dvx_hal_nic *dev);
 int dvx_mockp_bad_handle(struct dvx_hal_nic *dev, enum dvx_mock_op op, const char *what);
 uint32_t dvx_mockp_fresh_id(struct dvx_mock *m);
+/* descriptors handed out (DVX_MOCK_RES_FD): keep one (-EMFILE when the table is full,
+ * and then it is closed), find one */
+int dvx_mockp_fd_keep(struct dvx_mock *m, int fd);
+struct dvx_mock_fd *dvx_mockp_fd_find(struct dvx_mock *m, int fd);
 
 #endif /* DVX_HAL_MOCK_PRIV_H */

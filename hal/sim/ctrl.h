@@ -135,6 +135,10 @@ struct sim_pd *sim_pd_find(struct sim_nic *nic, uint32_t pdn);
 struct sim_umem *sim_umem_find(struct sim_nic *nic, uint32_t id);
 struct sim_uar *sim_uar_find(struct sim_nic *nic, uint32_t page_id);
 struct sim_dmabuf *sim_dmabuf_find(struct sim_fabric *fab, int fd);
+/** sim_dmabuf_new() - a fake dma-buf of [base, base + len): 0 and *fd, or -ENOSPC */
+int sim_dmabuf_new(struct sim_fabric *fab, uint8_t *base, uint64_t len, int *fd);
+/** sim_dmabuf_put() - a registration from @d went; a closed one goes with its last */
+void sim_dmabuf_put(struct sim_dmabuf *d);
 
 static inline struct sim_fabric *sim_fab_of(struct dvx_sim_fabric *fab)
 {
@@ -181,5 +185,10 @@ unsigned sim_pass(struct sim_fabric *fab, bool *busy);
  * the shared host table; PCI from the fabric) */
 extern const struct dvx_hal_nic_ops dvx_sim_nic_ops;
 extern const struct dvx_hal_host_ops dvx_sim_host_ops;
+/* the software GPUs' table (gpu.c) */
+extern const struct dvx_hal_gpu_ops dvx_sim_gpu_ops;
+
+/** sim_gpu_release_all() - dvx_sim_fini(): unmap and close what the GPUs still hold */
+void sim_gpu_release_all(struct sim_fabric *fab);
 
 #endif /* DVX_HAL_SIM_CTRL_H */

@@ -30,7 +30,7 @@
 /* ---- storage layout ---------------------------------------------------------- */
 
 struct sim_layout {
-	size_t nics, pds, umems, mrs, uars, cqs, qps, dmabufs, pages, end;
+	size_t nics, pds, umems, mrs, uars, cqs, qps, dmabufs, gpus, gpu_mems, pages, end;
 };
 
 static size_t lay_add(size_t *off, size_t bytes, size_t align)
@@ -48,7 +48,8 @@ static bool cfg_ok(const struct dvx_sim_fabric_cfg *c)
 	       c->max_qps <= SIM_CAP_LIMIT && c->max_cqs <= SIM_CAP_LIMIT &&
 	       c->max_mrs <= SIM_CAP_LIMIT && c->max_umems <= SIM_CAP_LIMIT &&
 	       c->max_uars <= 4096 && c->max_pds <= SIM_CAP_LIMIT &&
-	       c->max_dmabufs <= SIM_CAP_LIMIT;
+	       c->max_dmabufs <= SIM_CAP_LIMIT && c->max_gpus <= DVX_SIM_MAX_GPUS &&
+	       c->max_gpu_mems <= SIM_CAP_LIMIT && (!c->max_gpus || c->max_gpu_mems);
 }
 
 static void layout(const struct dvx_sim_fabric_cfg *c, struct sim_layout *l)
@@ -64,6 +65,8 @@ static void layout(const struct dvx_sim_fabric_cfg *c, struct sim_layout *l)
 	l->cqs = lay_add(&off, n * c->max_cqs * sizeof(struct sim_cq), 64);
 	l->qps = lay_add(&off, n * c->max_qps * sizeof(struct sim_qp), 64);
 	l->dmabufs = lay_add(&off, c->max_dmabufs * sizeof(struct sim_dmabuf), 64);
+	l->gpus = lay_add(&off, c->max_gpus * sizeof(struct sim_gpu), 64);
+	l->gpu_mems = lay_add(&off, c->max_gpu_mems * sizeof(struct sim_gpu_mem), 64);
 	l->pages = lay_add(&off, n * c->max_uars * DVX_SIM_UAR_PAGE_SIZE, DVX_SIM_UAR_PAGE_SIZE);
 	l->end = off;
 }
@@ -81,6 +84,8 @@ void dvx_sim_fabric_cfg_default(struct dvx_sim_fabric_cfg *cfg)
 	cfg->max_uars = 16;
 	cfg->max_pds = 8;
 	cfg->max_dmabufs = 16;
+	cfg->max_gpus = 4;
+	cfg->max_gpu_mems = 64;
 }
 
 size_t dvx_sim_fabric_size(const struct dvx_sim_fabric_cfg *cfg)
@@ -121,6 +126,9 @@ int dvx_sim_fabric_init(void *storage, size_t len, const struct dvx_sim_fabric_c
 	f->hal.name = "sim";
 	f->nics = (struct sim_nic *)(void *)(base + l.nics);
 	f->dmabufs = (struct sim_dmabuf *)(void *)(base + l.dmabufs);
+	f->gpus = (struct sim_gpu *)(void *)(base + l.gpus);
+	f->gpu_mems = (struct sim_gpu_mem *)(void *)(base + l.gpu_mems);
+	f->hal.gpu = &dvx_sim_gpu_ops;
 	f->uar_pages = pages;
 	f->idle_spins = 64;
 	f->idle_sleep_ns = 20000;
@@ -333,9 +341,37 @@ struct sim_dmabuf *sim_dmabuf_find(struct sim_fabric *fab, int fd)
 {
 	int64_t s = (int64_t)fd - DVX_SIM_DMABUF_FD_BASE;
 
-	if (s < 0 || s >= (int64_t)fab->cfg.max_dmabufs || fab->dmabufs[s].fd != fd)
+	if (s < 0 || s >= (int64_t)fab->cfg.max_dmabufs || fab->dmabufs[s].fd != fd ||
+	    fab->dmabufs[s].closed)
 		return NULL;
 	return &fab->dmabufs[s];
+}
+
+int sim_dmabuf_new(struct sim_fabric *f, uint8_t *base, uint64_t len, int *fd)
+{
+	uint32_t i;
+
+	for (i = 0; i < f->cfg.max_dmabufs; i++) {
+		struct sim_dmabuf *d = &f->dmabufs[i];
+
+		if (d->fd)
+			continue;
+		memset(d, 0, sizeof(*d));
+		d->fd = DVX_SIM_DMABUF_FD_BASE + (int32_t)i;
+		d->base = base;
+		d->len = len;
+		*fd = d->fd;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+void sim_dmabuf_put(struct sim_dmabuf *d)
+{
+	if (d->users)
+		d->users--;
+	if (!d->users && d->closed)
+		memset(d, 0, sizeof(*d));
 }
 
 struct sim_qp *sim_qp_peer(struct sim_fabric *fab, struct sim_qp *qp)
@@ -687,6 +723,15 @@ int dvx_sim_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_stats *st)
 	}
 	for (j = 0; j < c->max_dmabufs; j++)
 		st->live[DVX_SIM_LIVE_DMABUF] += f->dmabufs[j].fd != 0;
+	for (j = 0; j < c->max_gpu_mems; j++) {
+		st->live[DVX_SIM_LIVE_GPU_MEM] += f->gpu_mems[j].kind == SIM_GPU_MEM_ALLOC ||
+						  f->gpu_mems[j].kind == SIM_GPU_MEM_IMPORT;
+		st->live[DVX_SIM_LIVE_GPU_HOSTREG] += f->gpu_mems[j].kind == SIM_GPU_MEM_HOSTREG;
+	}
+	for (j = 0; j < SIM_GPU_STREAMS; j++)
+		st->live[DVX_SIM_LIVE_GPU_STREAM] += f->gpu_streams[j];
+	for (j = 0; j < f->ngpus; j++)
+		st->live[DVX_SIM_LIVE_GPU_CTX] += f->gpus[j].ctx_refs;
 	pthread_mutex_unlock(&f->lock);
 	return 0;
 }
@@ -696,25 +741,12 @@ int dvx_sim_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_stats *st)
 int dvx_sim_dmabuf_export(struct dvx_sim_fabric *fab, void *addr, uint64_t len, int *fd)
 {
 	struct sim_fabric *f = sim_fab_of(fab);
-	uint32_t i;
-	int rc = -ENOSPC;
+	int rc;
 
 	if (!fab || !addr || !len || !fd)
 		return -EINVAL;
 	pthread_mutex_lock(&f->lock);
-	for (i = 0; i < f->cfg.max_dmabufs; i++) {
-		struct sim_dmabuf *d = &f->dmabufs[i];
-
-		if (d->fd)
-			continue;
-		d->fd = DVX_SIM_DMABUF_FD_BASE + (int32_t)i;
-		d->base = addr;
-		d->len = len;
-		d->users = 0;
-		*fd = d->fd;
-		rc = 0;
-		break;
-	}
+	rc = sim_dmabuf_new(f, addr, len, fd);
 	pthread_mutex_unlock(&f->lock);
 	return rc;
 }
@@ -747,9 +779,12 @@ int dvx_sim_fini(struct dvx_sim_fabric *fab)
 		return -EINVAL;
 	if (atomic_load(&f->thread_up))
 		dvx_sim_stop(fab);
+	sim_gpu_release_all(f);
 	pthread_mutex_destroy(&f->lock);
 	f->nnics = 0;
+	f->ngpus = 0;
 	f->hal.nic = NULL;
 	f->hal.host = NULL;
+	f->hal.gpu = NULL;
 	return 0;
 }

@@ -432,7 +432,7 @@ static int sim_umem_dereg(struct dvx_hal_nic *dev, struct dvx_hal_umem *umem)
 		err = os_fail(dev, -EBUSY, "umem_dereg", "a CQ or QP still uses the umem");
 	} else {
 		if (u->dmabuf)
-			u->dmabuf->users--;
+			sim_dmabuf_put(u->dmabuf);
 		memset(u, 0, sizeof(*u));
 		umem->priv = NULL;
 	}
@@ -683,7 +683,7 @@ static int sim_mr_dereg(struct dvx_hal_nic *dev, struct dvx_hal_mr *mr)
 	} else {
 		m->pd->mrs--;
 		if (m->dmabuf)
-			m->dmabuf->users--;
+			sim_dmabuf_put(m->dmabuf);
 		memset(m, 0, sizeof(*m));
 		mr->priv = NULL;
 	}
@@ -748,6 +748,21 @@ static int sim_pci_list(const struct dvx_hal *hal, uint32_t class_mask, uint32_t
 	if (!f)
 		return -EINVAL;
 	pthread_mutex_lock(&f->lock);
+	for (i = 0; i < f->ngpus; i++) {
+		const struct dvx_hal_gpu_attr *a = &f->gpus[i].cfg.attr;
+
+		if ((0x030200 & class_mask) != class_value)
+			continue;
+		if (n < max) {
+			memset(&devs[n], 0, sizeof(devs[n]));
+			copy_str(devs[n].pci, sizeof(devs[n].pci), a->pci);
+			devs[n].vendor_id = 0x10de;
+			devs[n].device_id = 0x2335;	/* an H200 */
+			devs[n].class_code = 0x030200;
+			devs[n].numa_node = -1;
+		}
+		n++;
+	}
 	for (i = 0; i < f->nnics; i++) {
 		const struct dvx_sim_nic_cfg *c = &f->nics[i].cfg;
 		uint32_t cls = c->port[0].link_layer == DVX_LINK_LAYER_IB ? 0x020700 : 0x020000;
@@ -794,6 +809,28 @@ const struct dvx_hal_nic_ops dvx_sim_nic_ops = {
 	.nic_progress = sim_dev_progress,
 };
 
+/* the fabric's fake dma-bufs close as a dma-buf closes (registrations from it stay);
+ * every other descriptor is the system's */
+static int sim_fd_close(const struct dvx_hal *hal, int fd)
+{
+	struct sim_fabric *f = hal_fab(hal);
+	struct sim_dmabuf *d;
+
+	if (f && fd >= DVX_SIM_DMABUF_FD_BASE) {
+		pthread_mutex_lock(&f->lock);
+		d = sim_dmabuf_find(f, fd);
+		if (d) {
+			d->closed = 1;
+			d->users++;
+			sim_dmabuf_put(d);	/* frees it when nothing is registered from it */
+		}
+		pthread_mutex_unlock(&f->lock);
+		if (d)
+			return 0;
+	}
+	return dvx_host_fd_close(hal, fd);
+}
+
 const struct dvx_hal_host_ops dvx_sim_host_ops = {
 	.mem_alloc = dvx_host_mem_alloc,
 	.mem_free = dvx_host_mem_free,
@@ -811,4 +848,9 @@ const struct dvx_hal_host_ops dvx_sim_host_ops = {
 	.sock_close = dvx_host_sock_close,
 	.sock_unlink = dvx_host_sock_unlink,
 	.sleep_ns = dvx_host_sleep_ns,
+	.sock_send_fds = dvx_host_sock_send_fds,
+	.sock_recv_fds = dvx_host_sock_recv_fds,
+	.sock_cred = dvx_host_sock_cred,
+	.fd_close = sim_fd_close,
+	.host_ident = dvx_host_ident,
 };

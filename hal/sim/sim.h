@@ -218,7 +218,38 @@ struct sim_dmabuf {
 	uint32_t users;		/* umems and MRs registered from it */
 	uint8_t *base;
 	uint64_t len;
+	uint8_t closed;		/* the descriptor is closed: gone once users is 0 */
+	uint8_t rsvd[7];
 };
+
+/** a software GPU (dvx_sim_add_gpu) */
+struct sim_gpu {
+	struct dvx_sim_gpu_cfg cfg;
+	uint32_t ctx_refs;	/* primary-context retains */
+	uint32_t rsvd;
+};
+
+/* what a sim_gpu_mem slot holds */
+enum sim_gpu_mem_kind {
+	SIM_GPU_MEM_FREE = 0,
+	SIM_GPU_MEM_ALLOC,	/* created by gpu_mem_create (its memfd is ours) */
+	SIM_GPU_MEM_IMPORT,	/* mapped from a handle by gpu_mem_import */
+	SIM_GPU_MEM_HOSTREG,	/* host memory registered by gpu_host_register */
+};
+
+/** device memory (a shared mapping of a memfd) or a host registration */
+struct sim_gpu_mem {
+	uint8_t kind;		/* enum sim_gpu_mem_kind */
+	int8_t gpu;		/* the GPU it belongs to */
+	uint16_t rsvd;
+	uint32_t flags;		/* DVX_HAL_GPU_MEM_* */
+	int32_t memfd;		/* ALLOC: the backing memfd, else -1 */
+	int32_t rsvd2;
+	uint8_t *base;
+	uint64_t len;
+};
+
+#define SIM_GPU_STREAMS 16
 
 /** the fabric */
 struct sim_fabric {
@@ -253,6 +284,12 @@ struct sim_fabric {
 	uint64_t cmd_errors;
 	/* execution state (exec.c) */
 	uint64_t exec_pkts;		/* request packets sent, for faults.drop_every */
+	/* software GPUs (gpu.c) */
+	struct sim_gpu *gpus;
+	uint32_t ngpus;
+	uint32_t rsvd_gpu;
+	struct sim_gpu_mem *gpu_mems;
+	uint8_t gpu_streams[SIM_GPU_STREAMS];	/* 1 = live; a stream is &gpu_streams[i] */
 };
 
 /* ---- control -> execution ------------------------------------------------- */

@@ -3,7 +3,9 @@
  * gpu/ host side against the mock hal: device selection, every init path made to
  * fail in turn (nothing held after), device memory, dma-buf and export fds, host
  * registration, streams with timeouts, the embedded device library and its launches,
- * the hal wrappers' argument checks and the CUresult translation.
+ * sharing memory (FD, fabric and legacy IPC handles exported and imported, the
+ * allocation around an address), peer access, stream-ordered copies and atomics, the
+ * hal wrappers' argument checks and the CUresult translation.
  */
 #include <errno.h>
 
@@ -157,8 +159,12 @@ static void test_mem(void **state)
 	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_GPU_MEM), 1);
 
 	assert_int_equal(dvx_gpu_mem_export_fd(&mem, &fd), 0);
-	assert_int_equal(fd, DVX_MOCK_GPU_FD_BASE);
+	assert_true(fd >= 0);
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_FD), 1);
+	assert_int_equal(dvx_hal_fd_close(dvx_mock_hal(&M), fd), 0);
+	assert_int_equal(dvx_hal_fd_close(dvx_mock_hal(&M), fd), -EBADF);
 	assert_int_equal(dvx_gpu_mem_dmabuf_fd(&mem, 0, 0, 0, &fd), 0);
+	assert_int_equal(dvx_hal_fd_close(dvx_mock_hal(&M), fd), 0);
 	c = dvx_mock_last(&M, DVX_MOCK_OP_GPU_DMABUF_FD);
 	assert_int_equal(c->len, 2u << 20);
 	assert_int_equal(c->addr, mem.dptr);
@@ -166,6 +172,8 @@ static void test_mem(void **state)
 	c = dvx_mock_last(&M, DVX_MOCK_OP_GPU_DMABUF_FD);
 	assert_int_equal(c->addr, mem.dptr + 4096);
 	assert_int_equal(c->flags, DVX_HAL_GPU_DMABUF_PCIE);
+	assert_int_equal(dvx_hal_fd_close(dvx_mock_hal(&M), fd), 0);
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_FD), 0);
 	/* bad ranges never reach the hal */
 	assert_int_equal(dvx_gpu_mem_dmabuf_fd(&mem, 100, 4096, 0, &fd), -EINVAL);
 	assert_int_equal(dvx_gpu_mem_dmabuf_fd(&mem, 0, 3u << 20, 0, &fd), -EINVAL);
@@ -205,6 +213,111 @@ static void test_mem(void **state)
 	assert_int_equal(dvx_gpu_mem_alloc(&g1, 0, 0, &mem), -EINVAL);
 	assert_int_equal(dvx_gpu_mem_alloc(&g1, 1, 0x100, &mem), -EINVAL);
 	assert_int_equal(dvx_gpu_close(&g1), 0);
+	assert_int_equal(dvx_gpu_close(&g), 0);
+	assert_int_equal(dvx_mock_live_total(&M), 0);
+}
+
+static void test_share(void **state)
+{
+	const struct dvx_hal *hal = dvx_mock_hal(&M);
+	struct dvx_gpu g, g1;
+	struct dvx_gpu_mem mem, leg, imp, imp2, found;
+	struct dvx_hal_gpu_handle h, hi;
+	uint64_t *w;
+	int can = -1;
+
+	(void)state;
+	open_gpu(&g, 0);
+	assert_int_equal(dvx_gpu_mem_alloc(&g, 3u << 20, DVX_GPU_MEM_EXPORT, &mem), 0);
+	assert_int_equal(mem.len, 4u << 20);
+	assert_int_equal(dvx_gpu_mem_alloc(&g, 100, DVX_GPU_MEM_LEGACY, &leg), 0);
+	assert_int_equal(leg.len, 4096);
+	assert_int_equal(leg.hm.flags, DVX_HAL_GPU_MEM_LEGACY);
+	/* flags that do not go together, or a device that cannot */
+	assert_int_equal(dvx_gpu_mem_alloc(&g, 100, DVX_GPU_MEM_LEGACY | DVX_GPU_MEM_RDMA, &imp),
+			 -EINVAL);
+	assert_int_equal(dvx_gpu_mem_alloc(&g, 100, DVX_GPU_MEM_FABRIC, &imp), -EOPNOTSUPP);
+	assert_int_equal(dvx_gpu_mem_alloc(&g, 100, 0x100, &imp), -EINVAL);
+
+	/* FD: a real descriptor; import maps an allocation of the same length */
+	assert_int_equal(dvx_gpu_mem_export(&mem, DVX_HAL_GPU_HANDLE_FD, &h), 0);
+	assert_int_equal(h.type, DVX_HAL_GPU_HANDLE_FD);
+	assert_true(h.fd >= 0);
+	assert_int_equal(h.len, 4u << 20);
+	assert_int_equal(dvx_gpu_mem_import(&g, &h, &imp), 0);
+	assert_int_equal(imp.len, 4u << 20);
+	assert_int_equal(imp.hm.flags, DVX_HAL_GPU_MEM_IMPORTED | DVX_HAL_GPU_MEM_EXPORT);
+	assert_int_equal(dvx_hal_fd_close(hal, h.fd), 0);
+	/* the wrong handle type for the memory, a closed descriptor */
+	assert_int_equal(dvx_gpu_mem_export(&mem, DVX_HAL_GPU_HANDLE_IPC, &hi), -EINVAL);
+	assert_int_equal(dvx_gpu_mem_export(&leg, DVX_HAL_GPU_HANDLE_FD, &hi), -EINVAL);
+	assert_int_equal(dvx_gpu_mem_export(&mem, 9, &hi), -EINVAL);
+	assert_int_equal(dvx_gpu_mem_import(&g, &h, &imp2), -EINVAL);
+	assert_string_equal(g.hg.diag.op, "gpu_mem_import");
+
+	/* IPC: bytes; the import is LEGACY and IMPORTED */
+	assert_int_equal(dvx_gpu_mem_export(&leg, DVX_HAL_GPU_HANDLE_IPC, &hi), 0);
+	assert_int_equal(hi.fd, -1);
+	assert_int_equal(hi.len, 4096);
+	assert_int_equal(dvx_gpu_mem_import(&g, &hi, &imp2), 0);
+	assert_int_equal(imp2.hm.flags, DVX_HAL_GPU_MEM_IMPORTED | DVX_HAL_GPU_MEM_LEGACY);
+	hi.data[0] ^= 1;
+	assert_int_equal(dvx_gpu_mem_import(&g, &hi, &found), -EINVAL);
+
+	/* lookup: the allocation around an address; host memory is not found */
+	assert_int_equal(dvx_gpu_mem_lookup(&g, mem.dptr + 12345, &found), 0);
+	assert_int_equal(found.dptr, mem.dptr);
+	assert_int_equal(found.len, mem.len);
+	assert_int_equal(found.hm.flags, DVX_HAL_GPU_MEM_FOREIGN | DVX_HAL_GPU_MEM_EXPORT);
+	assert_int_equal(dvx_gpu_mem_free(&found), -EINVAL);	/* not ours to free */
+	assert_int_equal(dvx_gpu_mem_export(&found, DVX_HAL_GPU_HANDLE_FD, &h), 0);
+	assert_int_equal(dvx_hal_fd_close(hal, h.fd), 0);
+	assert_int_equal(dvx_gpu_mem_lookup(&g, (uint64_t)(uintptr_t)&can, &found), -ENOENT);
+	assert_int_equal(g.hg.diag.err, 0);	/* an answer, not a failure */
+
+	/* stream-ordered copy and atomics through the fake device memory */
+	w = (uint64_t *)(uintptr_t)mem.dptr;
+	w[1] = 5;
+	assert_int_equal(dvx_hal_gpu_memcpy_async(&g.hg, mem.dptr + 64, mem.dptr + 8, 8, NULL), 0);
+	assert_int_equal(w[8], 5);
+	assert_int_equal(dvx_hal_gpu_stream_atomic(&g.hg, NULL, mem.dptr, DVX_HAL_GPU_ATOMIC_ADD, 3),
+			 0);
+	assert_int_equal(dvx_hal_gpu_stream_atomic(&g.hg, NULL, mem.dptr, DVX_HAL_GPU_ATOMIC_ADD, 4),
+			 0);
+	assert_int_equal(w[0], 7);
+	assert_int_equal(dvx_hal_gpu_stream_atomic(&g.hg, NULL, mem.dptr, DVX_HAL_GPU_ATOMIC_SET, 2),
+			 0);
+	assert_int_equal(w[0], 2);
+	assert_int_equal(dvx_hal_gpu_stream_atomic(&g.hg, NULL, mem.dptr + 4, 1, 2), -EINVAL);
+	assert_int_equal(dvx_hal_gpu_stream_atomic(&g.hg, NULL, mem.dptr, 3, 2), -EINVAL);
+	assert_int_equal(dvx_hal_gpu_memcpy_async(&g.hg, mem.dptr, 0, 8, NULL), -EINVAL);
+	assert_int_equal(dvx_hal_gpu_stream_atomic(&g.hg, (void *)&can, mem.dptr, 1, 2), -EBADF);
+
+	/* peer access: both ways by default, a cleared bit says no */
+	assert_int_equal(dvx_hal_gpu_peer_access(&g.hg, 1, &can), 0);
+	assert_int_equal(can, 1);
+	M.gpu_peer[0] &= ~2u;
+	assert_int_equal(dvx_hal_gpu_peer_access(&g.hg, 1, &can), 0);
+	assert_int_equal(can, 0);
+	assert_int_equal(dvx_hal_gpu_peer_access(&g.hg, 0, &can), -EINVAL);	/* itself */
+	assert_int_equal(dvx_hal_gpu_peer_access(&g.hg, -1, &can), -EINVAL);
+	assert_int_equal(dvx_hal_gpu_peer_access(&g.hg, 7, &can), -ENODEV);
+
+	/* an injected failure of each new call: an error, nothing held */
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_GPU_MEM_EXPORT, -EIO);
+	assert_int_equal(dvx_gpu_mem_export(&mem, DVX_HAL_GPU_HANDLE_FD, &h), -EIO);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_GPU_MEM_EXPORT, 0);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_GPU_MEM_IMPORT, -ENOMEM);
+	assert_int_equal(dvx_gpu_mem_import(&g, &hi, &found), -ENOMEM);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_GPU_MEM_IMPORT, 0);
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_FD), 0);
+
+	open_gpu(&g1, 1);
+	assert_int_equal(dvx_gpu_close(&g1), 0);
+	assert_int_equal(dvx_gpu_mem_free(&imp2), 0);
+	assert_int_equal(dvx_gpu_mem_free(&imp), 0);
+	assert_int_equal(dvx_gpu_mem_free(&leg), 0);
+	assert_int_equal(dvx_gpu_mem_free(&mem), 0);
 	assert_int_equal(dvx_gpu_close(&g), 0);
 	assert_int_equal(dvx_mock_live_total(&M), 0);
 }
@@ -479,6 +592,7 @@ int main(void)
 		cmocka_unit_test_setup(test_no_driver, setup),
 		cmocka_unit_test_setup(test_open_fault_injection, setup),
 		cmocka_unit_test_setup(test_mem, setup),
+		cmocka_unit_test_setup(test_share, setup),
 		cmocka_unit_test_setup(test_host_register, setup),
 		cmocka_unit_test_setup(test_stream_wait, setup),
 		cmocka_unit_test_setup(test_lib, setup),

@@ -6,6 +6,7 @@
  * underneath, logged, failed on demand, counted while open).
  */
 #include <errno.h>
+#include <sys/mman.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <time.h>
@@ -646,6 +647,81 @@ static void test_sockets(void **state)
 	assert_string_equal(dvx_mock_res_name(DVX_MOCK_RES_SOCK), "sock");
 }
 
+static void test_fds(void **state)
+{
+	const struct dvx_hal *hal = dvx_mock_hal(&M);
+	struct dvx_hal_sock_addr a;
+	struct dvx_hal_host_ident id;
+	struct dvx_hal_sock_cred cr;
+	struct dvx_hal_pollfd p;
+	const struct dvx_mock_call *c;
+	int lfd, cfd, sfd, mfd, got[2];
+	unsigned n;
+	size_t len;
+	char b;
+
+	(void)state;
+	/* who we are: what the mock was told (its own host, this process) */
+	assert_int_equal(dvx_hal_host_ident(hal, &id), 0);
+	assert_string_equal(id.hostname, "mock");
+	assert_int_equal(id.pid, getpid());
+	M.ident.boot_id[0] = 1;
+	assert_int_equal(dvx_hal_host_ident(hal, &id), 0);
+	assert_int_equal(id.boot_id[0], 1);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_HOST_IDENT, -EIO);
+	assert_int_equal(dvx_hal_host_ident(hal, &id), -EIO);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_HOST_IDENT, 0);
+
+	memset(&a, 0, sizeof(a));
+	a.family = DVX_HAL_SOCK_ABSTRACT;
+	snprintf(a.path, sizeof(a.path), "dvx-mock-%d", (int)getpid());
+	assert_int_equal(dvx_hal_sock_listen(hal, &a, 2, &lfd), 0);
+	assert_string_equal(dvx_mock_last(&M, DVX_MOCK_OP_SOCK_LISTEN)->name, a.path);
+	assert_int_equal(dvx_hal_sock_connect(hal, &a, &cfd), 0);
+	p.fd = lfd;
+	p.events = DVX_HAL_POLL_IN;
+	assert_int_equal(dvx_hal_sock_poll(hal, &p, 1, 2000000000ull), 1);
+	assert_int_equal(dvx_hal_sock_accept(hal, lfd, &sfd), 0);
+	assert_int_equal(dvx_hal_sock_cred(hal, sfd, &cr), 0);
+	assert_int_equal(cr.pid, getpid());
+	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_SOCK_CRED)->id, (uint32_t)getpid());
+
+	/* a descriptor passed: the received one is counted until fd_close */
+	mfd = memfd_create("dvx-mock-test", MFD_CLOEXEC);
+	assert_true(mfd >= 0);
+	assert_int_equal(dvx_hal_sock_send_fds(hal, cfd, "x", 1, &mfd, 1, &len), 0);
+	c = dvx_mock_last(&M, DVX_MOCK_OP_SOCK_SEND_FDS);
+	assert_int_equal(c->index, 1);
+	assert_int_equal(c->dmabuf_fd, mfd);
+	assert_int_equal(c->moved, 1);
+	p.fd = sfd;
+	assert_int_equal(dvx_hal_sock_poll(hal, &p, 1, 2000000000ull), 1);
+	assert_int_equal(dvx_hal_sock_recv_fds(hal, sfd, &b, 1, &len, got, 2, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_FD), 1);
+	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_SOCK_RECV_FDS)->index, 1);
+	/* a failed close still closes (as close() does) */
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_FD_CLOSE, -EINTR);
+	assert_int_equal(dvx_hal_fd_close(hal, got[0]), -EINTR);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_FD_CLOSE, 0);
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_FD), 0);
+	assert_int_equal(dvx_hal_fd_close(hal, got[0]), -EBADF);	/* not the mock's now */
+	assert_int_equal(dvx_hal_fd_close(hal, mfd), -EBADF);		/* never the mock's */
+
+	/* injected failures; sockets the mock did not open are refused */
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_SOCK_SEND_FDS, -EPIPE);
+	assert_int_equal(dvx_hal_sock_send_fds(hal, cfd, "x", 1, &mfd, 1, &len), -EPIPE);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_SOCK_SEND_FDS, 0);
+	assert_int_equal(dvx_hal_sock_send_fds(hal, mfd, "x", 1, &mfd, 1, &len), -EBADF);
+	assert_int_equal(dvx_hal_sock_recv_fds(hal, mfd, &b, 1, &len, got, 2, &n), -EBADF);
+	assert_int_equal(dvx_hal_sock_cred(hal, mfd, &cr), -EBADF);
+	close(mfd);
+	assert_int_equal(dvx_hal_sock_close(hal, cfd), 0);
+	assert_int_equal(dvx_hal_sock_close(hal, sfd), 0);
+	assert_int_equal(dvx_hal_sock_close(hal, lfd), 0);
+	assert_int_equal(dvx_mock_live_total(&M), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -659,6 +735,7 @@ int main(void)
 		cmocka_unit_test_setup(test_check_hook, setup),
 		cmocka_unit_test_setup(test_clock_and_log, setup),
 		cmocka_unit_test_setup(test_sockets, setup),
+		cmocka_unit_test_setup(test_fds, setup),
 	};
 
 	return cmocka_run_group_tests_name("hal-mock", tests, NULL, NULL);

@@ -4,10 +4,16 @@
  * the host-only backend dvx_hal_host(): UNIX, TCP over IPv4 and (where the host has it)
  * IPv6 loopback; listening, connecting, accepting, gathered sends, receives, end of
  * stream, "not now" (-EAGAIN), polls with timeouts, refused connections, local
- * addresses, closing and removing socket files.
+ * addresses, closing and removing socket files; abstract-namespace sockets,
+ * descriptors passed over them (to another process: the memory behind a passed memfd
+ * is the same), the peer's credentials, too many descriptors refused without a leak,
+ * and the host's identity.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -256,6 +262,165 @@ static void test_poll_sleep(void **state)
 	assert_int_equal(dvx_hal_sleep_ns(hal, 0), 0);
 }
 
+static void abstract_addr(struct dvx_hal_sock_addr *a, const char *name)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = DVX_HAL_SOCK_ABSTRACT;
+	snprintf(a->path, sizeof(a->path), "dvx-test-%d-%s", (int)getpid(), name);
+}
+
+static int open_fds(void)
+{
+	int n = 0, fd;
+
+	for (fd = 0; fd < 1024; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+static void test_abstract(void **state)
+{
+	const struct dvx_hal *hal = dvx_hal_host();
+	struct dvx_hal_sock_addr a, got;
+	int lfd, c, s, lfd2;
+
+	(void)state;
+	abstract_addr(&a, "abs");
+	assert_int_equal(dvx_hal_sock_listen(hal, &a, 4, &lfd), 0);
+	/* no file, and the name is taken while it listens */
+	assert_int_equal(dvx_hal_sock_listen(hal, &a, 4, &lfd2), -EADDRINUSE);
+	assert_int_equal(lfd2, -1);
+	assert_int_equal(dvx_hal_sock_name(hal, lfd, &got), 0);
+	assert_int_equal(got.family, DVX_HAL_SOCK_ABSTRACT);
+	assert_string_equal(got.path, a.path);
+	/* an abstract address has no file to unlink */
+	assert_int_equal(dvx_hal_sock_unlink(hal, &a), -EINVAL);
+	pair(hal, lfd, &a, &c, &s);
+	talk(hal, c, s);
+	assert_int_equal(dvx_hal_sock_close(hal, lfd), 0);
+	/* gone with its socket: nobody listens there now */
+	assert_int_equal(dvx_hal_sock_connect(hal, &a, &c), -ECONNREFUSED);
+	a.path[0] = 0;
+	assert_int_equal(dvx_hal_sock_listen(hal, &a, 4, &lfd), -EINVAL);
+}
+
+/* send @nfds descriptors with one byte; 0 or the error */
+static int send_fds(const struct dvx_hal *hal, int fd, const int *fds, unsigned nfds)
+{
+	size_t n = 0;
+	int err = dvx_hal_sock_send_fds(hal, fd, "F", 1, fds, nfds, &n);
+
+	if (!err)
+		assert_int_equal(n, 1);
+	return err;
+}
+
+static void test_fds(void **state)
+{
+	const struct dvx_hal *hal = dvx_hal_host();
+	struct dvx_hal_sock_addr a;
+	struct dvx_hal_sock_cred cr;
+	int lfd, c, s, mfd, fds[DVX_HAL_SOCK_FDS_MAX + 1], got[4], i, before;
+	unsigned n;
+	size_t len;
+	char b;
+	volatile uint32_t *p;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	abstract_addr(&a, "fds");
+	assert_int_equal(dvx_hal_sock_listen(hal, &a, 4, &lfd), 0);
+	pair(hal, lfd, &a, &c, &s);
+
+	/* who is there: this process, both ways */
+	assert_int_equal(dvx_hal_sock_cred(hal, s, &cr), 0);
+	assert_int_equal(cr.pid, getpid());
+	assert_int_equal(cr.uid, geteuid());
+	assert_int_equal(dvx_hal_sock_cred(hal, c, &cr), 0);
+	assert_int_equal(cr.pid, getpid());
+
+	/* a memfd passed over: another descriptor of the same memory */
+	mfd = memfd_create("dvx-test", MFD_CLOEXEC);
+	assert_true(mfd >= 0);
+	assert_int_equal(ftruncate(mfd, 4096), 0);
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(dvx_hal_sock_recv_fds(hal, s, &b, 1, &len, got, 4, &n), -EAGAIN);
+	assert_int_equal(send_fds(hal, c, &mfd, 1), 0);
+	assert_true(wait_for(hal, s, DVX_HAL_POLL_IN) & DVX_HAL_POLL_IN);
+	assert_int_equal(dvx_hal_sock_recv_fds(hal, s, &b, 1, &len, got, 4, &n), 0);
+	assert_int_equal(len, 1);
+	assert_int_equal(b, 'F');
+	assert_int_equal(n, 1);
+	assert_true(got[0] >= 0 && got[0] != mfd);
+	assert_true(fcntl(got[0], F_GETFD) & FD_CLOEXEC);
+
+	/* a child writes through the passed descriptor; this process sees it */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		volatile uint32_t *q = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+					    got[0], 0);
+
+		if (q == MAP_FAILED)
+			_exit(2);
+		q[7] = 0xd5d5d5d5u;
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(p[7], 0xd5d5d5d5u);
+	assert_int_equal(dvx_hal_fd_close(hal, got[0]), 0);
+	assert_int_equal(fcntl(got[0], F_GETFD), -1);
+
+	/* more than the receiver has room for: refused, and none of them leaks */
+	for (i = 0; i < 3; i++)
+		fds[i] = mfd;
+	assert_int_equal(send_fds(hal, c, fds, 3), 0);
+	assert_true(wait_for(hal, s, DVX_HAL_POLL_IN) & DVX_HAL_POLL_IN);
+	before = open_fds();
+	assert_int_equal(dvx_hal_sock_recv_fds(hal, s, &b, 1, &len, got, 2, &n), -EMSGSIZE);
+	assert_int_equal(n, 0);
+	assert_int_equal(open_fds(), before);
+
+	/* arguments */
+	for (i = 0; i <= (int)DVX_HAL_SOCK_FDS_MAX; i++)
+		fds[i] = mfd;
+	assert_int_equal(send_fds(hal, c, fds, DVX_HAL_SOCK_FDS_MAX + 1), -EINVAL);
+	assert_int_equal(send_fds(hal, c, fds, 0), -EINVAL);
+	fds[0] = -1;
+	assert_int_equal(send_fds(hal, c, fds, 1), -EINVAL);
+	assert_int_equal(dvx_hal_sock_send_fds(hal, c, "F", 0, &mfd, 1, &len), -EINVAL);
+	assert_int_equal(dvx_hal_sock_recv_fds(hal, s, &b, 1, &len, got, 0, &n), -EINVAL);
+	assert_int_equal(dvx_hal_sock_cred(hal, -1, &cr), -EINVAL);
+	assert_int_equal(dvx_hal_fd_close(hal, -1), -EINVAL);
+	assert_int_equal(dvx_hal_fd_close(NULL, 0), -EINVAL);
+
+	munmap((void *)p, 4096);
+	close(mfd);
+	assert_int_equal(dvx_hal_sock_close(hal, c), 0);
+	assert_int_equal(dvx_hal_sock_close(hal, s), 0);
+	assert_int_equal(dvx_hal_sock_close(hal, lfd), 0);
+}
+
+static void test_ident(void **state)
+{
+	struct dvx_hal_host_ident id, id2;
+	static const uint8_t zero[16];
+
+	(void)state;
+	assert_int_equal(dvx_hal_host_ident(dvx_hal_host(), &id), 0);
+	assert_true(id.hostname[0] != 0);
+	assert_true(memcmp(id.boot_id, zero, 16) != 0);
+	assert_int_equal(id.pid, getpid());
+	assert_int_equal(id.uid, geteuid());
+	assert_int_equal(dvx_hal_host_ident(dvx_hal_host(), &id2), 0);
+	assert_memory_equal(&id, &id2, sizeof(id));
+	assert_int_equal(dvx_hal_host_ident(dvx_hal_host(), NULL), -EINVAL);
+	assert_int_equal(dvx_hal_host_ident(NULL, &id), -EINVAL);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -277,6 +442,9 @@ int main(void)
 		cmocka_unit_test(test_tcp4),
 		cmocka_unit_test(test_tcp6),
 		cmocka_unit_test(test_poll_sleep),
+		cmocka_unit_test(test_abstract),
+		cmocka_unit_test(test_fds),
+		cmocka_unit_test(test_ident),
 	};
 
 	return cmocka_run_group_tests_name("hal-net", tests, setup, teardown);

@@ -77,6 +77,9 @@ int dvx_gpu_make_current(struct dvx_gpu *gpu);
 enum {
 	DVX_GPU_MEM_RDMA = 1u << 0,	/* the NIC will DMA it (gpuDirectRDMACapable) */
 	DVX_GPU_MEM_EXPORT = 1u << 1,	/* exportable as a POSIX fd (NVLink peers) */
+	DVX_GPU_MEM_FABRIC = 1u << 2,	/* exportable as a fabric handle (attr.fabric) */
+	DVX_GPU_MEM_LEGACY = 1u << 3,	/* cuMemAlloc memory, shared by legacy IPC only
+					 * (not with the others) */
 };
 
 /**
@@ -95,14 +98,16 @@ struct dvx_gpu_mem {
 
 /**
  * dvx_gpu_mem_alloc() - device memory through the virtual memory API (cuMemCreate,
- * cuMemAddressReserve, cuMemMap, cuMemSetAccess).
+ * cuMemAddressReserve, cuMemMap, cuMemSetAccess), or cuMemAlloc with DVX_GPU_MEM_LEGACY.
  * @gpu:	an open GPU
  * @len:	bytes (> 0)
- * @flags:	DVX_GPU_MEM_*; DVX_GPU_MEM_RDMA needs attr.vmm_rdma
+ * @flags:	DVX_GPU_MEM_*; RDMA needs attr.vmm_rdma, EXPORT attr.posix_fd, FABRIC
+ *		attr.fabric; LEGACY goes with none of them
  * @mem:	caller storage, filled
  *
- * Return: 0; -EOPNOTSUPP when the device cannot do what @flags ask (no VMM, no RDMA
- * flag, no POSIX fds); -ENOMEM; the driver's error. Nothing is held on failure.
+ * Return: 0; -EINVAL (unknown flags, LEGACY with another); -EOPNOTSUPP when the device
+ * cannot do what @flags ask (no VMM, no RDMA flag, no POSIX fds, no fabric handles);
+ * -ENOMEM; the driver's error. Nothing is held on failure.
  */
 int dvx_gpu_mem_alloc(struct dvx_gpu *gpu, uint64_t len, uint32_t flags, struct dvx_gpu_mem *mem);
 
@@ -115,6 +120,39 @@ int dvx_gpu_mem_free(struct dvx_gpu_mem *mem);
  * Return: 0, -EINVAL (not allocated with DVX_GPU_MEM_EXPORT), the driver's error.
  */
 int dvx_gpu_mem_export_fd(struct dvx_gpu_mem *mem, int *fd);
+
+/**
+ * dvx_gpu_mem_export() - a shareable handle of the allocation.
+ * @mem:	memory from dvx_gpu_mem_alloc() or dvx_gpu_mem_lookup()
+ * @type:	DVX_HAL_GPU_HANDLE_FD (memory made with EXPORT), _FABRIC (FABRIC) or _IPC
+ *		(LEGACY)
+ * @h:		caller storage for the handle; an FD handle's h->fd is the caller's to
+ *		close with dvx_hal_fd_close()
+ * Return: 0, -EINVAL (the memory was not made for @type), the driver's error.
+ */
+int dvx_gpu_mem_export(struct dvx_gpu_mem *mem, uint32_t type, struct dvx_hal_gpu_handle *h);
+
+/**
+ * dvx_gpu_mem_import() - map another process's allocation into this one, readable and
+ * writable by @gpu.
+ * @gpu:	an open GPU
+ * @h:		the handle (an FD handle's descriptor stays the caller's)
+ * @mem:	caller storage; dvx_gpu_mem_free() unmaps it
+ * Return: 0, -EINVAL, the driver's error. Nothing is held on failure.
+ */
+int dvx_gpu_mem_import(struct dvx_gpu *gpu, const struct dvx_hal_gpu_handle *h,
+		       struct dvx_gpu_mem *mem);
+
+/**
+ * dvx_gpu_mem_lookup() - the allocation that contains a device address.
+ * @gpu:	an open GPU
+ * @dptr:	any address inside it
+ * @mem:	caller storage: base, length and how it was made (DVX_HAL_GPU_MEM_FOREIGN:
+ *		it can be exported and registered, not freed through dvx)
+ * Return: 0; -ENOENT when @dptr is not device memory (host memory, say); -EINVAL; the
+ * driver's error.
+ */
+int dvx_gpu_mem_lookup(struct dvx_gpu *gpu, uint64_t dptr, struct dvx_gpu_mem *mem);
 
 /**
  * dvx_gpu_mem_dmabuf_fd() - a dma-buf fd of [@offset, @offset + @len) of @mem, for an

@@ -15,6 +15,53 @@ DVX_BEGIN_DECLS
 enum {
 	DVX_HAL_GPU_MEM_RDMA = 1u << 0,		/* create with gpuDirectRDMACapable */
 	DVX_HAL_GPU_MEM_EXPORT = 1u << 1,	/* exportable as a POSIX file descriptor */
+	DVX_HAL_GPU_MEM_FABRIC = 1u << 2,	/* exportable as a fabric handle */
+	DVX_HAL_GPU_MEM_LEGACY = 1u << 3,	/* cuMemAlloc, not a VMM allocation: shared
+						 * by legacy IPC handles only */
+	/* dvx_hal_gpu_mem.flags only: how the backend came by the memory */
+	DVX_HAL_GPU_MEM_IMPORTED = 1u << 8,	/* mapped from a handle (gpu_mem_import) */
+	DVX_HAL_GPU_MEM_FOREIGN = 1u << 9,	/* found by gpu_mem_lookup: not ours to free */
+};
+
+/**
+ * enum dvx_hal_gpu_handle_type - how device memory is shared with another process.
+ * @DVX_HAL_GPU_HANDLE_FD:	a POSIX file descriptor of a VMM allocation
+ *				(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR); passed between
+ *				processes of one host over a UNIX socket
+ * @DVX_HAL_GPU_HANDLE_FABRIC:	a 64-byte fabric handle of a VMM allocation
+ *				(CU_MEM_HANDLE_TYPE_FABRIC); plain bytes, valid across the
+ *				NVLink domain
+ * @DVX_HAL_GPU_HANDLE_IPC:	a 64-byte legacy IPC handle of cuMemAlloc memory
+ *				(cuIpcGetMemHandle); plain bytes, valid on the host, not in
+ *				the exporting process itself
+ */
+enum dvx_hal_gpu_handle_type {
+	DVX_HAL_GPU_HANDLE_FD = 1,
+	DVX_HAL_GPU_HANDLE_FABRIC = 2,
+	DVX_HAL_GPU_HANDLE_IPC = 3,
+};
+
+#define DVX_HAL_GPU_HANDLE_BYTES 64
+
+/**
+ * struct dvx_hal_gpu_handle - a shareable handle of device memory (gpu_mem_export,
+ * gpu_mem_import).
+ * @type:	enum dvx_hal_gpu_handle_type
+ * @fd:		FD: the file descriptor, owned by whoever holds the struct; else -1
+ * @len:	bytes of the allocation (what the importer maps)
+ * @data:	FABRIC and IPC: the handle's bytes; zero for FD
+ */
+struct dvx_hal_gpu_handle {
+	uint32_t type;
+	int32_t fd;
+	uint64_t len;
+	uint8_t data[DVX_HAL_GPU_HANDLE_BYTES];
+};
+
+/* gpu_stream_atomic operations */
+enum dvx_hal_gpu_atomic_op {
+	DVX_HAL_GPU_ATOMIC_SET = 1,	/* store the value */
+	DVX_HAL_GPU_ATOMIC_ADD = 2,	/* add the value (wrapping) */
 };
 
 /* dvx_hal_gpu_host_register() flags */
@@ -48,6 +95,9 @@ enum {
  * @host_register: cuMemHostRegister supported
  * @can_map_host: host memory can be mapped into the device
  * @unified_addressing: one address space with the host
+ * @fabric:	fabric handles supported (CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED)
+ * @uuid:	the device's UUID (cuDeviceGetUuid): the same GPU seen from any process
+ * @granularity: the allocation granularity of exportable device memory (bytes)
  */
 struct dvx_hal_gpu_attr {
 	char name[DVX_HAL_NAME_MAX];
@@ -69,6 +119,10 @@ struct dvx_hal_gpu_attr {
 	uint8_t host_register;
 	uint8_t can_map_host;
 	uint8_t unified_addressing;
+	uint8_t fabric;
+	uint8_t rsvd[7];
+	uint8_t uuid[16];
+	uint64_t granularity;
 };
 
 /**
@@ -78,6 +132,8 @@ struct dvx_hal_gpu_attr {
  * @ordinal:	device ordinal chosen by gpu_get, -1 before
  * @handle:	backend device handle (CUdevice)
  * @ctx_retained: 1 while the primary context is retained
+ * @aux:	backend: per-context helper state (the CUDA backend's stream-atomic
+ *		kernel), released with the context
  * @diag:	the last failure of a call on this handle (CUresult, its name)
  * @log:	optional log sink, kept across dvx_hal_gpu_init()
  */
@@ -88,6 +144,7 @@ struct dvx_hal_gpu {
 	int32_t handle;
 	uint32_t ctx_retained;
 	uint32_t rsvd;
+	void *aux;
 	struct dvx_diag diag;
 	struct dvx_log log;
 };
@@ -168,7 +225,12 @@ struct dvx_hal_gpu_ops {
 	int (*gpu_mem_create)(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem_req *req,
 			      struct dvx_hal_gpu_mem *mem);
 	int (*gpu_mem_free)(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_mem *mem);
-	int (*gpu_mem_export)(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem *mem, int *fd);
+	int (*gpu_mem_export)(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem *mem,
+			      uint32_t type, struct dvx_hal_gpu_handle *h);
+	int (*gpu_mem_import)(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_handle *h,
+			      struct dvx_hal_gpu_mem *mem);
+	int (*gpu_mem_lookup)(struct dvx_hal_gpu *gpu, uint64_t dptr, struct dvx_hal_gpu_mem *mem);
+	int (*gpu_peer_access)(struct dvx_hal_gpu *gpu, int peer_ordinal, int *can);
 	int (*gpu_dmabuf_fd)(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t len, uint32_t flags,
 			     int *fd);
 	int (*gpu_host_register)(struct dvx_hal_gpu *gpu, void *addr, uint64_t len, uint32_t flags,
@@ -185,6 +247,10 @@ struct dvx_hal_gpu_ops {
 	int (*gpu_stream_query)(struct dvx_hal_gpu *gpu, void *stream);
 	int (*gpu_memcpy_htod)(struct dvx_hal_gpu *gpu, uint64_t dptr, const void *src, uint64_t len);
 	int (*gpu_memcpy_dtoh)(struct dvx_hal_gpu *gpu, void *dst, uint64_t dptr, uint64_t len);
+	int (*gpu_memcpy_async)(struct dvx_hal_gpu *gpu, uint64_t dst, uint64_t src, uint64_t len,
+				void *stream);
+	int (*gpu_stream_atomic)(struct dvx_hal_gpu *gpu, void *stream, uint64_t dptr, uint32_t op,
+				 uint64_t value);
 };
 
 /*
@@ -232,31 +298,48 @@ int dvx_hal_gpu_ctx_set_current(struct dvx_hal_gpu *gpu);
 
 /**
  * dvx_hal_gpu_mem_create(), dvx_hal_gpu_mem_free(), dvx_hal_gpu_mem_export(),
- * dvx_hal_gpu_dmabuf_fd(), dvx_hal_gpu_host_register(), dvx_hal_gpu_host_unregister() -
- * GPU memory for the NIC and host memory for the GPU; wrappers of the struct
- * dvx_hal_gpu_ops entries of the same names.
+ * dvx_hal_gpu_mem_import(), dvx_hal_gpu_mem_lookup(), dvx_hal_gpu_dmabuf_fd(),
+ * dvx_hal_gpu_host_register(), dvx_hal_gpu_host_unregister() - device memory: create
+ * it, share it with other processes, find the allocation around an address, hand it to
+ * a NIC, and host memory for the GPU; wrappers of the struct dvx_hal_gpu_ops entries of
+ * the same names.
  * @gpu:	a handle with a device chosen (and, for the CUDA backend, its context
  *		current on the calling thread)
  * @req:	mem_create: length (rounded up to the allocation granularity) and
- *		DVX_HAL_GPU_MEM_* flags wanted
- * @mem:	mem_create: caller storage for the mapped allocation (dptr, len, the
- *		flags obtained); mem_free and mem_export: that allocation
- * @fd:		set to a new file descriptor (a POSIX fd of the allocation, or a dma-buf
- *		of [@dptr, @dptr + @len)) that the caller owns and must close
- * @dptr:	dmabuf_fd: device address of the range; host_register: set to the
- *		device address of the registered host range
+ *		DVX_HAL_GPU_MEM_* flags wanted: RDMA, EXPORT and FABRIC for a VMM
+ *		allocation (cuMemCreate), LEGACY alone for cuMemAlloc memory
+ * @mem:	mem_create, mem_import, mem_lookup: caller storage for the allocation
+ *		(dptr of its first byte, len, the flags obtained); mem_free and
+ *		mem_export: that allocation
+ * @type:	mem_export: enum dvx_hal_gpu_handle_type wanted: FD needs memory created
+ *		with EXPORT, FABRIC with FABRIC, IPC LEGACY memory
+ * @h:		mem_export: caller storage for the handle (h->fd, when FD, is a new file
+ *		descriptor the caller owns and closes with dvx_hal_fd_close()); mem_import:
+ *		a handle from another process (h->fd stays the caller's)
+ * @fd:		dmabuf_fd: set to a new dma-buf file descriptor of [@dptr, @dptr + @len)
+ *		that the caller owns and closes with dvx_hal_fd_close()
+ * @dptr:	mem_lookup: any address inside the allocation; dmabuf_fd: device address of
+ *		the range; host_register: set to the device address of the registered host
+ *		range
  * @len:	bytes of the range
  * @flags:	DVX_HAL_GPU_DMABUF_* (dmabuf_fd) or DVX_HAL_GPU_HOST_* (host_register)
  * @addr:	host range to register (host memory or a mapped UAR page with
  *		DVX_HAL_GPU_HOST_IOMEM), or to unregister
  *
  * mem_create reserves, maps and enables device memory that the caller owns until
- * mem_free (which clears @mem). mem_export needs memory created with
- * DVX_HAL_GPU_MEM_EXPORT. Host memory stays the caller's; it must stay mapped until
- * host_unregister. Common contract: a NULL or unbound @gpu is -EINVAL; a bad argument
- * (NULL output, an empty range, memory not created) is -EINVAL recorded in gpu->diag;
- * an entry the backend lacks is -ENOSYS; a driver failure is the errno of its CUresult
- * with the CUresult and its name in gpu->diag.
+ * mem_free (which clears @mem). mem_import maps another process's allocation into
+ * this one, readable and writable by this device (VMM: cuMemImportFromShareableHandle,
+ * cuMemAddressReserve, cuMemMap, cuMemSetAccess; IPC: cuIpcOpenMemHandle); mem_free
+ * undoes it (DVX_HAL_GPU_MEM_IMPORTED set). mem_lookup describes the allocation that
+ * contains @dptr (cuMemGetAddressRange): DVX_HAL_GPU_MEM_FOREIGN with LEGACY for
+ * cuMemAlloc memory or the handle types it was created with; it is -ENOENT for an
+ * address that is not device memory (host memory, for instance), and memory it found
+ * can be exported but not freed. Host memory stays the caller's; it must stay mapped
+ * until host_unregister. Common contract: a NULL or unbound @gpu is -EINVAL; a bad
+ * argument (NULL output, an empty range, memory not created, a handle type the memory
+ * was not created for) is -EINVAL recorded in gpu->diag; an entry the backend lacks is
+ * -ENOSYS; a driver failure is the errno of its CUresult with the CUresult and its name
+ * in gpu->diag.
  *
  * Context: process context, one thread at a time per @gpu. Return: 0 or a negative
  * errno.
@@ -264,7 +347,11 @@ int dvx_hal_gpu_ctx_set_current(struct dvx_hal_gpu *gpu);
 int dvx_hal_gpu_mem_create(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem_req *req,
 			   struct dvx_hal_gpu_mem *mem);
 int dvx_hal_gpu_mem_free(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_mem *mem);
-int dvx_hal_gpu_mem_export(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem *mem, int *fd);
+int dvx_hal_gpu_mem_export(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem *mem,
+			   uint32_t type, struct dvx_hal_gpu_handle *h);
+int dvx_hal_gpu_mem_import(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_handle *h,
+			   struct dvx_hal_gpu_mem *mem);
+int dvx_hal_gpu_mem_lookup(struct dvx_hal_gpu *gpu, uint64_t dptr, struct dvx_hal_gpu_mem *mem);
 int dvx_hal_gpu_dmabuf_fd(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t len, uint32_t flags,
 			  int *fd);
 int dvx_hal_gpu_host_register(struct dvx_hal_gpu *gpu, void *addr, uint64_t len, uint32_t flags,
@@ -272,11 +359,24 @@ int dvx_hal_gpu_host_register(struct dvx_hal_gpu *gpu, void *addr, uint64_t len,
 int dvx_hal_gpu_host_unregister(struct dvx_hal_gpu *gpu, void *addr);
 
 /**
+ * dvx_hal_gpu_peer_access() - whether this GPU can map another GPU's memory
+ * (cuDeviceCanAccessPeer); wrapper of the struct dvx_hal_gpu_ops entry gpu_peer_access.
+ * @gpu:	a handle with a device chosen
+ * @peer_ordinal: the other device's ordinal (not this one's)
+ * @can:	set to 1 when it can, else 0
+ *
+ * Context: process context. Return: 0, -EINVAL (NULL @can, no device chosen, @peer_ordinal
+ * negative or this device's own), -ENOSYS, or the errno of the driver's CUresult.
+ */
+int dvx_hal_gpu_peer_access(struct dvx_hal_gpu *gpu, int peer_ordinal, int *can);
+
+/**
  * dvx_hal_gpu_module_load(), dvx_hal_gpu_module_unload(), dvx_hal_gpu_module_function(),
  * dvx_hal_gpu_launch(), dvx_hal_gpu_stream_create(), dvx_hal_gpu_stream_destroy(),
- * dvx_hal_gpu_stream_query(), dvx_hal_gpu_memcpy_htod(), dvx_hal_gpu_memcpy_dtoh() -
- * load code, launch it on streams and copy memory; wrappers of the struct dvx_hal_gpu_ops
- * entries of the same names.
+ * dvx_hal_gpu_stream_query(), dvx_hal_gpu_memcpy_htod(), dvx_hal_gpu_memcpy_dtoh(),
+ * dvx_hal_gpu_memcpy_async(), dvx_hal_gpu_stream_atomic() - load code, launch it on
+ * streams, copy memory and order a signal after a stream's work; wrappers of the struct
+ * dvx_hal_gpu_ops entries of the same names.
  * @gpu:	a handle whose context is current on the calling thread
  * @image:	module_load: a fatbin, cubin or PTX image; only read during the call
  * @mod:	module_load: caller storage for the module (mod->priv); module_unload
@@ -286,17 +386,26 @@ int dvx_hal_gpu_host_unregister(struct dvx_hal_gpu *gpu, void *addr);
  * @launch:	gpu_launch: function, grid, block, dynamic shared memory, stream and
  *		argument pointers (read during the call only)
  * @stream:	stream_create: set to a new non-blocking stream the caller destroys
- *		with stream_destroy; the others: that stream
- * @dptr:	memcpy: device address
- * @src:	memcpy_htod: host source
- * @dst:	memcpy_dtoh: host destination
- * @len:	memcpy: bytes to copy (synchronous copies)
+ *		with stream_destroy; the others: that stream (NULL: the default stream,
+ *		for memcpy_async and stream_atomic)
+ * @dptr:	memcpy: device address; stream_atomic: the 8-byte aligned word (this
+ *		device's memory or a peer's mapped into this process)
+ * @src:	memcpy_htod: host source; memcpy_async: source address
+ * @dst:	memcpy_dtoh: host destination; memcpy_async: destination address (either
+ *		may be host, device or peer memory: one address space)
+ * @len:	memcpy: bytes to copy (htod and dtoh are synchronous)
+ * @op:		stream_atomic: enum dvx_hal_gpu_atomic_op
+ * @value:	stream_atomic: what is stored or added
  *
- * gpu_launch only queues the kernel; stream_query answers 0 when all work on @stream
- * is done and -EBUSY while it runs (neither is recorded as a failure). Common
- * contract: a NULL or unbound @gpu is -EINVAL; a bad argument (NULL image, module,
- * name, function or buffer, a NULL stream to create or destroy, an empty grid, block
- * or range) is -EINVAL recorded in gpu->diag; an entry the backend lacks is -ENOSYS;
+ * gpu_launch and memcpy_async only queue the work; stream_query answers 0 when all
+ * work on @stream is done and -EBUSY while it runs (neither is recorded as a failure).
+ * stream_atomic queues a 64-bit store or add that happens after every earlier piece of
+ * work on @stream is complete and whose effect is visible system-wide after that
+ * work's writes (the CUDA backend: cuStreamWriteValue64 for SET, a one-thread kernel
+ * with a system-scope atomic add for ADD). Common contract: a NULL or unbound @gpu is
+ * -EINVAL; a bad argument (NULL image, module, name, function or buffer, a NULL stream
+ * to create or destroy, an empty grid, block or range, a misaligned word, an unknown
+ * operation) is -EINVAL recorded in gpu->diag; an entry the backend lacks is -ENOSYS;
  * a driver failure is the errno of its CUresult with the CUresult and its name in
  * gpu->diag.
  *
@@ -315,6 +424,10 @@ int dvx_hal_gpu_stream_destroy(struct dvx_hal_gpu *gpu, void *stream);
 int dvx_hal_gpu_stream_query(struct dvx_hal_gpu *gpu, void *stream);
 int dvx_hal_gpu_memcpy_htod(struct dvx_hal_gpu *gpu, uint64_t dptr, const void *src, uint64_t len);
 int dvx_hal_gpu_memcpy_dtoh(struct dvx_hal_gpu *gpu, void *dst, uint64_t dptr, uint64_t len);
+int dvx_hal_gpu_memcpy_async(struct dvx_hal_gpu *gpu, uint64_t dst, uint64_t src, uint64_t len,
+			     void *stream);
+int dvx_hal_gpu_stream_atomic(struct dvx_hal_gpu *gpu, void *stream, uint64_t dptr, uint32_t op,
+			      uint64_t value);
 
 DVX_END_DECLS
 

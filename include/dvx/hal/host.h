@@ -78,10 +78,13 @@ enum dvx_hal_sock_family {
 	DVX_HAL_SOCK_UNIX = 1,		/* a UNIX stream socket at a path */
 	DVX_HAL_SOCK_IP4 = 2,		/* TCP over IPv4 */
 	DVX_HAL_SOCK_IP6 = 3,		/* TCP over IPv6 */
+	DVX_HAL_SOCK_ABSTRACT = 4,	/* a UNIX stream socket in the abstract namespace
+					 * (Linux): @path names it, no file exists */
 };
 
 #define DVX_HAL_SOCK_PATH_MAX 108	/* a UNIX socket path with its NUL (sun_path) */
 #define DVX_HAL_SOCK_IOV_MAX 8		/* buffers one sock_send gathers */
+#define DVX_HAL_SOCK_FDS_MAX 16		/* descriptors one sock_send_fds carries */
 
 /**
  * struct dvx_hal_sock_addr - a stream socket address, in the hal's own terms.
@@ -89,7 +92,8 @@ enum dvx_hal_sock_family {
  * @port:	IPv4/IPv6: the TCP port, host order (0 in sock_listen: any free port)
  * @scope_id:	IPv6: the scope (interface index) of a link-local address, else 0
  * @ip:		IPv4 (bytes 0-3) or IPv6 address, network order; all zero is the wildcard
- * @path:	UNIX: the socket file's path, NUL-terminated, not empty
+ * @path:	UNIX: the socket file's path, NUL-terminated, not empty; ABSTRACT: the
+ *		name (without the leading NUL the system puts before it), not empty
  *
  * Fields the family does not use are zero.
  */
@@ -133,6 +137,36 @@ struct dvx_hal_iov {
 };
 
 /**
+ * struct dvx_hal_sock_cred - who is at the other end of a UNIX socket (SO_PEERCRED).
+ * @pid:	its process id (as this process's pid namespace sees it)
+ * @uid:	its effective user id
+ * @gid:	its effective group id
+ */
+struct dvx_hal_sock_cred {
+	int32_t pid;
+	uint32_t uid;
+	uint32_t gid;
+	uint32_t rsvd;
+};
+
+#define DVX_HAL_HOSTNAME_MAX 64
+
+/**
+ * struct dvx_hal_host_ident - what tells hosts and processes apart.
+ * @hostname:	the host's name (uname), NUL-terminated, cut to fit
+ * @boot_id:	the kernel's boot id (/proc/sys/kernel/random/boot_id, 16 bytes): two
+ *		ranks with the same boot id run on the same kernel, hence the same host
+ * @pid:	this process's id
+ * @uid:	this process's effective user id
+ */
+struct dvx_hal_host_ident {
+	char hostname[DVX_HAL_HOSTNAME_MAX];
+	uint8_t boot_id[16];
+	int32_t pid;
+	uint32_t uid;
+};
+
+/**
  * struct dvx_hal_host_ops - a backend's host entry points. A NULL entry means the
  * backend does not provide the call; the wrappers then return -ENOSYS.
  *
@@ -167,6 +201,15 @@ struct dvx_hal_host_ops {
 	int (*sock_close)(const struct dvx_hal *hal, int fd);
 	int (*sock_unlink)(const struct dvx_hal *hal, const struct dvx_hal_sock_addr *addr);
 	int (*sleep_ns)(const struct dvx_hal *hal, uint64_t ns);
+
+	/* descriptors over UNIX sockets, any descriptor's close, who we are */
+	int (*sock_send_fds)(const struct dvx_hal *hal, int fd, const void *buf, size_t len,
+			     const int *fds, unsigned nfds, size_t *sent);
+	int (*sock_recv_fds)(const struct dvx_hal *hal, int fd, void *buf, size_t len,
+			     size_t *got, int *fds, unsigned max, unsigned *nfds);
+	int (*sock_cred)(const struct dvx_hal *hal, int fd, struct dvx_hal_sock_cred *cred);
+	int (*fd_close)(const struct dvx_hal *hal, int fd);
+	int (*host_ident)(const struct dvx_hal *hal, struct dvx_hal_host_ident *id);
 };
 
 /**
@@ -299,6 +342,63 @@ int dvx_hal_sock_poll(const struct dvx_hal *hal, struct dvx_hal_pollfd *fds, uns
  * the system's errno negated.
  */
 int dvx_hal_sleep_ns(const struct dvx_hal *hal, uint64_t ns);
+
+/**
+ * dvx_hal_sock_send_fds(), dvx_hal_sock_recv_fds(), dvx_hal_sock_cred() - pass file
+ * descriptors between processes of one host over a UNIX (or abstract) stream socket,
+ * and ask who is at the other end; wrappers of the struct dvx_hal_host_ops entries of
+ * the same names.
+ * @hal:	the backend instance
+ * @fd:		a connected UNIX stream socket
+ * @buf:	send: @len bytes sent with the descriptors (at least one byte: the
+ *		descriptors travel with the first); recv: room for @len bytes
+ * @len:	bytes (> 0)
+ * @fds:	send: @nfds descriptors to pass (each stays open here; the receiver gets
+ *		its own); recv: room for @max received descriptors, close-on-exec, that the
+ *		caller owns and closes with dvx_hal_fd_close()
+ * @nfds:	send: 1..DVX_HAL_SOCK_FDS_MAX; recv: set to the number received
+ * @max:	recv: room in @fds, 1..DVX_HAL_SOCK_FDS_MAX
+ * @sent:	send: set to the bytes taken (the descriptors went with them)
+ * @got:	recv: set to the bytes read; 0 means the peer closed its end
+ * @cred:	cred: caller storage for the peer's process, user and group ids
+ *
+ * A receive that brings more descriptors than @max closes them all and answers
+ * -EMSGSIZE: no descriptor leaks. Common contract as for dvx_hal_sock_send(): a NULL
+ * @hal or a bad argument is -EINVAL; -ENOSYS without the entry; -EAGAIN "not now"; else
+ * 0 or the system's errno negated. No call blocks.
+ *
+ * Context: process context; thread-safe. Return: 0 or a negative errno.
+ */
+int dvx_hal_sock_send_fds(const struct dvx_hal *hal, int fd, const void *buf, size_t len,
+			  const int *fds, unsigned nfds, size_t *sent);
+int dvx_hal_sock_recv_fds(const struct dvx_hal *hal, int fd, void *buf, size_t len, size_t *got,
+			  int *fds, unsigned max, unsigned *nfds);
+int dvx_hal_sock_cred(const struct dvx_hal *hal, int fd, struct dvx_hal_sock_cred *cred);
+
+/**
+ * dvx_hal_fd_close() - close a file descriptor the hal handed out (an exported GPU
+ * handle, a dma-buf, a received descriptor); wrapper of the struct dvx_hal_host_ops
+ * entry fd_close.
+ * @hal:	the backend instance that handed it out (a simulated backend's
+ *		descriptors may not be the system's)
+ * @fd:		the descriptor (>= 0)
+ *
+ * The descriptor is released whatever the answer. Context: process context;
+ * thread-safe. Return: 0, -EINVAL (NULL @hal, negative @fd), -ENOSYS, or the system's
+ * errno negated.
+ */
+int dvx_hal_fd_close(const struct dvx_hal *hal, int fd);
+
+/**
+ * dvx_hal_host_ident() - the host's name and boot id, this process's ids; wrapper of
+ * the struct dvx_hal_host_ops entry host_ident.
+ * @hal:	the backend instance
+ * @id:		caller storage, filled
+ *
+ * Context: process context; thread-safe. Return: 0, -EINVAL, -ENOSYS, or the system's
+ * errno negated (no boot id: -ENOENT).
+ */
+int dvx_hal_host_ident(const struct dvx_hal *hal, struct dvx_hal_host_ident *id);
 
 DVX_END_DECLS
 

@@ -97,6 +97,11 @@ enum dvx_mock_op {
 	DVX_MOCK_OP_SOCK_CLOSE,
 	DVX_MOCK_OP_SOCK_UNLINK,
 	DVX_MOCK_OP_SLEEP,
+	DVX_MOCK_OP_SOCK_SEND_FDS,	/* descriptors over UNIX sockets (real underneath) */
+	DVX_MOCK_OP_SOCK_RECV_FDS,
+	DVX_MOCK_OP_SOCK_CRED,
+	DVX_MOCK_OP_FD_CLOSE,
+	DVX_MOCK_OP_HOST_IDENT,
 	/* GPU (see dvx_mock_add_gpu()) */
 	DVX_MOCK_OP_GPU_INIT,
 	DVX_MOCK_OP_GPU_COUNT,
@@ -120,6 +125,11 @@ enum dvx_mock_op {
 	DVX_MOCK_OP_GPU_STREAM_QUERY,
 	DVX_MOCK_OP_GPU_MEMCPY_HTOD,
 	DVX_MOCK_OP_GPU_MEMCPY_DTOH,
+	DVX_MOCK_OP_GPU_MEM_IMPORT,
+	DVX_MOCK_OP_GPU_MEM_LOOKUP,
+	DVX_MOCK_OP_GPU_PEER_ACCESS,
+	DVX_MOCK_OP_GPU_MEMCPY_ASYNC,
+	DVX_MOCK_OP_GPU_STREAM_ATOMIC,
 	DVX_MOCK_OP_COUNT,
 };
 
@@ -138,6 +148,8 @@ enum dvx_mock_res {
 	DVX_MOCK_RES_GPU_HOSTREG,
 	DVX_MOCK_RES_GPU_MODULE,
 	DVX_MOCK_RES_GPU_STREAM,
+	DVX_MOCK_RES_FD,	/* descriptors it handed out (GPU exports, dma-bufs, received
+				 * ones) until fd_close */
 	DVX_MOCK_RES_COUNT,
 };
 
@@ -363,7 +375,15 @@ struct dvx_mock_sock {
 #define DVX_MOCK_MAX_GPU_HOSTREGS 16
 #define DVX_MOCK_MAX_GPU_MODULES 4
 #define DVX_MOCK_MAX_GPU_STREAMS 8
-#define DVX_MOCK_GPU_FD_BASE 1000	/* fake fds count up from here; never close them */
+#define DVX_MOCK_MAX_FDS 32
+
+/* a descriptor the mock handed out: a real one (a memfd standing in for a GPU export or
+ * a dma-buf, or one received over a socket), so it can travel between processes */
+struct dvx_mock_fd {
+	uint8_t live;
+	uint8_t rsvd[3];
+	int32_t fd;
+};
 
 /**
  * typedef dvx_mock_gpu_launch_fn - stands in for a kernel: the mock calls it from
@@ -376,7 +396,8 @@ typedef int (*dvx_mock_gpu_launch_fn)(void *arg, const struct dvx_hal_gpu_launch
 struct dvx_mock_gpu_mem {
 	uint8_t live;
 	int8_t gpu;
-	uint8_t rsvd[6];
+	uint8_t rsvd[2];
+	uint32_t flags;			/* DVX_HAL_GPU_MEM_* as created or imported */
 	struct dvx_hal_mem host;	/* the backing memory; dptr == host.addr */
 };
 
@@ -448,13 +469,18 @@ struct dvx_mock {
 	int32_t gpu_init_err;		/* non-zero: gpu_init fails with it (-ENODEV: no driver) */
 	uint32_t gpu_ctx_refs[DVX_MOCK_MAX_GPUS];	/* primary-context retains per GPU */
 	uint32_t gpu_stream_busy;	/* stream_query answers -EBUSY this many times first */
-	int32_t gpu_next_fd;		/* fake fds handed out by mem_export/dmabuf_fd */
+	uint32_t gpu_peer[DVX_MOCK_MAX_GPUS];	/* bit j: GPU i can access GPU j (all, by default) */
 	dvx_mock_gpu_launch_fn gpu_launch_fn;	/* runs "the kernel" on the host, may be NULL */
 	void *gpu_launch_arg;
 	struct dvx_mock_gpu_mem gpu_mem[DVX_MOCK_MAX_GPU_MEMS];
 	struct dvx_mock_gpu_hostreg gpu_hostreg[DVX_MOCK_MAX_GPU_HOSTREGS];
 	uint8_t gpu_module_live[DVX_MOCK_MAX_GPU_MODULES];
 	uint8_t gpu_stream_live[DVX_MOCK_MAX_GPU_STREAMS];
+
+	/* descriptors handed out, and what host_ident answers (dvx_mock_init: host "mock",
+	 * boot id 0x6d ..., this process's pid and uid) */
+	struct dvx_mock_fd fds[DVX_MOCK_MAX_FDS];
+	struct dvx_hal_host_ident ident;
 };
 
 /**
@@ -604,9 +630,15 @@ const struct dvx_mock_obj *dvx_mock_obj_by_id(const struct dvx_mock *m, uint32_t
  * PCI (-ENODEV otherwise); contexts are reference-counted per GPU; device memory,
  * registrations, modules and streams are kept in fixed tables and counted in
  * DVX_MOCK_RES_GPU_*; device memory is real host memory (dptr is its address, so
- * memcpy_htod/dtoh copy); exported and dma-buf fds are fake numbers from
- * DVX_MOCK_GPU_FD_BASE up (never close them); a launch calls m->gpu_launch_fn;
- * stream_query answers -EBUSY m->gpu_stream_busy times, then 0.
+ * memcpy_htod/dtoh and memcpy_async copy, stream_atomic stores or adds at once);
+ * exported FD handles and dma-bufs are real descriptors (empty memfds) counted in
+ * DVX_MOCK_RES_FD until dvx_hal_fd_close(), so they can be passed to another process;
+ * FABRIC and IPC handles are bytes naming the allocation; an import maps fresh stand-in
+ * memory of the handle's length (no bytes are shared: the software NIC's GPUs share
+ * them); mem_lookup finds the allocation around an address, -ENOENT elsewhere;
+ * peer_access answers from m->gpu_peer (every pair, unless a test clears bits); a
+ * launch calls m->gpu_launch_fn; stream_query answers -EBUSY m->gpu_stream_busy times,
+ * then 0.
  *
  * Return: the GPU's index, or -ENOSPC / -EINVAL.
  */

@@ -28,6 +28,14 @@
  *	...
  *	dvx_sim_fini(fab);
  *
+ * The fabric also holds software GPUs (dvx_sim_add_gpu()): the hal's GPU table over
+ * host memory, so code that shares GPU memory between processes (POSIX-fd, fabric and
+ * legacy IPC handles), registers it with a NIC through dma-bufs, or copies and signals
+ * on streams runs without a GPU. Their memory is shared memory (a memfd mapped into
+ * the process): a device address is a host address, an exported handle is a real
+ * descriptor or names one, and another process that imports it sees the same bytes.
+ * They run no device code (module_load and launch are -ENOSYS).
+ *
  * See docs/sim.md for what is modelled and what is not.
  */
 #ifndef DVX_TESTING_SIM_H
@@ -188,6 +196,9 @@ struct dvx_sim_nic_cfg {
  * @max_uars:	UARs per NIC (each a 4 KiB page of fabric storage)
  * @max_pds:	PDs per NIC
  * @max_dmabufs: fake dma-bufs (dvx_sim_dmabuf_export()) in the fabric
+ * @max_gpus:	software GPUs dvx_sim_add_gpu() may add (0: none)
+ * @max_gpu_mems: device allocations, imports and host registrations of all of them
+ *		together
  */
 struct dvx_sim_fabric_cfg {
 	uint32_t max_nics;
@@ -198,6 +209,25 @@ struct dvx_sim_fabric_cfg {
 	uint32_t max_uars;
 	uint32_t max_pds;
 	uint32_t max_dmabufs;
+	uint32_t max_gpus;
+	uint32_t max_gpu_mems;
+};
+
+#define DVX_SIM_MAX_GPUS 16
+
+/**
+ * struct dvx_sim_gpu_cfg - one software GPU.
+ * @attr:	what gpu_query answers (attr.ordinal is set to the GPU's index). The
+ *		model honours vmm, posix_fd, fabric, dmabuf, vmm_rdma, host_register and
+ *		granularity (allocation sizes are rounded up to it); uuid tells GPUs apart
+ *		across processes: two processes whose fabrics have a GPU with the same
+ *		uuid see the same GPU
+ * @peers:	bit j set: this GPU can map GPU j's memory (gpu_peer_access)
+ */
+struct dvx_sim_gpu_cfg {
+	struct dvx_hal_gpu_attr attr;
+	uint32_t peers;
+	uint32_t rsvd;
 };
 
 /** struct dvx_sim_faults - injected network faults (fabric-wide). */
@@ -221,7 +251,9 @@ struct dvx_sim_faults {
  * @cmds:	DEVX commands answered
  * @cmd_errors:	of those, refused with a non-zero status
  * @live:	objects alive now, all NICs: [0] PDs, [1] umems, [2] UARs, [3] MRs,
- *		[4] CQs, [5] QPs, [6] dma-bufs, [7] open device handles
+ *		[4] CQs, [5] QPs, [6] dma-bufs, [7] open device handles; software GPUs:
+ *		[8] allocations and imports, [9] host registrations, [10] streams,
+ *		[11] retained contexts
  */
 struct dvx_sim_stats {
 	uint64_t steps;
@@ -232,7 +264,7 @@ struct dvx_sim_stats {
 	uint64_t cqes_written;
 	uint64_t cmds;
 	uint64_t cmd_errors;
-	uint32_t live[8];
+	uint32_t live[12];
 };
 
 enum dvx_sim_live {
@@ -244,6 +276,10 @@ enum dvx_sim_live {
 	DVX_SIM_LIVE_QP,
 	DVX_SIM_LIVE_DMABUF,
 	DVX_SIM_LIVE_OPEN,
+	DVX_SIM_LIVE_GPU_MEM,
+	DVX_SIM_LIVE_GPU_HOSTREG,
+	DVX_SIM_LIVE_GPU_STREAM,
+	DVX_SIM_LIVE_GPU_CTX,
 };
 
 /**
@@ -264,7 +300,7 @@ struct dvx_sim_fabric;
 
 /**
  * dvx_sim_fabric_cfg_default() - small capacities for tests: 4 NICs, 64 QPs, 64 CQs,
- * 64 MRs, 128 umems, 16 UARs, 8 PDs per NIC, 16 dma-bufs.
+ * 64 MRs, 128 umems, 16 UARs, 8 PDs per NIC, 16 dma-bufs, 4 GPUs, 64 GPU allocations.
  * @cfg:	filled
  */
 void dvx_sim_fabric_cfg_default(struct dvx_sim_fabric_cfg *cfg);
@@ -282,6 +318,26 @@ void dvx_sim_fabric_cfg_default(struct dvx_sim_fabric_cfg *cfg);
  * @index + 1).
  */
 void dvx_sim_nic_cfg_default(struct dvx_sim_nic_cfg *cfg, unsigned index);
+
+/**
+ * dvx_sim_gpu_cfg_default() - an H200-like software GPU: "sim GPU <index>", PCI
+ * "0000:<0x18+index>:00.0", a UUID made from @index, compute capability 9.0, 132 SMs,
+ * 141 GiB, VMM with POSIX-fd handles and GPUDirect RDMA, dma-bufs, host registration,
+ * no fabric handles, 2 MiB granularity, every other GPU a peer.
+ * @cfg:	filled
+ * @index:	names it; the same @index gives the same UUID in every process
+ */
+void dvx_sim_gpu_cfg_default(struct dvx_sim_gpu_cfg *cfg, unsigned index);
+
+/**
+ * dvx_sim_add_gpu() - add a software GPU to the fabric.
+ * @fab:	the fabric
+ * @cfg:	its configuration (copied)
+ * Context: before the GPU is used; takes the fabric lock.
+ * Return: its ordinal (>= 0), -EINVAL, -ENOSPC when max_gpus are there, -EEXIST for a
+ * duplicate PCI address or UUID.
+ */
+int dvx_sim_add_gpu(struct dvx_sim_fabric *fab, const struct dvx_sim_gpu_cfg *cfg);
 
 /**
  * dvx_sim_fabric_size() - bytes of storage a fabric with @cfg needs.
@@ -396,7 +452,9 @@ int dvx_sim_set_port(struct dvx_sim_fabric *fab, unsigned nic, unsigned port, in
  * @len:	its length
  * @fd:		receives a fake descriptor (DVX_SIM_DMABUF_FD_BASE + n) that the sim's
  *		umem_reg and mr_reg accept as dmabuf_fd, with dmabuf_offset into @addr.
- *		It is not an OS descriptor: never close() it.
+ *		It is not an OS descriptor: never close() it (dvx_hal_fd_close() on the
+ *		sim's hal closes it as the system closes a dma-buf: registrations made
+ *		from it stay valid).
  *
  * The sim accepts dma-buf registrations only for descriptors it handed out here; any
  * other descriptor is -EBADF.
