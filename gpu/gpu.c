@@ -188,39 +188,36 @@ int dvx_gpu_mem_export(struct dvx_gpu_mem *mem, uint32_t type, struct dvx_hal_gp
 	return dvx_hal_gpu_mem_export(&mem->gpu->hg, &mem->hm, type, h);
 }
 
-int dvx_gpu_mem_import(struct dvx_gpu *gpu, const struct dvx_hal_gpu_handle *h,
-		       struct dvx_gpu_mem *mem)
+/* @mem's view of the hal record it was just given (err 0), or cleared */
+static int mem_took(struct dvx_gpu *gpu, struct dvx_gpu_mem *mem, int err)
 {
-	int err;
-
-	NEED_OPEN(gpu, "gpu_mem_import");
-	if (!h || !mem)
-		return gpu_err(gpu, -EINVAL, DVX_DIAG_ARG, "gpu_mem_import", "h or mem is NULL");
-	memset(mem, 0, sizeof(*mem));
-	err = dvx_hal_gpu_mem_import(&gpu->hg, h, &mem->hm);
-	if (err)
+	if (err) {
+		memset(mem, 0, sizeof(*mem));
 		return err;
+	}
 	mem->gpu = gpu;
 	mem->dptr = mem->hm.dptr;
 	mem->len = mem->hm.len;
 	return 0;
 }
 
+int dvx_gpu_mem_import(struct dvx_gpu *gpu, const struct dvx_hal_gpu_handle *h,
+		       struct dvx_gpu_mem *mem)
+{
+	NEED_OPEN(gpu, "gpu_mem_import");
+	if (!h || !mem)
+		return gpu_err(gpu, -EINVAL, DVX_DIAG_ARG, "gpu_mem_import", "h or mem is NULL");
+	memset(mem, 0, sizeof(*mem));
+	return mem_took(gpu, mem, dvx_hal_gpu_mem_import(&gpu->hg, h, &mem->hm));
+}
+
 int dvx_gpu_mem_lookup(struct dvx_gpu *gpu, uint64_t dptr, struct dvx_gpu_mem *mem)
 {
-	int err;
-
 	NEED_OPEN(gpu, "gpu_mem_lookup");
 	if (!mem || !dptr)
 		return gpu_err(gpu, -EINVAL, DVX_DIAG_ARG, "gpu_mem_lookup", "no address or mem");
 	memset(mem, 0, sizeof(*mem));
-	err = dvx_hal_gpu_mem_lookup(&gpu->hg, dptr, &mem->hm);
-	if (err)
-		return err;
-	mem->gpu = gpu;
-	mem->dptr = mem->hm.dptr;
-	mem->len = mem->hm.len;
-	return 0;
+	return mem_took(gpu, mem, dvx_hal_gpu_mem_lookup(&gpu->hg, dptr, &mem->hm));
 }
 
 int dvx_gpu_mem_dmabuf_fd(struct dvx_gpu_mem *mem, uint64_t offset, uint64_t len, uint32_t flags,

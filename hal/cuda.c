@@ -311,17 +311,56 @@ int dvx_cuda_gpu_ctx_set_current(struct dvx_hal_gpu *gpu)
 	return 0;
 }
 
-/* cuMemCreate -> cuMemAddressReserve -> cuMemMap -> cuMemSetAccess, undone in reverse. */
+/*
+ * Map allocation @h of @len bytes (a multiple of @gran) at a fresh address, readable and
+ * writable by this device: cuMemAddressReserve, cuMemMap, cuMemSetAccess. On failure
+ * everything it did is undone, @h is released, and the failure is recorded for @op.
+ */
+static int map_handle(struct dvx_hal_gpu *gpu, CUmemGenericAllocationHandle h, size_t len,
+		      size_t gran, const char *op, CUdeviceptr *out)
+{
+	CUmemAccessDesc acc;
+	CUdeviceptr va;
+	CUresult r;
+	const char *call;
+
+	r = cu.cuMemAddressReserve(&va, len, gran, 0, 0);
+	call = "cuMemAddressReserve";
+	if (r != CUDA_SUCCESS)
+		goto err_release;
+	r = cu.cuMemMap(va, len, 0, h, 0);
+	call = "cuMemMap";
+	if (r != CUDA_SUCCESS)
+		goto err_free_va;
+	memset(&acc, 0, sizeof(acc));
+	acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	acc.location.id = gpu->handle;		/* this device reads and writes it */
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	r = cu.cuMemSetAccess(va, len, &acc, 1);
+	call = "cuMemSetAccess";
+	if (r != CUDA_SUCCESS)
+		goto err_unmap;
+	*out = va;
+	return 0;
+
+err_unmap:
+	cu.cuMemUnmap(va, len);
+err_free_va:
+	cu.cuMemAddressFree(va, len);
+err_release:
+	cu.cuMemRelease(h);
+	return cu_fail(gpu, r, op, call);
+}
+
+/* cuMemCreate, then map_handle(); cuMemAlloc for LEGACY memory. */
 int dvx_cuda_gpu_mem_create(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem_req *req,
 			    struct dvx_hal_gpu_mem *mem)
 {
 	CUmemAllocationProp prop;
-	CUmemAccessDesc acc;
 	CUmemGenericAllocationHandle h;
 	CUdeviceptr va;
 	size_t gran = 0, len;
-	CUresult r;
-	const char *call;
+	int err;
 
 	CU_READY(gpu, "gpu_mem_create");
 	if (req->flags & DVX_HAL_GPU_MEM_LEGACY) {
@@ -349,21 +388,9 @@ int dvx_cuda_gpu_mem_create(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_me
 		gran = 2u << 20;
 	len = (size_t)DVX_ALIGN_UP(req->len, (uint64_t)gran);
 	CU_CHECK(gpu, "gpu_mem_create", cuMemCreate(&h, len, &prop, 0));
-	r = cu.cuMemAddressReserve(&va, len, gran, 0, 0);
-	call = "cuMemAddressReserve";
-	if (r != CUDA_SUCCESS)
-		goto err_release;
-	r = cu.cuMemMap(va, len, 0, h, 0);
-	call = "cuMemMap";
-	if (r != CUDA_SUCCESS)
-		goto err_free_va;
-	memset(&acc, 0, sizeof(acc));
-	acc.location = prop.location;
-	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-	r = cu.cuMemSetAccess(va, len, &acc, 1);
-	call = "cuMemSetAccess";
-	if (r != CUDA_SUCCESS)
-		goto err_unmap;
+	err = map_handle(gpu, h, len, gran, "gpu_mem_create", &va);
+	if (err)
+		return err;
 	memset(mem, 0, sizeof(*mem));
 	mem->dptr = (uint64_t)va;
 	mem->len = len;
@@ -371,14 +398,6 @@ int dvx_cuda_gpu_mem_create(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_me
 	mem->flags = req->flags & (DVX_HAL_GPU_MEM_RDMA | DVX_HAL_GPU_MEM_EXPORT |
 				   DVX_HAL_GPU_MEM_FABRIC);
 	return 0;
-
-err_unmap:
-	cu.cuMemUnmap(va, len);
-err_free_va:
-	cu.cuMemAddressFree(va, len);
-err_release:
-	cu.cuMemRelease(h);
-	return cu_fail(gpu, r, "gpu_mem_create", call);
 }
 
 int dvx_cuda_gpu_mem_free(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_mem *mem)
@@ -465,11 +484,10 @@ int dvx_cuda_gpu_mem_import(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_ha
 {
 	CUmemGenericAllocationHandle ah;
 	CUmemAllocationProp prop;
-	CUmemAccessDesc acc;
 	CUdeviceptr va = 0;
 	size_t gran = 0, len;
 	CUresult r;
-	const char *call;
+	int err;
 
 	CU_READY(gpu, "gpu_mem_import");
 	if (h->type == DVX_HAL_GPU_HANDLE_IPC) {
@@ -492,33 +510,20 @@ int dvx_cuda_gpu_mem_import(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_ha
 		CU_CHECK(gpu, "gpu_mem_import",
 			 cuMemImportFromShareableHandle(&ah, (void *)(uintptr_t)h->data,
 							CU_MEM_HANDLE_TYPE_FABRIC));
+	/* the exporter's granularity: the mapping must be a multiple of it */
 	r = cu.cuMemGetAllocationPropertiesFromHandle(&prop, ah);
-	call = "cuMemGetAllocationPropertiesFromHandle";
-	if (r != CUDA_SUCCESS)
-		goto err_release;
-	r = cu.cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
-	call = "cuMemGetAllocationGranularity";
-	if (r != CUDA_SUCCESS)
-		goto err_release;
+	if (r == CUDA_SUCCESS)
+		r = cu.cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+	if (r != CUDA_SUCCESS) {
+		cu.cuMemRelease(ah);
+		return cu_fail(gpu, r, "gpu_mem_import", "cuMemGetAllocationGranularity");
+	}
 	if (!gran)
 		gran = 2u << 20;
 	len = (size_t)DVX_ALIGN_UP(h->len, (uint64_t)gran);
-	r = cu.cuMemAddressReserve(&va, len, gran, 0, 0);
-	call = "cuMemAddressReserve";
-	if (r != CUDA_SUCCESS)
-		goto err_release;
-	r = cu.cuMemMap(va, len, 0, ah, 0);
-	call = "cuMemMap";
-	if (r != CUDA_SUCCESS)
-		goto err_free_va;
-	memset(&acc, 0, sizeof(acc));
-	acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-	acc.location.id = gpu->handle;		/* this device reads and writes it */
-	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-	r = cu.cuMemSetAccess(va, len, &acc, 1);
-	call = "cuMemSetAccess";
-	if (r != CUDA_SUCCESS)
-		goto err_unmap;
+	err = map_handle(gpu, ah, len, gran, "gpu_mem_import", &va);
+	if (err)
+		return err;
 	memset(mem, 0, sizeof(*mem));
 	mem->dptr = (uint64_t)va;
 	mem->len = len;
@@ -526,14 +531,6 @@ int dvx_cuda_gpu_mem_import(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_ha
 	mem->flags = DVX_HAL_GPU_MEM_IMPORTED | (h->type == DVX_HAL_GPU_HANDLE_FD ?
 						 DVX_HAL_GPU_MEM_EXPORT : DVX_HAL_GPU_MEM_FABRIC);
 	return 0;
-
-err_unmap:
-	cu.cuMemUnmap(va, len);
-err_free_va:
-	cu.cuMemAddressFree(va, len);
-err_release:
-	cu.cuMemRelease(ah);
-	return cu_fail(gpu, r, "gpu_mem_import", call);
 }
 
 int dvx_cuda_gpu_mem_lookup(struct dvx_hal_gpu *gpu, uint64_t dptr, struct dvx_hal_gpu_mem *mem)

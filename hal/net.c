@@ -172,7 +172,7 @@ int dvx_host_sock_listen(const struct dvx_hal *hal, const struct dvx_hal_sock_ad
 		goto fail;
 	if (listen(s, backlog)) {
 		/* the socket file is ours (bind made it): it goes with the socket */
-		if (family == AF_UNIX)
+		if (family == AF_UNIX && ((const struct sockaddr_un *)&ss)->sun_path[0])
 			(void)unlink(((const struct sockaddr_un *)&ss)->sun_path);
 		goto fail;
 	}

@@ -684,7 +684,6 @@ static int sim_gpu_memcpy_async(struct dvx_hal_gpu *gpu, uint64_t dst, uint64_t 
 	if (!stream_ok(gfab(gpu), stream))
 		return gfail(gpu, -EBADF, "gpu_memcpy_async", "not a live stream");
 	memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, len);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
 	return 0;
 }
 

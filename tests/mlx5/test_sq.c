@@ -765,12 +765,15 @@ static void *sh_consumer(void *arg)
 	uint16_t last_rec = 0;
 
 	while (ci < total && !__atomic_load_n(&s->bad, __ATOMIC_RELAXED)) {
-		uint16_t rec = (uint16_t)dvx_be32_to_cpu(__atomic_load_n(
-			(dvx_be32 *)(void *)(s->f.dbr + 4), __ATOMIC_ACQUIRE));
+		uint32_t word = dvx_be32_to_cpu(__atomic_load_n((dvx_be32 *)(void *)(s->f.dbr + 4),
+								__ATOMIC_ACQUIRE));
+		uint16_t rec = (uint16_t)word;
 		uint16_t ahead = (uint16_t)(rec - last_rec);
 
-		if (rec == 0x5a5a || ahead > SH_NWQEBB) {
-			if (rec != 0x5a5a)	/* the poison before the first doorbell */
+		/* the whole word is the poison until the first doorbell: the 16-bit counter
+		 * itself passes 0x5a5a on its way (80000 posts wrap it) */
+		if (word == 0x5a5a5a5au || ahead > SH_NWQEBB) {
+			if (word != 0x5a5a5a5au)
 				__atomic_store_n(&s->bad, 2, __ATOMIC_RELAXED);
 			sched_yield();
 			continue;
