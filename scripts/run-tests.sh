@@ -10,7 +10,11 @@
 #   TESTS="a b"          run only these binaries
 #   DVX_TEST_WRAPPER=... run each binary under a wrapper ("valgrind -q --error-exitcode=9")
 #   V=1                  show every binary's full output, not only failures'
+#   DVX_TEST_TIMEOUT=s   seconds one binary may run (default 1200); one that runs longer
+#                        is killed and reported as failed ("timed out"), so a hang
+#                        fails the run instead of stalling it
 set -u
+tmo=${DVX_TEST_TIMEOUT:-1200}
 obj=$1
 shift
 log_dir="$obj/tests/logs"
@@ -31,8 +35,11 @@ for t in "$@"; do
 		continue
 	fi
 	# shellcheck disable=SC2086
-	${DVX_TEST_WRAPPER:-} "$bin" > "$log" 2>&1
+	timeout -k 10 "$tmo" ${DVX_TEST_WRAPPER:-} "$bin" > "$log" 2>&1
 	rc=$?
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		echo "(timed out after $tmo s: killed by run-tests.sh)" >> "$log"
+	fi
 	p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
 	s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
 	f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -n 1)
