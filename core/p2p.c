@@ -40,7 +40,7 @@ struct nic_objs {
 struct dvx_p2p_setup {
 	struct dvx_p2p_cfg cfg;
 	struct nic_objs nic[DVX_P2P_MAX_NICS];
-	struct lane_objs *objs;		/* (nranks - 1) * nlanes */
+	struct lane_objs *objs;		/* npeers * nlanes */
 	struct dvx_qp_conn *conn_in;	/* nranks * nlanes */
 	struct dvx_qp_conn *conn_out;	/* nranks * nranks * nlanes */
 	struct dvx_bootstrap bs;	/* private duplicate of cfg.bs (recovery handshakes) */
@@ -77,6 +77,12 @@ static uint32_t nlanes_of(const struct dvx_p2p_cfg *c)
 	return c->nnics * c->qps_per_nic;
 }
 
+/* ranks with lanes: every other one, or the list */
+static uint32_t npeers_of(const struct dvx_p2p_cfg *c)
+{
+	return c->peers ? c->npeers : (uint32_t)c->nranks - 1;
+}
+
 static int cfg_check(const struct dvx_p2p_cfg *c)
 {
 	uint32_t i;
@@ -91,6 +97,14 @@ static int cfg_check(const struct dvx_p2p_cfg *c)
 	for (i = 0; i < c->nnics; i++)
 		if (!c->nics[i])
 			return -EINVAL;
+	if (c->peers) {
+		if (c->npeers > (uint32_t)c->nranks - 1)
+			return -EINVAL;
+		for (i = 0; i < c->npeers; i++)
+			if (c->peers[i] < 0 || c->peers[i] >= c->nranks || c->peers[i] == c->rank ||
+			    (i && c->peers[i] <= c->peers[i - 1]))
+				return -EINVAL;
+	}
 	return 0;
 }
 
@@ -100,7 +114,7 @@ static uint64_t nic_rings_only(const struct dvx_p2p_cfg *c);
 /* bytes of one NIC's slice of the ring region */
 static uint64_t nic_ring_bytes(const struct dvx_p2p_cfg *c)
 {
-	uint64_t lanes = (uint64_t)(c->nranks - 1) * c->qps_per_nic;
+	uint64_t lanes = (uint64_t)npeers_of(c) * c->qps_per_nic;
 
 	/* doorbell records: up to 6 per lane, one cache line each; then the sink */
 	return nic_rings_only(c) + align_up(lanes * 6 * DBR_BYTES + 64, RING_ALIGN);
@@ -108,7 +122,7 @@ static uint64_t nic_ring_bytes(const struct dvx_p2p_cfg *c)
 
 static uint64_t nic_rings_only(const struct dvx_p2p_cfg *c)
 {
-	uint64_t lanes = (uint64_t)(c->nranks - 1) * c->qps_per_nic, per = 0;
+	uint64_t lanes = (uint64_t)npeers_of(c) * c->qps_per_nic, per = 0;
 	uint64_t cq = 64, wq = 64;
 
 	/* main CQ + main SQ */
@@ -134,9 +148,11 @@ int dvx_p2p_mem_req(const struct dvx_p2p_cfg *cfg, struct dvx_mem_req *state,
 		return err;
 	if (!state || !rings)
 		return -EINVAL;
-	npeers = (uint64_t)cfg->nranks - 1;
+	npeers = npeers_of(cfg);
 	nl = nlanes_of(cfg);
 	s = align_up(sizeof(struct dvx_p2p_setup), 64);
+	s += align_up((uint64_t)cfg->nranks * sizeof(int32_t), 64);	/* peer_idx */
+	s += align_up(npeers * sizeof(int32_t) + 4, 64);		/* peer_rank */
 	s += align_up(npeers * nl * sizeof(struct dvx_p2p_lane), 64);
 	s += align_up(npeers * nl * sizeof(struct lane_objs), 64);
 	s += align_up((uint64_t)cfg->nranks * nl * sizeof(struct dvx_qp_conn), 64);
@@ -260,7 +276,7 @@ static void teardown(struct dvx_p2p *t)
 	if (!s)
 		return;
 	nl = nlanes_of(&s->cfg);
-	for (i = (uint32_t)(s->cfg.nranks - 1) * nl; i-- > 0;)
+	for (i = t->npeers * nl; i-- > 0;)
 		lane_destroy(&s->objs[i]);
 	for (i = s->cfg.nnics; i-- > 0;) {
 		if (s->nic[i].sink.live)
@@ -287,7 +303,7 @@ static int setup_lane(struct dvx_p2p *t, struct dvx_p2p_setup *s, uint32_t pidx,
 	struct dvx_nic *nic = c->nics[k];
 	struct nic_objs *n = &s->nic[k];
 	struct lane_objs *o = &s->objs[pidx * t->nlanes + l];
-	int peer = (int)pidx < c->rank ? (int)pidx : (int)pidx + 1;
+	int peer = t->peer_rank[pidx];
 	struct dvx_qp_connect_attr ca;
 	int err;
 
@@ -351,11 +367,24 @@ int dvx_p2p_init(struct dvx_p2p *t, const struct dvx_p2p_cfg *cfg, void *state,
 			return err;
 	}
 	nl = nlanes_of(cfg);
-	npeers = (uint32_t)cfg->nranks - 1;
+	npeers = npeers_of(cfg);
 	memset(state, 0, sreq.bytes);
 	memset(t, 0, sizeof(*t));
 	s = carve_state(&cur, sizeof(*s));
 	s->cfg = *cfg;
+	s->cfg.peers = NULL;	/* read here only: the maps below keep what it said */
+	t->peer_idx = carve_state(&cur, (uint64_t)cfg->nranks * sizeof(int32_t));
+	t->peer_rank = carve_state(&cur, (uint64_t)npeers * sizeof(int32_t) + 4);
+	for (i = 0; i < (uint32_t)cfg->nranks; i++)
+		t->peer_idx[i] = -1;
+	for (p = 0; p < npeers; p++) {
+		int32_t r = cfg->peers ? cfg->peers[p] : ((int)p < cfg->rank ? (int)p : (int)p + 1);
+
+		t->peer_rank[p] = r;
+		t->peer_idx[r] = (int32_t)p;
+	}
+	t->npeers = npeers;
+	t->all_peers = npeers == (uint32_t)cfg->nranks - 1;
 	if (!s->cfg.max_inline)
 		s->cfg.max_inline = 8;	/* reset_signal's 8 zero bytes */
 	t->lanes = carve_state(&cur, (uint64_t)npeers * nl * sizeof(struct dvx_p2p_lane));
@@ -415,7 +444,7 @@ int dvx_p2p_init(struct dvx_p2p *t, const struct dvx_p2p_cfg *cfg, void *state,
 		}
 	/* exchange: row r of conn_in is what this rank's lanes to rank r look like */
 	for (p = 0; p < npeers; p++) {
-		int peer = (int)p < cfg->rank ? (int)p : (int)p + 1;
+		int peer = t->peer_rank[p];
 
 		for (l = 0; l < nl; l++) {
 			err = dvx_qp_export(&s->objs[p * nl + l].main_qp,
@@ -430,7 +459,7 @@ int dvx_p2p_init(struct dvx_p2p *t, const struct dvx_p2p_cfg *cfg, void *state,
 	if (err)
 		return fail(t, err);
 	for (p = 0; p < npeers; p++) {
-		int peer = (int)p < cfg->rank ? (int)p : (int)p + 1;
+		int peer = t->peer_rank[p];
 		const struct dvx_qp_conn *row =
 			&s->conn_out[((uint32_t)peer * cfg->nranks + (uint32_t)cfg->rank) * nl];
 
@@ -441,6 +470,9 @@ int dvx_p2p_init(struct dvx_p2p *t, const struct dvx_p2p_cfg *cfg, void *state,
 
 			ca.access |= DVX_ACCESS_REMOTE_ATOMIC | DVX_ACCESS_REMOTE_WRITE |
 				     DVX_ACCESS_REMOTE_READ;
+			/* a peer that made no lane to this rank (its list lacks us) */
+			if (!row[l].version)
+				return fail(t, -EPROTO);
 			err = dvx_qp_connect(&o->main_qp, &row[l], &ca);
 			if (err)
 				return fail(t, err);
@@ -814,7 +846,7 @@ int dvx_p2p_lane_recover(struct dvx_p2p *t, int peer, uint32_t lane, uint64_t ti
 
 	if (!t || !t->setup || !t->lanes || peer < 0 || peer >= t->nranks || lane >= t->nlanes)
 		return -EINVAL;
-	pi = dvx_p2p_peer_index(t->rank, peer);
+	pi = t->peer_idx[peer];
 	if (pi < 0)
 		return -EINVAL;
 	s = t->setup;

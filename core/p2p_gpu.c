@@ -18,7 +18,7 @@ static uint32_t total_lanes(const struct dvx_p2p *t)
 {
 	if (!t || !t->lanes || t->nranks < 2 || !t->nlanes)
 		return 0;
-	return (uint32_t)(t->nranks - 1) * t->nlanes;
+	return t->npeers * t->nlanes;
 }
 
 int dvx_p2p_gpu_mem_req(const struct dvx_p2p *t, uint64_t *bytes)
@@ -27,7 +27,7 @@ int dvx_p2p_gpu_mem_req(const struct dvx_p2p *t, uint64_t *bytes)
 
 	if (!n || !bytes)
 		return -EINVAL;
-	*bytes = DVX_P2P_DEV_MEM_BYTES(n);
+	*bytes = DVX_P2P_DEV_MEM_BYTES(n, t->nranks);
 	return 0;
 }
 
@@ -157,7 +157,7 @@ int dvx_p2p_gpu_export(struct dvx_p2p *t, struct dvx_gpu *gpu,
 	int err;
 
 	if (!n || !gpu || !regs || !nregs || !dmem || (dmem & 63) ||
-	    dmem_len < DVX_P2P_DEV_MEM_BYTES(n) || !dev)
+	    dmem_len < DVX_P2P_DEV_MEM_BYTES(n, t->nranks) || !dev)
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
 		struct dvx_p2p_lane *l = &t->lanes[i];
@@ -201,13 +201,21 @@ int dvx_p2p_gpu_export(struct dvx_p2p *t, struct dvx_gpu *gpu,
 		if (err)
 			return err;
 	}
+	/* the rank -> lane peer index map, after the states */
+	err = dvx_gpu_memcpy_htod(gpu, qs_base + (uint64_t)n * 2 * DVX_P2P_QSTATE_BYTES,
+				  t->peer_idx, (uint64_t)t->nranks * sizeof(int32_t));
+	if (err)
+		return err;
 	memset(dev, 0, sizeof(*dev));
 	dev->version = DVX_P2P_DEV_VERSION;
 	dev->rank = t->rank;
 	dev->nranks = t->nranks;
 	dev->nlanes = t->nlanes;
 	dev->companions = t->companions;
+	dev->flags = t->all_peers ? DVX_P2P_DEV_ALL_PEERS : 0;
 	dev->lanes = dmem;
+	dev->peer_idx = qs_base + (uint64_t)n * 2 * DVX_P2P_QSTATE_BYTES;
+	dev->npeers = t->npeers;
 	return 0;
 }
 
@@ -234,7 +242,7 @@ int dvx_p2p_gpu_import(struct dvx_p2p *t, struct dvx_gpu *gpu, const struct dvx_
 	int err;
 
 	if (!n || !gpu || !dev || dev->version != DVX_P2P_DEV_VERSION || !dev->lanes ||
-	    dev->nlanes != t->nlanes || dev->nranks != t->nranks)
+	    dev->nlanes != t->nlanes || dev->nranks != t->nranks || dev->npeers != t->npeers)
 		return -EINVAL;
 	qs_base = dev->lanes + (uint64_t)n * DVX_P2P_DEV_LANE_BYTES;
 	/* check first, change nothing on -EBUSY */

@@ -39,7 +39,7 @@ static struct dvx_p2p_lane *lane_of(struct dvx_p2p *t, int peer, uint32_t channe
 
 	if (!t || !t->lanes || peer < 0 || peer >= t->nranks || !t->nlanes)
 		return NULL;
-	pi = dvx_p2p_peer_index(t->rank, peer);
+	pi = t->peer_idx[peer];
 	if (pi < 0)
 		return NULL;
 	return &t->lanes[(uint32_t)pi * t->nlanes + channel % t->nlanes];
@@ -360,7 +360,7 @@ int dvx_p2p_flush(struct dvx_p2p *t, uint32_t channel, uint64_t timeout_ns,
 	if (!t || !t->lanes || !t->nlanes)
 		return -EINVAL;
 	start = clock_ns(t);
-	for (p = 0; p + 1 < (uint32_t)t->nranks; p++) {
+	for (p = 0; p < t->npeers; p++) {
 		struct dvx_p2p_lane *l = &t->lanes[p * t->nlanes + channel % t->nlanes];
 		struct dvx_p2p_q *qs[2] = { &l->main, &l->comp };
 		int k;

@@ -88,6 +88,15 @@ static void rank_body(struct wrank *r)
 	pc.flags = c->local_pair ? DVX_P2P_F_LOCAL_PAIR : 0;
 	pc.bs = &r->bs;
 	pc.timeout_ns = 30 * W_SEC;
+	if (c->subset) {
+		static __thread int32_t peers[W_MAX_RANKS];
+		int p;
+
+		pc.peers = peers;
+		for (p = 0; p < c->nranks; p++)
+			if (p != r->rank && c->link[r->rank][p])
+				peers[pc.npeers++] = p;
+	}
 	err = dvx_p2p_mem_req(&pc, &sreq, &rreq);
 	if (err) {
 		wfail(r, __LINE__, err, "dvx_p2p_mem_req = %d", err);

@@ -57,6 +57,8 @@ struct world_cfg {
 	uint32_t no_loopback;	/* NICs without force-loopback */
 	uint32_t ib;		/* IB ports instead of RoCE */
 	int progress_thread;	/* run the sim's progress thread (else ranks step it) */
+	int subset;		/* connect only the pairs @link says (else everyone) */
+	uint8_t link[W_MAX_RANKS][W_MAX_RANKS];
 };
 
 struct world {

@@ -132,6 +132,93 @@ static void test_all_to_all_8(void **s)
 	run_rounds(8, 64 << 10, 3, 1);
 }
 
+/* lanes to some ranks only: puts and signals to those, -EINVAL to the others */
+static void body_subset(struct wrank *r)
+{
+	const struct world_cfg *c = &r->w->cfg;
+	int n = c->nranks, p, np = 0;
+	struct dvx_p2p_ticket tk;
+	struct dvx_p2p_wait_report rep;
+	uint64_t bad;
+
+	for (p = 0; p < n; p++)
+		np += p != r->rank && c->link[r->rank][p];
+	W_CHECK(r, r->t.npeers == (uint32_t)np, "npeers %u, want %d", r->t.npeers, np);
+	W_CHECK(r, r->t.all_peers == (np == n - 1), "all_peers %u", r->t.all_peers);
+	for (p = 0; p < n; p++) {
+		if (p == r->rank)
+			continue;
+		if (!c->link[r->rank][p]) {
+			W_CHECK(r, r->t.peer_idx[p] == -1, "rank %d has a lane index", p);
+			W_CHECK(r, dvx_p2p_put(&r->t, p, 0, &r->data_l, wsend_off(r, p),
+					       &r->data_r[p], wrecv_off(r, r->rank), 8, T_OUT,
+					       &tk) == -EINVAL, "put to unlinked rank %d", p);
+			continue;
+		}
+		W_CHECK(r, r->t.peer_rank[r->t.peer_idx[p]] == p, "maps disagree for %d", p);
+		fill(r, p, 0, 4096);
+		W_OK(r, dvx_p2p_put_signal(&r->t, p, 0, &r->data_l, wsend_off(r, p), &r->data_r[p],
+					   wrecv_off(r, r->rank), 4096, &r->sig_r[p],
+					   wsig_off(r, r->rank, 0), 1, 0, T_OUT, &tk));
+		W_OK(r, dvx_p2p_wait_local(&r->t, &tk, T_OUT, &rep));
+	}
+	for (p = 0; p < n; p++) {
+		if (p == r->rank || !c->link[r->rank][p])
+			continue;
+		W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, p, 0), DVX_CMP_GE, 1,
+					    T_OUT, &rep));
+		W_CHECK(r, check_slot(r, p, 0, 4096, &bad) == 0, "from %d: byte %llu", p,
+			(unsigned long long)bad);
+	}
+}
+
+static void test_subset(void **s)
+{
+	static const int pairs[][2] = { { 0, 1 }, { 2, 3 }, { 0, 3 }, { 1, 4 }, { 4, 2 } };
+	struct world_cfg c;
+	size_t i;
+
+	(void)s;
+	world_cfg_default(&c);
+	c.nranks = 6;		/* rank 5 has no lanes at all, yet joins the exchange */
+	c.subset = 1;
+	for (i = 0; i < DVX_ARRAY_SIZE(pairs); i++) {
+		c.link[pairs[i][0]][pairs[i][1]] = 1;
+		c.link[pairs[i][1]][pairs[i][0]] = 1;
+	}
+	assert_int_equal(world_run(&c, body_subset, NULL), 0);
+	/* lists that are not sorted, name this rank or a rank out of range */
+	{
+		static const int32_t bad[][3] = { { 2, 1, 3 }, { 1, 0, 3 }, { 1, 2, 9 }, { 1, 1, 2 } };
+		struct dvx_p2p_cfg pc;
+		struct dvx_mem_req a, b;
+		struct dvx_nic fake;
+
+		memset(&pc, 0, sizeof(pc));
+		pc.rank = 0;
+		pc.nranks = 4;
+		pc.nnics = 1;
+		pc.nics[0] = &fake;
+		pc.qps_per_nic = 1;
+		pc.sq_depth = 64;
+		pc.npeers = 3;
+		pc.peers = bad[0];
+		for (i = 0; i < DVX_ARRAY_SIZE(bad); i++) {
+			pc.peers = bad[i];
+			assert_int_equal(dvx_p2p_mem_req(&pc, &a, &b), -EINVAL);
+		}
+		pc.peers = &bad[2][0];
+		pc.npeers = 2;		/* { 1, 2 } */
+		assert_int_equal(dvx_p2p_mem_req(&pc, &a, &b), 0);
+		pc.npeers = 4;		/* more than the other ranks */
+		assert_int_equal(dvx_p2p_mem_req(&pc, &a, &b), -EINVAL);
+	}
+	/* everybody linked through the list: the same as no list */
+	memset(c.link, 1, sizeof(c.link));
+	c.nranks = 3;
+	assert_int_equal(world_run(&c, body_subset, NULL), 0);
+}
+
 static void test_stress_1000(void **s)
 {
 	(void)s;
@@ -724,6 +811,7 @@ int main(void)
 		cmocka_unit_test(test_all_to_all_4),
 		cmocka_unit_test(test_all_to_all_8),
 		cmocka_unit_test(test_stress_1000),
+		cmocka_unit_test(test_subset),
 		cmocka_unit_test(test_fenced_and_local_pair),
 		cmocka_unit_test(test_slots_reset_cmp),
 		cmocka_unit_test(test_counters),

@@ -53,11 +53,18 @@ DVX_DEV void dvx_p2p_dev_waiter(struct dvx_p2p_waiter *w, uint64_t timeout_ns)
 DVX_DEV const struct dvx_p2p_dev_lane *dvx_p2p_dev_lane_of(const struct dvx_p2p_dev &d, int peer,
 							   uint32_t channel)
 {
+	int pi;
+
 	if (d.version != DVX_P2P_DEV_VERSION || peer < 0 || peer >= d.nranks ||
 	    peer == d.rank || !d.nlanes)
 		return nullptr;
-	return (const struct dvx_p2p_dev_lane *)d.lanes +
-	       (uint32_t)dvx_p2p_peer_index(d.rank, peer) * d.nlanes + channel % d.nlanes;
+	/* every other rank: the index is arithmetic; a subset reads the map */
+	pi = (d.flags & DVX_P2P_DEV_ALL_PEERS) ? dvx_p2p_peer_index(d.rank, peer) :
+						 ((const int32_t *)d.peer_idx)[peer];
+	if (pi < 0)
+		return nullptr;
+	return (const struct dvx_p2p_dev_lane *)d.lanes + (uint32_t)pi * d.nlanes +
+	       channel % d.nlanes;
 }
 
 /**

@@ -16,7 +16,10 @@
 
 DVX_BEGIN_DECLS
 
-#define DVX_P2P_DEV_VERSION 2u
+#define DVX_P2P_DEV_VERSION 3u
+
+/* struct dvx_p2p_dev.flags */
+#define DVX_P2P_DEV_ALL_PEERS 1u	/* lanes to every other rank, by skip-self index */
 
 /**
  * struct dvx_p2p_dev_lane - a lane as kernels see it.
@@ -46,9 +49,12 @@ struct dvx_p2p_dev_lane {
  * @rank, @nranks: this rank and the group size
  * @nlanes:	lanes per peer
  * @companions:	1 when the lanes have companions
- * @flags:	zero
- * @lanes:	device address of (@nranks - 1) * @nlanes struct dvx_p2p_dev_lane, by
- *		skip-self peer index, then lane (the host's order)
+ * @flags:	DVX_P2P_DEV_ALL_PEERS when the transport has lanes to every other rank
+ * @lanes:	device address of @npeers * @nlanes struct dvx_p2p_dev_lane, by lane
+ *		peer index, then lane (the host's order)
+ * @peer_idx:	device address of int32_t[@nranks]: rank -> lane peer index (-1: no
+ *		lanes); read only without DVX_P2P_DEV_ALL_PEERS
+ * @npeers:	ranks with lanes
  * @rsvd:	zero
  *
  * The lane table is in GPU memory rather than in the parameter: a kernel parameter
@@ -62,16 +68,21 @@ struct dvx_p2p_dev {
 	uint32_t companions;
 	uint32_t flags;
 	uint64_t lanes;
-	uint64_t rsvd[4];
+	uint64_t peer_idx;
+	uint32_t npeers;
+	uint32_t rsvd0;
+	uint64_t rsvd[2];
 };
 
 #define DVX_P2P_DEV_LANE_BYTES 320u
 DVX_ASSERT_SIZE(struct dvx_p2p_dev_lane, DVX_P2P_DEV_LANE_BYTES);
 DVX_ASSERT_SIZE(struct dvx_p2p_dev, 64);
 
-/* GPU memory of the export: the lane table, then the two queue states of every lane */
-#define DVX_P2P_DEV_MEM_BYTES(nlanes_total) \
-	((uint64_t)(nlanes_total) * (DVX_P2P_DEV_LANE_BYTES + 2u * DVX_P2P_QSTATE_BYTES))
+/* GPU memory of the export: the lane table, the two queue states of every lane, then
+ * the rank -> lane peer index map (64-byte aligned) */
+#define DVX_P2P_DEV_MEM_BYTES(nlanes_total, nranks) \
+	((uint64_t)(nlanes_total) * (DVX_P2P_DEV_LANE_BYTES + 2u * DVX_P2P_QSTATE_BYTES) + \
+	 (((uint64_t)(nranks) * 4u + 63u) & ~(uint64_t)63u))
 
 DVX_END_DECLS
 

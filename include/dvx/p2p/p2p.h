@@ -109,7 +109,12 @@ struct dvx_p2p_wait_report {
  * @qps_per_nic:	main QPs per (peer, NIC)
  * @nlanes:		lanes per peer (@nnics * @qps_per_nic)
  * @companions:		1 when every lane has a companion (counters work)
- * @lanes:		(@nranks - 1) * @nlanes lanes, by skip-self peer index, then lane
+ * @npeers:		ranks it has lanes to
+ * @all_peers:		1 when those are all the other ranks (then a rank's lane index
+ *			is its skip-self index, dvx_p2p_peer_index())
+ * @lanes:		@npeers * @nlanes lanes, by lane peer index, then lane
+ * @peer_idx:		[@nranks] rank -> lane peer index, -1 without lanes (self)
+ * @peer_rank:		[@npeers] lane peer index -> rank
  * @nics:		the NICs' hal handles (clocks; progress of a stepped backend)
  * @setup:		what dvx_p2p_init() created (private to core/p2p.c)
  *
@@ -122,7 +127,11 @@ struct dvx_p2p {
 	uint32_t qps_per_nic;
 	uint32_t nlanes;
 	uint32_t companions;
+	uint32_t npeers;
+	uint32_t all_peers;
 	struct dvx_p2p_lane *lanes;
+	int32_t *peer_idx;
+	int32_t *peer_rank;
 	struct dvx_hal_nic *nics[DVX_P2P_MAX_NICS];
 	void *setup;
 };

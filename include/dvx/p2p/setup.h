@@ -37,6 +37,12 @@ enum {
  * @conn:		connection attributes (zero: dvx_qp_connect_attr_init()'s)
  * @bs:			the bootstrap used for the exchange (caller's)
  * @timeout_ns:		bound on the exchange and the closing barrier
+ * @peers:		NULL: lanes to every other rank. Else the ranks to connect,
+ *			strictly increasing, not this rank (caller's memory, read during
+ *			dvx_p2p_init() only); the relation must be symmetric (r lists this
+ *			rank when this rank lists r). A rank with no peers (@npeers 0) still
+ *			takes part in the collective exchange.
+ * @npeers:		entries in @peers
  */
 struct dvx_p2p_cfg {
 	int32_t rank;
@@ -51,6 +57,9 @@ struct dvx_p2p_cfg {
 	struct dvx_qp_connect_attr conn;
 	struct dvx_bootstrap *bs;
 	uint64_t timeout_ns;
+	const int32_t *peers;
+	uint32_t npeers;
+	uint32_t rsvd;
 };
 
 /**
@@ -71,7 +80,8 @@ int dvx_p2p_mem_req(const struct dvx_p2p_cfg *cfg, struct dvx_mem_req *state,
  * @state, @state_len:	the state region (dvx_p2p_mem_req()), 64-byte aligned
  * @rings, @rings_len:	the ring region, 4096-byte aligned
  *
- * Collective over @cfg->bs: every rank calls it. Per peer and lane it creates the main
+ * Collective over @cfg->bs: every rank calls it (also one whose @cfg->peers is empty).
+ * Per peer (every other rank, or those @cfg->peers lists) and lane it creates the main
  * CQ and QP, the companion CQ and QP (core-direct master, sharing the main QP's UAR)
  * and, where the NIC has no force-loopback (or DVX_P2P_F_LOCAL_PAIR), the companion's
  * local partner; one iova-0 sink MR per NIC; exchanges the main QPs' connection info
