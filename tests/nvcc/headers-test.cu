@@ -13,6 +13,7 @@
 #include <dvx/mlx5/rq.h>
 #include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/ifc.h>
+#include <dvx/nvl/dev.cuh>
 
 #include <cstdio>
 #include <cstring>
@@ -36,6 +37,39 @@ __global__ void dvx_build_on_gpu(uint8_t *ring, uint32_t nwqebb, struct dvx_mlx5
 	}
 	if (i == 0)
 		dvx_mlx5_cqe_parse(cqe, out);
+}
+
+/* the NVLink device API at every scope (compiled, not run) */
+__global__ void dvx_nvl_on_gpu(uint8_t *dst, const uint8_t *src, uint64_t len, uint64_t *sig,
+			       uint64_t *ctr, int *err)
+{
+	int e = 0;
+
+	if (threadIdx.x == 0) {
+		dvx_nvl_put_thread(dst, src, len);
+		e |= dvx_nvl_put_signal_thread(dst, src, len, sig, DVX_NVL_SIG_ADD, 1);
+		dvx_nvl_put_counter_thread(dst, src, len, ctr, 1);
+		e |= dvx_nvl_put_signal_counter_thread(dst, src, len, sig, DVX_NVL_SIG_SET, 2, ctr, 1);
+		e |= dvx_nvl_signal(sig, DVX_NVL_SIG_ADD, 1);
+		e |= dvx_nvl_wait(sig, DVX_CMP_GE, 1, 1000, nullptr);
+	}
+	__syncthreads();
+	if (threadIdx.x < 32) {
+		dvx_nvl_put_warp(dst, src, len);
+		e |= dvx_nvl_put_signal_warp(dst, src, len, sig, DVX_NVL_SIG_ADD, 1);
+		dvx_nvl_put_counter_warp(dst, src, len, ctr, 1);
+		e |= dvx_nvl_put_signal_counter_warp(dst, src, len, sig, DVX_NVL_SIG_ADD, 1, ctr, 1);
+		e |= dvx_nvl_signal_warp(sig, DVX_NVL_SIG_ADD, 1);
+		e |= dvx_nvl_wait_warp(sig, DVX_CMP_GE, 1, 1000);
+	}
+	dvx_nvl_put_block(dst, src, len);
+	e |= dvx_nvl_put_signal_block(dst, src, len, sig, DVX_NVL_SIG_ADD, 1);
+	dvx_nvl_put_counter_block(dst, src, len, ctr, 1);
+	e |= dvx_nvl_put_signal_counter_block(dst, src, len, sig, DVX_NVL_SIG_ADD, 1, ctr, 1);
+	e |= dvx_nvl_signal_block(sig, DVX_NVL_SIG_ADD, 1);
+	e |= dvx_nvl_wait_block(sig, DVX_CMP_GE, 1, 1000);
+	dvx_nvl_flush();
+	err[threadIdx.x] = e + (int)dvx_nvl_read(ctr);
 }
 #else
 

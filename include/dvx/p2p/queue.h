@@ -28,7 +28,7 @@
 #include <dvx/mlx5/sq.h>
 #include <dvx/mlx5/cqe.h>
 
-#ifndef __CUDACC__
+#ifndef __CUDA_ARCH__
 #include <sched.h>
 #endif
 
