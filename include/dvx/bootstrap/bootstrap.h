@@ -3,8 +3,9 @@
  * dvx/bootstrap/bootstrap.h - out-of-band exchange between the ranks of a job.
  *
  * A bootstrap context (struct dvx_bootstrap, in caller storage) is one rank's view of a
- * group of @nranks ranks. It offers allgather, barrier, tagged point-to-point messages
- * and duplicates with their own tag space. Two adapters create contexts: ranks as
+ * group of @nranks ranks. It offers allgather, barrier, tagged point-to-point messages,
+ * duplicates with their own tag space and subgroups (a context over some of the ranks
+ * of another, dvx_bootstrap_sub_init()). Two adapters create contexts: ranks as
  * threads of one process (a struct dvx_bootstrap_tgroup) and ranks as processes joined by
  * sockets (UNIX stream sockets on one host, TCP across hosts). See docs/bootstrap.md.
  *
@@ -102,6 +103,7 @@ struct dvx_bootstrap_ops {
  * @rank:	this rank, 0..nranks-1
  * @nranks:	ranks in the group
  * @space:	tag space: 0 for the context an adapter created, 1, 2, ... for duplicates
+ *		and subgroups
  *
  * The remaining members are private to dvx.
  */
@@ -211,6 +213,94 @@ int dvx_bootstrap_dup(struct dvx_bootstrap *bs, struct dvx_bootstrap *out);
  * closes its connections. Other ranks then get -ECONNRESET for calls that need it.
  */
 void dvx_bootstrap_fini(struct dvx_bootstrap *bs);
+
+/* ----------------------------------------------------------------------------------
+ * Subgroups: a context over some of the ranks of another (e.g. the ranks of one host's
+ * NVLink domain), with its own tag space and local ranks 0..nranks-1.
+ */
+
+/**
+ * struct dvx_bootstrap_sub - caller storage shared by a subgroup context and its duplicates.
+ * @dup:	a duplicate of the parent: the subgroup's tag space, and its hold on the
+ *		parent's connections
+ * @ranks:	the caller's map: local rank i is the parent's rank @ranks[i]
+ * @nranks:	entries in @ranks
+ * @refs:	subgroup contexts (the one dvx_bootstrap_sub_init() made and its
+ *		duplicates) not finished yet
+ * @magic:	set while @refs > 0
+ * @reserved:	zero
+ *
+ * Every member is private to dvx. The storage must stay in place and untouched from
+ * dvx_bootstrap_sub_init() until the last of those contexts is finished; then it is the
+ * caller's again.
+ */
+struct dvx_bootstrap_sub {
+	struct dvx_bootstrap dup;
+	const int32_t *ranks;
+	int32_t nranks;
+	int32_t refs;
+	uint32_t magic;
+	uint32_t reserved;
+};
+
+/**
+ * dvx_bootstrap_sub_init() - a context over a subset of @parent's ranks.
+ * @sub:	caller storage for the subgroup context
+ * @st:		caller storage that @sub and its duplicates share (struct dvx_bootstrap_sub)
+ * @parent:	a context of this rank: an adapter's, a duplicate or another subgroup
+ * @ranks:	the subgroup's ranks in @parent, strictly increasing, each
+ *		0..dvx_bootstrap_nranks(@parent) - 1, @parent's own rank among them. Caller
+ *		memory, read (not copied) until @sub and all its duplicates are finished
+ * @nranks:	entries in @ranks, >= 1
+ *
+ * @sub's rank is the position of @parent's rank in @ranks, its group size @nranks; every
+ * call (allgather, barrier, send, recv, dup, fini) works on it as on any context, with
+ * local ranks, and its messages and collectives never match another context's. No
+ * communication: like dvx_bootstrap_dup(), it takes the next tag space of this rank (it
+ * keeps a duplicate of @parent in @st), so every member must create its subgroups and
+ * duplicates in the same order; ranks outside @ranks do not call it. As every context
+ * of a rank draws from one count, ranks that share a context later must have drawn as
+ * many spaces before it (docs/bootstrap.md, Subgroups). @parent and @sub
+ * may be finished in either order; the rank leaves its group only when its last
+ * context, subgroups and their duplicates included, is finished.
+ *
+ * Errors are those of any context. One difference: a collective on @sub that has to
+ * wait fails with -ECONNRESET once any rank of the adapter's whole group is found
+ * failed (aborted, died), a member or not, as the adapters check every rank (stricter
+ * than needed). A rank outside the subgroup that leaves cleanly does not disturb it,
+ * and neither do failed non-members disturb send and recv.
+ *
+ * Return: 0; -EINVAL (a NULL pointer, a finished @parent, @sub aliasing @parent or @st,
+ * @st in use by @parent, @nranks out of range, @ranks not strictly increasing, out of
+ * range or without @parent's rank); -EBUSY (@parent has a pending call); -ENOSPC (tag
+ * spaces exhausted). On error nothing changed.
+ */
+int dvx_bootstrap_sub_init(struct dvx_bootstrap *sub, struct dvx_bootstrap_sub *st,
+			   struct dvx_bootstrap *parent, const int32_t *ranks, int nranks);
+
+/**
+ * dvx_bootstrap_sub_global() - the parent's rank of a subgroup's local rank.
+ * @sub:	a subgroup context or a duplicate of one
+ * @local:	0..dvx_bootstrap_nranks(@sub) - 1
+ *
+ * Context: any thread; no lock, O(1).
+ * Return: the rank in the parent the subgroup was made from (for a subgroup of a
+ * subgroup, that subgroup's local rank), or -1 if @local is out of range or @sub is
+ * not a live subgroup context.
+ */
+int dvx_bootstrap_sub_global(const struct dvx_bootstrap *sub, int local);
+
+/**
+ * dvx_bootstrap_sub_local() - a subgroup's local rank of a parent's rank.
+ * @sub:	a subgroup context or a duplicate of one
+ * @global:	a rank of the parent the subgroup was made from
+ *
+ * Context: any thread; no lock, O(log nranks) (a binary search of the map, no memory
+ * of its own).
+ * Return: the local rank, or -1 if @global is not a member or @sub is not a live
+ * subgroup context.
+ */
+int dvx_bootstrap_sub_local(const struct dvx_bootstrap *sub, int global);
 
 /* ----------------------------------------------------------------------------------
  * Adapter 1: ranks as threads of one process.
