@@ -45,8 +45,7 @@ static int zero16(const uint8_t *p)
 	return !memcmp(p, z, 16);
 }
 
-/* an NVL edge between two different ranks: symmetric by construction */
-static int nvl_edge(const struct dvx_mp_rank_info *a, const struct dvx_mp_rank_info *b)
+int dvx_mp_topo_nvl_edge(const struct dvx_mp_rank_info *a, const struct dvx_mp_rank_info *b)
 {
 	if (!(a->flags & DVX_MP_INFO_GPU) || !(b->flags & DVX_MP_INFO_GPU))
 		return 0;
@@ -83,7 +82,7 @@ int dvx_mp_topo_classify(struct dvx_mp_topo *topo, void *mem, size_t mem_len,
 	if (no_ib)
 		for (a = 0; a < nranks; a++)
 			for (b = a + 1; b < nranks; b++)
-				if (!nvl_edge(&infos[a], &infos[b]))
+				if (!dvx_mp_topo_nvl_edge(&infos[a], &infos[b]))
 					return dvx_hal_diag_set(diag, -EHOSTUNREACH, DVX_DIAG_ARG,
 								"mp_topo_classify",
 								"IB disabled and rank %d cannot reach rank %d over NVLink",
@@ -109,7 +108,7 @@ int dvx_mp_topo_classify(struct dvx_mp_topo *topo, void *mem, size_t mem_len,
 	while (head < tail && !force_ib) {
 		a = queue[head++];
 		for (b = 0; b < nranks; b++)
-			if (!t.kind[b] && nvl_edge(&infos[a], &infos[b])) {
+			if (!t.kind[b] && dvx_mp_topo_nvl_edge(&infos[a], &infos[b])) {
 				t.kind[b] = 1;
 				queue[tail++] = b;
 			}
@@ -128,7 +127,8 @@ int dvx_mp_topo_classify(struct dvx_mp_topo *topo, void *mem, size_t mem_len,
 	for (r = 0; r < nranks; r++) {
 		if (r == rank) {
 			t.kind[r] = DVX_MP_SELF;
-		} else if (!force_ib && t.nvl_local[r] >= 0 && nvl_edge(&infos[rank], &infos[r])) {
+		} else if (!force_ib && t.nvl_local[r] >= 0 &&
+			   dvx_mp_topo_nvl_edge(&infos[rank], &infos[r])) {
 			t.kind[r] = DVX_MP_NVL;
 			t.nvl_peer[r] = t.nvl_local[r] < t.nvl_me ? t.nvl_local[r] : t.nvl_local[r] - 1;
 			t.nnvl_peers++;
@@ -144,7 +144,7 @@ int dvx_mp_topo_classify(struct dvx_mp_topo *topo, void *mem, size_t mem_len,
 	if (!no_ib)
 		for (a = 0; a < nranks && !t.any_ib; a++)
 			for (b = a + 1; b < nranks && !t.any_ib; b++)
-				if (force_ib || !nvl_edge(&infos[a], &infos[b]))
+				if (force_ib || !dvx_mp_topo_nvl_edge(&infos[a], &infos[b]))
 					t.any_ib = 1;
 	*topo = t;
 	return 0;

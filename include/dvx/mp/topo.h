@@ -164,6 +164,14 @@ int dvx_mp_topo_classify(struct dvx_mp_topo *topo, void *mem, size_t mem_len,
 			 const struct dvx_mp_rank_info *infos, int nranks, int rank,
 			 uint32_t flags, struct dvx_diag *diag);
 
+/**
+ * dvx_mp_topo_nvl_edge() - whether two ranks' facts make them NVL peers (the same host
+ * and GPU, peer access both ways, or one fabric clique); symmetric.
+ * @a, @b:	the two ranks' facts
+ * Context: any. Return: 1 or 0.
+ */
+int dvx_mp_topo_nvl_edge(const struct dvx_mp_rank_info *a, const struct dvx_mp_rank_info *b);
+
 /** dvx_mp_topo_kind() - how @r is reached (DVX_MP_NONE for a rank out of range). */
 static inline enum dvx_mp_kind dvx_mp_topo_kind(const struct dvx_mp_topo *t, int r)
 {
