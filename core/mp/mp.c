@@ -10,8 +10,13 @@
 #include <dvx/mp/mp.h>
 #include <dvx/mp/dev.h>
 #include <dvx/p2p/gpu.h>
+#include <dvx/nvl/ops.h>
 
 #define REG_CAP_DEFAULT 64u
+
+/* the device API's signal operations are the hal's stream atomics, value for value */
+DVX_STATIC_ASSERT((int)DVX_NVL_SIG_SET == (int)DVX_HAL_GPU_ATOMIC_SET, "SET");
+DVX_STATIC_ASSERT((int)DVX_NVL_SIG_ADD == (int)DVX_HAL_GPU_ATOMIC_ADD, "ADD");
 
 static size_t up64(size_t v)
 {

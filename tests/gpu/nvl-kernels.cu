@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Kernels of gpu-nvl-test: the NVLink device API (dvx/nvl/dev.cuh) at thread, warp and
+ * block scope on peer buffers mapped by dvx_nvl_exchange(), and one kernel that reaches
+ * an NVL peer and an IB peer through the multi-peer device handle (dvx/mp/dev.h).
+ * status[i] receives thread i's first error (0 when everything went well).
+ */
+#include <dvx/nvl/dev.cuh>
+#include <dvx/mp/dev.h>
+#include <dvx/p2p/dev.cuh>
+
+enum { S_THREAD = 0, S_WARP = 1, S_BLOCK = 2 };
+enum { OP_PUT_THEN_SIGNAL = 0, OP_PUT_SIGNAL = 1, OP_PUT_COUNTER = 2, OP_PUT_SIGNAL_COUNTER = 3 };
+
+/* the group this thread belongs to, and how many groups there are */
+__device__ static uint32_t group_of(uint32_t scope)
+{
+	uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+
+	return scope == S_THREAD ? t : scope == S_WARP ? t / 32 : blockIdx.x;
+}
+
+/*
+ * Every group copies its chunk (group g: bytes [g * chunk, +chunk) of @src) to the same
+ * place of @dst and then, by @op: signals the peer's word once (ADD 1), and/or raises
+ * this rank's counter once.
+ */
+extern "C" __global__ void k_send(uint32_t scope, uint32_t op, uint8_t *dst, const uint8_t *src,
+				  uint64_t chunk, uint64_t *sig, uint64_t *ctr, int32_t *status)
+{
+	uint32_t t = blockIdx.x * blockDim.x + threadIdx.x, g = group_of(scope);
+	uint8_t *d = dst + (uint64_t)g * chunk;
+	const uint8_t *s = src + (uint64_t)g * chunk;
+	int err = 0;
+
+	switch (scope * 4 + op) {
+	case S_THREAD * 4 + OP_PUT_THEN_SIGNAL:
+		dvx_nvl_put_thread(d, s, chunk);
+		err = dvx_nvl_signal(sig, DVX_NVL_SIG_ADD, 1);
+		break;
+	case S_THREAD * 4 + OP_PUT_SIGNAL:
+		err = dvx_nvl_put_signal_thread(d, s, chunk, sig, DVX_NVL_SIG_ADD, 1);
+		break;
+	case S_THREAD * 4 + OP_PUT_COUNTER:
+		dvx_nvl_put_counter_thread(d, s, chunk, ctr, 1);
+		err = dvx_nvl_signal(sig, DVX_NVL_SIG_ADD, 1);
+		break;
+	case S_THREAD * 4 + OP_PUT_SIGNAL_COUNTER:
+		err = dvx_nvl_put_signal_counter_thread(d, s, chunk, sig, DVX_NVL_SIG_ADD, 1, ctr, 1);
+		break;
+	case S_WARP * 4 + OP_PUT_THEN_SIGNAL:
+		dvx_nvl_put_warp(d, s, chunk);
+		err = dvx_nvl_signal_warp(sig, DVX_NVL_SIG_ADD, 1);
+		break;
+	case S_WARP * 4 + OP_PUT_SIGNAL:
+		err = dvx_nvl_put_signal_warp(d, s, chunk, sig, DVX_NVL_SIG_ADD, 1);
+		break;
+	case S_WARP * 4 + OP_PUT_COUNTER:
+		dvx_nvl_put_counter_warp(d, s, chunk, ctr, 1);
+		err = dvx_nvl_signal_warp(sig, DVX_NVL_SIG_ADD, 1);
+		break;
+	case S_WARP * 4 + OP_PUT_SIGNAL_COUNTER:
+		err = dvx_nvl_put_signal_counter_warp(d, s, chunk, sig, DVX_NVL_SIG_ADD, 1, ctr, 1);
+		break;
+	case S_BLOCK * 4 + OP_PUT_THEN_SIGNAL:
+		dvx_nvl_put_block(d, s, chunk);
+		err = dvx_nvl_signal_block(sig, DVX_NVL_SIG_ADD, 1);
+		break;
+	case S_BLOCK * 4 + OP_PUT_SIGNAL:
+		err = dvx_nvl_put_signal_block(d, s, chunk, sig, DVX_NVL_SIG_ADD, 1);
+		break;
+	case S_BLOCK * 4 + OP_PUT_COUNTER:
+		dvx_nvl_put_counter_block(d, s, chunk, ctr, 1);
+		err = dvx_nvl_signal_block(sig, DVX_NVL_SIG_ADD, 1);
+		break;
+	case S_BLOCK * 4 + OP_PUT_SIGNAL_COUNTER:
+		err = dvx_nvl_put_signal_counter_block(d, s, chunk, sig, DVX_NVL_SIG_ADD, 1, ctr, 1);
+		break;
+	default:
+		err = -EINVAL;
+	}
+	status[t] = err;
+}
+
+/* the group's leader waits for @w @cmp @value; every thread gets the answer */
+extern "C" __global__ void k_wait(uint32_t scope, const uint64_t *w, uint32_t cmp, uint64_t value,
+				  uint64_t timeout_ns, int32_t *status)
+{
+	uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+	int err;
+
+	if (scope == S_THREAD)
+		err = dvx_nvl_wait(w, cmp, value, timeout_ns, nullptr);
+	else if (scope == S_WARP)
+		err = dvx_nvl_wait_warp(w, cmp, value, timeout_ns);
+	else
+		err = dvx_nvl_wait_block(w, cmp, value, timeout_ns);
+	status[t] = err;
+}
+
+/*
+ * Ping-pong between two ranks (threads of one process, kernels running at once):
+ * rank 0 puts @len bytes and signals (SET to the round), then waits for the answer on
+ * its own word; rank 1 waits, checks the first and last byte, answers the same way.
+ * @rounds rounds at @scope; status[0] the first error.
+ */
+extern "C" __global__ void k_pingpong(uint32_t scope, int rank, uint8_t *peer_buf,
+				      const uint8_t *src, uint64_t len, uint64_t *peer_word,
+				      const uint64_t *my_word, uint32_t rounds, uint64_t timeout_ns,
+				      int32_t *status)
+{
+	int err = 0;
+	uint32_t r;
+
+	for (r = 1; r <= rounds && !err; r++) {
+		if (rank == 1) {
+			err = scope == S_BLOCK ? dvx_nvl_wait_block(my_word, DVX_CMP_GE, r, timeout_ns) :
+			      scope == S_WARP ? dvx_nvl_wait_warp(my_word, DVX_CMP_GE, r, timeout_ns) :
+			      dvx_nvl_wait(my_word, DVX_CMP_GE, r, timeout_ns, nullptr);
+			if (err)
+				break;
+		}
+		if (scope == S_BLOCK)
+			err = dvx_nvl_put_signal_block(peer_buf, src, len, peer_word, DVX_NVL_SIG_SET, r);
+		else if (scope == S_WARP)
+			err = dvx_nvl_put_signal_warp(peer_buf, src, len, peer_word, DVX_NVL_SIG_SET, r);
+		else
+			err = dvx_nvl_put_signal_thread(peer_buf, src, len, peer_word, DVX_NVL_SIG_SET, r);
+		if (!err && rank == 0)
+			err = scope == S_BLOCK ? dvx_nvl_wait_block(my_word, DVX_CMP_GE, r, timeout_ns) :
+			      scope == S_WARP ? dvx_nvl_wait_warp(my_word, DVX_CMP_GE, r, timeout_ns) :
+			      dvx_nvl_wait(my_word, DVX_CMP_GE, r, timeout_ns, nullptr);
+	}
+	if (threadIdx.x == 0 && blockIdx.x == 0)
+		status[0] = err;
+}
+
+/*
+ * One kernel, every peer through the multi-peer handle: an NVL peer gets a block-scope
+ * put_signal through its mapping (into its buffer's window for this rank, signal on
+ * its NVL word for this rank); an IB peer a block-scope put_signal on its lane (into
+ * its IB buffer's window, fetch-add on its IB word). Block b serves peer b.
+ */
+extern "C" __global__ void k_mixed(struct dvx_mp_dev d, const uint8_t *nvl_src, uint64_t len,
+				   uint64_t win, uint64_t nvl_sig_base,
+				   struct dvx_p2p_lbuf ib_src, struct dvx_p2p_rbuf *ib_dst,
+				   uint64_t ib_sig_base, uint64_t timeout_ns, int32_t *status)
+{
+	int peer = (int)blockIdx.x, err = 0;
+	const struct dvx_mp_dev_peer *p = dvx_mp_dev_peer_of(d, peer);
+
+	if (!p)
+		err = -EINVAL;
+	else if (p->kind == DVX_MP_NVL)
+		err = dvx_nvl_put_signal_block((uint8_t *)p->nvl_ptr + (uint64_t)d.rank * win, nvl_src,
+					       len, (uint64_t *)(p->nvl_ptr + nvl_sig_base +
+								 (uint64_t)d.rank * 128),
+					       DVX_NVL_SIG_ADD, 1);
+	else if (p->kind == DVX_MP_IB) {
+		struct dvx_p2p_ticket tk;
+		const struct dvx_p2p_rbuf *dst = &ib_dst[p->index];
+		uint64_t share = len / blockDim.x, off = (uint64_t)threadIdx.x * share;
+
+		err = dvx_p2p_dev_put_signal_block(d.ib, peer, 0, &ib_src, off,
+						   dst, (uint64_t)d.rank * win + off,
+						   threadIdx.x + 1 == blockDim.x ? len - off : share,
+						   dst, ib_sig_base + (uint64_t)d.rank * 8, 1, 0,
+						   timeout_ns, &tk);
+		if (!err && threadIdx.x == 0)
+			err = dvx_p2p_dev_wait_local(d.ib, tk, timeout_ns);
+	}
+	status[blockIdx.x * blockDim.x + threadIdx.x] = err;
+}
