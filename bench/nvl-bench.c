@@ -46,7 +46,7 @@ struct rank {
 	struct dvx_nvl_buf nb;
 	struct dvx_gpu_stream s;
 	struct dvx_gpu_module mod;
-	void *k_block, *k_warp, *k_ref, *k_pp;
+	void *k_block, *k_warp, *k_ref, *k_pp, *k_var;
 	void *state;
 	struct dvx_gpu_mem out;
 };
@@ -95,6 +95,7 @@ static void setup(struct rank *r)
 	die(r, dvx_gpu_module_function(&r->mod, "b_put_warp", &r->k_warp), "b_put_warp");
 	die(r, dvx_gpu_module_function(&r->mod, "b_ref_copy", &r->k_ref), "b_ref_copy");
 	die(r, dvx_gpu_module_function(&r->mod, "b_pingpong", &r->k_pp), "b_pingpong");
+	die(r, dvx_gpu_module_function(&r->mod, "b_sigvar", &r->k_var), "b_sigvar");
 	die(r, dvx_gpu_stream_create(&r->g, &r->s), "stream");
 	die(r, dvx_gpu_mem_alloc(&r->g, MAXLEN + 4096, DVX_GPU_MEM_EXPORT, &r->buf), "buffer");
 	die(r, dvx_gpu_mem_alloc(&r->g, MAXLEN, 0, &r->src), "source");
@@ -106,9 +107,9 @@ static void setup(struct rank *r)
 
 /* GB/s of @reps back-to-back launches of @k (grid x block) or, with k NULL, copies */
 static double bw(struct rank *r, void *k, uint32_t grid, uint32_t block, uint64_t dst,
-		 uint64_t len, int host_put)
+		 uint64_t len, int host_put, uint64_t tile)
 {
-	void *args[] = { &dst, &r->src.dptr, &len };
+	void *args[] = { &dst, &r->src.dptr, &len, &tile };
 	uint64_t t0 = 0;
 	int i;
 
@@ -140,23 +141,27 @@ static void table_bw(void)
 	       "dvx 1 block", "dvx host CE", "ref SM copy", "ref memcpy");
 	for (len = 8; len <= MAXLEN; len *= (len < 4096 ? 8 : 4)) {
 		uint32_t blocks = len < (1u << 20) ? (uint32_t)((len + 65535) / 65536) : sms * 4;
+		uint64_t tile;
 
 		if (quick && len > (64ull << 20))
 			break;
 		if (blocks > sms * 4)
 			blocks = sms * 4;
+		/* tiles: every block busy, at most 64 KiB (blocks then interleave in memory) */
+		tile = (len / blocks + 15) & ~15ull;
+		tile = tile < 4096 ? 4096 : tile > (64 << 10) ? (64 << 10) : tile;
 		printf("%10llu %12.2f %12.2f %12.2f %12.2f | %12.2f %12.2f\n", (unsigned long long)len,
-		       bw(r, r->k_block, blocks, 512, dst, len, 0),
-		       bw(r, r->k_warp, blocks, 512, dst, len, 0),
-		       bw(r, r->k_block, 1, 1024, dst, len, 0),
-		       bw(r, NULL, 0, 0, dst, len, 1),
-		       bw(r, r->k_ref, blocks, 512, dst, len, 0),
-		       bw(r, NULL, 0, 0, dst, len, 0));
+		       bw(r, r->k_block, blocks, 512, dst, len, 0, tile),
+		       bw(r, r->k_warp, blocks, 512, dst, len, 0, tile / 4 < 512 ? 512 : tile / 4),
+		       bw(r, r->k_block, 1, 1024, dst, len, 0, len),
+		       bw(r, NULL, 0, 0, dst, len, 1, 0),
+		       bw(r, r->k_ref, blocks, 512, dst, len, 0, 0),
+		       bw(r, NULL, 0, 0, dst, len, 0, 0));
 		fflush(stdout);
 	}
 }
 
-static int pp_mode;
+static int pp_mode, pp_var;
 static uint32_t pp_iters;
 static uint64_t pp_ns[2];
 
@@ -167,12 +172,16 @@ static void *pp_thread(void *arg)
 	uint64_t pw = dvx_nvl_peer_ptr(&r->nb, peer) + MAXLEN, mw = r->buf.dptr + MAXLEN;
 	uint64_t pbuf = dvx_nvl_peer_ptr(&r->nb, peer) + MAXLEN + 256, out[2];
 	void *args[] = { &mode, &rank, &pw, &mw, &pbuf, &r->src.dptr, &pp_iters, &r->out.dptr };
+	void *vargs[] = { &mode, &rank, &pw, &mw, &pp_iters, &r->out.dptr };
 	uint64_t zero[2] = { 0 };
 
 	die(r, dvx_gpu_make_current(&r->g), "current");
 	die(r, dvx_gpu_memcpy_htod(&r->g, mw, zero, 8), "reset");
 	pthread_barrier_wait(&bar);
-	die(r, dvx_gpu_launch(&r->g, r->k_pp, 1, 1, 0, &r->s, args), "pingpong");
+	if (pp_var)
+		die(r, dvx_gpu_launch(&r->g, r->k_var, 1, 1, 0, &r->s, vargs), "sigvar");
+	else
+		die(r, dvx_gpu_launch(&r->g, r->k_pp, 1, 1, 0, &r->s, args), "pingpong");
 	die(r, dvx_gpu_stream_wait(&r->s, TMO), "pingpong wait");
 	die(r, dvx_gpu_memcpy_dtoh(&r->g, out, r->out.dptr, 16), "out");
 	pp_ns[rank] = out[rank];
@@ -192,7 +201,7 @@ static double pingpong(int mode)
 	if (!pp_ns[0])
 		return -1;
 	/* a barrier round is one crossing each way at once: report per barrier */
-	return mode == 4 ? (double)pp_ns[0] / pp_iters : (double)pp_ns[0] / (2.0 * pp_iters);
+	return !pp_var && mode == 4 ? (double)pp_ns[0] / pp_iters : (double)pp_ns[0] / (2.0 * pp_iters);
 }
 
 static void *setup_thread(void *arg)
@@ -241,8 +250,23 @@ int main(int argc, char **argv)
 	printf("\nlatency (ns, half round trip; barrier: per barrier of 2 ranks), one thread per rank\n");
 	printf("%-38s %10.0f\n", "dvx signal SET + wait (release/acquire)", pingpong(0));
 	printf("%-38s %10.0f\n", "dvx signal ADD + wait", pingpong(2));
+	printf("%-38s %10.0f\n", "dvx signal SET relaxed + wait", pingpong(5));
 	printf("%-38s %10.0f\n", "dvx put_signal 8 B + wait", pingpong(1));
 	printf("%-38s %10.0f\n", "dvx barrier (ADD + wait), 2 ranks", pingpong(4));
 	printf("%-38s %10.0f\n", "ref atomicAdd_system (relaxed) + acquire", pingpong(3));
+	{
+		static const char *const how[] = {
+			"st.relaxed.sys", "atom.exch.relaxed.sys", "red.add.relaxed.sys",
+			"atomicAdd_system", "st.release.sys", "red.add.release.sys",
+			"fence.acq_rel.sys + atomicAdd_system", "fence.acq_rel.gpu + atomicAdd_system",
+			"st.release.gpu",
+		};
+
+		printf("\nsignal implementations (ns, half round trip, acquire-spin waits)\n");
+		pp_var = 1;
+		for (i = 0; i < 9; i++)
+			printf("%-38s %10.0f\n", how[i], pingpong(i));
+		pp_var = 0;
+	}
 	return 0;
 }

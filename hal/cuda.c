@@ -74,7 +74,7 @@ _Static_assert(CUDA_ERROR_STUB_LIBRARY == 34, "CUresult numbering");
 	X(cuMemGetAllocationPropertiesFromHandle, "cuMemGetAllocationPropertiesFromHandle") \
 	X(cuMemRetainAllocationHandle, "cuMemRetainAllocationHandle")               \
 	X(cuMemGetAddressRange, "cuMemGetAddressRange_v2")                          \
-	X(cuPointerGetAttribute, "cuPointerGetAttribute")                           \
+	X(cuPointerGetAttributes, "cuPointerGetAttributes")                         \
 	X(cuMemAlloc, "cuMemAlloc_v2")                                              \
 	X(cuMemFree, "cuMemFree_v2")                                                \
 	X(cuIpcGetMemHandle, "cuIpcGetMemHandle")                                   \
@@ -275,12 +275,69 @@ int dvx_cuda_gpu_query(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_attr *attr)
 	return 0;
 }
 
+/*
+ * The stream atomic: one thread, a system-scope release store or add (hal/cuda-kernels.cu,
+ * built by nvcc into the embedded fatbin). A kernel starts after the stream's earlier
+ * work is complete, and the release makes that work's writes visible before the word
+ * changes. A build without nvcc carries the same kernel as PTX text for the driver to
+ * compile.
+ */
+extern const unsigned char dvx_fatbin_hal_cuda_kernels[];
+extern const size_t dvx_fatbin_hal_cuda_kernels_len;
+
+static const char stream_atomic_ptx[] =
+	".version 7.0\n"
+	".target sm_70\n"
+	".address_size 64\n"
+	".visible .entry dvx_hal_stream_atomic(.param .u64 p_addr, .param .u32 p_op,\n"
+	"					.param .u64 p_val)\n"
+	"{\n"
+	"	.reg .b64 %rd<4>;\n"
+	"	.reg .b32 %r<2>;\n"
+	"	.reg .pred %p<2>;\n"
+	"	ld.param.u64 %rd1, [p_addr];\n"
+	"	ld.param.u32 %r1, [p_op];\n"
+	"	ld.param.u64 %rd2, [p_val];\n"
+	"	fence.sc.sys;\n"
+	"	setp.eq.u32 %p1, %r1, 1;\n"
+	"	@%p1 st.release.sys.global.u64 [%rd1], %rd2;\n"
+	"	@!%p1 atom.release.sys.global.add.u64 %rd3, [%rd1], %rd2;\n"
+	"	ret;\n"
+	"}\n";
+
 int dvx_cuda_gpu_ctx_retain(struct dvx_hal_gpu *gpu)
 {
-	CUcontext ctx;
+	CUcontext ctx, prev;
+	CUmodule m;
+	CUfunction f;
+	CUresult r;
 
 	CU_READY(gpu, "gpu_ctx_retain");
 	CU_CHECK(gpu, "gpu_ctx_retain", cuDevicePrimaryCtxRetain(&ctx, (CUdevice)gpu->handle));
+	/*
+	 * The stream-atomic kernel is loaded now, function and all, not at its first use:
+	 * loading a kernel may wait for the kernels running in the context (lazy loading),
+	 * and a signal queued while a kernel of this process spins for it would then wait
+	 * for that kernel's timeout.
+	 */
+	r = cu.cuCtxPushCurrent(ctx);
+	if (r == CUDA_SUCCESS) {
+		r = cu.cuModuleLoadData(&m, dvx_fatbin_hal_cuda_kernels_len ?
+					    (const void *)dvx_fatbin_hal_cuda_kernels :
+					    (const void *)stream_atomic_ptx);
+		if (r == CUDA_SUCCESS) {
+			r = cu.cuModuleGetFunction(&f, m, "dvx_hal_stream_atomic");
+			if (r != CUDA_SUCCESS)
+				(void)cu.cuModuleUnload(m);
+		}
+		(void)cu.cuCtxPopCurrent(&prev);
+	}
+	if (r != CUDA_SUCCESS) {
+		(void)cu.cuDevicePrimaryCtxRelease((CUdevice)gpu->handle);
+		return cu_fail(gpu, r, "gpu_ctx_retain", "loading the hal's stream-atomic kernel");
+	}
+	gpu->aux = m;
+	gpu->aux_fn = f;
 	gpu->priv = ctx;
 	gpu->ctx_retained = 1;
 	return 0;
@@ -296,6 +353,7 @@ int dvx_cuda_gpu_ctx_release(struct dvx_hal_gpu *gpu)
 		CU_CHECK(gpu, "gpu_ctx_release", cuCtxPushCurrent((CUcontext)gpu->priv));
 		(void)cu.cuModuleUnload((CUmodule)gpu->aux);
 		gpu->aux = NULL;
+		gpu->aux_fn = NULL;
 		(void)cu.cuCtxPopCurrent(&prev);
 	}
 	CU_CHECK(gpu, "gpu_ctx_release", cuDevicePrimaryCtxRelease((CUdevice)gpu->handle));
@@ -535,36 +593,37 @@ int dvx_cuda_gpu_mem_import(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_ha
 
 int dvx_cuda_gpu_mem_lookup(struct dvx_hal_gpu *gpu, uint64_t dptr, struct dvx_hal_gpu_mem *mem)
 {
-	CUmemGenericAllocationHandle ah;
-	CUmemAllocationProp prop;
+	/* one call, and no error for memory the driver does not know (host memory): the
+	 * attributes of such a pointer come back zero */
+	CUpointer_attribute at[] = {
+		CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+		CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
+		CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES,
+		CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE,
+	};
+	unsigned int type = 0, legacy = 0, rdma = 0;
+	unsigned long long handles = 0;
+	void *val[] = { &type, &legacy, &handles, &rdma };
 	CUdeviceptr base = 0;
-	unsigned int type = 0;
 	size_t size = 0;
 	uint32_t flags = DVX_HAL_GPU_MEM_FOREIGN;
-	CUresult r;
 
 	CU_READY(gpu, "gpu_mem_lookup");
-	r = cu.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)dptr);
-	if (r == CUDA_ERROR_INVALID_VALUE || (r == CUDA_SUCCESS && type != CU_MEMORYTYPE_DEVICE))
+	CU_CHECK(gpu, "gpu_mem_lookup",
+		 cuPointerGetAttributes(DVX_ARRAY_SIZE(at), at, val, (CUdeviceptr)dptr));
+	if (type != CU_MEMORYTYPE_DEVICE)
 		return -ENOENT;		/* not memory the driver knows as device memory */
-	if (r != CUDA_SUCCESS)
-		return cu_fail(gpu, r, "gpu_mem_lookup", "cuPointerGetAttribute");
+	/* the mapped region around it (the reserved range may hold several) */
 	CU_CHECK(gpu, "gpu_mem_lookup", cuMemGetAddressRange(&base, &size, (CUdeviceptr)dptr));
-	r = cu.cuMemRetainAllocationHandle(&ah, (void *)(uintptr_t)dptr);
-	if (r == CUDA_SUCCESS) {
-		r = cu.cuMemGetAllocationPropertiesFromHandle(&prop, ah);
-		(void)cu.cuMemRelease(ah);
-		if (r != CUDA_SUCCESS)
-			return cu_fail(gpu, r, "gpu_mem_lookup",
-				       "cuMemGetAllocationPropertiesFromHandle");
-		if (prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
-			flags |= DVX_HAL_GPU_MEM_EXPORT;
-		if (prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_FABRIC)
-			flags |= DVX_HAL_GPU_MEM_FABRIC;
-		if (prop.allocFlags.gpuDirectRDMACapable)
-			flags |= DVX_HAL_GPU_MEM_RDMA;
+	if (legacy) {
+		flags |= DVX_HAL_GPU_MEM_LEGACY;	/* cuMemAlloc memory */
 	} else {
-		flags |= DVX_HAL_GPU_MEM_LEGACY;	/* not a VMM allocation: cuMemAlloc */
+		if (handles & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+			flags |= DVX_HAL_GPU_MEM_EXPORT;
+		if (handles & CU_MEM_HANDLE_TYPE_FABRIC)
+			flags |= DVX_HAL_GPU_MEM_FABRIC;
+		if (rdma)
+			flags |= DVX_HAL_GPU_MEM_RDMA;
 	}
 	memset(mem, 0, sizeof(*mem));
 	mem->dptr = (uint64_t)base;
@@ -719,52 +778,21 @@ int dvx_cuda_gpu_memcpy_async(struct dvx_hal_gpu *gpu, uint64_t dst, uint64_t sr
 	return 0;
 }
 
-/*
- * The stream atomic: one thread, a system-scope release store or add. Written in PTX so
- * the hal needs no compiler: the driver compiles it for the device on first use. A
- * kernel starts after the stream's earlier work is complete, and the release makes that
- * work's writes visible before the word changes.
- */
-static const char stream_atomic_ptx[] =
-	".version 7.0\n"
-	".target sm_70\n"
-	".address_size 64\n"
-	".visible .entry dvx_hal_stream_atomic(.param .u64 p_addr, .param .u32 p_op,\n"
-	"					.param .u64 p_val)\n"
-	"{\n"
-	"	.reg .b64 %rd<4>;\n"
-	"	.reg .b32 %r<2>;\n"
-	"	.reg .pred %p<2>;\n"
-	"	ld.param.u64 %rd1, [p_addr];\n"
-	"	ld.param.u32 %r1, [p_op];\n"
-	"	ld.param.u64 %rd2, [p_val];\n"
-	"	fence.sc.sys;\n"
-	"	setp.eq.u32 %p1, %r1, 1;\n"
-	"	@%p1 st.release.sys.global.u64 [%rd1], %rd2;\n"
-	"	@!%p1 atom.release.sys.global.add.u64 %rd3, [%rd1], %rd2;\n"
-	"	ret;\n"
-	"}\n";
-
 int dvx_cuda_gpu_stream_atomic(struct dvx_hal_gpu *gpu, void *stream, uint64_t dptr, uint32_t op,
 			       uint64_t value)
 {
-	CUfunction f;
 	CUdeviceptr a = (CUdeviceptr)dptr;
 	unsigned int o = op;
 	unsigned long long v = value;
 	void *args[] = { &a, &o, &v };
 
 	CU_READY(gpu, "gpu_stream_atomic");
-	if (!gpu->aux) {
-		CUmodule m;
-
-		CU_CHECK(gpu, "gpu_stream_atomic", cuModuleLoadData(&m, stream_atomic_ptx));
-		gpu->aux = m;
-	}
+	if (!gpu->aux_fn)
+		return dvx_hal_diag_set(&gpu->diag, -EINVAL, DVX_DIAG_STATE, "gpu_stream_atomic",
+					"no context retained (gpu_ctx_retain loads the kernel)");
 	CU_CHECK(gpu, "gpu_stream_atomic",
-		 cuModuleGetFunction(&f, (CUmodule)gpu->aux, "dvx_hal_stream_atomic"));
-	CU_CHECK(gpu, "gpu_stream_atomic",
-		 cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, (CUstream)stream, args, NULL));
+		 cuLaunchKernel((CUfunction)gpu->aux_fn, 1, 1, 1, 1, 1, 1, 0, (CUstream)stream,
+				args, NULL));
 	return 0;
 }
 

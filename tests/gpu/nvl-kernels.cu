@@ -131,8 +131,7 @@ extern "C" __global__ void k_pingpong(uint32_t scope, int rank, uint8_t *peer_bu
 			      scope == S_WARP ? dvx_nvl_wait_warp(my_word, DVX_CMP_GE, r, timeout_ns) :
 			      dvx_nvl_wait(my_word, DVX_CMP_GE, r, timeout_ns, nullptr);
 	}
-	if (threadIdx.x == 0 && blockIdx.x == 0)
-		status[0] = err;
+	status[blockIdx.x * blockDim.x + threadIdx.x] = err;
 }
 
 /*

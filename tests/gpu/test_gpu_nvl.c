@@ -22,7 +22,11 @@
  * 'make gpu-check' runs it and fails instead. DVX_GPU_TEST_QUICK=1: fewer rounds.
  */
 #include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <ucontext.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +120,77 @@ static int run_k(struct dvx_gpu *g, struct kern *k, struct dvx_gpu_stream *s, vo
 	return 0;
 }
 
+/* ---- part 0: the hal's stream operations on a real GPU ------------------------------- */
+
+static int stream_ops_proc(int r, int n, void *arg)
+{
+	struct dvx_gpu g;
+	struct dvx_gpu_mem m, l;
+	struct dvx_gpu_stream s;
+	uint64_t v[4] = { 0 };
+	unsigned cnt = 0;
+
+	(void)r;
+	(void)n;
+	(void)arg;
+	if (dvx_gpu_count(dvx_hal_cuda(), &cnt) || !cnt)
+		return SKIP;
+#define STEP(x) do { fprintf(stderr, "stream ops: %s\n", #x); fflush(stderr); COK(x); } while (0)
+	memset(&g, 0, sizeof(g));
+	STEP(dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL));
+	STEP(dvx_gpu_stream_create(&g, &s));
+	STEP(dvx_gpu_mem_alloc(&g, 4096, DVX_GPU_MEM_EXPORT, &m));
+	STEP(dvx_gpu_memcpy_htod(&g, m.dptr, v, sizeof(v)));
+	STEP(dvx_hal_gpu_stream_atomic(&g.hg, s.handle, m.dptr, DVX_HAL_GPU_ATOMIC_SET, 7));
+	STEP(dvx_gpu_stream_wait(&s, TMO));
+	COK(dvx_hal_gpu_stream_atomic(&g.hg, s.handle, m.dptr, DVX_HAL_GPU_ATOMIC_SET, 7));
+	COK(dvx_hal_gpu_stream_atomic(&g.hg, s.handle, m.dptr, DVX_HAL_GPU_ATOMIC_ADD, 3));
+	COK(dvx_hal_gpu_stream_atomic(&g.hg, NULL, m.dptr + 8, DVX_HAL_GPU_ATOMIC_ADD, 5));
+	COK(dvx_gpu_stream_wait(&s, TMO));
+	COK(dvx_hal_gpu_memcpy_async(&g.hg, m.dptr + 16, m.dptr, 8, s.handle));
+	COK(dvx_gpu_stream_wait(&s, TMO));
+	COK(dvx_gpu_memcpy_dtoh(&g, v, m.dptr, sizeof(v)));
+	if (v[0] != 10 || v[2] != 10)
+		CFAIL("stream atomics: SET 7 then ADD 3 gave %llu (copy %llu), ADD 5 on the default "
+		      "stream %llu", (unsigned long long)v[0], (unsigned long long)v[2],
+		      (unsigned long long)v[1]);
+	/* the allocation around an address: device memory yes, host memory no */
+	COK(dvx_gpu_mem_lookup(&g, m.dptr + 100, &l));
+	if (l.dptr != m.dptr || l.len != m.len ||
+	    l.hm.flags != (DVX_HAL_GPU_MEM_FOREIGN | DVX_HAL_GPU_MEM_EXPORT))
+		CFAIL("lookup: %llx+%llu flags %#x", (unsigned long long)l.dptr,
+		      (unsigned long long)l.len, l.hm.flags);
+	if (dvx_gpu_mem_lookup(&g, (uint64_t)(uintptr_t)v, &l) != -ENOENT)
+		CFAIL("lookup of host memory is not -ENOENT");
+	COK(dvx_gpu_mem_free(&m));
+	COK(dvx_gpu_mem_alloc(&g, 4096, DVX_GPU_MEM_LEGACY, &m));
+	COK(dvx_gpu_mem_lookup(&g, m.dptr + 8, &l));
+	if (l.dptr != m.dptr || !(l.hm.flags & DVX_HAL_GPU_MEM_LEGACY))
+		CFAIL("lookup of cuMemAlloc memory: flags %#x", l.hm.flags);
+	COK(dvx_gpu_mem_free(&m));
+	COK(dvx_gpu_stream_destroy(&s));
+	COK(dvx_gpu_close(&g));
+	return 0;
+}
+
+static int skipped;
+
+static int fork_all(int n, int (*fn)(int, int, void *), void *arg);
+
+static void test_stream_ops(void **state)
+{
+	int ret;
+
+	(void)state;
+	ret = fork_all(1, stream_ops_proc, NULL);
+	if (ret == SKIP) {
+		skipped = 1;
+		skip();
+	}
+	if (ret)
+		fail_msg("stream operations: %d", ret);
+}
+
 /* ---- part 1: processes ------------------------------------------------------------- */
 
 /* the shape of a (scope, op) round: grid, block, groups */
@@ -128,7 +203,7 @@ static void shape(int scope, uint32_t *grid, uint32_t *block, uint32_t *groups)
 
 static int proc_rank(const char *addr, int me, int n, uint32_t flags)
 {
-	static uint64_t bsmem[16384];
+	static uint64_t bsmem[65536];
 	struct dvx_bootstrap_sock_attr a;
 	struct dvx_bootstrap bs;
 	struct dvx_gpu g;
@@ -148,6 +223,7 @@ static int proc_rank(const char *addr, int me, int n, uint32_t flags)
 
 	if (dvx_gpu_count(dvx_hal_cuda(), &cnt) || !cnt)
 		return SKIP;
+	memset(&g, 0, sizeof(g));
 	COK(dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL));
 	memset(&a, 0, sizeof(a));
 	a.addr = addr;
@@ -280,9 +356,11 @@ static int fork_all(int n, int (*fn)(int, int, void *), void *arg)
 			_exit(fn(r, n, arg));
 	}
 	for (r = 0; r < n; r++) {
-		if (waitpid(pid[r], &st, 0) != pid[r] || !WIFEXITED(st))
+		if (waitpid(pid[r], &st, 0) != pid[r] || !WIFEXITED(st)) {
+			if (WIFSIGNALED(st))
+				fprintf(stderr, "child %d: killed by signal %d\n", r, WTERMSIG(st));
 			ret = ret ? ret : 99;
-		else if (WEXITSTATUS(st) && !ret)
+		} else if (WEXITSTATUS(st) && !ret)
 			ret = WEXITSTATUS(st);
 	}
 	return ret;
@@ -300,8 +378,6 @@ static int proc_main(int r, int n, void *arg)
 	return proc_rank(a->addr, r, n, a->flags);
 }
 
-static int skipped;
-
 static void test_processes(void **state)
 {
 	static const uint32_t modes[] = { DVX_GPU_MEM_EXPORT, DVX_GPU_MEM_LEGACY };
@@ -309,6 +385,8 @@ static void test_processes(void **state)
 	int n, m, ret;
 
 	(void)state;
+	if (skipped)
+		skip();
 	for (m = 0; m < 2; m++)
 		for (n = 2; n <= (quick ? 2 : 3); n++) {
 			snprintf(a.addr, sizeof(a.addr), "unix:/tmp/dvx-gpu-nvl-%d-%d-%d.sock",
@@ -357,6 +435,7 @@ static int thread_rank(struct trank *t)
 	uint64_t i;
 
 	COK(dvx_bootstrap_thread_init(&bs, t->grp, me));
+	memset(&g, 0, sizeof(g));
 	COK(dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL));
 	memset(&c, 0, sizeof(c));
 	c.rank = me;
@@ -409,16 +488,40 @@ static int thread_rank(struct trank *t)
 
 	/* host-initiated: rank 0 copies on a stream and signals after it */
 	if (me == 0) {
-		COK(dvx_mp_nvl_put_signal(&mp, &s, dvx_nvl_peer_ptr(&nb, 1) + WIN / 2, src.dptr,
-					  WIN / 2, dvx_nvl_peer_ptr(&nb, 1) + SIG_OFF(2) + 3 * 128,
-					  DVX_NVL_SIG_ADD, 5));
+		uint64_t seen = 0, t0, t1, t2, t3;
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t0 = (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
+		COK(dvx_mp_nvl_put(&mp, &s, dvx_nvl_peer_ptr(&nb, 1) + WIN / 2, src.dptr, WIN / 2));
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t1 = (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
+		COK(dvx_mp_nvl_signal(&mp, &s, dvx_nvl_peer_ptr(&nb, 1) + SIG_OFF(2) + 3 * 128,
+				      DVX_NVL_SIG_ADD, 5));
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t2 = (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
 		COK(dvx_gpu_stream_wait(&s, TMO));
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t3 = (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
+		fprintf(stderr, "host put_signal: put %.3f ms, signal %.3f ms, wait %.3f ms\n",
+			(double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6);
+		COK(dvx_gpu_memcpy_dtoh(&g, &seen, dvx_nvl_peer_ptr(&nb, 1) + SIG_OFF(2) + 3 * 128, 8));
+		if (seen != 5)
+			CFAIL("host put_signal: the word reads %llu through the mapping",
+			      (unsigned long long)seen);
 	} else {
 		uint64_t w = buf.dptr + SIG_OFF(2) + 3 * 128, v = 5, tmo = TMO;
 		uint32_t sc = S_THREAD, cmp = DVX_CMP_EQ;
 		void *args[] = { &sc, &w, &cmp, &v, &tmo, &k.status.dptr };
 
-		COK(run_k(&g, &k, &s, k.wait, 1, 1, args, &at));
+		err = run_k(&g, &k, &s, k.wait, 1, 1, args, &at);
+		if (err) {
+			uint64_t seen = 0;
+
+			dvx_gpu_memcpy_dtoh(&g, &seen, w, 8);
+			CFAIL("host put_signal: waited %d, the word reads %llu", err,
+			      (unsigned long long)seen);
+		}
 		COK(dvx_gpu_memcpy_dtoh(&g, host, buf.dptr + WIN / 2, WIN / 2));
 		for (i = 0; i < WIN / 2; i++)
 			if (host[i] != pat(0, 1, 99, i))
@@ -542,6 +645,7 @@ static int mixed_rank(struct mixed *w, int me)
 	int at, err;
 
 	COK(dvx_bootstrap_thread_init(&bs, w->grp, me));
+	memset(&g, 0, sizeof(g));
 	COK(dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL));
 	memset(&na, 0, sizeof(na));
 	snprintf(name, sizeof(name), "sim_%d", me);
@@ -653,9 +757,56 @@ struct marg {
 static void *mixed_main(void *arg)
 {
 	struct marg *a = arg;
+	static uint8_t alts[MIXN][65536];
+	stack_t ss = { .ss_sp = alts[a->rank], .ss_size = sizeof(alts[0]) };
 
+	sigaltstack(&ss, NULL);	/* each thread needs its own alternate stack */
 	a->w->ret[a->rank] = mixed_rank(a->w, a->rank);
 	return NULL;
+}
+
+/* a crash in a child says where: the faulting address, the instruction, the stack (on
+ * an alternate stack, with calls that are safe in a signal handler), and the mappings */
+static void on_segv(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	void *bt[32];
+	char line[160];
+	int n, fd;
+	ssize_t k;
+
+	const uint64_t *sp = (const uint64_t *)(uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	int i;
+
+	(void)bt;
+	n = snprintf(line, sizeof(line), "signal %d at %p, rip %llx rsp %llx\n", sig, si->si_addr,
+		     (unsigned long long)uc->uc_mcontext.gregs[REG_RIP], (unsigned long long)sp);
+	write(2, line, (size_t)n);
+	for (i = 0; i < 48; i++) {
+		n = snprintf(line, sizeof(line), "stack[%d] %llx\n", i, (unsigned long long)sp[i]);
+		write(2, line, (size_t)n);
+	}
+	fd = open("/proc/self/maps", O_RDONLY);
+	while (fd >= 0 && (k = read(fd, line, sizeof(line))) > 0)
+		write(2, line, (size_t)k);
+	_exit(98);
+}
+
+static void catch_crashes(void)
+{
+	static uint8_t alt[65536];
+	stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt) };
+	struct sigaction sa;
+	void *warm[2];
+
+	backtrace(warm, 2);	/* loads what backtrace needs, outside the handler */
+	sigaltstack(&ss, NULL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGABRT, &sa, NULL);
 }
 
 static int mixed_proc(int r, int n, void *arg)
@@ -674,10 +825,12 @@ static int mixed_proc(int r, int n, void *arg)
 	(void)r;
 	(void)n;
 	(void)arg;
+	catch_crashes();
 	if (dvx_gpu_count(dvx_hal_cuda(), &cnt) || !cnt)
 		return SKIP;
 	memset(&w, 0, sizeof(w));
 	/* the facts: ranks 0 and 1 one host (the real GPU), rank 2 another */
+	memset(&g, 0, sizeof(g));
 	if (dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL))
 		return 3;
 	for (i = 0; i < MIXN; i++) {
@@ -746,6 +899,7 @@ static void test_mixed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stream_ops),
 		cmocka_unit_test(test_processes),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_mixed),
@@ -755,6 +909,11 @@ int main(void)
 	int rc;
 
 	quick = q && *q == '1';
+	if (getenv("DVX_GPU_NVL_ONLY_MIXED")) {
+		const struct CMUnitTest only[] = { cmocka_unit_test(test_mixed) };
+
+		return cmocka_run_group_tests_name("gpu-nvl-mixed", only, NULL, NULL);
+	}
 	if (!dvx_hal_cuda() || !dvx_fatbin_tests_gpu_nvl_kernels_len) {
 		printf("built without CUDA or nvcc; run 'make gpu-check' on a machine with an NVIDIA GPU\n");
 		return req && *req == '1' ? 1 : DVX_TEST_SKIP_ALL;

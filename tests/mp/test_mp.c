@@ -103,6 +103,7 @@ static void rank_run(struct mrank *r)
 	ROK(r, dvx_nic_open(&nic, dvx_sim_hal(w->fab), &na));
 	nic_up = 1;
 	/* each host's ranks share that host's GPU 0, 1 ...: ordinal = host */
+	memset(&gpu, 0, sizeof(gpu));
 	ROK(r, dvx_gpu_open(&gpu, dvx_sim_hal(w->fab), w->host[me], NULL));
 	gpu_up = 1;
 

@@ -409,6 +409,7 @@ static void test_refusals(void **state)
 	mem = aligned_alloc(64, (sz + 63) & ~(size_t)63);
 	assert_int_equal(dvx_bootstrap_tgroup_init(&g, &ga, mem, sz), 0);
 	assert_int_equal(dvx_bootstrap_thread_init(&bs, g, 0), 0);
+	memset(&gpu, 0, sizeof(gpu));
 	assert_int_equal(dvx_gpu_open(&gpu, dvx_mock_hal(&mk[0]), 0, NULL), 0);
 	/* a VMM allocation without a shareable handle type */
 	assert_int_equal(dvx_gpu_mem_alloc(&gpu, 4096, DVX_GPU_MEM_RDMA, &m), 0);

@@ -132,8 +132,9 @@ struct dvx_hal_gpu_attr {
  * @ordinal:	device ordinal chosen by gpu_get, -1 before
  * @handle:	backend device handle (CUdevice)
  * @ctx_retained: 1 while the primary context is retained
- * @aux:	backend: per-context helper state (the CUDA backend's stream-atomic
- *		kernel), released with the context
+ * @aux:	backend: per-context helper state (the CUDA backend's module of its own
+ *		kernels), released with the context
+ * @aux_fn:	backend: the stream-atomic kernel in it
  * @diag:	the last failure of a call on this handle (CUresult, its name)
  * @log:	optional log sink, kept across dvx_hal_gpu_init()
  */
@@ -145,6 +146,7 @@ struct dvx_hal_gpu {
 	uint32_t ctx_retained;
 	uint32_t rsvd;
 	void *aux;
+	void *aux_fn;
 	struct dvx_diag diag;
 	struct dvx_log log;
 };

@@ -102,7 +102,7 @@ DVX_NVL_DEV int dvx_nvl_put_signal_warp(void *dst, const void *src, uint64_t len
 	dvx_nvl_put_warp(dst, src, len);
 	if (dvx_nvl_warp_lane() == 0) {
 		dvx_nvl_flush();	/* the other lanes' stores, observed through the sync */
-		err = dvx_nvl_signal(sig, op, value);
+		err = dvx_nvl_signal_relaxed(sig, op & ~DVX_NVL_SIG_RELAXED, value);
 	}
 	return __shfl_sync(0xffffffffu, err, 0);
 }
@@ -115,7 +115,7 @@ DVX_NVL_DEV int dvx_nvl_put_signal_block(void *dst, const void *src, uint64_t le
 	dvx_nvl_put_block(dst, src, len);
 	if (dvx_nvl_block_lane() == 0) {
 		dvx_nvl_flush();
-		err = dvx_nvl_signal(sig, op, value);
+		err = dvx_nvl_signal_relaxed(sig, op & ~DVX_NVL_SIG_RELAXED, value);
 	}
 	__syncthreads();
 	return err;
@@ -144,7 +144,7 @@ DVX_NVL_DEV void dvx_nvl_put_counter_warp(void *dst, const void *src, uint64_t l
 	dvx_nvl_put_warp(dst, src, len);
 	if (dvx_nvl_warp_lane() == 0) {
 		dvx_nvl_flush();
-		dvx_nvl_counter_add(ctr, value);
+		dvx_nvl_signal_relaxed(ctr, DVX_NVL_SIG_ADD, value);
 	}
 	__syncwarp();
 }
@@ -155,7 +155,7 @@ DVX_NVL_DEV void dvx_nvl_put_counter_block(void *dst, const void *src, uint64_t 
 	dvx_nvl_put_block(dst, src, len);
 	if (dvx_nvl_block_lane() == 0) {
 		dvx_nvl_flush();
-		dvx_nvl_counter_add(ctr, value);
+		dvx_nvl_signal_relaxed(ctr, DVX_NVL_SIG_ADD, value);
 	}
 	__syncthreads();
 }
@@ -190,8 +190,8 @@ DVX_NVL_DEV int dvx_nvl_put_signal_counter_warp(void *dst, const void *src, uint
 	dvx_nvl_put_warp(dst, src, len);
 	if (dvx_nvl_warp_lane() == 0) {
 		dvx_nvl_flush();
-		err = dvx_nvl_signal(sig, op, value);
-		dvx_nvl_counter_add(ctr, ctr_value);
+		err = dvx_nvl_signal_relaxed(sig, op & ~DVX_NVL_SIG_RELAXED, value);
+		dvx_nvl_signal_relaxed(ctr, DVX_NVL_SIG_ADD, ctr_value);
 	}
 	return __shfl_sync(0xffffffffu, err, 0);
 }
@@ -205,8 +205,8 @@ DVX_NVL_DEV int dvx_nvl_put_signal_counter_block(void *dst, const void *src, uin
 	dvx_nvl_put_block(dst, src, len);
 	if (dvx_nvl_block_lane() == 0) {
 		dvx_nvl_flush();
-		err = dvx_nvl_signal(sig, op, value);
-		dvx_nvl_counter_add(ctr, ctr_value);
+		err = dvx_nvl_signal_relaxed(sig, op & ~DVX_NVL_SIG_RELAXED, value);
+		dvx_nvl_signal_relaxed(ctr, DVX_NVL_SIG_ADD, ctr_value);
 	}
 	__syncthreads();
 	return err;
@@ -226,7 +226,7 @@ DVX_NVL_DEV int dvx_nvl_signal_warp(uint64_t *sig, uint32_t op, uint64_t value)
 	__syncwarp();
 	if (dvx_nvl_warp_lane() == 0) {
 		dvx_nvl_flush();
-		err = dvx_nvl_signal(sig, op, value);
+		err = dvx_nvl_signal_relaxed(sig, op & ~DVX_NVL_SIG_RELAXED, value);
 	}
 	return __shfl_sync(0xffffffffu, err, 0);
 }
@@ -238,7 +238,7 @@ DVX_NVL_DEV int dvx_nvl_signal_block(uint64_t *sig, uint32_t op, uint64_t value)
 	__syncthreads();
 	if (dvx_nvl_block_lane() == 0) {
 		dvx_nvl_flush();
-		err = dvx_nvl_signal(sig, op, value);
+		err = dvx_nvl_signal_relaxed(sig, op & ~DVX_NVL_SIG_RELAXED, value);
 	}
 	__syncthreads();
 	return err;

@@ -32,6 +32,10 @@ enum dvx_nvl_sig_op {
 	DVX_NVL_SIG_ADD = 2,	/* add the value (release) */
 };
 
+/* or'ed into the operation: no ordering (a signal that publishes no data of this
+ * thread's; cheaper by a system-scope fence) */
+#define DVX_NVL_SIG_RELAXED 0x100u
+
 /* 16-byte vector of the copy */
 #ifdef __CUDA_ARCH__
 typedef ulonglong2 dvx_nvl_v16;
@@ -134,19 +138,50 @@ DVX_INLINE void dvx_nvl_copy(void *dst, const void *src, uint64_t len, uint32_t 
 }
 
 /**
- * dvx_nvl_flush() - make this thread's earlier writes (and those it observed, a
- * group's after the group synchronised) visible to every agent of the system before
- * its later ones: fence.sc.sys on the GPU, a full barrier on the host.
+ * dvx_nvl_flush() - order this thread's earlier writes (and those it observed: a
+ * group's, after the group synchronised) before its later ones for every agent of the
+ * system: fence.acq_rel.sys on the GPU (a later relaxed write after it is a release),
+ * a full barrier on the host.
  *
  * Context: any, host or device. Return: nothing.
  */
 DVX_INLINE void dvx_nvl_flush(void)
 {
 #ifdef __CUDA_ARCH__
-	asm volatile("fence.sc.sys;" ::: "memory");
+	asm volatile("fence.acq_rel.sys;" ::: "memory");
 #else
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
+}
+
+/**
+ * dvx_nvl_signal_relaxed() - a relaxed system-scope store or add on a peer's word:
+ * after a dvx_nvl_flush() it is a release (the group paths use it so); on its own it
+ * orders nothing (what a DVX_NVL_SIG_RELAXED signal is).
+ * @w:		the word
+ * @op:		DVX_NVL_SIG_SET or DVX_NVL_SIG_ADD
+ * @value:	what is stored or added
+ *
+ * Context: any, host or device. Return: 0, or -EINVAL for an unknown @op.
+ */
+DVX_INLINE int dvx_nvl_signal_relaxed(uint64_t *w, uint32_t op, uint64_t value)
+{
+#ifdef __CUDA_ARCH__
+	if (op == DVX_NVL_SIG_SET)
+		asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(w), "l"(value) : "memory");
+	else if (op == DVX_NVL_SIG_ADD)
+		asm volatile("red.relaxed.sys.global.add.u64 [%0], %1;" ::"l"(w), "l"(value) : "memory");
+	else
+		return -EINVAL;
+#else
+	if (op == DVX_NVL_SIG_SET)
+		__atomic_store_n(w, value, __ATOMIC_RELAXED);
+	else if (op == DVX_NVL_SIG_ADD)
+		__atomic_fetch_add(w, value, __ATOMIC_RELAXED);
+	else
+		return -EINVAL;
+#endif
+	return 0;
 }
 
 /**
@@ -154,13 +189,15 @@ DVX_INLINE void dvx_nvl_flush(void)
  * writes (and those it observed) are visible: a system-scope release (st.release.sys,
  * red.release.sys.add on the GPU; a release store or add on the host).
  * @w:		the word in the peer's memory, through this process's mapping
- * @op:		enum dvx_nvl_sig_op
+ * @op:		enum dvx_nvl_sig_op, with DVX_NVL_SIG_RELAXED for no ordering
  * @value:	what is stored or added
  *
  * Context: any, host or device. Return: 0, or -EINVAL for an unknown @op.
  */
 DVX_INLINE int dvx_nvl_signal(uint64_t *w, uint32_t op, uint64_t value)
 {
+	if (op & DVX_NVL_SIG_RELAXED)
+		return dvx_nvl_signal_relaxed(w, op & ~DVX_NVL_SIG_RELAXED, value);
 	if (op == DVX_NVL_SIG_SET) {
 		dvx_st_release_u64(w, value, DVX_SCOPE_SYS);
 		return 0;
@@ -196,8 +233,11 @@ DVX_INLINE uint64_t dvx_nvl_read(const uint64_t *w)
  *		looks, so a wait that is satisfied soon costs no clock reads
  * @seen:	optional: the last value read
  *
- * Every look is an acquire load (dvx_nvl_read()). A timeout is an error, never a
- * satisfied wait; the word is left as it is, so waiting again is safe.
+ * Every look is an acquire load at system scope (dvx_nvl_read(); on the H200 one
+ * ld.acquire.sys per look costs less than relaxed looks and one acquire fence after
+ * them), so what the writer published before the word is visible after the wait. A
+ * timeout is an error, never a satisfied wait; the word is left as it is, so waiting
+ * again is safe.
  *
  * Context: any, host or device. Return: 0; -ETIMEDOUT; -EINVAL for an unknown @cmp.
  */
