@@ -21,6 +21,7 @@
 #include "../lib/dvx_test.h"
 
 #include <dvx/mp/nvl.h>
+#include <dvx/mp/mp.h>
 #include <dvx/testing/mock.h>
 #include <dvx/testing/sim.h>
 
@@ -484,6 +485,118 @@ static void test_faults(void **state)
 	assert_true(failed >= 8);
 }
 
+/* ---- dvx_mp_init() discovering the facts, every call of rank 0's mock failed ---- */
+
+struct init_rank {
+	struct dvx_bootstrap_tgroup *g;
+	int rank, err;
+	struct dvx_diag diag;
+	struct dvx_mp_topo topo;
+	int nnvl;
+};
+
+static void *init_run(void *arg)
+{
+	struct init_rank *t = arg;
+	struct dvx_bootstrap bs;
+	struct dvx_gpu gpu;
+	struct dvx_mp mp;
+	struct dvx_mp_cfg c;
+	static uint64_t state[2][4096] __attribute__((aligned(64)));
+
+	memset(&gpu, 0, sizeof(gpu));
+	t->err = dvx_bootstrap_thread_init(&bs, t->g, t->rank);
+	if (!t->err)
+		t->err = dvx_gpu_open(&gpu, dvx_mock_hal(&mk[t->rank]), 0, NULL);
+	if (!t->err) {
+		memset(&c, 0, sizeof(c));
+		c.rank = t->rank;
+		c.nranks = 2;
+		c.bs = &bs;
+		c.gpu = &gpu;
+		c.timeout_ns = SEC;
+		assert_true(dvx_mp_state_size(&c) <= sizeof(state[0]));
+		t->err = dvx_mp_init(&mp, &c, state[t->rank], sizeof(state[0]));
+		t->diag = mp.diag;
+		if (!t->err) {
+			t->nnvl = mp.topo.nnvl;
+			t->err = dvx_mp_fini(&mp);
+		}
+		if (dvx_gpu_close(&gpu))
+			dvx_gpu_close(&gpu);	/* a refused release holds on: once more */
+	}
+	dvx_bootstrap_fini(&bs);
+	return NULL;
+}
+
+static void test_mp_init_faults(void **state)
+{
+	struct dvx_bootstrap_tgroup_attr ga;
+	struct init_rank t[2];
+	pthread_t th[2];
+	unsigned n, failed = 0, calls;
+	size_t sz;
+	void *mem;
+	int r;
+
+	(void)state;
+	memset(&ga, 0, sizeof(ga));
+	ga.nranks = 2;
+	ga.max_unexpected = 8;
+	ga.slot_bytes = 4096;
+	sz = dvx_bootstrap_tgroup_mem_size(2, 8, 4096);
+	mem = aligned_alloc(64, (sz + 63) & ~(size_t)63);
+	for (n = 0; n < 100; n++) {
+		for (r = 0; r < 2; r++) {
+			struct dvx_hal_gpu_attr a;
+
+			mock_up(r);		/* GPU 0 "0000:19:00.0" */
+			dvx_mock_gpu_attr_h100(&a, "0000:3b:00.0");
+			assert_int_equal(dvx_mock_add_gpu(&mk[r], &a), 1);	/* a peer GPU */
+		}
+		/* rank 0's n-th call after its GPU is open (init ... set current: 6) */
+		if (n)
+			dvx_mock_fail_at(&mk[0], n + 6, -EIO);
+		assert_int_equal(dvx_bootstrap_tgroup_init(&t[0].g, &ga, mem, sz), 0);
+		for (r = 0; r < 2; r++) {
+			t[r].g = t[0].g;
+			t[r].rank = r;
+			t[r].err = 0;
+			t[r].nnvl = 0;
+			assert_int_equal(pthread_create(&th[r], NULL, init_run, &t[r]), 0);
+		}
+		for (r = 0; r < 2; r++)
+			pthread_join(th[r], NULL);
+		assert_int_equal(dvx_bootstrap_tgroup_fini(t[0].g), 0);
+		calls = dvx_mock_calls(&mk[0]);
+		dvx_mock_clear_faults(&mk[0]);
+		for (r = 0; r < 2; r++)
+			assert_int_equal(dvx_mock_live_total(&mk[r]), 0);
+		if (!n) {
+			/* no fault: one host (the mocks' identity), one GPU: NVL */
+			if (t[0].err)
+				fail_msg("rank 0: %d (%s)", t[0].err, t[0].diag.msg);
+			assert_int_equal(t[1].err, 0);
+			assert_int_equal(t[0].nnvl, 2);
+			continue;
+		}
+		if (!t[0].err) {
+			assert_int_equal(t[1].err, 0);
+			if (calls < n + 6)
+				break;
+			continue;
+		}
+		failed++;
+		/* a failure of rank 0 reaches rank 1 as a failure too: agreed */
+		if (!t[1].err)
+			fail_msg("call %u: rank 0 failed (%d: %s), rank 1 went on", n, t[0].err,
+				 t[0].diag.msg);
+	}
+	assert_true(n < 100);
+	assert_true(failed >= 3);
+	free(mem);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -492,6 +605,7 @@ int main(void)
 		cmocka_unit_test(test_processes),
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_faults),
+		cmocka_unit_test(test_mp_init_faults),
 	};
 
 	return cmocka_run_group_tests_name("mp-nvl", tests, NULL, NULL);
