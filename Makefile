@@ -181,10 +181,12 @@ $(objtree)/.kdoc-check: $(srctree)/scripts/check-kdoc.sh $$(kdoc-hdrs)
 	$(Q)$(srctree)/scripts/check-kdoc.sh $(if $(filter 1,$(V)),-v) $(srctree)
 	$(Q)mkdir -p $(@D) && touch $@
 
-$(LIB): $(all-lib-objs) $(objtree)/.alloc-check $(objtree)/.layer-check $(objtree)/.kdoc-check
+$(LIB): $(all-lib-objs) $(objtree)/.alloc-check $(objtree)/.layer-check $(objtree)/.kdoc-check \
+		$(srctree)/scripts/check-exports.sh
 	$(call quiet,AR,$@)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $(all-lib-objs)
+	$(Q)$(srctree)/scripts/check-exports.sh $@
 
 # tools
 $(tool-bins): $(objtree)/tools/%: $$(addprefix $(objtree)/tools/,$$($$*-objs)) $(LIB)

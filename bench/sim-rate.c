@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * bench/sim-rate.c - how many WQEs per second the software NIC's data path
- * (hal/sim/exec.c, sim_exec_qp()) executes on one core, against a plain memcpy loop
+ * (hal/sim/exec.c, dvx_sim_exec_qp()) executes on one core, against a plain memcpy loop
  * of the same payload bytes in the same run (the floor: what moving the data costs
  * with no WQE decoding, key checks or CQEs).
  *
  * The sim objects (two NICs, a connected QP pair, CQs, MRs) are set up by hand as in
  * tests/sim/test_sim_exec.c, with the control half's lookups stubbed here, so only
  * the execution path is timed: WQEs are built (untimed) with the project's builders
- * one ring lap at a time, then executed (timed) by sim_exec_qp(). Doorbell watching
+ * one ring lap at a time, then executed (timed) by dvx_sim_exec_qp(). Doorbell watching
  * and the progress loop (hal/sim/fabric.c) are not part of the number.
  *
  * Workloads, each signaled on every WQE and on every 16th:
@@ -62,12 +62,12 @@ static _Alignas(64) uint8_t sr_sink[64];
 
 /* ---- the control half's lookups, for these hand-built objects ------------------ */
 
-struct sim_cq *sim_cq_find(struct sim_nic *nic, uint32_t cqn)
+struct sim_cq *dvx_sim_cq_find(struct sim_nic *nic, uint32_t cqn)
 {
 	return cqn == S.cq.cqn && nic == &S.nic[0] ? &S.cq : NULL;
 }
 
-struct sim_qp *sim_qp_find(struct sim_nic *nic, uint32_t qpn)
+struct sim_qp *dvx_sim_qp_find(struct sim_nic *nic, uint32_t qpn)
 {
 	int i;
 
@@ -77,12 +77,12 @@ struct sim_qp *sim_qp_find(struct sim_nic *nic, uint32_t qpn)
 	return NULL;
 }
 
-struct sim_qp *sim_qp_peer(struct sim_fabric *fab, struct sim_qp *qp)
+struct sim_qp *dvx_sim_qp_peer(struct sim_fabric *fab, struct sim_qp *qp)
 {
 	return qp->peer;
 }
 
-struct sim_mr *sim_mr_find(struct sim_nic *nic, uint32_t key)
+struct sim_mr *dvx_sim_mr_find(struct sim_nic *nic, uint32_t key)
 {
 	int i;
 
@@ -92,7 +92,7 @@ struct sim_mr *sim_mr_find(struct sim_nic *nic, uint32_t key)
 	return NULL;
 }
 
-uint64_t sim_now_ns(void)
+uint64_t dvx_sim_now_ns(void)
 {
 	struct timespec ts;
 
@@ -100,10 +100,10 @@ uint64_t sim_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp)
+void dvx_sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp)
 {
 	qp->state = SIM_QPS_ERR;
-	sim_exec_flush(fab, qp);
+	dvx_sim_exec_flush(fab, qp);
 }
 
 /* ---- setup --------------------------------------------------------------------- */
@@ -194,7 +194,7 @@ static const struct {
 
 static uint64_t sr_ns(void)
 {
-	return sim_now_ns();
+	return dvx_sim_now_ns();
 }
 
 /* build one lap of @n WQEs (untimed) */
@@ -224,7 +224,7 @@ static void sr_build(enum sr_kind k, uint32_t n, uint32_t sig_every)
 	S.qp[0].sq_db = S.pi;
 }
 
-/* execute @total WQEs; returns the ns spent inside sim_exec_qp() */
+/* execute @total WQEs; returns the ns spent inside dvx_sim_exec_qp() */
 static uint64_t sr_run_sim(enum sr_kind k, uint64_t total, uint32_t sig_every)
 {
 	uint64_t done = 0, ns = 0;
@@ -237,7 +237,7 @@ static uint64_t sr_run_sim(enum sr_kind k, uint64_t total, uint32_t sig_every)
 
 		sr_build(k, lap, sig_every);
 		t0 = sr_ns();
-		got = sim_exec_qp(&S.fab, &S.qp[0], lap);
+		got = dvx_sim_exec_qp(&S.fab, &S.qp[0], lap);
 		ns += sr_ns() - t0;
 		if (got != lap || S.qp[0].state != SIM_QPS_RTS) {
 			fprintf(stderr, "sim-rate: %s: executed %u of %u (state %u)\n",
@@ -314,7 +314,7 @@ int main(int argc, char **argv)
 		if (sched_setaffinity(0, sizeof(set), &set))
 			perror("sim-rate: sched_setaffinity");
 	}
-	printf("sim-rate: sim_exec_qp() on one core, %llu WQEs per run, median of %d runs\n",
+	printf("sim-rate: dvx_sim_exec_qp() on one core, %llu WQEs per run, median of %d runs\n",
 	       (unsigned long long)total, runs);
 	printf("%-8s %-7s %14s %9s %16s %9s %7s\n", "workload", "signal", "sim WQE/s", "ns/WQE",
 	       "memcpy ref op/s", "ns/op", "sim/ref");

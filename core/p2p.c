@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <dvx/byteorder.h>
 #include <dvx/p2p/setup.h>
 
 #define RING_ALIGN 4096u
@@ -47,25 +48,6 @@ struct dvx_p2p_setup {
 	uint32_t bs_live;
 	uint32_t rec_busy;		/* a dvx_p2p_lane_recover() is running */
 };
-
-/* the exchanged descriptors are little-endian on the wire */
-static uint64_t le64(uint64_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return __builtin_bswap64(v);
-#else
-	return v;
-#endif
-}
-
-static uint32_t le32(uint32_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return __builtin_bswap32(v);
-#else
-	return v;
-#endif
-}
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -545,10 +527,10 @@ int dvx_p2p_exchange(struct dvx_p2p *t, struct dvx_bootstrap *bs, const struct d
 	if (!t || !bs || !mine || !all || bs->nranks != t->nranks)
 		return -EINVAL;
 	memset(&r, 0, sizeof(r));
-	r.addr = le64(mine->addr);
-	r.len = le64(mine->len);
+	r.addr = dvx_le64(mine->addr);
+	r.len = dvx_le64(mine->len);
 	for (i = 0; i < DVX_P2P_MAX_NICS; i++)
-		r.rkey[i] = le32(mine->rkey[i]);
+		r.rkey[i] = dvx_le32(mine->rkey[i]);
 	{
 		int err = dvx_bootstrap_allgather(bs, &r, all, sizeof(r), timeout_ns);
 
@@ -558,10 +540,10 @@ int dvx_p2p_exchange(struct dvx_p2p *t, struct dvx_bootstrap *bs, const struct d
 	for (i = 0; i < (uint32_t)t->nranks; i++) {
 		uint32_t k;
 
-		all[i].addr = le64(all[i].addr);
-		all[i].len = le64(all[i].len);
+		all[i].addr = dvx_le64(all[i].addr);
+		all[i].len = dvx_le64(all[i].len);
 		for (k = 0; k < DVX_P2P_MAX_NICS; k++)
-			all[i].rkey[k] = le32(all[i].rkey[k]);
+			all[i].rkey[k] = dvx_le32(all[i].rkey[k]);
 	}
 	return 0;
 }
@@ -599,12 +581,12 @@ static int rec_send(struct dvx_p2p_setup *s, int peer, uint32_t lane, uint32_t k
 {
 	struct rec_msg m;
 
-	m.magic = le32(REC_MAGIC);
-	m.kind = le32(kind);
-	m.att = le32(att);
-	m.echo = le32(echo);
-	m.failed = le32(failed);
-	m.err = (int32_t)le32((uint32_t)err);
+	m.magic = dvx_le32(REC_MAGIC);
+	m.kind = dvx_le32(kind);
+	m.att = dvx_le32(att);
+	m.echo = dvx_le32(echo);
+	m.failed = dvx_le32(failed);
+	m.err = (int32_t)dvx_le32((uint32_t)err);
 	return dvx_bootstrap_send(&s->bs, peer, lane, &m, sizeof(m), timeout_ns);
 }
 
@@ -632,12 +614,12 @@ static int rec_recv(struct dvx_p2p *t, struct dvx_p2p_setup *s, int peer, uint32
 	}
 	if (err)
 		return err;
-	m->magic = le32(m->magic);
-	m->kind = le32(m->kind);
-	m->att = le32(m->att);
-	m->echo = le32(m->echo);
-	m->failed = le32(m->failed);
-	m->err = (int32_t)le32((uint32_t)m->err);
+	m->magic = dvx_le32(m->magic);
+	m->kind = dvx_le32(m->kind);
+	m->att = dvx_le32(m->att);
+	m->echo = dvx_le32(m->echo);
+	m->failed = dvx_le32(m->failed);
+	m->err = (int32_t)dvx_le32((uint32_t)m->err);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <dvx/byteorder.h>
 #include <dvx/mp/nvl.h>
 
 #include "mp_priv.h"
@@ -35,16 +36,7 @@ static void fdx_name(struct dvx_hal_sock_addr *a, int32_t pid, uint32_t seq)
 	snprintf(a->path, sizeof(a->path), "dvx-fdx-%d-%u", (int)pid, (unsigned)seq);
 }
 
-static uint32_t le32(uint32_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return __builtin_bswap32(v);
-#else
-	return v;
-#endif
-}
-
-int fdx_open(struct fdx_side *x, const struct dvx_hal *hal, int fd, struct dvx_diag *diag)
+int dvx_fdx_open(struct fdx_side *x, const struct dvx_hal *hal, int fd, struct dvx_diag *diag)
 {
 	struct dvx_hal_host_ident id;
 	struct dvx_hal_sock_addr a;
@@ -57,20 +49,20 @@ int fdx_open(struct fdx_side *x, const struct dvx_hal *hal, int fd, struct dvx_d
 	err = dvx_hal_host_ident(hal, &id);
 	if (err)
 		return dvx_hal_diag_set(diag, err, DVX_DIAG_OS, "fdx", "who this process is");
-	x->rec.pid = (int32_t)le32((uint32_t)id.pid);
-	x->rec.uid = le32(id.uid);
-	x->rec.seq = le32(__atomic_fetch_add(&fdx_seq, 1, __ATOMIC_RELAXED));
+	x->rec.pid = (int32_t)dvx_le32((uint32_t)id.pid);
+	x->rec.uid = dvx_le32(id.uid);
+	x->rec.seq = dvx_le32(__atomic_fetch_add(&fdx_seq, 1, __ATOMIC_RELAXED));
 	if (fd < 0)
 		return 0;
-	x->rec.has_fd = le32(1);
-	fdx_name(&a, id.pid, le32(x->rec.seq));
+	x->rec.has_fd = dvx_le32(1);
+	fdx_name(&a, id.pid, dvx_le32(x->rec.seq));
 	err = dvx_hal_sock_listen(hal, &a, 64, &x->lfd);
 	if (err)
 		return dvx_hal_diag_set(diag, err, DVX_DIAG_OS, "fdx", "listen on @%s", a.path);
 	return 0;
 }
 
-void fdx_close(struct fdx_side *x)
+void dvx_fdx_close(struct fdx_side *x)
 {
 	if (x->lfd >= 0)
 		dvx_hal_sock_close(x->hal, x->lfd);
@@ -104,7 +96,7 @@ static int next_fetch(const struct run *R, int from)
 	int r;
 
 	for (r = from; r < R->nranks; r++)
-		if (r != R->me && le32(rec_of(R->recs, R->stride, r)->has_fd))
+		if (r != R->me && dvx_le32(rec_of(R->recs, R->stride, r)->has_fd))
 			return r;
 	return -1;
 }
@@ -115,7 +107,7 @@ static int fetch_start(struct run *R)
 	struct dvx_hal_sock_addr a;
 	int err;
 
-	fdx_name(&a, (int32_t)le32((uint32_t)rc->pid), le32(rc->seq));
+	fdx_name(&a, (int32_t)dvx_le32((uint32_t)rc->pid), dvx_le32(rc->seq));
 	err = dvx_hal_sock_connect(R->x->hal, &a, &R->cfd);
 	if (err)
 		return dvx_hal_diag_set(R->diag, err, DVX_DIAG_OS, "fdx",
@@ -126,7 +118,7 @@ static int fetch_start(struct run *R)
 
 static int fetch_connected(struct run *R)
 {
-	struct hello h = { le32(FDX_HELLO_MAGIC), (int32_t)le32((uint32_t)R->me) };
+	struct hello h = { dvx_le32(FDX_HELLO_MAGIC), (int32_t)dvx_le32((uint32_t)R->me) };
 	struct dvx_hal_iov iov = { &h, sizeof(h) };
 	size_t n = 0;
 	int err = dvx_hal_sock_error(R->x->hal, R->cfd);
@@ -199,10 +191,10 @@ static int serve_hello(struct run *R)
 	R->sgot += (int)got;
 	if (R->sgot < (int)sizeof(R->shello))
 		return 0;
-	rank = (int)le32((uint32_t)R->shello.rank);
+	rank = (int)dvx_le32((uint32_t)R->shello.rank);
 	/* a stranger (not a rank, or not the process that rank published) is refused and
 	 * forgotten: it gets nothing and cannot end the exchange for the others */
-	if (le32(R->shello.magic) != FDX_HELLO_MAGIC || rank < 0 || rank >= R->nranks ||
+	if (dvx_le32(R->shello.magic) != FDX_HELLO_MAGIC || rank < 0 || rank >= R->nranks ||
 	    rank == R->me) {
 		R->strangers++;
 		goto drop;
@@ -211,7 +203,7 @@ static int serve_hello(struct run *R)
 	err = dvx_hal_sock_cred(R->x->hal, R->sfd, &cr);
 	if (err)
 		goto drop;
-	if (cr.pid != (int32_t)le32((uint32_t)rc->pid) || cr.uid != le32(rc->uid)) {
+	if (cr.pid != (int32_t)dvx_le32((uint32_t)rc->pid) || cr.uid != dvx_le32(rc->uid)) {
 		R->strangers++;
 		goto drop;
 	}
@@ -231,7 +223,7 @@ drop:
 	return 0;
 }
 
-int fdx_run(struct fdx_side *x, const struct dvx_bootstrap *bs, const void *recs, size_t stride,
+int dvx_fdx_run(struct fdx_side *x, const struct dvx_bootstrap *bs, const void *recs, size_t stride,
 	    int32_t *fds, uint64_t deadline_ns, struct dvx_diag *diag)
 {
 	struct run R;
@@ -320,7 +312,7 @@ int dvx_fdx_allgather(struct dvx_bootstrap *bs, const struct dvx_hal *hal, int f
 		return -EINVAL;
 	for (err = 0; err < bs->nranks; err++)
 		fds[err] = -1;
-	err = fdx_open(&x, hal, fd, diag);
+	err = dvx_fdx_open(&x, hal, fd, diag);
 	if (err)
 		return err;
 	deadline = dvx_hal_now_ns(hal);
@@ -329,8 +321,8 @@ int dvx_fdx_allgather(struct dvx_bootstrap *bs, const struct dvx_hal *hal, int f
 	if (err) {
 		dvx_hal_diag_set(diag, err, DVX_DIAG_OS, "fdx", "allgather of the names");
 	} else {
-		err = fdx_run(&x, bs, scratch, sizeof(x.rec), fds, deadline, diag);
+		err = dvx_fdx_run(&x, bs, scratch, sizeof(x.rec), fds, deadline, diag);
 	}
-	fdx_close(&x);
+	dvx_fdx_close(&x);
 	return err;
 }

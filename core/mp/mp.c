@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <dvx/byteorder.h>
 #include <dvx/mp/mp.h>
 #include <dvx/mp/dev.h>
 #include <dvx/p2p/gpu.h>
@@ -309,24 +310,6 @@ int dvx_mp_deregister(struct dvx_mp *mp, void *ptr)
 	return dvx_mp_reg_del(&mp->reg, ptr);
 }
 
-static uint64_t le64(uint64_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return __builtin_bswap64(v);
-#else
-	return v;
-#endif
-}
-
-static uint32_t le32(uint32_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return __builtin_bswap32(v);
-#else
-	return v;
-#endif
-}
-
 int dvx_mp_exchange_ib(struct dvx_mp *mp, const struct dvx_p2p_lbuf *mine,
 		       struct dvx_p2p_rbuf *all, struct dvx_p2p_rbuf *ib, uint64_t timeout_ns)
 {
@@ -338,19 +321,19 @@ int dvx_mp_exchange_ib(struct dvx_mp *mp, const struct dvx_p2p_lbuf *mine,
 		return -EINVAL;
 	memset(&r, 0, sizeof(r));
 	if (mine) {
-		r.addr = le64(mine->addr);
-		r.len = le64(mine->len);
+		r.addr = dvx_le64(mine->addr);
+		r.len = dvx_le64(mine->len);
 		for (k = 0; k < DVX_P2P_MAX_NICS; k++)
-			r.rkey[k] = le32(mine->rkey[k]);
+			r.rkey[k] = dvx_le32(mine->rkey[k]);
 	}
 	err = dvx_bootstrap_allgather(mp->cfg.bs, &r, all, sizeof(r), timeout_ns);
 	if (err)
 		return dvx_hal_diag_set(&mp->diag, err, DVX_DIAG_OS, "mp_exchange_ib", "allgather");
 	for (i = 0; i < mp->nranks; i++) {
-		all[i].addr = le64(all[i].addr);
-		all[i].len = le64(all[i].len);
+		all[i].addr = dvx_le64(all[i].addr);
+		all[i].len = dvx_le64(all[i].len);
 		for (k = 0; k < DVX_P2P_MAX_NICS; k++)
-			all[i].rkey[k] = le32(all[i].rkey[k]);
+			all[i].rkey[k] = dvx_le32(all[i].rkey[k]);
 	}
 	/* IB arrays are indexed by the IB map, never by the global peer index */
 	if (ib)

@@ -28,21 +28,21 @@ struct fdx_side {
 };
 
 /*
- * fdx_open() - start offering @fd (-1: offer nothing, take only): learn who this
+ * dvx_fdx_open() - start offering @fd (-1: offer nothing, take only): learn who this
  * process is and listen on a fresh abstract name. Return: 0 or the hal's error.
  */
-int fdx_open(struct fdx_side *x, const struct dvx_hal *hal, int fd, struct dvx_diag *diag);
+int dvx_fdx_open(struct fdx_side *x, const struct dvx_hal *hal, int fd, struct dvx_diag *diag);
 
 /*
- * fdx_run() - with every rank's record (@recs, @stride bytes apart, by rank of @bs):
+ * dvx_fdx_run() - with every rank's record (@recs, @stride bytes apart, by rank of @bs):
  * fetch a descriptor from every other rank that offers one into @fds[r] (-1
  * elsewhere), and hand ours to every other rank, until @deadline_ns. On failure
  * every descriptor it received is closed and @fds is all -1.
  */
-int fdx_run(struct fdx_side *x, const struct dvx_bootstrap *bs, const void *recs, size_t stride,
+int dvx_fdx_run(struct fdx_side *x, const struct dvx_bootstrap *bs, const void *recs, size_t stride,
 	    int32_t *fds, uint64_t deadline_ns, struct dvx_diag *diag);
 
-/* fdx_close() - stop listening (the offered descriptor stays the caller's) */
-void fdx_close(struct fdx_side *x);
+/* dvx_fdx_close() - stop listening (the offered descriptor stays the caller's) */
+void dvx_fdx_close(struct fdx_side *x);
 
 #endif /* DVX_CORE_MP_PRIV_H */

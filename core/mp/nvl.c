@@ -9,30 +9,13 @@
 #include <errno.h>
 #include <string.h>
 
+#include <dvx/byteorder.h>
 #include <dvx/mp/nvl.h>
 
 #include "mp_priv.h"
 
 DVX_STATIC_ASSERT(sizeof(struct fdx_rec) == DVX_FDX_REC_BYTES, "fdx record");
 DVX_STATIC_ASSERT(sizeof(((struct dvx_nvl_rec *)0)->fdx) == sizeof(struct fdx_rec), "fdx in rec");
-
-static uint64_t le64(uint64_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return __builtin_bswap64(v);
-#else
-	return v;
-#endif
-}
-
-static uint32_t le32(uint32_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	return __builtin_bswap32(v);
-#else
-	return v;
-#endif
-}
 
 static uint64_t deadline_of(const struct dvx_hal *hal, uint64_t timeout_ns)
 {
@@ -83,11 +66,11 @@ static int export_mine(struct dvx_nvl_buf *b, void *ptr, uint64_t len, struct dv
 	if (err)
 		return dvx_hal_diag_set(&b->diag, err, DVX_DIAG_CUDA, "nvl_exchange",
 					"export of the allocation");
-	r->mode = le32(mode);
-	r->len = le64(len);
-	r->offset = le64(a - m.dptr);
-	r->alloc_len = le64(h.len);
-	r->addr = le64(a);
+	r->mode = dvx_le32(mode);
+	r->len = dvx_le64(len);
+	r->offset = dvx_le64(a - m.dptr);
+	r->alloc_len = dvx_le64(h.len);
+	r->addr = dvx_le64(a);
 	memcpy(r->handle, h.data, sizeof(r->handle));
 	*fd = mode == DVX_NVL_FD ? h.fd : -1;
 	return 0;
@@ -96,7 +79,7 @@ static int export_mine(struct dvx_nvl_buf *b, void *ptr, uint64_t len, struct dv
 /* agree on the outcome: every rank's status; the lowest rank's error wins */
 static int agree(struct dvx_nvl_buf *b, int status, uint64_t timeout_ns, int *who)
 {
-	int32_t st[DVX_NVL_MAX_RANKS], mine = (int32_t)le32((uint32_t)status);
+	int32_t st[DVX_NVL_MAX_RANKS], mine = (int32_t)dvx_le32((uint32_t)status);
 	int r, err;
 
 	err = dvx_bootstrap_allgather(b->bs, &mine, st, sizeof(mine), timeout_ns);
@@ -105,7 +88,7 @@ static int agree(struct dvx_nvl_buf *b, int status, uint64_t timeout_ns, int *wh
 	for (r = 0; r < b->n; r++)
 		if (st[r]) {
 			*who = r;
-			return (int32_t)le32((uint32_t)st[r]);
+			return (int32_t)dvx_le32((uint32_t)st[r]);
 		}
 	return 0;
 }
@@ -147,20 +130,20 @@ static int import_one(struct dvx_nvl_buf *b, int l, int32_t fd, int32_t my_pid)
 	struct dvx_nvl_peer *p = &b->peers[l];
 	const struct dvx_nvl_rec *r = &p->rec;
 	struct dvx_hal_gpu_handle h;
-	uint32_t mode = le32(r->mode);
+	uint32_t mode = dvx_le32(r->mode);
 	int err;
 
-	if (mode == DVX_NVL_IPC && (int32_t)le32((uint32_t)r->pid) == my_pid) {
+	if (mode == DVX_NVL_IPC && (int32_t)dvx_le32((uint32_t)r->pid) == my_pid) {
 		/* a legacy handle does not open in the process that made it; the address
 		 * is valid in the whole process */
-		p->ptr = le64(r->addr);
-		p->base = p->ptr - le64(r->offset);
+		p->ptr = dvx_le64(r->addr);
+		p->base = p->ptr - dvx_le64(r->offset);
 		return 0;
 	}
 	memset(&h, 0, sizeof(h));
 	h.type = mode;
 	h.fd = fd;
-	h.len = le64(r->alloc_len);
+	h.len = dvx_le64(r->alloc_len);
 	memcpy(h.data, r->handle, sizeof(h.data));
 	if (mode == DVX_NVL_FD && fd < 0)
 		return -EPROTO;
@@ -169,7 +152,7 @@ static int import_one(struct dvx_nvl_buf *b, int l, int32_t fd, int32_t my_pid)
 		return err;
 	p->mapped = 1;
 	p->base = p->mem.dptr;
-	p->ptr = p->base + le64(r->offset);
+	p->ptr = p->base + dvx_le64(r->offset);
 	return 0;
 }
 
@@ -204,14 +187,14 @@ int dvx_nvl_exchange(struct dvx_nvl_buf *b, struct dvx_nvl_peer *peers, struct d
 	memset(&x, 0, sizeof(x));
 	x.lfd = -1;
 	if (!status) {
-		status = fdx_open(&x, hal, my_fd, &b->diag);
+		status = dvx_fdx_open(&x, hal, my_fd, &b->diag);
 		memcpy(mine->fdx, &x.rec, sizeof(x.rec));
 	}
-	mine->status = (int32_t)le32((uint32_t)status);
+	mine->status = (int32_t)dvx_le32((uint32_t)status);
 	{
 		struct dvx_hal_host_ident id;
 
-		mine->pid = (int32_t)le32((uint32_t)(dvx_hal_host_ident(hal, &id) ? -1 : id.pid));
+		mine->pid = (int32_t)dvx_le32((uint32_t)(dvx_hal_host_ident(hal, &id) ? -1 : id.pid));
 	}
 	err = dvx_bootstrap_allgather(bs, &peers[b->me], peers, sizeof(*peers), timeout_ns);
 	if (err) {
@@ -225,9 +208,9 @@ int dvx_nvl_exchange(struct dvx_nvl_buf *b, struct dvx_nvl_peer *peers, struct d
 		memset((uint8_t *)p + sizeof(p->rec), 0, sizeof(*p) - sizeof(p->rec));
 		if (p->rec.status && who < 0) {
 			who = l;
-			err = (int32_t)le32((uint32_t)p->rec.status);
+			err = (int32_t)dvx_le32((uint32_t)p->rec.status);
 		}
-		any_fd |= le32(p->rec.mode) == DVX_NVL_FD;
+		any_fd |= dvx_le32(p->rec.mode) == DVX_NVL_FD;
 	}
 	if (who >= 0) {
 		/* an export failed somewhere: everyone knows it at once */
@@ -237,8 +220,8 @@ int dvx_nvl_exchange(struct dvx_nvl_buf *b, struct dvx_nvl_peer *peers, struct d
 		goto out;
 	}
 	peers[b->me].ptr = (uint64_t)(uintptr_t)ptr;
-	peers[b->me].base = (uint64_t)(uintptr_t)ptr - le64(mine->offset);
-	b->mode = le32(mine->mode);
+	peers[b->me].base = (uint64_t)(uintptr_t)ptr - dvx_le64(mine->offset);
+	b->mode = dvx_le32(mine->mode);
 
 	/* descriptors, where a rank shares by FD */
 	for (l = 0; l < b->n; l++)
@@ -246,14 +229,14 @@ int dvx_nvl_exchange(struct dvx_nvl_buf *b, struct dvx_nvl_peer *peers, struct d
 	status = 0;
 	if (any_fd) {
 		deadline = deadline_of(hal, timeout_ns);
-		status = fdx_run(&x, bs, (const uint8_t *)peers + offsetof(struct dvx_nvl_peer, rec.fdx),
+		status = dvx_fdx_run(&x, bs, (const uint8_t *)peers + offsetof(struct dvx_nvl_peer, rec.fdx),
 				 sizeof(*peers), fds, deadline, &b->diag);
 	}
 	for (l = 0; l < b->n && !status; l++) {
 		if (!wanted(b, topo, l))
 			continue;
 		status = import_one(b, l, fds[l],
-				    (int32_t)le32((uint32_t)peers[b->me].rec.pid));
+				    (int32_t)dvx_le32((uint32_t)peers[b->me].rec.pid));
 		if (status)
 			dvx_hal_diag_set(&b->diag, status, DVX_DIAG_CUDA, "nvl_exchange",
 					 "import of local rank %d's buffer", l);
@@ -263,7 +246,7 @@ int dvx_nvl_exchange(struct dvx_nvl_buf *b, struct dvx_nvl_peer *peers, struct d
 			dvx_hal_fd_close(hal, fds[l]);
 	/* no more descriptors to hand out: a rank still waiting to connect here learns
 	 * at once that something went wrong */
-	fdx_close(&x);
+	dvx_fdx_close(&x);
 	imported = 1;
 
 	/* everyone imported (or nobody goes on): only now may exporters let go. A rank
@@ -276,7 +259,7 @@ int dvx_nvl_exchange(struct dvx_nvl_buf *b, struct dvx_nvl_peer *peers, struct d
 	else if (err && who < 0)
 		dvx_hal_diag_set(&b->diag, err, DVX_DIAG_OS, "nvl_exchange", "allgather of statuses");
 out:
-	fdx_close(&x);
+	dvx_fdx_close(&x);
 	if (my_fd >= 0)
 		dvx_hal_fd_close(gpu->hg.hal, my_fd);	/* the backend that made it */
 	if (err) {

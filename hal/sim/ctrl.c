@@ -60,7 +60,7 @@ static uint32_t check_range(const struct sim_umem *u, uint64_t off, uint64_t byt
 
 /* ---- GIDs ---------------------------------------------------------------------- */
 
-uint32_t sim_gid_tbl_len(const struct sim_nic *nic, unsigned port)
+uint32_t dvx_sim_gid_tbl_len(const struct sim_nic *nic, unsigned port)
 {
 	const struct dvx_sim_port_cfg *p = port_cfg(nic, port);
 
@@ -69,12 +69,12 @@ uint32_t sim_gid_tbl_len(const struct sim_nic *nic, unsigned port)
 	return p->link_layer == DVX_LINK_LAYER_ETHERNET ? DVX_SIM_ROCE_GID_TBL_LEN : 1;
 }
 
-bool sim_gid_of(const struct sim_nic *nic, unsigned port, uint32_t index, uint8_t gid[16],
+bool dvx_sim_gid_of(const struct sim_nic *nic, unsigned port, uint32_t index, uint8_t gid[16],
 		uint8_t *type)
 {
 	const struct dvx_sim_port_cfg *p = port_cfg(nic, port);
 
-	if (!p || index >= sim_gid_tbl_len(nic, port))
+	if (!p || index >= dvx_sim_gid_tbl_len(nic, port))
 		return false;
 	memset(gid, 0, 16);
 	if (p->link_layer == DVX_LINK_LAYER_IB) {
@@ -104,20 +104,20 @@ bool sim_gid_of(const struct sim_nic *nic, unsigned port, uint32_t index, uint8_
 	return true;
 }
 
-bool sim_port_has_gid(const struct sim_nic *nic, unsigned port, const uint8_t gid[16])
+bool dvx_sim_port_has_gid(const struct sim_nic *nic, unsigned port, const uint8_t gid[16])
 {
-	uint32_t i, n = sim_gid_tbl_len(nic, port);
+	uint32_t i, n = dvx_sim_gid_tbl_len(nic, port);
 	uint8_t g[16], t;
 
 	for (i = 0; i < n; i++)
-		if (sim_gid_of(nic, port, i, g, &t) && !memcmp(g, gid, 16))
+		if (dvx_sim_gid_of(nic, port, i, g, &t) && !memcmp(g, gid, 16))
 			return true;
 	return false;
 }
 
 /* ---- QUERY_HCA_CAP ------------------------------------------------------------- */
 
-void sim_caps_build(struct sim_nic *nic)
+void dvx_sim_caps_build(struct sim_nic *nic)
 {
 	const struct dvx_sim_nic_cfg *c = &nic->cfg;
 	bool eth = c->port[0].link_layer == DVX_LINK_LAYER_ETHERNET;
@@ -211,7 +211,7 @@ static bool is_object_cmd(unsigned op)
 	return (op >= 0x400 && op <= 0x403) || (op >= 0x500 && op <= 0x50f);
 }
 
-int sim_cmd_general(struct sim_nic *nic, const void *in, size_t inlen, void *out,
+int dvx_sim_cmd_general(struct sim_nic *nic, const void *in, size_t inlen, void *out,
 		    size_t outlen)
 {
 	unsigned op = dvx_get_be16(in);
@@ -259,13 +259,13 @@ static int create_cq(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 		REFUSE(BAD_PARAM, NO_CAP);
 	if (log > c->log_max_cq_sz)
 		REFUSE(BAD_PARAM, LOG_SIZE);
-	if (!sim_uar_find(nic, uar))
+	if (!dvx_sim_uar_find(nic, uar))
 		REFUSE(BAD_RESOURCE, BAD_UAR);
 	if (eqn < DVX_SIM_EQN_BASE || eqn >= DVX_SIM_EQN_BASE + DVX_SIM_NUM_EQS)
 		REFUSE(BAD_RESOURCE, BAD_EQ);
 	/* the kernel forces cq_umem_valid and dbr_umem_valid (prm 1.1) */
-	ring = sim_umem_find(nic, sim_get(in, 88, 31, 0));
-	dbr = sim_umem_find(nic, sim_get(in, 20, 31, 0));
+	ring = dvx_sim_umem_find(nic, sim_get(in, 88, 31, 0));
+	dbr = dvx_sim_umem_find(nic, sim_get(in, 20, 31, 0));
 	if (!ring || !dbr)
 		REFUSE(BAD_RESOURCE, BAD_UMEM);
 	synd = check_range(ring, ring_off, 64ull << log, 64);
@@ -282,7 +282,7 @@ static int create_cq(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 		;
 	cq = &nic->cqs[slot];
 	memset(cq, 0, sizeof(*cq));
-	cq->cqn = sim_make_id(nic, slot, nic->fab->cfg.max_cqs, 24);
+	cq->cqn = dvx_sim_make_id(nic, slot, nic->fab->cfg.max_cqs, 24);
 	cq->log_sz = log;
 	cq->ring = ring->base + ring_off;
 	cq->dbrec = dbr->base + dbr_off;
@@ -374,11 +374,11 @@ static int create_qp(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 	cd = sim_get(in, 168, 2, 0);		/* cd_slave_receive, cd_slave_send, cd_master */
 	if (cd && !c->cd)
 		REFUSE(BAD_PARAM, NO_CAP);
-	if (!sim_pd_find(nic, sim_get(in, 28, 23, 0)))
+	if (!dvx_sim_pd_find(nic, sim_get(in, 28, 23, 0)))
 		REFUSE(BAD_RESOURCE, BAD_PD);
-	if (!sim_uar_find(nic, sim_get(in, 36, 23, 0)))
+	if (!dvx_sim_uar_find(nic, sim_get(in, 36, 23, 0)))
 		REFUSE(BAD_RESOURCE, BAD_UAR);
-	cq_snd = sim_cq_find(nic, sim_get(in, 148, 23, 0));
+	cq_snd = dvx_sim_cq_find(nic, sim_get(in, 148, 23, 0));
 	if (!cq_snd)
 		REFUSE(BAD_RESOURCE, BAD_CQ);
 	rq_type = sim_get(in, 196, 26, 24);
@@ -392,7 +392,7 @@ static int create_qp(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 		rq_bytes = (16ull << stride) << log_rq;
 		if (rq_bytes < 64)	/* the SQ behind it must start on a WQEBB */
 			REFUSE(BAD_PARAM, FIELD);
-		cq_rcv = sim_cq_find(nic, cqn_rcv);
+		cq_rcv = dvx_sim_cq_find(nic, cqn_rcv);
 		if (!cq_rcv)
 			REFUSE(BAD_RESOURCE, BAD_CQ);
 		break;
@@ -400,7 +400,7 @@ static int create_qp(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 		REFUSE(BAD_RESOURCE, NOT_MODELLED);
 	case 3:		/* zero-length RQ: cqn_rcv unused, but must be real if given */
 		if (cqn_rcv) {
-			cq_rcv = sim_cq_find(nic, cqn_rcv);
+			cq_rcv = dvx_sim_cq_find(nic, cqn_rcv);
 			if (!cq_rcv)
 				REFUSE(BAD_RESOURCE, BAD_CQ);
 		}
@@ -409,8 +409,8 @@ static int create_qp(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 		REFUSE(BAD_PARAM, FIELD);
 	}
 	/* the kernel forces wq_umem_valid and qpc.dbr_umem_valid (prm 1.1) */
-	wq = sim_umem_find(nic, sim_get(in, 264, 31, 0));
-	dbr = sim_umem_find(nic, sim_get(in, 252, 31, 0));
+	wq = dvx_sim_umem_find(nic, sim_get(in, 264, 31, 0));
+	dbr = dvx_sim_umem_find(nic, sim_get(in, 252, 31, 0));
 	if (!wq || !dbr)
 		REFUSE(BAD_RESOURCE, BAD_UMEM);
 	wq_off = sim_get64(in, 256);
@@ -431,7 +431,7 @@ static int create_qp(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 		;
 	qp = &nic->qps[slot];
 	memset(qp, 0, sizeof(*qp));
-	qp->qpn = sim_make_id(nic, slot, nic->fab->cfg.max_qps, 24);
+	qp->qpn = dvx_sim_make_id(nic, slot, nic->fab->cfg.max_qps, 24);
 	qp->state = SIM_QPS_RST;
 	qp->pdn = sim_get(in, 28, 23, 0);
 	qp->uar_page = sim_get(in, 36, 23, 0);
@@ -469,7 +469,7 @@ static int create_qp(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 
 static void reset_exec_state(struct sim_qp *qp)
 {
-	sim_exec_reset_qp(qp);
+	dvx_sim_exec_reset_qp(qp);
 	qp->peer = NULL;
 	qp->flush_db = 0;
 	qp->flush_rq = 0;
@@ -592,7 +592,7 @@ static int init2rtr(struct sim_nic *nic, struct sim_qp *qp, const uint8_t *in, v
 	if (sim_get(in, 48, 31, 31) && !c->force_loopback)
 		REFUSE(BAD_PARAM, NO_CAP);
 	if ((p->link_layer == DVX_LINK_LAYER_ETHERNET || sim_get(in, 52, 23, 23)) &&
-	    sim_get(in, 56, 23, 16) >= sim_gid_tbl_len(nic, port))
+	    sim_get(in, 56, 23, 16) >= dvx_sim_gid_tbl_len(nic, port))
 		REFUSE(BAD_PARAM, PORT);
 	if ((opt & (1u << 4)) && sim_get(in, 48, 15, 0) >= pkey_tbl_len(p))
 		REFUSE(BAD_PARAM, PORT);
@@ -695,7 +695,7 @@ static int query_qp(struct sim_nic *nic, struct sim_qp *qp, const uint8_t *in, s
 
 /* ---- the object entry points ------------------------------------------------------ */
 
-int sim_cmd_create(struct sim_nic *nic, const void *in, size_t inlen, void *out,
+int dvx_sim_cmd_create(struct sim_nic *nic, const void *in, size_t inlen, void *out,
 		   size_t outlen, struct dvx_hal_obj *obj)
 {
 	unsigned op = dvx_get_be16(in);
@@ -733,7 +733,7 @@ static struct sim_cq *obj_cq(struct sim_nic *nic, struct dvx_hal_obj *obj)
 	return cq;
 }
 
-int sim_cmd_modify(struct sim_nic *nic, struct dvx_hal_obj *obj, const void *in, size_t inlen,
+int dvx_sim_cmd_modify(struct sim_nic *nic, struct dvx_hal_obj *obj, const void *in, size_t inlen,
 		   void *out, size_t outlen)
 {
 	static const struct {
@@ -779,7 +779,7 @@ int sim_cmd_modify(struct sim_nic *nic, struct dvx_hal_obj *obj, const void *in,
 	case SIM_CMD_RTS2RTS_QP:
 		return rts2rts(nic, qp, in, out);
 	case SIM_CMD_2ERR_QP:
-		sim_qp_set_err(nic->fab, qp);
+		dvx_sim_qp_set_err(nic->fab, qp);
 		break;
 	default:	/* 2RST */
 		qp->state = SIM_QPS_RST;
@@ -790,7 +790,7 @@ int sim_cmd_modify(struct sim_nic *nic, struct dvx_hal_obj *obj, const void *in,
 	return 0;
 }
 
-int sim_cmd_query(struct sim_nic *nic, struct dvx_hal_obj *obj, const void *in, size_t inlen,
+int dvx_sim_cmd_query(struct sim_nic *nic, struct dvx_hal_obj *obj, const void *in, size_t inlen,
 		  void *out, size_t outlen)
 {
 	unsigned op = dvx_get_be16(in);
@@ -811,7 +811,7 @@ int sim_cmd_query(struct sim_nic *nic, struct dvx_hal_obj *obj, const void *in, 
 	return -EINVAL;	/* DEVX: not a query of this object */
 }
 
-int sim_cmd_destroy(struct sim_nic *nic, struct dvx_hal_obj *obj, uint8_t *in16, uint8_t *out16)
+int dvx_sim_cmd_destroy(struct sim_nic *nic, struct dvx_hal_obj *obj, uint8_t *in16, uint8_t *out16)
 {
 	struct sim_qp *qp = obj_qp(nic, obj);
 	struct sim_cq *cq = obj_cq(nic, obj);

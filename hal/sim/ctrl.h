@@ -118,8 +118,8 @@ static inline unsigned sim_slot_bits(uint32_t cap)
 	return b;
 }
 
-/** sim_make_id() - a fresh number for @slot of a table of @cap, within @width bits */
-uint32_t sim_make_id(struct sim_nic *nic, uint32_t slot, uint32_t cap, unsigned width);
+/** dvx_sim_make_id() - a fresh number for @slot of a table of @cap, within @width bits */
+uint32_t dvx_sim_make_id(struct sim_nic *nic, uint32_t slot, uint32_t cap, unsigned width);
 
 /** sim_id_slot() - the slot an id names, or UINT32_MAX */
 static inline uint32_t sim_id_slot(uint32_t id, uint32_t cap)
@@ -131,14 +131,14 @@ static inline uint32_t sim_id_slot(uint32_t id, uint32_t cap)
 
 /* ---- lookups shared by the control files (fab->lock held) ------------------------ */
 
-struct sim_pd *sim_pd_find(struct sim_nic *nic, uint32_t pdn);
-struct sim_umem *sim_umem_find(struct sim_nic *nic, uint32_t id);
-struct sim_uar *sim_uar_find(struct sim_nic *nic, uint32_t page_id);
-struct sim_dmabuf *sim_dmabuf_find(struct sim_fabric *fab, int fd);
-/** sim_dmabuf_new() - a fake dma-buf of [base, base + len): 0 and *fd, or -ENOSPC */
-int sim_dmabuf_new(struct sim_fabric *fab, uint8_t *base, uint64_t len, int *fd);
-/** sim_dmabuf_put() - a registration from @d went; a closed one goes with its last */
-void sim_dmabuf_put(struct sim_dmabuf *d);
+struct sim_pd *dvx_sim_pd_find(struct sim_nic *nic, uint32_t pdn);
+struct sim_umem *dvx_sim_umem_find(struct sim_nic *nic, uint32_t id);
+struct sim_uar *dvx_sim_uar_find(struct sim_nic *nic, uint32_t page_id);
+struct sim_dmabuf *dvx_sim_dmabuf_find(struct sim_fabric *fab, int fd);
+/** dvx_sim_dmabuf_new() - a fake dma-buf of [base, base + len): 0 and *fd, or -ENOSPC */
+int dvx_sim_dmabuf_new(struct sim_fabric *fab, uint8_t *base, uint64_t len, int *fd);
+/** dvx_sim_dmabuf_put() - a registration from @d went; a closed one goes with its last */
+void dvx_sim_dmabuf_put(struct sim_dmabuf *d);
 
 static inline struct sim_fabric *sim_fab_of(struct dvx_sim_fabric *fab)
 {
@@ -147,8 +147,8 @@ static inline struct sim_fabric *sim_fab_of(struct dvx_sim_fabric *fab)
 
 /* ---- ctrl.c: the DEVX commands ------------------------------------------------- */
 
-/** sim_caps_build() - fill the four capability pages of @nic from its config */
-void sim_caps_build(struct sim_nic *nic);
+/** dvx_sim_caps_build() - fill the four capability pages of @nic from its config */
+void dvx_sim_caps_build(struct sim_nic *nic);
 
 /*
  * The mailbox entry points. Each writes status and syndrome into @out (and counts the
@@ -156,30 +156,30 @@ void sim_caps_build(struct sim_nic *nic);
  * (status != 0 in @out), or a negative errno for what the kernel's DEVX layer
  * refuses before the device sees it.
  */
-int sim_cmd_general(struct sim_nic *nic, const void *in, size_t inlen, void *out,
+int dvx_sim_cmd_general(struct sim_nic *nic, const void *in, size_t inlen, void *out,
 		    size_t outlen);
-int sim_cmd_create(struct sim_nic *nic, const void *in, size_t inlen, void *out,
+int dvx_sim_cmd_create(struct sim_nic *nic, const void *in, size_t inlen, void *out,
 		   size_t outlen, struct dvx_hal_obj *obj);
-int sim_cmd_modify(struct sim_nic *nic, struct dvx_hal_obj *obj, const void *in, size_t inlen,
+int dvx_sim_cmd_modify(struct sim_nic *nic, struct dvx_hal_obj *obj, const void *in, size_t inlen,
 		   void *out, size_t outlen);
-int sim_cmd_query(struct sim_nic *nic, struct dvx_hal_obj *obj, const void *in, size_t inlen,
+int dvx_sim_cmd_query(struct sim_nic *nic, struct dvx_hal_obj *obj, const void *in, size_t inlen,
 		  void *out, size_t outlen);
 /* destroy: fills a synthesized destroy mailbox pair so the caller can record it */
-int sim_cmd_destroy(struct sim_nic *nic, struct dvx_hal_obj *obj, uint8_t *in16,
+int dvx_sim_cmd_destroy(struct sim_nic *nic, struct dvx_hal_obj *obj, uint8_t *in16,
 		    uint8_t *out16);
 
-/** sim_gid_of() - GID table entry @index of @port (1-based); false if empty */
-bool sim_gid_of(const struct sim_nic *nic, unsigned port, uint32_t index, uint8_t gid[16],
+/** dvx_sim_gid_of() - GID table entry @index of @port (1-based); false if empty */
+bool dvx_sim_gid_of(const struct sim_nic *nic, unsigned port, uint32_t index, uint8_t gid[16],
 		uint8_t *type);
-/** sim_gid_tbl_len() - GID table length of @port */
-uint32_t sim_gid_tbl_len(const struct sim_nic *nic, unsigned port);
-/** sim_port_has_gid() - does @port of @nic own @gid (any table entry) */
-bool sim_port_has_gid(const struct sim_nic *nic, unsigned port, const uint8_t gid[16]);
+/** dvx_sim_gid_tbl_len() - GID table length of @port */
+uint32_t dvx_sim_gid_tbl_len(const struct sim_nic *nic, unsigned port);
+/** dvx_sim_port_has_gid() - does @port of @nic own @gid (any table entry) */
+bool dvx_sim_port_has_gid(const struct sim_nic *nic, unsigned port, const uint8_t gid[16]);
 
 /* ---- fabric.c ---------------------------------------------------------------- */
 
-/** sim_pass() - one progress pass; returns WQEs executed (fab->lock held) */
-unsigned sim_pass(struct sim_fabric *fab, bool *busy);
+/** dvx_sim_pass() - one progress pass; returns WQEs executed (fab->lock held) */
+unsigned dvx_sim_pass(struct sim_fabric *fab, bool *busy);
 
 /* the software NIC's hal tables (ops.c): NIC, and host (memory, limits, clock from
  * the shared host table; PCI from the fabric) */
@@ -188,7 +188,7 @@ extern const struct dvx_hal_host_ops dvx_sim_host_ops;
 /* the software GPUs' table (gpu.c) */
 extern const struct dvx_hal_gpu_ops dvx_sim_gpu_ops;
 
-/** sim_gpu_release_all() - dvx_sim_fini(): unmap and close what the GPUs still hold */
-void sim_gpu_release_all(struct sim_fabric *fab);
+/** dvx_sim_gpu_release_all() - dvx_sim_fini(): unmap and close what the GPUs still hold */
+void dvx_sim_gpu_release_all(struct sim_fabric *fab);
 
 #endif /* DVX_HAL_SIM_CTRL_H */

@@ -75,7 +75,7 @@ static inline struct sim_mr *key_lookup(struct sim_qp *qp, struct sim_nic *nic, 
 	 * key 0, and keys are not reused while the fabric lives) */
 	if (X_LIKELY(mr && e->key == key && e->nic == nic && mr->lkey == key))
 		return mr;
-	mr = sim_mr_find(nic, key);
+	mr = dvx_sim_mr_find(nic, key);
 	if (mr) {
 		e->key = key;
 		e->nic = nic;
@@ -205,7 +205,7 @@ static struct sim_cq *qp_cq(struct sim_qp *qp, int recv)
 
 	if (X_LIKELY(*c && (*c)->cqn == cqn && (*c)->nic == qp->nic))
 		return *c;
-	*c = cqn ? sim_cq_find(qp->nic, cqn) : NULL;
+	*c = cqn ? dvx_sim_cq_find(qp->nic, cqn) : NULL;
 	return *c;
 }
 
@@ -288,7 +288,7 @@ static void req_err_cqe(struct sim_fabric *fab, struct sim_qp *qp, uint8_t wqe_o
 static void set_err(struct sim_fabric *fab, struct sim_qp *qp)
 {
 	if (qp->state != SIM_QPS_ERR)
-		sim_qp_set_err(fab, qp);
+		dvx_sim_qp_set_err(fab, qp);
 }
 
 /* ---- the responder's receive queue ---------------------------------------- */
@@ -479,7 +479,7 @@ static int retry_later(struct sim_qp *qp, struct sim_xres *r)
 	if (!qp->exec.retry_left)
 		return x_fail(r, SIM_SYND_TRANSPORT_RETRY_EXC_ERR, SIM_VS_RETRY);
 	qp->exec.retry_left--;
-	qp->stall_until_ns = sim_now_ns() + sim_exec_retry_ns(qp);
+	qp->stall_until_ns = dvx_sim_now_ns() + sim_exec_retry_ns(qp);
 	return X_STALL;
 }
 
@@ -502,7 +502,7 @@ static int rnr_later(struct sim_qp *qp, struct sim_qp *peer, struct sim_xres *r)
 			return x_fail(r, SIM_SYND_RNR_RETRY_EXC_ERR, SIM_VS_RNR);
 		qp->rnr_left--;
 	}
-	qp->stall_until_ns = sim_now_ns() + 10u * rnr_timer_10ns[peer->min_rnr_nak & 31u];
+	qp->stall_until_ns = dvx_sim_now_ns() + 10u * rnr_timer_10ns[peer->min_rnr_nak & 31u];
 	return X_STALL;
 }
 
@@ -766,7 +766,7 @@ static int exec_wait(struct sim_qp *qp, const struct sim_wqe *w, struct sim_xres
 		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_OPCODE);
 	if (w->ds != 2)
 		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_DS);
-	cq = sim_cq_find(qp->nic, cqn);
+	cq = dvx_sim_cq_find(qp->nic, cqn);
 	if (!cq)
 		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_NO_OBJ);
 	/* produced CQE idx <=> pi - 1 is at or after idx, cyclically in 24 bits */
@@ -792,7 +792,7 @@ static int exec_enable(struct sim_qp *qp, const struct sim_wqe *w, struct sim_xr
 		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_NOT_CD);
 	if (w->ds != 2)
 		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_DS);
-	s = sim_qp_find(qp->nic, qpn);
+	s = dvx_sim_qp_find(qp->nic, qpn);
 	if (!s)
 		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_NO_OBJ);
 	if (w->opcode == SIM_OP_SEND_EN ? !s->cd_slave_send : !s->cd_slave_recv)
@@ -848,7 +848,7 @@ static void wqe_done(struct sim_qp *qp, uint32_t nwqebb)
 
 static unsigned flush_pending(struct sim_fabric *fab, struct sim_qp *qp);
 
-unsigned sim_exec_qp(struct sim_fabric *fab, struct sim_qp *qp, unsigned budget)
+unsigned dvx_sim_exec_qp(struct sim_fabric *fab, struct sim_qp *qp, unsigned budget)
 {
 	uint32_t mask, nring;
 	struct sim_cq *scq;
@@ -866,7 +866,7 @@ unsigned sim_exec_qp(struct sim_fabric *fab, struct sim_qp *qp, unsigned budget)
 	if (X_UNLIKELY(!qp->sq))
 		return 0;
 	if (X_UNLIKELY(qp->stall_until_ns)) {
-		if (sim_now_ns() < qp->stall_until_ns)
+		if (dvx_sim_now_ns() < qp->stall_until_ns)
 			return 0;
 		qp->stall_until_ns = 0;
 	} else {
@@ -947,11 +947,11 @@ unsigned sim_exec_qp(struct sim_fabric *fab, struct sim_qp *qp, unsigned budget)
 		}
 		if (X_UNLIKELY(fab->faults.delay_ns) && !qp->exec.delay_done) {
 			qp->exec.delay_done = 1;
-			qp->stall_until_ns = sim_now_ns() + fab->faults.delay_ns;
+			qp->stall_until_ns = dvx_sim_now_ns() + fab->faults.delay_ns;
 			break;
 		}
 		if (!peer_known && w.opcode != SIM_OP_NOP) {
-			peer = sim_qp_peer(fab, qp);
+			peer = dvx_sim_qp_peer(fab, qp);
 			peer_known = 1;
 		}
 		rc = exec_one(fab, qp, peer, &w, &r);
@@ -1045,12 +1045,12 @@ static unsigned flush_pending(struct sim_fabric *fab, struct sim_qp *qp)
 	return n;
 }
 
-void sim_exec_flush(struct sim_fabric *fab, struct sim_qp *qp)
+void dvx_sim_exec_flush(struct sim_fabric *fab, struct sim_qp *qp)
 {
 	(void)flush_pending(fab, qp);
 }
 
-void sim_exec_reset_qp(struct sim_qp *qp)
+void dvx_sim_exec_reset_qp(struct sim_qp *qp)
 {
 	qp->sq_ci = 0;
 	qp->sq_db = 0;

@@ -254,7 +254,7 @@ int dvx_sim_add_nic(struct dvx_sim_fabric *fab, const struct dvx_sim_nic_cfg *cf
 		}
 	n = &f->nics[f->nnics];
 	n->cfg = *cfg;
-	sim_caps_build(n);
+	dvx_sim_caps_build(n);
 	rc = (int)f->nnics++;
 unlock:
 	pthread_mutex_unlock(&f->lock);
@@ -284,7 +284,7 @@ int dvx_sim_set_port(struct dvx_sim_fabric *fab, unsigned nic, unsigned port, in
 
 /* ---- ids and lookups ----------------------------------------------------------- */
 
-uint32_t sim_make_id(struct sim_nic *nic, uint32_t slot, uint32_t cap, unsigned width)
+uint32_t dvx_sim_make_id(struct sim_nic *nic, uint32_t slot, uint32_t cap, unsigned width)
 {
 	unsigned bits = sim_slot_bits(cap);
 	uint64_t gmask = (width > bits) ? ((1ull << (width - bits)) - 1) : 0;
@@ -301,34 +301,34 @@ uint32_t sim_make_id(struct sim_nic *nic, uint32_t slot, uint32_t cap, unsigned 
 		return &(tbl)[s_];                                       \
 	} while (0)
 
-struct sim_pd *sim_pd_find(struct sim_nic *nic, uint32_t pdn)
+struct sim_pd *dvx_sim_pd_find(struct sim_nic *nic, uint32_t pdn)
 {
 	FIND(nic->pds, pdn, nic->fab->cfg.max_pds, pdn);
 }
 
-struct sim_umem *sim_umem_find(struct sim_nic *nic, uint32_t id)
+struct sim_umem *dvx_sim_umem_find(struct sim_nic *nic, uint32_t id)
 {
 	FIND(nic->umems, id, nic->fab->cfg.max_umems, id);
 }
 
-struct sim_uar *sim_uar_find(struct sim_nic *nic, uint32_t page_id)
+struct sim_uar *dvx_sim_uar_find(struct sim_nic *nic, uint32_t page_id)
 {
 	FIND(nic->uars, page_id, nic->fab->cfg.max_uars, page_id);
 }
 
-struct sim_cq *sim_cq_find(struct sim_nic *nic, uint32_t cqn)
+struct sim_cq *dvx_sim_cq_find(struct sim_nic *nic, uint32_t cqn)
 {
 	cqn &= 0xffffff;
 	FIND(nic->cqs, cqn, nic->fab->cfg.max_cqs, cqn);
 }
 
-struct sim_qp *sim_qp_find(struct sim_nic *nic, uint32_t qpn)
+struct sim_qp *dvx_sim_qp_find(struct sim_nic *nic, uint32_t qpn)
 {
 	qpn &= 0xffffff;
 	FIND(nic->qps, qpn, nic->fab->cfg.max_qps, qpn);
 }
 
-struct sim_mr *sim_mr_find(struct sim_nic *nic, uint32_t key)
+struct sim_mr *dvx_sim_mr_find(struct sim_nic *nic, uint32_t key)
 {
 	uint32_t s = sim_id_slot(key >> 8, nic->fab->cfg.max_mrs);
 
@@ -337,7 +337,7 @@ struct sim_mr *sim_mr_find(struct sim_nic *nic, uint32_t key)
 	return &nic->mrs[s];
 }
 
-struct sim_dmabuf *sim_dmabuf_find(struct sim_fabric *fab, int fd)
+struct sim_dmabuf *dvx_sim_dmabuf_find(struct sim_fabric *fab, int fd)
 {
 	int64_t s = (int64_t)fd - DVX_SIM_DMABUF_FD_BASE;
 
@@ -347,7 +347,7 @@ struct sim_dmabuf *sim_dmabuf_find(struct sim_fabric *fab, int fd)
 	return &fab->dmabufs[s];
 }
 
-int sim_dmabuf_new(struct sim_fabric *f, uint8_t *base, uint64_t len, int *fd)
+int dvx_sim_dmabuf_new(struct sim_fabric *f, uint8_t *base, uint64_t len, int *fd)
 {
 	uint32_t i;
 
@@ -366,7 +366,7 @@ int sim_dmabuf_new(struct sim_fabric *f, uint8_t *base, uint64_t len, int *fd)
 	return -ENOSPC;
 }
 
-void sim_dmabuf_put(struct sim_dmabuf *d)
+void dvx_sim_dmabuf_put(struct sim_dmabuf *d)
 {
 	if (d->users)
 		d->users--;
@@ -374,7 +374,7 @@ void sim_dmabuf_put(struct sim_dmabuf *d)
 		memset(d, 0, sizeof(*d));
 }
 
-struct sim_qp *sim_qp_peer(struct sim_fabric *fab, struct sim_qp *qp)
+struct sim_qp *dvx_sim_qp_peer(struct sim_fabric *fab, struct sim_qp *qp)
 {
 	const struct dvx_sim_port_cfg *mine;
 	struct sim_qp *peer = NULL;
@@ -383,7 +383,7 @@ struct sim_qp *sim_qp_peer(struct sim_fabric *fab, struct sim_qp *qp)
 	if (!qp->port || qp->port > qp->nic->cfg.nports)
 		goto out;
 	if (qp->fl) {
-		peer = sim_qp_find(qp->nic, qp->remote_qpn);
+		peer = dvx_sim_qp_find(qp->nic, qp->remote_qpn);
 		goto out;
 	}
 	mine = &qp->nic->cfg.port[qp->port - 1];
@@ -399,11 +399,11 @@ struct sim_qp *sim_qp_peer(struct sim_fabric *fab, struct sim_qp *qp)
 			if (pc->link_layer == DVX_LINK_LAYER_IB) {
 				if (pc->lid != qp->rlid)
 					continue;
-			} else if (!sim_port_has_gid(n, p, qp->rgid) ||
+			} else if (!dvx_sim_port_has_gid(n, p, qp->rgid) ||
 				   memcmp(pc->mac, qp->rmac, 6)) {
 				continue;	/* wrong GID or MAC: the frame goes nowhere */
 			}
-			cand = sim_qp_find(n, qp->remote_qpn);
+			cand = dvx_sim_qp_find(n, qp->remote_qpn);
 			if (cand && cand->port == p) {
 				peer = cand;
 				break;
@@ -415,7 +415,7 @@ out:
 	return peer;
 }
 
-uint64_t sim_now_ns(void)
+uint64_t dvx_sim_now_ns(void)
 {
 	struct timespec ts;
 
@@ -430,14 +430,14 @@ static uint32_t rq_counter(const struct sim_qp *qp)
 	return dvx_be32_to_cpu((dvx_be32)w) & 0xffff;
 }
 
-void sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp)
+void dvx_sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp)
 {
 	if (qp->state == SIM_QPS_ERR)
 		return;
 	qp->state = SIM_QPS_ERR;
 	qp->flush_db = qp->sq_db;
 	qp->flush_rq = rq_counter(qp);
-	sim_exec_flush(fab, qp);
+	dvx_sim_exec_flush(fab, qp);
 }
 
 /* ---- the progress loop ---------------------------------------------------------- */
@@ -480,7 +480,7 @@ static bool uar_consume(struct sim_fabric *fab, struct sim_nic *nic, struct sim_
 		fab->doorbells++;
 		/* bytes 4-7: BE32(qpn << 8 | ds) in both conventions (prm 3.2) */
 		qpn = dvx_get_be32((const uint8_t *)&v + 4) >> 8;
-		qp = sim_qp_find(nic, qpn);
+		qp = dvx_sim_qp_find(nic, qpn);
 		if (!qp || qp->uar_page != u->page_id)
 			fab->db_stray++;
 	}
@@ -510,7 +510,7 @@ static void scan_doorbells(struct sim_fabric *fab)
 	}
 }
 
-unsigned sim_pass(struct sim_fabric *fab, bool *progress)
+unsigned dvx_sim_pass(struct sim_fabric *fab, bool *progress)
 {
 	uint32_t nq = fab->cfg.max_qps, start = fab->rr % nq;
 	uint64_t now = 0;
@@ -534,7 +534,7 @@ unsigned sim_pass(struct sim_fabric *fab, bool *progress)
 				if (qp->sq_db != qp->flush_db || rq != qp->flush_rq) {
 					qp->flush_db = qp->sq_db;
 					qp->flush_rq = rq;
-					sim_exec_flush(fab, qp);
+					dvx_sim_exec_flush(fab, qp);
 					*progress = true;
 				}
 				continue;
@@ -543,11 +543,11 @@ unsigned sim_pass(struct sim_fabric *fab, bool *progress)
 				continue;
 			if (qp->stall_until_ns) {
 				if (!now)
-					now = sim_now_ns();
+					now = dvx_sim_now_ns();
 				if (now < qp->stall_until_ns)
 					continue;
 			}
-			n = sim_exec_qp(fab, qp, SIM_QP_BUDGET);
+			n = dvx_sim_exec_qp(fab, qp, SIM_QP_BUDGET);
 			if (n) {
 				done += n;
 				*progress = true;
@@ -569,7 +569,7 @@ unsigned dvx_sim_step(struct dvx_sim_fabric *fab)
 	for (i = 0; i < SIM_MAX_PASSES; i++) {
 		bool progress = false;
 
-		total += sim_pass(f, &progress);
+		total += dvx_sim_pass(f, &progress);
 		if (!progress)
 			break;
 	}
@@ -590,7 +590,7 @@ static void *progress_main(void *arg)
 		uint64_t sleep_ns;
 
 		pthread_mutex_lock(&f->lock);
-		sim_pass(f, &progress);
+		dvx_sim_pass(f, &progress);
 		spins = f->idle_spins;
 		sleep_ns = f->idle_sleep_ns;
 		pthread_mutex_unlock(&f->lock);
@@ -746,7 +746,7 @@ int dvx_sim_dmabuf_export(struct dvx_sim_fabric *fab, void *addr, uint64_t len, 
 	if (!fab || !addr || !len || !fd)
 		return -EINVAL;
 	pthread_mutex_lock(&f->lock);
-	rc = sim_dmabuf_new(f, addr, len, fd);
+	rc = dvx_sim_dmabuf_new(f, addr, len, fd);
 	pthread_mutex_unlock(&f->lock);
 	return rc;
 }
@@ -760,7 +760,7 @@ int dvx_sim_dmabuf_release(struct dvx_sim_fabric *fab, int fd)
 	if (!fab)
 		return -EINVAL;
 	pthread_mutex_lock(&f->lock);
-	d = sim_dmabuf_find(f, fd);
+	d = dvx_sim_dmabuf_find(f, fd);
 	if (!d)
 		rc = -EBADF;
 	else if (d->users)
@@ -779,7 +779,7 @@ int dvx_sim_fini(struct dvx_sim_fabric *fab)
 		return -EINVAL;
 	if (atomic_load(&f->thread_up))
 		dvx_sim_stop(fab);
-	sim_gpu_release_all(f);
+	dvx_sim_gpu_release_all(f);
 	pthread_mutex_destroy(&f->lock);
 	f->nnics = 0;
 	f->ngpus = 0;

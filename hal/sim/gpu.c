@@ -55,7 +55,8 @@ static struct sim_gpu *ctx_gpu(struct sim_fabric *f, const struct dvx_hal_gpu *g
 {
 	struct sim_gpu *g = the_gpu(f, gpu);
 
-	return g && g->ctx_refs && gpu->ctx_retained ? g : NULL;
+	/* ctx_refs changes under the fabric lock; this check may run outside it */
+	return g && __atomic_load_n(&g->ctx_refs, __ATOMIC_ACQUIRE) && gpu->ctx_retained ? g : NULL;
 }
 
 /* the entry of kind ALLOC or IMPORT (@any: or HOSTREG) that contains [a, a + len) */
@@ -204,7 +205,7 @@ static int sim_gpu_ctx_retain(struct dvx_hal_gpu *gpu)
 	pthread_mutex_lock(&f->lock);
 	g = the_gpu(f, gpu);
 	if (g) {
-		g->ctx_refs++;
+		__atomic_add_fetch(&g->ctx_refs, 1, __ATOMIC_RELEASE);
 		gpu->priv = g;
 		gpu->ctx_retained = 1;
 	}
@@ -220,7 +221,7 @@ static int sim_gpu_ctx_release(struct dvx_hal_gpu *gpu)
 	pthread_mutex_lock(&f->lock);
 	g = ctx_gpu(f, gpu);
 	if (g) {
-		g->ctx_refs--;
+		__atomic_sub_fetch(&g->ctx_refs, 1, __ATOMIC_RELEASE);
 		gpu->priv = NULL;
 		gpu->ctx_retained = 0;
 	}
@@ -533,7 +534,7 @@ static int sim_gpu_dmabuf_fd(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t le
 	if (g && g->cfg.attr.dmabuf && !((dptr | len) & 4095)) {
 		e = mem_around(f, dptr, len, 0);
 		if (e)
-			err = sim_dmabuf_new(f, (uint8_t *)(uintptr_t)dptr, len, fd);
+			err = dvx_sim_dmabuf_new(f, (uint8_t *)(uintptr_t)dptr, len, fd);
 	}
 	pthread_mutex_unlock(&f->lock);
 	if (!g || !g->cfg.attr.dmabuf)
@@ -701,7 +702,7 @@ static int sim_gpu_stream_atomic(struct dvx_hal_gpu *gpu, void *stream, uint64_t
 	return 0;
 }
 
-void sim_gpu_release_all(struct sim_fabric *f)
+void dvx_sim_gpu_release_all(struct sim_fabric *f)
 {
 	uint32_t i;
 

@@ -208,7 +208,7 @@ static int sim_query_port(struct dvx_hal_nic *dev, uint8_t port, struct dvx_hal_
 	a->max_mtu = 5;
 	a->active_width = 2;
 	a->active_speed = 128;
-	a->gid_tbl_len = sim_gid_tbl_len(nic, port);
+	a->gid_tbl_len = dvx_sim_gid_tbl_len(nic, port);
 	if (p->link_layer == DVX_LINK_LAYER_IB) {
 		a->lid = p->lid;
 		a->sm_lid = 1;
@@ -230,9 +230,9 @@ static int sim_query_gid(struct dvx_hal_nic *dev, uint8_t port, uint32_t index,
 		return -EINVAL;
 	memset(gid, 0, sizeof(*gid));
 	gid->index = index;
-	if (port < 1 || port > nic->cfg.nports || index >= sim_gid_tbl_len(nic, port)) {
+	if (port < 1 || port > nic->cfg.nports || index >= dvx_sim_gid_tbl_len(nic, port)) {
 		err = os_fail(dev, -EINVAL, "query_gid", "no such port or GID index");
-	} else if (sim_gid_of(nic, port, index, gid->raw, &gid->type)) {
+	} else if (dvx_sim_gid_of(nic, port, index, gid->raw, &gid->type)) {
 		gid->valid = 1;
 		if (nic->cfg.port[port - 1].link_layer == DVX_LINK_LAYER_ETHERNET)
 			snprintf(gid->netdev, sizeof(gid->netdev), "simeth%u", nic->index);
@@ -265,7 +265,7 @@ static int sim_devx_cmd(struct dvx_hal_nic *dev, const void *in, size_t inlen, v
 	if (!nic)
 		return -EINVAL;
 	clear_out_hdr(out, outlen);
-	rc = sim_cmd_general(nic, in, inlen, out, outlen);
+	rc = dvx_sim_cmd_general(nic, in, inlen, out, outlen);
 	unlock_nic(nic);
 	return devx_result(dev, "devx_cmd", rc, in, out);
 }
@@ -280,7 +280,7 @@ static int sim_obj_create(struct dvx_hal_nic *dev, const void *in, size_t inlen,
 		return -EINVAL;
 	clear_out_hdr(out, outlen);
 	obj->priv = NULL;
-	rc = sim_cmd_create(nic, in, inlen, out, outlen, obj);
+	rc = dvx_sim_cmd_create(nic, in, inlen, out, outlen, obj);
 	unlock_nic(nic);
 	return devx_result(dev, "obj_create", rc, in, out);
 }
@@ -297,7 +297,7 @@ static int sim_obj_modify(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, cons
 	if (!nic)
 		return -EINVAL;
 	clear_out_hdr(out, outlen);
-	rc = sim_cmd_modify(nic, obj, in, inlen, out, outlen);
+	rc = dvx_sim_cmd_modify(nic, obj, in, inlen, out, outlen);
 	unlock_nic(nic);
 	return devx_result(dev, "obj_modify", rc, in, out);
 }
@@ -314,7 +314,7 @@ static int sim_obj_query(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const
 	if (!nic)
 		return -EINVAL;
 	clear_out_hdr(out, outlen);
-	rc = sim_cmd_query(nic, obj, in, inlen, out, outlen);
+	rc = dvx_sim_cmd_query(nic, obj, in, inlen, out, outlen);
 	unlock_nic(nic);
 	return devx_result(dev, "obj_query", rc, in, out);
 }
@@ -331,7 +331,7 @@ static int sim_obj_destroy(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj)
 	nic = lock_nic(dev, "obj_destroy");
 	if (!nic)
 		return -EINVAL;
-	rc = sim_cmd_destroy(nic, obj, in, out);
+	rc = dvx_sim_cmd_destroy(nic, obj, in, out);
 	unlock_nic(nic);
 	if (rc)	/* the object stays, as when the kernel's destroy fails */
 		return devx_result(dev, "obj_destroy", rc, in, out);
@@ -349,7 +349,7 @@ static int sim_obj_destroy(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj)
 static int dmabuf_range(struct dvx_hal_nic *dev, struct sim_nic *nic, const char *op, int fd,
 			uint64_t off, uint64_t len, struct sim_dmabuf **out, uint8_t **base)
 {
-	struct sim_dmabuf *d = sim_dmabuf_find(nic->fab, fd);
+	struct sim_dmabuf *d = dvx_sim_dmabuf_find(nic->fab, fd);
 
 	if (!d)
 		return os_fail(dev, -EBADF, op,
@@ -399,7 +399,7 @@ static int sim_umem_reg(struct dvx_hal_nic *dev, const struct dvx_hal_umem_req *
 		goto unlock;
 	}
 	memset(u, 0, sizeof(*u));
-	u->id = sim_make_id(nic, (uint32_t)(u - nic->umems), nic->fab->cfg.max_umems, 24);
+	u->id = dvx_sim_make_id(nic, (uint32_t)(u - nic->umems), nic->fab->cfg.max_umems, 24);
 	u->access = req->access;
 	u->base = base;
 	u->len = req->len;
@@ -426,13 +426,13 @@ static int sim_umem_dereg(struct dvx_hal_nic *dev, struct dvx_hal_umem *umem)
 	nic = lock_nic(dev, "umem_dereg");
 	if (!nic)
 		return -EINVAL;
-	if (u != sim_umem_find(nic, umem->id)) {
+	if (u != dvx_sim_umem_find(nic, umem->id)) {
 		err = arg_fail(dev, -EINVAL, "umem_dereg", "umem was not registered here");
 	} else if (u->users) {
 		err = os_fail(dev, -EBUSY, "umem_dereg", "a CQ or QP still uses the umem");
 	} else {
 		if (u->dmabuf)
-			sim_dmabuf_put(u->dmabuf);
+			dvx_sim_dmabuf_put(u->dmabuf);
 		memset(u, 0, sizeof(*u));
 		umem->priv = NULL;
 	}
@@ -478,7 +478,7 @@ static int sim_uar_alloc(struct dvx_hal_nic *dev, enum dvx_uar_type type, struct
 	u->type = (uint32_t)type;
 	u->reg_off = DVX_SIM_UAR_REG_OFFSET;
 	u->refs = 1;
-	u->page_id = sim_make_id(nic, i, f->cfg.max_uars, 24);
+	u->page_id = dvx_sim_make_id(nic, i, f->cfg.max_uars, 24);
 	if (type == DVX_UAR_NC_SHARED)
 		nic->shared_uar = i + 1;
 fill:
@@ -503,7 +503,7 @@ static int sim_uar_free(struct dvx_hal_nic *dev, struct dvx_hal_uar *uar)
 	nic = lock_nic(dev, "uar_free");
 	if (!nic)
 		return -EINVAL;
-	if (u != sim_uar_find(nic, uar->page_id)) {
+	if (u != dvx_sim_uar_find(nic, uar->page_id)) {
 		err = arg_fail(dev, -EINVAL, "uar_free", "UAR was not allocated here");
 	} else {
 		if (--u->refs == 0) {
@@ -544,7 +544,7 @@ static int sim_pd_alloc(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd)
 		goto unlock;
 	}
 	memset(p, 0, sizeof(*p));
-	p->pdn = sim_make_id(nic, (uint32_t)(p - nic->pds), nic->fab->cfg.max_pds, 24);
+	p->pdn = dvx_sim_make_id(nic, (uint32_t)(p - nic->pds), nic->fab->cfg.max_pds, 24);
 	pd->priv = p;
 	pd->pdn = p->pdn;
 unlock:
@@ -563,7 +563,7 @@ static int sim_pd_free(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd)
 	nic = lock_nic(dev, "pd_free");
 	if (!nic)
 		return -EINVAL;
-	if (p != sim_pd_find(nic, pd->pdn))
+	if (p != dvx_sim_pd_find(nic, pd->pdn))
 		err = arg_fail(dev, -EINVAL, "pd_free", "PD was not allocated here");
 	else if (p->mrs)
 		err = os_fail(dev, -EBUSY, "pd_free", "MRs still use the PD");
@@ -602,7 +602,7 @@ static int sim_mr_reg(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd,
 		return -EINVAL;
 	memset(mr, 0, sizeof(*mr));
 	p = pd->priv;
-	if (!p || p != sim_pd_find(nic, pd->pdn)) {
+	if (!p || p != dvx_sim_pd_find(nic, pd->pdn)) {
 		err = arg_fail(dev, -EINVAL, "mr_reg", "PD was not allocated on this device");
 		goto unlock;
 	}
@@ -641,7 +641,7 @@ static int sim_mr_reg(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd,
 		goto unlock;
 	}
 	memset(m, 0, sizeof(*m));
-	id = sim_make_id(nic, (uint32_t)(m - nic->mrs), nic->fab->cfg.max_mrs, 24);
+	id = dvx_sim_make_id(nic, (uint32_t)(m - nic->mrs), nic->fab->cfg.max_mrs, 24);
 	m->lkey = (id << 8) | ((id & 0xff) ^ 0x5a);	/* index << 8 | key byte, as mlx5 */
 	m->rkey = m->lkey;
 	m->pdn = p->pdn;
@@ -678,12 +678,12 @@ static int sim_mr_dereg(struct dvx_hal_nic *dev, struct dvx_hal_mr *mr)
 	nic = lock_nic(dev, "mr_dereg");
 	if (!nic)
 		return -EINVAL;
-	if (m != sim_mr_find(nic, mr->lkey)) {
+	if (m != dvx_sim_mr_find(nic, mr->lkey)) {
 		err = arg_fail(dev, -EINVAL, "mr_dereg", "MR was not registered here");
 	} else {
 		m->pd->mrs--;
 		if (m->dmabuf)
-			sim_dmabuf_put(m->dmabuf);
+			dvx_sim_dmabuf_put(m->dmabuf);
 		memset(m, 0, sizeof(*m));
 		mr->priv = NULL;
 	}
@@ -704,20 +704,20 @@ static int sim_roce_rmac(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd, uint8_t
 	if (!nic)
 		return -EINVAL;
 	f = nic->fab;
-	if (!pd->priv || pd->priv != sim_pd_find(nic, pd->pdn)) {
+	if (!pd->priv || pd->priv != dvx_sim_pd_find(nic, pd->pdn)) {
 		err = arg_fail(dev, -EINVAL, "roce_rmac", "PD was not allocated");
 		goto unlock;
 	}
 	if (port < 1 || port > nic->cfg.nports ||
 	    nic->cfg.port[port - 1].link_layer != DVX_LINK_LAYER_ETHERNET ||
-	    sgid_index >= sim_gid_tbl_len(nic, port)) {
+	    sgid_index >= dvx_sim_gid_tbl_len(nic, port)) {
 		err = os_fail(dev, -EINVAL, "roce_rmac", "not a RoCE port or no such GID index");
 		goto unlock;
 	}
 	for (i = 0; i < f->nnics && err; i++)
 		for (p = 1; p <= f->nics[i].cfg.nports && err; p++)
 			if (f->nics[i].cfg.port[p - 1].link_layer == DVX_LINK_LAYER_ETHERNET &&
-			    sim_port_has_gid(&f->nics[i], p, dgid)) {
+			    dvx_sim_port_has_gid(&f->nics[i], p, dgid)) {
 				memcpy(mac, f->nics[i].cfg.port[p - 1].mac, 6);
 				err = 0;
 			}
@@ -818,11 +818,11 @@ static int sim_fd_close(const struct dvx_hal *hal, int fd)
 
 	if (f && fd >= DVX_SIM_DMABUF_FD_BASE) {
 		pthread_mutex_lock(&f->lock);
-		d = sim_dmabuf_find(f, fd);
+		d = dvx_sim_dmabuf_find(f, fd);
 		if (d) {
 			d->closed = 1;
 			d->users++;
-			sim_dmabuf_put(d);	/* frees it when nothing is registered from it */
+			dvx_sim_dmabuf_put(d);	/* frees it when nothing is registered from it */
 		}
 		pthread_mutex_unlock(&f->lock);
 		if (d)

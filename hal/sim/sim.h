@@ -124,7 +124,7 @@ struct sim_exec_key {
 	struct sim_mr *mr;	/* valid while mr->lkey == key */
 };
 
-/** execution state private to exec.c; sim_exec_reset_qp() zeroes it */
+/** execution state private to exec.c; dvx_sim_exec_reset_qp() zeroes it */
 struct sim_qp_exec {
 	uint32_t retry_left;	/* transport retries left for the WQE at sq_ci */
 	uint8_t rnr_active;	/* rnr_left holds the count for the WQE at sq_ci */
@@ -295,40 +295,40 @@ struct sim_fabric {
 /* ---- control -> execution ------------------------------------------------- */
 
 /**
- * sim_exec_qp() - run the SQ of @qp: execute WQEs from qp->sq_ci up to the doorbell
+ * dvx_sim_exec_qp() - run the SQ of @qp: execute WQEs from qp->sq_ci up to the doorbell
  * record's counter (qp->sq_db, refreshed by the caller with an acquire load), at most
  * @budget WQEs. Stops early at a WAIT whose CQ index is not reached, at an RNR
  * back-off, at a cd_slave_send limit, or when the QP leaves RTS.
  * Context: fab->lock held.
  * Return: number of WQEs executed (0 when idle or blocked).
  */
-unsigned sim_exec_qp(struct sim_fabric *fab, struct sim_qp *qp, unsigned budget);
+unsigned dvx_sim_exec_qp(struct sim_fabric *fab, struct sim_qp *qp, unsigned budget);
 
 /**
- * sim_exec_flush() - @qp entered ERR: complete every outstanding SQ WQE and every
+ * dvx_sim_exec_flush() - @qp entered ERR: complete every outstanding SQ WQE and every
  * posted receive with a flush error CQE (syndrome WR_FLUSH_ERR), as hardware does.
  * Context: fab->lock held.
  */
-void sim_exec_flush(struct sim_fabric *fab, struct sim_qp *qp);
+void dvx_sim_exec_flush(struct sim_fabric *fab, struct sim_qp *qp);
 
 /**
- * sim_exec_reset_qp() - @qp went to RST: zero the execution state (sq_ci, sq_db,
+ * dvx_sim_exec_reset_qp() - @qp went to RST: zero the execution state (sq_ci, sq_db,
  * rq_ci, send_en, recv_en, rnr_left, stall_until_ns, wait_*, exec).
  * Context: fab->lock held.
  */
-void sim_exec_reset_qp(struct sim_qp *qp);
+void dvx_sim_exec_reset_qp(struct sim_qp *qp);
 
 /* ---- execution -> control (lookups, fabric services) ---------------------- */
 
-struct sim_cq *sim_cq_find(struct sim_nic *nic, uint32_t cqn);
-struct sim_qp *sim_qp_find(struct sim_nic *nic, uint32_t qpn);
+struct sim_cq *dvx_sim_cq_find(struct sim_nic *nic, uint32_t cqn);
+struct sim_qp *dvx_sim_qp_find(struct sim_nic *nic, uint32_t qpn);
 /** the responder QP of @qp's connection (by remote LID/GID + QPN, or itself for loopback) */
-struct sim_qp *sim_qp_peer(struct sim_fabric *fab, struct sim_qp *qp);
+struct sim_qp *dvx_sim_qp_peer(struct sim_fabric *fab, struct sim_qp *qp);
 /** MR by key on @nic; NULL if none */
-struct sim_mr *sim_mr_find(struct sim_nic *nic, uint32_t key);
+struct sim_mr *dvx_sim_mr_find(struct sim_nic *nic, uint32_t key);
 /** now, CLOCK_MONOTONIC ns */
-uint64_t sim_now_ns(void);
+uint64_t dvx_sim_now_ns(void);
 /** move @qp to ERR (and flush it); used by exec on a fatal WQE error */
-void sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp);
+void dvx_sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp);
 
 #endif /* DVX_HAL_SIM_SIM_H */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/byteorder.h - typed big-endian values, as the mlx5 hardware reads them.
+ * dvx/byteorder.h - typed big-endian values, as the mlx5 hardware reads them; the
+ * little-endian order of dvx's own exchanged records.
  *
  * dvx_be16/32/64 are plain integers to the compiler and "bitwise" types to sparse
  * (make C=1 with sparse installed), which then rejects arithmetic on a big-endian
@@ -94,6 +95,28 @@ DVX_INLINE dvx_be64 dvx_cpu_to_be64(uint64_t x) { return (DVX_FORCE dvx_be64)dvx
 DVX_INLINE uint16_t dvx_be16_to_cpu(dvx_be16 x) { return dvx_swab16((DVX_FORCE uint16_t)x); }
 DVX_INLINE uint32_t dvx_be32_to_cpu(dvx_be32 x) { return dvx_swab32((DVX_FORCE uint32_t)x); }
 DVX_INLINE uint64_t dvx_be64_to_cpu(dvx_be64 x) { return dvx_swab64((DVX_FORCE uint64_t)x); }
+#endif
+
+/**
+ * dvx_le16(), dvx_le32(), dvx_le64() - convert between CPU order and little-endian, both
+ * ways (the same operation each way).
+ * @x:		the value to convert
+ *
+ * For dvx's own wire records, the descriptors ranks exchange through the bootstrap,
+ * which are little-endian whatever the host is: identity on a little-endian host and in
+ * CUDA device code, a swap on a big-endian host. Plain integers in and out (no hardware
+ * reads these records).
+ *
+ * Context: any, host or device; pure. Return: the converted value.
+ */
+#if DVX_HOST_BIG_ENDIAN
+DVX_INLINE uint16_t dvx_le16(uint16_t x) { return dvx_swab16(x); }
+DVX_INLINE uint32_t dvx_le32(uint32_t x) { return dvx_swab32(x); }
+DVX_INLINE uint64_t dvx_le64(uint64_t x) { return dvx_swab64(x); }
+#else
+DVX_INLINE uint16_t dvx_le16(uint16_t x) { return x; }
+DVX_INLINE uint32_t dvx_le32(uint32_t x) { return x; }
+DVX_INLINE uint64_t dvx_le64(uint64_t x) { return x; }
 #endif
 
 /**

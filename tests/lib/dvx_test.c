@@ -58,3 +58,18 @@ size_t dvx_test_hex(const char *hex, uint8_t *out, size_t max)
 	}
 	return n;
 }
+
+void *dvx_test_alloc(size_t bytes, int fill)
+{
+	size_t n = bytes < 64 ? 64 : (bytes + 63) & ~(size_t)63;
+	void *p = aligned_alloc(64, n);
+
+	assert_non_null(p);
+	memset(p, fill, n);
+	return p;
+}
+
+void dvx_test_free(void *p)
+{
+	free(p);
+}

@@ -24,6 +24,13 @@ void dvx_test_bytes_equal(const void *got, const void *want, size_t n, const cha
 #define assert_bytes_equal(got, want, n) \
 	dvx_test_bytes_equal((got), (want), (n), #got, __FILE__, __LINE__)
 
+/* Test memory: @bytes (at least 64) aligned to 64 and filled with @fill; fails the test
+ * when none is left. Released with dvx_test_free(). Tests allocate through these so that
+ * no object under a tests/mlx5 or tests/core folder names an allocator: the check for
+ * the library's own objects stays a plain name search. */
+void *dvx_test_alloc(size_t bytes, int fill);
+void dvx_test_free(void *p);
+
 /* Parse a hex string ("00 01 23 ..", whitespace ignored) into @out; returns bytes. */
 size_t dvx_test_hex(const char *hex, uint8_t *out, size_t max);
 

@@ -178,11 +178,7 @@ static inline uint32_t t_rand32(uint64_t *s)
 /* 64-byte aligned, poisoned test memory (tests may allocate; the library may not) */
 static inline uint8_t *t_ring_alloc(size_t bytes, uint8_t fill)
 {
-	uint8_t *p = aligned_alloc(64, bytes < 64 ? 64 : bytes);
-
-	assert_non_null(p);
-	memset(p, fill, bytes < 64 ? 64 : bytes);
-	return p;
+	return dvx_test_alloc(bytes, fill);
 }
 
 #endif /* DVX_TESTS_MLX5_TEST_H */

@@ -173,8 +173,8 @@ static void test_init_args(void **state)
 	/* init touches neither the ring nor the record */
 	assert_fill(buf, 0, 64 * 64, T_POISON);
 	assert_fill(dbr, 0, 64, T_POISON);
-	free(buf);
-	free(dbr);
+	dvx_test_free(buf);
+	dvx_test_free(dbr);
 }
 
 /* a fresh ring: every op_own 0xf1, nothing else written, and nothing looks valid on
@@ -209,8 +209,8 @@ static void test_ring_init(void **state)
 		for (i = 0; i < 32; i++, cq.ci++)
 			assert_null(dvx_mlx5_cq_peek(&cq));
 		assert_fill(dbr, 0, 64, T_POISON);
-		free(buf);
-		free(dbr);
+		dvx_test_free(buf);
+		dvx_test_free(dbr);
 	}
 }
 
@@ -305,8 +305,8 @@ static void test_owner_rule_passes(void **state)
 		}
 		assert_int_equal(prod, total);
 		assert_fill(dbr, 4, 64, T_POISON);	/* the arm word is never written */
-		free(buf);
-		free(dbr);
+		dvx_test_free(buf);
+		dvx_test_free(dbr);
 	}
 }
 
@@ -586,8 +586,8 @@ static void test_poll_one(void **state)
 	assert_int_equal(dvx_mlx5_cq_poll_one(&cq, &info), 0);
 	/* polling never writes the doorbell record */
 	assert_fill(dbr, 0, 64, T_POISON);
-	free(buf);
-	free(dbr);
+	dvx_test_free(buf);
+	dvx_test_free(dbr);
 }
 
 /* update_ci: DBR word 0 = BE32(ci & 0xffffff), word 1 untouched */
@@ -617,8 +617,8 @@ static void test_update_ci(void **state)
 		assert_fill(dbr, 4, 64, T_POISON);
 		assert_int_equal(cq.ci, cases[i].ci);
 	}
-	free(buf);
-	free(dbr);
+	dvx_test_free(buf);
+	dvx_test_free(dbr);
 }
 
 /* the entry address: counter mod size, 64 bytes apart */
@@ -632,7 +632,7 @@ static void test_cqe_at(void **state)
 	assert_ptr_equal(dvx_mlx5_cqe_at(buf, 4, 16), buf);
 	assert_ptr_equal(dvx_mlx5_cqe_at(buf, 4, 0xffffffffu), buf + 15 * 64);
 	assert_ptr_equal(dvx_mlx5_cqe_at(buf, 0, 12345), buf);
-	free(buf);
+	dvx_test_free(buf);
 }
 
 int main(void)

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Mailbox field accessors: every setter writes exactly its own bits.
+ * Mailbox field accessors: every setter writes exactly its own bits; the byte order
+ * helpers as bytes in memory.
  */
 #include "../lib/dvx_test.h"
 
+#include <dvx/byteorder.h>
 #include <dvx/mlx5/ifc.h>
 
 /* set every possible (hi, lo) field in a dword to all-ones over a background of
@@ -52,11 +54,44 @@ static void test_value_masked(void **state)
 	assert_true(dvx_mlx5_get64(buf, 0) == 0x0102030405060708ull);
 }
 
+/* the byte order helpers, as bytes in memory: big-endian for the hardware, little-endian
+ * for dvx's exchanged records, the same both ways */
+static void test_byteorder_bytes(void **state)
+{
+	static const uint8_t be[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	static const uint8_t le[8] = { 8, 7, 6, 5, 4, 3, 2, 1 };
+	const uint64_t v64 = 0x0102030405060708ull;
+	const uint32_t v32 = 0x01020304u;
+	const uint16_t v16 = 0x0102u;
+	dvx_be64 b64 = dvx_cpu_to_be64(v64);
+	dvx_be32 b32 = dvx_cpu_to_be32(v32);
+	dvx_be16 b16 = dvx_cpu_to_be16(v16);
+	uint64_t l64 = dvx_le64(v64);
+	uint32_t l32 = dvx_le32(v32);
+	uint16_t l16 = dvx_le16(v16);
+
+	(void)state;
+	assert_bytes_equal(&b64, be, 8);
+	assert_bytes_equal(&b32, be, 4);
+	assert_bytes_equal(&b16, be, 2);
+	assert_bytes_equal(&l64, le, 8);
+	assert_bytes_equal(&l32, le + 4, 4);
+	assert_bytes_equal(&l16, le + 6, 2);
+	assert_true(dvx_be64_to_cpu(b64) == v64 && dvx_le64(l64) == v64);
+	assert_int_equal(dvx_be32_to_cpu(b32), v32);
+	assert_int_equal(dvx_le32(l32), v32);
+	assert_int_equal(dvx_be16_to_cpu(b16), v16);
+	assert_int_equal(dvx_le16(l16), v16);
+	assert_int_equal(dvx_get_be32(be), v32);
+	assert_true(dvx_swab64(v64) == 0x0807060504030201ull);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_field_isolation),
 		cmocka_unit_test(test_value_masked),
+		cmocka_unit_test(test_byteorder_bytes),
 	};
 
 	return cmocka_run_group_tests_name("mlx5-ifc", tests, NULL, NULL);

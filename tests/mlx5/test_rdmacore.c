@@ -413,7 +413,7 @@ static void test_random_wqes(void **state)
 		assert_int_equal(ret, (int)(ds + 3) / 4);
 		assert_ring_wqe(ring, 64 * 64, idx, lin, ds * 16, T_POISON);
 	}
-	free(ring);
+	dvx_test_free(ring);
 }
 
 /* CQEs from random bytes: dvx's decoder reads what rdma-core's struct and accessors

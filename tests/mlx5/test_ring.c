@@ -198,7 +198,7 @@ static void test_wrap_all_kinds(void **state)
 				}
 			}
 		}
-		free(ring);
+		dvx_test_free(ring);
 	}
 }
 
@@ -255,7 +255,7 @@ static void test_wrap_inline_lengths(void **state)
 							(uint32_t)(bases[b] + n - back), len);
 			}
 		}
-		free(ring);
+		dvx_test_free(ring);
 	}
 }
 
@@ -296,7 +296,7 @@ static void test_wrap_sgl_counts(void **state)
 				assert_ring_wqe(ring, bytes, idx, lin, ds * 16, T_POISON);
 			}
 		}
-		free(ring);
+		dvx_test_free(ring);
 	}
 }
 
@@ -331,7 +331,7 @@ static void test_free_running_sequence(void **state)
 			idx += (uint32_t)w;
 		}
 	}
-	free(ring);
+	dvx_test_free(ring);
 }
 
 int main(void)

@@ -31,8 +31,8 @@ static void fx_open(struct fx *f, uint32_t nwqe, uint32_t stride_shift)
 
 static void fx_close(struct fx *f)
 {
-	free(f->buf);
-	free(f->dbr);
+	dvx_test_free(f->buf);
+	dvx_test_free(f->dbr);
 }
 
 static void make_sgl(struct dvx_mlx5_sge *sgl, uint32_t n, uint32_t tag)
@@ -108,8 +108,8 @@ static void test_init_args(void **state)
 	/* init writes nothing but @rq */
 	assert_fill(buf, 0, 1u << 20, T_POISON);
 	assert_fill(dbr, 0, 64, T_POISON);
-	free(buf);
-	free(dbr);
+	dvx_test_free(buf);
+	dvx_test_free(dbr);
 }
 
 static void test_post_layouts(void **state)
@@ -192,7 +192,7 @@ static void test_post_errors(void **state)
 		make_sgl(sgl, 2, i);
 		assert_int_equal(dvx_mlx5_rq_post(&f.rq, sgl, 2), i);
 	}
-	copy = malloc(f.bytes);
+	copy = dvx_test_alloc(f.bytes, 0);
 	assert_non_null(copy);
 	memcpy(copy, f.buf, f.bytes);
 	before = f.rq;
@@ -200,7 +200,7 @@ static void test_post_errors(void **state)
 	assert_int_equal(dvx_mlx5_rq_post(&f.rq, NULL, 0), -ENOSPC);
 	assert_memory_equal(&f.rq, &before, sizeof(before));
 	assert_memory_equal(f.buf, copy, f.bytes);
-	free(copy);
+	dvx_test_free(copy);
 	/* one completion frees one slot: the next post reuses slot 0 */
 	assert_int_equal(dvx_mlx5_rq_completed(&f.rq), 0);
 	make_sgl(sgl, 1, 9);

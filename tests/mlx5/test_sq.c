@@ -45,9 +45,9 @@ static void fx_open(struct fx *f, uint32_t nwqebb, uint32_t bf_half)
 
 static void fx_close(struct fx *f)
 {
-	free(f->ring);
-	free(f->uar);
-	free(f->dbr);
+	dvx_test_free(f->ring);
+	dvx_test_free(f->uar);
+	dvx_test_free(f->dbr);
 }
 
 /* forget what the last doorbell wrote */
@@ -204,9 +204,9 @@ static void test_init_args(void **state)
 	/* the extremes that are allowed */
 	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 1, 0xffffff, 0, db, uar, 64, 0), 0);
 	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 64, QPN, 0, db, uar + 8, 0, 0), 0);
-	free(ring);
-	free(uar);
-	free(dbr);
+	dvx_test_free(ring);
+	dvx_test_free(uar);
+	dvx_test_free(dbr);
 }
 
 /* ---- reserve / room ---- */

@@ -52,7 +52,7 @@ static void ring_poison(struct t_ring *r, uint8_t fill)
 
 static void ring_close(struct t_ring *r)
 {
-	free(r->buf);
+	dvx_test_free(r->buf);
 	r->buf = NULL;
 }
 
@@ -938,7 +938,7 @@ static void test_wq_init(void **state)
 	assert_int_equal(wq.size_mask, 127);
 	assert_int_equal(wq.qpn, 5);
 	assert_int_equal(wq.max_inline, 7);
-	free(ring);
+	dvx_test_free(ring);
 }
 
 /* every builder on a QPN with all 24 bits set keeps ds and QPN apart */

@@ -75,7 +75,7 @@ static struct {
 
 /* ---- the control half's lookups, stubbed ---------------------------------- */
 
-struct sim_cq *sim_cq_find(struct sim_nic *nic, uint32_t cqn)
+struct sim_cq *dvx_sim_cq_find(struct sim_nic *nic, uint32_t cqn)
 {
 	int i;
 
@@ -85,7 +85,7 @@ struct sim_cq *sim_cq_find(struct sim_nic *nic, uint32_t cqn)
 	return NULL;
 }
 
-struct sim_qp *sim_qp_find(struct sim_nic *nic, uint32_t qpn)
+struct sim_qp *dvx_sim_qp_find(struct sim_nic *nic, uint32_t qpn)
 {
 	int i;
 
@@ -95,12 +95,12 @@ struct sim_qp *sim_qp_find(struct sim_nic *nic, uint32_t qpn)
 	return NULL;
 }
 
-struct sim_qp *sim_qp_peer(struct sim_fabric *fab, struct sim_qp *qp)
+struct sim_qp *dvx_sim_qp_peer(struct sim_fabric *fab, struct sim_qp *qp)
 {
 	return qp->peer;
 }
 
-struct sim_mr *sim_mr_find(struct sim_nic *nic, uint32_t key)
+struct sim_mr *dvx_sim_mr_find(struct sim_nic *nic, uint32_t key)
 {
 	int i;
 
@@ -110,16 +110,16 @@ struct sim_mr *sim_mr_find(struct sim_nic *nic, uint32_t key)
 	return NULL;
 }
 
-uint64_t sim_now_ns(void)
+uint64_t dvx_sim_now_ns(void)
 {
 	return T.now;
 }
 
-void sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp)
+void dvx_sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp)
 {
 	T.set_err_calls++;
 	qp->state = SIM_QPS_ERR;
-	sim_exec_flush(fab, qp);
+	dvx_sim_exec_flush(fab, qp);
 }
 
 /* ---- fixture ---------------------------------------------------------------- */
@@ -256,7 +256,7 @@ static void ring(struct tq *q)
 
 static unsigned run(struct tq *q)
 {
-	return sim_exec_qp(&T.fab, q->qp, 1000);
+	return dvx_sim_exec_qp(&T.fab, q->qp, 1000);
 }
 
 static void post_recv(struct tq *q, uint64_t addr, uint32_t lkey, uint32_t len)
@@ -1271,8 +1271,8 @@ static void test_trace_and_budget(void **state)
 	for (k = 0; k < 10; k++)
 		write8(&T.a, k & 1 ? SIG : 0, IOVA_B, KEY_B, IOVA_A, KEY_A);
 	ring(&T.a);
-	assert_int_equal(sim_exec_qp(&T.fab, T.a.qp, 4), 4);
-	assert_int_equal(sim_exec_qp(&T.fab, T.a.qp, 100), 6);
+	assert_int_equal(dvx_sim_exec_qp(&T.fab, T.a.qp, 4), 4);
+	assert_int_equal(dvx_sim_exec_qp(&T.fab, T.a.qp, 100), 6);
 	assert_int_equal(T.trace_wqes, 10);
 	assert_int_equal(T.trace_cqes, 5);
 	assert_int_equal(T.fab.wqes_executed, 10);

@@ -147,11 +147,7 @@ DVX_INLINE void dvx_nvl_copy(void *dst, const void *src, uint64_t len, uint32_t 
  */
 DVX_INLINE void dvx_nvl_flush(void)
 {
-#ifdef __CUDA_ARCH__
-	asm volatile("fence.acq_rel.sys;" ::: "memory");
-#else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
+	dvx_fence(DVX_SCOPE_SYS);
 }
 
 /**
