@@ -450,6 +450,9 @@ int dvx_win_dev_make(struct dvx_win *w, const struct dvx_mp_dev *ib, struct dvx_
 	d.ib_base = (uint64_t)(uintptr_t)w->mem.ib;
 	d.ib_addr = w->ib_lbuf.addr;
 	memcpy(d.ib_lkey, w->ib_lbuf.lkey, sizeof(d.ib_lkey));
+	memcpy(d.ib_rkey, w->ib_lbuf.rkey, sizeof(d.ib_rkey));
+	d.nvl_rows = w->mp->topo.nnvl > 1 ? w->mp->topo.nnvl - 1 : 0;
+	d.post_timeout_ns = w->cfg.timeout_ns;
 	d.data = (uint64_t)(uintptr_t)w->data;
 	d.data_len = w->data_len;
 	d.peers = w->mem.dev;

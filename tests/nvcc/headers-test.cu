@@ -14,6 +14,10 @@
 #include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/ifc.h>
 #include <dvx/nvl/dev.cuh>
+#include <dvx/win/layout.h>
+#ifdef DVX_NVCC_DEVICE_PASS
+#include <dvx/win/dev.cuh>
+#endif
 
 #include <cstdio>
 #include <cstring>
@@ -70,6 +74,45 @@ __global__ void dvx_nvl_on_gpu(uint8_t *dst, const uint8_t *src, uint64_t len, u
 	e |= dvx_nvl_wait_block(sig, DVX_CMP_GE, 1, 1000);
 	dvx_nvl_flush();
 	err[threadIdx.x] = e + (int)dvx_nvl_read(ctr);
+}
+
+/* the window's device API at every scope (compiled, not run) */
+__device__ int dvx_win_ops(const struct dvx_win_grp &g, const struct dvx_win_dev &d,
+			   const struct dvx_p2p_lbuf &src, uint8_t *buf)
+{
+	uint64_t seen;
+	int e = 0;
+
+	e |= dvx_win_signal_peer(g, d, 1, 0, DVX_NVL_SIG_ADD, 1);
+	e |= dvx_win_signal_all(g, d, 0, DVX_NVL_SIG_ADD, 1);
+	e |= dvx_win_wait_signal(g, d, 0, DVX_CMP_GE, 1, 1000, &seen);
+	e |= dvx_win_wait_signal_from(g, d, 1, 0, DVX_CMP_EQ, 1, 1000, &seen);
+	e |= dvx_win_wait_counter(g, d, 1, 0, DVX_CMP_GE, 1, 1000);
+	e |= dvx_win_barrier(g, d, 0, 1000);
+	e |= dvx_win_barrier_peer(g, d, 1, 1, 1000);
+	e |= dvx_win_put(g, d, 1, 0, src, 0, 64);
+	e |= dvx_win_put_signal(g, d, 1, 0, src, 0, 64, 0, 1);
+	e |= dvx_win_put_counter(g, d, 1, 0, src, 0, 64, 0);
+	e |= dvx_win_put_signal_counter(g, d, 1, 0, src, 0, 64, 0, 1, 0);
+	e |= dvx_win_send(g, d, 1, buf, 1000, 1000);
+	e |= dvx_win_recv(g, d, 1, buf, 1000, 1000);
+	return e + (int)dvx_win_read_signal(d, 0) + (int)dvx_win_read_signal_from(d, 1, 0) +
+	       (int)dvx_win_read_counter(d, 1, 0) + dvx_win_reset_counter(d, 1, 0) +
+	       (int)dvx_win_dev_nvlink_address(d, 1, 0) + (int)dvx_win_kind(d, 1);
+}
+
+__global__ void dvx_win_on_gpu(const struct dvx_win_dev d, const struct dvx_p2p_lbuf src, uint8_t *buf,
+			       int *err)
+{
+	int e = 0;
+
+	if (threadIdx.x == 0)
+		e |= dvx_win_ops(dvx_win_thread(), d, src, buf);
+	__syncthreads();
+	if (threadIdx.x < 32)
+		e |= dvx_win_ops(dvx_win_warp(), d, src, buf);
+	e |= dvx_win_ops(dvx_win_block(), d, src, buf);
+	err[threadIdx.x] = e;
 }
 #else
 

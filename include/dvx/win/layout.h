@@ -307,13 +307,16 @@ DVX_INLINE void dvx_win_dev_peer_clear(struct dvx_win_dev_peer *p)
  * @geom:	the geometry
  * @nvl_base:	this rank's NVL region (0 without NVL peers)
  * @ib_base:	this rank's IB region (0 without IB peers), @ib_lkey: its lkeys
- *		(sources of the send slots' puts), @ib_addr: its address on the NICs
+ *		(sources of the send slots' puts), @ib_rkey: its rkeys (targets of the
+ *		counters' loopback adds), @ib_addr: its address on the NICs
  * @data:	this rank's window buffer (0: none), @data_len its bytes
  * @peers:	device address of struct dvx_win_dev_peer[@nranks]
  * @bar_expected: device address of uint64_t[barriers]: what each barrier waits for
  *		next (kept across launches)
  * @cursors:	device address of uint64_t[nranks][2]: chunks sent to, received from
  *		each rank (kept across launches)
+ * @nvl_rows:	rows of the NVL region (the NVL domain's other ranks)
+ * @post_timeout_ns: how long an IB post waits for ring room
  * @ib:		the IB transport's lanes (dvx/p2p/dev.cuh); version 0 without IB peers
  */
 struct dvx_win_dev {
@@ -335,7 +338,10 @@ struct dvx_win_dev {
 	uint64_t peers;
 	uint64_t bar_expected;
 	uint64_t cursors;
-	uint64_t rsvd[4];
+	uint32_t ib_rkey[DVX_P2P_MAX_NICS];
+	int32_t nvl_rows;
+	uint32_t rsvd0;
+	uint64_t post_timeout_ns;
 	struct dvx_p2p_dev ib;
 };
 

@@ -1,0 +1,771 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dvx/win/dev.cuh - the window in kernels: struct dvx_win_dev (dvx/win/layout.h),
+ * passed by value, at thread, warp and block scope. Header-only CUDA.
+ *
+ * A group is a thread (dvx_win_thread()), a warp (dvx_win_warp()) or a block
+ * (dvx_win_block()); every thread of a group calls a group operation with the same
+ * arguments, and every thread gets the same return value. Operations dispatch on the
+ * peer's transport with one meaning on both: NVL peers through the mapping (copies by
+ * the whole group, signals as system-scope releases), IB peers through the P2P lanes
+ * (the group's leader posts). One signal per call per group, after all of the group's
+ * data, on both transports.
+ *
+ * Return values: 0; -EPROTO (a window of another layout version or size: rebuild the
+ * kernel against the library's headers); -EINVAL (bad peer, id, offset, self); -ENOTSUP
+ * (SET on an IB peer; send/recv on a window without slots); -ETIMEDOUT (a wait; the
+ * wait leaves the words alone, waiting again is safe); -EMSGSIZE (a receive of another
+ * size than the send: nothing consumed); an IB lane's error. Never a trap, never a
+ * print.
+ *
+ * State that outlives launches (in the window's device region): each barrier's
+ * expectation, each peer's send and receive cursor. A barrier id is used by one group
+ * at a time; a peer's send (receive) by one group at a time.
+ */
+#ifndef DVX_WIN_DEV_CUH
+#define DVX_WIN_DEV_CUH
+
+#include <dvx/win/layout.h>
+#include <dvx/nvl/ops.h>
+#include <dvx/p2p/dev.cuh>
+
+/* scopes of struct dvx_win_grp */
+#define DVX_WIN_THREAD 0u
+#define DVX_WIN_WARP 1u
+#define DVX_WIN_BLOCK 2u
+
+/**
+ * struct dvx_win_grp - a cooperating group.
+ * @scope:	DVX_WIN_THREAD, DVX_WIN_WARP or DVX_WIN_BLOCK
+ * @lane:	this thread's index in the group
+ * @size:	threads in the group
+ */
+struct dvx_win_grp {
+	uint32_t scope;
+	uint32_t lane;
+	uint32_t size;
+};
+
+/** dvx_win_thread(), dvx_win_warp(), dvx_win_block() - this thread's group. */
+DVX_DEV struct dvx_win_grp dvx_win_thread(void)
+{
+	struct dvx_win_grp g = { DVX_WIN_THREAD, 0, 1 };
+
+	return g;
+}
+
+DVX_DEV struct dvx_win_grp dvx_win_warp(void)
+{
+	struct dvx_win_grp g = { DVX_WIN_WARP, threadIdx.x & 31u, 32 };
+
+	return g;
+}
+
+DVX_DEV struct dvx_win_grp dvx_win_block(void)
+{
+	struct dvx_win_grp g = { DVX_WIN_BLOCK,
+				 threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z),
+				 blockDim.x * blockDim.y * blockDim.z };
+
+	return g;
+}
+
+/** dvx_win_sync() - the group's barrier (memory of the group's threads ordered). */
+DVX_DEV void dvx_win_sync(const struct dvx_win_grp &g)
+{
+	if (g.scope == DVX_WIN_WARP)
+		__syncwarp();
+	else if (g.scope == DVX_WIN_BLOCK)
+		__syncthreads();
+}
+
+/** dvx_win_bcast() - the leader's @v, to every thread of the group. */
+DVX_DEV int dvx_win_bcast(const struct dvx_win_grp &g, int v)
+{
+	if (g.scope == DVX_WIN_WARP)
+		return __shfl_sync(0xffffffffu, v, 0);
+	if (g.scope == DVX_WIN_BLOCK) {
+		__shared__ int s;
+
+		__syncthreads();
+		if (g.lane == 0)
+			s = v;
+		__syncthreads();
+		v = s;
+		__syncthreads();
+	}
+	return v;
+}
+
+/** dvx_win_dev_check() - 0 when @d is of these headers' layout, else -EPROTO. */
+DVX_DEV int dvx_win_dev_check(const struct dvx_win_dev &d)
+{
+	return d.version == DVX_WIN_DEV_VERSION && d.size == sizeof(struct dvx_win_dev) ? 0
+											: -EPROTO;
+}
+
+/* ---- metadata (O(1)) ---- */
+
+DVX_DEV int dvx_win_rank(const struct dvx_win_dev &d) { return d.rank; }
+DVX_DEV int dvx_win_n_ranks(const struct dvx_win_dev &d) { return d.nranks; }
+DVX_DEV int dvx_win_num_peers(const struct dvx_win_dev &d) { return d.nranks - 1; }
+DVX_DEV int dvx_win_num_nvl_peers(const struct dvx_win_dev &d) { return d.nnvl_peers; }
+DVX_DEV int dvx_win_num_ib_peers(const struct dvx_win_dev &d) { return d.nib; }
+
+/**
+ * dvx_win_peer() - rank @r's entry, or NULL (out of range, self, another layout).
+ * Context: device. Return: the entry or NULL.
+ */
+DVX_DEV const struct dvx_win_dev_peer *dvx_win_peer(const struct dvx_win_dev &d, int r)
+{
+	if (dvx_win_dev_check(d) || r < 0 || r >= d.nranks || r == d.rank)
+		return nullptr;
+	return (const struct dvx_win_dev_peer *)d.peers + r;
+}
+
+/** dvx_win_kind() - how rank @r is reached (enum dvx_mp_kind), DVX_MP_NONE if out of range. */
+DVX_DEV uint32_t dvx_win_kind(const struct dvx_win_dev &d, int r)
+{
+	if (r == d.rank)
+		return DVX_MP_SELF;
+	const struct dvx_win_dev_peer *e = dvx_win_peer(d, r);
+
+	return e ? e->kind : (uint32_t)DVX_MP_NONE;
+}
+
+/** dvx_win_nvlink_address() - rank @r's window buffer at @off through NVLink, or 0. */
+DVX_DEV uint64_t dvx_win_dev_nvlink_address(const struct dvx_win_dev &d, int r, uint64_t off)
+{
+	const struct dvx_win_dev_peer *e = dvx_win_peer(d, r);
+
+	if (!e || e->kind != DVX_MP_NVL || !e->nvl_data || off >= e->data_len)
+		return 0;
+	return e->nvl_data + off;
+}
+
+/* ---- this rank's words ---- */
+
+DVX_DEV uint64_t *dvx_win_my_sig(const struct dvx_win_dev &d, const struct dvx_win_dev_peer *e,
+				 uint32_t id)
+{
+	return e->kind == DVX_MP_NVL ?
+		(uint64_t *)(d.nvl_base + dvx_win_nvl_sig_off(&d.geom, (uint32_t)e->row, id)) :
+		(uint64_t *)(d.ib_base + dvx_win_ib_sig_off(&d.geom, (uint32_t)e->row, id));
+}
+
+DVX_DEV uint64_t *dvx_win_my_ctr(const struct dvx_win_dev &d, const struct dvx_win_dev_peer *e,
+				 uint32_t id)
+{
+	return e->kind == DVX_MP_NVL ?
+		(uint64_t *)(d.nvl_base + dvx_win_nvl_ctr_off(&d.geom, (uint32_t)e->row, id)) :
+		(uint64_t *)(d.ib_base + dvx_win_ib_ctr_off(&d.geom, (uint32_t)e->row, id));
+}
+
+/* this rank's IB region as a local buffer (send slots' source, counters' target) */
+DVX_DEV struct dvx_p2p_lbuf dvx_win_ib_lbuf(const struct dvx_win_dev &d)
+{
+	struct dvx_p2p_lbuf b;
+	uint32_t k;
+
+	b.ptr = (void *)d.ib_base;
+	b.addr = d.ib_addr;
+	b.len = DVX_WIN_IB_BYTES(d.nib, d.geom.signals, d.geom.counters, d.geom.barriers,
+				 d.geom.slots, d.geom.slot_bytes);
+	for (k = 0; k < DVX_P2P_MAX_NICS; k++) {
+		b.lkey[k] = d.ib_lkey[k];
+		b.rkey[k] = d.ib_rkey[k];
+	}
+	return b;
+}
+
+/* one add (or NVL set) into @e's region by one thread, after its group's writes (the
+ * caller synchronised the group): NVL a fence, then a relaxed write (one fence for the
+ * group); IB a fenced fetch-add on the window's channel */
+DVX_DEV int dvx_win_remote_add(const struct dvx_win_dev &d, int r, const struct dvx_win_dev_peer *e,
+			       uint64_t nvl_off, uint64_t ib_off, uint32_t op, uint64_t value)
+{
+	if (e->kind == DVX_MP_NVL) {
+		dvx_nvl_flush();
+		return dvx_nvl_signal_relaxed((uint64_t *)(e->nvl_base + nvl_off), op, value);
+	}
+	if (op != DVX_NVL_SIG_ADD)
+		return -ENOTSUP;
+	return dvx_p2p_dev_signal(d.ib, r, d.channel, &e->ib_region, ib_off, value, DVX_P2P_FENCE,
+				  d.post_timeout_ns, nullptr);
+}
+
+/* the first non-zero @err of the group's threads, to every thread */
+DVX_DEV int dvx_win_first_err(const struct dvx_win_grp &g, int err)
+{
+	if (g.scope == DVX_WIN_WARP) {
+		int i;
+
+		for (i = 16; i; i >>= 1) {
+			int o = __shfl_xor_sync(0xffffffffu, err, i);
+
+			err = err ? err : o;
+		}
+		return err;
+	}
+	if (g.scope == DVX_WIN_BLOCK) {
+		__shared__ int s;
+
+		__syncthreads();
+		if (g.lane == 0)
+			s = 0;
+		__syncthreads();
+		if (err)
+			atomicCAS(&s, 0, err);
+		__syncthreads();
+		err = s;
+		__syncthreads();
+	}
+	return err;
+}
+
+/* a wait on one word or a sum, by the leader, %globaltimer-bounded */
+DVX_DEV int dvx_win_wait_sum(const struct dvx_win_dev &d, int kind, uint32_t id, const uint64_t *word,
+			     uint32_t cmp, uint64_t value, uint64_t timeout_ns, uint64_t *seen);
+
+/* ---- signals ---- */
+
+/**
+ * dvx_win_signal_peer() - add @value to (or set, NVL peers only) signal @id of this
+ * rank's row at @target, after the group's earlier writes.
+ * Context: device, every thread of @g. Return: see the file comment.
+ */
+DVX_DEV int dvx_win_signal_peer(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int target,
+				uint32_t id, uint32_t op, uint64_t value)
+{
+	const struct dvx_win_dev_peer *e = dvx_win_peer(d, target);
+	int err = 0;
+
+	if (dvx_win_dev_check(d))
+		return -EPROTO;
+	if (!e || id >= d.geom.signals || (op != DVX_NVL_SIG_SET && op != DVX_NVL_SIG_ADD))
+		return -EINVAL;
+	if (e->kind == DVX_MP_IB && op == DVX_NVL_SIG_SET)
+		return -ENOTSUP;
+	dvx_win_sync(g);
+	if (g.lane == 0)
+		err = dvx_win_remote_add(d, target, e,
+					 dvx_win_nvl_sig_off(&d.geom, (uint32_t)e->row_at, id),
+					 dvx_win_ib_sig_off(&d.geom, (uint32_t)e->row_at, id), op, value);
+	return dvx_win_bcast(g, err);
+}
+
+/**
+ * dvx_win_signal_all() - dvx_win_signal_peer() to every peer exactly once, the peers
+ * spread over the group's threads. SET with any IB peer is -ENOTSUP before anything
+ * is sent.
+ * Context: device, every thread of @g. Return: the first error of any thread.
+ */
+DVX_DEV int dvx_win_signal_all(const struct dvx_win_grp &g, const struct dvx_win_dev &d, uint32_t id,
+			       uint32_t op, uint64_t value)
+{
+	int r, err = 0;
+
+	if (dvx_win_dev_check(d))
+		return -EPROTO;
+	if (id >= d.geom.signals || (op != DVX_NVL_SIG_SET && op != DVX_NVL_SIG_ADD))
+		return -EINVAL;
+	if (op == DVX_NVL_SIG_SET && d.nib)
+		return -ENOTSUP;
+	dvx_win_sync(g);
+	for (r = (int)g.lane; r < d.nranks; r += (int)g.size) {
+		const struct dvx_win_dev_peer *e = dvx_win_peer(d, r);
+		int e2;
+
+		if (!e)
+			continue;
+		e2 = dvx_win_remote_add(d, r, e, dvx_win_nvl_sig_off(&d.geom, (uint32_t)e->row_at, id),
+					dvx_win_ib_sig_off(&d.geom, (uint32_t)e->row_at, id), op, value);
+		if (e2 && !err)
+			err = e2;
+	}
+	return dvx_win_first_err(g, err);
+}
+
+/** dvx_win_read_signal_from() - signal @id of @peer's row here (acquire); 0 for a bad peer or id. */
+DVX_DEV uint64_t dvx_win_read_signal_from(const struct dvx_win_dev &d, int peer, uint32_t id)
+{
+	const struct dvx_win_dev_peer *e = dvx_win_peer(d, peer);
+
+	return e && id < d.geom.signals ? dvx_nvl_read(dvx_win_my_sig(d, e, id)) : 0;
+}
+
+#define DVX_WIN_LOOK_ONE 0
+#define DVX_WIN_LOOK_SIG 1
+#define DVX_WIN_LOOK_BAR 2
+
+/* the value a wait looks at: one word, a signal's sum over every row, a barrier's sum */
+DVX_DEV uint64_t dvx_win_look(const struct dvx_win_dev &d, int kind, uint32_t id, const uint64_t *word)
+{
+	uint64_t s = 0;
+	int32_t r;
+
+	if (kind == DVX_WIN_LOOK_ONE)
+		return dvx_nvl_read(word);
+	if (kind == DVX_WIN_LOOK_BAR) {
+		if (d.nvl_base)
+			s += dvx_nvl_read((const uint64_t *)(d.nvl_base + dvx_win_nvl_bar_off(&d.geom, id)));
+		if (d.ib_base)
+			s += dvx_nvl_read((const uint64_t *)(d.ib_base + dvx_win_ib_bar_off(&d.geom, id)));
+		return s;
+	}
+	for (r = 0; d.nvl_base && r < d.nvl_rows; r++)
+		s += dvx_nvl_read((const uint64_t *)(d.nvl_base +
+						     dvx_win_nvl_sig_off(&d.geom, (uint32_t)r, id)));
+	for (r = 0; d.ib_base && r < d.nib; r++)
+		s += dvx_nvl_read((const uint64_t *)(d.ib_base +
+						     dvx_win_ib_sig_off(&d.geom, (uint32_t)r, id)));
+	return s;
+}
+
+DVX_DEV int dvx_win_wait_sum(const struct dvx_win_dev &d, int kind, uint32_t id, const uint64_t *word,
+			     uint32_t cmp, uint64_t value, uint64_t timeout_ns, uint64_t *seen)
+{
+	uint64_t v, deadline = 0;
+	uint32_t k = 0;
+	int ok;
+
+	for (;;) {
+		v = dvx_win_look(d, kind, id, word);
+		ok = dvx_p2p_cmp_holds(cmp, v, value);
+		if (ok < 0)
+			return -EINVAL;
+		if (ok)
+			break;
+		if ((++k & 63) == 0) {
+			uint64_t now = dvx_nvl_now_ns();
+
+			if (!deadline) {
+				deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
+			} else if (now >= deadline) {
+				if (seen)
+					*seen = v;
+				return -ETIMEDOUT;
+			}
+		}
+	}
+	if (seen)
+		*seen = v;
+	return 0;
+}
+
+/** dvx_win_read_signal() - the sum of signal @id over every peer's row here; 0 for a bad id. */
+DVX_DEV uint64_t dvx_win_read_signal(const struct dvx_win_dev &d, uint32_t id)
+{
+	if (dvx_win_dev_check(d) || id >= d.geom.signals)
+		return 0;
+	return dvx_win_look(d, DVX_WIN_LOOK_SIG, id, nullptr);
+}
+
+/**
+ * dvx_win_wait_signal() - wait until the sum of signal @id over all peers @cmp @value.
+ * @seen:	optional: the leader's last sum (what a timed-out wait saw)
+ * Context: device, every thread of @g. Return: see the file comment.
+ */
+DVX_DEV int dvx_win_wait_signal(const struct dvx_win_grp &g, const struct dvx_win_dev &d, uint32_t id,
+				uint32_t cmp, uint64_t value, uint64_t timeout_ns, uint64_t *seen)
+{
+	int err = 0;
+
+	if (dvx_win_dev_check(d))
+		return -EPROTO;
+	if (id >= d.geom.signals)
+		return -EINVAL;
+	if (g.lane == 0)
+		err = dvx_win_wait_sum(d, DVX_WIN_LOOK_SIG, id, nullptr, cmp, value, timeout_ns, seen);
+	return dvx_win_bcast(g, err);
+}
+
+/**
+ * dvx_win_wait_signal_from() - wait until @peer's signal @id @cmp @value (one word, O(1)).
+ * Context: device, every thread of @g. Return: see the file comment.
+ */
+DVX_DEV int dvx_win_wait_signal_from(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int peer,
+				     uint32_t id, uint32_t cmp, uint64_t value, uint64_t timeout_ns,
+				     uint64_t *seen)
+{
+	const struct dvx_win_dev_peer *e = dvx_win_peer(d, peer);
+	int err = 0;
+
+	if (dvx_win_dev_check(d))
+		return -EPROTO;
+	if (!e || id >= d.geom.signals)
+		return -EINVAL;
+	if (g.lane == 0)
+		err = dvx_win_wait_sum(d, DVX_WIN_LOOK_ONE, id, dvx_win_my_sig(d, e, id), cmp, value,
+				       timeout_ns, seen);
+	return dvx_win_bcast(g, err);
+}
+
+/* ---- counters ---- */
+
+/** dvx_win_read_counter() - counter @id of @peer (acquire); 0 for a bad peer or id. */
+DVX_DEV uint64_t dvx_win_read_counter(const struct dvx_win_dev &d, int peer, uint32_t id)
+{
+	const struct dvx_win_dev_peer *e = dvx_win_peer(d, peer);
+
+	return e && id < d.geom.counters ? dvx_nvl_read(dvx_win_my_ctr(d, e, id)) : 0;
+}
+
+/**
+ * dvx_win_wait_counter() - wait until counter @id of @peer @cmp @value; on an IB peer
+ * the lane that raises it is watched (its error is returned).
+ * Context: device, every thread of @g. Return: see the file comment.
+ */
+DVX_DEV int dvx_win_wait_counter(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int peer,
+				 uint32_t id, uint32_t cmp, uint64_t value, uint64_t timeout_ns)
+{
+	const struct dvx_win_dev_peer *e = dvx_win_peer(d, peer);
+	int err = 0;
+
+	if (dvx_win_dev_check(d))
+		return -EPROTO;
+	if (!e || id >= d.geom.counters)
+		return -EINVAL;
+	if (g.lane == 0) {
+		uint64_t *w = dvx_win_my_ctr(d, e, id);
+
+		if (e->kind == DVX_MP_IB)
+			err = dvx_p2p_dev_wait_counter(d.ib, peer, d.channel, w, cmp, value, timeout_ns);
+		else
+			err = dvx_nvl_wait(w, cmp, value, timeout_ns, nullptr);
+	}
+	return dvx_win_bcast(g, err);
+}
+
+/** dvx_win_reset_counter() - store 0 (only while none of @peer's puts is in flight). */
+DVX_DEV int dvx_win_reset_counter(const struct dvx_win_dev &d, int peer, uint32_t id)
+{
+	const struct dvx_win_dev_peer *e = dvx_win_peer(d, peer);
+
+	if (!e || id >= d.geom.counters)
+		return -EINVAL;
+	dvx_st_release_u64(dvx_win_my_ctr(d, e, id), 0, DVX_SCOPE_SYS);
+	return 0;
+}
+
+/* ---- barriers ---- */
+
+/* arrive at @r's barrier word @id */
+DVX_DEV int dvx_win_arrive(const struct dvx_win_dev &d, int r, const struct dvx_win_dev_peer *e,
+			   uint32_t id)
+{
+	return dvx_win_remote_add(d, r, e, dvx_win_nvl_bar_off(&d.geom, id),
+				  dvx_win_ib_bar_off(&d.geom, id), DVX_NVL_SIG_ADD, 1);
+}
+
+/* the leader moves the expectation (kept in the device region across launches) and waits */
+DVX_DEV int dvx_win_bar_wait(const struct dvx_win_grp &g, const struct dvx_win_dev &d, uint32_t id,
+			     uint64_t add, uint64_t timeout_ns, int err)
+{
+	if (g.lane == 0 && !err) {
+		uint64_t *exp = (uint64_t *)d.bar_expected + id;
+		uint64_t want = *exp + add;
+
+		*exp = want;
+		err = dvx_win_wait_sum(d, DVX_WIN_LOOK_BAR, id, nullptr, DVX_CMP_GE, want, timeout_ns,
+				       nullptr);
+	}
+	return dvx_win_bcast(g, err);
+}
+
+/**
+ * dvx_win_barrier() - every peer's barrier word @id raised by one (the peers spread
+ * over the group's threads, after the group's writes), then wait until this rank's
+ * words have been raised by every peer once more than at the last barrier @id of any
+ * launch. One group per barrier id at a time.
+ * Context: device, every thread of @g. Return: see the file comment.
+ */
+DVX_DEV int dvx_win_barrier(const struct dvx_win_grp &g, const struct dvx_win_dev &d, uint32_t id,
+			    uint64_t timeout_ns)
+{
+	int r, err = 0;
+
+	if (dvx_win_dev_check(d))
+		return -EPROTO;
+	if (id >= d.geom.barriers)
+		return -EINVAL;
+	dvx_win_sync(g);
+	for (r = (int)g.lane; r < d.nranks; r += (int)g.size) {
+		const struct dvx_win_dev_peer *e = dvx_win_peer(d, r);
+		int e2;
+
+		if (!e)
+			continue;
+		e2 = dvx_win_arrive(d, r, e, id);
+		if (e2 && !err)
+			err = e2;
+	}
+	err = dvx_win_first_err(g, err);
+	return dvx_win_bar_wait(g, d, id, (uint64_t)(d.nranks - 1), timeout_ns, err);
+}
+
+/**
+ * dvx_win_barrier_peer() - dvx_win_barrier() with one peer (an id used so is used with
+ * one peer at a time, on both sides).
+ * Context: device, every thread of @g. Return: see the file comment.
+ */
+DVX_DEV int dvx_win_barrier_peer(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int target,
+				 uint32_t id, uint64_t timeout_ns)
+{
+	const struct dvx_win_dev_peer *e = dvx_win_peer(d, target);
+	int err = 0;
+
+	if (dvx_win_dev_check(d))
+		return -EPROTO;
+	if (!e || id >= d.geom.barriers)
+		return -EINVAL;
+	dvx_win_sync(g);
+	if (g.lane == 0)
+		err = dvx_win_arrive(d, target, e, id);
+	err = dvx_win_bcast(g, err);
+	return dvx_win_bar_wait(g, d, id, 1, timeout_ns, err);
+}
+
+/* ---- puts ---- */
+
+#define DVX_WIN_PUT_SIG 1u
+#define DVX_WIN_PUT_CTR 2u
+
+/**
+ * dvx_win_put_ex() - copy @len bytes from @src + @soff into @target's window buffer at
+ * @doff; with DVX_WIN_PUT_SIG then add @value to signal @sig of this rank's row there,
+ * with DVX_WIN_PUT_CTR raise this rank's counter @ctr of @target once the data is
+ * complete (IB: acknowledged; NVL: visible). NVL: the group copies through the mapping
+ * (@src readable by this GPU); IB: the leader posts (@src registered: its lkeys).
+ * Context: device, every thread of @g. Return: see the file comment.
+ */
+DVX_DEV int dvx_win_put_ex(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int target,
+			   uint64_t doff, const struct dvx_p2p_lbuf &src, uint64_t soff, uint64_t len,
+			   uint32_t what, uint32_t sig, uint64_t value, uint32_t ctr)
+{
+	const struct dvx_win_dev_peer *e = dvx_win_peer(d, target);
+	int err = 0;
+
+	if (dvx_win_dev_check(d))
+		return -EPROTO;
+	if (!e || !len || !dvx_p2p_in_bounds(soff, len, src.len) ||
+	    !dvx_p2p_in_bounds(doff, len, e->data_len) ||
+	    ((what & DVX_WIN_PUT_SIG) && sig >= d.geom.signals) ||
+	    ((what & DVX_WIN_PUT_CTR) && ctr >= d.geom.counters))
+		return -EINVAL;
+	if (e->kind == DVX_MP_NVL) {
+		if (!e->nvl_data)
+			return -EINVAL;
+		dvx_nvl_copy((void *)(e->nvl_data + doff), (const uint8_t *)src.ptr + soff, len, g.lane,
+			     g.size);
+		dvx_win_sync(g);
+		if (g.lane == 0 && what) {
+			dvx_nvl_flush();
+			if (what & DVX_WIN_PUT_SIG)
+				err = dvx_nvl_signal_relaxed(
+					(uint64_t *)(e->nvl_base +
+						     dvx_win_nvl_sig_off(&d.geom, (uint32_t)e->row_at, sig)),
+					DVX_NVL_SIG_ADD, value);
+			if (what & DVX_WIN_PUT_CTR)
+				(void)dvx_nvl_signal_relaxed(dvx_win_my_ctr(d, e, ctr), DVX_NVL_SIG_ADD, 1);
+		}
+		return dvx_win_bcast(g, err);
+	}
+	if (g.lane == 0) {
+		struct dvx_p2p_lbuf me = dvx_win_ib_lbuf(d);
+		uint64_t so = dvx_win_ib_sig_off(&d.geom, (uint32_t)e->row_at, sig);
+		uint64_t co = dvx_win_ib_ctr_off(&d.geom, (uint32_t)e->row, ctr);
+
+		if (what == (DVX_WIN_PUT_SIG | DVX_WIN_PUT_CTR))
+			err = dvx_p2p_dev_put_signal_counter(d.ib, target, d.channel, &src, soff,
+							     &e->ib_data, doff, len, &e->ib_region, so,
+							     value, 0, &me, co, d.post_timeout_ns,
+							     nullptr);
+		else if (what == DVX_WIN_PUT_SIG)
+			err = dvx_p2p_dev_put_signal(d.ib, target, d.channel, &src, soff, &e->ib_data,
+						     doff, len, &e->ib_region, so, value, 0,
+						     d.post_timeout_ns, nullptr);
+		else if (what == DVX_WIN_PUT_CTR)
+			err = dvx_p2p_dev_put_counter(d.ib, target, d.channel, &src, soff, &e->ib_data,
+						      doff, len, &me, co, d.post_timeout_ns, nullptr);
+		else
+			err = dvx_p2p_dev_put(d.ib, target, d.channel, &src, soff, &e->ib_data, doff,
+					      len, d.post_timeout_ns, nullptr);
+	}
+	return dvx_win_bcast(g, err);
+}
+
+/** dvx_win_put() - dvx_win_put_ex() with data only. */
+DVX_DEV int dvx_win_put(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int target,
+			uint64_t doff, const struct dvx_p2p_lbuf &src, uint64_t soff, uint64_t len)
+{
+	return dvx_win_put_ex(g, d, target, doff, src, soff, len, 0, 0, 0, 0);
+}
+
+/** dvx_win_put_signal() - dvx_win_put_ex() with one signal after the group's data. */
+DVX_DEV int dvx_win_put_signal(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int target,
+			       uint64_t doff, const struct dvx_p2p_lbuf &src, uint64_t soff,
+			       uint64_t len, uint32_t sig, uint64_t value)
+{
+	return dvx_win_put_ex(g, d, target, doff, src, soff, len, DVX_WIN_PUT_SIG, sig, value, 0);
+}
+
+/** dvx_win_put_counter() - dvx_win_put_ex() with this rank's counter raised after. */
+DVX_DEV int dvx_win_put_counter(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int target,
+				uint64_t doff, const struct dvx_p2p_lbuf &src, uint64_t soff,
+				uint64_t len, uint32_t ctr)
+{
+	return dvx_win_put_ex(g, d, target, doff, src, soff, len, DVX_WIN_PUT_CTR, 0, 0, ctr);
+}
+
+/** dvx_win_put_signal_counter() - dvx_win_put_ex() with both. */
+DVX_DEV int dvx_win_put_signal_counter(const struct dvx_win_grp &g, const struct dvx_win_dev &d,
+				       int target, uint64_t doff, const struct dvx_p2p_lbuf &src,
+				       uint64_t soff, uint64_t len, uint32_t sig, uint64_t value,
+				       uint32_t ctr)
+{
+	return dvx_win_put_ex(g, d, target, doff, src, soff, len, DVX_WIN_PUT_SIG | DVX_WIN_PUT_CTR,
+			      sig, value, ctr);
+}
+
+/* ---- send / recv ---- */
+
+/**
+ * dvx_win_send() - @n bytes (any size, 0 too) from @src to @target through the
+ * staging slots: per chunk the leader waits for the slot's credit, the group copies
+ * the chunk (NVL: into the peer's slot; IB: into this rank's send slot, then the
+ * leader puts it with the slot's ready signal on one QP). @src: memory this GPU reads.
+ * Context: device, every thread of @g. Return: see the file comment.
+ */
+DVX_DEV int dvx_win_send(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int target,
+			 const void *src, uint64_t n, uint64_t timeout_ns)
+{
+	const struct dvx_win_dev_peer *e = dvx_win_peer(d, target);
+	const struct dvx_win_geom *ge = &d.geom;
+	uint64_t *cursor, pay, nc, c;
+	int err = 0;
+
+	if (dvx_win_dev_check(d))
+		return -EPROTO;
+	if (!e || (n && !src))
+		return -EINVAL;
+	if (!ge->slots)
+		return -ENOTSUP;
+	cursor = (uint64_t *)d.cursors + 2 * target;
+	pay = ge->slot_bytes - DVX_WIN_HDR;
+	nc = n ? (n + pay - 1) / pay : 1;
+	for (c = 0; c < nc && !err; c++) {
+		uint64_t k = *(volatile uint64_t *)cursor;
+		uint64_t len = n - c * pay < pay ? n - c * pay : pay;
+		uint32_t slot = (uint32_t)(k % ge->slots);
+		uint8_t *dst;
+
+		if (g.lane == 0 && k >= ge->slots) {
+			const uint64_t *cw = e->kind == DVX_MP_NVL ?
+				(const uint64_t *)(d.nvl_base + dvx_win_nvl_credit_off(ge, (uint32_t)e->row)) :
+				(const uint64_t *)(d.ib_base + dvx_win_ib_credit_off(ge, (uint32_t)e->row));
+
+			err = dvx_nvl_wait(cw, DVX_CMP_GE, k + 1 - ge->slots, timeout_ns, nullptr);
+		}
+		err = dvx_win_bcast(g, err);
+		if (err)
+			break;
+		dst = e->kind == DVX_MP_NVL ?
+			(uint8_t *)(e->nvl_base + dvx_win_nvl_slot_off(ge, (uint32_t)e->row_at, slot)) :
+			(uint8_t *)(d.ib_base + dvx_win_ib_sslot_off(ge, (uint32_t)e->row, slot));
+		if (g.lane == 0) {
+			((uint64_t *)dst)[0] = n;
+			((uint64_t *)dst)[1] = c;
+		}
+		if (len)
+			dvx_nvl_copy(dst + DVX_WIN_HDR, (const uint8_t *)src + c * pay, len, g.lane, g.size);
+		dvx_win_sync(g);
+		if (g.lane == 0) {
+			if (e->kind == DVX_MP_NVL) {
+				dvx_nvl_flush();
+				err = dvx_nvl_signal_relaxed(
+					(uint64_t *)(e->nvl_base +
+						     dvx_win_nvl_ready_off(ge, (uint32_t)e->row_at, slot)),
+					DVX_NVL_SIG_ADD, 1);
+			} else {
+				struct dvx_p2p_lbuf me = dvx_win_ib_lbuf(d);
+
+				dvx_nvl_flush();	/* the slot's bytes before the NIC reads them */
+				err = dvx_p2p_dev_put_signal(d.ib, target, d.channel, &me,
+							     dvx_win_ib_sslot_off(ge, (uint32_t)e->row, slot),
+							     &e->ib_region,
+							     dvx_win_ib_rslot_off(ge, (uint32_t)e->row_at, slot),
+							     DVX_WIN_HDR + len, &e->ib_region,
+							     dvx_win_ib_ready_off(ge, (uint32_t)e->row_at, slot),
+							     1, 0, d.post_timeout_ns, nullptr);
+			}
+			if (!err)
+				*(volatile uint64_t *)cursor = k + 1;
+		}
+		err = dvx_win_bcast(g, err);
+	}
+	return err;
+}
+
+/**
+ * dvx_win_recv() - @n bytes from @peer into @dst through the staging slots, in order:
+ * per chunk the leader waits for the slot's ready signal and checks its header (a
+ * message of another size is -EMSGSIZE, nothing consumed), the group copies it out,
+ * the leader returns the slot's credit.
+ * Context: device, every thread of @g. Return: see the file comment.
+ */
+DVX_DEV int dvx_win_recv(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int peer, void *dst,
+			 uint64_t n, uint64_t timeout_ns)
+{
+	const struct dvx_win_dev_peer *e = dvx_win_peer(d, peer);
+	const struct dvx_win_geom *ge = &d.geom;
+	uint64_t *cursor, pay, nc, c;
+	int err = 0;
+
+	if (dvx_win_dev_check(d))
+		return -EPROTO;
+	if (!e || (n && !dst))
+		return -EINVAL;
+	if (!ge->slots)
+		return -ENOTSUP;
+	cursor = (uint64_t *)d.cursors + 2 * peer + 1;
+	pay = ge->slot_bytes - DVX_WIN_HDR;
+	nc = n ? (n + pay - 1) / pay : 1;
+	for (c = 0; c < nc && !err; c++) {
+		uint64_t k = *(volatile uint64_t *)cursor;
+		uint64_t len = n - c * pay < pay ? n - c * pay : pay;
+		uint32_t slot = (uint32_t)(k % ge->slots);
+		const uint8_t *s = e->kind == DVX_MP_NVL ?
+			(const uint8_t *)(d.nvl_base + dvx_win_nvl_slot_off(ge, (uint32_t)e->row, slot)) :
+			(const uint8_t *)(d.ib_base + dvx_win_ib_rslot_off(ge, (uint32_t)e->row, slot));
+
+		if (g.lane == 0) {
+			const uint64_t *rw = e->kind == DVX_MP_NVL ?
+				(const uint64_t *)(d.nvl_base + dvx_win_nvl_ready_off(ge, (uint32_t)e->row, slot)) :
+				(const uint64_t *)(d.ib_base + dvx_win_ib_ready_off(ge, (uint32_t)e->row, slot));
+
+			err = dvx_nvl_wait(rw, DVX_CMP_GE, k / ge->slots + 1, timeout_ns, nullptr);
+			if (!err && ((const volatile uint64_t *)s)[0] != n)
+				err = -EMSGSIZE;
+			else if (!err && ((const volatile uint64_t *)s)[1] != c)
+				err = -EPROTO;
+		}
+		err = dvx_win_bcast(g, err);
+		if (err)
+			break;
+		if (len)
+			dvx_nvl_copy((uint8_t *)dst + c * pay, s + DVX_WIN_HDR, len, g.lane, g.size);
+		dvx_win_sync(g);
+		if (g.lane == 0) {
+			err = dvx_win_remote_add(d, peer, e, dvx_win_nvl_credit_off(ge, (uint32_t)e->row_at),
+						 dvx_win_ib_credit_off(ge, (uint32_t)e->row_at),
+						 DVX_NVL_SIG_ADD, 1);
+			if (!err)
+				*(volatile uint64_t *)cursor = k + 1;
+		}
+		err = dvx_win_bcast(g, err);
+	}
+	return err;
+}
+
+#endif /* DVX_WIN_DEV_CUH */
