@@ -106,6 +106,11 @@ DVX_DEV int dvx_win_dev_check(const struct dvx_win_dev &d)
 
 /* ---- metadata (O(1)) ---- */
 
+/**
+ * dvx_win_rank(), dvx_win_n_ranks(), dvx_win_num_peers(), dvx_win_num_nvl_peers(),
+ * dvx_win_num_ib_peers() - this rank, the group size, its peers, NVL and IB peers.
+ * Context: device. Return: the number.
+ */
 DVX_DEV int dvx_win_rank(const struct dvx_win_dev &d) { return d.rank; }
 DVX_DEV int dvx_win_n_ranks(const struct dvx_win_dev &d) { return d.nranks; }
 DVX_DEV int dvx_win_num_peers(const struct dvx_win_dev &d) { return d.nranks - 1; }
@@ -133,7 +138,7 @@ DVX_DEV uint32_t dvx_win_kind(const struct dvx_win_dev &d, int r)
 	return e ? e->kind : (uint32_t)DVX_MP_NONE;
 }
 
-/** dvx_win_nvlink_address() - rank @r's window buffer at @off through NVLink, or 0. */
+/** dvx_win_dev_nvlink_address() - rank @r's window buffer at @off through NVLink, or 0. */
 DVX_DEV uint64_t dvx_win_dev_nvlink_address(const struct dvx_win_dev &d, int r, uint64_t off)
 {
 	const struct dvx_win_dev_peer *e = dvx_win_peer(d, r);
@@ -144,6 +149,11 @@ DVX_DEV uint64_t dvx_win_dev_nvlink_address(const struct dvx_win_dev &d, int r, 
 }
 
 /* ---- this rank's words ---- */
+
+/**
+ * dvx_win_my_sig(), dvx_win_my_ctr() - this rank's word of signal (counter) @id in @e's row.
+ * Context: device. Return: its address.
+ */
 
 DVX_DEV uint64_t *dvx_win_my_sig(const struct dvx_win_dev &d, const struct dvx_win_dev_peer *e,
 				 uint32_t id)
@@ -161,7 +171,11 @@ DVX_DEV uint64_t *dvx_win_my_ctr(const struct dvx_win_dev &d, const struct dvx_w
 		(uint64_t *)(d.ib_base + dvx_win_ib_ctr_off(&d.geom, (uint32_t)e->row, id));
 }
 
-/* this rank's IB region as a local buffer (send slots' source, counters' target) */
+/**
+ * dvx_win_ib_lbuf() - this rank's IB region as a local buffer (the send slots' source,
+ * the counters' target).
+ * Context: device. Return: the buffer.
+ */
 DVX_DEV struct dvx_p2p_lbuf dvx_win_ib_lbuf(const struct dvx_win_dev &d)
 {
 	struct dvx_p2p_lbuf b;
@@ -178,9 +192,12 @@ DVX_DEV struct dvx_p2p_lbuf dvx_win_ib_lbuf(const struct dvx_win_dev &d)
 	return b;
 }
 
-/* one add (or NVL set) into @e's region by one thread, after its group's writes (the
- * caller synchronised the group): NVL a fence, then a relaxed write (one fence for the
- * group); IB a fenced fetch-add on the window's channel */
+/**
+ * dvx_win_remote_add() - one add (or NVL set) into @e's region by one thread, after
+ * its group's writes (the caller synchronised the group): NVL a fence, then a relaxed
+ * write (one fence for the group); IB a fenced fetch-add on the window's channel.
+ * Context: device, one thread. Return: 0, -ENOTSUP (SET on IB), or the lane's error.
+ */
 DVX_DEV int dvx_win_remote_add(const struct dvx_win_dev &d, int r, const struct dvx_win_dev_peer *e,
 			       uint64_t nvl_off, uint64_t ib_off, uint32_t op, uint64_t value)
 {
@@ -194,7 +211,10 @@ DVX_DEV int dvx_win_remote_add(const struct dvx_win_dev &d, int r, const struct 
 				  d.post_timeout_ns, nullptr);
 }
 
-/* the first non-zero @err of the group's threads, to every thread */
+/**
+ * dvx_win_first_err() - the first non-zero @err of the group's threads, to every thread.
+ * Context: device, every thread of @g. Return: that error, or 0.
+ */
 DVX_DEV int dvx_win_first_err(const struct dvx_win_grp &g, int err)
 {
 	if (g.scope == DVX_WIN_WARP) {
@@ -223,9 +243,6 @@ DVX_DEV int dvx_win_first_err(const struct dvx_win_grp &g, int err)
 	return err;
 }
 
-/* a wait on one word or a sum, by the leader, %globaltimer-bounded */
-DVX_DEV int dvx_win_wait_sum(const struct dvx_win_dev &d, int kind, uint32_t id, const uint64_t *word,
-			     uint32_t cmp, uint64_t value, uint64_t timeout_ns, uint64_t *seen);
 
 /* ---- signals ---- */
 
@@ -298,7 +315,11 @@ DVX_DEV uint64_t dvx_win_read_signal_from(const struct dvx_win_dev &d, int peer,
 #define DVX_WIN_LOOK_SIG 1
 #define DVX_WIN_LOOK_BAR 2
 
-/* the value a wait looks at: one word, a signal's sum over every row, a barrier's sum */
+/**
+ * dvx_win_look() - what a wait looks at: one word, a signal's sum over every row, or a
+ * barrier's sum over the NVL and IB words (acquire loads).
+ * Context: device. Return: the value.
+ */
 DVX_DEV uint64_t dvx_win_look(const struct dvx_win_dev &d, int kind, uint32_t id, const uint64_t *word)
 {
 	uint64_t s = 0;
@@ -322,6 +343,11 @@ DVX_DEV uint64_t dvx_win_look(const struct dvx_win_dev &d, int kind, uint32_t id
 	return s;
 }
 
+/**
+ * dvx_win_wait_sum() - wait until dvx_win_look() @cmp @value, bounded by %globaltimer
+ * (read only after 64 looks).
+ * Context: device, one thread. Return: 0, -ETIMEDOUT, -EINVAL (bad @cmp).
+ */
 DVX_DEV int dvx_win_wait_sum(const struct dvx_win_dev &d, int kind, uint32_t id, const uint64_t *word,
 			     uint32_t cmp, uint64_t value, uint64_t timeout_ns, uint64_t *seen)
 {
@@ -450,7 +476,10 @@ DVX_DEV int dvx_win_reset_counter(const struct dvx_win_dev &d, int peer, uint32_
 
 /* ---- barriers ---- */
 
-/* arrive at @r's barrier word @id */
+/**
+ * dvx_win_arrive() - raise @r's barrier word @id by one (one thread).
+ * Context: device. Return: as dvx_win_remote_add().
+ */
 DVX_DEV int dvx_win_arrive(const struct dvx_win_dev &d, int r, const struct dvx_win_dev_peer *e,
 			   uint32_t id)
 {
@@ -458,7 +487,11 @@ DVX_DEV int dvx_win_arrive(const struct dvx_win_dev &d, int r, const struct dvx_
 				  dvx_win_ib_bar_off(&d.geom, id), DVX_NVL_SIG_ADD, 1);
 }
 
-/* the leader moves the expectation (kept in the device region across launches) and waits */
+/**
+ * dvx_win_bar_wait() - the leader moves barrier @id's expectation by @add (kept in the
+ * device region across launches) and waits for it, unless @err already failed the call.
+ * Context: device, every thread of @g. Return: 0, @err, -ETIMEDOUT.
+ */
 DVX_DEV int dvx_win_bar_wait(const struct dvx_win_grp &g, const struct dvx_win_dev &d, uint32_t id,
 			     uint64_t add, uint64_t timeout_ns, int err)
 {
