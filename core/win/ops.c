@@ -43,7 +43,7 @@ static uint64_t *ib_word(const struct dvx_win *w, uint64_t off)
 /* one of this rank's words: an acquire load, or an 8-byte copy from the GPU */
 static int rd(const struct dvx_win *w, const uint64_t *word, uint64_t *v)
 {
-	if (dvx_win_cpu(w)) {
+	if (dvx_win_cpu_at(w, word)) {
 		*v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
 		return 0;
 	}
@@ -346,7 +346,7 @@ int dvx_win_reset_counter(struct dvx_win *w, int peer, uint32_t id)
 	if (!e || id >= w->geom.counters)
 		return -EINVAL;
 	word = ctr_word(w, e, id);
-	if (dvx_win_cpu(w)) {
+	if (dvx_win_cpu_at(w, word)) {
 		__atomic_store_n(word, 0, __ATOMIC_RELEASE);
 		return 0;
 	}

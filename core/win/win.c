@@ -66,7 +66,7 @@ int dvx_win_mem_req(const struct dvx_mp *mp, const struct dvx_win_cfg *cfg, stru
 	struct dvx_win_geom g;
 	struct state_lay l;
 
-	if (!mp || !mp->infos || !req || geom_of(cfg, &g) || (cfg->flags & ~(uint32_t)DVX_WIN_F_CPU))
+	if (!mp || !mp->infos || !req || geom_of(cfg, &g) || (cfg->flags & ~(uint32_t)(DVX_WIN_F_CPU | DVX_WIN_F_IB_HOST)))
 		return -EINVAL;
 	state_layout(mp, &g, &l);
 	memset(req, 0, sizeof(*req));
@@ -84,6 +84,16 @@ int dvx_win_cpu(const struct dvx_win *w)
 	return (w->cfg.flags & DVX_WIN_F_CPU) || !w->mp->gpu;
 }
 
+int dvx_win_cpu_at(const struct dvx_win *w, const void *p)
+{
+	const uint8_t *b = w->mem.ib;
+
+	if (dvx_win_cpu(w))
+		return 1;
+	return (w->cfg.flags & DVX_WIN_F_IB_HOST) && b && (const uint8_t *)p >= b &&
+	       (const uint8_t *)p < b + w->mem.ib_len;
+}
+
 /* zero [off, off + len) of a region: stores where the CPU reaches it, else copies */
 static int zero_range(struct dvx_win *w, void *base, uint64_t off, uint64_t len)
 {
@@ -93,7 +103,7 @@ static int zero_range(struct dvx_win *w, void *base, uint64_t off, uint64_t len)
 
 	if (!len)
 		return 0;
-	if (dvx_win_cpu(w)) {
+	if (dvx_win_cpu_at(w, (uint8_t *)base + off)) {
 		memset((uint8_t *)base + off, 0, len);
 		return 0;
 	}
@@ -498,7 +508,7 @@ int dvx_win_reset_signals(struct dvx_win *w, struct dvx_gpu_stream *stream)
 			uint64_t *word = (uint64_t *)(void *)((uint8_t *)w->mem.ib +
 							       dvx_win_ib_sig_off(g, r, i));
 
-			if (dvx_win_cpu(w))
+			if (dvx_win_cpu_at(w, word))
 				__atomic_store_n(word, 0, __ATOMIC_RELEASE);
 			else
 				err = dvx_mp_nvl_signal(w->mp, stream, (uint64_t)(uintptr_t)word,

@@ -37,6 +37,9 @@ enum {
 	 * host send/recv copies through them. Without it host reads go through the
 	 * GPU (dvx_gpu_memcpy_dtoh) and host send/recv is -ENOTSUP. */
 	DVX_WIN_F_CPU = 1u << 0,
+	/* the IB region alone is host memory (registered with the GPU for kernels: the
+	 * software NIC, host-driven IB): the CPU zeroes and reads its words directly */
+	DVX_WIN_F_IB_HOST = 1u << 1,
 };
 
 #define DVX_WIN_LIVE 0x57494e44u	/* "WIND": struct dvx_win.live of a live window */

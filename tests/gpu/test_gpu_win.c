@@ -1,0 +1,631 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/gpu/test_gpu_win.c - the window on a real GPU (one is enough: ranks that share
+ * a GPU map each other's memory the same way).
+ *
+ *  - processes: 2 ranks (POSIX-fd memory) and 3 ranks (legacy IPC memory) as processes
+ *    sharing GPU 0 over the sockets bootstrap, all NVL: kernels at thread, warp and
+ *    block scope run rounds of put_signal into every peer's window buffer (every byte
+ *    checked on the GPU), signal_all with sums and single slots exact, put_counter with
+ *    counters exact, barrier 0; barrier 1 reused across 100 launches; send/recv of 8 B
+ *    to 64 MiB with every peer through 4 slots of 64 KiB (up to 1024 pipeline turns),
+ *    every byte checked; refusals (another layout version, self, bad id) and waits that
+ *    must time out;
+ *  - mixed: 3 ranks as threads of one process, an injected topology (ranks 0 and 1 one
+ *    host, rank 2 another), IB over the software NIC (the IB region in host memory the
+ *    GPU maps): signal_all and sums over NVL and IB rows at once, barriers across
+ *    launches, send/recv with the NVL peer and the IB peer at warp and block scope,
+ *    SET refused on an IB peer.
+ *
+ * Under compute-sanitizer (DVX_GPU_SANITIZER=1) a launch waits for the process's
+ * running kernels, so the threads' part reuses its barrier over one launch only.
+ *
+ * The parent never touches CUDA (children do everything). Without a GPU it skips (exit
+ * 77); 'make gpu-check' runs it and fails instead. DVX_GPU_TEST_QUICK=1: fewer rounds.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../lib/dvx_test.h"
+
+#include <dvx/gpu/gpu.h>
+#include <dvx/win/win.h>
+#include <dvx/p2p/gpu.h>
+#include <dvx/testing/sim.h>
+
+extern const unsigned char dvx_fatbin_tests_gpu_win_kernels[];
+extern const size_t dvx_fatbin_tests_gpu_win_kernels_len;
+
+#define SEC 1000000000ull
+#define TMO (30 * SEC)
+#define SLOT (64u << 10)		/* each rank's part of a window buffer */
+#define SR_MAX (64ull << 20)		/* the largest send/recv */
+#define SKIP 77
+#define MIXN 3
+
+enum { S_THREAD, S_WARP, S_BLOCK };
+static const char *const scope_name[] = { "thread", "warp", "block" };
+static const uint32_t scope_block[] = { 1, 32, 256 };
+static int quick, skipped, sanitizer;
+
+#define CFAIL(...) do { fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); return 1; } while (0)
+#define COK(e) do { int e_ = (e); if (e_) CFAIL("%s:%d: %s = %d", __FILE__, __LINE__, #e, e_); } while (0)
+
+/* the kernels, and their status words in host memory the GPU maps: no copy (and so no
+ * synchronising call) stands between one launch and the next while other ranks' kernels
+ * spin (compute-sanitizer turns synchronous copies into device-wide waits) */
+struct kern {
+	struct dvx_gpu_module mod;
+	void *rounds, *barrier, *sendrecv, *refuse;
+	struct dvx_gpu_hostreg hr;
+	volatile int32_t *st;
+	uint64_t status;
+};
+
+static int kern_up(struct dvx_gpu *g, struct kern *k)
+{
+	COK(dvx_gpu_module_load(g, dvx_fatbin_tests_gpu_win_kernels,
+				dvx_fatbin_tests_gpu_win_kernels_len, &k->mod));
+	COK(dvx_gpu_module_function(&k->mod, "k_win_rounds", &k->rounds));
+	COK(dvx_gpu_module_function(&k->mod, "k_win_barrier", &k->barrier));
+	COK(dvx_gpu_module_function(&k->mod, "k_win_sendrecv", &k->sendrecv));
+	COK(dvx_gpu_module_function(&k->mod, "k_win_refuse", &k->refuse));
+	k->st = aligned_alloc(4096, 4096);
+	if (!k->st)
+		CFAIL("no memory");
+	COK(dvx_gpu_host_register(g, (void *)k->st, 4096, 0, &k->hr));
+	k->status = k->hr.dptr;
+	return 0;
+}
+
+static void kern_down(struct kern *k)
+{
+	dvx_gpu_host_unregister(&k->hr);
+	free((void *)k->st);
+	dvx_gpu_module_unload(&k->mod);
+}
+
+/* one group of @scope: launch and wait; 0 or the first thread's error */
+static int run_k(struct dvx_gpu *g, struct kern *k, struct dvx_gpu_stream *s, void *f,
+		 uint32_t block, void **args)
+{
+	uint32_t i;
+	int err;
+
+	for (i = 0; i < block; i++)
+		k->st[i] = 0x7f7f7f7f;	/* a kernel that never ran fails */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	err = dvx_gpu_launch(g, f, 1, block, 0, s, args);
+	if (!err)
+		err = dvx_gpu_stream_wait(s, 120 * SEC);
+	if (err)
+		return err;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (i = 0; i < block; i++)
+		if (k->st[i])
+			return k->st[i];
+	return 0;
+}
+
+/* what a rank runs: the kernels, over an exchanged window */
+struct wrun {
+	struct dvx_gpu *g;
+	struct kern *k;
+	struct dvx_gpu_stream *s;
+	struct dvx_win_dev d;
+	struct dvx_p2p_lbuf src;	/* n * SLOT of GPU memory (no keys: NVL only) */
+	uint64_t sbuf, rbuf;		/* SR_MAX + 1 each */
+	struct dvx_bootstrap *bs;
+	int me;
+	int ib;				/* the mixed topology (no window buffer) */
+};
+
+static int sendrecv(struct wrun *w, uint32_t scope, uint64_t len, uint64_t round)
+{
+	uint8_t guard = 0xee;
+	uint64_t tmo = TMO;
+	void *args[] = { &w->d, &scope, &len, &round, &w->sbuf, &w->rbuf, &tmo, &w->k->status };
+	int err;
+
+	COK(dvx_gpu_memcpy_htod(w->g, w->rbuf + len, &guard, 1));
+	COK(dvx_bootstrap_barrier(w->bs, TMO));
+	err = run_k(w->g, w->k, w->s, w->k->sendrecv, scope_block[scope], args);
+	if (err)
+		CFAIL("rank %d: send/recv %s scope, %llu B: %d", w->me, scope_name[scope],
+		      (unsigned long long)len, err);
+	return 0;
+}
+
+static int run_all(struct wrun *w)
+{
+	static const uint64_t sizes[] = { 8, 4096, 1u << 20, SR_MAX };
+	uint64_t slot = SLOT, round0 = 0, tmo = TMO;
+	uint32_t scope, nrounds = quick ? 1 : 3, id = 1, one = 1, ver = DVX_WIN_DEV_VERSION + 1;
+	unsigned i, launches = quick ? 10 : 100;
+	int err;
+
+	/* under compute-sanitizer a launch waits for the process's running kernels: ranks
+	 * that are threads of one process cannot launch while another's kernel waits for
+	 * them, so the threads' barrier reuse is one launch there (the processes run all) */
+	if (w->ib && sanitizer)
+		launches = 1;
+
+	/* rounds at every scope; the signals and counters keep counting across launches */
+	for (scope = S_THREAD; scope <= S_BLOCK; scope++, round0 += nrounds) {
+		void *args[] = { &w->d, &scope, &w->src, &slot, &round0, &nrounds, &tmo,
+				 &w->k->status };
+
+		COK(dvx_bootstrap_barrier(w->bs, TMO));
+		err = run_k(w->g, w->k, w->s, w->k->rounds, scope_block[scope], args);
+		if (err)
+			CFAIL("rank %d: rounds at %s scope: %d", w->me, scope_name[scope], err);
+	}
+	/* barrier 1 reused launch after launch */
+	COK(dvx_bootstrap_barrier(w->bs, TMO));
+	for (i = 0; i < launches; i++) {
+		uint32_t sc = i % 3;
+		void *args[] = { &w->d, &sc, &id, &one, &tmo, &w->k->status };
+
+		err = run_k(w->g, w->k, w->s, w->k->barrier, scope_block[sc], args);
+		if (err)
+			CFAIL("rank %d: barrier launch %u: %d", w->me, i, err);
+	}
+	/* send/recv: every size at warp and block scope, the small ones by a thread */
+	for (scope = S_THREAD; scope <= S_BLOCK; scope++)
+		for (i = 0; i < 4; i++) {
+			uint64_t len = sizes[i];
+
+			if ((scope == S_THREAD && len > 4096) || (w->ib && len > (1u << 20)) ||
+			    (quick && len > (1u << 20)))
+				continue;
+			if (sendrecv(w, scope, len, i + 10 * scope))
+				return 1;
+		}
+	/* refusals and timeouts */
+	{
+		void *args[] = { &w->d, &ver, &w->k->status };
+
+		COK(dvx_bootstrap_barrier(w->bs, TMO));
+		err = run_k(w->g, w->k, w->s, w->k->refuse, 1, args);
+		if (err)
+			CFAIL("rank %d: refusal check %d failed", w->me, err);
+	}
+	COK(dvx_bootstrap_barrier(w->bs, TMO));
+	return 0;
+}
+
+/* ---- part 1: processes, all NVL ------------------------------------------------------ */
+
+static int proc_rank(const char *addr, int me, int n, uint32_t memflags)
+{
+	static uint64_t bsmem[65536];
+	struct dvx_bootstrap_sock_attr a;
+	struct dvx_bootstrap bs;
+	struct dvx_gpu g;
+	struct dvx_mp mp;
+	struct dvx_mp_cfg c;
+	struct dvx_win win;
+	struct dvx_win_cfg wc;
+	struct dvx_win_mem req, mem;
+	struct dvx_gpu_mem nvl, dev, data, src, sr;
+	struct dvx_gpu_stream s;
+	struct kern k;
+	struct wrun w;
+	void *state, *wstate;
+	unsigned cnt = 0;
+	int err;
+
+	if (dvx_gpu_count(dvx_hal_cuda(), &cnt) || !cnt)
+		return SKIP;
+	memset(&g, 0, sizeof(g));
+	COK(dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL));
+	memset(&a, 0, sizeof(a));
+	a.addr = addr;
+	a.rank = me;
+	a.nranks = n;
+	a.max_unexpected = 16;
+	a.slot_bytes = 8192;
+	a.timeout_ns = TMO;
+	COK(dvx_bootstrap_sock_init(&bs, &a, bsmem, sizeof(bsmem)));
+	memset(&c, 0, sizeof(c));
+	c.rank = me;
+	c.nranks = n;
+	c.bs = &bs;
+	c.gpu = &g;
+	c.timeout_ns = TMO;
+	state = aligned_alloc(64, (dvx_mp_state_size(&c) + 63) & ~(size_t)63);
+	COK(dvx_mp_init(&mp, &c, state, dvx_mp_state_size(&c)));
+	if (mp.topo.nnvl != n || mp.topo.nib)
+		CFAIL("rank %d: one GPU should make everyone NVL", me);
+	COK(dvx_mp_connect(&mp, NULL, 0, NULL, 0));
+	COK(kern_up(&g, &k));
+	COK(dvx_gpu_stream_create(&g, &s));
+
+	memset(&wc, 0, sizeof(wc));
+	wc.signals = 4;
+	wc.counters = 2;
+	wc.barriers = 2;
+	wc.slots = 4;
+	wc.slot_bytes = SLOT;
+	wc.stream = &s;
+	wc.timeout_ns = TMO;
+	COK(dvx_win_mem_req(&mp, &wc, &req));
+	wstate = aligned_alloc(64, (req.state_len + 63) & ~(uint64_t)63);
+	COK(dvx_gpu_mem_alloc(&g, req.nvl_len, memflags, &nvl));
+	COK(dvx_gpu_mem_alloc(&g, req.dev_len, 0, &dev));
+	COK(dvx_gpu_mem_alloc(&g, (uint64_t)n * SLOT, memflags, &data));
+	COK(dvx_gpu_mem_alloc(&g, (uint64_t)n * SLOT, 0, &src));
+	COK(dvx_gpu_mem_alloc(&g, 2 * (SR_MAX + 64), 0, &sr));
+	memset(&mem, 0, sizeof(mem));
+	mem.state = wstate;
+	mem.state_len = req.state_len;
+	mem.nvl = (void *)(uintptr_t)nvl.dptr;
+	mem.nvl_len = req.nvl_len;
+	mem.dev = dev.dptr;
+	mem.dev_len = req.dev_len;
+	memset(&win, 0, sizeof(win));
+	COK(dvx_win_init(&win, &mp, &wc, &mem));
+	err = dvx_win_exchange(&win, (void *)(uintptr_t)data.dptr, (uint64_t)n * SLOT);
+	if (err)
+		CFAIL("rank %d: exchange %d (%s)", me, err, win.diag.msg);
+	if (dvx_win_exchange(&win, (void *)(uintptr_t)data.dptr, (uint64_t)n * SLOT) != -EALREADY)
+		CFAIL("rank %d: a second exchange was not -EALREADY", me);
+	memset(&w, 0, sizeof(w));
+	COK(dvx_win_dev_make(&win, NULL, &w.d));
+	w.g = &g;
+	w.k = &k;
+	w.s = &s;
+	w.src.ptr = (void *)(uintptr_t)src.dptr;
+	w.src.addr = src.dptr;
+	w.src.len = (uint64_t)n * SLOT;
+	w.sbuf = sr.dptr;
+	w.rbuf = sr.dptr + SR_MAX + 64;
+	w.bs = &bs;
+	w.me = me;
+	if (run_all(&w))
+		return 1;
+	COK(dvx_win_fini(&win));
+	COK(dvx_bootstrap_barrier(&bs, TMO));
+	dvx_gpu_mem_free(&sr);
+	dvx_gpu_mem_free(&src);
+	dvx_gpu_mem_free(&data);
+	dvx_gpu_mem_free(&dev);
+	dvx_gpu_mem_free(&nvl);
+	dvx_gpu_stream_destroy(&s);
+	kern_down(&k);
+	COK(dvx_mp_fini(&mp));
+	dvx_bootstrap_fini(&bs);
+	COK(dvx_gpu_close(&g));
+	free(wstate);
+	free(state);
+	return 0;
+}
+
+static int fork_all(int n, int (*fn)(int, int, void *), void *arg)
+{
+	pid_t pid[8];
+	int r, st, ret = 0;
+
+	for (r = 0; r < n; r++) {
+		fflush(NULL);
+		pid[r] = fork();
+		if (pid[r] == 0)
+			_exit(fn(r, n, arg));
+	}
+	for (r = 0; r < n; r++) {
+		if (waitpid(pid[r], &st, 0) != pid[r] || !WIFEXITED(st)) {
+			if (WIFSIGNALED(st))
+				fprintf(stderr, "child %d: killed by signal %d\n", r, WTERMSIG(st));
+			ret = ret ? ret : 99;
+		} else if (WEXITSTATUS(st) && !ret) {
+			ret = WEXITSTATUS(st);
+		}
+	}
+	return ret;
+}
+
+struct proc_arg {
+	char addr[96];
+	uint32_t flags;
+};
+
+static int proc_main(int r, int n, void *arg)
+{
+	struct proc_arg *a = arg;
+
+	return proc_rank(a->addr, r, n, a->flags);
+}
+
+static void test_processes(void **state)
+{
+	struct proc_arg a;
+	int n, ret;
+
+	(void)state;
+	for (n = 2; n <= 3; n++) {
+		snprintf(a.addr, sizeof(a.addr), "unix:/tmp/dvx-gpu-win-%d-%d.sock", (int)getpid(), n);
+		a.flags = n == 2 ? DVX_GPU_MEM_EXPORT : DVX_GPU_MEM_LEGACY;
+		ret = fork_all(n, proc_main, &a);
+		if (ret == SKIP) {
+			skipped = 1;
+			skip();
+		}
+		if (ret)
+			fail_msg("%d processes: a rank failed (%d)", n, ret);
+		printf("processes: %d ranks (%s): rounds, barriers over %d launches, send/recv to %s\n",
+		       n, n == 2 ? "POSIX fd" : "legacy IPC", quick ? 10 : 100, quick ? "1 MiB" : "64 MiB");
+	}
+}
+
+/* ---- part 2: threads, NVL and IB (software NIC) at once ------------------------------ */
+
+struct mixed {
+	struct dvx_sim_fabric *fab;
+	struct dvx_bootstrap_tgroup *grp;
+	struct dvx_mp_rank_info inf[MIXN];
+	int ret[MIXN];
+};
+
+static int mixed_rank(struct mixed *mx, int me)
+{
+	struct dvx_bootstrap bs;
+	struct dvx_gpu g;
+	struct dvx_nic nic;
+	struct dvx_nic_cfg na;
+	struct dvx_mp mp;
+	struct dvx_mp_cfg c;
+	struct dvx_mem_req sreq, rreq;
+	struct dvx_win win;
+	struct dvx_win_cfg wc;
+	struct dvx_win_mem req, mem;
+	struct dvx_gpu_mem nvl, dev, sr, dm;
+	struct dvx_gpu_hostreg regs[16], hr;
+	struct dvx_mp_dev mpdev;
+	struct dvx_gpu_stream s;
+	struct kern k;
+	struct wrun w;
+	uint32_t nregs = 0;
+	uint64_t need;
+	void *state, *wstate, *ist, *irings, *ibmem = NULL;
+	char name[16];
+	int err;
+
+	COK(dvx_bootstrap_thread_init(&bs, mx->grp, me));
+	memset(&g, 0, sizeof(g));
+	COK(dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL));
+	memset(&na, 0, sizeof(na));
+	snprintf(name, sizeof(name), "sim_%d", me);
+	na.name = name;
+	na.gid_index = -1;
+	COK(dvx_nic_open(&nic, dvx_sim_hal(mx->fab), &na));
+	memset(&c, 0, sizeof(c));
+	c.rank = me;
+	c.nranks = MIXN;
+	c.bs = &bs;
+	c.gpu = &g;
+	c.ib.nnics = 1;
+	c.ib.nics[0] = &nic;
+	c.ib.qps_per_nic = 1;
+	c.ib.sq_depth = 256;
+	c.ib.comp_depth = 16;
+	c.inject = mx->inf;
+	c.timeout_ns = TMO;
+	state = aligned_alloc(64, (dvx_mp_state_size(&c) + 63) & ~(size_t)63);
+	COK(dvx_mp_init(&mp, &c, state, dvx_mp_state_size(&c)));
+	COK(dvx_mp_ib_mem_req(&mp, &sreq, &rreq));
+	ist = aligned_alloc(64, (sreq.bytes + 63) & ~(uint64_t)63);
+	irings = aligned_alloc(4096, (rreq.bytes + 4095) & ~(uint64_t)4095);
+	COK(dvx_mp_connect(&mp, ist, sreq.bytes, irings, rreq.bytes));
+	COK(kern_up(&g, &k));
+	COK(dvx_gpu_stream_create(&g, &s));
+
+	memset(&wc, 0, sizeof(wc));
+	wc.signals = 4;
+	wc.counters = 2;
+	wc.barriers = 2;
+	wc.slots = 4;
+	wc.slot_bytes = 16384;
+	wc.flags = DVX_WIN_F_IB_HOST;
+	wc.stream = &s;
+	wc.timeout_ns = TMO;
+	COK(dvx_win_mem_req(&mp, &wc, &req));
+	wstate = aligned_alloc(64, (req.state_len + 63) & ~(uint64_t)63);
+	memset(&mem, 0, sizeof(mem));
+	mem.state = wstate;
+	mem.state_len = req.state_len;
+	if (req.nvl_len) {
+		COK(dvx_gpu_mem_alloc(&g, req.nvl_len, DVX_GPU_MEM_EXPORT, &nvl));
+		mem.nvl = (void *)(uintptr_t)nvl.dptr;
+		mem.nvl_len = req.nvl_len;
+	}
+	/* the IB region: host memory the software NIC reaches and the GPU maps */
+	ibmem = aligned_alloc(4096, (req.ib_len + 4095) & ~(uint64_t)4095);
+	COK(dvx_gpu_host_register(&g, ibmem, req.ib_len, 0, &hr));
+	if (hr.dptr != (uint64_t)(uintptr_t)ibmem)
+		CFAIL("rank %d: host memory mapped at another address", me);
+	mem.ib = ibmem;
+	mem.ib_len = req.ib_len;
+	COK(dvx_gpu_mem_alloc(&g, req.dev_len, 0, &dev));
+	mem.dev = dev.dptr;
+	mem.dev_len = req.dev_len;
+	COK(dvx_gpu_mem_alloc(&g, 2 * (SR_MAX + 64), 0, &sr));
+	memset(&win, 0, sizeof(win));
+	COK(dvx_win_init(&win, &mp, &wc, &mem));
+	err = dvx_win_exchange(&win, NULL, 0);
+	if (err)
+		CFAIL("mixed rank %d: exchange %d (%s)", me, err, win.diag.msg);
+	/* the IB lanes for kernels */
+	COK(dvx_p2p_gpu_register(&mp.ib, &g, irings, rreq.bytes, 0, regs, &nregs));
+	COK(dvx_mp_dev_mem_req(&mp, &need));
+	COK(dvx_gpu_mem_alloc(&g, need, 0, &dm));
+	COK(dvx_mp_dev_export(&mp, NULL, regs, nregs, dm.dptr, dm.len, TMO, &mpdev));
+	memset(&w, 0, sizeof(w));
+	COK(dvx_win_dev_make(&win, &mpdev, &w.d));
+	w.g = &g;
+	w.k = &k;
+	w.s = &s;
+	w.sbuf = sr.dptr;
+	w.rbuf = sr.dptr + SR_MAX + 64;
+	w.bs = &bs;
+	w.me = me;
+	w.ib = 1;
+	/* every rank's kernels are loaded before any kernel spins (lazy loading) */
+	COK(dvx_bootstrap_barrier(&bs, TMO));
+	if (run_all(&w))
+		return 1;
+	COK(dvx_mp_dev_import(&mp, &mpdev));
+	COK(dvx_p2p_gpu_unregister(regs, nregs));
+	COK(dvx_p2p_flush(&mp.ib, 0, TMO, NULL));
+	COK(dvx_bootstrap_barrier(&bs, TMO));
+	COK(dvx_win_fini(&win));
+	COK(dvx_bootstrap_barrier(&bs, TMO));
+	COK(dvx_gpu_host_unregister(&hr));
+	dvx_gpu_mem_free(&dm);
+	dvx_gpu_mem_free(&sr);
+	dvx_gpu_mem_free(&dev);
+	if (req.nvl_len)
+		dvx_gpu_mem_free(&nvl);
+	dvx_gpu_stream_destroy(&s);
+	kern_down(&k);
+	COK(dvx_mp_fini(&mp));
+	dvx_nic_close(&nic);
+	dvx_bootstrap_fini(&bs);
+	COK(dvx_gpu_close(&g));
+	free(ibmem);
+	free(irings);
+	free(ist);
+	free(wstate);
+	free(state);
+	return 0;
+}
+
+struct marg {
+	struct mixed *mx;
+	int rank;
+};
+
+static void *mixed_main(void *arg)
+{
+	struct marg *a = arg;
+
+	a->mx->ret[a->rank] = mixed_rank(a->mx, a->rank);
+	return NULL;
+}
+
+static int mixed_proc(int r, int n, void *arg)
+{
+	struct dvx_sim_fabric_cfg fc;
+	struct dvx_bootstrap_tgroup_attr ga;
+	struct mixed mx;
+	struct marg ma[MIXN];
+	pthread_t th[MIXN];
+	struct dvx_gpu g;
+	unsigned cnt = 0;
+	void *fmem, *gmem;
+	size_t sz;
+	int i;
+
+	(void)r;
+	(void)n;
+	(void)arg;
+	if (dvx_gpu_count(dvx_hal_cuda(), &cnt) || !cnt)
+		return SKIP;
+	memset(&mx, 0, sizeof(mx));
+	memset(&g, 0, sizeof(g));
+	if (dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL))
+		return 3;
+	for (i = 0; i < MIXN; i++) {
+		struct dvx_mp_rank_info *f = &mx.inf[i];
+
+		f->version = DVX_MP_INFO_VERSION;
+		f->rank = i;
+		f->pid = (int32_t)getpid();
+		f->flags = DVX_MP_INFO_GPU | DVX_MP_INFO_FD | DVX_MP_INFO_IB;
+		memset(f->boot_id, i < 2 ? 0xa : 0xb, 16);
+		snprintf(f->hostname, sizeof(f->hostname), "host%c", i < 2 ? 'a' : 'b');
+		memcpy(f->gpu_uuid, g.attr.uuid, 16);
+	}
+	dvx_gpu_close(&g);
+	dvx_sim_fabric_cfg_default(&fc);
+	fc.max_nics = MIXN;
+	fc.max_gpus = 0;
+	fc.max_gpu_mems = 0;
+	sz = dvx_sim_fabric_size(&fc);
+	fmem = calloc(1, sz);
+	if (dvx_sim_fabric_init(fmem, sz, &fc, &mx.fab))
+		return 4;
+	for (i = 0; i < MIXN; i++) {
+		struct dvx_sim_nic_cfg nc;
+
+		dvx_sim_nic_cfg_default(&nc, (unsigned)i);
+		if (dvx_sim_add_nic(mx.fab, &nc) != i)
+			return 5;
+	}
+	memset(&ga, 0, sizeof(ga));
+	ga.nranks = MIXN;
+	ga.max_unexpected = 32;
+	ga.slot_bytes = 8192;
+	sz = dvx_bootstrap_tgroup_mem_size(MIXN, 32, 8192);
+	gmem = calloc(1, sz);
+	if (dvx_bootstrap_tgroup_init(&mx.grp, &ga, gmem, sz) || dvx_sim_start(mx.fab))
+		return 6;
+	for (i = 0; i < MIXN; i++) {
+		ma[i].mx = &mx;
+		ma[i].rank = i;
+		pthread_create(&th[i], NULL, mixed_main, &ma[i]);
+	}
+	for (i = 0; i < MIXN; i++)
+		pthread_join(th[i], NULL);
+	dvx_sim_stop(mx.fab);
+	for (i = 0; i < MIXN; i++)
+		if (mx.ret[i])
+			return mx.ret[i];
+	dvx_sim_fini(mx.fab);
+	return 0;
+}
+
+static void test_mixed(void **state)
+{
+	int ret;
+
+	(void)state;
+	if (skipped)
+		skip();
+	ret = fork_all(1, mixed_proc, NULL);
+	if (ret == SKIP) {
+		skipped = 1;
+		skip();
+	}
+	if (ret)
+		fail_msg("mixed NVL + IB: %d", ret);
+	printf("mixed: 3 ranks as threads, NVL and IB (software NIC) peers: signals, barriers, send/recv\n");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_processes),
+		cmocka_unit_test(test_mixed),
+	};
+	const char *q = getenv("DVX_GPU_TEST_QUICK");
+	const char *req = getenv("DVX_GPU_REQUIRED");
+	int rc;
+
+	quick = q && *q == '1';
+	sanitizer = getenv("DVX_GPU_SANITIZER") && *getenv("DVX_GPU_SANITIZER") == '1';
+	if (!dvx_hal_cuda() || !dvx_fatbin_tests_gpu_win_kernels_len) {
+		printf("built without CUDA or nvcc; run 'make gpu-check' on a machine with an NVIDIA GPU\n");
+		return req && *req == '1' ? 1 : DVX_TEST_SKIP_ALL;
+	}
+	rc = cmocka_run_group_tests_name("gpu-win", tests, NULL, NULL);
+	if (skipped) {
+		printf("no NVIDIA GPU or driver found; run 'make gpu-check' on a machine with one\n");
+		return req && *req == '1' ? 1 : DVX_TEST_SKIP_ALL;
+	}
+	return rc;
+}
