@@ -489,7 +489,8 @@ int dvx_win_put_signal_counter(struct dvx_win *w, int peer, uint64_t doff,
 
 /* ---- send / recv -------------------------------------------------------------- */
 
-/* the header of a slot: the message's bytes and the chunk's number in it (LE) */
+/* the header of a slot: the message's bytes and the chunk's number in the pair's
+ * stream (LE): a stale slot never passes for the chunk due */
 struct slot_hdr {
 	uint64_t bytes;
 	uint64_t chunk;
@@ -533,7 +534,7 @@ int dvx_win_send(struct dvx_win *w, int peer, const void *src, uint64_t n, uint6
 	for (c = 0; c < nc; c++) {
 		uint64_t k = *cursor, len = n - c * pay < pay ? n - c * pay : pay;
 		uint32_t slot = (uint32_t)(k % g->slots);
-		struct slot_hdr h = { dvx_le64(n), dvx_le64(c) };
+		struct slot_hdr h = { dvx_le64(n), dvx_le64(k) };
 		struct look lk = { LOOK_ONE, peer, slot, NULL };
 		uint8_t *dst;
 
@@ -615,11 +616,11 @@ int dvx_win_recv(struct dvx_win *w, int peer, void *dst, uint64_t n, uint64_t ti
 						"peer %d sent %llu bytes, %llu were asked for", peer,
 						(unsigned long long)dvx_le64(h.bytes),
 						(unsigned long long)n);
-		if (dvx_le64(h.chunk) != c)
+		if (dvx_le64(h.chunk) != k)
 			return dvx_hal_diag_set(&w->diag, -EPROTO, DVX_DIAG_ARG, "win_recv",
 						"peer %d: chunk %llu where %llu was due", peer,
 						(unsigned long long)dvx_le64(h.chunk),
-						(unsigned long long)c);
+						(unsigned long long)k);
 		if (len)
 			memcpy((uint8_t *)dst + c * pay, s + DVX_WIN_HDR, len);
 		/* the slot is read: its credit goes back to the sender */

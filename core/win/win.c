@@ -27,6 +27,8 @@ struct win_rec {
 	uint32_t channel;
 	uint32_t has_data;
 	uint64_t data_len;
+	int32_t status;		/* this rank's arguments: 0 or -EINVAL */
+	uint32_t rsvd;
 };
 
 static uint64_t up64(uint64_t x)
@@ -238,10 +240,36 @@ static void rec_of(const struct dvx_win *w, uint64_t data_len, int has_data, str
 	r->data_len = dvx_le64(data_len);
 }
 
-static void undo_exchange(struct dvx_win *w)
+/*
+ * Every rank's status of a step, agreed: the first failure any rank met, the same on
+ * every rank (the ranks that did not fail say which rank did).
+ */
+static int agree(struct dvx_win *w, int err, const char *step)
+{
+	int32_t mine = (int32_t)dvx_le32((uint32_t)err), *all = (int32_t *)(void *)w->all;
+	int r, e;
+
+	e = dvx_bootstrap_allgather(w->mp->cfg.bs, &mine, all, sizeof(mine), w->cfg.timeout_ns);
+	if (e)
+		return dvx_hal_diag_set(&w->diag, e, DVX_DIAG_OS, "win_exchange",
+					"allgather of the statuses after %s", step);
+	for (r = 0; r < w->nranks; r++) {
+		int32_t v = (int32_t)dvx_le32((uint32_t)all[r]);
+
+		if (v) {
+			if (r != w->rank)
+				dvx_hal_diag_set(&w->diag, v, DVX_DIAG_ARG, "win_exchange",
+						 "rank %d failed %s", r, step);
+			return v;
+		}
+	}
+	return 0;
+}
+
+static void undo_exchange(struct dvx_win *w, void *data)
 {
 	if (w->data_reg)
-		(void)dvx_mp_deregister(w->mp, w->data);
+		(void)dvx_mp_deregister(w->mp, data);
 	w->data_reg = 0;
 	if (w->data_mapped)
 		(void)dvx_nvl_unmap(&w->data_buf);
@@ -264,20 +292,28 @@ int dvx_win_exchange(struct dvx_win *w, void *data, uint64_t data_len)
 	if (w->exchanged)
 		return dvx_hal_diag_set(&w->diag, -EALREADY, DVX_DIAG_ARG, "win_exchange",
 					"a window is exchanged once");
-	if (!data != !data_len)
-		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_exchange",
-					"a buffer needs a length and a length a buffer");
 	mp = w->mp;
 	t = &mp->topo;
 	tmo = w->cfg.timeout_ns;
 	recs = w->recs;
 
-	/* 1. every rank's configuration: the same, or nobody goes on */
+	/* 1. every rank's arguments and configuration: good and the same, or nobody
+	 * goes on (a rank's bad arguments fail every rank, after the allgather) */
 	rec_of(w, data_len, !!data, &mine);
+	if (!data != !data_len) {
+		dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_exchange",
+				 "a buffer needs a length and a length a buffer");
+		mine.status = (int32_t)dvx_le32((uint32_t)-EINVAL);
+	}
 	err = dvx_bootstrap_allgather(mp->cfg.bs, &mine, recs, sizeof(mine), tmo);
 	if (err)
 		return dvx_hal_diag_set(&w->diag, err, DVX_DIAG_OS, "win_exchange",
 					"allgather of the configurations");
+	for (r = 0; r < w->nranks; r++)
+		if (recs[r].status)
+			return r == w->rank ? -EINVAL :
+			       dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_exchange",
+						"rank %d gave bad arguments", r);
 	for (r = 0; r < w->nranks; r++) {
 		struct win_rec a = recs[r];
 
@@ -294,51 +330,57 @@ int dvx_win_exchange(struct dvx_win *w, void *data, uint64_t data_len)
 						"the GPU's context");
 	}
 
-	/* 2. the NVL domain: the region, then the buffer */
+	/* 2. the NVL domain: the region, then the buffer (failures agreed over the
+	 * domain by the exchange, then over the group: the other domains must not go
+	 * on to the IB steps alone) */
+	err = 0;
 	if (t->nnvl > 1) {
 		err = dvx_nvl_exchange(&w->nvl_buf, w->nvl_peers, dvx_mp_nvl_bootstrap(mp), t,
 				       mp->gpu, w->mem.nvl, w->mem.nvl_len, mp->hal, tmo);
-		if (err) {
+		if (err)
 			dvx_hal_diag_set(&w->diag, err, DVX_DIAG_ARG, "win_exchange",
 					 "NVL region: %s", w->nvl_buf.diag.msg);
-			goto fail;
-		}
-		w->nvl_mapped = 1;
-		if (data) {
+		else
+			w->nvl_mapped = 1;
+		if (!err && data) {
 			err = dvx_nvl_exchange(&w->data_buf, w->data_peers, dvx_mp_nvl_bootstrap(mp), t,
 					       mp->gpu, data, data_len, mp->hal, tmo);
-			if (err) {
+			if (err)
 				dvx_hal_diag_set(&w->diag, err, DVX_DIAG_ARG, "win_exchange",
 						 "NVL buffer: %s", w->data_buf.diag.msg);
-				goto fail;
-			}
-			w->data_mapped = 1;
+			else
+				w->data_mapped = 1;
 		}
 	}
+	err = agree(w, err, "the NVL exchange");
+	if (err)
+		goto fail;
 
 	/* 3. the IB peers: the region, then the buffer (every rank of the group takes
 	 * part when any pair uses IB) */
 	if (t->any_ib) {
 		err = dvx_mp_exchange_ib(mp, t->nib ? &w->ib_lbuf : NULL, w->all, NULL, tmo);
-		if (err) {
+		if (err) {	/* the bootstrap failed: nobody can agree on anything */
 			dvx_hal_diag_set(&w->diag, err, DVX_DIAG_OS, "win_exchange", "IB region");
 			goto fail;
 		}
 		for (r = 0; r < t->nib; r++)
 			w->peers[t->ib_ranks[r]].ib_region = w->all[t->ib_ranks[r]];
 		if (data) {
+			int lerr = 0;
+
 			if (t->nib) {
-				err = dvx_mp_register(mp, data, data_len, 0, &w->data_lbuf);
-				if (err) {
-					dvx_hal_diag_set(&w->diag, err, DVX_DIAG_ARG, "win_exchange",
+				lerr = dvx_mp_register(mp, data, data_len, 0, &w->data_lbuf);
+				if (lerr)
+					dvx_hal_diag_set(&w->diag, lerr, DVX_DIAG_ARG, "win_exchange",
 							 "registering the buffer: %s", mp->diag.msg);
-					/* the others are in the allgather: take part, then fail */
-					(void)dvx_mp_exchange_ib(mp, NULL, w->all, NULL, tmo);
-					goto fail;
-				}
-				w->data_reg = 1;
+				else
+					w->data_reg = 1;
 			}
-			err = dvx_mp_exchange_ib(mp, t->nib ? &w->data_lbuf : NULL, w->all, NULL, tmo);
+			/* a rank whose registration failed still takes part (publishing
+			 * nothing); the statuses below fail everyone */
+			err = dvx_mp_exchange_ib(mp, t->nib && !lerr ? &w->data_lbuf : NULL, w->all,
+						 NULL, tmo);
 			if (err) {
 				dvx_hal_diag_set(&w->diag, err, DVX_DIAG_OS, "win_exchange", "IB buffer");
 				goto fail;
@@ -349,17 +391,19 @@ int dvx_win_exchange(struct dvx_win *w, void *data, uint64_t data_len)
 				w->peers[p].ib_data = w->all[p];
 				w->peers[p].data_len = w->all[p].len;
 			}
+			err = lerr;
 		}
-		for (r = 0; r < t->nib; r++) {
+		for (r = 0; !err && r < t->nib; r++) {
 			int p = t->ib_ranks[r];
 
-			if (!w->peers[p].ib_region.addr || (data && !w->peers[p].ib_data.addr)) {
+			if (!w->peers[p].ib_region.addr || (data && !w->peers[p].ib_data.addr))
 				err = dvx_hal_diag_set(&w->diag, -EPROTO, DVX_DIAG_ARG, "win_exchange",
 						       "IB peer %d published no window (its NICs?)", p);
-				goto fail;
-			}
 		}
 	}
+	err = agree(w, err, "the IB exchange");
+	if (err)
+		goto fail;
 
 	/* 4. the peer table */
 	for (r = 0; r < w->nranks; r++) {
@@ -390,7 +434,7 @@ int dvx_win_exchange(struct dvx_win *w, void *data, uint64_t data_len)
 	w->exchanged = 1;
 	return 0;
 fail:
-	undo_exchange(w);
+	undo_exchange(w, data);
 	for (r = 0; r < w->nranks; r++)
 		dvx_win_dev_peer_clear(&w->peers[r]);
 	return err;
@@ -438,6 +482,9 @@ int dvx_win_dev_make(struct dvx_win *w, const struct dvx_mp_dev *ib, struct dvx_
 
 	if (!w || w->live != DVX_WIN_LIVE || !dev || !w->exchanged || !w->mem.dev)
 		return -EINVAL;
+	if (w->dev_made)
+		return dvx_hal_diag_set(&w->diag, -EALREADY, DVX_DIAG_ARG, "win_dev_make",
+					"the device window is made once (its state would restart)");
 	if (w->mp->topo.nib && (!ib || !ib->has_ib || ib->version != DVX_MP_DEV_VERSION))
 		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_dev_make",
 					"IB peers need the transport's exported device handle");
@@ -480,6 +527,7 @@ int dvx_win_dev_make(struct dvx_win *w, const struct dvx_mp_dev *ib, struct dvx_
 		return dvx_hal_diag_set(&w->diag, err, DVX_DIAG_CUDA, "win_dev_make",
 					"writing the device tables");
 	*dev = d;
+	w->dev_made = 1;
 	return 0;
 }
 

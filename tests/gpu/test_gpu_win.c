@@ -99,13 +99,13 @@ static int run_k(struct dvx_gpu *g, struct kern *k, struct dvx_gpu_stream *s, vo
 
 	for (i = 0; i < block; i++)
 		k->st[i] = 0x7f7f7f7f;	/* a kernel that never ran fails */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	dvx_fence(DVX_SCOPE_SYS);
 	err = dvx_gpu_launch(g, f, 1, block, 0, s, args);
 	if (!err)
 		err = dvx_gpu_stream_wait(s, 120 * SEC);
 	if (err)
 		return err;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	dvx_fence(DVX_SCOPE_SYS);
 	for (i = 0; i < block; i++)
 		if (k->st[i])
 			return k->st[i];

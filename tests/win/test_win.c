@@ -251,7 +251,7 @@ static void rank_run(struct wrank *r)
 	st_up = 1;
 
 	memset(&wc, 0, sizeof(wc));
-	wc.signals = NSIG + (w->mismatch && me == 1);
+	wc.signals = NSIG + (w->mismatch == 1 && me == 1);
 	wc.counters = NCTR;
 	wc.barriers = NBAR;
 	wc.slots = NSLOTS;
@@ -320,10 +320,16 @@ static void rank_run(struct wrank *r)
 	data_up = 1;
 	data = (uint8_t *)(uintptr_t)m_data.dptr;
 	memset(data, 0, DATA_LEN);
-	err = dvx_win_exchange(&win, data, DATA_LEN);
-	if (w->mismatch) {
+	/* mismatch 2: rank 1 gives a buffer without a length - every rank refuses */
+	err = dvx_win_exchange(&win, data, w->mismatch == 2 && me == 1 ? 0 : DATA_LEN);
+	if (w->mismatch == 1) {
 		RCHECK(r, err == -EINVAL && strstr(win.diag.msg, "differs"),
 		       "a differing window: exchange = %d (%s)", err, win.diag.msg);
+		goto out;
+	}
+	if (w->mismatch == 2) {
+		RCHECK(r, err == -EINVAL && (me == 1 || strstr(win.diag.msg, "rank 1")),
+		       "bad arguments on rank 1: exchange = %d (%s)", err, win.diag.msg);
 		goto out;
 	}
 	ROK(r, err);
@@ -536,6 +542,7 @@ static void rank_run(struct wrank *r)
 			ROK(r, dvx_gpu_memcpy_dtoh(&gpu, tab, d.peers, (uint64_t)n * sizeof(tab[0])));
 			RCHECK(r, !memcmp(tab, win.peers, (size_t)n * sizeof(tab[0])),
 			       "device peer table differs from the host's");
+			RWANT(r, dvx_win_dev_make(&win, NULL, &d), -EALREADY);	/* once */
 		} else {
 			RWANT(r, dvx_win_dev_make(&win, NULL, &d), -EINVAL);	/* IB needs lanes */
 		}
@@ -715,6 +722,7 @@ static void test_mismatch(void **state)
 
 	(void)state;
 	run(3, h, 0, 0, 1);	/* rank 1 has another shape: every rank refuses */
+	run(3, h, 0, 0, 2);	/* rank 1's arguments are bad: every rank refuses */
 }
 
 int main(void)

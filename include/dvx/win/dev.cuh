@@ -15,8 +15,12 @@
  * kernel against the library's headers); -EINVAL (bad peer, id, offset, self); -ENOTSUP
  * (SET on an IB peer; send/recv on a window without slots); -ETIMEDOUT (a wait; the
  * wait leaves the words alone, waiting again is safe); -EMSGSIZE (a receive of another
- * size than the send: nothing consumed); an IB lane's error. Never a trap, never a
- * print.
+ * size than the send: nothing consumed); -EPROTO also for a slot whose header is not the
+ * chunk due; an IB lane's error. Never a trap, never a print. A send or recv that
+ * fails part-way (a timeout after some chunks, a lane error) leaves that pair's stream
+ * out of step: the pair needs a new window. A barrier whose arrivals fail part-way
+ * leaves the peers it reached one arrival ahead: the window is unusable for that id.
+ * The read functions answer 0 for a bad peer or id (check them beforehand).
  *
  * State that outlives launches (in the window's device region): each barrier's
  * expectation, each peer's send and receive cursor. A barrier id is used by one group
@@ -46,7 +50,11 @@ struct dvx_win_grp {
 	uint32_t size;
 };
 
-/** dvx_win_thread(), dvx_win_warp(), dvx_win_block() - this thread's group. */
+/**
+ * dvx_win_thread(), dvx_win_warp(), dvx_win_block() - this thread's group. A warp group
+ * is a full warp (32 threads, %laneid 0 leads): every thread of it calls, or the
+ * behaviour is undefined (launch blocks whose size is a multiple of 32).
+ */
 DVX_DEV struct dvx_win_grp dvx_win_thread(void)
 {
 	struct dvx_win_grp g = { DVX_WIN_THREAD, 0, 1 };
@@ -56,7 +64,7 @@ DVX_DEV struct dvx_win_grp dvx_win_thread(void)
 
 DVX_DEV struct dvx_win_grp dvx_win_warp(void)
 {
-	struct dvx_win_grp g = { DVX_WIN_WARP, threadIdx.x & 31u, 32 };
+	struct dvx_win_grp g = { DVX_WIN_WARP, dvx_dev_lane(), 32 };
 
 	return g;
 }
@@ -82,8 +90,11 @@ DVX_DEV void dvx_win_sync(const struct dvx_win_grp &g)
 /** dvx_win_bcast() - the leader's @v, to every thread of the group. */
 DVX_DEV int dvx_win_bcast(const struct dvx_win_grp &g, int v)
 {
-	if (g.scope == DVX_WIN_WARP)
-		return __shfl_sync(0xffffffffu, v, 0);
+	if (g.scope == DVX_WIN_WARP) {
+		v = __shfl_sync(0xffffffffu, v, 0);
+		__syncwarp();	/* orders memory too: what the leader saw, the warp sees */
+		return v;
+	}
 	if (g.scope == DVX_WIN_BLOCK) {
 		__shared__ int s;
 
@@ -468,6 +479,8 @@ DVX_DEV int dvx_win_reset_counter(const struct dvx_win_dev &d, int peer, uint32_
 {
 	const struct dvx_win_dev_peer *e = dvx_win_peer(d, peer);
 
+	if (dvx_win_dev_check(d))
+		return -EPROTO;
 	if (!e || id >= d.geom.counters)
 		return -EINVAL;
 	dvx_st_release_u64(dvx_win_my_ctr(d, e, id), 0, DVX_SCOPE_SYS);
@@ -586,6 +599,7 @@ DVX_DEV int dvx_win_put_ex(const struct dvx_win_grp &g, const struct dvx_win_dev
 	    ((what & DVX_WIN_PUT_SIG) && sig >= d.geom.signals) ||
 	    ((what & DVX_WIN_PUT_CTR) && ctr >= d.geom.counters))
 		return -EINVAL;
+	dvx_win_sync(g);	/* the group's writes of @src are done */
 	if (e->kind == DVX_MP_NVL) {
 		if (!e->nvl_data)
 			return -EINVAL;
@@ -609,6 +623,7 @@ DVX_DEV int dvx_win_put_ex(const struct dvx_win_grp &g, const struct dvx_win_dev
 		uint64_t so = dvx_win_ib_sig_off(&d.geom, (uint32_t)e->row_at, sig);
 		uint64_t co = dvx_win_ib_ctr_off(&d.geom, (uint32_t)e->row, ctr);
 
+		dvx_nvl_flush();	/* the group's writes of @src before the NIC reads them */
 		if (what == (DVX_WIN_PUT_SIG | DVX_WIN_PUT_CTR))
 			err = dvx_p2p_dev_put_signal_counter(d.ib, target, d.channel, &src, soff,
 							     &e->ib_data, doff, len, &e->ib_region, so,
@@ -675,7 +690,7 @@ DVX_DEV int dvx_win_send(const struct dvx_win_grp &g, const struct dvx_win_dev &
 {
 	const struct dvx_win_dev_peer *e = dvx_win_peer(d, target);
 	const struct dvx_win_geom *ge = &d.geom;
-	uint64_t *cursor, pay, nc, c;
+	uint64_t *cursor, pay, nc, c, k0;
 	int err = 0;
 
 	if (dvx_win_dev_check(d))
@@ -687,8 +702,10 @@ DVX_DEV int dvx_win_send(const struct dvx_win_grp &g, const struct dvx_win_dev &
 	cursor = (uint64_t *)d.cursors + 2 * target;
 	pay = ge->slot_bytes - DVX_WIN_HDR;
 	nc = n ? (n + pay - 1) / pay : 1;
+	k0 = *(volatile uint64_t *)cursor;	/* read by every thread before the leader moves it */
+	dvx_win_sync(g);
 	for (c = 0; c < nc && !err; c++) {
-		uint64_t k = *(volatile uint64_t *)cursor;
+		uint64_t k = k0 + c;
 		uint64_t len = n - c * pay < pay ? n - c * pay : pay;
 		uint32_t slot = (uint32_t)(k % ge->slots);
 		uint8_t *dst;
@@ -698,7 +715,10 @@ DVX_DEV int dvx_win_send(const struct dvx_win_grp &g, const struct dvx_win_dev &
 				(const uint64_t *)(d.nvl_base + dvx_win_nvl_credit_off(ge, (uint32_t)e->row)) :
 				(const uint64_t *)(d.ib_base + dvx_win_ib_credit_off(ge, (uint32_t)e->row));
 
-			err = dvx_nvl_wait(cw, DVX_CMP_GE, k + 1 - ge->slots, timeout_ns, nullptr);
+			err = e->kind == DVX_MP_IB ?
+				dvx_p2p_dev_wait_counter(d.ib, target, d.channel, cw, DVX_CMP_GE,
+							 k + 1 - ge->slots, timeout_ns) :
+				dvx_nvl_wait(cw, DVX_CMP_GE, k + 1 - ge->slots, timeout_ns, nullptr);
 		}
 		err = dvx_win_bcast(g, err);
 		if (err)
@@ -708,7 +728,7 @@ DVX_DEV int dvx_win_send(const struct dvx_win_grp &g, const struct dvx_win_dev &
 			(uint8_t *)(d.ib_base + dvx_win_ib_sslot_off(ge, (uint32_t)e->row, slot));
 		if (g.lane == 0) {
 			((uint64_t *)dst)[0] = n;
-			((uint64_t *)dst)[1] = c;
+			((uint64_t *)dst)[1] = k;	/* the stream's chunk number */
 		}
 		if (len)
 			dvx_nvl_copy(dst + DVX_WIN_HDR, (const uint8_t *)src + c * pay, len, g.lane, g.size);
@@ -752,7 +772,7 @@ DVX_DEV int dvx_win_recv(const struct dvx_win_grp &g, const struct dvx_win_dev &
 {
 	const struct dvx_win_dev_peer *e = dvx_win_peer(d, peer);
 	const struct dvx_win_geom *ge = &d.geom;
-	uint64_t *cursor, pay, nc, c;
+	uint64_t *cursor, pay, nc, c, k0;
 	int err = 0;
 
 	if (dvx_win_dev_check(d))
@@ -764,8 +784,10 @@ DVX_DEV int dvx_win_recv(const struct dvx_win_grp &g, const struct dvx_win_dev &
 	cursor = (uint64_t *)d.cursors + 2 * peer + 1;
 	pay = ge->slot_bytes - DVX_WIN_HDR;
 	nc = n ? (n + pay - 1) / pay : 1;
+	k0 = *(volatile uint64_t *)cursor;
+	dvx_win_sync(g);
 	for (c = 0; c < nc && !err; c++) {
-		uint64_t k = *(volatile uint64_t *)cursor;
+		uint64_t k = k0 + c;
 		uint64_t len = n - c * pay < pay ? n - c * pay : pay;
 		uint32_t slot = (uint32_t)(k % ge->slots);
 		const uint8_t *s = e->kind == DVX_MP_NVL ?
@@ -777,11 +799,14 @@ DVX_DEV int dvx_win_recv(const struct dvx_win_grp &g, const struct dvx_win_dev &
 				(const uint64_t *)(d.nvl_base + dvx_win_nvl_ready_off(ge, (uint32_t)e->row, slot)) :
 				(const uint64_t *)(d.ib_base + dvx_win_ib_ready_off(ge, (uint32_t)e->row, slot));
 
-			err = dvx_nvl_wait(rw, DVX_CMP_GE, k / ge->slots + 1, timeout_ns, nullptr);
+			err = e->kind == DVX_MP_IB ?
+				dvx_p2p_dev_wait_counter(d.ib, peer, d.channel, rw, DVX_CMP_GE,
+							 k / ge->slots + 1, timeout_ns) :
+				dvx_nvl_wait(rw, DVX_CMP_GE, k / ge->slots + 1, timeout_ns, nullptr);
 			if (!err && ((const volatile uint64_t *)s)[0] != n)
 				err = -EMSGSIZE;
-			else if (!err && ((const volatile uint64_t *)s)[1] != c)
-				err = -EPROTO;
+			else if (!err && ((const volatile uint64_t *)s)[1] != k)
+				err = -EPROTO;	/* a stale or foreign slot */
 		}
 		err = dvx_win_bcast(g, err);
 		if (err)

@@ -18,7 +18,10 @@
  *	dvx_win_fini(&w)
  *
  * Host operations and kernels keep their own barrier expectations and send/recv
- * cursors: use a barrier id, and a peer's send/recv, from one side only.
+ * cursors: use a barrier id, and a peer's send/recv, from one side only. Host
+ * operations run on a thread whose current context is the rank's GPU's
+ * (dvx_gpu_make_current()); without DVX_WIN_F_CPU their reads are synchronous copies,
+ * which wait behind kernels on the legacy default stream (launch on other streams).
  */
 #ifndef DVX_WIN_WIN_H
 #define DVX_WIN_WIN_H
@@ -135,6 +138,8 @@ struct dvx_win {
 	uint32_t data_reg;
 	uint32_t nvl_mapped;
 	uint32_t data_mapped;
+	uint32_t dev_made;
+	uint32_t rsvd2;
 };
 
 /**
@@ -175,9 +180,14 @@ int dvx_win_init(struct dvx_win *w, struct dvx_mp *mp, const struct dvx_win_cfg 
  * shared over the NVL domain (dvx_nvl_exchange()), the IB region (and buffer) registered
  * and exchanged over the group (dvx_mp_exchange_ib()); each peer's entry gets this
  * rank's row in its regions.
- * Return: 0; -EALREADY (exchanged before); -EINVAL (a rank's configuration or buffer
- * presence differs: the same on every rank); the exchanges' errors. On failure
- * nothing stays mapped or registered by the exchange.
+ * Every failure is agreed: after the NVL step and at the end every rank learns every
+ * rank's status, and all fail with the first rank's error (@w->diag names the rank)
+ * and undo what they mapped and registered, so no rank succeeds while another fails
+ * and none is left waiting.
+ * Return: 0; -EALREADY (exchanged before: nothing happens, nothing is collective);
+ * -EINVAL (a rank's arguments, configuration or buffer presence differ: the same on
+ * every rank); the exchanges' errors. On failure nothing stays mapped or registered
+ * by the exchange.
  */
 int dvx_win_exchange(struct dvx_win *w, void *data, uint64_t data_len);
 
@@ -197,8 +207,12 @@ int dvx_win_deregister_src(struct dvx_win *w, void *ptr);
  * @ib:		the transport's device handle (dvx_mp_dev_export()) when it has IB lanes;
  *		NULL otherwise
  * @dev:	filled: pass it to kernels by value
- * Return: 0; -EINVAL (not exchanged, no device region, IB peers without @ib); the copy's
- * error.
+ *
+ * Once per window: the state kernels keep across launches (barrier expectations,
+ * send/recv cursors) starts at zero here, as do the window's words; a second call would
+ * reset it while the words keep counting.
+ * Return: 0; -EALREADY (made before); -EINVAL (not exchanged, no device region, IB peers
+ * without @ib); the copy's error.
  */
 int dvx_win_dev_make(struct dvx_win *w, const struct dvx_mp_dev *ib, struct dvx_win_dev *dev);
 
@@ -296,7 +310,10 @@ int dvx_win_put_signal_counter(struct dvx_win *w, int peer, uint64_t doff,
  * dvx_win_send(), dvx_win_recv() - two-sided: @n bytes (any size, 0 too) to / from
  * @peer through the staging slots, matched in order per peer. Each slot carries a
  * header (the message's size, the chunk's number): a receive of another size than the
- * send is -EMSGSIZE, nothing consumed. Needs DVX_WIN_F_CPU on the host.
+ * send is -EMSGSIZE, nothing consumed; a slot whose header is not the chunk due is
+ * -EPROTO. A send or recv that fails part-way (a timeout after some chunks, a lane
+ * error) leaves the pair's stream out of step: the pair needs a new window. Needs
+ * DVX_WIN_F_CPU on the host.
  */
 int dvx_win_send(struct dvx_win *w, int peer, const void *src, uint64_t n, uint64_t timeout_ns,
 		 struct dvx_p2p_wait_report *rep);
