@@ -9,9 +9,19 @@
 #   make foo_defconfig        same from configs/foo_defconfig
 #   make [all]                libdvx.a, tools, tests and benchmarks
 #   make check                build and run every test, print the runner's summary
-#   make install              PREFIX=/usr/local DESTDIR= : headers, libdvx.a, dvx.pc, tools
-#   make V=1                  show the commands
-#   make O=dir                build in dir (default: build)
+#   make sanitize             the suite under ASan+UBSan, the threaded tests under TSan
+#   make gpu-check            the GPU tests only (fail, not skip, without a GPU)
+#   make check-install        install to a scratch prefix, build and run an example
+#                             against it (shared and fully static), move it, again
+#   make install              PREFIX=/usr/local DESTDIR= : headers, libdvx.a, dvx.pc,
+#                             tools, docs, LICENSE
+#   make uninstall            remove what install installed
+#   make clean | distclean    remove the objects | the whole $(O)
+#   make savedefconfig        write $(O)/defconfig from $(O)/.config
+#   make help                 this text
+# Variables: O=dir (build folder, default build), V=1 (show commands), SAN=address,...
+# (sanitizer build), EXTRA_CFLAGS=, PREFIX=, DESTDIR=, TESTS="a b" (run only these
+# test binaries; a name that matches no binary is an error), DVX_TEST_TIMEOUT=s.
 
 MAKEFLAGS += -rR --no-print-directory
 .SUFFIXES:
@@ -81,11 +91,13 @@ CUDA_CPPFLAGS := -I$(CUDA_HOME)/include
 DPDK_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdpdk 2>/dev/null)
 
 LDLIBS := -pthread -ldl
+PC_REQUIRES :=		# what dvx.pc's Requires.private names (scripts/gen-pc.sh)
 ifeq ($(CONFIG_DVX_RDMA),y)
 LDLIBS += $(shell $(PKG_CONFIG) --libs libibverbs libmlx5 2>/dev/null || echo -libverbs -lmlx5)
+PC_REQUIRES += libibverbs libmlx5
 endif
 ifeq ($(CONFIG_DVX_DPDK),y)
-LDLIBS += -lrte_eal
+LDLIBS += -lrte_eal	# the tests link hal/dpdk.c; users who call dvx_dpdk_enable() link DPDK
 endif
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
 
@@ -136,7 +148,7 @@ LIB := $(objtree)/libdvx.a
 # ---------------------------------------------------------------------------
 # Rules
 
-.PHONY: all lib tools tests bench check sanitize gpu-check install uninstall clean distclean help \
+.PHONY: all lib tools tests bench check sanitize gpu-check check-install install uninstall clean distclean help \
 	defconfig savedefconfig FORCE
 
 all: lib tools tests bench
@@ -260,7 +272,7 @@ gpu-check: $(addprefix $(objtree)/tests/,$(gpu-tests-y))
 $(objtree)/dvx.pc: $(srctree)/scripts/gen-pc.sh $(KCONFIG)
 	$(call quiet,GEN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(srctree)/scripts/gen-pc.sh '$(PREFIX)' '$(strip $(LDLIBS))' > $@
+	$(Q)$(srctree)/scripts/gen-pc.sh '$(strip $(PC_REQUIRES))' '-pthread -ldl' > $@
 
 check: tests tools bench $(objtree)/tests/nvcc-headers-test
 	$(Q)$(srctree)/scripts/run-tests.sh $(objtree) $(tests-y) nvcc-headers-test
@@ -277,10 +289,18 @@ install: lib tools
 	$(Q)install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libdvx.a
 	$(Q)install -m 644 $(objtree)/dvx.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx.pc
 	$(Q)install -m 755 $(tool-bins) $(DESTDIR)$(PREFIX)/bin/
+	$(Q)install -d $(DESTDIR)$(PREFIX)/share/doc/dvx
+	$(Q)install -m 644 $(srctree)/LICENSE $(srctree)/README.md $(srctree)/docs/*.md \
+		$(DESTDIR)$(PREFIX)/share/doc/dvx/
+
+# install to a scratch prefix and build an example against it (scripts/check-install.sh)
+check-install: lib tools
+	+$(Q)$(srctree)/scripts/check-install.sh $(objtree)
 
 uninstall:
 	$(Q)rm -rf $(DESTDIR)$(PREFIX)/include/dvx $(DESTDIR)$(PREFIX)/lib/libdvx.a \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx.pc $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(tools-y))
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx.pc $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(tools-y)) \
+		$(DESTDIR)$(PREFIX)/share/doc/dvx
 
 defconfig:
 	$(Q)$(srctree)/scripts/kconfig.sh defconfig $(srctree)/configs/defconfig $(objtree)
@@ -297,6 +317,6 @@ distclean:
 	$(Q)rm -rf $(objtree)
 
 help:
-	@sed -n '3,15p' $(srctree)/Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,29p' $(srctree)/Makefile | sed 's/^# \{0,1\}//'
 
 -include $(shell find $(objtree) -name '*.d' 2>/dev/null)

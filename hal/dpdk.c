@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * hal/dpdk.c - hugepage host memory from DPDK's EAL. The only file that includes
- * <rte_*.h>; built when CONFIG_DVX_DPDK=y (hal/hostmem.c stands in otherwise).
+ * <rte_*.h>; built when CONFIG_DVX_DPDK=y and linked into a program only when it calls
+ * dvx_dpdk_enable() (hal/hostmem.c reaches it through the table installed there).
  *
  * dvx never initialises the EAL: an application that runs DPDK owns it (its
  * arguments, its hugepage mounts, its process type). dvx only borrows memzones from
@@ -39,7 +40,7 @@ static int count_internal_msl(const struct rte_memseg_list *msl, void *arg)
 	return 0;
 }
 
-bool dvx_dpdk_eal_ready(void)
+static bool eal_ready(void)
 {
 	unsigned lists = 0;
 
@@ -53,8 +54,8 @@ bool dvx_dpdk_eal_ready(void)
 	return lists > 0;
 }
 
-int dvx_dpdk_mem_alloc(uint64_t len, uint64_t align, int numa_node, void **addr,
-		       uint64_t *page_size, void **handle)
+static int mem_alloc(uint64_t len, uint64_t align, int numa_node, void **addr,
+		     uint64_t *page_size, void **handle)
 {
 	static unsigned seq;
 	char name[RTE_MEMZONE_NAMESIZE];
@@ -76,7 +77,7 @@ int dvx_dpdk_mem_alloc(uint64_t len, uint64_t align, int numa_node, void **addr,
 	return 0;
 }
 
-int dvx_dpdk_mem_free(void *handle)
+static int mem_free(void *handle)
 {
 	int err;
 
@@ -84,4 +85,16 @@ int dvx_dpdk_mem_free(void *handle)
 		return -EINVAL;
 	err = rte_memzone_free((const struct rte_memzone *)handle);
 	return err > 0 ? -err : err;
+}
+
+static const struct dvx_dpdk_ops dpdk_ops = {
+	.eal_ready = eal_ready,
+	.mem_alloc = mem_alloc,
+	.mem_free = mem_free,
+};
+
+int dvx_dpdk_enable(void)
+{
+	dvx_host_set_dpdk(&dpdk_ops);
+	return 0;
 }

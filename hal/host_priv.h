@@ -132,9 +132,22 @@ static inline void dvx_host_cpu_relax(void)
 
 /*
  * The DPDK seam: hal/dpdk.c is the only file that includes <rte_*.h>. It is built
- * when CONFIG_DVX_DPDK=y; without it hal/hostmem.c provides versions that report
- * DPDK as absent.
+ * when CONFIG_DVX_DPDK=y, and even then reached only through the table that
+ * dvx_dpdk_enable() installs: a program that never calls it links no DPDK object
+ * (libdvx.a's dpdk.o is not pulled in) and needs no DPDK library. The functions
+ * below dispatch through the table; without one DPDK is absent.
  */
+
+/** struct dvx_dpdk_ops - what hal/dpdk.c provides (the functions below, for real). */
+struct dvx_dpdk_ops {
+	bool (*eal_ready)(void);
+	int (*mem_alloc)(uint64_t len, uint64_t align, int numa_node, void **addr,
+			 uint64_t *page_size, void **handle);
+	int (*mem_free)(void *handle);
+};
+
+/** dvx_host_set_dpdk() - install (or, NULL, remove) the DPDK table; any thread. */
+void dvx_host_set_dpdk(const struct dvx_dpdk_ops *ops);
 
 /**
  * dvx_dpdk_eal_ready() - may hugepage memory be taken from DPDK now?

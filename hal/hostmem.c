@@ -281,29 +281,42 @@ uint64_t dvx_host_now_ns(const struct dvx_hal *hal)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-#ifndef CONFIG_DVX_DPDK
-/* Built without DPDK: its EAL is never up, and nothing is reserved from it. */
+/* the DPDK table dvx_dpdk_enable() installed, or NULL: DPDK absent */
+static const struct dvx_dpdk_ops *dpdk_ops;
+
+void dvx_host_set_dpdk(const struct dvx_dpdk_ops *ops)
+{
+	__atomic_store_n(&dpdk_ops, ops, __ATOMIC_RELEASE);
+}
+
 bool dvx_dpdk_eal_ready(void)
 {
-	return false;
+	const struct dvx_dpdk_ops *o = __atomic_load_n(&dpdk_ops, __ATOMIC_ACQUIRE);
+
+	return o && o->eal_ready();
 }
 
 int dvx_dpdk_mem_alloc(uint64_t len, uint64_t align, int numa_node, void **addr,
 		       uint64_t *page_size, void **handle)
 {
-	(void)len;
-	(void)align;
-	(void)numa_node;
-	(void)addr;
-	(void)page_size;
-	(void)handle;
-	return -ENOSYS;
+	const struct dvx_dpdk_ops *o = __atomic_load_n(&dpdk_ops, __ATOMIC_ACQUIRE);
+
+	return o ? o->mem_alloc(len, align, numa_node, addr, page_size, handle) : -ENOSYS;
 }
 
 int dvx_dpdk_mem_free(void *handle)
 {
-	(void)handle;
-	return -ENOSYS;
+	const struct dvx_dpdk_ops *o = __atomic_load_n(&dpdk_ops, __ATOMIC_ACQUIRE);
+
+	if (!handle)
+		return -EINVAL;
+	return o ? o->mem_free(handle) : -ENOSYS;
+}
+
+#ifndef CONFIG_DVX_DPDK
+int dvx_dpdk_enable(void)
+{
+	return -ENOTSUP;	/* built without DPDK */
 }
 #endif
 

@@ -1,9 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Prints dvx.pc for PREFIX with the private link flags of this configuration.
-prefix=$1 libs=$2
+#
+# gen-pc.sh REQUIRES LIBS - print dvx.pc for this configuration.
+#   REQUIRES: the pkg-config modules libdvx.a needs (libibverbs libmlx5 when built with
+#             rdma-core): Requires.private, so that 'pkg-config --static' brings their
+#             own dependencies along. Not DPDK: it is opt-in (dvx_dpdk_enable()), and a
+#             program that opts in links DPDK itself.
+#   LIBS:     what else a static link needs (-pthread -ldl)
+# The prefix is found from where the .pc file lies (${pcfiledir}: the file is installed
+# as PREFIX/lib/pkgconfig/dvx.pc), so the installed tree is right for any PREFIX and
+# stays right when moved.
+requires=$1 libs=$2
 cat <<PC
-prefix=$prefix
+prefix=\${pcfiledir}/../..
 exec_prefix=\${prefix}
 libdir=\${prefix}/lib
 includedir=\${prefix}/include
@@ -13,5 +22,6 @@ Description: user-space mlx5 DEVX RDMA driver with GPU-initiated posting
 Version: 0.1.0
 Cflags: -I\${includedir}
 Libs: -L\${libdir} -ldvx
+Requires.private: $requires
 Libs.private: $libs
 PC

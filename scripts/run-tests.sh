@@ -7,7 +7,7 @@
 # conventions). Exit status 77 means the whole binary skipped itself (a GPU test
 # without a GPU, say); its last output line says why and how to run it.
 #
-#   TESTS="a b"          run only these binaries
+#   TESTS="a b"          run only these binaries (a name that is not one fails the run)
 #   DVX_TEST_WRAPPER=... run each binary under a wrapper ("valgrind -q --error-exitcode=9")
 #   V=1                  show every binary's full output, not only failures'
 #   DVX_TEST_TIMEOUT=s   seconds one binary may run (default 1200); one that runs longer
@@ -68,6 +68,15 @@ for t in "$@"; do
 	fi
 done
 
+# a filter that names a binary this run does not have is an error, not a green run
+if [ -n "${TESTS:-}" ]; then
+	for want in $TESTS; do
+		case " $* " in *" $want "*) ;; *)
+			echo "FAIL  $want (TESTS names it, no such test binary)"
+			bfail=$((bfail + 1)); failed_list="$failed_list $want" ;;
+		esac
+	done
+fi
 echo "=================================================================="
 echo "dvx tests: $nbin binaries ($bskip skipped whole, $bfail failed);" \
 	"$npass tests passed, $nskip skipped, $nfail failed"

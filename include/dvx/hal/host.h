@@ -258,6 +258,19 @@ int dvx_hal_limits(const struct dvx_hal *hal, struct dvx_hal_limits *lim);
 uint64_t dvx_hal_now_ns(const struct dvx_hal *hal);
 
 /**
+ * dvx_dpdk_enable() - let host memory allocations with DVX_MEM_F_HUGE take hugepages
+ * from DPDK's EAL (an rte_memzone) once the application has initialised it.
+ *
+ * Opt-in on purpose: a program that never calls this links no DPDK code and needs no
+ * DPDK library (link DPDK yourself, pkg-config libdpdk, when you call it). dvx never
+ * initialises the EAL; it only borrows memzones from one that is up (docs/hal.md).
+ *
+ * Context: any thread, before or after rte_eal_init(). Return: 0; -ENOTSUP when dvx
+ * was built without DPDK (CONFIG_DVX_DPDK=n).
+ */
+int dvx_dpdk_enable(void);
+
+/**
  * dvx_hal_sock_listen(), dvx_hal_sock_connect(), dvx_hal_sock_error(),
  * dvx_hal_sock_accept(), dvx_hal_sock_name(), dvx_hal_sock_send(), dvx_hal_sock_recv(),
  * dvx_hal_sock_close(), dvx_hal_sock_unlink() - non-blocking stream sockets; wrappers of
