@@ -71,6 +71,9 @@ int dvx_cq_create(struct dvx_nic *nic, const struct dvx_cq_attr *attr, struct dv
 		return -EINVAL;
 	if (!attr || !cq)
 		return bad(nic, "attr or cq is NULL");
+	if (cq->live == DVX_LIVE)
+		return dvx_core_fail(nic, -EBUSY, DVX_DIAG_ARG, "dvx_cq_create",
+				     "the CQ is live: destroy it first");
 	if (cq_sizes(attr, &ring, NULL))
 		return bad(nic, "depth must be a power of two (1 .. 2^24); flags known; "
 				"collapsed needs overrun-ignore");
@@ -151,7 +154,7 @@ int dvx_cq_create(struct dvx_nic *nic, const struct dvx_cq_attr *attr, struct dv
 	}
 	c.obj.id = c.cqn;
 	c.mcq.cqn = c.cqn;
-	c.live = 1;
+	c.live = DVX_LIVE;
 	c.ring_umem->users++;
 	c.dbr_umem->users++;
 	uar->users++;

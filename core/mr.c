@@ -86,7 +86,7 @@ static int mr_reg(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dv
 	m.rkey = m.hal.rkey;
 	m.access = access;
 	m.flags = flags;
-	m.live = 1;
+	m.live = DVX_LIVE;
 	*mr = m;
 	nic->nobjs++;
 	return 0;
@@ -98,6 +98,9 @@ int dvx_mr_reg(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dvx_m
 		return -EINVAL;
 	if (!attr || !mr)
 		return bad(nic, "dvx_mr_reg", "attr or mr is NULL");
+	if (mr->live == DVX_LIVE)
+		return dvx_core_fail(nic, -EBUSY, DVX_DIAG_ARG, "dvx_mr_reg",
+				     "the MR is live: deregister it first");
 	return mr_reg(nic, attr, mr, "dvx_mr_reg");
 }
 
@@ -110,6 +113,9 @@ int dvx_mr_sink(struct dvx_nic *nic, void *buf, int dmabuf_fd, uint64_t dmabuf_o
 		return -EINVAL;
 	if (!mr || (dmabuf_fd < 0 && !buf))
 		return bad(nic, "dvx_mr_sink", "sink buffer or mr is NULL");
+	if (mr->live == DVX_LIVE)
+		return dvx_core_fail(nic, -EBUSY, DVX_DIAG_ARG, "dvx_mr_sink",
+				     "the MR is live: deregister it first");
 	if ((uintptr_t)buf % 8 || (dmabuf_fd >= 0 && dmabuf_offset % 8))
 		return bad(nic, "dvx_mr_sink", "sink is not 8-byte aligned");
 	memset(&a, 0, sizeof(a));

@@ -234,7 +234,7 @@ static int uar_get(struct dvx_nic *nic, enum dvx_uar_type type, struct dvx_uar *
 	if (uar->type == DVX_UAR_BF && nic->caps.log_bf_reg_size)
 		uar->bf_half = (1u << nic->caps.log_bf_reg_size) / 2;
 	uar->users = 0;
-	uar->live = 1;
+	uar->live = DVX_LIVE;
 	return 0;
 }
 
@@ -285,6 +285,9 @@ int dvx_uar_alloc(struct dvx_nic *nic, enum dvx_uar_pref pref, struct dvx_uar *u
 		return -EINVAL;
 	if (!uar)
 		return dvx_core_fail(nic, -EINVAL, DVX_DIAG_ARG, "dvx_uar_alloc", "uar is NULL");
+	if (uar->live == DVX_LIVE)
+		return dvx_core_fail(nic, -EBUSY, DVX_DIAG_ARG, "dvx_uar_alloc",
+				     "the UAR is live: free it first");
 	err = uar_alloc(nic, pref, uar);
 	if (!err)
 		nic->nobjs++;
@@ -425,6 +428,8 @@ int dvx_nic_open(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dv
 
 	if (!nic)
 		return -EINVAL;
+	if (nic->open == DVX_LIVE)
+		return -EBUSY;	/* open: close it first (nothing is touched) */
 	memset(nic, 0, sizeof(*nic));
 	if (!hal || !attr || !attr->name || !*attr->name)
 		return dvx_core_fail(nic, -EINVAL, DVX_DIAG_ARG, "dvx_nic_open",
@@ -487,7 +492,7 @@ int dvx_nic_open(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dv
 			   (nic->features & DVX_NIC_FEAT_ATOMIC) ? DVX_MLX5_ATOMIC_MODE_IB_SPEC : 0;
 	nic->atomic_be_results = (nic->features & DVX_NIC_FEAT_ATOMIC) &&
 				 !(nic->features & DVX_NIC_FEAT_ATOMIC_HOST_ENDIAN);
-	nic->open = 1;	/* for dvx_nic_require(); undone below on failure */
+	nic->open = DVX_LIVE;	/* for dvx_nic_require(); undone below on failure */
 	missing = attr->required & ~nic->features;
 	if (missing) {
 		err = dvx_nic_require(nic, attr->required, nic->hal.info.name);

@@ -116,6 +116,8 @@ int dvx_qp_create(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dv
 		return -EINVAL;
 	if (!attr || !qp)
 		return bad(nic, op, "attr or qp is NULL");
+	if (qp->live == DVX_LIVE)
+		return dvx_core_fail(nic, -EBUSY, DVX_DIAG_ARG, op, "the QP is live: destroy it first");
 	if (qp_geom(attr, &g))
 		return bad(nic, op, "sizes: depths must be powers of two up to 2^15, the SQ must "
 				    "hold one largest WQE, 1..64 receive SGEs with an RQ only, "
@@ -247,7 +249,7 @@ int dvx_qp_create(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dv
 		return err;
 	}
 	q.obj.id = q.qpn;
-	q.live = 1;
+	q.live = DVX_LIVE;
 	q.send_cq->users++;
 	if (rcq && rcq != q.send_cq)
 		rcq->users++;

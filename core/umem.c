@@ -41,6 +41,9 @@ int dvx_umem_reg(struct dvx_nic *nic, const struct dvx_umem_attr *attr, struct d
 		return -EINVAL;
 	if (!attr || !umem)
 		return bad(nic, "attr or umem is NULL");
+	if (umem->live == DVX_LIVE)
+		return dvx_core_fail(nic, -EBUSY, DVX_DIAG_ARG, "dvx_umem_reg",
+				     "the umem is live: deregister it first");
 	dmabuf = attr->dmabuf_fd >= 0;
 	access = attr->access ? attr->access : DVX_ACCESS_LOCAL_WRITE;
 	if (!attr->len)
@@ -86,7 +89,7 @@ int dvx_umem_reg(struct dvx_nic *nic, const struct dvx_umem_attr *attr, struct d
 	u.ring_align = ring_align_of(req.pgsz_bitmap);
 	u.cpu = !dmabuf || (attr->flags & DVX_UMEM_F_CPU);
 	u.via_dmabuf = (uint8_t)dmabuf;
-	u.live = 1;
+	u.live = DVX_LIVE;
 	*umem = u;
 	nic->nobjs++;
 	return 0;

@@ -45,6 +45,8 @@ int dvx_gpu_open(struct dvx_gpu *gpu, const struct dvx_hal *hal, int ordinal, co
 
 	if (!gpu)
 		return -EINVAL;
+	if (gpu->open == DVX_LIVE)
+		return -EBUSY;	/* open: close it first (nothing is touched) */
 	log = gpu->hg.log;
 	memset(gpu, 0, sizeof(*gpu));
 	gpu->hg.log = log;
@@ -73,7 +75,7 @@ int dvx_gpu_open(struct dvx_gpu *gpu, const struct dvx_hal *hal, int ordinal, co
 		goto err_release;
 	err = dvx_hal_limits(hal, &lim);
 	gpu->page_size = !err && lim.page_size ? lim.page_size : 4096;
-	gpu->open = 1;
+	gpu->open = DVX_LIVE;
 	dvx_hal_log(&gpu->hg.log, DVX_LOG_INFO, "gpu %d %s (%s) sm_%d%d, %u SMs: opened",
 		    gpu->attr.ordinal, gpu->attr.name, gpu->attr.pci, gpu->attr.cc_major,
 		    gpu->attr.cc_minor, gpu->attr.sm_count);

@@ -47,6 +47,14 @@
 #endif
 
 /* Size and offset assertions for hardware and host/GPU shared layouts. */
+/*
+ * The value of an object's live (or open) word between its create (open, register) and
+ * its destroy (close, deregister). Creating into storage whose word holds it is
+ * -EBUSY and changes nothing: zero an object's storage before its first create (any
+ * other value is taken as dead storage), and destroy it before creating it again.
+ */
+#define DVX_LIVE 0x4556494cu	/* "LIVE" */
+
 #define DVX_ASSERT_SIZE(type, size) \
 	DVX_STATIC_ASSERT(sizeof(type) == (size), "sizeof(" #type ") != " #size)
 #define DVX_ASSERT_OFFSET(type, member, off) \

@@ -26,7 +26,7 @@ static void test_open_roce(void **state)
 
 	(void)state;
 	assert_int_equal(fx_open(&nic), 0);
-	assert_int_equal(nic.open, 1);
+	assert_int_equal(nic.open, DVX_LIVE);
 	assert_int_equal(nic.port, 1);
 	assert_int_equal(nic.roce, 1);
 	assert_int_equal(nic.link_layer, DVX_LINK_LAYER_ETHERNET);
@@ -488,7 +488,7 @@ static void test_umem_faults(void **state)
 	assert_int_equal(act_umem(NULL), 0);
 	dvx_mock_fail_op(&M, DVX_MOCK_OP_UMEM_DEREG, -EBUSY);
 	assert_int_equal(dvx_umem_dereg(&sw_umem), -EBUSY);
-	assert_int_equal(sw_umem.live, 1);
+	assert_int_equal(sw_umem.live, DVX_LIVE);
 	dvx_mock_clear_faults(&M);
 	undo_umem(NULL);
 	close_nic(NULL);
@@ -673,7 +673,7 @@ static void test_close_faults(void **state)
 		dvx_mock_reset_log(&M);
 		dvx_mock_fail_at(&M, n, -EIO);
 		assert_int_equal(dvx_nic_close(&nic), -EIO);
-		assert_int_equal(nic.open, 1);
+		assert_int_equal(nic.open, DVX_LIVE);
 		dvx_mock_clear_faults(&M);
 		assert_int_equal(dvx_nic_close(&nic), 0);
 		assert_int_equal(dvx_mock_live_total(&M), 0);

@@ -883,7 +883,7 @@ static void test_destroy_faults(void **state)
 	base_qps(1);
 	dvx_mock_fail_op(&M, DVX_MOCK_OP_OBJ_DESTROY, -EIO);
 	assert_int_equal(dvx_qp_destroy(&qp), -EIO);
-	assert_int_equal(qp.live, 1);
+	assert_int_equal(qp.live, DVX_LIVE);
 	assert_string_equal(nic.hal.diag.op, "DESTROY_QP");
 	assert_int_equal(dvx_cq_destroy(&cq2), -EBUSY);
 	assert_int_equal(dvx_qp_destroy(&qp2), -EIO);
@@ -891,9 +891,78 @@ static void test_destroy_faults(void **state)
 	assert_int_equal(dvx_qp_destroy(&qp2), 0);
 	dvx_mock_fail_op(&M, DVX_MOCK_OP_OBJ_DESTROY, -EIO);
 	assert_int_equal(dvx_cq_destroy(&cq2), -EIO);
-	assert_int_equal(cq2.live, 1);
+	assert_int_equal(cq2.live, DVX_LIVE);
 	dvx_mock_clear_faults(&M);
 	teardown_all();
+}
+
+/* a create, open or registration into a live object: -EBUSY, the object untouched and
+ * still usable, nothing new on the device; after its destroy the same storage works */
+static void test_live_refused(void **state)
+{
+	struct dvx_nic_cfg na;
+	struct dvx_umem_attr ua;
+	struct dvx_mr_attr ma;
+	struct dvx_cq_attr ca;
+	struct dvx_qp_attr qa;
+	struct dvx_uar uar;
+	struct dvx_mr mr;
+	struct dvx_qp before;
+	struct dvx_cq cbefore;
+	uint32_t nobjs, live;
+
+	(void)state;
+	base_qps(1);
+	nobjs = nic.nobjs;
+	live = dvx_mock_live_total(&M);
+	memset(&na, 0, sizeof(na));
+	na.name = "mlx5_0";
+	na.gid_index = -1;
+	assert_int_equal(dvx_nic_open(&nic, HAL, &na), -EBUSY);
+	assert_int_equal(nic.open, DVX_LIVE);
+	assert_int_equal(nic.nobjs, nobjs);
+
+	memset(&uar, 0, sizeof(uar));
+	assert_int_equal(dvx_uar_alloc(&nic, DVX_UAR_PREF_NC, &uar), 0);
+	assert_int_equal(dvx_uar_alloc(&nic, DVX_UAR_PREF_NC, &uar), -EBUSY);
+	assert_int_equal(dvx_uar_free(&uar), 0);
+	assert_int_equal(dvx_uar_alloc(&nic, DVX_UAR_PREF_NC, &uar), 0);	/* again, freed */
+	assert_int_equal(dvx_uar_free(&uar), 0);
+
+	memset(&ua, 0, sizeof(ua));
+	ua.addr = fx_mem;
+	ua.len = 4096;
+	ua.dmabuf_fd = -1;
+	assert_int_equal(dvx_umem_reg(&nic, &ua, &um), -EBUSY);
+	assert_int_equal(um.live, DVX_LIVE);
+
+	memset(&ma, 0, sizeof(ma));
+	ma.addr = fx_mem + 100;
+	ma.len = 1000;
+	ma.dmabuf_fd = -1;
+	memset(&mr, 0, sizeof(mr));
+	assert_int_equal(dvx_mr_reg(&nic, &ma, &mr), 0);
+	assert_int_equal(dvx_mr_reg(&nic, &ma, &mr), -EBUSY);
+	assert_int_equal(dvx_mr_sink(&nic, fx_mem, -1, 0, &mr), -EBUSY);
+	assert_int_equal(dvx_mr_dereg(&mr), 0);
+
+	cbefore = cq;
+	fx_cq_attr(&ca, &um, RING_OFF, DBR_OFF + 32, 64);
+	assert_int_equal(dvx_cq_create(&nic, &ca, &cq), -EBUSY);
+	assert_memory_equal(&cq, &cbefore, sizeof(cq));
+	before = qp;
+	fx_qp_attr(&qa, &cq, &um, WQ_OFF, DBR_OFF + 40);
+	assert_int_equal(dvx_qp_create(&nic, &qa, &qp), -EBUSY);
+	assert_memory_equal(&qp, &before, sizeof(qp));
+	assert_int_equal(nic.nobjs, nobjs);
+	assert_int_equal(dvx_mock_live_total(&M), live);
+	/* destroyed, the storage takes a new object */
+	assert_int_equal(dvx_qp_destroy(&qp), 0);
+	assert_int_equal(dvx_qp_create(&nic, &qa, &qp), 0);
+	teardown_all();
+	/* and a closed NIC opens again into the same storage */
+	assert_int_equal(fx_open(&nic), 0);
+	assert_int_equal(dvx_nic_close(&nic), 0);
 }
 
 int main(void)
@@ -912,6 +981,7 @@ int main(void)
 		cmocka_unit_test_setup(test_faults, setup),
 		cmocka_unit_test_setup(test_devx_faults, setup),
 		cmocka_unit_test_setup(test_destroy_faults, setup),
+		cmocka_unit_test_setup(test_live_refused, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,6 +49,11 @@ static void test_open_close(void **state)
 	assert_int_equal(g.page_size, 4096);
 	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_GPU_CTX), 1);
 	assert_int_equal(dvx_mock_count(&M, DVX_MOCK_OP_GPU_CTX_SET_CURRENT), 1);
+	/* open into an open GPU: -EBUSY, nothing retained twice, the GPU still usable */
+	assert_int_equal(dvx_gpu_open(&g, hal, 1, NULL), -EBUSY);
+	assert_int_equal(g.open, DVX_LIVE);
+	assert_int_equal(g.attr.ordinal, 0);
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_GPU_CTX), 1);
 	assert_int_equal(dvx_gpu_make_current(&g), 0);
 	assert_int_equal(dvx_gpu_close(&g), 0);
 	assert_int_equal(dvx_gpu_close(&g), -EINVAL);

@@ -27,7 +27,7 @@ DVX_BEGIN_DECLS
  * @hg:		the hal handle (hg.diag: the last failure)
  * @attr:	what the device is and supports
  * @page_size:	host page size (registrations are page-granular)
- * @open:	1 between dvx_gpu_open() and dvx_gpu_close()
+ * @open:	DVX_LIVE between dvx_gpu_open() and dvx_gpu_close() (an open into an open one is -EBUSY)
  */
 struct dvx_gpu {
 	struct dvx_hal_gpu hg;

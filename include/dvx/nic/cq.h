@@ -68,7 +68,7 @@ struct dvx_cq_attr {
  * @users:	QPs bound to it; dvx_cq_destroy() refuses while non-zero
  * @index_base:	the CQ index (24-bit counter, as WAIT-on-CQ counts) that the bound
  *		QP's WQE index 0 maps to: 0 after create, moved by dvx_qp_recover()
- * @live:	1 between create and destroy
+ * @live:	DVX_LIVE between create and destroy (a create into a live object is -EBUSY)
  */
 struct dvx_cq {
 	struct dvx_mlx5_cq mcq;

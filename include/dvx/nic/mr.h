@@ -62,7 +62,7 @@ struct dvx_mr_attr {
  * @rkey:	remote key (CPU order; send it to peers as dvx_cpu_to_be32(rkey))
  * @access:	access actually registered (RO removed when dropped)
  * @flags:	DVX_MR_RO_DROPPED
- * @live:	1 between reg and dereg
+ * @live:	DVX_LIVE between reg and dereg (a create into a live object is -EBUSY)
  */
 struct dvx_mr {
 	struct dvx_hal_mr hal;

@@ -79,7 +79,7 @@ struct dvx_nic;
  * @users:	CQs and QPs using it; dvx_uar_free() refuses while non-zero
  * @fallback_err: when DVX_UAR_PREF_NC fell back to the shared register, the error the
  *		dedicated allocation returned; else 0
- * @live:	1 between alloc and free
+ * @live:	DVX_LIVE between alloc and free (a create into a live object is -EBUSY)
  *
  * Sharing one register between QPs (a companion QP shares its main QP's) is allowed;
  * the caller then serialises the doorbells written to it (prm 3.4).
@@ -142,7 +142,7 @@ struct dvx_nic_cfg {
  *		0 without atomics)
  * @atomic_be_results: 1 when 8-byte atomic results arrive big-endian
  * @nobjs:	UARs, umems, MRs, CQs and QPs alive on this NIC
- * @open:	1 between open and close
+ * @open:	DVX_LIVE between open and close (an open into an open one is -EBUSY)
  */
 struct dvx_nic {
 	struct dvx_hal_nic hal;

@@ -186,7 +186,7 @@ enum dvx_qp_conn_kind {
  * @remote:	the peer's connection info (kept for dvx_qp_recover())
  * @conn_attr:	the connection parameters used (kept for dvx_qp_recover())
  * @recoveries:	times dvx_qp_recover() brought it back
- * @live:	1 between create and destroy
+ * @live:	DVX_LIVE between create and destroy (a create into a live object is -EBUSY)
  */
 struct dvx_qp {
 	struct dvx_mlx5_sq sq;

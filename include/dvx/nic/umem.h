@@ -104,7 +104,7 @@ struct dvx_umem_attr {
  * @users:	CQs and QPs placed in it; dvx_umem_dereg() refuses while non-zero
  * @cpu:	1 when the CPU may write @addr (host memory, or DVX_UMEM_F_CPU)
  * @via_dmabuf:	1 for a dma-buf registration
- * @live:	1 between reg and dereg
+ * @live:	DVX_LIVE between reg and dereg (a create into a live object is -EBUSY)
  */
 struct dvx_umem {
 	struct dvx_hal_umem hal;
@@ -117,8 +117,9 @@ struct dvx_umem {
 	uint32_t users;
 	uint8_t cpu;
 	uint8_t via_dmabuf;
-	uint8_t live;
-	uint8_t rsvd;
+	uint8_t rsvd[2];
+	uint32_t live;
+	uint32_t rsvd2;
 };
 
 /**
