@@ -25,7 +25,7 @@ static int mr_reg(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dv
 	struct dvx_hal_mr_req req;
 	struct dvx_mr m;
 	uint32_t access = attr->access, flags = 0;
-	int dmabuf = attr->dmabuf_fd >= 0;
+	int dmabuf = !!(attr->flags & DVX_MR_F_DMABUF);
 	int zero = (attr->flags & DVX_MR_IOVA_ZERO) != 0;
 	int err;
 
@@ -36,8 +36,10 @@ static int mr_reg(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dv
 	if ((access & (DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & DVX_ACCESS_LOCAL_WRITE))
 		return bad(nic, op, "remote write/atomic access needs DVX_ACCESS_LOCAL_WRITE");
-	if (attr->flags & ~(uint32_t)(DVX_MR_IOVA_ZERO | DVX_MR_F_DATA_DIRECT))
+	if (attr->flags & ~(uint32_t)(DVX_MR_IOVA_ZERO | DVX_MR_F_DATA_DIRECT | DVX_MR_F_DMABUF))
 		return bad(nic, op, "unknown flags");
+	if (dmabuf && attr->dmabuf_fd < 0)
+		return bad(nic, op, "DVX_MR_F_DMABUF without a dma-buf fd");
 	if ((attr->flags & DVX_MR_F_DATA_DIRECT) && !dmabuf)
 		return bad(nic, op, "Data Direct applies to dma-buf MRs only");
 	if (!dmabuf && !attr->addr)
@@ -126,6 +128,8 @@ int dvx_mr_sink(struct dvx_nic *nic, void *buf, int dmabuf_fd, uint64_t dmabuf_o
 		a.access |= DVX_ACCESS_REMOTE_ATOMIC;
 	a.flags = DVX_MR_IOVA_ZERO;
 	a.dmabuf_fd = dmabuf_fd >= 0 ? dmabuf_fd : -1;
+	if (dmabuf_fd >= 0)
+		a.flags |= DVX_MR_F_DMABUF;
 	a.dmabuf_offset = dmabuf_fd >= 0 ? dmabuf_offset : 0;
 	if (dmabuf_fd >= 0 && dmabuf_offset % MR_PAGE) {
 		/* an 8-byte sink inside a page of a dma-buf: zero-based MRs need a page

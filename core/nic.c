@@ -435,6 +435,11 @@ int dvx_nic_open(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dv
 		return dvx_core_fail(nic, -EINVAL, DVX_DIAG_ARG, "dvx_nic_open",
 				     "hal, attr or device name missing");
 	nic->hal.log = attr->log;
+	if (attr->flags & ~(uint32_t)DVX_NIC_CFG_F_GID_INDEX)
+		return dvx_core_fail(nic, -EINVAL, DVX_DIAG_ARG, "dvx_nic_open", "unknown flags");
+	if ((attr->flags & DVX_NIC_CFG_F_GID_INDEX) && attr->gid_index < 0)
+		return dvx_core_fail(nic, -EINVAL, DVX_DIAG_ARG, "dvx_nic_open",
+				     "DVX_NIC_CFG_F_GID_INDEX with a negative GID index");
 	if (attr->uar_pref > DVX_UAR_PREF_BF_OR_NC)
 		return dvx_core_fail(nic, -EINVAL, DVX_DIAG_ARG, "dvx_nic_open",
 				     "unknown UAR preference %u", attr->uar_pref);
@@ -499,7 +504,7 @@ int dvx_nic_open(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dv
 		goto not_open;
 	}
 
-	err = choose_gid(nic, attr->gid_index);
+	err = choose_gid(nic, (attr->flags & DVX_NIC_CFG_F_GID_INDEX) ? attr->gid_index : -1);
 	if (err)
 		goto not_open;
 

@@ -44,7 +44,9 @@ int dvx_umem_reg(struct dvx_nic *nic, const struct dvx_umem_attr *attr, struct d
 	if (umem->live == DVX_LIVE)
 		return dvx_core_fail(nic, -EBUSY, DVX_DIAG_ARG, "dvx_umem_reg",
 				     "the umem is live: deregister it first");
-	dmabuf = attr->dmabuf_fd >= 0;
+	dmabuf = !!(attr->flags & DVX_UMEM_F_DMABUF);
+	if (dmabuf && attr->dmabuf_fd < 0)
+		return bad(nic, "DVX_UMEM_F_DMABUF without a dma-buf fd");
 	access = attr->access ? attr->access : DVX_ACCESS_LOCAL_WRITE;
 	if (!attr->len)
 		return bad(nic, "length 0");
@@ -52,7 +54,7 @@ int dvx_umem_reg(struct dvx_nic *nic, const struct dvx_umem_attr *attr, struct d
 		return bad(nic, "unknown access bits");
 	if (!(access & DVX_ACCESS_LOCAL_WRITE))
 		return bad(nic, "queue memory needs DVX_ACCESS_LOCAL_WRITE");
-	if (attr->flags & ~(uint32_t)DVX_UMEM_F_CPU)
+	if (attr->flags & ~(uint32_t)(DVX_UMEM_F_CPU | DVX_UMEM_F_DMABUF))
 		return bad(nic, "unknown flags");
 	if (!dmabuf && !attr->addr)
 		return bad(nic, "host umem without an address");

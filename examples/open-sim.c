@@ -46,9 +46,8 @@ int main(void)
 	}
 
 	/* open it through the hal, as dvx opens hardware */
-	memset(&na, 0, sizeof(na));
-	na.name = "sim_0";
-	na.gid_index = -1;		/* choose the GID automatically */
+	memset(&na, 0, sizeof(na));	/* zero means the default for every field */
+	na.name = "sim_0";		/* (the GID is chosen: RoCE v2, routable first) */
 	memset(&nic, 0, sizeof(nic));
 	err = dvx_nic_open(&nic, dvx_sim_hal(fab), &na);
 	if (err) {

@@ -103,6 +103,7 @@ static int reg_nic(struct dvx_mp_reg *reg, struct dvx_mp_reg_entry *e, uint32_t 
 		err = dvx_hal_gpu_dmabuf_fd(&reg->gpu->hg, e->base, e->len, 0, &fd);
 		if (!err) {
 			a.dmabuf_fd = fd;
+			a.flags |= DVX_MR_F_DMABUF;
 			a.dmabuf_offset = 0;
 			err = dvx_mr_reg(reg->nics[k], &a, &e->mr[k]);
 			/* the registration holds the dma-buf: the descriptor can go */
@@ -114,6 +115,7 @@ static int reg_nic(struct dvx_mp_reg *reg, struct dvx_mp_reg_entry *e, uint32_t 
 		}
 		/* the dma-buf path failed: the peer-memory path may still take it */
 		a.dmabuf_fd = -1;
+		a.flags &= ~(uint32_t)DVX_MR_F_DMABUF;
 	}
 	err = dvx_mr_reg(reg->nics[k], &a, &e->mr[k]);
 	if (err)

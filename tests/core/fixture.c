@@ -92,6 +92,7 @@ int fx_open_attr(struct dvx_nic *nic, uint8_t uar_pref, uint32_t required, int32
 	a.uar_pref = uar_pref;
 	a.required = required;
 	a.gid_index = gid_index;
+	a.flags = gid_index >= 0 ? DVX_NIC_CFG_F_GID_INDEX : 0;
 	a.log = fx_log();
 	return dvx_nic_open(nic, HAL, &a);
 }

@@ -132,6 +132,9 @@ static void test_open_bad(void **state)
 	assert_int_equal(dvx_nic_open(&nic, HAL, &a), -EINVAL);
 	assert_non_null(strstr(nic.hal.diag.msg, "port 2"));
 	a.port = 1;
+	a.flags = DVX_NIC_CFG_F_GID_INDEX;
+	a.gid_index = -1;		/* an explicit choice needs an index */
+	assert_int_equal(dvx_nic_open(&nic, HAL, &a), -EINVAL);
 	a.gid_index = 4;		/* an empty entry */
 	assert_int_equal(dvx_nic_open(&nic, HAL, &a), -EINVAL);
 	assert_non_null(strstr(nic.hal.diag.msg, "empty"));
@@ -362,10 +365,9 @@ static void test_umem(void **state)
 
 	(void)state;
 	assert_int_equal(fx_open(&nic), 0);
-	memset(&a, 0, sizeof(a));
+	memset(&a, 0, sizeof(a));	/* zero means default: host memory, fd 0 ignored */
 	a.addr = fx_mem + 4096;
 	a.len = 65536;
-	a.dmabuf_fd = -1;
 	assert_int_equal(dvx_umem_reg(&nic, &a, &u), 0);
 	c = dvx_mock_last(&M, DVX_MOCK_OP_UMEM_REG);
 	assert_int_equal(c->addr, (uintptr_t)(fx_mem + 4096));
@@ -383,6 +385,7 @@ static void test_umem(void **state)
 	a.addr = (void *)(uintptr_t)0x7f0000200000ull;	/* the GPU VA, never touched */
 	a.len = 1u << 21;
 	a.dmabuf_fd = 42;
+	a.flags = DVX_UMEM_F_DMABUF;
 	a.dmabuf_offset = 0x3000;
 	a.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_READ;
 	a.pgsz_bitmap = (1ull << 21) | 4096;
@@ -423,10 +426,13 @@ static void test_umem(void **state)
 	a.dmabuf_offset = 4096;		/* offset without an fd */
 	assert_int_equal(dvx_umem_reg(&nic, &a, &u2), -EINVAL);
 	a.dmabuf_fd = 3;
+	a.flags = DVX_UMEM_F_DMABUF;
 	a.dmabuf_offset = 100;
 	assert_int_equal(dvx_umem_reg(&nic, &a, &u2), -EINVAL);
-	a.dmabuf_fd = -1;
+	a.dmabuf_fd = -1;			/* the flag without an fd */
 	a.dmabuf_offset = 0;
+	assert_int_equal(dvx_umem_reg(&nic, &a, &u2), -EINVAL);
+	a.flags = 0;
 	a.addr = NULL;
 	assert_int_equal(dvx_umem_reg(&nic, &a, &u2), -EINVAL);
 	a.addr = fx_mem;
@@ -466,6 +472,7 @@ static int act_umem(void *ctx)
 	a.addr = fx_mem;
 	a.len = 8192;
 	a.dmabuf_fd = ctx ? 9 : -1;
+	a.flags = ctx ? DVX_UMEM_F_DMABUF : 0;
 	return dvx_umem_reg(&nic, &a, &sw_umem);
 }
 
@@ -510,8 +517,9 @@ static void test_mr(void **state)
 	a.addr = fx_mem + 100;
 	a.len = 1000;
 	a.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_RELAXED_ORDERING;
-	a.dmabuf_fd = -1;
+	/* dmabuf_fd left 0: without DVX_MR_F_DMABUF it is host memory, fd 0 never used */
 	assert_int_equal(dvx_mr_reg(&nic, &a, &mr), 0);
+	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_MR_REG)->dmabuf_fd, -1);
 	c = dvx_mock_last(&M, DVX_MOCK_OP_MR_REG);
 	assert_int_equal(c->addr, (uintptr_t)(fx_mem + 100));
 	assert_int_equal(c->iova, (uintptr_t)(fx_mem + 100));	/* iova = address */
@@ -534,7 +542,7 @@ static void test_mr(void **state)
 	a.addr = (void *)(uintptr_t)0x7f0000001040ull;
 	a.dmabuf_fd = 17;
 	a.dmabuf_offset = 0x5040;
-	a.flags = DVX_MR_F_DATA_DIRECT;
+	a.flags = DVX_MR_F_DMABUF | DVX_MR_F_DATA_DIRECT;
 	assert_int_equal(dvx_mr_reg(&nic, &a, &mr), 0);
 	c = dvx_mock_last(&M, DVX_MOCK_OP_MR_REG);
 	assert_int_equal(c->flags, DVX_MR_DMABUF | DVX_MR_DATA_DIRECT);
@@ -543,9 +551,9 @@ static void test_mr(void **state)
 	assert_int_equal(c->iova, 0x7f0000001040ull);
 	assert_int_equal(dvx_mr_dereg(&mr), 0);
 	a.dmabuf_offset = 0x5000;	/* page offsets differ */
-	a.flags = 0;
+	a.flags = DVX_MR_F_DMABUF;
 	assert_int_equal(dvx_mr_reg(&nic, &a, &mr), -EINVAL);
-	a.flags = DVX_MR_IOVA_ZERO;	/* iova 0 from a dma-buf: page-aligned offset */
+	a.flags = DVX_MR_F_DMABUF | DVX_MR_IOVA_ZERO;	/* iova 0 from a dma-buf: page-aligned offset */
 	a.addr = NULL;
 	assert_int_equal(dvx_mr_reg(&nic, &a, &mr), 0);
 	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_MR_REG)->iova, 0);
@@ -568,6 +576,8 @@ static void test_mr(void **state)
 	a.flags = DVX_MR_F_DATA_DIRECT;		/* host memory */
 	assert_int_equal(dvx_mr_reg(&nic, &a, &mr), -EINVAL);
 	a.flags = 0x80;
+	assert_int_equal(dvx_mr_reg(&nic, &a, &mr), -EINVAL);
+	a.flags = DVX_MR_F_DMABUF;		/* the flag without an fd */
 	assert_int_equal(dvx_mr_reg(&nic, &a, &mr), -EINVAL);
 	a.flags = 0;
 	a.addr = NULL;

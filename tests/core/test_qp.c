@@ -222,6 +222,7 @@ static void test_cq_bad(void **state)
 	ua.addr = (void *)(uintptr_t)0x7f0000000000ull;
 	ua.len = 1u << 16;
 	ua.dmabuf_fd = 11;
+	ua.flags = DVX_UMEM_F_DMABUF;
 	assert_int_equal(dvx_umem_reg(&nic, &ua, &gpu), 0);
 	a.ring_umem = &gpu;
 	a.dbr_umem = &gpu;

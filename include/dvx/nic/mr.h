@@ -22,6 +22,7 @@ DVX_BEGIN_DECLS
 enum {
 	DVX_MR_IOVA_ZERO = 1u << 0,	/* iova 0: WQE addresses are offsets into the region */
 	DVX_MR_F_DATA_DIRECT = 1u << 1,	/* dma-buf only: mlx5 Data-Direct registration */
+	DVX_MR_F_DMABUF = 1u << 2,	/* @dmabuf_fd holds a dma-buf fd (zero struct: host) */
 };
 
 /* struct dvx_mr.flags (what happened) */
@@ -36,8 +37,9 @@ enum {
  * @len:	bytes (> 0)
  * @access:	enum dvx_access bits. REMOTE_WRITE and REMOTE_ATOMIC need LOCAL_WRITE
  *		(IB rule); REMOTE_ATOMIC needs DVX_NIC_FEAT_ATOMIC
- * @flags:	DVX_MR_IOVA_ZERO, DVX_MR_F_DATA_DIRECT
- * @dmabuf_fd:	dma-buf fd or -1; stays the caller's
+ * @flags:	DVX_MR_IOVA_ZERO, DVX_MR_F_DATA_DIRECT, DVX_MR_F_DMABUF
+ * @dmabuf_fd:	with DVX_MR_F_DMABUF a dma-buf fd, else ignored (a zeroed struct
+ *		registers host memory); stays the caller's
  * @dmabuf_offset: offset of the region in the dma-buf; with iova = @addr, @addr and
  *		@dmabuf_offset must have the same offset inside a 4 KiB page (ibv_reg_mr.3)
  */

@@ -101,11 +101,15 @@ struct dvx_uar {
  * @name:	ibdev name ("mlx5_0") or PCI address ("0000:3b:00.0", "3b:00.0")
  * @port:	1-based port to use; 0 means 1
  * @uar_pref:	enum dvx_uar_pref for the NIC's default UAR
- * @gid_index:	GID table index to use on RoCE, or -1 to choose (RoCE v2 preferred,
- *		routable before link-local, lowest index first)
+ * @gid_index:	with DVX_NIC_CFG_F_GID_INDEX in @flags, the GID table index to use on
+ *		RoCE; without it ignored and the GID chosen (RoCE v2 preferred, routable
+ *		before link-local, lowest index first): a zeroed struct chooses
  * @required:	DVX_NIC_FEAT_* the caller's features need; open fails with
  *		-EOPNOTSUPP, naming the first one missing, without them
+ * @flags:	DVX_NIC_CFG_F_*
  * @log:	optional log sink (kept in nic->hal.log); zero for silence
+ *
+ * Zero means the default for every field (only @name is required).
  */
 struct dvx_nic_cfg {
 	const char *name;
@@ -114,8 +118,13 @@ struct dvx_nic_cfg {
 	uint16_t rsvd;
 	int32_t gid_index;
 	uint32_t required;
-	uint32_t rsvd2;
+	uint32_t flags;
 	struct dvx_log log;
+};
+
+/* struct dvx_nic_cfg.flags */
+enum {
+	DVX_NIC_CFG_F_GID_INDEX = 1u << 0,	/* @gid_index is the caller's choice */
 };
 
 /**

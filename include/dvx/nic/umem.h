@@ -64,6 +64,7 @@ struct dvx_mem_req {
 /* struct dvx_umem_attr.flags */
 enum {
 	DVX_UMEM_F_CPU = 1u << 0,	/* dma-buf umem whose @addr the CPU can read and write */
+	DVX_UMEM_F_DMABUF = 1u << 1,	/* @dmabuf_fd holds a dma-buf fd (zero struct: host) */
 };
 
 /**
@@ -75,8 +76,9 @@ enum {
  * @access:	enum dvx_access bits; 0 means DVX_ACCESS_LOCAL_WRITE; must contain
  *		LOCAL_WRITE (the device writes CQEs and reads records)
  * @flags:	DVX_UMEM_F_*
- * @dmabuf_fd:	a dma-buf fd (GPU memory) or -1 for host memory; the fd stays the
- *		caller's (dvx never closes it)
+ * @dmabuf_fd:	with DVX_UMEM_F_DMABUF, a dma-buf fd (GPU memory); without it ignored
+ *		(host memory): a zeroed struct never hands fd 0 to the kernel. The fd
+ *		stays the caller's (dvx never closes it)
  * @dmabuf_offset: offset of the region in the dma-buf (4 KiB aligned)
  * @pgsz_bitmap: page sizes the device may map the umem with; 0 means
  *		DVX_UMEM_PGSZ_DEFAULT (see the placement rules above)
