@@ -43,6 +43,8 @@
 #include <dvx/p2p/gpu.h>
 #include <dvx/testing/sim.h>
 
+#include "../lib/sim_world.h"
+
 extern const unsigned char dvx_fatbin_tests_gpu_nvl_kernels[];
 extern const size_t dvx_fatbin_tests_gpu_nvl_kernels_len;
 
@@ -175,14 +177,13 @@ static int stream_ops_proc(int r, int n, void *arg)
 
 static int skipped;
 
-static int fork_all(int n, int (*fn)(int, int, void *), void *arg);
 
 static void test_stream_ops(void **state)
 {
 	int ret;
 
 	(void)state;
-	ret = fork_all(1, stream_ops_proc, NULL);
+	ret = dvx_test_fork_all(1, stream_ops_proc, NULL);
 	if (ret == SKIP) {
 		skipped = 1;
 		skip();
@@ -343,29 +344,6 @@ static int proc_rank(const char *addr, int me, int n, uint32_t flags)
 	return 0;
 }
 
-/* fork @n children running @fn; 0, SKIP, or the first failure */
-static int fork_all(int n, int (*fn)(int, int, void *), void *arg)
-{
-	pid_t pid[8];
-	int r, st, ret = 0;
-
-	for (r = 0; r < n; r++) {
-		fflush(NULL);
-		pid[r] = fork();
-		if (pid[r] == 0)
-			_exit(fn(r, n, arg));
-	}
-	for (r = 0; r < n; r++) {
-		if (waitpid(pid[r], &st, 0) != pid[r] || !WIFEXITED(st)) {
-			if (WIFSIGNALED(st))
-				fprintf(stderr, "child %d: killed by signal %d\n", r, WTERMSIG(st));
-			ret = ret ? ret : 99;
-		} else if (WEXITSTATUS(st) && !ret)
-			ret = WEXITSTATUS(st);
-	}
-	return ret;
-}
-
 struct proc_arg {
 	char addr[96];
 	uint32_t flags;
@@ -392,7 +370,7 @@ static void test_processes(void **state)
 			snprintf(a.addr, sizeof(a.addr), "unix:/tmp/dvx-gpu-nvl-%d-%d-%d.sock",
 				 (int)getpid(), m, n);
 			a.flags = modes[m];
-			ret = fork_all(n, proc_main, &a);
+			ret = dvx_test_fork_all(n, proc_main, &a);
 			if (ret == SKIP) {
 				skipped = 1;
 				skip();
@@ -597,11 +575,11 @@ static void test_threads(void **state)
 	(void)state;
 	if (skipped)
 		skip();
-	ret = fork_all(1, threads_proc, &flags);
+	ret = dvx_test_fork_all(1, threads_proc, &flags);
 	if (ret)
 		fail_msg("threads, VMM memory: %d", ret);
 	flags = DVX_GPU_MEM_LEGACY;
-	ret = fork_all(1, threads_proc, &flags);
+	ret = dvx_test_fork_all(1, threads_proc, &flags);
 	if (ret)
 		fail_msg("threads, legacy memory: %d", ret);
 }
@@ -611,9 +589,7 @@ static void test_threads(void **state)
 #define MIXN 3
 
 struct mixed {
-	struct dvx_sim_fabric *fab;
-	struct dvx_bootstrap_tgroup *grp;
-	struct dvx_mp_rank_info inf[MIXN];
+	struct dvx_tw tw;	/* the injected hosts, the fabric, the bootstrap group */
 	int ret[MIXN];
 };
 
@@ -644,14 +620,14 @@ static int mixed_rank(struct mixed *w, int me)
 	uint64_t need, i;
 	int at, err;
 
-	COK(dvx_bootstrap_thread_init(&bs, w->grp, me));
+	COK(dvx_bootstrap_thread_init(&bs, w->tw.g, me));
 	memset(&g, 0, sizeof(g));
 	COK(dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL));
 	memset(&na, 0, sizeof(na));
 	snprintf(name, sizeof(name), "sim_%d", me);
 	na.name = name;
 	na.gid_index = -1;
-	COK(dvx_nic_open(&nic, dvx_sim_hal(w->fab), &na));
+	COK(dvx_nic_open(&nic, dvx_sim_hal(w->tw.fab), &na));
 	memset(&c, 0, sizeof(c));
 	c.rank = me;
 	c.nranks = MIXN;
@@ -662,7 +638,7 @@ static int mixed_rank(struct mixed *w, int me)
 	c.ib.qps_per_nic = 1;
 	c.ib.sq_depth = 256;
 	c.ib.comp_depth = 16;
-	c.inject = w->inf;
+	c.inject = w->tw.inf;
 	c.timeout_ns = TMO;
 	state = aligned_alloc(64, (dvx_mp_state_size(&c) + 63) & ~(size_t)63);
 	COK(dvx_mp_init(&mp, &c, state, dvx_mp_state_size(&c)));
@@ -811,15 +787,11 @@ static void catch_crashes(void)
 
 static int mixed_proc(int r, int n, void *arg)
 {
-	struct dvx_sim_fabric_cfg fc;
-	struct dvx_bootstrap_tgroup_attr ga;
+	static const int hosts[MIXN] = { 0, 0, 1 };	/* ranks 0 and 1 one host */
 	struct mixed w;
 	struct marg ma[MIXN];
-	pthread_t th[MIXN];
 	struct dvx_gpu g;
 	unsigned cnt = 0;
-	void *fmem, *gmem;
-	size_t sz;
 	int i;
 
 	(void)r;
@@ -833,53 +805,20 @@ static int mixed_proc(int r, int n, void *arg)
 	memset(&g, 0, sizeof(g));
 	if (dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL))
 		return 3;
-	for (i = 0; i < MIXN; i++) {
-		struct dvx_mp_rank_info *f = &w.inf[i];
-
-		f->version = DVX_MP_INFO_VERSION;
-		f->rank = i;
-		f->pid = (int32_t)getpid();
-		f->flags = DVX_MP_INFO_GPU | DVX_MP_INFO_FD | DVX_MP_INFO_IB;
-		memset(f->boot_id, i < 2 ? 0xa : 0xb, 16);
-		snprintf(f->hostname, sizeof(f->hostname), "host%c", i < 2 ? 'a' : 'b');
-		memcpy(f->gpu_uuid, g.attr.uuid, 16);
-	}
+	i = dvx_tw_init(&w.tw, MIXN, hosts, g.attr.uuid);
 	dvx_gpu_close(&g);
-	dvx_sim_fabric_cfg_default(&fc);
-	fc.max_nics = MIXN;
-	fc.max_gpus = 0;
-	fc.max_gpu_mems = 0;
-	sz = dvx_sim_fabric_size(&fc);
-	fmem = calloc(1, sz);
-	if (dvx_sim_fabric_init(fmem, sz, &fc, &w.fab))
+	if (i)
 		return 4;
-	for (i = 0; i < MIXN; i++) {
-		struct dvx_sim_nic_cfg nc;
-
-		dvx_sim_nic_cfg_default(&nc, (unsigned)i);
-		if (dvx_sim_add_nic(w.fab, &nc) != i)
-			return 5;
-	}
-	memset(&ga, 0, sizeof(ga));
-	ga.nranks = MIXN;
-	ga.max_unexpected = 32;
-	ga.slot_bytes = 8192;
-	sz = dvx_bootstrap_tgroup_mem_size(MIXN, 32, 8192);
-	gmem = calloc(1, sz);
-	if (dvx_bootstrap_tgroup_init(&w.grp, &ga, gmem, sz) || dvx_sim_start(w.fab))
-		return 6;
 	for (i = 0; i < MIXN; i++) {
 		ma[i].w = &w;
 		ma[i].rank = i;
-		pthread_create(&th[i], NULL, mixed_main, &ma[i]);
 	}
-	for (i = 0; i < MIXN; i++)
-		pthread_join(th[i], NULL);
-	dvx_sim_stop(w.fab);
+	dvx_tw_run(&w.tw, mixed_main, ma, sizeof(ma[0]));
 	for (i = 0; i < MIXN; i++)
 		if (w.ret[i])
 			return w.ret[i];
-	dvx_sim_fini(w.fab);
+	if (dvx_tw_fini(&w.tw, NULL))
+		return 5;
 	printf("mixed: one kernel reached its NVL peer (mapping) and its IB peer (software NIC)\n");
 	return 0;
 }
@@ -891,7 +830,7 @@ static void test_mixed(void **state)
 	(void)state;
 	if (skipped)
 		skip();
-	ret = fork_all(1, mixed_proc, NULL);
+	ret = dvx_test_fork_all(1, mixed_proc, NULL);
 	if (ret)
 		fail_msg("mixed NVL + IB: %d", ret);
 }

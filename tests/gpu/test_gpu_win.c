@@ -38,6 +38,8 @@
 #include <dvx/p2p/gpu.h>
 #include <dvx/testing/sim.h>
 
+#include "../lib/sim_world.h"
+
 extern const unsigned char dvx_fatbin_tests_gpu_win_kernels[];
 extern const size_t dvx_fatbin_tests_gpu_win_kernels_len;
 
@@ -306,29 +308,6 @@ static int proc_rank(const char *addr, int me, int n, uint32_t memflags)
 	return 0;
 }
 
-static int fork_all(int n, int (*fn)(int, int, void *), void *arg)
-{
-	pid_t pid[8];
-	int r, st, ret = 0;
-
-	for (r = 0; r < n; r++) {
-		fflush(NULL);
-		pid[r] = fork();
-		if (pid[r] == 0)
-			_exit(fn(r, n, arg));
-	}
-	for (r = 0; r < n; r++) {
-		if (waitpid(pid[r], &st, 0) != pid[r] || !WIFEXITED(st)) {
-			if (WIFSIGNALED(st))
-				fprintf(stderr, "child %d: killed by signal %d\n", r, WTERMSIG(st));
-			ret = ret ? ret : 99;
-		} else if (WEXITSTATUS(st) && !ret) {
-			ret = WEXITSTATUS(st);
-		}
-	}
-	return ret;
-}
-
 struct proc_arg {
 	char addr[96];
 	uint32_t flags;
@@ -350,7 +329,7 @@ static void test_processes(void **state)
 	for (n = 2; n <= 3; n++) {
 		snprintf(a.addr, sizeof(a.addr), "unix:/tmp/dvx-gpu-win-%d-%d.sock", (int)getpid(), n);
 		a.flags = n == 2 ? DVX_GPU_MEM_EXPORT : DVX_GPU_MEM_LEGACY;
-		ret = fork_all(n, proc_main, &a);
+		ret = dvx_test_fork_all(n, proc_main, &a);
 		if (ret == SKIP) {
 			skipped = 1;
 			skip();
@@ -365,9 +344,7 @@ static void test_processes(void **state)
 /* ---- part 2: threads, NVL and IB (software NIC) at once ------------------------------ */
 
 struct mixed {
-	struct dvx_sim_fabric *fab;
-	struct dvx_bootstrap_tgroup *grp;
-	struct dvx_mp_rank_info inf[MIXN];
+	struct dvx_tw tw;	/* the injected hosts, the fabric, the bootstrap group */
 	int ret[MIXN];
 };
 
@@ -395,14 +372,14 @@ static int mixed_rank(struct mixed *mx, int me)
 	char name[16];
 	int err;
 
-	COK(dvx_bootstrap_thread_init(&bs, mx->grp, me));
+	COK(dvx_bootstrap_thread_init(&bs, mx->tw.g, me));
 	memset(&g, 0, sizeof(g));
 	COK(dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL));
 	memset(&na, 0, sizeof(na));
 	snprintf(name, sizeof(name), "sim_%d", me);
 	na.name = name;
 	na.gid_index = -1;
-	COK(dvx_nic_open(&nic, dvx_sim_hal(mx->fab), &na));
+	COK(dvx_nic_open(&nic, dvx_sim_hal(mx->tw.fab), &na));
 	memset(&c, 0, sizeof(c));
 	c.rank = me;
 	c.nranks = MIXN;
@@ -413,7 +390,7 @@ static int mixed_rank(struct mixed *mx, int me)
 	c.ib.qps_per_nic = 1;
 	c.ib.sq_depth = 256;
 	c.ib.comp_depth = 16;
-	c.inject = mx->inf;
+	c.inject = mx->tw.inf;
 	c.timeout_ns = TMO;
 	state = aligned_alloc(64, (dvx_mp_state_size(&c) + 63) & ~(size_t)63);
 	COK(dvx_mp_init(&mp, &c, state, dvx_mp_state_size(&c)));
@@ -519,15 +496,11 @@ static void *mixed_main(void *arg)
 
 static int mixed_proc(int r, int n, void *arg)
 {
-	struct dvx_sim_fabric_cfg fc;
-	struct dvx_bootstrap_tgroup_attr ga;
+	static const int hosts[MIXN] = { 0, 0, 1 };	/* ranks 0 and 1 one host */
 	struct mixed mx;
 	struct marg ma[MIXN];
-	pthread_t th[MIXN];
 	struct dvx_gpu g;
 	unsigned cnt = 0;
-	void *fmem, *gmem;
-	size_t sz;
 	int i;
 
 	(void)r;
@@ -539,54 +512,19 @@ static int mixed_proc(int r, int n, void *arg)
 	memset(&g, 0, sizeof(g));
 	if (dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL))
 		return 3;
-	for (i = 0; i < MIXN; i++) {
-		struct dvx_mp_rank_info *f = &mx.inf[i];
-
-		f->version = DVX_MP_INFO_VERSION;
-		f->rank = i;
-		f->pid = (int32_t)getpid();
-		f->flags = DVX_MP_INFO_GPU | DVX_MP_INFO_FD | DVX_MP_INFO_IB;
-		memset(f->boot_id, i < 2 ? 0xa : 0xb, 16);
-		snprintf(f->hostname, sizeof(f->hostname), "host%c", i < 2 ? 'a' : 'b');
-		memcpy(f->gpu_uuid, g.attr.uuid, 16);
-	}
+	i = dvx_tw_init(&mx.tw, MIXN, hosts, g.attr.uuid);	/* every rank on the real GPU */
 	dvx_gpu_close(&g);
-	dvx_sim_fabric_cfg_default(&fc);
-	fc.max_nics = MIXN;
-	fc.max_gpus = 0;
-	fc.max_gpu_mems = 0;
-	sz = dvx_sim_fabric_size(&fc);
-	fmem = calloc(1, sz);
-	if (dvx_sim_fabric_init(fmem, sz, &fc, &mx.fab))
+	if (i)
 		return 4;
-	for (i = 0; i < MIXN; i++) {
-		struct dvx_sim_nic_cfg nc;
-
-		dvx_sim_nic_cfg_default(&nc, (unsigned)i);
-		if (dvx_sim_add_nic(mx.fab, &nc) != i)
-			return 5;
-	}
-	memset(&ga, 0, sizeof(ga));
-	ga.nranks = MIXN;
-	ga.max_unexpected = 32;
-	ga.slot_bytes = 8192;
-	sz = dvx_bootstrap_tgroup_mem_size(MIXN, 32, 8192);
-	gmem = calloc(1, sz);
-	if (dvx_bootstrap_tgroup_init(&mx.grp, &ga, gmem, sz) || dvx_sim_start(mx.fab))
-		return 6;
 	for (i = 0; i < MIXN; i++) {
 		ma[i].mx = &mx;
 		ma[i].rank = i;
-		pthread_create(&th[i], NULL, mixed_main, &ma[i]);
 	}
-	for (i = 0; i < MIXN; i++)
-		pthread_join(th[i], NULL);
-	dvx_sim_stop(mx.fab);
+	dvx_tw_run(&mx.tw, mixed_main, ma, sizeof(ma[0]));
 	for (i = 0; i < MIXN; i++)
 		if (mx.ret[i])
 			return mx.ret[i];
-	dvx_sim_fini(mx.fab);
-	return 0;
+	return dvx_tw_fini(&mx.tw, NULL) ? 5 : 0;
 }
 
 static void test_mixed(void **state)
@@ -596,7 +534,7 @@ static void test_mixed(void **state)
 	(void)state;
 	if (skipped)
 		skip();
-	ret = fork_all(1, mixed_proc, NULL);
+	ret = dvx_test_fork_all(1, mixed_proc, NULL);
 	if (ret == SKIP) {
 		skipped = 1;
 		skip();

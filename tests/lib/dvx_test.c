@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: MIT
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "dvx_test.h"
 
 #include <ctype.h>
@@ -72,4 +75,31 @@ void *dvx_test_alloc(size_t bytes, int fill)
 void dvx_test_free(void *p)
 {
 	free(p);
+}
+
+int dvx_test_fork_all(int n, int (*fn)(int rank, int n, void *arg), void *arg)
+{
+	pid_t pid[64];
+	int r, st, ret = 0;
+
+	if (n < 1 || n > 64)
+		return 98;
+	for (r = 0; r < n; r++) {
+		fflush(NULL);
+		pid[r] = fork();
+		if (pid[r] == 0)
+			_exit(fn(r, n, arg));
+	}
+	for (r = 0; r < n; r++) {
+		if (pid[r] < 0) {
+			ret = ret ? ret : 97;
+		} else if (waitpid(pid[r], &st, 0) != pid[r] || !WIFEXITED(st)) {
+			if (WIFSIGNALED(st))
+				fprintf(stderr, "child %d: killed by signal %d\n", r, WTERMSIG(st));
+			ret = ret ? ret : 99;
+		} else if (WEXITSTATUS(st) && !ret) {
+			ret = WEXITSTATUS(st);
+		}
+	}
+	return ret;
 }

@@ -31,6 +31,11 @@ void dvx_test_bytes_equal(const void *got, const void *want, size_t n, const cha
 void *dvx_test_alloc(size_t bytes, int fill);
 void dvx_test_free(void *p);
 
+/* Fork @n children running fn(rank, n, arg) and wait for them: 0, or the first child's
+ * non-zero exit status (99 for a child killed by a signal, which is printed). For tests
+ * whose ranks are processes; the parent must not have touched CUDA. */
+int dvx_test_fork_all(int n, int (*fn)(int rank, int n, void *arg), void *arg);
+
 /* Parse a hex string ("00 01 23 ..", whitespace ignored) into @out; returns bytes. */
 size_t dvx_test_hex(const char *hex, uint8_t *out, size_t max);
 

@@ -28,6 +28,8 @@
 #include <dvx/testing/sim.h>
 #include <dvx/testing/mock.h>
 
+#include "../lib/sim_world.h"
+
 #define MAXR 6
 #define SEC 1000000000ull
 #define SLOT 4096u
@@ -38,20 +40,14 @@ struct world;
 struct mrank {
 	struct world *w;
 	int rank;
-	pthread_t th;
 	char why[200];
 };
 
 struct world {
 	int n;
 	uint32_t flags;
-	int host[MAXR];			/* host of each rank */
 	int want_err;			/* dvx_mp_init must fail with this on every rank */
-	struct dvx_mp_rank_info inf[MAXR];
-	struct dvx_sim_fabric *fab;
-	void *fab_mem;
-	struct dvx_bootstrap_tgroup *g;
-	void *gmem;
+	struct dvx_tw tw;		/* hosts, facts, fabric, bootstrap group */
 	struct mrank r[MAXR];
 };
 
@@ -67,7 +63,7 @@ static uint8_t pat(int from, int to, unsigned i, int round)
 }
 
 #define RFAIL(r, ...) do { if (!(r)->why[0]) snprintf((r)->why, sizeof((r)->why), __VA_ARGS__); \
-	dvx_bootstrap_tgroup_abort((r)->w->g, (r)->rank); } while (0)
+	dvx_bootstrap_tgroup_abort((r)->w->tw.g, (r)->rank); } while (0)
 #define ROK(r, e) do { int e_ = (e); if (e_) { RFAIL(r, "%.120s = %d (line %d)", #e, e_, __LINE__); \
 	goto out; } } while (0)
 
@@ -95,16 +91,16 @@ static void rank_run(struct mrank *r)
 	unsigned i;
 	int err;
 
-	ROK(r, dvx_bootstrap_thread_init(&bs, w->g, me));
+	ROK(r, dvx_bootstrap_thread_init(&bs, w->tw.g, me));
 	memset(&na, 0, sizeof(na));
 	snprintf(name, sizeof(name), "sim_%d", me);
 	na.name = name;
 	na.gid_index = -1;
-	ROK(r, dvx_nic_open(&nic, dvx_sim_hal(w->fab), &na));
+	ROK(r, dvx_nic_open(&nic, dvx_sim_hal(w->tw.fab), &na));
 	nic_up = 1;
 	/* each host's ranks share that host's GPU 0, 1 ...: ordinal = host */
 	memset(&gpu, 0, sizeof(gpu));
-	ROK(r, dvx_gpu_open(&gpu, dvx_sim_hal(w->fab), w->host[me], NULL));
+	ROK(r, dvx_gpu_open(&gpu, dvx_sim_hal(w->tw.fab), w->tw.host[me], NULL));
 	gpu_up = 1;
 
 	memset(&c, 0, sizeof(c));
@@ -118,7 +114,7 @@ static void rank_run(struct mrank *r)
 	c.ib.qps_per_nic = 1;
 	c.ib.sq_depth = 64;
 	c.ib.comp_depth = 16;
-	c.inject = w->inf;
+	c.inject = w->tw.inf;
 	c.timeout_ns = 20 * SEC;
 	state = aligned_alloc(64, (dvx_mp_state_size(&c) + 63) & ~(size_t)63);
 	err = dvx_mp_init(&mp, &c, state, dvx_mp_state_size(&c));
@@ -134,7 +130,7 @@ static void rank_run(struct mrank *r)
 	/* the views agree with the hosts */
 	for (p = 0; p < n; p++) {
 		int want = p == me ? DVX_MP_SELF :
-			   (!(w->flags & DVX_MP_F_FORCE_IB) && w->host[p] == w->host[me]) ?
+			   (!(w->flags & DVX_MP_F_FORCE_IB) && w->tw.host[p] == w->tw.host[me]) ?
 			   DVX_MP_NVL : DVX_MP_IB;
 
 		if (dvx_mp_kind(&mp, p) != (enum dvx_mp_kind)want) {
@@ -324,100 +320,28 @@ static void *rank_thread(void *arg)
 	return NULL;
 }
 
-static void facts(struct world *w)
-{
-	int r;
-
-	for (r = 0; r < w->n; r++) {
-		struct dvx_mp_rank_info *i = &w->inf[r];
-
-		memset(i, 0, sizeof(*i));
-		i->version = DVX_MP_INFO_VERSION;
-		i->rank = r;
-		i->flags = DVX_MP_INFO_GPU | DVX_MP_INFO_FD | DVX_MP_INFO_IB;
-		i->pid = (int32_t)getpid();
-		memset(i->boot_id, 0x30 + w->host[r], 16);
-		snprintf(i->hostname, sizeof(i->hostname), "host%d", w->host[r]);
-		/* the software GPU of each host: the fabric's GPU with that ordinal */
-		{
-			struct dvx_sim_gpu_cfg gc;
-
-			dvx_sim_gpu_cfg_default(&gc, (unsigned)w->host[r]);
-			memcpy(i->gpu_uuid, gc.attr.uuid, 16);
-		}
-	}
-}
-
 static void run(int n, const int *host, uint32_t flags, int want_err)
 {
-	struct dvx_sim_fabric_cfg fc;
-	struct dvx_bootstrap_tgroup_attr ga;
 	struct world *w = calloc(1, sizeof(*w));
-	int r, nhosts = 0;
-	size_t sz;
+	unsigned what = 0;
+	int r, err;
 
 	assert_non_null(w);
 	w->n = n;
 	w->flags = flags;
 	w->want_err = want_err;
-	for (r = 0; r < n; r++) {
-		w->host[r] = host[r];
-		if (host[r] + 1 > nhosts)
-			nhosts = host[r] + 1;
-	}
-	facts(w);
-	dvx_sim_fabric_cfg_default(&fc);
-	fc.max_nics = (uint32_t)n;
-	fc.max_gpus = (uint32_t)nhosts;
-	fc.max_qps = (uint32_t)(n * 3 + 8);
-	fc.max_cqs = fc.max_qps;
-	sz = dvx_sim_fabric_size(&fc);
-	w->fab_mem = calloc(1, sz);
-	assert_int_equal(dvx_sim_fabric_init(w->fab_mem, sz, &fc, &w->fab), 0);
-	for (r = 0; r < n; r++) {
-		struct dvx_sim_nic_cfg nc;
-
-		dvx_sim_nic_cfg_default(&nc, (unsigned)r);
-		assert_int_equal(dvx_sim_add_nic(w->fab, &nc), r);
-	}
-	for (r = 0; r < nhosts; r++) {
-		struct dvx_sim_gpu_cfg gc;
-
-		dvx_sim_gpu_cfg_default(&gc, (unsigned)r);
-		assert_int_equal(dvx_sim_add_gpu(w->fab, &gc), r);
-	}
-	memset(&ga, 0, sizeof(ga));
-	ga.nranks = n;
-	ga.max_unexpected = 64;
-	ga.slot_bytes = 8192;
-	sz = dvx_bootstrap_tgroup_mem_size(n, 64, 8192);
-	w->gmem = calloc(1, sz);
-	assert_int_equal(dvx_bootstrap_tgroup_init(&w->g, &ga, w->gmem, sz), 0);
-	assert_int_equal(dvx_sim_start(w->fab), 0);
+	assert_int_equal(dvx_tw_init(&w->tw, n, host, NULL), 0);
 	for (r = 0; r < n; r++) {
 		w->r[r].w = w;
 		w->r[r].rank = r;
-		assert_int_equal(pthread_create(&w->r[r].th, NULL, rank_thread, &w->r[r]), 0);
 	}
-	for (r = 0; r < n; r++)
-		pthread_join(w->r[r].th, NULL);
-	dvx_sim_stop(w->fab);
+	dvx_tw_run(&w->tw, rank_thread, w->r, sizeof(w->r[0]));
 	for (r = 0; r < n; r++)
 		if (w->r[r].why[0])
 			fail_msg("%d ranks, rank %d: %s", n, r, w->r[r].why);
-	{
-		struct dvx_sim_stats st;
-		unsigned i;
-
-		assert_int_equal(dvx_sim_get_stats(w->fab, &st), 0);
-		for (i = 0; i < DVX_ARRAY_SIZE(st.live); i++)
-			if (st.live[i])
-				fail_msg("%u objects of kind %u left", st.live[i], i);
-	}
-	assert_int_equal(dvx_bootstrap_tgroup_fini(w->g), 0);
-	assert_int_equal(dvx_sim_fini(w->fab), 0);
-	free(w->gmem);
-	free(w->fab_mem);
+	err = dvx_tw_fini(&w->tw, &what);
+	if (err)
+		fail_msg("world: %d (objects of kind %u left?)", err, what);
 	free(w);
 }
 
