@@ -269,10 +269,11 @@ $(objtree)/%.cu.o: $(objtree)/%.cu.c
 gpu-check: $(addprefix $(objtree)/tests/,$(gpu-tests-y))
 	$(Q)DVX_GPU_REQUIRED=1 $(srctree)/scripts/run-tests.sh $(objtree) $(gpu-tests-y)
 
-$(objtree)/dvx.pc: $(srctree)/scripts/gen-pc.sh $(KCONFIG)
+$(objtree)/dvx.pc: $(srctree)/scripts/gen-pc.sh $(srctree)/include/dvx/version.h $(KCONFIG)
 	$(call quiet,GEN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(srctree)/scripts/gen-pc.sh '$(strip $(PC_REQUIRES))' '-pthread -ldl' > $@
+	$(Q)$(srctree)/scripts/gen-pc.sh '$(strip $(PC_REQUIRES))' '-pthread -ldl' \
+		"$$(sed -n 's/^#define DVX_VERSION "\(.*\)"/\1/p' $(srctree)/include/dvx/version.h)" > $@
 
 check: tests tools bench $(objtree)/tests/nvcc-headers-test
 	$(Q)$(srctree)/scripts/run-tests.sh $(objtree) $(tests-y) nvcc-headers-test

@@ -1,16 +1,17 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# gen-pc.sh REQUIRES LIBS - print dvx.pc for this configuration.
+# gen-pc.sh REQUIRES LIBS VERSION - print dvx.pc for this configuration.
 #   REQUIRES: the pkg-config modules libdvx.a needs (libibverbs libmlx5 when built with
 #             rdma-core): Requires.private, so that 'pkg-config --static' brings their
 #             own dependencies along. Not DPDK: it is opt-in (dvx_dpdk_enable()), and a
 #             program that opts in links DPDK itself.
 #   LIBS:     what else a static link needs (-pthread -ldl)
+#   VERSION:  the library's version (include/dvx/version.h)
 # The prefix is found from where the .pc file lies (${pcfiledir}: the file is installed
 # as PREFIX/lib/pkgconfig/dvx.pc), so the installed tree is right for any PREFIX and
 # stays right when moved.
-requires=$1 libs=$2
+requires=$1 libs=$2 version=$3
 cat <<PC
 prefix=\${pcfiledir}/../..
 exec_prefix=\${prefix}
@@ -19,7 +20,7 @@ includedir=\${prefix}/include
 
 Name: dvx
 Description: user-space mlx5 DEVX RDMA driver with GPU-initiated posting
-Version: 0.1.0
+Version: $version
 Cflags: -I\${includedir}
 Libs: -L\${libdir} -ldvx
 Requires.private: $requires

@@ -40,7 +40,7 @@ echo "== dvx-probe =="
 rc=$?
 case $rc in
 0) echo "dvx-probe: mlx5 devices listed above" ;;
-2) echo "dvx-probe: no mlx5 device on this machine (expected without a ConnectX NIC)" ;;
+3) echo "dvx-probe: no mlx5 device on this machine (expected without a ConnectX NIC)" ;;
 *) echo "dvx-probe: failed with status $rc"; fail=1 ;;
 esac
 

@@ -15,9 +15,9 @@
  * Everything is built with dvx's own objects (core nic/umem/mr/cq/qp), WQE builders,
  * SQ/RQ helpers and CQ poller; the library prints nothing, this program formats.
  *
- * Exit status: 0 every row passed (rows skipped for a missing device feature
- * included), 1 a row failed (or set-up failed on a device that exists), 2 usage error
- * or no such device.
+ * Exit status (tools/tool.h): 0 every row passed (rows skipped for a missing device
+ * feature included), 1 a row failed (or set-up failed on a device that exists), 2 usage
+ * error, 3 no such device.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "tool.h"
 
 #include <dvx/hal.h>
 #ifdef CONFIG_DVX_SIM
@@ -38,8 +40,9 @@
 #include <dvx/nic/mr.h>
 #include <dvx/nic/qp.h>
 
-#define EXIT_FAIL 1
-#define EXIT_USAGE 2
+#define EXIT_FAIL DVX_EXIT_FAIL
+#define EXIT_USAGE DVX_EXIT_USAGE
+#define EXIT_NOTFOUND DVX_EXIT_NOTFOUND
 
 #define KiB 1024u
 #define MiB (1024u * 1024u)
@@ -1071,9 +1074,10 @@ static void usage(FILE *f)
 		"                   of the failure path: that row fails, the QPs are recovered\n"
 		"                   and the later rows run again)\n"
 		"  --help           this text\n"
+		"  --version        the version\n"
 		"\n"
 		"Exit status: 0 every row passed (or was skipped for a missing device feature),\n"
-		"1 a row or the set-up failed, 2 usage error or no such device.\n",
+		"1 a row or the set-up failed, 2 usage error, 3 no such device.\n",
 		prog, prog);
 }
 
@@ -1102,6 +1106,9 @@ static int parse_args(struct loop *L, int argc, char **argv)
 
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			usage(stdout);
+			exit(0);
+		} else if (!strcmp(a, "--version")) {
+			dvx_tool_version(stdout, prog);
 			exit(0);
 		} else if (!strcmp(a, "--iters")) {
 			if (parse_u32(i + 1 < argc ? argv[++i] : NULL, 1, 10000000, &L->iters)) {
@@ -1272,7 +1279,7 @@ int main(int argc, char **argv)
 		err = rank_open(&L, &L.r[i]);
 		if (err)
 			rc = (err == -ENODEV && i == 0) || (err == -ENODEV && !L.r[i].nic.open) ?
-			     EXIT_USAGE : EXIT_FAIL;
+			     EXIT_NOTFOUND : EXIT_FAIL;
 	}
 	if (!rc) {
 		L.atomics = (L.r[0].nic.features & L.r[1].nic.features & DVX_NIC_FEAT_ATOMIC) != 0;

@@ -20,9 +20,10 @@
 #include <dvx/mlx5/decode.h>
 
 #include "hexparse.h"
+#include "tool.h"
 
-#define EXIT_INPUT 1
-#define EXIT_USAGE 2
+#define EXIT_INPUT DVX_EXIT_FAIL
+#define EXIT_USAGE DVX_EXIT_USAGE
 
 /* the largest ring --ring accepts: qpc.log_sq_size is at most 15 (prm 1.7) */
 #define MAX_RING_WQEBB (1u << DVX_MLX5_LOG_MAX_SQ)
@@ -38,11 +39,12 @@ static void usage_main(FILE *f)
 		"usage: %s decode [--cqe | --ring N [--index I]] < hex\n"
 		"       %s encode KIND [--field value ...]\n"
 		"       %s {decode|encode} --help\n"
+		"       %s --version\n"
 		"\n"
 		"Decode mlx5 send WQEs, send-ring dumps and CQEs given as hex bytes, one field\n"
 		"per line (\"name: value\"), or build any WQE kind with dvx's builders and print\n"
 		"its bytes. Exit status: 0 ok, 1 undecodable input, 2 usage error.\n",
-		prog, prog, prog);
+		prog, prog, prog, prog);
 }
 
 static void usage_decode(FILE *f)
@@ -880,6 +882,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage_main(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		dvx_tool_version(stdout, prog);
 		return 0;
 	}
 	if (!strcmp(argv[1], "decode"))

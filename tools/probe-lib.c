@@ -19,6 +19,7 @@
 #include <dvx/mlx5/cmd.h>
 
 #include "probe-lib.h"
+#include "tool.h"
 
 #define MAX_PORTS 4
 #define MAX_GIDS 64
@@ -1221,7 +1222,7 @@ int dvx_probe_run(const struct dvx_hal *hal, const struct dvx_probe_opts *opts)
 
 static void usage(FILE *f)
 {
-	fputs("usage: dvx-probe [--json] [--dev NAME|PCI] [--help]\n"
+	fputs("usage: dvx-probe [--json] [--dev NAME|PCI] [--help] [--version]\n"
 	      "\n"
 	      "List the mlx5 RDMA devices of this host (identified by their kernel driver,\n"
 	      "not by name) and what dvx needs to know about each: PCI address, NUMA node,\n"
@@ -1231,9 +1232,11 @@ static void usage(FILE *f)
 	      "  --json            one JSON document instead of the table\n"
 	      "  --dev NAME|PCI    only this device (mlx5_0, 0000:3b:00.0 or 3b:00.0)\n"
 	      "  --help            this text\n"
+	      "  --version         the version\n"
 	      "\n"
-	      "exit status: 0 devices listed and probed, 1 errors (bad arguments, or a\n"
-	      "device that could not be opened or queried: see its report), 2 no mlx5 device.\n",
+	      "Exit status: 0 devices listed and probed, 1 a device that could not be opened\n"
+	      "or queried (see its report), 2 usage error, 3 no mlx5 device (or none of the\n"
+	      "name given).\n",
 	      f);
 }
 
@@ -1251,20 +1254,23 @@ int dvx_probe_main(const struct dvx_hal *hal, int argc, char **argv, FILE *out, 
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(out);
 			return DVX_PROBE_OK;
+		} else if (strcmp(a, "--version") == 0) {
+			dvx_tool_version(out, "dvx-probe");
+			return DVX_PROBE_OK;
 		} else if (strcmp(a, "--json") == 0) {
 			o.json = 1;
 		} else if (strcmp(a, "--dev") == 0 || strcmp(a, "-d") == 0) {
 			if (i + 1 >= argc || !argv[i + 1][0]) {
 				fprintf(err, "dvx-probe: %s needs a device name or PCI address\n",
 					a);
-				return DVX_PROBE_ERROR;
+				return DVX_PROBE_USAGE;
 			}
 			o.dev = argv[++i];
 		} else if (strncmp(a, "--dev=", 6) == 0 && a[6]) {
 			o.dev = a + 6;
 		} else {
 			fprintf(err, "dvx-probe: unknown argument \"%s\" (try --help)\n", a);
-			return DVX_PROBE_ERROR;
+			return DVX_PROBE_USAGE;
 		}
 	}
 	if (!hal) {

@@ -11,9 +11,11 @@
 #include <dvx/hal.h>
 
 /* exit statuses */
+/* the tools' convention (tools/tool.h) */
 #define DVX_PROBE_OK 0		/* mlx5 devices listed, every probe step answered */
-#define DVX_PROBE_ERROR 1	/* bad arguments, or a hal call failed (reported in the output) */
-#define DVX_PROBE_NO_DEVICE 2	/* no mlx5 device (or none matching --dev), or no rdma-core */
+#define DVX_PROBE_ERROR 1	/* a hal call failed (reported in the output) */
+#define DVX_PROBE_USAGE 2	/* bad arguments */
+#define DVX_PROBE_NO_DEVICE 3	/* no mlx5 device (or none matching --dev), or no rdma-core */
 
 /* warn when RLIMIT_MEMLOCK is below this (Docker's default is 64 MiB; registrations of
  * real buffers need more) */

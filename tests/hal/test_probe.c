@@ -368,7 +368,7 @@ static void test_no_device(void **state)
 	assert_int_equal(c.rc, DVX_PROBE_NO_DEVICE);
 	assert_json(c.out);
 	assert_has(c.out, "\"status\": \"no_device\"");
-	assert_has(c.out, "\"exit_code\": 2");
+	assert_has(c.out, "\"exit_code\": 3");
 	assert_has(c.out, "\"devices\": []");
 	cap_free(&c);
 
@@ -450,13 +450,21 @@ static void test_command_line(void **state)
 	assert_int_equal(dvx_mock_calls(&M), 0);	/* --help touches no hardware */
 	cap_free(&c);
 
+	{
+		const char *ver[] = { "dvx-probe", "--version" };
+
+		run_main(&c, dvx_mock_hal(&M), 2, ver);
+		assert_int_equal(c.rc, 0);
+		assert_has(c.out, "dvx-probe (dvx) ");
+		cap_free(&c);
+	}
 	run_main(&c, dvx_mock_hal(&M), 2, bad);
-	assert_int_equal(c.rc, DVX_PROBE_ERROR);
+	assert_int_equal(c.rc, DVX_PROBE_USAGE);
 	assert_has(c.err, "unknown argument \"--frobnicate\"");
 	cap_free(&c);
 
 	run_main(&c, dvx_mock_hal(&M), 2, nodev);
-	assert_int_equal(c.rc, DVX_PROBE_ERROR);
+	assert_int_equal(c.rc, DVX_PROBE_USAGE);
 	assert_has(c.err, "--dev needs");
 	cap_free(&c);
 

@@ -3,7 +3,8 @@
  * The dvx-loop binary on the software NIC: every row of its table passes (RoCE and IB,
  * with the progress thread and stepped), --trace decodes every executed WQE, a row
  * run with a port down fails (exit 1, the row named) while the rows after it pass
- * again after recovery, and usage errors or an absent --dev device exit 2.
+ * again after recovery, usage errors exit 2, an absent --dev device 3, --version
+ * prints the version.
  *
  * dvx-loop is found in $DVX_TOOLS_DIR, else in ../tools next to this binary
  * ($(O)/tests/tools-loop-test -> $(O)/tools/dvx-loop); 'make check' builds the tools
@@ -15,6 +16,8 @@
 #include <unistd.h>
 
 #include "../lib/dvx_test.h"
+
+#include <dvx/version.h>
 
 static const char *argv0;
 static char tools_dir[PATH_MAX];
@@ -158,6 +161,7 @@ static void check_table(const char *iters, int fail_row)
 static void test_help_usage(void **state)
 {
 	static const char *const help[] = { "--help", NULL };
+	static const char *const version[] = { "--version", NULL };
 	static const char *const bad[] = { "--no-such-option", NULL };
 	static const char *const iters0[] = { "--iters", "0", NULL };
 	static const char *const three[] = { "--dev", "a", "--dev", "b", "--dev", "c", NULL };
@@ -169,6 +173,9 @@ static void test_help_usage(void **state)
 	loop_run(help);
 	assert_int_equal(R.rc, 0);
 	assert_non_null(strstr(R.out, "usage: dvx-loop"));
+	loop_run(version);
+	assert_int_equal(R.rc, 0);
+	assert_non_null(strstr(R.out, "(dvx) " DVX_VERSION));
 	loop_run(bad);
 	assert_int_equal(R.rc, 2);
 	assert_non_null(strstr(R.err, "unknown argument"));
@@ -178,9 +185,9 @@ static void test_help_usage(void **state)
 	assert_int_equal(R.rc, 2);
 	loop_run(mixed);
 	assert_int_equal(R.rc, 2);
-	/* no such device, whether or not this host has RDMA devices */
+	/* no such device, whether or not this host has RDMA devices: 3, nothing found */
 	loop_run(absent);
-	assert_int_equal(R.rc, 2);
+	assert_int_equal(R.rc, 3);
 	assert_null(strstr(R.out, " OK "));
 }
 
