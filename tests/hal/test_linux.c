@@ -291,24 +291,24 @@ static void test_probe_binary(void **state)
 	assert_int_equal(R.rc, 0);
 	assert_non_null(strstr(R.out, "usage: dvx-probe"));
 	probe(&R, bad);
-	assert_int_equal(R.rc, 1);
+	assert_int_equal(R.rc, 2);		/* usage error */
 	assert_non_null(strstr(R.err, "unknown argument"));
 	probe(&R, absent);
-	assert_int_equal(R.rc, 2);
+	assert_int_equal(R.rc, 3);		/* nothing found */
 
 	if (ndevs(hal) != 0) {
 		print_message("RDMA devices present: the no-device run is not checked here\n");
 		probe(&R, json);
-		assert_true(R.rc == 0 || R.rc == 1 || R.rc == 2);
+		assert_true(R.rc == 0 || R.rc == 1 || R.rc == 3);
 		assert_true(dvx_test_json_check(R.out, why, sizeof(why)));
 		return;
 	}
 	probe(&R, none);
-	assert_int_equal(R.rc, 2);
+	assert_int_equal(R.rc, 3);
 	assert_non_null(strstr(R.err, "no mlx5 device"));
 	assert_non_null(strstr(R.out, "linux backend, 0 RDMA devices"));
 	probe(&R, json);
-	assert_int_equal(R.rc, 2);
+	assert_int_equal(R.rc, 3);
 	if (!dvx_test_json_check(R.out, why, sizeof(why)))
 		fail_msg("dvx-probe --json: %s", why);
 	assert_non_null(strstr(R.out, "\"status\": \"no_device\""));
