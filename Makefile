@@ -318,6 +318,6 @@ distclean:
 	$(Q)rm -rf $(objtree)
 
 help:
-	@sed -n '3,29p' $(srctree)/Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,/^[^#]/{/^#/p}' $(srctree)/Makefile | sed 's/^# \{0,1\}//'
 
 -include $(shell find $(objtree) -name '*.d' 2>/dev/null)
