@@ -536,6 +536,7 @@ int dvx_win_send(struct dvx_win *w, int peer, const void *src, uint64_t n, uint6
 		uint32_t slot = (uint32_t)(k % g->slots);
 		struct slot_hdr h = { dvx_le64(n), dvx_le64(k) };
 		struct look lk = { LOOK_ONE, peer, slot, NULL };
+		uint64_t soff;
 		uint8_t *dst;
 
 		/* the slot is free once the receiver returned credit for its last use */
@@ -547,29 +548,27 @@ int dvx_win_send(struct dvx_win *w, int peer, const void *src, uint64_t n, uint6
 			if (err)
 				return err;
 		}
-		if (e->kind == DVX_MP_NVL) {
-			dst = (uint8_t *)(uintptr_t)(e->nvl_base +
-						     dvx_win_nvl_slot_off(g, (uint32_t)e->row_at, slot));
-			memcpy(dst, &h, sizeof(h));
-			if (len)
-				memcpy(dst + DVX_WIN_HDR, (const uint8_t *)src + c * pay, len);
+		/* the chunk goes into the peer's receive slot (NVL, through the mapping) or
+		 * this rank's send slot (IB, put from there with the ready signal) */
+		soff = dvx_win_ib_sslot_off(g, (uint32_t)e->row, slot);
+		dst = e->kind == DVX_MP_NVL ?
+		      (uint8_t *)(uintptr_t)(e->nvl_base +
+					     dvx_win_nvl_slot_off(g, (uint32_t)e->row_at, slot)) :
+		      (uint8_t *)w->mem.ib + soff;
+		memcpy(dst, &h, sizeof(h));
+		if (len)
+			memcpy(dst + DVX_WIN_HDR, (const uint8_t *)src + c * pay, len);
+		if (e->kind == DVX_MP_NVL)
 			err = dvx_nvl_signal((uint64_t *)(uintptr_t)(e->nvl_base +
 								    dvx_win_nvl_ready_off(g, (uint32_t)e->row_at, slot)),
 					     DVX_NVL_SIG_ADD, 1);
-		} else {
-			uint64_t soff = dvx_win_ib_sslot_off(g, (uint32_t)e->row, slot);
-
-			dst = (uint8_t *)w->mem.ib + soff;
-			memcpy(dst, &h, sizeof(h));
-			if (len)
-				memcpy(dst + DVX_WIN_HDR, (const uint8_t *)src + c * pay, len);
+		else
 			err = dvx_p2p_put_signal(&w->mp->ib, peer, w->cfg.channel, &w->ib_lbuf, soff,
 						 &e->ib_region,
 						 dvx_win_ib_rslot_off(g, (uint32_t)e->row_at, slot),
 						 DVX_WIN_HDR + len, &e->ib_region,
 						 dvx_win_ib_ready_off(g, (uint32_t)e->row_at, slot), 1, 0,
 						 timeout_ns, NULL);
-		}
 		if (err)
 			return err;
 		*cursor = k + 1;
