@@ -10,6 +10,12 @@
 #   make [all]                libdvx.a, tools, tests and benchmarks
 #   make check                build and run every test, print the runner's summary
 #   make sanitize             the suite under ASan+UBSan, the threaded tests under TSan
+#   make fuzz                 coverage-guided libFuzzer harnesses (tests/fuzz/lf/, clang,
+#                             build folder $(O)-fuzz): replay tests/fuzz/regress, fuzz each
+#                             for FUZZ_SECONDS (60), print a table (scripts/fuzz.sh)
+#   make fuzz-ci              the same, FUZZ_SECONDS=10 (CI)
+#   make fuzzers              only build the harnesses into $(O)/fuzz/ (needs CC=clang and
+#                             SAN=fuzzer-no-link,...; scripts/fuzz.sh passes both)
 #   make gpu-check            the GPU tests only (fail, not skip, without a GPU)
 #   make check-install        install to a scratch prefix, build and run an example
 #                             against it (shared and fully static), move it, again
@@ -21,7 +27,8 @@
 #   make help                 this text
 # Variables: O=dir (build folder, default build), V=1 (show commands), SAN=address,...
 # (sanitizer build), EXTRA_CFLAGS=, PREFIX=, DESTDIR=, TESTS="a b" (run only these
-# test binaries; a name that matches no binary is an error), DVX_TEST_TIMEOUT=s.
+# test binaries; a name that matches no binary is an error), DVX_TEST_TIMEOUT=s,
+# FUZZ_SECONDS=s (per harness), FUZZ_HARNESSES="a b" (run only these harnesses).
 
 MAKEFLAGS += -rR --no-print-directory
 .SUFFIXES:
@@ -63,7 +70,7 @@ KCONFIG := $(objtree)/.config
 AUTOCONF := $(objtree)/include/generated/autoconf.h
 
 config-targets := defconfig %_defconfig savedefconfig
-no-config-targets := clean distclean help
+no-config-targets := clean distclean help fuzz fuzz-ci
 ifneq ($(filter-out $(config-targets) $(no-config-targets),$(if $(MAKECMDGOALS),$(MAKECMDGOALS),all)),)
 ifeq ($(wildcard $(KCONFIG)),)
 $(info dvx: no $(O)/.config yet, running 'make defconfig' first)
@@ -135,8 +142,10 @@ tool-bins := $(addprefix $(objtree)/tools/,$(tools-y))
 # name-wrap := symbols to --wrap ; name-libs := extra libraries
 tests-y :=
 gpu-tests-y :=	# tests that need a real GPU (also in tests-y); 'make gpu-check' runs them
+fuzz-y :=	# libFuzzer harnesses (tests/fuzz/Kbuild): name-srcs as for tests
 include $(srctree)/tests/Kbuild
 test-bins := $(addprefix $(objtree)/tests/,$(tests-y))
+fuzz-bins := $(addprefix $(objtree)/fuzz/,$(fuzz-y))
 
 # bench/Kbuild: bench-y += name ; name-srcs := tree-relative sources
 bench-y :=
@@ -148,7 +157,7 @@ LIB := $(objtree)/libdvx.a
 # ---------------------------------------------------------------------------
 # Rules
 
-.PHONY: all lib tools tests bench check sanitize gpu-check check-install install uninstall clean distclean help \
+.PHONY: all lib tools tests bench check sanitize fuzz fuzz-ci fuzzers gpu-check check-install install uninstall clean distclean help \
 	defconfig savedefconfig FORCE
 
 all: lib tools tests bench
@@ -213,6 +222,17 @@ $(test-bins): $(objtree)/tests/%: $$(call src-to-obj,$$($$*-srcs)) $(objtree)/.l
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(DVX_CFLAGS) $(LDSAN) -o $@ $(filter %.o,$^) \
 		$(addprefix -Wl$(comma)--wrap=,$($*-wrap)) $($*-libs) $(CMOCKA_LIBS) $(LDLIBS)
+
+# libFuzzer harnesses: like tests, linked with -fsanitize=fuzzer (libFuzzer's main);
+# their objects and the library sources they list are built with $(SAN), which
+# scripts/fuzz.sh sets to fuzzer-no-link,address,undefined (clang only)
+$(fuzz-bins): $(objtree)/fuzz/%: $$(call src-to-obj,$$($$*-srcs)) $(objtree)/.layer-check \
+		$(objtree)/.kdoc-check
+	$(call quiet,LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(DVX_CFLAGS) $(LDSAN) -fsanitize=fuzzer -o $@ $(filter %.o,$^) $($*-libs) $(LDLIBS)
+
+fuzzers: $(fuzz-bins)
 
 $(bench-bins): $(objtree)/bench/%: $$(call src-to-obj,$$($$*-srcs)) $(LIB)
 	$(call quiet,LD,$@)
@@ -283,6 +303,14 @@ check: tests tools bench $(objtree)/tests/nvcc-headers-test
 sanitize:
 	$(Q)$(srctree)/scripts/sanitize.sh $(objtree)
 
+# coverage-guided fuzzing with libFuzzer (scripts/fuzz.sh; build folder $(O)-fuzz)
+FUZZ_SECONDS ?= 60
+fuzz:
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) $(srctree)/scripts/fuzz.sh $(objtree)
+fuzz-ci:
+	$(Q)FUZZ_SECONDS=$(if $(filter command line environment,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),10) \
+		$(srctree)/scripts/fuzz.sh $(objtree)
+
 install: lib tools
 	$(call quiet,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(PREFIX)/include/dvx $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
@@ -312,7 +340,7 @@ savedefconfig:
 
 clean:
 	$(Q)rm -rf $(objtree)/hal $(objtree)/mlx5 $(objtree)/gpu $(objtree)/core \
-		$(objtree)/tools $(objtree)/tests $(objtree)/bench $(LIB) $(objtree)/dvx.pc \
+		$(objtree)/tools $(objtree)/tests $(objtree)/bench $(objtree)/fuzz $(LIB) $(objtree)/dvx.pc \
 		$(objtree)/.alloc-check $(objtree)/.layer-check $(objtree)/.kdoc-check
 distclean:
 	$(Q)rm -rf $(objtree)
