@@ -745,6 +745,28 @@ static int lane_status(struct dvx_p2p_lane *l, struct lane_objs *o, int *main_ba
 	return 0;
 }
 
+/*
+ * The last look before returning 0: the queues running and every QP of the lane
+ * (main, companion, partner) in RTS as QUERY_QP reads it. A queue that failed again
+ * inside the call, or whose QP the device reports out of RTS after its reset, is
+ * marked failed (-EIO where it has no error of its own) and the call is -EAGAIN: the
+ * lane is failed, and calling again on both ends recovers it.
+ */
+static int lane_usable(struct dvx_p2p_lane *l, struct lane_objs *o)
+{
+	int main_bad, comp_bad, err;
+	int32_t lerr;
+
+	err = lane_status(l, o, &main_bad, &comp_bad, &lerr);
+	if (err)
+		return err;
+	if (main_bad)
+		dvx_p2p_q_mark_failed(&l->main, lerr ? lerr : -EIO);
+	if (comp_bad)
+		dvx_p2p_q_mark_failed(&l->comp, lerr ? lerr : -EIO);
+	return main_bad || comp_bad ? -EAGAIN : 0;
+}
+
 static int lane_recover(struct dvx_p2p *t, struct dvx_p2p_setup *s, int peer, uint32_t lane,
 			struct dvx_p2p_lane *l, struct lane_objs *o, uint64_t deadline)
 {
@@ -816,7 +838,10 @@ static int lane_recover(struct dvx_p2p *t, struct dvx_p2p_setup *s, int peer, ui
 	err = dvx_p2p_q_restart(&l->main, o->main_cq.mcq.ci, o->main_cq.index_base);
 	if (!err && comp_bad)
 		err = dvx_p2p_q_restart(&l->comp, o->comp_cq.mcq.ci, o->comp_cq.index_base);
-	return err;
+	if (err)
+		return err;
+	/* 0 promises a usable lane: every queue restarted, every QP of it in RTS */
+	return lane_usable(l, o);
 }
 
 int dvx_p2p_lane_recover(struct dvx_p2p *t, int peer, uint32_t lane, uint64_t timeout_ns)

@@ -37,6 +37,32 @@ void wfail(struct wrank *r, int line, int err, const char *fmt, ...)
 	dvx_bootstrap_tgroup_abort(r->w->group, r->rank);
 }
 
+/* the sim's NIC table with obj_query hooked: one per process (every fabric shares it) */
+static const struct dvx_hal_nic_ops *w_sim_nic;
+static struct dvx_hal_nic_ops w_hooked_nic;
+static wquery_fn w_query_hook;
+
+static int w_obj_query(struct dvx_hal_nic *nic, struct dvx_hal_obj *obj, const void *in,
+		       size_t inlen, void *out, size_t outlen)
+{
+	int err = w_sim_nic->obj_query(nic, obj, in, inlen, out, outlen);
+
+	if (!err && w_query_hook)
+		w_query_hook(in, out, outlen);
+	return err;
+}
+
+static const struct dvx_hal *rank_hal(struct wrank *r)
+{
+	const struct dvx_hal *sim = dvx_sim_hal(r->w->fab);
+
+	if (!r->w->cfg.query_hook)
+		return sim;
+	r->hooked = *sim;
+	r->hooked.nic = &w_hooked_nic;
+	return &r->hooked;
+}
+
 static void *aligned(size_t align, size_t len)
 {
 	void *p = NULL;
@@ -75,7 +101,7 @@ static void rank_body(struct wrank *r)
 	snprintf(name, sizeof(name), "sim_%d", r->rank);
 	na.name = name;
 	na.gid_index = -1;
-	W_OK(r, dvx_nic_open(&r->nic, dvx_sim_hal(r->w->fab), &na));
+	W_OK(r, dvx_nic_open(&r->nic, rank_hal(r), &na));
 
 	memset(&pc, 0, sizeof(pc));
 	pc.rank = r->rank;
@@ -212,6 +238,12 @@ int world_run(const struct world_cfg *c, wbody_fn body, void *user)
 	w->fab_mem = fsz ? malloc(fsz) : NULL;
 	if (!w->fab_mem || (err = dvx_sim_fabric_init(w->fab_mem, fsz, &fc, &w->fab)))
 		goto out;
+	w_query_hook = c->query_hook;
+	if (c->query_hook) {
+		w_sim_nic = dvx_sim_hal(w->fab)->nic;
+		w_hooked_nic = *w_sim_nic;
+		w_hooked_nic.obj_query = w_obj_query;
+	}
 	for (i = 0; i < c->nranks; i++) {
 		struct dvx_sim_nic_cfg nc;
 

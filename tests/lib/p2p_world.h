@@ -42,9 +42,17 @@ struct wrank {
 	void *user;
 	int no_final_flush;	/* the body left a lane failed on purpose */
 	uint64_t rings_len;	/* bytes of @rings (dvx_p2p_mem_req()) */
+	struct dvx_hal hooked;	/* the sim's hal with obj_query hooked (cfg.query_hook) */
 };
 
 typedef void (*wbody_fn)(struct wrank *r);
+
+/*
+ * Called on the calling rank's thread after every successful QUERY of a DEVX object by
+ * that rank's NIC; it may rewrite the answer (@out, @outlen) to play a device that
+ * reports something else.
+ */
+typedef void (*wquery_fn)(const void *in, void *out, size_t outlen);
 
 struct world_cfg {
 	int nranks;
@@ -59,6 +67,7 @@ struct world_cfg {
 	int progress_thread;	/* run the sim's progress thread (else ranks step it) */
 	int subset;		/* connect only the pairs @link says (else everyone) */
 	uint8_t link[W_MAX_RANKS][W_MAX_RANKS];
+	wquery_fn query_hook;	/* NULL: the sim's answers as they are */
 };
 
 struct world {

@@ -701,6 +701,71 @@ static void test_recover_companion(void **s)
 	assert_int_equal(world_run(&c, body_comp_fail, NULL), 0);
 }
 
+/*
+ * A lane that fails again inside its recovery: rank 0's device reports the main QP
+ * out of RTS after the reset (the world's query hook rewrites QUERY_QP's answer). The
+ * call must not return 0: -EAGAIN, the lane marked failed; called again on both ends
+ * (the device truthful again), it recovers.
+ */
+static __thread uint32_t relapse_qpn;
+
+static void relapse_hook(const void *in, void *out, size_t outlen)
+{
+	const uint8_t *b = in;
+	uint32_t qpn = (uint32_t)b[9] << 16 | (uint32_t)b[10] << 8 | b[11];
+
+	if (!relapse_qpn || qpn != relapse_qpn ||
+	    ((uint32_t)b[0] << 8 | b[1]) != DVX_MLX5_CMD_QUERY_QP ||
+	    outlen < DVX_MLX5_QUERY_QP_OUT_BYTES)
+		return;
+	if (dvx_mlx5_get(out, DVX_MLX5_QPC_STATE) == DVX_MLX5_QP_STATE_RTS)
+		dvx_mlx5_set(out, DVX_MLX5_QPC_STATE, DVX_MLX5_QP_STATE_ERR);
+}
+
+static void body_relapse(struct wrank *r)
+{
+	struct dvx_p2p_lane_health h;
+	struct dvx_p2p_ticket tk;
+	int peer = r->rank ^ 1, e;
+
+	r->no_final_flush = 1;
+	if (r->rank == 0) {
+		struct dvx_p2p_rbuf bad = r->data_r[1];
+
+		bad.rkey[0] ^= 0x5a5a00;
+		W_OK(r, dvx_p2p_put(&r->t, 1, 0, &r->data_l, wsend_off(r, 1), &bad,
+				    wrecv_off(r, 0), 64, T_OUT, &tk));
+		W_CHECK(r, dvx_p2p_wait_local(&r->t, &tk, T_OUT, NULL) == -EPERM, "bad rkey");
+		relapse_qpn = r->t.lanes[0].main.d.sq.wq.qpn;
+	}
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	e = dvx_p2p_lane_recover(&r->t, peer, 0, T_OUT);
+	W_CHECK(r, e == (r->rank == 0 ? -EAGAIN : 0), "recovery with a relapse: %d", e);
+	W_OK(r, dvx_p2p_lane_health(&r->t, peer, 0, &h));
+	if (r->rank == 0)
+		W_CHECK(r, h.state == DVX_P2P_Q_FAILED && h.err == -EIO && h.recoveries == 1,
+			"after the relapse: state %u err %d recoveries %u", h.state, h.err,
+			h.recoveries);
+	relapse_qpn = 0;
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	W_OK(r, dvx_p2p_lane_recover(&r->t, peer, 0, T_OUT));
+	W_OK(r, dvx_p2p_lane_health(&r->t, peer, 0, &h));
+	W_CHECK(r, h.state == DVX_P2P_Q_OK && h.comp_state == DVX_P2P_Q_OK && h.recoveries == 2,
+		"second call: state %u/%u recoveries %u", h.state, h.comp_state, h.recoveries);
+	recovered_traffic(r, 0, 5, 1, 1, &tk);
+	r->no_final_flush = 0;
+}
+
+static void test_recover_relapse(void **s)
+{
+	struct world_cfg c;
+
+	(void)s;
+	world_cfg_default(&c);
+	c.query_hook = relapse_hook;
+	assert_int_equal(world_run(&c, body_relapse, NULL), 0);
+}
+
 /* ---- a bad rkey: an error naming the operation; others carry on ---- */
 
 static void body_bad_rkey(struct wrank *r)
@@ -820,6 +885,7 @@ int main(void)
 		cmocka_unit_test(test_no_companions),
 		cmocka_unit_test(test_recover_port_down),
 		cmocka_unit_test(test_recover_companion),
+		cmocka_unit_test(test_recover_relapse),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -150,7 +150,13 @@ int dvx_p2p_exchange(struct dvx_p2p *t, struct dvx_bootstrap *bs, const struct d
  * peer). Return: 0; -EINVAL (bad arguments); -ETIMEDOUT when the peer did not take
  * part in time: the lane is left failed (or as it was, if it was healthy and nothing
  * was done yet) and the call may be repeated on both ends; -EBUSY; a bootstrap error;
- * a core error of the reset (the lane stays failed; calling again retries).
+ * a core error of the reset (the lane stays failed; calling again retries); -EAGAIN
+ * when the last look finds a queue of the lane failed again, or a QP of it (main,
+ * companion, partner) out of RTS, after the reset: that queue is marked failed and
+ * the call may be repeated on both ends. 0 always means every queue of this end of
+ * the lane is running and every QP of it is in RTS as QUERY_QP reads it: whether to
+ * reset the companion is decided after the lane is quiescent, so a companion that
+ * fails while the main QP's flushes drain it is reset in the same call.
  */
 int dvx_p2p_lane_recover(struct dvx_p2p *t, int peer, uint32_t lane, uint64_t timeout_ns);
 
