@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * hal/host.c - the host wrappers (dvx/hal/host.h): memory, PCI topology, limits,
- * the clock, stream sockets and sleeping. These calls have no handle, so nothing is
+ * the clock, stream sockets and sleeping, random bytes. These calls have no handle, so nothing is
  * recorded in a diag.
  */
 #include <errno.h>
@@ -300,6 +300,17 @@ int dvx_hal_host_ident(const struct dvx_hal *hal, struct dvx_hal_host_ident *id)
 	if (!ops || !ops->host_ident)
 		return -ENOSYS;
 	return ops->host_ident(hal, id);
+}
+
+int dvx_hal_random_bytes(const struct dvx_hal *hal, void *buf, size_t len)
+{
+	const struct dvx_hal_host_ops *ops = HAL_HOST(hal);
+
+	if (!hal || !buf || !len || len > DVX_HAL_RANDOM_MAX)
+		return -EINVAL;
+	if (!ops || !ops->random_bytes)
+		return -ENOSYS;
+	return ops->random_bytes(hal, buf, len);
 }
 
 #ifndef CONFIG_DVX_RDMA

@@ -113,6 +113,9 @@ int dvx_host_fd_close(const struct dvx_hal *hal, int fd);
 /** dvx_host_ident() - uname()'s node name, the boot id, getpid(), geteuid(). */
 int dvx_host_ident(const struct dvx_hal *hal, struct dvx_hal_host_ident *id);
 
+/** dvx_host_random_bytes() - getrandom(2), flags 0, restarted when interrupted. */
+int dvx_host_random_bytes(const struct dvx_hal *hal, void *buf, size_t len);
+
 /* the host table of hal/hostmem.c, with the functions above: linux, cuda, the
  * host-only backend (dvx_hal_host()) and (for memory, limits, sockets) the software NIC
  * use it */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * hal/mock/host.c - the mock's host table: memory, PCI functions, limits, a settable (or
- * the real) clock, and stream sockets and sleeping.
+ * the real) clock, stream sockets and sleeping, and random bytes.
  *
  * The sockets are real (hal/net.c does the work, as hal/hostmem.c does for memory): the
  * mock logs each call, lets it be failed before it runs, keeps every socket it opened
@@ -480,6 +480,20 @@ static int mock_host_ident(const struct dvx_hal *hal, struct dvx_hal_host_ident 
 	return dvx_mockp_end(m, c, 0);
 }
 
+/* real random bytes (the nonces of a handshake must differ), logged and failable */
+static int mock_random_bytes(const struct dvx_hal *hal, void *buf, size_t len)
+{
+	struct dvx_mock *m = dvx_mockp_mock_of(hal);
+	struct dvx_mock_call *c = dvx_mockp_begin(m, DVX_MOCK_OP_RANDOM_BYTES, -1);
+	int err;
+
+	c->len = len;
+	err = dvx_mockp_injected_err(m, c);
+	if (err)
+		return dvx_mockp_end(m, c, err);
+	return dvx_mockp_end(m, c, dvx_host_random_bytes(hal, buf, len));
+}
+
 const struct dvx_hal_host_ops dvx_mock_host_ops = {
 	.mem_alloc = mock_mem_alloc,
 	.mem_free = mock_mem_free,
@@ -502,4 +516,5 @@ const struct dvx_hal_host_ops dvx_mock_host_ops = {
 	.sock_cred = mock_sock_cred,
 	.fd_close = mock_fd_close,
 	.host_ident = mock_host_ident,
+	.random_bytes = mock_random_bytes,
 };

@@ -53,6 +53,7 @@ static const char *const op_names[DVX_MOCK_OP_COUNT] = {
 	[DVX_MOCK_OP_SOCK_CRED] = "sock_cred",
 	[DVX_MOCK_OP_FD_CLOSE] = "fd_close",
 	[DVX_MOCK_OP_HOST_IDENT] = "host_ident",
+	[DVX_MOCK_OP_RANDOM_BYTES] = "random_bytes",
 	[DVX_MOCK_OP_GPU_INIT] = "gpu_init",
 	[DVX_MOCK_OP_GPU_COUNT] = "gpu_count",
 	[DVX_MOCK_OP_GPU_GET] = "gpu_get",

@@ -672,6 +672,23 @@ static void test_fds(void **state)
 	assert_int_equal(dvx_hal_host_ident(hal, &id), -EIO);
 	dvx_mock_fail_op(&M, DVX_MOCK_OP_HOST_IDENT, 0);
 
+	/* random bytes: the kernel's, logged with their length, failable */
+	{
+		uint8_t r1[32], r2[32];
+
+		memset(r1, 0, sizeof(r1));
+		memset(r2, 0, sizeof(r2));
+		assert_int_equal(dvx_hal_random_bytes(hal, r1, sizeof(r1)), 0);
+		assert_int_equal(dvx_hal_random_bytes(hal, r2, sizeof(r2)), 0);
+		assert_true(memcmp(r1, r2, sizeof(r1)) != 0);
+		assert_int_equal(dvx_mock_count(&M, DVX_MOCK_OP_RANDOM_BYTES), 2);
+		assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_RANDOM_BYTES)->len, 32);
+		dvx_mock_fail_op(&M, DVX_MOCK_OP_RANDOM_BYTES, -ENOSYS);
+		assert_int_equal(dvx_hal_random_bytes(hal, r1, 8), -ENOSYS);
+		dvx_mock_fail_op(&M, DVX_MOCK_OP_RANDOM_BYTES, 0);
+		assert_string_equal(dvx_mock_op_name(DVX_MOCK_OP_RANDOM_BYTES), "random_bytes");
+	}
+
 	memset(&a, 0, sizeof(a));
 	a.family = DVX_HAL_SOCK_ABSTRACT;
 	snprintf(a.path, sizeof(a.path), "dvx-mock-%d", (int)getpid());

@@ -421,6 +421,32 @@ static void test_ident(void **state)
 	assert_int_equal(dvx_hal_host_ident(NULL, &id), -EINVAL);
 }
 
+/* getrandom(): every byte written, two draws differ, the bounds hold */
+static void test_random(void **state)
+{
+	uint8_t a[DVX_HAL_RANDOM_MAX], b[DVX_HAL_RANDOM_MAX];
+	const struct dvx_hal *hal = dvx_hal_host();
+	unsigned i, zero_a = 0, zero_b = 0;
+
+	(void)state;
+	memset(a, 0, sizeof(a));
+	memset(b, 0, sizeof(b));
+	assert_int_equal(dvx_hal_random_bytes(hal, a, sizeof(a)), 0);
+	assert_int_equal(dvx_hal_random_bytes(hal, b, sizeof(b)), 0);
+	assert_true(memcmp(a, b, sizeof(a)) != 0);
+	for (i = 0; i < sizeof(a); i++) {
+		zero_a += !a[i];
+		zero_b += !b[i];
+	}
+	/* 256 random bytes with more than 32 zeros: chance below 1e-15 */
+	assert_true(zero_a < 32 && zero_b < 32);
+	assert_int_equal(dvx_hal_random_bytes(hal, a, 1), 0);
+	assert_int_equal(dvx_hal_random_bytes(hal, a, 0), -EINVAL);
+	assert_int_equal(dvx_hal_random_bytes(hal, a, DVX_HAL_RANDOM_MAX + 1), -EINVAL);
+	assert_int_equal(dvx_hal_random_bytes(hal, NULL, 1), -EINVAL);
+	assert_int_equal(dvx_hal_random_bytes(NULL, a, 1), -EINVAL);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -445,6 +471,7 @@ int main(void)
 		cmocka_unit_test(test_abstract),
 		cmocka_unit_test(test_fds),
 		cmocka_unit_test(test_ident),
+		cmocka_unit_test(test_random),
 	};
 
 	return cmocka_run_group_tests_name("hal-net", tests, setup, teardown);

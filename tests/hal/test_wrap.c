@@ -135,6 +135,12 @@ static int ss_sleep(const struct dvx_hal *h, uint64_t ns)
 	(void)ns;
 	return ss_one(h, 0);
 }
+static int ss_random(const struct dvx_hal *h, void *buf, size_t len)
+{
+	if (!stub_ret)
+		memset(buf, 0x5a, len);
+	return ss_one(h, 0);
+}
 
 static const struct dvx_hal_host_ops stub_host_ops = {
 	.now_ns = s_now,
@@ -149,6 +155,7 @@ static const struct dvx_hal_host_ops stub_host_ops = {
 	.sock_close = ss_one,
 	.sock_unlink = ss_unlink,
 	.sleep_ns = ss_sleep,
+	.random_bytes = ss_random,
 };
 static const struct dvx_hal stub_hal = { .nic = &stub_nic_ops, .host = &stub_host_ops,
 					 .name = "stub" };
@@ -321,6 +328,10 @@ static void test_sock(void **state)
 	assert_int_equal(dvx_hal_sock_unlink(&stub_hal, &ta), -EINVAL);	/* not UNIX */
 	assert_int_equal(dvx_hal_sock_unlink(&stub_hal, NULL), -EINVAL);
 	assert_int_equal(dvx_hal_sleep_ns(NULL, 1), -EINVAL);
+	assert_int_equal(dvx_hal_random_bytes(NULL, buf, 1), -EINVAL);
+	assert_int_equal(dvx_hal_random_bytes(&stub_hal, NULL, 1), -EINVAL);
+	assert_int_equal(dvx_hal_random_bytes(&stub_hal, buf, 0), -EINVAL);
+	assert_int_equal(dvx_hal_random_bytes(&stub_hal, buf, DVX_HAL_RANDOM_MAX + 1), -EINVAL);
 	assert_int_equal(stub_calls, 1);	/* only the good listen */
 
 	/* good arguments reach the backend, its answer comes back as it is */
@@ -339,7 +350,11 @@ static void test_sock(void **state)
 	assert_int_equal(dvx_hal_sock_close(&stub_hal, 3), 0);
 	assert_int_equal(dvx_hal_sock_unlink(&stub_hal, &ua), 0);
 	assert_int_equal(dvx_hal_sleep_ns(&stub_hal, 1), 0);
-	assert_int_equal(stub_calls, 11);
+	memset(buf, 0, 4);
+	assert_int_equal(dvx_hal_random_bytes(&stub_hal, buf, 4), 0);
+	assert_int_equal(buf[0] & 0xff, 0x5a);
+	assert_int_equal(buf[3] & 0xff, 0x5a);
+	assert_int_equal(stub_calls, 12);
 	stub_ret = -EPIPE;
 	fd = 9;
 	n = 9;
@@ -437,6 +452,7 @@ static void test_enosys(void **state)
 		assert_int_equal(dvx_hal_sock_close(h, 3), -ENOSYS);
 		assert_int_equal(dvx_hal_sock_unlink(h, &sa), -ENOSYS);
 		assert_int_equal(dvx_hal_sleep_ns(h, 1), -ENOSYS);
+		assert_int_equal(dvx_hal_random_bytes(h, buf, 1), -ENOSYS);
 	}
 }
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dvx/hal/host.h - the hal's host table: host memory for callers who want it, PCI
- * topology, process limits, the clock timeouts are measured with, and the stream
- * sockets (UNIX and TCP) and the sleep the bootstrap's sockets adapter is built on.
+ * topology, process limits, the clock timeouts are measured with, the stream sockets
+ * (UNIX and TCP) and the sleep the bootstrap's sockets adapter is built on, and the
+ * random bytes of its handshake's challenges.
  *
  * The library itself never allocates host memory; tools, tests and applications use
  * dvx_hal_mem_alloc() to get regions they then hand to dvx objects.
@@ -174,7 +175,8 @@ struct dvx_hal_host_ident {
  * may exceed @max: call with max 0 to size the array.
  *
  * The socket entries and sleep_ns are described with their wrappers,
- * dvx_hal_sock_listen() and the ones after it.
+ * dvx_hal_sock_listen() and the ones after it; random_bytes with
+ * dvx_hal_random_bytes().
  */
 struct dvx_hal_host_ops {
 	int (*mem_alloc)(const struct dvx_hal *hal, uint64_t len, uint64_t align,
@@ -210,6 +212,9 @@ struct dvx_hal_host_ops {
 	int (*sock_cred)(const struct dvx_hal *hal, int fd, struct dvx_hal_sock_cred *cred);
 	int (*fd_close)(const struct dvx_hal *hal, int fd);
 	int (*host_ident)(const struct dvx_hal *hal, struct dvx_hal_host_ident *id);
+
+	/* random bytes for keys and nonces (dvx_hal_random_bytes()) */
+	int (*random_bytes)(const struct dvx_hal *hal, void *buf, size_t len);
 };
 
 /**
@@ -412,6 +417,28 @@ int dvx_hal_fd_close(const struct dvx_hal *hal, int fd);
  * errno negated (no boot id: -ENOENT).
  */
 int dvx_hal_host_ident(const struct dvx_hal *hal, struct dvx_hal_host_ident *id);
+
+#define DVX_HAL_RANDOM_MAX 256	/* bytes one random_bytes call gives at most */
+
+/**
+ * dvx_hal_random_bytes() - fill a buffer with unpredictable bytes, fit for keys and
+ * nonces; wrapper of the struct dvx_hal_host_ops entry random_bytes.
+ * @hal:	the backend instance
+ * @buf:	where the bytes go
+ * @len:	how many, 1..DVX_HAL_RANDOM_MAX
+ *
+ * The linux backend (and the host-only one) read the kernel's random generator with
+ * getrandom(2), flags 0: it blocks only while the kernel's pool is not initialised yet,
+ * early after boot; an interrupted call is restarted. The mock logs the call
+ * (DVX_MOCK_OP_RANDOM_BYTES), lets it be failed, and otherwise reads the same
+ * generator. On success all @len bytes are written; on failure @buf holds nothing
+ * worth using.
+ *
+ * Context: process context; thread-safe. Return: 0; -EINVAL (NULL @hal or @buf, @len 0
+ * or above DVX_HAL_RANDOM_MAX); -ENOSYS (no entry in the backend, or a kernel without
+ * getrandom); or the system's errno negated.
+ */
+int dvx_hal_random_bytes(const struct dvx_hal *hal, void *buf, size_t len);
 
 DVX_END_DECLS
 

@@ -102,6 +102,7 @@ enum dvx_mock_op {
 	DVX_MOCK_OP_SOCK_CRED,
 	DVX_MOCK_OP_FD_CLOSE,
 	DVX_MOCK_OP_HOST_IDENT,
+	DVX_MOCK_OP_RANDOM_BYTES,	/* the kernel's generator underneath; @len bytes asked */
 	/* GPU (see dvx_mock_add_gpu()) */
 	DVX_MOCK_OP_GPU_INIT,
 	DVX_MOCK_OP_GPU_COUNT,
