@@ -123,9 +123,8 @@ int dvx_mr_sink(struct dvx_nic *nic, void *buf, int dmabuf_fd, uint64_t dmabuf_o
 	memset(&a, 0, sizeof(a));
 	a.addr = buf;
 	a.len = 8;
-	a.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ;
-	if (nic->features & DVX_NIC_FEAT_ATOMIC)
-		a.access |= DVX_ACCESS_REMOTE_ATOMIC;
+	/* only the NIC writes here (fetched values nobody reads): no remote right */
+	a.access = DVX_ACCESS_LOCAL_WRITE;
 	a.flags = DVX_MR_IOVA_ZERO;
 	a.dmabuf_fd = dmabuf_fd >= 0 ? dmabuf_fd : -1;
 	if (dmabuf_fd >= 0)

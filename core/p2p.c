@@ -15,6 +15,14 @@
 #define PARTNER_DEPTH 64u	/* the loopback partner never posts */
 
 /* the objects of one lane */
+/*
+ * What a QP of a lane lets its peer do (least privilege, docs/security.md): main QPs
+ * take puts and signal fetch-adds, companions and partners only the loopback
+ * fetch-add of a counter; nothing is ever read remotely.
+ */
+#define MAIN_ACCESS (DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_ATOMIC)
+#define COMP_ACCESS DVX_ACCESS_REMOTE_ATOMIC
+
 struct lane_objs {
 	struct dvx_cq main_cq;
 	struct dvx_qp main_qp;
@@ -302,7 +310,7 @@ static int setup_lane(struct dvx_p2p *t, struct dvx_p2p_setup *s, uint32_t pidx,
 	if (err)
 		return err;
 	ca = c->conn;
-	ca.access |= DVX_ACCESS_REMOTE_ATOMIC | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ;
+	ca.access = COMP_ACCESS;
 	if (!n->partner)
 		return dvx_qp_connect_loopback(&o->comp_qp, &ca);
 	err = make_cq(c, nic, n, PARTNER_DEPTH, &o->part_cq);
@@ -450,8 +458,7 @@ int dvx_p2p_init(struct dvx_p2p *t, const struct dvx_p2p_cfg *cfg, void *state,
 			struct dvx_p2p_lane *ln = &t->lanes[p * nl + l];
 			struct dvx_qp_connect_attr ca = s->cfg.conn;
 
-			ca.access |= DVX_ACCESS_REMOTE_ATOMIC | DVX_ACCESS_REMOTE_WRITE |
-				     DVX_ACCESS_REMOTE_READ;
+			ca.access = MAIN_ACCESS;
 			/* a peer that made no lane to this rank (its list lacks us) */
 			if (!row[l].version)
 				return fail(t, -EPROTO);

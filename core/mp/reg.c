@@ -12,8 +12,17 @@
 
 #define PAGE 4096u
 
-static const uint32_t REG_ACCESS = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE |
-				   DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
+#define REG_RIGHTS (DVX_MP_REG_WRITE | DVX_MP_REG_READ | DVX_MP_REG_ATOMIC)
+
+/* the MR access of an entry: local write, and the remote rights it was asked for */
+static uint32_t reg_access(uint32_t flags)
+{
+	return DVX_ACCESS_LOCAL_WRITE |
+	       ((flags & DVX_MP_REG_WRITE) ? DVX_ACCESS_REMOTE_WRITE : 0) |
+	       ((flags & DVX_MP_REG_READ) ? DVX_ACCESS_REMOTE_READ : 0) |
+	       ((flags & DVX_MP_REG_ATOMIC) ? DVX_ACCESS_REMOTE_ATOMIC : 0) |
+	       ((flags & DVX_MP_REG_RELAXED) ? DVX_ACCESS_RELAXED_ORDERING : 0);
+}
 
 int dvx_mp_reg_init(struct dvx_mp_reg *reg, struct dvx_mp_reg_entry *entries, uint32_t cap,
 		    struct dvx_nic *const *nics, uint32_t nnics, struct dvx_gpu *gpu)
@@ -97,7 +106,7 @@ static int reg_nic(struct dvx_mp_reg *reg, struct dvx_mp_reg_entry *e, uint32_t 
 	memset(&a, 0, sizeof(a));
 	a.addr = (void *)(uintptr_t)e->base;
 	a.len = e->len;
-	a.access = REG_ACCESS | ((e->flags & DVX_MP_REG_RELAXED) ? DVX_ACCESS_RELAXED_ORDERING : 0);
+	a.access = reg_access(e->flags);
 	a.dmabuf_fd = -1;
 	if ((e->flags & DVX_MP_REG_GPU) && reg->gpu->attr.dmabuf) {
 		err = dvx_hal_gpu_dmabuf_fd(&reg->gpu->hg, e->base, e->len, 0, &fd);
@@ -134,7 +143,8 @@ int dvx_mp_reg_add(struct dvx_mp_reg *reg, void *ptr, uint64_t len, uint32_t fla
 	uint32_t i, k;
 	int err;
 
-	if (!reg || !reg->e || !ptr || !len || a + len < a || (flags & ~DVX_MP_REG_RELAXED))
+	if (!reg || !reg->e || !ptr || !len || a + len < a ||
+	    (flags & ~(DVX_MP_REG_RELAXED | REG_RIGHTS)))
 		return -EINVAL;
 	/* a hit: no hal call */
 	e = find(reg, a, len);
@@ -142,6 +152,14 @@ int dvx_mp_reg_add(struct dvx_mp_reg *reg, void *ptr, uint64_t len, uint32_t fla
 		if ((e->flags & DVX_MP_REG_RELAXED) != (flags & DVX_MP_REG_RELAXED))
 			return dvx_hal_diag_set(&reg->diag, -EEXIST, DVX_DIAG_ARG, "mp_reg_add",
 						"registered already with the other ordering");
+		if ((e->flags & flags & REG_RIGHTS) != (flags & REG_RIGHTS))
+			return dvx_hal_diag_set(&reg->diag, -EACCES, DVX_DIAG_ARG, "mp_reg_add",
+						"the allocation at %#llx is registered without "
+						"a remote right asked for (%#x of %#x): register "
+						"it first with every right its buffers need",
+						(unsigned long long)e->base,
+						(unsigned)(e->flags & REG_RIGHTS),
+						(unsigned)(flags & REG_RIGHTS));
 		err = describe(reg, e, ptr, len, out);
 		if (err)
 			return err;

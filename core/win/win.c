@@ -203,7 +203,10 @@ int dvx_win_init(struct dvx_win *w, struct dvx_mp *mp, const struct dvx_win_cfg 
 		return dvx_hal_diag_set(&w->diag, err, DVX_DIAG_CUDA, "win_init",
 					"zeroing the window's words");
 	if (w->mem.ib) {
-		err = dvx_mp_register(mp, w->mem.ib, req.ib_len, 0, &w->ib_lbuf);
+		/* IB signals and counters (fetch-adds) and the message receive slots (puts);
+		 * nothing there is read remotely */
+		err = dvx_mp_register(mp, w->mem.ib, req.ib_len,
+				      DVX_MP_REG_WRITE | DVX_MP_REG_ATOMIC, &w->ib_lbuf);
 		if (err)
 			return dvx_hal_diag_set(&w->diag, err, DVX_DIAG_ARG, "win_init",
 						"registering the IB region: %s", mp->diag.msg);
@@ -370,7 +373,9 @@ int dvx_win_exchange(struct dvx_win *w, void *data, uint64_t data_len)
 			int lerr = 0;
 
 			if (t->nib) {
-				lerr = dvx_mp_register(mp, data, data_len, 0, &w->data_lbuf);
+				/* the destination of IB puts: peers only write */
+				lerr = dvx_mp_register(mp, data, data_len, DVX_MP_REG_WRITE,
+						       &w->data_lbuf);
 				if (lerr)
 					dvx_hal_diag_set(&w->diag, lerr, DVX_DIAG_ARG, "win_exchange",
 							 "registering the buffer: %s", mp->diag.msg);
@@ -448,7 +453,7 @@ int dvx_win_register_src(struct dvx_win *w, void *ptr, uint64_t len, struct dvx_
 		return -EINVAL;
 	if (!w->mp->reg_live)
 		return -ENODEV;
-	err = dvx_mp_register(w->mp, ptr, len, 0, lb);
+	err = dvx_mp_register(w->mp, ptr, len, 0, lb);	/* a source: local use only */
 	if (err)
 		dvx_hal_diag_set(&w->diag, err, DVX_DIAG_ARG, "win_register_src", "%s", w->mp->diag.msg);
 	return err;

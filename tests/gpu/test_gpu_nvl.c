@@ -659,7 +659,7 @@ static int mixed_rank(struct mixed *w, int me)
 	ibuf = aligned_alloc(4096, BUF_LEN(MIXN));
 	memset(ibuf, 0, BUF_LEN(MIXN));
 	memcpy(ibuf + (uint64_t)me * WIN, host, WIN);	/* this rank's IB source: its own window */
-	COK(dvx_mp_register(&mp, ibuf, BUF_LEN(MIXN), 0, &ilb));
+	COK(dvx_mp_register(&mp, ibuf, BUF_LEN(MIXN), DVX_MP_REG_WRITE | DVX_MP_REG_ATOMIC, &ilb));
 	COK(dvx_mp_exchange_ib(&mp, &ilb, all, ib, TMO));
 	err = dvx_nvl_exchange(&nb, peers, dvx_mp_nvl_bootstrap(&mp), &mp.topo, &g,
 			       (void *)(uintptr_t)buf.dptr, BUF_LEN(MIXN), NULL, TMO);

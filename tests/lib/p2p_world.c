@@ -73,15 +73,15 @@ static void *aligned(size_t align, size_t len)
 	return p;
 }
 
-static int reg(struct wrank *r, void *p, uint64_t len, struct dvx_mr *mr)
+/* least privilege (docs/security.md): @remote is the one right peers need there */
+static int reg(struct wrank *r, void *p, uint64_t len, uint32_t remote, struct dvx_mr *mr)
 {
 	struct dvx_mr_attr a;
 
 	memset(&a, 0, sizeof(a));
 	a.addr = p;
 	a.len = len;
-	a.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ |
-		   DVX_ACCESS_REMOTE_ATOMIC;
+	a.access = DVX_ACCESS_LOCAL_WRITE | remote;
 	a.dmabuf_fd = -1;
 	return dvx_mr_reg(&r->nic, &a, mr);
 }
@@ -143,9 +143,13 @@ static void rank_body(struct wrank *r)
 		wfail(r, __LINE__, err, "dvx_p2p_init = %d", err);
 		goto mem;
 	}
-	if ((err = reg(r, r->data, c->slot_bytes * 2 * c->nranks, &r->data_mr)) ||
-	    (err = reg(r, r->sig, nwords * 8, &r->sig_mr)) ||
-	    (err = reg(r, r->ctr, nwords * 8, &r->ctr_mr))) {
+	/* data: puts land there; signals: fetch-adds, and the write of
+	 * dvx_p2p_reset_signal(); counters: only fetch-adds */
+	if ((err = reg(r, r->data, c->slot_bytes * 2 * c->nranks, DVX_ACCESS_REMOTE_WRITE,
+		       &r->data_mr)) ||
+	    (err = reg(r, r->sig, nwords * 8, DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_ATOMIC,
+		       &r->sig_mr)) ||
+	    (err = reg(r, r->ctr, nwords * 8, DVX_ACCESS_REMOTE_ATOMIC, &r->ctr_mr))) {
 		wfail(r, __LINE__, err, "dvx_mr_reg = %d", err);
 		goto mrs;
 	}

@@ -150,7 +150,7 @@ static void rank_run(struct mrank *r)
 	mem_up = 1;
 	buf = (uint8_t *)(uintptr_t)mem.dptr;
 	memset(buf, 0, BUF_LEN);
-	ROK(r, dvx_mp_register(&mp, buf, BUF_LEN, 0, &lb));
+	ROK(r, dvx_mp_register(&mp, buf, BUF_LEN, DVX_MP_REG_WRITE | DVX_MP_REG_ATOMIC, &lb));
 	reg_up = 1;
 	if (!(mp.reg.e[0].flags & DVX_MP_REG_DMABUF)) {
 		RFAIL(r, "the GPU buffer was not registered as a dma-buf");

@@ -65,13 +65,15 @@ static void test_host(void **state)
 
 	(void)state;
 	up(1, 0);
-	assert_int_equal(dvx_mp_reg_add(&reg, p, 4096, 0, &b), 0);
+	assert_int_equal(dvx_mp_reg_add(&reg, p, 4096, DVX_MP_REG_WRITE | DVX_MP_REG_ATOMIC, &b),
+			 0);
 	c = dvx_mock_last(&M, DVX_MOCK_OP_MR_REG);
 	assert_int_equal(c->addr, (uint64_t)(uintptr_t)p);
 	assert_int_equal(c->len, 4096);
 	assert_int_equal(c->iova, (uint64_t)(uintptr_t)p);	/* the address is the iova */
+	/* the rights asked for, no more: no remote read */
 	assert_int_equal(c->access, DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE |
-				    DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC);
+				    DVX_ACCESS_REMOTE_ATOMIC);
 	assert_int_equal(c->dmabuf_fd, -1);
 	assert_ptr_equal(b.ptr, p);
 	assert_int_equal(b.addr, (uint64_t)(uintptr_t)p);
@@ -93,6 +95,19 @@ static void test_host(void **state)
 	assert_int_equal(reg.live, 2);
 	/* the other ordering inside a registered range */
 	assert_int_equal(dvx_mp_reg_add(&reg, p + 8, 8, DVX_MP_REG_RELAXED, NULL), -EEXIST);
+	/* a right the allocation was not registered with: refused, nothing changes; a
+	 * subset of its rights is a hit */
+	dvx_mock_reset_log(&M);
+	assert_int_equal(dvx_mp_reg_add(&reg, p + 8, 8, DVX_MP_REG_READ, NULL), -EACCES);
+	assert_int_equal(dvx_mp_reg_add(&reg, p + 8, 8, DVX_MP_REG_WRITE | DVX_MP_REG_READ, NULL),
+			 -EACCES);
+	assert_int_equal(dvx_mock_calls(&M), 0);
+	assert_int_equal(ents[0].refs, 2);
+	assert_int_equal(dvx_mp_reg_add(&reg, p + 8, 8, DVX_MP_REG_ATOMIC, NULL), 0);
+	assert_int_equal(dvx_mp_reg_del(&reg, p + 8), 0);
+	/* a source: local use only (the entry at p + 4000 above) */
+	assert_int_equal(ents[1].flags & (DVX_MP_REG_WRITE | DVX_MP_REG_READ | DVX_MP_REG_ATOMIC), 0);
+	assert_int_equal(ents[1].mr[0].access, DVX_ACCESS_LOCAL_WRITE);
 	/* the last reference deregisters */
 	assert_int_equal(dvx_mp_reg_del(&reg, p + 100), 0);
 	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_MR), 2);

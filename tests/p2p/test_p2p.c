@@ -766,6 +766,92 @@ static void test_recover_relapse(void **s)
 	assert_int_equal(world_run(&c, body_relapse, NULL), 0);
 }
 
+/*
+ * Least privilege (docs/security.md): rank 0 reaches into rank 1's memory with rights
+ * rank 1 never gave - a put into its counter words (registered for fetch-add only), a
+ * signal fetch-add into its data area (write only), a put into its sink (local write
+ * only), a put past the end of its data MR. The software NIC refuses each with a remote
+ * access error (-EPERM at rank 0), the bytes there and around stay as they were, and
+ * the lane recovers for the next case.
+ */
+static void body_least_privilege(struct wrank *r)
+{
+	struct wrank *r1 = &r->w->r[1];
+	uint64_t mrlen = r1->data_mr.len, ctr_before[4], *ctr1 = r1->ctr;
+	static uint8_t tail_before[4096];
+	struct dvx_p2p_ticket tk;
+	struct dvx_p2p_lane_health h;
+	int peer = r->rank ^ 1, c, e;
+
+	r->no_final_flush = 1;
+	for (c = 0; c < 4; c++) {
+		if (r->rank == 0) {
+			struct dvx_p2p_rbuf rb;
+			const char *what = "";
+
+			memcpy(ctr_before, ctr1, sizeof(ctr_before));
+			memcpy(tail_before, r1->data + mrlen - sizeof(tail_before),
+			       sizeof(tail_before));
+			memset(&rb, 0, sizeof(rb));
+			switch (c) {
+			case 0:		/* a put into counter words: fetch-add only */
+				what = "put into counters";
+				rb.addr = (uint64_t)(uintptr_t)ctr1;
+				rb.len = 32;
+				rb.rkey[0] = r1->ctr_mr.rkey;
+				e = dvx_p2p_put(&r->t, 1, 0, &r->data_l, 0, &rb, 0, 32, T_OUT, &tk);
+				break;
+			case 1:		/* a fetch-add into the data area: write only */
+				what = "signal into data";
+				e = dvx_p2p_signal(&r->t, 1, 0, &r->data_r[1],
+						   mrlen - sizeof(tail_before), 1, 0, T_OUT, &tk);
+				break;
+			case 2:		/* a put into the sink: local write only */
+				what = "put into the sink";
+				rb.addr = 0;
+				rb.len = 8;
+				rb.rkey[0] = r1->t.lanes[0].sink_lkey;
+				e = dvx_p2p_put(&r->t, 1, 0, &r->data_l, 0, &rb, 0, 8, T_OUT, &tk);
+				break;
+			default:	/* past the end of the data MR */
+				what = "put past the MR";
+				rb = r->data_r[1];
+				rb.len += 4096;
+				e = dvx_p2p_put(&r->t, 1, 0, &r->data_l, 0, &rb, mrlen - 64, 128,
+						T_OUT, &tk);
+				break;
+			}
+			W_CHECK(r, e == 0, "%s: post %d", what, e);
+			e = dvx_p2p_wait_local(&r->t, &tk, T_OUT, NULL);
+			W_CHECK(r, e == -EPERM, "%s: %d, want -EPERM (remote access)", what, e);
+			W_OK(r, dvx_p2p_lane_health(&r->t, 1, 0, &h));
+			W_CHECK(r, h.state == DVX_P2P_Q_FAILED && h.syndrome == 0x13,
+				"%s: lane state %u syndrome %#x", what, h.state, h.syndrome);
+			W_CHECK(r, !memcmp(ctr_before, ctr1, sizeof(ctr_before)) &&
+					   !memcmp(tail_before,
+						   r1->data + mrlen - sizeof(tail_before),
+						   sizeof(tail_before)),
+				"%s: rank 1's memory changed", what);
+		}
+		W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+		e = dvx_p2p_lane_recover(&r->t, peer, 0, T_OUT);
+		W_CHECK(r, e == 0, "case %d: recover %d", c, e);
+		/* the next case's refused request must not meet rank 1's last look */
+		W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	}
+	recovered_traffic(r, 0, 7, 1, 1, &tk);
+	r->no_final_flush = 0;
+}
+
+static void test_least_privilege(void **s)
+{
+	struct world_cfg c;
+
+	(void)s;
+	world_cfg_default(&c);
+	assert_int_equal(world_run(&c, body_least_privilege, NULL), 0);
+}
+
 /* ---- a bad rkey: an error naming the operation; others carry on ---- */
 
 static void body_bad_rkey(struct wrank *r)
@@ -886,6 +972,7 @@ int main(void)
 		cmocka_unit_test(test_recover_port_down),
 		cmocka_unit_test(test_recover_companion),
 		cmocka_unit_test(test_recover_relapse),
+		cmocka_unit_test(test_least_privilege),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

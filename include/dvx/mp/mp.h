@@ -175,7 +175,8 @@ struct dvx_bootstrap *dvx_mp_nvl_bootstrap(struct dvx_mp *mp);
  * dvx_mp_reg_add(), dvx_mp_reg_del()), or drop that registration.
  * @mp:		the transport (its rank has NICs)
  * @ptr, @len:	the buffer
- * @flags:	DVX_MP_REG_RELAXED or 0
+ * @flags:	DVX_MP_REG_RELAXED, and the remote rights peers get (DVX_MP_REG_WRITE,
+ *		_READ, _ATOMIC; none: a source), as dvx_mp_reg_add()
  * @out:	optional: its address and per-NIC keys
  * Return: as dvx_mp_reg_add() / dvx_mp_reg_del(); -ENODEV without NICs.
  */

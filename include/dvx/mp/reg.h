@@ -11,9 +11,14 @@
  * registers the whole allocation once on every NIC of the registry, the address as
  * the iova (so one address reaches it on every NIC): GPU memory as a dma-buf first
  * and, where the dma-buf path fails, as plain memory (the peer-memory path); host
- * memory plainly. Access is LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ and REMOTE_ATOMIC,
- * with relaxed ordering only on request; the ordering is part of the key, and a
- * buffer inside an allocation registered with the other ordering is refused.
+ * memory plainly. Access is least privilege: LOCAL_WRITE, and of the remote rights
+ * only those the registration asks for (DVX_MP_REG_WRITE, _READ, _ATOMIC; none: a
+ * source, local use only). What a peer holding the keys can reach is the whole
+ * allocation, not only the buffer: docs/security.md. A buffer inside an allocation
+ * registered with fewer rights than it asks for is refused (-EACCES): register the
+ * allocation first with every right its buffers need. Relaxed ordering only on
+ * request; the ordering is part of the key, and a buffer inside an allocation
+ * registered with the other ordering is refused (-EEXIST).
  * Deregistering drops a reference; the last one deregisters the MRs (which works
  * after the memory itself was freed).
  *
@@ -33,6 +38,10 @@ struct dvx_gpu;
 /* dvx_mp_reg_add() flags, and struct dvx_mp_reg_entry.flags */
 enum {
 	DVX_MP_REG_RELAXED = 1u << 0,	/* PCIe relaxed ordering (part of the key) */
+	DVX_MP_REG_WRITE = 1u << 3,	/* peers may RDMA WRITE into it (a destination) */
+	DVX_MP_REG_READ = 1u << 4,	/* peers may RDMA READ from it */
+	DVX_MP_REG_ATOMIC = 1u << 5,	/* peers may fetch-add / compare-swap in it (signals,
+					 * counters) */
 	/* entry flags only */
 	DVX_MP_REG_GPU = 1u << 1,	/* GPU memory (the allocation dvx_gpu_mem_lookup() found) */
 	DVX_MP_REG_RANGE = 1u << 2,	/* GPU memory beyond one allocation: the caller's range */
@@ -101,12 +110,14 @@ int dvx_mp_reg_init(struct dvx_mp_reg *reg, struct dvx_mp_reg_entry *entries, ui
  * @reg:	the registry
  * @ptr:	the buffer (host or GPU address)
  * @len:	bytes (> 0)
- * @flags:	DVX_MP_REG_RELAXED or 0
+ * @flags:	DVX_MP_REG_RELAXED, and the remote rights peers get: DVX_MP_REG_WRITE,
+ *		DVX_MP_REG_READ, DVX_MP_REG_ATOMIC (none: a source, local use only)
  * @out:	optional: the buffer's address and per-NIC keys (dvx_p2p_lbuf), valid
  *		until its reference is dropped
  *
  * Context: control path. Return: 0; -EINVAL (bad arguments); -EEXIST (inside an
- * allocation registered with the other ordering); -ENOSPC (the table is full); the
+ * allocation registered with the other ordering); -EACCES (inside an allocation
+ * registered without a right @flags asks for); -ENOSPC (the table is full); the
  * error of the lookup or of a NIC's registration (the NICs registered before it are
  * deregistered: nothing is held, the table is unchanged).
  */

@@ -100,10 +100,10 @@ int dvx_mr_reg(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dvx_m
  * @dmabuf_offset: offset of @buf inside the dma-buf
  * @mr:		caller storage
  *
- * Access LOCAL_WRITE | REMOTE_WRITE | REMOTE_READ | REMOTE_ATOMIC (what torchcomms
- * uses, prm 5.1), iova 0: a fetch result nobody reads goes to laddr 0 with
- * mr->lkey. Remote atomic access needs DVX_NIC_FEAT_ATOMIC; without it the sink is
- * registered without REMOTE_ATOMIC (it is only ever a local target).
+ * Access LOCAL_WRITE only, iova 0: a fetch result nobody reads goes to laddr 0 with
+ * mr->lkey. The sink is only ever a local target, so no peer may write, read or
+ * update it (torchcomms registers its sink with every remote right, prm 5.1; dvx
+ * does not: docs/security.md).
  *
  * Return: as dvx_mr_reg().
  */

@@ -34,7 +34,10 @@ enum {
  *			(then the *_counter operations return -EOPNOTSUPP)
  * @max_inline:		inline bytes on main QPs (>= 8; 0 means 8)
  * @flags:		DVX_P2P_F_*
- * @conn:		connection attributes (zero: dvx_qp_connect_attr_init()'s)
+ * @conn:		connection attributes (zero: dvx_qp_connect_attr_init()'s); the
+ *			remote access is the transport's own, whatever @conn says:
+ *			REMOTE_WRITE | REMOTE_ATOMIC on main QPs (puts, signals),
+ *			REMOTE_ATOMIC on companions and partners (counters), never READ
  * @bs:			the bootstrap used for the exchange (caller's)
  * @timeout_ns:		bound on the exchange and the closing barrier
  * @peers:		NULL: lanes to every other rank. Else the ranks to connect,
