@@ -127,7 +127,7 @@ int dvx_parse_u64(const char *s, uint64_t max, uint64_t *v)
 {
 	uint64_t x = 0;
 	unsigned base = 10;
-	int any = 0;
+	int any = 0, big = 0;
 
 	if (!s)
 		return -EINVAL;
@@ -140,14 +140,15 @@ int dvx_parse_u64(const char *s, uint64_t max, uint64_t *v)
 
 		if (h < 0 || (unsigned)h >= base)
 			return -EINVAL;
+		/* past 64 bits: -ERANGE, but only once the rest is seen to be digits */
 		if (x > (UINT64_MAX - (uint64_t)h) / base)
-			return -ERANGE;
+			big = 1;
 		x = x * base + (uint64_t)h;
 		any = 1;
 	}
 	if (!any)
 		return -EINVAL;
-	if (x > max)
+	if (big || x > max)
 		return -ERANGE;
 	*v = x;
 	return 0;

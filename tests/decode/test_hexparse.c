@@ -146,6 +146,11 @@ static void test_numbers(void **state)
 	assert_int_equal(dvx_parse_u64(" 1", 10, &v), -EINVAL);
 	assert_int_equal(dvx_parse_u64("1 ", 10, &v), -EINVAL);
 	assert_int_equal(dvx_parse_u64(NULL, 10, &v), -EINVAL);
+	/* too many digits, then not a number: not a number (found by the libFuzzer
+	 * harness, tests/fuzz/regress/hex/u64-overflow-then-not-a-number) */
+	assert_int_equal(dvx_parse_u64("99999999999999999999x", UINT64_MAX, &v), -EINVAL);
+	assert_int_equal(dvx_parse_u64("0x1ffffffffffffffffg", UINT64_MAX, &v), -EINVAL);
+	assert_true(v == 7);
 }
 
 int main(void)
