@@ -96,6 +96,18 @@ int dvx_cq_create(struct dvx_nic *nic, const struct dvx_cq_attr *attr, struct dv
 		return bad(nic, "umem registered on another NIC");
 	if (!attr->ring_umem->addr || !attr->dbr_umem->addr)
 		return bad(nic, "umem has no address for the ring state");
+	/* never over a live object's ring or record: the ring is written just below */
+	if (dvx_core_umem_overlap(attr->ring_umem, attr->ring_offset, ring.bytes) ||
+	    dvx_core_umem_overlap(attr->dbr_umem, attr->dbr_offset, DVX_DBR_BYTES) ||
+	    (attr->ring_umem == attr->dbr_umem &&
+	     attr->dbr_offset < attr->ring_offset + ring.bytes &&
+	     attr->ring_offset < attr->dbr_offset + DVX_DBR_BYTES))
+		return dvx_core_fail(nic, -EBUSY, DVX_DIAG_ARG, "dvx_cq_create",
+				     "ring [%#llx, +%llu) or doorbell record at %#llx overlaps a "
+				     "live CQ's or QP's range in the same umem (or each other)",
+				     (unsigned long long)attr->ring_offset,
+				     (unsigned long long)ring.bytes,
+				     (unsigned long long)attr->dbr_offset);
 	if ((!attr->ring_umem->cpu || !attr->dbr_umem->cpu) && !(attr->flags & DVX_CQ_F_PREINIT))
 		return bad(nic, "ring or record not CPU-writable: initialise them and pass "
 				"DVX_CQ_F_PREINIT");
@@ -160,6 +172,8 @@ int dvx_cq_create(struct dvx_nic *nic, const struct dvx_cq_attr *attr, struct dv
 	uar->users++;
 	nic->nobjs++;
 	*cq = c;
+	dvx_core_umem_link(cq->ring_umem, &cq->ring_ext, cq->ring_offset, ring.bytes);
+	dvx_core_umem_link(cq->dbr_umem, &cq->dbr_ext, cq->dbr_offset, DVX_DBR_BYTES);
 	return 0;
 
 destroy:
@@ -188,6 +202,8 @@ int dvx_cq_destroy(struct dvx_cq *cq)
 	if (err)
 		return dvx_core_hal_failed(nic, err, DVX_MLX5_CMD_DESTROY_CQ, "obj_destroy");
 	cq->live = 0;
+	dvx_core_umem_unlink(cq->ring_umem, &cq->ring_ext);
+	dvx_core_umem_unlink(cq->dbr_umem, &cq->dbr_ext);
 	cq->ring_umem->users--;
 	cq->dbr_umem->users--;
 	cq->uar->users--;

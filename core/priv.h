@@ -6,6 +6,7 @@
 #define DVX_CORE_PRIV_H
 
 #include <dvx/nic/nic.h>
+#include <dvx/nic/umem.h>
 
 /*
  * Record a bad-argument / unsupported / state failure in nic->hal.diag, log it, and
@@ -19,6 +20,16 @@ int dvx_core_fail(struct dvx_nic *nic, int err, enum dvx_diag_src src, const cha
  * @cmd_opcode is non-zero ("CREATE_QP: BAD_PARAM syndrome 0x..."), log it, return
  * @err.
  */
+/*
+ * The ranges of umems that live CQs and QPs use (core/umem.c). overlap: the first
+ * range in use that [@off, @off + @len) of @u meets, or NULL; link: record @e for that
+ * range (the create succeeded); unlink: forget it (the destroy succeeded).
+ */
+const struct dvx_umem_ext *dvx_core_umem_overlap(const struct dvx_umem *u, uint64_t off,
+						 uint64_t len);
+void dvx_core_umem_link(struct dvx_umem *u, struct dvx_umem_ext *e, uint64_t off, uint64_t len);
+void dvx_core_umem_unlink(struct dvx_umem *u, struct dvx_umem_ext *e);
+
 int dvx_core_hal_failed(struct dvx_nic *nic, int err, unsigned cmd_opcode, const char *op);
 
 /* Run one DEVX command through obj_create/obj_modify/obj_query/devx_cmd; on failure

@@ -148,6 +148,18 @@ int dvx_qp_create(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dv
 		return bad(nic, op, "umem registered on another NIC");
 	if (!attr->wq_umem->addr || !attr->dbr_umem->addr)
 		return bad(nic, op, "umem has no address for the ring state");
+	/* never over a live object's ring or record */
+	if (dvx_core_umem_overlap(attr->wq_umem, attr->wq_offset, g.rq_bytes + g.sq_bytes) ||
+	    dvx_core_umem_overlap(attr->dbr_umem, attr->dbr_offset, DVX_DBR_BYTES) ||
+	    (attr->wq_umem == attr->dbr_umem &&
+	     attr->dbr_offset < attr->wq_offset + g.rq_bytes + g.sq_bytes &&
+	     attr->wq_offset < attr->dbr_offset + DVX_DBR_BYTES))
+		return dvx_core_fail(nic, -EBUSY, DVX_DIAG_ARG, op,
+				     "work queue [%#llx, +%llu) or doorbell record at %#llx "
+				     "overlaps a live CQ's or QP's range in the same umem (or "
+				     "each other)", (unsigned long long)attr->wq_offset,
+				     (unsigned long long)(g.rq_bytes + g.sq_bytes),
+				     (unsigned long long)attr->dbr_offset);
 	if (!attr->dbr_umem->cpu && !(attr->flags & DVX_QP_F_PREINIT))
 		return bad(nic, op, "record not CPU-writable: zero it and pass DVX_QP_F_PREINIT");
 	uar = attr->uar ? attr->uar : &nic->uar;
@@ -258,6 +270,8 @@ int dvx_qp_create(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dv
 	q.dbr_umem->users++;
 	nic->nobjs++;
 	*qp = q;
+	dvx_core_umem_link(qp->wq_umem, &qp->wq_ext, qp->wq_offset, qp->rq_bytes + qp->sq_bytes);
+	dvx_core_umem_link(qp->dbr_umem, &qp->dbr_ext, qp->dbr_offset, DVX_DBR_BYTES);
 	return 0;
 }
 
@@ -273,6 +287,8 @@ int dvx_qp_destroy(struct dvx_qp *qp)
 	if (err)
 		return dvx_core_hal_failed(nic, err, DVX_MLX5_CMD_DESTROY_QP, "obj_destroy");
 	qp->live = 0;
+	dvx_core_umem_unlink(qp->wq_umem, &qp->wq_ext);
+	dvx_core_umem_unlink(qp->dbr_umem, &qp->dbr_ext);
 	qp->send_cq->users--;
 	if (qp->recv_cq && qp->recv_cq != qp->send_cq)
 		qp->recv_cq->users--;

@@ -113,6 +113,48 @@ int dvx_umem_dereg(struct dvx_umem *umem)
 	if (err)
 		return dvx_core_hal_failed(nic, err, 0, "umem_dereg");
 	umem->live = 0;
+	umem->exts = NULL;
 	nic->nobjs--;
 	return 0;
+}
+
+static int ranges_meet(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	return alen && blen && a < b + blen && b < a + alen;
+}
+
+const struct dvx_umem_ext *dvx_core_umem_overlap(const struct dvx_umem *u, uint64_t off,
+						 uint64_t len)
+{
+	const struct dvx_umem_ext *e;
+
+	for (e = u->exts; e; e = e->next)
+		if (ranges_meet(off, len, e->off, e->len))
+			return e;
+	return NULL;
+}
+
+void dvx_core_umem_link(struct dvx_umem *u, struct dvx_umem_ext *e, uint64_t off, uint64_t len)
+{
+	e->off = off;
+	e->len = len;
+	e->next = u->exts;
+	u->exts = e;
+}
+
+void dvx_core_umem_unlink(struct dvx_umem *u, struct dvx_umem_ext *e)
+{
+	struct dvx_umem_ext **pp;
+
+	/* by address; a caller that moved the live object's struct still frees its range */
+	for (pp = &u->exts; *pp; pp = &(*pp)->next)
+		if (*pp == e)
+			break;
+	if (!*pp)
+		for (pp = &u->exts; *pp; pp = &(*pp)->next)
+			if ((*pp)->off == e->off && (*pp)->len == e->len)
+				break;
+	if (*pp)
+		*pp = (*pp)->next;
+	e->next = NULL;
 }

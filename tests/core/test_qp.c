@@ -899,6 +899,61 @@ static void test_destroy_faults(void **state)
 
 /* a create, open or registration into a live object: -EBUSY, the object untouched and
  * still usable, nothing new on the device; after its destroy the same storage works */
+/*
+ * A ring or doorbell record over a live object's range in the same umem is -EBUSY and
+ * changes nothing: no command, the live ring's bytes as they were (a CQ's ring is
+ * initialised before CREATE_CQ, so the check must come first).
+ */
+static void test_ring_overlap(void **state)
+{
+	static uint8_t ring_before[64 * 64];
+	struct dvx_cq_attr ca;
+	struct dvx_qp_attr qa;
+	struct dvx_cq c3;
+	struct dvx_qp q3;
+	uint32_t nobjs;
+
+	(void)state;
+	base_qps(1);
+	memset(&c3, 0, sizeof(c3));
+	memset(&q3, 0, sizeof(q3));
+	memcpy(ring_before, cq.ring, sizeof(ring_before));
+	nobjs = nic.nobjs;
+	dvx_mock_reset_log(&M);
+	/* the same ring, its tail, a QP's work queue, a record, the ring on its own record */
+	fx_cq_attr(&ca, &um, RING_OFF, DBR_OFF + 64, 64);
+	assert_int_equal(dvx_cq_create(&nic, &ca, &c3), -EBUSY);
+	assert_non_null(strstr(nic.hal.diag.msg, "overlaps a live"));
+	fx_cq_attr(&ca, &um, RING2_OFF - 64, DBR_OFF + 64, 64);
+	assert_int_equal(dvx_cq_create(&nic, &ca, &c3), -EBUSY);
+	fx_cq_attr(&ca, &um, WQ_OFF + 0x800, DBR_OFF + 64, 64);
+	assert_int_equal(dvx_cq_create(&nic, &ca, &c3), -EBUSY);
+	fx_cq_attr(&ca, &um, 0x20000, DBR_OFF + 16, 64);	/* qp's record */
+	assert_int_equal(dvx_cq_create(&nic, &ca, &c3), -EBUSY);
+	fx_cq_attr(&ca, &um, 0x20000, 0x20000 + 64, 64);	/* inside its own ring */
+	assert_int_equal(dvx_cq_create(&nic, &ca, &c3), -EBUSY);
+	fx_qp_attr(&qa, &cq, &um, RING2_OFF, DBR_OFF + 64);	/* over cq2's ring */
+	assert_int_equal(dvx_qp_create(&nic, &qa, &q3), -EBUSY);
+	fx_qp_attr(&qa, &cq, &um, 0x20000, DBR_OFF);		/* over cq's record */
+	assert_int_equal(dvx_qp_create(&nic, &qa, &q3), -EBUSY);
+	assert_int_equal(dvx_mock_calls(&M), 0);
+	assert_int_equal(nic.nobjs, nobjs);
+	assert_int_equal(c3.live, 0);
+	assert_int_equal(q3.live, 0);
+	assert_memory_equal(cq.ring, ring_before, sizeof(ring_before));
+	/* right beside them: fine */
+	fx_cq_attr(&ca, &um, 0x20000, DBR_OFF + 64, 64);
+	assert_int_equal(dvx_cq_create(&nic, &ca, &c3), 0);
+	/* a destroyed object's range is free again */
+	assert_int_equal(dvx_qp_destroy(&qp2), 0);
+	assert_int_equal(dvx_cq_destroy(&cq2), 0);
+	fx_qp_attr(&qa, &cq, &um, RING2_OFF, DBR_OFF + 8);
+	assert_int_equal(dvx_qp_create(&nic, &qa, &q3), 0);
+	assert_int_equal(dvx_qp_destroy(&q3), 0);
+	assert_int_equal(dvx_cq_destroy(&c3), 0);
+	teardown_all();
+}
+
 static void test_live_refused(void **state)
 {
 	struct dvx_nic_cfg na;
@@ -982,6 +1037,7 @@ int main(void)
 		cmocka_unit_test_setup(test_faults, setup),
 		cmocka_unit_test_setup(test_devx_faults, setup),
 		cmocka_unit_test_setup(test_destroy_faults, setup),
+		cmocka_unit_test_setup(test_ring_overlap, setup),
 		cmocka_unit_test_setup(test_live_refused, setup),
 	};
 

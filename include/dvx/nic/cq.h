@@ -69,6 +69,7 @@ struct dvx_cq_attr {
  * @index_base:	the CQ index (24-bit counter, as WAIT-on-CQ counts) that the bound
  *		QP's WQE index 0 maps to: 0 after create, moved by dvx_qp_recover()
  * @live:	DVX_LIVE between create and destroy (a create into a live object is -EBUSY)
+ * @ring_ext, @dbr_ext: the ring's and the record's ranges in their umems' lists
  */
 struct dvx_cq {
 	struct dvx_mlx5_cq mcq;
@@ -87,6 +88,8 @@ struct dvx_cq {
 	uint32_t users;
 	uint32_t index_base;
 	uint32_t live;
+	struct dvx_umem_ext ring_ext;
+	struct dvx_umem_ext dbr_ext;
 };
 
 /**
@@ -106,7 +109,9 @@ int dvx_cq_mem_req(const struct dvx_cq_attr *attr, struct dvx_mem_req *ring,
  * @cq:		caller storage, overwritten on success only
  *
  * Context: control path. Return: 0; -EINVAL (bad argument: depth, umems, offsets,
- * sizes; nothing touched); -EOPNOTSUPP (OI without the cap, depth above the cap);
+ * sizes; nothing touched); -EBUSY (@cq is live, or the ring or the record overlaps
+ * a live CQ's or QP's ring or record in the same umem, or each other: nothing
+ * touched); -EOPNOTSUPP (OI without the cap, depth above the cap);
  * or the hal's error ("CREATE_CQ: <status> syndrome 0x..." in nic->hal.diag). After
  * a hal error the ring may hold the 0xf1 pattern and the record zeroes, nothing else.
  */

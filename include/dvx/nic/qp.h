@@ -187,6 +187,7 @@ enum dvx_qp_conn_kind {
  * @conn_attr:	the connection parameters used (kept for dvx_qp_recover())
  * @recoveries:	times dvx_qp_recover() brought it back
  * @live:	DVX_LIVE between create and destroy (a create into a live object is -EBUSY)
+ * @wq_ext, @dbr_ext: the work queue's and the record's ranges in their umems' lists
  */
 struct dvx_qp {
 	struct dvx_mlx5_sq sq;
@@ -218,6 +219,8 @@ struct dvx_qp {
 	struct dvx_qp_connect_attr conn_attr;
 	uint32_t recoveries;
 	uint32_t live;
+	struct dvx_umem_ext wq_ext;
+	struct dvx_umem_ext dbr_ext;
 };
 
 /**
@@ -240,8 +243,9 @@ int dvx_qp_mem_req(const struct dvx_qp_attr *attr, struct dvx_mem_req *wq,
  * log_sq_size, rq_type (regular or zero-length), log_rq_size/stride, log_msg_max =
  * min(30, cap), cd_* bits, dbr and wq umem ids and offsets.
  *
- * Context: control path. Return: 0; -EINVAL (bad argument, nothing touched);
- * -EOPNOTSUPP (core-direct bits without the cd cap, sizes beyond the caps); or the
+ * Context: control path. Return: 0; -EINVAL (bad argument, nothing touched); -EBUSY
+ * (@qp is live, or the work queue or the record overlaps a live CQ's or QP's ring or
+ * record in the same umem, or each other: nothing touched); -EOPNOTSUPP (core-direct bits without the cd cap, sizes beyond the caps); or the
  * hal's error ("CREATE_QP: ..."). After a hal error the record may be zeroed.
  */
 int dvx_qp_create(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dvx_qp *qp);

@@ -95,6 +95,21 @@ struct dvx_umem_attr {
 };
 
 /**
+ * struct dvx_umem_ext - a byte range of a umem that a live CQ or QP uses (its ring or
+ * its doorbell record), linked into the umem's list while the object lives (inside
+ * struct dvx_cq / struct dvx_qp: no allocation). A create whose ring or record would
+ * overlap one of them is refused.
+ * @next:	the next range in use, NULL at the end
+ * @off:	first byte, from the start of the umem
+ * @len:	bytes
+ */
+struct dvx_umem_ext {
+	struct dvx_umem_ext *next;
+	uint64_t off;
+	uint64_t len;
+};
+
+/**
  * struct dvx_umem - a registered umem, in caller storage.
  * @hal:	the hal's handle
  * @nic:	the NIC it is registered on
@@ -107,6 +122,7 @@ struct dvx_umem_attr {
  * @cpu:	1 when the CPU may write @addr (host memory, or DVX_UMEM_F_CPU)
  * @via_dmabuf:	1 for a dma-buf registration
  * @live:	DVX_LIVE between reg and dereg (a create into a live object is -EBUSY)
+ * @exts:	the ranges live CQs and QPs use (rings, doorbell records)
  */
 struct dvx_umem {
 	struct dvx_hal_umem hal;
@@ -122,6 +138,7 @@ struct dvx_umem {
 	uint8_t rsvd[2];
 	uint32_t live;
 	uint32_t rsvd2;
+	struct dvx_umem_ext *exts;
 };
 
 /**
