@@ -3,7 +3,7 @@
  * core/bootstrap/sock_addr.c - the sockets adapter's addresses and set-up records: the
  * "unix:PATH" / "tcp:IP:PORT" strings parsed into the hal's struct dvx_hal_sock_addr,
  * the listening paths of ranks r > 0, the 128-byte address on the wire, the 16-byte
- * head of HELLO / TABLE / PEER, and the size of a rank's memory. Pure code: no OS call.
+ * head of the set-up records, and the size of a rank's memory. Pure code: no OS call.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -174,7 +174,8 @@ int dvx_bs_sock_waddr_to(struct dvx_hal_sock_addr *a, const struct bs_waddr *w)
 void dvx_bs_sock_setup_head(uint8_t *h, uint32_t type, uint32_t rank, uint32_t nranks)
 {
 	dvx_put_be32(h, WIRE_MAGIC);
-	dvx_put_be32(h + 4, type);
+	dvx_put_be16(h + 4, WIRE_VERSION);
+	dvx_put_be16(h + 6, (uint16_t)type);
 	dvx_put_be32(h + 8, rank);
 	dvx_put_be32(h + 12, nranks);
 }
@@ -183,8 +184,9 @@ int dvx_bs_sock_setup_check(const uint8_t *h, uint32_t type, int nranks)
 {
 	uint32_t rank = dvx_get_be32(h + 8);
 
-	if (dvx_get_be32(h) != WIRE_MAGIC || dvx_get_be32(h + 4) != type ||
-	    dvx_get_be32(h + 12) != (uint32_t)nranks || rank >= (uint32_t)nranks)
+	if (dvx_get_be32(h) != WIRE_MAGIC || dvx_get_be16(h + 4) != WIRE_VERSION ||
+	    dvx_get_be16(h + 6) != type || dvx_get_be32(h + 12) != (uint32_t)nranks ||
+	    rank >= (uint32_t)nranks)
 		return -EPROTO;
 	return (int)rank;
 }

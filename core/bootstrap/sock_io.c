@@ -12,7 +12,8 @@
  * A reader also stops once it has finished a posted receive, so that every hal call a
  * request makes is one its result depends on: a failure of any of them fails it. A
  * failed send or receive (or end of stream) ends the connection: every request on it
- * finishes with -ECONNRESET (-EPROTO for a bad header).
+ * finishes with -ECONNRESET (-EPROTO for a header that breaks the frame's bounds:
+ * sk_rx_header()).
  */
 #include <errno.h>
 #include <string.h>
@@ -138,17 +139,39 @@ body:
 	return done;
 }
 
-/* A header is in: check it and find where its payload goes. 1 when that finished a
- * posted receive, -1 when it ended the connection, else 0. */
+/* A header that breaks the frame's rules: say why, and fail the peer with -EPROTO. */
+static int sk_rx_bad(struct bs_sock *st, int p, const char *why, uint64_t v)
+{
+	bs_log(&st->log, DVX_LOG_ERR, "bootstrap: rank %d: bad frame from rank %d: %s (%llu)",
+	       st->rank, p, why, (unsigned long long)v);
+	dvx_bs_sock_fail_peer(st, p, -EPROTO);
+	return -1;
+}
+
+/*
+ * A header is in: check it and find where its payload goes. 1 when that finished a
+ * posted receive, -1 when it ended the connection, else 0. Every field a peer sends is
+ * checked before it is used: another magic or version, unknown flags, a goodbye or a
+ * poison that carries a length, a length above the context's largest message: the
+ * peer is failed (-EPROTO) and nothing more is read from it, so a claimed length is
+ * never waited for.
+ */
 static int sk_rx_header(struct bs_sock *st, struct bs_speer *pe, int p)
 {
 	uint16_t flags = dvx_get_be16(pe->rxhdr + 6);
+	uint64_t len = dvx_get_be64(pe->rxhdr + 16);
 
 	pe->rx_hgot = 0;
-	if (dvx_get_be32(pe->rxhdr) != WIRE_MAGIC || dvx_get_be16(pe->rxhdr + 4) != WIRE_VERSION) {
-		dvx_bs_sock_fail_peer(st, p, -EPROTO);
-		return -1;
-	}
+	if (dvx_get_be32(pe->rxhdr) != WIRE_MAGIC)
+		return sk_rx_bad(st, p, "magic", dvx_get_be32(pe->rxhdr));
+	if (dvx_get_be16(pe->rxhdr + 4) != WIRE_VERSION)
+		return sk_rx_bad(st, p, "version", dvx_get_be16(pe->rxhdr + 4));
+	if ((flags & ~WIRE_F_ALL) || flags == WIRE_F_ALL)
+		return sk_rx_bad(st, p, "flags", flags);
+	if (flags && len)
+		return sk_rx_bad(st, p, "a goodbye or poison with a length", len);
+	if (len > st->max_msg)
+		return sk_rx_bad(st, p, "a length above the largest message", len);
 	if (flags & WIRE_F_BYE) {
 		pe->left = 1;
 		dvx_bs_sock_fail_peer(st, p, -ECONNRESET);
@@ -156,7 +179,7 @@ static int sk_rx_header(struct bs_sock *st, struct bs_speer *pe, int p)
 	}
 	pe->rx_space = dvx_get_be32(pe->rxhdr + 8);
 	pe->rx_tag = dvx_get_be32(pe->rxhdr + 12);
-	pe->rx_len = dvx_get_be64(pe->rxhdr + 16);
+	pe->rx_len = len;
 	if (flags & WIRE_F_POISON)
 		pe->rx_len = BS_LEN_POISON;
 	return dvx_bs_sock_rx_dispatch(st, pe, p);

@@ -21,7 +21,9 @@ static int sk_post_send(struct dvx_bootstrap *bs, struct dvx_bootstrap_req *req,
 
 	pthread_mutex_lock(&st->lock);
 	bs_req_init(r, 1, peer, space, tag, buf, NULL, len);
-	if (pe->err || pe->fd < 0) {
+	if (len != BS_LEN_POISON && len > st->max_msg) {
+		bs_req_done(r, -EMSGSIZE);	/* the peer would refuse it */
+	} else if (pe->err || pe->fd < 0) {
 		bs_req_done(r, pe->err ? pe->err : -ECONNRESET);
 	} else {
 		bs_list_add(&pe->txq, r);
@@ -43,6 +45,12 @@ static int sk_post_recv(struct dvx_bootstrap *bs, struct dvx_bootstrap_req *req,
 
 	pthread_mutex_lock(&st->lock);
 	bs_req_init(r, 0, peer, space, tag, NULL, buf, len);
+	if (len > st->max_msg) {
+		/* no peer may send that much: nothing could ever match it */
+		bs_req_done(r, -EMSGSIZE);
+		pthread_mutex_unlock(&st->lock);
+		return 0;
+	}
 	for (i = 0; i < st->nslots; i++) {
 		s = &st->slots[i];
 		if (s->used && s->peer == peer && s->space == space && s->tag == tag &&

@@ -6,15 +6,22 @@
  *
  *	sock_addr.c	addresses ("unix:PATH", "tcp:IP:PORT"), the 128-byte wire address,
  *			the set-up records' head, the memory size
- *	sock_setup.c	dvx_bootstrap_sock_init(): rendezvous at rank 0, then the full mesh
- *	sock_io.c	the progress engine: framing, per-peer readers and send queues,
- *			unexpected-message slots, one poll round
+ *	sock_setup.c	dvx_bootstrap_sock_init(): the secret, rendezvous at rank 0, then
+ *			the full mesh
+ *	sock_auth.c	the handshake of every set-up connection: the acceptor's challenge,
+ *			the connector's proof (HMAC-SHA-256 of hmac.c under the job's
+ *			secret), the acceptor's proof back; the acceptor serves up to
+ *			DVX_BOOTSTRAP_SOCK_HS_SLOTS handshakes side by side, each with its
+ *			own deadline, and refuses whoever does not prove itself
+ *	sock_io.c	the progress engine: framing and its bounds, per-peer readers and
+ *			send queues, unexpected-message slots, one poll round
  *	sock_ops.c	the struct dvx_bootstrap_ops the generic layer calls
  *
- * Every OS call goes through the hal (dvx/hal/host.h: sock_*, sleep_ns, now_ns) of the
- * attr's backend, kept in struct bs_sock.hal, so a test can fail any one of them (the
- * build checks that these objects reference no socket call of their own). The one lock
- * is a pthread mutex: it cannot fail in a way that matters here (docs/bootstrap.md).
+ * Every OS call goes through the hal (dvx/hal/host.h: sock_*, sleep_ns, now_ns,
+ * random_bytes) of the attr's backend, kept in struct bs_sock.hal, so a test can fail
+ * any one of them (the build checks that these objects reference no socket, clock or
+ * random call of their own). The one lock is a pthread mutex: it cannot fail in a way
+ * that matters here (docs/bootstrap.md).
  */
 #ifndef DVX_CORE_BS_SOCK_PRIV_H
 #define DVX_CORE_BS_SOCK_PRIV_H
@@ -24,22 +31,47 @@
 #include <dvx/hal.h>
 
 #include "bs_priv.h"
+#include "hmac.h"
 
 #define SK_MAGIC 0x534f434bu
 #define WIRE_MAGIC 0x44565842u	/* "DVXB" */
-#define WIRE_VERSION 1u
+#define WIRE_VERSION 2u		/* of the frames and of the set-up records (2: the handshake) */
 #define WIRE_HDR 24u
 #define WIRE_F_BYE 0x0001u	/* the sender finished its context and closes the stream */
 #define WIRE_F_POISON 0x0002u	/* a failed collective (BS_LEN_POISON); length 0 */
+#define WIRE_F_ALL (WIRE_F_BYE | WIRE_F_POISON)
 
+/*
+ * The set-up records: a 16-byte head {u32 magic, u16 version, u16 type, u32 rank,
+ * u32 nranks} (version 1 had a u32 type there: its records read as version 0), then
+ * the type's body. Every connection of the set-up starts with a handshake: the side
+ * that accepted sends CHALLENGE, the side that connected answers HELLO (to rank 0) or
+ * PEER (to a rank j > 0) with its proof, the acceptor answers WELCOME with its own
+ * proof or REFUSE with a reason; then rank 0 sends TABLE on each rendezvous connection.
+ */
 enum {
-	MSG_HELLO = 1,		/* rank r -> rank 0: rank, nranks, listening address */
+	MSG_HELLO = 1,		/* rank r -> rank 0: nonce, proof, listening address */
 	MSG_TABLE = 2,		/* rank 0 -> rank r: nranks addresses */
-	MSG_PEER = 3,		/* rank r -> rank j < r: rank, nranks */
+	MSG_PEER = 3,		/* rank r -> rank j < r: nonce, proof */
+	MSG_CHALLENGE = 4,	/* acceptor -> connector: its rank, nranks, a nonce */
+	MSG_WELCOME = 5,	/* acceptor -> connector: its proof */
+	MSG_REFUSE = 6,		/* acceptor -> connector: why (REFUSE_*), then it closes */
 };
 
-/* The set-up records: 16-byte head {magic, type, rank, nranks}, then addresses. */
+enum {
+	REFUSE_AUTH = 1,	/* the proof did not verify: another secret, or none */
+	REFUSE_PROTO = 2,	/* not a record of this job */
+	REFUSE_TAKEN = 3,	/* a proven rank that is already here */
+};
+
 #define SETUP_HEAD 16u
+#define AUTH_NONCE 32u
+#define AUTH_MAC DVX_BS_SHA256_BYTES
+#define REC_CHALLENGE (SETUP_HEAD + AUTH_NONCE)
+#define REC_PEER (SETUP_HEAD + AUTH_NONCE + AUTH_MAC)
+#define REC_HELLO (REC_PEER + DVX_BOOTSTRAP_SOCK_ADDR_BYTES)
+#define REC_WELCOME (SETUP_HEAD + AUTH_MAC)
+#define REC_REFUSE (SETUP_HEAD + 4u)
 
 /* A listening address on the wire: 128 bytes, kind and port big-endian. */
 enum {
@@ -85,6 +117,30 @@ struct bs_speer {
 };
 DVX_STATIC_ASSERT(sizeof(struct bs_speer) <= DVX_BOOTSTRAP_SOCK_PEER_BYTES, "peer record");
 
+enum {
+	HS_FREE = 0,
+	HS_CHALLENGE,	/* sending the challenge */
+	HS_READ,	/* reading the connector's record: head, then the body */
+	HS_WELCOME,	/* proven: sending the welcome, then it is admitted */
+};
+
+/* One handshake the acceptor serves (sock_auth.c), in the area after struct bs_sock. */
+struct bs_hs {
+	int32_t fd;		/* the accepted connection (HS_FREE: -1) */
+	int32_t rank;		/* HS_WELCOME: the rank it proved */
+	uint8_t state;
+	uint8_t pad[3];
+	uint32_t in_got;	/* bytes of @in read */
+	uint32_t in_want;	/* SETUP_HEAD, then the whole record */
+	uint32_t out_len;	/* bytes of @out to send, */
+	uint32_t out_sent;	/* of which sent */
+	uint64_t deadline;	/* it must be through by then (hal clock) */
+	uint8_t nonce[AUTH_NONCE];	/* the challenge's */
+	uint8_t in[REC_HELLO];
+	uint8_t out[REC_CHALLENGE > REC_WELCOME ? REC_CHALLENGE : REC_WELCOME];
+};
+DVX_STATIC_ASSERT(sizeof(struct bs_hs) <= DVX_BOOTSTRAP_SOCK_HS_BYTES, "handshake record");
+
 /* One unexpected-message slot (its payload is in bs_sock.data). */
 struct bs_sslot {
 	uint64_t seq;
@@ -119,6 +175,12 @@ struct bs_sock {
 	struct bs_waddr *table;		/* set-up only */
 	struct bs_sslot *slots;
 	uint8_t *data;
+	struct bs_hs *hs;		/* DVX_BOOTSTRAP_SOCK_HS_SLOTS records, set-up only */
+	uint64_t max_msg;		/* the largest payload sent or accepted */
+	uint32_t has_secret;		/* 0: the open mode (empty key, zero nonces) */
+	uint32_t pad;
+	struct dvx_bootstrap_sock_stats stats;	/* what the set-up let in and refused */
+	struct dvx_bs_hmac key;		/* the secret made ready; wiped after set-up */
 };
 DVX_STATIC_ASSERT(sizeof(struct bs_sock) <= DVX_BOOTSTRAP_SOCK_HDR_BYTES, "socket header");
 DVX_STATIC_ASSERT(sizeof(struct dvx_hal_pollfd) <= DVX_BOOTSTRAP_SOCK_ADDR_BYTES, "pollfd");
@@ -136,9 +198,60 @@ void dvx_bs_sock_rank_addr(struct dvx_hal_sock_addr *dst, const struct dvx_hal_s
 void dvx_bs_sock_waddr_from(struct bs_waddr *w, const struct dvx_hal_sock_addr *a);
 int dvx_bs_sock_waddr_to(struct dvx_hal_sock_addr *a, const struct bs_waddr *w);
 
-/* The 16-byte head of a set-up record; check: the rank it names, or -EPROTO. */
+/* The 16-byte head of a set-up record; check: the rank it names (< nranks), or -EPROTO
+ * for another magic, version, type or nranks. */
 void dvx_bs_sock_setup_head(uint8_t *h, uint32_t type, uint32_t rank, uint32_t nranks);
 int dvx_bs_sock_setup_check(const uint8_t *h, uint32_t type, int nranks);
+
+/* ---- sock_setup.c ---- */
+
+/* Send (@wr) or receive all @len bytes on @fd before @deadline: 0; -ECONNRESET (end of
+ * stream, or the other end hung up); -ETIMEDOUT; or the failed hal call's errno. */
+int dvx_bs_sock_io_full(struct bs_sock *st, int fd, void *buf, size_t len, int wr,
+			uint64_t deadline);
+
+/* ---- sock_auth.c ---- */
+
+/* An errno a socket call can get from what the other end (or the network) did, not
+ * from a fault of this process: the connection is lost, nothing else. */
+int dvx_bs_sock_remote_err(int err);
+
+/*
+ * The proof of one side of a handshake: HMAC-SHA-256 under the job's secret of a label
+ * for the side (@acceptor 0: the connector's), the version, @type (MSG_HELLO or
+ * MSG_PEER), the connector's and the acceptor's rank, nranks, both nonces and, in the
+ * connector's proof of a HELLO, its listening address @w (NULL otherwise).
+ */
+void dvx_bs_sock_proof(const struct bs_sock *st, uint8_t out[AUTH_MAC], int acceptor,
+		       uint32_t type, uint32_t c_rank, uint32_t a_rank,
+		       const uint8_t *nonce_a, const uint8_t *nonce_c, const struct bs_waddr *w);
+
+/* A fresh nonce from the hal (zeros in the open mode): 0 or the hal's errno. */
+int dvx_bs_sock_nonce(struct bs_sock *st, uint8_t nonce[AUTH_NONCE]);
+
+/*
+ * The connector's side on a connected @fd: read the challenge of rank @a_rank, send the
+ * record @type (MSG_HELLO with the address @w, or MSG_PEER) with this rank's proof, read
+ * the welcome and check the acceptor's proof. 0; -ECONNRESET (closed before the
+ * welcome: worth a new connection); -EACCES (refused for its proof, or the acceptor
+ * could not prove it knows the secret); -EPROTO (not a dvx set-up of this job, or this
+ * rank is already there); -ETIMEDOUT; or a hal call's errno.
+ */
+int dvx_bs_sock_join(struct bs_sock *st, int fd, uint32_t type, int a_rank,
+		     const struct bs_waddr *w, uint64_t deadline);
+
+/*
+ * The acceptor's side: accept on @lfd and serve handshakes (up to
+ * DVX_BOOTSTRAP_SOCK_HS_SLOTS at once, each within DVX_BOOTSTRAP_SOCK_HANDSHAKE_NS)
+ * until @count ranks in [@lo, @hi) have proven themselves with records of @type; each
+ * one's socket goes to st->peers[rank].fd (and a HELLO's address to st->table[rank]).
+ * Whoever does not prove itself is refused (counted in st->stats, logged) and the wait
+ * goes on. 0; -ETIMEDOUT; -EPROTO (a proven rank came twice); or the errno of a hal
+ * call that failed here (not one the other end caused). Handshakes still under way at
+ * the end are closed.
+ */
+int dvx_bs_sock_admit(struct bs_sock *st, int lfd, uint32_t type, int lo, int hi, int count,
+		      uint64_t deadline);
 
 /* ---- sock_io.c ---- */
 

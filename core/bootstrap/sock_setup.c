@@ -1,20 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/bootstrap/sock_setup.c - dvx_bootstrap_sock_init(): the rendezvous and the full
- * mesh of the sockets adapter.
+ * core/bootstrap/sock_setup.c - dvx_bootstrap_sock_init(): the secret, the rendezvous and
+ * the full mesh of the sockets adapter.
  *
  * Rank 0 listens at the rendezvous address; every other rank opens its own listening
- * socket, connects to rank 0 and sends a HELLO with its rank and listening address; once
- * all have come, rank 0 sends each a TABLE of every rank's address. Rank r then connects
- * to ranks 1..r-1 (a PEER hello names it) and accepts ranks r+1..n-1; its link to rank 0
- * is the rendezvous connection. Every socket is non-blocking; every wait is a hal poll
- * bounded by the caller's deadline on the hal's clock.
+ * socket, connects to rank 0 and, once it has passed the handshake (sock_auth.c: both
+ * ends prove they know the job's secret), is let in with its HELLO's listening address;
+ * once all have come, rank 0 sends each a TABLE of every rank's address. Rank r then
+ * connects to ranks 1..r-1 (a PEER handshake each) and admits ranks r+1..n-1; its link
+ * to rank 0 is the rendezvous connection. Every socket is non-blocking; every wait,
+ * every read included, is a hal poll bounded by the caller's deadline on the hal's
+ * clock, and each connection an acceptor takes has a shorter one of its own.
  *
- * Every hal call's failure ends the set-up with that call's errno (a connect that finds
- * nobody listening yet is retried until the deadline), and then every socket this rank
- * opened is closed and every socket file it made is removed.
+ * A connection that does not prove itself is refused and the wait goes on: a stranger
+ * can neither end the set-up nor take a rank's place (docs/bootstrap.md). Every other
+ * hal call's failure ends the set-up with that call's errno (a connect that finds nobody
+ * listening yet, or a connection closed before its welcome, is tried again until the
+ * deadline), and then every socket this rank opened is closed and every socket file it
+ * made is removed.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sock_priv.h"
@@ -38,9 +44,8 @@ static int sk_poll1(struct bs_sock *st, int fd, short events, uint64_t deadline)
 	}
 }
 
-/* Send (@wr) or receive all @len bytes before @deadline. */
-static int sk_io_full(struct bs_sock *st, int fd, void *buf, size_t len, int wr,
-		      uint64_t deadline)
+int dvx_bs_sock_io_full(struct bs_sock *st, int fd, void *buf, size_t len, int wr,
+			uint64_t deadline)
 {
 	uint8_t *p = buf;
 	size_t done = 0, n;
@@ -120,22 +125,6 @@ static int sk_connect(struct bs_sock *st, const struct dvx_hal_sock_addr *a, uin
 	}
 }
 
-/* Accept one connection on @lfd before @deadline: fd, or a negative errno. */
-static int sk_accept(struct bs_sock *st, int lfd, uint64_t deadline)
-{
-	int fd, ret;
-
-	for (;;) {
-		ret = dvx_hal_sock_accept(st->hal, lfd, &fd);
-		if (!ret)
-			return fd;
-		if (ret != -EAGAIN)
-			return ret;
-		ret = sk_poll1(st, lfd, DVX_HAL_POLL_IN, deadline);
-		if (ret < 0)
-			return ret;
-	}
-}
 
 /* Close a listener and remove its socket file (UNIX); the first error, or 0. */
 static int sk_drop_listener(struct bs_sock *st, int *lfd, const struct dvx_hal_sock_addr *a)
@@ -151,49 +140,37 @@ static int sk_drop_listener(struct bs_sock *st, int *lfd, const struct dvx_hal_s
 	return c ? c : u;
 }
 
-/* Rank 0: accept every other rank's HELLO, then send each the table. */
+/* A listener's backlog: every rank that may connect, and room for strangers. */
+static int sk_backlog(const struct bs_sock *st)
+{
+	return st->nranks + DVX_BOOTSTRAP_SOCK_HS_SLOTS;
+}
+
+/* Rank 0: admit every other rank (a HELLO each), then send each the table. */
 static int sk_setup_root(struct bs_sock *st, const struct dvx_hal_sock_addr *rv,
 			 uint64_t deadline)
 {
-	int lfd, fd, r = 0, ret, have = 0, i, c;
 	uint8_t head[SETUP_HEAD];
+	int lfd, ret, i;
 
-	ret = dvx_hal_sock_listen(st->hal, rv, st->nranks, &lfd);
+	ret = dvx_hal_sock_listen(st->hal, rv, sk_backlog(st), &lfd);
 	if (ret) {
 		bs_log(&st->log, DVX_LOG_ERR, "bootstrap: rank 0 cannot listen: %d", ret);
 		return ret;	/* the address is not ours: nothing to remove */
 	}
-	while (have < st->nranks - 1) {
-		fd = sk_accept(st, lfd, deadline);
-		if (fd < 0) {
-			ret = fd;
-			goto out;
-		}
-		ret = sk_io_full(st, fd, head, sizeof(head), 0, deadline);
-		if (!ret) {
-			r = dvx_bs_sock_setup_check(head, MSG_HELLO, st->nranks);
-			ret = r < 0 ? r : (r == 0 || st->peers[r].fd >= 0) ? -EPROTO : 0;
-		}
-		if (!ret)
-			ret = sk_io_full(st, fd, &st->table[r], sizeof(st->table[r]), 0, deadline);
-		if (ret) {
-			c = dvx_hal_sock_close(st->hal, fd);
-			bs_log(&st->log, DVX_LOG_ERR, "bootstrap: bad hello at rank 0: %d (%d)",
-			       ret, c);
-			goto out;
-		}
-		st->peers[r].fd = fd;
-		have++;
-	}
+	ret = dvx_bs_sock_admit(st, lfd, MSG_HELLO, 1, st->nranks, st->nranks - 1, deadline);
+	if (ret)
+		goto out;
 	ret = sk_drop_listener(st, &lfd, rv);
 	if (ret)
 		goto out;
 	for (i = 1; i < st->nranks; i++) {
 		dvx_bs_sock_setup_head(head, MSG_TABLE, 0, (uint32_t)st->nranks);
-		ret = sk_io_full(st, st->peers[i].fd, head, sizeof(head), 1, deadline);
+		ret = dvx_bs_sock_io_full(st, st->peers[i].fd, head, sizeof(head), 1, deadline);
 		if (!ret)
-			ret = sk_io_full(st, st->peers[i].fd, st->table,
-					 (size_t)st->nranks * sizeof(*st->table), 1, deadline);
+			ret = dvx_bs_sock_io_full(st, st->peers[i].fd, st->table,
+						  (size_t)st->nranks * sizeof(*st->table), 1,
+						  deadline);
 		if (ret)
 			goto out;
 	}
@@ -227,14 +204,62 @@ static int sk_advertise(struct bs_sock *st, int lfd, int fd0, struct dvx_hal_soc
 	return 0;
 }
 
-/* Rank r > 0: listen, HELLO to rank 0, read the table, connect down, accept up. */
+/*
+ * Connect to rank @a_rank at @a and pass the handshake (a HELLO advertising @mine when
+ * @lfd listens, or a PEER), trying again while nobody listens there yet or the
+ * connection is closed before its welcome (the acceptor was busy past its handshake
+ * time, or restarted). 0 with the connection in st->peers[@a_rank].fd, or a negative
+ * errno: -ETIMEDOUT once the deadline passes.
+ */
+static int sk_connect_join(struct bs_sock *st, const struct dvx_hal_sock_addr *a, int a_rank,
+			   uint32_t type, int lfd, struct dvx_hal_sock_addr *mine,
+			   uint64_t deadline)
+{
+	uint64_t pause = 1000000;
+	struct bs_waddr w;
+	int fd, ret, c;
+
+	for (;;) {
+		fd = sk_connect(st, a, deadline);
+		if (fd < 0)
+			return fd;
+		memset(&w, 0, sizeof(w));
+		ret = 0;
+		if (type == MSG_HELLO && lfd >= 0) {
+			ret = sk_advertise(st, lfd, fd, mine);
+			if (!ret)
+				dvx_bs_sock_waddr_from(&w, mine);
+		}
+		if (!ret)
+			ret = dvx_bs_sock_join(st, fd, type, a_rank, &w, deadline);
+		if (!ret) {
+			st->peers[a_rank].fd = fd;
+			return 0;
+		}
+		c = dvx_hal_sock_close(st->hal, fd);
+		if (ret != -ECONNRESET)
+			return ret;
+		if (c)
+			return c;
+		bs_log(&st->log, DVX_LOG_INFO, "bootstrap: rank %d: rank %d closed the "
+		       "handshake; trying again", st->rank, a_rank);
+		if (dvx_hal_now_ns(st->hal) >= deadline)
+			return -ETIMEDOUT;
+		ret = sk_backoff(st, deadline, pause);
+		if (ret)
+			return ret;
+		if (pause < 50000000)
+			pause *= 2;
+	}
+}
+
+/* Rank r > 0: listen, HELLO to rank 0, read the table, connect down, admit up. */
 static int sk_setup_rank(struct bs_sock *st, const struct dvx_hal_sock_addr *rv,
 			 uint64_t deadline)
 {
-	int r = st->rank, n = st->nranks, lfd = -1, fd, ret, j, k, have, c;
+	int r = st->rank, n = st->nranks, lfd = -1, fd, ret, j, c;
 	struct dvx_hal_sock_addr mine, a;
 	uint8_t head[SETUP_HEAD];
-	struct bs_waddr w;
 
 	/* my listening socket, if a higher rank will connect to me */
 	memset(&mine, 0, sizeof(mine));
@@ -243,7 +268,7 @@ static int sk_setup_rank(struct bs_sock *st, const struct dvx_hal_sock_addr *rv,
 			dvx_bs_sock_rank_addr(&mine, rv, r);
 		else
 			mine.family = rv->family;
-		ret = dvx_hal_sock_listen(st->hal, &mine, n, &lfd);
+		ret = dvx_hal_sock_listen(st->hal, &mine, sk_backlog(st), &lfd);
 		if (ret) {
 			bs_log(&st->log, DVX_LOG_ERR, "bootstrap: rank %d cannot listen: %d", r,
 			       ret);
@@ -251,65 +276,28 @@ static int sk_setup_rank(struct bs_sock *st, const struct dvx_hal_sock_addr *rv,
 		}
 	}
 
-	fd = sk_connect(st, rv, deadline);
-	if (fd < 0) {
-		ret = fd;
+	ret = sk_connect_join(st, rv, 0, MSG_HELLO, lfd, &mine, deadline);
+	if (ret)
 		goto out;
-	}
-	st->peers[0].fd = fd;
-	memset(&w, 0, sizeof(w));
-	if (lfd >= 0) {
-		ret = sk_advertise(st, lfd, fd, &mine);
-		if (ret)
-			goto out;
-		dvx_bs_sock_waddr_from(&w, &mine);
-	}
-	dvx_bs_sock_setup_head(head, MSG_HELLO, (uint32_t)r, (uint32_t)n);
-	ret = sk_io_full(st, fd, head, sizeof(head), 1, deadline);
-	if (!ret)
-		ret = sk_io_full(st, fd, &w, sizeof(w), 1, deadline);
-	if (!ret)
-		ret = sk_io_full(st, fd, head, sizeof(head), 0, deadline);
+	fd = st->peers[0].fd;
+	ret = dvx_bs_sock_io_full(st, fd, head, sizeof(head), 0, deadline);
 	if (!ret && dvx_bs_sock_setup_check(head, MSG_TABLE, n) != 0)
 		ret = -EPROTO;
 	if (!ret)
-		ret = sk_io_full(st, fd, st->table, (size_t)n * sizeof(*st->table), 0, deadline);
+		ret = dvx_bs_sock_io_full(st, fd, st->table, (size_t)n * sizeof(*st->table), 0,
+					  deadline);
 	if (ret)
 		goto out;
 
 	for (j = 1; j < r; j++) {
 		ret = dvx_bs_sock_waddr_to(&a, &st->table[j]);
-		if (ret)
-			goto out;
-		fd = sk_connect(st, &a, deadline);
-		if (fd < 0) {
-			ret = fd;
-			goto out;
-		}
-		st->peers[j].fd = fd;
-		dvx_bs_sock_setup_head(head, MSG_PEER, (uint32_t)r, (uint32_t)n);
-		ret = sk_io_full(st, fd, head, sizeof(head), 1, deadline);
+		if (!ret)
+			ret = sk_connect_join(st, &a, j, MSG_PEER, -1, NULL, deadline);
 		if (ret)
 			goto out;
 	}
-	for (have = 0; have < n - 1 - r; have++) {
-		fd = sk_accept(st, lfd, deadline);
-		if (fd < 0) {
-			ret = fd;
-			goto out;
-		}
-		ret = sk_io_full(st, fd, head, sizeof(head), 0, deadline);
-		k = ret ? ret : dvx_bs_sock_setup_check(head, MSG_PEER, n);
-		if (k <= r || st->peers[k].fd >= 0) {
-			c = dvx_hal_sock_close(st->hal, fd);
-			ret = k < 0 ? k : -EPROTO;
-			bs_log(&st->log, DVX_LOG_ERR, "bootstrap: bad peer at rank %d: %d (%d)",
-			       r, ret, c);
-			goto out;
-		}
-		st->peers[k].fd = fd;
-	}
-	ret = 0;
+	if (lfd >= 0)
+		ret = dvx_bs_sock_admit(st, lfd, MSG_PEER, r + 1, n, n - 1 - r, deadline);
 out:
 	c = sk_drop_listener(st, &lfd, &mine);
 	if (!ret)
@@ -317,6 +305,41 @@ out:
 	if (ret)
 		bs_log(&st->log, DVX_LOG_ERR, "bootstrap: rank %d set-up failed: %d", r, ret);
 	return ret;
+}
+
+/*
+ * The secret: the attr's bytes, else the environment's (if set and not empty), else
+ * none. 0 with the key made ready in st (the empty key in the open mode), or -EINVAL.
+ */
+static int sk_secret(struct bs_sock *st, const struct dvx_bootstrap_sock_attr *attr)
+{
+	const void *key = attr->secret;
+	size_t len = attr->secret_len;
+
+	if (len && !key)
+		return -EINVAL;
+	if (!len) {
+		const char *e = getenv(DVX_BOOTSTRAP_SECRET_ENV);
+
+		key = e;
+		len = e ? strnlen(e, DVX_BOOTSTRAP_SECRET_MAX + 1) : 0;
+	}
+	if (len > DVX_BOOTSTRAP_SECRET_MAX)
+		return -EINVAL;
+	if (!len && (attr->flags & DVX_BOOTSTRAP_SOCK_F_NEED_SECRET))
+		return -EINVAL;
+	st->has_secret = len > 0;
+	dvx_bs_hmac_init(&st->key, len ? key : NULL, len);
+	return 0;
+}
+
+/* The end of a set-up, whatever its outcome: the caller's counts, the key wiped. */
+static void sk_setup_done(struct bs_sock *st, const struct dvx_bootstrap_sock_attr *attr)
+{
+	if (attr->stats)
+		*attr->stats = st->stats;
+	dvx_bs_wipe(&st->key, sizeof(st->key));
+	st->hs = NULL;
 }
 
 int dvx_bootstrap_sock_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_sock_attr *attr,
@@ -335,14 +358,25 @@ int dvx_bootstrap_sock_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap
 	need = dvx_bootstrap_sock_mem_size(attr->nranks, attr->max_unexpected, attr->slot_bytes);
 	if (!need || mem_size < need || attr->rank < 0 || attr->rank >= attr->nranks)
 		return -EINVAL;
+	if ((attr->flags & ~DVX_BOOTSTRAP_SOCK_F_NEED_SECRET) || attr->reserved ||
+	    attr->max_msg_bytes > DVX_BOOTSTRAP_SOCK_MAX_MSG_LIMIT ||
+	    (uint64_t)(size_t)attr->max_msg_bytes != attr->max_msg_bytes)
+		return -EINVAL;
 	if (dvx_bs_sock_parse_addr(attr->addr, attr->nranks, &rv))
 		return -EINVAL;
 	hal = attr->hal ? attr->hal : dvx_hal_host();
 	deadline = bs_deadline_at(dvx_hal_now_ns(hal), attr->timeout_ns);
 
 	memset(mem, 0, need);
+	ret = sk_secret(st, attr);
+	if (ret) {
+		dvx_bs_wipe(mem, need);
+		return ret;
+	}
 	n = (size_t)attr->nranks;
 	p = (uint8_t *)mem + DVX_BOOTSTRAP_SOCK_HDR_BYTES;
+	st->hs = (struct bs_hs *)(void *)p;
+	p += (size_t)DVX_BOOTSTRAP_SOCK_HS_SLOTS * DVX_BOOTSTRAP_SOCK_HS_BYTES;
 	st->peers = (struct bs_speer *)(void *)p;
 	p += n * DVX_BOOTSTRAP_SOCK_PEER_BYTES;
 	st->table = (struct bs_waddr *)(void *)p;
@@ -357,21 +391,26 @@ int dvx_bootstrap_sock_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap
 	st->nslots = attr->max_unexpected;
 	st->slot_bytes = attr->slot_bytes;
 	st->stride = ((size_t)attr->slot_bytes + 7) & ~(size_t)7;
+	st->max_msg = attr->max_msg_bytes ? attr->max_msg_bytes : DVX_BOOTSTRAP_SOCK_MAX_MSG_DEFAULT;
 	st->log = attr->log;
 	st->refs = 1;
 	for (i = 0; i < attr->nranks; i++) {
 		st->peers[i].fd = -1;
 		st->peers[i].rx_slot = -1;
 	}
+	for (i = 0; i < DVX_BOOTSTRAP_SOCK_HS_SLOTS; i++)
+		st->hs[i].fd = -1;
 
 	if (attr->nranks > 1) {
 		ret = attr->rank == 0 ? sk_setup_root(st, &rv, deadline) :
 					sk_setup_rank(st, &rv, deadline);
 		if (ret) {
 			dvx_bs_sock_close_all(st);
+			sk_setup_done(st, attr);
 			return ret;
 		}
 	}
+	sk_setup_done(st, attr);
 	/* a pthread mutex: no hal call; its init fails only for want of resources */
 	ret = pthread_mutex_init(&st->lock, NULL);
 	if (ret) {
@@ -388,7 +427,7 @@ int dvx_bootstrap_sock_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap
 	bs->rank = attr->rank;
 	bs->nranks = attr->nranks;
 	bs->magic = BS_CTX_MAGIC;
-	bs_log(&st->log, DVX_LOG_DEBUG, "bootstrap: rank %d of %d joined %s", attr->rank,
-	       attr->nranks, attr->addr);
+	bs_log(&st->log, DVX_LOG_DEBUG, "bootstrap: rank %d of %d joined %s (%s)", attr->rank,
+	       attr->nranks, attr->addr, st->has_secret ? "secret" : "open mode");
 	return 0;
 }

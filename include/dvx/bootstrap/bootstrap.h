@@ -26,7 +26,9 @@
  *    for and there is no unexpected-message slot to hold it (receive it first, or give
  *    the context more slots).
  *  - -EBUSY: a timed-out call is pending on this context (see above).
- *  - -EPROTO: a peer sent bytes that are not dvx bootstrap frames.
+ *  - -EPROTO: a peer sent bytes that are not dvx bootstrap frames, or a frame that breaks
+ *    their bounds (a payload above the context's largest message, unknown flags);
+ *    that peer is failed for good.
  *
  * Ordering: messages from one rank with the same tag in the same tag space are received
  * in the order they were sent. Tags may be received out of order as long as the
@@ -395,6 +397,51 @@ int dvx_bootstrap_thread_init(struct dvx_bootstrap *bs, struct dvx_bootstrap_tgr
  */
 
 /**
+ * struct dvx_bootstrap_sock_stats - what a rank's set-up let in and turned away.
+ * @admitted:	connections that proved themselves and were let in (the HELLOs at rank
+ *		0, the PEER connections of higher ranks at the others)
+ * @refused:	connections closed without being let in, whatever the reason: the sum
+ *		of the five counts below
+ * @refused_auth: a proof that did not verify: no secret, another secret, or an answer
+ *		to another challenge (a replay)
+ * @refused_proto: a record that is not one of this job's set-up: another magic or
+ *		version, type, nranks, a rank out of range or not one that connects here,
+ *		a bad listening address
+ * @refused_slow: no complete record within DVX_BOOTSTRAP_SOCK_HANDSHAKE_NS of being
+ *		accepted (a connection that stays silent or trickles)
+ * @refused_hangup: closed or reset by the other end before it was through
+ * @refused_late: still unfinished when every rank this one waited for had come
+ * @last_refusal: the errno that names the last refusal's reason: -EACCES (auth),
+ *		-EPROTO, -ETIMEDOUT (slow), -ECONNRESET (hang-up), -ECANCELED (late); 0
+ *		when nothing was refused
+ */
+struct dvx_bootstrap_sock_stats {
+	uint32_t admitted;
+	uint32_t refused;
+	uint32_t refused_auth;
+	uint32_t refused_proto;
+	uint32_t refused_slow;
+	uint32_t refused_hangup;
+	uint32_t refused_late;
+	int32_t last_refusal;
+};
+
+/* The environment variable a rank takes its secret from when the attr gives none. */
+#define DVX_BOOTSTRAP_SECRET_ENV "DVX_BOOTSTRAP_SECRET"
+/* The longest secret, from the attr or the environment. */
+#define DVX_BOOTSTRAP_SECRET_MAX 1024u
+/* struct dvx_bootstrap_sock_attr.flags: fail (-EINVAL) rather than run in the open mode
+ * when neither the attr nor the environment gives a secret. */
+#define DVX_BOOTSTRAP_SOCK_F_NEED_SECRET 0x1u
+/* The largest message when struct dvx_bootstrap_sock_attr.max_msg_bytes is 0 (1 GiB), and
+ * the most it may be set to (1 TiB). */
+#define DVX_BOOTSTRAP_SOCK_MAX_MSG_DEFAULT (1ull << 30)
+#define DVX_BOOTSTRAP_SOCK_MAX_MSG_LIMIT (1ull << 40)
+/* How long an accepted set-up connection has to prove itself (2 s; less when the set-up's
+ * own deadline comes first). */
+#define DVX_BOOTSTRAP_SOCK_HANDSHAKE_NS 2000000000ull
+
+/**
  * struct dvx_bootstrap_sock_attr - how a rank joins a socket group.
  * @addr:	rendezvous address, the same on every rank: "unix:/path/to/socket" (rank 0
  *		creates it; it must not exist) or "tcp:A.B.C.D:PORT" / "tcp:[v6]:PORT"
@@ -406,10 +453,26 @@ int dvx_bootstrap_thread_init(struct dvx_bootstrap *bs, struct dvx_bootstrap_tgr
  * @slot_bytes:	largest message an unexpected slot holds
  * @timeout_ns:	bound on dvx_bootstrap_sock_init(), rendezvous and full mesh included
  * @log:	optional log callback
- * @hal:	the backend whose sockets, clock and sleep this rank uses, for as long as
- *		the context lives (dvx/hal/hal.h: its host table's sock_* entries,
- *		sleep_ns and now_ns); NULL for dvx_hal_host(). Tests pass a mock here to
- *		fail any of its calls.
+ * @hal:	the backend whose sockets, clock, sleep and random bytes this rank uses,
+ *		for as long as the context lives (dvx/hal/hal.h: its host table's sock_*
+ *		entries, sleep_ns, now_ns and random_bytes); NULL for dvx_hal_host(). Tests
+ *		pass a mock here to fail any of its calls.
+ * @secret:	the job's secret: @secret_len bytes of caller memory, read during
+ *		dvx_bootstrap_sock_init() only and not kept; every rank must have the same.
+ *		Every set-up connection proves both ends know it (an HMAC-SHA-256 answer to
+ *		a random challenge; the secret itself never travels) and a connection that
+ *		does not is refused. Ignored when @secret_len is 0
+ * @secret_len:	bytes at @secret, 0..DVX_BOOTSTRAP_SECRET_MAX. 0: the bytes of the
+ *		environment variable DVX_BOOTSTRAP_SECRET if it is set and not empty, else
+ *		no secret: the open mode, in which whoever reaches an address of the set-up
+ *		and speaks its protocol is let in (docs/bootstrap.md)
+ * @flags:	DVX_BOOTSTRAP_SOCK_F_NEED_SECRET or 0
+ * @max_msg_bytes: the largest message this rank sends or accepts, the same on every
+ *		rank; 0 for DVX_BOOTSTRAP_SOCK_MAX_MSG_DEFAULT, at most
+ *		DVX_BOOTSTRAP_SOCK_MAX_MSG_LIMIT. A peer whose frame announces more is
+ *		failed (-EPROTO) without a byte of it being read
+ * @stats:	optional caller storage that dvx_bootstrap_sock_init() fills before it
+ *		returns, on success and on failure: what the set-up let in and refused
  */
 struct dvx_bootstrap_sock_attr {
 	const char *addr;
@@ -420,15 +483,25 @@ struct dvx_bootstrap_sock_attr {
 	uint64_t timeout_ns;
 	struct dvx_log log;
 	const struct dvx_hal *hal;
+	const void *secret;
+	size_t secret_len;
+	uint32_t flags;
+	uint32_t reserved;
+	uint64_t max_msg_bytes;
+	struct dvx_bootstrap_sock_stats *stats;
 };
 
 #define DVX_BOOTSTRAP_SOCK_HDR_BYTES 512
 #define DVX_BOOTSTRAP_SOCK_PEER_BYTES 256
 #define DVX_BOOTSTRAP_SOCK_ADDR_BYTES 128
+/* Handshakes served side by side during set-up, and the bytes of each one's record. */
+#define DVX_BOOTSTRAP_SOCK_HS_SLOTS 16
+#define DVX_BOOTSTRAP_SOCK_HS_BYTES 384
 
 /* Bytes of caller memory a socket context needs (the same as dvx_bootstrap_sock_mem_size()). */
 #define DVX_BOOTSTRAP_SOCK_MEM_SIZE(nranks, max_unexpected, slot_bytes) \
 	(DVX_BOOTSTRAP_SOCK_HDR_BYTES + \
+	 DVX_BOOTSTRAP_SOCK_HS_SLOTS * DVX_BOOTSTRAP_SOCK_HS_BYTES + \
 	 (size_t)(nranks) * (DVX_BOOTSTRAP_SOCK_PEER_BYTES + DVX_BOOTSTRAP_SOCK_ADDR_BYTES) + \
 	 (size_t)(max_unexpected) * \
 		 (DVX_BOOTSTRAP_SLOT_BYTES + (((size_t)(slot_bytes) + 7) & ~(size_t)7)))
@@ -442,20 +515,31 @@ size_t dvx_bootstrap_sock_mem_size(int nranks, uint32_t max_unexpected, uint32_t
 /**
  * dvx_bootstrap_sock_init() - join a socket group: rendezvous, then a full mesh.
  * @bs:		caller storage for the context
- * @attr:	address, rank, limits, timeout
+ * @attr:	address, rank, limits, timeout, secret
  * @mem:	8-byte aligned caller memory, owned by the context (and its duplicates)
  *		until the last dvx_bootstrap_fini()
  * @mem_size:	at least dvx_bootstrap_sock_mem_size()
  *
  * Rank 0 listens at the address and sends every rank the table of listening addresses;
  * each rank r then connects to ranks 1..r-1 and accepts ranks r+1..nranks-1 (its link
- * to rank 0 is the rendezvous connection). No listening socket or socket file is left
- * when it returns. Context: blocks; never raises SIGPIPE.
- * Return: 0; -EINVAL (bad address or arguments); -ETIMEDOUT (a rank never came);
- * -EADDRINUSE (rank 0's address is taken); -EPROTO (a stranger or a rank with a
- * different nranks or a duplicate rank connected); -ECONNRESET; -ENOSYS (@attr->hal
- * has no sockets); other socket errors, as the hal returned them. On failure every
- * socket is closed, every socket file this rank made is removed and @mem is free again.
+ * to rank 0 is the rendezvous connection). Every connection starts with a handshake in
+ * which both ends prove they know the job's secret (@attr->secret, or the environment's
+ * DVX_BOOTSTRAP_SECRET; none: the open mode); the accepting side refuses a connection
+ * that does not prove itself in time, counts it in @attr->stats, logs it and goes on
+ * waiting for the rank it needs. Every read has the set-up's deadline. No listening
+ * socket or socket file is left when it returns; the secret is not kept.
+ * Context: blocks; never raises SIGPIPE; reads the environment (getenv) when
+ * @attr->secret_len is 0.
+ * Return: 0; -EINVAL (bad address or arguments, a secret longer than
+ * DVX_BOOTSTRAP_SECRET_MAX, no secret with DVX_BOOTSTRAP_SOCK_F_NEED_SECRET);
+ * -ETIMEDOUT (a rank never came, or never proved itself); -EACCES (this rank's proof
+ * was refused, or the rank it connected to could not prove it knows the secret: the
+ * secrets differ); -EADDRINUSE (rank 0's address is taken); -EPROTO (what answered at
+ * rank 0's address or at a peer's is not a dvx set-up of this version, or has another
+ * nranks, or a proven rank came twice); -ECONNRESET; -ENOSYS (@attr->hal has no sockets,
+ * or no random bytes while a secret is used); other socket errors, as the hal returned
+ * them. On failure every socket is closed, every socket file this rank made is removed
+ * and @mem is free again.
  */
 int dvx_bootstrap_sock_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_sock_attr *attr,
 			    void *mem, size_t mem_size);
