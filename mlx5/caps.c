@@ -86,11 +86,12 @@ static void parse_general2(struct dvx_mlx5_caps *c, const uint8_t *p)
 int dvx_mlx5_caps_parse(struct dvx_mlx5_caps *caps, unsigned cap_type, const void *out,
 			size_t outlen)
 {
-	const uint8_t *page = (const uint8_t *)out + DVX_MLX5_CAP_PAGE_OFFSET;
+	const uint8_t *page;
 	uint8_t status;
 
 	if (!caps || !out || outlen < DVX_MLX5_QUERY_HCA_CAP_OUT_BYTES)
 		return -EINVAL;
+	page = (const uint8_t *)out + DVX_MLX5_CAP_PAGE_OFFSET;	/* not before: @out may be NULL */
 	status = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_OUT_STATUS);
 	if (status)
 		return dvx_mlx5_cmd_status_errno(status);
