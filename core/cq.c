@@ -56,7 +56,7 @@ static const char *placement(const struct dvx_umem *umem, uint64_t off, uint64_t
 	return NULL;
 }
 
-int dvx_cq_create(struct dvx_nic *nic, const struct dvx_cq_attr *attr, struct dvx_cq *cq)
+static int cq_create_do(struct dvx_nic *nic, const struct dvx_cq_attr *attr, struct dvx_cq *cq)
 {
 	uint8_t in[DVX_MLX5_CREATE_CQ_IN_BYTES], out[DVX_MLX5_CREATE_CQ_OUT_BYTES];
 	struct dvx_mlx5_cq_attr ma;
@@ -187,7 +187,17 @@ destroy:
 	return err;
 }
 
-int dvx_cq_destroy(struct dvx_cq *cq)
+int dvx_cq_create(struct dvx_nic *nic, const struct dvx_cq_attr *attr, struct dvx_cq *cq)
+{
+	struct dvx_nic *n = nic;
+	int err = cq_create_do(nic, attr, cq);
+
+	if (!err && n)
+		dvx_core_ok(n);
+	return err;
+}
+
+static int cq_destroy_do(struct dvx_cq *cq)
 {
 	struct dvx_nic *nic;
 	int err;
@@ -209,4 +219,14 @@ int dvx_cq_destroy(struct dvx_cq *cq)
 	cq->uar->users--;
 	nic->nobjs--;
 	return 0;
+}
+
+int dvx_cq_destroy(struct dvx_cq *cq)
+{
+	struct dvx_nic *n = cq ? cq->nic : NULL;
+	int err = cq_destroy_do(cq);
+
+	if (!err && n)
+		dvx_core_ok(n);
+	return err;
 }

@@ -94,7 +94,7 @@ static int mr_reg(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dv
 	return 0;
 }
 
-int dvx_mr_reg(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dvx_mr *mr)
+static int mr_reg_do(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dvx_mr *mr)
 {
 	if (!nic || !nic->open)
 		return -EINVAL;
@@ -106,7 +106,17 @@ int dvx_mr_reg(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dvx_m
 	return mr_reg(nic, attr, mr, "dvx_mr_reg");
 }
 
-int dvx_mr_sink(struct dvx_nic *nic, void *buf, int dmabuf_fd, uint64_t dmabuf_offset,
+int dvx_mr_reg(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dvx_mr *mr)
+{
+	struct dvx_nic *n = nic;
+	int err = mr_reg_do(nic, attr, mr);
+
+	if (!err && n)
+		dvx_core_ok(n);
+	return err;
+}
+
+static int mr_sink_do(struct dvx_nic *nic, void *buf, int dmabuf_fd, uint64_t dmabuf_offset,
 		struct dvx_mr *mr)
 {
 	struct dvx_mr_attr a;
@@ -138,7 +148,18 @@ int dvx_mr_sink(struct dvx_nic *nic, void *buf, int dmabuf_fd, uint64_t dmabuf_o
 	return mr_reg(nic, &a, mr, "dvx_mr_sink");
 }
 
-int dvx_mr_dereg(struct dvx_mr *mr)
+int dvx_mr_sink(struct dvx_nic *nic, void *buf, int dmabuf_fd, uint64_t dmabuf_offset,
+		struct dvx_mr *mr)
+{
+	struct dvx_nic *n = nic;
+	int err = mr_sink_do(nic, buf, dmabuf_fd, dmabuf_offset, mr);
+
+	if (!err && n)
+		dvx_core_ok(n);
+	return err;
+}
+
+static int mr_dereg_do(struct dvx_mr *mr)
 {
 	struct dvx_nic *nic;
 	int err;
@@ -152,4 +173,14 @@ int dvx_mr_dereg(struct dvx_mr *mr)
 	mr->live = 0;
 	nic->nobjs--;
 	return 0;
+}
+
+int dvx_mr_dereg(struct dvx_mr *mr)
+{
+	struct dvx_nic *n = mr ? mr->nic : NULL;
+	int err = mr_dereg_do(mr);
+
+	if (!err && n)
+		dvx_core_ok(n);
+	return err;
 }

@@ -277,7 +277,7 @@ static int uar_alloc(struct dvx_nic *nic, enum dvx_uar_pref pref, struct dvx_uar
 	return 0;
 }
 
-int dvx_uar_alloc(struct dvx_nic *nic, enum dvx_uar_pref pref, struct dvx_uar *uar)
+static int uar_alloc_do(struct dvx_nic *nic, enum dvx_uar_pref pref, struct dvx_uar *uar)
 {
 	int err;
 
@@ -294,6 +294,16 @@ int dvx_uar_alloc(struct dvx_nic *nic, enum dvx_uar_pref pref, struct dvx_uar *u
 	return err;
 }
 
+int dvx_uar_alloc(struct dvx_nic *nic, enum dvx_uar_pref pref, struct dvx_uar *uar)
+{
+	struct dvx_nic *n = nic;
+	int err = uar_alloc_do(nic, pref, uar);
+
+	if (!err && n)
+		dvx_core_ok(n);
+	return err;
+}
+
 static int uar_release(struct dvx_uar *uar)
 {
 	struct dvx_nic *nic = uar->nic;
@@ -305,7 +315,7 @@ static int uar_release(struct dvx_uar *uar)
 	return 0;
 }
 
-int dvx_uar_free(struct dvx_uar *uar)
+static int uar_free_do(struct dvx_uar *uar)
 {
 	int err;
 
@@ -321,6 +331,16 @@ int dvx_uar_free(struct dvx_uar *uar)
 	err = uar_release(uar);
 	if (!err)
 		uar->nic->nobjs--;
+	return err;
+}
+
+int dvx_uar_free(struct dvx_uar *uar)
+{
+	struct dvx_nic *n = uar ? uar->nic : NULL;
+	int err = uar_free_do(uar);
+
+	if (!err && n)
+		dvx_core_ok(n);
 	return err;
 }
 
@@ -420,7 +440,7 @@ static int choose_gid(struct dvx_nic *nic, int32_t want)
 	return 0;
 }
 
-int dvx_nic_open(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dvx_nic_cfg *attr)
+static int nic_open_do(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dvx_nic_cfg *attr)
 {
 	struct dvx_diag keep;
 	uint32_t missing;
@@ -542,6 +562,16 @@ close_dev:
 	if (dvx_hal_nic_close(&nic->hal))
 		dvx_hal_log(&nic->hal.log, DVX_LOG_ERR, "unwinding: dev_close failed");
 	nic->hal.diag = keep;	/* the first failure is the one to report */
+	return err;
+}
+
+int dvx_nic_open(struct dvx_nic *nic, const struct dvx_hal *hal, const struct dvx_nic_cfg *attr)
+{
+	struct dvx_nic *n = nic;
+	int err = nic_open_do(nic, hal, attr);
+
+	if (!err && n)
+		dvx_core_ok(n);
 	return err;
 }
 

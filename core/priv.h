@@ -5,6 +5,8 @@
 #ifndef DVX_CORE_PRIV_H
 #define DVX_CORE_PRIV_H
 
+#include <string.h>
+
 #include <dvx/nic/nic.h>
 #include <dvx/nic/umem.h>
 
@@ -29,6 +31,12 @@ const struct dvx_umem_ext *dvx_core_umem_overlap(const struct dvx_umem *u, uint6
 						 uint64_t len);
 void dvx_core_umem_link(struct dvx_umem *u, struct dvx_umem_ext *e, uint64_t off, uint64_t len);
 void dvx_core_umem_unlink(struct dvx_umem *u, struct dvx_umem_ext *e);
+
+/* a public call that succeeded: the NIC's last diagnostic is cleared */
+static inline void dvx_core_ok(struct dvx_nic *nic)
+{
+	memset(&nic->hal.diag, 0, sizeof(nic->hal.diag));
+}
 
 int dvx_core_hal_failed(struct dvx_nic *nic, int err, unsigned cmd_opcode, const char *op);
 

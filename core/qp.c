@@ -100,7 +100,7 @@ static int cq_ok(const struct dvx_nic *nic, const struct dvx_cq *cq)
 	return cq && cq->live && cq->nic == nic;
 }
 
-int dvx_qp_create(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dvx_qp *qp)
+static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dvx_qp *qp)
 {
 	static const char op[] = "dvx_qp_create";
 	uint8_t in[DVX_MLX5_CREATE_QP_IN_BYTES], out[DVX_MLX5_CREATE_QP_OUT_BYTES];
@@ -275,7 +275,17 @@ int dvx_qp_create(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dv
 	return 0;
 }
 
-int dvx_qp_destroy(struct dvx_qp *qp)
+int dvx_qp_create(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dvx_qp *qp)
+{
+	struct dvx_nic *n = nic;
+	int err = qp_create_do(nic, attr, qp);
+
+	if (!err && n)
+		dvx_core_ok(n);
+	return err;
+}
+
+static int qp_destroy_do(struct dvx_qp *qp)
 {
 	struct dvx_nic *nic;
 	int err;
@@ -297,6 +307,16 @@ int dvx_qp_destroy(struct dvx_qp *qp)
 	qp->dbr_umem->users--;
 	nic->nobjs--;
 	return 0;
+}
+
+int dvx_qp_destroy(struct dvx_qp *qp)
+{
+	struct dvx_nic *n = qp ? qp->nic : NULL;
+	int err = qp_destroy_do(qp);
+
+	if (!err && n)
+		dvx_core_ok(n);
+	return err;
 }
 
 /* ---- connection ---- */
@@ -577,13 +597,24 @@ static int do_connect(struct dvx_qp *qp, const struct dvx_qp_conn *remote,
 	return 0;
 }
 
-int dvx_qp_connect(struct dvx_qp *qp, const struct dvx_qp_conn *remote,
+static int qp_connect_do(struct dvx_qp *qp, const struct dvx_qp_conn *remote,
 		   const struct dvx_qp_connect_attr *attr)
 {
 	return do_connect(qp, remote, attr, 0, "dvx_qp_connect");
 }
 
-int dvx_qp_connect_loopback(struct dvx_qp *qp, const struct dvx_qp_connect_attr *attr)
+int dvx_qp_connect(struct dvx_qp *qp, const struct dvx_qp_conn *remote,
+		   const struct dvx_qp_connect_attr *attr)
+{
+	struct dvx_nic *n = qp ? qp->nic : NULL;
+	int err = qp_connect_do(qp, remote, attr);
+
+	if (!err && n)
+		dvx_core_ok(n);
+	return err;
+}
+
+static int qp_connect_loopback_do(struct dvx_qp *qp, const struct dvx_qp_connect_attr *attr)
 {
 	struct dvx_qp_conn self;
 
@@ -592,7 +623,17 @@ int dvx_qp_connect_loopback(struct dvx_qp *qp, const struct dvx_qp_connect_attr 
 	return do_connect(qp, &self, attr, 1, "dvx_qp_connect_loopback");
 }
 
-int dvx_qp_connect_pair(struct dvx_qp *a, struct dvx_qp *b,
+int dvx_qp_connect_loopback(struct dvx_qp *qp, const struct dvx_qp_connect_attr *attr)
+{
+	struct dvx_nic *n = qp ? qp->nic : NULL;
+	int err = qp_connect_loopback_do(qp, attr);
+
+	if (!err && n)
+		dvx_core_ok(n);
+	return err;
+}
+
+static int qp_connect_pair_do(struct dvx_qp *a, struct dvx_qp *b,
 			const struct dvx_qp_connect_attr *attr)
 {
 	struct dvx_qp_conn ca, cb;
@@ -618,7 +659,18 @@ int dvx_qp_connect_pair(struct dvx_qp *a, struct dvx_qp *b,
 	return err;
 }
 
-int dvx_qp_to_err(struct dvx_qp *qp)
+int dvx_qp_connect_pair(struct dvx_qp *a, struct dvx_qp *b,
+			const struct dvx_qp_connect_attr *attr)
+{
+	struct dvx_nic *n = a ? a->nic : NULL;
+	int err = qp_connect_pair_do(a, b, attr);
+
+	if (!err && n)
+		dvx_core_ok(n);
+	return err;
+}
+
+static int qp_to_err_do(struct dvx_qp *qp)
 {
 	uint8_t in[DVX_MLX5_QP_2ERR_IN_BYTES];
 	int err;
@@ -629,6 +681,16 @@ int dvx_qp_to_err(struct dvx_qp *qp)
 	if (err)
 		return err;
 	return modify(qp, in, sizeof(in), DVX_MLX5_QP_STATE_ERR);
+}
+
+int dvx_qp_to_err(struct dvx_qp *qp)
+{
+	struct dvx_nic *n = qp ? qp->nic : NULL;
+	int err = qp_to_err_do(qp);
+
+	if (!err && n)
+		dvx_core_ok(n);
+	return err;
 }
 
 /* skip the CQEs a reset QP left in a CQ it alone uses (see dvx_qp_recover()) */
@@ -652,7 +714,7 @@ static int cq_resync(struct dvx_cq *cq)
 	return 0;
 }
 
-int dvx_qp_recover(struct dvx_qp *qp)
+static int qp_recover_do(struct dvx_qp *qp)
 {
 	static const char op[] = "dvx_qp_recover";
 	int err;
@@ -688,7 +750,17 @@ int dvx_qp_recover(struct dvx_qp *qp)
 	return 0;
 }
 
-int dvx_qp_query(struct dvx_qp *qp, struct dvx_mlx5_qp_query *q, uint32_t *state)
+int dvx_qp_recover(struct dvx_qp *qp)
+{
+	struct dvx_nic *n = qp ? qp->nic : NULL;
+	int err = qp_recover_do(qp);
+
+	if (!err && n)
+		dvx_core_ok(n);
+	return err;
+}
+
+static int qp_query_do(struct dvx_qp *qp, struct dvx_mlx5_qp_query *q, uint32_t *state)
 {
 	uint8_t in[DVX_MLX5_QUERY_QP_IN_BYTES], out[DVX_MLX5_QUERY_QP_OUT_BYTES];
 	struct dvx_mlx5_qp_query r;
@@ -711,4 +783,14 @@ int dvx_qp_query(struct dvx_qp *qp, struct dvx_mlx5_qp_query *q, uint32_t *state
 	if (state)
 		*state = r.state;
 	return 0;
+}
+
+int dvx_qp_query(struct dvx_qp *qp, struct dvx_mlx5_qp_query *q, uint32_t *state)
+{
+	struct dvx_nic *n = qp ? qp->nic : NULL;
+	int err = qp_query_do(qp, q, state);
+
+	if (!err && n)
+		dvx_core_ok(n);
+	return err;
 }

@@ -30,7 +30,7 @@ static uint64_t ring_align_of(uint64_t bitmap)
 	return top;
 }
 
-int dvx_umem_reg(struct dvx_nic *nic, const struct dvx_umem_attr *attr, struct dvx_umem *umem)
+static int umem_reg_do(struct dvx_nic *nic, const struct dvx_umem_attr *attr, struct dvx_umem *umem)
 {
 	struct dvx_hal_umem_req req;
 	struct dvx_umem u;
@@ -97,7 +97,17 @@ int dvx_umem_reg(struct dvx_nic *nic, const struct dvx_umem_attr *attr, struct d
 	return 0;
 }
 
-int dvx_umem_dereg(struct dvx_umem *umem)
+int dvx_umem_reg(struct dvx_nic *nic, const struct dvx_umem_attr *attr, struct dvx_umem *umem)
+{
+	struct dvx_nic *n = nic;
+	int err = umem_reg_do(nic, attr, umem);
+
+	if (!err && n)
+		dvx_core_ok(n);
+	return err;
+}
+
+static int umem_dereg_do(struct dvx_umem *umem)
 {
 	struct dvx_nic *nic;
 	int err;
@@ -116,6 +126,16 @@ int dvx_umem_dereg(struct dvx_umem *umem)
 	umem->exts = NULL;
 	nic->nobjs--;
 	return 0;
+}
+
+int dvx_umem_dereg(struct dvx_umem *umem)
+{
+	struct dvx_nic *n = umem ? umem->nic : NULL;
+	int err = umem_dereg_do(umem);
+
+	if (!err && n)
+		dvx_core_ok(n);
+	return err;
 }
 
 static int ranges_meet(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)

@@ -839,6 +839,16 @@ static void test_faults(void **state)
 	}
 }
 
+/* the NIC's diagnostic right after the failed action (later successful calls clear it) */
+static struct dvx_diag fail_diag;
+
+static void keep_diag(void *ctx, int err)
+{
+	(void)ctx;
+	(void)err;
+	fail_diag = nic.hal.diag;
+}
+
 static void test_devx_faults(void **state)
 {
 	static const struct {
@@ -862,7 +872,7 @@ static void test_devx_faults(void **state)
 	(void)state;
 	for (i = 0; i < DVX_ARRAY_SIZE(cases); i++) {
 		struct sw s = { 1, cases[i].what };
-		struct fx_sweep fs = { sw_setup, sw_action, sw_undo, sw_teardown, NULL, &s };
+		struct fx_sweep fs = { sw_setup, sw_action, sw_undo, sw_teardown, keep_diag, &s };
 		char want[64];
 		int err;
 
@@ -870,10 +880,12 @@ static void test_devx_faults(void **state)
 		 * to get back goes through (another opcode) */
 		err = fx_sweep_devx(&fs, cases[i].opcode);
 		assert_int_equal(err, -EINVAL);
-		assert_string_equal(nic.hal.diag.op, cases[i].name);
+		assert_string_equal(fail_diag.op, cases[i].name);
 		snprintf(want, sizeof(want), "%s: BAD_PARAM syndrome 0x00c0ffee", cases[i].name);
-		if (!strstr(nic.hal.diag.msg, want))
-			fail_msg("case %u: diag \"%s\" lacks \"%s\"", i, nic.hal.diag.msg, want);
+		if (!strstr(fail_diag.msg, want))
+			fail_msg("case %u: diag \"%s\" lacks \"%s\"", i, fail_diag.msg, want);
+		/* the teardown's successful calls cleared it */
+		assert_int_equal(nic.hal.diag.err, 0);
 		assert_non_null(strstr(fx_log_last, cases[i].name));
 	}
 }
@@ -941,9 +953,12 @@ static void test_ring_overlap(void **state)
 	assert_int_equal(c3.live, 0);
 	assert_int_equal(q3.live, 0);
 	assert_memory_equal(cq.ring, ring_before, sizeof(ring_before));
-	/* right beside them: fine */
+	/* right beside them: fine; the success clears the NIC's last diagnostic */
+	assert_int_equal(nic.hal.diag.err, -EBUSY);
 	fx_cq_attr(&ca, &um, 0x20000, DBR_OFF + 64, 64);
 	assert_int_equal(dvx_cq_create(&nic, &ca, &c3), 0);
+	assert_int_equal(nic.hal.diag.err, 0);
+	assert_string_equal(nic.hal.diag.msg, "");
 	/* a destroyed object's range is free again */
 	assert_int_equal(dvx_qp_destroy(&qp2), 0);
 	assert_int_equal(dvx_cq_destroy(&cq2), 0);
