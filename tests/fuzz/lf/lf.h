@@ -37,6 +37,16 @@ static inline void lf_fail(const char *file, int line, const char *what)
 			lf_fail(__FILE__, __LINE__, #cond);     \
 	} while (0)
 
+/* DVX_FUZZ_VERBOSE=1: harnesses say what they do with an input (to read a reproducer) */
+static inline int lf_verbose(void)
+{
+	static int v = -1;
+
+	if (v < 0)
+		v = getenv("DVX_FUZZ_VERBOSE") != NULL;
+	return v;
+}
+
 /* ---- reading the input: past its end every read gives zeros ---- */
 
 struct lf_in {
