@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * The sockets adapter's fault sweep (core/bootstrap/sock_*.c through the hal's socket
- * entries): in a 2-rank and a 3-rank group, over UNIX and over TCP on 127.0.0.1, the
- * n-th hal call of one rank (rank 0, then rank 1) fails with -EIO, for every n from 1
- * until n passes the calls that rank makes in a clean run of dvx_bootstrap_sock_init(),
- * a first allgather, a barrier and dvx_bootstrap_fini(). Every case checks:
+ * entries): in a 2-rank and a 3-rank group, over UNIX and over TCP on 127.0.0.1, in the
+ * open mode and (3 ranks over UNIX, 2 over TCP) with a secret, so that the handshake's
+ * random nonces and proofs are swept too, the n-th hal call of one rank (rank 0, then
+ * rank 1) fails with -EIO, for every n from 1 until n passes the calls that rank makes
+ * in a clean run of dvx_bootstrap_sock_init(), a first allgather, a barrier and
+ * dvx_bootstrap_fini(). Every case checks:
  *
  *  - the failing rank's call in which the failure struck (init, allgather or barrier)
  *    returns a negative errno, never 0; a failure in fini is swallowed, and a failure
@@ -77,6 +79,7 @@ struct group {
 	uint16_t fail_op;		/* its first call of this op (with fail_n 0) */
 	uint8_t fail_op_done;
 	uint8_t late_root;		/* rank 0 starts late: the others retry their connect */
+	const char *secret;		/* the job's secret (attr), NULL: the open mode */
 	uint64_t timeout_ns;
 	char addr[128];
 	char base[96];			/* UNIX: rank 0's path */
@@ -118,6 +121,7 @@ static void *rank_main(void *p)
 	struct dvx_bootstrap_sock_attr attr = {
 		.addr = g->addr, .rank = r, .nranks = g->nranks, .max_unexpected = NSLOTS,
 		.slot_bytes = SLOT_BYTES, .timeout_ns = g->timeout_ns,
+		.secret = g->secret, .secret_len = g->secret ? strlen(g->secret) : 0,
 	};
 	size_t sz = dvx_bootstrap_sock_mem_size(g->nranks, NSLOTS, SLOT_BYTES);
 	struct rank_res *res = &g->res[r];
@@ -196,6 +200,9 @@ static int reserve_port(int *fd)
 	return ntohs(a.sin_port);
 }
 
+/* the secret of the configuration under way (NULL: the open mode) */
+static const char *sweep_secret;
+
 static void group_prepare(struct group *g, int nranks, int kind, int fail_rank, uint32_t n,
 			  uint16_t op, uint64_t timeout_ns)
 {
@@ -203,6 +210,7 @@ static void group_prepare(struct group *g, int nranks, int kind, int fail_rank, 
 	int i, port;
 
 	g->nranks = nranks;
+	g->secret = sweep_secret;
 	g->kind = kind;
 	g->fail_rank = fail_rank;
 	g->fail_n = n;
@@ -502,7 +510,7 @@ static const uint16_t sock_ops[] = {
 	DVX_MOCK_OP_SOCK_LISTEN, DVX_MOCK_OP_SOCK_CONNECT, DVX_MOCK_OP_SOCK_ERROR,
 	DVX_MOCK_OP_SOCK_ACCEPT, DVX_MOCK_OP_SOCK_NAME, DVX_MOCK_OP_SOCK_SEND,
 	DVX_MOCK_OP_SOCK_RECV, DVX_MOCK_OP_SOCK_POLL, DVX_MOCK_OP_SOCK_CLOSE,
-	DVX_MOCK_OP_SOCK_UNLINK, DVX_MOCK_OP_SLEEP,
+	DVX_MOCK_OP_SOCK_UNLINK, DVX_MOCK_OP_SLEEP, DVX_MOCK_OP_RANDOM_BYTES,
 };
 
 /*
@@ -542,10 +550,11 @@ static void run_config(int nranks, int kind)
 				cs[count++] = (struct fcase){ .fr = fr, .op = sock_ops[i] };
 		kinds = count;
 		struck += run_cases(nranks, kind, cs, count, ops);
-		print_message("%d ranks over %s, rank %d: calls 1..%u failed in turn (clean runs "
-			      "make %u and %u), then the first call of each of %u kinds; %u "
-			      "struck\n", nranks, kind == UNIX_ADDR ? "unix" : "tcp", fr, upto,
-			      a->seq_end, b->seq_end, kinds, struck);
+		print_message("%d ranks over %s%s, rank %d: calls 1..%u failed in turn (clean "
+			      "runs make %u and %u), then the first call of each of %u kinds; %u "
+			      "struck\n", nranks, kind == UNIX_ADDR ? "unix" : "tcp",
+			      sweep_secret ? " with a secret" : "", fr, upto, a->seq_end,
+			      b->seq_end, kinds, struck);
 	}
 	list[0] = 0;
 	for (op = 0; op < DVX_MOCK_OP_COUNT && l < sizeof(list) - 32; op++)
@@ -589,6 +598,23 @@ static void test_three_tcp(void **state)
 	run_config(3, TCP_ADDR);
 }
 
+/* With a secret: every rank draws nonces (random_bytes) and proves itself both ways. */
+static void test_three_unix_secret(void **state)
+{
+	(void)state;
+	sweep_secret = "the sweep's secret";
+	run_config(3, UNIX_ADDR);
+	sweep_secret = NULL;
+}
+
+static void test_two_tcp_secret(void **state)
+{
+	(void)state;
+	sweep_secret = "the sweep's secret";
+	run_config(2, TCP_ADDR);
+	sweep_secret = NULL;
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -609,6 +635,8 @@ int main(void)
 		cmocka_unit_test(test_three_unix),
 		cmocka_unit_test(test_two_tcp),
 		cmocka_unit_test(test_three_tcp),
+		cmocka_unit_test(test_three_unix_secret),
+		cmocka_unit_test(test_two_tcp_secret),
 	};
 
 	return cmocka_run_group_tests_name("bootstrap-sock-fault", tests, setup, teardown);

@@ -472,7 +472,8 @@ struct dvx_bootstrap_sock_stats {
  *		DVX_BOOTSTRAP_SOCK_MAX_MSG_LIMIT. A peer whose frame announces more is
  *		failed (-EPROTO) without a byte of it being read
  * @stats:	optional caller storage that dvx_bootstrap_sock_init() fills before it
- *		returns, on success and on failure: what the set-up let in and refused
+ *		returns from a set-up, whether it succeeded or failed (not when it refuses
+ *		its arguments): what the set-up let in and refused
  */
 struct dvx_bootstrap_sock_attr {
 	const char *addr;
