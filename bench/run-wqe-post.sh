@@ -80,19 +80,21 @@ awk -v n="$cg_wqes" '
 	/^#/ || $1 == "workload" { next }
 	{
 		w = $1; b = $2
-		di = ir[w " dvx " b]; bi = ir[w " dvxb " b]; ri = ir[w " ref " b]
+		di = ir[w " dvx " b]; bi = ir[w " dvxb " b]; ri = ir[w " ref " b]; qi = ir[w " qp " b]
 		if (!header++)
-			printf "%-8s %5s  %8s %8s %8s  %8s %8s %8s  %7s %7s\n", "workload", "batch",
-			       "dvx ns", "dvxb ns", "ref ns", "dvx ins", "dvxb ins", "ref ins",
-			       "dvx/ref", "dvxb/ref"
-		if (di == "" || bi == "" || ri == "") {
-			printf "%-8s %5s  %8.2f %8.2f %8.2f  %8s %8s %8s  %7s %7s\n", w, b, $3, $4, $5,
-			       "n/a", "n/a", "n/a", "n/a", "n/a"
+			printf "%-8s %5s  %7s %7s %7s %7s  %8s %8s %8s %8s  %7s %7s %7s\n", "workload",
+			       "batch", "dvx ns", "dvxb ns", "ref ns", "qp ns", "dvx ins", "dvxb ins",
+			       "ref ins", "qp ins", "dvx/ref", "dvxb/ref", "qp/dvx"
+		if (di == "" || bi == "" || ri == "" || qi == "") {
+			printf "%-8s %5s  %7.2f %7.2f %7.2f %7.2f  %8s %8s %8s %8s  %7s %7s %7s\n", w, b,
+			       $3, $4, $5, $6, "n/a", "n/a", "n/a", "n/a", "n/a", "n/a", "n/a"
 			next
 		}
-		printf "%-8s %5s  %8.2f %8.2f %8.2f  %8.2f %8.2f %8.2f  %7.3f %7.3f\n", w, b, $3, $4,
-		       $5, di / n, bi / n, ri / n, di / ri, bi / ri
+		printf "%-8s %5s  %7.2f %7.2f %7.2f %7.2f  %8.2f %8.2f %8.2f %8.2f  %7.3f %7.3f %7.3f\n",
+		       w, b, $3, $4, $5, $6, di / n, bi / n, ri / n, qi / n, di / ri, bi / ri, qi / di
 	}' "$tmp/instr.txt" "$tmp/time.txt"
 echo
 echo "ns and ins are per WQE. dvx reserves per WQE, dvxb per batch, ref checks room per WQE"
-echo "(rdma-core's idiom). dvx/ref, dvxb/ref: instruction ratios (<= 1: dvx needs no more)."
+echo "(rdma-core's idiom), qp posts through dvx/nic/post.h on a dvx_qp with a wr_id per WQE."
+echo "dvx/ref, dvxb/ref: instruction ratios (<= 1: dvx needs no more); qp/dvx: the helpers"
+echo "against the raw calls they are built on."

@@ -38,6 +38,7 @@
  */
 #include <dvx/mlx5/sq.h>
 #include <dvx/mlx5/wqe.h>
+#include <dvx/nic/post.h>
 
 #include <infiniband/mlx5dv.h>
 
@@ -234,6 +235,32 @@ static WP_NOINLINE int wp_write_dvxb(struct wp_dsq *q, const struct wp_arg *args
 	return 0;
 }
 
+/*
+ * The user's data path (dvx/nic/post.h) on a dvx_qp: dvx_qp_post_write() per WQE with a
+ * wr_id kept per slot, DVX_POST_MORE, one dvx_qp_ring() per batch; the completion
+ * accounted as the other sides do (dvx_cq_poll() would call dvx_mlx5_sq_completed()
+ * for the CQE). Same bytes.
+ */
+static WP_NOINLINE int wp_write_qp(struct dvx_qp *qp, const struct wp_arg *args,
+				   uint32_t nwqe, uint32_t batch)
+{
+	uint32_t done, i;
+
+	for (done = 0; done < nwqe; done += batch) {
+		for (i = 0; i < batch; i++) {
+			const struct wp_arg *a = &args[(done + i) & (WP_NARGS - 1)];
+
+			if (dvx_qp_post_write(qp, done + i, a->laddr, WP_LKEY, a->len, a->raddr,
+					      WP_RKEY, DVX_POST_SIGNALED | DVX_POST_MORE))
+				return -1;
+		}
+		dvx_qp_ring(qp);
+		if (dvx_mlx5_sq_completed(&qp->sq, &qp->sqc, (uint16_t)(qp->sqc.resv - 1)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static WP_NOINLINE int wp_write_ref(struct ref_sq *sq, const struct wp_arg *args,
 				    uint32_t nwqe, uint32_t batch)
 {
@@ -326,6 +353,27 @@ static WP_NOINLINE int wp_fa_dvxb(struct wp_dsq *q, const struct wp_arg *args,
 	return 0;
 }
 
+/* ATOMIC_FA through dvx_qp_post_fetch_add() (see wp_write_qp). */
+static WP_NOINLINE int wp_fa_qp(struct dvx_qp *qp, const struct wp_arg *args, uint32_t nwqe,
+				uint32_t batch)
+{
+	uint32_t done, i;
+
+	for (done = 0; done < nwqe; done += batch) {
+		for (i = 0; i < batch; i++) {
+			const struct wp_arg *a = &args[(done + i) & (WP_NARGS - 1)];
+
+			if (dvx_qp_post_fetch_add(qp, done + i, a->raddr, WP_RKEY, a->add, a->laddr,
+						  WP_LKEY, DVX_POST_SIGNALED | DVX_POST_MORE))
+				return -1;
+		}
+		dvx_qp_ring(qp);
+		if (dvx_mlx5_sq_completed(&qp->sq, &qp->sqc, (uint16_t)(qp->sqc.resv - 1)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static WP_NOINLINE int wp_fa_ref(struct ref_sq *sq, const struct wp_arg *args, uint32_t nwqe,
 				 uint32_t batch)
 {
@@ -371,7 +419,7 @@ static WP_NOINLINE int wp_fa_ref(struct ref_sq *sq, const struct wp_arg *args, u
 /* ------------------------------------------------------------------------------
  * Harness
  */
-enum { WP_DVX, WP_DVXB, WP_REF, WP_NSIDES };
+enum { WP_DVX, WP_DVXB, WP_REF, WP_QP, WP_NSIDES };
 
 struct wp_workload {
 	const char *name;
@@ -380,14 +428,15 @@ struct wp_workload {
 	int (*dvxb)(struct wp_dsq *q, const struct wp_arg *args, uint32_t nwqe,
 		    uint32_t batch);
 	int (*ref)(struct ref_sq *sq, const struct wp_arg *args, uint32_t nwqe, uint32_t batch);
+	int (*qp)(struct dvx_qp *qp, const struct wp_arg *args, uint32_t nwqe, uint32_t batch);
 };
 
 static const struct wp_workload wp_workloads[] = {
-	{ "write", wp_write_dvx, wp_write_dvxb, wp_write_ref },
-	{ "fa", wp_fa_dvx, wp_fa_dvxb, wp_fa_ref },
+	{ "write", wp_write_dvx, wp_write_dvxb, wp_write_ref, wp_write_qp },
+	{ "fa", wp_fa_dvx, wp_fa_dvxb, wp_fa_ref, wp_fa_qp },
 };
 
-static const char *const wp_side_name[WP_NSIDES] = { "dvx", "dvxb", "ref" };
+static const char *const wp_side_name[WP_NSIDES] = { "dvx", "dvxb", "ref", "qp" };
 
 struct wp_env {
 	uint8_t *ring;
@@ -396,6 +445,9 @@ struct wp_env {
 	__be32 ref_dbrec[2] DVX_ALIGNED(8);
 	struct wp_dsq dsq;
 	struct ref_sq rsq;
+	struct dvx_qp qp;			/* the post.h side: its own counters, same ring */
+	dvx_be32 qp_dbrec[2] DVX_ALIGNED(8);
+	uint64_t wr_ids[WP_NWQEBB];
 	struct wp_arg args[WP_NARGS];
 };
 
@@ -404,6 +456,7 @@ static void wp_reset(struct wp_env *e)
 	/* both sides start at index 0 on a zeroed ring */
 	memset(e->ring, 0, WP_NWQEBB * MLX5_SEND_WQE_BB);
 	dvx_mlx5_sq_ctrs_set(&e->dsq.c, 0);
+	dvx_mlx5_sq_ctrs_set(&e->qp.sqc, 0);
 	e->rsq.pi = 0;
 	e->rsq.ci = 0;
 	e->rsq.bf_offset = 0;
@@ -416,6 +469,8 @@ static int wp_run(struct wp_env *e, const struct wp_workload *w, int side, uint3
 		return w->dvx(&e->dsq, e->args, nwqe, batch);
 	if (side == WP_DVXB)
 		return w->dvxb(&e->dsq, e->args, nwqe, batch);
+	if (side == WP_QP)
+		return w->qp(&e->qp, e->args, nwqe, batch);
 	return w->ref(&e->rsq, e->args, nwqe, batch);
 }
 
@@ -434,6 +489,11 @@ static int wp_setup(struct wp_env *e)
 			       WP_BF_HALF, 0);
 	if (err)
 		return err;
+	err = dvx_mlx5_sq_init(&e->qp.sq, &e->qp.sqc, e->ring, WP_NWQEBB, WP_QPN, 0, e->qp_dbrec,
+			       e->uar, WP_BF_HALF, 0);
+	if (err)
+		return err;
+	e->qp.sq_wr_ids = e->wr_ids;
 	e->rsq.buf = e->ring;
 	e->rsq.nwqebb = WP_NWQEBB;
 	e->rsq.qpn = WP_QPN;
@@ -487,6 +547,17 @@ static int wp_check(struct wp_env *e)
 				bad = 1;
 			}
 			wp_reset(e);
+			if (wp_run(e, &wp_workloads[w], WP_QP, n, batch))
+				bad = 1;
+			if (memcmp(snap, e->ring, bytes) || dsq.resv != e->qp.sqc.resv ||
+			    dsq.ci != e->qp.sqc.ci ||
+			    e->qp_dbrec[DVX_MLX5_SND_DBR] != e->dvx_dbrec[DVX_MLX5_SND_DBR] ||
+			    e->wr_ids[(dsq.resv - 1) & (WP_NWQEBB - 1)] != n - 1) {
+				fprintf(stderr, "wqe-post: %s batch %u: the dvx_qp post helpers and "
+					"the raw calls differ\n", wp_workloads[w].name, batch);
+				bad = 1;
+			}
+			wp_reset(e);
 			if (wp_run(e, &wp_workloads[w], WP_REF, n, batch))
 				bad = 1;
 			if (memcmp(snap, e->ring, bytes) ||
@@ -533,7 +604,8 @@ static int wp_time(struct wp_env *e, uint32_t nwqe, unsigned int runs)
 	       "# register is a host buffer (plain memory): the record store, sfences and\n"
 	       "# 8-byte doorbell store execute, but not as MMIO.\n",
 	       runs, nwqe, WP_NWQEBB);
-	printf("%-8s %6s %10s %10s %10s\n", "workload", "batch", "dvx_ns", "dvxb_ns", "ref_ns");
+	printf("%-8s %6s %10s %10s %10s %10s\n", "workload", "batch", "dvx_ns", "dvxb_ns",
+	       "ref_ns", "qp_ns");
 	for (w = 0; w < DVX_ARRAY_SIZE(wp_workloads); w++) {
 		for (b = 0; b < DVX_ARRAY_SIZE(wp_batches); b++) {
 			uint32_t batch = wp_batches[b];
@@ -556,8 +628,9 @@ static int wp_time(struct wp_env *e, uint32_t nwqe, unsigned int runs)
 			}
 			for (s = 0; s < WP_NSIDES; s++)
 				qsort(t[s], runs, sizeof(double), wp_cmp_double);
-			printf("%-8s %6u %10.2f %10.2f %10.2f\n", wp_workloads[w].name, batch,
-			       t[WP_DVX][runs / 2], t[WP_DVXB][runs / 2], t[WP_REF][runs / 2]);
+			printf("%-8s %6u %10.2f %10.2f %10.2f %10.2f\n", wp_workloads[w].name, batch,
+			       t[WP_DVX][runs / 2], t[WP_DVXB][runs / 2], t[WP_REF][runs / 2],
+			       t[WP_QP][runs / 2]);
 		}
 	}
 	return 0;

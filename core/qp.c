@@ -269,7 +269,16 @@ static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_attr *attr, str
 	q.wq_umem->users++;
 	q.dbr_umem->users++;
 	nic->nobjs++;
+	q.sq_wr_ids = attr->sq_wr_ids;
+	q.rq_wr_ids = attr->rq_wr_ids;
 	*qp = q;
+	/* on its CQs' lists, where dvx_cq_poll() finds it by QPN */
+	qp->cq_next[0] = qp->send_cq->qps;
+	qp->send_cq->qps = qp;
+	if (qp->recv_cq && qp->recv_cq != qp->send_cq) {
+		qp->cq_next[1] = qp->recv_cq->qps;
+		qp->recv_cq->qps = qp;
+	}
 	dvx_core_umem_link(qp->wq_umem, &qp->wq_ext, qp->wq_offset, qp->rq_bytes + qp->sq_bytes);
 	dvx_core_umem_link(qp->dbr_umem, &qp->dbr_ext, qp->dbr_offset, DVX_DBR_BYTES);
 	return 0;
@@ -285,6 +294,19 @@ int dvx_qp_create(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dv
 	return err;
 }
 
+/* take @qp off @cq's list (by address; by QPN for a caller that moved the struct) */
+static void cq_unlink(struct dvx_cq *cq, struct dvx_qp *qp)
+{
+	struct dvx_qp **pp;
+	uint32_t qpn = qp->qpn;
+
+	for (pp = &cq->qps; *pp; pp = &(*pp)->cq_next[(*pp)->send_cq == cq ? 0 : 1])
+		if (*pp == qp || (*pp)->qpn == qpn)
+			break;
+	if (*pp)
+		*pp = (*pp)->cq_next[(*pp)->send_cq == cq ? 0 : 1];
+}
+
 static int qp_destroy_do(struct dvx_qp *qp)
 {
 	struct dvx_nic *nic;
@@ -297,6 +319,9 @@ static int qp_destroy_do(struct dvx_qp *qp)
 	if (err)
 		return dvx_core_hal_failed(nic, err, DVX_MLX5_CMD_DESTROY_QP, "obj_destroy");
 	qp->live = 0;
+	cq_unlink(qp->send_cq, qp);
+	if (qp->recv_cq && qp->recv_cq != qp->send_cq)
+		cq_unlink(qp->recv_cq, qp);
 	dvx_core_umem_unlink(qp->wq_umem, &qp->wq_ext);
 	dvx_core_umem_unlink(qp->dbr_umem, &qp->dbr_ext);
 	qp->send_cq->users--;

@@ -20,6 +20,7 @@
 #include <dvx/nic/mr.h>
 #include <dvx/nic/nic.h>
 #include <dvx/nic/qp.h>
+#include <dvx/nic/post.h>
 #include <dvx/nic/umem.h>
 #include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/rq.h>
@@ -243,6 +244,9 @@ struct qpo {
 	struct dvx_uar *uar;
 };
 
+/* wr_id arrays (dvx/nic/post.h) the next mk_qp() passes, then forgets */
+static uint64_t *next_sq_ids, *next_rq_ids;
+
 static struct dvx_qp *mk_qp(struct rk *r, struct dvx_cq *cq, const struct qpo *o)
 {
 	struct dvx_qp_attr a;
@@ -260,6 +264,9 @@ static struct dvx_qp *mk_qp(struct rk *r, struct dvx_cq *cq, const struct qpo *o
 	a.uar = o ? o->uar : NULL;
 	a.user_index = 0x100 + r->nqp;
 	a.flags = o ? o->flags : 0;
+	a.sq_wr_ids = next_sq_ids;
+	a.rq_wr_ids = next_rq_ids;
+	next_sq_ids = next_rq_ids = NULL;
 	assert_int_equal(dvx_qp_mem_req(&a, &wq, &dbr), 0);
 	a.wq_umem = &r->umem;
 	a.wq_offset = take(r, wq.bytes, wq.align);
@@ -577,6 +584,149 @@ static void test_opcodes(void **state)
 }
 
 /* CS, FA, masked CS/FA of 4 and 8 bytes (8-byte masked CS: 2 WQEBBs) */
+/* ---- dvx/nic/post.h: posts with wr_ids, dvx_cq_poll() ---- */
+
+/* step the model until @cq yields a completion (1) or an error (< 0) */
+static int poll_wc(struct dvx_cq *cq, struct dvx_wc *wc)
+{
+	int k, rc = 0;
+
+	for (k = 0; k < SPINS && !rc; k++) {
+		rc = dvx_cq_poll(cq, wc);
+		if (!rc)
+			step();
+	}
+	return rc;
+}
+
+static void expect_wc(struct dvx_cq *cq, int rc, uint64_t wr_id, uint32_t opcode,
+		      struct dvx_qp *qp)
+{
+	struct dvx_wc wc;
+
+	memset(&wc, 0xa5, sizeof(wc));
+	assert_int_equal(poll_wc(cq, &wc), rc);
+	assert_int_equal(wc.wr_id, wr_id);
+	assert_int_equal(wc.opcode, opcode);
+	assert_int_equal(wc.status, rc > 0 ? 0 : rc);
+	assert_ptr_equal(wc.qp, qp);
+	assert_int_equal(wc.qpn, qp->qpn);
+}
+
+static void test_post_helpers(void **state)
+{
+	static uint64_t a_sq[64], b_sq[64], a_rq[8], b_rq[8];
+	struct rk *r0 = &W.r[0], *r1 = &W.r[1];
+	struct qpo o = { 0, 64, 8, 1, 0, NULL };
+	struct dvx_qp_connect_attr ca;
+	struct dvx_cq *ca_cq, *cb_cq;
+	struct dvx_qp *a, *b;
+	struct dvx_wc wc;
+	uint8_t msg[40];
+	uint32_t i;
+
+	(void)state;
+	ca_cq = mk_cq(r0, 64);
+	cb_cq = mk_cq(r1, 64);
+	next_sq_ids = a_sq;
+	next_rq_ids = a_rq;
+	a = mk_qp(r0, ca_cq, &o);
+	next_sq_ids = b_sq;
+	next_rq_ids = b_rq;
+	b = mk_qp(r1, cb_cq, &o);
+	dvx_qp_connect_attr_init(&ca);
+	ca.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
+	assert_int_equal(dvx_qp_connect_pair(a, b, &ca), 0);
+	assert_ptr_equal(ca_cq->qps, a);
+	fill(r0->data, 4096, 3);
+	fill(r1->data + 0x2000, 64, 4);
+	wr64(r1->data + 0x3000, 40);
+
+	/* receives on B: one for the WRITE_IMM, one for the SEND (two posts, one ring) */
+	assert_int_equal(dvx_qp_post_recv(b, 100, 0, 0, 0, DVX_POST_MORE), 0);
+	assert_int_equal(dvx_qp_post_recv(b, 101, va(r1, 0x4000), r1->mr.lkey, 256, 0), 0);
+	/* every kind of post on A */
+	assert_int_equal(dvx_qp_post_write(a, 1, va(r0, 0), r0->mr.lkey, 4096, va(r1, 0x1000),
+					   r1->mr.rkey, DVX_POST_SIGNALED), 0);
+	assert_int_equal(dvx_qp_post_write_imm(a, 2, va(r0, 0), r0->mr.lkey, 16, va(r1, 0x1800),
+					       r1->mr.rkey, 0xabc, DVX_POST_SIGNALED), 0);
+	for (i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(0x30 + i);
+	assert_int_equal(dvx_qp_post_send(a, 3, (uint64_t)(uintptr_t)msg, 0, sizeof(msg),
+					  DVX_POST_SIGNALED | DVX_POST_INLINE), 0);
+	memset(msg, 0, sizeof(msg));	/* inline: the bytes were copied at the post */
+	assert_int_equal(dvx_qp_post_read(a, 4, va(r0, 0x2000), r0->mr.lkey, 64, va(r1, 0x2000),
+					  r1->mr.rkey, DVX_POST_SIGNALED), 0);
+	assert_int_equal(dvx_qp_post_fetch_add(a, 5, va(r1, 0x3000), r1->mr.rkey, 2,
+					       va(r0, 0x3000), r0->mr.lkey, DVX_POST_SIGNALED), 0);
+	assert_int_equal(dvx_qp_post_comp_swap(a, 6, va(r1, 0x3000), r1->mr.rkey, 42, 7,
+					       va(r0, 0x3008), r0->mr.lkey,
+					       DVX_POST_SIGNALED | DVX_POST_FENCE), 0);
+	/* a batch: two unsignaled and a signaled one, one doorbell */
+	assert_int_equal(dvx_qp_post_write(a, 7, va(r0, 0), r0->mr.lkey, 8, va(r1, 0x5000),
+					   r1->mr.rkey, DVX_POST_MORE), 0);
+	assert_int_equal(dvx_qp_post_write(a, 8, va(r0, 8), r0->mr.lkey, 8, va(r1, 0x5008),
+					   r1->mr.rkey, DVX_POST_MORE), 0);
+	assert_int_equal(dvx_qp_post_write(a, 9, va(r0, 16), r0->mr.lkey, 8, va(r1, 0x5010),
+					   r1->mr.rkey, DVX_POST_MORE | DVX_POST_SIGNALED), 0);
+	dvx_qp_ring(a);
+
+	expect_wc(ca_cq, 1, 1, DVX_WC_RDMA_WRITE, a);
+	expect_wc(ca_cq, 1, 2, DVX_WC_RDMA_WRITE, a);
+	expect_wc(ca_cq, 1, 3, DVX_WC_SEND, a);
+	expect_wc(ca_cq, 1, 4, DVX_WC_RDMA_READ, a);
+	expect_wc(ca_cq, 1, 5, DVX_WC_FETCH_ADD, a);
+	expect_wc(ca_cq, 1, 6, DVX_WC_COMP_SWAP, a);
+	expect_wc(ca_cq, 1, 9, DVX_WC_RDMA_WRITE, a);	/* 7 and 8 completed with it */
+	assert_int_equal(dvx_cq_poll(ca_cq, &wc), 0);
+	assert_int_equal(a->sqc.ci, a->sqc.resv);	/* every slot free again */
+	memset(&wc, 0, sizeof(wc));
+	assert_int_equal(poll_wc(cb_cq, &wc), 1);
+	assert_int_equal(wc.wr_id, 100);
+	assert_int_equal(wc.opcode, DVX_WC_RECV_RDMA_WITH_IMM);
+	assert_int_equal(wc.imm, 0xabc);
+	assert_int_equal(poll_wc(cb_cq, &wc), 1);
+	assert_int_equal(wc.wr_id, 101);
+	assert_int_equal(wc.opcode, DVX_WC_RECV);
+	assert_int_equal(wc.byte_len, 40);
+	assert_ptr_equal(wc.qp, b);
+	/* the bytes */
+	assert_memory_equal(r1->data + 0x1000, r0->data, 4096);
+	assert_memory_equal(r0->data + 0x2000, r1->data + 0x2000, 64);
+	for (i = 0; i < 40; i++)
+		assert_int_equal(r1->data[0x4000 + i], 0x30 + i);
+	assert_int_equal(rd64(r0->data + 0x3000), 40);	/* fetch-add's old value */
+	assert_int_equal(rd64(r0->data + 0x3008), 42);	/* compare-swap saw 40 + 2 */
+	assert_int_equal(rd64(r1->data + 0x3000), 7);
+	assert_memory_equal(r1->data + 0x5000, r0->data, 24);
+
+	/* a full ring is -ENOSPC until completions are polled */
+	for (i = 0; i < 64; i++)
+		assert_int_equal(dvx_qp_post_write(a, 200 + i, va(r0, 0), r0->mr.lkey, 8,
+						   va(r1, 0x6000), r1->mr.rkey,
+						   DVX_POST_MORE | (i == 63 ? DVX_POST_SIGNALED : 0)),
+				 0);
+	assert_int_equal(dvx_qp_post_write(a, 999, va(r0, 0), r0->mr.lkey, 8, va(r1, 0x6000),
+					   r1->mr.rkey, 0), -ENOSPC);
+	dvx_qp_ring(a);
+	expect_wc(ca_cq, 1, 263, DVX_WC_RDMA_WRITE, a);
+	/* refusals that post nothing */
+	assert_int_equal(dvx_qp_post_write(a, 0, (uint64_t)(uintptr_t)msg, 0, 65, va(r1, 0),
+					   r1->mr.rkey, DVX_POST_INLINE), -EMSGSIZE);
+	assert_int_equal(dvx_qp_post_read(a, 0, (uint64_t)(uintptr_t)msg, 0, 8, va(r1, 0),
+					  r1->mr.rkey, DVX_POST_INLINE), -EINVAL);
+	assert_int_equal(dvx_qp_post_write(a, 0, va(r0, 0), r0->mr.lkey, 1u << 31, va(r1, 0),
+					   r1->mr.rkey, 0), -EINVAL);
+	assert_int_equal(a->sqc.resv, a->sqc.ci);
+	/* an error completion carries its wr_id and errno; the next WQE is flushed */
+	assert_int_equal(dvx_qp_post_write(a, 50, va(r0, 0), r0->mr.lkey, 8, va(r1, 0),
+					   r1->mr.rkey ^ 0x5a00, DVX_POST_SIGNALED), 0);
+	expect_wc(ca_cq, -EPERM, 50, DVX_WC_RDMA_WRITE, a);
+	assert_int_equal(dvx_qp_post_write(a, 51, va(r0, 0), r0->mr.lkey, 8, va(r1, 0),
+					   r1->mr.rkey, DVX_POST_SIGNALED), 0);
+	expect_wc(ca_cq, -ECANCELED, 51, DVX_WC_RDMA_WRITE, a);
+}
+
 static void test_atomics(void **state)
 {
 	struct rk *r0 = &W.r[0], *r1 = &W.r[1];
@@ -1477,6 +1627,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_opcodes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_post_helpers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_atomics, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrap_unsignaled, setup, teardown),

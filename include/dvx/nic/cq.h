@@ -70,6 +70,7 @@ struct dvx_cq_attr {
  *		QP's WQE index 0 maps to: 0 after create, moved by dvx_qp_recover()
  * @live:	DVX_LIVE between create and destroy (a create into a live object is -EBUSY)
  * @ring_ext, @dbr_ext: the ring's and the record's ranges in their umems' lists
+ * @qps:	the live QPs bound to it (linked through their cq_next; dvx_cq_poll())
  */
 struct dvx_cq {
 	struct dvx_mlx5_cq mcq;
@@ -90,6 +91,7 @@ struct dvx_cq {
 	uint32_t live;
 	struct dvx_umem_ext ring_ext;
 	struct dvx_umem_ext dbr_ext;
+	struct dvx_qp *qps;
 };
 
 /**

@@ -58,6 +58,9 @@ enum {
  *		@wq_offset, the SQ right behind it
  * @dbr_umem:	umem holding the 8-byte doorbell record
  * @dbr_offset:	record offset (multiple of 8)
+ * @sq_wr_ids:	NULL, or @sq_depth entries of caller memory: the wr_id of each post of
+ *		dvx/nic/post.h, returned by dvx_cq_poll() (NULL: the WQE index is)
+ * @rq_wr_ids:	likewise @rq_depth entries for receives
  *
  * WQ bytes: DVX_QP_WQ_BYTES(sq_depth, rq_depth, DVX_RQ_STRIDE(rq_max_sge)). The record
  * is zeroed by dvx before CREATE_QP when the CPU can write it; otherwise the caller
@@ -79,6 +82,8 @@ struct dvx_qp_attr {
 	uint64_t wq_offset;
 	struct dvx_umem *dbr_umem;
 	uint64_t dbr_offset;
+	uint64_t *sq_wr_ids;
+	uint64_t *rq_wr_ids;
 };
 
 #define DVX_QP_CONN_VERSION 1u
@@ -188,6 +193,9 @@ enum dvx_qp_conn_kind {
  * @recoveries:	times dvx_qp_recover() brought it back
  * @live:	DVX_LIVE between create and destroy (a create into a live object is -EBUSY)
  * @wq_ext, @dbr_ext: the work queue's and the record's ranges in their umems' lists
+ * @sq_wr_ids, @rq_wr_ids: the caller's wr_id arrays (struct dvx_qp_attr), or NULL
+ * @cq_next:	the next QP on the send CQ's [0] and the receive CQ's [1] list (one
+ *		entry, [0], when both are the same CQ): dvx_cq_poll() finds a QP by QPN
  */
 struct dvx_qp {
 	struct dvx_mlx5_sq sq;
@@ -221,6 +229,9 @@ struct dvx_qp {
 	uint32_t live;
 	struct dvx_umem_ext wq_ext;
 	struct dvx_umem_ext dbr_ext;
+	uint64_t *sq_wr_ids;
+	uint64_t *rq_wr_ids;
+	struct dvx_qp *cq_next[2];
 };
 
 /**
