@@ -10,6 +10,8 @@
 #   make [all]                libdvx.a, tools, tests and benchmarks
 #   make check                build and run every test, print the runner's summary
 #   make sanitize             the suite under ASan+UBSan, the threaded tests under TSan
+#   make soak                 the long soak: SOAK_OPS (10^7) operations with random faults,
+#                             8 ranks, strict, overlapping faults (tests/soak, SOAK_SEED=)
 #   make fuzz                 coverage-guided libFuzzer harnesses (tests/fuzz/lf/, clang,
 #                             build folder $(O)-fuzz): replay tests/fuzz/regress, fuzz each
 #                             for FUZZ_SECONDS (60), print a table (scripts/fuzz.sh)
@@ -157,7 +159,7 @@ LIB := $(objtree)/libdvx.a
 # ---------------------------------------------------------------------------
 # Rules
 
-.PHONY: all lib tools tests bench check sanitize fuzz fuzz-ci fuzzers gpu-check check-install install uninstall clean distclean help \
+.PHONY: all lib tools tests bench check sanitize soak fuzz fuzz-ci fuzzers gpu-check check-install install uninstall clean distclean help \
 	defconfig savedefconfig FORCE
 
 all: lib tools tests bench
@@ -302,6 +304,14 @@ check: tests tools bench $(objtree)/tests/nvcc-headers-test
 # build folders $(O)-asan and $(O)-tsan
 sanitize:
 	$(Q)$(srctree)/scripts/sanitize.sh $(objtree)
+
+# the long soak (tests/soak): >= SOAK_OPS transport operations with random faults,
+# 8 ranks, up to 64 messages of <= 4 KiB per peer and round, strict and overlapping
+SOAK_OPS ?= 10000000
+SOAK_SEED ?= 0x50a4
+soak: $(objtree)/tests/soak-test
+	$(Q)DVX_SOAK_OPS=$(SOAK_OPS) DVX_SOAK_SEED=$(SOAK_SEED) DVX_SOAK_RANKS=8 DVX_SOAK_MSGS=64 \
+		DVX_SOAK_MAXLEN=4096 $(objtree)/tests/soak-test
 
 # coverage-guided fuzzing with libFuzzer (scripts/fuzz.sh; build folder $(O)-fuzz)
 FUZZ_SECONDS ?= 60
