@@ -22,6 +22,7 @@
 #   make check-install        install to a scratch prefix, build and run an example
 #                             against it (shared and fully static), move it, again
 #   make install              PREFIX=/usr/local DESTDIR= : headers, libdvx.a, dvx.pc,
+#                             libdvx-test.a, dvx-test.pc,
 #                             tools, docs, LICENSE
 #   make uninstall            remove what install installed
 #   make clean | distclean    remove the objects | the whole $(O)
@@ -155,6 +156,10 @@ include $(srctree)/bench/Kbuild
 bench-bins := $(addprefix $(objtree)/bench/,$(bench-y))
 
 LIB := $(objtree)/libdvx.a
+# libdvx-test.a: what users' own test suites link beside libdvx.a (testing/: the
+# ConnectX-7 mock model, fault sweeps; docs/testing.md)
+TESTLIB := $(objtree)/libdvx-test.a
+testlib-objs := $(addprefix $(objtree)/testing/,cx7.o sweep.o)
 
 # ---------------------------------------------------------------------------
 # Rules
@@ -164,7 +169,7 @@ LIB := $(objtree)/libdvx.a
 
 all: lib tools tests bench
 
-lib: $(LIB) $(objtree)/dvx.pc
+lib: $(LIB) $(objtree)/dvx.pc $(TESTLIB) $(objtree)/dvx-test.pc
 tools: $(tool-bins)
 tests: $(test-bins)
 bench: $(bench-bins)
@@ -190,7 +195,7 @@ $(objtree)/.alloc-check: $(filter $(objtree)/mlx5/% $(objtree)/core/%,$(all-lib-
 	$(Q)$(srctree)/scripts/check-alloc.sh $(filter %.o,$^)
 	$(Q)touch $@
 
-layer-srcs = $(shell find $(addprefix $(srctree)/,$(lib-dirs) include tools tests bench) \
+layer-srcs = $(shell find $(addprefix $(srctree)/,$(lib-dirs) include tools tests bench testing) \
 	-name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' 2>/dev/null)
 $(objtree)/.layer-check: $(srctree)/scripts/check-layers.sh $$(layer-srcs)
 	$(call quiet,CHECK,layering)
@@ -209,6 +214,13 @@ $(LIB): $(all-lib-objs) $(objtree)/.alloc-check $(objtree)/.layer-check $(objtre
 	$(call quiet,AR,$@)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $(all-lib-objs)
+	$(Q)$(srctree)/scripts/check-exports.sh $@
+
+$(TESTLIB): $(testlib-objs) $(objtree)/.layer-check $(objtree)/.kdoc-check \
+		$(srctree)/scripts/check-exports.sh
+	$(call quiet,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $(testlib-objs)
 	$(Q)$(srctree)/scripts/check-exports.sh $@
 
 # tools
@@ -296,6 +308,11 @@ $(objtree)/dvx.pc: $(srctree)/scripts/gen-pc.sh $(srctree)/include/dvx/version.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(srctree)/scripts/gen-pc.sh '$(strip $(PC_REQUIRES))' '-pthread -ldl' \
 		"$$(sed -n 's/^#define DVX_VERSION "\(.*\)"/\1/p' $(srctree)/include/dvx/version.h)" > $@
+$(objtree)/dvx-test.pc: $(srctree)/scripts/gen-pc.sh $(srctree)/include/dvx/version.h
+	$(call quiet,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(srctree)/scripts/gen-pc.sh --test \
+		"$$(sed -n 's/^#define DVX_VERSION "\(.*\)"/\1/p' $(srctree)/include/dvx/version.h)" > $@
 
 check: tests tools bench $(objtree)/tests/nvcc-headers-test
 	$(Q)$(srctree)/scripts/run-tests.sh $(objtree) $(tests-y) nvcc-headers-test
@@ -327,6 +344,8 @@ install: lib tools
 	$(Q)cd $(srctree)/include && find dvx \( -name '*.h' -o -name '*.cuh' \) -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/include/{} \;
 	$(Q)install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libdvx.a
 	$(Q)install -m 644 $(objtree)/dvx.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx.pc
+	$(Q)install -m 644 $(TESTLIB) $(DESTDIR)$(PREFIX)/lib/libdvx-test.a
+	$(Q)install -m 644 $(objtree)/dvx-test.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx-test.pc
 	$(Q)install -m 755 $(tool-bins) $(DESTDIR)$(PREFIX)/bin/
 	$(Q)install -d $(DESTDIR)$(PREFIX)/share/doc/dvx
 	$(Q)install -m 644 $(srctree)/LICENSE $(srctree)/README.md $(srctree)/docs/*.md \
@@ -338,6 +357,7 @@ check-install: lib tools
 
 uninstall:
 	$(Q)rm -rf $(DESTDIR)$(PREFIX)/include/dvx $(DESTDIR)$(PREFIX)/lib/libdvx.a \
+		$(DESTDIR)$(PREFIX)/lib/libdvx-test.a $(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx-test.pc \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx.pc $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(tools-y)) \
 		$(DESTDIR)$(PREFIX)/share/doc/dvx
 
@@ -351,6 +371,7 @@ savedefconfig:
 clean:
 	$(Q)rm -rf $(objtree)/hal $(objtree)/mlx5 $(objtree)/gpu $(objtree)/core \
 		$(objtree)/tools $(objtree)/tests $(objtree)/bench $(objtree)/fuzz $(LIB) $(objtree)/dvx.pc \
+		$(objtree)/testing $(TESTLIB) $(objtree)/dvx-test.pc \
 		$(objtree)/.alloc-check $(objtree)/.layer-check $(objtree)/.kdoc-check
 distclean:
 	$(Q)rm -rf $(objtree)

@@ -11,6 +11,25 @@
 # The prefix is found from where the .pc file lies (${pcfiledir}: the file is installed
 # as PREFIX/lib/pkgconfig/dvx.pc), so the installed tree is right for any PREFIX and
 # stays right when moved.
+#
+# gen-pc.sh --test VERSION - print dvx-test.pc: libdvx-test.a (the test helpers users
+# link into their own suites: the ConnectX-7 mock model, fault sweeps), on top of dvx.
+if [ "$1" = --test ]; then
+	cat <<PC
+prefix=\${pcfiledir}/../..
+exec_prefix=\${prefix}
+libdir=\${prefix}/lib
+includedir=\${prefix}/include
+
+Name: dvx-test
+Description: dvx's helpers for users' test suites: the ConnectX-7 mock model, fault sweeps
+Version: $2
+Requires: dvx
+Cflags: -I\${includedir}
+Libs: -L\${libdir} -ldvx-test
+PC
+	exit 0
+fi
 requires=$1 libs=$2 version=$3
 cat <<PC
 prefix=\${pcfiledir}/../..

@@ -407,6 +407,58 @@ void dvx_mock_clear_faults(struct dvx_mock *m)
 	memset(m->devx_fault, 0, sizeof(m->devx_fault));
 }
 
+int dvx_mock_capture(struct dvx_mock *m, uint16_t opcode, int op_mod, void *in, size_t in_cap,
+		     void *out, size_t out_cap)
+{
+	size_t i;
+
+	for (i = 0; i < DVX_MOCK_MAX_CAPTURES; i++) {
+		struct dvx_mock_capture *k = &m->capture[i];
+
+		if (k->active)
+			continue;
+		memset(k, 0, sizeof(*k));
+		k->active = 1;
+		k->opcode = opcode;
+		k->op_mod = op_mod;
+		k->in = in;
+		k->in_cap = in ? (uint32_t)in_cap : 0;
+		k->out = out;
+		k->out_cap = out ? (uint32_t)out_cap : 0;
+		return (int)i;
+	}
+	return -ENOSPC;
+}
+
+void dvx_mock_capture_clear(struct dvx_mock *m)
+{
+	memset(m->capture, 0, sizeof(m->capture));
+}
+
+void dvx_mockp_capture(struct dvx_mock *m, const void *in, size_t inlen, const void *out,
+		       size_t outlen)
+{
+	uint16_t opcode = dvx_get_be16(in);
+	uint16_t op_mod = (uint16_t)(dvx_get_be32((const uint8_t *)in + 4) & 0xffffu);
+	size_t i, n;
+
+	for (i = 0; i < DVX_MOCK_MAX_CAPTURES; i++) {
+		struct dvx_mock_capture *k = &m->capture[i];
+
+		if (!k->active || k->opcode != opcode || (k->op_mod >= 0 && k->op_mod != op_mod))
+			continue;
+		k->count++;
+		k->in_len = (uint32_t)inlen;
+		k->out_len = (uint32_t)outlen;
+		n = inlen < k->in_cap ? inlen : k->in_cap;
+		if (n)
+			memcpy(k->in, in, n);
+		n = outlen < k->out_cap ? outlen : k->out_cap;
+		if (n)
+			memcpy(k->out, out, n);
+	}
+}
+
 void dvx_mock_set_check(struct dvx_mock *m, dvx_mock_check_fn fn, void *arg)
 {
 	m->check = fn;

@@ -213,7 +213,7 @@ static int devx_fault(struct dvx_mock *m, struct dvx_mock_call *c, struct dvx_ha
 	return 0;
 }
 
-static int mock_devx_cmd(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
+static int mock_devx_cmd_do(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 			 size_t outlen)
 {
 	const struct dvx_mock_cap *cap = NULL;
@@ -259,7 +259,7 @@ static struct dvx_mock_obj *obj_of(struct dvx_mock *m, const struct dvx_hal_obj 
 	return NULL;
 }
 
-static int mock_obj_create(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
+static int mock_obj_create_do(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 			   size_t outlen, struct dvx_hal_obj *obj)
 {
 	struct dvx_mock_obj *o = NULL;
@@ -293,7 +293,7 @@ static int mock_obj_create(struct dvx_hal_nic *dev, const void *in, size_t inlen
 	return dvx_mockp_end(m, c, 0);
 }
 
-static int mock_obj_modify(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
+static int mock_obj_modify_do(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 			   size_t inlen, void *out, size_t outlen)
 {
 	struct dvx_mock_obj *o;
@@ -316,7 +316,7 @@ static int mock_obj_modify(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, con
 	return dvx_mockp_end(m, c, 0);
 }
 
-static int mock_obj_query(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
+static int mock_obj_query_do(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
 			  size_t inlen, void *out, size_t outlen)
 {
 	struct dvx_mock_obj *o;
@@ -336,6 +336,47 @@ static int mock_obj_query(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, cons
 	o->queries++;
 	memset(out, 0, outlen);
 	return dvx_mockp_end(m, c, 0);
+}
+
+/* the four mailbox calls: the work, then the captures (dvx_mock_capture()) */
+static int mock_devx_cmd(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
+			 size_t outlen)
+{
+	int err = mock_devx_cmd_do(dev, in, inlen, out, outlen);
+
+	if (in && inlen >= 8 && out)
+		dvx_mockp_capture(dvx_mockp_mock_dev(dev), in, inlen, out, outlen);
+	return err;
+}
+
+static int mock_obj_create(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
+			   size_t outlen, struct dvx_hal_obj *obj)
+{
+	int err = mock_obj_create_do(dev, in, inlen, out, outlen, obj);
+
+	if (in && inlen >= 8 && out)
+		dvx_mockp_capture(dvx_mockp_mock_dev(dev), in, inlen, out, outlen);
+	return err;
+}
+
+static int mock_obj_modify(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
+			   size_t inlen, void *out, size_t outlen)
+{
+	int err = mock_obj_modify_do(dev, obj, in, inlen, out, outlen);
+
+	if (in && inlen >= 8 && out)
+		dvx_mockp_capture(dvx_mockp_mock_dev(dev), in, inlen, out, outlen);
+	return err;
+}
+
+static int mock_obj_query(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const void *in,
+			  size_t inlen, void *out, size_t outlen)
+{
+	int err = mock_obj_query_do(dev, obj, in, inlen, out, outlen);
+
+	if (in && inlen >= 8 && out)
+		dvx_mockp_capture(dvx_mockp_mock_dev(dev), in, inlen, out, outlen);
+	return err;
 }
 
 static int mock_obj_destroy(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj)

@@ -40,6 +40,9 @@ struct dvx_mock *dvx_mockp_mock_dev(const struct dvx_hal_nic *dev);
 int dvx_mockp_dev_index(const struct dvx_mock *m, const struct dvx_hal_nic *dev);
 struct dvx_mock_call *dvx_mockp_begin(struct dvx_mock *m, enum dvx_mock_op op, int dev);
 int dvx_mockp_end(struct dvx_mock *m, struct dvx_mock_call *c, int ret);
+/* copy the mailboxes of a DEVX call into the armed captures that match it */
+void dvx_mockp_capture(struct dvx_mock *m, const void *in, size_t inlen, const void *out,
+		       size_t outlen);
 int dvx_mockp_neg(int err);
 int dvx_mockp_injected_err(struct dvx_mock *m, struct dvx_mock_call *c);
 int dvx_mockp_inject_dev(struct dvx_mock *m, struct dvx_mock_call *c, struct dvx_hal_nic *dev);

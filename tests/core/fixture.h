@@ -9,7 +9,7 @@
 #include <errno.h>
 
 #include "../lib/dvx_test.h"
-#include "../lib/mock_cx7.h"
+#include <dvx/testing/cx7.h>
 
 #include <dvx/nic/nic.h>
 #include <dvx/nic/umem.h>

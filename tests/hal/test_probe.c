@@ -9,7 +9,7 @@
 
 #include "../lib/dvx_test.h"
 #include "../lib/dvx_json.h"
-#include "../lib/mock_cx7.h"
+#include <dvx/testing/cx7.h>
 
 #include <dvx/mlx5/caps.h>
 

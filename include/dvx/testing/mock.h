@@ -273,6 +273,35 @@ struct dvx_mock_nic_cfg {
 	uint32_t rsvd2;
 };
 
+#define DVX_MOCK_MAX_CAPTURES 4
+
+/**
+ * struct dvx_mock_capture - a copy of the mailboxes of matching DEVX commands
+ * (devx_cmd, obj_create, obj_modify, obj_query), for a test's own byte assertions;
+ * armed with dvx_mock_capture(). The last matching command's bytes are kept.
+ * @active:	armed
+ * @opcode:	the input mailbox's opcode to match
+ * @op_mod:	its op_mod, or -1 for any
+ * @count:	matching commands seen since it was armed
+ * @in, @in_cap: caller buffer for the input mailbox and its size (NULL: not kept)
+ * @in_len:	bytes of the last input mailbox (the copy is cut at @in_cap)
+ * @out, @out_cap, @out_len: likewise for the output mailbox, as the mock answered
+ */
+struct dvx_mock_capture {
+	uint8_t active;
+	uint8_t rsvd;
+	uint16_t opcode;
+	int32_t op_mod;
+	uint32_t count;
+	uint32_t in_cap;
+	uint32_t in_len;
+	uint32_t out_cap;
+	uint32_t out_len;
+	uint32_t rsvd2;
+	void *in;
+	void *out;
+};
+
 /**
  * struct dvx_mock_devx_fault - make matching DEVX commands fail in the mailbox.
  * @dev:	device index, -1 for any
@@ -434,6 +463,7 @@ struct dvx_mock {
 	struct dvx_mock_devx_fault devx_fault[DVX_MOCK_MAX_DEVX_FAULTS];
 	dvx_mock_check_fn check;
 	void *check_arg;
+	struct dvx_mock_capture capture[DVX_MOCK_MAX_CAPTURES];
 
 	/* clock: now_ns() answers now_ns, then adds now_step; sleep_ns() adds its length.
 	 * With now_real set, now_ns() reads CLOCK_MONOTONIC and sleep_ns() really sleeps
@@ -571,6 +601,24 @@ int dvx_mock_fail_devx(struct dvx_mock *m, int dev, uint16_t opcode, int op_mod,
 
 /** dvx_mock_clear_faults() - disarm fail_at, fail_op and every DEVX fault. */
 void dvx_mock_clear_faults(struct dvx_mock *m);
+
+/**
+ * dvx_mock_capture() - keep a copy of the mailboxes of DEVX commands with @opcode
+ * (and @op_mod unless -1) in the caller's buffers; see struct dvx_mock_capture.
+ * @m:		the mock
+ * @opcode:	PRM opcode of the input mailbox (e.g. 0x400 CREATE_CQ)
+ * @op_mod:	its op_mod, or -1 for any
+ * @in, @in_cap: where the last input mailbox goes (NULL: not kept)
+ * @out, @out_cap: where the last output mailbox goes (NULL: not kept)
+ *
+ * Context: test set-up. Return: the capture's slot (read m->capture[slot].count,
+ * .in_len, .out_len afterwards), or -ENOSPC when DVX_MOCK_MAX_CAPTURES are armed.
+ */
+int dvx_mock_capture(struct dvx_mock *m, uint16_t opcode, int op_mod, void *in, size_t in_cap,
+		     void *out, size_t out_cap);
+
+/** dvx_mock_capture_clear() - disarm every capture (their buffers are the caller's). */
+void dvx_mock_capture_clear(struct dvx_mock *m);
 
 /** dvx_mock_set_check() - install the per-call hook (NULL removes it). */
 void dvx_mock_set_check(struct dvx_mock *m, dvx_mock_check_fn fn, void *arg);

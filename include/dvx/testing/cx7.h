@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/lib/mock_cx7.h - a realistic ConnectX-7 for the mock hal.
+ * dvx/testing/cx7.h - a realistic ConnectX-7 for the mock hal, for users' own test
+ * suites (libdvx-test.a; docs/testing.md "Testing your code against dvx").
  *
  * The mock (hal layer) takes capability pages as opaque bytes; this builder sits
- * above the hal and writes them with the dvx/mlx5 field setters.
+ * above the hal and writes them with the dvx/mlx5 field setters, so a mock device
+ * made with it opens with dvx_nic_open() like the real one.
  */
 #ifndef DVX_TEST_MOCK_CX7_H
 #define DVX_TEST_MOCK_CX7_H
@@ -36,5 +38,17 @@ void dvx_test_mock_cx7(struct dvx_mock_nic_cfg *cfg, const char *name, const cha
  * @page:	DVX_MOCK_CAP_BYTES bytes, overwritten
  */
 void dvx_test_mock_cx7_cap_page(unsigned cap_type, uint8_t *page);
+
+/**
+ * dvx_test_mock_add_cx7() - add a ConnectX-7 (dvx_test_mock_cx7(), NUMA node 0) to a
+ * mock: the one-call device a test opens with dvx_nic_open(&nic, dvx_mock_hal(m), ...).
+ * @m:		an initialised mock
+ * @name:	ibdev name, e.g. "mlx5_0"
+ * @pci:	PCI address, e.g. "0000:03:00.0"
+ *
+ * Context: test set-up. Return: the device's index (>= 0) as dvx_mock_add_nic(), or a
+ * negative errno (-EINVAL for NULL arguments, -ENOSPC when the mock is full).
+ */
+int dvx_test_mock_add_cx7(struct dvx_mock *m, const char *name, const char *pci);
 
 #endif

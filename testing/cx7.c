@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * tests/lib/mock_cx7.c - a ConnectX-7 configuration for the mock hal.
+ * testing/cx7.c - a ConnectX-7 configuration for the mock hal (libdvx-test.a,
+ * dvx/testing/cx7.h).
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <string.h>
 
 #include <dvx/mlx5/caps.h>
 
-#include "mock_cx7.h"
+#include <dvx/testing/cx7.h>
 
 void dvx_test_mock_cx7_cap_page(unsigned cap_type, uint8_t *p)
 {
@@ -136,4 +138,14 @@ void dvx_test_mock_cx7(struct dvx_mock_nic_cfg *cfg, const char *name, const cha
 	}
 	memcpy(cfg->rmac, "\x02\x00\x00\xc7\x00\x01", 6);
 	cfg->eqn = 7;
+}
+
+int dvx_test_mock_add_cx7(struct dvx_mock *m, const char *name, const char *pci)
+{
+	struct dvx_mock_nic_cfg cfg;
+
+	if (!m || !name || !pci)
+		return -EINVAL;
+	dvx_test_mock_cx7(&cfg, name, pci, 0);
+	return dvx_mock_add_nic(m, &cfg);
 }
