@@ -21,7 +21,8 @@
  *    connection or was aborted; it is final for that rank. Collectives need every rank.
  *    Messages a rank sent before it went away can still be received.
  *  - -EMSGSIZE: recv's length differs from the matched message's; that message is
- *    consumed and dropped.
+ *    consumed and dropped. Sockets: a send or recv longer than the context's largest
+ *    message (struct dvx_bootstrap_sock_attr.max_msg_bytes); nothing moved.
  *  - -ENOBUFS: a message that the call does not want sits in front of the one it waits
  *    for and there is no unexpected-message slot to hold it (receive it first, or give
  *    the context more slots).
@@ -171,7 +172,8 @@ int dvx_bootstrap_barrier(struct dvx_bootstrap *bs, uint64_t timeout_ns);
  *
  * Context: blocks until the message is handed over (to the peer's mailbox or the socket),
  * not until the peer received it.
- * Return: 0, -EINVAL, -ETIMEDOUT, -ECONNRESET, -EBUSY.
+ * Return: 0, -EINVAL, -ETIMEDOUT, -ECONNRESET, -EBUSY; sockets: -EMSGSIZE (@len above
+ * the largest message), -EPROTO (the peer was failed for a bad frame).
  */
 int dvx_bootstrap_send(struct dvx_bootstrap *bs, int peer, uint32_t tag, const void *buf,
 		       size_t len, uint64_t timeout_ns);
@@ -186,7 +188,9 @@ int dvx_bootstrap_send(struct dvx_bootstrap *bs, int peer, uint32_t tag, const v
  * @timeout_ns:	relative timeout
  *
  * Return: 0, -EINVAL, -ETIMEDOUT, -ECONNRESET (nothing buffered from a departed peer),
- * -EMSGSIZE (length mismatch, message dropped), -ENOBUFS, -EBUSY.
+ * -EMSGSIZE (length mismatch, message dropped; sockets: @len above the largest message),
+ * -ENOBUFS, -EBUSY; sockets: -EPROTO (the peer sent a frame that breaks the bounds and
+ * was failed for good).
  */
 int dvx_bootstrap_recv(struct dvx_bootstrap *bs, int peer, uint32_t tag, void *buf, size_t len,
 		       uint64_t timeout_ns);
