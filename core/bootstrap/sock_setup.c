@@ -125,7 +125,6 @@ static int sk_connect(struct bs_sock *st, const struct dvx_hal_sock_addr *a, uin
 	}
 }
 
-
 /* Close a listener and remove its socket file (UNIX); the first error, or 0. */
 static int sk_drop_listener(struct bs_sock *st, int *lfd, const struct dvx_hal_sock_addr *a)
 {

@@ -471,6 +471,7 @@ struct dvx_bootstrap_sock_stats {
  *		no secret: the open mode, in which whoever reaches an address of the set-up
  *		and speaks its protocol is let in (docs/bootstrap.md)
  * @flags:	DVX_BOOTSTRAP_SOCK_F_NEED_SECRET or 0
+ * @reserved:	zero
  * @max_msg_bytes: the largest message this rank sends or accepts, the same on every
  *		rank; 0 for DVX_BOOTSTRAP_SOCK_MAX_MSG_DEFAULT, at most
  *		DVX_BOOTSTRAP_SOCK_MAX_MSG_LIMIT. A peer whose frame announces more is
