@@ -433,7 +433,7 @@ int dvx_bs_sock_admit(struct bs_sock *st, int lfd, uint32_t type, int lo, int hi
 			ret = n;
 			break;
 		}
-		for (i = 0; i < k && n > 0; i++) {
+		for (i = 0; i < k && n > 0 && have < count; i++) {
 			if (!pfd[i].revents)
 				continue;
 			ret = slot[i] ? hs_step(st, slot[i], type, lo, hi, &have) :
