@@ -23,7 +23,7 @@
 #                             against it (shared and fully static), move it, again
 #   make install              PREFIX=/usr/local DESTDIR= : headers, libdvx.a, dvx.pc,
 #                             libdvx-test.a, dvx-test.pc,
-#                             tools, docs, LICENSE
+#                             tools, docs, examples, LICENSE
 #   make uninstall            remove what install installed
 #   make clean | distclean    remove the objects | the whole $(O)
 #   make savedefconfig        write $(O)/defconfig from $(O)/.config
@@ -350,6 +350,8 @@ install: lib tools
 	$(Q)install -d $(DESTDIR)$(PREFIX)/share/doc/dvx
 	$(Q)install -m 644 $(srctree)/LICENSE $(srctree)/README.md $(srctree)/docs/*.md \
 		$(DESTDIR)$(PREFIX)/share/doc/dvx/
+	$(Q)install -d $(DESTDIR)$(PREFIX)/share/doc/dvx/examples
+	$(Q)install -m 644 $(srctree)/examples/*.c $(DESTDIR)$(PREFIX)/share/doc/dvx/examples/
 
 # install to a scratch prefix and build an example against it (scripts/check-install.sh)
 check-install: lib tools

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: MIT
 #
 # check-install.sh OBJTREE - what a user of the installed tree does, checked: install
-# into a scratch prefix (DESTDIR), then build examples/open-sim.c out of tree against
-# the installed headers and dvx.pc - once with shared dependencies, once fully static
-# (gcc -static, pkg-config --static) - and run both; then move the installed tree and
-# build again (the .pc finds its prefix from where it lies). Ends with one line: OK or
-# what failed.
+# into a scratch prefix (DESTDIR), then build the installed examples out of tree
+# against the installed headers and .pc files and run them: open-sim.c and
+# rdma-write.c once with shared dependencies and once fully static (gcc -static,
+# pkg-config --static); mock-test.c (a user's cmocka suite against the mock, through
+# dvx-test.pc and libdvx-test.a); then move the installed tree and build again (the .pc
+# files find their prefix from where they lie). Ends with one line: OK or what failed.
 set -eu
 cd "$(dirname "$0")/.."
 obj=${1:-build}
@@ -14,21 +15,31 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 make -s O="$obj" install DESTDIR="$tmp/root" PREFIX=/opt/dvx >/dev/null
 pcdir="$tmp/root/opt/dvx/lib/pkgconfig"
-[ -f "$pcdir/dvx.pc" ] || { echo "check-install: no dvx.pc installed"; exit 1; }
+for f in dvx.pc dvx-test.pc; do
+	[ -f "$pcdir/$f" ] || { echo "check-install: no $f installed"; exit 1; }
+done
+ex="$tmp/root/opt/dvx/share/doc/dvx/examples"
+[ -f "$ex/rdma-write.c" ] || { echo "check-install: the examples are not installed"; exit 1; }
 cc=${CC:-cc}
-build() {	# build NAME PCDIR [--static]
-	name=$1 dir=$2 static=${3:-}
-	# shellcheck disable=SC2046
-	$cc ${static:+-static} -o "$tmp/$name" examples/open-sim.c \
-		$(PKG_CONFIG_PATH="$dir" pkg-config ${static} --cflags --libs dvx) \
+build() {	# build NAME SOURCE PCDIR MODULE [--static] [extra libs]
+	name=$1 src=$2 dir=$3 mod=$4 static=${5:-} extra=${6:-}
+	# shellcheck disable=SC2046,SC2086
+	$cc ${static:+-static} -o "$tmp/$name" "$src" \
+		$(PKG_CONFIG_PATH="$dir" pkg-config ${static} --cflags --libs $mod) $extra \
 		> "$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; echo "check-install: $name did not link"; exit 1; }
 	"$tmp/$name" > "$tmp/$name.out" 2>&1 || { cat "$tmp/$name.out"; echo "check-install: $name failed"; exit 1; }
 }
-build open-sim-shared "$pcdir"
-build open-sim-static "$pcdir" --static
-if command -v readelf >/dev/null && readelf -d "$tmp/open-sim-static" 2>/dev/null | grep -q NEEDED; then
-	echo "check-install: the static program needs shared libraries"; exit 1
-fi
+build open-sim-shared "$ex/open-sim.c" "$pcdir" dvx
+build open-sim-static "$ex/open-sim.c" "$pcdir" dvx --static
+build rdma-write-shared "$ex/rdma-write.c" "$pcdir" dvx
+build rdma-write-static "$ex/rdma-write.c" "$pcdir" dvx --static
+for b in open-sim-static rdma-write-static; do
+	if command -v readelf >/dev/null && readelf -d "$tmp/$b" 2>/dev/null | grep -q NEEDED; then
+		echo "check-install: the static $b needs shared libraries"; exit 1
+	fi
+done
+build mock-test "$ex/mock-test.c" "$pcdir" dvx-test "" "-lcmocka"
 mv "$tmp/root/opt/dvx" "$tmp/moved"
-build open-sim-moved "$tmp/moved/lib/pkgconfig"
-echo "check-install: OK (installed tree at a scratch prefix and moved; shared and fully static links run: $(cat "$tmp/open-sim-static.out"))"
+build open-sim-moved "$tmp/moved/share/doc/dvx/examples/open-sim.c" "$tmp/moved/lib/pkgconfig" dvx
+build mock-test-moved "$tmp/moved/share/doc/dvx/examples/mock-test.c" "$tmp/moved/lib/pkgconfig" dvx-test "" "-lcmocka"
+echo "check-install: OK (installed tree at a scratch prefix and moved; examples built out of tree and run: open-sim and rdma-write shared and fully static, mock-test against libdvx-test.a: $(cat "$tmp/rdma-write-static.out"))"

@@ -3,10 +3,12 @@
 #
 # gen-pc.sh REQUIRES LIBS VERSION - print dvx.pc for this configuration.
 #   REQUIRES: the pkg-config modules libdvx.a needs (libibverbs libmlx5 when built with
-#             rdma-core): Requires.private, so that 'pkg-config --static' brings their
-#             own dependencies along. Not DPDK: it is opt-in (dvx_dpdk_enable()), and a
-#             program that opts in links DPDK itself.
-#   LIBS:     what else a static link needs (-pthread -ldl)
+#             rdma-core): Requires, not Requires.private - libdvx is only an archive, so
+#             every program that links it links them too (a program that calls
+#             dvx_hal_linux() needs them even without -static), and 'pkg-config --static'
+#             brings their own dependencies along. Not DPDK: it is opt-in
+#             (dvx_dpdk_enable()), and a program that opts in links DPDK itself.
+#   LIBS:     what else every link needs (-pthread -ldl), in Libs for the same reason
 #   VERSION:  the library's version (include/dvx/version.h)
 # The prefix is found from where the .pc file lies (${pcfiledir}: the file is installed
 # as PREFIX/lib/pkgconfig/dvx.pc), so the installed tree is right for any PREFIX and
@@ -41,7 +43,6 @@ Name: dvx
 Description: user-space mlx5 DEVX RDMA driver with GPU-initiated posting
 Version: $version
 Cflags: -I\${includedir}
-Libs: -L\${libdir} -ldvx
-Requires.private: $requires
-Libs.private: $libs
+Libs: -L\${libdir} -ldvx $libs
+Requires: $requires
 PC
