@@ -5,7 +5,8 @@
 # into a scratch prefix (DESTDIR), then build the installed examples out of tree
 # against the installed headers and .pc files and run them: open-sim.c and
 # rdma-write.c once with shared dependencies and once fully static (gcc -static,
-# pkg-config --static); mock-test.c (a user's cmocka suite against the mock, through
+# pkg-config --static); p2p-threads.c (the P2P transport, two ranks as threads);
+# mock-test.c (a user's cmocka suite against the mock, through
 # dvx-test.pc and libdvx-test.a); then move the installed tree and build again (the .pc
 # files find their prefix from where they lie). Ends with one line: OK or what failed.
 set -eu
@@ -38,8 +39,9 @@ for b in open-sim-static rdma-write-static; do
 		echo "check-install: the static $b needs shared libraries"; exit 1
 	fi
 done
+build p2p-threads "$ex/p2p-threads.c" "$pcdir" dvx
 build mock-test "$ex/mock-test.c" "$pcdir" dvx-test "" "-lcmocka"
 mv "$tmp/root/opt/dvx" "$tmp/moved"
 build open-sim-moved "$tmp/moved/share/doc/dvx/examples/open-sim.c" "$tmp/moved/lib/pkgconfig" dvx
 build mock-test-moved "$tmp/moved/share/doc/dvx/examples/mock-test.c" "$tmp/moved/lib/pkgconfig" dvx-test "" "-lcmocka"
-echo "check-install: OK (installed tree at a scratch prefix and moved; examples built out of tree and run: open-sim and rdma-write shared and fully static, mock-test against libdvx-test.a: $(cat "$tmp/rdma-write-static.out"))"
+echo "check-install: OK (installed tree at a scratch prefix and moved; examples built out of tree and run: open-sim and rdma-write shared and fully static, p2p-threads, mock-test against libdvx-test.a: $(cat "$tmp/rdma-write-static.out"))"
