@@ -55,16 +55,20 @@ done
 
 echo "== libFuzzer: building the harnesses ($cc, $out) =="
 [ -f "$out/.config" ] || make -s O="$out" minimal_defconfig >/dev/null
+targets=""
+for n in $names; do
+	targets="$targets $abs/fuzz/$n"
+done
+# shellcheck disable=SC2086
 make -s O="$out" CC="$cc" SAN=fuzzer-no-link,address,undefined \
-	EXTRA_CFLAGS=-fno-sanitize-recover=undefined -j"$jobs" \
-	$(for n in $names; do printf '%s ' "$abs/fuzz/$n"; done)
+	EXTRA_CFLAGS=-fno-sanitize-recover=undefined -j"$jobs" $targets
 
 if [ $seeds = 1 ]; then
 	for n in $names; do
 		rm -rf "tests/fuzz/corpus/$n"
 		mkdir -p "tests/fuzz/corpus/$n"
 		DVX_FUZZ_WRITE_SEEDS="tests/fuzz/corpus/$n" "$out/fuzz/$n"
-		echo "fuzz: $n: $(ls "tests/fuzz/corpus/$n" | wc -l) seeds in tests/fuzz/corpus/$n"
+		echo "fuzz: $n: $(find "tests/fuzz/corpus/$n" -type f | wc -l) seeds in tests/fuzz/corpus/$n"
 	done
 	exit 0
 fi

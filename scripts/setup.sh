@@ -8,7 +8,9 @@
 #   scripts/setup.sh --deps-only  only install the packages (used by .ci/run)
 #   O=dir scripts/setup.sh        build in dir instead of build/
 #
-# Packages: build-essential pkg-config libibverbs-dev libdpdk-dev libcmocka-dev valgrind.
+# Packages: build-essential pkg-config libibverbs-dev libdpdk-dev libcmocka-dev valgrind,
+# and clang with libclang-rt-14-dev (libFuzzer and the sanitizer runtimes) for
+# 'make fuzz' / 'make fuzz-ci' (the coverage-guided harnesses of tests/fuzz/lf/).
 # The CUDA toolkit is used when /usr/local/cuda (or $CUDA_HOME) exists; it is not
 # installed here (it is not a Debian package); without it the GPU parts are left out
 # and GPU tests report themselves skipped.
@@ -16,6 +18,7 @@ set -eu
 cd "$(dirname "$0")/.."
 
 pkgs="build-essential pkg-config libibverbs-dev libdpdk-dev libcmocka-dev valgrind"
+pkgs="$pkgs clang libclang-rt-14-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

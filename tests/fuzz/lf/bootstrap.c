@@ -122,12 +122,16 @@ static int rank_of(const struct dvx_hal *hal)
 }
 
 /* the injected failure, when this is the chosen call (fuzzing only) */
-static int injected(void)
+static int injected_at(const char *call)
 {
-	if (net.record)
+	if (net.record || ++net.calls != net.fail_at)
 		return 0;
-	return ++net.calls == net.fail_at ? net.fail_err : 0;
+	if (lf_verbose())
+		fprintf(stderr, "bootstrap: hal call %u (%s) fails with %d\n", net.calls, call,
+			net.fail_err);
+	return net.fail_err;
 }
+#define injected() injected_at(__func__)
 
 static struct fsock *sock_of(int fd)
 {
