@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * tools/dvx-loop.c - two ranks over the fabric: every data-path operation dvx drives,
- * each checked byte for byte (or value for value) and timed.
+ * each checked byte for byte (or value for value) and timed; and measured runs as
+ * perftest's (loop-perf.c), in one process or between a client and a server over TCP
+ * (loop-net.c).
  *
- *   dvx-loop [--iters N] [--ib] [--trace] [--no-thread] [--timeout-ms MS]
- *   dvx-loop --dev NAME [--dev NAME2] [--iters N] [--timeout-ms MS]
+ *   dvx-loop [--iters N] [--ib] [--trace] [--no-thread] [--timeout-ms MS] [--json]
+ *   dvx-loop --dev NAME [--dev NAME2] [--iters N] [--timeout-ms MS] [--json]
+ *   dvx-loop --bw|--lat [--op OP] [-s SIZE | -a] [-n N | -D S] [--listen | --connect]
  *
  * Default: the software NIC (hal/sim). A fabric with two simulated NICs lives in this
  * program's memory; rank 0 opens sim_0, rank 1 sim_1, and the fabric's progress thread
@@ -25,8 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "tool.h"
+#include "loop.h"
 
 #include <dvx/hal.h>
 #ifdef CONFIG_DVX_SIM
@@ -44,135 +48,24 @@
 #define EXIT_USAGE DVX_EXIT_USAGE
 #define EXIT_NOTFOUND DVX_EXIT_NOTFOUND
 
-#define KiB 1024u
-#define MiB (1024u * 1024u)
+const char *loop_prog = "dvx-loop";
+#define prog loop_prog
 
-/* each rank's data buffer (one MR, iova = address) */
-#define OFF_SRC 0u			/* what this rank sends: up to 1 MiB */
-#define OFF_DST (1u * MiB)		/* where the peer's WRITEs land / READs come from */
-#define OFF_RD (2u * MiB)		/* where READs land */
-#define OFF_RECV (3u * MiB)		/* receive buffers (64 KiB) */
-#define OFF_WORDS (3u * MiB + 64u * KiB)
-#define OFF_SIG (OFF_WORDS + 0u)	/* the 8-byte signal word atomics target */
-#define OFF_CTR (OFF_WORDS + 64u)	/* the companion's counter word */
-#define OFF_RES (OFF_WORDS + 128u)	/* fetched atomic values */
-#define BUF_BYTES (OFF_WORDS + 4u * KiB)
-#define MAX_MSG (1u * MiB)
-
-/* queues */
-#define RING_BYTES (256u * KiB)		/* each rank's queue umem */
-#define SQ_DEPTH 256u
-#define CQ_DEPTH 256u
-#define RQ_DEPTH 64u
-#define RQ_SGE 2u
-#define COMP_DEPTH 64u
-#define PART_DEPTH 64u
 #define BATCH 4u			/* data WQEs per companion counter raise */
 #define BATCH_BYTES (4u * KiB)
 
-#define GUARD 0xa5u
-
-enum { RES_OK = 0, RES_FAIL = 1, RES_SKIP = 2 };
-
-struct row {
-	char op[32];
-	char size[16];
-	uint32_t iters;
-	int result;
-	double us;
-	char why[224];
-};
-
-struct rank {
-	int id;
-	const char *dev;
-	struct dvx_nic nic;
-	uint8_t *rings;
-	uint64_t carved;
-	struct dvx_umem umem;
-	uint8_t *buf;
-	struct dvx_mr mr;
-	uint64_t *sinkbuf;
-	struct dvx_mr sink;
-	struct dvx_cq scq, rcq;
-	struct dvx_qp qp;
-	uint32_t scq_cqes;	/* CQEs requested on scq since index_base (all requester) */
-	/* rank 0: the companion and its loopback responder */
-	struct dvx_cq ccq, pcq;
-	struct dvx_qp cqp, pqp;
-	int comp;		/* companion ready */
-	int partner;		/* a local partner QP instead of force-loopback */
-};
-
-struct loop {
-	const struct dvx_hal *hal;
-	int sim;
-	int ib;
-	int trace;
-	int thread;		/* the sim's progress thread runs */
-	uint32_t iters;
-	uint64_t timeout_ns;
-	const char *devs[2];
-	int ndevs;
-	struct rank r[2];
-	int atomics;		/* both NICs do 8-byte atomics */
-	uint32_t fault_row;	/* --fault-row: 1-based row run with sim_1's port down */
-	int broken;		/* the QPs could not be recovered after a failure */
-	char broken_why[160];
-	struct row rows[16];
-	int nrows;
-#ifdef CONFIG_DVX_SIM
-	void *fab_mem;
-	struct dvx_sim_fabric *fab;
-	unsigned trace_wqes, trace_cqes, trace_bad;
-#endif
-};
-
-static const char *prog = "dvx-loop";
-
 /* ---- helpers ---- */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t va(const void *p)
-{
-	return (uint64_t)(uintptr_t)p;
-}
 
 static uint64_t *word(struct rank *r, uint32_t off)
 {
 	return (uint64_t *)(void *)(r->buf + off);
 }
 
-static uint64_t load64(const uint64_t *p)
-{
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
-static void store64(uint64_t *p, uint64_t v)
-{
-	__atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
-
-/* an 8-byte atomic result as the NIC wrote it, in host order */
-static uint64_t atomic_result(const struct rank *r, const uint64_t *p)
-{
-	uint64_t v = load64(p);
-
-	return r->nic.atomic_be_results ? dvx_be64_to_cpu((DVX_FORCE dvx_be64)v) : v;
-}
-
 /* a deterministic pattern, different for every (seed, offset) */
-static void fill(uint8_t *p, uint32_t len, uint64_t seed)
+void loop_fill(uint8_t *p, uint64_t len, uint64_t seed)
 {
 	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
-	uint32_t i;
+	uint64_t i;
 
 	for (i = 0; i < len; i++) {
 		if ((i & 7) == 0) {
@@ -184,8 +77,7 @@ static void fill(uint8_t *p, uint32_t len, uint64_t seed)
 	}
 }
 
-static void rfail(struct row *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void rfail(struct row *w, const char *fmt, ...)
+void loop_rfail(struct row *w, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -207,7 +99,7 @@ static int same(struct row *w, const char *what, const uint8_t *got, const uint8
 		return 1;
 	for (i = 0; i < len && got[i] == want[i]; i++)
 		;
-	rfail(w, "iteration %u: %s differs at byte %u (0x%02x, expected 0x%02x)", iter, what, i,
+	loop_rfail(w, "iteration %u: %s differs at byte %u (0x%02x, expected 0x%02x)", iter, what, i,
 	      got[i], want[i]);
 	return 0;
 }
@@ -216,11 +108,11 @@ static int guard_ok(struct row *w, const char *what, const uint8_t *p, uint32_t 
 {
 	if (*p == GUARD)
 		return 1;
-	rfail(w, "iteration %u: %s: byte past the message overwritten (0x%02x)", iter, what, *p);
+	loop_rfail(w, "iteration %u: %s: byte past the message overwritten (0x%02x)", iter, what, *p);
 	return 0;
 }
 
-static void progress(struct loop *L, struct rank *r)
+void loop_progress(const struct loop *L, struct rank *r)
 {
 	if (!L->thread)
 		dvx_hal_nic_progress(&r->nic.hal);	/* sim step, or a CPU pause */
@@ -230,8 +122,8 @@ static void progress(struct loop *L, struct rank *r)
  * Wait for the next CQE of @cq (bounded by the timeout). Return: 0 with @info for a
  * good completion, -ETIMEDOUT, or the error CQE's errno (@info filled).
  */
-static int wait_cqe(struct loop *L, struct rank *r, struct dvx_cq *cq,
-		    struct dvx_mlx5_cqe_info *info)
+int loop_wait_cqe(const struct loop *L, struct rank *r, struct dvx_cq *cq,
+		  struct dvx_mlx5_cqe_info *info)
 {
 	uint64_t deadline = 0;
 	uint32_t spins = 0;
@@ -244,31 +136,33 @@ static int wait_cqe(struct loop *L, struct rank *r, struct dvx_cq *cq,
 			return rc > 0 ? 0 : rc;
 		}
 		if ((++spins & 255) == 0) {
-			uint64_t t = now_ns();
+			uint64_t t = loop_now_ns();
 
 			if (!deadline)
 				deadline = t + L->timeout_ns;
 			else if (t > deadline)
 				return -ETIMEDOUT;
 		}
-		progress(L, r);
+		loop_progress(L, r);
 	}
 }
 
-static void cqe_fail(struct row *w, const char *what, uint32_t iter, int rc,
-		     const struct dvx_mlx5_cqe_info *i)
+void loop_cqe_fail(struct row *w, const char *what, uint64_t iter, int rc,
+		   const struct dvx_mlx5_cqe_info *i)
 {
+	unsigned long long k = (unsigned long long)iter;
+
 	if (rc == -ETIMEDOUT)
-		rfail(w, "iteration %u: %s: no CQE (-ETIMEDOUT)", iter, what);
+		loop_rfail(w, "iteration %llu: %s: no CQE (-ETIMEDOUT)", k, what);
 	else if (i->is_error)
-		rfail(w, "iteration %u: %s: error CQE %s (0x%02x), vendor syndrome 0x%02x, "
-		      "WQE %s index %u, qpn 0x%x (%s)", iter, what,
-		      dvx_mlx5_syndrome_name(i->syndrome), i->syndrome, i->vendor_syndrome,
-		      dvx_mlx5_opcode_name(i->wqe_opcode), i->wqe_counter, i->qpn,
-		      strerror(-rc));
+		loop_rfail(w, "iteration %llu: %s: error CQE %s (0x%02x), vendor syndrome 0x%02x, "
+			   "WQE %s index %u, qpn 0x%x (%s)", k, what,
+			   dvx_mlx5_syndrome_name(i->syndrome), i->syndrome, i->vendor_syndrome,
+			   dvx_mlx5_opcode_name(i->wqe_opcode), i->wqe_counter, i->qpn,
+			   strerror(-rc));
 	else
-		rfail(w, "iteration %u: %s: unexpected CQE opcode %s (%d)", iter, what,
-		      dvx_mlx5_cqe_opcode_name(i->opcode), rc);
+		loop_rfail(w, "iteration %llu: %s: unexpected CQE opcode %s (%d)", k, what,
+			   dvx_mlx5_cqe_opcode_name(i->opcode), rc);
 }
 
 /* the requester CQE of the WQE at @idx on @qp (send CQ @cq); frees its SQ slots */
@@ -276,21 +170,21 @@ static int wait_req(struct loop *L, struct rank *r, struct dvx_qp *qp, struct dv
 		    uint64_t idx, struct row *w, const char *what, uint32_t iter,
 		    struct dvx_mlx5_cqe_info *info)
 {
-	int rc = wait_cqe(L, r, cq, info);
+	int rc = loop_wait_cqe(L, r, cq, info);
 
 	if (rc) {
-		cqe_fail(w, what, iter, rc, info);
+		loop_cqe_fail(w, what, iter, rc, info);
 		return -1;
 	}
 	if (info->opcode != DVX_MLX5_CQE_REQ || info->qpn != qp->qpn ||
 	    info->wqe_counter != (uint16_t)idx) {
-		rfail(w, "iteration %u: %s: CQE %s qpn 0x%x wqe_counter %u, expected REQ qpn "
+		loop_rfail(w, "iteration %u: %s: CQE %s qpn 0x%x wqe_counter %u, expected REQ qpn "
 		      "0x%x wqe_counter %u", iter, what, dvx_mlx5_cqe_opcode_name(info->opcode),
 		      info->qpn, info->wqe_counter, qp->qpn, (uint16_t)idx);
 		return -1;
 	}
 	if (dvx_mlx5_sq_completed(&qp->sq, &qp->sqc, info->wqe_counter) < 0) {
-		rfail(w, "iteration %u: %s: CQE names no WQE in flight", iter, what);
+		loop_rfail(w, "iteration %u: %s: CQE names no WQE in flight", iter, what);
 		return -1;
 	}
 	return 0;
@@ -302,7 +196,7 @@ static int reserve1(struct rank *r, struct row *w, uint64_t *idx)
 	int rc = dvx_mlx5_sq_reserve(&r->qp.sq, &r->qp.sqc, 1, DVX_MLX5_SQ_SINGLE, idx);
 
 	if (rc)
-		rfail(w, "send queue reserve: %s", strerror(-rc));
+		loop_rfail(w, "send queue reserve: %s", strerror(-rc));
 	return rc;
 }
 
@@ -386,8 +280,12 @@ static int setup_fail(struct rank *r, const char *what, int err)
 	return err ? err : -EIO;
 }
 
-/* open the NIC and create this rank's memory, MRs, CQs and data QP */
-static int rank_open(struct loop *L, struct rank *r)
+/*
+ * Open the NIC and create this rank's memory, MRs, CQs and data QP; with r->cap set
+ * (the measured runs) the buffer also holds the perf region and the receive queue is
+ * deeper.
+ */
+int loop_rank_open(struct loop *L, struct rank *r)
 {
 	struct dvx_nic_cfg na;
 	struct dvx_umem_attr ua;
@@ -401,7 +299,8 @@ static int rank_open(struct loop *L, struct rank *r)
 	if (err)
 		return setup_fail(r, "dvx_nic_open", err);
 	r->rings = zalloc(4096, RING_BYTES);
-	r->buf = zalloc(4096, BUF_BYTES);
+	r->buf_bytes = r->cap ? PERF_OFF + 2 * r->cap + 4096 : BUF_BYTES;
+	r->buf = zalloc(4096, r->buf_bytes);
 	r->sinkbuf = zalloc(64, 64);
 	if (!r->rings || !r->buf || !r->sinkbuf)
 		return setup_fail(r, "memory", -ENOMEM);
@@ -415,7 +314,7 @@ static int rank_open(struct loop *L, struct rank *r)
 		return setup_fail(r, "dvx_umem_reg", err);
 	memset(&ma, 0, sizeof(ma));
 	ma.addr = r->buf;
-	ma.len = BUF_BYTES;
+	ma.len = r->buf_bytes;
 	ma.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ;
 	if (r->nic.features & DVX_NIC_FEAT_ATOMIC)
 		ma.access |= DVX_ACCESS_REMOTE_ATOMIC;
@@ -431,18 +330,18 @@ static int rank_open(struct loop *L, struct rank *r)
 		err = make_cq(r, CQ_DEPTH, &r->rcq);
 	if (err)
 		return setup_fail(r, "CQ create", err);
-	err = make_qp(r, SQ_DEPTH, RQ_DEPTH, &r->scq, &r->rcq, NULL, 0,
+	err = make_qp(r, SQ_DEPTH, r->cap ? PERF_RQ_DEPTH : RQ_DEPTH, &r->scq, &r->rcq, NULL, 0,
 		      0x1000u + (uint32_t)r->id * 0x111u, &r->qp);
 	if (err)
 		return setup_fail(r, "QP create", err);
 	return 0;
 }
 
-static void conn_attr(const struct loop *L, struct dvx_qp_connect_attr *ca)
+void loop_conn_attr(int atomics, struct dvx_qp_connect_attr *ca)
 {
 	dvx_qp_connect_attr_init(ca);
 	ca->access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ;
-	if (L->atomics)
+	if (atomics)
 		ca->access |= DVX_ACCESS_REMOTE_ATOMIC;
 }
 
@@ -453,7 +352,7 @@ static int connect_ranks(struct loop *L)
 	struct dvx_qp_connect_attr ca;
 	int err;
 
-	conn_attr(L, &ca);
+	loop_conn_attr(L->atomics, &ca);
 	if ((err = dvx_qp_export(&L->r[0].qp, &c0)) || (err = dvx_qp_export(&L->r[1].qp, &c1)))
 		return setup_fail(&L->r[0], "dvx_qp_export", err);
 	err = dvx_qp_connect(&L->r[0].qp, &c1, &ca);
@@ -502,7 +401,7 @@ static int companion_open(struct loop *L, struct rank *r)
 	return 0;
 }
 
-static void rank_close(struct rank *r)
+void loop_rank_close(struct rank *r)
 {
 	struct dvx_qp *qps[] = { &r->pqp, &r->cqp, &r->qp };
 	struct dvx_cq *cqs[] = { &r->pcq, &r->ccq, &r->rcq, &r->scq };
@@ -542,7 +441,7 @@ static void recover(struct loop *L)
 
 		for (c = 0; c < 4; c++)
 			if (cqs[c]->live) {
-				progress(L, r);
+				loop_progress(L, r);
 				while (dvx_mlx5_cq_poll_one(&cqs[c]->mcq, &i))
 					;
 				dvx_mlx5_cq_update_ci(&cqs[c]->mcq);
@@ -590,14 +489,14 @@ static struct row *row_new(struct loop *L, const char *op, const char *size)
 	return w;
 }
 
-static void size_name(uint32_t len, char *buf, size_t n)
+void loop_size_name(uint64_t len, char *buf, size_t n)
 {
 	if (len >= MiB && len % MiB == 0)
-		snprintf(buf, n, "%u MiB", len / MiB);
+		snprintf(buf, n, "%llu MiB", (unsigned long long)(len / MiB));
 	else if (len >= KiB && len % KiB == 0)
-		snprintf(buf, n, "%u KiB", len / KiB);
+		snprintf(buf, n, "%llu KiB", (unsigned long long)(len / KiB));
 	else
-		snprintf(buf, n, "%u B", len);
+		snprintf(buf, n, "%llu B", (unsigned long long)len);
 }
 
 /* RDMA WRITE of @len bytes from rank 0's SRC to rank 1's DST */
@@ -610,19 +509,19 @@ static void op_write(struct loop *L, struct row *w, uint32_t len)
 	uint64_t idx;
 
 	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
-		fill(a->buf + OFF_SRC, len, 0x100000ull + (uint64_t)len * 7 + k);
+		loop_fill(a->buf + OFF_SRC, len, 0x100000ull + (uint64_t)len * 7 + k);
 		memset(b->buf + OFF_DST, 0, len);
 		b->buf[OFF_DST + len] = GUARD;
-		t0 = now_ns();
+		t0 = loop_now_ns();
 		if (reserve1(a, w, &idx))
 			break;
 		dvx_mlx5_wqe_rdma_write(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
-					va(b->buf + OFF_DST), b->mr.rkey, va(a->buf + OFF_SRC),
+					loop_va(b->buf + OFF_DST), b->mr.rkey, loop_va(a->buf + OFF_SRC),
 					a->mr.lkey, len);
 		ring1(a, idx);
 		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "WRITE", k, &i))
 			break;
-		spent += now_ns() - t0;
+		spent += loop_now_ns() - t0;
 		if (!same(w, "remote buffer", b->buf + OFF_DST, a->buf + OFF_SRC, len, k) ||
 		    !guard_ok(w, "remote buffer", b->buf + OFF_DST + len, k))
 			break;
@@ -640,21 +539,21 @@ static void op_read(struct loop *L, struct row *w, uint32_t len)
 	uint64_t idx;
 
 	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
-		fill(b->buf + OFF_DST, len, 0x200000ull + (uint64_t)len * 5 + k);
+		loop_fill(b->buf + OFF_DST, len, 0x200000ull + (uint64_t)len * 5 + k);
 		memset(a->buf + OFF_RD, 0, len);
 		a->buf[OFF_RD + len] = GUARD;
-		t0 = now_ns();
+		t0 = loop_now_ns();
 		if (reserve1(a, w, &idx))
 			break;
 		dvx_mlx5_wqe_rdma_read(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
-				       va(b->buf + OFF_DST), b->mr.rkey, va(a->buf + OFF_RD),
+				       loop_va(b->buf + OFF_DST), b->mr.rkey, loop_va(a->buf + OFF_RD),
 				       a->mr.lkey, len);
 		ring1(a, idx);
 		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "READ", k, &i))
 			break;
-		spent += now_ns() - t0;
+		spent += loop_now_ns() - t0;
 		if (i.byte_cnt != len) {
-			rfail(w, "iteration %u: READ CQE byte count %u, expected %u", k, i.byte_cnt,
+			loop_rfail(w, "iteration %u: READ CQE byte count %u, expected %u", k, i.byte_cnt,
 			      len);
 			break;
 		}
@@ -670,23 +569,23 @@ static int wait_resp(struct loop *L, struct rank *b, uint8_t opcode, uint32_t im
 		     uint32_t bytes, uint32_t rqpn, struct row *w, const char *what, uint32_t k)
 {
 	struct dvx_mlx5_cqe_info i;
-	int rc = wait_cqe(L, b, &b->rcq, &i);
+	int rc = loop_wait_cqe(L, b, &b->rcq, &i);
 
 	if (rc) {
-		cqe_fail(w, what, k, rc, &i);
+		loop_cqe_fail(w, what, k, rc, &i);
 		return -1;
 	}
 	if (i.opcode != opcode || i.qpn != b->qp.qpn || i.byte_cnt != bytes ||
 	    (opcode != DVX_MLX5_CQE_RESP_SEND && i.imm != imm) ||
 	    (L->sim && i.rqpn != rqpn)) {
-		rfail(w, "iteration %u: %s: responder CQE %s qpn 0x%x byte_cnt %u imm 0x%x rqpn "
+		loop_rfail(w, "iteration %u: %s: responder CQE %s qpn 0x%x byte_cnt %u imm 0x%x rqpn "
 		      "0x%x; expected %s qpn 0x%x byte_cnt %u imm 0x%x rqpn 0x%x", k, what,
 		      dvx_mlx5_cqe_opcode_name(i.opcode), i.qpn, i.byte_cnt, i.imm, i.rqpn,
 		      dvx_mlx5_cqe_opcode_name(opcode), b->qp.qpn, bytes, imm, rqpn);
 		return -1;
 	}
 	if (dvx_mlx5_rq_completed(&b->qp.rq) < 0) {
-		rfail(w, "iteration %u: %s: responder CQE without a posted receive", k, what);
+		loop_rfail(w, "iteration %u: %s: responder CQE without a posted receive", k, what);
 		return -1;
 	}
 	return 0;
@@ -698,7 +597,7 @@ static int post_recv(struct rank *b, const struct dvx_mlx5_sge *sgl, uint32_t n,
 	int64_t rc = dvx_mlx5_rq_post(&b->qp.rq, sgl, n);
 
 	if (rc < 0) {
-		rfail(w, "receive post: %s", strerror((int)-rc));
+		loop_rfail(w, "receive post: %s", strerror((int)-rc));
 		return -1;
 	}
 	dvx_mlx5_rq_ring(&b->qp.rq);
@@ -717,23 +616,23 @@ static void op_write_imm(struct loop *L, struct row *w, uint32_t len)
 
 	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
 		imm = 0xd1000000u | k;
-		fill(a->buf + OFF_SRC, len, 0x300000ull + k);
+		loop_fill(a->buf + OFF_SRC, len, 0x300000ull + k);
 		memset(b->buf + OFF_DST, 0, len);
 		b->buf[OFF_DST + len] = GUARD;
 		if (post_recv(b, NULL, 0, w))
 			break;
-		t0 = now_ns();
+		t0 = loop_now_ns();
 		if (reserve1(a, w, &idx))
 			break;
 		dvx_mlx5_wqe_rdma_write_imm(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, imm,
-					    va(b->buf + OFF_DST), b->mr.rkey,
-					    va(a->buf + OFF_SRC), a->mr.lkey, len);
+					    loop_va(b->buf + OFF_DST), b->mr.rkey,
+					    loop_va(a->buf + OFF_SRC), a->mr.lkey, len);
 		ring1(a, idx);
 		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "WRITE_IMM", k, &i) ||
 		    wait_resp(L, b, DVX_MLX5_CQE_RESP_WR_IMM, imm, len, a->qp.qpn, w,
 			      "WRITE_IMM receive", k))
 			break;
-		spent += now_ns() - t0;
+		spent += loop_now_ns() - t0;
 		if (!same(w, "remote buffer", b->buf + OFF_DST, a->buf + OFF_SRC, len, k) ||
 		    !guard_ok(w, "remote buffer", b->buf + OFF_DST + len, k))
 			break;
@@ -753,30 +652,30 @@ static void op_send(struct loop *L, struct row *w, uint32_t len, uint32_t first)
 	uint32_t k, rest = len - first;
 	uint64_t idx;
 
-	sgl[0].addr = va(r0);
+	sgl[0].addr = loop_va(r0);
 	sgl[0].length = first;
 	sgl[0].lkey = b->mr.lkey;
-	sgl[1].addr = va(r1);
+	sgl[1].addr = loop_va(r1);
 	sgl[1].length = rest + 4u * KiB;
 	sgl[1].lkey = b->mr.lkey;
 	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
-		fill(a->buf + OFF_SRC, len, 0x400000ull + k);
+		loop_fill(a->buf + OFF_SRC, len, 0x400000ull + k);
 		memset(r0, 0, first + 64);
 		memset(r1, 0, rest + 64);
 		r0[first] = GUARD;
 		r1[rest] = GUARD;
 		if (post_recv(b, sgl, 2, w))
 			break;
-		t0 = now_ns();
+		t0 = loop_now_ns();
 		if (reserve1(a, w, &idx))
 			break;
 		dvx_mlx5_wqe_send(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
-				  va(a->buf + OFF_SRC), a->mr.lkey, len);
+				  loop_va(a->buf + OFF_SRC), a->mr.lkey, len);
 		ring1(a, idx);
 		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "SEND", k, &i) ||
 		    wait_resp(L, b, DVX_MLX5_CQE_RESP_SEND, 0, len, a->qp.qpn, w, "RECV", k))
 			break;
-		spent += now_ns() - t0;
+		spent += loop_now_ns() - t0;
 		if (!same(w, "receive buffer 1", r0, a->buf + OFF_SRC, first, k) ||
 		    !guard_ok(w, "receive buffer 1", r0 + first, k) ||
 		    !same(w, "receive buffer 2", r1, a->buf + OFF_SRC + first, rest, k) ||
@@ -797,29 +696,29 @@ static void op_fetch_add(struct loop *L, struct row *w)
 	uint32_t k;
 	uint64_t idx;
 
-	store64(sig, base);
+	loop_store64(sig, base);
 	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
-		store64(res, ~0ull);
-		t0 = now_ns();
+		loop_store64(res, ~0ull);
+		t0 = loop_now_ns();
 		if (reserve1(a, w, &idx))
 			break;
-		dvx_mlx5_wqe_atomic_fa(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, va(sig),
-				       b->mr.rkey, 1, va(res), a->mr.lkey);
+		dvx_mlx5_wqe_atomic_fa(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, loop_va(sig),
+				       b->mr.rkey, 1, loop_va(res), a->mr.lkey);
 		ring1(a, idx);
 		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "ATOMIC_FA", k, &i))
 			break;
-		spent += now_ns() - t0;
-		old = atomic_result(a, res);
+		spent += loop_now_ns() - t0;
+		old = loop_atomic_result(a, res);
 		if (old != base + k) {
-			rfail(w, "iteration %u: fetched 0x%016llx, expected 0x%016llx", k,
+			loop_rfail(w, "iteration %u: fetched 0x%016llx, expected 0x%016llx", k,
 			      (unsigned long long)old, (unsigned long long)(base + k));
 			break;
 		}
 	}
 	w->us = k ? (double)spent / 1000.0 / k : 0;
-	if (w->result != RES_FAIL && load64(sig) != base + L->iters)
-		rfail(w, "final signal word 0x%016llx, expected 0x%016llx",
-		      (unsigned long long)load64(sig), (unsigned long long)(base + L->iters));
+	if (w->result != RES_FAIL && loop_load64(sig) != base + L->iters)
+		loop_rfail(w, "final signal word 0x%016llx, expected 0x%016llx",
+		      (unsigned long long)loop_load64(sig), (unsigned long long)(base + L->iters));
 }
 
 /* compare-swap chain on rank 1's signal word: k -> k + 1; then one that must miss */
@@ -833,21 +732,21 @@ static void op_cmp_swap(struct loop *L, struct row *w)
 	uint32_t k;
 	uint64_t idx;
 
-	store64(sig, base);
+	loop_store64(sig, base);
 	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
-		store64(res, ~0ull);
-		t0 = now_ns();
+		loop_store64(res, ~0ull);
+		t0 = loop_now_ns();
 		if (reserve1(a, w, &idx))
 			break;
-		dvx_mlx5_wqe_atomic_cs(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, va(sig),
-				       b->mr.rkey, base + k, base + k + 1, va(res), a->mr.lkey);
+		dvx_mlx5_wqe_atomic_cs(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, loop_va(sig),
+				       b->mr.rkey, base + k, base + k + 1, loop_va(res), a->mr.lkey);
 		ring1(a, idx);
 		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "ATOMIC_CS", k, &i))
 			break;
-		spent += now_ns() - t0;
-		old = atomic_result(a, res);
+		spent += loop_now_ns() - t0;
+		old = loop_atomic_result(a, res);
 		if (old != base + k) {
-			rfail(w, "iteration %u: fetched 0x%016llx, expected 0x%016llx", k,
+			loop_rfail(w, "iteration %u: fetched 0x%016llx, expected 0x%016llx", k,
 			      (unsigned long long)old, (unsigned long long)(base + k));
 			break;
 		}
@@ -855,40 +754,40 @@ static void op_cmp_swap(struct loop *L, struct row *w)
 	w->us = k ? (double)spent / 1000.0 / k : 0;
 	if (w->result == RES_FAIL)
 		return;
-	if (load64(sig) != base + L->iters) {
-		rfail(w, "final signal word 0x%016llx, expected 0x%016llx",
-		      (unsigned long long)load64(sig), (unsigned long long)(base + L->iters));
+	if (loop_load64(sig) != base + L->iters) {
+		loop_rfail(w, "final signal word 0x%016llx, expected 0x%016llx",
+		      (unsigned long long)loop_load64(sig), (unsigned long long)(base + L->iters));
 		return;
 	}
 	/* a compare that does not match: the old value comes back, nothing changes */
-	store64(res, 0);
+	loop_store64(res, 0);
 	if (reserve1(a, w, &idx))
 		return;
-	dvx_mlx5_wqe_atomic_cs(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, va(sig),
-			       b->mr.rkey, base + L->iters + 7, 0xdeadull, va(res), a->mr.lkey);
+	dvx_mlx5_wqe_atomic_cs(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, loop_va(sig),
+			       b->mr.rkey, base + L->iters + 7, 0xdeadull, loop_va(res), a->mr.lkey);
 	ring1(a, idx);
 	if (wait_req(L, a, &a->qp, &a->scq, idx, w, "ATOMIC_CS (mismatch)", L->iters, &i))
 		return;
-	old = atomic_result(a, res);
-	if (old != base + L->iters || load64(sig) != base + L->iters)
-		rfail(w, "mismatching compare: fetched 0x%016llx, word 0x%016llx, both expected "
-		      "0x%016llx", (unsigned long long)old, (unsigned long long)load64(sig),
+	old = loop_atomic_result(a, res);
+	if (old != base + L->iters || loop_load64(sig) != base + L->iters)
+		loop_rfail(w, "mismatching compare: fetched 0x%016llx, word 0x%016llx, both expected "
+		      "0x%016llx", (unsigned long long)old, (unsigned long long)loop_load64(sig),
 		      (unsigned long long)(base + L->iters));
 }
 
 /* hold the companion's WAIT open for a while: nothing may be raised meanwhile */
 static void hold(struct loop *L, struct rank *a, uint64_t ns)
 {
-	uint64_t end = now_ns() + ns;
+	uint64_t end = loop_now_ns() + ns;
 	int n;
 
 	if (!L->thread && L->sim) {
 		for (n = 0; n < 4; n++)
-			progress(L, a);
+			loop_progress(L, a);
 		return;
 	}
-	while (now_ns() < end)
-		progress(L, a);
+	while (loop_now_ns() < end)
+		loop_progress(L, a);
 }
 
 /*
@@ -909,59 +808,59 @@ static void op_companion(struct loop *L, struct row *w)
 	uint64_t idx;
 	int rc;
 
-	store64(ctr, 0);
-	store64(a->sinkbuf, ~0ull);
+	loop_store64(ctr, 0);
+	loop_store64(a->sinkbuf, ~0ull);
 	for (k = 0; k < L->iters && w->result != RES_FAIL; k++) {
-		fill(a->buf + OFF_SRC, BATCH * BATCH_BYTES, 0x500000ull + k);
+		loop_fill(a->buf + OFF_SRC, BATCH * BATCH_BYTES, 0x500000ull + k);
 		memset(b->buf + OFF_DST, 0, BATCH * BATCH_BYTES);
 		/* the CQ index the last data WQE of this batch will complete at */
 		last_cq = (a->scq.index_base + a->scq_cqes + BATCH - 1) & 0xffffffu;
 		rc = dvx_mlx5_sq_reserve(&a->cqp.sq, &a->cqp.sqc, 2, DVX_MLX5_SQ_SINGLE, &cidx);
 		if (rc) {
-			rfail(w, "companion reserve: %s", strerror(-rc));
+			loop_rfail(w, "companion reserve: %s", strerror(-rc));
 			break;
 		}
 		dvx_mlx5_wqe_wait_cq(&a->cqp.sq.wq, cidx, 0, a->scq.cqn, last_cq);
 		dvx_mlx5_wqe_atomic_fa(&a->cqp.sq.wq, cidx + 1, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
-				       va(ctr), a->mr.rkey, 1, 0, a->sink.lkey);
+				       loop_va(ctr), a->mr.rkey, 1, 0, a->sink.lkey);
 		dvx_mlx5_sq_ring(&a->cqp.sq, &a->cqp.sqc, cidx + 1);
 		/* the first time, give the NIC ample time to (wrongly) run past the WAIT */
 		hold(L, a, k == 0 ? 2000000ull : 0);
-		v = load64(ctr);
+		v = loop_load64(ctr);
 		if (v != k || dvx_mlx5_cq_peek(&a->ccq.mcq)) {
-			rfail(w, "iteration %u: counter %llu (or a companion CQE) before the data "
+			loop_rfail(w, "iteration %u: counter %llu (or a companion CQE) before the data "
 			      "was posted: the WAIT did not hold", k, (unsigned long long)v);
 			break;
 		}
-		t0 = now_ns();
+		t0 = loop_now_ns();
 		rc = dvx_mlx5_sq_reserve(&a->qp.sq, &a->qp.sqc, BATCH, DVX_MLX5_SQ_SINGLE, &idx);
 		if (rc) {
-			rfail(w, "send queue reserve: %s", strerror(-rc));
+			loop_rfail(w, "send queue reserve: %s", strerror(-rc));
 			break;
 		}
 		for (j = 0; j < BATCH; j++)
 			dvx_mlx5_wqe_rdma_write(&a->qp.sq.wq, idx + j, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
-						va(b->buf + OFF_DST + j * BATCH_BYTES), b->mr.rkey,
-						va(a->buf + OFF_SRC + j * BATCH_BYTES), a->mr.lkey,
+						loop_va(b->buf + OFF_DST + j * BATCH_BYTES), b->mr.rkey,
+						loop_va(a->buf + OFF_SRC + j * BATCH_BYTES), a->mr.lkey,
 						BATCH_BYTES);
 		dvx_mlx5_sq_ring(&a->qp.sq, &a->qp.sqc, idx + BATCH - 1);
 		a->scq_cqes += BATCH;
 		/* the counter's raise completes on the companion CQ */
 		if (wait_req(L, a, &a->cqp, &a->ccq, cidx + 1, w, "companion FA", k, &i))
 			break;
-		spent += now_ns() - t0;
+		spent += loop_now_ns() - t0;
 		if (!same(w, "data when the counter rose", b->buf + OFF_DST, a->buf + OFF_SRC,
 			  BATCH * BATCH_BYTES, k))
 			break;
-		v = load64(ctr);
+		v = loop_load64(ctr);
 		if (v != k + 1) {
-			rfail(w, "iteration %u: counter %llu, expected %u", k, (unsigned long long)v,
+			loop_rfail(w, "iteration %u: counter %llu, expected %u", k, (unsigned long long)v,
 			      k + 1);
 			break;
 		}
-		v = atomic_result(a, a->sinkbuf);
+		v = loop_atomic_result(a, a->sinkbuf);
 		if (v != k) {
-			rfail(w, "iteration %u: sink holds %llu, expected the old value %u", k,
+			loop_rfail(w, "iteration %u: sink holds %llu, expected the old value %u", k,
 			      (unsigned long long)v, k);
 			break;
 		}
@@ -970,9 +869,9 @@ static void op_companion(struct loop *L, struct row *w)
 				break;
 	}
 	w->us = k ? (double)spent / 1000.0 / k : 0;
-	if (w->result != RES_FAIL && load64(ctr) != L->iters)
-		rfail(w, "final counter %llu, expected %u batches",
-		      (unsigned long long)load64(ctr), L->iters);
+	if (w->result != RES_FAIL && loop_load64(ctr) != L->iters)
+		loop_rfail(w, "final counter %llu, expected %u batches",
+		      (unsigned long long)loop_load64(ctr), L->iters);
 }
 
 /* ---- trace (software NIC) ---- */
@@ -1045,43 +944,102 @@ static int sim_open(struct loop *L)
 }
 #endif
 
+/* ---- output ---- */
+
+void loop_json_str(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', f);
+	for (; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+const char *loop_backend_name(const struct loop *L)
+{
+	return L->sim ? "software NIC" : "mlx5";
+}
+
 /* ---- main ---- */
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: %s [--iters N] [--ib] [--trace] [--no-thread] [--timeout-ms MS]\n"
-		"       %s --dev NAME [--dev NAME2] [--iters N] [--timeout-ms MS]\n"
+		"usage: %s [--iters N] [--ib] [--trace] [--no-thread] [--timeout-ms MS] [--json]\n"
+		"       %s --dev NAME [--dev NAME2] [--iters N] [--timeout-ms MS] [--json]\n"
+		"       %s --bw|--lat [--op OP] [-s SIZE | -a [-s MAX]] [-n N | -D SECONDS]\n"
+		"                [--tx-depth N] [--cq-mod N] [--json] [--progress]\n"
+		"                [--listen [ADDR:]PORT] [--connect HOST[:PORT]] [--dev NAME ...]\n"
 		"\n"
-		"Two ranks over the fabric run every data-path operation dvx drives and check\n"
-		"each one byte for byte (or value for value): RDMA WRITE and READ (8 B, 4 KiB,\n"
-		"1 MiB), WRITE with immediate, SEND/RECV with a two-buffer scatter, fetch-add\n"
-		"and compare-swap on a remote 8-byte word, and the companion counter (a\n"
-		"core-direct WAIT on the data CQ, then a loopback fetch-add). One table row per\n"
-		"operation: size, iterations, OK/FAIL/SKIP, microseconds per operation.\n"
+		"Without --bw/--lat (or any other option of a measured run) two ranks run every\n"
+		"data-path operation dvx drives and check each one byte for byte (or value for\n"
+		"value): RDMA WRITE and READ (8 B, 4 KiB, 1 MiB), WRITE with immediate,\n"
+		"SEND/RECV with a two-buffer scatter, fetch-add and compare-swap on a remote\n"
+		"8-byte word, and the companion counter (a core-direct WAIT on the data CQ, then a\n"
+		"loopback fetch-add). One table row per operation: size, iterations,\n"
+		"OK/FAIL/SKIP, microseconds per operation.\n"
 		"\n"
 		"  (default)        the software NIC: a fabric of two simulated ConnectX NICs in\n"
 		"                   this process, executed by the fabric's progress thread\n"
 		"  --dev NAME       real mlx5 NICs through the linux hal (ibdev name or PCI\n"
 		"                   address); once: both ranks on NAME (loopback), twice: rank 0\n"
 		"                   on the first, rank 1 on the second\n"
-		"  --iters N        iterations per row (default 100)\n"
+		"  -n, --iters N    iterations per row (default 100) or, measured, per size\n"
+		"                   (default 1000)\n"
 		"  --ib             software NIC with InfiniBand ports (default RoCE v2)\n"
 		"  --trace          print every WQE and CQE the software NIC executes, decoded\n"
 		"  --no-thread      software NIC without its progress thread: this thread steps it\n"
-		"  --timeout-ms MS  bound on every completion wait (default 5000)\n"
+		"  --timeout-ms MS  bound on every completion wait and every TCP exchange\n"
+		"                   (default 5000)\n"
 		"  --fault-row N    software NIC: run row N with rank 1's port down (a self-test\n"
 		"                   of the failure path: that row fails, the QPs are recovered\n"
 		"                   and the later rows run again)\n"
+		"  --json           one JSON object on stdout instead of the table\n"
+		"\n"
+		"Measured runs (as perftest's ib_write_bw / ib_write_lat), rank 0 posting to rank 1:\n"
+		"  --bw             bandwidth (the default once any option below is given): up to\n"
+		"                   --tx-depth WQEs in flight; MB/s (10^6 bytes/s) and Mpps\n"
+		"  --lat            latency: one operation in flight, each timed from post to its\n"
+		"                   completion; t_min, t_typical (median), t_p99, t_max, t_avg in us\n"
+		"  --op OP          write (default), write_imm, read, send, fetch_add, cmp_swap\n"
+		"  -s, --size SIZE  message bytes (K, M, G: KiB, MiB, GiB; up to 1G); default\n"
+		"                   65536 with --bw, 2 with --lat; atomics are 8 bytes\n"
+		"  -a, --all        every power of two from 2 to 8M (or to -s), one row each\n"
+		"  -D, --duration S run each size for S seconds instead of -n iterations\n"
+		"  -t, --tx-depth N --bw: WQEs in flight, 1 to 256 (default 128)\n"
+		"  --cq-mod N       --bw: one signaled WQE in N (default 16, at most the depth)\n"
+		"  --progress       a progress line on stderr every second (the default when\n"
+		"                   stderr is a terminal); never on stdout\n"
+		"  --listen [ADDR:]PORT  be the server: wait for one client (port 0: any free\n"
+		"                   port; 'listening on ADDR:PORT' goes to stderr)\n"
+		"  --connect HOST[:PORT] be the client of the server there (port %u by default)\n"
+		"  --accept-timeout S    how long the server waits for its client (default %u)\n"
+		"\n"
+		"Client and server exchange QPN, PSN, GID/LID, MTU, buffer address, rkey and size\n"
+		"over TCP, then the client runs the test against the server's QP and buffer. On\n"
+		"hardware they are two processes (two hosts, each with --dev). The software NIC\n"
+		"lives inside one process, so there --listen and --connect go together: the\n"
+		"server runs in a second thread, the exchange goes over TCP, the data path over\n"
+		"the one software fabric.\n"
+		"\n"
 		"  --help           this text\n"
 		"  --version        the version\n"
 		"\n"
 		"Exit status: 0 every row passed (or was skipped for a missing device feature),\n"
 		"1 a row or the set-up failed, 2 usage error, 3 no such device.\n",
-		prog, prog);
+		prog, prog, prog, PERF_PORT, PERF_ACCEPT_S);
 }
 
-static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *v)
+static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *v)
 {
 	char *end;
 	unsigned long long x;
@@ -1092,14 +1050,68 @@ static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *v)
 	x = strtoull(s, &end, 0);
 	if (errno || *end || x < min || x > max)
 		return -1;
+	*v = x;
+	return 0;
+}
+
+static int parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *v)
+{
+	uint64_t x;
+
+	if (parse_u64(s, min, max, &x))
+		return -1;
 	*v = (uint32_t)x;
 	return 0;
 }
 
+/* bytes with an optional K/M/G (binary) suffix */
+static int parse_size(const char *s, uint32_t *v)
+{
+	char num[32];
+	size_t n = s ? strlen(s) : 0;
+	uint64_t x, mul = 1;
+
+	if (!n || n >= sizeof(num))
+		return -1;
+	memcpy(num, s, n + 1);
+	switch (num[n - 1]) {
+	case 'k': case 'K': mul = KiB; break;
+	case 'm': case 'M': mul = MiB; break;
+	case 'g': case 'G': mul = 1024ull * MiB; break;
+	default: break;
+	}
+	if (mul > 1)
+		num[n - 1] = '\0';
+	if (parse_u64(num, 1, PERF_SIZE_MAX, &x) || x * mul > PERF_SIZE_MAX)
+		return -1;
+	*v = (uint32_t)(x * mul);
+	return 0;
+}
+
+/* the argument after option @i, or NULL */
+#define NEXT() (i + 1 < argc ? argv[++i] : NULL)
+
+static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}
+
 static int parse_args(struct loop *L, int argc, char **argv)
 {
+	struct perf_cfg *P = &L->perf;
+	int perf = 0, bw = 0, lat = 0, op_given = 0, depth_given = 0, mod_given = 0;
+	int accept_given = 0, progress = 0;
+	uint64_t n;
 	uint32_t v;
-	int i;
+	int i, op;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -1110,27 +1122,20 @@ static int parse_args(struct loop *L, int argc, char **argv)
 		} else if (!strcmp(a, "--version")) {
 			dvx_tool_version(stdout, prog);
 			exit(0);
-		} else if (!strcmp(a, "--iters")) {
-			if (parse_u32(i + 1 < argc ? argv[++i] : NULL, 1, 10000000, &L->iters)) {
-				fprintf(stderr, "%s: --iters wants a number from 1 to 10000000\n", prog);
-				return -1;
-			}
+		} else if (!strcmp(a, "--iters") || !strcmp(a, "-n")) {
+			if (parse_u64(NEXT(), 1, 1000000000ull, &n))
+				return usage_err("%s wants a number from 1 to 1000000000", a);
+			P->iters = n;
+			L->iters_given = 1;
 		} else if (!strcmp(a, "--timeout-ms")) {
-			if (parse_u32(i + 1 < argc ? argv[++i] : NULL, 1, 3600000, &v)) {
-				fprintf(stderr, "%s: --timeout-ms wants a number from 1 to 3600000\n",
-					prog);
-				return -1;
-			}
+			if (parse_u32(NEXT(), 1, 3600000, &v))
+				return usage_err("--timeout-ms wants a number from 1 to 3600000");
 			L->timeout_ns = (uint64_t)v * 1000000ull;
 		} else if (!strcmp(a, "--dev")) {
-			if (i + 1 >= argc || !argv[i + 1][0]) {
-				fprintf(stderr, "%s: --dev wants a device name\n", prog);
-				return -1;
-			}
-			if (L->ndevs == 2) {
-				fprintf(stderr, "%s: at most two --dev\n", prog);
-				return -1;
-			}
+			if (i + 1 >= argc || !argv[i + 1][0])
+				return usage_err("--dev wants a device name");
+			if (L->ndevs == 2)
+				return usage_err("at most two --dev");
 			L->devs[L->ndevs++] = argv[++i];
 		} else if (!strcmp(a, "--ib")) {
 			L->ib = 1;
@@ -1139,27 +1144,138 @@ static int parse_args(struct loop *L, int argc, char **argv)
 		} else if (!strcmp(a, "--no-thread")) {
 			L->thread = 0;
 		} else if (!strcmp(a, "--fault-row")) {
-			if (parse_u32(i + 1 < argc ? argv[++i] : NULL, 1, 64, &L->fault_row)) {
-				fprintf(stderr, "%s: --fault-row wants a row number (1 ...)\n", prog);
-				return -1;
-			}
+			if (parse_u32(NEXT(), 1, 64, &L->fault_row))
+				return usage_err("--fault-row wants a row number (1 ...)");
+		} else if (!strcmp(a, "--json")) {
+			L->json = 1;
+		} else if (!strcmp(a, "--progress")) {
+			progress = 1;
+		} else if (!strcmp(a, "--bw")) {
+			bw = perf = 1;
+		} else if (!strcmp(a, "--lat")) {
+			lat = perf = 1;
+		} else if (!strcmp(a, "--op")) {
+			const char *o = NEXT();
+
+			op = o ? perf_op_parse(o) : -1;
+			if (op < 0)
+				return usage_err("--op wants write, write_imm, read, send, fetch_add "
+						 "or cmp_swap");
+			P->op = op;
+			op_given = perf = 1;
+		} else if (!strcmp(a, "-s") || !strcmp(a, "--size")) {
+			if (parse_size(NEXT(), &P->size))
+				return usage_err("%s wants a size from 1 to 1G (bytes, or with K, M, "
+						 "G)", a);
+			L->size_given = perf = 1;
+		} else if (!strcmp(a, "-a") || !strcmp(a, "--all")) {
+			P->sweep = perf = 1;
+		} else if (!strcmp(a, "-D") || !strcmp(a, "--duration")) {
+			if (parse_u32(NEXT(), 1, 86400, &P->duration_s))
+				return usage_err("%s wants seconds, 1 to 86400", a);
+			perf = 1;
+		} else if (!strcmp(a, "-t") || !strcmp(a, "--tx-depth")) {
+			if (parse_u32(NEXT(), 1, SQ_DEPTH, &P->tx_depth))
+				return usage_err("%s wants a number from 1 to %u", a, SQ_DEPTH);
+			depth_given = perf = 1;
+		} else if (!strcmp(a, "--cq-mod")) {
+			if (parse_u32(NEXT(), 1, SQ_DEPTH, &P->cq_mod))
+				return usage_err("--cq-mod wants a number from 1 to %u", SQ_DEPTH);
+			mod_given = perf = 1;
+		} else if (!strcmp(a, "--listen")) {
+			L->listen = NEXT();
+			if (!L->listen)
+				return usage_err("--listen wants [ADDR:]PORT");
+			perf = 1;
+		} else if (!strcmp(a, "--connect")) {
+			L->connect = NEXT();
+			if (!L->connect)
+				return usage_err("--connect wants HOST[:PORT]");
+			perf = 1;
+		} else if (!strcmp(a, "--accept-timeout")) {
+			if (parse_u32(NEXT(), 1, 86400, &L->accept_s))
+				return usage_err("--accept-timeout wants seconds, 1 to 86400");
+			accept_given = 1;
 		} else {
-			fprintf(stderr, "%s: unknown argument '%s' (see --help)\n", prog, a);
-			return -1;
+			return usage_err("unknown argument '%s' (see --help)", a);
 		}
 	}
-	if (L->ndevs && (L->ib || L->trace || !L->thread || L->fault_row)) {
-		fprintf(stderr, "%s: --ib, --trace, --no-thread and --fault-row are for the "
-			"software NIC, not with --dev\n", prog);
-		return -1;
+	if (L->ndevs && (L->ib || L->trace || !L->thread || L->fault_row))
+		return usage_err("--ib, --trace, --no-thread and --fault-row are for the software "
+				 "NIC, not with --dev");
+	if (L->trace && L->json)
+		return usage_err("--trace prints to stdout: not with --json");
+	L->progress = progress || (perf && isatty(2));
+	if (!perf) {
+		if (progress)
+			return usage_err("--progress is for the measured runs (--bw, --lat)");
+		if (accept_given)
+			return usage_err("--accept-timeout is for --listen");
+		if (L->iters_given && P->iters > 10000000)
+			return usage_err("the check table runs at most 10000000 iterations per row");
+		if (L->iters_given)
+			L->iters = (uint32_t)P->iters;
+		L->mode = LOOP_CHECK;
+		return 0;
+	}
+
+	/* a measured run */
+	if (bw && lat)
+		return usage_err("--bw or --lat, not both");
+	L->mode = lat ? LOOP_LAT : LOOP_BW;
+	P->mode = L->mode;
+	if (L->fault_row)
+		return usage_err("--fault-row is for the check table, not a measured run");
+	if (L->iters_given && P->duration_s)
+		return usage_err("-n and -D exclude each other: a count or a duration per size");
+	if (!L->iters_given && !P->duration_s)
+		P->iters = PERF_ITERS;
+	if (L->mode == LOOP_LAT && (depth_given || mod_given))
+		return usage_err("--tx-depth and --cq-mod are for --bw (--lat has one operation "
+				 "in flight)");
+	if (!depth_given)
+		P->tx_depth = PERF_TX_DEPTH;
+	if (!mod_given)
+		P->cq_mod = PERF_CQ_MOD;
+	if (op_given && perf_op_atomic(P->op)) {
+		if (P->sweep || (L->size_given && P->size != 8))
+			return usage_err("atomics are 8 bytes: no -a, and -s only as 8");
+		P->size = 8;
+	} else if (P->sweep) {
+		if (!L->size_given)
+			P->size = PERF_SWEEP_MAX;
+		else if (P->size < PERF_SWEEP_MIN || (P->size & (P->size - 1)))
+			return usage_err("-a sweeps powers of two: -s must be one (2 ... 1G)");
+	} else if (!L->size_given) {
+		P->size = L->mode == LOOP_LAT ? 2 : 65536;
+	}
+	if (accept_given && !L->listen)
+		return usage_err("--accept-timeout is for --listen");
+	if (!L->ndevs && (!L->listen != !L->connect))
+		return usage_err("the software NIC lives inside this process: a lone %s could "
+				 "never reach its peer; give --listen and --connect together (the "
+				 "server then runs in a second thread, over TCP) or use --dev",
+				 L->listen ? "--listen" : "--connect");
+	if (L->ndevs == 2 && (!L->listen != !L->connect))
+		return usage_err("a lone server or client opens one NIC: one --dev");
+	if (L->listen || L->connect) {
+		struct dvx_hal_sock_addr sa;
+		char err[160];
+
+		if (L->listen && net_parse_addr(L->listen, 1, &sa, err, sizeof(err)))
+			return usage_err("--listen %s", err);
+		if (L->connect && net_parse_addr(L->connect, 0, &sa, err, sizeof(err)))
+			return usage_err("--connect %s", err);
 	}
 	return 0;
 }
 
-static void print_row(const struct row *w)
+static void print_row(const struct loop *L, const struct row *w)
 {
 	static const char *const res[] = { "OK", "FAIL", "SKIP" };
 
+	if (L->json)
+		return;
 	if (w->result == RES_SKIP || (w->result == RES_FAIL && !w->us))
 		printf("%-22s %-8s %8u  %-6s %10s\n", w->op, w->size, w->iters, res[w->result],
 		       "-");
@@ -1171,13 +1287,49 @@ static void print_row(const struct row *w)
 	fflush(stdout);
 }
 
+static void print_json(const struct loop *L, int nfail)
+{
+	static const char *const res[] = { "OK", "FAIL", "SKIP" };
+	int i;
+
+	printf("{\"tool\":\"dvx-loop\",\"version\":");
+	loop_json_str(stdout, DVX_VERSION);
+	printf(",\"mode\":\"check\",\"backend\":");
+	loop_json_str(stdout, loop_backend_name(L));
+	printf(",\"link\":\"%s\",\"devices\":[", L->r[0].nic.roce ? "RoCE" : "InfiniBand");
+	loop_json_str(stdout, L->r[0].dev);
+	printf(",");
+	loop_json_str(stdout, L->r[1].dev);
+	printf("],\"iters\":%u,\"rows\":[", L->iters);
+	for (i = 0; i < L->nrows; i++) {
+		const struct row *w = &L->rows[i];
+
+		printf("%s{\"op\":", i ? "," : "");
+		loop_json_str(stdout, w->op);
+		printf(",\"size\":");
+		loop_json_str(stdout, w->size);
+		printf(",\"iters\":%u,\"result\":\"%s\"", w->iters, res[w->result]);
+		if (w->result == RES_SKIP || (w->result == RES_FAIL && !w->us))
+			printf(",\"us_per_op\":null");
+		else
+			printf(",\"us_per_op\":%.3f", w->us);
+		if (w->result != RES_OK) {
+			printf(",\"why\":");
+			loop_json_str(stdout, w->why);
+		}
+		printf("}");
+	}
+	printf("],\"result\":\"%s\"}\n", nfail ? "FAIL" : "OK");
+	fflush(stdout);
+}
+
 static void run_row_end(struct loop *L, struct row *w)
 {
 #ifdef CONFIG_DVX_SIM
 	if (L->sim && (uint32_t)L->nrows == L->fault_row)
 		dvx_sim_set_port(L->fab, 1, 1, 1);
 #endif
-	print_row(w);
+	print_row(L, w);
 	if (w->result == RES_FAIL && !L->broken)
 		recover(L);
 }
@@ -1190,7 +1342,7 @@ static void run_all(struct loop *L, int comp_err)
 	size_t s;
 
 	for (s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
-		size_name(sizes[s], sz, sizeof(sz));
+		loop_size_name(sizes[s], sz, sizeof(sz));
 		w = row_new(L, "RDMA WRITE", sz);
 		if (!L->broken)
 			op_write(L, w, sizes[s]);
@@ -1232,22 +1384,76 @@ static void run_all(struct loop *L, int comp_err)
 		w->result = RES_SKIP;
 		snprintf(w->why, sizeof(w->why), "rank 0's NIC lacks core-direct or atomics");
 	} else if (comp_err && !L->broken) {
-		rfail(w, "companion set-up failed: %s", strerror(-comp_err));
+		loop_rfail(w, "companion set-up failed: %s", strerror(-comp_err));
 	} else if (!L->broken) {
 		op_companion(L, w);
 	}
 	run_row_end(L, w);
 }
 
+/* the check table; the exit status */
+static int run_check(struct loop *L, int comp_err)
+{
+	int i, nfail = 0;
+
+	if (!L->json) {
+		if (L->sim)
+			printf("dvx-loop: software NIC, 2 ranks (sim_0 -> sim_1, %s%s), %u "
+			       "iterations\n", L->ib ? "InfiniBand" : "RoCE v2",
+			       L->thread ? ", progress thread" : ", stepped", L->iters);
+		else
+			printf("dvx-loop: %s -> %s (%s), %u iterations\n", L->r[0].dev, L->r[1].dev,
+			       L->r[0].nic.roce ? "RoCE" : "InfiniBand", L->iters);
+		printf("%-22s %-8s %8s  %-6s %10s\n", "operation", "size", "iters", "result",
+		       "us/op");
+	}
+	run_all(L, comp_err);
+	for (i = 0; i < L->nrows; i++)
+		nfail += L->rows[i].result == RES_FAIL;
+	if (L->json)
+		print_json(L, nfail);
+	if (nfail) {
+		fprintf(stderr, "%s: %d of %d rows FAILED:", prog, nfail, L->nrows);
+		for (i = 0; i < L->nrows; i++)
+			if (L->rows[i].result == RES_FAIL)
+				fprintf(stderr, " [%s %s]", L->rows[i].op, L->rows[i].size);
+		fprintf(stderr, "\n");
+		return EXIT_FAIL;
+	}
+	if (!L->json)
+		printf("dvx-loop: all %d rows passed\n", L->nrows);
+	return 0;
+}
+
+/* the perf region of each rank this process opens (0: none, the check table) */
+static void perf_caps(struct loop *L, int want[2])
+{
+	uint64_t need = L->perf.size < 64 ? 64 : L->perf.size;
+	int tcp = L->listen || L->connect;
+
+	want[0] = !tcp || L->connect;
+	want[1] = !tcp || L->listen;
+	need = (need + 63) & ~63ull;
+	L->r[0].cap = need;
+	/* a server alone does not know the client's sizes yet: room for the default sweep
+	 * at least (a client asking for more is refused with the -s to start it with) */
+	L->r[1].cap = L->listen && !L->connect && need < PERF_SWEEP_MAX ? PERF_SWEEP_MAX : need;
+	if (tcp && !(L->listen && L->connect)) {
+		L->r[0].dev = L->r[1].dev = L->devs[0];
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static struct loop L;
-	int i, err, comp_err, rc = 0, nfail = 0;
+	int want[2] = { 1, 1 };
+	int i, err, comp_err = 0, rc = 0;
 
 	memset(&L, 0, sizeof(L));
 	L.iters = 100;
 	L.timeout_ns = 5000000000ull;
 	L.thread = 1;
+	L.accept_s = PERF_ACCEPT_S;
 	L.r[0].id = 0;
 	L.r[1].id = 1;
 	if (parse_args(&L, argc, argv))
@@ -1274,21 +1480,28 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 #endif
 	}
+	if (L.mode != LOOP_CHECK)
+		perf_caps(&L, want);
 
 	for (i = 0; i < 2 && !rc; i++) {
-		err = rank_open(&L, &L.r[i]);
+		if (!want[i])
+			continue;
+		err = loop_rank_open(&L, &L.r[i]);
 		if (err)
 			rc = (err == -ENODEV && i == 0) || (err == -ENODEV && !L.r[i].nic.open) ?
 			     EXIT_NOTFOUND : EXIT_FAIL;
 	}
-	if (!rc) {
+	/* both ranks here: connect them directly (over TCP each side connects its own) */
+	if (!rc && want[0] && want[1] && !L.listen) {
 		L.atomics = (L.r[0].nic.features & L.r[1].nic.features & DVX_NIC_FEAT_ATOMIC) != 0;
 		if (connect_ranks(&L))
 			rc = EXIT_FAIL;
 	}
-	comp_err = rc ? 0 : companion_open(&L, &L.r[0]);
-	if (comp_err && comp_err != -EOPNOTSUPP)
-		rc = EXIT_FAIL;
+	if (!rc && L.mode == LOOP_CHECK) {
+		comp_err = companion_open(&L, &L.r[0]);
+		if (comp_err && comp_err != -EOPNOTSUPP)
+			rc = EXIT_FAIL;
+	}
 #ifdef CONFIG_DVX_SIM
 	if (!rc && L.sim) {
 		if (L.trace)
@@ -1300,28 +1513,12 @@ int main(int argc, char **argv)
 	}
 #endif
 	if (!rc) {
-		if (L.sim)
-			printf("dvx-loop: software NIC, 2 ranks (sim_0 -> sim_1, %s%s), %u iterations\n",
-			       L.ib ? "InfiniBand" : "RoCE v2",
-			       L.thread ? ", progress thread" : ", stepped", L.iters);
+		if (L.mode == LOOP_CHECK)
+			rc = run_check(&L, comp_err);
+		else if (L.listen || L.connect)
+			rc = perf_run_tcp(&L);
 		else
-			printf("dvx-loop: %s -> %s (%s), %u iterations\n", L.r[0].dev, L.r[1].dev,
-			       L.r[0].nic.roce ? "RoCE" : "InfiniBand", L.iters);
-		printf("%-22s %-8s %8s  %-6s %10s\n", "operation", "size", "iters", "result",
-		       "us/op");
-		run_all(&L, comp_err);
-		for (i = 0; i < L.nrows; i++)
-			nfail += L.rows[i].result == RES_FAIL;
-		if (nfail) {
-			fprintf(stderr, "%s: %d of %d rows FAILED:", prog, nfail, L.nrows);
-			for (i = 0; i < L.nrows; i++)
-				if (L.rows[i].result == RES_FAIL)
-					fprintf(stderr, " [%s %s]", L.rows[i].op, L.rows[i].size);
-			fprintf(stderr, "\n");
-			rc = EXIT_FAIL;
-		} else {
-			printf("dvx-loop: all %d rows passed\n", L.nrows);
-		}
+			rc = perf_run_local(&L);
 	}
 #ifdef CONFIG_DVX_SIM
 	if (L.sim && L.fab) {
@@ -1338,8 +1535,10 @@ int main(int argc, char **argv)
 		}
 	}
 #endif
-	rank_close(&L.r[1]);
-	rank_close(&L.r[0]);
+	if (want[1])
+		loop_rank_close(&L.r[1]);
+	if (want[0])
+		loop_rank_close(&L.r[0]);
 #ifdef CONFIG_DVX_SIM
 	if (L.fab)
 		dvx_sim_fini(L.fab);
