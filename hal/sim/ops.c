@@ -853,4 +853,5 @@ const struct dvx_hal_host_ops dvx_sim_host_ops = {
 	.sock_cred = dvx_host_sock_cred,
 	.fd_close = sim_fd_close,
 	.host_ident = dvx_host_ident,
+	.random_bytes = dvx_host_random_bytes,	/* a bootstrap with a job secret on this hal */
 };
