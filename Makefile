@@ -21,9 +21,11 @@
 #   make gpu-check            the GPU tests only (fail, not skip, without a GPU)
 #   make check-install        install to a scratch prefix, build and run an example
 #                             against it (shared and fully static), move it, again
+#   make check-man            the man pages (man/): installed, one per installed tool,
+#                             render without warnings, agree with --help (scripts/check-man.sh)
 #   make install              PREFIX=/usr/local DESTDIR= : headers, libdvx.a, dvx.pc,
 #                             libdvx-test.a, dvx-test.pc,
-#                             tools, docs, examples, LICENSE
+#                             tools, man pages, docs, examples, LICENSE
 #   make uninstall            remove what install installed
 #   make clean | distclean    remove the objects | the whole $(O)
 #   make savedefconfig        write $(O)/defconfig from $(O)/.config
@@ -164,7 +166,7 @@ testlib-objs := $(addprefix $(objtree)/testing/,cx7.o sweep.o)
 # ---------------------------------------------------------------------------
 # Rules
 
-.PHONY: all lib tools tests bench check sanitize soak fuzz fuzz-ci fuzzers gpu-check check-install install uninstall clean distclean help \
+.PHONY: all lib tools tests bench check sanitize soak fuzz fuzz-ci fuzzers gpu-check check-install check-man install uninstall clean distclean help \
 	defconfig savedefconfig FORCE
 
 all: lib tools tests bench
@@ -338,6 +340,10 @@ fuzz-ci:
 	$(Q)FUZZ_SECONDS=$(if $(filter command line environment,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),10) \
 		$(srctree)/scripts/fuzz.sh $(objtree)
 
+# man pages (man/): section 1 for the tools, 7 for the library (scripts/check-man.sh)
+man1-pages := $(wildcard $(srctree)/man/*.1)
+man7-pages := $(wildcard $(srctree)/man/*.7)
+
 install: lib tools
 	$(call quiet,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(PREFIX)/include/dvx $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
@@ -352,16 +358,25 @@ install: lib tools
 		$(DESTDIR)$(PREFIX)/share/doc/dvx/
 	$(Q)install -d $(DESTDIR)$(PREFIX)/share/doc/dvx/examples
 	$(Q)install -m 644 $(srctree)/examples/*.c $(DESTDIR)$(PREFIX)/share/doc/dvx/examples/
+	$(Q)install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
+	$(Q)install -m 644 $(man1-pages) $(DESTDIR)$(PREFIX)/share/man/man1/
+	$(Q)install -m 644 $(man7-pages) $(DESTDIR)$(PREFIX)/share/man/man7/
 
 # install to a scratch prefix and build an example against it (scripts/check-install.sh)
 check-install: lib tools
 	+$(Q)$(srctree)/scripts/check-install.sh $(objtree)
 
+# the man pages: installed, one per installed tool, no warnings, as --help says
+check-man: lib tools
+	+$(Q)$(srctree)/scripts/check-man.sh $(objtree)
+
 uninstall:
 	$(Q)rm -rf $(DESTDIR)$(PREFIX)/include/dvx $(DESTDIR)$(PREFIX)/lib/libdvx.a \
 		$(DESTDIR)$(PREFIX)/lib/libdvx-test.a $(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx-test.pc \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx.pc $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(tools-y)) \
-		$(DESTDIR)$(PREFIX)/share/doc/dvx
+		$(DESTDIR)$(PREFIX)/share/doc/dvx \
+		$(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,$(notdir $(man1-pages))) \
+		$(addprefix $(DESTDIR)$(PREFIX)/share/man/man7/,$(notdir $(man7-pages)))
 
 defconfig:
 	$(Q)$(srctree)/scripts/kconfig.sh defconfig $(srctree)/configs/defconfig $(objtree)
