@@ -13,7 +13,7 @@
 #   4. every option the installed tool's --help names (and its subcommands' --help,
 #      for "TOOL CMD ..." usage lines) appears in its page, and every long option a tag
 #      of the page's OPTIONS section names is one --help knows;
-#   5. dvx(7) names every document installed in share/doc/dvx;
+#   5. dvx(7) names every document and example installed in share/doc/dvx;
 #   6. 'make uninstall' removes the pages again.
 # Prints each problem and ends with one line: OK or how many problems.
 set -eu
@@ -116,11 +116,12 @@ for t in "$inst"/bin/*; do
 	done < "$tmp/tags"
 done
 
-# 5. dvx(7) names every installed document
-for d in "$inst"/share/doc/dvx/*.md; do
+# 5. dvx(7) names every installed document and example
+for d in "$inst"/share/doc/dvx/*.md "$inst"/share/doc/dvx/examples/*; do
 	[ -f "$d" ] || continue
 	b=$(basename "$d")
-	grep -q "$b" "$inst/share/man/man7/dvx.7" 2>/dev/null || bad "dvx.7 does not name $b (share/doc/dvx)"
+	sed 's/\\-/-/g' "$inst/share/man/man7/dvx.7" | grep -qF "$b" ||
+		bad "dvx.7 does not name $b (share/doc/dvx)"
 done
 
 # 6. uninstall takes them away
