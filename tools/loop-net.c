@@ -302,16 +302,24 @@ int net_listen(const struct dvx_hal *hal, const struct dvx_hal_sock_addr *a, int
 	return rc;
 }
 
-int net_accept(const struct dvx_hal *hal, int lfd, uint64_t timeout_ns, int *fd)
+/* accept one connection by the deadline; -ECANCELED as soon as *@cancel is set (looked
+ * at every 100 ms) */
+int net_accept(const struct dvx_hal *hal, int lfd, uint64_t timeout_ns, const int *cancel,
+	       int *fd)
 {
-	uint64_t deadline = loop_now_ns() + timeout_ns;
+	uint64_t deadline = loop_now_ns() + timeout_ns, slice;
 	int rc;
 
 	for (;;) {
 		rc = dvx_hal_sock_accept(hal, lfd, fd);
 		if (rc != -EAGAIN)
 			return rc;
-		rc = wait_fd(hal, lfd, DVX_HAL_POLL_IN, deadline);
+		if (cancel && __atomic_load_n(cancel, __ATOMIC_ACQUIRE))
+			return -ECANCELED;
+		slice = loop_now_ns() + 100000000ull;
+		rc = wait_fd(hal, lfd, DVX_HAL_POLL_IN, slice < deadline ? slice : deadline);
+		if (rc == -ETIMEDOUT && slice < deadline)
+			continue;
 		if (rc)
 			return rc;
 	}

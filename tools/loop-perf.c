@@ -861,6 +861,7 @@ struct server {
 	int lfd, fd;
 	int quiet;		/* the server thread beside a client: no stdout */
 	uint64_t accept_ns;	/* how long it waits for its client */
+	int cancel;		/* set when the client beside it gave up */
 	char where[80];		/* the listening address */
 	int rc;			/* exit status */
 };
@@ -1100,9 +1101,11 @@ static int serve(struct server *s)
 
 static int srv_accept_serve(struct server *s)
 {
-	int rc = net_accept(s->hal, s->lfd, s->accept_ns, &s->fd);
+	int rc = net_accept(s->hal, s->lfd, s->accept_ns, &s->cancel, &s->fd);
 
 	net_close(s->hal, &s->lfd);
+	if (rc == -ECANCELED)
+		return DVX_EXIT_FAIL;	/* the client said why */
 	if (rc) {
 		srv_err(s, "no client within %llu s: %s",
 			(unsigned long long)(s->accept_ns / SEC), strerror(-rc));
@@ -1253,6 +1256,8 @@ int perf_run_tcp(struct loop *L)
 	}
 	status = client_tcp(L, &ca);
 	if (L->listen) {
+		/* a client that never reached the server thread: it stops waiting now */
+		__atomic_store_n(&s.cancel, 1, __ATOMIC_RELEASE);
 		pthread_join(th, NULL);
 		if (s.rc != DVX_EXIT_OK && status == DVX_EXIT_OK)
 			status = s.rc;

@@ -274,7 +274,8 @@ int net_parse_addr(const char *s, int listen, struct dvx_hal_sock_addr *a, char 
 void net_addr_str(const struct dvx_hal_sock_addr *a, char *buf, size_t n);
 int net_listen(const struct dvx_hal *hal, const struct dvx_hal_sock_addr *a, int *lfd,
 	       struct dvx_hal_sock_addr *bound);
-int net_accept(const struct dvx_hal *hal, int lfd, uint64_t timeout_ns, int *fd);
+int net_accept(const struct dvx_hal *hal, int lfd, uint64_t timeout_ns, const int *cancel,
+	       int *fd);
 int net_connect(const struct dvx_hal *hal, const struct dvx_hal_sock_addr *a,
 		uint64_t timeout_ns, int *fd);
 int net_send(const struct dvx_hal *hal, int fd, const struct net_msg *m, uint64_t timeout_ns);

@@ -918,7 +918,7 @@ static void fake_run(int garbage)
 	pthread_t th;
 	char to[64];
 	const char *args[] = { "--listen", "127.0.0.1:0", "--connect", to, "--bw", "-s", "4096",
-			       "-n", "20", "--timeout-ms", "300", NULL };
+			       "-n", "20", NULL };
 
 	memset(&f, 0, sizeof(f));
 	f.garbage = garbage;
@@ -933,13 +933,13 @@ static void fake_run(int garbage)
 	f.port = ntohs(sa.sin_port);
 	snprintf(to, sizeof(to), "127.0.0.1:%u", f.port);
 	assert_int_equal(pthread_create(&th, NULL, fake_server, &f), 0);
-	/* dvx-loop's own server thread waits for a client that never comes: it gives up
-	 * after the timeout and a second, and says so */
+	/* dvx-loop's own server thread never gets a client: it stops waiting when the
+	 * client gives up, quietly (the client says why) */
 	loop_run(args);
 	pthread_join(th, NULL);
 	close(f.lfd);
 	assert_int_equal(R.rc, 1);
-	assert_non_null(strstr(R.err, "server: no client within"));
+	assert_null(strstr(R.err, "server:"));
 
 	/* the HELLO: magic, version, type, mode, op, the size, the count, tx depth, cq-mod,
 	 * and an endpoint (rkey, buffer address and size, QPN) */
