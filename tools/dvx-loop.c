@@ -99,8 +99,8 @@ static int same(struct row *w, const char *what, const uint8_t *got, const uint8
 		return 1;
 	for (i = 0; i < len && got[i] == want[i]; i++)
 		;
-	loop_rfail(w, "iteration %u: %s differs at byte %u (0x%02x, expected 0x%02x)", iter, what, i,
-	      got[i], want[i]);
+	loop_rfail(w, "iteration %u: %s differs at byte %u (0x%02x, expected 0x%02x)", iter, what,
+		   i, got[i], want[i]);
 	return 0;
 }
 
@@ -108,7 +108,8 @@ static int guard_ok(struct row *w, const char *what, const uint8_t *p, uint32_t 
 {
 	if (*p == GUARD)
 		return 1;
-	loop_rfail(w, "iteration %u: %s: byte past the message overwritten (0x%02x)", iter, what, *p);
+	loop_rfail(w, "iteration %u: %s: byte past the message overwritten (0x%02x)", iter, what,
+		   *p);
 	return 0;
 }
 
@@ -179,8 +180,9 @@ static int wait_req(struct loop *L, struct rank *r, struct dvx_qp *qp, struct dv
 	if (info->opcode != DVX_MLX5_CQE_REQ || info->qpn != qp->qpn ||
 	    info->wqe_counter != (uint16_t)idx) {
 		loop_rfail(w, "iteration %u: %s: CQE %s qpn 0x%x wqe_counter %u, expected REQ qpn "
-		      "0x%x wqe_counter %u", iter, what, dvx_mlx5_cqe_opcode_name(info->opcode),
-		      info->qpn, info->wqe_counter, qp->qpn, (uint16_t)idx);
+			   "0x%x wqe_counter %u", iter, what,
+			   dvx_mlx5_cqe_opcode_name(info->opcode), info->qpn, info->wqe_counter,
+			   qp->qpn, (uint16_t)idx);
 		return -1;
 	}
 	if (dvx_mlx5_sq_completed(&qp->sq, &qp->sqc, info->wqe_counter) < 0) {
@@ -516,8 +518,8 @@ static void op_write(struct loop *L, struct row *w, uint32_t len)
 		if (reserve1(a, w, &idx))
 			break;
 		dvx_mlx5_wqe_rdma_write(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
-					loop_va(b->buf + OFF_DST), b->mr.rkey, loop_va(a->buf + OFF_SRC),
-					a->mr.lkey, len);
+					loop_va(b->buf + OFF_DST), b->mr.rkey,
+					loop_va(a->buf + OFF_SRC), a->mr.lkey, len);
 		ring1(a, idx);
 		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "WRITE", k, &i))
 			break;
@@ -546,15 +548,15 @@ static void op_read(struct loop *L, struct row *w, uint32_t len)
 		if (reserve1(a, w, &idx))
 			break;
 		dvx_mlx5_wqe_rdma_read(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
-				       loop_va(b->buf + OFF_DST), b->mr.rkey, loop_va(a->buf + OFF_RD),
-				       a->mr.lkey, len);
+				       loop_va(b->buf + OFF_DST), b->mr.rkey,
+				       loop_va(a->buf + OFF_RD), a->mr.lkey, len);
 		ring1(a, idx);
 		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "READ", k, &i))
 			break;
 		spent += loop_now_ns() - t0;
 		if (i.byte_cnt != len) {
-			loop_rfail(w, "iteration %u: READ CQE byte count %u, expected %u", k, i.byte_cnt,
-			      len);
+			loop_rfail(w, "iteration %u: READ CQE byte count %u, expected %u", k,
+				   i.byte_cnt, len);
 			break;
 		}
 		if (!same(w, "read-back buffer", a->buf + OFF_RD, b->buf + OFF_DST, len, k) ||
@@ -578,10 +580,11 @@ static int wait_resp(struct loop *L, struct rank *b, uint8_t opcode, uint32_t im
 	if (i.opcode != opcode || i.qpn != b->qp.qpn || i.byte_cnt != bytes ||
 	    (opcode != DVX_MLX5_CQE_RESP_SEND && i.imm != imm) ||
 	    (L->sim && i.rqpn != rqpn)) {
-		loop_rfail(w, "iteration %u: %s: responder CQE %s qpn 0x%x byte_cnt %u imm 0x%x rqpn "
-		      "0x%x; expected %s qpn 0x%x byte_cnt %u imm 0x%x rqpn 0x%x", k, what,
-		      dvx_mlx5_cqe_opcode_name(i.opcode), i.qpn, i.byte_cnt, i.imm, i.rqpn,
-		      dvx_mlx5_cqe_opcode_name(opcode), b->qp.qpn, bytes, imm, rqpn);
+		loop_rfail(w, "iteration %u: %s: responder CQE %s qpn 0x%x byte_cnt %u imm 0x%x "
+			   "rqpn 0x%x; expected %s qpn 0x%x byte_cnt %u imm 0x%x rqpn 0x%x", k,
+			   what,
+			   dvx_mlx5_cqe_opcode_name(i.opcode), i.qpn, i.byte_cnt, i.imm, i.rqpn,
+			   dvx_mlx5_cqe_opcode_name(opcode), b->qp.qpn, bytes, imm, rqpn);
 		return -1;
 	}
 	if (dvx_mlx5_rq_completed(&b->qp.rq) < 0) {
@@ -711,14 +714,15 @@ static void op_fetch_add(struct loop *L, struct row *w)
 		old = loop_atomic_result(a, res);
 		if (old != base + k) {
 			loop_rfail(w, "iteration %u: fetched 0x%016llx, expected 0x%016llx", k,
-			      (unsigned long long)old, (unsigned long long)(base + k));
+				   (unsigned long long)old, (unsigned long long)(base + k));
 			break;
 		}
 	}
 	w->us = k ? (double)spent / 1000.0 / k : 0;
 	if (w->result != RES_FAIL && loop_load64(sig) != base + L->iters)
 		loop_rfail(w, "final signal word 0x%016llx, expected 0x%016llx",
-		      (unsigned long long)loop_load64(sig), (unsigned long long)(base + L->iters));
+			   (unsigned long long)loop_load64(sig),
+			   (unsigned long long)(base + L->iters));
 }
 
 /* compare-swap chain on rank 1's signal word: k -> k + 1; then one that must miss */
@@ -738,8 +742,9 @@ static void op_cmp_swap(struct loop *L, struct row *w)
 		t0 = loop_now_ns();
 		if (reserve1(a, w, &idx))
 			break;
-		dvx_mlx5_wqe_atomic_cs(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, loop_va(sig),
-				       b->mr.rkey, base + k, base + k + 1, loop_va(res), a->mr.lkey);
+		dvx_mlx5_wqe_atomic_cs(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
+				       loop_va(sig), b->mr.rkey, base + k, base + k + 1,
+				       loop_va(res), a->mr.lkey);
 		ring1(a, idx);
 		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "ATOMIC_CS", k, &i))
 			break;
@@ -747,7 +752,7 @@ static void op_cmp_swap(struct loop *L, struct row *w)
 		old = loop_atomic_result(a, res);
 		if (old != base + k) {
 			loop_rfail(w, "iteration %u: fetched 0x%016llx, expected 0x%016llx", k,
-			      (unsigned long long)old, (unsigned long long)(base + k));
+				   (unsigned long long)old, (unsigned long long)(base + k));
 			break;
 		}
 	}
@@ -756,7 +761,8 @@ static void op_cmp_swap(struct loop *L, struct row *w)
 		return;
 	if (loop_load64(sig) != base + L->iters) {
 		loop_rfail(w, "final signal word 0x%016llx, expected 0x%016llx",
-		      (unsigned long long)loop_load64(sig), (unsigned long long)(base + L->iters));
+			   (unsigned long long)loop_load64(sig),
+			   (unsigned long long)(base + L->iters));
 		return;
 	}
 	/* a compare that does not match: the old value comes back, nothing changes */
@@ -764,15 +770,17 @@ static void op_cmp_swap(struct loop *L, struct row *w)
 	if (reserve1(a, w, &idx))
 		return;
 	dvx_mlx5_wqe_atomic_cs(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, loop_va(sig),
-			       b->mr.rkey, base + L->iters + 7, 0xdeadull, loop_va(res), a->mr.lkey);
+			       b->mr.rkey, base + L->iters + 7, 0xdeadull, loop_va(res),
+			       a->mr.lkey);
 	ring1(a, idx);
 	if (wait_req(L, a, &a->qp, &a->scq, idx, w, "ATOMIC_CS (mismatch)", L->iters, &i))
 		return;
 	old = loop_atomic_result(a, res);
 	if (old != base + L->iters || loop_load64(sig) != base + L->iters)
-		loop_rfail(w, "mismatching compare: fetched 0x%016llx, word 0x%016llx, both expected "
-		      "0x%016llx", (unsigned long long)old, (unsigned long long)loop_load64(sig),
-		      (unsigned long long)(base + L->iters));
+		loop_rfail(w, "mismatching compare: fetched 0x%016llx, word 0x%016llx, both "
+			   "expected 0x%016llx", (unsigned long long)old,
+			   (unsigned long long)loop_load64(sig),
+			   (unsigned long long)(base + L->iters));
 }
 
 /* hold the companion's WAIT open for a while: nothing may be raised meanwhile */
@@ -828,8 +836,9 @@ static void op_companion(struct loop *L, struct row *w)
 		hold(L, a, k == 0 ? 2000000ull : 0);
 		v = loop_load64(ctr);
 		if (v != k || dvx_mlx5_cq_peek(&a->ccq.mcq)) {
-			loop_rfail(w, "iteration %u: counter %llu (or a companion CQE) before the data "
-			      "was posted: the WAIT did not hold", k, (unsigned long long)v);
+			loop_rfail(w, "iteration %u: counter %llu (or a companion CQE) before the "
+				   "data was posted: the WAIT did not hold", k,
+				   (unsigned long long)v);
 			break;
 		}
 		t0 = loop_now_ns();
@@ -840,9 +849,10 @@ static void op_companion(struct loop *L, struct row *w)
 		}
 		for (j = 0; j < BATCH; j++)
 			dvx_mlx5_wqe_rdma_write(&a->qp.sq.wq, idx + j, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
-						loop_va(b->buf + OFF_DST + j * BATCH_BYTES), b->mr.rkey,
-						loop_va(a->buf + OFF_SRC + j * BATCH_BYTES), a->mr.lkey,
-						BATCH_BYTES);
+						loop_va(b->buf + OFF_DST + j * BATCH_BYTES),
+						b->mr.rkey,
+						loop_va(a->buf + OFF_SRC + j * BATCH_BYTES),
+						a->mr.lkey, BATCH_BYTES);
 		dvx_mlx5_sq_ring(&a->qp.sq, &a->qp.sqc, idx + BATCH - 1);
 		a->scq_cqes += BATCH;
 		/* the counter's raise completes on the companion CQ */
@@ -854,14 +864,14 @@ static void op_companion(struct loop *L, struct row *w)
 			break;
 		v = loop_load64(ctr);
 		if (v != k + 1) {
-			loop_rfail(w, "iteration %u: counter %llu, expected %u", k, (unsigned long long)v,
-			      k + 1);
+			loop_rfail(w, "iteration %u: counter %llu, expected %u", k,
+				   (unsigned long long)v, k + 1);
 			break;
 		}
 		v = loop_atomic_result(a, a->sinkbuf);
 		if (v != k) {
 			loop_rfail(w, "iteration %u: sink holds %llu, expected the old value %u", k,
-			      (unsigned long long)v, k);
+				   (unsigned long long)v, k);
 			break;
 		}
 		for (j = 0; j < BATCH; j++)
@@ -871,7 +881,7 @@ static void op_companion(struct loop *L, struct row *w)
 	w->us = k ? (double)spent / 1000.0 / k : 0;
 	if (w->result != RES_FAIL && loop_load64(ctr) != L->iters)
 		loop_rfail(w, "final counter %llu, expected %u batches",
-		      (unsigned long long)loop_load64(ctr), L->iters);
+			   (unsigned long long)loop_load64(ctr), L->iters);
 }
 
 /* ---- trace (software NIC) ---- */
@@ -1005,11 +1015,12 @@ static void usage(FILE *f)
 		"                   and the later rows run again)\n"
 		"  --json           one JSON object on stdout instead of the table\n"
 		"\n"
-		"Measured runs (as perftest's ib_write_bw / ib_write_lat), rank 0 posting to rank 1:\n"
+		"Measured runs (as perftest's ib_write_bw, ib_write_lat); rank 0 posts to rank 1:\n"
 		"  --bw             bandwidth (the default once any option below is given): up to\n"
 		"                   --tx-depth WQEs in flight; MB/s (10^6 bytes/s) and Mpps\n"
 		"  --lat            latency: one operation in flight, each timed from post to its\n"
-		"                   completion; t_min, t_typical (median), t_p99, t_max, t_avg in us\n"
+		"                   completion; t_min, t_typical (median), t_p99, t_max, t_avg\n"
+		"                   in microseconds\n"
 		"  --op OP          write (default), write_imm, read, send, fetch_add, cmp_swap\n"
 		"  -s, --size SIZE  message bytes (K, M, G: KiB, MiB, GiB; up to 1G); default\n"
 		"                   65536 with --bw, 2 with --lat; atomics are 8 bytes\n"
@@ -1159,14 +1170,14 @@ static int parse_args(struct loop *L, int argc, char **argv)
 
 			op = o ? perf_op_parse(o) : -1;
 			if (op < 0)
-				return usage_err("--op wants write, write_imm, read, send, fetch_add "
-						 "or cmp_swap");
+				return usage_err("--op wants write, write_imm, read, send, "
+						 "fetch_add or cmp_swap");
 			P->op = op;
 			op_given = perf = 1;
 		} else if (!strcmp(a, "-s") || !strcmp(a, "--size")) {
 			if (parse_size(NEXT(), &P->size))
-				return usage_err("%s wants a size from 1 to 1G (bytes, or with K, M, "
-						 "G)", a);
+				return usage_err("%s wants a size from 1 to 1G (bytes, or with "
+						 "K, M, G)", a);
 			L->size_given = perf = 1;
 		} else if (!strcmp(a, "-a") || !strcmp(a, "--all")) {
 			P->sweep = perf = 1;
@@ -1212,7 +1223,8 @@ static int parse_args(struct loop *L, int argc, char **argv)
 		if (accept_given)
 			return usage_err("--accept-timeout is for --listen");
 		if (L->iters_given && P->iters > 10000000)
-			return usage_err("the check table runs at most 10000000 iterations per row");
+			return usage_err("the check table runs at most 10000000 iterations per "
+					 "row");
 		if (L->iters_given)
 			L->iters = (uint32_t)P->iters;
 		L->mode = LOOP_CHECK;

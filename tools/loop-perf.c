@@ -220,8 +220,8 @@ static int resp_end(struct resp *p, uint64_t ops)
 	case LOOP_OP_FETCH_ADD:
 	case LOOP_OP_CMP_SWAP:
 		if (loop_load64(word) != ops) {
-			loop_rfail(&p->v, "the target word is %llu after %llu %s", (unsigned long long)
-				   loop_load64(word), (unsigned long long)ops,
+			loop_rfail(&p->v, "the target word is %llu after %llu %s",
+				   (unsigned long long)loop_load64(word), (unsigned long long)ops,
 				   p->op == LOOP_OP_FETCH_ADD ? "fetch-adds of 1" :
 				   "compare-swaps k -> k + 1");
 			return -1;
@@ -791,7 +791,8 @@ static int client_run(struct client *c)
 				if (memcmp(perf_dst(a), perf_src(a), bytes))
 					loop_rfail(w, "the bytes read differ from the server's");
 				else if (perf_dst(a)[bytes] != GUARD)
-					loop_rfail(w, "the byte after the bytes read was overwritten");
+					loop_rfail(w, "the byte after the bytes read was "
+						   "overwritten");
 			}
 		}
 		fail = w->result == RES_FAIL;
@@ -1035,7 +1036,8 @@ static int serve(struct server *s)
 		else
 			printf("%llu iterations per size (the client's choice)\n",
 			       (unsigned long long)m.iters);
-		printf("%10s %12s  %s\n", "bytes", "iterations", "result (what the server checked)");
+		printf("%10s %12s  %s\n", "bytes", "iterations",
+		       "result (what the server checked)");
 		fflush(stdout);
 	}
 	for (;;) {

@@ -1012,8 +1012,8 @@ static void test_perf_usage(void **state)
 		loop_run(bad[k]);
 		if (R.rc != 2)
 			fail_msg("'%s %s %s ...': exit %d, expected 2 (usage)\n%s", bad[k][0],
-				 bad[k][1] ? bad[k][1] : "", bad[k][1] && bad[k][2] ? bad[k][2] : "",
-				 R.rc, R.err);
+				 bad[k][1] ? bad[k][1] : "",
+				 bad[k][1] && bad[k][2] ? bad[k][2] : "", R.rc, R.err);
 		assert_non_null(strstr(R.err, "dvx-loop: "));
 		assert_string_equal(R.out, "");
 	}
