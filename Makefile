@@ -8,7 +8,8 @@
 #   make defconfig            write $(O)/.config from configs/defconfig (auto-detected)
 #   make foo_defconfig        same from configs/foo_defconfig
 #   make [all]                libdvx.a, tools, tests and benchmarks
-#   make check                build and run every test, print the runner's summary
+#   make check                build and run every test, print the runner's summary;
+#                             JUNIT=dir also leaves dir/<binary>.xml (JUnit) per binary
 #   make sanitize             the suite under ASan+UBSan, the threaded tests under TSan
 #   make soak                 the long soak: SOAK_OPS (10^7) operations with random faults,
 #                             8 ranks, strict, overlapping faults (tests/soak, SOAK_SEED=)
@@ -33,6 +34,8 @@
 # Variables: O=dir (build folder, default build), V=1 (show commands), SAN=address,...
 # (sanitizer build), EXTRA_CFLAGS=, PREFIX=, DESTDIR=, TESTS="a b" (run only these
 # test binaries; a name that matches no binary is an error), DVX_TEST_TIMEOUT=s,
+# JUNIT=dir (make check, gpu-check: a JUnit XML file per test binary, the console as
+# without it; scripts/run-tests.sh, scripts/check-junit.sh),
 # FUZZ_SECONDS=s (per harness), FUZZ_HARNESSES="a b" (run only these harnesses).
 
 MAKEFLAGS += -rR --no-print-directory
@@ -301,9 +304,12 @@ $(objtree)/%.cu.o: $(objtree)/%.cu.c
 	$(call quiet,CC,$@)
 	$(Q)$(CC) $(DVX_CFLAGS) -c -o $@ $<
 
+# JUNIT=dir: the runner also leaves a JUnit XML file per test binary in dir
+junit-env = $(if $(JUNIT),DVX_JUNIT_DIR='$(abspath $(JUNIT))')
+
 # GPU tests only; with DVX_GPU_REQUIRED=1 a test that finds no GPU fails instead of skipping
 gpu-check: $(addprefix $(objtree)/tests/,$(gpu-tests-y))
-	$(Q)DVX_GPU_REQUIRED=1 $(srctree)/scripts/run-tests.sh $(objtree) $(gpu-tests-y)
+	$(Q)DVX_GPU_REQUIRED=1 $(junit-env) $(srctree)/scripts/run-tests.sh $(objtree) $(gpu-tests-y)
 
 $(objtree)/dvx.pc: $(srctree)/scripts/gen-pc.sh $(srctree)/include/dvx/version.h $(KCONFIG)
 	$(call quiet,GEN,$@)
@@ -317,7 +323,7 @@ $(objtree)/dvx-test.pc: $(srctree)/scripts/gen-pc.sh $(srctree)/include/dvx/vers
 		"$$(sed -n 's/^#define DVX_VERSION "\(.*\)"/\1/p' $(srctree)/include/dvx/version.h)" > $@
 
 check: tests tools bench $(objtree)/tests/nvcc-headers-test
-	$(Q)$(srctree)/scripts/run-tests.sh $(objtree) $(tests-y) nvcc-headers-test
+	$(Q)$(junit-env) $(srctree)/scripts/run-tests.sh $(objtree) $(tests-y) nvcc-headers-test
 
 # the suite under ASan+UBSan, and the multi-threaded tests under TSan (scripts/sanitize.sh);
 # build folders $(O)-asan and $(O)-tsan
