@@ -324,7 +324,18 @@ static int setup_lane(struct dvx_p2p *t, struct dvx_p2p_setup *s, uint32_t pidx,
 
 static int fail(struct dvx_p2p *t, int err)
 {
+	struct dvx_diag keep[DVX_P2P_MAX_NICS];
+	uint32_t i, n = t->nnics;
+
+	/* the unwind's successful destroys clear each NIC's diagnostic: the caller is
+	 * owed the failure's own record */
+	for (i = 0; i < n; i++)
+		if (t->nics[i])
+			keep[i] = t->nics[i]->diag;
 	teardown(t);
+	for (i = 0; i < n; i++)
+		if (t->nics[i])
+			t->nics[i]->diag = keep[i];
 	memset(t, 0, sizeof(*t));
 	return err;
 }

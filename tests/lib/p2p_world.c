@@ -138,7 +138,20 @@ static void rank_body(struct wrank *r)
 		wfail(r, __LINE__, -ENOMEM, "out of memory");
 		goto mem;
 	}
+	if (c->conn_mtu) {
+		dvx_qp_connect_attr_init(&pc.conn);
+		pc.conn.max_mtu = c->conn_mtu;
+	}
 	err = dvx_p2p_init(&r->t, &pc, r->state, sreq.bytes, r->rings, rreq.bytes);
+	if (c->init_err) {
+		r->init_diag = r->nic.hal.diag;
+		if (err != c->init_err)
+			wfail(r, __LINE__, err, "dvx_p2p_init = %d, want %d", err, c->init_err);
+		else if (r->init_diag.err != err || !r->init_diag.msg[0])
+			wfail(r, __LINE__, -1, "after the failed init the NIC's record is err %d "
+			      "\"%s\"", r->init_diag.err, r->init_diag.msg);
+		goto mem;
+	}
 	if (err) {
 		wfail(r, __LINE__, err, "dvx_p2p_init = %d", err);
 		goto mem;

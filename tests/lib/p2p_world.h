@@ -43,6 +43,7 @@ struct wrank {
 	int no_final_flush;	/* the body left a lane failed on purpose */
 	uint64_t rings_len;	/* bytes of @rings (dvx_p2p_mem_req()) */
 	struct dvx_hal hooked;	/* the sim's hal with obj_query hooked (cfg.query_hook) */
+	struct dvx_diag init_diag;	/* the NIC's record after an expected init failure */
 };
 
 typedef void (*wbody_fn)(struct wrank *r);
@@ -68,6 +69,8 @@ struct world_cfg {
 	int subset;		/* connect only the pairs @link says (else everyone) */
 	uint8_t link[W_MAX_RANKS][W_MAX_RANKS];
 	wquery_fn query_hook;	/* NULL: the sim's answers as they are */
+	uint32_t conn_mtu;	/* non-zero: dvx_p2p_cfg.conn.max_mtu (a bad one fails init) */
+	int init_err;		/* non-zero: dvx_p2p_init() must fail with it (body not run) */
 };
 
 struct world {

@@ -852,6 +852,24 @@ static void test_least_privilege(void **s)
 	assert_int_equal(world_run(&c, body_least_privilege, NULL), 0);
 }
 
+/* a failed init unwinds everything and leaves the failure's record on the NIC (the
+ * unwind's own successful destroys must not clear it) */
+static void body_none(struct wrank *r)
+{
+	(void)r;
+}
+
+static void test_init_failure_diag(void **s)
+{
+	struct world_cfg c;
+
+	(void)s;
+	world_cfg_default(&c);
+	c.conn_mtu = 7;		/* no such IB MTU: the connect step refuses it */
+	c.init_err = -EINVAL;
+	assert_int_equal(world_run(&c, body_none, NULL), 0);
+}
+
 /* ---- a bad rkey: an error naming the operation; others carry on ---- */
 
 static void body_bad_rkey(struct wrank *r)
@@ -973,6 +991,7 @@ int main(void)
 		cmocka_unit_test(test_recover_companion),
 		cmocka_unit_test(test_recover_relapse),
 		cmocka_unit_test(test_least_privilege),
+		cmocka_unit_test(test_init_failure_diag),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

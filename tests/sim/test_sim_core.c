@@ -642,9 +642,14 @@ static void test_post_helpers(void **state)
 	fill(r1->data + 0x2000, 64, 4);
 	wr64(r1->data + 0x3000, 40);
 
-	/* receives on B: one for the WRITE_IMM, one for the SEND (two posts, one ring) */
+	/* receives on B: one for the WRITE_IMM, one for the SEND (two posts, published
+	 * only by dvx_qp_ring()) */
 	assert_int_equal(dvx_qp_post_recv(b, 100, 0, 0, 0, DVX_POST_MORE), 0);
-	assert_int_equal(dvx_qp_post_recv(b, 101, va(r1, 0x4000), r1->mr.lkey, 256, 0), 0);
+	assert_int_equal(dvx_qp_post_recv(b, 101, va(r1, 0x4000), r1->mr.lkey, 256, DVX_POST_MORE),
+			 0);
+	assert_int_equal(b->dbrec[DVX_MLX5_RCV_DBR], 0);
+	dvx_qp_ring(b);
+	assert_int_equal(dvx_be32_to_cpu(b->dbrec[DVX_MLX5_RCV_DBR]), 2);
 	/* every kind of post on A */
 	assert_int_equal(dvx_qp_post_write(a, 1, va(r0, 0), r0->mr.lkey, 4096, va(r1, 0x1000),
 					   r1->mr.rkey, DVX_POST_SIGNALED), 0);

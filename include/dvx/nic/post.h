@@ -7,8 +7,13 @@
  * dvx/mlx5/sq.h and dvx/mlx5/wqe.h (the same bytes), plus the wr_id stored in the
  * slot's entry of the caller's array (struct dvx_qp_attr.sq_wr_ids / rq_wr_ids). No
  * allocation, no lock: one thread posts to a QP and one thread polls a CQ (they may be
- * the same thread). A post with DVX_POST_MORE writes the WQE without ringing; the next
- * post without it, or dvx_qp_ring(), rings once for the whole batch.
+ * the same thread). QPs that share a BlueFlame UAR page (dvx_qp_attr.uar) must also
+ * share that thread: their BlueFlame copies use one register (the NIC's default UAR is
+ * non-cached, where 8-byte doorbells need no such care). A post with DVX_POST_MORE
+ * writes the WQE without ringing; the next post to the same queue (send or receive)
+ * without it rings once for the whole batch, and dvx_qp_ring() rings both queues. A
+ * live QP, CQ or umem must not be moved or copied: CQs find their QPs, and umems their
+ * users' ranges, through lists threaded through those structs.
  *
  *	dvx_qp_post_write(qp, 7, laddr, lkey, 4096, raddr, rkey, DVX_POST_SIGNALED);
  *	do
@@ -278,7 +283,8 @@ static inline int dvx_qp_post_comp_swap(struct dvx_qp *qp, uint64_t wr_id, uint6
 }
 
 /**
- * dvx_qp_ring() - ring the doorbell for every WQE posted with DVX_POST_MORE.
+ * dvx_qp_ring() - ring the doorbells for every WQE and receive posted with
+ * DVX_POST_MORE, on the send queue and the receive queue.
  * @qp:		the QP
  *
  * Context: the QP's one posting thread. Return: nothing (nothing to ring is fine).
@@ -287,6 +293,8 @@ static inline void dvx_qp_ring(struct dvx_qp *qp)
 {
 	if (qp->sqc.resv != qp->sqc.db_pi)
 		dvx_mlx5_sq_ring_db(&qp->sq, &qp->sqc, qp->sqc.resv);
+	if (qp->rq.nwqe)
+		dvx_mlx5_rq_ring(&qp->rq);
 }
 
 /**
@@ -372,6 +380,13 @@ static inline int dvx_cq_poll(struct dvx_cq *cq, struct dvx_wc *wc)
 	if (!r)
 		return 0;
 	dvx_mlx5_cq_update_ci(&cq->mcq);
+	if (dvx_unlikely(r < 0 && !in.is_error)) {
+		/* not a completion (compressed, resize, signature): nothing to account */
+		memset(wc, 0, sizeof(*wc));
+		wc->opcode = DVX_WC_OTHER;
+		wc->status = -EPROTO;
+		return -EPROTO;
+	}
 	wc->status = r < 0 ? r : 0;
 	wc->qpn = in.qpn;
 	wc->byte_len = in.byte_cnt;
