@@ -82,15 +82,24 @@ static int describe(const struct dvx_mp_reg *reg, struct dvx_mp_reg_entry *e, vo
 	return dvx_p2p_lbuf_init(out, ptr, len, mrs, reg->nnics);
 }
 
-/* deregister NICs [0, @n) of @e, last first; stop at a refusal (0 or that error) */
+/* deregister NICs [0, @n) of @e (and the MRs an upgrade kept), last first; stop at a
+ * refusal (0 or that error) */
 static int dereg_nics(struct dvx_mp_reg_entry *e, uint32_t n)
 {
+	uint32_t k = n;
 	int err;
 
-	while (n-- > 0) {
-		if (!e->mr[n].live)
+	while (k-- > 0) {
+		if (!e->mr[k].live)
 			continue;
-		err = dvx_mr_dereg(&e->mr[n]);
+		err = dvx_mr_dereg(&e->mr[k]);
+		if (err)
+			return err;
+	}
+	while (n-- > 0) {
+		if (!e->prev[n].live)
+			continue;
+		err = dvx_mr_dereg(&e->prev[n]);
 		if (err)
 			return err;
 	}
@@ -134,6 +143,44 @@ static int reg_nic(struct dvx_mp_reg *reg, struct dvx_mp_reg_entry *e, uint32_t 
 	return err;
 }
 
+/*
+ * @e lacks some of @rights: register its range again on every NIC with the union, the
+ * old MRs kept in e->prev (their keys are out there). Once per entry; nothing changes
+ * on failure.
+ */
+static int upgrade(struct dvx_mp_reg *reg, struct dvx_mp_reg_entry *e, uint32_t rights)
+{
+	struct dvx_mp_reg_entry up;
+	uint32_t k;
+	int err;
+
+	if (e->prev[0].live)
+		return dvx_hal_diag_set(&reg->diag, -EACCES, DVX_DIAG_ARG, "mp_reg_add",
+					"the allocation at %#llx was upgraded once already and "
+					"lacks a remote right asked for (%#x of %#x): register it "
+					"first with every right its buffers need",
+					(unsigned long long)e->base,
+					(unsigned)(e->flags & REG_RIGHTS), (unsigned)rights);
+	memset(&up, 0, sizeof(up));
+	up.base = e->base;
+	up.len = e->len;
+	up.flags = (e->flags & ~(uint32_t)(DVX_MP_REG_DMABUF * 0xffu)) | rights;
+	for (k = 0; k < reg->nnics; k++) {
+		err = reg_nic(reg, &up, k);
+		if (err) {
+			dereg_nics(&up, k);
+			return err;
+		}
+	}
+	for (k = 0; k < reg->nnics; k++) {
+		e->prev[k] = e->mr[k];
+		e->mr[k] = up.mr[k];
+	}
+	e->flags = up.flags;
+	reg->upgrades++;
+	return 0;
+}
+
 int dvx_mp_reg_add(struct dvx_mp_reg *reg, void *ptr, uint64_t len, uint32_t flags,
 		   struct dvx_p2p_lbuf *out)
 {
@@ -152,14 +199,11 @@ int dvx_mp_reg_add(struct dvx_mp_reg *reg, void *ptr, uint64_t len, uint32_t fla
 		if ((e->flags & DVX_MP_REG_RELAXED) != (flags & DVX_MP_REG_RELAXED))
 			return dvx_hal_diag_set(&reg->diag, -EEXIST, DVX_DIAG_ARG, "mp_reg_add",
 						"registered already with the other ordering");
-		if ((e->flags & flags & REG_RIGHTS) != (flags & REG_RIGHTS))
-			return dvx_hal_diag_set(&reg->diag, -EACCES, DVX_DIAG_ARG, "mp_reg_add",
-						"the allocation at %#llx is registered without "
-						"a remote right asked for (%#x of %#x): register "
-						"it first with every right its buffers need",
-						(unsigned long long)e->base,
-						(unsigned)(e->flags & REG_RIGHTS),
-						(unsigned)(flags & REG_RIGHTS));
+		if ((e->flags & flags & REG_RIGHTS) != (flags & REG_RIGHTS)) {
+			err = upgrade(reg, e, flags & REG_RIGHTS);
+			if (err)
+				return err;
+		}
 		err = describe(reg, e, ptr, len, out);
 		if (err)
 			return err;

@@ -95,24 +95,48 @@ static void test_host(void **state)
 	assert_int_equal(reg.live, 2);
 	/* the other ordering inside a registered range */
 	assert_int_equal(dvx_mp_reg_add(&reg, p + 8, 8, DVX_MP_REG_RELAXED, NULL), -EEXIST);
-	/* a right the allocation was not registered with: refused, nothing changes; a
-	 * subset of its rights is a hit */
+	/* a subset of its rights is a hit; a right it lacks upgrades it once: a new MR with
+	 * the union, the old one kept (its keys are out there); a second upgrade is refused */
 	dvx_mock_reset_log(&M);
-	assert_int_equal(dvx_mp_reg_add(&reg, p + 8, 8, DVX_MP_REG_READ, NULL), -EACCES);
-	assert_int_equal(dvx_mp_reg_add(&reg, p + 8, 8, DVX_MP_REG_WRITE | DVX_MP_REG_READ, NULL),
-			 -EACCES);
-	assert_int_equal(dvx_mock_calls(&M), 0);
-	assert_int_equal(ents[0].refs, 2);
 	assert_int_equal(dvx_mp_reg_add(&reg, p + 8, 8, DVX_MP_REG_ATOMIC, NULL), 0);
+	assert_int_equal(dvx_mock_calls(&M), 0);
 	assert_int_equal(dvx_mp_reg_del(&reg, p + 8), 0);
+	{
+		uint32_t old_rkey = ents[0].mr[0].rkey;
+		int mrs = dvx_mock_live(&M, DVX_MOCK_RES_MR);
+
+		assert_int_equal(dvx_mp_reg_add(&reg, p + 8, 8, DVX_MP_REG_READ, &b2), 0);
+		c = dvx_mock_last(&M, DVX_MOCK_OP_MR_REG);
+		assert_int_equal(c->access, DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE |
+					    DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC);
+		assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_MR), mrs + 1);
+		assert_int_equal(ents[0].prev[0].rkey, old_rkey);	/* still registered */
+		assert_true(ents[0].prev[0].live);
+		assert_int_equal(b2.rkey[0], ents[0].mr[0].rkey);	/* the new keys */
+		assert_int_equal(reg.upgrades, 1);
+		assert_int_equal(dvx_mp_reg_del(&reg, p + 8), 0);
+	}
 	/* a source: local use only (the entry at p + 4000 above) */
 	assert_int_equal(ents[1].flags & (DVX_MP_REG_WRITE | DVX_MP_REG_READ | DVX_MP_REG_ATOMIC), 0);
 	assert_int_equal(ents[1].mr[0].access, DVX_ACCESS_LOCAL_WRITE);
-	/* the last reference deregisters */
+	assert_int_equal(ents[1].len, 200);
+	/* the source entry at p + 4000: a failed upgrade changes nothing; upgraded once to
+	 * WRITE, then READ is refused */
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_MR_REG, -ENOMEM);
+	assert_int_equal(dvx_mp_reg_add(&reg, p + 4000, 8, DVX_MP_REG_WRITE, NULL), -ENOMEM);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_MR_REG, 0);
+	assert_false(ents[1].prev[0].live);
+	assert_int_equal(ents[1].mr[0].access, DVX_ACCESS_LOCAL_WRITE);
+	assert_int_equal(ents[1].refs, 1);
+	assert_int_equal(dvx_mp_reg_add(&reg, p + 4000, 8, DVX_MP_REG_WRITE, NULL), 0);
+	assert_int_equal(dvx_mp_reg_add(&reg, p + 4000, 8, DVX_MP_REG_READ, NULL), -EACCES);
+	assert_non_null(strstr(reg.diag.msg, "upgraded once"));
+	assert_int_equal(dvx_mp_reg_del(&reg, p + 4000), 0);
+	/* the last reference deregisters (both entries hold two MRs since their upgrades) */
 	assert_int_equal(dvx_mp_reg_del(&reg, p + 100), 0);
-	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_MR), 2);
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_MR), 4);
 	assert_int_equal(dvx_mp_reg_del(&reg, p), 0);
-	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_MR), 1);
+	assert_int_equal(dvx_mock_live(&M, DVX_MOCK_RES_MR), 2);
 	assert_int_equal(dvx_mp_reg_del(&reg, p), -ENOENT);
 	assert_int_equal(dvx_mp_reg_find(&reg, p, 8, &b2), -ENOENT);
 	/* bad arguments */

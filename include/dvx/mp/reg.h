@@ -15,8 +15,11 @@
  * only those the registration asks for (DVX_MP_REG_WRITE, _READ, _ATOMIC; none: a
  * source, local use only). What a peer holding the keys can reach is the whole
  * allocation, not only the buffer: docs/security.md. A buffer inside an allocation
- * registered with fewer rights than it asks for is refused (-EACCES): register the
- * allocation first with every right its buffers need. Relaxed ordering only on
+ * registered with fewer rights than it asks for upgrades the allocation once: new MRs
+ * with the union of the rights, whose keys every later registration gets, while the
+ * old MRs stay registered (keys already handed out keep working) until the allocation
+ * is released; a second upgrade of the same allocation is refused (-EACCES: register
+ * it first with every right its buffers need). Relaxed ordering only on
  * request; the ordering is part of the key, and a buffer inside an allocation
  * registered with the other ordering is refused (-EEXIST).
  * Deregistering drops a reference; the last one deregisters the MRs (which works
@@ -55,7 +58,9 @@ enum {
  * @len:	bytes registered
  * @refs:	references (registrations of buffers inside it not yet dropped)
  * @flags:	DVX_MP_REG_*
- * @mr:		one MR per NIC of the registry
+ * @mr:		one MR per NIC of the registry (the current rights)
+ * @prev:	after an upgrade, the MRs registered before it (their keys stay valid
+ *		until the entry is released); unused otherwise
  */
 struct dvx_mp_reg_entry {
 	uint64_t base;
@@ -63,6 +68,7 @@ struct dvx_mp_reg_entry {
 	uint32_t refs;
 	uint32_t flags;
 	struct dvx_mr mr[DVX_P2P_MAX_NICS];
+	struct dvx_mr prev[DVX_P2P_MAX_NICS];
 };
 
 /**
@@ -75,6 +81,7 @@ struct dvx_mp_reg_entry {
  * @gpu:	the GPU whose memory may be registered (NULL: host memory only)
  * @hits:	registrations answered from the table
  * @misses:	registrations that registered an allocation
+ * @upgrades:	registrations that registered an allocation again with more rights
  * @diag:	the last failure's account
  */
 struct dvx_mp_reg {
@@ -87,6 +94,7 @@ struct dvx_mp_reg {
 	struct dvx_gpu *gpu;
 	uint64_t hits;
 	uint64_t misses;
+	uint64_t upgrades;
 	struct dvx_diag diag;
 };
 
@@ -117,7 +125,7 @@ int dvx_mp_reg_init(struct dvx_mp_reg *reg, struct dvx_mp_reg_entry *entries, ui
  *
  * Context: control path. Return: 0; -EINVAL (bad arguments); -EEXIST (inside an
  * allocation registered with the other ordering); -EACCES (inside an allocation
- * registered without a right @flags asks for); -ENOSPC (the table is full); the
+ * upgraded once already, without a right @flags asks for); -ENOSPC (the table is full); the
  * error of the lookup or of a NIC's registration (the NICs registered before it are
  * deregistered: nothing is held, the table is unchanged).
  */
