@@ -165,6 +165,8 @@ LIB := $(objtree)/libdvx.a
 # ConnectX-7 mock model, fault sweeps; docs/testing.md)
 TESTLIB := $(objtree)/libdvx-test.a
 testlib-objs := $(addprefix $(objtree)/testing/,cx7.o sweep.o)
+# built and installed only with the mock it serves (CONFIG_DVX_MOCK)
+testlib-y := $(if $(filter y,$(CONFIG_DVX_MOCK)),$(TESTLIB) $(objtree)/dvx-test.pc)
 
 # ---------------------------------------------------------------------------
 # Rules
@@ -174,7 +176,7 @@ testlib-objs := $(addprefix $(objtree)/testing/,cx7.o sweep.o)
 
 all: lib tools tests bench
 
-lib: $(LIB) $(objtree)/dvx.pc $(TESTLIB) $(objtree)/dvx-test.pc
+lib: $(LIB) $(objtree)/dvx.pc $(testlib-y)
 tools: $(tool-bins)
 tests: $(test-bins)
 bench: $(bench-bins)
@@ -356,8 +358,8 @@ install: lib tools
 	$(Q)cd $(srctree)/include && find dvx \( -name '*.h' -o -name '*.cuh' \) -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/include/{} \;
 	$(Q)install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libdvx.a
 	$(Q)install -m 644 $(objtree)/dvx.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx.pc
-	$(Q)install -m 644 $(TESTLIB) $(DESTDIR)$(PREFIX)/lib/libdvx-test.a
-	$(Q)install -m 644 $(objtree)/dvx-test.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx-test.pc
+	$(if $(testlib-y),$(Q)install -m 644 $(TESTLIB) $(DESTDIR)$(PREFIX)/lib/libdvx-test.a)
+	$(if $(testlib-y),$(Q)install -m 644 $(objtree)/dvx-test.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx-test.pc)
 	$(Q)install -m 755 $(tool-bins) $(DESTDIR)$(PREFIX)/bin/
 	$(Q)install -d $(DESTDIR)$(PREFIX)/share/doc/dvx
 	$(Q)install -m 644 $(srctree)/LICENSE $(srctree)/README.md $(srctree)/docs/*.md \
