@@ -39,7 +39,7 @@ int dvx_test_sweep(struct dvx_mock *m, const struct dvx_test_sweep *s,
 		dvx_mock_reset_log(m);
 		dvx_mock_fail_at(m, n, err);
 		ret = s->action(s->ctx);
-		dvx_mock_clear_faults(m);
+		dvx_mock_fail_at(m, 0, 0);	/* the caller's own faults stay armed */
 		calls = dvx_mock_calls(m);
 		rep->runs++;
 		bad = 0;
@@ -49,6 +49,9 @@ int dvx_test_sweep(struct dvx_mock *m, const struct dvx_test_sweep *s,
 		} else if (ret == 0) {
 			if (s->undo)
 				s->undo(s->ctx);
+		} else if (calls < n) {
+			bad = broke(rep, n, ret, "the action failed (%d) without reaching the "
+				    "injected call %d", ret, (int)n);
 		} else {
 			rep->failed++;
 			if (dvx_mock_live_total(m) != before)

@@ -109,7 +109,7 @@ static void test_capture(void **state)
 
 /* ---- sweeps ---- */
 
-static int bug;		/* 1: leak the umem on failure; 2: return a positive value */
+static int bug;	/* 1: leak the umem on failure; 2: return a positive value; 3: fail alone */
 
 static void sw_setup(void *ctx)
 {
@@ -128,6 +128,8 @@ static int sw_action(void *ctx)
 	int err;
 
 	(void)ctx;
+	if (bug == 3)
+		return -ENODEV;		/* fails for a reason of its own */
 	memset(&ua, 0, sizeof(ua));
 	ua.addr = mem;
 	ua.len = sizeof(mem);
@@ -188,7 +190,15 @@ static void test_sweep(void **state)
 	assert_int_equal(dvx_test_sweep(&M, &s, &rep), -EPROTO);
 	assert_non_null(strstr(rep.why, "positive"));
 	assert_int_equal(rep.bad_ret, 1);
+	bug = 3;
+	assert_int_equal(dvx_test_sweep(&M, &s, &rep), -EPROTO);
+	assert_non_null(strstr(rep.why, "without reaching"));
+	/* the caller's own faults stay armed across the sweep */
 	bug = 0;
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_MR_REG, -EPERM);
+	assert_int_equal(dvx_test_sweep(&M, &s, &rep), 0);
+	assert_int_equal(M.fail_op_err[DVX_MOCK_OP_MR_REG], -EPERM);
+	dvx_mock_fail_op(&M, DVX_MOCK_OP_MR_REG, 0);
 	s.max_calls = 1;
 	assert_int_equal(dvx_test_sweep(&M, &s, &rep), -E2BIG);
 	assert_int_equal(dvx_test_sweep(NULL, &s, &rep), -EINVAL);

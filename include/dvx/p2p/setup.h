@@ -159,7 +159,13 @@ int dvx_p2p_exchange(struct dvx_p2p *t, struct dvx_bootstrap *bs, const struct d
  * the call may be repeated on both ends. 0 always means every queue of this end of
  * the lane is running and every QP of it is in RTS as QUERY_QP reads it: whether to
  * reset the companion is decided after the lane is quiescent, so a companion that
- * fails while the main QP's flushes drain it is reset in the same call.
+ * fails while the main QP's flushes drain it is reset in the same call. -EAGAIN is
+ * one end's answer: the other end may have returned 0 and has no local sign that it
+ * must call again, so callers agree on what to recover next over their own channel
+ * (as the soak test's status allgather does) before calling again on both ends. It
+ * does not come from the peer's valid traffic after its own call returned (this end
+ * posts nothing before its last look, and its responder stays in RTS); it comes from a
+ * fault or an invalid request (a remote access error) meeting the lane again.
  */
 int dvx_p2p_lane_recover(struct dvx_p2p *t, int peer, uint32_t lane, uint64_t timeout_ns);
 

@@ -70,8 +70,11 @@ struct dvx_test_sweep_report {
  * @s:		the sweep
  * @rep:	filled (may be NULL)
  *
- * Uses the mock's fault injection (dvx_mock_fail_at()) and clears it after each run;
- * the call log is reset before each action.
+ * Uses the mock's fault injection (dvx_mock_fail_at()) and disarms only that after
+ * each run (faults the caller armed with dvx_mock_fail_op() or dvx_mock_fail_devx()
+ * stay armed); the call log is reset before each action. An action that fails
+ * without reaching the injected call breaks a rule too (it failed for another
+ * reason).
  *
  * Context: a test, one thread. Return: 0 when every run kept the rules; -EPROTO when
  * one did not (@rep says which call and why; the sweep stops there, after running
