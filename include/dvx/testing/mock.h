@@ -278,7 +278,9 @@ struct dvx_mock_nic_cfg {
 /**
  * struct dvx_mock_capture - a copy of the mailboxes of matching DEVX commands
  * (devx_cmd, obj_create, obj_modify, obj_query), for a test's own byte assertions;
- * armed with dvx_mock_capture(). The last matching command's bytes are kept.
+ * armed with dvx_mock_capture(). The last matching command's bytes are kept, whether
+ * it succeeded or failed (an injected fault's output mailbox holds its status);
+ * dvx_mock_capture_clear() disarms them all.
  * @active:	armed
  * @opcode:	the input mailbox's opcode to match
  * @op_mod:	its op_mod, or -1 for any
