@@ -31,10 +31,13 @@
 # the runner writes as a suite named NAME with one test case NAME: a binary that
 # skipped itself (77; <skipped message=why>, in place of any suite it ran), one that
 # failed without a failed test (an exit status, a crash, a timeout: <failure>, with the
-# log's tail), one that was not built. So per binary the file's counts are the console
-# line's: passed and skipped as printed, failures = the failed tests or 1 for a failed
-# binary without any, 1 skipped for a binary skipped whole (scripts/check-junit.sh
-# checks that). CMOCKA_XML_FILE from the environment is not passed on: every binary
+# log's tail), one that was not built; and for a program that prints cmocka's lines
+# without being cmocka (nvcc-headers-test) a suite built from those lines. A binary that
+# dies inside a group leaves no XML of it, and in XML mode its log has no "[ RUN ]"
+# lines: run it again without DVX_JUNIT_DIR to see where. So per binary the file's
+# counts are the console line's: passed and skipped as printed, failures = the failed
+# tests or 1 for a failed binary without any, 1 skipped for a binary skipped whole
+# (scripts/check-junit.sh checks that). CMOCKA_XML_FILE from the environment is not passed on: every binary
 # would write the same file.
 set -u
 tmo=${DVX_TEST_TIMEOUT:-1200}
@@ -109,21 +112,61 @@ junit_suite() {
 	echo "  </testsuite>"
 }
 
-# junit_write NAME [skipped|failure MESSAGE [LOG]]: DVX_JUNIT_DIR/NAME.xml from cmocka's
-# group files (none for a skipped binary), then the runner's suite if one is given
+# junit_text_suite NAME LOG PASSED SKIPPED FAILED: a suite for a program that follows
+# cmocka's conventions without being cmocka (nvcc-headers-test), from its text lines:
+# exactly the counts the console printed, named after its "[       OK ] name",
+# "[  FAILED  ] name" and "[  SKIPPED ] name" lines where it printed them
+junit_text_suite() {
+	xml_text < "$2" | awk -v name="$1" -v p="$3" -v s="$4" -v f="$5" '
+	function esc(x) {
+		gsub(/&/, "\\&amp;", x); gsub(/</, "\\&lt;", x); gsub(/>/, "\\&gt;", x)
+		gsub(/"/, "\\&quot;", x)
+		return x
+	}
+	function tc(list, n, i, what) {
+		printf "    <testcase name=\"%s\" time=\"0\" >\n", esc(i <= n ? list[i] : name " " what " " i)
+	}
+	/^\[==========\] Running / { summary = 0 }
+	/^\[==========\] [0-9]+ test\(s\) run/ { summary = 1 }
+	summary { next }
+	/^\[       OK \] / { ok[++nok] = substr($0, 14) }
+	/^\[  FAILED  \] / && !/^\[  FAILED  \] [0-9]+ test/ { fl[++nfl] = substr($0, 14) }
+	/^\[  SKIPPED \] / && !/^\[  SKIPPED \] [0-9]+ test/ { sk[++nsk] = substr($0, 14) }
+	END {
+		printf "  <testsuite name=\"%s\" time=\"0\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\" >\n", esc(name), p + s + f, f, s
+		for (i = 1; i <= p; i++) { tc(ok, nok, i, "passed"); print "    </testcase>" }
+		for (i = 1; i <= f; i++) {
+			tc(fl, nfl, i, "failed")
+			print "      <failure message=\"failed (see the log)\"/>"
+			print "    </testcase>"
+		}
+		for (i = 1; i <= s; i++) { tc(sk, nsk, i, "skipped"); print "      <skipped/>"; print "    </testcase>" }
+		print "  </testsuite>"
+	}'
+}
+
+# junit_write NAME PASSED SKIPPED FAILED [skipped|failure MESSAGE [LOG]]:
+# DVX_JUNIT_DIR/NAME.xml from cmocka's group files (none for a skipped binary; without
+# any, a suite from the text lines of a program that printed cmocka's), then the
+# runner's own suite if one is given
 junit_write() {
 	[ -n "$junit" ] || return 0
 	out="$junit/$1.xml"
 	{
 		echo '<?xml version="1.0" encoding="UTF-8" ?>'
 		echo '<testsuites>'
-		if [ "${2:-}" != skipped ]; then
+		if [ "${5:-}" != skipped ]; then
+			found=0
 			for g in "$log_dir/$1".junit.*.xml; do
 				[ -f "$g" ] || continue
 				sed -e '1,/<testsuites>/d' -e '/^<\/testsuites>/d' "$g"
+				found=1
 			done
+			if [ $found -eq 0 ] && [ $(($2 + $3 + $4)) -gt 0 ]; then
+				junit_text_suite "$1" "$log_dir/$1.log" "$2" "$3" "$4"
+			fi
 		fi
-		[ -z "${2:-}" ] || junit_suite "$1" "$2" "$3" "${4:-}"
+		[ -z "${5:-}" ] || junit_suite "$1" "$5" "$6" "${7:-}"
 		echo '</testsuites>'
 	} > "$out.tmp" && mv "$out.tmp" "$out"
 	rm -f "$log_dir/$1".junit.*.xml
@@ -143,7 +186,7 @@ for t in "$@"; do
 	if [ ! -x "$bin" ]; then
 		echo "FAIL  $t (not built)"
 		bfail=$((bfail + 1)); failed_list="$failed_list $t"
-		junit_write "$t" failure "not built: $bin"
+		junit_write "$t" 0 0 0 failure "not built: $bin"
 		continue
 	fi
 	(
@@ -173,7 +216,7 @@ for t in "$@"; do
 	if [ $rc -eq 77 ]; then
 		echo "SKIP  $t: $why"
 		bskip=$((bskip + 1))
-		junit_write "$t" skipped "$why"
+		junit_write "$t" 0 0 0 skipped "$why"
 		[ "${V:-0}" = 1 ] && cat "$log"
 		continue
 	fi
@@ -185,15 +228,15 @@ for t in "$@"; do
 			124 | 137) why="timed out after $tmo s" ;;
 			*) why="exit status $rc without a failed test" ;;
 			esac
-			junit_write "$t" failure "$why" "$log"
+			junit_write "$t" "$p" "$s" "$f" failure "$why" "$log"
 		else
-			junit_write "$t"
+			junit_write "$t" "$p" "$s" "$f"
 		fi
 		echo "FAIL  $t (exit $rc; $p passed, $s skipped, $f failed) - log: $log"
 		sed 's/^/      | /' "$log" | tail -n 60
 		bfail=$((bfail + 1)); failed_list="$failed_list $t"
 	else
-		junit_write "$t"
+		junit_write "$t" "$p" "$s" "$f"
 		extra=""
 		[ "$s" -ne 0 ] && extra=", $s skipped"
 		echo "PASS  $t ($p passed$extra)"

@@ -10,6 +10,7 @@
  *   rt-skipgroup  a group whose tests all skip, then 77 (gpu-nvl's way)  SKIP (whole)
  *   rt-exit       2 pass, then exit 3 (a leak report, say)            FAIL, 1 failed
  *   rt-hang       a test that sleeps past DVX_TEST_TIMEOUT            FAIL, timed out
+ *   rt-conv       not cmocka, its lines (as nvcc-headers-test)        PASS, 2 passed
  *   rt-missing    no such file                                        FAIL (not built)
  *
  * The runner's console must be the same line for line (the failed binaries' log tails
@@ -121,6 +122,11 @@ static int child(const char *mode)
 	}
 	if (!strcmp(mode, "hang"))
 		return cmocka_run_group_tests_name("rt-hang", hang, NULL, NULL);
+	if (!strcmp(mode, "conv")) {	/* cmocka's lines, whatever CMOCKA_* says */
+		printf("[       OK ] conv-one\n[       OK ] conv-two\n");
+		printf("[==========] 2 test(s) run.\n[  PASSED  ] 2 test(s).\n");
+		return 0;
+	}
 	fprintf(stderr, "runner-test: no child mode '%s'\n", mode);
 	return 99;
 }
@@ -128,7 +134,8 @@ static int child(const char *mode)
 /* ---- the parent: the runner over them ---- */
 
 static const char *const names[] = {
-	"rt-pass", "rt-fail", "rt-skip", "rt-skipgroup", "rt-exit", "rt-hang", "rt-missing",
+	"rt-pass", "rt-fail", "rt-skip", "rt-skipgroup", "rt-exit", "rt-hang", "rt-conv",
+	"rt-missing",
 };
 #define NNAMES (sizeof(names) / sizeof(names[0]))
 
@@ -310,8 +317,9 @@ static void test_plain(void **state)
 	has_prefix_line(&plain, "FAIL  rt-exit (exit 3; 2 passed, 0 skipped, 0 failed) - log: ");
 	has_prefix_line(&plain, "FAIL  rt-hang (exit 124; 0 passed, 0 skipped, 0 failed) - log: ");
 	has_line(&plain, "      | (timed out after " TMO " s: killed by run-tests.sh)");
+	has_line(&plain, "PASS  rt-conv (2 passed)");
 	has_line(&plain, "FAIL  rt-missing (not built)");
-	has_line(&plain, "dvx tests: 7 binaries (2 skipped whole, 4 failed); 6 tests passed, "
+	has_line(&plain, "dvx tests: 8 binaries (2 skipped whole, 4 failed); 8 tests passed, "
 			 "2 skipped, 3 failed");
 	has_line(&plain, "failed: rt-fail rt-exit rt-hang rt-missing");
 	/* the plain run writes no XML anywhere */
@@ -385,6 +393,11 @@ static void test_junit(void **state)
 		} else if (!strcmp(names[i], "rt-hang")) {
 			assert_int_equal(count(x, "<testsuite "), 1);
 			assert_non_null(strstr(x, "<failure message=\"timed out after " TMO " s\">"));
+		} else if (!strcmp(names[i], "rt-conv")) {
+			/* no cmocka XML: a suite from its lines, its test cases named */
+			assert_int_equal(count(x, "<testcase "), 2);
+			assert_non_null(strstr(x, "<testcase name=\"conv-one\""));
+			assert_non_null(strstr(x, "<testcase name=\"conv-two\""));
 		} else if (!strcmp(names[i], "rt-missing")) {
 			assert_non_null(strstr(x, "<failure message=\"not built: "));
 		}
