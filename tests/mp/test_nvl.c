@@ -502,7 +502,7 @@ static void *init_run(void *arg)
 	struct dvx_gpu gpu;
 	struct dvx_mp mp;
 	struct dvx_mp_cfg c;
-	static uint64_t state[2][4096] __attribute__((aligned(64)));
+	static uint64_t state[2][16384] __attribute__((aligned(64)));
 
 	memset(&gpu, 0, sizeof(gpu));
 	t->err = dvx_bootstrap_thread_init(&bs, t->g, t->rank);
@@ -515,8 +515,9 @@ static void *init_run(void *arg)
 		c.bs = &bs;
 		c.gpu = &gpu;
 		c.timeout_ns = SEC;
-		assert_true(dvx_mp_state_size(&c) <= sizeof(state[0]));
-		t->err = dvx_mp_init(&mp, &c, state[t->rank], sizeof(state[0]));
+		/* (no cmocka assertion on this thread: it would end the process silently) */
+		t->err = dvx_mp_state_size(&c) <= sizeof(state[0]) ?
+			 dvx_mp_init(&mp, &c, state[t->rank], sizeof(state[0])) : -E2BIG;
 		t->diag = mp.diag;
 		if (!t->err) {
 			t->nnvl = mp.topo.nnvl;
