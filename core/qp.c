@@ -100,6 +100,21 @@ static int cq_ok(const struct dvx_nic *nic, const struct dvx_cq *cq)
 	return cq && cq->live && cq->nic == nic;
 }
 
+/*
+ * qpc.ts_format as the Linux mlx5 core chooses it (docs/prm.md 1.2): the capability
+ * that governs RC QPs is the RoCE page's qp_ts_format on a RoCE port, else the general
+ * page's sq_ts_format; DEFAULT whenever it is non-zero (the device picks among the
+ * formats it supports), FREE_RUNNING when it is 0 (the only one). Always 0 would be
+ * refused by a device that supports only the real-time clock.
+ */
+static uint8_t qp_ts_format(const struct dvx_nic *nic)
+{
+	uint8_t cap = nic->roce && nic->caps.roce_valid ? nic->caps.qp_ts_format :
+							   nic->caps.sq_ts_format;
+
+	return cap ? DVX_MLX5_TS_DEFAULT : DVX_MLX5_TS_FREE_RUNNING;
+}
+
 static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dvx_qp *qp)
 {
 	static const char op[] = "dvx_qp_create";
@@ -194,6 +209,7 @@ static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_attr *attr, str
 	ma.wq_umem_offset = attr->wq_offset;
 	ma.dbr_offset = attr->dbr_offset;
 	ma.log_sq_size = (uint8_t)dvx_core_log2(attr->sq_depth);
+	ma.ts_format = qp_ts_format(nic);
 	ma.rq_type = attr->rq_depth ? DVX_MLX5_RQ_TYPE_REGULAR : DVX_MLX5_RQ_TYPE_ZERO;
 	ma.log_rq_size = (uint8_t)(attr->rq_depth ? dvx_core_log2(attr->rq_depth) : 0);
 	ma.log_rq_stride = (uint8_t)(attr->rq_depth ? dvx_core_log2(g.rq_stride) - 4 : 0);

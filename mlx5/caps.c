@@ -47,6 +47,8 @@ static void parse_general(struct dvx_mlx5_caps *c, const uint8_t *p)
 	c->max_wqe_sz_rq = CAP16(p, DVX_MLX5_CAP_MAX_WQE_SZ_RQ);
 	c->log_max_pd = CAP(p, DVX_MLX5_CAP_LOG_MAX_PD);
 	c->log_max_atomic_size_qp = CAP(p, DVX_MLX5_CAP_LOG_MAX_ATOMIC_SIZE_QP);
+	c->sq_ts_format = CAP(p, DVX_MLX5_CAP_SQ_TS_FORMAT);
+	c->rq_ts_format = CAP(p, DVX_MLX5_CAP_RQ_TS_FORMAT);
 	c->cqe_compression = CAP(p, DVX_MLX5_CAP_CQE_COMPRESSION);
 	c->wait_on_data = CAP(p, DVX_MLX5_CAP_WAIT_ON_DATA);
 	c->wait_on_time = CAP(p, DVX_MLX5_CAP_WAIT_ON_TIME);

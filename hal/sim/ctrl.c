@@ -155,6 +155,8 @@ void dvx_sim_caps_build(struct sim_nic *nic)
 	sim_set(g, 84, 15, 0, c->max_wqe_sz_rq);
 	sim_set(g, 100, 20, 16, c->log_max_pd);
 	sim_set(g, 176, 31, 24, c->atomic ? 3 : 0);	/* log_max_atomic_size_qp: 8 B */
+	sim_set(g, 136, 31, 30, c->ts_cap);		/* sq_ts_format */
+	sim_set(g, 136, 29, 28, c->ts_cap);		/* rq_ts_format */
 	/* cqe_compression, wait_on_data, wait_on_time: 0 (not modelled) */
 
 	/* atomic caps (prm 1.2): the kernel selects host endianness when supported */
@@ -169,6 +171,7 @@ void dvx_sim_caps_build(struct sim_nic *nic)
 	/* RoCE caps */
 	sim_set(r, 0, 26, 26, c->force_loopback ? 1 : 0);
 	sim_set(r, 0, 25, 25, c->force_loopback ? 1 : 0);
+	sim_set(r, 0, 1, 0, c->ts_cap);			/* qp_ts_format */
 	sim_set(r, 24, 31, 16, 0xffff);
 	sim_set(r, 24, 15, 0, 0xc000);
 	/* general caps 2: send_dbr_mode_no_dbr_ext 0 (not modelled) */
@@ -364,6 +367,11 @@ static int create_qp(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 		REFUSE(BAD_PARAM, NOT_MODELLED);
 	if (sim_get(in, 32, 7, 6) == 3)		/* ts_format 3 is reserved */
 		REFUSE(BAD_PARAM, FIELD);
+	/* a format the device does not have: FREE_RUNNING on a real-time-only device,
+	 * REAL_TIME on a free-running-only one (DEFAULT is always one it has) */
+	if ((sim_get(in, 32, 7, 6) == 0 && c->ts_cap == 1) ||
+	    (sim_get(in, 32, 7, 6) == 2 && c->ts_cap == 0))
+		REFUSE(BAD_PARAM, NO_CAP);
 	if (sim_get(in, 40, 31, 30) != 0)	/* send_dbr_mode: no_dbr_ext cap is 0 */
 		REFUSE(BAD_PARAM, NO_CAP);
 	if (sim_get(in, 32, 28, 24) > c->log_max_msg)

@@ -216,7 +216,7 @@ static bool nic_cfg_ok(const struct dvx_sim_nic_cfg *c)
 	    c->nports > DVX_SIM_MAX_PORTS || c->log_max_qp_sz > 15 || c->log_max_cq_sz > 31 ||
 	    c->log_max_qp > 31 || c->log_max_msg > 31 || c->log_max_ra_req_qp > 7 ||
 	    c->log_max_ra_res_qp > 7 || c->log_max_pd > 31 || c->max_wqe_sz_sq < 64 ||
-	    c->max_wqe_sz_rq < 16)
+	    c->max_wqe_sz_rq < 16 || c->ts_cap > 2)
 		return false;
 	for (i = 0; i < c->nports; i++) {
 		const struct dvx_sim_port_cfg *p = &c->port[i];

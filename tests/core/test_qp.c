@@ -912,6 +912,38 @@ static void test_destroy_faults(void **state)
 /* a create, open or registration into a live object: -EBUSY, the object untouched and
  * still usable, nothing new on the device; after its destroy the same storage works */
 /*
+ * qpc.ts_format as the kernel chooses it: the RoCE page's qp_ts_format on a RoCE port,
+ * the general page's sq_ts_format on IB; DEFAULT (1) when that cap is non-zero, else
+ * FREE_RUNNING (0). The other page's value never decides (it is set opposite).
+ */
+static void test_ts_format(void **state)
+{
+	unsigned roce, cap;
+
+	(void)state;
+	for (roce = 0; roce < 2; roce++)
+		for (cap = 0; cap < 3; cap++) {
+			const uint8_t *mb;
+
+			fx_mock((int)roce);
+			if (roce) {
+				fx_cap(ROCE, DVX_MLX5_CAP_QP_TS_FORMAT, cap);
+				fx_cap(GENERAL, DVX_MLX5_CAP_SQ_TS_FORMAT, cap ? 0 : 2);
+			} else {
+				fx_cap(GENERAL, DVX_MLX5_CAP_SQ_TS_FORMAT, cap);
+			}
+			base_qps((int)roce);
+			mb = fx_mbox_last(DVX_MLX5_CMD_CREATE_QP);
+			assert_non_null(mb);
+			/* qpc.ts_format: create_qp_in dw@32 [7:6], read byte-wise: byte 35 */
+			assert_int_equal((mb[35] >> 6) & 3, cap ? DVX_MLX5_TS_DEFAULT :
+							      DVX_MLX5_TS_FREE_RUNNING);
+			assert_int_equal(nic.caps.sq_ts_format, roce ? (cap ? 0u : 2u) : cap);
+			teardown_all();
+		}
+}
+
+/*
  * A ring or doorbell record over a live object's range in the same umem is -EBUSY and
  * changes nothing: no command, the live ring's bytes as they were (a CQ's ring is
  * initialised before CREATE_CQ, so the check must come first).
@@ -1052,6 +1084,7 @@ int main(void)
 		cmocka_unit_test_setup(test_faults, setup),
 		cmocka_unit_test_setup(test_devx_faults, setup),
 		cmocka_unit_test_setup(test_destroy_faults, setup),
+		cmocka_unit_test_setup(test_ts_format, setup),
 		cmocka_unit_test_setup(test_ring_overlap, setup),
 		cmocka_unit_test_setup(test_live_refused, setup),
 	};

@@ -816,6 +816,74 @@ static void test_qp_transitions(void **state)
 
 /* ---- QPs: refusals --------------------------------------------------------------------- */
 
+/*
+ * qpc.ts_format against the device's timestamp formats (ts_cap reported as
+ * sq_ts_format, rq_ts_format and the RoCE page's qp_ts_format): FREE_RUNNING is refused
+ * by a real-time-only device, REAL_TIME by a free-running-only one, DEFAULT by neither.
+ */
+static void test_ts_format(void **state)
+{
+	static const int ok[3][3] = {
+		/* ts_format:  FREE_RUNNING  DEFAULT  REAL_TIME */
+		/* cap 0 */ { 1, 1, 0 },
+		/* cap 1 */ { 0, 1, 1 },
+		/* cap 2 */ { 1, 1, 1 },
+	};
+	uint8_t in[DVX_MLX5_QUERY_HCA_CAP_IN_BYTES], out[DVX_MLX5_QUERY_HCA_CAP_OUT_BYTES];
+	struct dvx_mlx5_qp_attr qa;
+	struct dvx_mlx5_cq_attr ca;
+	struct dvx_mlx5_caps caps;
+	struct dvx_sim_nic_cfg nc;
+	struct dvx_hal_obj cq, qp;
+	uint32_t cqn, qpn;
+	unsigned cap, ts;
+	struct env e;
+	char name[16];
+
+	(void)state;
+	for (cap = 0; cap < 3; cap++) {
+		dvx_sim_nic_cfg_default(&nc, cap);
+		nc.ts_cap = (uint8_t)cap;
+		assert_int_equal(dvx_sim_add_nic(fab, &nc), (int)cap);
+		snprintf(name, sizeof(name), "sim_%u", cap);
+		env_open(&e, name, DVX_UAR_NC_DEDICATED);
+		/* the caps say it */
+		memset(&caps, 0, sizeof(caps));
+		dvx_mlx5_query_hca_cap_in(in, DVX_MLX5_CAP_TYPE_GENERAL, 1);
+		assert_int_equal(dvx_hal_devx_cmd(&e.dev, in, sizeof(in), out, sizeof(out)), 0);
+		assert_int_equal(dvx_mlx5_caps_parse(&caps, DVX_MLX5_CAP_TYPE_GENERAL, out,
+						     sizeof(out)), 0);
+		dvx_mlx5_query_hca_cap_in(in, DVX_MLX5_CAP_TYPE_ROCE, 1);
+		assert_int_equal(dvx_hal_devx_cmd(&e.dev, in, sizeof(in), out, sizeof(out)), 0);
+		assert_int_equal(dvx_mlx5_caps_parse(&caps, DVX_MLX5_CAP_TYPE_ROCE, out,
+						     sizeof(out)), 0);
+		assert_int_equal(caps.sq_ts_format, cap);
+		assert_int_equal(caps.rq_ts_format, cap);
+		assert_int_equal(caps.qp_ts_format, cap);
+		/* byte-exact, read without the parser: page byte 136's top bits, RoCE byte 3 */
+		assert_int_equal(out[16 + 3] & 3, cap);
+		cq_attr(&e, &ca, 6, 0);
+		assert_int_equal(cq_make(&e, &ca, &cq, &cqn), 0);
+		for (ts = 0; ts < 3; ts++) {
+			qp_attr(&e, &qa, cqn, 0);
+			qa.ts_format = (uint8_t)ts;
+			if (ok[cap][ts]) {
+				assert_int_equal(qp_make(&e, &qa, &qp, &qpn), 0);
+				assert_int_equal(dvx_hal_obj_destroy(&e.dev, &qp), 0);
+			} else {
+				assert_int_equal(qp_make(&e, &qa, &qp, &qpn), -EREMOTEIO);
+				expect_devx(&e.dev, 0x03, DVX_SIM_SYND_NO_CAP);
+			}
+		}
+		assert_int_equal(dvx_hal_obj_destroy(&e.dev, &cq), 0);
+		env_close(&e);
+	}
+	/* a ts_cap the model does not know is refused at configuration */
+	dvx_sim_nic_cfg_default(&nc, 3);
+	nc.ts_cap = 3;
+	assert_int_equal(dvx_sim_add_nic(fab, &nc), -EINVAL);
+}
+
 static void test_qp_refusals(void **state)
 {
 	struct dvx_mlx5_init2rtr_attr ra;
@@ -1415,6 +1483,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_caps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cq, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qp_transitions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ts_format, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qp_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_shared_uar, setup, teardown),

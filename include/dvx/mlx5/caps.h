@@ -54,6 +54,9 @@ enum dvx_mlx5_cap_type {
 #define DVX_MLX5_CAP_MAX_WQE_SZ_RQ 84, 15, 0
 #define DVX_MLX5_CAP_LOG_MAX_PD 100, 20, 16
 #define DVX_MLX5_CAP_LOG_MAX_ATOMIC_SIZE_QP 176, 31, 24
+/* timestamp formats the SQ and RQ contexts take: enum dvx_mlx5_ts_cap (prm 1.2) */
+#define DVX_MLX5_CAP_SQ_TS_FORMAT 136, 31, 30
+#define DVX_MLX5_CAP_RQ_TS_FORMAT 136, 29, 28
 #define DVX_MLX5_CAP_CQE_COMPRESSION 180, 0, 0
 #define DVX_MLX5_CAP_WAIT_ON_DATA 208, 20, 20
 #define DVX_MLX5_CAP_WAIT_ON_TIME 208, 19, 19
@@ -86,6 +89,23 @@ enum dvx_mlx5_cap_type {
 
 /* general caps 2 (op_mod 0x41), page-relative */
 #define DVX_MLX5_CAP_SEND_DBR_MODE_NO_DBR_EXT 92, 30, 30
+
+/**
+ * enum dvx_mlx5_ts_cap - the timestamp formats a context may take (sq_ts_format,
+ * rq_ts_format, roce qp_ts_format).
+ */
+enum dvx_mlx5_ts_cap {
+	DVX_MLX5_TS_CAP_FREE_RUNNING = 0,
+	DVX_MLX5_TS_CAP_REAL_TIME = 1,
+	DVX_MLX5_TS_CAP_BOTH = 2,
+};
+
+/** enum dvx_mlx5_ts_format - qpc.ts_format (and sqc/rqc) values. */
+enum dvx_mlx5_ts_format {
+	DVX_MLX5_TS_FREE_RUNNING = 0,
+	DVX_MLX5_TS_DEFAULT = 1,	/* the device's default among those it supports */
+	DVX_MLX5_TS_REAL_TIME = 2,
+};
 
 /** port_type values */
 #define DVX_MLX5_PORT_TYPE_IB 0u
@@ -129,7 +149,8 @@ struct dvx_mlx5_caps {
 	uint8_t cqe_compression;
 	uint8_t wait_on_data;
 	uint8_t wait_on_time;
-	uint8_t rsvd0;
+	uint8_t sq_ts_format;	/* enum dvx_mlx5_ts_cap */
+	uint8_t rq_ts_format;
 	uint16_t max_wqe_sz_sq;
 	uint16_t max_wqe_sz_rq;
 
@@ -154,7 +175,7 @@ struct dvx_mlx5_caps {
 
 	/* general 2 */
 	uint8_t send_dbr_mode_no_dbr_ext;
-	uint8_t rsvd3[7];
+	uint8_t rsvd3[6];
 };
 
 /**

@@ -143,6 +143,11 @@ struct dvx_sim_port_cfg {
  * @log_max_mr:		log2 number of MRs (also bounded by the fabric's max_mrs)
  * @log_max_msg:	log2 max message size
  * @max_inline_log:	reserved
+ * @ts_cap:		timestamp formats its QPs take (enum dvx_mlx5_ts_cap: 0 free-running
+ *			only, the default; 1 real-time only; 2 both), reported as the
+ *			general page's sq_ts_format and rq_ts_format and the RoCE page's
+ *			qp_ts_format; CREATE_QP with a qpc.ts_format outside it is refused
+ *			(BAD_PARAM), as firmware refuses it
  * @log_max_ra_req_qp:	log2 initiator RDMA-read/atomic depth (log_sra_max limit)
  * @log_max_ra_res_qp:	log2 responder RDMA-read/atomic depth (log_rra_max limit)
  * @log_max_pd:		log2 number of PDs (cap)
@@ -172,7 +177,7 @@ struct dvx_sim_nic_cfg {
 	uint8_t log_max_mr;
 	uint8_t log_max_msg;
 	uint8_t max_inline_log;
-	uint8_t rsvd;
+	uint8_t ts_cap;
 	struct dvx_sim_port_cfg port[DVX_SIM_MAX_PORTS];
 	uint8_t log_max_ra_req_qp;
 	uint8_t log_max_ra_res_qp;
