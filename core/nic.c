@@ -142,7 +142,11 @@ static uint32_t features_of(const struct dvx_mlx5_caps *c, int roce)
 	if (c->roce_valid &&
 	    (roce ? c->fl_rc_qp_when_roce_enabled : c->fl_rc_qp_when_roce_disabled))
 		f |= DVX_NIC_FEAT_LOOPBACK;
-	if (c->relaxed_ordering_write || c->relaxed_ordering_read)
+	/* the kernel sets the MR's relaxed-ordering bits from these when it registers with
+	 * IBV_ACCESS_RELAXED_ORDERING: write from relaxed_ordering_write, read from
+	 * relaxed_ordering_read or (relaxed_ordering_read_pci_enabled and PCIe RO on) */
+	if (c->relaxed_ordering_write || c->relaxed_ordering_read ||
+	    c->relaxed_ordering_read_pci_enabled)
 		f |= DVX_NIC_FEAT_RELAXED_ORDERING;
 	if (c->bf)
 		f |= DVX_NIC_FEAT_BF;

@@ -26,6 +26,7 @@ static void parse_general(struct dvx_mlx5_caps *c, const uint8_t *p)
 	c->log_max_qp = CAP(p, DVX_MLX5_CAP_LOG_MAX_QP);
 	c->log_max_cq_sz = CAP(p, DVX_MLX5_CAP_LOG_MAX_CQ_SZ);
 	c->relaxed_ordering_write = CAP(p, DVX_MLX5_CAP_RELAXED_ORDERING_WRITE);
+	c->relaxed_ordering_read_pci_enabled = CAP(p, DVX_MLX5_CAP_RELAXED_ORDERING_READ_PCI_ENABLED);
 	c->relaxed_ordering_read = CAP(p, DVX_MLX5_CAP_RELAXED_ORDERING_READ);
 	c->log_max_ra_req_qp = CAP(p, DVX_MLX5_CAP_LOG_MAX_RA_REQ_QP);
 	c->log_max_ra_res_qp = CAP(p, DVX_MLX5_CAP_LOG_MAX_RA_RES_QP);

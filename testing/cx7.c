@@ -21,7 +21,7 @@ void dvx_test_mock_cx7_cap_page(unsigned cap_type, uint8_t *p)
 		dvx_mlx5_set(p, DVX_MLX5_CAP_LOG_MAX_QP, 17);
 		dvx_mlx5_set(p, DVX_MLX5_CAP_LOG_MAX_CQ_SZ, 22);
 		dvx_mlx5_set(p, DVX_MLX5_CAP_RELAXED_ORDERING_WRITE, 1);
-		dvx_mlx5_set(p, DVX_MLX5_CAP_RELAXED_ORDERING_READ, 1);
+		dvx_mlx5_set(p, DVX_MLX5_CAP_RELAXED_ORDERING_READ_PCI_ENABLED, 1);
 		dvx_mlx5_set(p, DVX_MLX5_CAP_LOG_MAX_RA_REQ_QP, 4);
 		dvx_mlx5_set(p, DVX_MLX5_CAP_LOG_MAX_RA_RES_QP, 4);
 		dvx_mlx5_set(p, DVX_MLX5_CAP_PORT_TYPE, DVX_MLX5_PORT_TYPE_ETH);

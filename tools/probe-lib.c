@@ -656,8 +656,9 @@ static void table_caps(FILE *f, const struct pdev *d)
 		    : c->port_type == DVX_MLX5_PORT_TYPE_IB ? "InfiniBand"
 							     : "?");
 		ROW(f, "cqe_version", "%u", c->cqe_version);
-		ROW(f, "relaxed ordering", "write %s, read %s", yn(c->relaxed_ordering_write),
-		    yn(c->relaxed_ordering_read));
+		ROW(f, "relaxed ordering", "write %s, read %s, read with PCIe RO %s",
+		    yn(c->relaxed_ordering_write), yn(c->relaxed_ordering_read),
+		    yn(c->relaxed_ordering_read_pci_enabled));
 		ROW(f, "WAIT on data / on time", "%s / %s", yn(c->wait_on_data),
 		    yn(c->wait_on_time));
 	} else {
@@ -1019,6 +1020,7 @@ static void json_caps(struct jw *w, const struct dvx_mlx5_caps *c)
 	jw_capu(w, "max_wqe_sz_sq", g, c->max_wqe_sz_sq);
 	jw_capb(w, "relaxed_ordering_write", g, c->relaxed_ordering_write);
 	jw_capb(w, "relaxed_ordering_read", g, c->relaxed_ordering_read);
+	jw_capb(w, "relaxed_ordering_read_pci_enabled", g, c->relaxed_ordering_read_pci_enabled);
 	jw_capb(w, "wait_on_data", g, c->wait_on_data);
 	jw_capb(w, "wait_on_time", g, c->wait_on_time);
 	jw_capb(w, "fl_rc_qp_when_roce_enabled", c->roce_valid, c->fl_rc_qp_when_roce_enabled);

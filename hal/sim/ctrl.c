@@ -134,7 +134,7 @@ void dvx_sim_caps_build(struct sim_nic *nic)
 	sim_set(g, 16, 4, 0, c->log_max_qp);
 	sim_set(g, 24, 23, 16, c->log_max_cq_sz);
 	sim_set(g, 28, 23, 23, 1);			/* relaxed_ordering_write */
-	sim_set(g, 28, 22, 22, 1);			/* relaxed_ordering_read */
+	sim_set(g, 28, 22, 22, 1);			/* relaxed_ordering_read_pci_enabled */
 	sim_set(g, 40, 21, 16, c->log_max_ra_req_qp);
 	sim_set(g, 40, 5, 0, c->log_max_ra_res_qp);
 	sim_set(g, 52, 9, 8, eth ? 1 : 0);		/* port_type */

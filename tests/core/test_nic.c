@@ -606,7 +606,7 @@ static void test_mr(void **state)
 
 	/* a device without relaxed ordering: the hint is dropped and reported */
 	fx_cap(GENERAL, DVX_MLX5_CAP_RELAXED_ORDERING_WRITE, 0);
-	fx_cap(GENERAL, DVX_MLX5_CAP_RELAXED_ORDERING_READ, 0);
+	fx_cap(GENERAL, DVX_MLX5_CAP_RELAXED_ORDERING_READ_PCI_ENABLED, 0);
 	fx_cap(GENERAL, DVX_MLX5_CAP_ATOMIC, 0);
 	assert_int_equal(fx_open(&nic), 0);
 	memset(&a, 0, sizeof(a));
@@ -618,6 +618,18 @@ static void test_mr(void **state)
 	assert_int_equal(mr.flags, DVX_MR_RO_DROPPED);
 	assert_int_equal(mr.access, DVX_ACCESS_LOCAL_WRITE);
 	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_MR_REG)->access, DVX_ACCESS_LOCAL_WRITE);
+	assert_int_equal(dvx_mr_dereg(&mr), 0);
+	/* the newer relaxed_ordering_read bit (dw@100 [21], byte 101's 0x20) alone is
+	 * relaxed ordering too; the two read bits are told apart */
+	assert_int_equal(dvx_nic_close(&nic), 0);
+	fx_cap(GENERAL, DVX_MLX5_CAP_RELAXED_ORDERING_READ, 1);
+	assert_int_equal(fx_open(&nic), 0);
+	assert_int_equal(nic.caps.relaxed_ordering_read, 1);
+	assert_int_equal(nic.caps.relaxed_ordering_read_pci_enabled, 0);
+	assert_true(nic.features & DVX_NIC_FEAT_RELAXED_ORDERING);
+	a.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_RELAXED_ORDERING;
+	assert_int_equal(dvx_mr_reg(&nic, &a, &mr), 0);
+	assert_int_equal(mr.flags, 0);
 	assert_int_equal(dvx_mr_dereg(&mr), 0);
 	/* and without atomics: no remote-atomic MR; the sink goes without that right */
 	a.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_ATOMIC;

@@ -194,7 +194,7 @@ static void test_table_cx7(void **state)
 	assert_row(c.out, "port type", "Ethernet (RoCE)");
 	assert_row(c.out, "cqe_version", "1");
 	assert_row(c.out, "max_wqe_sz_sq", "1024 bytes");
-	assert_row(c.out, "relaxed ordering", "write yes, read yes");
+	assert_row(c.out, "relaxed ordering", "write yes, read no, read with PCIe RO yes");
 	assert_row(c.out, "force-loopback RC QP", "RoCE enabled: yes, RoCE disabled: yes");
 	assert_row(c.out, "WAIT on data / on time", "yes / yes");
 	assert_row(c.out, "send_dbr_mode_no_dbr_ext", "yes");

@@ -33,7 +33,9 @@ enum dvx_mlx5_cap_type {
 #define DVX_MLX5_CAP_LOG_MAX_QP 16, 4, 0
 #define DVX_MLX5_CAP_LOG_MAX_CQ_SZ 24, 23, 16
 #define DVX_MLX5_CAP_RELAXED_ORDERING_WRITE 28, 23, 23
-#define DVX_MLX5_CAP_RELAXED_ORDERING_READ 28, 22, 22
+/* reads may be relaxed when PCIe relaxed ordering is enabled on the function (the
+ * kernel's name since 2024; older headers called this bit relaxed_ordering_read) */
+#define DVX_MLX5_CAP_RELAXED_ORDERING_READ_PCI_ENABLED 28, 22, 22
 #define DVX_MLX5_CAP_LOG_MAX_RA_REQ_QP 40, 21, 16
 #define DVX_MLX5_CAP_LOG_MAX_RA_RES_QP 40, 5, 0
 #define DVX_MLX5_CAP_PORT_TYPE 52, 9, 8
@@ -52,6 +54,8 @@ enum dvx_mlx5_cap_type {
 #define DVX_MLX5_CAP_LOG_BF_REG_SIZE 76, 20, 16
 #define DVX_MLX5_CAP_MAX_WQE_SZ_SQ 80, 15, 0
 #define DVX_MLX5_CAP_MAX_WQE_SZ_RQ 84, 15, 0
+/* reads may be relaxed whatever the PCIe setting (a separate, newer bit) */
+#define DVX_MLX5_CAP_RELAXED_ORDERING_READ 100, 21, 21
 #define DVX_MLX5_CAP_LOG_MAX_PD 100, 20, 16
 #define DVX_MLX5_CAP_LOG_MAX_ATOMIC_SIZE_QP 176, 31, 24
 /* timestamp formats the SQ and RQ contexts take: enum dvx_mlx5_ts_cap (prm 1.2) */
@@ -127,6 +131,7 @@ struct dvx_mlx5_caps {
 	uint8_t log_max_qp;
 	uint8_t log_max_cq_sz;
 	uint8_t relaxed_ordering_write;
+	uint8_t relaxed_ordering_read_pci_enabled;
 	uint8_t relaxed_ordering_read;
 	uint8_t log_max_ra_req_qp;
 	uint8_t log_max_ra_res_qp;
@@ -175,7 +180,7 @@ struct dvx_mlx5_caps {
 
 	/* general 2 */
 	uint8_t send_dbr_mode_no_dbr_ext;
-	uint8_t rsvd3[6];
+	uint8_t rsvd3[5];
 };
 
 /**
