@@ -235,7 +235,9 @@ static int uar_get(struct dvx_nic *nic, enum dvx_uar_type type, struct dvx_uar *
 	uar->page_id = uar->hal.page_id;
 	uar->type = uar->hal.type;
 	uar->bf_half = 0;
-	if (uar->type == DVX_UAR_BF && nic->caps.log_bf_reg_size)
+	/* BlueFlame only on a write-combining mapping: the kernel may map a BlueFlame
+	 * request non-cached (hal.nc, read from its mmap offset) */
+	if (uar->type == DVX_UAR_BF && !uar->hal.nc && nic->caps.log_bf_reg_size)
 		uar->bf_half = (1u << nic->caps.log_bf_reg_size) / 2;
 	uar->users = 0;
 	uar->live = DVX_LIVE;
@@ -245,7 +247,7 @@ static int uar_get(struct dvx_nic *nic, enum dvx_uar_type type, struct dvx_uar *
 static int uar_alloc(struct dvx_nic *nic, enum dvx_uar_pref pref, struct dvx_uar *uar)
 {
 	struct dvx_uar u;
-	int err;
+	int err, bf_err = 0;
 
 	memset(&u, 0, sizeof(u));
 	if ((unsigned)pref > DVX_UAR_PREF_BF_OR_NC)
@@ -254,11 +256,13 @@ static int uar_alloc(struct dvx_nic *nic, enum dvx_uar_pref pref, struct dvx_uar
 	if (pref == DVX_UAR_PREF_BF && !(nic->features & DVX_NIC_FEAT_BF))
 		return dvx_core_fail(nic, -EOPNOTSUPP, DVX_DIAG_ARG, "dvx_uar_alloc",
 				     "BlueFlame UAR asked for, device has no BlueFlame (cap bf 0)");
-	if (pref == DVX_UAR_PREF_BF ||
-	    (pref == DVX_UAR_PREF_BF_OR_NC && (nic->features & DVX_NIC_FEAT_BF))) {
+	if (pref == DVX_UAR_PREF_BF) {
 		err = uar_get(nic, DVX_UAR_BF, &u);
 		if (err)
 			return dvx_core_hal_failed(nic, err, 0, "dvx_uar_alloc(BF)");
+	} else if (pref == DVX_UAR_PREF_BF_OR_NC && (nic->features & DVX_NIC_FEAT_BF) &&
+		   !(bf_err = uar_get(nic, DVX_UAR_BF, &u))) {
+		/* BlueFlame (a failed BlueFlame allocation falls through to non-cached) */
 	} else if (pref == DVX_UAR_PREF_NC_SHARED) {
 		err = uar_get(nic, DVX_UAR_NC_SHARED, &u);
 		if (err)
@@ -275,6 +279,11 @@ static int uar_alloc(struct dvx_nic *nic, enum dvx_uar_pref pref, struct dvx_uar
 			dvx_hal_log(&nic->hal.log, DVX_LOG_INFO,
 				    "no dedicated non-cached UAR (%d: %s), using the shared one",
 				    err, nic->hal.diag.msg);
+		}
+		if (bf_err) {
+			u.fallback_err = bf_err;
+			dvx_hal_log(&nic->hal.log, DVX_LOG_INFO,
+				    "no BlueFlame UAR (%d), using a non-cached one", bf_err);
 		}
 	}
 	*uar = u;

@@ -496,6 +496,8 @@ static int lx_uar_alloc(struct dvx_hal_nic *dev, enum dvx_uar_type type, struct 
 	uar->page_id = u->page_id;
 	uar->mmap_off = (uint64_t)u->mmap_off;
 	uar->type = (uint32_t)type;
+	/* how the kernel mapped it, not what was asked for */
+	uar->nc = (uint32_t)dvx_hal_uar_mmap_is_nc(uar->mmap_off, (uint64_t)sysconf(_SC_PAGESIZE));
 	return 0;
 }
 

@@ -253,3 +253,10 @@ void dvx_hal_nic_progress(struct dvx_hal_nic *nic)
 	if (ops && ops->nic_progress)
 		ops->nic_progress(nic);
 }
+
+int dvx_hal_uar_mmap_is_nc(uint64_t mmap_off, uint64_t page_size)
+{
+	if (!page_size)
+		return 0;
+	return ((mmap_off / page_size) >> 8 & 0xffu) == 3;
+}

@@ -496,6 +496,7 @@ static int mock_uar_alloc(struct dvx_hal_nic *dev, enum dvx_uar_type type, struc
 	uar->page_id = u->page_id;
 	uar->type = (uint32_t)type;
 	uar->mmap_off = (uint64_t)(slot + 1) * DVX_MOCK_UAR_BYTES;
+	uar->nc = type != DVX_UAR_BF || m->uar_bf_nc;
 	c->id = u->page_id;
 	m->live[DVX_MOCK_RES_UAR]++;
 	return dvx_mockp_end(m, c, 0);

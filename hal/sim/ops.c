@@ -487,6 +487,7 @@ fill:
 	uar->reg_addr = u->page + u->reg_off;
 	uar->page_id = u->page_id;
 	uar->type = u->type;
+	uar->nc = u->type != DVX_UAR_BF;
 unlock:
 	unlock_nic(nic);
 	return err;

@@ -247,6 +247,25 @@ static void test_uars(void **state)
 	assert_int_equal(u.type, DVX_UAR_NC_SHARED);
 	assert_int_equal(dvx_uar_free(&u), 0);
 	assert_int_equal(dvx_uar_alloc(&nic, (enum dvx_uar_pref)7, &u), -EINVAL);
+	/* BlueFlame-or-NC whose BlueFlame allocation fails: a non-cached one, the error
+	 * kept; the mock's next UAR call (the BF one) fails */
+	dvx_mock_reset_log(&M);
+	dvx_mock_fail_at(&M, 1, -ENOMEM);
+	assert_int_equal(dvx_uar_alloc(&nic, DVX_UAR_PREF_BF_OR_NC, &u), 0);
+	dvx_mock_clear_faults(&M);
+	assert_int_equal(dvx_mock_call_at(&M, 1)->flags, DVX_UAR_BF);
+	assert_int_equal(u.type, DVX_UAR_NC_DEDICATED);
+	assert_int_equal(u.fallback_err, -ENOMEM);
+	assert_int_equal(u.bf_half, 0);
+	assert_int_equal(dvx_uar_free(&u), 0);
+	/* a BlueFlame request the kernel maps non-cached: no BlueFlame copies on it */
+	M.uar_bf_nc = 1;
+	assert_int_equal(dvx_uar_alloc(&nic, DVX_UAR_PREF_BF, &u), 0);
+	assert_int_equal(u.type, DVX_UAR_BF);
+	assert_int_equal(u.hal.nc, 1);
+	assert_int_equal(u.bf_half, 0);
+	assert_int_equal(dvx_uar_free(&u), 0);
+	M.uar_bf_nc = 0;
 	assert_int_equal(dvx_nic_close(&nic), 0);
 
 	/* BlueFlame asked for on a device without it */

@@ -539,6 +539,24 @@ static void test_open_keeps_log_and_clears(void **state)
 
 /* ---- a refused DEVX command is kept as the NIC said it ---- */
 
+/*
+ * The UAR mmap offset's mapping type, as the mlx5 kernel driver encodes it: bits 8-15 of
+ * the offset in pages are the mmap command, 3 = non-cached pages; anything else maps
+ * write-combining. Values built by hand, 4 KiB and 64 KiB pages.
+ */
+static void test_uar_mmap_is_nc(void **state)
+{
+	(void)state;
+	assert_int_equal(dvx_hal_uar_mmap_is_nc((3ull << 8) * 4096, 4096), 1);
+	assert_int_equal(dvx_hal_uar_mmap_is_nc(((3ull << 8) | 5) * 4096, 4096), 1);	/* index 5 */
+	assert_int_equal(dvx_hal_uar_mmap_is_nc((3ull << 8) * 65536, 65536), 1);
+	assert_int_equal(dvx_hal_uar_mmap_is_nc(0x3000, 4096), 0);	/* index 3, command 0 */
+	assert_int_equal(dvx_hal_uar_mmap_is_nc((2ull << 8) * 4096, 4096), 0);
+	assert_int_equal(dvx_hal_uar_mmap_is_nc((0x103ull << 8) * 4096, 4096), 1);	/* bits past 15 */
+	assert_int_equal(dvx_hal_uar_mmap_is_nc((3ull << 8) * 4096, 65536), 0);	/* wrong page size */
+	assert_int_equal(dvx_hal_uar_mmap_is_nc(12345, 0), 0);
+}
+
 static void test_diag_devx(void **state)
 {
 	struct dvx_diag d;
@@ -585,6 +603,7 @@ int main(void)
 		cmocka_unit_test_setup(test_failure_diag, reset),
 		cmocka_unit_test_setup(test_open_keeps_log_and_clears, reset),
 		cmocka_unit_test_setup(test_diag_devx, reset),
+		cmocka_unit_test(test_uar_mmap_is_nc),
 	};
 
 	return cmocka_run_group_tests_name("hal-wrap", tests, NULL, NULL);

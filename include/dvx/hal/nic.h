@@ -218,6 +218,11 @@ struct dvx_hal_umem {
  * @page_id:	goes into qpc.uar_page / cqc.uar_page
  * @type:	enum dvx_uar_type actually obtained
  * @mmap_off:	mmap offset of the page (for mapping it elsewhere), 0 if unknown
+ * @nc:		1 when the page is mapped non-cached, 0 write-combining. The Linux backend
+ *		reads it from the kernel's mmap offset (dvx_hal_uar_mmap_is_nc()), not from
+ *		the type asked for: a BlueFlame request can come back non-cached (the
+ *		kernel's choice), and BlueFlame copies into a non-cached page are no
+ *		BlueFlame
  */
 struct dvx_hal_uar {
 	void *priv;
@@ -226,7 +231,21 @@ struct dvx_hal_uar {
 	uint32_t page_id;
 	uint32_t type;
 	uint64_t mmap_off;
+	uint32_t nc;
+	uint32_t rsvd;
 };
+
+/**
+ * dvx_hal_uar_mmap_is_nc() - whether a UAR's mmap offset asks for a non-cached mapping:
+ * the mmap command, bits 8-15 of (@mmap_off / @page_size), is 3 (get non-cached pages);
+ * any other command maps write-combining (the mlx5 kernel driver's mmap offset
+ * encoding, as DPDK decodes it: docs/prm.md 1.4).
+ * @mmap_off:	the UAR's mmap offset (struct dvx_hal_uar.mmap_off)
+ * @page_size:	the system page size (> 0)
+ *
+ * Context: any; pure. Return: 1 non-cached, 0 write-combining.
+ */
+int dvx_hal_uar_mmap_is_nc(uint64_t mmap_off, uint64_t page_size);
 
 /** struct dvx_hal_pd - a protection domain and its number. */
 struct dvx_hal_pd {

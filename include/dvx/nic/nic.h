@@ -57,7 +57,9 @@ enum dvx_nic_feature {
  * @DVX_UAR_PREF_NC_SHARED:	the shared non-cached register only
  * @DVX_UAR_PREF_BF:		a BlueFlame register (write-combining); -EOPNOTSUPP when
  *				the device has no BlueFlame
- * @DVX_UAR_PREF_BF_OR_NC:	BlueFlame when the device has it, else as DVX_UAR_PREF_NC
+ * @DVX_UAR_PREF_BF_OR_NC:	BlueFlame when the device has it and the allocation
+ *				succeeds, else as DVX_UAR_PREF_NC (dvx_uar.fallback_err
+ *				keeps the BlueFlame allocation's error)
  */
 enum dvx_uar_pref {
 	DVX_UAR_PREF_NC = 0,
@@ -75,10 +77,12 @@ struct dvx_nic;
  * @reg:	where doorbells (8-byte stores or BlueFlame copies) are written
  * @page_id:	goes into cqc.uar_page / qpc.uar_page
  * @type:	enum dvx_uar_type obtained
- * @bf_half:	bytes of one BlueFlame half (bf_reg_size / 2), 0 for a non-cached UAR
+ * @bf_half:	bytes of one BlueFlame half (bf_reg_size / 2); 0 for a non-cached UAR, also
+ *		one asked for as BlueFlame that the kernel mapped non-cached (hal.nc)
  * @users:	CQs and QPs using it; dvx_uar_free() refuses while non-zero
  * @fallback_err: when DVX_UAR_PREF_NC fell back to the shared register, the error the
- *		dedicated allocation returned; else 0
+ *		dedicated allocation returned; when DVX_UAR_PREF_BF_OR_NC fell back to a
+ *		non-cached one, the BlueFlame allocation's; else 0
  * @live:	DVX_LIVE between alloc and free (a create into a live object is -EBUSY)
  *
  * Sharing one register between QPs (a companion QP shares its main QP's) is allowed;

@@ -465,6 +465,8 @@ struct dvx_mock {
 	struct dvx_mock_devx_fault devx_fault[DVX_MOCK_MAX_DEVX_FAULTS];
 	dvx_mock_check_fn check;
 	void *check_arg;
+	uint32_t uar_bf_nc;		/* BlueFlame UARs come back mapped non-cached */
+	uint32_t rsvd_uar;
 	struct dvx_mock_capture capture[DVX_MOCK_MAX_CAPTURES];
 
 	/* clock: now_ns() answers now_ns, then adds now_step; sleep_ns() adds its length.
