@@ -119,6 +119,7 @@ static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_attr *attr, str
 {
 	static const char op[] = "dvx_qp_create";
 	uint8_t in[DVX_MLX5_CREATE_QP_IN_BYTES], out[DVX_MLX5_CREATE_QP_OUT_BYTES];
+	uint32_t bf_half;
 	struct dvx_mlx5_qp_attr ma;
 	struct dvx_cq *rcq = NULL;
 	struct dvx_uar *uar;
@@ -180,6 +181,16 @@ static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_attr *attr, str
 	uar = attr->uar ? attr->uar : &nic->uar;
 	if (!uar->live || uar->nic != nic)
 		return bad(nic, op, "UAR not allocated on this NIC");
+	/* BlueFlame only on a register this QP has to itself (docs/prm.md 3.4) */
+	bf_half = 0;
+	if (uar->bf_half && uar != &nic->uar) {
+		if (uar->qps)
+			return dvx_core_fail(nic, -EBUSY, DVX_DIAG_ARG, op,
+					     "BlueFlame UAR page 0x%x already rings %u QP(s): a "
+					     "BlueFlame register serves one QP (share a "
+					     "non-cached UAR instead)", uar->page_id, uar->qps);
+		bf_half = uar->bf_half;
+	}
 
 	/* what the device must support */
 	if ((attr->flags & QP_CD_FLAGS) && !(nic->features & DVX_NIC_FEAT_CD))
@@ -246,8 +257,7 @@ static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_attr *attr, str
 	/* ring state first with a placeholder QPN: the addresses are checked before the
 	 * device is told anything */
 	err = dvx_mlx5_sq_init(&q.sq, &q.sqc, q.wq + g.rq_bytes, attr->sq_depth, 0,
-			       attr->max_inline, q.dbrec, q.uar_reg, uar->users ? 0 : uar->bf_half,
-			       0);
+			       attr->max_inline, q.dbrec, q.uar_reg, bf_half, 0);
 	if (!err && attr->rq_depth)
 		err = dvx_mlx5_rq_init(&q.rq, q.wq, attr->rq_depth,
 				       dvx_core_log2(g.rq_stride), q.dbrec);
@@ -264,8 +274,7 @@ static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_attr *attr, str
 	err = dvx_mlx5_create_qp_out(out, sizeof(out), &q.qpn);
 	if (!err)
 		err = dvx_mlx5_sq_init(&q.sq, &q.sqc, q.wq + g.rq_bytes, attr->sq_depth, q.qpn,
-				       attr->max_inline, q.dbrec, q.uar_reg,
-				       uar->users ? 0 : uar->bf_half, 0);
+				       attr->max_inline, q.dbrec, q.uar_reg, bf_half, 0);
 	if (err) {
 		struct dvx_diag keep;
 
@@ -282,6 +291,7 @@ static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_attr *attr, str
 	if (rcq && rcq != q.send_cq)
 		rcq->users++;
 	uar->users++;
+	uar->qps++;
 	q.wq_umem->users++;
 	q.dbr_umem->users++;
 	nic->nobjs++;
@@ -344,6 +354,7 @@ static int qp_destroy_do(struct dvx_qp *qp)
 	if (qp->recv_cq && qp->recv_cq != qp->send_cq)
 		qp->recv_cq->users--;
 	qp->uar->users--;
+	qp->uar->qps--;
 	qp->wq_umem->users--;
 	qp->dbr_umem->users--;
 	nic->nobjs--;

@@ -410,6 +410,7 @@ static void test_qp_bad(void **state)
 static void test_companion_shares_uar(void **state)
 {
 	struct dvx_qp_attr a;
+	struct dvx_cq_attr ca;
 	struct dvx_uar bf;
 
 	(void)state;
@@ -419,20 +420,49 @@ static void test_companion_shares_uar(void **state)
 	a.uar = &bf;
 	assert_int_equal(dvx_qp_create(&nic, &a, &qp), 0);
 	assert_int_equal(qp.sq.bf_half, 256);		/* the first user rings BlueFlame */
+	/* a second QP on a BlueFlame register: refused (BlueFlame copies and its
+	 * doorbells on one write-combining register would need a common lock) */
+	fx_qp_attr(&a, &cq2, &um, WQ2_OFF, DBR_OFF + 24);
+	a.uar = qp.uar;
+	a.flags = DVX_QP_F_CD_MASTER;
+	assert_int_equal(dvx_qp_create(&nic, &a, &qp2), -EBUSY);
+	assert_non_null(strstr(nic.hal.diag.msg, "serves one QP"));
+	assert_int_equal(qp2.live, 0);
+	assert_int_equal(bf.qps, 1);
+	/* a non-cached register is shared: the companion shares its main QP's */
+	assert_int_equal(dvx_qp_destroy(&qp), 0);
+	assert_int_equal(dvx_uar_free(&bf), 0);
+	assert_int_equal(dvx_uar_alloc(&nic, DVX_UAR_PREF_NC, &bf), 0);
+	fx_qp_attr(&a, &cq, &um, WQ_OFF, DBR_OFF + 16);
+	a.uar = &bf;
+	assert_int_equal(dvx_qp_create(&nic, &a, &qp), 0);
 	fx_qp_attr(&a, &cq2, &um, WQ2_OFF, DBR_OFF + 24);
 	a.uar = qp.uar;					/* the companion shares it */
 	a.flags = DVX_QP_F_CD_MASTER;
 	assert_int_equal(dvx_qp_create(&nic, &a, &qp2), 0);
-	assert_int_equal(GET(fx_mbox(DVX_MLX5_CMD_CREATE_QP, 0), DVX_MLX5_QPC_UAR_PAGE), bf.page_id);
-	assert_int_equal(GET(fx_mbox(DVX_MLX5_CMD_CREATE_QP, 1), DVX_MLX5_QPC_UAR_PAGE), bf.page_id);
+	assert_int_equal(GET(fx_mbox_last(DVX_MLX5_CMD_CREATE_QP), DVX_MLX5_QPC_UAR_PAGE),
+			 bf.page_id);
 	assert_ptr_equal(qp2.sq.uar_reg, qp.sq.uar_reg);
-	assert_int_equal(qp2.sq.bf_half, 0);		/* sharers write plain doorbells */
+	assert_int_equal(qp.sq.bf_half, 0);
+	assert_int_equal(qp2.sq.bf_half, 0);
 	assert_int_equal(bf.users, 2);
+	assert_int_equal(bf.qps, 2);
 	assert_int_equal(dvx_uar_free(&bf), -EBUSY);
 	assert_int_equal(dvx_nic_close(&nic), -EBUSY);
 	assert_int_equal(dvx_qp_destroy(&qp2), 0);
 	assert_int_equal(dvx_qp_destroy(&qp), 0);
 	assert_int_equal(dvx_uar_free(&bf), 0);
+	teardown_all();
+	/* the NIC's default register, BlueFlame or not, is shared: plain doorbells */
+	fx_mock(1);
+	assert_int_equal(fx_open_attr(&nic, DVX_UAR_PREF_BF, 0, -1), 0);
+	assert_int_equal(nic.uar.bf_half, 256);
+	fx_umem(&nic, &um, 0, 0x40000);
+	fx_cq_attr(&ca, &um, RING_OFF, DBR_OFF, 64);
+	assert_int_equal(dvx_cq_create(&nic, &ca, &cq), 0);
+	fx_qp_attr(&a, &cq, &um, WQ_OFF, DBR_OFF + 16);
+	assert_int_equal(dvx_qp_create(&nic, &a, &qp), 0);
+	assert_int_equal(qp.sq.bf_half, 0);
 	teardown_all();
 }
 

@@ -84,9 +84,14 @@ struct dvx_nic;
  *		dedicated allocation returned; when DVX_UAR_PREF_BF_OR_NC fell back to a
  *		non-cached one, the BlueFlame allocation's; else 0
  * @live:	DVX_LIVE between alloc and free (a create into a live object is -EBUSY)
+ * @qps:	QPs ringing it
  *
- * Sharing one register between QPs (a companion QP shares its main QP's) is allowed;
- * the caller then serialises the doorbells written to it (prm 3.4).
+ * Sharing a non-cached register between QPs (a companion QP shares its main QP's) is
+ * allowed: 8-byte doorbells need no common lock. A BlueFlame register serves one QP
+ * (BlueFlame copies and other QPs' doorbells on one write-combining register would
+ * need a lock every sharer takes, docs/prm.md 3.4): a second QP on a caller's
+ * BlueFlame UAR is refused, and QPs on the NIC's default register (shared by every QP
+ * that names none) ring plain doorbells even when it is BlueFlame.
  */
 struct dvx_uar {
 	struct dvx_hal_uar hal;
@@ -98,6 +103,8 @@ struct dvx_uar {
 	uint32_t users;
 	int32_t fallback_err;
 	uint32_t live;
+	uint32_t qps;
+	uint32_t rsvd;
 };
 
 /**
