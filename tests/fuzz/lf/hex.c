@@ -18,8 +18,9 @@
  *   line and column; -E2BIG leaves exactly the room filled; the error buffer is
  *   NUL-terminated and written only within its size; what parses prints back and parses
  *   to the same bytes;
- *   parse_u64: the answer and value equal a reference reading of the documented rule
- *   (decimal or 0x hex, nothing around it, -ERANGE above the maximum, -EINVAL for
+ *   parse_u64: the answer and value equal an independent reading of the documented rule
+ *   (character classes for the syntax, libc strtoull() for the value: decimal or 0x hex,
+ *   nothing around it, -ERANGE above the maximum or 64 bits, -EINVAL for
  *   anything that is not a number), the value untouched on error;
  *   command line: the parse reads argv only, is deterministic, writes to its error
  *   stream exactly when it refuses (a whole line), and what it accepts is consistent
@@ -29,6 +30,8 @@
  *   dvx_mlx5_wqe_decode() reads back with the kind's opcode, the index, QPN and
  *   fence / completion / solicited bits of the line.
  */
+#include <ctype.h>
+
 #include <dvx/mlx5/decode.h>
 
 #include "../../../tools/hexparse.h"
@@ -190,30 +193,29 @@ static void fuzz_hexparse(struct lf_in *in)
 
 /* ---- parse_u64 against the documented rule ---- */
 
+/*
+ * The rule, checked independently of the parser: the syntax by character classes
+ * (decimal digits only, or "0x"/"0X" and hex digits only), the value by libc's
+ * strtoull() (its ERANGE for more than 64 bits), then the bound.
+ */
 static int ref_u64(const char *s, uint64_t max, uint64_t *v)
 {
-	unsigned base = 10, any = 0, big = 0;
-	uint64_t x = 0;
+	int hex = s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+	const char *d = hex ? s + 2 : s;
+	unsigned long long x;
+	char *end;
+	size_t i;
 
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	}
-	for (; *s; s++) {
-		int h = hexv(*s);
-
-		if (h < 0 || (unsigned)h >= base)
-			return -EINVAL;		/* not a number, however long */
-		if (x > (UINT64_MAX - (uint64_t)h) / base)
-			big = 1;
-		x = x * base + (uint64_t)h;
-		any = 1;
-	}
-	if (!any)
+	if (!d[0])
 		return -EINVAL;
-	if (big || x > max)
+	for (i = 0; d[i]; i++)
+		if (!(hex ? isxdigit((unsigned char)d[i]) : isdigit((unsigned char)d[i])))
+			return -EINVAL;
+	errno = 0;
+	x = strtoull(d, &end, hex ? 16 : 10);
+	if (errno == ERANGE || x > max)
 		return -ERANGE;
-	*v = x;
+	*v = (uint64_t)x;
 	return 0;
 }
 
