@@ -320,14 +320,13 @@ int dvx_qp_create(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dv
 	return err;
 }
 
-/* take @qp off @cq's list (by address; by QPN for a caller that moved the struct) */
+/* take @qp off @cq's list (live QPs are never moved: dvx/nic/post.h) */
 static void cq_unlink(struct dvx_cq *cq, struct dvx_qp *qp)
 {
 	struct dvx_qp **pp;
-	uint32_t qpn = qp->qpn;
 
 	for (pp = &cq->qps; *pp; pp = &(*pp)->cq_next[(*pp)->send_cq == cq ? 0 : 1])
-		if (*pp == qp || (*pp)->qpn == qpn)
+		if (*pp == qp)
 			break;
 	if (*pp)
 		*pp = (*pp)->cq_next[(*pp)->send_cq == cq ? 0 : 1];

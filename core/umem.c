@@ -166,14 +166,10 @@ void dvx_core_umem_unlink(struct dvx_umem *u, struct dvx_umem_ext *e)
 {
 	struct dvx_umem_ext **pp;
 
-	/* by address; a caller that moved the live object's struct still frees its range */
+	/* by address: live objects are never moved (dvx/nic/post.h) */
 	for (pp = &u->exts; *pp; pp = &(*pp)->next)
 		if (*pp == e)
 			break;
-	if (!*pp)
-		for (pp = &u->exts; *pp; pp = &(*pp)->next)
-			if ((*pp)->off == e->off && (*pp)->len == e->len)
-				break;
 	if (*pp)
 		*pp = (*pp)->next;
 	e->next = NULL;
