@@ -319,6 +319,7 @@ static int query_cq(struct sim_nic *nic, struct sim_cq *cq, const uint8_t *in, s
 		REFUSE(BAD_OUTPUT_LEN, OUTLEN);
 	answer(out, outlen, SIM_QUERY_OUT_BYTES);
 	memcpy((uint8_t *)out + SIM_CQC_OFF, cq->cqc, SIM_CQC_BYTES);
+	(void)sim_pull(nic->fab, cq->dbr_umem, cq->dbrec, 4);
 	ci = __atomic_load_n((const uint32_t *)(const void *)cq->dbrec, __ATOMIC_ACQUIRE);
 	/* status 0x9: CQ overflow (the kernel's MLX5_CQ_STATUS_OVERFLOW) */
 	sim_set(out, 16, 31, 28, cq->overrun ? 0x9 : 0);

@@ -230,7 +230,11 @@ static int cq_push(struct sim_fabric *fab, struct sim_cq *cq, uint8_t *c, uint32
 	if (X_UNLIKELY(cq->overrun))
 		return -1;
 	if (!cq->oi && !cq->cc) {
-		uint32_t ci = load_be32_acquire(cq->dbrec) & 0xffffffu;
+		uint32_t ci;
+
+		if (X_UNLIKELY(sim_pull(fab, cq->dbr_umem, cq->dbrec, 4)))
+			return -1;
+		ci = load_be32_acquire(cq->dbrec) & 0xffffffu;
 
 		if (X_UNLIKELY(((cq->pi - ci) & 0xffffffu) >= n)) {
 			cq->overrun = 1;
@@ -241,7 +245,11 @@ static int cq_push(struct sim_fabric *fab, struct sim_cq *cq, uint8_t *c, uint32
 	c[SIM_CQE_OP_OWN] |= (uint8_t)((cq->pi >> cq->log_sz) & 1u);
 	memcpy(e, c, 63);
 	/* every other byte of the entry before the owner byte that hands it over */
+	if (X_UNLIKELY(sim_push(fab, cq->ring_umem, e, 63)))
+		return -1;
 	__atomic_store_n(e + SIM_CQE_OP_OWN, c[SIM_CQE_OP_OWN], __ATOMIC_RELEASE);
+	if (X_UNLIKELY(sim_push(fab, cq->ring_umem, e + SIM_CQE_OP_OWN, 1)))
+		return -1;
 	cq->pi++;
 	fab->cqes_written++;
 	if (fab->trace)
@@ -296,7 +304,12 @@ static void set_err(struct sim_fabric *fab, struct sim_qp *qp)
 /* receive WQEs posted (and, for cd_slave_recv, enabled) and not consumed */
 static uint32_t rq_avail(const struct sim_qp *peer)
 {
-	uint32_t n = (uint16_t)(load_be32_acquire(peer->dbrec) - peer->rq_ci);
+	uint32_t n;
+
+	if (X_UNLIKELY(peer->dbr_umem && peer->dbr_umem->dma) &&
+	    dvx_sim_dma_pull(peer->nic->fab, peer->dbr_umem, peer->dbrec, 4))
+		return 0;	/* the record could not be read: nothing posted, as far as known */
+	n = (uint16_t)(load_be32_acquire(peer->dbrec) - peer->rq_ci);
 
 	if (peer->cd_slave_recv) {
 		uint32_t en = (uint16_t)(peer->recv_en - peer->rq_ci);
@@ -335,6 +348,7 @@ static int recv_complete(struct sim_fabric *fab, struct sim_qp *qp, struct sim_q
 	uint32_t i, nd = 0;
 	uint64_t room = 0;
 
+	(void)sim_pull(fab, peer->wq_umem, d, 16u << peer->log_rq_stride);	/* the receive WQE */
 	if (sg) {
 		for (i = 0; i < nslot && i < 64; i++, d += 16) {
 			uint32_t bc = dvx_get_be32(d), lkey = dvx_get_be32(d + 4);
@@ -848,6 +862,28 @@ static void wqe_done(struct sim_qp *qp, uint32_t nwqebb)
 
 static unsigned flush_pending(struct sim_fabric *fab, struct sim_qp *qp);
 
+/*
+ * An SQ in device memory (dvx_sim_dmabuf_export_dma()): read the WQEBBs [from, to) that
+ * doorbells cover into the sim's copy, as a NIC fetches WQEs over PCIe only after the
+ * doorbell. 0, or -1 when the copy failed (the QP does not run in this pass).
+ */
+static int sq_fetch(struct sim_fabric *fab, struct sim_qp *qp, uint32_t from, uint32_t to)
+{
+	uint32_t nring = 1u << qp->log_sq_size, mask = nring - 1, n = (uint16_t)(to - from);
+	uint32_t first = nring - (from & mask);
+
+	if (n > nring)
+		n = nring;
+	if (first > n)
+		first = n;
+	if (first && sim_pull(fab, qp->wq_umem, qp->sq + ((size_t)(from & mask) << 6),
+			      (uint64_t)first << 6))
+		return -1;
+	if (n > first && sim_pull(fab, qp->wq_umem, qp->sq, (uint64_t)(n - first) << 6))
+		return -1;
+	return 0;
+}
+
 unsigned dvx_sim_exec_qp(struct sim_fabric *fab, struct sim_qp *qp, unsigned budget)
 {
 	uint32_t mask, nring;
@@ -884,6 +920,8 @@ unsigned dvx_sim_exec_qp(struct sim_fabric *fab, struct sim_qp *qp, unsigned bud
 	}
 	nring = 1u << qp->log_sq_size;
 	mask = nring - 1;
+	if (X_UNLIKELY(qp->wq_umem && qp->wq_umem->dma) && sq_fetch(fab, qp, qp->sq_ci, qp->sq_db))
+		return 0;
 
 	while (n < budget) {
 		uint32_t ci = qp->sq_ci;	/* free running; hardware sees 16 bits */
@@ -1008,12 +1046,14 @@ static unsigned flush_pending(struct sim_fabric *fab, struct sim_qp *qp)
 	qp->exec.rnr_active = 0;
 	qp->exec.retry_active = 0;
 	qp->exec.delay_done = 0;
-	if (qp->sq && qp->dbrec) {
+	if (qp->sq && qp->dbrec && !sim_pull(fab, qp->dbr_umem, qp->dbrec, 8)) {
 		uint32_t mask = (1u << qp->log_sq_size) - 1;
 		uint16_t c = (uint16_t)load_be32_acquire(qp->dbrec + 4);
 
 		/* extend the record's 16 bits to the free-running counter, as control does */
 		qp->sq_db += (uint16_t)(c - (uint16_t)qp->sq_db);
+		if (qp->wq_umem && qp->wq_umem->dma)
+			(void)sq_fetch(fab, qp, qp->sq_ci, qp->sq_db);
 		while ((uint16_t)(qp->sq_db - qp->sq_ci)) {
 			uint32_t ci = qp->sq_ci, avail = (uint16_t)(qp->sq_db - ci);
 			const uint8_t *b = qp->sq + ((size_t)(ci & mask) << 6);
@@ -1027,7 +1067,7 @@ static unsigned flush_pending(struct sim_fabric *fab, struct sim_qp *qp)
 			n++;
 		}
 	}
-	if (qp->rq && qp->dbrec && qp->rq_type == 0) {
+	if (qp->rq && qp->dbrec && qp->rq_type == 0 && !sim_pull(fab, qp->dbr_umem, qp->dbrec, 4)) {
 		uint32_t db = load_be32_acquire(qp->dbrec) & 0xffffu;
 		struct sim_cq *cq = qp_cq(qp, 1);
 

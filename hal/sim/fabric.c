@@ -425,7 +425,10 @@ uint64_t dvx_sim_now_ns(void)
 
 static uint32_t rq_counter(const struct sim_qp *qp)
 {
-	uint32_t w = __atomic_load_n((const uint32_t *)(const void *)qp->dbrec, __ATOMIC_ACQUIRE);
+	uint32_t w;
+
+	(void)sim_pull(qp->nic->fab, qp->dbr_umem, qp->dbrec, 4);
+	w = __atomic_load_n((const uint32_t *)(const void *)qp->dbrec, __ATOMIC_ACQUIRE);
 
 	return dvx_be32_to_cpu((dvx_be32)w) & 0xffff;
 }
@@ -445,10 +448,14 @@ void dvx_sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp)
 /* read the SQ counter of @qp's doorbell record and extend it to sq_db */
 static void db_refresh(struct sim_fabric *fab, struct sim_qp *qp)
 {
-	uint32_t w = __atomic_load_n((const uint32_t *)(const void *)(qp->dbrec + 4),
-				     __ATOMIC_ACQUIRE);
-	uint16_t c = (uint16_t)(dvx_be32_to_cpu((dvx_be32)w) & 0xffff);
-	uint32_t nd = qp->sq_db + (uint16_t)(c - (uint16_t)qp->sq_db);
+	uint32_t w, nd;
+	uint16_t c;
+
+	if (sim_pull(fab, qp->dbr_umem, qp->dbrec, 8))
+		return;		/* the record could not be read: nothing new, as far as known */
+	w = __atomic_load_n((const uint32_t *)(const void *)(qp->dbrec + 4), __ATOMIC_ACQUIRE);
+	c = (uint16_t)(dvx_be32_to_cpu((dvx_be32)w) & 0xffff);
+	nd = qp->sq_db + (uint16_t)(c - (uint16_t)qp->sq_db);
 
 	if (nd != qp->sq_db) {
 		qp->sq_db = nd;
@@ -702,6 +709,9 @@ int dvx_sim_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_stats *st)
 	st->dbr_updates = f->dbr_updates;
 	st->wqes_executed = f->wqes_executed;
 	st->cqes_written = f->cqes_written;
+	st->dma_reads = f->dma_reads;
+	st->dma_writes = f->dma_writes;
+	st->dma_errors = f->dma_errors;
 	st->cmds = f->cmds;
 	st->cmd_errors = f->cmd_errors;
 	for (i = 0; i < f->nnics; i++) {

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -702,9 +703,72 @@ static int sim_gpu_stream_atomic(struct dvx_hal_gpu *gpu, void *stream, uint64_t
 	return 0;
 }
 
+/* ---- device memory behind DMA callbacks (a real GPU's) ------------------------------ */
+
+int dvx_sim_dmabuf_export_dma(struct dvx_sim_fabric *fab, uint64_t dptr, uint64_t len,
+			      const struct dvx_sim_dma *dma, int *fd)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+	int rc;
+
+	if (!fab || !dptr || (dptr & 4095) || !len || dptr + len < dptr || !dma || !dma->read ||
+	    !dma->write || !fd)
+		return -EINVAL;
+	pthread_mutex_lock(&f->lock);
+	rc = dvx_sim_dmabuf_new(f, NULL, len, fd);
+	if (!rc) {
+		struct sim_dmabuf *d = dvx_sim_dmabuf_find(f, *fd);
+
+		d->dma = dma;
+		d->dptr = dptr;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return rc;
+}
+
+int dvx_sim_dma_pull(struct sim_fabric *fab, const struct sim_umem *u, const void *p,
+		     uint64_t len)
+{
+	uint64_t off = (uint64_t)((const uint8_t *)p - u->base);
+
+	fab->dma_reads++;
+	if (off > u->len || len > u->len - off ||
+	    u->dma->read(u->dma->arg, (void *)(uintptr_t)p, u->dptr + off, len)) {
+		fab->dma_errors++;
+		return -EIO;
+	}
+	return 0;
+}
+
+int dvx_sim_dma_push(struct sim_fabric *fab, const struct sim_umem *u, const void *p,
+		     uint64_t len)
+{
+	uint64_t off = (uint64_t)((const uint8_t *)p - u->base);
+
+	fab->dma_writes++;
+	if (off > u->len || len > u->len - off ||
+	    u->dma->write(u->dma->arg, u->dptr + off, p, len)) {
+		fab->dma_errors++;
+		return -EIO;
+	}
+	return 0;
+}
+
 void dvx_sim_gpu_release_all(struct sim_fabric *f)
 {
-	uint32_t i;
+	uint32_t i, j;
+
+	/* umems over device memory still registered: their DMA copies go with them */
+	for (i = 0; i < f->nnics; i++)
+		for (j = 0; j < f->cfg.max_umems; j++) {
+			struct sim_umem *u = &f->nics[i].umems[j];
+
+			if (u->id && u->dma) {
+				free(u->base);
+				u->base = NULL;
+				u->dma = NULL;
+			}
+		}
 
 	for (i = 0; i < f->cfg.max_gpu_mems; i++) {
 		struct sim_gpu_mem *e = &f->gpu_mems[i];

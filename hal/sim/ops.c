@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../host_priv.h"
@@ -357,7 +358,7 @@ static int dmabuf_range(struct dvx_hal_nic *dev, struct sim_nic *nic, const char
 	if (off > d->len || len > d->len - off)
 		return os_fail(dev, -EINVAL, op, "range beyond the dma-buf");
 	*out = d;
-	*base = d->base + off;
+	*base = d->dma ? NULL : d->base + off;
 	return 0;
 }
 
@@ -398,8 +399,24 @@ static int sim_umem_reg(struct dvx_hal_nic *dev, const struct dvx_hal_umem_req *
 		err = os_fail(dev, -ENOMEM, "umem_reg", "umem table full (max_umems)");
 		goto unlock;
 	}
+	if (d && d->dma) {
+		/* device memory: the sim works on its own host copy, filled and drained
+		 * through the caller's DMA callbacks (dvx_sim_dma_pull/push) */
+		void *shadow = NULL;
+
+		if (posix_memalign(&shadow, 4096, (size_t)req->len)) {
+			err = os_fail(dev, -ENOMEM, "umem_reg", "no host memory for the DMA copy");
+			goto unlock;
+		}
+		memset(shadow, 0, (size_t)req->len);
+		base = shadow;
+	}
 	memset(u, 0, sizeof(*u));
 	u->id = dvx_sim_make_id(nic, (uint32_t)(u - nic->umems), nic->fab->cfg.max_umems, 24);
+	if (d && d->dma) {
+		u->dma = d->dma;
+		u->dptr = d->dptr + req->dmabuf_offset;
+	}
 	u->access = req->access;
 	u->base = base;
 	u->len = req->len;
@@ -433,6 +450,8 @@ static int sim_umem_dereg(struct dvx_hal_nic *dev, struct dvx_hal_umem *umem)
 	} else {
 		if (u->dmabuf)
 			dvx_sim_dmabuf_put(u->dmabuf);
+		if (u->dma)
+			free(u->base);	/* the DMA copy */
 		memset(u, 0, sizeof(*u));
 		umem->priv = NULL;
 	}
@@ -627,6 +646,13 @@ static int sim_mr_reg(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd,
 				   req->len, &d, &base);
 		if (err)
 			goto unlock;
+		if (d->dma) {
+			err = os_fail(dev, -EOPNOTSUPP, "mr_reg",
+				      "data in device memory reached only by DMA callbacks "
+				      "(dvx_sim_dmabuf_export_dma): the sim holds queues there, "
+				      "not MRs");
+			goto unlock;
+		}
 	}
 	max = nic->fab->cfg.max_mrs;
 	for (i = 0; i < nic->fab->cfg.max_mrs; i++) {

@@ -66,6 +66,11 @@ struct sim_umem {
 	uint32_t users;		/* CQs/QPs whose rings or DBRs are in it (dereg: -EBUSY) */
 	uint32_t rsvd;
 	struct sim_dmabuf *dmabuf;	/* registered from a sim dma-buf, else NULL */
+	/* device memory reached through DMA callbacks (dvx_sim_dmabuf_export_dma()):
+	 * @base is the sim's own host copy (malloc'd at umem_reg, freed at dereg) and
+	 * @dptr the device address of its first byte; NULL for memory the sim addresses */
+	const struct dvx_sim_dma *dma;
+	uint64_t dptr;
 };
 
 /** an MR: [iova, iova+len) -> base */
@@ -220,6 +225,8 @@ struct sim_dmabuf {
 	uint64_t len;
 	uint8_t closed;		/* the descriptor is closed: gone once users is 0 */
 	uint8_t rsvd[7];
+	const struct dvx_sim_dma *dma;	/* device memory behind DMA callbacks (base NULL) */
+	uint64_t dptr;
 };
 
 /** a software GPU (dvx_sim_add_gpu) */
@@ -270,6 +277,7 @@ struct sim_fabric {
 	/* statistics */
 	uint64_t wqes_executed;
 	uint64_t cqes_written;
+	uint64_t dma_reads, dma_writes, dma_errors;	/* device-memory umems */
 	/* control: dma-bufs, UAR page storage, progress bookkeeping and counters */
 	struct sim_dmabuf *dmabufs;
 	uint8_t *uar_pages;		/* max_nics * max_uars pages of 4 KiB */
@@ -303,6 +311,30 @@ struct sim_fabric {
  * Return: number of WQEs executed (0 when idle or blocked).
  */
 unsigned dvx_sim_exec_qp(struct sim_fabric *fab, struct sim_qp *qp, unsigned budget);
+
+/*
+ * Device memory behind DMA callbacks (dvx_sim_dmabuf_export_dma(), gpu.c): a umem's
+ * host copy is refreshed from the device before the sim reads [p, p + len) (pull) and
+ * written back after the sim wrote it (push), as a NIC's DMA reads and writes over
+ * PCIe. 0, or -EIO when the copy failed (counted in dma_errors). For memory the sim
+ * addresses directly (u->dma NULL) both are free.
+ */
+int dvx_sim_dma_pull(struct sim_fabric *fab, const struct sim_umem *u, const void *p,
+		     uint64_t len);
+int dvx_sim_dma_push(struct sim_fabric *fab, const struct sim_umem *u, const void *p,
+		     uint64_t len);
+
+static inline int sim_pull(struct sim_fabric *fab, const struct sim_umem *u, const void *p,
+			   uint64_t len)
+{
+	return __builtin_expect(u && u->dma, 0) ? dvx_sim_dma_pull(fab, u, p, len) : 0;
+}
+
+static inline int sim_push(struct sim_fabric *fab, const struct sim_umem *u, const void *p,
+			   uint64_t len)
+{
+	return __builtin_expect(u && u->dma, 0) ? dvx_sim_dma_push(fab, u, p, len) : 0;
+}
 
 /**
  * dvx_sim_exec_flush() - @qp entered ERR: complete every outstanding SQ WQE and every

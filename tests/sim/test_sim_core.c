@@ -613,6 +613,147 @@ static void expect_wc(struct dvx_cq *cq, int rc, uint64_t wr_id, uint32_t opcode
 	assert_int_equal(wc.qpn, qp->qpn);
 }
 
+/* ---- queues in device memory (dvx_sim_dmabuf_export_dma()) ---- */
+
+/* "device memory": reached by the sim only through these copies, at device addresses
+ * that are no host address; the host (standing in for the GPU) writes it directly */
+#define DEV_BASE 0x7f0000000000ull
+#define DEV_LEN (64u << 10)
+static struct {
+	uint8_t *mem;
+	unsigned reads, writes;
+} D;
+
+static int dev_read(void *arg, void *dst, uint64_t src, uint64_t len)
+{
+	(void)arg;
+	if (src < DEV_BASE || src - DEV_BASE > DEV_LEN || len > DEV_LEN - (src - DEV_BASE))
+		return -EFAULT;
+	memcpy(dst, D.mem + (src - DEV_BASE), len);
+	D.reads++;
+	return 0;
+}
+
+static int dev_write(void *arg, uint64_t dst, const void *src, uint64_t len)
+{
+	(void)arg;
+	if (dst < DEV_BASE || dst - DEV_BASE > DEV_LEN || len > DEV_LEN - (dst - DEV_BASE))
+		return -EFAULT;
+	memcpy(D.mem + (dst - DEV_BASE), src, len);
+	D.writes++;
+	return 0;
+}
+
+/*
+ * A QP whose SQ, doorbell record and CQ live in device memory talks to an ordinary
+ * QP: every operation completes, the bytes arrive, the CQEs reach the device copy the
+ * poller reads, and the copies are counted; an MR over such memory is refused; bad
+ * export arguments are refused.
+ */
+static void test_device_queues(void **state)
+{
+	static const struct dvx_sim_dma dma = { dev_read, dev_write, NULL };
+	static uint64_t ids[64];
+	struct rk *r0 = &W.r[0], *r1 = &W.r[1];
+	struct dvx_umem_attr ua;
+	struct dvx_mr_attr ma;
+	struct dvx_cq_attr ca;
+	struct dvx_qp_attr qa;
+	struct dvx_qp_connect_attr cn;
+	struct dvx_mem_req wq, dbr;
+	struct dvx_sim_stats st;
+	struct dvx_umem du;
+	struct dvx_mr mr;
+	struct dvx_cq dcq;
+	struct dvx_qp dqp, *b;
+	uint64_t old = 0;
+	int fd;
+
+	(void)state;
+	memset(&du, 0, sizeof(du));
+	memset(&mr, 0, sizeof(mr));
+	memset(&dcq, 0, sizeof(dcq));
+	memset(&dqp, 0, sizeof(dqp));
+	D.mem = zalloc(4096, DEV_LEN);
+	D.reads = D.writes = 0;
+	assert_int_equal(dvx_sim_dmabuf_export_dma(W.fab, DEV_BASE + 8, DEV_LEN, &dma, &fd), -EINVAL);
+	assert_int_equal(dvx_sim_dmabuf_export_dma(W.fab, DEV_BASE, 0, &dma, &fd), -EINVAL);
+	assert_int_equal(dvx_sim_dmabuf_export_dma(W.fab, DEV_BASE, DEV_LEN, NULL, &fd), -EINVAL);
+	assert_int_equal(dvx_sim_dmabuf_export_dma(W.fab, DEV_BASE, DEV_LEN, &dma, &fd), 0);
+
+	/* the umem: known by the address the poster uses (here the host's view) */
+	memset(&ua, 0, sizeof(ua));
+	ua.addr = D.mem;
+	ua.len = DEV_LEN;
+	ua.flags = DVX_UMEM_F_DMABUF | DVX_UMEM_F_CPU;
+	ua.dmabuf_fd = fd;
+	assert_int_equal(dvx_umem_reg(&r0->nic, &ua, &du), 0);
+	/* data there is refused: the sim holds queues in such memory, not MRs */
+	memset(&ma, 0, sizeof(ma));
+	ma.addr = D.mem;
+	ma.len = 4096;
+	ma.access = DVX_ACCESS_LOCAL_WRITE;
+	ma.flags = DVX_MR_F_DMABUF;
+	ma.dmabuf_fd = fd;
+	assert_int_equal(dvx_mr_reg(&r0->nic, &ma, &mr), -EOPNOTSUPP);
+
+	memset(&ca, 0, sizeof(ca));
+	ca.depth = 64;
+	ca.ring_umem = &du;
+	ca.ring_offset = 0;
+	ca.dbr_umem = &du;
+	ca.dbr_offset = 0x8000;
+	assert_int_equal(dvx_cq_create(&r0->nic, &ca, &dcq), 0);
+	memset(&qa, 0, sizeof(qa));
+	qa.sq_depth = 64;
+	qa.send_cq = &dcq;
+	qa.sq_wr_ids = ids;
+	assert_int_equal(dvx_qp_mem_req(&qa, &wq, &dbr), 0);
+	qa.wq_umem = &du;
+	qa.wq_offset = 0x2000;
+	qa.dbr_umem = &du;
+	qa.dbr_offset = 0x8040;
+	assert_int_equal(dvx_qp_create(&r0->nic, &qa, &dqp), 0);
+	b = mk_qp(r1, mk_cq(r1, 64), NULL);
+	dvx_qp_connect_attr_init(&cn);
+	cn.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
+	assert_int_equal(dvx_qp_connect_pair(&dqp, b, &cn), 0);
+
+	fill(r0->data, 4096, 9);
+	wr64(r1->data + 0x3000, 40);
+	assert_int_equal(dvx_qp_post_write(&dqp, 1, va(r0, 0), r0->mr.lkey, 4096, va(r1, 0x1000),
+					   r1->mr.rkey, DVX_POST_MORE), 0);
+	assert_int_equal(dvx_qp_post_read(&dqp, 2, va(r0, 0x2000), r0->mr.lkey, 64, va(r1, 0x1000),
+					  r1->mr.rkey, DVX_POST_SIGNALED | DVX_POST_MORE), 0);
+	assert_int_equal(dvx_qp_post_fetch_add(&dqp, 3, va(r1, 0x3000), r1->mr.rkey, 2,
+					       va(r0, 0x3000), r0->mr.lkey,
+					       DVX_POST_SIGNALED | DVX_POST_FENCE), 0);
+	expect_wc(&dcq, 1, 2, DVX_WC_RDMA_READ, &dqp);
+	expect_wc(&dcq, 1, 3, DVX_WC_FETCH_ADD, &dqp);
+	assert_memory_equal(r1->data + 0x1000, r0->data, 4096);
+	assert_memory_equal(r0->data + 0x2000, r0->data, 64);
+	memcpy(&old, r0->data + 0x3000, 8);
+	assert_int_equal(old, 40);
+	assert_int_equal(rd64(r1->data + 0x3000), 42);
+	assert_int_equal(dvx_sim_get_stats(W.fab, &st), 0);
+	assert_int_equal(st.dma_errors, 0);
+	assert_true(st.dma_reads >= 3 && st.dma_reads == D.reads);
+	assert_true(st.dma_writes >= 4 && st.dma_writes == D.writes);	/* 2 per CQE */
+
+	/* an error completion travels the same way: a bad rkey */
+	assert_int_equal(dvx_qp_post_write(&dqp, 4, va(r0, 0), r0->mr.lkey, 8, va(r1, 0),
+					   r1->mr.rkey ^ 0x100, DVX_POST_SIGNALED), 0);
+	expect_wc(&dcq, -EPERM, 4, DVX_WC_RDMA_WRITE, &dqp);
+
+	assert_int_equal(dvx_qp_destroy(&dqp), 0);
+	assert_int_equal(dvx_cq_destroy(&dcq), 0);
+	assert_int_equal(dvx_sim_dmabuf_release(W.fab, fd), -EBUSY);	/* the umem holds it */
+	assert_int_equal(dvx_umem_dereg(&du), 0);
+	assert_int_equal(dvx_sim_dmabuf_release(W.fab, fd), 0);
+	assert_int_equal(dvx_sim_dmabuf_release(W.fab, fd), -EBADF);
+	free(D.mem);
+}
+
 static void test_post_helpers(void **state)
 {
 	static uint64_t a_sq[64], b_sq[64], a_rq[8], b_rq[8];
@@ -1633,6 +1774,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_opcodes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_post_helpers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_queues, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_atomics, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrap_unsignaled, setup, teardown),

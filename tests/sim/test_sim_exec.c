@@ -23,6 +23,7 @@
 #define T_NQP 4
 #define T_NCQ 4
 #define T_NMR 8
+#define T_NLOG 64
 
 #define IOVA_A 0x10000ull
 #define IOVA_B 0x20000ull
@@ -71,6 +72,12 @@ static struct {
 	uint64_t now;
 	unsigned set_err_calls;
 	unsigned trace_wqes, trace_cqes;
+	/* device memory (DMA tests): contents, copies made, a failing engine */
+	_Alignas(64) uint8_t dev[65536];
+	uint64_t pulls[T_NLOG][2], pushes[T_NLOG][2];
+	unsigned npulls, npushes;
+	int dma_fail;		/* 1: every copy fails; 2: reads from number dma_fail_after on */
+	unsigned dma_fail_after;
 } T;
 
 /* ---- the control half's lookups, stubbed ---------------------------------- */
@@ -120,6 +127,40 @@ void dvx_sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp)
 	T.set_err_calls++;
 	qp->state = SIM_QPS_ERR;
 	dvx_sim_exec_flush(fab, qp);
+}
+
+/* device memory behind DMA callbacks: the umem's dptr indexes T.dev */
+int dvx_sim_dma_pull(struct sim_fabric *fab, const struct sim_umem *u, const void *p,
+		     uint64_t len)
+{
+	uint64_t off = (uint64_t)((const uint8_t *)p - u->base);
+
+	fab->dma_reads++;
+	if (T.dma_fail == 1 || (T.dma_fail == 2 && T.npulls >= T.dma_fail_after) ||
+	    off + len > u->len) {
+		fab->dma_errors++;
+		return -EIO;
+	}
+	memcpy((void *)(uintptr_t)p, T.dev + u->dptr + off, len);
+	T.pulls[T.npulls % T_NLOG][0] = u->dptr + off;
+	T.pulls[T.npulls++ % T_NLOG][1] = len;
+	return 0;
+}
+
+int dvx_sim_dma_push(struct sim_fabric *fab, const struct sim_umem *u, const void *p,
+		     uint64_t len)
+{
+	uint64_t off = (uint64_t)((const uint8_t *)p - u->base);
+
+	fab->dma_writes++;
+	if (T.dma_fail == 1 || off + len > u->len) {
+		fab->dma_errors++;
+		return -EIO;
+	}
+	memcpy(T.dev + u->dptr + off, p, len);
+	T.pushes[T.npushes % T_NLOG][0] = u->dptr + off;
+	T.pushes[T.npushes++ % T_NLOG][1] = len;
+	return 0;
 }
 
 /* ---- fixture ---------------------------------------------------------------- */
@@ -1296,6 +1337,120 @@ static void test_loopback_error(void **state)
 	assert_int_equal(T.m.qp->state, SIM_QPS_ERR);
 }
 
+/* ---- queues in device memory (DMA callbacks) ------------------------------------- */
+
+#define DEV_SQ 0u
+#define DEV_DBR 32768u
+#define DEV_CQ 40960u
+#define DEV_CQDBR 49152u
+
+static const struct dvx_sim_dma dummy_dma;	/* never called here: the stubs stand in */
+static struct sim_umem usq, udbr, ucq, ucdbr;
+
+/* put QP a's SQ and record and its send CQ "in device memory" (T.dev behind the stubs) */
+static void dev_queues(void)
+{
+	struct sim_umem *u[4] = { &usq, &udbr, &ucq, &ucdbr };
+	uint8_t *base[4] = { T.a.sq, T.a.dbrec, T.acq.ring, T.acq.dbrec };
+	uint64_t len[4] = { sizeof(T.a.sq), 8, sizeof(T.acq.ring), 8 };
+	uint64_t dptr[4] = { DEV_SQ, DEV_DBR, DEV_CQ, DEV_CQDBR };
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		memset(u[i], 0, sizeof(*u[i]));
+		u[i]->id = 0x77 + (uint32_t)i;
+		u[i]->base = base[i];
+		u[i]->len = len[i];
+		u[i]->dma = &dummy_dma;
+		u[i]->dptr = dptr[i];
+	}
+	T.a.qp->wq_umem = &usq;
+	T.a.qp->dbr_umem = &udbr;
+	T.acq.cq->ring_umem = &ucq;
+	T.acq.cq->dbr_umem = &ucdbr;
+	T.acq.cq->oi = 0;	/* the NIC reads the CQ's record before each CQE */
+	memcpy(T.dev + DEV_CQ, T.acq.ring, sizeof(T.acq.ring));	/* initialised by software */
+}
+
+/* build @n WRITEs of 8 bytes on QP a into the device copy only (the sim's copy stays 0) */
+static void dev_post(unsigned n)
+{
+	unsigned k;
+
+	for (k = 0; k < n; k++) {
+		uint32_t at = (T.a.pi & ((1u << T_SQ_LOG) - 1)) * 64u;
+
+		T.a.pi += (uint32_t)dvx_mlx5_wqe_rdma_write(&T.a.wq, T.a.pi, SIG,
+							    IOVA_B + 8 * T.a.pi, KEY_B,
+							    IOVA_A + 8 * T.a.pi, KEY_A, 8);
+		memcpy(T.dev + DEV_SQ + at, T.a.sq + at, 64);
+		memset(T.a.sq + at, 0, 64);
+	}
+}
+
+/*
+ * WQEs, the SQ record and CQEs in device memory: the NIC reads only the WQEBBs the
+ * doorbell covers, after it; reads the CQ record before each CQE; writes each CQE as
+ * 63 bytes and then the owner byte; a failed copy stops the QP for that pass and is
+ * counted, and the next pass runs it.
+ */
+static void test_dma_queues(void **state)
+{
+	struct dvx_mlx5_cqe_info i;
+	unsigned k;
+
+	(void)state;
+	dev_queues();
+	dev_post(3);		/* 3 built, the doorbell covers 2 */
+	T.a.qp->sq_db = 2;
+	assert_int_equal(run(&T.a), 2);
+	assert_memory_equal(T.mem_b, T.mem_a, 16);
+	assert_int_equal(T.mem_b[16], 0);
+	/* one fetch of exactly the covered WQEBBs, nothing past them */
+	assert_int_equal(T.pulls[0][0], DEV_SQ);
+	assert_int_equal(T.pulls[0][1], 2 * 64);
+	/* per CQE: the record (4 bytes), then 63 bytes, then the owner byte */
+	for (k = 0; k < 2; k++) {
+		assert_int_equal(T.pulls[1 + k][0], DEV_CQDBR);
+		assert_int_equal(T.pulls[1 + k][1], 4);
+		assert_int_equal(T.pushes[2 * k][0], DEV_CQ + 64 * k);
+		assert_int_equal(T.pushes[2 * k][1], 63);
+		assert_int_equal(T.pushes[2 * k + 1][0], DEV_CQ + 64 * k + 63);
+		assert_int_equal(T.pushes[2 * k + 1][1], 1);
+	}
+	assert_int_equal(T.npulls, 3);
+	assert_int_equal(T.npushes, 4);
+	/* the device copy holds the CQEs a GPU poller reads */
+	assert_memory_equal(T.dev + DEV_CQ, T.acq.ring, 128);
+	expect_ok(&T.acq, DVX_MLX5_OPCODE_RDMA_WRITE, 0, 0x100);
+	expect_ok(&T.acq, DVX_MLX5_OPCODE_RDMA_WRITE, 1, 0x100);
+	assert_empty(&T.acq);
+
+	/* the copy engine fails: nothing runs, the failure is counted */
+	T.a.qp->sq_db = 3;
+	T.dma_fail = 1;
+	assert_int_equal(run(&T.a), 0);
+	assert_int_equal(T.fab.dma_errors, 1);
+	assert_int_equal(T.mem_b[16], 0);
+	T.dma_fail = 0;
+	assert_int_equal(run(&T.a), 1);
+	assert_memory_equal(T.mem_b + 16, T.mem_a + 16, 8);
+	assert_int_equal(next_cqe(&T.acq, &i), 1);
+	assert_int_equal(i.wqe_counter, 2);
+	assert_int_equal(T.fab.dma_errors, 1);
+
+	/* a CQE the NIC cannot write is an overrun-like failure: the QP goes to error */
+	dev_post(1);
+	T.a.qp->sq_db = 4;
+	T.fab.dma_errors = 0;
+	T.dma_fail = 2;
+	T.dma_fail_after = T.npulls + 1;	/* the WQE fetch works, the record read fails */
+	assert_int_equal(run(&T.a), 1);
+	assert_int_equal(T.a.qp->state, SIM_QPS_ERR);
+	assert_true(T.fab.dma_errors >= 1);	/* and the flush's CQEs fail the same way */
+	T.dma_fail = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1326,6 +1481,7 @@ int main(void)
 		cmocka_unit_test_setup(test_send_en_recv_en, setup),
 		cmocka_unit_test_setup(test_trace_and_budget, setup),
 		cmocka_unit_test_setup(test_loopback_error, setup),
+		cmocka_unit_test_setup(test_dma_queues, setup),
 	};
 
 	return cmocka_run_group_tests_name("sim-exec", tests, NULL, NULL);

@@ -259,6 +259,9 @@ struct dvx_sim_faults {
  *		[4] CQs, [5] QPs, [6] dma-bufs, [7] open device handles; software GPUs:
  *		[8] allocations and imports, [9] host registrations, [10] streams,
  *		[11] retained contexts
+ * @dma_reads:	copies from device memory (dvx_sim_dmabuf_export_dma() umems)
+ * @dma_writes:	copies to device memory
+ * @dma_errors:	of those, copies that failed
  */
 struct dvx_sim_stats {
 	uint64_t steps;
@@ -270,6 +273,9 @@ struct dvx_sim_stats {
 	uint64_t cmds;
 	uint64_t cmd_errors;
 	uint32_t live[12];
+	uint64_t dma_reads;
+	uint64_t dma_writes;
+	uint64_t dma_errors;
 };
 
 enum dvx_sim_live {
@@ -466,6 +472,50 @@ int dvx_sim_set_port(struct dvx_sim_fabric *fab, unsigned nic, unsigned port, in
  * Return: 0, -EINVAL, -ENOSPC when max_dmabufs are exported.
  */
 int dvx_sim_dmabuf_export(struct dvx_sim_fabric *fab, void *addr, uint64_t len, int *fd);
+
+/**
+ * struct dvx_sim_dma - how the software NIC reaches memory it cannot address: the
+ * device memory of a real GPU (CUDA), copied through the driver API as a NIC's DMA
+ * engine would read and write it over PCIe.
+ * @read:	copy @len bytes at device address @src to @dst (host); 0 or a negative
+ *		errno. Called by the software NIC's progress thread (or the thread in
+ *		dvx_sim_step()) with the fabric's lock held: it must not call into the sim
+ * @write:	copy @len bytes from @src (host) to device address @dst; 0 or a
+ *		negative errno; same context
+ * @arg:	passed to both
+ */
+struct dvx_sim_dma {
+	int (*read)(void *arg, void *dst, uint64_t src, uint64_t len);
+	int (*write)(void *arg, uint64_t dst, const void *src, uint64_t len);
+	void *arg;
+};
+
+/**
+ * dvx_sim_dmabuf_export_dma() - a fake dma-buf over device memory the sim reaches only
+ * through @dma (a real GPU's memory): queues whose rings, doorbell records and CQs are
+ * in GPU memory, as on hardware.
+ * @fab:	the fabric
+ * @dptr:	device address of the memory (4 KiB aligned); the caller keeps it
+ *		allocated while registrations use it
+ * @len:	its length (> 0)
+ * @dma:	the copy callbacks (caller storage, kept unchanged while the dma-buf lives)
+ * @fd:		receives a fake descriptor, as dvx_sim_dmabuf_export() gives
+ *
+ * A umem registered from it keeps a host copy of its bytes that the sim fills and
+ * drains as a NIC's DMA would (docs/sim.md "Queues in GPU memory"): it reads the
+ * doorbell record and the WQEs a doorbell covers only after that doorbell, reads the
+ * CQ's doorbell record before each CQE, and writes each CQE as its first 63 bytes and
+ * then the owner byte. Such a umem may hold rings, doorbell records and CQs; an MR
+ * over it (data) is refused (-EOPNOTSUPP), and data buffers stay in memory the sim
+ * addresses. A failed copy is counted (struct dvx_sim_stats.dma_errors) and the queue
+ * that needed it does not run in that pass.
+ *
+ * Context: any thread, not from inside @dma's callbacks.
+ * Return: 0; -EINVAL (NULL, zero length, unaligned address, callbacks missing);
+ * -ENOSPC when max_dmabufs are exported.
+ */
+int dvx_sim_dmabuf_export_dma(struct dvx_sim_fabric *fab, uint64_t dptr, uint64_t len,
+			      const struct dvx_sim_dma *dma, int *fd);
 
 /**
  * dvx_sim_dmabuf_release() - forget an exported dma-buf.
