@@ -1094,6 +1094,7 @@ void dvx_sim_exec_reset_qp(struct sim_qp *qp)
 {
 	qp->sq_ci = 0;
 	qp->sq_db = 0;
+	qp->db_last = 0;
 	qp->rq_ci = 0;
 	qp->send_en = 0;
 	qp->recv_en = 0;

@@ -445,31 +445,143 @@ void dvx_sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp)
 
 /* ---- the progress loop ---------------------------------------------------------- */
 
-/* read the SQ counter of @qp's doorbell record and extend it to sq_db */
-static void db_refresh(struct sim_fabric *fab, struct sim_qp *qp)
+/* the SQ counter of @qp's doorbell record (16 bits) into @c; -EIO when the record
+ * could not be read (a failed DMA read of device memory) */
+static int sq_record(struct sim_fabric *fab, const struct sim_qp *qp, uint16_t *c)
 {
-	uint32_t w, nd;
-	uint16_t c;
+	uint32_t w;
 
 	if (sim_pull(fab, qp->dbr_umem, qp->dbrec, 8))
-		return;		/* the record could not be read: nothing new, as far as known */
+		return -EIO;
 	w = __atomic_load_n((const uint32_t *)(const void *)(qp->dbrec + 4), __ATOMIC_ACQUIRE);
-	c = (uint16_t)(dvx_be32_to_cpu((dvx_be32)w) & 0xffff);
-	nd = qp->sq_db + (uint16_t)(c - (uint16_t)qp->sq_db);
+	*c = (uint16_t)(dvx_be32_to_cpu((dvx_be32)w) & 0xffff);
+	return 0;
+}
 
+/* loose model: read the SQ counter of @qp's doorbell record and extend it to sq_db */
+static void db_refresh(struct sim_fabric *fab, struct sim_qp *qp)
+{
+	uint32_t nd;
+	uint16_t c;
+
+	if (sq_record(fab, qp, &c))
+		return;		/* the record could not be read: nothing new, as far as known */
+	nd = qp->sq_db + (uint16_t)(c - (uint16_t)qp->sq_db);
 	if (nd != qp->sq_db) {
 		qp->sq_db = nd;
 		fab->dbr_updates++;
 	}
 }
 
+static void db_fault(struct sim_fabric *fab, const struct sim_nic *nic, const struct sim_uar *u,
+		     uint32_t kind, uint32_t qpn, uint32_t index, const struct sim_qp *qp,
+		     uint64_t raw)
+{
+	uint16_t r = 0;
+
+	fab->db_faults++;
+	if (!fab->db_faults_unread++) {
+		struct dvx_sim_db_fault *f = &fab->db_first;
+
+		memset(f, 0, sizeof(*f));
+		f->kind = kind;
+		f->nic = nic->index;
+		f->page_id = u->page_id;
+		f->qpn = qpn;
+		f->index = index & 0xffff;
+		if (qp && sq_record(fab, qp, &r))
+			r = 0;
+		f->record = r;
+		f->last = qp ? qp->db_last & 0xffff : 0;
+		f->raw = raw;
+	}
+}
+
+/* @idx16 as a free-running index at or after @base (the 16 bits hardware sees) */
+static uint32_t db_extend(uint32_t base, uint16_t idx16)
+{
+	return base + (uint16_t)(idx16 - (uint16_t)base);
+}
+
+/*
+ * Strict model: the doorbell @raw (memory order) for @qp. Bytes 1-2 carry a WQEBB
+ * index, bytes 4-6 the QPN, byte 7 the ds of a control segment (prm 3.2): 0 in the
+ * {BE32(pi << 8), BE32(qpn << 8)} doorbell, whose index is the producer index; not 0
+ * when the bytes are a control segment (a BlueFlame copy, or rdma-core's doorbell),
+ * whose index is the WQE's own, so the doorbell covers it and ends after it.
+ */
+static void db_strict(struct sim_fabric *fab, struct sim_nic *nic, struct sim_uar *u,
+		      struct sim_qp *qp, uint64_t raw)
+{
+	const uint8_t *b = (const uint8_t *)&raw;
+	uint32_t ds = b[7] & 0x3fu, nw = 1u << qp->log_sq_size, pi, rec;
+	uint16_t idx = (uint16_t)(b[1] << 8 | b[2]), r;
+
+	if (ds)
+		idx = (uint16_t)(idx + ((ds + 3u) >> 2));
+	if (qp->state == SIM_QPS_RST)
+		return;		/* a QP in RST ignores doorbells */
+	/* behind the last doorbell: more than half the 16-bit space ahead (rings are at
+	 * most 2^15 WQEBBs) */
+	if ((uint16_t)(idx - (uint16_t)qp->db_last) > 0x8000u) {
+		db_fault(fab, nic, u, DVX_SIM_DBF_BACKWARDS, qp->qpn, idx, qp, raw);
+		return;
+	}
+	if (sq_record(fab, qp, &r))
+		return;		/* the record could not be read (counted as a DMA error) */
+	pi = db_extend(qp->db_last, idx);
+	rec = db_extend(qp->db_last, r);
+	if ((int32_t)(pi - qp->sq_db) > 0 && pi - qp->sq_ci > nw) {
+		db_fault(fab, nic, u, DVX_SIM_DBF_RANGE, qp->qpn, idx, qp, raw);
+		return;
+	}
+	if ((int32_t)(pi - rec) > 0) {
+		db_fault(fab, nic, u, DVX_SIM_DBF_BEYOND_DBR, qp->qpn, idx, qp, raw);
+		return;
+	}
+	qp->db_last = pi;
+	if ((int32_t)(pi - qp->sq_db) > 0) {
+		qp->sq_db = pi;
+		fab->dbr_updates++;
+	}
+}
+
+/*
+ * Strict model: a doorbell of another QP to @u was consumed; @qp, bound to the same
+ * page, has its record ahead of what the NIC may run. Its own doorbell may have been
+ * overwritten in the one-word register before the loop read it (hardware receives
+ * every write), so it runs up to its record, counted as a rescue.
+ */
+static void db_rescue(struct sim_fabric *fab, struct sim_nic *nic, struct sim_uar *u,
+		      struct sim_qp *qp)
+{
+	uint32_t d, rec;
+	uint16_t r;
+
+	if (qp->state == SIM_QPS_RST || sq_record(fab, qp, &r))
+		return;
+	d = (uint16_t)(r - (uint16_t)qp->sq_db);
+	if (!d || d > 0x8000u)
+		return;		/* nothing new (or a record behind: nothing to run) */
+	rec = qp->sq_db + d;
+	if (rec - qp->sq_ci > (1u << qp->log_sq_size)) {
+		db_fault(fab, nic, u, DVX_SIM_DBF_RANGE, qp->qpn, r, qp, 0);
+		return;
+	}
+	qp->sq_db = rec;
+	fab->dbr_updates++;
+	fab->db_rescued++;
+}
+
 /* consume the register(s) of one UAR page; true if any was written */
-static bool uar_consume(struct sim_fabric *fab, struct sim_nic *nic, struct sim_uar *u)
+static bool uar_consume(struct sim_fabric *fab, struct sim_nic *nic, struct sim_uar *u,
+			uint32_t *named, unsigned *nnamed)
 {
 	uint32_t off[2] = { u->reg_off, u->reg_off + DVX_SIM_BF_HALF };
 	unsigned i, nreg = u->type == DVX_UAR_BF ? 2 : 1;
 	bool rung = false;
 
+	*nnamed = 0;
 	for (i = 0; i < nreg; i++) {
 		uint64_t *reg = (uint64_t *)(void *)(u->page + off[i]);
 		struct sim_qp *qp;
@@ -488,15 +600,24 @@ static bool uar_consume(struct sim_fabric *fab, struct sim_nic *nic, struct sim_
 		/* bytes 4-7: BE32(qpn << 8 | ds) in both conventions (prm 3.2) */
 		qpn = dvx_get_be32((const uint8_t *)&v + 4) >> 8;
 		qp = dvx_sim_qp_find(nic, qpn);
-		if (!qp || qp->uar_page != u->page_id)
+		if (!qp || qp->uar_page != u->page_id) {
 			fab->db_stray++;
+			if (fab->db_mode == DVX_SIM_DB_STRICT)
+				db_fault(fab, nic, u, DVX_SIM_DBF_QPN, qpn, 0, NULL, v);
+			continue;
+		}
+		if (fab->db_mode == DVX_SIM_DB_STRICT) {
+			db_strict(fab, nic, u, qp, v);
+			named[(*nnamed)++] = qpn;
+		}
 	}
 	return rung;
 }
 
 static void scan_doorbells(struct sim_fabric *fab)
 {
-	uint32_t i, j, k;
+	uint32_t i, j, k, named[2];
+	unsigned nnamed;
 
 	for (i = 0; i < fab->nnics; i++) {
 		struct sim_nic *nic = &fab->nics[i];
@@ -504,14 +625,20 @@ static void scan_doorbells(struct sim_fabric *fab)
 		for (j = 0; j < fab->cfg.max_uars; j++) {
 			struct sim_uar *u = &nic->uars[j];
 
-			if (!u->page_id || !uar_consume(fab, nic, u))
+			if (!u->page_id || !uar_consume(fab, nic, u, named, &nnamed))
 				continue;
+			if (fab->db_mode == DVX_SIM_DB_STRICT && !nnamed)
+				continue;	/* only strays: they start nothing */
 			for (k = 0; k < fab->cfg.max_qps; k++) {
 				struct sim_qp *qp = &nic->qps[k];
 
-				if (qp->qpn && qp->uar_page == u->page_id &&
-				    qp->state != SIM_QPS_RST)
+				if (!qp->qpn || qp->uar_page != u->page_id ||
+				    qp->state == SIM_QPS_RST)
+					continue;
+				if (fab->db_mode == DVX_SIM_DB_LOOSE)
 					db_refresh(fab, qp);
+				else if (qp->qpn != named[0] && (nnamed < 2 || qp->qpn != named[1]))
+					db_rescue(fab, nic, u, qp);
 			}
 		}
 	}
@@ -707,6 +834,8 @@ int dvx_sim_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_stats *st)
 	st->doorbells = f->doorbells;
 	st->db_stray = f->db_stray;
 	st->dbr_updates = f->dbr_updates;
+	st->db_faults = f->db_faults;
+	st->db_rescued = f->db_rescued;
 	st->wqes_executed = f->wqes_executed;
 	st->cqes_written = f->cqes_written;
 	st->dma_reads = f->dma_reads;
@@ -784,11 +913,13 @@ int dvx_sim_dmabuf_release(struct dvx_sim_fabric *fab, int fd)
 int dvx_sim_fini(struct dvx_sim_fabric *fab)
 {
 	struct sim_fabric *f = sim_fab_of(fab);
+	uint64_t unread;
 
 	if (!fab)
 		return -EINVAL;
 	if (atomic_load(&f->thread_up))
 		dvx_sim_stop(fab);
+	unread = f->db_faults_unread;
 	dvx_sim_gpu_release_all(f);
 	pthread_mutex_destroy(&f->lock);
 	f->nnics = 0;
@@ -796,5 +927,38 @@ int dvx_sim_fini(struct dvx_sim_fabric *fab)
 	f->hal.nic = NULL;
 	f->hal.host = NULL;
 	f->hal.gpu = NULL;
+	return unread ? -EPROTO : 0;
+}
+
+int dvx_sim_set_db_mode(struct dvx_sim_fabric *fab, unsigned mode)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+
+	if (!fab || (mode != DVX_SIM_DB_STRICT && mode != DVX_SIM_DB_LOOSE))
+		return -EINVAL;
+	pthread_mutex_lock(&f->lock);
+	f->db_mode = mode;
+	pthread_mutex_unlock(&f->lock);
 	return 0;
+}
+
+int dvx_sim_db_faults(struct dvx_sim_fabric *fab, struct dvx_sim_db_fault *first)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+	uint64_t n;
+
+	if (!fab)
+		return -EINVAL;
+	pthread_mutex_lock(&f->lock);
+	n = f->db_faults_unread;
+	if (first) {
+		if (n)
+			*first = f->db_first;
+		else
+			memset(first, 0, sizeof(*first));
+	}
+	f->db_faults_unread = 0;
+	memset(&f->db_first, 0, sizeof(f->db_first));
+	pthread_mutex_unlock(&f->lock);
+	return n > INT32_MAX ? INT32_MAX : (int)n;
 }

@@ -172,7 +172,9 @@ struct sim_qp {
 	uint32_t next_send_psn, next_rcv_psn;
 	/* execution state (exec.c owns these; control resets them at RST) */
 	uint32_t sq_ci;		/* next WQEBB to execute (free running, 16 bits used) */
-	uint32_t sq_db;		/* last SQ counter seen in the doorbell record */
+	uint32_t sq_db;		/* WQEBBs the NIC may run up to (free running): strict, the
+				 * doorbells' index (or a rescue's record); loose, the record */
+	uint32_t db_last;	/* strict: the index of the last accepted doorbell */
 	uint32_t rq_ci;		/* next receive WQE to consume (free running) */
 	uint32_t send_en;	/* cd_slave_send: WQEBBs enabled by SEND_EN so far */
 	uint32_t recv_en;	/* cd_slave_recv: receive WQEs enabled by RECV_EN */
@@ -290,6 +292,13 @@ struct sim_fabric {
 	uint64_t dbr_updates;
 	uint64_t cmds;
 	uint64_t cmd_errors;
+	/* the doorbell model (enum dvx_sim_db_mode) and its faults */
+	uint32_t db_mode;
+	uint32_t rsvd_db;
+	uint64_t db_faults;		/* all faults (stats) */
+	uint64_t db_faults_unread;	/* since the last dvx_sim_db_faults() */
+	uint64_t db_rescued;
+	struct dvx_sim_db_fault db_first;	/* the first unread fault */
 	/* execution state (exec.c) */
 	uint64_t exec_pkts;		/* request packets sent, for faults.drop_every */
 	/* software GPUs (gpu.c) */
@@ -303,8 +312,8 @@ struct sim_fabric {
 /* ---- control -> execution ------------------------------------------------- */
 
 /**
- * dvx_sim_exec_qp() - run the SQ of @qp: execute WQEs from qp->sq_ci up to the doorbell
- * record's counter (qp->sq_db, refreshed by the caller with an acquire load), at most
+ * dvx_sim_exec_qp() - run the SQ of @qp: execute WQEs from qp->sq_ci up to qp->sq_db
+ * (what the doorbells allowed, set by the caller's doorbell model), at most
  * @budget WQEs. Stops early at a WAIT whose CQ index is not reached, at an RNR
  * back-off, at a cd_slave_send limit, or when the QP leaves RTS.
  * Context: fab->lock held.

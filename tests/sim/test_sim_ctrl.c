@@ -5,8 +5,9 @@
  * parsed back into the configured caps, CQ and QP create/query/destroy, every legal
  * transition and illegal ones refused with the PRM status, the umem/UAR/PD/MR tables
  * (iova 0, dma-buf), refusals of bad ids, offsets and sizes, NICs with missing caps,
- * doorbell watching (a shared UAR, BlueFlame, the 16-bit counter wrap, stray
- * doorbells), dvx_sim_step() against the progress thread, and the trace.
+ * the doorbell model (strict: a doorbell starts the QP it names up to its index, each
+ * mismatch a fault; a shared UAR's rescues; the loose model; BlueFlame; the 16-bit
+ * counter wrap), dvx_sim_step() against the progress thread, and the trace.
  */
 #include <errno.h>
 #include <sched.h>
@@ -1268,6 +1269,182 @@ static void cq_empty(struct qpx *x)
 	assert_int_equal(dvx_mlx5_cq_poll_one(&x->pcq, &info), 0);
 }
 
+/* the doorbell record's SQ counter, and a raw doorbell write, by hand */
+static void set_rec(struct qpx *x, uint32_t pi)
+{
+	__atomic_store_n(&x->sq.dbrec[DVX_MLX5_SND_DBR], dvx_cpu_to_be32(pi & 0xffff),
+			 __ATOMIC_RELEASE);
+}
+
+static void ring_raw(const struct dvx_hal_uar *u, uint32_t pi, uint32_t qpn)
+{
+	__atomic_store_n((uint64_t *)u->reg_addr, dvx_mlx5_sq_db_value(pi, qpn), __ATOMIC_RELEASE);
+}
+
+/* take the faults: exactly @n, the first of kind @kind naming @qpn with @index */
+static void faults_are(int n, uint32_t kind, uint32_t qpn, uint32_t index)
+{
+	struct dvx_sim_db_fault f;
+
+	assert_int_equal(dvx_sim_db_faults(fab, &f), n);
+	assert_int_equal(f.kind, n ? kind : DVX_SIM_DBF_NONE);
+	if (n) {
+		assert_int_equal(f.qpn, qpn);
+		assert_int_equal(f.index, index);
+	}
+}
+
+/* the strict model with one register per QP: a doorbell starts the QP it names, up to
+ * the index it carries, and nothing else; every mismatch is a fault that starts nothing */
+static void test_doorbell_strict(void **state)
+{
+	struct dvx_hal_uar ub, uc;
+	struct dvx_sim_db_fault f;
+	struct dvx_mlx5_qp_query q;
+	struct dvx_sim_stats st;
+	struct qpx a, b, c;
+	uint32_t ia, ib;
+	struct env e;
+
+	(void)state;
+	assert_int_equal(add_default(0), 0);
+	env_open(&e, "sim_0", DVX_UAR_NC_DEDICATED);
+	assert_int_equal(dvx_hal_uar_alloc(&e.dev, DVX_UAR_NC_DEDICATED, &ub), 0);
+	assert_int_equal(dvx_hal_uar_alloc(&e.dev, DVX_UAR_NC_DEDICATED, &uc), 0);
+	qpx_make(&e, &a, 0, &e.uar);
+	qpx_make(&e, &b, 1, &ub);
+	qpx_make(&e, &c, 2, &uc);
+
+	/* nothing rung: nothing runs, even with WQEs in the ring and the record written */
+	post_nops(&a, 1);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	set_rec(&a, 1);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	cq_empty(&a);
+
+	/* A rings its register, B only writes its record: A runs, B does not */
+	ia = post_nops(&a, 2);				/* 3 WQEs in all */
+	dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
+	post_nops(&b, 2);
+	set_rec(&b, 2);
+	assert_int_equal(dvx_sim_step(fab), 3);
+	reap(&a, 0);
+	reap(&a, ia);
+	cq_empty(&b);
+	/* B's own doorbell starts it */
+	ring_raw(&ub, 2, b.qpn);
+	b.sqc.db_pi = 2;
+	assert_int_equal(dvx_sim_step(fab), 2);
+	reap(&b, 1);
+
+	/* up to the index the doorbell carries, not the record: 3 posted, record at 3,
+	 * a doorbell for 1, then one for 3 */
+	ib = post_nops(&b, 3);
+	set_rec(&b, 5);
+	ring_raw(&ub, 3, b.qpn);
+	assert_int_equal(dvx_sim_step(fab), 1);
+	qp_query(&e, &b.qp, &q);
+	assert_int_equal(q.hw_sq_wqebb_counter, 3);
+	ring_raw(&ub, 5, b.qpn);
+	assert_int_equal(dvx_sim_step(fab), 2);
+	reap(&b, ib);
+	b.sqc.db_pi = 5;
+	/* the same doorbell again: no fault, nothing to run */
+	ring_raw(&ub, 5, b.qpn);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	faults_are(0, 0, 0, 0);
+	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
+	assert_int_equal(st.db_rescued, 0);
+	assert_int_equal(st.db_faults, 0);
+
+	/* beyond the record: the record says 5, the doorbell 7 (the record store was
+	 * missing): a fault, nothing runs; the right doorbell later does */
+	ib = post_nops(&b, 2);
+	ring_raw(&ub, 7, b.qpn);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	faults_are(1, DVX_SIM_DBF_BEYOND_DBR, b.qpn, 7);
+	set_rec(&b, 7);
+	ring_raw(&ub, 7, b.qpn);
+	assert_int_equal(dvx_sim_step(fab), 2);
+	reap(&b, ib);
+	b.sqc.db_pi = 7;
+
+	/* backwards: a doorbell behind the last one */
+	ring_raw(&ub, 6, b.qpn);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	assert_int_equal(dvx_sim_db_faults(fab, &f), 1);
+	assert_int_equal(f.kind, DVX_SIM_DBF_BACKWARDS);
+	assert_int_equal(f.index, 6);
+	assert_int_equal(f.last, 7);
+	assert_int_equal(f.record, 7);
+	assert_int_equal(f.page_id, ub.page_id);
+	assert_int_equal(f.nic, 0);
+
+	/* more than the ring (64 WQEBBs) ahead of what ran, record and doorbell alike */
+	set_rec(&b, 7 + 65);
+	ring_raw(&ub, 7 + 65, b.qpn);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	faults_are(1, DVX_SIM_DBF_RANGE, b.qpn, 7 + 65);
+	set_rec(&b, 7);
+
+	/* a wrong QPN: B's WQEs rung with C's QPN on B's register (C is bound to another
+	 * page), and with a QPN that names nothing: faults, B and C start nothing */
+	ib = post_nops(&b, 1);
+	set_rec(&b, 8);
+	ring_raw(&ub, 8, c.qpn);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	faults_are(1, DVX_SIM_DBF_QPN, c.qpn, 0);
+	ring_raw(&ub, 8, 0xabcdef);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	assert_int_equal(dvx_sim_db_faults(fab, &f), 1);
+	assert_int_equal(f.kind, DVX_SIM_DBF_QPN);
+	assert_int_equal(f.raw, dvx_mlx5_sq_db_value(8, 0xabcdef));
+	cq_empty(&b);
+	cq_empty(&c);
+	ring_raw(&ub, 8, b.qpn);
+	assert_int_equal(dvx_sim_step(fab), 1);
+	reap(&b, ib);
+	b.sqc.db_pi = 8;
+	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
+	assert_int_equal(st.db_faults, 5);
+	assert_int_equal(st.db_stray, 2);
+	assert_int_equal(st.db_rescued, 0);
+
+	/* a control segment as the doorbell (rdma-core's convention; a BlueFlame copy
+	 * starts the same way): the WQE's own index, covering the WQE */
+	ib = post_nops(&b, 1);
+	set_rec(&b, 9);
+	__atomic_store_n((uint64_t *)ub.reg_addr,
+			 *(const uint64_t *)dvx_mlx5_wq_seg(&b.sq.wq, ib, 0), __ATOMIC_RELEASE);
+	assert_int_equal(dvx_sim_step(fab), 1);
+	reap(&b, ib);
+	b.sqc.db_pi = 9;
+
+	/* a QP in RST ignores its doorbell (no fault); a QP in ERR flushes what it names */
+	assert_int_equal(to_err(&e, &c.qp), 0);
+	post_nops(&c, 1);
+	dvx_mlx5_sq_ring_db(&c.sq, &c.sqc, c.sqc.resv);
+	dvx_sim_step(fab);
+	{
+		struct dvx_mlx5_cqe_info info;
+
+		assert_int_equal(dvx_mlx5_cq_poll_one(&c.pcq, &info), -ECANCELED);
+		assert_int_equal(info.syndrome, 0x05);	/* WR_FLUSH_ERR */
+	}
+	faults_are(0, 0, 0, 0);
+
+	qpx_destroy(&e, &a);
+	qpx_destroy(&e, &b);
+	qpx_destroy(&e, &c);
+	assert_int_equal(dvx_hal_uar_free(&e.dev, &ub), 0);
+	assert_int_equal(dvx_hal_uar_free(&e.dev, &uc), 0);
+	env_close(&e);
+	live_zero();
+}
+
+/* several QPs on one register: a later doorbell can overwrite an earlier one in the
+ * sim's one-word register before the loop reads it (hardware would receive both), so
+ * the QPs of that page whose record is ahead are started from it, counted as rescues */
 static void test_doorbell_shared_uar(void **state)
 {
 	struct dvx_sim_stats st;
@@ -1282,12 +1459,6 @@ static void test_doorbell_shared_uar(void **state)
 	qpx_make(&e, &a, 0, &e.uar);
 	qpx_make(&e, &b, 1, &e.uar);			/* the companion shares the page */
 
-	/* nothing rung: nothing runs, even with WQEs in the ring */
-	post_nops(&a, 1);
-	assert_int_equal(dvx_sim_step(fab), 0);
-	cq_empty(&a);
-	a.sqc.resv = 0;					/* take the unrung WQE back */
-
 	/* A rings, then B rings the same register before the sim looks: both run */
 	ia = post_nops(&a, 3);
 	dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
@@ -1300,9 +1471,10 @@ static void test_doorbell_shared_uar(void **state)
 	cq_empty(&b);
 	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
 	assert_int_equal(st.doorbells, 1);		/* one register write survived */
-	assert_int_equal(st.dbr_updates, 2);		/* both records were read */
+	assert_int_equal(st.dbr_updates, 2);		/* B by its doorbell, A rescued */
+	assert_int_equal(st.db_rescued, 1);
 
-	/* the same doorbell value twice is two doorbells */
+	/* each doorbell seen: no rescue */
 	ia = post_nops(&a, 1);
 	dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
 	assert_int_equal(dvx_sim_step(fab), 1);
@@ -1310,25 +1482,32 @@ static void test_doorbell_shared_uar(void **state)
 	qp_query(&e, &a.qp, &q);
 	assert_int_equal(q.hw_sq_wqebb_counter, 4);	/* 3 + 1 */
 	assert_int_equal(q.sw_sq_wqebb_counter, 4);
-
-	/* a doorbell naming a QP that is not bound to the page is ignored (stray) */
-	__atomic_store_n((uint64_t *)e.uar.reg_addr, dvx_mlx5_sq_db_value(1, 0xabcdef),
-			 __ATOMIC_RELEASE);
-	assert_int_equal(dvx_sim_step(fab), 0);
 	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
-	assert_int_equal(st.db_stray, 1);
+	assert_int_equal(st.db_rescued, 1);
 
-	/* a QP in ERR: a new doorbell is flushed, not executed */
-	assert_int_equal(to_err(&e, &b.qp), 0);
+	/* the limit of the model: on a shared register a record written without its
+	 * doorbell is started by the other QP's doorbell all the same (counted) */
 	ib = post_nops(&b, 1);
-	dvx_mlx5_sq_ring_db(&b.sq, &b.sqc, b.sqc.resv);
-	dvx_sim_step(fab);
-	{
-		struct dvx_mlx5_cqe_info info;
+	set_rec(&b, (uint32_t)b.sqc.resv);
+	b.sqc.db_pi = b.sqc.resv;
+	ia = post_nops(&a, 1);
+	dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
+	assert_int_equal(dvx_sim_step(fab), 2);
+	reap(&a, ia);
+	reap(&b, ib);
+	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
+	assert_int_equal(st.db_rescued, 2);
+	assert_int_equal(st.db_faults, 0);
 
-		assert_int_equal(dvx_mlx5_cq_poll_one(&b.pcq, &info), -ECANCELED);
-		assert_int_equal(info.syndrome, 0x05);	/* WR_FLUSH_ERR */
-	}
+	/* a stray write to the page starts nothing (it names no QP of the page) */
+	ib = post_nops(&b, 1);
+	set_rec(&b, (uint32_t)b.sqc.resv);
+	ring_raw(&e.uar, 1, 0xabcdef);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	faults_are(1, DVX_SIM_DBF_QPN, 0xabcdef, 0);
+	dvx_mlx5_sq_ring_db(&b.sq, &b.sqc, b.sqc.resv);
+	assert_int_equal(dvx_sim_step(fab), 1);
+	reap(&b, ib);
 
 	qpx_destroy(&e, &a);
 	qpx_destroy(&e, &b);
@@ -1336,32 +1515,102 @@ static void test_doorbell_shared_uar(void **state)
 	live_zero();
 }
 
+/* the loose model (dvx_sim_set_db_mode()): any write to a page re-reads every record of
+ * the page; the doorbell's index is not used and a stray write is only counted */
+static void test_doorbell_loose(void **state)
+{
+	struct dvx_sim_stats st;
+	struct qpx a, b;
+	uint32_t ib;
+	struct env e;
+
+	(void)state;
+	assert_int_equal(dvx_sim_set_db_mode(fab, 2), -EINVAL);
+	assert_int_equal(dvx_sim_set_db_mode(NULL, DVX_SIM_DB_LOOSE), -EINVAL);
+	assert_int_equal(dvx_sim_set_db_mode(fab, DVX_SIM_DB_LOOSE), 0);
+	assert_int_equal(add_default(0), 0);
+	env_open(&e, "sim_0", DVX_UAR_NC_DEDICATED);
+	qpx_make(&e, &a, 0, &e.uar);
+	qpx_make(&e, &b, 1, &e.uar);
+	ib = post_nops(&b, 3);
+	set_rec(&b, 3);
+	ring_raw(&e.uar, 1, 0xabcdef);			/* stray, index 1 */
+	assert_int_equal(dvx_sim_step(fab), 3);
+	reap(&b, ib);
+	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
+	assert_int_equal(st.db_stray, 1);
+	assert_int_equal(st.db_faults, 0);
+	assert_int_equal(st.db_rescued, 0);
+	faults_are(0, 0, 0, 0);
+	assert_int_equal(dvx_sim_set_db_mode(fab, DVX_SIM_DB_STRICT), 0);
+	qpx_destroy(&e, &a);
+	qpx_destroy(&e, &b);
+	env_close(&e);
+	live_zero();
+}
+
+/* a fault nobody took makes dvx_sim_fini() say so */
+static void test_doorbell_fini(void **state)
+{
+	struct dvx_sim_fabric_cfg fc;
+	struct qpx a;
+	struct env e;
+
+	(void)state;
+	assert_int_equal(add_default(0), 0);
+	env_open(&e, "sim_0", DVX_UAR_NC_DEDICATED);
+	qpx_make(&e, &a, 0, &e.uar);
+	ring_raw(&e.uar, 1, a.qpn);			/* the record still says 0 */
+	assert_int_equal(dvx_sim_step(fab), 0);
+	qpx_destroy(&e, &a);
+	env_close(&e);
+	assert_int_equal(dvx_sim_db_faults(NULL, NULL), -EINVAL);
+	assert_int_equal(dvx_sim_fini(fab), -EPROTO);
+	/* a fresh fabric for the teardown */
+	dvx_sim_fabric_cfg_default(&fc);
+	assert_int_equal(dvx_sim_fabric_init(storage, dvx_sim_fabric_size(&fc), &fc, &fab), 0);
+	hal = dvx_sim_hal(fab);
+}
+
+/* BlueFlame copies, each QP on a register of its own: the copy's control segment is
+ * the doorbell (the WQE's index plus its size), every one seen, no rescue, no fault */
 static void test_doorbell_blueflame(void **state)
 {
-	struct dvx_hal_uar bf;
+	struct dvx_hal_uar bf, bf2;
+	struct dvx_sim_stats st;
 	struct qpx a, b;
-	uint32_t i, ia, ib;
+	uint32_t i, ia0, ia, ib;
 	struct env e;
 
 	(void)state;
 	assert_int_equal(add_default(0), 0);
 	env_open(&e, "sim_0", DVX_UAR_NC_DEDICATED);
 	assert_int_equal(dvx_hal_uar_alloc(&e.dev, DVX_UAR_BF, &bf), 0);
+	assert_int_equal(dvx_hal_uar_alloc(&e.dev, DVX_UAR_BF, &bf2), 0);
 	qpx_make(&e, &a, 0, &bf);
-	qpx_make(&e, &b, 1, &bf);
-	/* single-WQE posts go out as BlueFlame copies, alternating halves */
+	qpx_make(&e, &b, 1, &bf2);
+	/* single-WQE posts go out as BlueFlame copies, alternating halves; two posts of
+	 * A land in both halves before the sim looks */
 	for (i = 0; i < 4; i++) {
+		ia0 = post_nops(&a, 1);
+		dvx_mlx5_sq_ring(&a.sq, &a.sqc, ia0);
 		ia = post_nops(&a, 1);
 		dvx_mlx5_sq_ring(&a.sq, &a.sqc, ia);
 		ib = post_nops(&b, 1);
 		dvx_mlx5_sq_ring(&b.sq, &b.sqc, ib);
-		assert_int_equal(dvx_sim_step(fab), 2);
+		assert_int_equal(dvx_sim_step(fab), 3);
+		reap(&a, ia0);
 		reap(&a, ia);
 		reap(&b, ib);
 	}
+	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
+	assert_int_equal(st.doorbells, 12);
+	assert_int_equal(st.db_rescued, 0);
+	assert_int_equal(st.db_faults, 0);
 	qpx_destroy(&e, &a);
 	qpx_destroy(&e, &b);
 	assert_int_equal(dvx_hal_uar_free(&e.dev, &bf), 0);
+	assert_int_equal(dvx_hal_uar_free(&e.dev, &bf2), 0);
 	env_close(&e);
 	live_zero();
 }
@@ -1486,7 +1735,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ts_format, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qp_refusals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_doorbell_strict, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_shared_uar, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_doorbell_loose, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_doorbell_fini, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_blueflame, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_wrap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_progress_thread, setup, teardown),

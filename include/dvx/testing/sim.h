@@ -249,12 +249,20 @@ struct dvx_sim_faults {
  * @steps:	progress passes run (dvx_sim_step(), dev_progress, the thread)
  * @doorbells:	UAR register writes the progress loop consumed
  * @db_stray:	of those, writes naming a QP not bound to that UAR page (ignored,
- *		as hardware ignores them)
- * @dbr_updates: times a QP's doorbell record was found advanced
+ *		as hardware ignores them; in the strict model also a fault)
+ * @dbr_updates: times a QP's doorbell index advanced (strict: by a doorbell or a
+ *		rescue; loose: its record was found advanced)
  * @wqes_executed: WQEs executed (data path)
  * @cqes_written: CQEs written (data path)
  * @cmds:	DEVX commands answered
  * @cmd_errors:	of those, refused with a non-zero status
+ * @db_faults:	strict model: doorbells refused as faults (see enum
+ *		dvx_sim_db_fault_kind); dvx_sim_db_faults() reads and clears them
+ * @db_rescued:	strict model: QPs started from their doorbell record alone, because
+ *		a doorbell of another QP to the same UAR page was consumed while their
+ *		record was ahead of their last doorbell (their own write may have been
+ *		overwritten in the one-word register before the loop read it; hardware
+ *		would have received it). 0 whenever each QP rings a register of its own
  * @live:	objects alive now, all NICs: [0] PDs, [1] umems, [2] UARs, [3] MRs,
  *		[4] CQs, [5] QPs, [6] dma-bufs, [7] open device handles; software GPUs:
  *		[8] allocations and imports, [9] host registrations, [10] streams,
@@ -272,10 +280,71 @@ struct dvx_sim_stats {
 	uint64_t cqes_written;
 	uint64_t cmds;
 	uint64_t cmd_errors;
+	uint64_t db_faults;
+	uint64_t db_rescued;
 	uint32_t live[12];
 	uint64_t dma_reads;
 	uint64_t dma_writes;
 	uint64_t dma_errors;
+};
+
+/**
+ * enum dvx_sim_db_mode - how the progress loop treats doorbells (dvx_sim_set_db_mode()).
+ * @DVX_SIM_DB_STRICT:	the default, as hardware: a UAR write starts only the QP it
+ *			names, up to the producer index it carries, checked against
+ *			the QP's doorbell record; a mismatch is a fault (struct
+ *			dvx_sim_db_fault) and starts nothing
+ * @DVX_SIM_DB_LOOSE:	the earlier model: any write to a UAR page makes the loop
+ *			re-read the record of every QP bound to that page, and the
+ *			index a doorbell carries is not used
+ */
+enum dvx_sim_db_mode {
+	DVX_SIM_DB_STRICT = 0,
+	DVX_SIM_DB_LOOSE = 1,
+};
+
+/**
+ * enum dvx_sim_db_fault_kind - why the strict model refused a doorbell.
+ * @DVX_SIM_DBF_NONE:		no fault
+ * @DVX_SIM_DBF_QPN:		the QPN names no QP of that NIC, or a QP bound to
+ *				another UAR page
+ * @DVX_SIM_DBF_BEYOND_DBR:	the index is beyond the QP's doorbell record (the
+ *				record was not written before the doorbell)
+ * @DVX_SIM_DBF_BACKWARDS:	the index is behind the QP's last doorbell
+ * @DVX_SIM_DBF_RANGE:		the index (or, for a rescue, the record) is more than
+ *				the ring's size ahead of the WQEBBs the NIC consumed
+ */
+enum dvx_sim_db_fault_kind {
+	DVX_SIM_DBF_NONE = 0,
+	DVX_SIM_DBF_QPN,
+	DVX_SIM_DBF_BEYOND_DBR,
+	DVX_SIM_DBF_BACKWARDS,
+	DVX_SIM_DBF_RANGE,
+};
+
+/**
+ * struct dvx_sim_db_fault - the first doorbell fault since the last read.
+ * @kind:	enum dvx_sim_db_fault_kind
+ * @nic:	NIC index in the fabric
+ * @page_id:	the UAR page written
+ * @qpn:	the QPN the doorbell carried
+ * @index:	the producer index it carried (16 bits; for a BlueFlame copy or a
+ *		control-segment doorbell, the WQE's index plus its size)
+ * @record:	the QP's doorbell-record SQ counter when it was checked (16 bits;
+ *		0 for DVX_SIM_DBF_QPN)
+ * @last:	the QP's last doorbell index (16 bits; 0 for DVX_SIM_DBF_QPN)
+ * @raw:	the 8 bytes as written, in memory order, loaded as a uint64_t
+ */
+struct dvx_sim_db_fault {
+	uint32_t kind;
+	uint32_t nic;
+	uint32_t page_id;
+	uint32_t qpn;
+	uint32_t index;
+	uint32_t record;
+	uint32_t last;
+	uint32_t rsvd;
+	uint64_t raw;
 };
 
 enum dvx_sim_live {
@@ -440,6 +509,27 @@ void dvx_sim_set_faults(struct dvx_sim_fabric *fab, const struct dvx_sim_faults 
 void dvx_sim_set_trace(struct dvx_sim_fabric *fab, dvx_sim_trace_fn fn, void *arg);
 
 /**
+ * dvx_sim_set_db_mode() - choose the doorbell model (enum dvx_sim_db_mode; a new
+ * fabric is DVX_SIM_DB_STRICT).
+ * @fab:	the fabric
+ * @mode:	DVX_SIM_DB_STRICT or DVX_SIM_DB_LOOSE
+ * Context: any thread; takes the fabric lock. Return: 0, -EINVAL for NULL or an
+ * unknown mode.
+ */
+int dvx_sim_set_db_mode(struct dvx_sim_fabric *fab, unsigned mode);
+
+/**
+ * dvx_sim_db_faults() - read, and clear, the doorbell faults of the strict model.
+ * @fab:	the fabric
+ * @first:	receives the first fault since the last call (kind DVX_SIM_DBF_NONE
+ *		when there was none); may be NULL
+ * Context: any thread; takes the fabric lock. Return: the number of faults since the
+ * last call (>= 0), -EINVAL for NULL @fab. The counter of dvx_sim_get_stats() keeps
+ * counting; dvx_sim_fini() reports faults nobody read.
+ */
+int dvx_sim_db_faults(struct dvx_sim_fabric *fab, struct dvx_sim_db_fault *first);
+
+/**
  * dvx_sim_get_stats() - read the fabric's counters.
  * Return: 0, -EINVAL for NULL arguments.
  */
@@ -527,7 +617,9 @@ int dvx_sim_dmabuf_release(struct dvx_sim_fabric *fab, int fd);
 /**
  * dvx_sim_fini() - stop the progress thread and tear the fabric down. Objects still
  * alive are dropped with it; the storage is the caller's to free afterwards.
- * Return: 0, -EINVAL for NULL.
+ * Return: 0, -EINVAL for NULL, -EPROTO when doorbell faults were recorded that no
+ * dvx_sim_db_faults() call took (the fabric is torn down all the same), so every
+ * test that checks its teardown also checks that its doorbells were right.
  */
 int dvx_sim_fini(struct dvx_sim_fabric *fab);
 
