@@ -7,12 +7,15 @@
  * Doorbells. The loop learns of work only as hardware does: an 8-byte write to a UAR
  * register (a doorbell, or the first 8 bytes of a BlueFlame copy), then the QP's
  * doorbell record. Each watched register is consumed with an atomic exchange to 0, so
- * two writes of the same value are two doorbells. Several QPs may ring one UAR page,
- * and a later write can land before the loop saw an earlier one; hardware would have
- * seen both, and what it reads next is the doorbell record anyway. So when a page's
- * register was written, the loop re-reads (acquire) the doorbell record of every QP
- * bound to that page, and no doorbell is lost. The record holds 16 bits of the SQ
- * producer counter; the loop extends it to the free-running sq_db.
+ * two writes of the same value are two doorbells. In the strict model (the default) a
+ * doorbell starts only the QP it names, up to the index it carries, after checking it
+ * against the QP's record and its last doorbell; a mismatch is a fault that starts
+ * nothing. Several QPs may ring one register, and a later write can overwrite an
+ * earlier one before the loop reads it (hardware would have received both), so an
+ * accepted doorbell also starts the other QPs of its page whose record is ahead,
+ * counted as rescues (docs/sim.md). The loose model re-reads every record of a rung
+ * page instead. The record holds 16 bits of the SQ producer counter; the loop extends
+ * indexes to the free-running sq_db.
  */
 #include <errno.h>
 #include <sched.h>

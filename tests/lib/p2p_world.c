@@ -305,6 +305,28 @@ int world_run(const struct world_cfg *c, wbody_fn body, void *user)
 		}
 	if (c->progress_thread)
 		dvx_sim_stop(w->fab);
+	{
+		/* the strict doorbell model's faults fail the run */
+		struct dvx_sim_db_fault f;
+		int nf = dvx_sim_db_faults(w->fab, &f);
+
+		if (nf > 0) {
+			fprintf(stderr, "the software NIC refused %d doorbell(s); the first: kind %u, "
+				"nic %u, qpn 0x%x, index %u, record %u, last %u\n", nf, f.kind,
+				f.nic, f.qpn, f.index, f.record, f.last);
+			if (!err)
+				err = -EPROTO;
+		}
+		if (getenv("DVX_SIM_DB_STATS")) {
+			struct dvx_sim_stats st;
+
+			if (!dvx_sim_get_stats(w->fab, &st))
+				fprintf(stderr, "doorbells %llu, rescued %llu, faults %llu\n",
+					(unsigned long long)st.doorbells,
+					(unsigned long long)st.db_rescued,
+					(unsigned long long)st.db_faults);
+		}
+	}
 grp:
 	dvx_bootstrap_tgroup_fini(w->group);
 fab:

@@ -7,7 +7,8 @@
  * InfiniBand (LIDs) or RoCE v2 (GIDs). Each NIC answers the same DEVX command
  * mailboxes, umem, UAR, PD and MR calls the firmware and rdma-core would, and
  * executes the WQE bytes from the rings it was given. Work is found only through the
- * doorbell protocol: the 8-byte UAR write, then the doorbell record.
+ * doorbell protocol: the 8-byte UAR write, checked against the doorbell record (the
+ * strict model, dvx_sim_set_db_mode(); faults: dvx_sim_db_faults()).
  *
  * Progress: deterministically (dvx_sim_step(), or the hal's dev_progress op) or on a
  * progress thread (dvx_sim_start()).
