@@ -20,6 +20,7 @@
  * Rows double the blocks from 1 to all SMs at thread, warp and block scope.
  *
  *   gpu-post [ring WQEBBs, default 4096]
+ *   GPU_POST_RECYCLER_TPB=n: QPs per recycler block (threads; default 32)
  */
 #include <errno.h>
 #include <pthread.h>
@@ -141,6 +142,11 @@ static void per_block_table(const struct dvx_hal *hal, struct dvx_gpu_module *mo
 	void *kp, *kr;
 	unsigned sc, b;
 
+	const char *tpb = getenv("GPU_POST_RECYCLER_TPB");
+	uint32_t rtpb = tpb ? (uint32_t)strtoul(tpb, NULL, 0) : 32;
+
+	if (!rtpb || rtpb > 1024)
+		rtpb = 32;
 	if (nq > 1024)
 		nq = 1024;
 	die(dvx_gpu_module_function(mod, "b_post_q", &kp), "function b_post_q");
@@ -185,7 +191,7 @@ static void per_block_table(const struct dvx_hal *hal, struct dvx_gpu_module *mo
 	hq.ctl = hctl.addr;
 
 	printf("\ngpu-post: one QP per block (%u-WQEBB rings), host-resident vs GPU-resident "
-	       "queues\n", nwqebb);
+	       "queues (recycler: %u QPs per block)\n", nwqebb, rtpb);
 	printf("%-7s %-7s %6s %8s %10s %14s %14s %7s %14s\n", "scope", "blocks", "thr/b",
 	       "WQEs", "per thread", "host WQEs/s", "GPU WQEs/s", "GPU/host", "GPU/s/block");
 	for (sc = 0; sc < 3; sc++) {
@@ -205,7 +211,7 @@ static void per_block_table(const struct dvx_hal *hal, struct dvx_gpu_module *mo
 				uint32_t *stopf = (uint32_t *)(void *)((uint8_t *)huar.addr + (size_t)nq * 64);
 				void *args[] = { &views, &sc, &per, &timeout, &status };
 				void *rargs[] = { &views, &grid, &stopp, &ddone.dptr };
-				uint32_t rgrid = (grid + 31) / 32, rblock = 32;
+				uint32_t rgrid = (grid + rtpb - 1) / rtpb, rblock = rtpb;
 				pthread_t thr;
 				unsigned j, rep;
 

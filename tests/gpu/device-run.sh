@@ -16,6 +16,9 @@ echo "rc=$?"; grep -E "^\[|  write|  lib|  fetch|  timeout|^gpu:" "$out/gpu-post
 echo "== gpu-p2p-test"
 DVX_GPU_REQUIRED=1 timeout 200 "$b/tests/gpu-p2p-test" > "$out/gpu-p2p-test.log" 2>&1
 echo "rc=$?"; grep -E "^\[  |put_signal|^gpu:|failed" "$out/gpu-p2p-test.log" | tail -12
+echo "== gpu-resident-test"
+DVX_GPU_REQUIRED=1 timeout 200 "$b/tests/gpu-resident-test" > "$out/gpu-resident-test.log" 2>&1
+echo "rc=$?"; grep -E "^\[  |  thread|  warp|  block|bad rkey|software NIC|failed" "$out/gpu-resident-test.log" | tail -12
 echo "== gpu-mock-test"
 timeout 30 "$b/tests/gpu-mock-test" > "$out/gpu-mock-test.log" 2>&1; echo "rc=$?"
 echo "== bench gpu-post"
