@@ -365,7 +365,7 @@ install: lib tools
 	$(Q)install -m 644 $(srctree)/LICENSE $(srctree)/README.md $(srctree)/docs/*.md \
 		$(DESTDIR)$(PREFIX)/share/doc/dvx/
 	$(Q)install -d $(DESTDIR)$(PREFIX)/share/doc/dvx/examples
-	$(Q)install -m 644 $(srctree)/examples/*.c $(DESTDIR)$(PREFIX)/share/doc/dvx/examples/
+	$(Q)install -m 644 $(srctree)/examples/*.c $(srctree)/examples/*.cu $(DESTDIR)$(PREFIX)/share/doc/dvx/examples/
 	$(Q)install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
 	$(Q)install -m 644 $(man1-pages) $(DESTDIR)$(PREFIX)/share/man/man1/
 	$(Q)install -m 644 $(man7-pages) $(DESTDIR)$(PREFIX)/share/man/man7/

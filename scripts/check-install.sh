@@ -7,7 +7,8 @@
 # rdma-write.c once with shared dependencies and once fully static (gcc -static,
 # pkg-config --static); p2p-threads.c (the P2P transport, two ranks as threads);
 # mock-test.c (a user's cmocka suite against the mock, through
-# dvx-test.pc and libdvx-test.a); then move the installed tree and build again (the .pc
+# dvx-test.pc and libdvx-test.a); gpu-post.c with its kernel gpu-post.cu when CUDA is
+# configured and nvcc exists (run; no GPU: exit 77, counted as skipped); then move the installed tree and build again (the .pc
 # files find their prefix from where they lie). Ends with one line: OK or what failed.
 set -eu
 cd "$(dirname "$0")/.."
@@ -55,9 +56,32 @@ if has CONFIG_DVX_MOCK; then
 else
 	mock="no mock-test (CONFIG_DVX_MOCK=n: no libdvx-test.a)"
 fi
+# the GPU example (examples/gpu-post.c and .cu): built when this configuration has CUDA
+# and nvcc exists; run, where exit status 77 (no GPU here) counts as run and skipped
+gpu="no gpu-post (CONFIG_DVX_GPU=n)"
+nvcc=${CUDA_HOME:-/usr/local/cuda}/bin/nvcc
+if has CONFIG_DVX_GPU && [ -x "$nvcc" ]; then
+	# shellcheck disable=SC2046
+	"$nvcc" -fatbin -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+		$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags dvx) "$ex/gpu-post.cu" \
+		-o "$tmp/gpu-post.fatbin" > "$tmp/gpu-post-nvcc.log" 2>&1 ||
+		{ cat "$tmp/gpu-post-nvcc.log"; echo "check-install: gpu-post.cu did not compile"; exit 1; }
+	# shellcheck disable=SC2046
+	$cc -o "$tmp/gpu-post" "$ex/gpu-post.c" $(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs dvx) \
+		> "$tmp/gpu-post.log" 2>&1 || { cat "$tmp/gpu-post.log"; echo "check-install: gpu-post did not link"; exit 1; }
+	set +e
+	"$tmp/gpu-post" "$tmp/gpu-post.fatbin" > "$tmp/gpu-post.out" 2>&1
+	grc=$?
+	set -e
+	case $grc in
+	0) gpu="gpu-post run on the GPU" ;;
+	77) gpu="gpu-post built (no GPU here: skipped)" ;;
+	*) cat "$tmp/gpu-post.out"; echo "check-install: gpu-post failed ($grc)"; exit 1 ;;
+	esac
+fi
 mv "$tmp/root/opt/dvx" "$tmp/moved"
 build open-sim-moved "$tmp/moved/share/doc/dvx/examples/open-sim.c" "$tmp/moved/lib/pkgconfig" dvx
 if has CONFIG_DVX_MOCK; then
 	build mock-test-moved "$tmp/moved/share/doc/dvx/examples/mock-test.c" "$tmp/moved/lib/pkgconfig" dvx-test "" "-lcmocka"
 fi
-echo "check-install: OK (installed tree at a scratch prefix and moved; examples built out of tree and run: open-sim and rdma-write shared and fully static, p2p-threads, $mock: $(cat "$tmp/rdma-write-static.out"))"
+echo "check-install: OK (installed tree at a scratch prefix and moved; examples built out of tree and run: open-sim and rdma-write shared and fully static, p2p-threads, $mock, $gpu: $(cat "$tmp/rdma-write-static.out"))"
