@@ -81,20 +81,25 @@ awk -v n="$cg_wqes" '
 	{
 		w = $1; b = $2
 		di = ir[w " dvx " b]; bi = ir[w " dvxb " b]; ri = ir[w " ref " b]; qi = ir[w " qp " b]
+		wi = ir[w " dvxw " b]
 		if (!header++)
-			printf "%-8s %5s  %7s %7s %7s %7s  %8s %8s %8s %8s  %7s %7s %7s\n", "workload",
-			       "batch", "dvx ns", "dvxb ns", "ref ns", "qp ns", "dvx ins", "dvxb ins",
-			       "ref ins", "qp ins", "dvx/ref", "dvxb/ref", "qp/dvx"
-		if (di == "" || bi == "" || ri == "" || qi == "") {
-			printf "%-8s %5s  %7.2f %7.2f %7.2f %7.2f  %8s %8s %8s %8s  %7s %7s %7s\n", w, b,
-			       $3, $4, $5, $6, "n/a", "n/a", "n/a", "n/a", "n/a", "n/a", "n/a"
+			printf "%-8s %5s  %7s %7s %7s %7s %7s  %8s %8s %8s %8s %8s  %7s %7s %7s %7s\n",
+			       "workload", "batch", "dvx ns", "dvxb ns", "ref ns", "qp ns", "dvxw ns",
+			       "dvx ins", "dvxb ins", "ref ins", "qp ins", "dvxw ins", "dvx/ref",
+			       "dvxb/ref", "qp/dvx", "qp/dvxw"
+		if (di == "" || bi == "" || ri == "" || qi == "" || wi == "") {
+			printf "%-8s %5s  %7.2f %7.2f %7.2f %7.2f %7.2f  %8s %8s %8s %8s %8s  %7s %7s %7s %7s\n",
+			       w, b, $3, $4, $5, $6, $7, "n/a", "n/a", "n/a", "n/a", "n/a", "n/a", "n/a",
+			       "n/a", "n/a"
 			next
 		}
-		printf "%-8s %5s  %7.2f %7.2f %7.2f %7.2f  %8.2f %8.2f %8.2f %8.2f  %7.3f %7.3f %7.3f\n",
-		       w, b, $3, $4, $5, $6, di / n, bi / n, ri / n, qi / n, di / ri, bi / ri, qi / di
+		printf "%-8s %5s  %7.2f %7.2f %7.2f %7.2f %7.2f  %8.2f %8.2f %8.2f %8.2f %8.2f  %7.3f %7.3f %7.3f %7.3f\n",
+		       w, b, $3, $4, $5, $6, $7, di / n, bi / n, ri / n, qi / n, wi / n, di / ri, bi / ri,
+		       qi / di, qi / wi
 	}' "$tmp/instr.txt" "$tmp/time.txt"
 echo
 echo "ns and ins are per WQE. dvx reserves per WQE, dvxb per batch, ref checks room per WQE"
-echo "(rdma-core's idiom), qp posts through dvx/nic/post.h on a dvx_qp with a wr_id per WQE."
-echo "dvx/ref, dvxb/ref: instruction ratios (<= 1: dvx needs no more); qp/dvx: the helpers"
-echo "against the raw calls they are built on."
+echo "(rdma-core's idiom), qp posts through dvx/nic/post.h on a dvx_qp with a wr_id per WQE,"
+echo "dvxw is dvx plus the caller's own wr_id per slot (what a raw caller needs to get its ids"
+echo "back). dvx/ref, dvxb/ref: instruction ratios (<= 1: dvx needs no more); qp/dvx: the"
+echo "helpers against the bare raw calls; qp/dvxw: against the raw calls doing the same work."

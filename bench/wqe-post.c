@@ -77,6 +77,7 @@
 struct wp_dsq {
 	struct dvx_mlx5_sq sq;
 	struct dvx_mlx5_sq_ctrs c;
+	uint64_t *ids;		/* the dvxw side: the caller's own wr_id per slot */
 };
 
 static const uint32_t wp_batches[] = { 1, 8, 32, 128 };
@@ -196,6 +197,41 @@ static WP_NOINLINE int wp_write_dvx(struct wp_dsq *q, const struct wp_arg *args,
 						    a->raddr, WP_RKEY, a->laddr, WP_LKEY,
 						    a->len) < 0)
 				return -1;
+		}
+		dvx_mlx5_sq_ring_db(sq, c, c->resv);
+		if (dvx_mlx5_sq_completed(sq, c, (uint16_t)(c->resv - 1)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The raw calls as wp_write_dvx, plus what a caller of the raw calls does to get its
+ * work-request ids back with the completions: its own wr_id per slot (one masked store
+ * per WQE, the mask from the ring's size, a property of the SQ as the dvx_qp side's
+ * is). The like-for-like reference of the dvx_qp side, which keeps a wr_id per slot.
+ */
+static WP_NOINLINE int wp_write_dvxw(struct wp_dsq *q, const struct wp_arg *args,
+				     uint32_t nwqe, uint32_t batch)
+{
+	struct dvx_mlx5_sq *sq = &q->sq;
+	struct dvx_mlx5_sq_ctrs *c = &q->c;
+	uint64_t *ids = q->ids;
+	uint32_t done, i;
+	uint64_t idx;
+
+	for (done = 0; done < nwqe; done += batch) {
+		for (i = 0; i < batch; i++) {
+			const struct wp_arg *a;
+
+			if (dvx_mlx5_sq_reserve(sq, c, 1, DVX_MLX5_SQ_SINGLE, &idx))
+				return -1;
+			a = &args[idx & (WP_NARGS - 1)];
+			if (dvx_mlx5_wqe_rdma_write(&sq->wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
+						    a->raddr, WP_RKEY, a->laddr, WP_LKEY,
+						    a->len) < 0)
+				return -1;
+			ids[idx & (sq->nwqebb - 1)] = done + i;
 		}
 		dvx_mlx5_sq_ring_db(sq, c, c->resv);
 		if (dvx_mlx5_sq_completed(sq, c, (uint16_t)(c->resv - 1)) < 0)
@@ -326,6 +362,36 @@ static WP_NOINLINE int wp_fa_dvx(struct wp_dsq *q, const struct wp_arg *args,
 	return 0;
 }
 
+/* ATOMIC_FA with the caller's own wr_id per slot (see wp_write_dvxw). */
+static WP_NOINLINE int wp_fa_dvxw(struct wp_dsq *q, const struct wp_arg *args,
+				  uint32_t nwqe, uint32_t batch)
+{
+	struct dvx_mlx5_sq *sq = &q->sq;
+	struct dvx_mlx5_sq_ctrs *c = &q->c;
+	uint64_t *ids = q->ids;
+	uint32_t done, i;
+	uint64_t idx;
+
+	for (done = 0; done < nwqe; done += batch) {
+		for (i = 0; i < batch; i++) {
+			const struct wp_arg *a;
+
+			if (dvx_mlx5_sq_reserve(sq, c, 1, DVX_MLX5_SQ_SINGLE, &idx))
+				return -1;
+			a = &args[idx & (WP_NARGS - 1)];
+			if (dvx_mlx5_wqe_atomic_fa(&sq->wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
+						   a->raddr, WP_RKEY, a->add, a->laddr,
+						   WP_LKEY) < 0)
+				return -1;
+			ids[idx & (sq->nwqebb - 1)] = done + i;
+		}
+		dvx_mlx5_sq_ring_db(sq, c, c->resv);
+		if (dvx_mlx5_sq_completed(sq, c, (uint16_t)(c->resv - 1)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* ATOMIC_FA with one reservation per batch (see wp_write_dvxb). */
 static WP_NOINLINE int wp_fa_dvxb(struct wp_dsq *q, const struct wp_arg *args,
 				  uint32_t nwqe, uint32_t batch)
@@ -419,7 +485,7 @@ static WP_NOINLINE int wp_fa_ref(struct ref_sq *sq, const struct wp_arg *args, u
 /* ------------------------------------------------------------------------------
  * Harness
  */
-enum { WP_DVX, WP_DVXB, WP_REF, WP_QP, WP_NSIDES };
+enum { WP_DVX, WP_DVXB, WP_REF, WP_QP, WP_DVXW, WP_NSIDES };
 
 struct wp_workload {
 	const char *name;
@@ -429,14 +495,16 @@ struct wp_workload {
 		    uint32_t batch);
 	int (*ref)(struct ref_sq *sq, const struct wp_arg *args, uint32_t nwqe, uint32_t batch);
 	int (*qp)(struct dvx_qp *qp, const struct wp_arg *args, uint32_t nwqe, uint32_t batch);
+	int (*dvxw)(struct wp_dsq *q, const struct wp_arg *args, uint32_t nwqe,
+		    uint32_t batch);
 };
 
 static const struct wp_workload wp_workloads[] = {
-	{ "write", wp_write_dvx, wp_write_dvxb, wp_write_ref, wp_write_qp },
-	{ "fa", wp_fa_dvx, wp_fa_dvxb, wp_fa_ref, wp_fa_qp },
+	{ "write", wp_write_dvx, wp_write_dvxb, wp_write_ref, wp_write_qp, wp_write_dvxw },
+	{ "fa", wp_fa_dvx, wp_fa_dvxb, wp_fa_ref, wp_fa_qp, wp_fa_dvxw },
 };
 
-static const char *const wp_side_name[WP_NSIDES] = { "dvx", "dvxb", "ref", "qp" };
+static const char *const wp_side_name[WP_NSIDES] = { "dvx", "dvxb", "ref", "qp", "dvxw" };
 
 struct wp_env {
 	uint8_t *ring;
@@ -448,6 +516,7 @@ struct wp_env {
 	struct dvx_qp qp;			/* the post.h side: its own counters, same ring */
 	dvx_be32 qp_dbrec[2] DVX_ALIGNED(8);
 	uint64_t wr_ids[WP_NWQEBB];
+	uint64_t raw_ids[WP_NWQEBB];		/* the dvxw side's own wr_ids */
 	struct wp_arg args[WP_NARGS];
 };
 
@@ -469,6 +538,8 @@ static int wp_run(struct wp_env *e, const struct wp_workload *w, int side, uint3
 		return w->dvx(&e->dsq, e->args, nwqe, batch);
 	if (side == WP_DVXB)
 		return w->dvxb(&e->dsq, e->args, nwqe, batch);
+	if (side == WP_DVXW)
+		return w->dvxw(&e->dsq, e->args, nwqe, batch);
 	if (side == WP_QP)
 		return w->qp(&e->qp, e->args, nwqe, batch);
 	return w->ref(&e->rsq, e->args, nwqe, batch);
@@ -485,6 +556,7 @@ static int wp_setup(struct wp_env *e)
 	if (!e->ring || !e->uar)
 		return -ENOMEM;
 	memset(e->uar, 0, 2 * WP_BF_HALF);
+	e->dsq.ids = e->raw_ids;
 	err = dvx_mlx5_sq_init(&e->dsq.sq, &e->dsq.c, e->ring, WP_NWQEBB, WP_QPN, 0, e->dvx_dbrec, e->uar,
 			       WP_BF_HALF, 0);
 	if (err)
@@ -494,6 +566,8 @@ static int wp_setup(struct wp_env *e)
 	if (err)
 		return err;
 	e->qp.sq_wr_ids = e->wr_ids;
+	e->qp.sq_wr_slot = e->wr_ids;	/* as dvx_qp_create() sets them */
+	e->qp.sq_wr_mask = WP_NWQEBB - 1;
 	e->rsq.buf = e->ring;
 	e->rsq.nwqebb = WP_NWQEBB;
 	e->rsq.qpn = WP_QPN;
@@ -544,6 +618,16 @@ static int wp_check(struct wp_env *e)
 			    dsq.ci != e->dsq.c.ci || dsq.bf_offset != e->dsq.c.bf_offset) {
 				fprintf(stderr, "wqe-post: %s batch %u: dvx per-WQE and per-batch "
 					"reservation differ\n", wp_workloads[w].name, batch);
+				bad = 1;
+			}
+			wp_reset(e);
+			if (wp_run(e, &wp_workloads[w], WP_DVXW, n, batch))
+				bad = 1;
+			if (memcmp(snap, e->ring, bytes) || dsq.resv != e->dsq.c.resv ||
+			    dsq.ci != e->dsq.c.ci ||
+			    e->raw_ids[(dsq.resv - 1) & (WP_NWQEBB - 1)] != n - 1) {
+				fprintf(stderr, "wqe-post: %s batch %u: dvx with wr_ids differs\n",
+					wp_workloads[w].name, batch);
 				bad = 1;
 			}
 			wp_reset(e);
@@ -604,8 +688,8 @@ static int wp_time(struct wp_env *e, uint32_t nwqe, unsigned int runs)
 	       "# register is a host buffer (plain memory): the record store, sfences and\n"
 	       "# 8-byte doorbell store execute, but not as MMIO.\n",
 	       runs, nwqe, WP_NWQEBB);
-	printf("%-8s %6s %10s %10s %10s %10s\n", "workload", "batch", "dvx_ns", "dvxb_ns",
-	       "ref_ns", "qp_ns");
+	printf("%-8s %6s %10s %10s %10s %10s %10s\n", "workload", "batch", "dvx_ns", "dvxb_ns",
+	       "ref_ns", "qp_ns", "dvxw_ns");
 	for (w = 0; w < DVX_ARRAY_SIZE(wp_workloads); w++) {
 		for (b = 0; b < DVX_ARRAY_SIZE(wp_batches); b++) {
 			uint32_t batch = wp_batches[b];
@@ -628,9 +712,9 @@ static int wp_time(struct wp_env *e, uint32_t nwqe, unsigned int runs)
 			}
 			for (s = 0; s < WP_NSIDES; s++)
 				qsort(t[s], runs, sizeof(double), wp_cmp_double);
-			printf("%-8s %6u %10.2f %10.2f %10.2f %10.2f\n", wp_workloads[w].name, batch,
-			       t[WP_DVX][runs / 2], t[WP_DVXB][runs / 2], t[WP_REF][runs / 2],
-			       t[WP_QP][runs / 2]);
+			printf("%-8s %6u %10.2f %10.2f %10.2f %10.2f %10.2f\n", wp_workloads[w].name,
+			       batch, t[WP_DVX][runs / 2], t[WP_DVXB][runs / 2], t[WP_REF][runs / 2],
+			       t[WP_QP][runs / 2], t[WP_DVXW][runs / 2]);
 		}
 	}
 	return 0;

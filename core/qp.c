@@ -298,6 +298,10 @@ static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_attr *attr, str
 	q.sq_wr_ids = attr->sq_wr_ids;
 	q.rq_wr_ids = attr->rq_wr_ids;
 	*qp = q;
+	/* posts store their wr_id unconditionally: into the caller's array, or into the
+	 * QP's own sink (a pointer into *qp: live QPs are never moved, dvx/nic/post.h) */
+	qp->sq_wr_slot = qp->sq_wr_ids ? qp->sq_wr_ids : &qp->wr_sink;
+	qp->sq_wr_mask = qp->sq_wr_ids ? qp->sq.nwqebb - 1 : 0;
 	/* on its CQs' lists, where dvx_cq_poll() finds it by QPN */
 	qp->cq_next[0] = qp->send_cq->qps;
 	qp->send_cq->qps = qp;

@@ -106,8 +106,7 @@ static inline int dvx_post_done(struct dvx_qp *qp, uint64_t t, int n, uint64_t w
 		qp->sqc.resv = t;	/* nothing was claimed */
 		return n;
 	}
-	if (qp->sq_wr_ids)
-		qp->sq_wr_ids[(uint32_t)t & (qp->sq.nwqebb - 1)] = wr_id;
+	qp->sq_wr_slot[(uint32_t)t & qp->sq_wr_mask] = wr_id;	/* or the QP's sink */
 	if (!(flags & DVX_POST_MORE))
 		dvx_mlx5_sq_ring(&qp->sq, &qp->sqc, t);
 	return 0;

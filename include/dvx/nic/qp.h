@@ -194,6 +194,10 @@ enum dvx_qp_conn_kind {
  * @live:	DVX_LIVE between create and destroy (a create into a live object is -EBUSY)
  * @wq_ext, @dbr_ext: the work queue's and the record's ranges in their umems' lists
  * @sq_wr_ids, @rq_wr_ids: the caller's wr_id arrays (struct dvx_qp_attr), or NULL
+ * @sq_wr_slot:	where posts store wr_ids: @sq_wr_ids, or @wr_sink when there is none
+ *		(so a post stores unconditionally: no test on the data path)
+ * @sq_wr_mask:	@sq_depth - 1 with @sq_wr_ids, 0 with the sink
+ * @wr_sink:	the one slot wr_ids go to when the caller keeps none (never read)
  * @cq_next:	the next QP on the send CQ's [0] and the receive CQ's [1] list (one
  *		entry, [0], when both are the same CQ): dvx_cq_poll() finds a QP by QPN
  */
@@ -232,6 +236,10 @@ struct dvx_qp {
 	uint64_t *sq_wr_ids;
 	uint64_t *rq_wr_ids;
 	struct dvx_qp *cq_next[2];
+	uint64_t *sq_wr_slot;
+	uint32_t sq_wr_mask;
+	uint32_t rsvd;
+	uint64_t wr_sink;
 };
 
 /**
