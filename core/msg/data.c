@@ -81,14 +81,34 @@ static void qp_failed(struct dvx_msg_state *st, uint32_t set, uint32_t q, int er
 	}
 }
 
+/* a clear-to-send WRITE completed (or was flushed): its staging may be reused, and a
+ * closing comm whose last one this was is released */
+static void on_cts(struct dvx_msg_state *st, uint64_t wr_id)
+{
+	uint32_t id = MSG_WR_ID(wr_id), s = MSG_ID_SLOT(id);
+	struct dvx_msg_comm *c;
+
+	if (s >= st->cfg.max_comms)
+		return;
+	c = &st->comms[s];
+	if (c->kind != MSG_K_RECV || c->id != id || !c->cts_busy)
+		return;
+	if (!--c->cts_busy && c->state == MSG_CS_CLOSING)
+		dvx_msg_comm_finish_close(st, c);
+}
+
 static void on_send(struct dvx_msg_state *st, const struct dvx_wc *wc)
 {
 	uint32_t kind = MSG_WR_KIND(wc->wr_id), idx = MSG_WR_IDX(wc->wr_id);
 	struct dvx_msg_comm *c;
 	struct msg_sreq *r;
 
+	if (kind == MSG_WR_CTS) {
+		on_cts(st, wc->wr_id);
+		return;
+	}
 	if (kind != MSG_WR_DATA)
-		return;		/* CTS WRITEs and notices: only their ring room mattered */
+		return;		/* notices: only their ring room mattered */
 	c = dvx_msg_comm_by_id(st, MSG_WR_ID(wc->wr_id));
 	if (!c || c->kind != MSG_K_SEND || idx >= c->max_reqs * DVX_MSG_MAX_RECVS) {
 		st->cnt.late++;	/* its communicator closed: dropped */
@@ -153,6 +173,11 @@ int dvx_msg_poll_set(struct dvx_msg_state *st, uint32_t set, uint32_t budget)
 			if (wc.qp) {
 				q = (uint32_t)(wc.qp - x->qp);
 				qp_failed(st, set, q, r);
+				/* a flushed clear-to-send: the NIC is done with its staging */
+				if (wc.opcode != DVX_WC_RECV &&
+				    wc.opcode != DVX_WC_RECV_RDMA_WITH_IMM &&
+				    MSG_WR_KIND(wc.wr_id) == MSG_WR_CTS)
+					on_cts(st, wc.wr_id);
 			} else {
 				/* a CQE that names no QP of the set: trust none of them */
 				for (q = 0; q < x->nqps; q++)
@@ -445,6 +470,7 @@ int dvx_msg_irecv(struct dvx_msg_comm *c, int n, void *const *bufs, const size_t
 				c->rfifo_rkey, DVX_POST_SIGNALED);
 	if (err)
 		return err;
+	c->cts_busy++;
 	c->rr = (uint8_t)rr;
 	memset(r, 0, sizeof(*r));
 	r->h.magic = MSG_REQ_MAGIC;
@@ -579,6 +605,12 @@ int dvx_msg_progress(struct dvx_msg *m)
 	return 0;
 }
 
+void dvx_msg_comm_finish_close(struct dvx_msg_state *st, struct dvx_msg_comm *c)
+{
+	dvx_msg_set_unref(st, c);
+	dvx_msg_comm_free(st, c);
+}
+
 int dvx_msg_close(struct dvx_msg_comm *c)
 {
 	struct dvx_msg_state *st;
@@ -618,9 +650,17 @@ int dvx_msg_close(struct dvx_msg_comm *c)
 				x->freqs[i].h.magic = 0;
 			}
 	}
+	/* its requests are gone: a test() of one is -EINVAL from now on */
+	memset(c->reqs, 0, st->req_stride);
+	c->busy = 0;
+	if (c->cts_busy) {
+		/* the NIC still reads clear-to-send entries from this slot's staging: the
+		 * comm keeps its QPs and its slot until they complete (progress and the
+		 * polls of its set's other users finish the close) */
+		c->state = MSG_CS_CLOSING;
+		return 0;
+	}
 	err = dvx_msg_set_unref(st, c);
-	dvx_msg_comm_free(st, c);	/* zeroes it and its id; requests' magic goes with the
-					 * request area at the slot's next use */
-	memset(st->reqs + (uint64_t)dvx_msg_slot_of(st, c) * st->req_stride, 0, st->req_stride);
+	dvx_msg_comm_free(st, c);
 	return err;
 }

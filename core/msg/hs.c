@@ -326,7 +326,8 @@ static void count_decision(struct dvx_msg_state *st, uint8_t proposal, uint8_t d
 		st->cnt.secondaries++;
 	else {
 		st->cnt.privates++;
-		if (proposal != MSG_D_PRIVATE)
+		/* this end shares, or the other end wanted to: the pool could not */
+		if (st->cfg.groups || proposal != MSG_D_PRIVATE)
 			st->cnt.fallbacks++;
 	}
 }

@@ -73,7 +73,7 @@ static int cfg_norm(const struct dvx_msg_cfg *in, struct dvx_msg_cfg *c)
 	if (!c->depth_mult)
 		c->depth_mult = 1;
 	if (c->groups) {
-		if (!c->max_shared_sets && !in->max_private_sets)
+		if (!c->max_shared_sets)
 			c->max_shared_sets = c->max_comms < 64 ? c->max_comms : 64;
 		if (!in->max_private_sets)
 			c->max_private_sets = 16;
@@ -757,7 +757,7 @@ int dvx_msg_check(const struct dvx_msg *m, const char **why)
 			CHECK(x->qp[c->map[j]].live == DVX_LIVE,
 			      "a QP slot mapped to a QP that is not live");
 		}
-		CHECK(c->state == MSG_CS_PENDING ||
+		CHECK((c->state != MSG_CS_LIVE && c->state != MSG_CS_PARKED) ||
 			      dvx_msg_comm_by_id((struct dvx_msg_state *)st, c->id) == c,
 		      "a communicator id that does not route to its communicator");
 	}

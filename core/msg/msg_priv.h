@@ -78,6 +78,7 @@ enum msg_comm_state {
 	MSG_CS_PENDING,		/* in a handshake */
 	MSG_CS_PARKED,		/* a recv comm waiting for accept() */
 	MSG_CS_LIVE,
+	MSG_CS_CLOSING,		/* closed, its clear-to-send WRITEs still in flight */
 };
 enum msg_req_state { MSG_RS_FREE = 0, MSG_RS_BUSY, MSG_RS_DONE };
 enum msg_req_kind { MSG_RK_SEND = 1, MSG_RK_RECV, MSG_RK_FLUSH };
@@ -144,6 +145,8 @@ struct dvx_msg_comm {
 	uint64_t rfifo_addr;	/* recv: the sender's FIFO */
 	uint32_t rfifo_rkey;
 	uint32_t busy;		/* requests not yet reported done */
+	uint32_t cts_busy;	/* recv: clear-to-send WRITEs not completed (they read
+				 * the staging area: the slot is not reused before) */
 	uint8_t *fifo;		/* this slot's FIFO area (send: the FIFO; recv: staging) */
 	uint8_t *reqs;		/* this slot's request area */
 };
@@ -331,7 +334,7 @@ void dvx_msg_hs_listen_closed(struct dvx_msg_state *st, uint16_t listen_id);
 int dvx_msg_poll_set(struct dvx_msg_state *st, uint32_t set, uint32_t budget);
 int dvx_msg_poll_flush(struct dvx_msg_state *st, uint32_t nic, uint32_t budget);
 void dvx_msg_comm_fail(struct dvx_msg_comm *c, int err);
-void dvx_msg_comm_reset_reqs(struct dvx_msg_state *st, struct dvx_msg_comm *c);
+void dvx_msg_comm_finish_close(struct dvx_msg_state *st, struct dvx_msg_comm *c);
 
 static inline struct msg_sreq *dvx_msg_sreq(struct dvx_msg_comm *c, uint32_t idx)
 {

@@ -10,6 +10,7 @@
 
 #include "../lib/dvx_test.h"
 #include "mworld.h"
+#include "../../core/msg/msg_priv.h"	/* white box: flip a context's flags */
 
 #define T_OUT (10 * MW_SEC)
 
@@ -352,6 +353,242 @@ static void test_modulo(void **state)
 	assert_int_equal(mw_fini(&w), 0);
 }
 
+/* one end closed its last user of a set while the other still has users: the next
+ * connection of that group cannot join, and both ends agree on private QPs */
+static void test_stale_set_fallback(void **state)
+{
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *s[2], *r[2];
+	struct dvx_msg_stats a, b;
+	int shared;
+
+	(void)state;
+	cfg_base(&c);
+	c.groups = 1;
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s[0], &r[0]), 0);
+	assert_int_equal(dvx_msg_close(r[0]), 0);	/* B's set is gone, A's is not */
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s[1], &r[1]), 0);
+	assert_int_equal(dvx_msg_comm_info(s[1], &shared, NULL, NULL), 0);
+	assert_int_equal(shared, 0);
+	assert_int_equal(dvx_msg_comm_info(r[1], &shared, NULL, NULL), 0);
+	assert_int_equal(shared, 0);
+	dvx_msg_get_stats(&w.r[0].m, &a);
+	dvx_msg_get_stats(&w.r[1].m, &b);
+	assert_int_equal(a.fallbacks, 1);
+	assert_int_equal(b.fallbacks, 1);
+	assert_int_equal(mw_check(&w), 0);
+	one_message(&w, s[1], r[1], 3000, 5);
+	assert_int_equal(dvx_msg_close(s[0]), 0);
+	/* now the key is free on both ends: the next one makes a new shared set */
+	dvx_msg_close(s[1]);
+	dvx_msg_close(r[1]);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s[0], &r[0]), 0);
+	assert_int_equal(dvx_msg_comm_info(r[0], &shared, NULL, NULL), 0);
+	assert_int_equal(shared, 1);
+	one_message(&w, s[0], r[0], 3000, 6);
+	dvx_msg_close(s[0]);
+	dvx_msg_close(r[0]);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+/* a full pool falls back to private QPs, both ends agreeing; with NO_FALLBACK it is
+ * -ENOSPC; with no set of either kind left it is -ENOSPC */
+static void test_pool_full(void **state)
+{
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *s[4], *r[4], *x, *y;
+	struct dvx_msg_stats a;
+	int shared;
+
+	(void)state;
+	cfg_base(&c);
+	c.groups = 2;
+	c.max_shared_sets = 1;
+	c.max_private_sets = 1;
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s[0], &r[0]), 0);	/* group 0: the set */
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s[1], &r[1]), 0);	/* group 1: full */
+	assert_int_equal(dvx_msg_comm_info(s[1], &shared, NULL, NULL), 0);
+	assert_int_equal(shared, 0);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s[2], &r[2]), 0);	/* group 0 again: joins */
+	assert_int_equal(dvx_msg_comm_info(r[2], &shared, NULL, NULL), 0);
+	assert_int_equal(shared, 1);
+	/* group 1 once more: no shared set, no private set left */
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &x, &y), -ENOSPC);
+	assert_int_equal(mw_check(&w), 0);
+	dvx_msg_get_stats(&w.r[0].m, &a);
+	assert_int_equal(a.fallbacks, 1);
+	assert_int_equal(a.secondaries, 1);
+	one_message(&w, s[1], r[1], 10, 1);
+	one_message(&w, s[2], r[2], 10, 2);
+	dvx_msg_close(s[1]);
+	dvx_msg_close(r[1]);
+	/* NO_FALLBACK: the full pool is an error, not a private set */
+	w.r[0].m.st->cfg.flags |= DVX_MSG_F_NO_FALLBACK;
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &x, &y), 0);	/* group 0: joins, fine */
+	dvx_msg_close(x);
+	dvx_msg_close(y);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &x, &y), -ENOSPC);	/* group 1: full */
+	assert_int_equal(mw_check(&w), 0);
+	dvx_msg_close(s[0]);
+	dvx_msg_close(r[0]);
+	dvx_msg_close(s[2]);
+	dvx_msg_close(r[2]);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+/* data for a recv comm closed after it posted arrives on a set that lives on: it is
+ * counted and dropped, and never reaches the comm that took over the id's slot */
+static void test_late_completion(void **state)
+{
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *sy, *ry, *sx, *rx, *sz = NULL, *rz = NULL;
+	struct dvx_msg_req *rq, *sq;
+	struct dvx_msg_stats b;
+	uint32_t xid, zid = 0;
+	void *bufs[1];
+	size_t sizes[1] = { 4096 };
+	uint32_t tags[1] = { 5 };
+	struct dvx_mr *mr;
+	int k;
+
+	(void)state;
+	cfg_base(&c);
+	c.groups = 1;
+	c.max_comms = 6;
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &sy, &ry), 0);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &sx, &rx), 0);
+	assert_int_equal(dvx_msg_comm_info(rx, NULL, NULL, &xid), 0);
+	bufs[0] = w.r[1].buf;
+	mr = &w.r[1].mr;
+	assert_int_equal(mw_irecv(&w, rx, 1, bufs, sizes, tags, &mr, &rq, T_OUT), 0);
+	assert_int_equal(dvx_msg_close(rx), 0);
+	for (k = 0; k < 50; k++)
+		mw_progress(&w);	/* its clear-to-send completes: the slot is free */
+	/* connections until one of B's recv comms lands in x's old slot */
+	for (k = 0; k < 8; k++) {
+		assert_int_equal(mw_pair(&w, 0, 1, 0, &sz, &rz), 0);
+		assert_int_equal(dvx_msg_comm_info(rz, NULL, NULL, &zid), 0);
+		if ((zid & 1023) == (xid & 1023))
+			break;
+		dvx_msg_close(sz);
+		dvx_msg_close(rz);
+	}
+	assert_true((zid & 1023) == (xid & 1023));
+	assert_true(zid != xid);
+	/* A still holds x's CTS: its data goes out on the shared QP */
+	fill(w.r[0].buf, 4096, 8);
+	assert_int_equal(mw_isend(&w, sx, w.r[0].buf, 4096, 5, &w.r[0].mr, &sq, T_OUT), 0);
+	assert_int_equal(mw_wait(&w, sq, NULL, T_OUT), 0);
+	for (k = 0; k < 100; k++)
+		mw_progress(&w);
+	dvx_msg_get_stats(&w.r[1].m, &b);
+	assert_int_equal(b.late, 1);
+	/* z's next message is its own, complete and alone */
+	one_message(&w, sz, rz, 777, 12);
+	one_message(&w, sy, ry, 778, 13);
+	assert_int_equal(mw_check(&w), 0);
+	dvx_msg_close(sx);
+	dvx_msg_close(sy);
+	dvx_msg_close(ry);
+	dvx_msg_close(sz);
+	dvx_msg_close(rz);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+/*
+ * A QP that fails fails exactly the communicators mapped onto it: two shared sets (groups
+ * 0 and 1) and a private connection; the link goes down while only group 0's set sends;
+ * its comms fail on both ends (the receiver learns at its next clear-to-send), the
+ * others carry on.
+ */
+static void test_fault_isolation(void **state)
+{
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *s[4], *r[4], *ps, *pr;
+	struct dvx_msg_req *sq, *rq;
+	struct dvx_sim_faults f;
+	struct dvx_msg_stats a;
+	void *bufs[1] = { NULL };
+	size_t sizes[1] = { 1024 };
+	uint32_t tags[1] = { 1 };
+	struct dvx_mr *mr;
+	uint32_t i;
+	int err;
+
+	(void)state;
+	cfg_base(&c);
+	c.groups = 2;
+	c.conn.retry_count = 2;
+	c.conn.ack_timeout = 10;
+	c.conn.rnr_retry = 7;
+	c.conn.min_rnr_nak = 12;
+	c.conn.hop_limit = 255;
+	c.max_private_sets = 4;
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(mw_pair(&w, 0, 1, 0, &s[i], &r[i]), 0);	/* groups 0,1,0,1 */
+	w.r[0].m.st->cfg.groups = 0;	/* the next one is private */
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &ps, &pr), 0);
+	w.r[0].m.st->cfg.groups = 2;
+	/* comm 0 (group 0) has a receive posted; the link goes down; its send fails */
+	mr = &w.r[1].mr;
+	bufs[0] = w.r[1].buf;
+	assert_int_equal(mw_irecv(&w, r[0], 1, bufs, sizes, tags, &mr, &rq, T_OUT), 0);
+	for (i = 0; i < 50; i++)
+		mw_progress(&w);	/* the clear-to-send lands before the link goes */
+	memset(&f, 0, sizeof(f));
+	f.link_down = 1;
+	dvx_sim_set_faults(w.fab, &f);
+	assert_int_equal(mw_isend(&w, s[0], w.r[0].buf, 1024, 1, &w.r[0].mr, &sq, T_OUT), 0);
+	err = mw_wait(&w, sq, NULL, T_OUT);
+	assert_int_equal(err, -EHOSTUNREACH);
+	dvx_sim_set_faults(w.fab, NULL);
+	/* comm 2 shares the failed QP: it fails too, without having sent anything */
+	assert_int_equal(dvx_msg_isend(s[2], w.r[0].buf, 8, 1, &w.r[0].mr, &sq), -EHOSTUNREACH);
+	/* the receiver: its next clear-to-send meets the dead QP; every comm on it fails,
+	 * and the receive that was waiting ends with the error */
+	bufs[0] = w.r[1].buf + 4096;
+	err = mw_irecv(&w, r[2], 1, bufs, sizes, tags, &mr, &rq, T_OUT);
+	if (!err) {
+		err = mw_wait(&w, rq, NULL, T_OUT);
+		assert_true(err == -EHOSTUNREACH || err == -ECANCELED);
+	}
+	assert_true(dvx_msg_irecv(r[0], 1, bufs, sizes, tags, &mr, &rq) < 0);
+	/* group 1 and the private connection are untouched */
+	one_message(&w, s[1], r[1], 2000, 1);
+	one_message(&w, s[3], r[3], 2000, 2);
+	one_message(&w, ps, pr, 2000, 3);
+	dvx_msg_get_stats(&w.r[0].m, &a);
+	assert_int_equal(a.qp_errors, 1);
+	assert_int_equal(mw_check(&w), 0);
+	/* a new group-0 connection does not join the failed set */
+	{
+		struct dvx_msg_comm *ns, *nr;
+		int shared;
+
+		assert_int_equal(mw_pair(&w, 0, 1, 0, &ns, &nr), 0);
+		assert_int_equal(dvx_msg_comm_info(ns, &shared, NULL, NULL), 0);
+		assert_int_equal(shared, 0);
+		one_message(&w, ns, nr, 100, 4);
+		dvx_msg_close(ns);
+		dvx_msg_close(nr);
+	}
+	for (i = 0; i < 4; i++) {
+		dvx_msg_close(s[i]);
+		dvx_msg_close(r[i]);
+	}
+	dvx_msg_close(ps);
+	dvx_msg_close(pr);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -361,6 +598,10 @@ int main(void)
 		cmocka_unit_test(test_stripes),
 		cmocka_unit_test(test_sharing_roles),
 		cmocka_unit_test(test_modulo),
+		cmocka_unit_test(test_stale_set_fallback),
+		cmocka_unit_test(test_pool_full),
+		cmocka_unit_test(test_late_completion),
+		cmocka_unit_test(test_fault_isolation),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
