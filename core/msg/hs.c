@@ -396,8 +396,8 @@ static int conn_propose(struct dvx_msg_state *st, struct msg_hs *hs)
 		return 0;
 	}
 	x = &st->sets[e->set];
-	if (x->state == MSG_SET_PENDING)
-		return 1;
+	if (x->state == MSG_SET_PENDING || x->making)
+		return 1;	/* its handshake runs: the other end may not have it yet */
 	if (x->failed_mask & x->live_mask)
 		return 0;	/* a failed QP: nobody joins that set */
 	/* pin the set's QPs for this handshake: they cannot go while it runs */
@@ -589,8 +589,10 @@ static int conn_step(struct dvx_msg_state *st, struct msg_hs *hs)
 		if (status)
 			return status < 4096 ? -(int)status : -EPROTO;
 		count_decision(st, hs->proposal, hs->decision);
-		if (hs->decision == MSG_D_NEW || hs->decision == MSG_D_PRIVATE)
+		if (hs->decision == MSG_D_NEW || hs->decision == MSG_D_PRIVATE) {
+			st->sets[hs->set].making = 0;	/* both ends have it live */
 			hs->set = -1;	/* the comm owns it now */
+		}
 		c->state = MSG_CS_LIVE;
 		dvx_hal_sock_close(st->hal, hs->fd);
 		hs->fd = -1;
@@ -842,6 +844,8 @@ static int acc_step(struct dvx_msg_state *st, struct msg_hs *hs)
 			return 0;
 		}
 		count_decision(st, hs->proposal, hs->decision);
+		if (hs->decision != MSG_D_JOIN)
+			st->sets[hs->set].making = 0;
 		acc_park(st, c);
 		hs->comm = -1;
 		hs->set = -1;
@@ -883,12 +887,11 @@ static void accept_new(struct dvx_msg_state *st)
 		int fd = -1;
 		uint32_t i, free_slots = 0;
 
+		/* incoming handshakes finish on their own (the connector answers from any of
+		 * its calls), so they may take every free slot; this rank's own connects are
+		 * the ones held to half the table (dvx_msg_connect()) */
 		for (i = 0; i < st->cfg.max_pending; i++)
 			free_slots += st->hs[i].state == MSG_HS_FREE;
-		/* keep one slot for this rank's own connects: two ranks that fill each
-		 * other's tables with incoming handshakes still make progress */
-		if (free_slots < 2 && st->cfg.max_pending > 1)
-			return;
 		if (!free_slots)
 			return;
 		if (dvx_hal_sock_accept(st->hal, st->lfd, &fd))
@@ -993,6 +996,16 @@ int dvx_msg_listen(struct dvx_msg *m, uint32_t nic, struct dvx_msg_handle *handl
 	return 0;
 }
 
+/* handshakes this context runs as the connector */
+static uint32_t conn_count(const struct dvx_msg_state *st)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < st->cfg.max_pending; i++)
+		n += st->hs[i].state != MSG_HS_FREE && st->hs[i].state < MSG_HA_HELLO;
+	return n;
+}
+
 static void stage_clear(struct dvx_msg_handle *h)
 {
 	memset(h->stage, 0, sizeof(h->stage));
@@ -1043,9 +1056,18 @@ int dvx_msg_connect(struct dvx_msg *m, uint32_t nic, uint32_t nqps,
 		err = handle_parse(handle, &a, &peer, &cookie, &lid, &lnic);
 		if (err)
 			return err;
+		/* at most half the handshake table connects out, so that incoming ones always
+		 * find room: two ranks whose tables filled with connects to each other would
+		 * otherwise wait for each other for ever. No room: not now, call again */
+		if (conn_count(st) >= st->cfg.max_pending / 2) {
+			dvx_msg_hs_run(st);
+			return 0;
+		}
 		hs = hs_alloc(st);
-		if (!hs)
-			return -ENOSPC;
+		if (!hs) {
+			dvx_msg_hs_run(st);
+			return 0;
+		}
 		err = dvx_msg_comm_alloc(st, MSG_K_SEND, &c);
 		if (err) {
 			hs_free(hs);

@@ -57,7 +57,7 @@ static int cfg_norm(const struct dvx_msg_cfg *in, struct dvx_msg_cfg *c)
 		c->max_reqs = MSG_DEF_REQS;
 	if (!c->max_recvs)
 		c->max_recvs = DVX_MSG_MAX_RECVS;
-	if (c->max_comms > DVX_MSG_MAX_COMMS || c->max_pending > 256 ||
+	if (c->max_comms > DVX_MSG_MAX_COMMS || c->max_pending < 2 || c->max_pending > 256 ||
 	    c->nqps > DVX_MSG_MAX_QPS || c->max_recvs > DVX_MSG_MAX_RECVS ||
 	    c->max_reqs > DVX_MSG_MAX_REQS || !pow2(c->max_reqs) ||
 	    c->groups > DVX_MSG_MAX_GROUPS || c->depth_mult > 16 ||
@@ -764,10 +764,11 @@ int dvx_msg_check(const struct dvx_msg *m, const char **why)
 	/* sets: refcounts equal users, CQ refs the live QPs */
 	for (i = 0; i < nsets; i++) {
 		const struct msg_set *x = &st->sets[i];
-		uint32_t live = 0;
+		uint32_t live = 0, users = 0;
 
 		if (x->state != MSG_SET_LIVE)
 			continue;
+
 		memset(refs, 0, sizeof(refs));
 		for (j = 0; j < st->cfg.max_comms; j++) {
 			const struct dvx_msg_comm *c = &st->comms[j];
@@ -775,9 +776,11 @@ int dvx_msg_check(const struct dvx_msg *m, const char **why)
 			if ((c->kind != MSG_K_SEND && c->kind != MSG_K_RECV) || !c->mapped ||
 			    c->set != i)
 				continue;
+			users++;
 			for (q = 0; q < c->nqps; q++)
 				refs[c->map[q]]++;
 		}
+		CHECK(x->shared || users <= 1, "a private set with more than one communicator");
 		for (q = 0; q < DVX_MSG_MAX_QPS; q++) {
 			int alive = (x->live_mask >> q) & 1u;
 

@@ -163,7 +163,8 @@ struct msg_set {
 	uint8_t live_mask;	/* QPs not destroyed */
 	uint8_t failed_mask;	/* QPs that saw an error */
 	uint8_t cq_live;
-	uint8_t rsvd;
+	uint8_t making;		/* the handshake that makes it has not finished: nobody
+				 * joins it before both ends have it live */
 	uint32_t nic;
 	uint32_t peer_nic;
 	uint32_t group;

@@ -35,6 +35,7 @@ int dvx_msg_set_alloc(struct dvx_msg_state *st, int shared, uint32_t *set)
 		if (x->state != MSG_SET_FREE)
 			continue;
 		x->state = MSG_SET_PENDING;
+		x->making = 1;
 		x->nqps = 0;
 		x->live_mask = x->failed_mask = 0;
 		x->cq_refs = 0;

@@ -74,7 +74,8 @@ enum {
  *		name or a UNIX path (at most 47 characters: the handle carries it)
  * @max_comms:	listen, send and recv communicators alive at once, and the size of
  *		the communicator id table (1 ... DVX_MSG_MAX_COMMS; default 64)
- * @max_pending: handshakes in progress at once (default 16)
+ * @max_pending: handshakes in progress at once, 2 ... 256 (default 16); at most half
+ *		of them this context's own connects
  * @nqps:	QPs per connection, the most a connect may ask for (1 ...
  *		DVX_MSG_MAX_QPS; default 1)
  * @max_reqs:	requests in flight per communicator, a power of two up to
@@ -272,9 +273,10 @@ int dvx_msg_listen(struct dvx_msg *m, uint32_t nic, struct dvx_msg_handle *handl
  * ones), so the order in which two ranks call connect and accept does not matter. The
  * group is chosen round robin per peer; the two ends agree whether the connection
  * makes a shared set, joins one or gets private QPs (docs/msg.md).
- * Context: one thread per context. Return: 0 (@send set, or NULL: call again);
- * -EINVAL (bad handle or arguments); -ENOSPC (no communicator, handshake or set slot
- * here, or the acceptor refused for lack of room); -ECONNREFUSED (the listen comm is
+ * Context: one thread per context. Return: 0 (@send set, or NULL: call again, also
+ * while half the handshake table is this context's connects in progress); -EINVAL
+ * (bad handle or arguments); -ENOSPC (no communicator or set slot here, or the
+ * acceptor refused for lack of room); -ECONNREFUSED (the listen comm is
  * gone); -EACCES (the acceptor did not know the cookie); -ETIMEDOUT (no answer within
  * cfg.timeout_ns); -ECONNRESET, -EPROTO (the peer broke the handshake); a socket,
  * QP or connect error. After an error the handle's stage is reset and nothing is held.
