@@ -17,12 +17,12 @@
 #define MSG_COMM_MAGIC 0x4d4d4f43u	/* "COMM" */
 #define MSG_REQ_MAGIC 0x51455251u	/* "QREQ" */
 
-/* communicator ids: 10 bits of table slot, 6 bits of generation */
-#define MSG_ID_SLOT_BITS 10
+/* communicator ids: 11 bits of table slot, 5 bits of generation */
+#define MSG_ID_SLOT_BITS 11
 #define MSG_ID_SLOT(id) ((uint32_t)(id) & ((1u << MSG_ID_SLOT_BITS) - 1))
 #define MSG_ID_GEN(id) ((uint32_t)(id) >> MSG_ID_SLOT_BITS)
 #define MSG_ID(slot, gen) ((uint16_t)(((gen) << MSG_ID_SLOT_BITS) | (slot)))
-#define MSG_GEN_MASK 0x3fu
+#define MSG_GEN_MASK 0x1fu
 
 /*
  * wr_id: [63:48] the posting communicator's id, [47:40] kind, [39:32] the comm's QP

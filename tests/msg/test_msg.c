@@ -474,12 +474,12 @@ static void test_late_completion(void **state)
 	for (k = 0; k < 8; k++) {
 		assert_int_equal(mw_pair(&w, 0, 1, 0, &sz, &rz), 0);
 		assert_int_equal(dvx_msg_comm_info(rz, NULL, NULL, &zid), 0);
-		if ((zid & 1023) == (xid & 1023))
+		if ((zid & 2047) == (xid & 2047))
 			break;
 		dvx_msg_close(sz);
 		dvx_msg_close(rz);
 	}
-	assert_true((zid & 1023) == (xid & 1023));
+	assert_true((zid & 2047) == (xid & 2047));
 	assert_true(zid != xid);
 	/* A still holds x's CTS: its data goes out on the shared QP */
 	fill(w.r[0].buf, 4096, 8);
@@ -589,6 +589,171 @@ static void test_fault_isolation(void **state)
 	assert_int_equal(mw_fini(&w), 0);
 }
 
+/* refusals: a handle whose cookie is wrong, a listen comm that is gone, a peer that
+ * never answers; a closed comm is refused by every call, a stale request too */
+static void test_refusals(void **state)
+{
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_handle h, bad;
+	struct dvx_msg_comm *l, *s = NULL, *r = NULL;
+	struct dvx_msg_req *q = NULL;
+	struct dvx_msg_stats b;
+	uint64_t end;
+	int err = 0, done;
+
+	(void)state;
+	cfg_base(&c);
+	c.timeout_ns = MW_SEC / 5;
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	assert_int_equal(dvx_msg_listen(&w.r[1].m, 0, &h, &l), 0);
+	/* the cookie is bytes 16-23 of the handle */
+	bad = h;
+	bad.wire[16] ^= 1;
+	end = mw_now() + T_OUT;
+	do {
+		err = dvx_msg_connect(&w.r[0].m, 0, 0, &bad, &s);
+		dvx_msg_accept(l, &r);
+	} while (!err && !s && mw_now() < end);
+	assert_int_equal(err, -EACCES);
+	assert_null(r);
+	dvx_msg_get_stats(&w.r[1].m, &b);
+	assert_int_equal(b.refused, 1);
+	/* a handle that is not one */
+	memset(&bad, 0, sizeof(bad));
+	assert_int_equal(dvx_msg_connect(&w.r[0].m, 0, 0, &bad, &s), -EINVAL);
+	/* the listen comm closed: refused */
+	assert_int_equal(dvx_msg_close(l), 0);
+	end = mw_now() + T_OUT;
+	do {
+		err = dvx_msg_connect(&w.r[0].m, 0, 0, &h, &s);
+		mw_progress(&w);
+	} while (!err && !s && mw_now() < end);
+	assert_int_equal(err, -ECONNREFUSED);
+	/* a listener that takes the connection and never answers: the deadline */
+	assert_int_equal(dvx_msg_listen(&w.r[1].m, 0, &h, &l), 0);
+	end = mw_now() + T_OUT;
+	do
+		err = dvx_msg_connect(&w.r[0].m, 0, 0, &h, &s);	/* rank 1 never progresses */
+	while (!err && !s && mw_now() < end);
+	assert_int_equal(err, -ETIMEDOUT);
+	/* its half-made handshake on rank 1 times out too, and holds nothing then */
+	end = mw_now() + T_OUT;
+	do {
+		mw_progress(&w);
+		dvx_msg_get_stats(&w.r[1].m, &b);
+	} while (b.pending && mw_now() < end);
+	assert_int_equal(b.pending, 0);
+	assert_int_equal(b.sets, 0);
+	assert_int_equal(b.comms, 1);	/* the listen comm */
+	assert_int_equal(mw_check(&w), 0);
+	dvx_msg_close(l);
+	/* a connection, closed: its calls are refused; a request tested twice is refused */
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s, &r), 0);
+	one_message(&w, s, r, 10, 1);
+	{
+		void *bufs[1] = { w.r[1].buf };
+		size_t sz[1] = { 64 };
+		uint32_t tg[1] = { 7 };
+		struct dvx_mr *mr = &w.r[1].mr;
+
+		assert_int_equal(mw_irecv(&w, r, 1, bufs, sz, tg, &mr, &q, T_OUT), 0);
+		assert_int_equal(mw_isend(&w, s, w.r[0].buf, 64, 7, &w.r[0].mr, &q, T_OUT), 0);
+		assert_int_equal(mw_wait(&w, q, NULL, T_OUT), 0);
+		assert_int_equal(dvx_msg_test(q, &done, NULL), -EINVAL);	/* freed */
+		assert_int_equal(dvx_msg_isend(s, w.r[0].buf, 8, 7, &w.r[1].mr, &q), -EINVAL);
+	}
+	assert_int_equal(dvx_msg_close(s), 0);
+	assert_int_equal(dvx_msg_isend(s, w.r[0].buf, 8, 7, &w.r[0].mr, &q), -EINVAL);
+	assert_int_equal(dvx_msg_close(s), -EINVAL);
+	assert_int_equal(dvx_msg_close(r), 0);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+/* a connection closed while the others on its shared set are busy: they finish */
+static void test_close_while_busy(void **state)
+{
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *s[3], *r[3];
+	struct dvx_msg_req *rq[3], *sq[3];
+	uint32_t i;
+
+	(void)state;
+	cfg_base(&c);
+	c.groups = 1;
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(mw_pair(&w, 0, 1, 0, &s[i], &r[i]), 0);
+	for (i = 0; i < 3; i++) {
+		void *bufs[1] = { w.r[1].buf + i * 65536 };
+		size_t sz[1] = { 65536 };
+		uint32_t tg[1] = { 1 };
+		struct dvx_mr *mr = &w.r[1].mr;
+
+		fill(w.r[0].buf + i * 65536, 60000, 70 + i);
+		assert_int_equal(mw_irecv(&w, r[i], 1, bufs, sz, tg, &mr, &rq[i], T_OUT), 0);
+	}
+	/* comm 1 goes, both ends, with nothing sent; 0 and 2 send meanwhile */
+	assert_int_equal(mw_isend(&w, s[0], w.r[0].buf, 60000, 1, &w.r[0].mr, &sq[0], T_OUT), 0);
+	assert_int_equal(dvx_msg_close(r[1]), 0);
+	assert_int_equal(dvx_msg_close(s[1]), 0);
+	assert_int_equal(mw_check(&w), 0);
+	assert_int_equal(mw_isend(&w, s[2], w.r[0].buf + 2 * 65536, 60000, 1, &w.r[0].mr, &sq[2],
+				  T_OUT),
+			 0);
+	for (i = 0; i < 3; i += 2) {
+		size_t got[1];
+
+		assert_int_equal(mw_wait(&w, sq[i], NULL, T_OUT), 0);
+		assert_int_equal(mw_wait(&w, rq[i], got, T_OUT), 0);
+		assert_int_equal(got[0], 60000);
+		verify(w.r[1].buf + i * 65536, 60000, 70 + i);
+	}
+	assert_int_equal(mw_check(&w), 0);
+	for (i = 0; i < 3; i += 2) {
+		dvx_msg_close(s[i]);
+		dvx_msg_close(r[i]);
+	}
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+/* iflush: one READ through the flush QP after a receive; nothing to flush without data */
+static void test_flush(void **state)
+{
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *s, *r;
+	struct dvx_msg_req *q;
+	void *bufs[2];
+	size_t sz[2] = { 0, 4096 };
+	struct dvx_mr *mrs[2];
+	struct dvx_msg_stats b;
+	int i;
+
+	(void)state;
+	cfg_base(&c);
+	c.flags = DVX_MSG_F_FLUSH;
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	dvx_msg_get_stats(&w.r[1].m, &b);
+	assert_int_equal(b.qps, 1);	/* the flush QP (the sim has force-loopback) */
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s, &r), 0);
+	one_message(&w, s, r, 4096, 3);
+	bufs[0] = w.r[1].buf;
+	bufs[1] = w.r[1].buf;
+	mrs[0] = mrs[1] = &w.r[1].mr;
+	for (i = 0; i < 12; i++) {	/* more than max_reqs: flush requests are reused */
+		assert_int_equal(dvx_msg_iflush(r, 2, bufs, sz, mrs, &q), 0);
+		assert_non_null(q);
+		assert_int_equal(mw_wait(&w, q, NULL, T_OUT), 0);
+	}
+	assert_int_equal(dvx_msg_iflush(r, 1, bufs, sz, mrs, &q), 0);
+	assert_null(q);	/* a size 0: nothing to flush */
+	dvx_msg_close(s);
+	dvx_msg_close(r);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -602,6 +767,9 @@ int main(void)
 		cmocka_unit_test(test_pool_full),
 		cmocka_unit_test(test_late_completion),
 		cmocka_unit_test(test_fault_isolation),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_close_while_busy),
+		cmocka_unit_test(test_flush),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

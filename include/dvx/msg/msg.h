@@ -48,7 +48,7 @@ DVX_BEGIN_DECLS
 #define DVX_MSG_MAX_QPS 8	/* QPs of one connection */
 #define DVX_MSG_MAX_RECVS 8	/* buffers of one irecv */
 #define DVX_MSG_MAX_REQS 256	/* requests (FIFO slots) per communicator */
-#define DVX_MSG_MAX_COMMS 1024	/* communicators of one context */
+#define DVX_MSG_MAX_COMMS 2048	/* communicators of one context */
 #define DVX_MSG_MAX_GROUPS 64	/* sharing groups per (NIC, peer, peer NIC, direction) */
 #define DVX_MSG_HANDLE_BYTES 128
 
