@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "ctrl.h"
+#include "../capmodel.h"
 
 /* ---- helpers ------------------------------------------------------------------- */
 
@@ -120,61 +121,34 @@ bool dvx_sim_port_has_gid(const struct sim_nic *nic, unsigned port, const uint8_
 void dvx_sim_caps_build(struct sim_nic *nic)
 {
 	const struct dvx_sim_nic_cfg *c = &nic->cfg;
-	bool eth = c->port[0].link_layer == DVX_LINK_LAYER_ETHERNET;
-	uint8_t *g = nic->cap_general, *a = nic->cap_atomic, *r = nic->cap_roce;
+	struct dvx_hal_cap_model m;
 
-	memset(g, 0, sizeof(nic->cap_general));
-	memset(a, 0, sizeof(nic->cap_atomic));
-	memset(r, 0, sizeof(nic->cap_roce));
-	memset(nic->cap_general2, 0, sizeof(nic->cap_general2));
-
-	/* general device caps, page-relative (prm 1.2 table) */
-	sim_set(g, 4, 31, 31, 1);			/* hca_cap_2 */
-	sim_set(g, 16, 23, 16, c->log_max_qp_sz);
-	sim_set(g, 16, 4, 0, c->log_max_qp);
-	sim_set(g, 24, 23, 16, c->log_max_cq_sz);
-	sim_set(g, 28, 23, 23, 1);			/* relaxed_ordering_write */
-	sim_set(g, 28, 22, 22, 1);			/* relaxed_ordering_read_pci_enabled */
-	sim_set(g, 40, 21, 16, c->log_max_ra_req_qp);
-	sim_set(g, 40, 5, 0, c->log_max_ra_res_qp);
-	sim_set(g, 52, 9, 8, eth ? 1 : 0);		/* port_type */
-	sim_set(g, 52, 7, 0, c->nports);
-	sim_set(g, 56, 28, 24, c->log_max_msg);
-	sim_set(g, 60, 3, 0, 1);			/* cqe_version */
-	sim_set(g, 64, 2, 2, eth ? 1 : 0);		/* roce */
-	sim_set(g, 64, 1, 1, c->atomic ? 1 : 0);
-	sim_set(g, 68, 31, 31, c->cq_oi ? 1 : 0);
-	sim_set(g, 68, 19, 19, c->cd ? 1 : 0);
-	sim_set(g, 68, 0, 0, 1);			/* rc */
-	sim_set(g, 72, 31, 31, 1);			/* uar_4k */
-	sim_set(g, 72, 21, 16, 6);			/* uar_sz */
-	sim_set(g, 72, 7, 0, 12);			/* log_pg_sz */
-	sim_set(g, 76, 31, 31, c->bf ? 1 : 0);
-	sim_set(g, 76, 20, 16, DVX_SIM_LOG_BF_REG_SIZE);
-	sim_set(g, 80, 15, 0, c->max_wqe_sz_sq);
-	sim_set(g, 84, 15, 0, c->max_wqe_sz_rq);
-	sim_set(g, 100, 20, 16, c->log_max_pd);
-	sim_set(g, 176, 31, 24, c->atomic ? 3 : 0);	/* log_max_atomic_size_qp: 8 B */
-	sim_set(g, 136, 31, 30, c->ts_cap);		/* sq_ts_format */
-	sim_set(g, 136, 29, 28, c->ts_cap);		/* rq_ts_format */
-	/* cqe_compression, wait_on_data, wait_on_time: 0 (not modelled) */
-
-	/* atomic caps (prm 1.2): the kernel selects host endianness when supported */
-	if (c->atomic) {
-		sim_set(a, 8, 31, 30, c->atomic_be_only ? 0 : 1);
-		sim_set(a, 8, 25, 25, c->atomic_be_only ? 0 : 1);
-		sim_set(a, 16, 15, 0, 0xf);		/* CAS, FA, masked CAS, masked FA */
-		sim_set(a, 20, 15, 0, 0xc);		/* 4 B and 8 B */
-		sim_set(a, 24, 15, 0, 0xc);
-	}
-
-	/* RoCE caps */
-	sim_set(r, 0, 26, 26, c->force_loopback ? 1 : 0);
-	sim_set(r, 0, 25, 25, c->force_loopback ? 1 : 0);
-	sim_set(r, 0, 1, 0, c->ts_cap);			/* qp_ts_format */
-	sim_set(r, 24, 31, 16, 0xffff);
-	sim_set(r, 24, 15, 0, 0xc000);
-	/* general caps 2: send_dbr_mode_no_dbr_ext 0 (not modelled) */
+	/* the pages come from the hal's one builder (hal/capmodel.c), shared with the
+	 * mock's default device; the sim's decoders below stay its own */
+	memset(&m, 0, sizeof(m));
+	m.eth = c->port[0].link_layer == DVX_LINK_LAYER_ETHERNET;
+	m.nports = c->nports;
+	m.cd = c->cd;
+	m.atomic = c->atomic;
+	m.atomic_be_only = c->atomic_be_only;
+	m.force_loopback = c->force_loopback;
+	m.cq_oi = c->cq_oi;
+	m.bf = c->bf;
+	m.ts_cap = c->ts_cap;
+	m.log_max_qp_sz = c->log_max_qp_sz;
+	m.log_max_qp = c->log_max_qp;
+	m.log_max_cq_sz = c->log_max_cq_sz;
+	m.log_max_msg = c->log_max_msg;
+	m.log_max_ra_req_qp = c->log_max_ra_req_qp;
+	m.log_max_ra_res_qp = c->log_max_ra_res_qp;
+	m.log_max_pd = c->log_max_pd;
+	m.log_bf_reg_size = DVX_SIM_LOG_BF_REG_SIZE;
+	m.max_wqe_sz_sq = c->max_wqe_sz_sq;
+	m.max_wqe_sz_rq = c->max_wqe_sz_rq;
+	dvx_hal_cap_page(&m, DVX_HAL_CAP_GENERAL, nic->cap_general);
+	dvx_hal_cap_page(&m, DVX_HAL_CAP_ATOMIC, nic->cap_atomic);
+	dvx_hal_cap_page(&m, DVX_HAL_CAP_ROCE, nic->cap_roce);
+	dvx_hal_cap_page(&m, DVX_HAL_CAP_GENERAL_2, nic->cap_general2);
 }
 
 static int query_hca_cap(struct sim_nic *nic, const uint8_t *in, size_t inlen, void *out,

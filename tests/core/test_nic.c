@@ -220,6 +220,69 @@ static void test_missing_caps(void **state)
 	assert_int_equal(dvx_mock_live_total(&M), 0);
 }
 
+/*
+ * The mock's own default device (dvx_mock_nic_cfg_init(), no libdvx-test.a) opens: its
+ * capability pages parse to the modelled ConnectX-7, its link-local RoCE v2 GID is
+ * chosen, and a CQ and a QP can be made on it. Without its pages the open fails at the
+ * first QUERY_HCA_CAP and holds nothing.
+ */
+static void test_bare_mock(void **state)
+{
+	struct dvx_mock_nic_cfg cfg;
+	struct dvx_nic_cfg attr;
+	struct dvx_umem u;
+	struct dvx_cq cq;
+	struct dvx_qp qp;
+	struct dvx_cq_attr ca;
+	struct dvx_qp_attr qa;
+
+	(void)state;
+	dvx_mock_init(&M);
+	dvx_mock_nic_cfg_init(&cfg, "mlx5_9", "0000:9a:00.0");
+	assert_int_equal(dvx_mock_add_nic(&M, &cfg), 0);
+	memset(&attr, 0, sizeof(attr));
+	attr.name = "mlx5_9";
+	memset(&nic, 0, sizeof(nic));
+	assert_int_equal(dvx_nic_open(&nic, HAL, &attr), 0);
+	assert_int_equal(nic.caps.rc, 1);
+	assert_int_equal(nic.caps.log_max_qp_sz, 15);
+	assert_int_equal(nic.caps.log_max_cq_sz, 22);
+	assert_int_equal(nic.caps.log_max_msg, 30);
+	assert_int_equal(nic.caps.log_bf_reg_size, 9);
+	assert_int_equal(nic.caps.cqe_version, 1);
+	assert_true(nic.caps.atomic_valid && nic.caps.roce_valid);
+	assert_int_equal(nic.features,
+			 DVX_NIC_FEAT_CD | DVX_NIC_FEAT_ATOMIC | DVX_NIC_FEAT_ATOMIC_HOST_ENDIAN |
+				 DVX_NIC_FEAT_EXT_ATOMIC | DVX_NIC_FEAT_LOOPBACK |
+				 DVX_NIC_FEAT_RELAXED_ORDERING | DVX_NIC_FEAT_BF |
+				 DVX_NIC_FEAT_CQ_OI);
+	assert_int_equal(nic.atomic_mode, DVX_MLX5_ATOMIC_MODE_UP_TO_8B);
+	assert_int_equal(nic.roce, 1);
+	assert_int_equal(nic.gid_index, 1);		/* link-local, RoCE v2 */
+	assert_int_equal(nic.gid.raw[0], 0xfe);
+
+	fx_umem(&nic, &u, 0, 16384);
+	fx_cq_attr(&ca, &u, 0, 8192, 64);
+	memset(&cq, 0, sizeof(cq));
+	assert_int_equal(dvx_cq_create(&nic, &ca, &cq), 0);
+	fx_qp_attr(&qa, &cq, &u, 4096, 8200);
+	memset(&qp, 0, sizeof(qp));
+	assert_int_equal(dvx_qp_create(&nic, &qa, &qp), 0);
+	assert_int_equal(dvx_qp_destroy(&qp), 0);
+	assert_int_equal(dvx_cq_destroy(&cq), 0);
+	assert_int_equal(dvx_umem_dereg(&u), 0);
+	assert_int_equal(dvx_nic_close(&nic), 0);
+	assert_int_equal(dvx_mock_live_total(&M), 0);
+
+	/* no pages: QUERY_HCA_CAP is refused, nothing is held */
+	dvx_mock_nic_cfg_clear_caps(dvx_mock_nic_cfg(&M, 0));
+	assert_int_equal(dvx_nic_open(&nic, HAL, &attr), -EINVAL);
+	assert_string_equal(nic.hal.diag.op, "QUERY_HCA_CAP");
+	assert_int_equal(nic.hal.diag.status, 0x03);
+	assert_int_equal(dvx_mock_live_total(&M), 0);
+	dvx_mock_nic_cfg_clear_caps(NULL);
+}
+
 static void test_uars(void **state)
 {
 	struct dvx_uar u;
@@ -726,6 +789,7 @@ int main(void)
 		cmocka_unit_test_setup(test_open_ib_and_pci, setup_roce),
 		cmocka_unit_test_setup(test_open_bad, setup_roce),
 		cmocka_unit_test_setup(test_missing_caps, setup_roce),
+		cmocka_unit_test_setup(test_bare_mock, setup_roce),
 		cmocka_unit_test_setup(test_uars, setup_roce),
 		cmocka_unit_test_setup(test_open_faults, setup_roce),
 		cmocka_unit_test_setup(test_every_status, setup_roce),
