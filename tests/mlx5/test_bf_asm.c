@@ -253,42 +253,44 @@ static bool host_is(const char *m)
 	return uname(&u) == 0 && strcmp(u.machine, m) == 0;
 }
 
-static void test_x86_64(void **state)
+/* one architecture: its compiler (the tree's own on a host of that kind, else
+ * @cross-gcc and @cross-objdump), the probes built, the copy and the doorbell checked */
+static void arch_case(const char *machine, const char *cross, const char *pkg,
+		      void (*check)(unsigned groups, unsigned other_ok))
 {
-	const char *cc = host_is("x86_64") ? DVX_TEST_CC : "x86_64-linux-gnu-gcc";
-	const char *od = host_is("x86_64") ? "objdump" : "x86_64-linux-gnu-objdump";
+	char cc[64], od[64];
 
-	(void)state;
+	if (host_is(machine)) {
+		snprintf(cc, sizeof(cc), "%s", DVX_TEST_CC);
+		snprintf(od, sizeof(od), "objdump");
+	} else {
+		snprintf(cc, sizeof(cc), "%s-gcc", cross);
+		snprintf(od, sizeof(od), "%s-objdump", cross);
+	}
 	if (!have(cc) || !have(od)) {
-		print_message("no x86-64 compiler here (%s): install gcc-x86-64-linux-gnu\n",
-			      cc);
+		print_message("no %s compiler here (%s): install %s (scripts/setup.sh "
+			      "does)\n", machine, cc, pkg);
 		skip();
 	}
-	build(cc, od, "x86_64");
+	build(cc, od, machine);
 	function("probe_copy");
-	check_x86(1, 0);
+	check(1, 0);
 	/* the doorbell: the copy in the BlueFlame loop; the record, the 8-byte doorbell
 	 * and the counters are other stores */
 	function("probe_ring");
-	check_x86(1, 16);
+	check(1, 16);
+}
+
+static void test_x86_64(void **state)
+{
+	(void)state;
+	arch_case("x86_64", "x86_64-linux-gnu", "gcc-x86-64-linux-gnu", check_x86);
 }
 
 static void test_aarch64(void **state)
 {
-	const char *cc = host_is("aarch64") ? DVX_TEST_CC : "aarch64-linux-gnu-gcc";
-	const char *od = host_is("aarch64") ? "objdump" : "aarch64-linux-gnu-objdump";
-
 	(void)state;
-	if (!have(cc) || !have(od)) {
-		print_message("no aarch64 cross compiler here (%s): install "
-			      "gcc-aarch64-linux-gnu (scripts/setup.sh does)\n", cc);
-		skip();
-	}
-	build(cc, od, "aarch64");
-	function("probe_copy");
-	check_arm(1, 0);
-	function("probe_ring");
-	check_arm(1, 16);
+	arch_case("aarch64", "aarch64-linux-gnu", "gcc-aarch64-linux-gnu", check_arm);
 }
 
 int main(void)
