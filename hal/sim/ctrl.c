@@ -46,8 +46,7 @@ static const struct dvx_sim_port_cfg *port_cfg(const struct sim_nic *nic, unsign
 
 /*
  * A queue of @bytes at @off in umem @u: the offset aligned to @align both as an offset
- * and as an address (page_offset fields count 64 B units, prm 1.6/1.7), and the whole
- * range inside the umem. Returns 0 or the syndrome.
+ * and as an address, and the whole range inside the umem. Returns 0 or the syndrome.
  */
 static uint32_t check_range(const struct sim_umem *u, uint64_t off, uint64_t bytes,
 			    uint64_t align)
@@ -57,6 +56,23 @@ static uint32_t check_range(const struct sim_umem *u, uint64_t off, uint64_t byt
 	if (off > u->len || bytes > u->len - off)
 		return DVX_SIM_SYND_UMEM_RANGE;
 	return 0;
+}
+
+/*
+ * A ring at @off in umem @u: the device reaches it as one of the umem's pages plus a
+ * page_offset of 6 bits in 64-byte units (cqc/qpc page_offset, prm 1.5.1), so the ring
+ * must start at a multiple of 64 B less than 4 KiB into its page. With 4 KiB pages
+ * every 64 B offset is reachable; with larger pages only those near a page's start
+ * (UCX bounds its pages to 4 KiB for this; the kernel's DEVX comment says the page
+ * size bounds object placement). Then its length and alignment (check_range()).
+ */
+static uint32_t check_ring(const struct sim_umem *u, uint64_t off, uint64_t bytes)
+{
+	uint32_t synd = check_range(u, off, bytes, SIM_RING_ALIGN);
+
+	if (!synd && (u->page_off + off) % u->page >= SIM_RING_ALIGN << 6)
+		return DVX_SIM_SYND_PAGE_OFFSET;
+	return synd;
 }
 
 /* ---- GIDs ---------------------------------------------------------------------- */
@@ -230,6 +246,11 @@ static int create_cq(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 	ring_off = sim_get64(in, 80);
 	if (sim_get(in, 16, 23, 21) != 0)	/* cqe_sz: 128-byte CQEs */
 		REFUSE(BAD_PARAM, NOT_MODELLED);
+	/* With the ring in a umem the firmware takes the page size from the umem
+	 * (prm 1.5.1): log_page_size is not read (NVSHMEM writes 4, DPDK log2(page) - 12,
+	 * both run); a page_offset no source sends there is refused, not guessed at */
+	if (sim_get(in, 24, 11, 6))		/* page_offset */
+		REFUSE(BAD_PARAM, FIELD);
 	if (sim_get(in, 16, 14, 14))		/* cqe_comp_en: cap cqe_compression 0 */
 		REFUSE(BAD_PARAM, NO_CAP);
 	if (sim_get(in, 16, 17, 17) && !c->cq_oi)
@@ -245,7 +266,7 @@ static int create_cq(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 	dbr = dvx_sim_umem_find(nic, sim_get(in, 20, 31, 0));
 	if (!ring || !dbr)
 		REFUSE(BAD_RESOURCE, BAD_UMEM);
-	synd = check_range(ring, ring_off, 64ull << log, 64);
+	synd = check_ring(ring, ring_off, 64ull << log);
 	if (!synd)
 		synd = check_range(dbr, dbr_off, 8, 8);
 	if (synd)
@@ -340,6 +361,8 @@ static int create_qp(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 		REFUSE(BAD_PARAM, NOT_MODELLED);
 	if (sim_get(in, 32, 15, 15))		/* no_sq */
 		REFUSE(BAD_PARAM, NOT_MODELLED);
+	if (sim_get(in, 168, 11, 6))		/* page_offset: as for CQs (create_cq) */
+		REFUSE(BAD_PARAM, FIELD);
 	if (sim_get(in, 32, 7, 6) == 3)		/* ts_format 3 is reserved */
 		REFUSE(BAD_PARAM, FIELD);
 	/* a format the device does not have: FREE_RUNNING on a real-time-only device,
@@ -399,7 +422,7 @@ static int create_qp(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 	wq_off = sim_get64(in, 256);
 	dbr_off = sim_get64(in, 184);
 	sq_bytes = 64ull << log_sq;
-	synd = check_range(wq, wq_off, rq_bytes + sq_bytes, 64);
+	synd = check_ring(wq, wq_off, rq_bytes + sq_bytes);
 	if (!synd)
 		synd = check_range(dbr, dbr_off, 8, 8);
 	if (synd)

@@ -283,6 +283,9 @@ static void test_qp_create(void **state)
 	assert_int_equal(GET(in, DVX_MLX5_QPC_CD_SLAVE_SEND), 0);
 	assert_int_equal(GET(in, DVX_MLX5_QPC_CD_SLAVE_RECEIVE), 0);
 	assert_int_equal(GET(in, DVX_MLX5_QPC_NEXT_RCV_PSN), 0);	/* cd_master did not spill */
+	/* reserved with the WQ in a umem (prm 1.5.1) */
+	assert_int_equal(GET(in, DVX_MLX5_QPC_LOG_PAGE_SIZE), 0);
+	assert_int_equal(GET(in, DVX_MLX5_QPC_PAGE_OFFSET), 0);
 	assert_int_equal(GET(in, DVX_MLX5_QPC_DBR_UMEM_VALID), 1);
 	assert_int_equal(GET(in, DVX_MLX5_QPC_DBR_UMEM_ID), um.id);
 	assert_int_equal(dvx_mlx5_get64(in, DVX_MLX5_QPC_DBR_ADDR), DBR_OFF + 16);
