@@ -347,6 +347,9 @@ static int sim_obj_destroy(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj)
 	(DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ |   \
 	 DVX_ACCESS_REMOTE_ATOMIC | DVX_ACCESS_RELAXED_ORDERING)
 
+#define SIM_UMEM_ACCESS                                                               \
+	(DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ)
+
 /* resolve a dma-buf registration to host bytes; 0 or a negative errno (diag set) */
 static int dmabuf_range(struct dvx_hal_nic *dev, struct sim_nic *nic, const char *op, int fd,
 			uint64_t off, uint64_t len, struct sim_dmabuf **out, uint8_t **base)
@@ -410,8 +413,11 @@ static int sim_umem_reg(struct dvx_hal_nic *dev, const struct dvx_hal_umem_req *
 	if (!nic)
 		return -EINVAL;
 	memset(umem, 0, sizeof(*umem));
-	if (req->access & ~(uint32_t)SIM_ACCESS_KNOWN) {
-		err = os_fail(dev, -EINVAL, "umem_reg", "unknown access bits");
+	/* the kernel's DEVX umem takes local write, remote write and remote read only
+	 * (devx_umem_get()), remote write needing local write (ib_check_mr_access()) */
+	if ((req->access & ~(uint32_t)SIM_UMEM_ACCESS) ||
+	    ((req->access & DVX_ACCESS_REMOTE_WRITE) && !(req->access & DVX_ACCESS_LOCAL_WRITE))) {
+		err = os_fail(dev, -EINVAL, "umem_reg", "access bits a DEVX umem does not take");
 		goto unlock;
 	}
 	if (umem_pages(req->dmabuf_fd >= 0 ? req->dmabuf_offset : (uint64_t)(uintptr_t)req->addr,

@@ -501,6 +501,12 @@ static void test_umem(void **state)
 	assert_non_null(strstr(nic.hal.diag.msg, "LOCAL_WRITE"));
 	a.access = 1u << 12;
 	assert_int_equal(dvx_umem_reg(&nic, &a, &u2), -EINVAL);
+	/* bits the kernel's DEVX umem refuses (devx_umem_get): refused here first */
+	a.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_ATOMIC;
+	assert_int_equal(dvx_umem_reg(&nic, &a, &u2), -EINVAL);
+	assert_non_null(strstr(nic.hal.diag.msg, "does not take"));
+	a.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_RELAXED_ORDERING;
+	assert_int_equal(dvx_umem_reg(&nic, &a, &u2), -EINVAL);
 	a.access = 0;
 	a.pgsz_bitmap = 1ull << 21;
 	assert_int_equal(dvx_umem_reg(&nic, &a, &u2), -EINVAL);

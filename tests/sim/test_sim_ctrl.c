@@ -1281,6 +1281,14 @@ static void test_tables(void **state)
 	ur.dmabuf_fd = -1;
 	ur.pgsz_bitmap = 0x800;				/* only 2 KiB pages */
 	assert_int_equal(dvx_hal_umem_reg(&e.dev, &ur, &um), -EINVAL);
+	ur.pgsz_bitmap = 4096;		/* access bits the kernel's DEVX umem refuses */
+	ur.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_ATOMIC;
+	assert_int_equal(dvx_hal_umem_reg(&e.dev, &ur, &um), -EINVAL);
+	ur.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_RELAXED_ORDERING;
+	assert_int_equal(dvx_hal_umem_reg(&e.dev, &ur, &um), -EINVAL);
+	ur.access = DVX_ACCESS_REMOTE_WRITE;		/* remote write without local write */
+	assert_int_equal(dvx_hal_umem_reg(&e.dev, &ur, &um), -EINVAL);
+	ur.access = DVX_ACCESS_LOCAL_WRITE;
 	ur.pgsz_bitmap = (64u << 6) * 2 - 1;		/* UCX's: up to 4 KiB */
 	assert_int_equal(dvx_hal_umem_reg(&e.dev, &ur, &um), 0);
 	assert_int_equal(um.via_dmabuf, 0);

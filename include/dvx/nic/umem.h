@@ -76,7 +76,8 @@ enum {
  *		placed in it), not used for the registration
  * @len:	bytes (> 0)
  * @access:	enum dvx_access bits; 0 means DVX_ACCESS_LOCAL_WRITE; must contain
- *		LOCAL_WRITE (the device writes CQEs and reads records)
+ *		LOCAL_WRITE (the device writes CQEs and reads records); only LOCAL_WRITE,
+ *		REMOTE_WRITE and REMOTE_READ, the bits the kernel's DEVX umem takes
  * @flags:	DVX_UMEM_F_*
  * @dmabuf_fd:	with DVX_UMEM_F_DMABUF, a dma-buf fd (GPU memory); without it ignored
  *		(host memory): a zeroed struct never hands fd 0 to the kernel. The fd
