@@ -194,11 +194,20 @@ static unsigned mb_opcode(const uint8_t *in, uint32_t len)
 
 /* ---- printing ---- */
 
+/* a CQE parsed from bytes at any alignment (a trace's are not aligned) */
+static int parse_cqe(const uint8_t *bytes, struct dvx_mlx5_cqe_info *info)
+{
+	struct dvx_mlx5_cqe64 cqe;
+
+	memcpy(&cqe, bytes, sizeof(cqe));
+	return dvx_mlx5_cqe_parse(&cqe, info);
+}
+
 static void print_cqe(FILE *out, const char *indent, const uint8_t *cqe)
 {
 	struct dvx_mlx5_cqe_info info;
 	char text[2048], *line, *save = NULL;
-	int err = dvx_mlx5_cqe_parse((const struct dvx_mlx5_cqe64 *)(const void *)cqe, &info);
+	int err = parse_cqe(cqe, &info);
 
 	dvx_mlx5_cqe_format(&info, err, text, sizeof(text));
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
@@ -1093,8 +1102,7 @@ static const uint8_t *cqe_at(const struct r_obj *cq, uint64_t idx)
 static int cqe_differs(struct replay *R, unsigned dev, const uint8_t *rec, const uint8_t *got)
 {
 	struct dvx_mlx5_cqe_info a, b;
-	int ea = dvx_mlx5_cqe_parse((const struct dvx_mlx5_cqe64 *)(const void *)rec, &a);
-	int eb = dvx_mlx5_cqe_parse((const struct dvx_mlx5_cqe64 *)(const void *)got, &b);
+	int ea = parse_cqe(rec, &a), eb = parse_cqe(got, &b);
 	int resp = a.opcode != DVX_MLX5_CQE_REQ && a.opcode != DVX_MLX5_CQE_REQ_ERR;
 
 	/* what the protocol makes the same on any device; not timestamps, not the vendor

@@ -518,6 +518,15 @@ static int run(const char *prog, const char *args, char *out, size_t n)
 	return WEXITSTATUS(st);
 }
 
+/* run, and say what the program printed when its exit status is not @want */
+static void runs(const char *prog, const char *args, int want, char *out, size_t n)
+{
+	int rc = run(prog, args, out, n);
+
+	if (rc != want)
+		fail_msg("%s %s: exit %d, %d wanted; it printed:\n%s", prog, args, rc, want, out);
+}
+
 static void test_programs(void **state)
 {
 	static char out[1 << 20];
@@ -542,31 +551,31 @@ static void test_programs(void **state)
 
 	/* the CI round trip: a traced dvx-loop run on the software NIC, replayed */
 	snprintf(args, sizeof(args), "--iters 5 --record '%s'", path);
-	assert_int_equal(run("dvx-loop", args, out, sizeof(out)), 0);
+	runs("dvx-loop", args, 0, out, sizeof(out));
 	snprintf(args, sizeof(args), "'%s'", path);
-	assert_int_equal(run("dvx-replay", args, out, sizeof(out)), 0);
+	runs("dvx-replay", args, 0, out, sizeof(out));
 	assert_non_null(strstr(out, ": no divergence"));
 	snprintf(args, sizeof(args), "--dump '%s'", path);
-	assert_int_equal(run("dvx-replay", args, out, sizeof(out)), 0);
+	runs("dvx-replay", args, 0, out, sizeof(out));
 	assert_non_null(strstr(out, "obj_create ret 0"));
 	assert_non_null(strstr(out, "CREATE_QP"));
 	assert_non_null(strstr(out, "opcode: RDMA_WRITE"));	/* a WQE, decoded */
 	assert_non_null(strstr(out, "cqe cqn"));
 	snprintf(args, sizeof(args), "- < '%s'", path);		/* standard input */
-	assert_int_equal(run("dvx-replay", args, out, sizeof(out)), 0);
+	runs("dvx-replay", args, 0, out, sizeof(out));
 
 	/* the exit statuses of docs/tools.md */
-	assert_int_equal(run("dvx-replay", "--version", out, sizeof(out)), 0);
+	runs("dvx-replay", "--version", 0, out, sizeof(out));
 	assert_non_null(strstr(out, "dvx-replay (dvx) "));
-	assert_int_equal(run("dvx-replay", "--help", out, sizeof(out)), 0);
+	runs("dvx-replay", "--help", 0, out, sizeof(out));
 	assert_non_null(strstr(out, "--dump"));
-	assert_int_equal(run("dvx-replay", "", out, sizeof(out)), 2);
-	assert_int_equal(run("dvx-replay", "--frobnicate x", out, sizeof(out)), 2);
-	assert_int_equal(run("dvx-replay", "a b", out, sizeof(out)), 2);
-	assert_int_equal(run("dvx-replay", "/nonexistent/dvx-trace", out, sizeof(out)), 1);
-	assert_int_equal(run("dvx-replay", "/dev/null", out, sizeof(out)), 1);
+	runs("dvx-replay", "", 2, out, sizeof(out));
+	runs("dvx-replay", "--frobnicate x", 2, out, sizeof(out));
+	runs("dvx-replay", "a b", 2, out, sizeof(out));
+	runs("dvx-replay", "/nonexistent/dvx-trace", 1, out, sizeof(out));
+	runs("dvx-replay", "/dev/null", 1, out, sizeof(out));
 	assert_non_null(strstr(out, "not a dvx trace"));
-	assert_int_equal(run("dvx-loop", "--record", out, sizeof(out)), 2);
+	runs("dvx-loop", "--record", 2, out, sizeof(out));
 	unlink(path);
 }
 
