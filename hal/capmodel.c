@@ -23,23 +23,23 @@ static void put(uint8_t *p, unsigned b, unsigned hi, unsigned lo, uint32_t v)
 void dvx_hal_cap_model_cx7(struct dvx_hal_cap_model *m)
 {
 	memset(m, 0, sizeof(*m));
-	m->eth = 1;
+	m->flags = DVX_HAL_CAP_F_ETH | DVX_HAL_CAP_F_CD | DVX_HAL_CAP_F_ATOMIC |
+		   DVX_HAL_CAP_F_LOOPBACK | DVX_HAL_CAP_F_CQ_OI | DVX_HAL_CAP_F_BF;
 	m->nports = 1;
-	m->cd = 1;
-	m->atomic = 1;
-	m->force_loopback = 1;
-	m->cq_oi = 1;
-	m->bf = 1;
 	m->log_max_qp_sz = 15;
 	m->log_max_qp = 17;
 	m->log_max_cq_sz = 22;
 	m->log_max_msg = 30;
-	m->log_max_ra_req_qp = 4;
-	m->log_max_ra_res_qp = 4;
+	m->log_max_ra_req_qp = m->log_max_ra_res_qp = 4;
 	m->log_max_pd = 23;
 	m->log_bf_reg_size = 9;
 	m->max_wqe_sz_sq = 1024;
 	m->max_wqe_sz_rq = 512;
+}
+
+static unsigned has(const struct dvx_hal_cap_model *m, uint32_t flag)
+{
+	return (m->flags & flag) != 0;
 }
 
 static void general(const struct dvx_hal_cap_model *c, uint8_t *g)
@@ -52,24 +52,25 @@ static void general(const struct dvx_hal_cap_model *c, uint8_t *g)
 	put(g, 28, 22, 22, 1);				/* relaxed_ordering_read_pci_enabled */
 	put(g, 40, 21, 16, c->log_max_ra_req_qp);
 	put(g, 40, 5, 0, c->log_max_ra_res_qp);
-	put(g, 52, 9, 8, c->eth ? 1 : 0);		/* port_type */
+	put(g, 52, 9, 8, has(c, DVX_HAL_CAP_F_ETH));		/* port_type */
 	put(g, 52, 7, 0, c->nports);
 	put(g, 56, 28, 24, c->log_max_msg);
 	put(g, 60, 3, 0, 1);				/* cqe_version */
-	put(g, 64, 2, 2, c->eth ? 1 : 0);		/* roce */
-	put(g, 64, 1, 1, c->atomic ? 1 : 0);
-	put(g, 68, 31, 31, c->cq_oi ? 1 : 0);
-	put(g, 68, 19, 19, c->cd ? 1 : 0);
+	put(g, 64, 2, 2, has(c, DVX_HAL_CAP_F_ETH));		/* roce */
+	put(g, 64, 1, 1, has(c, DVX_HAL_CAP_F_ATOMIC));
+	put(g, 68, 31, 31, has(c, DVX_HAL_CAP_F_CQ_OI));
+	put(g, 68, 19, 19, has(c, DVX_HAL_CAP_F_CD));
 	put(g, 68, 0, 0, 1);				/* rc */
 	put(g, 72, 31, 31, 1);				/* uar_4k */
 	put(g, 72, 21, 16, 6);				/* uar_sz */
 	put(g, 72, 7, 0, 12);				/* log_pg_sz */
-	put(g, 76, 31, 31, c->bf ? 1 : 0);
+	put(g, 76, 31, 31, has(c, DVX_HAL_CAP_F_BF));
 	put(g, 76, 20, 16, c->log_bf_reg_size);
 	put(g, 80, 15, 0, c->max_wqe_sz_sq);
 	put(g, 84, 15, 0, c->max_wqe_sz_rq);
 	put(g, 100, 20, 16, c->log_max_pd);
-	put(g, 176, 31, 24, c->atomic ? 3 : 0);	/* log_max_atomic_size_qp: 8 B */
+	/* log_max_atomic_size_qp: 8 B */
+	put(g, 176, 31, 24, has(c, DVX_HAL_CAP_F_ATOMIC) ? 3 : 0);
 	put(g, 136, 31, 30, c->ts_cap);		/* sq_ts_format */
 	put(g, 136, 29, 28, c->ts_cap);		/* rq_ts_format */
 	/* cqe_compression, wait_on_data, wait_on_time: 0 (not modelled) */
@@ -84,17 +85,17 @@ int dvx_hal_cap_page(const struct dvx_hal_cap_model *m, unsigned type, uint8_t *
 		return 0;
 	case DVX_HAL_CAP_ATOMIC:
 		/* the kernel selects host endianness when the device supports it */
-		if (m->atomic) {
-			put(page, 8, 31, 30, m->atomic_be_only ? 0 : 1);
-			put(page, 8, 25, 25, m->atomic_be_only ? 0 : 1);
+		if (has(m, DVX_HAL_CAP_F_ATOMIC)) {
+			put(page, 8, 31, 30, !has(m, DVX_HAL_CAP_F_ATOMIC_BE));
+			put(page, 8, 25, 25, !has(m, DVX_HAL_CAP_F_ATOMIC_BE));
 			put(page, 16, 15, 0, 0xf);	/* CAS, FA, masked CAS, masked FA */
 			put(page, 20, 15, 0, 0xc);	/* 4 B and 8 B */
 			put(page, 24, 15, 0, 0xc);
 		}
 		return 0;
 	case DVX_HAL_CAP_ROCE:
-		put(page, 0, 26, 26, m->force_loopback ? 1 : 0);
-		put(page, 0, 25, 25, m->force_loopback ? 1 : 0);
+		put(page, 0, 26, 26, has(m, DVX_HAL_CAP_F_LOOPBACK));
+		put(page, 0, 25, 25, has(m, DVX_HAL_CAP_F_LOOPBACK));
 		put(page, 0, 1, 0, m->ts_cap);		/* qp_ts_format */
 		put(page, 24, 31, 16, 0xffff);		/* r_roce_max_src_udp_port */
 		put(page, 24, 15, 0, 0xc000);		/* r_roce_min_src_udp_port */

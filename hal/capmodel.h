@@ -22,27 +22,29 @@ enum {
 
 #define DVX_HAL_CAP_PAGE_BYTES 4096u
 
+/* struct dvx_hal_cap_model.flags: what the device announces */
+enum {
+	DVX_HAL_CAP_F_ETH = 1u << 0,		/* port type Ethernet (RoCE), else InfiniBand */
+	DVX_HAL_CAP_F_CD = 1u << 1,		/* core-direct */
+	DVX_HAL_CAP_F_ATOMIC = 1u << 2,
+	DVX_HAL_CAP_F_ATOMIC_BE = 1u << 3,	/* 8-byte atomic results big-endian only */
+	DVX_HAL_CAP_F_LOOPBACK = 1u << 4,	/* force-loopback RC QPs */
+	DVX_HAL_CAP_F_CQ_OI = 1u << 5,		/* overrun-ignore CQs */
+	DVX_HAL_CAP_F_BF = 1u << 6,		/* BlueFlame */
+};
+
 /**
- * struct dvx_hal_cap_model - what a modelled device announces (one field per
- * capability the pages carry; 0/1 for flags).
- * @eth:	port type Ethernet (RoCE) rather than InfiniBand
+ * struct dvx_hal_cap_model - what a modelled device announces.
+ * @flags:	DVX_HAL_CAP_F_*
  * @nports:	ports
- * @cd, @atomic, @cq_oi, @bf, @force_loopback: the capability bits of that name
- * @atomic_be_only: 8-byte atomic results big-endian (no host-endian mode)
  * @ts_cap:	timestamp formats: 0 free-running only, 1 real-time only, 2 both
  *		(sq_ts_format, rq_ts_format and the RoCE page's qp_ts_format)
  * @log_*:	the log2 limits of that name
  * @max_wqe_sz_sq, @max_wqe_sz_rq: bytes
  */
 struct dvx_hal_cap_model {
-	uint8_t eth;
+	uint32_t flags;
 	uint8_t nports;
-	uint8_t cd;
-	uint8_t atomic;
-	uint8_t atomic_be_only;
-	uint8_t force_loopback;
-	uint8_t cq_oi;
-	uint8_t bf;
 	uint8_t ts_cap;
 	uint8_t log_max_qp_sz;
 	uint8_t log_max_qp;
@@ -52,9 +54,9 @@ struct dvx_hal_cap_model {
 	uint8_t log_max_ra_res_qp;
 	uint8_t log_max_pd;
 	uint8_t log_bf_reg_size;
-	uint8_t rsvd;
 	uint16_t max_wqe_sz_sq;
 	uint16_t max_wqe_sz_rq;
+	uint16_t rsvd;
 };
 
 /**

@@ -244,7 +244,8 @@ static void print_rec(FILE *out, const struct r_rec *r)
 			return;
 		}
 		fprintf(out, "%s ret %d id 0x%x", op_name(c.op), c.ret, c.id);
-		if (c.op >= DVX_TRACE_OP_DEVX_CMD && c.op <= DVX_TRACE_OP_OBJ_QUERY && c.in_len >= 4)
+		if (c.op >= DVX_TRACE_OP_DEVX_CMD && c.op <= DVX_TRACE_OP_OBJ_QUERY &&
+		    c.in_len >= 4)
 			fprintf(out, " %s", dvx_mlx5_cmd_name(mb_opcode(c.in, c.in_len)));
 		if (c.op == DVX_TRACE_OP_NIC_OPEN)
 			fprintf(out, " %.*s", (int)c.in_len, (const char *)c.in);
@@ -756,7 +757,8 @@ static int call_cmd(struct replay *R, const struct r_rec *r, const struct r_call
 			o->h0.live = 1;
 			o->h0.dev = r->dev;
 			o->h0.rec = c->id;
-			o->h.id = dvx_mlx5_get(out, DVX_MLX5_CREATE_QP_OUT_QPN);	/* cqn too */
+			/* the CQN sits where the QPN does */
+			o->h.id = dvx_mlx5_get(out, DVX_MLX5_CREATE_QP_OUT_QPN);
 		}
 		break;
 	default:	/* modify and query name the object created before */
@@ -961,7 +963,8 @@ static int call_other(struct replay *R, const struct r_rec *r, const struct r_ca
 		ua->h0.rec = c->id;
 		return 0;
 	case DVX_TRACE_OP_UAR_FREE:
-		if ((ua = uar_of(R, r->dev, (uint32_t)c->a[0])) && !dvx_hal_uar_free(&d->nic, &ua->h))
+		ua = uar_of(R, r->dev, (uint32_t)c->a[0]);
+		if (ua && !dvx_hal_uar_free(&d->nic, &ua->h))
 			ua->h0.live = 0;
 		return 0;
 	case DVX_TRACE_OP_PD_ALLOC:

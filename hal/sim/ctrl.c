@@ -137,30 +137,24 @@ bool dvx_sim_port_has_gid(const struct sim_nic *nic, unsigned port, const uint8_
 void dvx_sim_caps_build(struct sim_nic *nic)
 {
 	const struct dvx_sim_nic_cfg *c = &nic->cfg;
-	struct dvx_hal_cap_model m;
-
 	/* the pages come from the hal's one builder (hal/capmodel.c), shared with the
 	 * mock's default device; the sim's decoders below stay its own */
-	memset(&m, 0, sizeof(m));
-	m.eth = c->port[0].link_layer == DVX_LINK_LAYER_ETHERNET;
-	m.nports = c->nports;
-	m.cd = c->cd;
-	m.atomic = c->atomic;
-	m.atomic_be_only = c->atomic_be_only;
-	m.force_loopback = c->force_loopback;
-	m.cq_oi = c->cq_oi;
-	m.bf = c->bf;
-	m.ts_cap = c->ts_cap;
-	m.log_max_qp_sz = c->log_max_qp_sz;
-	m.log_max_qp = c->log_max_qp;
-	m.log_max_cq_sz = c->log_max_cq_sz;
-	m.log_max_msg = c->log_max_msg;
-	m.log_max_ra_req_qp = c->log_max_ra_req_qp;
-	m.log_max_ra_res_qp = c->log_max_ra_res_qp;
-	m.log_max_pd = c->log_max_pd;
-	m.log_bf_reg_size = DVX_SIM_LOG_BF_REG_SIZE;
-	m.max_wqe_sz_sq = c->max_wqe_sz_sq;
-	m.max_wqe_sz_rq = c->max_wqe_sz_rq;
+	struct dvx_hal_cap_model m = {
+		.flags = (c->port[0].link_layer == DVX_LINK_LAYER_ETHERNET ?
+			  DVX_HAL_CAP_F_ETH : 0) |
+			 (c->cd ? DVX_HAL_CAP_F_CD : 0) | (c->atomic ? DVX_HAL_CAP_F_ATOMIC : 0) |
+			 (c->atomic_be_only ? DVX_HAL_CAP_F_ATOMIC_BE : 0) |
+			 (c->force_loopback ? DVX_HAL_CAP_F_LOOPBACK : 0) |
+			 (c->cq_oi ? DVX_HAL_CAP_F_CQ_OI : 0) | (c->bf ? DVX_HAL_CAP_F_BF : 0),
+		.nports = c->nports, .ts_cap = c->ts_cap,
+		.log_max_qp_sz = c->log_max_qp_sz, .log_max_qp = c->log_max_qp,
+		.log_max_cq_sz = c->log_max_cq_sz, .log_max_msg = c->log_max_msg,
+		.log_max_ra_req_qp = c->log_max_ra_req_qp,
+		.log_max_ra_res_qp = c->log_max_ra_res_qp, .log_max_pd = c->log_max_pd,
+		.log_bf_reg_size = DVX_SIM_LOG_BF_REG_SIZE,
+		.max_wqe_sz_sq = c->max_wqe_sz_sq, .max_wqe_sz_rq = c->max_wqe_sz_rq,
+	};
+
 	dvx_hal_cap_page(&m, DVX_HAL_CAP_GENERAL, nic->cap_general);
 	dvx_hal_cap_page(&m, DVX_HAL_CAP_ATOMIC, nic->cap_atomic);
 	dvx_hal_cap_page(&m, DVX_HAL_CAP_ROCE, nic->cap_roce);

@@ -8,6 +8,12 @@
 
 static struct dvx_nic nic;
 
+/* every feature a ConnectX-7 (the mock's, the default device's) gives */
+#define CX7_FEATURES                                                                     \
+	(DVX_NIC_FEAT_CD | DVX_NIC_FEAT_ATOMIC | DVX_NIC_FEAT_ATOMIC_HOST_ENDIAN |         \
+	 DVX_NIC_FEAT_EXT_ATOMIC | DVX_NIC_FEAT_LOOPBACK | DVX_NIC_FEAT_RELAXED_ORDERING | \
+	 DVX_NIC_FEAT_BF | DVX_NIC_FEAT_CQ_OI)
+
 static int setup_roce(void **state)
 {
 	(void)state;
@@ -64,11 +70,7 @@ static void test_open_roce(void **state)
 	assert_int_equal(nic.caps.atomic_size_qp, 0xc);
 	assert_int_equal(nic.caps.r_roce_min_src_udp_port, 0xc000);
 	assert_int_equal(nic.caps.send_dbr_mode_no_dbr_ext, 1);
-	assert_int_equal(nic.features,
-			 DVX_NIC_FEAT_CD | DVX_NIC_FEAT_ATOMIC | DVX_NIC_FEAT_ATOMIC_HOST_ENDIAN |
-				 DVX_NIC_FEAT_EXT_ATOMIC | DVX_NIC_FEAT_LOOPBACK |
-				 DVX_NIC_FEAT_RELAXED_ORDERING | DVX_NIC_FEAT_BF |
-				 DVX_NIC_FEAT_CQ_OI);
+	assert_int_equal(nic.features, CX7_FEATURES);
 	assert_int_equal(nic.atomic_mode, DVX_MLX5_ATOMIC_MODE_UP_TO_8B);
 	assert_int_equal(nic.atomic_be_results, 0);
 	assert_int_equal(dvx_nic_require(&nic, DVX_NIC_FEAT_CD | DVX_NIC_FEAT_ATOMIC, "x"), 0);
@@ -244,18 +246,12 @@ static void test_bare_mock(void **state)
 	attr.name = "mlx5_9";
 	memset(&nic, 0, sizeof(nic));
 	assert_int_equal(dvx_nic_open(&nic, HAL, &attr), 0);
-	assert_int_equal(nic.caps.rc, 1);
-	assert_int_equal(nic.caps.log_max_qp_sz, 15);
-	assert_int_equal(nic.caps.log_max_cq_sz, 22);
-	assert_int_equal(nic.caps.log_max_msg, 30);
-	assert_int_equal(nic.caps.log_bf_reg_size, 9);
-	assert_int_equal(nic.caps.cqe_version, 1);
-	assert_true(nic.caps.atomic_valid && nic.caps.roce_valid);
-	assert_int_equal(nic.features,
-			 DVX_NIC_FEAT_CD | DVX_NIC_FEAT_ATOMIC | DVX_NIC_FEAT_ATOMIC_HOST_ENDIAN |
-				 DVX_NIC_FEAT_EXT_ATOMIC | DVX_NIC_FEAT_LOOPBACK |
-				 DVX_NIC_FEAT_RELAXED_ORDERING | DVX_NIC_FEAT_BF |
-				 DVX_NIC_FEAT_CQ_OI);
+	/* the modelled ConnectX-7's limits, every page read */
+	assert_true(nic.caps.rc && nic.caps.log_max_qp_sz == 15 && nic.caps.log_max_cq_sz == 22 &&
+		    nic.caps.log_max_msg == 30 && nic.caps.log_bf_reg_size == 9 &&
+		    nic.caps.cqe_version == 1);
+	assert_true(nic.caps.atomic_valid && nic.caps.roce_valid && nic.caps.general2_valid);
+	assert_int_equal(nic.features, CX7_FEATURES);
 	assert_int_equal(nic.atomic_mode, DVX_MLX5_ATOMIC_MODE_UP_TO_8B);
 	assert_int_equal(nic.roce, 1);
 	assert_int_equal(nic.gid_index, 1);		/* link-local, RoCE v2 */
