@@ -54,6 +54,14 @@ struct r_head {
 	uint32_t rec;
 };
 
+/* an object the software NIC took: the recorded call r/c now stands for it */
+static void hold(struct r_head *h0, const struct r_rec *r, uint32_t rec)
+{
+	h0->live = 1;
+	h0->dev = r->dev;
+	h0->rec = rec;
+}
+
 struct r_umem {
 	struct r_head h0;
 	uint64_t rec_addr, len;
@@ -299,6 +307,15 @@ static int diverge(struct replay *R, const struct r_rec *r, const char *fmt, ...
 	va_end(ap);
 	fputc('\n', R->out);
 	return REPLAY_DIVERGED;
+}
+
+/* a registration the software NIC refused: its bytes go, the divergence says why */
+static int refused(struct replay *R, const struct r_rec *r, const char *what, uint8_t **own)
+{
+	free(*own);
+	*own = NULL;
+	return diverge(R, r, "%s refused by the software NIC: %s", what,
+		       R->dev[r->dev].nic.diag.msg);
 }
 
 /* ---- the software NIC, shaped after the recorded devices ---- */
@@ -754,9 +771,7 @@ static int call_cmd(struct replay *R, const struct r_rec *r, const struct r_call
 		}
 		ret = dvx_hal_obj_create(&d->nic, in, c->in_len, out, c->out_len, &o->h);
 		if (!ret) {
-			o->h0.live = 1;
-			o->h0.dev = r->dev;
-			o->h0.rec = c->id;
+			hold(&o->h0, r, c->id);
 			/* the CQN sits where the QPN does */
 			o->h.id = dvx_mlx5_get(out, DVX_MLX5_CREATE_QP_OUT_QPN);
 		}
@@ -861,15 +876,9 @@ static int call_umem(struct replay *R, const struct r_rec *r, const struct r_cal
 	q.dmabuf_fd = -1;
 	q.pgsz_bitmap = c->a[3];
 	ret = dvx_hal_umem_reg(&R->dev[r->dev].nic, &q, &u->h);
-	if (ret) {
-		free(u->mem);
-		u->mem = NULL;
-		return diverge(R, r, "umem_reg refused by the software NIC: %s",
-			       R->dev[r->dev].nic.diag.msg);
-	}
-	u->h0.live = 1;
-	u->h0.dev = r->dev;
-	u->h0.rec = c->id;
+	if (ret)
+		return refused(R, r, "umem_reg", &u->mem);
+	hold(&u->h0, r, c->id);
 	u->rec_addr = c->id2 ? 0 : c->a[0];
 	return 0;
 }
@@ -917,15 +926,9 @@ static int call_mr(struct replay *R, const struct r_rec *r, const struct r_call 
 		return diverge(R, r, "no memory for an MR of %llu bytes",
 			       (unsigned long long)q.len);
 	ret = dvx_hal_mr_reg(&R->dev[r->dev].nic, &pd->h, &q, &m->h);
-	if (ret) {
-		free(m->own);
-		m->own = NULL;
-		return diverge(R, r, "mr_reg refused by the software NIC: %s",
-			       R->dev[r->dev].nic.diag.msg);
-	}
-	m->h0.live = 1;
-	m->h0.dev = r->dev;
-	m->h0.rec = c->id;
+	if (ret)
+		return refused(R, r, "mr_reg", &m->own);
+	hold(&m->h0, r, c->id);
 	m->rec_rkey = c->id2;
 	return 0;
 }
@@ -958,9 +961,7 @@ static int call_other(struct replay *R, const struct r_rec *r, const struct r_ca
 		ua = free_slot(R->uar, sizeof(R->uar[0]));
 		if (!ua || dvx_hal_uar_alloc(&d->nic, (enum dvx_uar_type)c->a[0], &ua->h))
 			return diverge(R, r, "uar_alloc refused by the software NIC");
-		ua->h0.live = 1;
-		ua->h0.dev = r->dev;
-		ua->h0.rec = c->id;
+		hold(&ua->h0, r, c->id);
 		return 0;
 	case DVX_TRACE_OP_UAR_FREE:
 		ua = uar_of(R, r->dev, (uint32_t)c->a[0]);
@@ -973,9 +974,7 @@ static int call_other(struct replay *R, const struct r_rec *r, const struct r_ca
 		pd = free_slot(R->pd, sizeof(R->pd[0]));
 		if (!pd || dvx_hal_pd_alloc(&d->nic, &pd->h))
 			return diverge(R, r, "pd_alloc refused by the software NIC");
-		pd->h0.live = 1;
-		pd->h0.dev = r->dev;
-		pd->h0.rec = c->id;
+		hold(&pd->h0, r, c->id);
 		return 0;
 	case DVX_TRACE_OP_PD_FREE:
 		if ((pd = pd_of(R, r->dev, (uint32_t)c->a[0])) && !dvx_hal_pd_free(&d->nic, &pd->h))
