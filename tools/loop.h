@@ -146,6 +146,9 @@ struct loop {
 	const char *listen;	/* --listen [ADDR:]PORT */
 	const char *connect;	/* --connect HOST[:PORT] */
 	uint32_t accept_s;	/* --accept-timeout */
+	const char *record;	/* --record FILE: the run traced (dvx/hal/trace.h) */
+	FILE *record_f;
+	struct dvx_trace *tracer;
 #ifdef CONFIG_DVX_SIM
 	void *fab_mem;
 	struct dvx_sim_fabric *fab;
