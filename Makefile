@@ -114,6 +114,13 @@ endif
 ifeq ($(CONFIG_DVX_DPDK),y)
 LDLIBS += -lrte_eal	# the tests link hal/dpdk.c; users who call dvx_dpdk_enable() link DPDK
 endif
+# MPI (the bootstrap's MPI adapter): the first of these pkg-config names that exists
+ifeq ($(CONFIG_DVX_MPI),y)
+MPI_PC := $(firstword $(foreach p,mpi-c ompi-c mpich,$(shell $(PKG_CONFIG) --exists $(p) 2>/dev/null && echo $(p))))
+MPI_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(MPI_PC) 2>/dev/null)
+MPI_LIBS := $(shell $(PKG_CONFIG) --libs $(MPI_PC) 2>/dev/null)
+LDLIBS += $(MPI_LIBS)	# dvx.pc does not name it: a program that calls the adapter links MPI
+endif
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
 
 # ---------------------------------------------------------------------------

@@ -12,7 +12,9 @@
 # and clang with libclang-rt-14-dev (libFuzzer and the sanitizer runtimes) for
 # 'make fuzz' / 'make fuzz-ci' (the coverage-guided harnesses of tests/fuzz/lf/),
 # groff-base for 'make check-man' (the man pages render without warnings) and
-# libxml2-utils (xmllint) for scripts/check-junit.sh (the runner's JUnit files).
+# libxml2-utils (xmllint) for scripts/check-junit.sh (the runner's JUnit files), and
+# openmpi-bin libopenmpi-dev for the bootstrap's MPI adapter (CONFIG_DVX_MPI, detected by
+# 'make defconfig') and the tests that run as MPI processes (scripts/mpirun.sh).
 # The CUDA toolkit is used when /usr/local/cuda (or $CUDA_HOME) exists; it is not
 # installed here (it is not a Debian package); without it the GPU parts are left out
 # and GPU tests report themselves skipped.
@@ -22,6 +24,7 @@ cd "$(dirname "$0")/.."
 pkgs="build-essential pkg-config libibverbs-dev libdpdk-dev libcmocka-dev valgrind"
 pkgs="$pkgs clang libclang-rt-14-dev"
 pkgs="$pkgs groff-base libxml2-utils"
+pkgs="$pkgs openmpi-bin libopenmpi-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
