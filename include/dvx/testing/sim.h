@@ -624,6 +624,130 @@ int dvx_sim_dmabuf_release(struct dvx_sim_fabric *fab, int fd);
  */
 int dvx_sim_fini(struct dvx_sim_fabric *fab);
 
+/* ---- the wire: software NICs in other processes (docs/sim-wire.md) ------------------ */
+
+struct dvx_hal_sock_addr;
+
+/* The largest message a wire frame carries when struct dvx_sim_wire_cfg.max_msg is 0. */
+#define DVX_SIM_WIRE_MAX_MSG_DEFAULT (1u << 20)
+/* The least transport time-out on the wire when min_retry_ns is 0 (50 ms): processes
+ * share cores, so an answer can take far longer than in one process. */
+#define DVX_SIM_WIRE_RETRY_NS_DEFAULT 50000000ull
+#define DVX_SIM_WIRE_MAX_RANKS 1024
+
+/**
+ * struct dvx_sim_wire_cfg - this process's end of the wire.
+ * @rank:	this process, 0..nranks-1
+ * @nranks:	processes joined by the wire, 1..DVX_SIM_WIRE_MAX_RANKS
+ * @max_msg:	the largest message (bytes) one frame carries; larger WQEs to a remote
+ *		NIC fail with LOCAL_LENGTH_ERR. 0: DVX_SIM_WIRE_MAX_MSG_DEFAULT. Every
+ *		process must give the same
+ * @max_remote_nics: NICs of other processes dvx_sim_wire_add_remote_nic() may add
+ *		(0: 2 * nranks)
+ * @min_retry_ns: the least transport time-out of a request on the wire (the QP's
+ *		ack_timeout when that is longer); 0: DVX_SIM_WIRE_RETRY_NS_DEFAULT
+ * @hal:	the backend of the wire's sockets and clock; NULL: dvx_hal_host()
+ */
+struct dvx_sim_wire_cfg {
+	int32_t rank;
+	int32_t nranks;
+	uint32_t max_msg;
+	uint32_t max_remote_nics;
+	uint64_t min_retry_ns;
+	const struct dvx_hal *hal;
+};
+
+/**
+ * struct dvx_sim_wire_stats - what the wire of this process did (dvx_sim_wire_get_stats()).
+ * @frames_tx:	frames sent (requests and answers)
+ * @frames_rx:	frames received
+ * @requests:	requests sent, retransmissions included
+ * @retransmits: of those, sent again after a time-out
+ * @duplicates:	requests received again after they were executed (answered again,
+ *		not executed twice)
+ * @dropped:	requests received and dropped: no responder, its port down, its QP not
+ *		receiving, or no room for the answer (the requester retries)
+ * @peers_down:	connections found closed or broken (a process that ended or died)
+ * @bytes_tx:	bytes written to the sockets
+ */
+struct dvx_sim_wire_stats {
+	uint64_t frames_tx;
+	uint64_t frames_rx;
+	uint64_t requests;
+	uint64_t retransmits;
+	uint64_t duplicates;
+	uint64_t dropped;
+	uint64_t peers_down;
+	uint64_t bytes_tx;
+};
+
+/**
+ * dvx_sim_wire_mem_size() - caller memory for this process's end of the wire.
+ * @cfg:	the configuration
+ * Return: bytes (any alignment), or 0 if @cfg is out of range.
+ */
+size_t dvx_sim_wire_mem_size(const struct dvx_sim_wire_cfg *cfg);
+
+/**
+ * dvx_sim_wire_init() - give @fab a wire to the software NICs of other processes.
+ * @fab:	the fabric (its NICs may be added before or after)
+ * @cfg:	rank, size, limits, sockets
+ * @mem:	caller memory of dvx_sim_wire_mem_size() bytes, owned by the fabric until
+ *		dvx_sim_fini()
+ * @len:	its length
+ *
+ * Then: dvx_sim_wire_listen(), an exchange of the addresses it gives (a bootstrap's
+ * allgather), dvx_sim_wire_connect(), and dvx_sim_wire_add_remote_nic() for every NIC of
+ * the other processes that this one's QPs may name. Context: before traffic.
+ * Return: 0; -EINVAL (NULL, a bad @cfg, @len too small); -EBUSY (@fab has a wire).
+ */
+int dvx_sim_wire_init(struct dvx_sim_fabric *fab, const struct dvx_sim_wire_cfg *cfg, void *mem,
+		      size_t len);
+
+/**
+ * dvx_sim_wire_listen() - open this process's listening socket.
+ * @fab:	a fabric with a wire
+ * @bind:	where: a UNIX path that does not exist (one host), or an IP address with
+ *		port 0 for any (across hosts)
+ * @out:	set to the address the others connect to (the port the system chose)
+ * Return: 0; -EINVAL; -EBUSY (listening or connected already); the socket's errno.
+ */
+int dvx_sim_wire_listen(struct dvx_sim_fabric *fab, const struct dvx_hal_sock_addr *bind,
+			struct dvx_hal_sock_addr *out);
+
+/**
+ * dvx_sim_wire_connect() - join every other process: connect to the higher ranks,
+ * accept the lower ones (each says its rank first), then close the listening socket
+ * (and remove its UNIX socket file).
+ * @fab:	a fabric whose wire listens
+ * @table:	nranks addresses, entry r from rank r's dvx_sim_wire_listen()
+ * @timeout_ns:	bound on the whole set-up
+ * Context: every process calls it at about the same time.
+ * Return: 0; -EINVAL; -ETIMEDOUT (a process never came); -EPROTO (something that is
+ * not a wire said hello); the sockets' errno. On failure every connection is closed.
+ */
+int dvx_sim_wire_connect(struct dvx_sim_fabric *fab, const struct dvx_hal_sock_addr *table,
+			 uint64_t timeout_ns);
+
+/**
+ * dvx_sim_wire_add_remote_nic() - a NIC of process @rank, as its dvx_sim_add_nic() had it.
+ * @fab:	a fabric with a wire
+ * @rank:	the process (not this one)
+ * @cfg:	its configuration: its ports' LIDs, GIDs and MACs route this process's QPs
+ *		to it, and roce_rmac answers its MACs
+ * Return: 0; -EINVAL; -ENOSPC (max_remote_nics reached).
+ */
+int dvx_sim_wire_add_remote_nic(struct dvx_sim_fabric *fab, int rank,
+				const struct dvx_sim_nic_cfg *cfg);
+
+/**
+ * dvx_sim_wire_get_stats() - the wire's counters.
+ * @fab:	a fabric with a wire
+ * @st:		filled
+ * Return: 0, -EINVAL.
+ */
+int dvx_sim_wire_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_wire_stats *st);
+
 DVX_END_DECLS
 
 #endif /* DVX_TESTING_SIM_H */
