@@ -8,8 +8,9 @@
  * addresses of the wire and the QPs' connection info travel through the sockets
  * bootstrap. The software NIC runs its progress thread.
  *
- * Cases: every opcode in both directions at once (WRITE 8 B, 4 KiB and 1 MiB, READ,
- * WRITE_IMM, SEND into a posted receive, fetch-add, compare-swap), checked byte for byte
+ * Cases: every opcode in both directions at once (over UNIX sockets, and over TCP on
+ * 127.0.0.1 with the port the system chose) (WRITE 8 B, 4 KiB and
+ * 1 MiB, READ, WRITE_IMM, SEND into a posted receive, fetch-add, compare-swap), checked byte for byte
  * by the process that owns the memory; a message above the wire's largest (LOCAL_LENGTH);
  * a bad rkey (REMOTE_ACCESS, the responder's QP in ERR); RNR with rnr_retry 0 (RNR retry
  * exhausted) and 7 (the receive comes later, the SEND lands then); a drop fault (every
@@ -92,6 +93,7 @@ struct opts {
 	uint64_t min_retry_ns;
 	uint8_t rnr_retry;
 	uint8_t rq;		/* QPs with a receive queue */
+	uint8_t tcp;		/* the wire over TCP on 127.0.0.1 (else UNIX sockets) */
 };
 
 static int wait_cq(struct dvx_cq *cq, struct dvx_wc *wc)
@@ -146,9 +148,17 @@ static int world_net(int rank, int n, const struct opts *o)
 	CHECK(P.wire_mem);
 	CHECK_RET(dvx_sim_wire_init(P.fab, &wc, P.wire_mem, len), 0);
 	memset(&bind, 0, sizeof(bind));
-	bind.family = DVX_HAL_SOCK_UNIX;
-	snprintf(bind.path, sizeof(bind.path), "%s/w%d", g_dir, rank);
+	if (o->tcp) {
+		/* any free port; the one the system chose travels through the bootstrap */
+		bind.family = DVX_HAL_SOCK_IP4;
+		bind.ip[0] = 127;
+		bind.ip[3] = 1;
+	} else {
+		bind.family = DVX_HAL_SOCK_UNIX;
+		snprintf(bind.path, sizeof(bind.path), "%s/w%d", g_dir, rank);
+	}
 	CHECK_RET(dvx_sim_wire_listen(P.fab, &bind, &P.info[rank].wire), 0);
+	CHECK(!o->tcp || P.info[rank].wire.port != 0);
 
 	memset(&ba, 0, sizeof(ba));
 	snprintf(bsaddr, sizeof(bsaddr), "unix:%s/bs", g_dir);
@@ -601,6 +611,13 @@ static void test_ops(void **state)
 	run_ranks(2, do_ops, &o);
 }
 
+static void test_ops_tcp(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .rq = 1, .tcp = 1 };
+
+	run_ranks(2, do_ops, &o);
+}
+
 static void test_too_long(void **state)
 {
 	struct opts o = { .rnr_retry = 7 };
@@ -717,6 +734,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_setup),
 		cmocka_unit_test(test_ops),
+		cmocka_unit_test(test_ops_tcp),
 		cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_bad_rkey),
 		cmocka_unit_test(test_rnr_exhausted),
