@@ -264,6 +264,22 @@ unlock:
 	return rc;
 }
 
+int dvx_sim_nic_cfg_get(struct dvx_sim_fabric *fab, unsigned index, struct dvx_sim_nic_cfg *cfg)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+	int rc = -ENOENT;
+
+	if (!fab || !cfg)
+		return -EINVAL;
+	pthread_mutex_lock(&f->lock);
+	if (index < f->nnics) {
+		*cfg = f->nics[index].cfg;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return rc;
+}
+
 const struct dvx_hal *dvx_sim_hal(struct dvx_sim_fabric *fab)
 {
 	return fab ? &sim_fab_of(fab)->hal : NULL;

@@ -770,6 +770,19 @@ static void wire_close(struct sim_fabric *fab)
 	fab->wire_ops = NULL;
 }
 
+int dvx_sim_wire_fini(struct dvx_sim_fabric *fab)
+{
+	struct sim_fabric *f = fab ? sim_fab_of(fab) : NULL;
+
+	if (!f)
+		return -EINVAL;
+	pthread_mutex_lock(&f->lock);
+	if (f->wire)
+		wire_close(f);
+	pthread_mutex_unlock(&f->lock);
+	return 0;
+}
+
 static const struct sim_wire_ops wire_ops = {
 	.route = wire_route,
 	.send = wire_send,

@@ -455,6 +455,17 @@ int dvx_sim_fabric_init(void *storage, size_t len, const struct dvx_sim_fabric_c
 int dvx_sim_add_nic(struct dvx_sim_fabric *fab, const struct dvx_sim_nic_cfg *cfg);
 
 /**
+ * dvx_sim_nic_cfg_get() - the configuration NIC @index of @fab was added with (what
+ * another process's wire needs to route to it, dvx_sim_wire_add_remote_nic()).
+ * @fab:	the fabric
+ * @index:	0 .. the NICs added - 1
+ * @cfg:	filled
+ * Context: any thread; takes the fabric lock. Return: 0; -EINVAL (NULL); -ENOENT (no
+ * such NIC).
+ */
+int dvx_sim_nic_cfg_get(struct dvx_sim_fabric *fab, unsigned index, struct dvx_sim_nic_cfg *cfg);
+
+/**
  * dvx_sim_hal() - the hal instance of a fabric (name "sim"): open its NICs by name
  * or fake PCI address with dvx_hal_nic_open().
  * Return: a pointer into the fabric's storage, valid until dvx_sim_fini().
@@ -739,6 +750,15 @@ int dvx_sim_wire_connect(struct dvx_sim_fabric *fab, const struct dvx_hal_sock_a
  */
 int dvx_sim_wire_add_remote_nic(struct dvx_sim_fabric *fab, int rank,
 				const struct dvx_sim_nic_cfg *cfg);
+
+/**
+ * dvx_sim_wire_fini() - close the wire's connections and detach it from @fab (@mem is
+ * the caller's again). dvx_sim_fini() does it too.
+ * @fab:	a fabric, with a wire or without
+ * Context: no QP of @fab may be talking to another process meanwhile (their requests
+ * are lost from now on). Return: 0; -EINVAL (NULL).
+ */
+int dvx_sim_wire_fini(struct dvx_sim_fabric *fab);
 
 /**
  * dvx_sim_wire_get_stats() - the wire's counters.
