@@ -15,6 +15,9 @@
 #             in some containers) and no warning about unused components
 #   MPICH     the fork launcher (no ssh on one host)
 #   DVX_MPI_TIMEOUT  seconds the whole run may take (default 300): a hang ends as a failure
+#   DVX_MPI_RECOVERY=1  a process that dies does not end the job (Open MPI's
+#             --enable-recovery, MPICH's -disable-auto-cleanup): for the tests that kill
+#             one on purpose and check that the others go on
 set -u
 hint="install Open MPI (scripts/setup.sh --deps-only: openmpi-bin libopenmpi-dev), then 'make defconfig check'"
 if ! command -v mpirun >/dev/null 2>&1; then
@@ -32,6 +35,10 @@ if mpirun --version 2>&1 | grep -q "Open MPI"; then
 	export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 	export OMPI_MCA_btl_base_warn_component_unused=0 OMPI_MCA_rmaps_base_oversubscribe=1
 	export PMIX_MCA_gds=hash
-	exec timeout -k 5 "$tmo" mpirun --oversubscribe -n "$np" "$@"
+	rec=""
+	[ "${DVX_MPI_RECOVERY:-0}" = 1 ] && rec=--enable-recovery
+	exec timeout -k 5 "$tmo" mpirun --oversubscribe $rec -n "$np" "$@"
 fi
-exec timeout -k 5 "$tmo" mpirun -launcher fork -n "$np" "$@"
+rec=""
+[ "${DVX_MPI_RECOVERY:-0}" = 1 ] && rec=-disable-auto-cleanup
+exec timeout -k 5 "$tmo" mpirun -launcher fork $rec -n "$np" "$@"
