@@ -7,6 +7,7 @@
 #                     as 8 MPI processes under scripts/mpirun.sh (the cases of another
 #                     size skip themselves there)
 #   p2p-procs-test    a ring, faults on the wire, a killed process; forked and under MPI
+#   dvx-loop          the check table as 2 MPI processes (--procs 2 is in tools-loop-test)
 # make check runs p2p-procs-test only. Without mpirun the MPI runs are skipped (said so).
 # Ends with "N passed, N failed".
 set -u
@@ -32,6 +33,7 @@ run p2p-test-fork env DVX_WORLD_PROCS=1 "$obj/tests/p2p-test"
 if scripts/mpirun.sh --check > /dev/null; then
 	run p2p-test-mpi4 scripts/mpirun.sh 4 "$obj/tests/p2p-test"
 	run p2p-test-mpi8 scripts/mpirun.sh 8 "$obj/tests/p2p-test"
+	run dvx-loop-mpi2 scripts/mpirun.sh 2 "$obj/tools/dvx-loop" --iters 20
 else
 	echo "SKIP  p2p-test under mpirun: $(scripts/mpirun.sh --check)"
 fi

@@ -32,6 +32,8 @@
 
 #include "loop.h"
 
+#include <dvx/bootstrap/bootstrap.h>
+
 #include <dvx/hal.h>
 #ifdef CONFIG_DVX_SIM
 #include <dvx/testing/sim.h>
@@ -986,6 +988,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: %s [--iters N] [--ib] [--trace] [--no-thread] [--timeout-ms MS] [--json]\n"
 		"       %s --dev NAME [--dev NAME2] [--iters N] [--timeout-ms MS] [--json]\n"
+		"       %s --procs 2 [--wire ADDR] [--dev NAME] [--iters N]   (or under mpirun)\n"
 		"       %s --bw|--lat [--op OP] [-s SIZE | -a [-s MAX]] [-n N | -D SECONDS]\n"
 		"                [--tx-depth N] [--cq-mod N] [--json] [--progress]\n"
 		"                [--listen [ADDR:]PORT] [--connect HOST[:PORT]] [--dev NAME ...]\n"
@@ -1014,6 +1017,16 @@ static void usage(FILE *f)
 		"                   of the failure path: that row fails, the QPs are recovered\n"
 		"                   and the later rows run again)\n"
 		"  --json           one JSON object on stdout instead of the table\n"
+		"  --procs 2        the ranks as two processes (this one and a fork), joined by\n"
+		"                   the sockets bootstrap; on the software NIC each process has\n"
+		"                   its own NIC and the two meet over the wire, each touching\n"
+		"                   only its own memory (rank 1 checks what landed there). Under\n"
+		"                   mpirun or srun with 2 processes the same runs by itself, one\n"
+		"                   rank per process (the MPI bootstrap). The companion row is\n"
+		"                   local to one process and skipped\n"
+		"  --wire ADDR      with --procs or a launcher: where this rank's software NIC\n"
+		"                   listens for the other's: unix:DIR, or tcp:A.B.C.D (an address\n"
+		"                   of this host; across hosts); default an abstract UNIX socket\n"
 		"\n"
 		"Measured runs (as perftest's ib_write_bw, ib_write_lat); rank 0 posts to rank 1:\n"
 		"  --bw             bandwidth (the default once any option below is given): up to\n"
@@ -1047,7 +1060,7 @@ static void usage(FILE *f)
 		"\n"
 		"Exit status: 0 every row passed (or was skipped for a missing device feature),\n"
 		"1 a row or the set-up failed, 2 usage error, 3 no such device.\n",
-		prog, prog, prog, PERF_PORT, PERF_ACCEPT_S);
+		prog, prog, prog, prog, PERF_PORT, PERF_ACCEPT_S);
 }
 
 static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *v)
@@ -1148,6 +1161,14 @@ static int parse_args(struct loop *L, int argc, char **argv)
 			if (L->ndevs == 2)
 				return usage_err("at most two --dev");
 			L->devs[L->ndevs++] = argv[++i];
+		} else if (!strcmp(a, "--procs")) {
+			if (parse_u32(NEXT(), 2, 2, &v))
+				return usage_err("--procs wants 2 (the table's two ranks)");
+			L->procs = (int)v;
+		} else if (!strcmp(a, "--wire")) {
+			L->wire_addr = NEXT();
+			if (!L->wire_addr)
+				return usage_err("--wire wants unix:DIR or tcp:ADDRESS");
 		} else if (!strcmp(a, "--ib")) {
 			L->ib = 1;
 		} else if (!strcmp(a, "--trace")) {
@@ -1282,7 +1303,14 @@ static int parse_args(struct loop *L, int argc, char **argv)
 	return 0;
 }
 
-static void print_row(const struct loop *L, const struct row *w)
+void loop_print_head(const struct loop *L)
+{
+	if (!L->json)
+		printf("%-22s %-8s %8s  %-6s %10s\n", "operation", "size", "iters", "result",
+		       "us/op");
+}
+
+void loop_print_row(const struct loop *L, const struct row *w)
 {
 	static const char *const res[] = { "OK", "FAIL", "SKIP" };
 
@@ -1341,7 +1369,7 @@ static void run_row_end(struct loop *L, struct row *w)
 	if (L->sim && (uint32_t)L->nrows == L->fault_row)
 		dvx_sim_set_port(L->fab, 1, 1, 1);
 #endif
-	print_row(L, w);
+	loop_print_row(L, w);
 	if (w->result == RES_FAIL && !L->broken)
 		recover(L);
 }
@@ -1416,9 +1444,8 @@ static int run_check(struct loop *L, int comp_err)
 		else
 			printf("dvx-loop: %s -> %s (%s), %u iterations\n", L->r[0].dev, L->r[1].dev,
 			       L->r[0].nic.roce ? "RoCE" : "InfiniBand", L->iters);
-		printf("%-22s %-8s %8s  %-6s %10s\n", "operation", "size", "iters", "result",
-		       "us/op");
 	}
+	loop_print_head(L);
 	run_all(L, comp_err);
 	for (i = 0; i < L->nrows; i++)
 		nfail += L->rows[i].result == RES_FAIL;
@@ -1470,6 +1497,31 @@ int main(int argc, char **argv)
 	L.r[1].id = 1;
 	if (parse_args(&L, argc, argv))
 		return EXIT_USAGE;
+	/* one rank per process: forked with --procs, or started so by a launcher */
+	if (L.procs || (L.mode == LOOP_CHECK && dvx_bootstrap_mpi_launched())) {
+		if (L.mode != LOOP_CHECK || L.listen || L.connect || L.json || L.ndevs > 1) {
+			fprintf(stderr, "%s: ranks as processes run the check table (one --dev at "
+				"most, no --json)\n", prog);
+			return EXIT_USAGE;
+		}
+		if (L.ndevs) {
+			L.hal = dvx_hal_linux();
+			if (!L.hal) {
+				fprintf(stderr, "%s: built without rdma-core: no --dev\n", prog);
+				return EXIT_USAGE;
+			}
+			L.r[0].dev = L.r[1].dev = L.devs[0];
+			L.thread = 0;
+		} else {
+#ifdef CONFIG_DVX_SIM
+			L.sim = 1;
+#else
+			fprintf(stderr, "%s: built without the software NIC: use --dev\n", prog);
+			return EXIT_USAGE;
+#endif
+		}
+		return loop_procs_run(&L, L.procs);
+	}
 
 	if (L.ndevs) {
 		L.hal = dvx_hal_linux();

@@ -145,6 +145,8 @@ struct loop {
 	int iters_given, size_given;
 	const char *listen;	/* --listen [ADDR:]PORT */
 	const char *connect;	/* --connect HOST[:PORT] */
+	int procs;		/* --procs N (2) */
+	const char *wire_addr;	/* --wire: where this rank's software NIC listens */
 	uint32_t accept_s;	/* --accept-timeout */
 #ifdef CONFIG_DVX_SIM
 	void *fab_mem;
@@ -213,6 +215,13 @@ void loop_conn_attr(int atomics, struct dvx_qp_connect_attr *ca);
 void loop_size_name(uint64_t len, char *buf, size_t n);
 void loop_json_str(FILE *f, const char *s);
 const char *loop_backend_name(const struct loop *L);
+void loop_print_head(const struct loop *L);
+void loop_print_row(const struct loop *L, const struct row *w);
+
+/* ---- loop-procs.c: the check table with the ranks as processes ---- */
+
+/* --procs @nprocs (2: fork), or 0 under an MPI launcher; the exit status */
+int loop_procs_run(struct loop *L, int nprocs);
 
 /* ---- loop-perf.c: the measured runs ---- */
 
