@@ -11,9 +11,9 @@
 #   make check                build and run every test, print the runner's summary;
 #                             JUNIT=dir also leaves dir/<binary>.xml (JUnit) per binary
 #   make sanitize             the suite under ASan+UBSan, the threaded tests under TSan
-#   make check-procs          the P2P transport's suites with ranks as processes on the
-#                             software NIC's wire: forked and under mpirun with 4 and 8
-#                             (scripts/check-procs.sh)
+#   make check-procs          the P2P transport's suites and the soak with ranks as
+#                             processes on the software NIC's wire: forked and under
+#                             mpirun with 4 and 8 (scripts/check-procs.sh)
 #   make soak                 the long soak: SOAK_OPS (10^7) operations with random faults,
 #                             8 ranks, strict, overlapping faults (tests/soak, SOAK_SEED=)
 #   make fuzz                 coverage-guided libFuzzer harnesses (tests/fuzz/lf/, clang,

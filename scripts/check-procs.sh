@@ -8,6 +8,8 @@
 #                     size skip themselves there)
 #   p2p-procs-test    a ring, faults on the wire, a killed process; forked and under MPI
 #   dvx-loop          the check table as 2 MPI processes (--procs 2 is in tools-loop-test)
+#   soak-test         4 ranks, DVX_SOAK_ROUNDS rounds (default 60) of the soak with its
+#                     faults, as forked processes and as 4 MPI processes
 # make check runs p2p-procs-test only. Without mpirun the MPI runs are skipped (said so).
 # Ends with "N passed, N failed".
 set -u
@@ -29,11 +31,16 @@ run() {
 	fi
 }
 cd "$(dirname "$0")/.." || exit 1
+rounds=${DVX_SOAK_ROUNDS:-60}
 run p2p-test-fork env DVX_WORLD_PROCS=1 "$obj/tests/p2p-test"
+run soak-fork env DVX_WORLD_PROCS=1 DVX_SOAK_RANKS=4 DVX_SOAK_ROUNDS="$rounds" \
+	"$obj/tests/soak-test"
 if scripts/mpirun.sh --check > /dev/null; then
 	run p2p-test-mpi4 scripts/mpirun.sh 4 "$obj/tests/p2p-test"
 	run p2p-test-mpi8 scripts/mpirun.sh 8 "$obj/tests/p2p-test"
 	run dvx-loop-mpi2 scripts/mpirun.sh 2 "$obj/tools/dvx-loop" --iters 20
+	run soak-mpi4 env DVX_SOAK_RANKS=4 DVX_SOAK_ROUNDS="$rounds" \
+		scripts/mpirun.sh 4 "$obj/tests/soak-test"
 else
 	echo "SKIP  p2p-test under mpirun: $(scripts/mpirun.sh --check)"
 fi

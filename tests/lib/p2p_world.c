@@ -481,7 +481,9 @@ static int world_fork(const struct world_cfg *c, wbody_fn body, void *user)
 			signal(SIGILL, SIG_DFL);
 			signal(SIGFPE, SIG_DFL);
 			signal(SIGABRT, SIG_DFL);
-			_exit(world_proc(c, body, user, WORLD_FORK, i, addr) ? 1 : 0);
+			st = world_proc(c, body, user, WORLD_FORK, i, addr);
+			fflush(NULL);
+			_exit(st ? 1 : 0);
 		}
 	}
 	for (i = 0; i < c->nranks; i++) {
