@@ -764,6 +764,9 @@ static void *progress_main(void *arg)
 		}
 		if (++idle <= spins) {
 			dvx_host_cpu_relax();
+		} else if (sleep_ns && f->wire_ops) {
+			/* woken by a frame from another process as soon as it comes */
+			f->wire_ops->idle_wait(f, sleep_ns);
 		} else if (sleep_ns) {
 			struct timespec ts = { (time_t)(sleep_ns / 1000000000ull),
 					       (long)(sleep_ns % 1000000000ull) };

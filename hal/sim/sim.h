@@ -458,7 +458,10 @@ struct sim_wseg {
  *		anything moved
  * @close:	close every connection (dvx_sim_fini())
  * @rmac:	the MAC of a remote NIC's port that owns @gid (roce_rmac)
- * Context: fab->lock held, all of them.
+ * @idle_wait:	the progress thread found nothing to do: wait up to @ns for a frame from
+ *		another process (instead of sleeping blind), so an answer is taken in as it
+ *		arrives
+ * Context: fab->lock held, all of them but @idle_wait (called without it).
  */
 struct sim_wire_ops {
 	uint32_t (*route)(struct sim_fabric *fab, const struct sim_qp *qp);
@@ -468,6 +471,7 @@ struct sim_wire_ops {
 	bool (*progress)(struct sim_fabric *fab);
 	void (*close)(struct sim_fabric *fab);
 	bool (*rmac)(struct sim_fabric *fab, const uint8_t gid[16], uint8_t mac[6]);
+	void (*idle_wait)(struct sim_fabric *fab, uint64_t ns);
 };
 
 /* dvx_sim_wire_send()'s @reserve for a request sent again after its time-out */

@@ -783,6 +783,31 @@ int dvx_sim_wire_fini(struct dvx_sim_fabric *fab)
 	return 0;
 }
 
+static void wire_idle_wait(struct sim_fabric *fab, uint64_t ns)
+{
+	struct dvx_hal_pollfd pfd[64];
+	const struct dvx_hal *hal;
+	struct sim_wire *w;
+	unsigned n = 0;
+	int32_t r;
+
+	pthread_mutex_lock(&fab->lock);
+	w = fab->wire;
+	hal = w ? w->hal : NULL;
+	for (r = 0; w && w->connected && r < w->cfg.nranks && n < 64; r++)
+		if (w->peers[r].up) {
+			pfd[n].fd = w->peers[r].fd;
+			pfd[n].events = DVX_HAL_POLL_IN;
+			pfd[n++].revents = 0;
+		}
+	pthread_mutex_unlock(&fab->lock);
+	/* a socket closed meanwhile answers at once (NVAL/HUP): the next pass sees why */
+	if (hal && n)
+		dvx_hal_sock_poll(hal, pfd, n, ns);
+	else if (hal)
+		dvx_hal_sleep_ns(hal, ns);
+}
+
 static const struct sim_wire_ops wire_ops = {
 	.route = wire_route,
 	.send = wire_send,
@@ -790,4 +815,5 @@ static const struct sim_wire_ops wire_ops = {
 	.progress = wire_progress,
 	.close = wire_close,
 	.rmac = wire_rmac,
+	.idle_wait = wire_idle_wait,
 };
