@@ -91,6 +91,18 @@ void loop_rfail(struct row *w, const char *fmt, ...)
 	va_end(ap);
 }
 
+int loop_fetched_ok(struct row *w, const struct rank *r, const uint64_t *res, uint64_t want,
+		    uint32_t iter)
+{
+	uint64_t old = loop_atomic_result(r, res);
+
+	if (old == want)
+		return 1;
+	loop_rfail(w, "iteration %u: fetched 0x%016llx, expected 0x%016llx", iter,
+		   (unsigned long long)old, (unsigned long long)want);
+	return 0;
+}
+
 /* compare @len bytes; on a difference say where */
 static int same(struct row *w, const char *what, const uint8_t *got, const uint8_t *want,
 		uint32_t len, uint32_t iter)
@@ -697,7 +709,7 @@ static void op_fetch_add(struct loop *L, struct row *w)
 	struct dvx_mlx5_cqe_info i;
 	uint64_t *sig = word(b, OFF_SIG), *res = word(a, OFF_RES);
 	const uint64_t base = 0x0102030400000000ull;
-	uint64_t spent = 0, t0, old;
+	uint64_t spent = 0, t0;
 	uint32_t k;
 	uint64_t idx;
 
@@ -713,12 +725,8 @@ static void op_fetch_add(struct loop *L, struct row *w)
 		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "ATOMIC_FA", k, &i))
 			break;
 		spent += loop_now_ns() - t0;
-		old = loop_atomic_result(a, res);
-		if (old != base + k) {
-			loop_rfail(w, "iteration %u: fetched 0x%016llx, expected 0x%016llx", k,
-				   (unsigned long long)old, (unsigned long long)(base + k));
+		if (!loop_fetched_ok(w, a, res, base + k, k))
 			break;
-		}
 	}
 	w->us = k ? (double)spent / 1000.0 / k : 0;
 	if (w->result != RES_FAIL && loop_load64(sig) != base + L->iters)
@@ -751,12 +759,8 @@ static void op_cmp_swap(struct loop *L, struct row *w)
 		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "ATOMIC_CS", k, &i))
 			break;
 		spent += loop_now_ns() - t0;
-		old = loop_atomic_result(a, res);
-		if (old != base + k) {
-			loop_rfail(w, "iteration %u: fetched 0x%016llx, expected 0x%016llx", k,
-				   (unsigned long long)old, (unsigned long long)(base + k));
+		if (!loop_fetched_ok(w, a, res, base + k, k))
 			break;
-		}
 	}
 	w->us = k ? (double)spent / 1000.0 / k : 0;
 	if (w->result == RES_FAIL)

@@ -311,7 +311,7 @@ static void op_atomic(struct procs *P, struct row *w, int cs)
 	struct dvx_mlx5_cqe_info i;
 	uint64_t *res = (uint64_t *)(void *)(a->buf + OFF_RES);
 	const uint64_t base = 0x0102030400000000ull;
-	uint64_t spent = 0, t0, idx, old, fin = 0;
+	uint64_t spent = 0, t0, idx, fin = 0;
 	uint32_t k;
 
 	if (need(P, w, 0, "word", C_WORD_SET, OFF_SIG, 0, 0, base, 0, NULL))
@@ -332,12 +332,8 @@ static void op_atomic(struct procs *P, struct row *w, int cs)
 		if (post_wait(P, w, cs ? "ATOMIC_CS" : "ATOMIC_FA", k, &idx, &i))
 			break;
 		spent += loop_now_ns() - t0;
-		old = loop_atomic_result(a, res);
-		if (old != base + k) {
-			loop_rfail(w, "iteration %u: fetched 0x%016llx, expected 0x%016llx", k,
-				   (unsigned long long)old, (unsigned long long)(base + k));
+		if (!loop_fetched_ok(w, a, res, base + k, k))
 			break;
-		}
 	}
 	w->us = k ? (double)spent / 1000.0 / k : 0;
 	if (w->result != RES_FAIL &&

@@ -204,6 +204,9 @@ static inline uint8_t *perf_dst(const struct rank *r)
 
 void loop_fill(uint8_t *p, uint64_t len, uint64_t seed);
 void loop_rfail(struct row *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* an atomic's fetched value (as @r's NIC wrote it) against @want; a row failure if not */
+int loop_fetched_ok(struct row *w, const struct rank *r, const uint64_t *res, uint64_t want,
+		    uint32_t iter);
 void loop_progress(const struct loop *L, struct rank *r);
 int loop_wait_cqe(const struct loop *L, struct rank *r, struct dvx_cq *cq,
 		  struct dvx_mlx5_cqe_info *info);
