@@ -35,7 +35,10 @@ rounds=${DVX_SOAK_ROUNDS:-60}
 run p2p-test-fork env DVX_WORLD_PROCS=1 "$obj/tests/p2p-test"
 run soak-fork env DVX_WORLD_PROCS=1 DVX_SOAK_RANKS=4 DVX_SOAK_ROUNDS="$rounds" \
 	"$obj/tests/soak-test"
-if scripts/mpirun.sh --check > /dev/null; then
+if ! grep -q '^CONFIG_DVX_MPI=y' "$obj/.config" 2>/dev/null; then
+	echo "SKIP  the MPI runs: dvx was configured without MPI (CONFIG_DVX_MPI); install Open" \
+		"MPI (scripts/setup.sh --deps-only) and run 'make defconfig'"
+elif scripts/mpirun.sh --check > /dev/null; then
 	run p2p-test-mpi4 scripts/mpirun.sh 4 "$obj/tests/p2p-test"
 	run p2p-test-mpi8 scripts/mpirun.sh 8 "$obj/tests/p2p-test"
 	run dvx-loop-mpi2 scripts/mpirun.sh 2 "$obj/tools/dvx-loop" --iters 20
