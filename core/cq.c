@@ -147,12 +147,11 @@ static int cq_create_do(struct dvx_nic *nic, const struct dvx_cq_attr *attr, str
 	if (err)
 		return bad(nic, "ring or record address misaligned for the ring state");
 
-	/* the ring starts all INVALID/owner 1 and the record at 0 before the device
-	 * knows the CQ (prm 1.6) */
+	/* the ring starts all INVALID/owner 1, the record with consumer index 0 and the
+	 * arm word of a polled CQ, before the device knows the CQ (prm 1.6, 4.4) */
 	if (!(attr->flags & DVX_CQ_F_PREINIT)) {
 		dvx_mlx5_cq_ring_init(c.ring, ma.cc ? 0 : log_depth);
-		c.dbrec[0] = 0;
-		c.dbrec[1] = 0;
+		dvx_mlx5_cq_dbr_init(c.dbrec);
 	}
 
 	err = dvx_core_obj_create(nic, in, sizeof(in), out, sizeof(out), &c.obj);

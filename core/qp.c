@@ -541,10 +541,15 @@ static int build_cmds(struct dvx_qp *qp, const struct dvx_qp_conn *r,
 		rr.path.src_addr_index = (uint8_t)nic->gid_index;
 		rr.path.hop_limit = a->hop_limit;
 		rr.path.tclass = a->traffic_class;
-		rr.path.dscp = a->traffic_class >> 2;
 		rr.path.eth_prio = a->sl;
-		rr.path.udp_sport = a->udp_sport ? a->udp_sport :
-				    udp_sport(nic, qp->qpn, rr.remote_qpn);
+		/* the IP and UDP headers exist on RoCE v2 only: a RoCE v1 (GRH over
+		 * Ethernet) path carries no DSCP and no UDP source port, as the kernel sets
+		 * them (mlx5_set_path) and NVSHMEM's v1 port base 0 leaves them */
+		if (nic->gid.type == DVX_GID_TYPE_ROCE_V2) {
+			rr.path.dscp = a->traffic_class >> 2;
+			rr.path.udp_sport = a->udp_sport ? a->udp_sport :
+					    udp_sport(nic, qp->qpn, rr.remote_qpn);
+		}
 		err = dvx_hal_roce_rmac(&nic->hal, &nic->pd, nic->port, nic->gid_index, r->gid,
 					rr.path.rmac);
 		if (err)

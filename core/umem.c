@@ -9,9 +9,10 @@
 
 #include "priv.h"
 
+/* what the kernel's DEVX umem registration takes: any other bit is EINVAL there
+ * (drivers/infiniband/hw/mlx5/devx.c devx_umem_get(), docs/mlx5.md field table) */
 #define UMEM_ACCESS_OK                                                                  \
-	(DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ |    \
-	 DVX_ACCESS_REMOTE_ATOMIC | DVX_ACCESS_RELAXED_ORDERING)
+	(DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ)
 
 static int bad(struct dvx_nic *nic, const char *what)
 {
@@ -51,7 +52,8 @@ static int umem_reg_do(struct dvx_nic *nic, const struct dvx_umem_attr *attr, st
 	if (!attr->len)
 		return bad(nic, "length 0");
 	if (access & ~UMEM_ACCESS_OK)
-		return bad(nic, "unknown access bits");
+		return bad(nic, "access bits a umem does not take (only local write, remote "
+				"write, remote read)");
 	if (!(access & DVX_ACCESS_LOCAL_WRITE))
 		return bad(nic, "queue memory needs DVX_ACCESS_LOCAL_WRITE");
 	if (attr->flags & ~(uint32_t)(DVX_UMEM_F_CPU | DVX_UMEM_F_DMABUF))

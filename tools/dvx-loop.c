@@ -6,7 +6,8 @@
  * (loop-net.c).
  *
  *   dvx-loop [--iters N] [--ib] [--trace] [--no-thread] [--timeout-ms MS] [--json]
- *   dvx-loop --dev NAME [--dev NAME2] [--iters N] [--timeout-ms MS] [--json]
+ *            [--record FILE]
+ *   dvx-loop --dev NAME [--dev NAME2] [--iters N] [--timeout-ms MS] [--json] [--record FILE]
  *   dvx-loop --bw|--lat [--op OP] [-s SIZE | -a] [-n N | -D S] [--listen | --connect]
  *
  * Default: the software NIC (hal/sim). A fabric with two simulated NICs lives in this
@@ -991,7 +992,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: %s [--iters N] [--ib] [--trace] [--no-thread] [--timeout-ms MS] [--json]\n"
+		"                [--record FILE]\n"
 		"       %s --dev NAME [--dev NAME2] [--iters N] [--timeout-ms MS] [--json]\n"
+		"                [--record FILE]\n"
 		"       %s --procs 2 [--wire ADDR] [--dev NAME] [--iters N]   (or under mpirun)\n"
 		"       %s --bw|--lat [--op OP] [-s SIZE | -a [-s MAX]] [-n N | -D SECONDS]\n"
 		"                [--tx-depth N] [--cq-mod N] [--json] [--progress]\n"
@@ -1031,6 +1034,10 @@ static void usage(FILE *f)
 		"  --wire ADDR      with --procs or a launcher: where this rank's software NIC\n"
 		"                   listens for the other's: unix:DIR, or tcp:A.B.C.D (an address\n"
 		"                   of this host; across hosts); default an abstract UNIX socket\n"
+		"  --record FILE    trace the run through dvx's tracing backend into FILE (every\n"
+		"                   hal call, mailbox, doorbell with its WQEs, receive and CQE;\n"
+		"                   docs/trace.md), for dvx-replay to run again on the software\n"
+		"                   NIC; the software NIC then runs without its progress thread\n"
 		"\n"
 		"Measured runs (as perftest's ib_write_bw, ib_write_lat); rank 0 posts to rank 1:\n"
 		"  --bw             bandwidth (the default once any option below is given): up to\n"
@@ -1182,6 +1189,10 @@ static int parse_args(struct loop *L, int argc, char **argv)
 		} else if (!strcmp(a, "--fault-row")) {
 			if (parse_u32(NEXT(), 1, 64, &L->fault_row))
 				return usage_err("--fault-row wants a row number (1 ...)");
+		} else if (!strcmp(a, "--record")) {
+			L->record = i + 1 < argc ? argv[++i] : NULL;
+			if (!L->record || !*L->record)
+				return usage_err("--record wants a file name");
 		} else if (!strcmp(a, "--json")) {
 			L->json = 1;
 		} else if (!strcmp(a, "--progress")) {
@@ -1468,6 +1479,49 @@ static int run_check(struct loop *L, int comp_err)
 	return 0;
 }
 
+/* --record: the trace goes to a file, sink write by sink write */
+static int record_write(void *arg, const void *buf, size_t len)
+{
+	return fwrite(buf, 1, len, (FILE *)arg) == len ? 0 : -1;
+}
+
+/* wrap the chosen backend in the tracer: every rank opens its NIC through it */
+static int record_open(struct loop *L)
+{
+	struct dvx_trace_sink sink;
+	int err;
+
+	L->record_f = fopen(L->record, "wb");
+	L->tracer = calloc(1, sizeof(*L->tracer));
+	if (!L->record_f || !L->tracer) {
+		fprintf(stderr, "%s: cannot record to %s: %s\n", prog, L->record,
+			strerror(L->record_f ? ENOMEM : errno));
+		return -1;
+	}
+	sink.write = record_write;
+	sink.arg = L->record_f;
+	err = dvx_trace_init(L->tracer, L->hal, &sink);
+	if (err) {
+		fprintf(stderr, "%s: tracer: %s\n", prog, strerror(-err));
+		return -1;
+	}
+	L->hal = dvx_trace_hal(L->tracer);
+	/* doorbells reach the device through the tracer's progress, never behind it */
+	L->thread = 0;
+	return 0;
+}
+
+static int record_close(struct loop *L)
+{
+	int err = dvx_trace_fini(L->tracer), cerr = fclose(L->record_f);
+
+	if (err || cerr)
+		fprintf(stderr, "%s: the trace in %s is incomplete (%s)\n", prog, L->record,
+			err ? strerror(-err) : strerror(errno));
+	free(L->tracer);
+	return err || cerr ? -1 : 0;
+}
+
 /* the perf region of each rank this process opens (0: none, the check table) */
 static void perf_caps(struct loop *L, int want[2])
 {
@@ -1548,6 +1602,8 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 #endif
 	}
+	if (!rc && L.record && record_open(&L))
+		rc = EXIT_FAIL;
 	if (L.mode != LOOP_CHECK)
 		perf_caps(&L, want);
 
@@ -1607,6 +1663,8 @@ int main(int argc, char **argv)
 		loop_rank_close(&L.r[1]);
 	if (want[0])
 		loop_rank_close(&L.r[0]);
+	if (L.tracer && record_close(&L) && !rc)
+		rc = EXIT_FAIL;
 #ifdef CONFIG_DVX_SIM
 	if (L.fab)
 		dvx_sim_fini(L.fab);

@@ -148,6 +148,9 @@ struct loop {
 	int procs;		/* --procs N (2) */
 	const char *wire_addr;	/* --wire: where this rank's software NIC listens */
 	uint32_t accept_s;	/* --accept-timeout */
+	const char *record;	/* --record FILE: the run traced (dvx/hal/trace.h) */
+	FILE *record_f;
+	struct dvx_trace *tracer;
 #ifdef CONFIG_DVX_SIM
 	void *fab_mem;
 	struct dvx_sim_fabric *fab;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "priv.h"
+#include "../capmodel.h"
 
 static const char *const op_names[DVX_MOCK_OP_COUNT] = {
 	[DVX_MOCK_OP_NONE] = "none",
@@ -268,6 +269,39 @@ const struct dvx_hal *dvx_mock_hal(struct dvx_mock *m)
 	return m ? &m->hal : NULL;
 }
 
+/*
+ * The default device's capability pages: the hal's ConnectX-7 model (hal/capmodel.c, the
+ * software NIC's builder), so dvx_nic_open() works on a bare mock. Pages set later with
+ * dvx_mock_nic_cfg_set_cap() replace these by op_mod.
+ */
+static void default_caps(struct dvx_mock_nic_cfg *cfg)
+{
+	static const unsigned types[] = { DVX_HAL_CAP_GENERAL, DVX_HAL_CAP_ATOMIC,
+					  DVX_HAL_CAP_ROCE, DVX_HAL_CAP_GENERAL_2 };
+	struct dvx_hal_cap_model model;
+	size_t i;
+
+	dvx_hal_cap_model_cx7(&model);
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		cfg->caps[i].op_mod = (uint16_t)(types[i] << 1 | 1);	/* current */
+		cfg->caps[i].valid = 1;
+		dvx_hal_cap_page(&model, types[i], cfg->caps[i].page);
+	}
+}
+
+/*
+ * A RoCE port always has its link-local GID (from the port's MAC, modified EUI-64) at
+ * index 0 (RoCE v1) and 1 (RoCE v2), before any IP address is configured.
+ */
+static void default_gids(struct dvx_mock_nic_cfg *cfg)
+{
+	static const uint8_t ll[16] = { 0xfe, 0x80, 0, 0, 0, 0, 0, 0,
+					0x00, 0x00, 0x00, 0xff, 0xfe, 0x00, 0x00, 0x01 };
+
+	dvx_mock_nic_cfg_add_gid(cfg, 1, 0, ll, DVX_GID_TYPE_ROCE_V1, NULL);
+	dvx_mock_nic_cfg_add_gid(cfg, 1, 1, ll, DVX_GID_TYPE_ROCE_V2, NULL);
+}
+
 void dvx_mock_nic_cfg_init(struct dvx_mock_nic_cfg *cfg, const char *name, const char *pci)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -289,6 +323,14 @@ void dvx_mock_nic_cfg_init(struct dvx_mock_nic_cfg *cfg, const char *name, const
 	cfg->port[0].max_mtu = 5;
 	cfg->port[0].gid_tbl_len = DVX_MOCK_MAX_GIDS;
 	cfg->port[0].pkey_tbl_len = 1;
+	default_caps(cfg);
+	default_gids(cfg);
+}
+
+void dvx_mock_nic_cfg_clear_caps(struct dvx_mock_nic_cfg *cfg)
+{
+	if (cfg)
+		memset(cfg->caps, 0, sizeof(cfg->caps));
 }
 
 int dvx_mock_nic_cfg_set_cap(struct dvx_mock_nic_cfg *cfg, uint16_t op_mod, const void *page)

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "ctrl.h"
+#include "../capmodel.h"
 
 /* ---- helpers ------------------------------------------------------------------- */
 
@@ -45,8 +46,7 @@ static const struct dvx_sim_port_cfg *port_cfg(const struct sim_nic *nic, unsign
 
 /*
  * A queue of @bytes at @off in umem @u: the offset aligned to @align both as an offset
- * and as an address (page_offset fields count 64 B units, prm 1.6/1.7), and the whole
- * range inside the umem. Returns 0 or the syndrome.
+ * and as an address, and the whole range inside the umem. Returns 0 or the syndrome.
  */
 static uint32_t check_range(const struct sim_umem *u, uint64_t off, uint64_t bytes,
 			    uint64_t align)
@@ -56,6 +56,23 @@ static uint32_t check_range(const struct sim_umem *u, uint64_t off, uint64_t byt
 	if (off > u->len || bytes > u->len - off)
 		return DVX_SIM_SYND_UMEM_RANGE;
 	return 0;
+}
+
+/*
+ * A ring at @off in umem @u: the device reaches it as one of the umem's pages plus a
+ * page_offset of 6 bits in 64-byte units (cqc/qpc page_offset, prm 1.5.1), so the ring
+ * must start at a multiple of 64 B less than 4 KiB into its page. With 4 KiB pages
+ * every 64 B offset is reachable; with larger pages only those near a page's start
+ * (UCX bounds its pages to 4 KiB for this; the kernel's DEVX comment says the page
+ * size bounds object placement). Then its length and alignment (check_range()).
+ */
+static uint32_t check_ring(const struct sim_umem *u, uint64_t off, uint64_t bytes)
+{
+	uint32_t synd = check_range(u, off, bytes, SIM_RING_ALIGN);
+
+	if (!synd && (u->page_off + off) % u->page >= SIM_RING_ALIGN << 6)
+		return DVX_SIM_SYND_PAGE_OFFSET;
+	return synd;
 }
 
 /* ---- GIDs ---------------------------------------------------------------------- */
@@ -141,61 +158,28 @@ bool dvx_sim_port_has_gid(const struct sim_nic *nic, unsigned port, const uint8_
 void dvx_sim_caps_build(struct sim_nic *nic)
 {
 	const struct dvx_sim_nic_cfg *c = &nic->cfg;
-	bool eth = c->port[0].link_layer == DVX_LINK_LAYER_ETHERNET;
-	uint8_t *g = nic->cap_general, *a = nic->cap_atomic, *r = nic->cap_roce;
+	/* the pages come from the hal's one builder (hal/capmodel.c), shared with the
+	 * mock's default device; the sim's decoders below stay its own */
+	struct dvx_hal_cap_model m = {
+		.flags = (c->port[0].link_layer == DVX_LINK_LAYER_ETHERNET ?
+			  DVX_HAL_CAP_F_ETH : 0) |
+			 (c->cd ? DVX_HAL_CAP_F_CD : 0) | (c->atomic ? DVX_HAL_CAP_F_ATOMIC : 0) |
+			 (c->atomic_be_only ? DVX_HAL_CAP_F_ATOMIC_BE : 0) |
+			 (c->force_loopback ? DVX_HAL_CAP_F_LOOPBACK : 0) |
+			 (c->cq_oi ? DVX_HAL_CAP_F_CQ_OI : 0) | (c->bf ? DVX_HAL_CAP_F_BF : 0),
+		.nports = c->nports, .ts_cap = c->ts_cap,
+		.log_max_qp_sz = c->log_max_qp_sz, .log_max_qp = c->log_max_qp,
+		.log_max_cq_sz = c->log_max_cq_sz, .log_max_msg = c->log_max_msg,
+		.log_max_ra_req_qp = c->log_max_ra_req_qp,
+		.log_max_ra_res_qp = c->log_max_ra_res_qp, .log_max_pd = c->log_max_pd,
+		.log_bf_reg_size = DVX_SIM_LOG_BF_REG_SIZE,
+		.max_wqe_sz_sq = c->max_wqe_sz_sq, .max_wqe_sz_rq = c->max_wqe_sz_rq,
+	};
 
-	memset(g, 0, sizeof(nic->cap_general));
-	memset(a, 0, sizeof(nic->cap_atomic));
-	memset(r, 0, sizeof(nic->cap_roce));
-	memset(nic->cap_general2, 0, sizeof(nic->cap_general2));
-
-	/* general device caps, page-relative (prm 1.2 table) */
-	sim_set(g, 4, 31, 31, 1);			/* hca_cap_2 */
-	sim_set(g, 16, 23, 16, c->log_max_qp_sz);
-	sim_set(g, 16, 4, 0, c->log_max_qp);
-	sim_set(g, 24, 23, 16, c->log_max_cq_sz);
-	sim_set(g, 28, 23, 23, 1);			/* relaxed_ordering_write */
-	sim_set(g, 28, 22, 22, 1);			/* relaxed_ordering_read_pci_enabled */
-	sim_set(g, 40, 21, 16, c->log_max_ra_req_qp);
-	sim_set(g, 40, 5, 0, c->log_max_ra_res_qp);
-	sim_set(g, 52, 9, 8, eth ? 1 : 0);		/* port_type */
-	sim_set(g, 52, 7, 0, c->nports);
-	sim_set(g, 56, 28, 24, c->log_max_msg);
-	sim_set(g, 60, 3, 0, 1);			/* cqe_version */
-	sim_set(g, 64, 2, 2, eth ? 1 : 0);		/* roce */
-	sim_set(g, 64, 1, 1, c->atomic ? 1 : 0);
-	sim_set(g, 68, 31, 31, c->cq_oi ? 1 : 0);
-	sim_set(g, 68, 19, 19, c->cd ? 1 : 0);
-	sim_set(g, 68, 0, 0, 1);			/* rc */
-	sim_set(g, 72, 31, 31, 1);			/* uar_4k */
-	sim_set(g, 72, 21, 16, 6);			/* uar_sz */
-	sim_set(g, 72, 7, 0, 12);			/* log_pg_sz */
-	sim_set(g, 76, 31, 31, c->bf ? 1 : 0);
-	sim_set(g, 76, 20, 16, DVX_SIM_LOG_BF_REG_SIZE);
-	sim_set(g, 80, 15, 0, c->max_wqe_sz_sq);
-	sim_set(g, 84, 15, 0, c->max_wqe_sz_rq);
-	sim_set(g, 100, 20, 16, c->log_max_pd);
-	sim_set(g, 176, 31, 24, c->atomic ? 3 : 0);	/* log_max_atomic_size_qp: 8 B */
-	sim_set(g, 136, 31, 30, c->ts_cap);		/* sq_ts_format */
-	sim_set(g, 136, 29, 28, c->ts_cap);		/* rq_ts_format */
-	/* cqe_compression, wait_on_data, wait_on_time: 0 (not modelled) */
-
-	/* atomic caps (prm 1.2): the kernel selects host endianness when supported */
-	if (c->atomic) {
-		sim_set(a, 8, 31, 30, c->atomic_be_only ? 0 : 1);
-		sim_set(a, 8, 25, 25, c->atomic_be_only ? 0 : 1);
-		sim_set(a, 16, 15, 0, 0xf);		/* CAS, FA, masked CAS, masked FA */
-		sim_set(a, 20, 15, 0, 0xc);		/* 4 B and 8 B */
-		sim_set(a, 24, 15, 0, 0xc);
-	}
-
-	/* RoCE caps */
-	sim_set(r, 0, 26, 26, c->force_loopback ? 1 : 0);
-	sim_set(r, 0, 25, 25, c->force_loopback ? 1 : 0);
-	sim_set(r, 0, 1, 0, c->ts_cap);			/* qp_ts_format */
-	sim_set(r, 24, 31, 16, 0xffff);
-	sim_set(r, 24, 15, 0, 0xc000);
-	/* general caps 2: send_dbr_mode_no_dbr_ext 0 (not modelled) */
+	dvx_hal_cap_page(&m, DVX_HAL_CAP_GENERAL, nic->cap_general);
+	dvx_hal_cap_page(&m, DVX_HAL_CAP_ATOMIC, nic->cap_atomic);
+	dvx_hal_cap_page(&m, DVX_HAL_CAP_ROCE, nic->cap_roce);
+	dvx_hal_cap_page(&m, DVX_HAL_CAP_GENERAL_2, nic->cap_general2);
 }
 
 static int query_hca_cap(struct sim_nic *nic, const uint8_t *in, size_t inlen, void *out,
@@ -277,6 +261,11 @@ static int create_cq(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 	ring_off = sim_get64(in, 80);
 	if (sim_get(in, 16, 23, 21) != 0)	/* cqe_sz: 128-byte CQEs */
 		REFUSE(BAD_PARAM, NOT_MODELLED);
+	/* With the ring in a umem the firmware takes the page size from the umem
+	 * (prm 1.5.1): log_page_size is not read (NVSHMEM writes 4, DPDK log2(page) - 12,
+	 * both run); a page_offset no source sends there is refused, not guessed at */
+	if (sim_get(in, 24, 11, 6))		/* page_offset */
+		REFUSE(BAD_PARAM, FIELD);
 	if (sim_get(in, 16, 14, 14))		/* cqe_comp_en: cap cqe_compression 0 */
 		REFUSE(BAD_PARAM, NO_CAP);
 	if (sim_get(in, 16, 17, 17) && !c->cq_oi)
@@ -292,7 +281,7 @@ static int create_cq(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 	dbr = dvx_sim_umem_find(nic, sim_get(in, 20, 31, 0));
 	if (!ring || !dbr)
 		REFUSE(BAD_RESOURCE, BAD_UMEM);
-	synd = check_range(ring, ring_off, 64ull << log, 64);
+	synd = check_ring(ring, ring_off, 64ull << log);
 	if (!synd)
 		synd = check_range(dbr, dbr_off, 8, 8);
 	if (synd)
@@ -387,6 +376,8 @@ static int create_qp(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 		REFUSE(BAD_PARAM, NOT_MODELLED);
 	if (sim_get(in, 32, 15, 15))		/* no_sq */
 		REFUSE(BAD_PARAM, NOT_MODELLED);
+	if (sim_get(in, 168, 11, 6))		/* page_offset: as for CQs (create_cq) */
+		REFUSE(BAD_PARAM, FIELD);
 	if (sim_get(in, 32, 7, 6) == 3)		/* ts_format 3 is reserved */
 		REFUSE(BAD_PARAM, FIELD);
 	/* a format the device does not have: FREE_RUNNING on a real-time-only device,
@@ -446,7 +437,7 @@ static int create_qp(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 	wq_off = sim_get64(in, 256);
 	dbr_off = sim_get64(in, 184);
 	sq_bytes = 64ull << log_sq;
-	synd = check_range(wq, wq_off, rq_bytes + sq_bytes, 64);
+	synd = check_ring(wq, wq_off, rq_bytes + sq_bytes);
 	if (!synd)
 		synd = check_range(dbr, dbr_off, 8, 8);
 	if (synd)

@@ -101,6 +101,7 @@ enum {
 #define SIM_QPC_OFF 24u
 #define SIM_QPC_BYTES 232u
 #define SIM_CQC_BYTES 64u
+#define SIM_RING_ALIGN 64u	/* a ring starts on 64 B: page_offset counts 64 B units */
 
 /* ---- ids --------------------------------------------------------------------- */
 

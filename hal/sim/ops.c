@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../host_priv.h"
 #include "ctrl.h"
@@ -346,6 +347,9 @@ static int sim_obj_destroy(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj)
 	(DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ |   \
 	 DVX_ACCESS_REMOTE_ATOMIC | DVX_ACCESS_RELAXED_ORDERING)
 
+#define SIM_UMEM_ACCESS                                                               \
+	(DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ)
+
 /* resolve a dma-buf registration to host bytes; 0 or a negative errno (diag set) */
 static int dmabuf_range(struct dvx_hal_nic *dev, struct sim_nic *nic, const char *op, int fd,
 			uint64_t off, uint64_t len, struct sim_dmabuf **out, uint8_t **base)
@@ -362,6 +366,39 @@ static int dmabuf_range(struct dvx_hal_nic *dev, struct sim_nic *nic, const char
 	return 0;
 }
 
+/*
+ * The page size the kernel gives a DEVX umem, as drivers/infiniband/hw/mlx5/devx.c
+ * (devx_umem_find_best_pgsize()) chooses it: the page sizes the caller allows (rdma-core's
+ * plain registration allows every size from 4 KiB), none above the umem's length rounded
+ * up to a power of two (or the CPU page), the largest left; then halved while the umem
+ * does not start on a page or its length is not a whole number of pages, down to the CPU
+ * page, below which the umem may start inside its first page. The sim takes the bytes
+ * as physically contiguous, so it picks the largest page the kernel could pick (what it
+ * does for huge pages and GPU memory): the strictest placement rule hardware can show.
+ * @dma_addr is where the umem starts as the device sees it: the host address, or the
+ * offset into a dma-buf (whose first byte is taken as aligned to any page).
+ */
+static int umem_pages(uint64_t dma_addr, uint64_t len, uint64_t bitmap, uint64_t *page,
+		      uint64_t *page_off)
+{
+	uint64_t cpu_page = (uint64_t)sysconf(_SC_PAGESIZE), cap = cpu_page, p;
+
+	if (!bitmap)
+		bitmap = ~0xfffull;
+	while (cap < len && cap < (1ull << 62))
+		cap <<= 1;
+	bitmap &= ~0xfffull & (cap | (cap - 1));
+	if (!bitmap)
+		return -EINVAL;
+	for (p = 1ull << 62; !(bitmap & p); p >>= 1)
+		;
+	while ((dma_addr % p || len % p) && p > cpu_page)
+		p >>= 1;
+	*page = p;
+	*page_off = dma_addr % p;
+	return 0;
+}
+
 static int sim_umem_reg(struct dvx_hal_nic *dev, const struct dvx_hal_umem_req *req,
 			struct dvx_hal_umem *umem)
 {
@@ -369,18 +406,24 @@ static int sim_umem_reg(struct dvx_hal_nic *dev, const struct dvx_hal_umem_req *
 	struct sim_dmabuf *d = NULL;
 	struct sim_umem *u = NULL;
 	uint8_t *base = req->addr;
+	uint64_t page, page_off;
 	uint32_t i;
 	int err = 0;
 
 	if (!nic)
 		return -EINVAL;
 	memset(umem, 0, sizeof(*umem));
-	if (req->access & ~(uint32_t)SIM_ACCESS_KNOWN) {
-		err = os_fail(dev, -EINVAL, "umem_reg", "unknown access bits");
+	/* the kernel's DEVX umem takes local write, remote write and remote read only
+	 * (devx_umem_get()), remote write needing local write (ib_check_mr_access()) */
+	if ((req->access & ~(uint32_t)SIM_UMEM_ACCESS) ||
+	    ((req->access & DVX_ACCESS_REMOTE_WRITE) && !(req->access & DVX_ACCESS_LOCAL_WRITE))) {
+		err = os_fail(dev, -EINVAL, "umem_reg", "access bits a DEVX umem does not take");
 		goto unlock;
 	}
-	if (req->pgsz_bitmap && !(req->pgsz_bitmap & ~0xfffull)) {
-		err = os_fail(dev, -EINVAL, "umem_reg", "no page size >= 4 KiB in pgsz_bitmap");
+	if (umem_pages(req->dmabuf_fd >= 0 ? req->dmabuf_offset : (uint64_t)(uintptr_t)req->addr,
+		       req->len, req->pgsz_bitmap, &page, &page_off)) {
+		err = os_fail(dev, -EINVAL, "umem_reg",
+			      "no page size >= 4 KiB in pgsz_bitmap fits the umem");
 		goto unlock;
 	}
 	if (req->dmabuf_fd >= 0) {
@@ -420,6 +463,8 @@ static int sim_umem_reg(struct dvx_hal_nic *dev, const struct dvx_hal_umem_req *
 	u->access = req->access;
 	u->base = base;
 	u->len = req->len;
+	u->page = page;
+	u->page_off = page_off;
 	u->dmabuf = d;
 	if (d)
 		d->users++;

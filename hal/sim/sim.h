@@ -72,6 +72,10 @@ struct sim_umem {
 	 * @dptr the device address of its first byte; NULL for memory the sim addresses */
 	const struct dvx_sim_dma *dma;
 	uint64_t dptr;
+	/* the page size the kernel would give the umem and the umem's offset in its first
+	 * page (docs/sim.md "Queues in umems"): where a ring may start */
+	uint64_t page;
+	uint64_t page_off;
 };
 
 /** an MR: [iova, iova+len) -> base */

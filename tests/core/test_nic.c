@@ -8,6 +8,12 @@
 
 static struct dvx_nic nic;
 
+/* every feature a ConnectX-7 (the mock's, the default device's) gives */
+#define CX7_FEATURES                                                                     \
+	(DVX_NIC_FEAT_CD | DVX_NIC_FEAT_ATOMIC | DVX_NIC_FEAT_ATOMIC_HOST_ENDIAN |         \
+	 DVX_NIC_FEAT_EXT_ATOMIC | DVX_NIC_FEAT_LOOPBACK | DVX_NIC_FEAT_RELAXED_ORDERING | \
+	 DVX_NIC_FEAT_BF | DVX_NIC_FEAT_CQ_OI)
+
 static int setup_roce(void **state)
 {
 	(void)state;
@@ -64,11 +70,7 @@ static void test_open_roce(void **state)
 	assert_int_equal(nic.caps.atomic_size_qp, 0xc);
 	assert_int_equal(nic.caps.r_roce_min_src_udp_port, 0xc000);
 	assert_int_equal(nic.caps.send_dbr_mode_no_dbr_ext, 1);
-	assert_int_equal(nic.features,
-			 DVX_NIC_FEAT_CD | DVX_NIC_FEAT_ATOMIC | DVX_NIC_FEAT_ATOMIC_HOST_ENDIAN |
-				 DVX_NIC_FEAT_EXT_ATOMIC | DVX_NIC_FEAT_LOOPBACK |
-				 DVX_NIC_FEAT_RELAXED_ORDERING | DVX_NIC_FEAT_BF |
-				 DVX_NIC_FEAT_CQ_OI);
+	assert_int_equal(nic.features, CX7_FEATURES);
 	assert_int_equal(nic.atomic_mode, DVX_MLX5_ATOMIC_MODE_UP_TO_8B);
 	assert_int_equal(nic.atomic_be_results, 0);
 	assert_int_equal(dvx_nic_require(&nic, DVX_NIC_FEAT_CD | DVX_NIC_FEAT_ATOMIC, "x"), 0);
@@ -218,6 +220,63 @@ static void test_missing_caps(void **state)
 	assert_false(nic.features & DVX_NIC_FEAT_EXT_ATOMIC);
 	assert_int_equal(dvx_nic_close(&nic), 0);
 	assert_int_equal(dvx_mock_live_total(&M), 0);
+}
+
+/*
+ * The mock's own default device (dvx_mock_nic_cfg_init(), no libdvx-test.a) opens: its
+ * capability pages parse to the modelled ConnectX-7, its link-local RoCE v2 GID is
+ * chosen, and a CQ and a QP can be made on it. Without its pages the open fails at the
+ * first QUERY_HCA_CAP and holds nothing.
+ */
+static void test_bare_mock(void **state)
+{
+	struct dvx_mock_nic_cfg cfg;
+	struct dvx_nic_cfg attr;
+	struct dvx_umem u;
+	struct dvx_cq cq;
+	struct dvx_qp qp;
+	struct dvx_cq_attr ca;
+	struct dvx_qp_attr qa;
+
+	(void)state;
+	dvx_mock_init(&M);
+	dvx_mock_nic_cfg_init(&cfg, "mlx5_9", "0000:9a:00.0");
+	assert_int_equal(dvx_mock_add_nic(&M, &cfg), 0);
+	memset(&attr, 0, sizeof(attr));
+	attr.name = "mlx5_9";
+	memset(&nic, 0, sizeof(nic));
+	assert_int_equal(dvx_nic_open(&nic, HAL, &attr), 0);
+	/* the modelled ConnectX-7's limits, every page read */
+	assert_true(nic.caps.rc && nic.caps.log_max_qp_sz == 15 && nic.caps.log_max_cq_sz == 22 &&
+		    nic.caps.log_max_msg == 30 && nic.caps.log_bf_reg_size == 9 &&
+		    nic.caps.cqe_version == 1);
+	assert_true(nic.caps.atomic_valid && nic.caps.roce_valid && nic.caps.general2_valid);
+	assert_int_equal(nic.features, CX7_FEATURES);
+	assert_int_equal(nic.atomic_mode, DVX_MLX5_ATOMIC_MODE_UP_TO_8B);
+	assert_int_equal(nic.roce, 1);
+	assert_int_equal(nic.gid_index, 1);		/* link-local, RoCE v2 */
+	assert_int_equal(nic.gid.raw[0], 0xfe);
+
+	fx_umem(&nic, &u, 0, 16384);
+	fx_cq_attr(&ca, &u, 0, 8192, 64);
+	memset(&cq, 0, sizeof(cq));
+	assert_int_equal(dvx_cq_create(&nic, &ca, &cq), 0);
+	fx_qp_attr(&qa, &cq, &u, 4096, 8200);
+	memset(&qp, 0, sizeof(qp));
+	assert_int_equal(dvx_qp_create(&nic, &qa, &qp), 0);
+	assert_int_equal(dvx_qp_destroy(&qp), 0);
+	assert_int_equal(dvx_cq_destroy(&cq), 0);
+	assert_int_equal(dvx_umem_dereg(&u), 0);
+	assert_int_equal(dvx_nic_close(&nic), 0);
+	assert_int_equal(dvx_mock_live_total(&M), 0);
+
+	/* no pages: QUERY_HCA_CAP is refused, nothing is held */
+	dvx_mock_nic_cfg_clear_caps(dvx_mock_nic_cfg(&M, 0));
+	assert_int_equal(dvx_nic_open(&nic, HAL, &attr), -EINVAL);
+	assert_string_equal(nic.hal.diag.op, "QUERY_HCA_CAP");
+	assert_int_equal(nic.hal.diag.status, 0x03);
+	assert_int_equal(dvx_mock_live_total(&M), 0);
+	dvx_mock_nic_cfg_clear_caps(NULL);
 }
 
 static void test_uars(void **state)
@@ -437,6 +496,12 @@ static void test_umem(void **state)
 	assert_int_equal(dvx_umem_reg(&nic, &a, &u2), -EINVAL);
 	assert_non_null(strstr(nic.hal.diag.msg, "LOCAL_WRITE"));
 	a.access = 1u << 12;
+	assert_int_equal(dvx_umem_reg(&nic, &a, &u2), -EINVAL);
+	/* bits the kernel's DEVX umem refuses (devx_umem_get): refused here first */
+	a.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_ATOMIC;
+	assert_int_equal(dvx_umem_reg(&nic, &a, &u2), -EINVAL);
+	assert_non_null(strstr(nic.hal.diag.msg, "does not take"));
+	a.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_RELAXED_ORDERING;
 	assert_int_equal(dvx_umem_reg(&nic, &a, &u2), -EINVAL);
 	a.access = 0;
 	a.pgsz_bitmap = 1ull << 21;
@@ -726,6 +791,7 @@ int main(void)
 		cmocka_unit_test_setup(test_open_ib_and_pci, setup_roce),
 		cmocka_unit_test_setup(test_open_bad, setup_roce),
 		cmocka_unit_test_setup(test_missing_caps, setup_roce),
+		cmocka_unit_test_setup(test_bare_mock, setup_roce),
 		cmocka_unit_test_setup(test_uars, setup_roce),
 		cmocka_unit_test_setup(test_open_faults, setup_roce),
 		cmocka_unit_test_setup(test_every_status, setup_roce),

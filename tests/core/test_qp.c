@@ -133,8 +133,8 @@ static void test_cq_create(void **state)
 	for (i = 0; i < 64; i++)
 		assert_int_equal(fx_mem[RING_OFF + i * 64 + 63], DVX_MLX5_CQE_INIT_OP_OWN);
 	assert_int_equal(fx_mem[RING_OFF + 62], 0x5a);	/* only op_own is written */
-	for (i = 0; i < 8; i++)
-		assert_int_equal(fx_mem[DBR_OFF + i], 0);
+	/* the record: consumer index 0, the arm word of a polled CQ (sequence 2) */
+	assert_bytes_equal(fx_mem + DBR_OFF, "\0\0\0\0\x20\0\0\0", 8);
 	assert_int_equal(um.users, 2);
 	assert_int_equal(nic.uar.users, 1);
 	assert_int_equal(dvx_umem_dereg(&um), -EBUSY);
@@ -283,6 +283,9 @@ static void test_qp_create(void **state)
 	assert_int_equal(GET(in, DVX_MLX5_QPC_CD_SLAVE_SEND), 0);
 	assert_int_equal(GET(in, DVX_MLX5_QPC_CD_SLAVE_RECEIVE), 0);
 	assert_int_equal(GET(in, DVX_MLX5_QPC_NEXT_RCV_PSN), 0);	/* cd_master did not spill */
+	/* reserved with the WQ in a umem (prm 1.5.1) */
+	assert_int_equal(GET(in, DVX_MLX5_QPC_LOG_PAGE_SIZE), 0);
+	assert_int_equal(GET(in, DVX_MLX5_QPC_PAGE_OFFSET), 0);
 	assert_int_equal(GET(in, DVX_MLX5_QPC_DBR_UMEM_VALID), 1);
 	assert_int_equal(GET(in, DVX_MLX5_QPC_DBR_UMEM_ID), um.id);
 	assert_int_equal(dvx_mlx5_get64(in, DVX_MLX5_QPC_DBR_ADDR), DBR_OFF + 16);
@@ -580,6 +583,80 @@ static void test_connect_roce(void **state)
 		assert_int_equal(GET(in, DVX_MLX5_QPC_RAE), 0);
 		assert_int_equal(GET(in, DVX_MLX5_QPC_ATOMIC_MODE), 0);
 	}
+	teardown_all();
+}
+
+/* a big-endian dword at byte @b of @m, ORed in: the expected images are written from
+ * docs/prm.md's positions with shifts of their own, not with the field macros */
+static void put_dw(uint8_t *m, unsigned b, uint32_t v)
+{
+	dvx_put_be32(m + b, dvx_get_be32(m + b) | v);
+}
+
+/*
+ * A RoCE v1 path (GRH over Ethernet, no IP or UDP header) carries no DSCP and no UDP
+ * source port (the kernel's mlx5_set_path sets them for RoCE v2 only); the traffic
+ * class stays in the GRH's tclass. The whole INIT2RTR mailbox, byte for byte.
+ */
+static void test_connect_roce_v1(void **state)
+{
+	static const uint8_t peer_gid[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
+					      192, 168, 1, 20 };
+	uint8_t want[DVX_MLX5_MODIFY_QP_IN_BYTES];
+	struct dvx_qp_connect_attr ca;
+	struct dvx_cq_attr cqa;
+	struct dvx_qp_attr qa;
+	struct dvx_qp_conn peer;
+
+	(void)state;
+	assert_int_equal(fx_open_attr(&nic, DVX_UAR_PREF_NC, 0, 2), 0);	/* RoCE v1 */
+	assert_int_equal(nic.gid.type, DVX_GID_TYPE_ROCE_V1);
+	fx_umem(&nic, &um, 0, 0x40000);
+	fx_cq_attr(&cqa, &um, RING_OFF, DBR_OFF, 64);
+	assert_int_equal(dvx_cq_create(&nic, &cqa, &cq), 0);
+	fx_qp_attr(&qa, &cq, &um, WQ_OFF, DBR_OFF + 16);
+	assert_int_equal(dvx_qp_create(&nic, &qa, &qp), 0);
+
+	assert_int_equal(dvx_qp_export(&qp, &peer), 0);
+	peer.qpn = dvx_cpu_to_be32(0x4242);
+	peer.psn = dvx_cpu_to_be32(0xabcdef);
+	peer.mtu = DVX_MLX5_MTU_1024;
+	memcpy(peer.gid, peer_gid, 16);
+	dvx_qp_connect_attr_init(&ca);
+	ca.traffic_class = 0x68;
+	ca.sl = 3;
+	fx_mbox_reset();
+	assert_int_equal(dvx_qp_connect(&qp, &peer, &ca), 0);
+
+	memset(want, 0, sizeof(want));
+	put_dw(want, 0, 0x503u << 16);			/* INIT2RTR_QP */
+	put_dw(want, 8, qp.qpn);
+	put_dw(want, 32, DVX_MLX5_MTU_1024 << 29 | 30u << 24);	/* mtu, log_msg_max */
+	put_dw(want, 44, 0x4242);				/* remote_qpn */
+	put_dw(want, 56, 2u << 16 | 255);			/* src_addr_index, hop_limit */
+	put_dw(want, 60, 0x68u << 20);				/* tclass, flow_label 0 */
+	memcpy(want + 64, peer_gid, 16);			/* rgid */
+	/* dw@80: dscp and udp_sport 0 on RoCE v1 */
+	put_dw(want, 84, 3u << 28 | 1u << 16);			/* eth_prio, vhca_port_num */
+	memcpy(want + 86, "\x02\x00\x00\xc7\x00\x01", 6);	/* rmac */
+	put_dw(want, 168, 4u << 21);				/* log_rra_max */
+	put_dw(want, 172, 12u << 24 | 0xabcdef);		/* min_rnr_nak, next_rcv_psn */
+	assert_bytes_equal(fx_mbox_last(DVX_MLX5_CMD_INIT2RTR_QP), want, sizeof(want));
+
+	/* the same connection over RoCE v2 carries both */
+	teardown_all();
+	assert_int_equal(fx_open_attr(&nic, DVX_UAR_PREF_NC, 0, 3), 0);	/* RoCE v2 */
+	fx_umem(&nic, &um, 0, 0x40000);
+	assert_int_equal(dvx_cq_create(&nic, &cqa, &cq), 0);
+	fx_qp_attr(&qa, &cq, &um, WQ_OFF, DBR_OFF + 16);
+	assert_int_equal(dvx_qp_create(&nic, &qa, &qp), 0);
+	ca.udp_sport = 0xd00d;
+	fx_mbox_reset();
+	assert_int_equal(dvx_qp_connect(&qp, &peer, &ca), 0);
+	dvx_put_be32(want + 8, qp.qpn);
+	dvx_put_be32(want + 56, 3u << 16 | 255);
+	put_dw(want, 80, (0x68u >> 2) << 16 | 0xd00d);		/* dscp, udp_sport */
+	assert_bytes_equal(fx_mbox_last(DVX_MLX5_CMD_INIT2RTR_QP), want, sizeof(want));
 	teardown_all();
 }
 
@@ -1107,6 +1184,7 @@ int main(void)
 		cmocka_unit_test_setup(test_qp_bad, setup),
 		cmocka_unit_test_setup(test_companion_shares_uar, setup),
 		cmocka_unit_test_setup(test_connect_roce, setup),
+		cmocka_unit_test_setup(test_connect_roce_v1, setup),
 		cmocka_unit_test_setup(test_connect_ib, setup),
 		cmocka_unit_test_setup(test_connect_bad, setup),
 		cmocka_unit_test_setup(test_loopback_and_pair, setup),

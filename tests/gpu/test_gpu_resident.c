@@ -160,6 +160,7 @@ static void world_up(void)
 	init = calloc(1, D_LEN);
 	assert_non_null(init);
 	dvx_mlx5_cq_ring_init(init + Q_CQ, CQ_LOG);
+	dvx_mlx5_cq_dbr_init((dvx_be32 *)(void *)(init + Q_CQDBR));
 	GPU_OK(dvx_gpu_memcpy_htod(&E.g, E.dm.dptr, init, D_LEN));
 	free(init);
 	assert_int_equal(dvx_sim_dmabuf_export_dma(E.fab, E.dm.dptr, Q_LEN, &dma, &fd), 0);

@@ -95,8 +95,15 @@ static void test_devices(void **state)
 	assert_int_equal(dvx_hal_query_port(&dev, 1, &pa), 0);
 	assert_int_equal(pa.state, 4);
 	assert_int_equal(dvx_hal_query_port(&dev, 2, &pa), -EINVAL);	/* one port */
+	/* the default device's link-local GIDs (RoCE v1, v2), then empty entries */
 	assert_int_equal(dvx_hal_query_gid(&dev, 1, 0, &gid), 0);
-	assert_int_equal(gid.valid, 0);					/* empty table */
+	assert_int_equal(gid.valid, 1);
+	assert_int_equal(gid.raw[0], 0xfe);
+	assert_int_equal(gid.type, DVX_GID_TYPE_ROCE_V1);
+	assert_int_equal(dvx_hal_query_gid(&dev, 1, 1, &gid), 0);
+	assert_int_equal(gid.type, DVX_GID_TYPE_ROCE_V2);
+	assert_int_equal(dvx_hal_query_gid(&dev, 1, 2, &gid), 0);
+	assert_int_equal(gid.valid, 0);
 	assert_int_equal(dvx_hal_query_gid(&dev, 1, DVX_MOCK_MAX_GIDS, &gid), -EINVAL);
 
 	assert_int_equal(dvx_hal_nic_close(&dev), 0);
@@ -119,8 +126,13 @@ static void test_query_hca_cap(void **state)
 	assert_int_equal(out[16], 0xc7);		/* the page at byte 16 */
 	assert_int_equal(out[17], 0);
 
-	/* a page nobody configured: BAD_PARAM, like firmware for an unknown cap type */
+	/* the default device's other pages: the atomic page announces CAS and FA */
 	dvx_put_be32(in + 4, 0x7);
+	assert_int_equal(dvx_hal_devx_cmd(&dev, in, sizeof(in), out, sizeof(out)), 0);
+	assert_int_equal(out[16 + 16 + 3], 0xf);	/* atomic_operations, dw@16 [15:0] */
+
+	/* a page nobody configured: BAD_PARAM, like firmware for an unknown cap type */
+	dvx_put_be32(in + 4, 0x11);
 	assert_int_equal(dvx_hal_devx_cmd(&dev, in, sizeof(in), out, sizeof(out)), -EREMOTEIO);
 	assert_int_equal(out[0], 0x03);
 	assert_int_equal(dev.diag.src, DVX_DIAG_DEVX);
@@ -130,7 +142,7 @@ static void test_query_hca_cap(void **state)
 
 	/* the log names the mailbox */
 	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_DEVX_CMD)->prm_opcode, 0x100);
-	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_DEVX_CMD)->prm_op_mod, 0x7);
+	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_DEVX_CMD)->prm_op_mod, 0x11);
 	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_DEVX_CMD)->inlen, 16);
 	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_DEVX_CMD)->outlen, 4112);
 	assert_int_equal(dvx_hal_nic_close(&dev), 0);

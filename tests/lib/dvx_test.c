@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <limits.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -102,6 +103,28 @@ int dvx_test_fork_all(int n, int (*fn)(int rank, int n, void *arg), void *arg)
 		}
 	}
 	return ret;
+}
+
+int dvx_test_tools_dir(const char *argv0, char *dir, size_t n)
+{
+	const char *env = getenv("DVX_TOOLS_DIR");
+	char self[PATH_MAX], *slash;
+	int i;
+
+	if (env && *env) {
+		snprintf(dir, n, "%s", env);
+		return 0;
+	}
+	if (!argv0 || !realpath(argv0, self))
+		return -1;
+	for (i = 0; i < 2; i++) {	/* the binary, then tests/ */
+		slash = strrchr(self, '/');
+		if (!slash)
+			return -1;
+		*slash = '\0';
+	}
+	snprintf(dir, n, "%.*s/tools", PATH_MAX - 16, self);
+	return 0;
 }
 
 /* tests/lib/p2p_world.c: a world of another size than the MPI job skips its test */

@@ -36,6 +36,11 @@ void dvx_test_free(void *p);
  * whose ranks are processes; the parent must not have touched CUDA. */
 int dvx_test_fork_all(int n, int (*fn)(int rank, int n, void *arg), void *arg);
 
+/* The folder of dvx's programs for a test binary run as @argv0: $DVX_TOOLS_DIR, else
+ * ../tools next to the binary ($(O)/tests/x -> $(O)/tools). 0, or -1 when neither can be
+ * found. */
+int dvx_test_tools_dir(const char *argv0, char *dir, size_t n);
+
 /* Parse a hex string ("00 01 23 ..", whitespace ignored) into @out; returns bytes. */
 size_t dvx_test_hex(const char *hex, uint8_t *out, size_t max);
 

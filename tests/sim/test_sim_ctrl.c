@@ -92,6 +92,7 @@ static void env_open(struct env *e, const char *name, enum dvx_uar_type type)
 	ur.len = MEM_LEN;
 	ur.access = DVX_ACCESS_LOCAL_WRITE;
 	ur.dmabuf_fd = -1;
+	ur.pgsz_bitmap = 4096;	/* 4 KiB pages, as dvx registers: rings at any 64 B */
 	assert_int_equal(dvx_hal_umem_reg(&e->dev, &ur, &e->umem), 0);
 }
 
@@ -696,6 +697,178 @@ static void test_cq(void **state)
 	live_zero();
 }
 
+/* ---- queues in umems: pages and page offsets (prm 1.5.1) ------------------------- */
+
+/* a umem of @len over @mem (host, @fd < 0) or dma-buf @fd at @off, pages @bitmap */
+static void umem_over(struct env *e, void *mem, int fd, uint64_t off, uint64_t len,
+		      uint64_t bitmap, struct dvx_hal_umem *um)
+{
+	struct dvx_hal_umem_req ur;
+
+	memset(&ur, 0, sizeof(ur));
+	ur.addr = fd < 0 ? mem : NULL;
+	ur.len = len;
+	ur.access = DVX_ACCESS_LOCAL_WRITE;
+	ur.dmabuf_fd = fd;
+	ur.dmabuf_offset = off;
+	ur.pgsz_bitmap = bitmap;
+	assert_int_equal(dvx_hal_umem_reg(&e->dev, &ur, um), 0);
+}
+
+/* the answer to a create: 0 (the object made is destroyed again) or the syndrome of
+ * the BAD_PARAM refusal */
+static uint32_t made(struct env *e, int rc, struct dvx_hal_obj *obj)
+{
+	if (rc) {
+		assert_int_equal(rc, -EREMOTEIO);
+		assert_int_equal(e->dev.diag.status, 0x03);
+		return e->dev.diag.syndrome;
+	}
+	assert_int_equal(dvx_hal_obj_destroy(&e->dev, obj), 0);
+	return 0;
+}
+
+/* a one-CQE CQ whose ring is at @ring in @um (its record in the env's umem) */
+static uint32_t cq_at(struct env *e, const struct dvx_hal_umem *um, uint64_t ring)
+{
+	struct dvx_mlx5_cq_attr a;
+	struct dvx_hal_obj cq;
+	uint32_t cqn;
+
+	cq_attr(e, &a, 0, 7);
+	a.cq_umem_id = um->id;
+	a.cq_umem_offset = ring;
+	return made(e, cq_make(e, &a, &cq, &cqn), &cq);
+}
+
+/* a QP of 64 WQEBBs whose work queue starts at @wq in @um */
+static uint32_t qp_at(struct env *e, const struct dvx_hal_umem *um, uint32_t cqn, uint64_t wq)
+{
+	struct dvx_mlx5_qp_attr a;
+	struct dvx_hal_obj qp;
+	uint32_t qpn;
+
+	qp_attr(e, &a, cqn, 7);
+	a.wq_umem_id = um->id;
+	a.wq_umem_offset = wq;
+	return made(e, qp_make(e, &a, &qp, &qpn), &qp);
+}
+
+#define HUGE (2u << 20)
+
+static void test_umem_pages(void **state)
+{
+	struct dvx_mlx5_cq_attr ca;
+	struct dvx_mlx5_qp_attr qa;
+	struct dvx_hal_umem um;
+	struct dvx_hal_obj cq;
+	uint8_t *mem;
+	uint32_t cqn;
+	struct env e;
+	int fd;
+
+	(void)state;
+	assert_int_equal(add_default(0), 0);
+	env_open(&e, "sim_0", DVX_UAR_NC_DEDICATED);
+	cq_attr(&e, &ca, 6, 0);
+	assert_int_equal(cq_make(&e, &ca, &cq, &cqn), 0);
+	mem = aligned_alloc(HUGE, 2 * HUGE);
+	assert_non_null(mem);
+
+	/* host memory in 4 KiB pages (dvx's default bitmap): every 64 B offset works
+	 * (one 32 B off is refused as misaligned: test_cq) */
+	umem_over(&e, mem, -1, 0, 2 * HUGE, 4096, &um);
+	assert_int_equal(cq_at(&e, &um, 64), 0);
+	assert_int_equal(cq_at(&e, &um, 4032), 0);
+	assert_int_equal(cq_at(&e, &um, 4096 + 64), 0);
+	assert_int_equal(cq_at(&e, &um, HUGE + 4096 * 7 + 128), 0);
+	assert_int_equal(qp_at(&e, &um, cqn, 4096 * 3 + 64), 0);
+	assert_int_equal(dvx_hal_umem_dereg(&e.dev, &um), 0);
+
+	/* huge pages: with 2 MiB allowed, a 2 MiB aligned umem of whole 2 MiB pages gets
+	 * them, and a ring must start within the first 4 KiB of a page (6-bit
+	 * page_offset in 64 B units) */
+	umem_over(&e, mem, -1, 0, 2 * HUGE, HUGE | 4096, &um);
+	assert_int_equal(cq_at(&e, &um, 0), 0);
+	assert_int_equal(cq_at(&e, &um, 4032), 0);
+	assert_int_equal(cq_at(&e, &um, 4096), DVX_SIM_SYND_PAGE_OFFSET);
+	assert_int_equal(cq_at(&e, &um, HUGE - 64), DVX_SIM_SYND_PAGE_OFFSET);
+	assert_int_equal(cq_at(&e, &um, HUGE), 0);
+	assert_int_equal(cq_at(&e, &um, HUGE + 8192), DVX_SIM_SYND_PAGE_OFFSET);
+	assert_int_equal(qp_at(&e, &um, cqn, 8192), DVX_SIM_SYND_PAGE_OFFSET);
+	assert_int_equal(qp_at(&e, &um, cqn, HUGE + 64), 0);
+	assert_int_equal(dvx_hal_umem_dereg(&e.dev, &um), 0);
+
+	/* ... but not when its length or its start is not in whole huge pages: the kernel
+	 * halves the page down to the CPU's, and every 64 B offset works again */
+	umem_over(&e, mem, -1, 0, 2 * HUGE - 4096, HUGE | 4096, &um);
+	assert_int_equal(cq_at(&e, &um, 4096), 0);
+	assert_int_equal(dvx_hal_umem_dereg(&e.dev, &um), 0);
+	umem_over(&e, mem + 4096, -1, 0, HUGE, ~0xfffull, &um);
+	assert_int_equal(cq_at(&e, &um, 8192), 0);
+	assert_int_equal(dvx_hal_umem_dereg(&e.dev, &um), 0);
+
+	/* rdma-core's plain registration allows every page size: a 64 KiB aligned
+	 * 64 KiB umem is one 64 KiB page ("no umem_offset != 0" is the kernel's rule
+	 * for such umems) */
+	umem_over(&e, mem, -1, 0, 65536, 0, &um);
+	assert_int_equal(cq_at(&e, &um, 64), 0);
+	assert_int_equal(cq_at(&e, &um, 4096), DVX_SIM_SYND_PAGE_OFFSET);
+	assert_int_equal(dvx_hal_umem_dereg(&e.dev, &um), 0);
+
+	/* GPU memory through a dma-buf, pages of 64 KiB and up allowed (NVSHMEM allows
+	 * every size from the CPU page): at dma-buf offset 64 KiB the umem gets 64 KiB
+	 * pages */
+	assert_int_equal(dvx_sim_dmabuf_export(fab, mem, 2 * HUGE, &fd), 0);
+	umem_over(&e, NULL, fd, 65536, 4 * 65536, ~0xffffull, &um);
+	assert_int_equal(cq_at(&e, &um, 64), 0);
+	assert_int_equal(cq_at(&e, &um, 8192), DVX_SIM_SYND_PAGE_OFFSET);
+	assert_int_equal(cq_at(&e, &um, 65536 + 128), 0);
+	assert_int_equal(qp_at(&e, &um, cqn, 3 * 65536), 0);
+	assert_int_equal(qp_at(&e, &um, cqn, 3 * 65536 + 4096), DVX_SIM_SYND_PAGE_OFFSET);
+	assert_int_equal(dvx_hal_umem_dereg(&e.dev, &um), 0);
+	/* the same GPU memory in 4 KiB pages (UCX's bitmap): any 64 B offset */
+	umem_over(&e, NULL, fd, 65536, 4 * 65536, (64u << 6) * 2 - 1, &um);
+	assert_int_equal(cq_at(&e, &um, 8192), 0);
+	assert_int_equal(dvx_hal_umem_dereg(&e.dev, &um), 0);
+	assert_int_equal(dvx_sim_dmabuf_release(fab, fd), 0);
+
+	/* the contexts' own page fields: with the ring in a umem the firmware takes the
+	 * page size from the umem, so log_page_size is not read (NVSHMEM's 4 and DPDK's
+	 * log2(page) - 12 are accepted, as hardware accepts them); a page_offset is
+	 * refused */
+	cq_attr(&e, &ca, 0, 1);
+	ca.log_page_size = 4;
+	{
+		struct dvx_hal_obj cq2;
+		uint32_t cqn2;
+
+		assert_int_equal(cq_make(&e, &ca, &cq2, &cqn2), 0);
+		assert_int_equal(dvx_hal_obj_destroy(&e.dev, &cq2), 0);
+	}
+	cq_attr(&e, &ca, 0, 1);
+	assert_int_equal(cq_make_patched(&e, &ca, DVX_MLX5_CQC_PAGE_OFFSET, 1), -EREMOTEIO);
+	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_FIELD);
+	qp_attr(&e, &qa, cqn, 0);
+	{
+		uint8_t in[DVX_MLX5_CREATE_QP_IN_BYTES], out[DVX_MLX5_CREATE_QP_OUT_BYTES];
+		struct dvx_hal_obj qp;
+
+		assert_int_equal(dvx_mlx5_create_qp_in(in, &qa), 0);
+		dvx_mlx5_set(in, DVX_MLX5_QPC_LOG_PAGE_SIZE, 4);
+		memset(&qp, 0, sizeof(qp));
+		assert_int_equal(dvx_hal_obj_create(&e.dev, in, sizeof(in), out, sizeof(out),
+						    &qp), 0);
+		assert_int_equal(dvx_hal_obj_destroy(&e.dev, &qp), 0);
+	}
+	assert_int_equal(qp_make_patched(&e, &qa, DVX_MLX5_QPC_PAGE_OFFSET, 1), -EREMOTEIO);
+	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_FIELD);
+
+	assert_int_equal(dvx_hal_obj_destroy(&e.dev, &cq), 0);
+	free(mem);
+	env_close(&e);
+}
+
 /* ---- QPs: transitions ----------------------------------------------------------------- */
 
 static void test_qp_transitions(void **state)
@@ -1108,6 +1281,14 @@ static void test_tables(void **state)
 	ur.dmabuf_fd = -1;
 	ur.pgsz_bitmap = 0x800;				/* only 2 KiB pages */
 	assert_int_equal(dvx_hal_umem_reg(&e.dev, &ur, &um), -EINVAL);
+	ur.pgsz_bitmap = 4096;		/* access bits the kernel's DEVX umem refuses */
+	ur.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_ATOMIC;
+	assert_int_equal(dvx_hal_umem_reg(&e.dev, &ur, &um), -EINVAL);
+	ur.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_RELAXED_ORDERING;
+	assert_int_equal(dvx_hal_umem_reg(&e.dev, &ur, &um), -EINVAL);
+	ur.access = DVX_ACCESS_REMOTE_WRITE;		/* remote write without local write */
+	assert_int_equal(dvx_hal_umem_reg(&e.dev, &ur, &um), -EINVAL);
+	ur.access = DVX_ACCESS_LOCAL_WRITE;
 	ur.pgsz_bitmap = (64u << 6) * 2 - 1;		/* UCX's: up to 4 KiB */
 	assert_int_equal(dvx_hal_umem_reg(&e.dev, &ur, &um), 0);
 	assert_int_equal(um.via_dmabuf, 0);
@@ -1731,6 +1912,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_devices, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_caps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cq, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_umem_pages, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qp_transitions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ts_format, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qp_refusals, setup, teardown),

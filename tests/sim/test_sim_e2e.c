@@ -88,6 +88,7 @@ static void e_nic_open(int i)
 	ureq.len = E_DATA_OFF;
 	ureq.access = DVX_ACCESS_LOCAL_WRITE;
 	ureq.dmabuf_fd = -1;
+	ureq.pgsz_bitmap = 4096;	/* 4 KiB pages, as dvx registers: rings at any 64 B */
 	assert_int_equal(dvx_hal_umem_reg(&n->hal, &ureq, &n->umem), 0);
 	memset(&mreq, 0, sizeof(mreq));
 	mreq.addr = n->mem + E_DATA_OFF;

@@ -52,25 +52,7 @@ static const char *const rows[][2] = {
 
 static int find_tools(void)
 {
-	const char *env = getenv("DVX_TOOLS_DIR");
-	char self[PATH_MAX], *slash;
-
-	if (env && *env) {
-		snprintf(tools_dir, sizeof(tools_dir), "%s", env);
-		return 0;
-	}
-	if (!argv0 || !realpath(argv0, self))
-		return -1;
-	slash = strrchr(self, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';		/* $(O)/tests */
-	slash = strrchr(self, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';		/* $(O) */
-	snprintf(tools_dir, sizeof(tools_dir), "%.*s/tools", PATH_MAX - 16, self);
-	return 0;
+	return dvx_test_tools_dir(argv0, tools_dir, sizeof(tools_dir));
 }
 
 struct run {

@@ -165,6 +165,8 @@ struct dvx_mlx5_wqe_wait_seg {
 #define DVX_MLX5_SND_DBR 1	/* QP DBR word 1: SQ counter */
 #define DVX_MLX5_CQ_SET_CI 0	/* CQ DBR word 0: consumer index (24 bits) */
 #define DVX_MLX5_CQ_ARM_DB 1	/* CQ DBR word 1: arm */
+/* the arm word of a CQ that is only polled: arm sequence 2, no request (prm 4.4) */
+#define DVX_MLX5_CQ_ARM_POLLED (2u << 28)
 #define DVX_MLX5_DBR_BYTES 8u	/* one QP or CQ doorbell record */
 #define DVX_MLX5_CQ_CI_MASK 0xffffffu
 #define DVX_MLX5_UAR_BF_OFFSET 0x800u	/* first doorbell/BlueFlame register in a UAR page */

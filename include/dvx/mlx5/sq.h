@@ -479,8 +479,10 @@ DVX_INLINE void dvx_mlx5_sq_publish(const struct dvx_mlx5_sq *sq, struct dvx_mlx
  * @last:	index of the batch's last WQE (as reserved)
  *
  * When the batch is that single WQE, the register is BlueFlame and the WQE fits in a
- * half, the whole WQE is copied into the register (the device need not fetch it; it
- * stays in the ring too); otherwise dvx_mlx5_sq_ring_db() for everything reserved.
+ * half, the whole WQE is copied into the register, one 64-byte write per WQEBB
+ * (dvx_mmio_copy_wqebb(); the device need not fetch it; it stays in the ring too);
+ * otherwise, and on a CPU without a 64-byte store (DVX_MMIO_COPY64 0),
+ * dvx_mlx5_sq_ring_db() for everything reserved.
  *
  * Context: the SQ's one CPU poster. Return: nothing.
  */
@@ -493,7 +495,8 @@ static inline void dvx_mlx5_sq_ring(const struct dvx_mlx5_sq *sq, struct dvx_mlx
 
 	if (pi == c->db_pi)
 		return;
-	if (!sq->bf_half || last != c->db_pi || n * DVX_MLX5_SEND_WQE_BB > sq->bf_half) {
+	if (!DVX_MMIO_COPY64 || !sq->bf_half || last != c->db_pi ||
+	    n * DVX_MLX5_SEND_WQE_BB > sq->bf_half) {
 		dvx_mlx5_sq_ring_db(sq, c, pi);
 		return;
 	}

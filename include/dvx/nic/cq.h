@@ -34,9 +34,11 @@ enum {
  *
  * Ring bytes: DVX_CQ_RING_BYTES(depth), or 64 for a collapsed CQ.
  *
- * Before CREATE_CQ, dvx writes op_own = 0xf1 (INVALID, owner 1) into every CQE and
- * zeroes the doorbell record, when both umems are CPU-writable. For a ring the CPU
- * cannot write (GPU memory), the caller does that itself and says so with
+ * Before CREATE_CQ, dvx writes op_own = 0xf1 (INVALID, owner 1) into every CQE
+ * (dvx_mlx5_cq_ring_init()) and initialises the doorbell record for a polled CQ
+ * (dvx_mlx5_cq_dbr_init(): consumer index 0, arm word DVX_MLX5_CQ_ARM_POLLED), when both
+ * umems are CPU-writable. For a ring the CPU cannot write (GPU memory), the caller does
+ * that itself, with the same two helpers on a host copy, and says so with
  * DVX_CQ_F_PREINIT (without it such a CQ is refused).
  */
 struct dvx_cq_attr {

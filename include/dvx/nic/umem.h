@@ -12,7 +12,9 @@
  *  - a ring starts at an offset that is a multiple of umem->ring_align: 64 B with the
  *    default page-size bitmap (4 KiB pages only, so every 64 B offset is expressible
  *    as page + page_offset, as UCX does, prm 1.5), else the largest page size the
- *    bitmap allows; DVX_RING_ALIGN (4 KiB) always works and is what the mem-request
+ *    bitmap allows (a ring then starts on a page: where the umem's pages are larger
+ *    than 4 KiB the device reaches only the first 4 KiB of each, prm 1.5.1);
+ *    DVX_RING_ALIGN (4 KiB) works with the default bitmap and is what the mem-request
  *    calls report;
  *  - a doorbell record is 8 bytes at an 8-byte aligned offset (prm 3.1).
  *
@@ -29,7 +31,7 @@ DVX_BEGIN_DECLS
 /* ---- the memory contract, at compile time ---- */
 #define DVX_UMEM_BASE_ALIGN 4096u	/* a umem starts on a 4 KiB boundary */
 #define DVX_UMEM_PGSZ_DEFAULT 4096ull	/* default pgsz_bitmap: 4 KiB pages only */
-#define DVX_RING_ALIGN 4096u		/* ring placement that is always valid */
+#define DVX_RING_ALIGN 4096u		/* ring placement valid with the default bitmap */
 #define DVX_RING_MIN_ALIGN 64u		/* the least a ring needs (umem with 4 KiB pages) */
 #define DVX_DBR_ALIGN 8u
 #define DVX_DBR_BYTES 8u		/* one CQ or QP doorbell record */
@@ -74,7 +76,8 @@ enum {
  *		placed in it), not used for the registration
  * @len:	bytes (> 0)
  * @access:	enum dvx_access bits; 0 means DVX_ACCESS_LOCAL_WRITE; must contain
- *		LOCAL_WRITE (the device writes CQEs and reads records)
+ *		LOCAL_WRITE (the device writes CQEs and reads records); only LOCAL_WRITE,
+ *		REMOTE_WRITE and REMOTE_READ, the bits the kernel's DEVX umem takes
  * @flags:	DVX_UMEM_F_*
  * @dmabuf_fd:	with DVX_UMEM_F_DMABUF, a dma-buf fd (GPU memory); without it ignored
  *		(host memory): a zeroed struct never hands fd 0 to the kernel. The fd

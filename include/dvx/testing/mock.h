@@ -534,13 +534,28 @@ int dvx_mock_init(struct dvx_mock *m);
 const struct dvx_hal *dvx_mock_hal(struct dvx_mock *m);
 
 /**
- * dvx_mock_nic_cfg_init() - a minimal device: the given name and PCI address, mlx5
- * driver and vendor, one Ethernet port, active, no GIDs, no capability pages.
+ * dvx_mock_nic_cfg_init() - the mock's default device: the given name and PCI address,
+ * mlx5 driver and vendor, one Ethernet (RoCE) port, active, with its link-local GID at
+ * index 0 (RoCE v1) and 1 (RoCE v2), and the current capability pages (general, atomic,
+ * RoCE, general 2) of a ConnectX-7 like device (the software NIC's default NIC), so
+ * dvx_nic_open() works on it as it is.
  * @cfg:	overwritten
  * @name:	device name (mlx5_0)
  * @pci:	PCI address ("0000:3b:00.0"), or NULL
+ *
+ * dvx_mock_nic_cfg_set_cap() replaces a page, dvx_mock_nic_cfg_clear_caps() removes
+ * them all (a device whose QUERY_HCA_CAP answers BAD_PARAM); dvx_test_mock_cx7()
+ * (libdvx-test.a) is a fuller ConnectX-7 written with dvx's own capability setters.
  */
 void dvx_mock_nic_cfg_init(struct dvx_mock_nic_cfg *cfg, const char *name, const char *pci);
+
+/**
+ * dvx_mock_nic_cfg_clear_caps() - remove every capability page of a configuration:
+ * QUERY_HCA_CAP then answers BAD_PARAM for every op_mod, for tests of what code does
+ * when pages are missing.
+ * @cfg:	device configuration (NULL: nothing)
+ */
+void dvx_mock_nic_cfg_clear_caps(struct dvx_mock_nic_cfg *cfg);
 
 /**
  * dvx_mock_nic_cfg_set_cap() - store the QUERY_HCA_CAP answer for @op_mod.

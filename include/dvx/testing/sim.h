@@ -88,6 +88,8 @@ enum dvx_sim_syndrome {
 	DVX_SIM_SYND_ALIGN = 0x51000014,	/* BAD_PARAM: misaligned offset */
 	DVX_SIM_SYND_FIELD = 0x51000015,	/* BAD_PARAM: a field value out of range */
 	DVX_SIM_SYND_PORT = 0x51000016,		/* BAD_PARAM: port / GID index */
+	DVX_SIM_SYND_PAGE_OFFSET = 0x51000017,	/* BAD_PARAM: ring not reachable as page +
+						 * 6-bit page_offset in the umem's pages */
 	DVX_SIM_SYND_BAD_UMEM = 0x51000020,	/* BAD_RESOURCE: unknown umem id */
 	DVX_SIM_SYND_BAD_UAR = 0x51000021,	/* BAD_RESOURCE: unknown UAR page */
 	DVX_SIM_SYND_BAD_PD = 0x51000022,	/* BAD_RESOURCE: unknown PD */

@@ -93,6 +93,7 @@ static void world_init(struct world *w)
 	req.len = UMEM_BYTES;
 	req.access = DVX_ACCESS_LOCAL_WRITE;
 	req.dmabuf_fd = -1;
+	req.pgsz_bitmap = 4096;	/* 4 KiB pages, as dvx registers: rings at any 64 B */
 	LF_CHECK(dvx_hal_umem_reg(&w->dev, &req, &w->umem) == 0);
 }
 

@@ -1,0 +1,666 @@
+// SPDX-License-Identifier: MIT
+/*
+ * core/msg/data.c - isend, irecv, iflush, test, progress, close: the clear-to-send
+ * FIFO, the WRITEs with immediate, and the routing of every completion of a (shared)
+ * CQ to its communicator and request by the wr_id's and the immediate's communicator
+ * ids. docs/msg.md "The data path" and "Routing".
+ */
+#include "msg_priv.h"
+
+#include <dvx/hal.h>
+
+#define MSG_POLL_BUDGET 64
+
+static int comm_ok(const struct dvx_msg_comm *c, uint8_t kind)
+{
+	return c && c->magic == MSG_COMM_MAGIC && c->kind == kind && c->st &&
+	       c->st->magic == MSG_ST_MAGIC && c->state == MSG_CS_LIVE;
+}
+
+/* [@p, @p + @len) inside @mr, which is on the communicator's NIC */
+static int buf_ok(const struct dvx_msg_comm *c, const struct dvx_mr *mr, const void *p,
+		  size_t len)
+{
+	uintptr_t a = (uintptr_t)p, b = (uintptr_t)mr->addr;
+
+	if (mr->live != DVX_LIVE || mr->nic != c->st->cfg.nics[c->nic])
+		return 0;
+	return !len || (a >= b && len <= mr->len && a - b <= mr->len - len);
+}
+
+/* ------------------------------------------------------------------------------
+ * Failures and completions
+ */
+static void req_done(struct dvx_msg_req *h, int err)
+{
+	if (h->state != MSG_RS_BUSY)
+		return;
+	h->state = MSG_RS_DONE;
+	if (err && !h->err)
+		h->err = err;
+}
+
+void dvx_msg_comm_fail(struct dvx_msg_comm *c, int err)
+{
+	uint32_t i, n;
+
+	if (!c->err)
+		c->err = err;
+	/* every request in flight ends with the error */
+	if (c->kind == MSG_K_SEND) {
+		n = c->max_reqs * DVX_MSG_MAX_RECVS;
+		for (i = 0; i < n; i++)
+			req_done(&dvx_msg_sreq(c, i)->h, c->err);
+	} else if (c->kind == MSG_K_RECV) {
+		for (i = 0; i < c->max_reqs; i++)
+			req_done(&dvx_msg_rreq(c, i)->h, c->err);
+	}
+}
+
+/* QP @q of set @set failed: exactly the communicators that map a slot onto it fail */
+static void qp_failed(struct dvx_msg_state *st, uint32_t set, uint32_t q, int err)
+{
+	struct msg_set *x = &st->sets[set];
+	uint32_t i, j;
+
+	if (!(x->failed_mask & (1u << q))) {
+		x->failed_mask |= (uint8_t)(1u << q);
+		x->qp_err[q] = err;
+		st->cnt.qp_errors++;
+	}
+	for (i = 0; i < st->cfg.max_comms; i++) {
+		struct dvx_msg_comm *c = &st->comms[i];
+
+		if ((c->kind != MSG_K_SEND && c->kind != MSG_K_RECV) || !c->mapped || c->set != set)
+			continue;
+		for (j = 0; j < c->nqps; j++)
+			if (c->map[j] == q) {
+				dvx_msg_comm_fail(c, x->qp_err[q]);
+				break;
+			}
+	}
+}
+
+/* a clear-to-send WRITE completed (or was flushed): its staging may be reused, and a
+ * closing comm whose last one this was is released */
+static void on_cts(struct dvx_msg_state *st, uint64_t wr_id)
+{
+	uint32_t id = MSG_WR_ID(wr_id), s = MSG_ID_SLOT(id);
+	struct dvx_msg_comm *c;
+
+	if (s >= st->cfg.max_comms)
+		return;
+	c = &st->comms[s];
+	if (c->kind != MSG_K_RECV || c->id != id || !c->cts_busy)
+		return;
+	if (!--c->cts_busy && c->state == MSG_CS_CLOSING)
+		dvx_msg_comm_finish_close(st, c);
+}
+
+static void on_send(struct dvx_msg_state *st, const struct dvx_wc *wc)
+{
+	uint32_t kind = MSG_WR_KIND(wc->wr_id), idx = MSG_WR_IDX(wc->wr_id);
+	struct dvx_msg_comm *c;
+	struct msg_sreq *r;
+
+	if (kind == MSG_WR_CTS) {
+		on_cts(st, wc->wr_id);
+		return;
+	}
+	if (kind != MSG_WR_DATA)
+		return;		/* notices: only their ring room mattered */
+	c = dvx_msg_comm_by_id(st, MSG_WR_ID(wc->wr_id));
+	if (!c || c->kind != MSG_K_SEND || idx >= c->max_reqs * DVX_MSG_MAX_RECVS) {
+		st->cnt.late++;	/* its communicator closed: dropped */
+		return;
+	}
+	r = dvx_msg_sreq(c, idx);
+	if (r->h.state != MSG_RS_BUSY || !r->left) {
+		st->cnt.late++;
+		return;
+	}
+	if (!--r->left)
+		req_done(&r->h, 0);
+}
+
+static void on_recv(struct dvx_msg_state *st, const struct dvx_wc *wc)
+{
+	uint32_t idx = MSG_IMM_IDX(wc->imm), slot = idx >> 3, b = idx & 7u, i;
+	struct dvx_msg_comm *c = dvx_msg_comm_by_id(st, MSG_IMM_ID(wc->imm));
+	struct msg_rreq *r;
+
+	if (!c || c->kind != MSG_K_RECV || slot >= c->max_reqs) {
+		st->cnt.late++;
+		return;
+	}
+	r = dvx_msg_rreq(c, slot);
+	if (r->h.state != MSG_RS_BUSY || b >= r->n || !r->left[b]) {
+		st->cnt.late++;
+		return;
+	}
+	r->bytes[b] += wc->byte_len;
+	if (MSG_IMM_KIND(wc->imm) == MSG_IMM_TOOBIG)
+		r->berr[b] = -EMSGSIZE;
+	else if (MSG_IMM_KIND(wc->imm) != MSG_IMM_DATA)
+		r->berr[b] = -EPROTO;
+	r->left[b]--;
+	for (i = 0; i < r->n; i++)
+		if (r->left[i])
+			return;
+	for (i = 0; i < r->n; i++)
+		if (r->berr[i]) {
+			req_done(&r->h, r->berr[i]);
+			return;
+		}
+	req_done(&r->h, 0);
+}
+
+int dvx_msg_poll_set(struct dvx_msg_state *st, uint32_t set, uint32_t budget)
+{
+	struct msg_set *x = &st->sets[set];
+	uint32_t n = 0;
+
+	while (n < budget && x->state == MSG_SET_LIVE) {
+		struct dvx_wc wc;
+		int r = dvx_cq_poll(&x->cq, &wc);
+
+		if (!r)
+			break;
+		n++;
+		if (r < 0) {
+			uint32_t q;
+
+			if (wc.qp) {
+				q = (uint32_t)(wc.qp - x->qp);
+				qp_failed(st, set, q, r);
+				/* a flushed clear-to-send: the NIC is done with its staging */
+				if (wc.opcode != DVX_WC_RECV &&
+				    wc.opcode != DVX_WC_RECV_RDMA_WITH_IMM &&
+				    MSG_WR_KIND(wc.wr_id) == MSG_WR_CTS)
+					on_cts(st, wc.wr_id);
+			} else {
+				/* a CQE that names no QP of the set: trust none of them */
+				for (q = 0; q < x->nqps; q++)
+					if (x->live_mask & (1u << q))
+						qp_failed(st, set, q, r);
+			}
+			continue;
+		}
+		if (wc.opcode == DVX_WC_RECV_RDMA_WITH_IMM)
+			on_recv(st, &wc);
+		else if (wc.opcode == DVX_WC_RECV)
+			st->cnt.late++;	/* a SEND: nobody of ours sends those */
+		else
+			on_send(st, &wc);
+	}
+	return (int)n;
+}
+
+int dvx_msg_poll_flush(struct dvx_msg_state *st, uint32_t nic, uint32_t budget)
+{
+	struct msg_nic *x = &st->nic[nic];
+	uint32_t n = 0;
+
+	while (n < budget && x->fcq.live == DVX_LIVE) {
+		struct dvx_wc wc;
+		int r = dvx_cq_poll(&x->fcq, &wc);
+		uint32_t idx;
+
+		if (!r)
+			break;
+		n++;
+		idx = MSG_WR_IDX(wc.wr_id);
+		if (wc.qp != &x->fqp || MSG_WR_KIND(wc.wr_id) != MSG_WR_FLUSH ||
+		    idx >= st->cfg.max_reqs) {
+			st->cnt.late++;
+			continue;
+		}
+		if (!x->freqs[idx].h.comm) {
+			/* its communicator closed while the READ was in flight */
+			x->freqs[idx].h.state = MSG_RS_FREE;
+			st->cnt.late++;
+			continue;
+		}
+		req_done(&x->freqs[idx].h, r < 0 ? r : 0);
+	}
+	return (int)n;
+}
+
+static void nic_progress(struct dvx_msg_state *st, uint32_t nic)
+{
+	dvx_hal_nic_progress(&st->cfg.nics[nic]->hal);
+}
+
+/* ------------------------------------------------------------------------------
+ * Sending
+ */
+
+/* the FIFO slot's entries, once every one of them carries the expected sequence */
+static int cts_take(const struct dvx_msg_comm *c, uint32_t fslot, uint16_t seq,
+		    struct msg_cts *e, uint32_t *nreqs)
+{
+	const struct msg_cts *f = (const struct msg_cts *)(const void *)c->fifo +
+				  (uint64_t)fslot * c->fifo_stride;
+	uint32_t n, i;
+
+	/* the sequence is written after the rest of its entry (one RDMA WRITE, in order):
+	 * read it first, acquire, then the fields it covers */
+	if (dvx_le16(__atomic_load_n(&f[0].seq, __ATOMIC_ACQUIRE)) != seq)
+		return 0;
+	n = f[0].nreqs;
+	if (!n || n > c->max_recvs || n > c->fifo_stride)
+		return -EPROTO;
+	for (i = 0; i < n; i++) {
+		if (dvx_le16(__atomic_load_n(&f[i].seq, __ATOMIC_ACQUIRE)) != seq)
+			return 0;
+		e[i].addr = dvx_le64(f[i].addr);
+		e[i].size = dvx_le64(f[i].size);
+		e[i].rkey = dvx_le32(f[i].rkey);
+		e[i].tag = dvx_le32(f[i].tag);
+		e[i].rcomm = dvx_le16(f[i].rcomm);
+		e[i].idx = dvx_le16(f[i].idx);
+		e[i].nreqs = f[i].nreqs;
+		e[i].stripe = f[i].stripe;
+	}
+	*nreqs = n;
+	return 1;
+}
+
+/* room for need[q] WQEBBs on each QP (after one poll of the set if short) */
+static int sq_room(struct dvx_msg_state *st, struct msg_set *x, const uint32_t *need, int *polled,
+		   uint32_t set)
+{
+	uint32_t q;
+
+	for (q = 0; q < x->nqps; q++) {
+		if (!need[q])
+			continue;
+		if (dvx_mlx5_sq_room(&x->qp[q].sq, &x->qp[q].sqc) >= need[q])
+			continue;
+		if (*polled)
+			return 0;
+		*polled = 1;
+		dvx_msg_poll_set(st, set, MSG_POLL_BUDGET);
+		return sq_room(st, x, need, polled, set);
+	}
+	return 1;
+}
+
+int dvx_msg_isend(struct dvx_msg_comm *c, const void *buf, size_t size, uint32_t tag,
+		  const struct dvx_mr *mr, struct dvx_msg_req **req)
+{
+	struct msg_cts e[DVX_MSG_MAX_RECVS];
+	uint32_t need[DVX_MSG_MAX_QPS] = { 0 };
+	struct dvx_msg_state *st;
+	struct msg_set *x;
+	struct msg_sreq *r = NULL;
+	uint32_t nreqs = 0, fslot, b, k, f, t, kind, ridx;
+	uint64_t per;
+	int polled = 0, err;
+
+	if (!req)
+		return -EINVAL;
+	*req = NULL;
+	if (!comm_ok(c, MSG_K_SEND) || !mr || (size && !buf) || !buf_ok(c, mr, buf, size))
+		return -EINVAL;
+	if (c->err)
+		return c->err;
+	st = c->st;
+	x = &st->sets[c->set];
+	fslot = (uint32_t)(c->head % c->max_reqs);
+	err = cts_take(c, fslot, (uint16_t)(c->head + 1), e, &nreqs);
+	if (err <= 0)
+		return err;	/* 0: the receiver has not posted this slot yet */
+	for (b = 0; b < nreqs; b++)
+		if (!(c->head_mask & (1u << b)) && e[b].tag == tag)
+			break;
+	if (b == nreqs)
+		return 0;	/* no buffer with this tag in the slot (yet) */
+	ridx = (fslot << 3) | b;
+	k = e[b].stripe & 15u;
+	f = e[b].stripe >> 4;
+	if (!k || k > c->nqps || f >= c->nqps || e[b].rcomm != c->peer_comm)
+		return -EPROTO;
+	r = dvx_msg_sreq(c, ridx);
+	if (r->h.state != MSG_RS_FREE)
+		return 0;	/* the previous lap's request was not tested yet */
+	per = k > 1 ? ((size + k - 1) / k + 63) & ~63ull : size;
+	/* larger than the receive, or than the path carries per WQE: both ends learn */
+	kind = size > e[b].size || per > c->max_chunk ? MSG_IMM_TOOBIG : MSG_IMM_DATA;
+	for (t = 0; t < k; t++)
+		need[c->map[(f + t) % c->nqps]]++;
+	if (!sq_room(st, x, need, &polled, c->set))
+		return 0;
+	if (c->err)	/* the poll found a failure */
+		return c->err;
+	for (t = 0; t < k; t++) {
+		uint32_t slot = (f + t) % c->nqps, len = 0;
+		uint64_t off = (uint64_t)t * per;
+		struct dvx_qp *qp = &x->qp[c->map[slot]];
+
+		if (kind == MSG_IMM_DATA && off < size)
+			len = (uint32_t)(size - off < per ? size - off : per);
+		err = dvx_qp_post_write_imm(
+			qp,
+			MSG_WR(c->id, kind == MSG_IMM_DATA ? MSG_WR_DATA : MSG_WR_NOTE, slot, ridx),
+			(uint64_t)(uintptr_t)buf + off, mr->lkey, len, e[b].addr + off, e[b].rkey,
+			MSG_IMM(kind, e[b].idx, e[b].rcomm), DVX_POST_SIGNALED | DVX_POST_MORE);
+		if (err)
+			return err;	/* cannot happen: room was checked */
+	}
+	for (t = 0; t < x->nqps; t++)
+		if (need[t])
+			dvx_qp_ring(&x->qp[t]);
+	c->head_mask |= (uint8_t)(1u << b);
+	if (c->head_mask == (uint8_t)((1u << nreqs) - 1)) {
+		c->head++;
+		c->head_mask = 0;
+	}
+	if (kind != MSG_IMM_DATA)
+		return -EMSGSIZE;
+	memset(r, 0, sizeof(*r));
+	r->h.magic = MSG_REQ_MAGIC;
+	r->h.kind = MSG_RK_SEND;
+	r->h.state = MSG_RS_BUSY;
+	r->h.idx = (uint16_t)ridx;
+	r->h.comm = c;
+	r->size = size;
+	r->left = (uint8_t)k;
+	c->busy++;
+	*req = &r->h;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------
+ * Receiving
+ */
+int dvx_msg_irecv(struct dvx_msg_comm *c, int n, void *const *bufs, const size_t *sizes,
+		  const uint32_t *tags, struct dvx_mr *const *mrs, struct dvx_msg_req **req)
+{
+	uint32_t rneed[DVX_MSG_MAX_QPS] = { 0 };
+	uint8_t kb[DVX_MSG_MAX_RECVS], fb[DVX_MSG_MAX_RECVS];
+	struct dvx_msg_state *st;
+	struct msg_set *x;
+	struct msg_rreq *r;
+	struct msg_cts *stg;
+	struct dvx_qp *cts_qp;
+	uint32_t rslot, i, t, q, rr;
+	uint16_t seq;
+	int polled = 0, err;
+
+	if (!req)
+		return -EINVAL;
+	*req = NULL;
+	if (!comm_ok(c, MSG_K_RECV) || n < 1 || (uint32_t)n > c->max_recvs || !bufs || !sizes ||
+	    !tags || !mrs)
+		return -EINVAL;
+	for (i = 0; i < (uint32_t)n; i++)
+		if (!mrs[i] || (sizes[i] && !bufs[i]) || !buf_ok(c, mrs[i], bufs[i], sizes[i]))
+			return -EINVAL;
+	if (c->err)
+		return c->err;
+	st = c->st;
+	x = &st->sets[c->set];
+	rslot = (uint32_t)(c->head % c->max_reqs);
+	r = dvx_msg_rreq(c, rslot);
+	if (r->h.state != MSG_RS_FREE)
+		return 0;	/* that slot's request was not tested yet */
+	/* big buffers are striped over every QP slot, small ones take one, round robin */
+	rr = c->rr;
+	for (i = 0; i < (uint32_t)n; i++) {
+		if (sizes[i] >= st->cfg.split_bytes && c->nqps > 1) {
+			kb[i] = c->nqps;
+			fb[i] = 0;
+		} else {
+			kb[i] = 1;
+			fb[i] = (uint8_t)rr;
+			rr = (rr + 1) % c->nqps;
+		}
+		for (t = 0; t < kb[i]; t++)
+			rneed[c->map[(fb[i] + t) % c->nqps]]++;
+	}
+	cts_qp = &x->qp[c->map[0]];
+	for (;;) {
+		int short_rq = 0;
+
+		for (q = 0; q < x->nqps; q++)
+			if (rneed[q] && x->qp[q].rq.nwqe - (x->qp[q].rq.pi - x->qp[q].rq.ci) < rneed[q])
+				short_rq = 1;
+		if (!short_rq && dvx_mlx5_sq_room(&cts_qp->sq, &cts_qp->sqc) >= 1)
+			break;
+		if (polled)
+			return 0;
+		polled = 1;
+		dvx_msg_poll_set(st, c->set, MSG_POLL_BUDGET);
+		if (c->err)
+			return c->err;
+	}
+	/* the receives first, published before the CTS can bring any data */
+	for (i = 0; i < (uint32_t)n; i++)
+		for (t = 0; t < kb[i]; t++) {
+			uint32_t slot = (fb[i] + t) % c->nqps;
+
+			err = dvx_qp_post_recv(&x->qp[c->map[slot]],
+					       MSG_WR(c->id, MSG_WR_RECV, slot, (rslot << 3) | i), 0,
+					       0, 0, DVX_POST_MORE);
+			if (err)
+				return err;	/* cannot happen: room was checked */
+		}
+	for (q = 0; q < x->nqps; q++)
+		if (rneed[q])
+			dvx_mlx5_rq_ring(&x->qp[q].rq);
+	/* the CTS entries, sequence last, from the staging area */
+	seq = (uint16_t)(c->head + 1);
+	stg = (struct msg_cts *)(void *)c->fifo + (uint64_t)rslot * st->cfg.max_recvs;
+	for (i = 0; i < (uint32_t)n; i++) {
+		stg[i].addr = dvx_le64((uint64_t)(uintptr_t)bufs[i]);
+		stg[i].size = dvx_le64(sizes[i]);
+		stg[i].rkey = dvx_le32(mrs[i]->rkey);
+		stg[i].tag = dvx_le32(tags[i]);
+		stg[i].rcomm = dvx_le16(c->id);
+		stg[i].idx = dvx_le16((uint16_t)((rslot << 3) | i));
+		stg[i].nreqs = (uint8_t)n;
+		stg[i].stripe = (uint8_t)((fb[i] << 4) | kb[i]);
+		stg[i].seq = dvx_le16(seq);
+	}
+	err = dvx_qp_post_write(cts_qp, MSG_WR(c->id, MSG_WR_CTS, 0, rslot << 3),
+				(uint64_t)(uintptr_t)stg, st->nic[c->nic].fifo_mr.lkey,
+				(uint32_t)n * (uint32_t)sizeof(struct msg_cts),
+				c->rfifo_addr + (uint64_t)rslot * c->fifo_stride * sizeof(struct msg_cts),
+				c->rfifo_rkey, DVX_POST_SIGNALED);
+	if (err)
+		return err;
+	c->cts_busy++;
+	c->rr = (uint8_t)rr;
+	memset(r, 0, sizeof(*r));
+	r->h.magic = MSG_REQ_MAGIC;
+	r->h.kind = MSG_RK_RECV;
+	r->h.state = MSG_RS_BUSY;
+	r->h.idx = (uint16_t)rslot;
+	r->h.comm = c;
+	r->n = (uint8_t)n;
+	for (i = 0; i < (uint32_t)n; i++)
+		r->left[i] = kb[i];
+	c->head++;
+	c->busy++;
+	*req = &r->h;
+	return 0;
+}
+
+int dvx_msg_iflush(struct dvx_msg_comm *c, int n, void *const *bufs, const size_t *sizes,
+		   struct dvx_mr *const *mrs, struct dvx_msg_req **req)
+{
+	struct dvx_msg_state *st;
+	struct msg_nic *x;
+	struct msg_rreq *r;
+	int i, last = -1, err;
+	uint32_t idx;
+
+	if (!req)
+		return -EINVAL;
+	*req = NULL;
+	if (!comm_ok(c, MSG_K_RECV) || n < 1 || (uint32_t)n > c->max_recvs || !bufs || !sizes ||
+	    !mrs)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (!mrs[i] || (sizes[i] && !bufs[i]) || !buf_ok(c, mrs[i], bufs[i], sizes[i]))
+			return -EINVAL;
+		if (sizes[i])
+			last = i;
+	}
+	st = c->st;
+	if (!(st->cfg.flags & DVX_MSG_F_FLUSH) || last < 0)
+		return 0;
+	x = &st->nic[c->nic];
+	idx = x->fhead % st->cfg.max_reqs;
+	r = &x->freqs[idx];
+	if (r->h.state != MSG_RS_FREE) {
+		dvx_msg_poll_flush(st, c->nic, MSG_POLL_BUDGET);
+		return -EAGAIN;
+	}
+	err = dvx_qp_post_read(&x->fqp, MSG_WR(0, MSG_WR_FLUSH, c->nic, idx),
+			       (uint64_t)(uintptr_t)(st->fifo + st->flush_off + c->nic * 64ull),
+			       x->fifo_mr.lkey, 1, (uint64_t)(uintptr_t)bufs[last], mrs[last]->rkey,
+			       DVX_POST_SIGNALED);
+	if (err == -ENOSPC) {
+		dvx_msg_poll_flush(st, c->nic, MSG_POLL_BUDGET);
+		return -EAGAIN;
+	}
+	if (err)
+		return err;
+	memset(r, 0, sizeof(*r));
+	r->h.magic = MSG_REQ_MAGIC;
+	r->h.kind = MSG_RK_FLUSH;
+	r->h.state = MSG_RS_BUSY;
+	r->h.idx = (uint16_t)idx;
+	r->h.comm = c;
+	x->fhead++;
+	*req = &r->h;
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------
+ * Test, progress, close
+ */
+int dvx_msg_test(struct dvx_msg_req *req, int *done, size_t *sizes)
+{
+	struct dvx_msg_comm *c;
+	struct dvx_msg_state *st;
+	int err;
+
+	if (!req || !done || req->magic != MSG_REQ_MAGIC || req->state == MSG_RS_FREE)
+		return -EINVAL;
+	c = req->comm;
+	if (!c || c->magic != MSG_COMM_MAGIC || !c->st || c->st->magic != MSG_ST_MAGIC)
+		return -EINVAL;
+	st = c->st;
+	if (req->state == MSG_RS_BUSY) {
+		nic_progress(st, c->nic);
+		if (req->kind == MSG_RK_FLUSH)
+			dvx_msg_poll_flush(st, c->nic, MSG_POLL_BUDGET);
+		else if (c->mapped)
+			dvx_msg_poll_set(st, c->set, MSG_POLL_BUDGET);
+	}
+	if (req->state != MSG_RS_DONE) {
+		*done = 0;
+		return 0;
+	}
+	if (sizes) {
+		if (req->kind == MSG_RK_SEND) {
+			sizes[0] = req->err ? 0 : ((struct msg_sreq *)(void *)req)->size;
+		} else if (req->kind == MSG_RK_RECV) {
+			const struct msg_rreq *r = (const struct msg_rreq *)(const void *)req;
+			uint32_t i;
+
+			for (i = 0; i < r->n; i++)
+				sizes[i] = r->berr[i] ? 0 : r->bytes[i];
+		}
+	}
+	err = req->err;
+	req->state = MSG_RS_FREE;
+	req->magic = 0;
+	if (req->kind != MSG_RK_FLUSH && c->busy)
+		c->busy--;
+	*done = 1;
+	return err;
+}
+
+int dvx_msg_progress(struct dvx_msg *m)
+{
+	struct dvx_msg_state *st;
+	uint32_t i;
+
+	if (!m || m->live != DVX_LIVE || !m->st)
+		return -EINVAL;
+	st = m->st;
+	for (i = 0; i < st->cfg.nnics; i++)
+		nic_progress(st, i);
+	dvx_msg_hs_run(st);
+	for (i = 0; i < st->nshared + st->nprivate; i++)
+		if (st->sets[i].state == MSG_SET_LIVE)
+			dvx_msg_poll_set(st, i, MSG_POLL_BUDGET);
+	if (st->cfg.flags & DVX_MSG_F_FLUSH)
+		for (i = 0; i < st->cfg.nnics; i++)
+			dvx_msg_poll_flush(st, i, MSG_POLL_BUDGET);
+	return 0;
+}
+
+void dvx_msg_comm_finish_close(struct dvx_msg_state *st, struct dvx_msg_comm *c)
+{
+	dvx_msg_set_unref(st, c);
+	dvx_msg_comm_free(st, c);
+}
+
+int dvx_msg_close(struct dvx_msg_comm *c)
+{
+	struct dvx_msg_state *st;
+	uint32_t i;
+	int err = 0;
+
+	if (!c || c->magic != MSG_COMM_MAGIC || !c->st || c->st->magic != MSG_ST_MAGIC ||
+	    c->state != MSG_CS_LIVE)
+		return -EINVAL;
+	st = c->st;
+	if (c->kind == MSG_K_LISTEN) {
+		dvx_msg_hs_listen_closed(st, c->id);
+		/* connections that completed but were never accepted */
+		while (c->q_head >= 0) {
+			struct dvx_msg_comm *p = &st->comms[c->q_head];
+			int e;
+
+			c->q_head = p->q_next;
+			e = dvx_msg_set_unref(st, p);
+			if (!err)
+				err = e;
+			dvx_msg_comm_free(st, p);
+		}
+		dvx_msg_comm_free(st, c);
+		return err;
+	}
+	if (c->kind != MSG_K_SEND && c->kind != MSG_K_RECV)
+		return -EINVAL;
+	/* its flush requests go with it */
+	if (c->kind == MSG_K_RECV && (st->cfg.flags & DVX_MSG_F_FLUSH)) {
+		struct msg_nic *x = &st->nic[c->nic];
+
+		for (i = 0; i < st->cfg.max_reqs; i++)
+			if (x->freqs[i].h.comm == c && x->freqs[i].h.state != MSG_RS_FREE) {
+				/* a READ may still be in flight: its completion is dropped */
+				x->freqs[i].h.comm = NULL;
+				x->freqs[i].h.magic = 0;
+			}
+	}
+	/* its requests are gone: a test() of one is -EINVAL from now on */
+	memset(c->reqs, 0, st->req_stride);
+	c->busy = 0;
+	if (c->cts_busy) {
+		/* the NIC still reads clear-to-send entries from this slot's staging: the
+		 * comm keeps its QPs and its slot until they complete (progress and the
+		 * polls of its set's other users finish the close) */
+		c->state = MSG_CS_CLOSING;
+		return 0;
+	}
+	err = dvx_msg_set_unref(st, c);
+	dvx_msg_comm_free(st, c);
+	return err;
+}

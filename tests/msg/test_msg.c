@@ -1,0 +1,776 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/msg/test_msg.c - the messaging layer (dvx/msg/msg.h) between contexts driven
+ * from one thread on the software NIC: connect and accept, isend/irecv of every size,
+ * several buffers per irecv matched by tag, messages larger than the receive, striping
+ * over several QPs, the sharing pool's roles and refcounts, closing in any order, and
+ * the invariant checker after every step.
+ */
+#include <errno.h>
+
+#include "../lib/dvx_test.h"
+#include "mworld.h"
+#include "../../core/msg/msg_priv.h"	/* white box: flip a context's flags */
+
+#define T_OUT (10 * MW_SEC)
+
+static uint8_t pat(uint32_t seed, uint64_t i)
+{
+	return (uint8_t)(seed * 131u + i * 7u + (i >> 9) + 1u);
+}
+
+static void fill(uint8_t *p, uint64_t len, uint32_t seed)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pat(seed, i);
+}
+
+static void verify(const uint8_t *p, uint64_t len, uint32_t seed)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pat(seed, i)) {
+			fprintf(stderr, "byte %llu: %02x, want %02x\n", (unsigned long long)i, p[i],
+				pat(seed, i));
+			fail();
+		}
+}
+
+static void cfg_base(struct dvx_msg_cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->max_comms = 32;
+	c->max_reqs = 8;
+	c->max_recvs = 4;
+}
+
+/* one message of @len from rank 0 to rank 1 over @s/@r, checked */
+static void one_message(struct mw *w, struct dvx_msg_comm *s, struct dvx_msg_comm *r,
+			uint64_t len, uint32_t seed)
+{
+	uint8_t *src = w->r[0].buf, *dst = w->r[1].buf;
+	struct dvx_mr *rm = &w->r[1].mr;
+	struct dvx_msg_req *sq, *rq;
+	void *bufs[1] = { dst };
+	size_t sizes[1] = { len }, got[1] = { 99 }, sent[1] = { 99 };
+	uint32_t tags[1] = { 7 };
+
+	fill(src, len, seed);
+	memset(dst, 0, len + 1);
+	assert_int_equal(mw_irecv(w, r, 1, bufs, sizes, tags, &rm, &rq, T_OUT), 0);
+	assert_int_equal(mw_isend(w, s, src, len, 7, &w->r[0].mr, &sq, T_OUT), 0);
+	assert_int_equal(mw_wait(w, sq, sent, T_OUT), 0);
+	assert_int_equal(mw_wait(w, rq, got, T_OUT), 0);
+	assert_int_equal(sent[0], len);
+	assert_int_equal(got[0], len);
+	verify(dst, len, seed);
+	assert_int_equal(dst[len], 0);
+	assert_int_equal(mw_check(w), 0);
+}
+
+static void test_basic_sizes(void **state)
+{
+	static const uint64_t sizes[] = { 0, 1, 8, 63, 4096, 65535, 65536, 1u << 20 };
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *s, *r;
+	struct dvx_msg_stats st;
+	uint32_t i;
+
+	(void)state;
+	cfg_base(&c);
+	assert_int_equal(mw_init(&w, 2, &c, 2u << 20, 0), 0);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s, &r), 0);
+	assert_non_null(s);
+	assert_non_null(r);
+	assert_int_equal(mw_check(&w), 0);
+	dvx_msg_get_stats(&w.r[0].m, &st);
+	assert_int_equal(st.sets, 1);
+	assert_int_equal(st.shared_sets, 0);
+	assert_int_equal(st.privates, 1);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		one_message(&w, s, r, sizes[i], i + 1);
+	/* many more than the FIFO has slots: it wraps */
+	for (i = 0; i < 40; i++)
+		one_message(&w, s, r, 100 + i, 50 + i);
+	assert_int_equal(dvx_msg_close(s), 0);
+	assert_int_equal(dvx_msg_close(r), 0);
+	assert_int_equal(mw_check(&w), 0);
+	dvx_msg_get_stats(&w.r[0].m, &st);
+	assert_int_equal(st.sets, 0);
+	assert_int_equal(st.comms, 0);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+/* one irecv of four buffers matched by tag, sent in another order */
+static void test_multi_recv_tags(void **state)
+{
+	static const uint32_t tags[4] = { 10, 11, 12, 13 };
+	static const uint32_t order[4] = { 2, 0, 3, 1 };
+	static const size_t lens[4] = { 1000, 0, 70000, 33 };
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *s, *r;
+	struct dvx_msg_req *rq, *sq[4];
+	struct dvx_mr *mrs[4];
+	void *bufs[4];
+	size_t sizes[4], got[4];
+	uint32_t i;
+
+	(void)state;
+	cfg_base(&c);
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s, &r), 0);
+	for (i = 0; i < 4; i++) {
+		bufs[i] = w.r[1].buf + i * 131072;
+		sizes[i] = 131072;
+		mrs[i] = &w.r[1].mr;
+		fill(w.r[0].buf + i * 131072, lens[i], 20 + i);
+	}
+	assert_int_equal(mw_irecv(&w, r, 4, bufs, sizes, tags, mrs, &rq, T_OUT), 0);
+	/* a tag the slot does not hold: no request */
+	assert_int_equal(mw_isend(&w, s, w.r[0].buf, 8, 99, &w.r[0].mr, &sq[0], MW_SEC / 10),
+			 -ETIMEDOUT);
+	for (i = 0; i < 4; i++) {
+		uint32_t b = order[i];
+
+		assert_int_equal(mw_isend(&w, s, w.r[0].buf + b * 131072, lens[b], tags[b],
+					  &w.r[0].mr, &sq[i], T_OUT),
+				 0);
+	}
+	/* the receive is done only when all four have landed; sends complete in any order */
+	for (i = 4; i-- > 0;)
+		assert_int_equal(mw_wait(&w, sq[i], NULL, T_OUT), 0);
+	assert_int_equal(mw_wait(&w, rq, got, T_OUT), 0);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(got[i], lens[i]);
+		verify(bufs[i], lens[i], 20 + i);
+	}
+	assert_int_equal(mw_check(&w), 0);
+	dvx_msg_close(s);
+	dvx_msg_close(r);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+/* a message larger than the receive fails on both ends, and the connection goes on */
+static void test_too_big(void **state)
+{
+	static const uint32_t tags[2] = { 1, 2 };
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *s, *r;
+	struct dvx_msg_req *rq, *sq;
+	struct dvx_mr *mrs[2];
+	void *bufs[2];
+	size_t sizes[2] = { 100, 4096 }, got[2];
+
+	(void)state;
+	cfg_base(&c);
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s, &r), 0);
+	bufs[0] = w.r[1].buf;
+	bufs[1] = w.r[1].buf + 8192;
+	mrs[0] = mrs[1] = &w.r[1].mr;
+	memset(w.r[1].buf, 0xee, 8192 + 4096);
+	assert_int_equal(mw_irecv(&w, r, 2, bufs, sizes, tags, mrs, &rq, T_OUT), 0);
+	fill(w.r[0].buf, 4096, 3);
+	/* 101 bytes into the 100-byte buffer: -EMSGSIZE here, nothing written there */
+	assert_int_equal(mw_isend(&w, s, w.r[0].buf, 101, 1, &w.r[0].mr, &sq, T_OUT), -EMSGSIZE);
+	assert_null(sq);
+	assert_int_equal(mw_isend(&w, s, w.r[0].buf, 4096, 2, &w.r[0].mr, &sq, T_OUT), 0);
+	assert_int_equal(mw_wait(&w, sq, NULL, T_OUT), 0);
+	got[0] = got[1] = 7;
+	assert_int_equal(mw_wait(&w, rq, got, T_OUT), -EMSGSIZE);
+	assert_int_equal(got[0], 0);
+	assert_int_equal(got[1], 4096);
+	assert_int_equal(w.r[1].buf[0], 0xee);
+	verify(bufs[1], 4096, 3);
+	/* the same pair carries the next message */
+	one_message(&w, s, r, 100, 9);
+	dvx_msg_close(s);
+	dvx_msg_close(r);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+/* buffers of split_bytes and more are striped over every QP of the connection */
+static void test_stripes(void **state)
+{
+	static const uint64_t sizes[] = { 0, 100, 4096, 4097, 5000, 65536 * 3 + 5, 1u << 20 };
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *s, *r;
+	uint32_t i, nqps;
+	int shared;
+
+	(void)state;
+	cfg_base(&c);
+	c.nqps = 4;
+	c.split_bytes = 4096;
+	assert_int_equal(mw_init(&w, 2, &c, 2u << 20, 0), 0);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s, &r), 0);
+	assert_int_equal(dvx_msg_comm_info(s, &shared, &nqps, NULL), 0);
+	assert_int_equal(nqps, 4);
+	assert_int_equal(shared, 0);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		one_message(&w, s, r, sizes[i], 30 + i);
+	/* small receives rotate over the QPs */
+	for (i = 0; i < 12; i++)
+		one_message(&w, s, r, 1 + i, 40 + i);
+	dvx_msg_close(r);
+	dvx_msg_close(s);
+	/* a connect asking for 2 of the 4 gets 2 */
+	assert_int_equal(mw_pair(&w, 0, 1, 2, &s, &r), 0);
+	assert_int_equal(dvx_msg_comm_info(r, NULL, &nqps, NULL), 0);
+	assert_int_equal(nqps, 2);
+	one_message(&w, s, r, 1u << 20, 77);
+	dvx_msg_close(r);
+	dvx_msg_close(s);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+/* the pool: primaries and secondaries per group, identical routing, any close order */
+static void test_sharing_roles(void **state)
+{
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *s[6], *r[6];
+	struct dvx_msg_req *sq[6], *rq[6];
+	struct dvx_msg_stats a, b;
+	static const int close_order[6] = { 2, 0, 5, 1, 4, 3 };
+	uint32_t i;
+
+	(void)state;
+	cfg_base(&c);
+	c.groups = 2;
+	c.depth_mult = 2;
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	for (i = 0; i < 6; i++) {
+		int shared;
+
+		assert_int_equal(mw_pair(&w, 0, 1, 0, &s[i], &r[i]), 0);
+		assert_int_equal(mw_check(&w), 0);
+		assert_int_equal(dvx_msg_comm_info(s[i], &shared, NULL, NULL), 0);
+		assert_int_equal(shared, 1);
+	}
+	dvx_msg_get_stats(&w.r[0].m, &a);
+	dvx_msg_get_stats(&w.r[1].m, &b);
+	assert_int_equal(a.sets, 2);
+	assert_int_equal(b.sets, 2);
+	assert_int_equal(a.shared_sets, 2);
+	assert_int_equal(a.primaries, 2);
+	assert_int_equal(b.primaries, 2);
+	assert_int_equal(a.secondaries, 4);
+	assert_int_equal(b.secondaries, 4);
+	assert_int_equal(a.pool_entries, 2);
+	/* every comm posts, the sends go in reverse order; each buffer gets its own bytes */
+	for (i = 0; i < 6; i++) {
+		void *bufs[1] = { w.r[1].buf + i * 65536 };
+		size_t sz[1] = { 65536 };
+		uint32_t tag[1] = { i };
+		struct dvx_mr *mr = &w.r[1].mr;
+
+		fill(w.r[0].buf + i * 65536, 1000 + i, 60 + i);
+		assert_int_equal(mw_irecv(&w, r[i], 1, bufs, sz, tag, &mr, &rq[i], T_OUT), 0);
+	}
+	for (i = 6; i-- > 0;)
+		assert_int_equal(mw_isend(&w, s[i], w.r[0].buf + i * 65536, 1000 + i, i,
+					  &w.r[0].mr, &sq[i], T_OUT),
+				 0);
+	for (i = 0; i < 6; i++) {
+		size_t got[1];
+
+		assert_int_equal(mw_wait(&w, rq[5 - i], got, T_OUT), 0);
+		assert_int_equal(got[0], 1000 + (5 - i));
+		assert_int_equal(mw_wait(&w, sq[i], NULL, T_OUT), 0);
+	}
+	for (i = 0; i < 6; i++)
+		verify(w.r[1].buf + i * 65536, 1000 + i, 60 + i);
+	/* close in a mixed order, send side first for some, receive side first for others */
+	for (i = 0; i < 6; i++) {
+		int k = close_order[i];
+
+		if (i & 1) {
+			assert_int_equal(dvx_msg_close(r[k]), 0);
+			assert_int_equal(mw_check(&w), 0);
+			assert_int_equal(dvx_msg_close(s[k]), 0);
+		} else {
+			assert_int_equal(dvx_msg_close(s[k]), 0);
+			assert_int_equal(mw_check(&w), 0);
+			assert_int_equal(dvx_msg_close(r[k]), 0);
+		}
+		assert_int_equal(mw_check(&w), 0);
+		/* the survivors still talk */
+		if (i < 5)
+			one_message(&w, s[close_order[5]], r[close_order[5]], 64 + i, 90 + i);
+	}
+	dvx_msg_get_stats(&w.r[0].m, &a);
+	assert_int_equal(a.sets, 0);
+	assert_int_equal(a.pool_entries, 0);
+	assert_int_equal(a.qps, 0);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+/* a secondary with more QP slots than the set has maps them by modulo */
+static void test_modulo(void **state)
+{
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *s[3], *r[3];
+	struct dvx_msg_stats a;
+	uint32_t nqps, i;
+
+	(void)state;
+	cfg_base(&c);
+	c.groups = 1;
+	c.nqps = 4;
+	c.split_bytes = 1024;
+	assert_int_equal(mw_init(&w, 2, &c, 2u << 20, 0), 0);
+	assert_int_equal(mw_pair(&w, 0, 1, 1, &s[0], &r[0]), 0);	/* primary: 1 QP */
+	assert_int_equal(mw_pair(&w, 0, 1, 4, &s[1], &r[1]), 0);	/* 4 slots on it */
+	assert_int_equal(mw_pair(&w, 0, 1, 3, &s[2], &r[2]), 0);
+	assert_int_equal(dvx_msg_comm_info(s[1], NULL, &nqps, NULL), 0);
+	assert_int_equal(nqps, 4);
+	dvx_msg_get_stats(&w.r[0].m, &a);
+	assert_int_equal(a.sets, 1);
+	assert_int_equal(a.qps, 1);
+	assert_int_equal(mw_check(&w), 0);
+	for (i = 0; i < 3; i++) {
+		one_message(&w, s[i], r[i], 100000, 10 + i);	/* striped: slots share the QP */
+		one_message(&w, s[i], r[i], 10, 20 + i);
+	}
+	/* the primary goes; the secondaries keep the QP */
+	assert_int_equal(dvx_msg_close(s[0]), 0);
+	assert_int_equal(dvx_msg_close(r[0]), 0);
+	assert_int_equal(mw_check(&w), 0);
+	one_message(&w, s[1], r[1], 5000, 33);
+	for (i = 1; i < 3; i++) {
+		dvx_msg_close(s[i]);
+		dvx_msg_close(r[i]);
+	}
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+/* one end closed its last user of a set while the other still has users: the next
+ * connection of that group cannot join, and both ends agree on private QPs */
+static void test_stale_set_fallback(void **state)
+{
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *s[2], *r[2];
+	struct dvx_msg_stats a, b;
+	int shared;
+
+	(void)state;
+	cfg_base(&c);
+	c.groups = 1;
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s[0], &r[0]), 0);
+	assert_int_equal(dvx_msg_close(r[0]), 0);	/* B's set is gone, A's is not */
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s[1], &r[1]), 0);
+	assert_int_equal(dvx_msg_comm_info(s[1], &shared, NULL, NULL), 0);
+	assert_int_equal(shared, 0);
+	assert_int_equal(dvx_msg_comm_info(r[1], &shared, NULL, NULL), 0);
+	assert_int_equal(shared, 0);
+	dvx_msg_get_stats(&w.r[0].m, &a);
+	dvx_msg_get_stats(&w.r[1].m, &b);
+	assert_int_equal(a.fallbacks, 1);
+	assert_int_equal(b.fallbacks, 1);
+	assert_int_equal(mw_check(&w), 0);
+	one_message(&w, s[1], r[1], 3000, 5);
+	assert_int_equal(dvx_msg_close(s[0]), 0);
+	/* now the key is free on both ends: the next one makes a new shared set */
+	dvx_msg_close(s[1]);
+	dvx_msg_close(r[1]);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s[0], &r[0]), 0);
+	assert_int_equal(dvx_msg_comm_info(r[0], &shared, NULL, NULL), 0);
+	assert_int_equal(shared, 1);
+	one_message(&w, s[0], r[0], 3000, 6);
+	dvx_msg_close(s[0]);
+	dvx_msg_close(r[0]);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+/* a full pool falls back to private QPs, both ends agreeing; with NO_FALLBACK it is
+ * -ENOSPC; with no set of either kind left it is -ENOSPC */
+static void test_pool_full(void **state)
+{
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *s[4], *r[4], *x, *y;
+	struct dvx_msg_stats a;
+	int shared;
+
+	(void)state;
+	cfg_base(&c);
+	c.groups = 2;
+	c.max_shared_sets = 1;
+	c.max_private_sets = 1;
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s[0], &r[0]), 0);	/* group 0: the set */
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s[1], &r[1]), 0);	/* group 1: full */
+	assert_int_equal(dvx_msg_comm_info(s[1], &shared, NULL, NULL), 0);
+	assert_int_equal(shared, 0);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s[2], &r[2]), 0);	/* group 0 again: joins */
+	assert_int_equal(dvx_msg_comm_info(r[2], &shared, NULL, NULL), 0);
+	assert_int_equal(shared, 1);
+	/* group 1 once more: no shared set, no private set left */
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &x, &y), -ENOSPC);
+	assert_int_equal(mw_check(&w), 0);
+	dvx_msg_get_stats(&w.r[0].m, &a);
+	assert_int_equal(a.fallbacks, 1);
+	assert_int_equal(a.secondaries, 1);
+	one_message(&w, s[1], r[1], 10, 1);
+	one_message(&w, s[2], r[2], 10, 2);
+	dvx_msg_close(s[1]);
+	dvx_msg_close(r[1]);
+	/* NO_FALLBACK: the full pool is an error, not a private set */
+	w.r[0].m.st->cfg.flags |= DVX_MSG_F_NO_FALLBACK;
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &x, &y), 0);	/* group 0: joins, fine */
+	dvx_msg_close(x);
+	dvx_msg_close(y);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &x, &y), -ENOSPC);	/* group 1: full */
+	assert_int_equal(mw_check(&w), 0);
+	dvx_msg_close(s[0]);
+	dvx_msg_close(r[0]);
+	dvx_msg_close(s[2]);
+	dvx_msg_close(r[2]);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+/* data for a recv comm closed after it posted arrives on a set that lives on: it is
+ * counted and dropped, and never reaches the comm that took over the id's slot */
+static void test_late_completion(void **state)
+{
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *sy, *ry, *sx, *rx, *sz = NULL, *rz = NULL;
+	struct dvx_msg_req *rq, *sq;
+	struct dvx_msg_stats b;
+	uint32_t xid, zid = 0;
+	void *bufs[1];
+	size_t sizes[1] = { 4096 };
+	uint32_t tags[1] = { 5 };
+	struct dvx_mr *mr;
+	int k;
+
+	(void)state;
+	cfg_base(&c);
+	c.groups = 1;
+	c.max_comms = 6;
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &sy, &ry), 0);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &sx, &rx), 0);
+	assert_int_equal(dvx_msg_comm_info(rx, NULL, NULL, &xid), 0);
+	bufs[0] = w.r[1].buf;
+	mr = &w.r[1].mr;
+	assert_int_equal(mw_irecv(&w, rx, 1, bufs, sizes, tags, &mr, &rq, T_OUT), 0);
+	assert_int_equal(dvx_msg_close(rx), 0);
+	for (k = 0; k < 50; k++)
+		mw_progress(&w);	/* its clear-to-send completes: the slot is free */
+	/* connections until one of B's recv comms lands in x's old slot */
+	for (k = 0; k < 8; k++) {
+		assert_int_equal(mw_pair(&w, 0, 1, 0, &sz, &rz), 0);
+		assert_int_equal(dvx_msg_comm_info(rz, NULL, NULL, &zid), 0);
+		if ((zid & 2047) == (xid & 2047))
+			break;
+		dvx_msg_close(sz);
+		dvx_msg_close(rz);
+	}
+	assert_true((zid & 2047) == (xid & 2047));
+	assert_true(zid != xid);
+	/* A still holds x's CTS: its data goes out on the shared QP */
+	fill(w.r[0].buf, 4096, 8);
+	assert_int_equal(mw_isend(&w, sx, w.r[0].buf, 4096, 5, &w.r[0].mr, &sq, T_OUT), 0);
+	assert_int_equal(mw_wait(&w, sq, NULL, T_OUT), 0);
+	for (k = 0; k < 100; k++)
+		mw_progress(&w);
+	dvx_msg_get_stats(&w.r[1].m, &b);
+	assert_int_equal(b.late, 1);
+	/* z's next message is its own, complete and alone */
+	one_message(&w, sz, rz, 777, 12);
+	one_message(&w, sy, ry, 778, 13);
+	assert_int_equal(mw_check(&w), 0);
+	dvx_msg_close(sx);
+	dvx_msg_close(sy);
+	dvx_msg_close(ry);
+	dvx_msg_close(sz);
+	dvx_msg_close(rz);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+/*
+ * A QP that fails fails exactly the communicators mapped onto it: two shared sets (groups
+ * 0 and 1) and a private connection; the link goes down while only group 0's set sends;
+ * its comms fail on both ends (the receiver learns at its next clear-to-send), the
+ * others carry on.
+ */
+static void test_fault_isolation(void **state)
+{
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *s[4], *r[4], *ps, *pr;
+	struct dvx_msg_req *sq, *rq;
+	struct dvx_sim_faults f;
+	struct dvx_msg_stats a;
+	void *bufs[1] = { NULL };
+	size_t sizes[1] = { 1024 };
+	uint32_t tags[1] = { 1 };
+	struct dvx_mr *mr;
+	uint32_t i;
+	int err;
+
+	(void)state;
+	cfg_base(&c);
+	c.groups = 2;
+	c.conn.retry_count = 2;
+	c.conn.ack_timeout = 10;
+	c.conn.rnr_retry = 7;
+	c.conn.min_rnr_nak = 12;
+	c.conn.hop_limit = 255;
+	c.max_private_sets = 4;
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(mw_pair(&w, 0, 1, 0, &s[i], &r[i]), 0);	/* groups 0,1,0,1 */
+	w.r[0].m.st->cfg.groups = 0;	/* the next one is private */
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &ps, &pr), 0);
+	w.r[0].m.st->cfg.groups = 2;
+	/* comm 0 (group 0) has a receive posted; the link goes down; its send fails */
+	mr = &w.r[1].mr;
+	bufs[0] = w.r[1].buf;
+	assert_int_equal(mw_irecv(&w, r[0], 1, bufs, sizes, tags, &mr, &rq, T_OUT), 0);
+	for (i = 0; i < 50; i++)
+		mw_progress(&w);	/* the clear-to-send lands before the link goes */
+	memset(&f, 0, sizeof(f));
+	f.link_down = 1;
+	dvx_sim_set_faults(w.fab, &f);
+	assert_int_equal(mw_isend(&w, s[0], w.r[0].buf, 1024, 1, &w.r[0].mr, &sq, T_OUT), 0);
+	err = mw_wait(&w, sq, NULL, T_OUT);
+	assert_int_equal(err, -EHOSTUNREACH);
+	dvx_sim_set_faults(w.fab, NULL);
+	/* comm 2 shares the failed QP: it fails too, without having sent anything */
+	assert_int_equal(dvx_msg_isend(s[2], w.r[0].buf, 8, 1, &w.r[0].mr, &sq), -EHOSTUNREACH);
+	/* the receiver: its next clear-to-send meets the dead QP; every comm on it fails,
+	 * and the receive that was waiting ends with the error */
+	bufs[0] = w.r[1].buf + 4096;
+	err = mw_irecv(&w, r[2], 1, bufs, sizes, tags, &mr, &rq, T_OUT);
+	if (!err) {
+		err = mw_wait(&w, rq, NULL, T_OUT);
+		assert_true(err == -EHOSTUNREACH || err == -ECANCELED);
+	}
+	assert_true(dvx_msg_irecv(r[0], 1, bufs, sizes, tags, &mr, &rq) < 0);
+	/* group 1 and the private connection are untouched */
+	one_message(&w, s[1], r[1], 2000, 1);
+	one_message(&w, s[3], r[3], 2000, 2);
+	one_message(&w, ps, pr, 2000, 3);
+	dvx_msg_get_stats(&w.r[0].m, &a);
+	assert_int_equal(a.qp_errors, 1);
+	assert_int_equal(mw_check(&w), 0);
+	/* a new group-0 connection does not join the failed set */
+	{
+		struct dvx_msg_comm *ns, *nr;
+		int shared;
+
+		assert_int_equal(mw_pair(&w, 0, 1, 0, &ns, &nr), 0);
+		assert_int_equal(dvx_msg_comm_info(ns, &shared, NULL, NULL), 0);
+		assert_int_equal(shared, 0);
+		one_message(&w, ns, nr, 100, 4);
+		dvx_msg_close(ns);
+		dvx_msg_close(nr);
+	}
+	for (i = 0; i < 4; i++) {
+		dvx_msg_close(s[i]);
+		dvx_msg_close(r[i]);
+	}
+	dvx_msg_close(ps);
+	dvx_msg_close(pr);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+/* refusals: a handle whose cookie is wrong, a listen comm that is gone, a peer that
+ * never answers; a closed comm is refused by every call, a stale request too */
+static void test_refusals(void **state)
+{
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_handle h, bad;
+	struct dvx_msg_comm *l, *s = NULL, *r = NULL;
+	struct dvx_msg_req *q = NULL;
+	struct dvx_msg_stats b;
+	uint64_t end;
+	int err = 0, done;
+
+	(void)state;
+	cfg_base(&c);
+	c.timeout_ns = MW_SEC / 5;
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	assert_int_equal(dvx_msg_listen(&w.r[1].m, 0, &h, &l), 0);
+	/* the cookie is bytes 16-23 of the handle */
+	bad = h;
+	bad.wire[16] ^= 1;
+	end = mw_now() + T_OUT;
+	do {
+		err = dvx_msg_connect(&w.r[0].m, 0, 0, &bad, &s);
+		dvx_msg_accept(l, &r);
+	} while (!err && !s && mw_now() < end);
+	assert_int_equal(err, -EACCES);
+	assert_null(r);
+	dvx_msg_get_stats(&w.r[1].m, &b);
+	assert_int_equal(b.refused, 1);
+	/* a handle that is not one */
+	memset(&bad, 0, sizeof(bad));
+	assert_int_equal(dvx_msg_connect(&w.r[0].m, 0, 0, &bad, &s), -EINVAL);
+	/* the listen comm closed: refused */
+	assert_int_equal(dvx_msg_close(l), 0);
+	end = mw_now() + T_OUT;
+	do {
+		err = dvx_msg_connect(&w.r[0].m, 0, 0, &h, &s);
+		mw_progress(&w);
+	} while (!err && !s && mw_now() < end);
+	assert_int_equal(err, -ECONNREFUSED);
+	/* a listener that takes the connection and never answers: the deadline */
+	assert_int_equal(dvx_msg_listen(&w.r[1].m, 0, &h, &l), 0);
+	end = mw_now() + T_OUT;
+	do
+		err = dvx_msg_connect(&w.r[0].m, 0, 0, &h, &s);	/* rank 1 never progresses */
+	while (!err && !s && mw_now() < end);
+	assert_int_equal(err, -ETIMEDOUT);
+	/* its half-made handshake on rank 1 times out too, and holds nothing then */
+	end = mw_now() + T_OUT;
+	do {
+		mw_progress(&w);
+		dvx_msg_get_stats(&w.r[1].m, &b);
+	} while (b.pending && mw_now() < end);
+	assert_int_equal(b.pending, 0);
+	assert_int_equal(b.sets, 0);
+	assert_int_equal(b.comms, 1);	/* the listen comm */
+	assert_int_equal(mw_check(&w), 0);
+	dvx_msg_close(l);
+	/* a connection, closed: its calls are refused; a request tested twice is refused */
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s, &r), 0);
+	one_message(&w, s, r, 10, 1);
+	{
+		void *bufs[1] = { w.r[1].buf };
+		size_t sz[1] = { 64 };
+		uint32_t tg[1] = { 7 };
+		struct dvx_mr *mr = &w.r[1].mr;
+
+		assert_int_equal(mw_irecv(&w, r, 1, bufs, sz, tg, &mr, &q, T_OUT), 0);
+		assert_int_equal(mw_isend(&w, s, w.r[0].buf, 64, 7, &w.r[0].mr, &q, T_OUT), 0);
+		assert_int_equal(mw_wait(&w, q, NULL, T_OUT), 0);
+		assert_int_equal(dvx_msg_test(q, &done, NULL), -EINVAL);	/* freed */
+		assert_int_equal(dvx_msg_isend(s, w.r[0].buf, 8, 7, &w.r[1].mr, &q), -EINVAL);
+	}
+	assert_int_equal(dvx_msg_close(s), 0);
+	assert_int_equal(dvx_msg_isend(s, w.r[0].buf, 8, 7, &w.r[0].mr, &q), -EINVAL);
+	assert_int_equal(dvx_msg_close(s), -EINVAL);
+	assert_int_equal(dvx_msg_close(r), 0);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+/* a connection closed while the others on its shared set are busy: they finish */
+static void test_close_while_busy(void **state)
+{
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *s[3], *r[3];
+	struct dvx_msg_req *rq[3], *sq[3];
+	uint32_t i;
+
+	(void)state;
+	cfg_base(&c);
+	c.groups = 1;
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(mw_pair(&w, 0, 1, 0, &s[i], &r[i]), 0);
+	for (i = 0; i < 3; i++) {
+		void *bufs[1] = { w.r[1].buf + i * 65536 };
+		size_t sz[1] = { 65536 };
+		uint32_t tg[1] = { 1 };
+		struct dvx_mr *mr = &w.r[1].mr;
+
+		fill(w.r[0].buf + i * 65536, 60000, 70 + i);
+		assert_int_equal(mw_irecv(&w, r[i], 1, bufs, sz, tg, &mr, &rq[i], T_OUT), 0);
+	}
+	/* comm 1 goes, both ends, with nothing sent; 0 and 2 send meanwhile */
+	assert_int_equal(mw_isend(&w, s[0], w.r[0].buf, 60000, 1, &w.r[0].mr, &sq[0], T_OUT), 0);
+	assert_int_equal(dvx_msg_close(r[1]), 0);
+	assert_int_equal(dvx_msg_close(s[1]), 0);
+	assert_int_equal(mw_check(&w), 0);
+	assert_int_equal(mw_isend(&w, s[2], w.r[0].buf + 2 * 65536, 60000, 1, &w.r[0].mr, &sq[2],
+				  T_OUT),
+			 0);
+	for (i = 0; i < 3; i += 2) {
+		size_t got[1];
+
+		assert_int_equal(mw_wait(&w, sq[i], NULL, T_OUT), 0);
+		assert_int_equal(mw_wait(&w, rq[i], got, T_OUT), 0);
+		assert_int_equal(got[0], 60000);
+		verify(w.r[1].buf + i * 65536, 60000, 70 + i);
+	}
+	assert_int_equal(mw_check(&w), 0);
+	for (i = 0; i < 3; i += 2) {
+		dvx_msg_close(s[i]);
+		dvx_msg_close(r[i]);
+	}
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+/* iflush: one READ through the flush QP after a receive; nothing to flush without data */
+static void test_flush(void **state)
+{
+	struct dvx_msg_cfg c;
+	struct mw w;
+	struct dvx_msg_comm *s, *r;
+	struct dvx_msg_req *q;
+	void *bufs[2];
+	size_t sz[2] = { 0, 4096 };
+	struct dvx_mr *mrs[2];
+	struct dvx_msg_stats b;
+	int i;
+
+	(void)state;
+	cfg_base(&c);
+	c.flags = DVX_MSG_F_FLUSH;
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	dvx_msg_get_stats(&w.r[1].m, &b);
+	assert_int_equal(b.qps, 1);	/* the flush QP (the sim has force-loopback) */
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s, &r), 0);
+	one_message(&w, s, r, 4096, 3);
+	bufs[0] = w.r[1].buf;
+	bufs[1] = w.r[1].buf;
+	mrs[0] = mrs[1] = &w.r[1].mr;
+	for (i = 0; i < 12; i++) {	/* more than max_reqs: flush requests are reused */
+		assert_int_equal(dvx_msg_iflush(r, 2, bufs, sz, mrs, &q), 0);
+		assert_non_null(q);
+		assert_int_equal(mw_wait(&w, q, NULL, T_OUT), 0);
+	}
+	assert_int_equal(dvx_msg_iflush(r, 1, bufs, sz, mrs, &q), 0);
+	assert_null(q);	/* a size 0: nothing to flush */
+	dvx_msg_close(s);
+	dvx_msg_close(r);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_basic_sizes),
+		cmocka_unit_test(test_multi_recv_tags),
+		cmocka_unit_test(test_too_big),
+		cmocka_unit_test(test_stripes),
+		cmocka_unit_test(test_sharing_roles),
+		cmocka_unit_test(test_modulo),
+		cmocka_unit_test(test_stale_set_fallback),
+		cmocka_unit_test(test_pool_full),
+		cmocka_unit_test(test_late_completion),
+		cmocka_unit_test(test_fault_isolation),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_close_while_busy),
+		cmocka_unit_test(test_flush),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
