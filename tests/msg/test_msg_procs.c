@@ -1,0 +1,464 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/msg/test_msg_procs.c - the messaging layer with its ranks as processes: each rank
+ * a process with its own software NIC, the NICs joined by the wire (docs/sim-wire.md),
+ * the bootstrap the sockets adapter (forked ranks) or MPI (under mpirun), the listen
+ * handles exchanged with an allgather as a collective library would.
+ *
+ * Cases, as forked processes:
+ *  - 2 and 4 ranks with 8 communicators per ordered pair: connect (rank-dependent
+ *    order), rounds of traffic (tests/msg/mrank.c: two tagged buffers per irecv, every
+ *    byte checked), closes in random order, once with private QPs and once with the
+ *    pool (4 groups, depth x2, 1 QP): each rank's digest of what arrived must be the
+ *    same both times;
+ *  - a killed process: 4 ranks with the pool, rank 3 killed with SIGKILL after a round;
+ *    each survivor's receive from it fails (retry exhausted) within bounded time, never
+ *    a hang, a round among the survivors is exact, and their closes of comms to the dead
+ *    rank end at the close deadline.
+ * And the first case as 4 MPI processes (scripts/mpirun.sh) when mpirun is here: that
+ * case launches this binary with --mpi, whose processes run it themselves.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../lib/dvx_test.h"
+#include "mrank.h"
+#include "mworld.h"
+
+#include <dvx/bootstrap/bootstrap.h>
+#include <dvx/bootstrap/wire.h>
+
+#ifndef DVX_SRCTREE
+#error "DVX_SRCTREE: the source tree, for scripts/mpirun.sh"
+#endif
+
+#define T_OUT (60 * MW_SEC)
+#define NK 8		/* communicators per ordered pair */
+
+struct pcase {
+	int n;
+	uint32_t rounds;
+	int victim;		/* 0 or rank + 1: that rank is killed after a round */
+	const char *bsaddr;	/* the sockets bootstrap's address (forked ranks) */
+};
+
+static int bs_barrier(void *arg)
+{
+	return dvx_bootstrap_barrier(arg, T_OUT);
+}
+
+static void cfg_of(struct dvx_msg_cfg *c, int n, int shared, uint64_t timeout_ns)
+{
+	memset(c, 0, sizeof(*c));
+	c->max_comms = (uint32_t)(3 * (n - 1) * NK + 4);
+	c->max_pending = 16;
+	c->max_reqs = 4;
+	c->max_recvs = MR_NB;
+	c->timeout_ns = timeout_ns;
+	c->conn.retry_count = 7;
+	c->conn.rnr_retry = 7;
+	c->conn.min_rnr_nak = 12;
+	c->conn.ack_timeout = 20;
+	c->conn.hop_limit = 255;
+	if (shared) {
+		c->groups = 4;
+		c->depth_mult = 2;
+		c->max_shared_sets = (uint32_t)(2 * (n - 1) * 4);
+		c->max_private_sets = 2;
+	} else {
+		c->max_private_sets = (uint32_t)(2 * (n - 1) * NK);
+	}
+}
+
+/* this process's context over its NIC, connections to every other rank; 0 or an error
+ * (printed) */
+static int ctx_up(struct mw_rank *x, struct mrank *r, struct dvx_bootstrap *bs,
+		  const struct dvx_msg_cfg *cfg)
+{
+	struct dvx_msg_cfg c = *cfg;
+	struct dvx_mem_req s, f, g;
+	struct dvx_mr_attr ma;
+	struct dvx_msg_handle *all = NULL, *mine = NULL;
+	int n = r->n, q, k, err;
+	size_t per = (size_t)n * NK;
+
+	c.nnics = 1;
+	c.nics[0] = &x->nic;
+	err = dvx_msg_mem_req(&c, &s, &f, &g);
+	if (err)
+		return err;
+	x->state = aligned_alloc(64, (s.bytes + 63) & ~63ull);
+	x->fifo = aligned_alloc(4096, (f.bytes + 4095) & ~4095ull);
+	x->rings = aligned_alloc(4096, (g.bytes + 4095) & ~4095ull);
+	if (!x->state || !x->fifo || !x->rings)
+		return -ENOMEM;
+	err = dvx_msg_init(&x->m, &c, x->state, s.bytes, x->fifo, f.bytes, x->rings, g.bytes);
+	if (err)
+		return err;
+	memset(&ma, 0, sizeof(ma));
+	ma.addr = x->buf;
+	ma.len = mr_buf_bytes(n, NK);
+	err = dvx_msg_reg_mr(&x->m, 0, &ma, &x->mr);
+	if (err)
+		return err;
+	r->m = &x->m;
+	r->mr = &x->mr;
+	err = mr_listen(r);
+	if (err)
+		return err;
+	/* every rank's handles for every rank, in one allgather */
+	mine = calloc(per, sizeof(*mine));
+	all = calloc(per * (size_t)n, sizeof(*all));
+	if (!mine || !all) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (q = 0; q < n; q++)
+		for (k = 0; k < NK; k++)
+			mine[q * NK + k] = r->hout[q][k];
+	err = dvx_bootstrap_allgather(bs, mine, all, per * sizeof(*mine), T_OUT);
+	if (err)
+		goto out;
+	for (q = 0; q < n; q++)
+		for (k = 0; q != r->me && k < NK; k++)
+			r->hin[q][k] = all[(size_t)q * per + (size_t)r->me * NK + (size_t)k];
+	err = mr_connect(r);
+	if (!err)
+		err = dvx_bootstrap_barrier(bs, T_OUT);
+out:
+	free(mine);
+	free(all);
+	return err;
+}
+
+static void ctx_down(struct mw_rank *x, struct mrank *r)
+{
+	uint64_t end = mw_now() + 2 * T_OUT;
+	struct dvx_msg_stats st;
+
+	mr_close_all(r, 0);
+	/* the closes finish as the peers' markers come in (or at their deadline) */
+	do {
+		dvx_msg_progress(&x->m);
+		dvx_msg_get_stats(&x->m, &st);
+	} while (st.closing && mw_now() < end);
+	if (x->mr.live == DVX_LIVE)
+		dvx_msg_dereg_mr(&x->m, &x->mr);
+	if (x->m.live == DVX_LIVE)
+		dvx_msg_fini(&x->m);
+	free(x->state);
+	free(x->fifo);
+	free(x->rings);
+	x->state = x->fifo = x->rings = NULL;
+}
+
+/* the killed-process case after the connections: a round, the victim dies, the
+ * survivors see it and go on among themselves */
+static struct dvx_sim_fabric *g_fab;
+static int victim_case(struct mw_rank *x, struct mrank *r, struct dvx_bootstrap *bs, int victim)
+{
+	void *bufs[MR_NB] = { x->buf, x->buf + 4096 };
+	size_t sz[MR_NB] = { 64, 64 };
+	uint32_t tags[MR_NB] = { 0, 1 };
+	struct dvx_mr *mrs[MR_NB] = { &x->mr, &x->mr };
+	struct dvx_msg_req *q = NULL;
+	uint64_t end;
+	int err, done = 0;
+
+	err = mr_rounds(r, 1);
+	if (err)
+		return err;
+	/* the victim dies once every survivor is past the round's barrier (a survivor still
+	 * inside it would see the group break) */
+	if (r->me == victim) {
+		int p;
+		uint8_t past;
+
+		for (p = 0; p < r->n; p++)
+			if (p != victim && dvx_bootstrap_recv(bs, p, 77, &past, 1, T_OUT))
+				return -EIO;
+		fflush(NULL);
+		raise(SIGKILL);
+	} else {
+		uint8_t past = 1;
+
+		err = dvx_bootstrap_send(bs, victim, 77, &past, 1, T_OUT);
+		if (err)
+			return err;
+	}
+	r->dead[victim] = 1;
+	r->barrier = NULL;	/* the group's collectives need the dead rank */
+	/* a clear-to-send that reached the victim before it died would just wait for data
+	 * that never comes (a peer that dies while this end only waits is not seen: the
+	 * caller's deadline covers that, docs/msg.md): so once the wire saw it go, a receive
+	 * from it, whose clear-to-send meets no responder */
+	end = mw_now() + T_OUT;
+	for (;;) {
+		struct dvx_sim_wire_stats ws;
+
+		if (!dvx_sim_wire_get_stats(g_fab, &ws) && ws.peers_down)
+			break;
+		if (mw_now() > end) {
+			MR_FAIL(r, "the wire never saw the dead rank go");
+			return -ETIMEDOUT;
+		}
+		usleep(1000);
+	}
+	do
+		err = dvx_msg_irecv(r->rc[victim][0], MR_NB, bufs, sz, tags, mrs, &q);
+	while (!err && !q && mw_now() < end);
+	if (!err && q) {
+		do
+			err = dvx_msg_test(q, &done, NULL);
+		while (!err && !done && mw_now() < end);
+		if (!err && !done)
+			err = -ETIMEDOUT;
+	}
+	if (err != -EHOSTUNREACH && err != -ECANCELED) {
+		MR_FAIL(r, "a receive from the dead rank: %d (%s), want retry exhausted", err,
+			q ? "posted" : "never posted");
+		return -EIO;
+	}
+	/* the survivors' connections are untouched: one more exact round */
+	return mr_rounds(r, 1);
+}
+
+/* one rank of a case, in this process; 0 when it passed */
+static int rank_run(const struct pcase *pc, int rank, int mpi)
+{
+	static uint64_t mpi_mem[DVX_BOOTSTRAP_MPI_MEM_SIZE(MR_MAX_RANKS) / 8 + 1];
+	struct dvx_bootstrap bs;
+	struct dvx_bootstrap_wire_attr wa;
+	struct dvx_sim_fabric_cfg fc;
+	struct dvx_sim_nic_cfg nc;
+	struct dvx_sim_fabric *fab = NULL;
+	struct dvx_nic_cfg na;
+	struct mw_rank *x = calloc(1, sizeof(*x));
+	struct mrank *r = calloc(1, sizeof(*r));
+	void *bs_mem = NULL, *fab_mem = NULL, *wire_mem = NULL;
+	uint64_t digest[2] = { 0, 0 };
+	size_t fsz, wsz;
+	char name[16];
+	int n = pc->n, shared, err;
+
+	if (!x || !r)
+		return -ENOMEM;
+	memset(&bs, 0, sizeof(bs));
+	if (mpi) {
+		struct dvx_bootstrap_mpi_attr ma;
+
+		memset(&ma, 0, sizeof(ma));
+		ma.flags = DVX_BOOTSTRAP_MPI_F_INIT;
+		err = dvx_bootstrap_mpi_init(&bs, &ma, mpi_mem, sizeof(mpi_mem));
+		if (!err && dvx_bootstrap_nranks(&bs) != n)
+			err = -ERANGE;
+		rank = err ? 0 : dvx_bootstrap_rank(&bs);
+	} else {
+		struct dvx_bootstrap_sock_attr ba;
+		size_t bsz = dvx_bootstrap_sock_mem_size(n, 64, 65536);
+
+		memset(&ba, 0, sizeof(ba));
+		ba.addr = pc->bsaddr;
+		ba.rank = rank;
+		ba.nranks = n;
+		ba.max_unexpected = 64;
+		ba.slot_bytes = 65536;
+		ba.max_msg_bytes = 1u << 20;
+		ba.timeout_ns = T_OUT;
+		bs_mem = aligned_alloc(64, (bsz + 63) & ~(size_t)63);
+		err = bs_mem ? dvx_bootstrap_sock_init(&bs, &ba, bs_mem, bsz) : -ENOMEM;
+	}
+	if (err) {
+		fprintf(stderr, "rank %d: bootstrap: %d\n", rank, err);
+		return err;
+	}
+	/* this rank's NIC, and the others' over the wire */
+	dvx_sim_fabric_cfg_default(&fc);
+	fc.max_nics = 1;
+	fc.max_qps = fc.max_cqs = (uint32_t)(4 * (n - 1) * NK + 16);
+	fc.max_mrs = 16;
+	fc.max_umems = 16;
+	fsz = dvx_sim_fabric_size(&fc);
+	fab_mem = calloc(1, fsz);
+	err = fab_mem ? dvx_sim_fabric_init(fab_mem, fsz, &fc, &fab) : -ENOMEM;
+	dvx_sim_nic_cfg_default(&nc, (unsigned)rank);
+	if (!err && dvx_sim_add_nic(fab, &nc) < 0)
+		err = -ENOSPC;
+	memset(&wa, 0, sizeof(wa));
+	wa.fab = fab;
+	wa.max_msg = MR_SLOT;
+	wsz = dvx_bootstrap_wire_mem_size(n, wa.max_msg);
+	wire_mem = err ? NULL : malloc(wsz);
+	if (!err)
+		err = wire_mem ? dvx_bootstrap_wire_join(&bs, &wa, wire_mem, wsz, T_OUT) : -ENOMEM;
+	if (!err)
+		err = dvx_sim_start(fab);
+	g_fab = fab;
+	memset(&na, 0, sizeof(na));
+	snprintf(name, sizeof(name), "sim_%d", rank);
+	na.name = name;
+	if (!err)
+		err = dvx_nic_open(&x->nic, dvx_sim_hal(fab), &na);
+	x->buf = err ? NULL : aligned_alloc(4096, mr_buf_bytes(n, NK));
+	if (!err && !x->buf)
+		err = -ENOMEM;
+	if (err) {
+		fprintf(stderr, "rank %d: set-up: %d\n", rank, err);
+		goto out;
+	}
+	r->me = rank;
+	r->n = n;
+	r->K = NK;
+	r->buf = x->buf;
+	r->timeout_ns = T_OUT;
+	r->barrier = bs_barrier;
+	r->barrier_arg = &bs;
+	for (shared = 0; shared < 2 && !err; shared++) {
+		struct dvx_msg_cfg c;
+
+		if (pc->victim && !shared)
+			continue;	/* the killed-process case runs with the pool only */
+		cfg_of(&c, n, shared, pc->victim ? 2 * MW_SEC : T_OUT);
+		err = ctx_up(x, r, &bs, &c);
+		if (!err && pc->victim)
+			err = victim_case(x, r, &bs, pc->victim - 1);
+		else if (!err)
+			err = mr_rounds(r, pc->rounds);
+		digest[shared] = r->digest;
+		if (!err && !pc->victim)
+			err = dvx_bootstrap_barrier(&bs, T_OUT);	/* all traffic done */
+		ctx_down(x, r);
+		memset(r->sc, 0, sizeof(r->sc));
+		memset(r->rc, 0, sizeof(r->rc));
+		memset(r->lc, 0, sizeof(r->lc));
+		r->digest = 0;
+		if (!err && !pc->victim)
+			err = dvx_bootstrap_barrier(&bs, T_OUT);	/* all closed */
+	}
+	if (!err && !pc->victim && digest[0] != digest[1]) {
+		MR_FAIL(r, "private and shared runs differ: %llx against %llx",
+			(unsigned long long)digest[0], (unsigned long long)digest[1]);
+		err = -EIO;
+	}
+	if (r->fail_line)
+		fprintf(stderr, "rank %d failed at line %d: %s\n", rank, r->fail_line, r->why);
+	else if (err)
+		fprintf(stderr, "rank %d: %d\n", rank, err);
+	dvx_nic_close(&x->nic);
+out:
+	if (fab) {
+		dvx_sim_stop(fab);
+		dvx_sim_fini(fab);
+	}
+	if (!pc->victim || !mpi)
+		dvx_bootstrap_fini(&bs);
+	free(wire_mem);
+	free(fab_mem);
+	free(bs_mem);
+	free(x->buf);
+	free(x);
+	free(r);
+	return err;
+}
+
+/* fork the ranks of @pc; 0 when every one passed (the victim must die of SIGKILL) */
+static int fork_case(struct pcase *pc)
+{
+	char dir[64], addr[96];
+	pid_t pid[MR_MAX_RANKS];
+	int i, st, err = 0;
+
+	snprintf(dir, sizeof(dir), "/tmp/dvx-msgp-XXXXXX");
+	if (!mkdtemp(dir))
+		return -errno;
+	snprintf(addr, sizeof(addr), "unix:%s/bs", dir);
+	pc->bsaddr = addr;
+	for (i = 0; i < pc->n; i++) {
+		fflush(NULL);
+		pid[i] = fork();
+		if (pid[i] == 0) {
+			signal(SIGABRT, SIG_DFL);
+			signal(SIGSEGV, SIG_DFL);
+			st = rank_run(pc, i, 0);
+			fflush(NULL);
+			_exit(st ? 1 : 0);
+		}
+	}
+	for (i = 0; i < pc->n; i++) {
+		if (pid[i] < 0 || waitpid(pid[i], &st, 0) != pid[i]) {
+			err = -EIO;
+			continue;
+		}
+		if (pc->victim == i + 1) {
+			if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL)
+				err = -EIO;
+		} else if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+			fprintf(stderr, "rank %d: exit %d\n", i, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+			err = -EIO;
+		}
+	}
+	rmdir(dir);
+	return err;
+}
+
+static void test_fork_2(void **state)
+{
+	struct pcase pc = { 2, 2, 0, NULL };
+
+	(void)state;
+	assert_int_equal(fork_case(&pc), 0);
+}
+
+static void test_fork_4(void **state)
+{
+	struct pcase pc = { 4, 2, 0, NULL };
+
+	(void)state;
+	assert_int_equal(fork_case(&pc), 0);
+}
+
+static void test_fork_killed(void **state)
+{
+	struct pcase pc = { 4, 1, 4, NULL };
+
+	(void)state;
+	assert_int_equal(fork_case(&pc), 0);
+}
+
+static void test_mpi_4(void **state)
+{
+	char cmd[512], self[256];
+	ssize_t len;
+
+	(void)state;
+	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(len > 0);
+	self[len] = 0;
+	snprintf(cmd, sizeof(cmd), "%s/scripts/mpirun.sh --check >/dev/null", DVX_SRCTREE);
+	if (system(cmd) != 0 || dvx_bootstrap_mpi_init(NULL, NULL, NULL, 0) == -ENOSYS)
+		skip();
+	snprintf(cmd, sizeof(cmd), "%s/scripts/mpirun.sh 4 '%s' --mpi", DVX_SRCTREE, self);
+	assert_int_equal(system(cmd), 0);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fork_2),
+		cmocka_unit_test(test_fork_4),
+		cmocka_unit_test(test_fork_killed),
+		cmocka_unit_test(test_mpi_4),
+	};
+
+	if (argc > 1 && !strcmp(argv[1], "--mpi")) {
+		struct pcase pc = { 4, 2, 0, NULL };
+
+		return rank_run(&pc, 0, 1) ? 1 : 0;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
