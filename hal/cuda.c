@@ -65,6 +65,7 @@ _Static_assert(CUDA_ERROR_STUB_LIBRARY == 34, "CUresult numbering");
 	X(cuStreamCreate, "cuStreamCreate")                                         \
 	X(cuStreamDestroy, "cuStreamDestroy_v2")                                    \
 	X(cuStreamQuery, "cuStreamQuery")                                           \
+	X(cuStreamSynchronize, "cuStreamSynchronize")                               \
 	X(cuMemcpyHtoD, "cuMemcpyHtoD_v2")                                          \
 	X(cuMemcpyDtoH, "cuMemcpyDtoH_v2")                                         \
 	X(cuMemcpyAsync, "cuMemcpyAsync")                                           \
@@ -759,6 +760,13 @@ int dvx_cuda_gpu_memcpy_htod(struct dvx_hal_gpu *gpu, uint64_t dptr, const void 
 {
 	CU_READY(gpu, "gpu_memcpy_htod");
 	CU_CHECK(gpu, "gpu_memcpy_htod", cuMemcpyHtoD((CUdeviceptr)dptr, src, (size_t)len));
+	/*
+	 * From pageable memory cuMemcpyHtoD returns once the bytes are staged, before the
+	 * DMA to device memory is done (CUDA's "API synchronization behavior"); a peer that
+	 * writes the same word right after would race the copy. Wait for the default
+	 * stream, which holds only this copy: dvx's streams are non-blocking.
+	 */
+	CU_CHECK(gpu, "gpu_memcpy_htod", cuStreamSynchronize(NULL));
 	return 0;
 }
 

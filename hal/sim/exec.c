@@ -755,9 +755,9 @@ static int exec_write_send(struct sim_fabric *fab, struct sim_qp *qp, struct sim
 		       DVX_ACCESS_REMOTE_WRITE, &t, r) != X_DONE)
 		return X_ERR;
 	if (is_write) {
-		if (X_LIKELY(nsg == 1))
+		if (X_LIKELY(nsg == 1 && total))
 			memmove(t, sg[0].p, sg[0].len);
-		else
+		else if (total)
 			copy_gather(t, sg, nsg);
 		if (!needs_recv)
 			return X_DONE;
@@ -1454,7 +1454,7 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 		    remote_buf(peer, peer, f->rkey, f->raddr, f->len, DVX_ACCESS_REMOTE_WRITE, &t,
 			       &r) != X_DONE)
 			goto nak;
-		if (is_write)
+		if (is_write && f->len)
 			memmove(t, payload, f->len);
 		if (f->opcode != SIM_OP_RDMA_WRITE) {
 			memcpy(fake + 12, f->imm, 4);

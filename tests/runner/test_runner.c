@@ -461,10 +461,14 @@ static void test_green(void **state)
 
 	(void)state;
 	run_script(&r, runner, NULL, args);
+	if (r.rc)
+		print_message("exit %d:\n%s\n", r.rc, r.out);
 	assert_int_equal(r.rc, 0);
 	has_line(&r, summary);
 	snprintf(env_dir, sizeof(env_dir), "DVX_JUNIT_DIR=%s/green", tmp);
 	run_script(&r, runner, env, args);
+	if (r.rc)
+		print_message("exit %d with DVX_JUNIT_DIR:\n%s\n", r.rc, r.out);
 	assert_int_equal(r.rc, 0);
 	has_line(&r, summary);
 }

@@ -300,7 +300,10 @@ int dvx_gpu_launch(struct dvx_gpu *gpu, void *func, uint32_t grid, uint32_t bloc
  * @dst:		dtoh: host destination, written during the call
  * @len:		bytes (not 0)
  *
- * Both return when the copy is done (cuMemcpyHtoD/DtoH on the default stream).
+ * Both return when the copy is done, the bytes in device (or host) memory: htod waits
+ * for the default stream after cuMemcpyHtoD, which from pageable memory returns once
+ * the bytes are staged (a peer writing the same word next would race the DMA).
+ * Neither waits for work on dvx's streams (they are non-blocking).
  *
  * Context: process context, a thread where @gpu's context is current. Return: 0;
  * -EINVAL (@gpu not open, a NULL buffer, no range); the hal's error, recorded in
