@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/ht/hworld.c - see hworld.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hworld.h"
+
+#define HW_SLOTS 64		/* bootstrap mailbox slots per rank */
+
+uint64_t hw_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * HW_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static void *hw_alloc(uint64_t len, uint64_t align)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, align < 64 ? 64 : align, len ? len : 64))
+		return NULL;
+	return p;
+}
+
+static int rank_up(struct hw *w, int i)
+{
+	struct hw_rank *r = &w->r[i];
+	struct dvx_nic_cfg na;
+	struct dvx_mr_attr ma;
+	char name[16];
+	int err;
+
+	memset(&na, 0, sizeof(na));
+	snprintf(name, sizeof(name), "sim_%d", i);
+	na.name = name;
+	err = dvx_nic_open(&r->nic, dvx_sim_hal(w->fab), &na);
+	if (err)
+		return err;
+	err = dvx_bootstrap_thread_init(&r->bs, w->g, i);
+	if (err)
+		return err;
+	r->sbuf = hw_alloc(w->buf_len, 4096);
+	r->rbuf = hw_alloc(w->buf_len, 4096);
+	if (!r->sbuf || !r->rbuf)
+		return -ENOMEM;
+	memset(r->rbuf, 0, w->buf_len);
+	memset(&ma, 0, sizeof(ma));
+	ma.addr = r->sbuf;
+	ma.len = w->buf_len;
+	ma.access = DVX_ACCESS_LOCAL_WRITE;
+	err = dvx_mr_reg(&r->nic, &ma, &r->smr);
+	if (err)
+		return err;
+	ma.addr = r->rbuf;
+	ma.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE;
+	return dvx_mr_reg(&r->nic, &ma, &r->rmr);
+}
+
+int hw_init(struct hw *w, int n, uint64_t buf_len)
+{
+	struct dvx_sim_fabric_cfg fc;
+	struct dvx_bootstrap_tgroup_attr ga;
+	size_t fsz, gsz;
+	int i, err;
+
+	memset(w, 0, sizeof(*w));
+	if (n < 2 || n > HW_MAX)
+		return -EINVAL;
+	w->n = n;
+	w->buf_len = buf_len;
+	dvx_sim_fabric_cfg_default(&fc);
+	fc.max_nics = (uint32_t)n;
+	fc.max_qps = 256;
+	fc.max_cqs = 64;
+	fc.max_mrs = 64;
+	fc.max_umems = 64;
+	fsz = dvx_sim_fabric_size(&fc);
+	w->fab_mem = calloc(1, fsz);
+	if (!w->fab_mem)
+		return -ENOMEM;
+	err = dvx_sim_fabric_init(w->fab_mem, fsz, &fc, &w->fab);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		struct dvx_sim_nic_cfg nc;
+
+		dvx_sim_nic_cfg_default(&nc, (unsigned)i);
+		if (dvx_sim_add_nic(w->fab, &nc) < 0)
+			return -ENOSPC;
+	}
+	memset(&ga, 0, sizeof(ga));
+	ga.nranks = n;
+	ga.max_unexpected = HW_SLOTS;
+	ga.slot_bytes = DVX_HT_HELLO_BYTES;
+	gsz = dvx_bootstrap_tgroup_mem_size(n, HW_SLOTS, DVX_HT_HELLO_BYTES);
+	w->bs_mem = hw_alloc(gsz, 64);
+	if (!w->bs_mem)
+		return -ENOMEM;
+	err = dvx_bootstrap_tgroup_init(&w->g, &ga, w->bs_mem, gsz);
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		err = rank_up(w, i);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int hw_fini(struct hw *w)
+{
+	struct dvx_sim_stats s;
+	int i, j, err, first = 0;
+
+	for (i = 0; i < w->n; i++) {
+		struct hw_rank *r = &w->r[i];
+
+		if (r->cache.live == DVX_LIVE) {
+			err = dvx_ht_cache_fini(&r->cache);
+			if (err && !first)
+				first = err;
+		}
+		for (j = 0; j < w->n; j++) {
+			if (r->ib[j].live == DVX_LIVE) {
+				err = dvx_ht_ib_fini(&r->ib[j]);
+				if (err && !first)
+					first = err;
+			}
+			free(r->ts[j]);
+			free(r->tr[j]);
+			free(r->td[j]);
+		}
+		free(r->cs);
+		free(r->cr);
+		free(r->cd);
+		if (r->smr.live == DVX_LIVE)
+			dvx_mr_dereg(&r->smr);
+		if (r->rmr.live == DVX_LIVE)
+			dvx_mr_dereg(&r->rmr);
+		if (r->nic.open == DVX_LIVE) {
+			err = dvx_nic_close(&r->nic);
+			if (err && !first)
+				first = err;
+		}
+		dvx_bootstrap_fini(&r->bs);
+		free(r->sbuf);
+		free(r->rbuf);
+	}
+	if (w->g)
+		dvx_bootstrap_tgroup_fini(w->g);
+	free(w->bs_mem);
+	if (w->fab) {
+		memset(&s, 0, sizeof(s));
+		dvx_sim_get_stats(w->fab, &s);
+		for (i = 0; i < 8; i++)
+			if (s.live[i] && !first) {
+				fprintf(stderr, "hworld: the sim still holds %u objects of kind %d\n",
+					(unsigned)s.live[i], i);
+				first = -EBUSY;
+			}
+		err = dvx_sim_fini(w->fab);
+		if (err && !first)
+			first = err;
+	}
+	free(w->fab_mem);
+	memset(w, 0, sizeof(*w));
+	return first;
+}
+
+static int one_end(struct hw *w, int a, int b, const struct dvx_ht_ib_cfg *cfg)
+{
+	struct hw_rank *r = &w->r[a];
+	struct dvx_ht_ib_cfg c = *cfg;
+	struct dvx_mem_req s, g, d;
+	int err;
+
+	c.nic = &r->nic;
+	c.bs = &r->bs;
+	c.peer = b;
+	c.tag = (uint32_t)(a < b ? a * HW_MAX + b : b * HW_MAX + a);
+	err = dvx_ht_ib_mem_req(&c, &s, &g, &d);
+	if (err)
+		return err;
+	if (!r->ts[b]) {
+		r->ts[b] = hw_alloc(s.bytes, s.align);
+		r->tr[b] = hw_alloc(g.bytes, g.align);
+		r->td[b] = hw_alloc(d.bytes, d.align);
+		if (!r->ts[b] || !r->tr[b] || !r->td[b])
+			return -ENOMEM;
+	}
+	return dvx_ht_ib_init(&r->ib[b], &c, r->ts[b], s.bytes, r->tr[b], g.bytes, r->td[b],
+			      d.bytes);
+}
+
+int hw_pair(struct hw *w, int a, int b, const struct dvx_ht_ib_cfg *cfg)
+{
+	int err = one_end(w, a, b, cfg);
+
+	return err ? err : one_end(w, b, a, cfg);
+}
+
+static void end_free(struct hw_rank *r, int b)
+{
+	if (r->ib[b].live == DVX_LIVE)
+		dvx_ht_ib_fini(&r->ib[b]);
+	free(r->ts[b]);
+	free(r->tr[b]);
+	free(r->td[b]);
+	r->ts[b] = r->tr[b] = r->td[b] = NULL;
+}
+
+int hw_unpair(struct hw *w, int a, int b)
+{
+	end_free(&w->r[a], b);
+	end_free(&w->r[b], a);
+	return 0;
+}
+
+struct dvx_ht *hw_t(struct hw *w, int a, int b)
+{
+	return &w->r[a].ib[b].ht;
+}
+
+int hw_connect(struct hw *w, int a, int b, uint64_t timeout_ns)
+{
+	uint64_t end = hw_now() + timeout_ns;
+	int err;
+
+	while (!dvx_ht_connected(hw_t(w, a, b)) || !dvx_ht_connected(hw_t(w, b, a))) {
+		err = dvx_ht_progress(hw_t(w, a, b));
+		if (!err)
+			err = dvx_ht_progress(hw_t(w, b, a));
+		if (err)
+			return err;
+		if (hw_now() > end)
+			return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+int hw_caches(struct hw *w, const struct dvx_ht_cache_cfg *cfg)
+{
+	int i, err;
+
+	for (i = 0; i < w->n; i++) {
+		struct hw_rank *r = &w->r[i];
+		struct dvx_ht_cache_cfg c = *cfg;
+		struct dvx_mem_req s, g, d;
+
+		c.bs = &r->bs;
+		c.tmpl.nic = &r->nic;
+		err = dvx_ht_cache_mem_req(&c, &s, &g, &d);
+		if (err)
+			return err;
+		r->cs = hw_alloc(s.bytes, s.align);
+		r->cr = hw_alloc(g.bytes, g.align);
+		r->cd = hw_alloc(d.bytes, d.align);
+		if (!r->cs || !r->cr || !r->cd)
+			return -ENOMEM;
+		err = dvx_ht_cache_init(&r->cache, &c, r->cs, s.bytes, r->cr, g.bytes, r->cd,
+					d.bytes);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* a cheap position-dependent pattern that differs per salt */
+void hw_fill(uint8_t *p, uint64_t len, uint32_t salt)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)((i * 131u) ^ (i >> 8) ^ (i >> 16) ^ salt);
+}
+
+int hw_verify(const uint8_t *p, uint64_t len, uint32_t salt, uint64_t *bad_at)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != (uint8_t)((i * 131u) ^ (i >> 8) ^ (i >> 16) ^ salt)) {
+			if (bad_at)
+				*bad_at = i;
+			return -EBADMSG;
+		}
+	return 0;
+}
+
+void hw_side_init(struct hw_side *s, struct dvx_ht *t, int send, uint8_t *buf, struct dvx_mr *mr,
+		  uint64_t size, uint64_t chunk, uint32_t nch, uint32_t win)
+{
+	memset(s, 0, sizeof(*s));
+	s->t = t;
+	s->send = send;
+	s->buf = buf;
+	s->mr = mr;
+	s->size = size;
+	s->chunk = chunk;
+	s->nch = nch;
+	s->win = win > HW_WIN ? HW_WIN : (win ? win : HW_WIN);
+	s->nchunks = (size + chunk - 1) / chunk;
+}
+
+/* chunks channel @c carries */
+static uint64_t chan_chunks(const struct hw_side *s, uint32_t c)
+{
+	return s->nchunks > c ? (s->nchunks - c + s->nch - 1) / s->nch : 0;
+}
+
+static int side_fail(struct hw_side *s, int err)
+{
+	s->err = err;
+	return err;
+}
+
+/* zero-copy: the receiver exports its buffer, the sender imports it */
+static int side_start(struct hw_side *s)
+{
+	int done = 0, err;
+
+	if (s->phase == 0) {
+		if (s->t->mode != DVX_HT_ZC) {
+			s->phase = 2;
+			return 1;
+		}
+		if (!dvx_ht_connected(s->t)) {
+			err = dvx_ht_progress(s->t);
+			return err ? side_fail(s, err) : 0;
+		}
+		if (s->send) {
+			err = dvx_ht_recv_ctrl(s->t, &s->desc, sizeof(s->desc), &s->ctrl);
+		} else {
+			err = dvx_ht_export(s->t, s->buf, s->size ? s->size : 1, s->mr, &s->desc);
+			if (!err)
+				err = dvx_ht_send_ctrl(s->t, &s->desc, sizeof(s->desc), &s->ctrl);
+		}
+		if (err == -EAGAIN)
+			return 0;
+		if (err)
+			return side_fail(s, err);
+		s->phase = 1;
+	}
+	err = dvx_ht_test(&s->ctrl, &done);
+	if (!done)
+		return 0;
+	if (err)
+		return side_fail(s, err);
+	if (s->send) {
+		err = dvx_ht_import(s->t, &s->desc, &s->remote);
+		if (err)
+			return side_fail(s, err);
+	}
+	s->phase = 2;
+	return 1;
+}
+
+int hw_side_step(struct hw_side *s)
+{
+	uint32_t c;
+	int moved = 0, err, done;
+
+	if (s->err)
+		return s->err;
+	if (s->phase < 2)
+		return side_start(s);
+	if (s->phase == 3)
+		return 0;
+	err = dvx_ht_progress(s->t);
+	if (err)
+		return side_fail(s, err);
+	for (c = 0; c < s->nch; c++) {
+		uint64_t n = chan_chunks(s, c);
+
+		while (s->issued[c] < n && s->issued[c] - s->done[c] < s->win) {
+			uint64_t i = s->issued[c] * s->nch + c, off = i * s->chunk;
+			struct dvx_ht_chunk k;
+
+			memset(&k, 0, sizeof(k));
+			k.buf = s->buf + off;
+			k.len = s->size - off < s->chunk ? s->size - off : s->chunk;
+			k.offset = off;
+			k.channel = c;
+			if (s->t->mode == DVX_HT_ZC && s->send) {
+				k.mr = s->mr;
+				k.remote = &s->remote;
+			}
+			err = s->send ? dvx_ht_send_chunk(s->t, &k, &s->req[c][s->issued[c] % s->win]) :
+					dvx_ht_recv_chunk(s->t, &k, &s->req[c][s->issued[c] % s->win]);
+			if (err == -EAGAIN)
+				break;
+			if (err)
+				return side_fail(s, err);
+			s->issued[c]++;
+			moved = 1;
+		}
+		while (s->done[c] < s->issued[c]) {
+			struct dvx_ht_req *q = &s->req[c][s->done[c] % s->win];
+
+			done = 0;
+			err = dvx_ht_test(q, &done);
+			if (!done)
+				break;
+			if (err)
+				return side_fail(s, err);
+			s->moved += q->bytes;
+			s->done[c]++;
+			moved = 1;
+		}
+	}
+	for (c = 0; c < s->nch; c++)
+		if (s->done[c] < chan_chunks(s, c))
+			return moved;
+	s->phase = 3;
+	return 1;
+}
+
+int hw_run(struct hw_side *const *s, int n, uint64_t timeout_ns)
+{
+	uint64_t end = hw_now() + timeout_ns;
+	int i, left, err;
+
+	for (;;) {
+		left = 0;
+		for (i = 0; i < n; i++) {
+			err = hw_side_step(s[i]);
+			if (err < 0)
+				return err;
+			left += s[i]->phase != 3;
+		}
+		if (!left)
+			return 0;
+		if (hw_now() > end)
+			return -ETIMEDOUT;
+	}
+}
+
+int hw_xfer(struct hw *w, int a, int b, uint64_t size, uint64_t chunk, uint32_t nch,
+	    uint32_t salt)
+{
+	static struct hw_side tx, rx;
+	struct hw_side *s[2] = { &tx, &rx };
+	uint64_t bad = 0;
+	int err;
+
+	hw_fill(w->r[a].sbuf, size, salt);
+	memset(w->r[b].rbuf, 0, size);
+	hw_side_init(&tx, hw_t(w, a, b), 1, w->r[a].sbuf, &w->r[a].smr, size, chunk, nch, 0);
+	hw_side_init(&rx, hw_t(w, b, a), 0, w->r[b].rbuf, &w->r[b].rmr, size, chunk, nch, 0);
+	err = hw_run(s, 2, 120 * HW_SEC);
+	if (err)
+		return err;
+	if (tx.moved != size || rx.moved != size)
+		return -EMSGSIZE;
+	err = hw_verify(w->r[b].rbuf, size, salt, &bad);
+	if (err)
+		fprintf(stderr, "hworld: %llu bytes from %d to %d differ at %llu\n",
+			(unsigned long long)size, a, b, (unsigned long long)bad);
+	return err;
+}
