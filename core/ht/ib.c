@@ -315,6 +315,12 @@ static int hs_send(struct dvx_ht_ib_state *st)
 	return err ? err : 1;
 }
 
+/* the peer gave up: a mismatch is one on both ends; anything else is its own */
+static int peer_refusal(const struct ht_hello *m)
+{
+	return m->err == -EPROTO ? -EPROTO : -ECONNREFUSED;
+}
+
 /*
  * Move the handshake on as far as it goes without waiting: send HELLO, take the
  * peer's HELLO (connect, post receives), send READY, take the peer's READY. Each end
@@ -345,7 +351,7 @@ int dvx_ht_hs_step(struct dvx_ht_ib_state *st)
 		if (r <= 0)
 			return r < 0 ? hs_fail(st, r) : 0;
 		if (m.kind == HT_FAIL)
-			return hs_fail(st, -ECONNREFUSED);
+			return hs_fail(st, peer_refusal(&m));
 		if (m.kind != HT_HELLO)
 			return hs_fail(st, -EPROTO);
 		r = hello_match(st, &m);
@@ -367,7 +373,7 @@ int dvx_ht_hs_step(struct dvx_ht_ib_state *st)
 		if (r <= 0)
 			return r < 0 ? hs_fail(st, r) : 0;
 		if (m.kind == HT_FAIL)
-			return hs_fail(st, -ECONNREFUSED);
+			return hs_fail(st, peer_refusal(&m));
 		if (m.kind != HT_READY)
 			return hs_fail(st, -EPROTO);
 		st->hs = HT_HS_CONNECTED;
@@ -580,9 +586,14 @@ int dvx_ht_ib_setup(struct dvx_ht_ib *ib, const struct dvx_ht_ib_cfg *cfg, void 
 		st->in_msg = *hello;
 		st->have_hello = 1;
 	}
-	err = dvx_ht_hs_step(st);
-	if (err)
+	/* offer this end's half now; everything the peer answers is taken by later
+	 * calls, so a transport that has offered stays live whatever happens next (and
+	 * the peer never meets a half offered by an end that is gone) */
+	err = hs_send(st);
+	if (err < 0)
 		return init_fail(ib, st, err);
+	if (err)
+		st->hs = HT_HS_RECV_HELLO;
 	return 0;
 }
 

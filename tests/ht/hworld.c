@@ -174,7 +174,7 @@ int hw_fini(struct hw *w)
 	return first;
 }
 
-static int one_end(struct hw *w, int a, int b, const struct dvx_ht_ib_cfg *cfg)
+int hw_end(struct hw *w, int a, int b, const struct dvx_ht_ib_cfg *cfg)
 {
 	struct hw_rank *r = &w->r[a];
 	struct dvx_ht_ib_cfg c = *cfg;
@@ -201,9 +201,9 @@ static int one_end(struct hw *w, int a, int b, const struct dvx_ht_ib_cfg *cfg)
 
 int hw_pair(struct hw *w, int a, int b, const struct dvx_ht_ib_cfg *cfg)
 {
-	int err = one_end(w, a, b, cfg);
+	int err = hw_end(w, a, b, cfg);
 
-	return err ? err : one_end(w, b, a, cfg);
+	return err ? err : hw_end(w, b, a, cfg);
 }
 
 static void end_free(struct hw_rank *r, int b)
@@ -272,26 +272,70 @@ int hw_caches(struct hw *w, const struct dvx_ht_cache_cfg *cfg)
 	return 0;
 }
 
-/* a cheap position-dependent pattern that differs per salt */
+/* a position-dependent pattern that differs per salt: byte i is byte (i & 7) of word
+ * i >> 3, written and checked a word at a time */
+static uint64_t pat_word(uint64_t w, uint32_t salt)
+{
+	return (w + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)salt << 32 | salt);
+}
+
 void hw_fill(uint8_t *p, uint64_t len, uint32_t salt)
 {
-	uint64_t i;
+	uint64_t i, v;
 
-	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)((i * 131u) ^ (i >> 8) ^ (i >> 16) ^ salt);
+	for (i = 0; i + 8 <= len; i += 8) {
+		v = pat_word(i >> 3, salt);
+		memcpy(p + i, &v, 8);
+	}
+	if (i < len) {
+		v = pat_word(i >> 3, salt);
+		memcpy(p + i, &v, len - i);
+	}
 }
 
 int hw_verify(const uint8_t *p, uint64_t len, uint32_t salt, uint64_t *bad_at)
 {
-	uint64_t i;
+	uint64_t i, v, k;
 
-	for (i = 0; i < len; i++)
-		if (p[i] != (uint8_t)((i * 131u) ^ (i >> 8) ^ (i >> 16) ^ salt)) {
+	for (i = 0; i < len; i += 8) {
+		k = len - i < 8 ? len - i : 8;
+		v = pat_word(i >> 3, salt);
+		if (memcmp(p + i, &v, k)) {
 			if (bad_at)
 				*bad_at = i;
 			return -EBADMSG;
 		}
+	}
 	return 0;
+}
+
+void hw_progress(struct hw *w)
+{
+	int i, j;
+
+	for (i = 0; i < w->n; i++) {
+		if (w->r[i].cache.live == DVX_LIVE)
+			dvx_ht_cache_progress(&w->r[i].cache);
+		for (j = 0; j < w->n; j++)
+			if (w->r[i].ib[j].live == DVX_LIVE)
+				dvx_ht_progress(&w->r[i].ib[j].ht);
+	}
+}
+
+int hw_wait(struct hw *w, struct dvx_ht_req *q, uint64_t timeout_ns)
+{
+	uint64_t end = hw_now() + timeout_ns;
+	int done, err;
+
+	for (;;) {
+		done = 0;
+		err = dvx_ht_test(q, &done);
+		if (done || err)
+			return err;
+		hw_progress(w);
+		if (hw_now() > end)
+			return -ETIMEDOUT;
+	}
 }
 
 void hw_side_init(struct hw_side *s, struct dvx_ht *t, int send, uint8_t *buf, struct dvx_mr *mr,
@@ -442,12 +486,30 @@ int hw_run(struct hw_side *const *s, int n, uint64_t timeout_ns)
 	}
 }
 
+static int check_rx(struct hw *w, int a, int b, const struct hw_side *tx,
+		    const struct hw_side *rx, uint64_t size, uint32_t salt)
+{
+	uint64_t bad = 0;
+	int err;
+
+	if (tx->moved != size || rx->moved != size) {
+		fprintf(stderr, "hworld: %d to %d moved %llu and %llu of %llu bytes\n", a, b,
+			(unsigned long long)tx->moved, (unsigned long long)rx->moved,
+			(unsigned long long)size);
+		return -EMSGSIZE;
+	}
+	err = hw_verify(w->r[b].rbuf, size, salt, &bad);
+	if (err)
+		fprintf(stderr, "hworld: %llu bytes from %d to %d differ at %llu\n",
+			(unsigned long long)size, a, b, (unsigned long long)bad);
+	return err;
+}
+
 int hw_xfer(struct hw *w, int a, int b, uint64_t size, uint64_t chunk, uint32_t nch,
 	    uint32_t salt)
 {
 	static struct hw_side tx, rx;
 	struct hw_side *s[2] = { &tx, &rx };
-	uint64_t bad = 0;
 	int err;
 
 	hw_fill(w->r[a].sbuf, size, salt);
@@ -455,13 +517,30 @@ int hw_xfer(struct hw *w, int a, int b, uint64_t size, uint64_t chunk, uint32_t 
 	hw_side_init(&tx, hw_t(w, a, b), 1, w->r[a].sbuf, &w->r[a].smr, size, chunk, nch, 0);
 	hw_side_init(&rx, hw_t(w, b, a), 0, w->r[b].rbuf, &w->r[b].rmr, size, chunk, nch, 0);
 	err = hw_run(s, 2, 120 * HW_SEC);
-	if (err)
-		return err;
-	if (tx.moved != size || rx.moved != size)
-		return -EMSGSIZE;
-	err = hw_verify(w->r[b].rbuf, size, salt, &bad);
-	if (err)
-		fprintf(stderr, "hworld: %llu bytes from %d to %d differ at %llu\n",
-			(unsigned long long)size, a, b, (unsigned long long)bad);
+	return err ? err : check_rx(w, a, b, &tx, &rx, size, salt);
+}
+
+int hw_xfer2(struct hw *w, int a, int b, uint64_t size, uint64_t chunk, uint32_t nch,
+	     uint32_t salt)
+{
+	static struct hw_side tx[2], rx[2];
+	struct hw_side *s[4] = { &tx[0], &rx[0], &tx[1], &rx[1] };
+	int i, err;
+
+	for (i = 0; i < 2; i++) {
+		int from = i ? b : a, to = i ? a : b;
+
+		hw_fill(w->r[from].sbuf, size, salt + (uint32_t)i);
+		memset(w->r[to].rbuf, 0, size);
+		hw_side_init(&tx[i], hw_t(w, from, to), 1, w->r[from].sbuf, &w->r[from].smr, size,
+			     chunk, nch, 0);
+		hw_side_init(&rx[i], hw_t(w, to, from), 0, w->r[to].rbuf, &w->r[to].rmr, size,
+			     chunk, nch, 0);
+	}
+	err = hw_run(s, 4, 120 * HW_SEC);
+	if (!err)
+		err = check_rx(w, a, b, &tx[0], &rx[0], size, salt);
+	if (!err)
+		err = check_rx(w, b, a, &tx[1], &rx[1], size, salt + 1);
 	return err;
 }

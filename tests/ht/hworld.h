@@ -50,6 +50,8 @@ int hw_fini(struct hw *w);
 /* standalone transports between ranks @a and @b (tag @a * HW_MAX + @b for a < b), made
  * but not waited for; @cfg's nic, bs, peer and tag are filled in here */
 int hw_pair(struct hw *w, int a, int b, const struct dvx_ht_ib_cfg *cfg);
+/* one end of it: rank @a's transport to @b */
+int hw_end(struct hw *w, int a, int b, const struct dvx_ht_ib_cfg *cfg);
 int hw_unpair(struct hw *w, int a, int b);
 
 /* rank @a's standalone transport to @b */
@@ -103,6 +105,16 @@ int hw_run(struct hw_side *const *s, int n, uint64_t timeout_ns);
  * of @a's send buffer into @b's receive buffer, checked */
 int hw_xfer(struct hw *w, int a, int b, uint64_t size, uint64_t chunk, uint32_t nch,
 	    uint32_t salt);
+
+/* both directions at once: @a to @b with @salt, @b to @a with @salt + 1 */
+int hw_xfer2(struct hw *w, int a, int b, uint64_t size, uint64_t chunk, uint32_t nch,
+	     uint32_t salt);
+
+/* one progress pass over every transport and cache of every rank (one thread) */
+void hw_progress(struct hw *w);
+
+/* test @q until done, progressing every rank: its result, or -ETIMEDOUT */
+int hw_wait(struct hw *w, struct dvx_ht_req *q, uint64_t timeout_ns);
 
 uint64_t hw_now(void);
 
