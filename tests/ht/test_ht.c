@@ -7,9 +7,12 @@
  * zero-copy mode's receive accounting (receives issued after the chunks landed, a
  * receive too small), the handshake (any creation order among four ranks, mode and
  * geometry mismatches), and bad input (an error, nothing changed); the invariant
- * checker after each phase.
+ * checker after each phase. Last, the two ranks as threads, each driving its own ends
+ * of a bidirectional transfer, in both modes over 1, 2 and 4 channels.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include "../lib/dvx_test.h"
 #include "hworld.h"
@@ -528,6 +531,76 @@ static void test_bad_input(void **state)
 	assert_int_equal(dvx_ht_ib_fini(&W.r[0].ib[1]), -EINVAL);
 }
 
+/* ---- ranks as threads ------------------------------------------------------------- */
+
+struct thr {
+	int me;
+	struct hw_side tx, rx;
+	int err;
+};
+
+static void *thr_main(void *p)
+{
+	struct thr *a = p;
+	uint64_t end = hw_now() + 120 * HW_SEC;
+
+	while (a->tx.phase != 3 || a->rx.phase != 3) {
+		int m = hw_side_step(&a->tx), k = hw_side_step(&a->rx);
+
+		if (m < 0 || k < 0) {
+			a->err = m < 0 ? m : k;
+			return NULL;
+		}
+		if (hw_now() > end) {
+			a->err = -ETIMEDOUT;
+			return NULL;
+		}
+		if (!m && !k)
+			sched_yield();	/* 2 cores: let the other rank run */
+	}
+	return NULL;
+}
+
+static void threads(uint32_t mode, uint32_t nch)
+{
+	static struct thr a[2];
+	uint64_t size = 4 * MIB - 1, chunk = mode == DVX_HT_ZC ? 256 << 10 : 65536;
+	pthread_t th[2];
+	int i;
+
+	pair_up(2, mode, nch, 4 * MIB);
+	memset(a, 0, sizeof(a));
+	for (i = 0; i < 2; i++) {
+		hw_fill(W.r[i].sbuf, size, (uint32_t)(i + 40));
+		a[i].me = i;
+		hw_side_init(&a[i].tx, hw_t(&W, i, !i), 1, W.r[i].sbuf, &W.r[i].smr, size, chunk, nch,
+			     0);
+		hw_side_init(&a[i].rx, hw_t(&W, i, !i), 0, W.r[i].rbuf, &W.r[i].rmr, size, chunk, nch,
+			     0);
+	}
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, thr_main, &a[i]), 0);
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(a[i].err, 0);
+		assert_int_equal(hw_verify(W.r[i].rbuf, size, (uint32_t)(!i + 40), NULL), 0);
+	}
+	check_all(&W);
+	assert_int_equal(hw_fini(&W), 0);
+}
+
+static void test_threads(void **state)
+{
+	uint32_t nch;
+
+	(void)state;
+	for (nch = 1; nch <= 4; nch *= 2) {
+		threads(DVX_HT_ZC, nch);
+		threads(DVX_HT_CB, nch);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -545,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_handshake_orders),
 		cmocka_unit_test(test_handshake_mismatch),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
