@@ -29,18 +29,20 @@ static void *hw_alloc(uint64_t len, uint64_t align)
 	return p;
 }
 
-static int rank_up(struct hw *w, int i)
+static int rank_up(struct hw *w, int i, const struct dvx_hal *hal, const char *dev)
 {
 	struct hw_rank *r = &w->r[i];
 	struct dvx_nic_cfg na;
 	struct dvx_mr_attr ma;
-	char name[16];
+	char name[64];
 	int err;
 
 	memset(&na, 0, sizeof(na));
-	snprintf(name, sizeof(name), "sim_%d", i);
+	snprintf(name, sizeof(name), "%s", dev ? dev : "");
+	if (!dev)
+		snprintf(name, sizeof(name), "sim_%d", i);
 	na.name = name;
-	err = dvx_nic_open(&r->nic, dvx_sim_hal(w->fab), &na);
+	err = dvx_nic_open(&r->nic, hal, &na);
 	if (err)
 		return err;
 	err = dvx_bootstrap_thread_init(&r->bs, w->g, i);
@@ -65,6 +67,12 @@ static int rank_up(struct hw *w, int i)
 
 int hw_init(struct hw *w, int n, uint64_t buf_len)
 {
+	return hw_init_hal(w, n, buf_len, NULL, NULL);
+}
+
+int hw_init_hal(struct hw *w, int n, uint64_t buf_len, const struct dvx_hal *hal,
+		const char *const *devs)
+{
 	struct dvx_sim_fabric_cfg fc;
 	struct dvx_bootstrap_tgroup_attr ga;
 	size_t fsz, gsz;
@@ -75,25 +83,29 @@ int hw_init(struct hw *w, int n, uint64_t buf_len)
 		return -EINVAL;
 	w->n = n;
 	w->buf_len = buf_len;
-	dvx_sim_fabric_cfg_default(&fc);
-	fc.max_nics = (uint32_t)n;
-	fc.max_qps = 256;
-	fc.max_cqs = 64;
-	fc.max_mrs = 64;
-	fc.max_umems = 64;
-	fsz = dvx_sim_fabric_size(&fc);
-	w->fab_mem = calloc(1, fsz);
-	if (!w->fab_mem)
-		return -ENOMEM;
-	err = dvx_sim_fabric_init(w->fab_mem, fsz, &fc, &w->fab);
-	if (err)
-		return err;
-	for (i = 0; i < n; i++) {
-		struct dvx_sim_nic_cfg nc;
+	if (!hal) {
+		dvx_sim_fabric_cfg_default(&fc);
+		fc.max_nics = (uint32_t)n;
+		fc.max_qps = 256;
+		fc.max_cqs = 64;
+		fc.max_mrs = 64;
+		fc.max_umems = 64;
+		fsz = dvx_sim_fabric_size(&fc);
+		w->fab_mem = calloc(1, fsz);
+		if (!w->fab_mem)
+			return -ENOMEM;
+		err = dvx_sim_fabric_init(w->fab_mem, fsz, &fc, &w->fab);
+		if (err)
+			return err;
+		for (i = 0; i < n; i++) {
+			struct dvx_sim_nic_cfg nc;
 
-		dvx_sim_nic_cfg_default(&nc, (unsigned)i);
-		if (dvx_sim_add_nic(w->fab, &nc) < 0)
-			return -ENOSPC;
+			dvx_sim_nic_cfg_default(&nc, (unsigned)i);
+			if (dvx_sim_add_nic(w->fab, &nc) < 0)
+				return -ENOSPC;
+		}
+		hal = dvx_sim_hal(w->fab);
+		devs = NULL;
 	}
 	memset(&ga, 0, sizeof(ga));
 	ga.nranks = n;
@@ -107,7 +119,7 @@ int hw_init(struct hw *w, int n, uint64_t buf_len)
 	if (err)
 		return err;
 	for (i = 0; i < n; i++) {
-		err = rank_up(w, i);
+		err = rank_up(w, i, hal, devs ? devs[i] : NULL);
 		if (err)
 			return err;
 	}
@@ -350,7 +362,17 @@ void hw_side_init(struct hw_side *s, struct dvx_ht *t, int send, uint8_t *buf, s
 	s->chunk = chunk;
 	s->nch = nch;
 	s->win = win > HW_WIN ? HW_WIN : (win ? win : HW_WIN);
-	s->nchunks = (size + chunk - 1) / chunk;
+	s->per = (size + chunk - 1) / chunk;
+	s->nchunks = s->per;
+}
+
+void hw_side_repeat(struct hw_side *s, uint64_t reps, const struct dvx_ht_rbuf *remote)
+{
+	s->nchunks = s->per * reps;
+	if (remote) {
+		s->remote = *remote;
+		s->phase = 2;
+	}
 }
 
 /* chunks channel @c carries */
@@ -424,7 +446,7 @@ int hw_side_step(struct hw_side *s)
 		uint64_t n = chan_chunks(s, c);
 
 		while (s->issued[c] < n && s->issued[c] - s->done[c] < s->win) {
-			uint64_t i = s->issued[c] * s->nch + c, off = i * s->chunk;
+			uint64_t i = s->issued[c] * s->nch + c, off = (i % s->per) * s->chunk;
 			struct dvx_ht_chunk k;
 
 			memset(&k, 0, sizeof(k));

@@ -42,6 +42,9 @@ struct hw {
 
 /* @n ranks, @buf_len bytes of send and of receive buffer each. 0 or a negative errno. */
 int hw_init(struct hw *w, int n, uint64_t buf_len);
+/* the same over @hal's devices @devs (NULL @hal: the software NIC, as hw_init()) */
+int hw_init_hal(struct hw *w, int n, uint64_t buf_len, const struct dvx_hal *hal,
+		const char *const *devs);
 
 /* every transport and cache finished, the NICs closed, the fabric checked empty:
  * 0 or the first error (-EBUSY when the sim still counts objects) */
@@ -80,7 +83,8 @@ struct hw_side {
 	/* state */
 	int phase;		/* 0 start, 1 the export's control message, 2 chunks, 3 done */
 	int err;
-	uint64_t nchunks;
+	uint64_t per;		/* chunks per message */
+	uint64_t nchunks;	/* chunks in all (per * repeats) */
 	uint64_t moved;		/* bytes done */
 	struct dvx_ht_desc desc;
 	struct dvx_ht_rbuf remote;
@@ -92,6 +96,11 @@ struct hw_side {
 /* set a side up (zero-copy sides trade the receive buffer's description first) */
 void hw_side_init(struct hw_side *s, struct dvx_ht *t, int send, uint8_t *buf, struct dvx_mr *mr,
 		  uint64_t size, uint64_t chunk, uint32_t nch, uint32_t win);
+
+/* move the message @reps times back to back (a stream); @remote: the receiver's
+ * buffer imported already (zero-copy senders skip the description's exchange; a
+ * receiver given a non-NULL @remote skips its export) */
+void hw_side_repeat(struct hw_side *s, uint64_t reps, const struct dvx_ht_rbuf *remote);
 
 /* one pass: issue what the window allows, test the oldest requests; 1 when the side
  * moved something, 0 when not, or its error (also in s->err) */
