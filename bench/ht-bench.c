@@ -67,7 +67,6 @@ static int raw_up(void)
 	for (i = 0; i < 2; i++) {
 		struct raw *x = &R[i];
 		struct dvx_umem_attr ua;
-		struct dvx_cq_attr ca;
 		struct dvx_qp_attr qa;
 
 		if (posix_memalign((void **)&x->ring, 4096, len))
@@ -80,23 +79,19 @@ static int raw_up(void)
 		err = dvx_umem_reg(&W.r[i].nic, &ua, &x->umem);
 		if (err)
 			return err;
-		memset(&ca, 0, sizeof(ca));
-		ca.depth = 2 * HB_RAW_DEPTH;
-		ca.ring_umem = &x->umem;
-		ca.dbr_umem = &x->umem;
-		ca.dbr_offset = cq + wq;
-		err = dvx_cq_create(&W.r[i].nic, &ca, &x->cq);
+		err = dvx_cq_create(&W.r[i].nic,
+				    &(struct dvx_cq_attr){ .depth = 2 * HB_RAW_DEPTH,
+							   .ring_umem = &x->umem,
+							   .dbr_umem = &x->umem,
+							   .dbr_offset = cq + wq },
+				    &x->cq);
 		if (err)
 			return err;
-		memset(&qa, 0, sizeof(qa));
-		qa.sq_depth = HB_RAW_DEPTH;
-		qa.rq_depth = HB_RAW_DEPTH;
-		qa.rq_max_sge = 1;
-		qa.send_cq = &x->cq;
-		qa.wq_umem = &x->umem;
-		qa.wq_offset = cq;
-		qa.dbr_umem = &x->umem;
-		qa.dbr_offset = cq + wq + 8;
+		/* one CQ for sends and receives; the record after the CQ's */
+		qa = (struct dvx_qp_attr){ .sq_depth = HB_RAW_DEPTH, .rq_depth = HB_RAW_DEPTH,
+					   .rq_max_sge = 1, .send_cq = &x->cq,
+					   .wq_umem = &x->umem, .wq_offset = cq,
+					   .dbr_umem = &x->umem, .dbr_offset = cq + wq + 8 };
 		err = dvx_qp_create(&W.r[i].nic, &qa, &x->qp);
 		if (err)
 			return err;
@@ -387,7 +382,7 @@ static int table2(void)
 	return 0;
 }
 
-static void usage(FILE *f)
+static int usage(FILE *f)
 {
 	fprintf(f,
 		"usage: ht-bench [--quick] [--dev NAME[,NAME2]] [--help]\n"
@@ -396,6 +391,7 @@ static void usage(FILE *f)
 		"  --quick     fewer iterations\n"
 		"  --dev NAME  hardware through the linux hal: one mlx5 device used by both ranks\n"
 		"              (NAME,NAME2: one each); default: the software NIC\n");
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -404,30 +400,27 @@ int main(int argc, char **argv)
 	int i, err, rc;
 
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--quick")) {
-			B.quick = 1;
-		} else if (!strcmp(argv[i], "--dev") && i + 1 < argc) {
-			const char *s = argv[++i], *comma = strchr(s, ',');
+		const char *a = argv[i];
 
-			B.hw = 1;
-			snprintf(B.dev[0], sizeof(B.dev[0]), "%.*s",
-				 comma ? (int)(comma - s) : (int)strlen(s), s);
-			snprintf(B.dev[1], sizeof(B.dev[1]), "%s", comma ? comma + 1 : s);
-		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return 0;
-		} else {
-			usage(stderr);
-			return 2;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+			return usage(stdout);
+		if (!strcmp(a, "--quick")) {
+			B.quick = 1;
+			continue;
 		}
+		/* --dev NAME, or NAME,NAME2: rank 1 takes the second when there is one */
+		if (strcmp(a, "--dev") || i + 1 == argc ||
+		    sscanf(argv[++i], "%63[^,],%63s", B.dev[0], B.dev[1]) < 1)
+			return usage(stderr) + 2;
+		if (!B.dev[1][0])
+			memcpy(B.dev[1], B.dev[0], sizeof(B.dev[1]));
+		B.hw = 1;
 	}
-	if (B.hw) {
-		B.hal = dvx_hal_linux();
-		if (!B.hal) {
-			fprintf(stderr, "ht-bench: --dev %s: this build has no linux hal "
-				"(CONFIG_DVX_RDMA=n: rdma-core was not found)\n", B.dev[0]);
-			return 2;
-		}
+	B.hal = B.hw ? dvx_hal_linux() : NULL;
+	if (B.hw && !B.hal) {
+		fprintf(stderr, "ht-bench: no linux hal in this build (rdma-core was not found: "
+			"CONFIG_DVX_RDMA=n), so no --dev\n");
+		return 2;
 	}
 	devs[0] = B.dev[0];
 	devs[1] = B.dev[1];

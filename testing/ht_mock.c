@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <string.h>
 
-#include <dvx/byteorder.h>
 #include <dvx/testing/ht_mock.h>
 
 #define MOCK_KEY 0x4b434f4du	/* "MOCK": the key of an exported buffer */
@@ -255,11 +254,7 @@ static int m_export(struct dvx_ht *t, void *buf, uint64_t len, const struct dvx_
 		return err;
 	if (t->mode != DVX_HT_ZC)
 		return -EOPNOTSUPP;
-	memset(d, 0, sizeof(*d));
-	d->magic = dvx_le32(DVX_HT_DESC_MAGIC);
-	d->key = dvx_le32(MOCK_KEY);
-	d->addr = dvx_le64((uint64_t)(uintptr_t)buf);
-	d->len = dvx_le64(len);
+	dvx_ht_desc_pack(d, (uint64_t)(uintptr_t)buf, len, MOCK_KEY);
 	return 0;
 }
 
@@ -271,13 +266,7 @@ static int m_import(struct dvx_ht *t, const struct dvx_ht_desc *d, struct dvx_ht
 		return err;
 	if (t->mode != DVX_HT_ZC)
 		return -EOPNOTSUPP;
-	if (dvx_le32(d->magic) != DVX_HT_DESC_MAGIC || !d->len || d->rsvd)
-		return -EBADMSG;
-	memset(r, 0, sizeof(*r));
-	r->addr = dvx_le64(d->addr);
-	r->len = dvx_le64(d->len);
-	r->key = dvx_le32(d->key);
-	return 0;
+	return dvx_ht_desc_unpack(d, r);
 }
 
 static uint64_t m_now(const struct dvx_ht *t)

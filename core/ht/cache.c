@@ -79,12 +79,9 @@ int dvx_ht_cache_mem_req(const struct dvx_ht_cache_cfg *cfg, struct dvx_mem_req 
 	if (err)
 		return err;
 	peers = (uint64_t)dvx_bootstrap_nranks(cfg->bs) - 1;
-	state->bytes = l.state_bytes;
-	state->align = 64;
-	rings->bytes = peers * l.tr.bytes;
-	rings->align = l.tr.align;
-	data->bytes = peers * l.td.bytes;
-	data->align = l.td.align;
+	*state = (struct dvx_mem_req){ l.state_bytes, 64 };
+	*rings = (struct dvx_mem_req){ peers * l.tr.bytes, l.tr.align };
+	*data = (struct dvx_mem_req){ peers * l.td.bytes, l.td.align };
 	return 0;
 }
 
@@ -114,12 +111,18 @@ int dvx_ht_cache_init(struct dvx_ht_cache *c, const struct dvx_ht_cache_cfg *cfg
 	if (!cfg->tmpl.nic || cfg->tmpl.nic->open != DVX_LIVE || cfg->rsvd)
 		return -EINVAL;
 	peers = (uint64_t)dvx_bootstrap_nranks(cfg->bs) - 1;
-	if (!state || !rings || !data || state_len < l.state_bytes ||
-	    rings_len < peers * l.tr.bytes || data_len < peers * l.td.bytes ||
-	    ((uintptr_t)state & 63) || ((uintptr_t)rings & (l.tr.align - 1)) ||
-	    ((uintptr_t)data & (l.td.align - 1)))
-		return -EINVAL;
-	memset(state, 0, l.state_bytes);
+	{
+		/* each transport zeroes its own slices when it is made */
+		const struct dvx_ht_region r[3] = {
+			{ state, state_len, l.state_bytes, 64, 1 },
+			{ rings, rings_len, peers * l.tr.bytes, l.tr.align, 0 },
+			{ data, data_len, peers * l.td.bytes, l.td.align, 0 },
+		};
+
+		err = dvx_ht_regions_take(r, 3);
+		if (err)
+			return err;
+	}
 	st->magic = HT_CACHE_MAGIC;
 	st->rank = dvx_bootstrap_rank(cfg->bs);
 	st->nranks = dvx_bootstrap_nranks(cfg->bs);

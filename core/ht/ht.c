@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <dvx/byteorder.h>
 #include <dvx/ht/ht.h>
 
 static int ht_valid(const struct dvx_ht *t)
@@ -204,4 +205,24 @@ int dvx_ht_import(struct dvx_ht *t, const struct dvx_ht_desc *d, struct dvx_ht_r
 	if (!t->ops->import_buf)
 		return -EOPNOTSUPP;
 	return t->ops->import_buf(t, d, r);
+}
+
+void dvx_ht_desc_pack(struct dvx_ht_desc *d, uint64_t addr, uint64_t len, uint32_t key)
+{
+	memset(d, 0, sizeof(*d));
+	d->magic = dvx_le32(DVX_HT_DESC_MAGIC);
+	d->key = dvx_le32(key);
+	d->addr = dvx_le64(addr);
+	d->len = dvx_le64(len);
+}
+
+int dvx_ht_desc_unpack(const struct dvx_ht_desc *d, struct dvx_ht_rbuf *r)
+{
+	if (dvx_le32(d->magic) != DVX_HT_DESC_MAGIC || !d->len || d->rsvd)
+		return -EBADMSG;
+	memset(r, 0, sizeof(*r));
+	r->addr = dvx_le64(d->addr);
+	r->len = dvx_le64(d->len);
+	r->key = dvx_le32(d->key);
+	return 0;
 }

@@ -158,7 +158,16 @@ struct dvx_ht_ib_state {
 	struct ht_chan ch[DVX_HT_MAX_CHANNELS];
 };
 
+/* a caller region a call takes: at least @need bytes of @len, @align-aligned (a
+ * power of two), zeroed first when @zero */
+struct dvx_ht_region {
+	void *p;
+	uint64_t len, need, align;
+	int zero;
+};
+
 /* ib.c */
+int dvx_ht_regions_take(const struct dvx_ht_region *r, uint32_t n);
 int dvx_ht_ib_setup(struct dvx_ht_ib *ib, const struct dvx_ht_ib_cfg *cfg, void *state,
 		    uint64_t state_len, void *rings, uint64_t rings_len, void *data,
 		    uint64_t data_len, struct dvx_ht_cache *cache, const struct ht_hello *hello);

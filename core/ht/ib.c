@@ -5,6 +5,7 @@
  * and the counters (docs/ht.md).
  */
 #include "ht_priv.h"
+#include "../priv.h"
 
 #include <dvx/hal.h>
 #include <dvx/mlx5/barrier.h>
@@ -19,9 +20,10 @@
 #define HT_MIN_RNR_NAK 31	/* the longest RNR timer between two tries */
 #define HT_CREDIT_BYTES 256	/* credit words (one per channel), then the fetch-add sink */
 
-static int pow2(uint64_t v)
+/* a ring depth: a power of two from 16 to 32768 */
+static int depth_ok(uint32_t v)
 {
-	return v && !(v & (v - 1));
+	return v >= 16 && v <= 32768 && !(v & (v - 1));
 }
 
 static int conn_is_zero(const struct dvx_qp_connect_attr *a)
@@ -54,9 +56,8 @@ int dvx_ht_ib_cfg_norm(const struct dvx_ht_ib_cfg *in, struct dvx_ht_ib_cfg *c, 
 		c->cb_depth = HT_DEF_CB_DEPTH;
 	if (!c->cb_slot_bytes)
 		c->cb_slot_bytes = HT_DEF_CB_SLOT;
-	if (c->nchannels > DVX_HT_MAX_CHANNELS || !pow2(c->sq_depth) || c->sq_depth < 16 ||
-	    c->sq_depth > 32768 || !pow2(c->rq_depth) || c->rq_depth < 16 ||
-	    c->rq_depth > 32768 || c->max_ctrl < 8 || c->max_ctrl > DVX_HT_MAX_CTRL ||
+	if (c->nchannels > DVX_HT_MAX_CHANNELS || !depth_ok(c->sq_depth) ||
+	    !depth_ok(c->rq_depth) || c->max_ctrl < 8 || c->max_ctrl > DVX_HT_MAX_CTRL ||
 	    c->ctrl_slots > 64 || c->cb_depth > DVX_HT_CB_MAX_DEPTH ||
 	    (c->cb_slot_bytes & 63) || c->cb_slot_bytes > (1u << 30))
 		return -EINVAL;
@@ -89,21 +90,13 @@ struct ht_layout {
 	uint64_t o_wr, o_zc, o_slots, o_free, o_arr, state_bytes;
 };
 
-static uint32_t pow2_ceil(uint64_t v)
-{
-	uint32_t p = 1;
-
-	while (p < v && p < (1u << 30))
-		p <<= 1;
-	return p;
-}
-
 static void layout(const struct dvx_ht_ib_cfg *c, struct ht_layout *l)
 {
 	uint64_t nch = c->nchannels, o;
 
 	memset(l, 0, sizeof(*l));
-	l->cq_depth = pow2_ceil(nch * (c->sq_depth + c->rq_depth));
+	/* every WQE and receive of every channel may complete before one poll */
+	l->cq_depth = 1u << (dvx_core_log2(nch * (c->sq_depth + c->rq_depth) - 1) + 1);
 	l->wq_bytes = dvx_ht_align(DVX_QP_WQ_BYTES(c->sq_depth, c->rq_depth, DVX_RQ_STRIDE(1)),
 				   HT_RING_ALIGN);
 	l->nbuf = c->rq_depth + c->ctrl_slots;
@@ -146,21 +139,15 @@ int dvx_ht_ib_mem_req(const struct dvx_ht_ib_cfg *cfg, struct dvx_mem_req *state
 {
 	struct dvx_ht_ib_cfg c;
 	struct ht_layout l;
-	int err;
+	int err = state && rings && data ? dvx_ht_ib_cfg_norm(cfg, &c, 0) : -EINVAL;
 
-	if (!state || !rings || !data)
-		return -EINVAL;
-	err = dvx_ht_ib_cfg_norm(cfg, &c, 0);
-	if (err)
-		return err;
-	layout(&c, &l);
-	state->bytes = l.state_bytes;
-	state->align = 64;
-	rings->bytes = l.rings_bytes;
-	rings->align = HT_RING_ALIGN;
-	data->bytes = l.data_bytes;
-	data->align = HT_RING_ALIGN;
-	return 0;
+	if (!err) {
+		layout(&c, &l);
+		*state = (struct dvx_mem_req){ l.state_bytes, 64 };
+		*rings = (struct dvx_mem_req){ l.rings_bytes, HT_RING_ALIGN };
+		*data = (struct dvx_mem_req){ l.data_bytes, HT_RING_ALIGN };
+	}
+	return err;
 }
 
 /* ------------------------------------------------------------------------------
@@ -388,29 +375,38 @@ int dvx_ht_hs_step(struct dvx_ht_ib_state *st)
 /* ------------------------------------------------------------------------------
  * init / fini
  */
-static int destroy_first(int *first, int err)
-{
-	if (err && !*first)
-		*first = err;
-	return err;
-}
-
-/* everything the transport holds, in reverse order of making; the first error */
+/* everything the transport holds, in reverse order of making; the first error (the
+ * rest is released all the same) */
 static int teardown(struct dvx_ht_ib_state *st)
 {
-	uint32_t i;
-	int first = 0;
+	int err[DVX_HT_MAX_CHANNELS + 3] = { 0 }, n = 0, i;
 
-	for (i = st->cfg.nchannels; i-- > 0;)
+	for (i = (int)st->cfg.nchannels; i-- > 0;)
 		if (st->ch[i].qp.live == DVX_LIVE)
-			destroy_first(&first, dvx_qp_destroy(&st->ch[i].qp));
+			err[n++] = dvx_qp_destroy(&st->ch[i].qp);
 	if (st->cq.live == DVX_LIVE)
-		destroy_first(&first, dvx_cq_destroy(&st->cq));
+		err[n++] = dvx_cq_destroy(&st->cq);
 	if (st->mr.live == DVX_LIVE)
-		destroy_first(&first, dvx_mr_dereg(&st->mr));
+		err[n++] = dvx_mr_dereg(&st->mr);
 	if (st->umem.live == DVX_LIVE)
-		destroy_first(&first, dvx_umem_dereg(&st->umem));
-	return first;
+		err[n++] = dvx_umem_dereg(&st->umem);
+	for (i = 0; i < n; i++)
+		if (err[i])
+			return err[i];
+	return 0;
+}
+
+int dvx_ht_regions_take(const struct dvx_ht_region *r, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (!r[i].p || r[i].len < r[i].need || ((uintptr_t)r[i].p & (r[i].align - 1)))
+			return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (r[i].zero)
+			memset(r[i].p, 0, r[i].need);
+	return 0;
 }
 
 static int init_fail(struct dvx_ht_ib *ib, struct dvx_ht_ib_state *st, int err)
@@ -491,9 +487,6 @@ int dvx_ht_ib_setup(struct dvx_ht_ib *ib, const struct dvx_ht_ib_cfg *cfg, void 
 {
 	struct dvx_ht_ib_state *st = state;
 	struct dvx_ht_ib_cfg c;
-	struct dvx_umem_attr ua;
-	struct dvx_mr_attr ma;
-	struct dvx_cq_attr ca;
 	struct ht_layout l;
 	uint32_t i;
 	int err;
@@ -511,13 +504,17 @@ int dvx_ht_ib_setup(struct dvx_ht_ib *ib, const struct dvx_ht_ib_cfg *cfg, void 
 	if (c.mode == DVX_HT_CB && !(c.nic->features & DVX_NIC_FEAT_ATOMIC))
 		return -EOPNOTSUPP;	/* the credits are fetch-adds */
 	layout(&c, &l);
-	if (!state || !rings || !data || state_len < l.state_bytes || rings_len < l.rings_bytes ||
-	    data_len < l.data_bytes || ((uintptr_t)state & 63) ||
-	    ((uintptr_t)rings & (HT_RING_ALIGN - 1)) || ((uintptr_t)data & (HT_RING_ALIGN - 1)))
-		return -EINVAL;
-	memset(state, 0, l.state_bytes);
-	memset(rings, 0, l.rings_bytes);
-	memset(data, 0, l.data_bytes);
+	{
+		const struct dvx_ht_region r[3] = {
+			{ state, state_len, l.state_bytes, 64, 1 },
+			{ rings, rings_len, l.rings_bytes, HT_RING_ALIGN, 1 },
+			{ data, data_len, l.data_bytes, HT_RING_ALIGN, 1 },
+		};
+
+		err = dvx_ht_regions_take(r, 3);
+		if (err)
+			return err;
+	}
 	st->magic = HT_ST_MAGIC;
 	st->ib = ib;
 	st->cfg = c;
@@ -528,40 +525,33 @@ int dvx_ht_ib_setup(struct dvx_ht_ib *ib, const struct dvx_ht_ib_cfg *cfg, void 
 	carve(st, &l, state);
 	ib->st = st;
 
-	memset(&ua, 0, sizeof(ua));
-	ua.addr = rings;
-	ua.len = l.rings_bytes;
-	ua.access = DVX_ACCESS_LOCAL_WRITE;
-	ua.dmabuf_fd = -1;
-	err = dvx_umem_reg(c.nic, &ua, &st->umem);
-	if (err)
-		return init_fail(ib, st, err);
-	if (st->umem.ring_align > HT_RING_ALIGN)
-		return init_fail(ib, st, -EINVAL);
-	/* peers write chunks and control messages; copy-based peers add credits */
-	memset(&ma, 0, sizeof(ma));
-	ma.addr = data;
-	ma.len = l.data_bytes;
-	ma.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE;
-	if (c.mode == DVX_HT_CB)
-		ma.access |= DVX_ACCESS_REMOTE_ATOMIC;
-	err = dvx_mr_reg(c.nic, &ma, &st->mr);
-	if (err)
-		return init_fail(ib, st, err);
-	memset(&ca, 0, sizeof(ca));
-	ca.depth = l.cq_depth;
-	ca.ring_umem = &st->umem;
-	ca.ring_offset = 0;
-	ca.dbr_umem = &st->umem;
-	ca.dbr_offset = l.o_dbr + 8ull * DVX_HT_MAX_CHANNELS;
-	err = dvx_cq_create(c.nic, &ca, &st->cq);
-	if (err)
-		return init_fail(ib, st, err);
-	for (i = 0; i < c.nchannels; i++) {
+	/* the rings as a umem; the data region as an MR: peers write chunks and control
+	 * messages, copy-based peers add credits; the CQ; a QP per channel */
+	err = dvx_umem_reg(c.nic,
+			   &(struct dvx_umem_attr){ .addr = rings, .len = l.rings_bytes,
+						    .access = DVX_ACCESS_LOCAL_WRITE,
+						    .dmabuf_fd = -1 },
+			   &st->umem);
+	if (!err && st->umem.ring_align > HT_RING_ALIGN)
+		err = -EINVAL;
+	if (!err)
+		err = dvx_mr_reg(c.nic,
+				 &(struct dvx_mr_attr){
+					 .addr = data, .len = l.data_bytes,
+					 .access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE |
+						   (c.mode == DVX_HT_CB ? DVX_ACCESS_REMOTE_ATOMIC : 0) },
+				 &st->mr);
+	if (!err)
+		err = dvx_cq_create(c.nic,
+				    &(struct dvx_cq_attr){
+					    .depth = l.cq_depth, .ring_umem = &st->umem,
+					    .dbr_umem = &st->umem,
+					    .dbr_offset = l.o_dbr + 8ull * DVX_HT_MAX_CHANNELS },
+				    &st->cq);
+	for (i = 0; !err && i < c.nchannels; i++)
 		err = chan_make(st, &l, i);
-		if (err)
-			return init_fail(ib, st, err);
-	}
+	if (err)
+		return init_fail(ib, st, err);
 
 	ib->ht.ops = &dvx_ht_ib_ops;
 	ib->ht.priv = st;
@@ -651,14 +641,15 @@ void dvx_ht_ib_get_stats(const struct dvx_ht_ib *ib, struct dvx_ht_ib_stats *s)
 		*s = ib->st->cnt;
 }
 
-#define CHECK(cond, msg)                 \
-	do {                             \
-		if (!(cond)) {           \
-			if (why)         \
-				*why = msg; \
-			return -EUCLEAN; \
-		}                        \
-	} while (0)
+/* a violation: its description for the caller, and the answer */
+static int violated(const char **why, const char *what)
+{
+	if (why)
+		*why = what;
+	return -EUCLEAN;
+}
+
+#define CHECK(cond, msg) do { if (!(cond)) return violated(why, msg); } while (0)
 
 /* a request queue: in order of issue, of its kind and channel, all busy */
 static int check_queue(const struct dvx_ht_req *q, uint32_t kind, uint32_t channel,

@@ -705,11 +705,7 @@ static int ib_export(struct dvx_ht *t, void *buf, uint64_t len, const struct dvx
 	    (uint64_t)(p - (const uint8_t *)mr->addr) > mr->len ||
 	    len > mr->len - (uint64_t)(p - (const uint8_t *)mr->addr))
 		return -EINVAL;
-	memset(d, 0, sizeof(*d));
-	d->magic = dvx_le32(DVX_HT_DESC_MAGIC);
-	d->key = dvx_le32(mr->rkey);
-	d->addr = dvx_le64(mr->iova + (uint64_t)(p - (const uint8_t *)mr->addr));
-	d->len = dvx_le64(len);
+	dvx_ht_desc_pack(d, mr->iova + (uint64_t)(p - (const uint8_t *)mr->addr), len, mr->rkey);
 	return 0;
 }
 
@@ -717,13 +713,7 @@ static int ib_import(struct dvx_ht *t, const struct dvx_ht_desc *d, struct dvx_h
 {
 	if (t->mode != DVX_HT_ZC)
 		return -EOPNOTSUPP;
-	if (dvx_le32(d->magic) != DVX_HT_DESC_MAGIC || !d->len || d->rsvd)
-		return -EBADMSG;
-	memset(r, 0, sizeof(*r));
-	r->addr = dvx_le64(d->addr);
-	r->len = dvx_le64(d->len);
-	r->key = dvx_le32(d->key);
-	return 0;
+	return dvx_ht_desc_unpack(d, r);
 }
 
 static uint64_t ib_now(const struct dvx_ht *t)

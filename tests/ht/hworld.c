@@ -9,24 +9,23 @@
 #include <time.h>
 
 #include "hworld.h"
+#include "../lib/sim_fab.h"
 
 #define HW_SLOTS 64		/* bootstrap mailbox slots per rank */
 
 uint64_t hw_now(void)
 {
-	struct timespec ts;
+	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * HW_SEC + (uint64_t)ts.tv_nsec;
+	return clock_gettime(CLOCK_MONOTONIC, &t) ? 0 : (uint64_t)t.tv_sec * HW_SEC + (uint64_t)t.tv_nsec;
 }
 
+/* @len bytes (rounded up to @align, at least 64) aligned to @align, a power of two */
 static void *hw_alloc(uint64_t len, uint64_t align)
 {
-	void *p = NULL;
-
-	if (posix_memalign(&p, align < 64 ? 64 : align, len ? len : 64))
-		return NULL;
-	return p;
+	if (align < 64)
+		align = 64;
+	return aligned_alloc(align, (len + align - 1) & ~(align - 1));
 }
 
 static int rank_up(struct hw *w, int i, const struct dvx_hal *hal, const char *dev)
@@ -75,7 +74,7 @@ int hw_init_hal(struct hw *w, int n, uint64_t buf_len, const struct dvx_hal *hal
 {
 	struct dvx_sim_fabric_cfg fc;
 	struct dvx_bootstrap_tgroup_attr ga;
-	size_t fsz, gsz;
+	size_t gsz;
 	int i, err;
 
 	memset(w, 0, sizeof(*w));
@@ -85,25 +84,13 @@ int hw_init_hal(struct hw *w, int n, uint64_t buf_len, const struct dvx_hal *hal
 	w->buf_len = buf_len;
 	if (!hal) {
 		dvx_sim_fabric_cfg_default(&fc);
-		fc.max_nics = (uint32_t)n;
 		fc.max_qps = 256;
 		fc.max_cqs = 64;
 		fc.max_mrs = 64;
 		fc.max_umems = 64;
-		fsz = dvx_sim_fabric_size(&fc);
-		w->fab_mem = calloc(1, fsz);
-		if (!w->fab_mem)
-			return -ENOMEM;
-		err = dvx_sim_fabric_init(w->fab_mem, fsz, &fc, &w->fab);
+		err = dvx_test_fabric(&fc, n, &w->fab_mem, &w->fab);
 		if (err)
 			return err;
-		for (i = 0; i < n; i++) {
-			struct dvx_sim_nic_cfg nc;
-
-			dvx_sim_nic_cfg_default(&nc, (unsigned)i);
-			if (dvx_sim_add_nic(w->fab, &nc) < 0)
-				return -ENOSPC;
-		}
 		hal = dvx_sim_hal(w->fab);
 		devs = NULL;
 	}
@@ -128,7 +115,6 @@ int hw_init_hal(struct hw *w, int n, uint64_t buf_len, const struct dvx_hal *hal
 
 int hw_fini(struct hw *w)
 {
-	struct dvx_sim_stats s;
 	int i, j, err, first = 0;
 
 	for (i = 0; i < w->n; i++) {
@@ -168,20 +154,9 @@ int hw_fini(struct hw *w)
 	if (w->g)
 		dvx_bootstrap_tgroup_fini(w->g);
 	free(w->bs_mem);
-	if (w->fab) {
-		memset(&s, 0, sizeof(s));
-		dvx_sim_get_stats(w->fab, &s);
-		for (i = 0; i < 8; i++)
-			if (s.live[i] && !first) {
-				fprintf(stderr, "hworld: the sim still holds %u objects of kind %d\n",
-					(unsigned)s.live[i], i);
-				first = -EBUSY;
-			}
-		err = dvx_sim_fini(w->fab);
-		if (err && !first)
-			first = err;
-	}
-	free(w->fab_mem);
+	err = dvx_test_fabric_fini(w->fab, w->fab_mem, "hworld");
+	if (err && !first)
+		first = err;
 	memset(w, 0, sizeof(*w));
 	return first;
 }
@@ -353,16 +328,10 @@ int hw_wait(struct hw *w, struct dvx_ht_req *q, uint64_t timeout_ns)
 void hw_side_init(struct hw_side *s, struct dvx_ht *t, int send, uint8_t *buf, struct dvx_mr *mr,
 		  uint64_t size, uint64_t chunk, uint32_t nch, uint32_t win)
 {
-	memset(s, 0, sizeof(*s));
-	s->t = t;
-	s->send = send;
-	s->buf = buf;
-	s->mr = mr;
-	s->size = size;
-	s->chunk = chunk;
-	s->nch = nch;
-	s->win = win > HW_WIN ? HW_WIN : (win ? win : HW_WIN);
-	s->per = (size + chunk - 1) / chunk;
+	*s = (struct hw_side){ .t = t, .send = send, .buf = buf, .mr = mr, .size = size,
+			       .chunk = chunk, .nch = nch,
+			       .win = win > HW_WIN ? HW_WIN : (win ? win : HW_WIN),
+			       .per = (size + chunk - 1) / chunk };
 	s->nchunks = s->per;
 }
 

@@ -79,40 +79,21 @@ static void sweep(uint32_t mode, uint32_t nch)
 	assert_int_equal(hw_fini(&W), 0);
 }
 
-static void test_zc_1(void **state)
-{
-	(void)state;
-	sweep(DVX_HT_ZC, 1);
-}
+/* the sweeps' cases: the mode and the channels */
+struct sweep_case {
+	uint32_t mode, nch;
+};
 
-static void test_zc_2(void **state)
-{
-	(void)state;
-	sweep(DVX_HT_ZC, 2);
-}
+static const struct sweep_case cases[] = {
+	{ DVX_HT_ZC, 1 }, { DVX_HT_ZC, 2 }, { DVX_HT_ZC, 4 },
+	{ DVX_HT_CB, 1 }, { DVX_HT_CB, 2 }, { DVX_HT_CB, 4 },
+};
 
-static void test_zc_4(void **state)
+static void test_sweep(void **state)
 {
-	(void)state;
-	sweep(DVX_HT_ZC, 4);
-}
+	const struct sweep_case *k = *state;
 
-static void test_cb_1(void **state)
-{
-	(void)state;
-	sweep(DVX_HT_CB, 1);
-}
-
-static void test_cb_2(void **state)
-{
-	(void)state;
-	sweep(DVX_HT_CB, 2);
-}
-
-static void test_cb_4(void **state)
-{
-	(void)state;
-	sweep(DVX_HT_CB, 4);
+	sweep(k->mode, k->nch);
 }
 
 /* a staging area of 2 slots of 4 KiB per channel carries 8 MiB: 2048 rounds */
@@ -223,11 +204,11 @@ static void test_ctrl_queueing(void **state)
 	uint8_t big[64], small[8];
 
 	(void)state;
+	memset(s, 0, sizeof(s));
+	memset(r, 0, sizeof(r));
 	pair_up(2, DVX_HT_ZC, 1, MIB);
 	tx = hw_t(&W, 0, 1);
 	rx = hw_t(&W, 1, 0);
-	memset(s, 0, sizeof(s));
-	memset(r, 0, sizeof(r));
 	for (i = 0; i < 8; i++)
 		assert_int_equal(dvx_ht_send_ctrl(tx, &i, sizeof(i), &s[i]), 0);
 	/* eight in flight: the ninth waits for a slot */
@@ -604,12 +585,12 @@ static void test_threads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_zc_1),
-		cmocka_unit_test(test_zc_2),
-		cmocka_unit_test(test_zc_4),
-		cmocka_unit_test(test_cb_1),
-		cmocka_unit_test(test_cb_2),
-		cmocka_unit_test(test_cb_4),
+		cmocka_unit_test_prestate(test_sweep, (void *)&cases[0]),
+		cmocka_unit_test_prestate(test_sweep, (void *)&cases[1]),
+		cmocka_unit_test_prestate(test_sweep, (void *)&cases[2]),
+		cmocka_unit_test_prestate(test_sweep, (void *)&cases[3]),
+		cmocka_unit_test_prestate(test_sweep, (void *)&cases[4]),
+		cmocka_unit_test_prestate(test_sweep, (void *)&cases[5]),
 		cmocka_unit_test(test_cb_small_staging),
 		cmocka_unit_test(test_ctrl_interleaved_zc),
 		cmocka_unit_test(test_ctrl_interleaved_cb),

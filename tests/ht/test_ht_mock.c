@@ -53,6 +53,15 @@ static void *big(uint64_t n)
 	return p;
 }
 
+/* rank @i's cache configuration */
+static void cache_cfg(const struct ctx *c, int i, struct dvx_ht_cache_cfg *cc)
+{
+	memset(cc, 0, sizeof(*cc));
+	cc->bs = (struct dvx_bootstrap *)&c->s[i].bs;
+	cc->tmpl = c->cfg;
+	cc->tmpl.nic = (struct dvx_nic *)&c->s[i].nic;
+}
+
 static void regions(struct ctx *c, int i)
 {
 	struct side *x = &c->s[i];
@@ -63,10 +72,7 @@ static void regions(struct ctx *c, int i)
 	if (c->use_cache) {
 		struct dvx_ht_cache_cfg cc;
 
-		memset(&cc, 0, sizeof(cc));
-		cc.bs = &x->bs;
-		cc.tmpl = c->cfg;
-		cc.tmpl.nic = &x->nic;
+		cache_cfg(c, i, &cc);
 		assert_int_equal(dvx_ht_cache_mem_req(&cc, &a, &b, &d), 0);
 	} else {
 		assert_int_equal(dvx_ht_ib_mem_req(&c->cfg, &a, &b, &d), 0);
@@ -178,10 +184,7 @@ static int action(void *p)
 		if (c->use_cache) {
 			struct dvx_ht_cache_cfg cc;
 
-			memset(&cc, 0, sizeof(cc));
-			cc.bs = &x->bs;
-			cc.tmpl = c->cfg;
-			cc.tmpl.nic = &x->nic;
+			cache_cfg(c, i, &cc);
 			err = dvx_ht_cache_init(&x->cache, &cc, x->s, x->sl, x->r, x->rl, x->d, x->dl);
 		} else {
 			struct dvx_ht_ib_cfg tc = c->cfg;
@@ -224,17 +227,42 @@ static void undo(void *p)
 	down(p);
 }
 
+static void regions_free(void)
+{
+	int i;
+
+	for (i = 0; i < C.n; i++) {
+		free(C.s[i].s);
+		free(C.s[i].r);
+		free(C.s[i].d);
+	}
+	free(C.gmem);
+}
+
+/* a fresh mock with @n ConnectX-7 models, mlx5_0 ... */
+static void mock_up(int n)
+{
+	int i;
+
+	memset(&C, 0, sizeof(C));
+	assert_int_equal(dvx_mock_init(&mock), 0);
+	for (i = 0; i < n; i++) {
+		char name[16], pci[16];
+
+		snprintf(name, sizeof(name), "mlx5_%d", i);
+		snprintf(pci, sizeof(pci), "0000:0%d:00.0", i + 3);
+		assert_true(dvx_test_mock_add_cx7(&mock, name, pci) >= 0);
+	}
+	C.n = n;
+}
+
 static void sweep(int use_cache, uint32_t mode, uint32_t nch)
 {
 	struct dvx_test_sweep s = { setup, action, undo, teardown, &C, 0, 5000 };
 	struct dvx_test_sweep_report rep;
-	int err, i;
+	int err;
 
-	memset(&C, 0, sizeof(C));
-	assert_int_equal(dvx_mock_init(&mock), 0);
-	assert_true(dvx_test_mock_add_cx7(&mock, "mlx5_0", "0000:03:00.0") >= 0);
-	assert_true(dvx_test_mock_add_cx7(&mock, "mlx5_1", "0000:04:00.0") >= 0);
-	C.n = 2;
+	mock_up(2);
 	C.use_cache = use_cache;
 	C.cfg.mode = mode;
 	C.cfg.nchannels = nch;
@@ -249,12 +277,7 @@ static void sweep(int use_cache, uint32_t mode, uint32_t nch)
 	print_message("%s %s x%u: %u runs, %u failed, %u absorbed\n",
 		      use_cache ? "cache" : "transport", mode == DVX_HT_ZC ? "zc" : "cb", nch,
 		      rep.runs, rep.failed, rep.absorbed);
-	for (i = 0; i < C.n; i++) {
-		free(C.s[i].s);
-		free(C.s[i].r);
-		free(C.s[i].d);
-	}
-	free(C.gmem);
+	regions_free();
 }
 
 static void test_sweep_zc(void **state)
@@ -282,36 +305,33 @@ static void test_sweep_cache(void **state)
  * command at all on the data path */
 static void test_commands(void **state)
 {
-	int cq, qp, rts;
+	static const struct {
+		uint16_t op;
+		uint32_t count;	/* for two ends of 3 channels */
+	} want[] = {
+		{ DVX_MLX5_CMD_CREATE_CQ, 2 },
+		{ DVX_MLX5_CMD_CREATE_QP, 6 },
+		{ DVX_MLX5_CMD_RTR2RTS_QP, 6 },
+	};
+	int slot[3], i;
 
 	(void)state;
-	memset(&C, 0, sizeof(C));
-	assert_int_equal(dvx_mock_init(&mock), 0);
-	assert_true(dvx_test_mock_add_cx7(&mock, "mlx5_0", "0000:03:00.0") >= 0);
-	assert_true(dvx_test_mock_add_cx7(&mock, "mlx5_1", "0000:04:00.0") >= 0);
-	C.n = 2;
+	mock_up(2);
 	C.cfg.mode = DVX_HT_CB;
 	C.cfg.nchannels = 3;
 	setup(&C);
-	cq = dvx_mock_capture(&mock, DVX_MLX5_CMD_CREATE_CQ, -1, NULL, 0, NULL, 0);
-	qp = dvx_mock_capture(&mock, DVX_MLX5_CMD_CREATE_QP, -1, NULL, 0, NULL, 0);
-	rts = dvx_mock_capture(&mock, DVX_MLX5_CMD_RTR2RTS_QP, -1, NULL, 0, NULL, 0);
-	assert_true(cq >= 0 && qp >= 0 && rts >= 0);
+	for (i = 0; i < 3; i++) {
+		slot[i] = dvx_mock_capture(&mock, want[i].op, -1, NULL, 0, NULL, 0);
+		assert_true(slot[i] >= 0);
+	}
 	assert_int_equal(action(&C), 0);
-	assert_int_equal((int)mock.capture[cq].count, 2);
-	assert_int_equal((int)mock.capture[qp].count, 6);
-	assert_int_equal((int)mock.capture[rts].count, 6);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(mock.capture[slot[i]].count, want[i].count);
 	undo(&C);
 	teardown(&C);
 	dvx_mock_capture_clear(&mock);
 	assert_int_equal(dvx_mock_live_total(&mock), 0);
-	free(C.s[0].s);
-	free(C.s[0].r);
-	free(C.s[0].d);
-	free(C.s[1].s);
-	free(C.s[1].r);
-	free(C.s[1].d);
-	free(C.gmem);
+	regions_free();
 }
 
 /* a cache's fini releases its transports in reverse order of making: rank 0 asks for
@@ -324,16 +344,7 @@ static void test_cache_fini_order(void **state)
 	int i, k, seen = 0;
 
 	(void)state;
-	memset(&C, 0, sizeof(C));
-	assert_int_equal(dvx_mock_init(&mock), 0);
-	for (i = 0; i < NR; i++) {
-		char name[16], pci[16];
-
-		snprintf(name, sizeof(name), "mlx5_%d", i);
-		snprintf(pci, sizeof(pci), "0000:0%d:00.0", i + 3);
-		assert_true(dvx_test_mock_add_cx7(&mock, name, pci) >= 0);
-	}
-	C.n = NR;
+	mock_up(NR);
 	C.use_cache = 1;
 	C.only0 = 1;
 	C.cfg.mode = DVX_HT_ZC;
@@ -343,10 +354,7 @@ static void test_cache_fini_order(void **state)
 	for (i = 0; i < NR; i++) {
 		struct dvx_ht_cache_cfg cc;
 
-		memset(&cc, 0, sizeof(cc));
-		cc.bs = &C.s[i].bs;
-		cc.tmpl = C.cfg;
-		cc.tmpl.nic = &C.s[i].nic;
+		cache_cfg(&C, i, &cc);
 		assert_int_equal(dvx_ht_cache_init(&C.s[i].cache, &cc, C.s[i].s, C.s[i].sl,
 						   C.s[i].r, C.s[i].rl, C.s[i].d, C.s[i].dl),
 				 0);
@@ -380,12 +388,7 @@ static void test_cache_fini_order(void **state)
 	down(&C);
 	teardown(&C);
 	assert_int_equal(dvx_mock_live_total(&mock), 0);
-	for (i = 0; i < NR; i++) {
-		free(C.s[i].s);
-		free(C.s[i].r);
-		free(C.s[i].d);
-	}
-	free(C.gmem);
+	regions_free();
 }
 
 int main(void)

@@ -234,6 +234,27 @@ static inline void dvx_ht_req_done(struct dvx_ht_req *req, int err, uint64_t byt
 }
 
 /**
+ * dvx_ht_desc_pack() - write a buffer's description in its wire layout (for
+ * backends: what their export_buf produces).
+ * @d:		filled
+ * @addr:	the address the peer names byte 0 by
+ * @len:	bytes
+ * @key:	the remote key
+ * Context: any. Return: nothing.
+ */
+void dvx_ht_desc_pack(struct dvx_ht_desc *d, uint64_t addr, uint64_t len, uint32_t key);
+
+/**
+ * dvx_ht_desc_unpack() - check a description and decode it (for backends: what
+ * their import_buf does).
+ * @d:		the 32 bytes received
+ * @r:		filled on success
+ * Context: any. Return: 0; -EBADMSG (not a description: magic, zero length, reserved
+ * bits), @r untouched.
+ */
+int dvx_ht_desc_unpack(const struct dvx_ht_desc *d, struct dvx_ht_rbuf *r);
+
+/**
  * dvx_ht_send_ctrl() - send a control message on channel 0.
  * @t:		a transport
  * @buf:	@len bytes (NULL when 0); the IB backend copies them before it returns
