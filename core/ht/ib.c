@@ -257,16 +257,17 @@ static int hello_apply(struct dvx_ht_ib_state *st, const struct ht_hello *h)
 	return 0;
 }
 
-static int hs_fail(struct dvx_ht_ib_state *st, int err)
+/* the handshake failed: remember why, and tell a peer that may be waiting for this
+ * end unless the peer is the one that gave up (@tell 0) */
+static int hs_fail(struct dvx_ht_ib_state *st, int err, int tell)
 {
 	int sent_hello = st->hs != HT_HS_SEND_HELLO;
 
 	st->err = err;
 	st->hs = HT_HS_FAILED;
-	st->ib->ht.live = DVX_LIVE;	/* still live: fini releases it */
-	/* tell a peer that may be waiting for this end (best effort: a bootstrap call
-	 * still pending on the context refuses it, and the peer's wait times out) */
-	if (sent_hello) {
+	/* best effort: a bootstrap call still pending on the context refuses it, and
+	 * the peer's wait times out instead */
+	if (sent_hello && tell) {
 		hello_make(st, HT_FAIL, err);
 		dvx_bootstrap_send(st->cfg.bs, st->cfg.peer, st->cfg.tag, &st->out_msg,
 				   sizeof(st->out_msg), 0);
@@ -323,7 +324,7 @@ int dvx_ht_hs_step(struct dvx_ht_ib_state *st)
 	case HT_HS_SEND_HELLO:
 		r = hs_send(st);
 		if (r <= 0)
-			return r < 0 ? hs_fail(st, r) : 0;
+			return r < 0 ? hs_fail(st, r, 1) : 0;
 		st->hs = HT_HS_RECV_HELLO;
 		/* fall through */
 	case HT_HS_RECV_HELLO:
@@ -336,33 +337,33 @@ int dvx_ht_hs_step(struct dvx_ht_ib_state *st)
 			r = hs_recv(st, &m);
 		}
 		if (r <= 0)
-			return r < 0 ? hs_fail(st, r) : 0;
+			return r < 0 ? hs_fail(st, r, 1) : 0;
 		if (m.kind == HT_FAIL)
-			return hs_fail(st, peer_refusal(&m));
+			return hs_fail(st, peer_refusal(&m), 0);
 		if (m.kind != HT_HELLO)
-			return hs_fail(st, -EPROTO);
+			return hs_fail(st, -EPROTO, 1);
 		r = hello_match(st, &m);
 		if (!r)
 			r = hello_apply(st, &m);
 		if (r)
-			return hs_fail(st, r);
+			return hs_fail(st, r, 1);
 		hello_make(st, HT_READY, 0);
 		st->hs = HT_HS_SEND_READY;
 		/* fall through */
 	case HT_HS_SEND_READY:
 		r = hs_send(st);
 		if (r <= 0)
-			return r < 0 ? hs_fail(st, r) : 0;
+			return r < 0 ? hs_fail(st, r, 1) : 0;
 		st->hs = HT_HS_RECV_READY;
 		/* fall through */
 	case HT_HS_RECV_READY:
 		r = hs_recv(st, &m);
 		if (r <= 0)
-			return r < 0 ? hs_fail(st, r) : 0;
+			return r < 0 ? hs_fail(st, r, 1) : 0;
 		if (m.kind == HT_FAIL)
-			return hs_fail(st, peer_refusal(&m));
+			return hs_fail(st, peer_refusal(&m), 0);
 		if (m.kind != HT_READY)
-			return hs_fail(st, -EPROTO);
+			return hs_fail(st, -EPROTO, 1);
 		st->hs = HT_HS_CONNECTED;
 		return 0;
 	case HT_HS_FAILED:
