@@ -142,7 +142,7 @@ struct dvx_ht_rbuf {
  * @channel:	0 ... nchannels - 1
  * @flags:	0
  * @mr:		zero-copy send: the registration of @buf on the transport's NIC
- *		(NULL in copy-based mode, which copies from @buf)
+ *		(not used in copy-based mode, which copies from @buf)
  * @remote:	zero-copy send: the receiver's buffer (dvx_ht_import()); NULL in
  *		copy-based mode
  */
@@ -291,9 +291,10 @@ int dvx_ht_recv_ctrl(struct dvx_ht *t, void *buf, size_t len, struct dvx_ht_req 
  *		memory (its buffer, or its staging slot)
  *
  * Context: the transport's thread. Return: 0; -EINVAL (bad chunk: channel, a zero
- * length, zero-copy without @c->mr or @c->remote or outside it, copy-based with
- * them); -EBUSY; -EMSGSIZE (@c->len above max_chunk); -ENOTCONN; -EAGAIN (no slot
- * or ring room on the channel now: dvx_ht_ready() says when); the channel's error.
+ * length, zero-copy without @c->mr or @c->remote or outside either, copy-based with
+ * a @c->remote); -EBUSY; -EMSGSIZE (@c->len above max_chunk); -ENOTCONN; -EAGAIN (no
+ * slot or ring room on the channel now: dvx_ht_ready() says when); the channel's
+ * error.
  */
 int dvx_ht_send_chunk(struct dvx_ht *t, const struct dvx_ht_chunk *c, struct dvx_ht_req *req);
 

@@ -120,8 +120,10 @@ struct dvx_ht_cb_hooks {
  * @ctrl_slots:	control messages in flight, and control messages that may wait for a
  *		dvx_ht_recv_ctrl() without taking a receive from the chunks, 1 ... 64
  *		(default 8)
- * @cb_depth:	copy-based: staging slots per channel, 1 ... DVX_HT_CB_MAX_DEPTH and at
- *		most @rq_depth / 2 (default 8); both ends the same
+ * @cb_depth:	copy-based: staging slots per channel, 1 ... DVX_HT_CB_MAX_DEPTH (default
+ *		8), with @cb_depth + @ctrl_slots <= @rq_depth (each chunk in flight takes
+ *		a receive) and 2 * @cb_depth + @ctrl_slots <= @sq_depth (writes, credits
+ *		and control messages share the send ring); both ends the same
  * @cb_slot_bytes: copy-based: bytes of a slot, the largest chunk, a multiple of 64
  *		up to 1 GiB (default 65536); both ends the same
  * @hooks:	copy-based: the copy steps
