@@ -633,6 +633,18 @@ int dvx_ht_ib_slot_state(const struct dvx_ht_ib *ib, uint32_t dir, uint32_t chan
 				    st->ch[channel].rx_slot[slot].state;
 }
 
+int dvx_ht_ib_chan_syndrome(const struct dvx_ht_ib *ib, uint32_t channel, uint8_t *vendor)
+{
+	const struct ht_chan *c;
+
+	if (!ib_valid(ib) || channel >= ib->st->cfg.nchannels)
+		return 0;
+	c = &ib->st->ch[channel];
+	if (vendor)
+		*vendor = c->vendor_syndrome;
+	return c->syndrome;
+}
+
 void dvx_ht_ib_get_stats(const struct dvx_ht_ib *ib, struct dvx_ht_ib_stats *s)
 {
 	if (!s)

@@ -201,6 +201,8 @@ static void test_bad_rkey(void **state)
 	assert_int_equal(hw_wait(&W, &r[1], T_OUT), -ECANCELED);
 	assert_int_equal(dvx_ht_status(rx, 0), -ECANCELED);
 	assert_int_equal(dvx_ht_status(tx, 0), -EPERM);
+	assert_int_equal(dvx_ht_ib_chan_syndrome(&W.r[0].ib[1], 0, NULL), 0x13);
+	assert_int_equal(dvx_ht_ib_chan_syndrome(&W.r[0].ib[1], 1, NULL), 0);
 	dvx_ht_ib_get_stats(&W.r[0].ib[1], &st);
 	assert_true(st.errors >= 1);
 	/* the channel stays failed: new receives get its error at once */
@@ -242,6 +244,7 @@ static void test_rnr(void **state)
 	assert_int_equal(hw_wait(&W, &s[16], T_OUT), -ENOBUFS);
 	assert_int_equal(hw_wait(&W, &s[17], T_OUT), -ECANCELED);
 	assert_int_equal(dvx_ht_status(tx, 0), -ENOBUFS);
+	assert_int_equal(dvx_ht_ib_chan_syndrome(&W.r[0].ib[1], 0, NULL), 0x16);	/* RNR */
 	check();
 	for (i = 0; i < 16; i++) {
 		assert_int_equal(chunk(0, 0, (uint64_t)i * 4096, &r[i]), 0);

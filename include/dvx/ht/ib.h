@@ -244,6 +244,18 @@ int dvx_ht_ib_slot_state(const struct dvx_ht_ib *ib, uint32_t dir, uint32_t chan
 			 uint32_t slot);
 
 /**
+ * dvx_ht_ib_chan_syndrome() - the syndromes of the error completion that failed a
+ * channel (docs/errors.md: 0x16 RNR_RETRY_EXC_ERR, 0x15 TRANSPORT_RETRY_EXC_ERR, 0x13
+ * REMOTE_ACCESS_ERR, ...), for a failure the errno alone does not explain.
+ * @ib:		a live transport
+ * @channel:	the channel
+ * @vendor:	NULL, or set to the vendor syndrome
+ * Context: between calls on it. Return: the syndrome; 0 when the channel is healthy or
+ * failed without an error completion (a protocol error), or for bad arguments.
+ */
+int dvx_ht_ib_chan_syndrome(const struct dvx_ht_ib *ib, uint32_t channel, uint8_t *vendor);
+
+/**
  * struct dvx_ht_ib_stats - what a transport has done.
  * @chunks_sent, @chunks_recv: chunks completed each way
  * @bytes_sent, @bytes_recv: their bytes
