@@ -11,6 +11,9 @@
 #   make check                build and run every test, print the runner's summary;
 #                             JUNIT=dir also leaves dir/<binary>.xml (JUnit) per binary
 #   make sanitize             the suite under ASan+UBSan, the threaded tests under TSan
+#   make check-procs          the P2P transport's suites and the soak with ranks as
+#                             processes on the software NIC's wire: forked and under
+#                             mpirun with 4 and 8 (scripts/check-procs.sh)
 #   make soak                 the long soak: SOAK_OPS (10^7) operations with random faults,
 #                             8 ranks, strict, overlapping faults (tests/soak, SOAK_SEED=)
 #   make fuzz                 coverage-guided libFuzzer harnesses (tests/fuzz/lf/, clang,
@@ -114,6 +117,13 @@ endif
 ifeq ($(CONFIG_DVX_DPDK),y)
 LDLIBS += -lrte_eal	# the tests link hal/dpdk.c; users who call dvx_dpdk_enable() link DPDK
 endif
+# MPI (the bootstrap's MPI adapter): the first of these pkg-config names that exists
+ifeq ($(CONFIG_DVX_MPI),y)
+MPI_PC := $(firstword $(foreach p,mpi-c ompi-c mpich,$(shell $(PKG_CONFIG) --exists $(p) 2>/dev/null && echo $(p))))
+MPI_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(MPI_PC) 2>/dev/null)
+MPI_LIBS := $(shell $(PKG_CONFIG) --libs $(MPI_PC) 2>/dev/null)
+LDLIBS += $(MPI_LIBS)	# dvx.pc does not name it: a program that calls the adapter links MPI
+endif
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
 
 # ---------------------------------------------------------------------------
@@ -172,7 +182,7 @@ testlib-y := $(if $(filter y,$(CONFIG_DVX_MOCK)),$(TESTLIB) $(objtree)/dvx-test.
 # ---------------------------------------------------------------------------
 # Rules
 
-.PHONY: all lib tools tests bench check sanitize soak fuzz fuzz-ci fuzzers gpu-check check-install check-man install uninstall clean distclean help \
+.PHONY: all lib tools tests bench check check-procs sanitize soak fuzz fuzz-ci fuzzers gpu-check check-install check-man install uninstall clean distclean help \
 	defconfig savedefconfig FORCE
 
 all: lib tools tests bench
@@ -327,6 +337,10 @@ $(objtree)/dvx-test.pc: $(srctree)/scripts/gen-pc.sh $(srctree)/include/dvx/vers
 
 check: tests tools bench $(objtree)/tests/nvcc-headers-test
 	$(Q)$(junit-env) $(srctree)/scripts/run-tests.sh $(objtree) $(tests-y) nvcc-headers-test
+
+# the P2P suites with ranks as processes on the wire, forked and under mpirun
+check-procs: tests
+	$(Q)$(srctree)/scripts/check-procs.sh $(objtree)
 
 # the suite under ASan+UBSan, and the multi-threaded tests under TSan (scripts/sanitize.sh);
 # build folders $(O)-asan and $(O)-tsan

@@ -23,10 +23,13 @@
  *	thread on one QP.
  * ratio = transport cost / reference cost (time per operation): 1.00 means no overhead.
  *
- *   p2p-bench [--iters N] [--quick] [--dev NAME[,NAME2]] [--help]
+ *   p2p-bench [--iters N] [--quick] [--dev NAME[,NAME2]] [--procs 2] [--help]
  *
  * Default: the software NIC (hal/sim) with its progress thread. --dev runs the same
  * over hardware through the linux hal (two NICs, or one NIC used by both ranks).
+ * --procs 2 (or 2 processes under mpirun / srun): the ranks as processes, each with its
+ * own NIC (on the software NIC its own fabric, the two joined by the wire,
+ * docs/sim-wire.md), the reference QPs connected across, the sockets or MPI bootstrap.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -36,7 +39,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
+#include <dvx/bootstrap/wire.h>
 #include <dvx/testing/sim.h>
 #include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/sq.h>
@@ -123,6 +128,7 @@ static struct {
 	struct dvx_bootstrap_tgroup *grp;
 	struct rank r[2];
 	volatile int failed;
+	int procs;		/* the ranks are processes (run_procs()) */
 	char fail_msg[256];
 	struct pb_row rows[PB_MAX_ROWS];
 	int nrows;
@@ -690,65 +696,79 @@ static int ref_make(struct rank *r, struct refq *q, uint32_t depth, uint32_t fla
 	return dvx_qp_create(&r->nic, &qa, &q->qp);
 }
 
-/* open both NICs, register the buffers, build and connect the reference QPs */
+/* the reference QPs' connection attributes */
+static void ref_conn_attr(struct dvx_qp_connect_attr *ca)
+{
+	dvx_qp_connect_attr_init(ca);
+	ca->access |= DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
+}
+
+/* rank @i: open its NIC, register its buffers, build its reference QP (and rank 0's
+ * companion); 2 when the NIC cannot be opened */
+static int setup_rank(int i)
+{
+	struct rank *r = &B.r[i];
+	struct dvx_qp_connect_attr ca;
+	struct dvx_nic_cfg na;
+	struct dvx_umem_attr ua;
+	struct dvx_mr_attr ma;
+	uint64_t cur = 0;
+	int err;
+
+	r->rank = i;
+	memset(&na, 0, sizeof(na));
+	na.name = B.dev[i];
+	na.gid_index = -1;
+	err = dvx_nic_open(&r->nic, B.hal, &na);
+	if (err) {
+		fprintf(stderr, "p2p-bench: cannot open NIC \"%s\" through the %s hal: %s%s%s "
+			"(%d)\n", B.dev[i], B.hal->name, r->nic.hal.diag.op,
+			r->nic.hal.diag.msg[0] ? ": " : "", r->nic.hal.diag.msg, err);
+		return 2;
+	}
+	ref_conn_attr(&ca);
+	r->buf = zalloc(4096, PB_BUF);
+	r->ref_len = 256u << 10;
+	r->ref_mem = zalloc(4096, r->ref_len);
+	if (!r->buf || !r->ref_mem)
+		return pb_fail(r, -ENOMEM, "out of memory");
+	memset(&ma, 0, sizeof(ma));
+	ma.addr = r->buf;
+	ma.len = PB_BUF;
+	ma.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE |
+		    DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
+	ma.dmabuf_fd = -1;
+	PB_TRY(r, dvx_mr_reg(&r->nic, &ma, &r->mr));
+	memset(&ua, 0, sizeof(ua));
+	ua.addr = r->ref_mem;
+	ua.len = r->ref_len;
+	ua.access = DVX_ACCESS_LOCAL_WRITE;
+	ua.dmabuf_fd = -1;
+	PB_TRY(r, dvx_umem_reg(&r->nic, &ua, &r->ref_umem));
+	PB_TRY(r, ref_make(r, &r->ref, PB_SQ, 0, NULL, &cur));
+	if (i == 0 && (r->nic.features & DVX_NIC_FEAT_CD) &&
+	    (r->nic.features & DVX_NIC_FEAT_LOOPBACK)) {
+		PB_TRY(r, ref_make(r, &r->comp, PB_COMP, DVX_QP_F_CD_MASTER, r->ref.qp.uar, &cur));
+		PB_TRY(r, dvx_qp_connect_loopback(&r->comp.qp, &ca));
+		r->have_comp = 1;
+	}
+	return 0;
+}
+
+/* both ranks in this process: open them, connect the reference QPs */
 static int setup_nics(void)
 {
 	struct dvx_qp_connect_attr ca;
-	struct dvx_umem_attr ua;
-	struct dvx_mr_attr ma;
 	int i, err;
 
 	for (i = 0; i < 2; i++) {
-		struct rank *r = &B.r[i];
-		struct dvx_nic_cfg na;
-
-		r->rank = i;
-		memset(&na, 0, sizeof(na));
-		na.name = B.dev[i];
-		na.gid_index = -1;
-		err = dvx_nic_open(&r->nic, B.hal, &na);
-		if (err) {
-			fprintf(stderr, "p2p-bench: cannot open NIC \"%s\" through the %s hal: %s%s%s "
-				"(%d)\n", B.dev[i], B.hal->name, r->nic.hal.diag.op,
-				r->nic.hal.diag.msg[0] ? ": " : "", r->nic.hal.diag.msg, err);
-			if (i)
-				dvx_nic_close(&B.r[0].nic);
-			return 2;
-		}
+		err = setup_rank(i);
+		if (err == 2 && i)
+			dvx_nic_close(&B.r[0].nic);
+		if (err)
+			return err;
 	}
-	dvx_qp_connect_attr_init(&ca);
-	ca.access |= DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
-	for (i = 0; i < 2; i++) {
-		struct rank *r = &B.r[i];
-		uint64_t cur = 0;
-
-		r->buf = zalloc(4096, PB_BUF);
-		r->ref_len = 256u << 10;
-		r->ref_mem = zalloc(4096, r->ref_len);
-		if (!r->buf || !r->ref_mem)
-			return pb_fail(r, -ENOMEM, "out of memory");
-		memset(&ma, 0, sizeof(ma));
-		ma.addr = r->buf;
-		ma.len = PB_BUF;
-		ma.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE |
-			    DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
-		ma.dmabuf_fd = -1;
-		PB_TRY(r, dvx_mr_reg(&r->nic, &ma, &r->mr));
-		memset(&ua, 0, sizeof(ua));
-		ua.addr = r->ref_mem;
-		ua.len = r->ref_len;
-		ua.access = DVX_ACCESS_LOCAL_WRITE;
-		ua.dmabuf_fd = -1;
-		PB_TRY(r, dvx_umem_reg(&r->nic, &ua, &r->ref_umem));
-		PB_TRY(r, ref_make(r, &r->ref, PB_SQ, 0, NULL, &cur));
-		if (i == 0 && (r->nic.features & DVX_NIC_FEAT_CD) &&
-		    (r->nic.features & DVX_NIC_FEAT_LOOPBACK)) {
-			PB_TRY(r, ref_make(r, &r->comp, PB_COMP, DVX_QP_F_CD_MASTER, r->ref.qp.uar,
-					   &cur));
-			PB_TRY(r, dvx_qp_connect_loopback(&r->comp.qp, &ca));
-			r->have_comp = 1;
-		}
-	}
+	ref_conn_attr(&ca);
 	PB_TRY(&B.r[0], dvx_qp_connect_pair(&B.r[0].ref.qp, &B.r[1].ref.qp, &ca));
 	return 0;
 }
@@ -778,19 +798,14 @@ static void teardown_nics(void)
 	}
 }
 
-static void *rank_thread(void *arg)
+/* one rank whose bootstrap is up: the transport, the benchmark, the closing flush */
+static void rank_run(struct rank *r)
 {
-	struct rank *r = arg;
 	struct dvx_p2p_cfg pc;
 	struct dvx_mem_req sreq, rreq;
 	struct dvx_mr *mrs[1] = { &r->mr };
 	int err;
 
-	err = dvx_bootstrap_thread_init(&r->bs, B.grp, r->rank);
-	if (err) {
-		pb_fail(r, err, "dvx_bootstrap_thread_init");
-		return NULL;
-	}
 	memset(&pc, 0, sizeof(pc));
 	pc.rank = r->rank;
 	pc.nranks = 2;
@@ -804,7 +819,7 @@ static void *rank_thread(void *arg)
 	err = dvx_p2p_mem_req(&pc, &sreq, &rreq);
 	if (err) {
 		pb_fail(r, err, "dvx_p2p_mem_req");
-		goto bs;
+		return;
 	}
 	r->state = zalloc(64, sreq.bytes);
 	r->rings = zalloc(4096, rreq.bytes);
@@ -837,9 +852,193 @@ static void *rank_thread(void *arg)
 mem:
 	free(r->rings);
 	free(r->state);
-bs:
+}
+
+static void *rank_thread(void *arg)
+{
+	struct rank *r = arg;
+	int err = dvx_bootstrap_thread_init(&r->bs, B.grp, r->rank);
+
+	if (err) {
+		pb_fail(r, err, "dvx_bootstrap_thread_init");
+		return NULL;
+	}
+	rank_run(r);
 	dvx_bootstrap_fini(&r->bs);
 	return NULL;
+}
+
+/* ---- the ranks as processes (--procs, or under an MPI launcher) -------------------- */
+
+static void print_table(void);
+
+/* what a rank tells the other */
+struct pinfo {
+	struct dvx_qp_conn ref;
+	uint64_t iova;		/* its buffer, as the reference side addresses it */
+	uint32_t rkey;
+	uint32_t have_comp;
+};
+
+/* one rank in this process, its bootstrap up: its fabric and the wire (software NIC),
+ * its objects, the reference QP connected across, the benchmark */
+static int proc_rank(int me, struct dvx_bootstrap *bs)
+{
+	struct rank *r = &B.r[me];
+	struct dvx_qp_connect_attr ca;
+	struct pinfo mine, all[2];
+	void *wire_mem = NULL;
+	int err, rc = 0;
+
+	if (!B.hw) {
+		struct dvx_sim_fabric_cfg fc;
+		struct dvx_sim_nic_cfg nc;
+		struct dvx_bootstrap_wire_attr wa;
+		size_t len;
+
+		dvx_sim_fabric_cfg_default(&fc);
+		fc.max_nics = 1;
+		fc.max_qps = 2 * PB_LANES * 3 + 8;
+		fc.max_cqs = fc.max_qps;
+		fc.max_umems = 16;
+		len = dvx_sim_fabric_size(&fc);
+		B.fab_mem = malloc(len);
+		if (!B.fab_mem || dvx_sim_fabric_init(B.fab_mem, len, &fc, &B.fab))
+			return pb_fail(r, -ENOMEM, "fabric");
+		dvx_sim_nic_cfg_default(&nc, (unsigned)me);
+		if (dvx_sim_add_nic(B.fab, &nc) < 0)
+			return pb_fail(r, -EINVAL, "dvx_sim_add_nic");
+		snprintf(B.dev[me], sizeof(B.dev[me]), "sim_%d", me);
+		snprintf(B.dev[1 - me], sizeof(B.dev[1 - me]), "sim_%d", 1 - me);
+		memset(&wa, 0, sizeof(wa));
+		wa.fab = B.fab;
+		wa.max_msg = PB_MAX_LEN;
+		len = dvx_bootstrap_wire_mem_size(2, PB_MAX_LEN);
+		wire_mem = malloc(len);
+		err = wire_mem ? dvx_bootstrap_wire_join(bs, &wa, wire_mem, len, 60 * PB_SEC) :
+				 -ENOMEM;
+		if (!err)
+			err = dvx_sim_start(B.fab);
+		if (err)
+			return pb_fail(r, err, "the wire");
+		B.hal = dvx_sim_hal(B.fab);
+	}
+	err = setup_rank(me);
+	if (err == 2)
+		return 2;
+	if (err)
+		goto out;
+	memset(&mine, 0, sizeof(mine));
+	err = dvx_qp_export(&r->ref.qp, &mine.ref);
+	mine.have_comp = (uint32_t)r->have_comp;
+	mine.iova = r->mr.iova;
+	mine.rkey = r->mr.rkey;
+	if (!err)
+		err = dvx_bootstrap_allgather(bs, &mine, all, sizeof(mine), 60 * PB_SEC);
+	ref_conn_attr(&ca);
+	if (!err)
+		err = dvx_qp_connect(&r->ref.qp, &all[1 - me].ref, &ca);
+	if (!err)
+		err = dvx_bootstrap_barrier(bs, 60 * PB_SEC);
+	if (err) {
+		pb_fail(r, err, "reference QP exchange");
+		goto out;
+	}
+	B.r[0].have_comp = (int)all[0].have_comp;	/* the other's, for the rows */
+	/* the reference side names the other rank's buffer by these two (ref_post()) */
+	B.r[1 - me].mr.iova = all[1 - me].iova;
+	B.r[1 - me].mr.rkey = all[1 - me].rkey;
+	/* the transport's own context: a duplicate, in the same order on both ranks */
+	err = dvx_bootstrap_dup(bs, &r->bs);
+	if (err) {
+		pb_fail(r, err, "dvx_bootstrap_dup");
+		goto out;
+	}
+	rank_run(r);
+	dvx_bootstrap_fini(&r->bs);
+	rc = B.failed;
+out:
+	if (B.fab)
+		dvx_sim_stop(B.fab);
+	teardown_nics();
+	if (B.fab)
+		dvx_sim_fini(B.fab);
+	free(B.fab_mem);
+	free(wire_mem);
+	return rc;
+}
+
+/* --procs: rank 1 in a fork, rank 0 here, the sockets bootstrap; or, under an MPI
+ * launcher (@mpi), this process is the job's rank */
+static int run_procs(int mpi)
+{
+	static uint64_t mpi_mem[DVX_BOOTSTRAP_MPI_MEM_SIZE(2) / 8 + 1];
+	struct dvx_bootstrap bs;
+	char dir[64], addr[96];
+	void *bs_mem = NULL;
+	pid_t pid = -1;
+	int me, st, err, rc;
+
+	B.procs = 1;
+	if (mpi) {
+		struct dvx_bootstrap_mpi_attr ma = { .flags = DVX_BOOTSTRAP_MPI_F_INIT };
+
+		err = dvx_bootstrap_mpi_init(&bs, &ma, mpi_mem, sizeof(mpi_mem));
+		if (!err && dvx_bootstrap_nranks(&bs) != 2) {
+			fprintf(stderr, "p2p-bench: under a launcher it takes 2 processes\n");
+			dvx_bootstrap_fini(&bs);
+			return 2;
+		}
+		me = err ? 0 : dvx_bootstrap_rank(&bs);
+	} else {
+		struct dvx_bootstrap_sock_attr ba;
+		size_t len = dvx_bootstrap_sock_mem_size(2, 64, 4096);
+
+		snprintf(dir, sizeof(dir), "/tmp/p2p-bench-XXXXXX");
+		if (!mkdtemp(dir))
+			return 1;
+		snprintf(addr, sizeof(addr), "unix:%s/bootstrap", dir);
+		fflush(NULL);
+		pid = fork();
+		if (pid < 0)
+			return 1;
+		me = pid == 0;
+		memset(&ba, 0, sizeof(ba));
+		ba.addr = addr;
+		ba.rank = me;
+		ba.nranks = 2;
+		ba.max_unexpected = 64;
+		ba.slot_bytes = 4096;
+		ba.timeout_ns = 60 * PB_SEC;
+		bs_mem = zalloc(8, len);
+		err = bs_mem ? dvx_bootstrap_sock_init(&bs, &ba, bs_mem, len) : -ENOMEM;
+	}
+	if (err) {
+		fprintf(stderr, "p2p-bench: rank %d: the bootstrap: %d\n", me, err);
+		rc = 1;
+	} else {
+		rc = proc_rank(me, &bs);
+		dvx_bootstrap_fini(&bs);
+	}
+	free(bs_mem);
+	if (pid == 0) {
+		fflush(NULL);
+		_exit(rc ? 1 : 0);
+	}
+	if (pid > 0) {
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+			rc = rc ? rc : 1;
+		rmdir(dir);
+	}
+	if (rc == 2)
+		return 2;
+	if (rc || B.failed) {
+		fprintf(stderr, "p2p-bench: failed: %s\n", B.fail_msg[0] ? B.fail_msg : "rank 1");
+		return 1;
+	}
+	if (me == 0)
+		print_table();
+	return 0;
 }
 
 /* ---- output ----------------------------------------------------------------------- */
@@ -887,14 +1086,16 @@ static void print_table(void)
 	cpu_model(cpu, sizeof(cpu));
 	gmtime_r(&now, &tmv);
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tmv);
-	printf("p2p-bench: P2P transport vs raw mlx5 builders on plain QPs, 2 ranks as threads\n");
+	printf("p2p-bench: P2P transport vs raw mlx5 builders on plain QPs, 2 ranks as %s\n",
+	       B.procs ? "processes" : "threads");
 	printf("machine: %s, %ld CPUs online; date: %s\n", cpu, sysconf(_SC_NPROCESSORS_ONLN),
 	       when);
 	if (B.hw)
 		printf("NIC: %s / %s through the linux hal (hardware)\n", B.dev[0], B.dev[1]);
 	else
-		printf("NIC: the software NIC (hal/sim, progress thread): regression figures, not "
-		       "hardware figures\n");
+		printf("NIC: the software NIC (hal/sim, progress thread%s): regression figures, "
+		       "not hardware figures\n", B.procs ? "; the ranks as 2 processes, over the "
+		       "wire" : "");
 	printf("latency: median of %u chunks of %llu (ping-pong: half round trip); rate: median "
 	       "of %u runs of %llu ops of 8 B, then flush\n", B.reps,
 	       (unsigned long long)B.iters, B.reps, (unsigned long long)(10 * B.iters));
@@ -921,9 +1122,12 @@ static void print_table(void)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: p2p-bench [--iters N] [--quick] [--dev NAME[,NAME2]] [--help]\n"
+		"usage: p2p-bench [--iters N] [--quick] [--dev NAME[,NAME2]] [--procs 2] [--help]\n"
 		"  latency and message rate of the P2P transport (put, put_signal, put_counter,\n"
 		"  signal) between two ranks as threads, against raw posting on plain QPs.\n"
+		"  --procs 2   the ranks as two processes (a fork, the sockets bootstrap); on the\n"
+		"              software NIC each has its own NIC and they meet over the wire. Under\n"
+		"              mpirun or srun with 2 processes the same runs by itself (MPI)\n"
 		"  --iters N   round trips per latency chunk (default 1000); a rate run posts 10*N\n"
 		"              ops; every row is the median of 5 chunks or runs\n"
 		"  --quick     N = 100 and 3 chunks or runs (a smoke run)\n"
@@ -936,7 +1140,7 @@ int main(int argc, char **argv)
 {
 	struct dvx_bootstrap_tgroup_attr ga;
 	size_t gsz;
-	int i, rc = 0;
+	int i, rc = 0, procs = 0;
 
 	B.iters = 1000;
 	B.reps = 5;
@@ -963,6 +1167,12 @@ int main(int argc, char **argv)
 				snprintf(B.dev[0], sizeof(B.dev[0]), "%s", s);
 				snprintf(B.dev[1], sizeof(B.dev[1]), "%s", s);
 			}
+		} else if (!strcmp(argv[i], "--procs") && i + 1 < argc) {
+			if (strcmp(argv[++i], "2")) {
+				fprintf(stderr, "p2p-bench: --procs wants 2\n");
+				return 2;
+			}
+			procs = 1;
 		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
 			return 0;
@@ -978,7 +1188,11 @@ int main(int argc, char **argv)
 				"(CONFIG_DVX_RDMA=n: rdma-core was not found)\n", B.dev[0]);
 			return 2;
 		}
-	} else {
+	}
+	/* one rank per process: --procs 2, or started so by mpirun / srun */
+	if (procs || dvx_bootstrap_mpi_launched())
+		return run_procs(!procs);
+	if (!B.hw) {
 		struct dvx_sim_fabric_cfg fc;
 		size_t fsz;
 

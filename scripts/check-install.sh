@@ -6,6 +6,8 @@
 # against the installed headers and .pc files and run them: open-sim.c and
 # rdma-write.c once with shared dependencies and once fully static (gcc -static,
 # pkg-config --static); p2p-threads.c (the P2P transport, two ranks as threads);
+# p2p-procs.c (the same between two processes on the software NIC's wire);
+# msg-threads.c (host messaging with the QP sharing pool, two ranks as threads);
 # mock-test.c (a user's cmocka suite against the mock, through
 # dvx-test.pc and libdvx-test.a); ht-mock-test.c (a user's cmocka suite of code
 # written against the host transport's interface, on its mock in libdvx-test.a); gpu-post.c with its kernel gpu-post.cu when CUDA is
@@ -51,6 +53,8 @@ for b in open-sim-static rdma-write-static; do
 	fi
 done
 build p2p-threads "$ex/p2p-threads.c" "$pcdir" dvx
+build p2p-procs "$ex/p2p-procs.c" "$pcdir" dvx
+build msg-threads "$ex/msg-threads.c" "$pcdir" dvx
 mock="mock-test against libdvx-test.a"
 if has CONFIG_DVX_MOCK; then
 	build mock-test "$ex/mock-test.c" "$pcdir" dvx-test "" "-lcmocka"
@@ -87,4 +91,4 @@ build open-sim-moved "$tmp/moved/share/doc/dvx/examples/open-sim.c" "$tmp/moved/
 if has CONFIG_DVX_MOCK; then
 	build mock-test-moved "$tmp/moved/share/doc/dvx/examples/mock-test.c" "$tmp/moved/lib/pkgconfig" dvx-test "" "-lcmocka"
 fi
-echo "check-install: OK (installed tree at a scratch prefix and moved; examples built out of tree and run: open-sim and rdma-write shared and fully static, p2p-threads, $mock, $gpu: $(cat "$tmp/rdma-write-static.out"))"
+echo "check-install: OK (installed tree at a scratch prefix and moved; examples built out of tree and run: open-sim and rdma-write shared and fully static, p2p-threads, p2p-procs, msg-threads, $mock, $gpu: $(cat "$tmp/rdma-write-static.out"))"

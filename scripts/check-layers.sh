@@ -6,7 +6,8 @@
 # A file may include dvx headers of its own layer or below. Only hal/ may include
 # rdma-core (<infiniband/...>), CUDA (<cuda.h>) or DPDK (<rte_*.h>) headers; tests/ and
 # bench/ may include <infiniband/mlx5dv.h> as a second opinion. Nothing includes the CUDA
-# runtime. Public headers never test CONFIG_ symbols (no option changes a public layout).
+# runtime. Only core/bootstrap/mpi/mpi.c of the library includes <mpi.h>. Public headers
+# never test CONFIG_ symbols (no option changes a public layout).
 set -u
 top=$1
 cd "$top" || exit 1
@@ -48,6 +49,12 @@ for f in $files; do
 			hal/*) ;;
 			tests/*|bench/*) [ "$i" = infiniband/mlx5dv.h ] || err "$f includes <$i> (only hal/ may)" ;;
 			*) err "$f includes <$i> (only hal/ may)" ;;
+			esac ;;
+		mpi.h)
+			# the MPI adapter is the one library file that may (docs/bootstrap.md)
+			case $f in
+			core/bootstrap/mpi/mpi.c|tests/*|bench/*|tools/*) ;;
+			*) err "$f includes <mpi.h> (only core/bootstrap/mpi/mpi.c in the library may)" ;;
 			esac ;;
 		dvx/*)
 			li=$(level_of_header "$i")

@@ -13,6 +13,8 @@
 #   CONFIG_DVX_DPDK  hugepage host memory through DPDK's EAL          (auto: pkg-config libdpdk)
 #   CONFIG_DVX_SIM   the software mlx5 NIC hal backend
 #   CONFIG_DVX_MOCK  the stateful mock hal backend for unit tests
+#   CONFIG_DVX_MPI   the bootstrap's MPI adapter                      (auto: <mpi.h> and libmpi,
+#                    through pkg-config mpi-c / ompi-c / mpich)
 set -eu
 
 cmd=$1 in=$2 obj=$3
@@ -28,6 +30,14 @@ detect() {
 		[ -x "$CUDA_HOME/bin/nvcc" ] && [ -f "$CUDA_HOME/include/cuda.h" ] && echo y || echo n ;;
 	CONFIG_DVX_DPDK)
 		pkg-config --exists libdpdk 2>/dev/null && echo y || echo n ;;
+	CONFIG_DVX_MPI)
+		for pc in mpi-c ompi-c mpich; do
+			pkg-config --exists "$pc" 2>/dev/null || continue
+			printf '#include <mpi.h>\nint main(void){return MPI_Init(0, 0);}\n' |
+				$CC -x c -o /dev/null - $(pkg-config --cflags --libs "$pc") >/dev/null 2>&1 &&
+				{ echo y; return; }
+		done
+		echo n ;;
 	*) echo n ;;
 	esac
 }

@@ -16,7 +16,7 @@ rc=0
 
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:exitcode=23"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1"
+export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppressions=$PWD/scripts/tsan.supp"
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer: the whole suite =="
 make -s O="$pfx-asan" SAN=address,undefined EXTRA_CFLAGS=-fno-sanitize-recover=undefined \
@@ -24,8 +24,8 @@ make -s O="$pfx-asan" SAN=address,undefined EXTRA_CFLAGS=-fno-sanitize-recover=u
 
 echo "== ThreadSanitizer: the multi-threaded tests =="
 tsan_tests="mlx5-sq-test p2p-test sim-core-test sim-ctrl-test bootstrap-thread-test soak-test"
-tsan_tests="$tsan_tests bootstrap-sock-fault-test bootstrap-sub-test"
-tsan_tests="$tsan_tests mp-fdx-test mp-nvl-test mp-nvl-ops-test mp-e2e-test win-test"
+tsan_tests="$tsan_tests bootstrap-sock-fault-test bootstrap-sub-test sim-wire-test"
+tsan_tests="$tsan_tests mp-fdx-test mp-nvl-test mp-nvl-ops-test mp-e2e-test win-test msg-ranks-test"
 tsan_tests="$tsan_tests ht-test ht-cache-test"
 TESTS="$tsan_tests" \
 	make -s O="$pfx-tsan" SAN=thread -j"$jobs" check || rc=1

@@ -15,6 +15,8 @@
 # libxml2-utils (xmllint) for scripts/check-junit.sh (the runner's JUnit files), and
 # gcc-aarch64-linux-gnu for mlx5-bf-asm-test (the BlueFlame copy compiled for aarch64
 # and its instructions checked; skipped with a message without it).
+# openmpi-bin libopenmpi-dev for the bootstrap's MPI adapter (CONFIG_DVX_MPI, detected by
+# 'make defconfig') and the tests that run as MPI processes (scripts/mpirun.sh).
 # The CUDA toolkit is used when /usr/local/cuda (or $CUDA_HOME) exists; it is not
 # installed here (it is not a Debian package); without it the GPU parts are left out
 # and GPU tests report themselves skipped.
@@ -24,6 +26,7 @@ cd "$(dirname "$0")/.."
 pkgs="build-essential pkg-config libibverbs-dev libdpdk-dev libcmocka-dev valgrind"
 pkgs="$pkgs clang libclang-rt-14-dev"
 pkgs="$pkgs groff-base libxml2-utils gcc-aarch64-linux-gnu"
+pkgs="$pkgs openmpi-bin libopenmpi-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

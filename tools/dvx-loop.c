@@ -33,6 +33,8 @@
 
 #include "loop.h"
 
+#include <dvx/bootstrap/bootstrap.h>
+
 #include <dvx/hal.h>
 #ifdef CONFIG_DVX_SIM
 #include <dvx/testing/sim.h>
@@ -88,6 +90,18 @@ void loop_rfail(struct row *w, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(w->why, sizeof(w->why), fmt, ap);
 	va_end(ap);
+}
+
+int loop_fetched_ok(struct row *w, const struct rank *r, const uint64_t *res, uint64_t want,
+		    uint32_t iter)
+{
+	uint64_t old = loop_atomic_result(r, res);
+
+	if (old == want)
+		return 1;
+	loop_rfail(w, "iteration %u: fetched 0x%016llx, expected 0x%016llx", iter,
+		   (unsigned long long)old, (unsigned long long)want);
+	return 0;
 }
 
 /* compare @len bytes; on a difference say where */
@@ -696,7 +710,7 @@ static void op_fetch_add(struct loop *L, struct row *w)
 	struct dvx_mlx5_cqe_info i;
 	uint64_t *sig = word(b, OFF_SIG), *res = word(a, OFF_RES);
 	const uint64_t base = 0x0102030400000000ull;
-	uint64_t spent = 0, t0, old;
+	uint64_t spent = 0, t0;
 	uint32_t k;
 	uint64_t idx;
 
@@ -712,12 +726,8 @@ static void op_fetch_add(struct loop *L, struct row *w)
 		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "ATOMIC_FA", k, &i))
 			break;
 		spent += loop_now_ns() - t0;
-		old = loop_atomic_result(a, res);
-		if (old != base + k) {
-			loop_rfail(w, "iteration %u: fetched 0x%016llx, expected 0x%016llx", k,
-				   (unsigned long long)old, (unsigned long long)(base + k));
+		if (!loop_fetched_ok(w, a, res, base + k, k))
 			break;
-		}
 	}
 	w->us = k ? (double)spent / 1000.0 / k : 0;
 	if (w->result != RES_FAIL && loop_load64(sig) != base + L->iters)
@@ -750,12 +760,8 @@ static void op_cmp_swap(struct loop *L, struct row *w)
 		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "ATOMIC_CS", k, &i))
 			break;
 		spent += loop_now_ns() - t0;
-		old = loop_atomic_result(a, res);
-		if (old != base + k) {
-			loop_rfail(w, "iteration %u: fetched 0x%016llx, expected 0x%016llx", k,
-				   (unsigned long long)old, (unsigned long long)(base + k));
+		if (!loop_fetched_ok(w, a, res, base + k, k))
 			break;
-		}
 	}
 	w->us = k ? (double)spent / 1000.0 / k : 0;
 	if (w->result == RES_FAIL)
@@ -989,6 +995,7 @@ static void usage(FILE *f)
 		"                [--record FILE]\n"
 		"       %s --dev NAME [--dev NAME2] [--iters N] [--timeout-ms MS] [--json]\n"
 		"                [--record FILE]\n"
+		"       %s --procs 2 [--wire ADDR] [--dev NAME] [--iters N]   (or under mpirun)\n"
 		"       %s --bw|--lat [--op OP] [-s SIZE | -a [-s MAX]] [-n N | -D SECONDS]\n"
 		"                [--tx-depth N] [--cq-mod N] [--json] [--progress]\n"
 		"                [--listen [ADDR:]PORT] [--connect HOST[:PORT]] [--dev NAME ...]\n"
@@ -1017,6 +1024,16 @@ static void usage(FILE *f)
 		"                   of the failure path: that row fails, the QPs are recovered\n"
 		"                   and the later rows run again)\n"
 		"  --json           one JSON object on stdout instead of the table\n"
+		"  --procs 2        the ranks as two processes (this one and a fork), joined by\n"
+		"                   the sockets bootstrap; on the software NIC each process has\n"
+		"                   its own NIC and the two meet over the wire, each touching\n"
+		"                   only its own memory (rank 1 checks what landed there). Under\n"
+		"                   mpirun or srun with 2 processes the same runs by itself, one\n"
+		"                   rank per process (the MPI bootstrap). The companion row is\n"
+		"                   local to one process and skipped\n"
+		"  --wire ADDR      with --procs or a launcher: where this rank's software NIC\n"
+		"                   listens for the other's: unix:DIR, or tcp:A.B.C.D (an address\n"
+		"                   of this host; across hosts); default an abstract UNIX socket\n"
 		"  --record FILE    trace the run through dvx's tracing backend into FILE (every\n"
 		"                   hal call, mailbox, doorbell with its WQEs, receive and CQE;\n"
 		"                   docs/trace.md), for dvx-replay to run again on the software\n"
@@ -1054,7 +1071,7 @@ static void usage(FILE *f)
 		"\n"
 		"Exit status: 0 every row passed (or was skipped for a missing device feature),\n"
 		"1 a row or the set-up failed, 2 usage error, 3 no such device.\n",
-		prog, prog, prog, PERF_PORT, PERF_ACCEPT_S);
+		prog, prog, prog, prog, PERF_PORT, PERF_ACCEPT_S);
 }
 
 static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *v)
@@ -1155,6 +1172,14 @@ static int parse_args(struct loop *L, int argc, char **argv)
 			if (L->ndevs == 2)
 				return usage_err("at most two --dev");
 			L->devs[L->ndevs++] = argv[++i];
+		} else if (!strcmp(a, "--procs")) {
+			if (parse_u32(NEXT(), 2, 2, &v))
+				return usage_err("--procs wants 2 (the table's two ranks)");
+			L->procs = (int)v;
+		} else if (!strcmp(a, "--wire")) {
+			L->wire_addr = NEXT();
+			if (!L->wire_addr)
+				return usage_err("--wire wants unix:DIR or tcp:ADDRESS");
 		} else if (!strcmp(a, "--ib")) {
 			L->ib = 1;
 		} else if (!strcmp(a, "--trace")) {
@@ -1293,7 +1318,14 @@ static int parse_args(struct loop *L, int argc, char **argv)
 	return 0;
 }
 
-static void print_row(const struct loop *L, const struct row *w)
+void loop_print_head(const struct loop *L)
+{
+	if (!L->json)
+		printf("%-22s %-8s %8s  %-6s %10s\n", "operation", "size", "iters", "result",
+		       "us/op");
+}
+
+void loop_print_row(const struct loop *L, const struct row *w)
 {
 	static const char *const res[] = { "OK", "FAIL", "SKIP" };
 
@@ -1352,7 +1384,7 @@ static void run_row_end(struct loop *L, struct row *w)
 	if (L->sim && (uint32_t)L->nrows == L->fault_row)
 		dvx_sim_set_port(L->fab, 1, 1, 1);
 #endif
-	print_row(L, w);
+	loop_print_row(L, w);
 	if (w->result == RES_FAIL && !L->broken)
 		recover(L);
 }
@@ -1427,9 +1459,8 @@ static int run_check(struct loop *L, int comp_err)
 		else
 			printf("dvx-loop: %s -> %s (%s), %u iterations\n", L->r[0].dev, L->r[1].dev,
 			       L->r[0].nic.roce ? "RoCE" : "InfiniBand", L->iters);
-		printf("%-22s %-8s %8s  %-6s %10s\n", "operation", "size", "iters", "result",
-		       "us/op");
 	}
+	loop_print_head(L);
 	run_all(L, comp_err);
 	for (i = 0; i < L->nrows; i++)
 		nfail += L->rows[i].result == RES_FAIL;
@@ -1524,6 +1555,31 @@ int main(int argc, char **argv)
 	L.r[1].id = 1;
 	if (parse_args(&L, argc, argv))
 		return EXIT_USAGE;
+	/* one rank per process: forked with --procs, or started so by a launcher */
+	if (L.procs || (L.mode == LOOP_CHECK && dvx_bootstrap_mpi_launched())) {
+		if (L.mode != LOOP_CHECK || L.listen || L.connect || L.json || L.ndevs > 1) {
+			fprintf(stderr, "%s: ranks as processes run the check table (one --dev at "
+				"most, no --json)\n", prog);
+			return EXIT_USAGE;
+		}
+		if (L.ndevs) {
+			L.hal = dvx_hal_linux();
+			if (!L.hal) {
+				fprintf(stderr, "%s: built without rdma-core: no --dev\n", prog);
+				return EXIT_USAGE;
+			}
+			L.r[0].dev = L.r[1].dev = L.devs[0];
+			L.thread = 0;
+		} else {
+#ifdef CONFIG_DVX_SIM
+			L.sim = 1;
+#else
+			fprintf(stderr, "%s: built without the software NIC: use --dev\n", prog);
+			return EXIT_USAGE;
+#endif
+		}
+		return loop_procs_run(&L, L.procs);
+	}
 
 	if (L.ndevs) {
 		L.hal = dvx_hal_linux();

@@ -145,6 +145,8 @@ struct loop {
 	int iters_given, size_given;
 	const char *listen;	/* --listen [ADDR:]PORT */
 	const char *connect;	/* --connect HOST[:PORT] */
+	int procs;		/* --procs N (2) */
+	const char *wire_addr;	/* --wire: where this rank's software NIC listens */
 	uint32_t accept_s;	/* --accept-timeout */
 	const char *record;	/* --record FILE: the run traced (dvx/hal/trace.h) */
 	FILE *record_f;
@@ -205,6 +207,9 @@ static inline uint8_t *perf_dst(const struct rank *r)
 
 void loop_fill(uint8_t *p, uint64_t len, uint64_t seed);
 void loop_rfail(struct row *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* an atomic's fetched value (as @r's NIC wrote it) against @want; a row failure if not */
+int loop_fetched_ok(struct row *w, const struct rank *r, const uint64_t *res, uint64_t want,
+		    uint32_t iter);
 void loop_progress(const struct loop *L, struct rank *r);
 int loop_wait_cqe(const struct loop *L, struct rank *r, struct dvx_cq *cq,
 		  struct dvx_mlx5_cqe_info *info);
@@ -216,6 +221,13 @@ void loop_conn_attr(int atomics, struct dvx_qp_connect_attr *ca);
 void loop_size_name(uint64_t len, char *buf, size_t n);
 void loop_json_str(FILE *f, const char *s);
 const char *loop_backend_name(const struct loop *L);
+void loop_print_head(const struct loop *L);
+void loop_print_row(const struct loop *L, const struct row *w);
+
+/* ---- loop-procs.c: the check table with the ranks as processes ---- */
+
+/* --procs @nprocs (2: fork), or 0 under an MPI launcher; the exit status */
+int loop_procs_run(struct loop *L, int nprocs);
 
 /* ---- loop-perf.c: the measured runs ---- */
 

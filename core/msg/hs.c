@@ -184,6 +184,19 @@ static void map_mask(struct dvx_msg_comm *c, uint32_t nqps, uint8_t mask)
 		c->map[j] = bits[j % n];
 }
 
+/* move @c onto @nqps slots over @mask: the new references are taken before the old
+ * ones go, so a QP both mappings use never drops to zero in between */
+static void remap(struct dvx_msg_state *st, struct dvx_msg_comm *c, uint32_t nqps, uint8_t mask)
+{
+	struct dvx_msg_comm old = *c;
+
+	map_mask(c, nqps, mask);
+	c->mapped = 0;
+	dvx_msg_set_ref(st, c);
+	if (old.mapped)
+		dvx_msg_set_unref(st, &old);
+}
+
 /* what the handshake holds, given back: the comm's references, a set it made, and
  * the socket unless @keep_fd */
 static void hs_release_but(struct dvx_msg_state *st, struct msg_hs *hs, int keep_fd)
@@ -363,8 +376,24 @@ static uint32_t next_group(struct dvx_msg_state *st, const struct dvx_msg_comm *
 			return g;
 		}
 	}
-	if (!free_p)
-		return 0;
+	if (!free_p) {
+		/* full: take over the entry of a peer this context has no communicator to */
+		for (i = 0; i < st->cfg.max_comms && !free_p; i++) {
+			struct msg_peer *p = &st->peers[i];
+			uint32_t j, users = 0;
+
+			for (j = 0; j < st->cfg.max_comms; j++) {
+				const struct dvx_msg_comm *o = &st->comms[j];
+
+				users += o != c && o->kind == MSG_K_SEND && o->peer_ctx == p->peer_ctx &&
+					 o->nic == p->nic && o->peer_nic == p->peer_nic;
+			}
+			if (!users)
+				free_p = p;
+		}
+		if (!free_p)
+			return 0;
+	}
 	free_p->used = 1;
 	free_p->peer_ctx = c->peer_ctx;
 	free_p->nic = c->nic;
@@ -384,7 +413,7 @@ static int conn_propose(struct dvx_msg_state *st, struct msg_hs *hs)
 	hs->proposal = MSG_D_PRIVATE;
 	if (!st->cfg.groups)
 		return 0;
-	e = dvx_msg_pool_find(st, c->nic, c->peer_ctx, c->peer_nic, MSG_DIR_SEND, c->group, 0);
+	e = dvx_msg_pool_find_key(st, c->nic, c->peer_ctx, c->peer_nic, MSG_DIR_SEND, c->group);
 	if (!e) {
 		if (!dvx_msg_set_free_count(st, 1) || dvx_msg_pool_free_count(st) < hs->want_nqps)
 			return (st->cfg.flags & DVX_MSG_F_NO_FALLBACK) ? -ENOSPC : 0;
@@ -400,14 +429,15 @@ static int conn_propose(struct dvx_msg_state *st, struct msg_hs *hs)
 		return 1;	/* its handshake runs: the other end may not have it yet */
 	if (x->failed_mask & x->live_mask)
 		return 0;	/* a failed QP: nobody joins that set */
-	/* pin the set's QPs for this handshake: they cannot go while it runs */
+	/* pin every live QP of the set for this handshake (one reference each): none of
+	 * those the acceptor may pick can go while it runs */
 	hs->proposal = MSG_D_JOIN;
 	hs->set = (int32_t)e->set;
 	hs->serial = x->sid_serial;
 	hs->mask = x->live_mask;
 	c->set = e->set;
 	c->shared = 1;
-	map_mask(c, hs->want_nqps, x->live_mask);
+	map_mask(c, (uint32_t)__builtin_popcount(x->live_mask), x->live_mask);
 	dvx_msg_set_ref(st, c);
 	return 0;
 }
@@ -435,6 +465,7 @@ static void conn_hello(struct dvx_msg_state *st, struct msg_hs *hs)
 	b[49] = (uint8_t)st->cfg.max_recvs;
 	b[50] = (uint8_t)n->log_max_msg;
 	b[51] = (uint8_t)st->cfg.nics[c->nic]->link_layer;
+	dvx_msg_put16(b + 52, c->seq_base);
 }
 
 /* REPLY arrived: act on the decision; 0 or an error */
@@ -461,7 +492,7 @@ static int conn_reply(struct dvx_msg_state *st, struct msg_hs *hs)
 	c->max_reqs = dvx_msg_get16(b + 18);
 	c->max_recvs = b[20];
 	c->max_chunk = max_chunk(st->nic[c->nic].log_max_msg, b[21]);
-	c->fifo_stride = st->cfg.max_recvs;
+	c->fifo_recvs = st->cfg.max_recvs;
 	if (!c->max_reqs || c->max_reqs > st->cfg.max_reqs || (c->max_reqs & (c->max_reqs - 1)) ||
 	    !c->max_recvs || c->max_recvs > st->cfg.max_recvs)
 		return -EPROTO;
@@ -470,10 +501,8 @@ static int conn_reply(struct dvx_msg_state *st, struct msg_hs *hs)
 	case MSG_D_JOIN:
 		if (hs->proposal != MSG_D_JOIN || !mask || (mask & ~hs->mask))
 			return -EPROTO;
-		/* the slots both ends still have: remap onto them */
-		dvx_msg_set_unref(st, c);
-		map_mask(c, nqps, mask);
-		dvx_msg_set_ref(st, c);
+		/* the QPs both ends still have: the final mapping, then the pin goes */
+		remap(st, c, nqps, mask);
 		msg_begin(hs, MSG_HS_READY, READY_FIXED);
 		break;
 	case MSG_D_NEW:
@@ -640,8 +669,8 @@ static int acc_decide(struct dvx_msg_state *st, struct msg_hs *hs, uint8_t propo
 	hs->proposal = proposal;
 	hs->decision = MSG_D_PRIVATE;
 	if (st->cfg.groups && proposal != MSG_D_PRIVATE)
-		e = dvx_msg_pool_find(st, c->nic, c->peer_ctx, c->peer_nic, MSG_DIR_RECV, c->group,
-				      0);
+		e = dvx_msg_pool_find_key(st, c->nic, c->peer_ctx, c->peer_nic, MSG_DIR_RECV,
+					  c->group);
 	if (st->cfg.groups && proposal == MSG_D_JOIN && e) {
 		struct msg_set *x = &st->sets[e->set];
 		uint8_t both = mask & x->live_mask & (uint8_t)~x->failed_mask;
@@ -716,8 +745,10 @@ static int acc_hello(struct dvx_msg_state *st, struct msg_hs *hs)
 	c->group = dvx_msg_get16(b + 40);
 	c->peer_nic = b[44];
 	c->max_reqs = rreqs < st->cfg.max_reqs ? rreqs : st->cfg.max_reqs;
+	c->fifo_depth = rreqs;
 	c->max_recvs = rrecvs < st->cfg.max_recvs ? rrecvs : st->cfg.max_recvs;
-	c->fifo_stride = rrecvs;
+	c->fifo_recvs = rrecvs;
+	c->seq_base = dvx_msg_get16(b + 52);
 	c->max_chunk = max_chunk(st->nic[c->nic].log_max_msg, b[50]);
 	nqps = want < st->cfg.nqps ? want : st->cfg.nqps;
 	c->nqps = (uint8_t)nqps;
@@ -903,28 +934,42 @@ static void accept_new(struct dvx_msg_state *st)
 	}
 }
 
+/* a connect that finished or failed and that nobody collected within the timeout (its
+ * caller gave up): what it holds goes, so that abandoned connects cannot fill the table */
+static void conn_expire(struct dvx_msg_state *st, struct msg_hs *hs)
+{
+	struct dvx_msg_comm *c = hs_comm(st, hs);
+
+	if (hs->state == MSG_HC_FINISHED && c) {
+		dvx_msg_set_unref(st, c);
+		dvx_msg_comm_free(st, c);
+	}
+	hs->comm = -1;
+	hs_free(hs);
+	st->cnt.refused++;
+}
+
 void dvx_msg_hs_run(struct dvx_msg_state *st)
 {
-	uint64_t now;
 	uint32_t i;
 
+	if (st->nclosing)
+		dvx_msg_closing_poll(st);
 	if (st->lfd >= 0)
 		accept_new(st);
-	now = dvx_msg_now(st);
 	for (i = 0; i < st->cfg.max_pending; i++) {
 		struct msg_hs *hs = &st->hs[i];
+		uint8_t was = hs->state;
 		int r;
 
-		if (hs->state == MSG_HS_FREE || hs->state == MSG_HC_FINISHED ||
-		    hs->state == MSG_HC_FAILED)
+		if (hs->state == MSG_HS_FREE)
 			continue;
-		if (now > hs->deadline) {
-			if (hs->state >= MSG_HA_HELLO)
-				acc_drop(st, hs);
-			else
-				conn_fail(st, hs, -ETIMEDOUT);
+		if (hs->state == MSG_HC_FINISHED || hs->state == MSG_HC_FAILED) {
+			if (dvx_msg_now(st) > hs->deadline)
+				conn_expire(st, hs);
 			continue;
 		}
+		/* a step first: what already arrived counts, however late the call */
 		do {
 			if (hs->state >= MSG_HA_HELLO) {
 				r = acc_step(st, hs);
@@ -936,6 +981,20 @@ void dvx_msg_hs_run(struct dvx_msg_state *st)
 				}
 			}
 		} while (r > 0);
+		if (hs->state == MSG_HS_FREE)
+			continue;
+		if (hs->state == MSG_HC_FINISHED || hs->state == MSG_HC_FAILED) {
+			if (was != hs->state)	/* its caller has a timeout's time to collect it */
+				hs->deadline = dvx_msg_now(st) + st->cfg.timeout_ns;
+			continue;
+		}
+		if (dvx_msg_now(st) > hs->deadline) {
+			if (hs->state >= MSG_HA_HELLO)
+				acc_drop(st, hs);
+			else
+				conn_fail(st, hs, -ETIMEDOUT);
+			hs->deadline = dvx_msg_now(st) + st->cfg.timeout_ns;
+		}
 	}
 }
 
@@ -1085,6 +1144,9 @@ int dvx_msg_connect(struct dvx_msg *m, uint32_t nic, uint32_t nqps,
 		c->peer_nic = lnic;
 		c->nqps = (uint8_t)nqps;
 		c->group = st->cfg.groups ? next_group(st, c) : 0;
+		/* the clear-to-send sequence starts anywhere: a receiver still writing into
+		 * a FIFO this slot had before never writes the sequence expected now */
+		c->seq_base = (uint16_t)(st->ctx_id ^ (st->hs_gen * 0x9e37u) ^ c->epoch * 0x7f4au);
 		dvx_msg_put32(handle->stage, STAGE_MAGIC);
 		dvx_msg_put32(handle->stage + 4, (uint32_t)(hs - st->hs));
 		dvx_msg_put32(handle->stage + 8, hs->gen);

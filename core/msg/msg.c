@@ -72,6 +72,9 @@ static int cfg_norm(const struct dvx_msg_cfg *in, struct dvx_msg_cfg *c)
 		return -EINVAL;
 	if (!c->depth_mult)
 		c->depth_mult = 1;
+	if ((uint64_t)c->sq_depth * c->depth_mult > 32768 ||
+	    (uint64_t)c->rq_depth * c->depth_mult > 32768)
+		return -EINVAL;	/* a shared QP's depths, checked now rather than at connect */
 	if (c->groups) {
 		if (!c->max_shared_sets)
 			c->max_shared_sets = c->max_comms < 64 ? c->max_comms : 64;
@@ -114,11 +117,11 @@ struct msg_layout {
 	uint64_t req_stride, fifo_stride, wq_bytes_p, wq_bytes_s;
 	uint64_t private_stride, shared_stride, flush_stride;
 	/* state */
-	uint64_t o_comms, o_gens, o_sets, o_pool, o_hs, o_peers, o_reqs, o_wrids, o_fwr,
-		o_freq, state_bytes;
+	uint64_t o_comms, o_gens, o_epochs, o_sets, o_pool, o_hs, o_peers, o_reqs, o_wrids,
+		o_fwr, o_freq, state_bytes;
 	uint64_t wr_private, wr_shared;	/* wr_id entries per set */
 	/* fifo */
-	uint64_t flush_off, fifo_bytes;
+	uint64_t stage_off, flush_off, fifo_bytes;
 	/* rings */
 	uint64_t sets_off, rings_bytes;
 };
@@ -160,7 +163,8 @@ static void layout(const struct dvx_msg_cfg *c, struct msg_layout *l)
 	if ((uint64_t)c->max_reqs * sizeof(struct msg_rreq) > l->req_stride)
 		l->req_stride = (uint64_t)c->max_reqs * sizeof(struct msg_rreq);
 	l->req_stride = align_up(l->req_stride, 64);
-	l->fifo_stride = align_up(rr * sizeof(struct msg_cts), 64);
+	/* the FIFO's entries, then the close marker's entry */
+	l->fifo_stride = align_up((rr + 1) * sizeof(struct msg_cts), 64);
 
 	/* state */
 	o = align_up(sizeof(struct dvx_msg_state), 64);
@@ -168,6 +172,8 @@ static void layout(const struct dvx_msg_cfg *c, struct msg_layout *l)
 	o = align_up(o + (uint64_t)c->max_comms * sizeof(struct dvx_msg_comm), 64);
 	l->o_gens = o;
 	o = align_up(o + c->max_comms, 64);
+	l->o_epochs = o;
+	o = align_up(o + (uint64_t)c->max_comms * 2, 64);
 	l->o_sets = o;
 	o = align_up(o + (uint64_t)nsets * sizeof(struct msg_set), 64);
 	l->o_pool = o;
@@ -191,8 +197,11 @@ static void layout(const struct dvx_msg_cfg *c, struct msg_layout *l)
 		o = align_up(o + (uint64_t)c->nnics * c->max_reqs * sizeof(struct msg_rreq), 64);
 	l->state_bytes = o;
 
-	/* fifo: a FIFO area per communicator slot, then 64 bytes of flush target per NIC */
-	l->flush_off = (uint64_t)c->max_comms * l->fifo_stride;
+	/* fifo: a FIFO per communicator slot (peers write them: one MR with remote write);
+	 * from the next page on a staging area per slot and 64 bytes of flush target per
+	 * NIC (only this NIC reads and writes them: an MR without remote rights) */
+	l->stage_off = align_up((uint64_t)c->max_comms * l->fifo_stride, MSG_RING_ALIGN);
+	l->flush_off = l->stage_off + (uint64_t)c->max_comms * l->fifo_stride;
 	l->fifo_bytes = align_up(l->flush_off + (uint64_t)c->nnics * 64, MSG_RING_ALIGN);
 
 	/* rings: the flush QPs per NIC, then the shared sets, then the private ones */
@@ -288,7 +297,9 @@ int dvx_msg_comm_alloc(struct dvx_msg_state *st, uint8_t kind, struct dvx_msg_co
 		if (!gen)
 			gen = 1;	/* generation 0 never names a live comm */
 		st->gens[s] = (uint8_t)gen;
+		st->epochs[s]++;
 		memset(c, 0, sizeof(*c));
+		c->epoch = st->epochs[s];
 		c->magic = MSG_COMM_MAGIC;
 		c->kind = kind;
 		c->state = MSG_CS_PENDING;
@@ -297,8 +308,10 @@ int dvx_msg_comm_alloc(struct dvx_msg_state *st, uint8_t kind, struct dvx_msg_co
 		c->q_head = c->q_tail = c->q_next = -1;
 		c->set = UINT32_MAX;
 		c->fifo = st->fifo + (uint64_t)s * st->fifo_stride;
+		c->stage = st->fifo + st->stage_off + (uint64_t)s * st->fifo_stride;
 		c->reqs = st->reqs + (uint64_t)s * st->req_stride;
 		memset(c->fifo, 0, st->fifo_stride);
+		memset(c->stage, 0, st->fifo_stride);
 		memset(c->reqs, 0, st->req_stride);
 		st->next_slot = (s + 1) % n;
 		*out = c;
@@ -311,6 +324,21 @@ void dvx_msg_comm_free(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 {
 	(void)st;
 	memset(c, 0, sizeof(*c));	/* kind FREE; the slot's generation stays in gens[] */
+}
+
+/* any send/recv comm with this id, also one CLOSING (for accounting its completions) */
+struct dvx_msg_comm *dvx_msg_comm_any(struct dvx_msg_state *st, uint32_t id)
+{
+	uint32_t s = MSG_ID_SLOT(id);
+	struct dvx_msg_comm *c;
+
+	if (s >= st->cfg.max_comms)
+		return NULL;
+	c = &st->comms[s];
+	if ((c->kind != MSG_K_SEND && c->kind != MSG_K_RECV) || c->id != id ||
+	    (c->state != MSG_CS_LIVE && c->state != MSG_CS_PARKED && c->state != MSG_CS_CLOSING))
+		return NULL;
+	return c;
 }
 
 struct dvx_msg_comm *dvx_msg_comm_by_id(struct dvx_msg_state *st, uint32_t id)
@@ -406,7 +434,7 @@ static int teardown(struct dvx_msg_state *st)
 			dvx_msg_comm_free(st, &st->comms[i]);
 	for (i = 0; i < n; i++)
 		if (st->sets[i].state != MSG_SET_FREE)
-			dvx_msg_set_release(st, i);
+			destroy_first(&first, dvx_msg_set_release(st, i));
 	for (i = st->cfg.nnics; i-- > 0;) {
 		struct msg_nic *x = &st->nic[i];
 
@@ -418,6 +446,8 @@ static int teardown(struct dvx_msg_state *st)
 			destroy_first(&first, dvx_cq_destroy(&x->pcq));
 		if (x->fcq.live)
 			destroy_first(&first, dvx_cq_destroy(&x->fcq));
+		if (x->stage_mr.live)
+			destroy_first(&first, dvx_mr_dereg(&x->stage_mr));
 		if (x->fifo_mr.live)
 			destroy_first(&first, dvx_mr_dereg(&x->fifo_mr));
 		if (x->umem.live)
@@ -510,6 +540,7 @@ int dvx_msg_init(struct dvx_msg *m, const struct dvx_msg_cfg *cfg, void *state,
 	st->lfd = -1;
 	st->comms = (struct dvx_msg_comm *)(void *)(s8 + l.o_comms);
 	st->gens = s8 + l.o_gens;
+	st->epochs = (uint16_t *)(void *)(s8 + l.o_epochs);
 	st->sets = (struct msg_set *)(void *)(s8 + l.o_sets);
 	st->pool = (struct msg_pool_ent *)(void *)(s8 + l.o_pool);
 	st->hs = (struct msg_hs *)(void *)(s8 + l.o_hs);
@@ -518,7 +549,9 @@ int dvx_msg_init(struct dvx_msg *m, const struct dvx_msg_cfg *cfg, void *state,
 	st->req_stride = l.req_stride;
 	st->fifo = fifo;
 	st->fifo_stride = l.fifo_stride;
+	st->stage_off = l.stage_off;
 	st->flush_off = l.flush_off;
+	st->fifo_len = l.fifo_bytes;
 	st->rings = rings;
 	st->rings_len = l.rings_bytes;
 	st->shared_stride = l.shared_stride;
@@ -575,12 +608,19 @@ int dvx_msg_init(struct dvx_msg *m, const struct dvx_msg_cfg *cfg, void *state,
 			return init_fail(m, st, err);
 		if (n->umem.ring_align > MSG_RING_ALIGN)
 			return init_fail(m, st, -EINVAL);
-		/* peers write clear-to-send entries here: remote write, nothing else */
+		/* peers write clear-to-send entries into the FIFOs: remote write, nothing
+		 * else; the staging and flush targets after them are this NIC's alone */
 		memset(&ma, 0, sizeof(ma));
 		ma.addr = fifo;
-		ma.len = l.fifo_bytes;
+		ma.len = l.stage_off;
 		ma.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE;
 		err = dvx_mr_reg(c.nics[i], &ma, &n->fifo_mr);
+		if (err)
+			return init_fail(m, st, err);
+		ma.addr = (uint8_t *)fifo + l.stage_off;
+		ma.len = l.fifo_bytes - l.stage_off;
+		ma.access = DVX_ACCESS_LOCAL_WRITE;
+		err = dvx_mr_reg(c.nics[i], &ma, &n->stage_mr);
 		if (err)
 			return init_fail(m, st, err);
 		if (c.flags & DVX_MSG_F_FLUSH) {
@@ -650,12 +690,15 @@ void dvx_msg_stats_of(const struct dvx_msg_state *st, struct dvx_msg_stats *s)
 	uint32_t i, q, nsets = st->nshared + st->nprivate;
 
 	*s = st->cnt;
-	s->comms = s->pending = s->sets = s->shared_sets = s->qps = s->cqs = 0;
+	s->comms = s->closing = s->pending = s->sets = s->shared_sets = s->qps = s->cqs = 0;
 	s->pool_entries = 0;
 	s->ring_bytes = 0;
 	s->ring_region = st->rings_len;
-	for (i = 0; i < st->cfg.max_comms; i++)
+	for (i = 0; i < st->cfg.max_comms; i++) {
 		s->comms += st->comms[i].kind != MSG_K_FREE;
+		s->closing += st->comms[i].kind != MSG_K_FREE &&
+			      st->comms[i].state == MSG_CS_CLOSING;
+	}
 	for (i = 0; i < st->cfg.max_pending; i++)
 		s->pending += st->hs[i].state != MSG_HS_FREE;
 	for (i = 0; i < nsets; i++) {
@@ -791,6 +834,21 @@ int dvx_msg_check(const struct dvx_msg *m, const char **why)
 			CHECK(!alive || x->qp_refs[q] > 0, "a live QP nobody references");
 			CHECK(alive || !x->qp_refs[q], "a destroyed QP still referenced");
 			live += (uint32_t)alive;
+		}
+		/* every posted receive is one a comm (live or closing) still expects */
+		for (q = 0; q < x->nqps && x->dir == MSG_DIR_RECV; q++) {
+			uint32_t want = 0;
+
+			if (!(x->live_mask & (1u << q)) || (x->failed_mask & (1u << q)))
+				continue;
+			for (j = 0; j < st->cfg.max_comms; j++) {
+				const struct dvx_msg_comm *c = &st->comms[j];
+
+				if (c->kind == MSG_K_RECV && c->mapped && c->set == i)
+					want += c->rx_out[q];
+			}
+			CHECK(x->qp[q].rq.pi - x->qp[q].rq.ci == want + x->orphans[q],
+			      "posted receives that are not the messages the comms expect");
 		}
 		CHECK(x->cq_refs == live, "a CQ refcount that is not its live QPs");
 		CHECK(live > 0, "a live set without a live QP");

@@ -26,7 +26,8 @@
 
 /*
  * wr_id: [63:48] the posting communicator's id, [47:40] kind, [39:32] the comm's QP
- * slot, [15:0] the request index (FIFO slot << 3 | buffer).
+ * slot, [31:16] the slot's 16-bit epoch (every use of a table slot gets the next one),
+ * [15:0] the request index (FIFO slot << 3 | buffer).
  */
 enum msg_wr_kind {
 	MSG_WR_DATA = 1,	/* sender: a chunk of a send (WRITE with immediate) */
@@ -34,21 +35,25 @@ enum msg_wr_kind {
 	MSG_WR_CTS = 3,		/* receiver: a clear-to-send WRITE */
 	MSG_WR_RECV = 4,	/* receiver: a posted receive */
 	MSG_WR_FLUSH = 5,	/* the flush QP's READ */
+	MSG_WR_SPARE = 6,	/* a receive reposted for one a late message used up */
 };
-#define MSG_WR(id, kind, slot, idx)                                                   \
-	(((uint64_t)(id) << 48) | ((uint64_t)(kind) << 40) | ((uint64_t)(slot) << 32) | \
-	 (uint64_t)(idx))
+#define MSG_WR(id, kind, slot, epoch, idx)                                             \
+	(((uint64_t)(id) << 48) | ((uint64_t)(kind) << 40) | ((uint64_t)(slot) << 32) |  \
+	 ((uint64_t)(uint16_t)(epoch) << 16) | (uint64_t)(idx))
 #define MSG_WR_ID(w) ((uint32_t)((w) >> 48))
 #define MSG_WR_KIND(w) ((uint32_t)((w) >> 40) & 0xffu)
 #define MSG_WR_SLOT(w) ((uint32_t)((w) >> 32) & 0xffu)
+#define MSG_WR_EPOCH(w) ((uint32_t)((w) >> 16) & 0xffffu)
 #define MSG_WR_IDX(w) ((uint32_t)(w) & 0xffffu)
 
 /*
- * Immediate: [31:30] kind (0 data, 1 "larger than the receive"), [29:16] the request
+ * Immediate: [31:30] kind (0 data, 1 "larger than the receive", 2 revoked: the sender
+ * closed without sending into it), [29:16] the request
  * index (FIFO slot << 3 | buffer), [15:0] the receiver's communicator id.
  */
 #define MSG_IMM_DATA 0u
 #define MSG_IMM_TOOBIG 1u
+#define MSG_IMM_REVOKED 2u	/* the sender closed without sending into this buffer */
 #define MSG_IMM(kind, idx, id) (((uint32_t)(kind) << 30) | ((uint32_t)(idx) << 16) | (uint32_t)(id))
 #define MSG_IMM_KIND(i) ((uint32_t)(i) >> 30)
 #define MSG_IMM_IDX(i) (((uint32_t)(i) >> 16) & 0x3fffu)
@@ -61,16 +66,35 @@ enum msg_wr_kind {
  */
 struct msg_cts {
 	uint64_t addr;
-	uint64_t size;
 	uint32_t rkey;
+	uint32_t size;		/* the buffer's size (at most 2^32 - 1) */
 	uint32_t tag;
 	uint16_t rcomm;		/* the receiver's communicator id */
+	uint16_t scomm;		/* the sender's: an entry for another sender is not ours */
 	uint16_t idx;		/* request index: FIFO slot << 3 | buffer */
 	uint8_t nreqs;		/* buffers in this slot */
 	uint8_t stripe;		/* [7:4] first QP slot, [3:0] QP slots used */
-	uint16_t seq;		/* (uint16_t)(FIFO position + 1) */
+	uint16_t rsvd;
+	uint16_t seq;		/* (uint16_t)(seq_base + FIFO position + 1) */
 };
 DVX_ASSERT_SIZE(struct msg_cts, 32);
+
+/*
+ * The close marker: a recv comm that closes writes it (one RDMA WRITE on the QP its
+ * clear-to-sends take, so it lands after every one of them) into the entry that follows
+ * the sender's FIFO. The sender then knows every buffer the receiver announced and
+ * revokes those it will not fill.
+ */
+#define MSG_CLOSE_MAGIC 0x444c4353u	/* "SCLD" */
+struct msg_close_mark {
+	uint32_t magic;
+	uint16_t rcomm;		/* the receiver's communicator id */
+	uint16_t scomm;		/* the sender's */
+	uint64_t head;		/* clear-to-sends the receiver wrote */
+	uint8_t rsvd[16];
+};
+
+enum { MSG_TODO_MARK = 1, MSG_TODO_REVOKE = 2 };
 
 enum msg_comm_kind { MSG_K_FREE = 0, MSG_K_LISTEN, MSG_K_SEND, MSG_K_RECV };
 enum msg_comm_state {
@@ -78,7 +102,7 @@ enum msg_comm_state {
 	MSG_CS_PENDING,		/* in a handshake */
 	MSG_CS_PARKED,		/* a recv comm waiting for accept() */
 	MSG_CS_LIVE,
-	MSG_CS_CLOSING,		/* closed, its clear-to-send WRITEs still in flight */
+	MSG_CS_CLOSING,		/* closed: its WQEs, or messages it announced, still in flight */
 };
 enum msg_req_state { MSG_RS_FREE = 0, MSG_RS_BUSY, MSG_RS_DONE };
 enum msg_req_kind { MSG_RK_SEND = 1, MSG_RK_RECV, MSG_RK_FLUSH };
@@ -139,15 +163,26 @@ struct dvx_msg_comm {
 	uint8_t rsvd[5];
 	uint32_t max_reqs;	/* agreed FIFO slots */
 	uint32_t max_recvs;	/* agreed buffers per slot */
-	uint32_t fifo_stride;	/* the sender's entries per slot (its FIFO layout) */
+	uint32_t fifo_recvs;	/* the sender's entries per FIFO slot (its layout) */
 	uint32_t max_chunk;	/* bytes one WQE may carry on this path */
 	uint64_t head;		/* send: next FIFO position; recv: next request */
 	uint64_t rfifo_addr;	/* recv: the sender's FIFO */
 	uint32_t rfifo_rkey;
 	uint32_t busy;		/* requests not yet reported done */
-	uint32_t cts_busy;	/* recv: clear-to-send WRITEs not completed (they read
-				 * the staging area: the slot is not reused before) */
-	uint8_t *fifo;		/* this slot's FIFO area (send: the FIFO; recv: staging) */
+	uint32_t wqe_out;	/* WQEs it posted (data, notices, clear-to-sends) whose
+				 * completions are not in yet */
+	uint16_t epoch;		/* the slot's epoch at this use (wr_id bits 31:16) */
+	uint16_t seq_base;	/* the sender's random start of the CTS sequence */
+	uint16_t rx_out[DVX_MSG_MAX_QPS];	/* recv: messages announced and not arrived,
+						 * per set QP (their receives are posted) */
+	uint32_t fifo_depth;	/* recv: the sender's FIFO slots (its layout: where the
+				 * close marker goes) */
+	uint8_t marked;		/* send: the receiver's close marker was seen */
+	uint8_t todo;		/* CLOSING: MSG_TODO_* still to post (no room yet) */
+	uint8_t rsvd2[2];
+	uint64_t close_deadline;	/* CLOSING: when the wait for the peer ends */
+	uint8_t *fifo;		/* send: this slot's FIFO (peers write it) */
+	uint8_t *stage;		/* recv: this slot's clear-to-send staging (local) */
 	uint8_t *reqs;		/* this slot's request area */
 };
 
@@ -171,6 +206,10 @@ struct msg_set {
 	uint64_t peer_ctx;
 	uint64_t sid_ctx, sid_serial;	/* the set's identity, agreed by both ends */
 	uint32_t cq_refs;	/* live QPs of the set */
+	uint16_t orphans[DVX_MSG_MAX_QPS];	/* receives posted for messages of comms that
+						 * gave up waiting (a late one uses one up) */
+	uint32_t nretired;	/* QPs destroyed while the CQ lives: their CQEs left in */
+	uint32_t retired_qpn[DVX_MSG_MAX_QPS];	/* the CQ are counted late, not errors */
 	uint32_t qp_refs[DVX_MSG_MAX_QPS];	/* communicator slots mapped to each QP */
 	int32_t qp_err[DVX_MSG_MAX_QPS];
 	uint32_t sq_depth, rq_depth, cq_depth;
@@ -257,7 +296,8 @@ struct msg_hs {
 /* per NIC: the registrations and the flush QP */
 struct msg_nic {
 	struct dvx_umem umem;	/* the ring region */
-	struct dvx_mr fifo_mr;	/* the FIFO region */
+	struct dvx_mr fifo_mr;	/* the FIFOs: peers write them */
+	struct dvx_mr stage_mr;	/* clear-to-send staging and flush targets: local only */
 	struct dvx_cq fcq;	/* flush */
 	struct dvx_qp fqp;
 	struct dvx_cq pcq;	/* the flush QP's partner, without force-loopback */
@@ -289,9 +329,13 @@ struct dvx_msg_state {
 	struct msg_peer *peers;
 	uint8_t *reqs;		/* request areas, req_stride per comm slot */
 	uint64_t req_stride;
-	uint8_t *fifo;		/* FIFO region */
-	uint64_t fifo_stride;	/* per comm slot */
-	uint64_t flush_off;	/* flush READ targets in the FIFO region */
+	uint8_t *fifo;		/* FIFO region: the FIFOs, then staging and flush targets */
+	uint64_t fifo_stride;	/* bytes per comm slot, of the FIFOs and of staging */
+	uint64_t stage_off;	/* where staging starts in the region */
+	uint64_t flush_off;	/* flush READ targets in the region */
+	uint64_t fifo_len;	/* bytes of the region */
+	uint16_t *epochs;	/* per comm slot: its current 16-bit epoch */
+	uint32_t nclosing;	/* communicators CLOSING */
 	uint8_t *rings;
 	uint64_t rings_len;
 	uint64_t shared_stride, private_stride, flush_stride;
@@ -315,12 +359,14 @@ int dvx_msg_set_alloc(struct dvx_msg_state *st, int shared, uint32_t *set);
 int dvx_msg_set_create(struct dvx_msg_state *st, uint32_t set, uint32_t nic, uint32_t dir,
 		       uint32_t nqps);
 int dvx_msg_set_connect(struct dvx_msg_state *st, uint32_t set, const struct dvx_qp_conn *remote);
-void dvx_msg_set_release(struct dvx_msg_state *st, uint32_t set);
+int dvx_msg_set_release(struct dvx_msg_state *st, uint32_t set);
 int dvx_msg_set_unref(struct dvx_msg_state *st, struct dvx_msg_comm *c);
 void dvx_msg_set_ref(struct dvx_msg_state *st, struct dvx_msg_comm *c);
 struct msg_pool_ent *dvx_msg_pool_find(struct dvx_msg_state *st, uint32_t nic, uint64_t peer,
 				       uint32_t peer_nic, uint32_t dir, uint32_t group,
 				       uint32_t slot);
+struct msg_pool_ent *dvx_msg_pool_find_key(struct dvx_msg_state *st, uint32_t nic, uint64_t peer,
+					   uint32_t peer_nic, uint32_t dir, uint32_t group);
 int dvx_msg_pool_add(struct dvx_msg_state *st, uint32_t set);
 void dvx_msg_pool_del(struct dvx_msg_state *st, uint32_t set, uint32_t slot);
 uint32_t dvx_msg_pool_free_count(const struct dvx_msg_state *st);
@@ -336,6 +382,9 @@ int dvx_msg_poll_set(struct dvx_msg_state *st, uint32_t set, uint32_t budget);
 int dvx_msg_poll_flush(struct dvx_msg_state *st, uint32_t nic, uint32_t budget);
 void dvx_msg_comm_fail(struct dvx_msg_comm *c, int err);
 void dvx_msg_comm_finish_close(struct dvx_msg_state *st, struct dvx_msg_comm *c);
+void dvx_msg_closing_poll(struct dvx_msg_state *st);
+void dvx_msg_closing_check(struct dvx_msg_state *st, struct dvx_msg_comm *c);
+struct dvx_msg_comm *dvx_msg_comm_any(struct dvx_msg_state *st, uint32_t id);
 
 static inline struct msg_sreq *dvx_msg_sreq(struct dvx_msg_comm *c, uint32_t idx)
 {

@@ -39,6 +39,8 @@ int dvx_msg_set_alloc(struct dvx_msg_state *st, int shared, uint32_t *set)
 		x->nqps = 0;
 		x->live_mask = x->failed_mask = 0;
 		x->cq_refs = 0;
+		x->nretired = 0;
+		memset(x->orphans, 0, sizeof(x->orphans));
 		memset(x->qp_refs, 0, sizeof(x->qp_refs));
 		memset(x->qp_err, 0, sizeof(x->qp_err));
 		*set = i;
@@ -130,10 +132,15 @@ int dvx_msg_set_connect(struct dvx_msg_state *st, uint32_t set, const struct dvx
 static int set_drop_qp(struct dvx_msg_state *st, uint32_t set, uint32_t q)
 {
 	struct msg_set *x = &st->sets[set];
+	uint32_t qpn = x->qp[q].qpn;
 	int err = 0, e;
 
 	if (x->qp[q].live == DVX_LIVE)
 		err = dvx_qp_destroy(&x->qp[q]);
+	/* completions of this QP may still sit in the set's CQ: the polls that meet them
+	 * count them as late instead of taking them for a broken CQ */
+	if (qpn && x->cq_refs > 1 && x->nretired < DVX_MSG_MAX_QPS)
+		x->retired_qpn[x->nretired++] = qpn;
 	if (x->qp[q].live == DVX_LIVE)
 		memset(&x->qp[q], 0, sizeof(x->qp[q]));	/* a failed destroy: forget it */
 	if (x->shared)
@@ -157,16 +164,23 @@ static int set_drop_qp(struct dvx_msg_state *st, uint32_t set, uint32_t q)
 	return err;
 }
 
-void dvx_msg_set_release(struct dvx_msg_state *st, uint32_t set)
+int dvx_msg_set_release(struct dvx_msg_state *st, uint32_t set)
 {
 	struct msg_set *x = &st->sets[set];
 	uint32_t q;
+	int err = 0, e;
 
 	for (q = 0; q < DVX_MSG_MAX_QPS; q++)
-		if (x->qp[q].live == DVX_LIVE || (x->live_mask & (1u << q)))
-			set_drop_qp(st, set, q);
-	if (x->cq.live == DVX_LIVE)
-		dvx_cq_destroy(&x->cq);
+		if (x->qp[q].live == DVX_LIVE || (x->live_mask & (1u << q))) {
+			e = set_drop_qp(st, set, q);
+			if (!err)
+				err = e;
+		}
+	if (x->cq.live == DVX_LIVE) {
+		e = dvx_cq_destroy(&x->cq);
+		if (!err)
+			err = e;
+	}
 	memset(&x->cq, 0, sizeof(x->cq));
 	if (x->shared)
 		for (q = 0; q < DVX_MSG_MAX_QPS; q++)
@@ -175,7 +189,9 @@ void dvx_msg_set_release(struct dvx_msg_state *st, uint32_t set)
 	x->cq_refs = 0;
 	x->cq_live = 0;
 	memset(x->qp_refs, 0, sizeof(x->qp_refs));
+	x->nretired = 0;
 	x->state = MSG_SET_FREE;
+	return err;
 }
 
 void dvx_msg_set_ref(struct dvx_msg_state *st, struct dvx_msg_comm *c)
@@ -227,6 +243,21 @@ struct msg_pool_ent *dvx_msg_pool_find(struct dvx_msg_state *st, uint32_t nic, u
 
 		if (e->used && e->nic == nic && e->peer_ctx == peer && e->peer_nic == peer_nic &&
 		    e->dir == dir && e->group == group && e->slot == slot)
+			return e;
+	}
+	return NULL;
+}
+
+/* the entry of the lowest QP slot a set of this key still has (slot 0 unless it went) */
+struct msg_pool_ent *dvx_msg_pool_find_key(struct dvx_msg_state *st, uint32_t nic, uint64_t peer,
+					   uint32_t peer_nic, uint32_t dir, uint32_t group)
+{
+	uint32_t q;
+
+	for (q = 0; q < DVX_MSG_MAX_QPS; q++) {
+		struct msg_pool_ent *e = dvx_msg_pool_find(st, nic, peer, peer_nic, dir, group, q);
+
+		if (e)
 			return e;
 	}
 	return NULL;

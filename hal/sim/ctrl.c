@@ -77,28 +77,33 @@ static uint32_t check_ring(const struct sim_umem *u, uint64_t off, uint64_t byte
 
 /* ---- GIDs ---------------------------------------------------------------------- */
 
-uint32_t dvx_sim_gid_tbl_len(const struct sim_nic *nic, unsigned port)
+static const struct dvx_sim_port_cfg *cfg_port(const struct dvx_sim_nic_cfg *c, unsigned port)
 {
-	const struct dvx_sim_port_cfg *p = port_cfg(nic, port);
+	return port >= 1 && port <= c->nports ? &c->port[port - 1] : NULL;
+}
+
+static uint32_t cfg_gid_tbl_len(const struct dvx_sim_nic_cfg *c, unsigned port)
+{
+	const struct dvx_sim_port_cfg *p = cfg_port(c, port);
 
 	if (!p)
 		return 0;
 	return p->link_layer == DVX_LINK_LAYER_ETHERNET ? DVX_SIM_ROCE_GID_TBL_LEN : 1;
 }
 
-bool dvx_sim_gid_of(const struct sim_nic *nic, unsigned port, uint32_t index, uint8_t gid[16],
-		uint8_t *type)
+static bool cfg_gid_of(const struct dvx_sim_nic_cfg *c, unsigned port, uint32_t index,
+		       uint8_t gid[16], uint8_t *type)
 {
-	const struct dvx_sim_port_cfg *p = port_cfg(nic, port);
+	const struct dvx_sim_port_cfg *p = cfg_port(c, port);
 
-	if (!p || index >= dvx_sim_gid_tbl_len(nic, port))
+	if (!p || index >= cfg_gid_tbl_len(c, port))
 		return false;
 	memset(gid, 0, 16);
 	if (p->link_layer == DVX_LINK_LAYER_IB) {
 		/* the port GID: the default subnet prefix and the port GUID */
 		gid[0] = 0xfe;
 		gid[1] = 0x80;
-		dvx_put_be64(gid + 8, nic->cfg.node_guid + port - 1);
+		dvx_put_be64(gid + 8, c->node_guid + port - 1);
 		*type = DVX_GID_TYPE_IB;
 		return true;
 	}
@@ -121,15 +126,31 @@ bool dvx_sim_gid_of(const struct sim_nic *nic, unsigned port, uint32_t index, ui
 	return true;
 }
 
-bool dvx_sim_port_has_gid(const struct sim_nic *nic, unsigned port, const uint8_t gid[16])
+bool dvx_sim_cfg_has_gid(const struct dvx_sim_nic_cfg *c, unsigned port, const uint8_t gid[16])
 {
-	uint32_t i, n = dvx_sim_gid_tbl_len(nic, port);
+	uint32_t i, n = cfg_gid_tbl_len(c, port);
 	uint8_t g[16], t;
 
 	for (i = 0; i < n; i++)
-		if (dvx_sim_gid_of(nic, port, i, g, &t) && !memcmp(g, gid, 16))
+		if (cfg_gid_of(c, port, i, g, &t) && !memcmp(g, gid, 16))
 			return true;
 	return false;
+}
+
+uint32_t dvx_sim_gid_tbl_len(const struct sim_nic *nic, unsigned port)
+{
+	return cfg_gid_tbl_len(&nic->cfg, port);
+}
+
+bool dvx_sim_gid_of(const struct sim_nic *nic, unsigned port, uint32_t index, uint8_t gid[16],
+		    uint8_t *type)
+{
+	return cfg_gid_of(&nic->cfg, port, index, gid, type);
+}
+
+bool dvx_sim_port_has_gid(const struct sim_nic *nic, unsigned port, const uint8_t gid[16])
+{
+	return dvx_sim_cfg_has_gid(&nic->cfg, port, gid);
 }
 
 /* ---- QUERY_HCA_CAP ------------------------------------------------------------- */

@@ -176,6 +176,8 @@ bool dvx_sim_gid_of(const struct sim_nic *nic, unsigned port, uint32_t index, ui
 uint32_t dvx_sim_gid_tbl_len(const struct sim_nic *nic, unsigned port);
 /** dvx_sim_port_has_gid() - does @port of @nic own @gid (any table entry) */
 bool dvx_sim_port_has_gid(const struct sim_nic *nic, unsigned port, const uint8_t gid[16]);
+/** dvx_sim_cfg_has_gid() - the same for a NIC known by its configuration (the wire's remote NICs) */
+bool dvx_sim_cfg_has_gid(const struct dvx_sim_nic_cfg *c, unsigned port, const uint8_t gid[16]);
 
 /* ---- fabric.c ---------------------------------------------------------------- */
 

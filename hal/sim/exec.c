@@ -18,6 +18,7 @@
  * updated with host atomics when naturally aligned, so CPU threads polling or
  * updating the same word with atomics see a consistent value.
  */
+#include <errno.h>
 #include <string.h>
 
 #include "sim.h"
@@ -301,6 +302,14 @@ static void set_err(struct sim_fabric *fab, struct sim_qp *qp)
 
 /* ---- the responder's receive queue ---------------------------------------- */
 
+/* the LID of @qp's port, for the responder CQE's slid */
+static uint16_t qp_lid(const struct sim_qp *qp)
+{
+	if (qp->nic && qp->port >= 1 && qp->port <= DVX_SIM_MAX_PORTS)
+		return qp->nic->cfg.port[qp->port - 1].lid;
+	return 0;
+}
+
 /* receive WQEs posted (and, for cd_slave_recv, enabled) and not consumed */
 static uint32_t rq_avail(const struct sim_qp *peer)
 {
@@ -328,14 +337,14 @@ static int has_rq(const struct sim_qp *peer)
 }
 
 /*
- * Complete the receive at peer->rq_ci for an incoming message of @len bytes from
- * @qp: scatter the message (SEND; @sg/@nsg the requester's gather list) or just
+ * Complete the receive at peer->rq_ci for an incoming message of @len bytes from QP
+ * @src_qpn (LID @slid, for the CQE): scatter the message (SEND; @sg/@nsg the requester's gather list) or just
  * consume it (WRITE_IMM, @sg NULL), then write the responder CQE. On a receive-side
  * error the receive completes with a responder error CQE and both QPs go to ERR.
  */
-static int recv_complete(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp *peer,
-			 const struct sim_wqe *w, const struct sim_sge *sg, uint32_t nsg,
-			 uint64_t len, struct sim_xres *r)
+static int recv_complete(struct sim_fabric *fab, uint32_t src_qpn, uint16_t slid,
+			 struct sim_qp *peer, const struct sim_wqe *w, const struct sim_sge *sg,
+			 uint32_t nsg, uint64_t len, struct sim_xres *r)
 {
 	uint32_t stride = 4u + peer->log_rq_stride;
 	uint32_t nslot = 1u << peer->log_rq_stride;
@@ -409,9 +418,8 @@ static int recv_complete(struct sim_fabric *fab, struct sim_qp *qp, struct sim_q
 	op = w->opcode == SIM_OP_RDMA_WRITE_IMM ? SIM_CQE_RESP_WR_IMM :
 	     w->opcode == SIM_OP_SEND_IMM ? SIM_CQE_RESP_SEND_IMM : SIM_CQE_RESP_SEND;
 	memset(c, 0, 64);
-	if (qp->nic && qp->port >= 1 && qp->port <= DVX_SIM_MAX_PORTS)
-		dvx_put_be16(c + SIM_CQE_SLID, qp->nic->cfg.port[qp->port - 1].lid);
-	dvx_put_be32(c + SIM_CQE_FLAGS_RQPN, qp->qpn & 0xffffffu);
+	dvx_put_be16(c + SIM_CQE_SLID, slid);
+	dvx_put_be32(c + SIM_CQE_FLAGS_RQPN, src_qpn & 0xffffffu);
 	dvx_put_be32(c + SIM_CQE_SRQN_UIDX, peer->user_index & 0xffffffu);
 	if (op != SIM_CQE_RESP_SEND)
 		memcpy(c + SIM_CQE_IMM, w->b + 12, 4);	/* the immediate, as on the wire */
@@ -504,8 +512,9 @@ static const uint16_t rnr_timer_10ns[32] = {
 	512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
 };
 
-/* RNR NAK from @peer: back off, rnr_retry times (7: forever), then fail */
-static int rnr_later(struct sim_qp *qp, struct sim_qp *peer, struct sim_xres *r)
+/* RNR NAK with the responder's min_rnr_nak @timer: back off, rnr_retry times (7:
+ * forever), then fail */
+static int rnr_wait(struct sim_qp *qp, uint8_t timer, struct sim_xres *r)
 {
 	if (!qp->exec.rnr_active) {
 		qp->exec.rnr_active = 1;
@@ -516,11 +525,22 @@ static int rnr_later(struct sim_qp *qp, struct sim_qp *peer, struct sim_xres *r)
 			return x_fail(r, SIM_SYND_RNR_RETRY_EXC_ERR, SIM_VS_RNR);
 		qp->rnr_left--;
 	}
-	qp->stall_until_ns = dvx_sim_now_ns() + 10u * rnr_timer_10ns[peer->min_rnr_nak & 31u];
+	qp->stall_until_ns = dvx_sim_now_ns() + 10u * rnr_timer_10ns[timer & 31u];
 	return X_STALL;
 }
 
+/* RNR NAK from @peer */
+static int rnr_later(struct sim_qp *qp, struct sim_qp *peer, struct sim_xres *r)
+{
+	return rnr_wait(qp, peer->min_rnr_nak, r);
+}
+
 /* ---- operations ------------------------------------------------------------ */
+
+struct sim_atomic_op;
+static int wire_req(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_wqe *w,
+		    const struct sim_sge *sg, uint32_t nsg, uint64_t total,
+		    const struct sim_atomic_op *o, struct sim_xres *r);
 
 /* sum of each field of @a and @b, carries stopping at the set bits of @boundary */
 static inline uint64_t add_fields(uint64_t a, uint64_t b, uint64_t boundary)
@@ -534,6 +554,7 @@ struct sim_atomic_op {
 	uint64_t b;		/* FA: field boundary; CS: compare */
 	uint64_t swap_mask;	/* CS */
 	uint64_t cmp_mask;	/* CS */
+	uint32_t size;		/* the wire: 4 or 8 */
 };
 
 static inline uint64_t atomic_new(const struct sim_atomic_op *o, uint64_t old)
@@ -653,6 +674,10 @@ static int exec_atomic(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp 
 		    X_DONE)
 			return X_ERR;
 	}
+	if (X_UNLIKELY(!peer && qp->exec.w_rank)) {
+		o.size = size;
+		return wire_req(fab, qp, w, NULL, 0, size, &o, r);
+	}
 	if (request_lost(fab, qp, peer))
 		return retry_later(qp, r);
 	/* responder: operation enabled (class C: invalid request), then the rkey */
@@ -708,6 +733,8 @@ static int exec_write_send(struct sim_fabric *fab, struct sim_qp *qp, struct sim
 		return X_ERR;
 	if (X_UNLIKELY(msg_too_long(qp, total)))
 		return x_fail(r, SIM_SYND_LOCAL_LENGTH_ERR, SIM_VS_MSG_LEN);
+	if (X_UNLIKELY(!peer && qp->exec.w_rank))
+		return wire_req(fab, qp, w, sg, nsg, total, NULL, r);
 	if (X_UNLIKELY(request_lost(fab, qp, peer)))
 		return retry_later(qp, r);
 	/* responder checks in IB order: operation valid, resources (RNR), rkey */
@@ -734,9 +761,9 @@ static int exec_write_send(struct sim_fabric *fab, struct sim_qp *qp, struct sim
 			copy_gather(t, sg, nsg);
 		if (!needs_recv)
 			return X_DONE;
-		return recv_complete(fab, qp, peer, w, NULL, 0, total, r);
+		return recv_complete(fab, qp->qpn, qp_lid(qp), peer, w, NULL, 0, total, r);
 	}
-	return recv_complete(fab, qp, peer, w, sg, nsg, total, r);
+	return recv_complete(fab, qp->qpn, qp_lid(qp), peer, w, sg, nsg, total, r);
 }
 
 static int exec_read(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp *peer,
@@ -753,6 +780,8 @@ static int exec_read(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp *p
 		return X_ERR;
 	if (msg_too_long(qp, total))
 		return x_fail(r, SIM_SYND_LOCAL_LENGTH_ERR, SIM_VS_MSG_LEN);
+	if (X_UNLIKELY(!peer && qp->exec.w_rank))
+		return wire_req(fab, qp, w, NULL, 0, total, NULL, r);
 	if (request_lost(fab, qp, peer))
 		return retry_later(qp, r);
 	if (!(peer->access & DVX_ACCESS_REMOTE_READ)) {
@@ -1103,4 +1132,413 @@ void dvx_sim_exec_reset_qp(struct sim_qp *qp)
 	qp->wait_cqn = 0;
 	qp->wait_index = 0;
 	memset(&qp->exec, 0, sizeof(qp->exec));
+}
+
+/* ---- the wire: requester and responder halves (docs/sim-wire.md) --------------------- */
+
+/*
+ * A responder in another process (qp->exec.w_rank). The WQE's local half ran above
+ * (local keys, lengths); here its request goes out as a frame with a PSN and the QP
+ * stalls until the response comes back (dvx_sim_exec_wire_response() wakes it) or the
+ * transport time-out passes: then it is sent again, with the same PSN, retry_cnt
+ * times, and fails with TRANSPORT_RETRY_EXC_ERR after that, as on a real fabric. One
+ * request per QP is on the wire at a time, so WQEs still complete in order.
+ */
+static uint64_t wire_retry_ns(const struct sim_fabric *fab, const struct sim_qp *qp)
+{
+	uint64_t ns = sim_exec_retry_ns(qp), min = fab->wire_min_retry_ns;
+
+	return ns < min ? min : ns;
+}
+
+/* the requester's faults: the request never leaves (link down, port down, drops) */
+static int wire_lost(struct sim_fabric *fab, struct sim_qp *qp)
+{
+	if (fab->faults.link_down || !port_up(qp->nic, qp->port))
+		return 1;
+	if (fab->faults.drop_count) {
+		fab->faults.drop_count--;
+		return 1;
+	}
+	if (fab->faults.drop_every) {
+		fab->exec_pkts++;
+		if (++qp->exec.pkts % fab->faults.drop_every == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int wire_transmit(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_wqe *w,
+			 const struct sim_sge *sg, uint32_t nsg, uint64_t total,
+			 const struct sim_atomic_op *o)
+{
+	int again = qp->exec.w_state;
+	struct sim_qp_exec *x = &qp->exec;
+	struct sim_wire_frame f;
+	struct sim_wseg seg[SIM_MAX_SGE];
+	uint64_t now = dvx_sim_now_ns();
+	uint32_t i;
+	int rc;
+
+	if (!wire_lost(fab, qp)) {
+		memset(&f, 0, sizeof(f));
+		f.type = SIM_WIRE_REQ;
+		f.opcode = w->opcode;
+		f.opmod = w->opmod;
+		f.fm_ce_se = w->fm_ce_se;
+		f.link_layer = qp->nic->cfg.port[qp->port - 1].link_layer;
+		f.src_nic = (uint8_t)qp->nic->index;
+		f.dst_qpn = qp->remote_qpn;
+		f.src_qpn = qp->qpn;
+		f.psn = x->w_psn;
+		f.len = total;
+		f.dlid = qp->rlid;
+		f.slid = qp_lid(qp);
+		memcpy(f.dgid, qp->rgid, 16);
+		memcpy(f.dmac, qp->rmac, 6);
+		memcpy(f.imm, w->b + 12, 4);
+		if (w->opcode != SIM_OP_RDMA_READ && !o) {
+			f.payload = (uint32_t)total;
+			for (i = 0; i < nsg; i++) {
+				seg[i].p = sg[i].p;
+				seg[i].len = sg[i].len;
+			}
+		} else {
+			nsg = 0;
+		}
+		if (w->opcode != SIM_OP_SEND && w->opcode != SIM_OP_SEND_IMM) {
+			f.raddr = dvx_get_be64(w->b + 16);
+			f.rkey = dvx_get_be32(w->b + 24);
+		}
+		if (o) {
+			f.a = o->a;
+			f.b = o->b;
+			f.swap_mask = o->swap_mask;
+			f.cmp_mask = o->cmp_mask;
+		}
+		rc = fab->wire_ops->send(fab, x->w_rank - 1, &f, seg, nsg,
+					 again ? SIM_WIRE_RETRANSMIT : 1);
+		if (rc == -EAGAIN && !again) {
+			/* no room towards that process yet: not sent, so no retry spent */
+			qp->stall_until_ns = now + 20000u;
+			return X_STALL;
+		}
+		/* -ENOTCONN (the process is gone) or no room for a retransmission: lost */
+	}
+	x->w_state = 1;
+	x->w_resp = 0;
+	x->w_deadline = now + wire_retry_ns(fab, qp);
+	qp->stall_until_ns = x->w_deadline;
+	return X_STALL;
+}
+
+static int wire_req(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_wqe *w,
+		    const struct sim_sge *sg, uint32_t nsg, uint64_t total,
+		    const struct sim_atomic_op *o, struct sim_xres *r)
+{
+	struct sim_qp_exec *x = &qp->exec;
+	uint8_t resp;
+
+	if (X_UNLIKELY(total > fab->wire_max_msg))
+		return x_fail(r, SIM_SYND_LOCAL_LENGTH_ERR, SIM_VS_MSG_LEN);
+	if (!x->w_state) {
+		/* a new request: the next PSN (the first one from the clock, so that a QP
+		 * that went through RST never repeats the PSN its responder saw last) */
+		if (!x->w_seeded) {
+			x->w_psn = (uint32_t)dvx_sim_now_ns() & 0xffffffu;
+			x->w_seeded = 1;
+		} else {
+			x->w_psn = (x->w_psn + 1) & 0xffffffu;
+		}
+		return wire_transmit(fab, qp, w, sg, nsg, total, o);
+	}
+	resp = x->w_resp;
+	if (resp) {
+		x->w_state = 0;
+		x->w_resp = 0;
+		if (resp == SIM_WIRE_ACK) {
+			r->byte_cnt = x->w_bytes;
+			return X_DONE;
+		}
+		if (resp == SIM_WIRE_RNR)
+			return rnr_wait(qp, x->w_rnr, r);
+		/* the responder has set its own QP to ERR where IB says so */
+		return x_fail(r, x->w_synd, x->w_vendor);
+	}
+	if (dvx_sim_now_ns() < x->w_deadline) {
+		qp->stall_until_ns = x->w_deadline;
+		return X_STALL;
+	}
+	/* lost (or its response was): again, with the same PSN */
+	if (!x->retry_active) {
+		x->retry_active = 1;
+		x->retry_left = qp->retry_cnt;
+	}
+	if (!x->retry_left) {
+		x->w_state = 0;
+		return x_fail(r, SIM_SYND_TRANSPORT_RETRY_EXC_ERR, SIM_VS_RETRY);
+	}
+	x->retry_left--;
+	return wire_transmit(fab, qp, w, sg, nsg, total, o);
+}
+
+/* The WQE at @qp's sq_ci, its bytes contiguous in @lin if it wraps. */
+static void wqe_at_ci(const struct sim_qp *qp, struct sim_wqe *w, uint8_t *lin)
+{
+	uint32_t nring = 1u << qp->log_sq_size, mask = nring - 1, ci = qp->sq_ci;
+	const uint8_t *b = qp->sq + ((size_t)(ci & mask) << 6);
+	uint32_t ctrl = dvx_get_be32(b);
+
+	w->b = b;
+	w->ds = dvx_get_be32(b + 4) & 0x3fu;
+	w->nwqebb = w->ds ? (w->ds + 3u) >> 2 : 1u;
+	w->idx = (uint16_t)ci;
+	w->opcode = (uint8_t)ctrl;
+	w->opmod = (uint8_t)(ctrl >> 24);
+	w->fm_ce_se = b[11];
+	if ((ci & mask) + w->nwqebb > nring) {
+		uint32_t first = (nring - (ci & mask)) << 6;
+
+		memcpy(lin, b, first);
+		memcpy(lin + first, qp->sq, (w->nwqebb << 6) - first);
+		w->b = lin;
+	}
+}
+
+/* An ACK's data for the WQE at sq_ci: a READ's bytes, an atomic's old value. */
+static void wire_ack_data(struct sim_qp *qp, const struct sim_wire_frame *f,
+			  const uint8_t *payload)
+{
+	uint8_t lin[SIM_MAX_WQE_BYTES], *res;
+	struct sim_sge sg[SIM_MAX_SGE];
+	struct sim_wqe w;
+	struct sim_xres r;
+	uint64_t total;
+	uint32_t nsg, size, opseg;
+	const uint8_t *d;
+
+	wqe_at_ci(qp, &w, lin);
+	if (w.opcode == SIM_OP_RDMA_READ) {
+		/* the scatter list was checked before the request left */
+		if (local_sgl(qp, &w, 2, 1, 0, sg, &nsg, &total, &r) == X_DONE &&
+		    total == f->payload)
+			copy_scatter(sg, nsg, payload);
+		qp->exec.w_bytes = (uint32_t)total;
+		return;
+	}
+	size = (w.opcode == SIM_OP_ATOMIC_MASKED_CS || w.opcode == SIM_OP_ATOMIC_MASKED_FA) &&
+	       w.opmod == SIM_OPMOD_EXT_ATOMIC_4B ? 4 : 8;
+	opseg = w.opcode == SIM_OP_ATOMIC_MASKED_CS && size == 8 ? 2 : 1;
+	qp->exec.w_bytes = size;
+	if (w.ds != 3 + opseg)
+		return;	/* no result segment: the value is discarded */
+	d = w.b + (2 + opseg) * 16u;
+	if (local_buf(qp, dvx_get_be32(d + 4), dvx_get_be64(d + 8), size, 1, &res, &r) != X_DONE)
+		return;
+	if (size == 4)
+		dvx_put_be32(res, (uint32_t)f->a);
+	else if (atomic_reply_host(qp->nic))
+		memcpy(res, &f->a, 8);
+	else
+		dvx_put_be64(res, f->a);
+}
+
+void dvx_sim_exec_wire_response(struct sim_fabric *fab, const struct sim_wire_frame *f,
+				const uint8_t *payload)
+{
+	struct sim_qp *qp;
+
+	if (f->src_nic >= fab->nnics)
+		return;
+	qp = dvx_sim_qp_find(&fab->nics[f->src_nic], f->dst_qpn);
+	/* a response to nothing that waits (a duplicate, a QP reset meanwhile): dropped */
+	if (!qp || qp->state != SIM_QPS_RTS || !qp->exec.w_state || qp->exec.w_resp ||
+	    f->psn != qp->exec.w_psn || f->src_qpn != qp->remote_qpn)
+		return;
+	if (f->type == SIM_WIRE_ACK)
+		wire_ack_data(qp, f, payload);
+	qp->exec.w_synd = f->synd;
+	qp->exec.w_rnr = f->synd;
+	qp->exec.w_vendor = f->vendor;
+	qp->exec.w_resp = f->type;
+	/* wake it now, keeping its retry state (a zero stall would reset it) */
+	qp->stall_until_ns = 1;
+}
+
+/* The responder's answer to @rq: @type with @synd/@vendor, @old, or a READ's bytes. */
+static void wire_answer(struct sim_fabric *fab, uint32_t rank, const struct sim_wire_frame *rq,
+			struct sim_qp *peer, uint8_t type, uint8_t synd, uint8_t vendor,
+			uint64_t old, const uint8_t *data, uint64_t len)
+{
+	struct sim_wire_frame f;
+	struct sim_wseg seg;
+
+	/* the responder's drop fault takes answers (an ACK lost on its way): the requester
+	 * sends the request again, and the responder answers its duplicate */
+	if (X_UNLIKELY(fab->faults.drop_every) &&
+	    ++peer->exec.wr_answers % fab->faults.drop_every == 0) {
+		fab->exec_pkts++;
+		return;
+	}
+	memset(&f, 0, sizeof(f));
+	f.type = type;
+	f.opcode = rq->opcode;
+	f.synd = synd;
+	f.vendor = vendor;
+	f.src_nic = rq->src_nic;
+	f.dst_qpn = rq->src_qpn;
+	f.src_qpn = peer->qpn;
+	f.psn = rq->psn;
+	f.len = len;
+	f.a = old;
+	f.payload = data ? (uint32_t)len : 0;
+	seg.p = data;
+	seg.len = (uint32_t)len;
+	/* room was checked before the request was executed */
+	(void)fab->wire_ops->send(fab, rank, &f, &seg, data && len ? 1 : 0, 0);
+}
+
+/*
+ * The responder half of a request from process @rank: the checks and the effects that
+ * exec_write_send(), exec_read() and exec_atomic() make at an in-process responder, in
+ * the same order, on this process's memory only; then the answer. A request that finds
+ * no responder, a port down, a QP not receiving, or no room for its answer is dropped
+ * (the requester retries). A retransmission of the request executed last is answered
+ * again without running twice (an atomic's result is kept for it).
+ */
+int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_qp *peer,
+			      const struct sim_wire_frame *f, const uint8_t *payload)
+{
+	uint8_t fake[16] = { 0 }, *t = NULL;
+	struct sim_qp_exec *x;
+	struct sim_sge sg;
+	struct sim_xres r = { 0 };
+	struct sim_wqe w;
+	struct sim_atomic_op o;
+	uint64_t old = 0;
+	int is_write = f->opcode == SIM_OP_RDMA_WRITE || f->opcode == SIM_OP_RDMA_WRITE_IMM;
+	int rc, dup;
+
+	if (!peer || fab->faults.link_down || !port_up(peer->nic, peer->port) ||
+	    peer->state < SIM_QPS_RTR || peer->state == SIM_QPS_ERR)
+		return SIM_WIRE_DROPPED;
+	if (!fab->wire_ops->room(fab, rank, f->opcode == SIM_OP_RDMA_READ ? f->len : 0))
+		return SIM_WIRE_DROPPED;
+	x = &peer->exec;
+	dup = x->wr_valid && x->wr_psn == f->psn && x->wr_src == f->src_qpn;
+	switch (f->opcode) {
+	case SIM_OP_RDMA_WRITE:
+	case SIM_OP_RDMA_WRITE_IMM:
+	case SIM_OP_SEND:
+	case SIM_OP_SEND_IMM:
+		if (dup)
+			goto ack;
+		if (is_write && !(peer->access & DVX_ACCESS_REMOTE_WRITE)) {
+			rc = x_fail(&r, SIM_SYND_REMOTE_INVAL_REQ_ERR, SIM_VS_QP_ACCESS);
+			r.peer_err = 1;
+			goto nak;
+		}
+		if (f->opcode != SIM_OP_RDMA_WRITE) {
+			if (!has_rq(peer)) {
+				rc = x_fail(&r, SIM_SYND_REMOTE_INVAL_REQ_ERR, SIM_VS_NO_RQ);
+				r.peer_err = 1;
+				goto nak;
+			}
+			if (!rq_avail(peer)) {
+				wire_answer(fab, rank, f, peer, SIM_WIRE_RNR, peer->min_rnr_nak, 0, 0,
+					    NULL, 0);
+				return SIM_WIRE_DONE;
+			}
+		}
+		if (is_write && f->len &&
+		    remote_buf(peer, peer, f->rkey, f->raddr, f->len, DVX_ACCESS_REMOTE_WRITE, &t,
+			       &r) != X_DONE)
+			goto nak;
+		if (is_write)
+			memmove(t, payload, f->len);
+		if (f->opcode != SIM_OP_RDMA_WRITE) {
+			memcpy(fake + 12, f->imm, 4);
+			memset(&w, 0, sizeof(w));
+			w.b = fake;
+			w.opcode = f->opcode;
+			w.fm_ce_se = f->fm_ce_se;
+			sg.p = (uint8_t *)(uintptr_t)payload;
+			sg.len = (uint32_t)f->len;
+			rc = recv_complete(fab, f->src_qpn, f->slid, peer, &w,
+					   is_write ? NULL : &sg, is_write || !f->len ? 0 : 1,
+					   f->len, &r);
+			if (rc == X_STALL)
+				return SIM_WIRE_DROPPED;	/* its CQ overran: ERR, no answer */
+			if (rc != X_DONE)
+				goto nak;
+		}
+		goto ack;
+	case SIM_OP_RDMA_READ:
+		if (!(peer->access & DVX_ACCESS_REMOTE_READ)) {
+			rc = x_fail(&r, SIM_SYND_REMOTE_INVAL_REQ_ERR, SIM_VS_QP_ACCESS);
+			r.peer_err = 1;
+			goto nak;
+		}
+		if (f->len && remote_buf(peer, peer, f->rkey, f->raddr, f->len,
+					 DVX_ACCESS_REMOTE_READ, &t, &r) != X_DONE)
+			goto nak;
+		x->wr_valid = 1;
+		x->wr_psn = f->psn;
+		x->wr_src = f->src_qpn;
+		wire_answer(fab, rank, f, peer, SIM_WIRE_ACK, 0, 0, 0, t, f->len);
+		return dup ? SIM_WIRE_DUP : SIM_WIRE_DONE;
+	case SIM_OP_ATOMIC_CS:
+	case SIM_OP_ATOMIC_FA:
+	case SIM_OP_ATOMIC_MASKED_CS:
+	case SIM_OP_ATOMIC_MASKED_FA:
+		if (dup) {
+			old = x->wr_old;
+			goto ack;
+		}
+		if (!(peer->access & DVX_ACCESS_REMOTE_ATOMIC)) {
+			rc = x_fail(&r, SIM_SYND_REMOTE_INVAL_REQ_ERR, SIM_VS_QP_ACCESS);
+			r.peer_err = 1;
+			goto nak;
+		}
+		o.size = f->len == 4 ? 4 : 8;
+		if ((f->opcode == SIM_OP_ATOMIC_MASKED_CS || f->opcode == SIM_OP_ATOMIC_MASKED_FA) &&
+		    peer->atomic_mode < 3) {
+			rc = x_fail(&r, SIM_SYND_REMOTE_INVAL_REQ_ERR, SIM_VS_ATOMIC_MODE);
+			r.peer_err = 1;
+			goto nak;
+		}
+		if (f->raddr & (o.size - 1)) {
+			rc = x_fail(&r, SIM_SYND_REMOTE_INVAL_REQ_ERR, SIM_VS_ALIGN);
+			r.peer_err = 1;
+			goto nak;
+		}
+		if (remote_buf(peer, peer, f->rkey, f->raddr, o.size, DVX_ACCESS_REMOTE_ATOMIC, &t,
+			       &r) != X_DONE)
+			goto nak;
+		o.cs = f->opcode == SIM_OP_ATOMIC_CS || f->opcode == SIM_OP_ATOMIC_MASKED_CS;
+		o.a = f->a;
+		o.b = f->b;
+		o.swap_mask = f->swap_mask;
+		o.cmp_mask = f->cmp_mask;
+		old = atomic_apply(t, o.size, &o);
+		x->wr_old = old;
+		goto ack;
+	default:
+		return SIM_WIRE_DROPPED;	/* the requester sends no other opcode */
+	}
+ack:
+	x->wr_valid = 1;
+	x->wr_psn = f->psn;
+	x->wr_src = f->src_qpn;
+	wire_answer(fab, rank, f, peer, SIM_WIRE_ACK, 0, 0, old, NULL, 0);
+	return dup ? SIM_WIRE_DUP : SIM_WIRE_DONE;
+nak:
+	(void)rc;
+	x->wr_valid = 1;
+	x->wr_psn = f->psn;
+	x->wr_src = f->src_qpn;
+	if (r.peer_err)
+		set_err(fab, peer);
+	wire_answer(fab, rank, f, peer, SIM_WIRE_NAK, r.synd, r.vendor, 0, NULL, 0);
+	return SIM_WIRE_DONE;
 }

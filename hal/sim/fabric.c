@@ -264,6 +264,22 @@ unlock:
 	return rc;
 }
 
+int dvx_sim_nic_cfg_get(struct dvx_sim_fabric *fab, unsigned index, struct dvx_sim_nic_cfg *cfg)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+	int rc = -ENOENT;
+
+	if (!fab || !cfg)
+		return -EINVAL;
+	pthread_mutex_lock(&f->lock);
+	if (index < f->nnics) {
+		*cfg = f->nics[index].cfg;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return rc;
+}
+
 const struct dvx_hal *dvx_sim_hal(struct dvx_sim_fabric *fab)
 {
 	return fab ? &sim_fab_of(fab)->hal : NULL;
@@ -377,42 +393,50 @@ void dvx_sim_dmabuf_put(struct sim_dmabuf *d)
 		memset(d, 0, sizeof(*d));
 }
 
-struct sim_qp *dvx_sim_qp_peer(struct sim_fabric *fab, struct sim_qp *qp)
+struct sim_qp *dvx_sim_qp_by_path(struct sim_fabric *fab, uint8_t link_layer, uint16_t lid,
+				  const uint8_t gid[16], const uint8_t mac[6], uint32_t qpn)
 {
-	const struct dvx_sim_port_cfg *mine;
-	struct sim_qp *peer = NULL;
 	uint32_t i, p;
 
-	if (!qp->port || qp->port > qp->nic->cfg.nports)
-		goto out;
-	if (qp->fl) {
-		peer = dvx_sim_qp_find(qp->nic, qp->remote_qpn);
-		goto out;
-	}
-	mine = &qp->nic->cfg.port[qp->port - 1];
-	for (i = 0; i < fab->nnics && !peer; i++) {
+	for (i = 0; i < fab->nnics; i++) {
 		struct sim_nic *n = &fab->nics[i];
 
 		for (p = 1; p <= n->cfg.nports; p++) {
 			const struct dvx_sim_port_cfg *pc = &n->cfg.port[p - 1];
 			struct sim_qp *cand;
 
-			if (pc->link_layer != mine->link_layer)
+			if (pc->link_layer != link_layer)
 				continue;
 			if (pc->link_layer == DVX_LINK_LAYER_IB) {
-				if (pc->lid != qp->rlid)
+				if (pc->lid != lid)
 					continue;
-			} else if (!dvx_sim_port_has_gid(n, p, qp->rgid) ||
-				   memcmp(pc->mac, qp->rmac, 6)) {
+			} else if (!dvx_sim_port_has_gid(n, p, gid) || memcmp(pc->mac, mac, 6)) {
 				continue;	/* wrong GID or MAC: the frame goes nowhere */
 			}
-			cand = dvx_sim_qp_find(n, qp->remote_qpn);
-			if (cand && cand->port == p) {
-				peer = cand;
-				break;
-			}
+			cand = dvx_sim_qp_find(n, qpn);
+			if (cand && cand->port == p)
+				return cand;
 		}
 	}
+	return NULL;
+}
+
+struct sim_qp *dvx_sim_qp_peer(struct sim_fabric *fab, struct sim_qp *qp)
+{
+	struct sim_qp *peer = NULL;
+
+	qp->exec.w_rank = 0;
+	if (!qp->port || qp->port > qp->nic->cfg.nports)
+		goto out;
+	if (qp->fl) {
+		peer = dvx_sim_qp_find(qp->nic, qp->remote_qpn);
+		goto out;
+	}
+	peer = dvx_sim_qp_by_path(fab, qp->nic->cfg.port[qp->port - 1].link_layer, qp->rlid,
+				  qp->rgid, qp->rmac, qp->remote_qpn);
+	/* not in this process: a NIC of another one, across the wire? */
+	if (!peer && __builtin_expect(fab->wire_ops != NULL, 0))
+		qp->exec.w_rank = fab->wire_ops->route(fab, qp);
 out:
 	qp->peer = peer;
 	return peer;
@@ -655,6 +679,9 @@ unsigned dvx_sim_pass(struct sim_fabric *fab, bool *progress)
 	uint32_t i, k;
 
 	fab->steps++;
+	/* what other processes sent first: responses wake the QPs that wait for them */
+	if (fab->wire_ops && fab->wire_ops->progress(fab))
+		*progress = true;
 	scan_doorbells(fab);
 	for (i = 0; i < fab->nnics; i++) {
 		struct sim_nic *nic = &fab->nics[i];
@@ -737,6 +764,9 @@ static void *progress_main(void *arg)
 		}
 		if (++idle <= spins) {
 			dvx_host_cpu_relax();
+		} else if (sleep_ns && f->wire_ops) {
+			/* woken by a frame from another process as soon as it comes */
+			f->wire_ops->idle_wait(f, sleep_ns);
 		} else if (sleep_ns) {
 			struct timespec ts = { (time_t)(sleep_ns / 1000000000ull),
 					       (long)(sleep_ns % 1000000000ull) };
@@ -923,6 +953,8 @@ int dvx_sim_fini(struct dvx_sim_fabric *fab)
 	if (atomic_load(&f->thread_up))
 		dvx_sim_stop(fab);
 	unread = f->db_faults_unread;
+	if (f->wire_ops)
+		f->wire_ops->close(f);
 	dvx_sim_gpu_release_all(f);
 	pthread_mutex_destroy(&f->lock);
 	f->nnics = 0;

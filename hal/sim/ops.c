@@ -793,6 +793,9 @@ static int sim_roce_rmac(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd, uint8_t
 				memcpy(mac, f->nics[i].cfg.port[p - 1].mac, 6);
 				err = 0;
 			}
+	/* a NIC of another process, across the wire */
+	if (err && f->wire_ops && f->wire_ops->rmac(f, dgid, mac))
+		err = 0;
 	if (err)
 		os_fail(dev, err, "roce_rmac", "ibv_create_ah (neighbour unresolved?)");
 unlock:

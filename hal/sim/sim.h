@@ -30,6 +30,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <dvx/byteorder.h>
@@ -143,6 +144,24 @@ struct sim_qp_exec {
 	struct sim_cq *scq, *rcq;	/* cached send / receive CQ (checked by cqn) */
 	struct sim_exec_key keys[SIM_EXEC_KEYS];	/* direct-mapped key cache */
 	uint64_t pkts;		/* request packets this QP sent, for faults.drop_every */
+	/* the wire (wire.c, docs/sim-wire.md): requester side of the WQE at sq_ci */
+	uint32_t w_rank;	/* the responder's process + 1 when it is remote, else 0 */
+	uint32_t w_psn;		/* PSN of the request of the WQE at sq_ci */
+	uint8_t w_state;	/* 1: sent (or lost), awaiting its response */
+	uint8_t w_resp;		/* what came back (enum sim_wire_type), 0 nothing yet */
+	uint8_t w_synd;		/* NAK: the requester's syndrome and vendor syndrome */
+	uint8_t w_vendor;
+	uint8_t w_rnr;		/* RNR NAK: the responder's min_rnr_nak */
+	uint8_t w_seeded;	/* w_psn has its first value */
+	uint8_t wr_valid;	/* responder: wr_* describe the last request executed */
+	uint8_t rsvd_w;
+	uint32_t w_bytes;	/* ACK: the requester CQE's byte count */
+	uint64_t w_deadline;	/* when the request counts as lost */
+	/* responder side: the last request executed, replayed to a retransmission */
+	uint32_t wr_psn;
+	uint32_t wr_src;	/* its requester QP (an RC responder has only the one) */
+	uint64_t wr_old;	/* an atomic's result */
+	uint64_t wr_answers;	/* answers this QP sent, for faults.drop_every */
 };
 
 /** a receive WQE's scatter list position, for SEND spanning (kept per QP) */
@@ -305,6 +324,13 @@ struct sim_fabric {
 	struct dvx_sim_db_fault db_first;	/* the first unread fault */
 	/* execution state (exec.c) */
 	uint64_t exec_pkts;		/* request packets sent, for faults.drop_every */
+	/* the wire to software NICs in other processes (wire.c), NULL if none; the rest of
+	 * the sim reaches it only through @wire_ops, so that what links exec.c, fabric.c or
+	 * ops.c without wire.c (unit tests, bench/sim-rate) still links */
+	struct sim_wire *wire;
+	const struct sim_wire_ops *wire_ops;
+	uint64_t wire_max_msg;		/* the largest message a frame carries */
+	uint64_t wire_min_retry_ns;	/* the least time before a request counts as lost */
 	/* software GPUs (gpu.c) */
 	struct sim_gpu *gpus;
 	uint32_t ngpus;
@@ -375,5 +401,95 @@ struct sim_mr *dvx_sim_mr_find(struct sim_nic *nic, uint32_t key);
 uint64_t dvx_sim_now_ns(void);
 /** move @qp to ERR (and flush it); used by exec on a fatal WQE error */
 void dvx_sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp);
+
+/* ---- the wire: software NICs in other processes (wire.c, docs/sim-wire.md) -------- */
+
+struct sim_wire;
+
+/* frame types */
+enum sim_wire_type {
+	SIM_WIRE_REQ = 1,	/* a request: WRITE, WRITE_IMM, SEND, SEND_IMM, READ, atomics */
+	SIM_WIRE_ACK = 2,	/* done; a READ's data or an atomic's old value with it */
+	SIM_WIRE_RNR = 3,	/* RNR NAK: no receive posted; retry after the timer */
+	SIM_WIRE_NAK = 4,	/* the request failed at the responder: syndrome, vendor */
+};
+
+#define SIM_WIRE_HDR 120u	/* bytes of a frame header (docs/sim-wire.md) */
+
+/** struct sim_wire_frame - a frame header, decoded (CPU order). */
+struct sim_wire_frame {
+	uint8_t type;		/* enum sim_wire_type */
+	uint8_t opcode;		/* the WQE's opcode */
+	uint8_t opmod;
+	uint8_t fm_ce_se;	/* REQ: the WQE's, for the responder CQE's solicited bit */
+	uint8_t synd;		/* NAK: requester syndrome; RNR: min_rnr_nak */
+	uint8_t vendor;
+	uint8_t link_layer;	/* REQ: the responder's port, as the requester's path names it */
+	uint8_t src_nic;	/* REQ: the requester's NIC index; responses: the NIC it is for */
+	uint32_t dst_qpn;
+	uint32_t src_qpn;
+	uint32_t psn;
+	uint32_t rkey;
+	uint64_t raddr;
+	uint64_t len;		/* the message's length (READ: asked for) */
+	uint64_t a, b, swap_mask, cmp_mask;	/* atomics; ACK: a = the old value */
+	uint8_t imm[4];
+	uint16_t dlid;		/* REQ: the path's LID (IB) */
+	uint16_t slid;		/* REQ: the requester's LID, for the responder CQE */
+	uint8_t dgid[16];	/* REQ: the path's GID (RoCE) */
+	uint8_t dmac[6];
+	uint8_t rsvd[2];
+	uint32_t payload;	/* bytes after the header */
+};
+
+/** struct sim_wseg - a piece of a frame's payload in the sender's memory */
+struct sim_wseg {
+	const uint8_t *p;
+	uint32_t len;
+};
+
+/**
+ * struct sim_wire_ops - what the sim calls in wire.c (through sim_fabric.wire_ops).
+ * @route:	the process + 1 whose NIC @qp's path names (its remote LID, or GID and
+ *		MAC), 0 when no remote NIC of the wire matches
+ * @send:	queue a frame to process @rank: @f's header, then the @nseg pieces.
+ *		@reserve: 1 for a request (room for an answer stays free, so answers always
+ *		find room), SIM_WIRE_RETRANSMIT for a request sent again, 0 for an answer.
+ *		0; -EAGAIN (no room now); -ENOTCONN (that process is gone): the frame is lost
+ * @room:	whether an answer of @payload bytes fits towards @rank now
+ * @progress:	one round: read what arrived (requests executed by exec.c's responder
+ *		half, answers handed to its requester half), send what is queued; whether
+ *		anything moved
+ * @close:	close every connection (dvx_sim_fini())
+ * @rmac:	the MAC of a remote NIC's port that owns @gid (roce_rmac)
+ * @idle_wait:	the progress thread found nothing to do: wait up to @ns for a frame from
+ *		another process (instead of sleeping blind), so an answer is taken in as it
+ *		arrives
+ * Context: fab->lock held, all of them but @idle_wait (called without it).
+ */
+struct sim_wire_ops {
+	uint32_t (*route)(struct sim_fabric *fab, const struct sim_qp *qp);
+	int (*send)(struct sim_fabric *fab, uint32_t rank, const struct sim_wire_frame *f,
+		    const struct sim_wseg *seg, unsigned nseg, int reserve);
+	int (*room)(struct sim_fabric *fab, uint32_t rank, uint64_t payload);
+	bool (*progress)(struct sim_fabric *fab);
+	void (*close)(struct sim_fabric *fab);
+	bool (*rmac)(struct sim_fabric *fab, const uint8_t gid[16], uint8_t mac[6]);
+	void (*idle_wait)(struct sim_fabric *fab, uint64_t ns);
+};
+
+/* dvx_sim_wire_send()'s @reserve for a request sent again after its time-out */
+#define SIM_WIRE_RETRANSMIT 2
+/* what dvx_sim_exec_wire_request() did with a request */
+enum { SIM_WIRE_DONE = 0, SIM_WIRE_DUP, SIM_WIRE_DROPPED };
+
+/* the responder and requester halves of exec.c that the wire calls */
+int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_qp *peer,
+			      const struct sim_wire_frame *f, const uint8_t *payload);
+void dvx_sim_exec_wire_response(struct sim_fabric *fab, const struct sim_wire_frame *f,
+				const uint8_t *payload);
+/** the local QP that a path and a QPN name, or NULL (fabric.c) */
+struct sim_qp *dvx_sim_qp_by_path(struct sim_fabric *fab, uint8_t link_layer, uint16_t lid,
+				  const uint8_t gid[16], const uint8_t mac[6], uint32_t qpn);
 
 #endif /* DVX_HAL_SIM_SIM_H */

@@ -3,12 +3,17 @@
  * tests/lib/p2p_world.c - ranks as threads over the software NIC (see p2p_world.h).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include "p2p_world.h"
+
+#include <dvx/bootstrap/wire.h>
 
 void world_cfg_default(struct world_cfg *c)
 {
@@ -33,8 +38,10 @@ void wfail(struct wrank *r, int line, int err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(r->fail_msg, sizeof(r->fail_msg), fmt, ap);
 	va_end(ap);
-	/* let the others stop waiting for this rank */
-	dvx_bootstrap_tgroup_abort(r->w->group, r->rank);
+	/* let the others stop waiting for this rank (processes: they learn it when its
+	 * bootstrap leaves) */
+	if (r->w->group)
+		dvx_bootstrap_tgroup_abort(r->w->group, r->rank);
 }
 
 /* the sim's NIC table with obj_query hooked: one per process (every fabric shares it) */
@@ -183,7 +190,9 @@ static void rank_body(struct wrank *r)
 		goto mrs;
 	}
 	r->w->body(r);
-	if (!r->fail_line && !r->no_final_flush) {
+	if (r->alone) {
+		/* nothing to close with: a rank died */
+	} else if (!r->fail_line && !r->no_final_flush) {
 		/* nobody tears down while a peer still posts to it */
 		uint32_t ch;
 
@@ -231,6 +240,284 @@ static void *rank_thread(void *arg)
 	return NULL;
 }
 
+static void fabric_cfg(const struct world_cfg *c, struct dvx_sim_fabric_cfg *fc)
+{
+	dvx_sim_fabric_cfg_default(fc);
+	fc->max_qps = (uint32_t)(c->nranks * c->qps_per_nic * 3 + 8);
+	fc->max_cqs = fc->max_qps;
+	fc->max_umems = 16;
+}
+
+static int add_nic(const struct world_cfg *c, struct dvx_sim_fabric *fab, int rank)
+{
+	struct dvx_sim_nic_cfg nc;
+
+	dvx_sim_nic_cfg_default(&nc, (unsigned)rank);
+	if (c->no_loopback)
+		nc.force_loopback = 0;
+	if (c->ib)
+		nc.port[0].link_layer = DVX_LINK_LAYER_IB;
+	return dvx_sim_add_nic(fab, &nc);
+}
+
+/* the strict doorbell model's faults fail the run */
+static int db_check(struct dvx_sim_fabric *fab, int err)
+{
+	struct dvx_sim_db_fault f;
+	int nf = dvx_sim_db_faults(fab, &f);
+
+	if (nf > 0) {
+		fprintf(stderr, "the software NIC refused %d doorbell(s); the first: kind %u, "
+			"nic %u, qpn 0x%x, index %u, record %u, last %u\n", nf, f.kind,
+			f.nic, f.qpn, f.index, f.record, f.last);
+		if (!err)
+			err = -EPROTO;
+	}
+	if (getenv("DVX_SIM_DB_STATS")) {
+		struct dvx_sim_stats st;
+
+		if (!dvx_sim_get_stats(fab, &st))
+			fprintf(stderr, "doorbells %llu, rescued %llu, faults %llu\n",
+				(unsigned long long)st.doorbells,
+				(unsigned long long)st.db_rescued,
+				(unsigned long long)st.db_faults);
+	}
+	return err;
+}
+
+/* ---- ranks as processes ---------------------------------------------------------- */
+
+/* a cmocka test's skip(), where the program is one (tests/lib/dvx_test.c); the
+ * benchmarks that use the world have none */
+void world_skip(void) __attribute__((weak));
+
+/* the MPI job's first context: MPI started by dvx, finished at exit with it */
+static struct dvx_bootstrap w_mpi_root;
+static uint64_t w_mpi_mem[DVX_BOOTSTRAP_MPI_MEM_SIZE(W_MAX_RANKS * 4) / 8];
+static int w_mpi_up;
+static int w_mpi_lost;	/* a rank of the job was killed: no MPI_Finalize at the end */
+
+static void w_mpi_exit(void)
+{
+	if (!w_mpi_lost)
+		dvx_bootstrap_fini(&w_mpi_root);
+}
+
+void world_exit(int rc)
+{
+	fflush(NULL);
+	/* Open MPI's MPI_Finalize() can wait for ever for a process that died; the
+	 * launcher's recovery mode (scripts/mpirun.sh DVX_MPI_RECOVERY=1) takes an exit
+	 * without it */
+	if (w_mpi_lost)
+		_exit(rc);
+	exit(rc);
+}
+
+static int mpi_root(void)
+{
+	struct dvx_bootstrap_mpi_attr a;
+	int err;
+
+	if (w_mpi_up)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.flags = DVX_BOOTSTRAP_MPI_F_INIT;
+	err = dvx_bootstrap_mpi_init(&w_mpi_root, &a, w_mpi_mem, sizeof(w_mpi_mem));
+	if (err)
+		return err;
+	w_mpi_up = 1;
+	atexit(w_mpi_exit);
+	return 0;
+}
+
+/*
+ * One rank in this process: its bootstrap (a duplicate of the MPI job's, or the sockets
+ * adapter at @bsaddr), its fabric with its NIC, the wire to the others, the body.
+ * Return: 0 when every rank passed, else this rank's error or -EIO for another's.
+ */
+static int world_proc(const struct world_cfg *c, wbody_fn body, void *user, int mode, int rank,
+		      const char *bsaddr)
+{
+	struct dvx_bootstrap_wire_attr wa;
+	struct dvx_sim_fabric_cfg fc;
+	struct world *w;
+	struct wrank *r;
+	size_t fsz, wsz;
+	int32_t errs[W_MAX_RANKS];
+	int err, i;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->cfg = *c;
+	w->cfg.progress_thread = 1;	/* a rank blocked in its bootstrap still answers */
+	w->body = body;
+	w->procs = mode;
+	w_query_hook = c->query_hook;
+	if (mode == WORLD_MPI) {
+		err = mpi_root();
+		if (!err && dvx_bootstrap_nranks(&w_mpi_root) != c->nranks)
+			err = -ERANGE;
+		rank = err ? 0 : dvx_bootstrap_rank(&w_mpi_root);
+	}
+	w->me = rank;
+	for (i = 0; i < c->nranks; i++) {
+		/* only this rank's is used; the others name their rank (wnic_index()) */
+		w->r[i].w = w;
+		w->r[i].rank = i;
+	}
+	r = &w->r[rank];
+	r->user = user;
+	if (mode == WORLD_MPI) {
+		if (!err)
+			err = dvx_bootstrap_dup(&w_mpi_root, &r->bs);
+		if (c->victim)
+			w_mpi_lost = 1;
+	} else {
+		struct dvx_bootstrap_sock_attr ba;
+		size_t bsz = dvx_bootstrap_sock_mem_size(c->nranks, 64, 4096);
+
+		memset(&ba, 0, sizeof(ba));
+		ba.addr = bsaddr;
+		ba.rank = rank;
+		ba.nranks = c->nranks;
+		ba.max_unexpected = 64;
+		ba.slot_bytes = 4096;
+		ba.timeout_ns = 60 * W_SEC;
+		w->bs_mem = aligned(8, bsz);
+		err = w->bs_mem ? dvx_bootstrap_sock_init(&r->bs, &ba, w->bs_mem, bsz) : -ENOMEM;
+	}
+	if (err) {
+		fprintf(stderr, "rank %d: the bootstrap: %d\n", rank, err);
+		free(w);
+		return err;
+	}
+	fabric_cfg(c, &fc);
+	fc.max_nics = 1;
+	fsz = dvx_sim_fabric_size(&fc);
+	w->fab_mem = malloc(fsz);
+	err = w->fab_mem ? dvx_sim_fabric_init(w->fab_mem, fsz, &fc, &w->fab) : -ENOMEM;
+	if (err)
+		goto bs;
+	err = add_nic(c, w->fab, rank);
+	if (err < 0)
+		goto fab;
+	if (c->query_hook) {
+		w_sim_nic = dvx_sim_hal(w->fab)->nic;
+		w_hooked_nic = *w_sim_nic;
+		w_hooked_nic.obj_query = w_obj_query;
+	}
+	memset(&wa, 0, sizeof(wa));
+	wa.fab = w->fab;
+	wa.min_retry_ns = c->wire_retry_ns;
+	/* the largest put is a slot: the wire's frames need not be larger */
+	wa.max_msg = (uint32_t)(c->slot_bytes < 4096 ? 4096 : c->slot_bytes);
+	wsz = dvx_bootstrap_wire_mem_size(c->nranks, wa.max_msg);
+	w->wire_mem = malloc(wsz);
+	err = w->wire_mem ? dvx_bootstrap_wire_join(&r->bs, &wa, w->wire_mem, wsz, 60 * W_SEC) :
+			    -ENOMEM;
+	if (!err)
+		err = dvx_sim_start(w->fab);
+	if (err) {
+		fprintf(stderr, "rank %d: the wire: %d\n", rank, err);
+		goto fab;
+	}
+	rank_body(r);
+	dvx_sim_stop(w->fab);
+	if (r->fail_line) {
+		struct dvx_sim_wire_stats ws;
+
+		fprintf(stderr, "rank %d failed at line %d: %s (err %d)\n", rank, r->fail_line,
+			r->fail_msg, r->fail_err);
+		if (!dvx_sim_wire_get_stats(w->fab, &ws))
+			fprintf(stderr, "rank %d: the wire: %llu frames sent, %llu received, %llu "
+				"requests (%llu again), %llu duplicates, %llu dropped, %llu peers "
+				"gone\n", rank, (unsigned long long)ws.frames_tx,
+				(unsigned long long)ws.frames_rx, (unsigned long long)ws.requests,
+				(unsigned long long)ws.retransmits,
+				(unsigned long long)ws.duplicates, (unsigned long long)ws.dropped,
+				(unsigned long long)ws.peers_down);
+	}
+	err = db_check(w->fab, r->fail_line ? r->fail_err : 0);
+	/* every rank returns the same verdict: the first rank's error, if any (not when a
+	 * rank died: each its own) */
+	errs[rank] = err;
+	if (!c->victim &&
+	    dvx_bootstrap_allgather(&r->bs, &errs[rank], errs, sizeof(errs[0]), 30 * W_SEC) == 0)
+		for (i = 0; i < c->nranks; i++)
+			if (errs[i]) {
+				err = i == rank ? errs[i] : err ? err : -EIO;
+				break;
+			}
+fab:
+	dvx_sim_fini(w->fab);
+bs:
+	dvx_bootstrap_fini(&r->bs);
+	free(w->wire_mem);
+	free(w->fab_mem);
+	free(w->bs_mem);
+	free(w);
+	return err;
+}
+
+static int world_fork(const struct world_cfg *c, wbody_fn body, void *user)
+{
+	char dir[64], addr[96];
+	pid_t pid[W_MAX_RANKS];
+	int i, st, err = 0;
+
+	snprintf(dir, sizeof(dir), "/tmp/dvx-world-XXXXXX");
+	if (!mkdtemp(dir))
+		return -errno;
+	snprintf(addr, sizeof(addr), "unix:%s/bs", dir);
+	for (i = 0; i < c->nranks; i++) {
+		fflush(NULL);
+		pid[i] = fork();
+		if (pid[i] == 0) {
+			/* a crash in a rank is that rank's, not the test runner's to catch */
+			signal(SIGSEGV, SIG_DFL);
+			signal(SIGBUS, SIG_DFL);
+			signal(SIGILL, SIG_DFL);
+			signal(SIGFPE, SIG_DFL);
+			signal(SIGABRT, SIG_DFL);
+			st = world_proc(c, body, user, WORLD_FORK, i, addr);
+			fflush(NULL);
+			_exit(st ? 1 : 0);
+		}
+	}
+	for (i = 0; i < c->nranks; i++) {
+		if (pid[i] < 0 || waitpid(pid[i], &st, 0) != pid[i]) {
+			err = err ? err : -EIO;
+			continue;
+		}
+		if (WIFSIGNALED(st) && c->victim != i + 1)
+			fprintf(stderr, "rank %d: killed by signal %d\n", i, WTERMSIG(st));
+		if (c->victim == i + 1 && !WIFSIGNALED(st))
+			fprintf(stderr, "rank %d: should have been killed, exited with %d\n", i,
+				WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		if (c->victim == i + 1)	/* it must have died, killed */
+			err = err ? err : WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ? 0 : -EIO;
+		else if (!WIFEXITED(st) || WEXITSTATUS(st))
+			err = err ? err : -EIO;
+	}
+	rmdir(dir);
+	return err;
+}
+
+/* how the ranks run: the cfg's choice, else WORLD_MPI under a launcher, WORLD_FORK with
+ * DVX_WORLD_PROCS=1, threads otherwise */
+int world_mode(const struct world_cfg *c)
+{
+	const char *e = getenv("DVX_WORLD_PROCS");
+
+	if (c->procs)
+		return c->procs;
+	if (dvx_bootstrap_mpi_launched())
+		return WORLD_MPI;
+	return e && e[0] == '1' ? WORLD_FORK : WORLD_THREADS;
+}
+
 int world_run(const struct world_cfg *c, wbody_fn body, void *user)
 {
 	struct world *w;
@@ -241,16 +528,29 @@ int world_run(const struct world_cfg *c, wbody_fn body, void *user)
 
 	if (c->nranks < 2 || c->nranks > W_MAX_RANKS)
 		return -EINVAL;
+	switch (world_mode(c)) {
+	case WORLD_FORK:
+		return world_fork(c, body, user);
+	case WORLD_MPI:
+		if (mpi_root())
+			return -EIO;
+		if (dvx_bootstrap_nranks(&w_mpi_root) != c->nranks) {
+			/* a world of another size than the job: not this run's (cmocka skip) */
+			if (world_skip)
+				world_skip();
+			return -ERANGE;
+		}
+		return world_proc(c, body, user, WORLD_MPI, 0, NULL);
+	default:
+		break;
+	}
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	w->cfg = *c;
 	w->body = body;
-	dvx_sim_fabric_cfg_default(&fc);
+	fabric_cfg(c, &fc);
 	fc.max_nics = (uint32_t)c->nranks;
-	fc.max_qps = (uint32_t)(c->nranks * c->qps_per_nic * 3 + 8);
-	fc.max_cqs = fc.max_qps;
-	fc.max_umems = 16;
 	fsz = dvx_sim_fabric_size(&fc);
 	w->fab_mem = fsz ? malloc(fsz) : NULL;
 	if (!w->fab_mem || (err = dvx_sim_fabric_init(w->fab_mem, fsz, &fc, &w->fab)))
@@ -262,14 +562,7 @@ int world_run(const struct world_cfg *c, wbody_fn body, void *user)
 		w_hooked_nic.obj_query = w_obj_query;
 	}
 	for (i = 0; i < c->nranks; i++) {
-		struct dvx_sim_nic_cfg nc;
-
-		dvx_sim_nic_cfg_default(&nc, (unsigned)i);
-		if (c->no_loopback)
-			nc.force_loopback = 0;
-		if (c->ib)
-			nc.port[0].link_layer = DVX_LINK_LAYER_IB;
-		err = dvx_sim_add_nic(w->fab, &nc);
+		err = add_nic(c, w->fab, i);
 		if (err < 0)
 			goto fab;
 		err = 0;
@@ -305,28 +598,7 @@ int world_run(const struct world_cfg *c, wbody_fn body, void *user)
 		}
 	if (c->progress_thread)
 		dvx_sim_stop(w->fab);
-	{
-		/* the strict doorbell model's faults fail the run */
-		struct dvx_sim_db_fault f;
-		int nf = dvx_sim_db_faults(w->fab, &f);
-
-		if (nf > 0) {
-			fprintf(stderr, "the software NIC refused %d doorbell(s); the first: kind %u, "
-				"nic %u, qpn 0x%x, index %u, record %u, last %u\n", nf, f.kind,
-				f.nic, f.qpn, f.index, f.record, f.last);
-			if (!err)
-				err = -EPROTO;
-		}
-		if (getenv("DVX_SIM_DB_STATS")) {
-			struct dvx_sim_stats st;
-
-			if (!dvx_sim_get_stats(w->fab, &st))
-				fprintf(stderr, "doorbells %llu, rescued %llu, faults %llu\n",
-					(unsigned long long)st.doorbells,
-					(unsigned long long)st.db_rescued,
-					(unsigned long long)st.db_faults);
-		}
-	}
+	err = db_check(w->fab, err);
 grp:
 	dvx_bootstrap_tgroup_fini(w->group);
 fab:

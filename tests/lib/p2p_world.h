@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/lib/p2p_world.h - N ranks as threads, each with its own simulated NIC on one
- * fabric, a thread bootstrap and a P2P transport; used by the transport's tests and
- * its benchmark. The ranks' buffers:
+ * tests/lib/p2p_world.h - N ranks, each with its own simulated NIC and a P2P transport:
+ * as threads on one fabric with a thread bootstrap, or as processes (forked, or under
+ * mpirun) on fabrics joined by the wire; used by the transport's tests and its
+ * benchmark. The ranks' buffers:
  *
  *   data:  2 * nranks slots of slot_bytes: rank r's puts land in slot r at the
  *          receiver; slot nranks + p is this rank's send area for peer p
@@ -41,6 +42,8 @@ struct wrank {
 	char fail_msg[160];
 	void *user;
 	int no_final_flush;	/* the body left a lane failed on purpose */
+	int alone;		/* the body ends without the closing flush and barrier (a
+				 * rank died) */
 	uint64_t rings_len;	/* bytes of @rings (dvx_p2p_mem_req()) */
 	struct dvx_hal hooked;	/* the sim's hal with obj_query hooked (cfg.query_hook) */
 	struct dvx_diag init_diag;	/* the NIC's record after an expected init failure */
@@ -71,10 +74,33 @@ struct world_cfg {
 	wquery_fn query_hook;	/* NULL: the sim's answers as they are */
 	uint32_t conn_mtu;	/* non-zero: dvx_p2p_cfg.conn.max_mtu (a bad one fails init) */
 	int init_err;		/* non-zero: dvx_p2p_init() must fail with it (body not run) */
+	int procs;		/* enum world_procs: how the ranks run */
+	int victim;		/* processes: rank + 1 that the body kills (SIGKILL), 0 none: the
+				 * others end without closing collectives, each with its own
+				 * verdict, and the victim's death is its success */
+	uint64_t wire_retry_ns;	/* processes: the wire's least transport time-out (0: its
+				 * default) */
+};
+
+/*
+ * How world_run() runs the ranks. As processes every rank has a fabric of its own with
+ * its one NIC (index 0), joined to the others by the wire (docs/sim-wire.md); a body
+ * sees only its own rank's struct wrank (r->w->r[other] is not there), and the faults
+ * and port states it sets are its own process's. WORLD_MPI: this process is one rank
+ * of an MPI job (under mpirun; nranks must be the job's size) with the MPI bootstrap
+ * (MPI started by dvx, finished at exit).
+ */
+enum world_procs {
+	WORLD_THREADS = 0,	/* ranks as threads of this process, one fabric */
+	WORLD_FORK,		/* ranks as forked processes, sockets bootstrap */
+	WORLD_MPI,		/* this process is one rank under mpirun, MPI bootstrap */
 };
 
 struct world {
 	struct world_cfg cfg;
+	int procs;		/* enum world_procs of this run */
+	int me;			/* processes: this process's rank */
+	void *wire_mem;
 	void *fab_mem;
 	struct dvx_sim_fabric *fab;
 	void *bs_mem;
@@ -93,6 +119,21 @@ void world_cfg_default(struct world_cfg *c);
  */
 int world_run(const struct world_cfg *c, wbody_fn body, void *user);
 
+/**
+ * world_mode() - how world_run() would run @c's ranks (enum world_procs): @c->procs, else
+ * WORLD_MPI when an MPI launcher started this process, WORLD_FORK when the environment
+ * has DVX_WORLD_PROCS=1, else WORLD_THREADS. A test whose body reaches into another
+ * rank's memory skips itself as processes.
+ */
+int world_mode(const struct world_cfg *c);
+
+/**
+ * world_exit() - end the process with @rc: under MPI, MPI_Finalize() runs (at exit)
+ * unless a rank of the job was killed by a world (cfg.victim), since Open MPI's can wait
+ * for the dead one for ever; then the process ends without it (_exit()).
+ */
+void world_exit(int rc) __attribute__((noreturn));
+
 /** the failure recorder used by W_CHECK */
 void wfail(struct wrank *r, int line, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -105,6 +146,8 @@ void wfail(struct wrank *r, int line, int err, const char *fmt, ...)
 		}                                                      \
 	} while (0)
 
+/* <unistd.h>'s access() flag W_OK has this check's name: a world's test uses this one */
+#undef W_OK
 #define W_OK(r, expr)                                                          \
 	do {                                                                   \
 		int w_err_ = (expr);                                           \
@@ -153,7 +196,8 @@ static inline struct dvx_sim_fabric *wfab(struct wrank *r)
 }
 static inline unsigned wnic_index(const struct wrank *r)
 {
-	return (unsigned)r->rank;	/* world_run() adds one NIC per rank, in rank order */
+	/* world_run() adds one NIC per rank, in rank order; as processes each has its own */
+	return r->w->procs ? 0 : (unsigned)r->rank;
 }
 
 #endif /* DVX_TESTS_P2P_WORLD_H */

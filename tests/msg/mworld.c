@@ -268,3 +268,23 @@ int mw_check(struct mw *w)
 	}
 	return 0;
 }
+
+int mw_settle(struct mw *w)
+{
+	uint64_t end = mw_now() + 10 * MW_SEC;
+	int i, left;
+
+	do {
+		left = 0;
+		mw_progress(w);
+		for (i = 0; i < w->n; i++) {
+			struct dvx_msg_stats st;
+
+			dvx_msg_get_stats(&w->r[i].m, &st);
+			left += (int)st.closing;
+		}
+		if (!left)
+			return 0;
+	} while (mw_now() < end);
+	return -ETIMEDOUT;
+}

@@ -60,6 +60,10 @@ int mw_irecv(struct mw *w, struct dvx_msg_comm *c, int n, void *const *bufs, con
 	     const uint32_t *tags, struct dvx_mr *const *mrs, struct dvx_msg_req **q,
 	     uint64_t timeout_ns);
 
+/* progress every context until none has a closing communicator (closes finish as
+ * their peers' markers and their completions come in): 0, or -ETIMEDOUT after 10 s */
+int mw_settle(struct mw *w);
+
 /* dvx_msg_check() of every context: 0, or -EUCLEAN with the rank and the reason printed */
 int mw_check(struct mw *w);
 

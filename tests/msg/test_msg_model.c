@@ -2,7 +2,8 @@
 /*
  * tests/msg/test_msg_model.c - the messaging layer against a reference model: seeded
  * random sequences of connect, accept, irecv, isend, test, progress and close over
- * many communicators between three contexts, driven from one thread on the software
+ * many communicators between three contexts (closes of idle connections and of
+ * connections with work in flight among them), driven from one thread on the software
  * NIC (stepped, so a seed replays exactly), each call's result checked against what
  * the model expects (which buffer a send matches, sizes, bytes, -EMSGSIZE on both
  * ends) and the invariant checker (dvx_msg_check()) run after every step. Every seed
@@ -15,6 +16,7 @@
 
 #include "../lib/dvx_test.h"
 #include "mworld.h"
+#include "../../core/msg/msg_priv.h"
 
 #define NR 3		/* contexts */
 #define MAXP 16		/* connections alive at once */
@@ -306,6 +308,43 @@ static void op_close(struct model *m, int pi)
 	m->ops[5]++;
 }
 
+/* close a connection whatever it has in flight (its requests are gone with it), then
+ * drive both contexts until neither has a closing comm left: the closes must finish */
+static void op_close_busy(struct model *m, int pi)
+{
+	struct mpair *p = &m->p[pi];
+	struct dvx_msg_stats a, b;
+	uint64_t end = mw_now() + T_OUT;
+
+	if (rnd(m, 2)) {
+		if (dvx_msg_close(p->s) || dvx_msg_close(p->r))
+			MFAIL(m, "close");
+	} else {
+		if (dvx_msg_close(p->r) || dvx_msg_close(p->s))
+			MFAIL(m, "close");
+	}
+	p->live = 0;
+	do {
+		mw_progress(&m->w);
+		dvx_msg_get_stats(&m->w.r[p->from].m, &a);
+		dvx_msg_get_stats(&m->w.r[p->to].m, &b);
+		if (mw_now() > end) {
+			int rr, i;
+			for (rr = 0; rr < NR; rr++) {
+				struct dvx_msg_state *st = m->w.r[rr].m.st;
+				for (i = 0; i < (int)st->cfg.max_comms; i++) {
+					struct dvx_msg_comm *c = &st->comms[i];
+					if (c->state != MSG_CS_CLOSING) continue;
+					fprintf(stderr, "rank %d comm %x kind %u wqe_out %u rx %u %u %u %u todo %u err %d marked %u set %u head %llu peer %x\n", rr, c->id, c->kind, c->wqe_out, c->rx_out[0], c->rx_out[1], c->rx_out[2], c->rx_out[3], c->todo, c->err, c->marked, c->set, (unsigned long long)c->head, c->peer_comm);
+				}
+			}
+			MFAIL(m, "closes of a busy connection did not finish: %u/%u closing",
+			      a.closing, b.closing);
+		}
+	} while (a.closing || b.closing);
+	m->ops[6]++;
+}
+
 static void run_seed(uint32_t seed, uint32_t steps)
 {
 	static struct model m;
@@ -339,10 +378,12 @@ static void run_seed(uint32_t seed, uint32_t steps)
 			op_isend(&m, pi);
 		else if (op < 85)
 			op_test(&m, pi);
-		else if (op < 95)
+		else if (op < 94)
 			mw_progress(&m.w);
-		else
+		else if (op < 98)
 			op_close(&m, pi);
+		else
+			op_close_busy(&m, pi);
 		if (mw_check(&m.w))
 			MFAIL(&m, "invariants");
 	}
@@ -375,9 +416,9 @@ static void run_seed(uint32_t seed, uint32_t steps)
 	assert_int_equal(mw_fini(&m.w), 0);
 	printf("  seed %u (groups %u, %u QPs, depth x%u): %u steps, %" PRIu64 " connects, %" PRIu64
 	       " irecvs, %" PRIu64 " isends, %" PRIu64 "/%" PRIu64 " tests done, %" PRIu64
-	       " closes\n",
+	       " closes idle, %" PRIu64 " busy\n",
 	       seed, c.groups, c.nqps, c.depth_mult, steps, m.ops[0], m.ops[1], m.ops[2], m.ops[3],
-	       m.ops[4], m.ops[5]);
+	       m.ops[4], m.ops[5], m.ops[6]);
 }
 
 static void test_model(void **state)

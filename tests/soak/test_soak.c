@@ -42,7 +42,11 @@
  * 2-4 from the seed), DVX_SOAK_MSGS (messages per peer and round, 1-64, default 4),
  * DVX_SOAK_MAXLEN (largest payload, 8 B - 256 KiB, the default), DVX_SOAK_STRICT and
  * DVX_SOAK_OVERLAP (both 1 by default; see recover_agreed()). `make soak` is the long
- * run: 10^7 operations, 8 ranks, 64 messages of <= 4 KiB. Every wait is bounded; a
+ * run: 10^7 operations, 8 ranks, 64 messages of <= 4 KiB. As processes (forked with
+ * DVX_WORLD_PROCS=1, or under mpirun; 'make check-procs') every rank sets the faults on its
+ * own fabric, the port that goes down is its rank's, and the accounting is allgathered
+ * and checked in every process (gather()); a timed run's operation count is then rank
+ * 0's own. Every wait is bounded; a
  * timeout is a failure (a hang). An operation is a posting call that returned 0 (a
  * put_signal is one; the WQEs the software NIC executed are printed beside).
  */
@@ -461,21 +465,27 @@ static void apply_fault(struct ctx *c, uint32_t round, uint32_t tries, uint32_t 
 	struct soak *s = c->s;
 
 	pick_fault(s->seed, s->nranks, round, tries, phase, &c->fp);
-	if (c->r->rank != 0)
+	if (c->r->rank == 0)
+		s->faults[c->fp.kind]++;
+	/* one fabric: rank 0 sets it for all; as processes every rank sets its own, and
+	 * the port that goes down is the one of its rank's process */
+	if (c->r->rank != 0 && !c->r->w->procs)
 		return;
-	s->faults[c->fp.kind]++;
-	if (c->fp.kind == F_PORT_DOWN)
-		dvx_sim_set_port(wfab(c->r), wnic_index(&c->r->w->r[c->fp.port_rank]), 1, 0);
-	else if (c->fp.kind != F_NONE)
+	if (c->fp.kind == F_PORT_DOWN) {
+		if (!c->r->w->procs || c->r->rank == c->fp.port_rank)
+			dvx_sim_set_port(wfab(c->r), wnic_index(&c->r->w->r[c->fp.port_rank]), 1,
+					 0);
+	} else if (c->fp.kind != F_NONE) {
 		dvx_sim_set_faults(wfab(c->r), &c->fp.f);
+	}
 }
 
 static void clear_fault(struct ctx *c)
 {
-	if (c->r->rank != 0)
+	if (c->r->rank != 0 && !c->r->w->procs)
 		return;
 	dvx_sim_set_faults(wfab(c->r), NULL);
-	if (c->fp.kind == F_PORT_DOWN)
+	if (c->fp.kind == F_PORT_DOWN && (!c->r->w->procs || c->r->rank == c->fp.port_rank))
 		dvx_sim_set_port(wfab(c->r), wnic_index(&c->r->w->r[c->fp.port_rank]), 1, 1);
 }
 
@@ -956,6 +966,8 @@ static int phase_data(struct ctx *c, uint32_t round, uint32_t tries, int stop, s
 	return !any;
 }
 
+static void gather(struct wrank *r, struct soak *s);
+
 static void body_soak(struct wrank *r)
 {
 	struct soak *s = r->user;
@@ -1021,6 +1033,63 @@ static void body_soak(struct wrank *r)
 		if (!dvx_sim_get_stats(wfab(r), &fs))
 			s->wqes = fs.wqes_executed;
 	}
+	if (r->w->procs)
+		gather(r, s);
+}
+
+/* what rank 0 alone writes, for the others when the ranks are processes */
+struct rank0 {
+	uint32_t rounds_done;
+	uint32_t rsvd;
+	uint64_t attempts, failed_attempts, lanes_failed, wqes;
+	uint64_t faults[F_NFAULTS];
+};
+
+/*
+ * Ranks as processes (tests/lib/p2p_world.h): every rank's accounting and rank 0's
+ * counters to every process, and the cross-rank checks made there (a forked rank's
+ * memory goes with it; under MPI each process then prints the summary itself).
+ */
+static void gather(struct wrank *r, struct soak *s)
+{
+	static struct rank_stats all[W_MAX_RANKS];
+	static struct rank0 all0[W_MAX_RANKS];
+	struct rank0 mine;
+	uint64_t calls = 0;
+	int a, b, n = r->w->cfg.nranks;
+
+	W_OK(r, dvx_bootstrap_allgather(&r->bs, &s->st[r->rank], all, sizeof(all[0]), T_WAIT));
+	memcpy(s->st, all, sizeof(all[0]) * (size_t)n);
+	memset(&mine, 0, sizeof(mine));
+	mine.rounds_done = s->rounds_done;
+	mine.attempts = s->attempts;
+	mine.failed_attempts = s->failed_attempts;
+	mine.lanes_failed = s->lanes_failed;
+	mine.wqes = s->wqes;
+	memcpy(mine.faults, s->faults, sizeof(mine.faults));
+	W_OK(r, dvx_bootstrap_allgather(&r->bs, &mine, all0, sizeof(mine), T_WAIT));
+	s->rounds_done = all0[0].rounds_done;
+	s->attempts = all0[0].attempts;
+	s->failed_attempts = all0[0].failed_attempts;
+	s->lanes_failed = all0[0].lanes_failed;
+	s->wqes = all0[0].wqes;
+	memcpy(s->faults, all0[0].faults, sizeof(s->faults));
+	for (a = 0; a < n; a++) {
+		calls += s->st[a].recover_calls;
+		for (b = 0; b < n; b++)
+			W_CHECK(r, a == b || s->st[a].sent_ok[b] == s->st[b].recv_ok[a],
+				"rank %d sent %llu to %d, which verified %llu", a,
+				(unsigned long long)s->st[a].sent_ok[b], b,
+				(unsigned long long)s->st[b].recv_ok[a]);
+	}
+	W_CHECK(r, calls == 2 * s->lanes_failed, "%llu recoveries for %llu failed lanes",
+		(unsigned long long)calls, (unsigned long long)s->lanes_failed);
+	if (r->rank == 0)
+		printf("soak: %d ranks as processes on the wire: %u rounds, %llu attempts (%llu "
+		       "failed), %llu lanes failed and recovered, every message and counter "
+		       "checked by its receiver\n", n, s->rounds_done,
+		       (unsigned long long)s->attempts, (unsigned long long)s->failed_attempts,
+		       (unsigned long long)s->lanes_failed);
 }
 
 /* ---- the test ---- */
@@ -1077,6 +1146,8 @@ static void test_soak(void **state)
 	wc.local_pair = (uint32_t)rrange(&g, 0, 3) == 0;	/* partner companions */
 	wc.no_loopback = wc.local_pair;
 	wc.progress_thread = rrange(&g, 0, 3) != 0;	/* else the ranks step the sim */
+	/* as processes: a lost request costs this; a port or link down exhausts 8 of them */
+	wc.wire_retry_ns = 100 * W_MS;
 
 	printf("soak: seed %#llx, %d ranks, %u lanes per peer, sq %u, companion %u%s%s, "
 	       "%s, up to %u messages of %u B per peer and round, %s %llu\n",
@@ -1090,6 +1161,11 @@ static void test_soak(void **state)
 	t0 = now_ns();
 	s->start_ns = t0;
 	assert_int_equal(world_run(&wc, body_soak, s), 0);
+	if (world_mode(&wc) == WORLD_FORK) {
+		/* the ranks checked and printed their accounting (gather()) */
+		free(s);
+		return;
+	}
 
 	/* what was sent in accepted attempts is what was received and verified */
 	for (a = 0; a < s->nranks; a++) {

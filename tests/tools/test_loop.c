@@ -241,6 +241,43 @@ static void test_sim_trace(void **state)
 	assert_non_null(strstr(R.out, ", 0 WQEs the decoder refused"));
 }
 
+/* the ranks as two processes on the software NIC's wire (--procs 2) */
+static void test_procs(void **state)
+{
+	static const char *const args[] = { "--procs", "2", "--iters", "5", NULL };
+	static const char *const ib[] = { "--procs", "2", "--ib", "--iters", "3", NULL };
+	static const char *const three[] = { "--procs", "3", NULL };
+	static const char *const bw[] = { "--procs", "2", "--bw", NULL };
+	static const char *const wire[] = { "--procs", "2", "--wire", "sideways:x", NULL };
+	char line[256];
+	unsigned k;
+
+	(void)state;
+	loop_run(args);
+	if (R.rc != 0)
+		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", R.rc, R.out, R.err);
+	assert_non_null(strstr(R.out, "2 ranks as processes (sim_0 -> sim_1, over the wire)"));
+	assert_non_null(strstr(R.out, "all 11 rows passed"));
+	for (k = 0; k + 1 < NROWS; k++) {
+		if (!row_line(k, line, sizeof(line)))
+			fail_msg("row '%s%s' missing:\n%s", rows[k][0], rows[k][1], R.out);
+		if (!strstr(line, " 5  OK "))
+			fail_msg("row '%s':\n%s", line, R.out);
+	}
+	/* the companion (the last row) is one process's: skipped, said why */
+	assert_non_null(strstr(R.out, "companion counter      -               5  SKIP"));
+	assert_non_null(strstr(R.out, "local to one process"));
+	loop_run(ib);
+	if (R.rc != 0)
+		fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", R.rc, R.out, R.err);
+	loop_run(three);
+	assert_int_equal(R.rc, 2);
+	loop_run(bw);
+	assert_int_equal(R.rc, 2);
+	loop_run(wire);	/* a --wire address that is none: the set-up fails, no hang */
+	assert_int_equal(R.rc, 1);
+}
+
 static void test_sim_fault(void **state)
 {
 	static const char *const args[] = { "--fault-row", "2", "--iters", "3", NULL };
@@ -1016,6 +1053,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_sim_ib_stepped),
 		cmocka_unit_test(test_sim_trace),
 		cmocka_unit_test(test_sim_fault),
+		cmocka_unit_test(test_procs),
 		cmocka_unit_test(test_json_parser),
 		cmocka_unit_test(test_perf_usage),
 		cmocka_unit_test(test_perf_sweep_bw),

@@ -46,6 +46,8 @@
 #include <dvx/compiler.h>
 #include <dvx/diag.h>
 
+#include <stdbool.h>
+
 DVX_BEGIN_DECLS
 
 struct dvx_bootstrap;
@@ -549,6 +551,99 @@ size_t dvx_bootstrap_sock_mem_size(int nranks, uint32_t max_unexpected, uint32_t
  */
 int dvx_bootstrap_sock_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_sock_attr *attr,
 			    void *mem, size_t mem_size);
+
+/* ----------------------------------------------------------------------------------
+ * Adapter 3: ranks as the processes of an MPI communicator (built with CONFIG_DVX_MPI;
+ * without it dvx_bootstrap_mpi_init() answers -ENOSYS). This header does not include
+ * <mpi.h>: the communicator is passed by address.
+ */
+
+/* struct dvx_bootstrap_mpi_attr.flags: call MPI_Init_thread() (MPI_THREAD_SERIALIZED) if
+ * MPI is not initialised yet, and MPI_Finalize() when the rank's last context is
+ * finished; for programs that do not use MPI themselves (the tools under mpirun). */
+#define DVX_BOOTSTRAP_MPI_F_INIT 0x1u
+
+/**
+ * struct dvx_bootstrap_mpi_attr - how a rank joins through MPI.
+ * @comm:	the address of the caller's MPI_Comm (read during init only); NULL for
+ *		MPI_COMM_WORLD. Its ranks and size are the bootstrap's
+ * @hal:	the backend whose clock (deadlines) and sleep (idle waits) the adapter uses;
+ *		NULL for dvx_hal_host()
+ * @log:	optional log callback (MPI's error strings are logged at DVX_LOG_ERR)
+ * @flags:	DVX_BOOTSTRAP_MPI_F_INIT or 0
+ * @reserved:	zero
+ */
+struct dvx_bootstrap_mpi_attr {
+	const void *comm;
+	const struct dvx_hal *hal;
+	struct dvx_log log;
+	uint32_t flags;
+	uint32_t reserved;
+};
+
+#define DVX_BOOTSTRAP_MPI_HDR_BYTES 256
+/* Bytes of caller memory an MPI context needs (the same as dvx_bootstrap_mpi_mem_size()). */
+#define DVX_BOOTSTRAP_MPI_MEM_SIZE(nranks) \
+	(DVX_BOOTSTRAP_MPI_HDR_BYTES + (size_t)(nranks) * 8 + (((size_t)(nranks) + 63) / 64) * 8)
+
+/**
+ * dvx_bootstrap_mpi_mem_size() - caller memory for one rank's MPI context.
+ * @nranks:	the communicator's size (MPI_Comm_size), 1..DVX_BOOTSTRAP_MAX_RANKS
+ *
+ * Return: bytes (8-byte aligned memory), or 0 if @nranks is out of range.
+ */
+size_t dvx_bootstrap_mpi_mem_size(int nranks);
+
+/**
+ * dvx_bootstrap_mpi_init() - a bootstrap context over an MPI communicator.
+ * @bs:		caller storage for the context
+ * @attr:	the communicator, clock, log and flags
+ * @mem:	8-byte aligned caller memory, owned by the context (and its duplicates)
+ *		until the last dvx_bootstrap_fini()
+ * @mem_size:	at least dvx_bootstrap_mpi_mem_size() of the communicator's size
+ *
+ * Collective over the communicator: every rank calls it (MPI_Comm_dup twice, so that
+ * the bootstrap's messages and collectives never match the application's on @comm).
+ * MPI must be initialised (or @attr->flags has DVX_BOOTSTRAP_MPI_F_INIT) and not
+ * finalised. The contexts then work as any other (docs/bootstrap.md, Adapter 3), with
+ * these limits: a tag space holds tags below 2^(b - 8) where MPI_TAG_UB is 2^b - 1
+ * (2^23 with Open MPI and MPICH; -EINVAL above), 255 duplicates and subgroups
+ * (-ENOSPC), messages up to INT_MAX bytes (-EMSGSIZE). A process that dies is MPI's
+ * business (the launcher usually ends the job); a rank that finishes its last context
+ * tells the others, whose calls that need it then fail with -ECONNRESET.
+ * Context: blocks (collective); one thread at a time per rank unless MPI runs with
+ * MPI_THREAD_SERIALIZED or better (the adapter serialises its own calls on a lock).
+ * Return: 0; -EINVAL (NULL pointers, reserved bits, memory too small or misaligned, MPI
+ * not initialised or finalised); -ENOSYS (dvx built without CONFIG_DVX_MPI); an MPI
+ * failure translated to a negative errno (-ENOMEM, -EINVAL, -EIO ...), its MPI error
+ * class kept (dvx_bootstrap_mpi_error_class() cannot read it then: it is logged). On
+ * failure every communicator it made is freed and @mem is free again.
+ */
+int dvx_bootstrap_mpi_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_mpi_attr *attr,
+			   void *mem, size_t mem_size);
+
+/**
+ * dvx_bootstrap_mpi_error_class() - the MPI error class of the last MPI failure.
+ * @bs:		a live context of the MPI adapter (or a duplicate or subgroup of one)
+ *
+ * The calls translate an MPI error into a negative errno once; this keeps the vendor's
+ * own code for the caller (MPI_Error_class() of the failed call's return).
+ * Context: any thread; reads a word.
+ * Return: the error class (> 0), 0 if no MPI call failed, -EINVAL if @bs is not a live
+ * context of the MPI adapter.
+ */
+int dvx_bootstrap_mpi_error_class(const struct dvx_bootstrap *bs);
+
+/**
+ * dvx_bootstrap_mpi_launched() - whether this process was started by an MPI launcher.
+ *
+ * Looks for the variables mpirun / mpiexec / srun set for each process (Open MPI's
+ * OMPI_COMM_WORLD_SIZE, PMIx's PMIX_RANK, PMI's PMI_SIZE and PMI_RANK); so a tool can
+ * choose the MPI adapter without being told. Works without CONFIG_DVX_MPI.
+ * Context: reads the environment (getenv).
+ * Return: true if one of them is set.
+ */
+bool dvx_bootstrap_mpi_launched(void);
 
 DVX_END_DECLS
 

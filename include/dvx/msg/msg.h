@@ -28,9 +28,11 @@
  *
  * Calls: 0 or a negative errno. Non-blocking calls that cannot proceed yet (connect,
  * accept, isend, irecv with no CTS, no room or no slot) return 0 with their output
- * NULL: call again. Every wait the layer does on its own (a handshake) is bounded by
- * the context's timeout. One thread at a time per context: its communicators and
- * requests are the context's (the caller serialises).
+ * NULL: call again. Every wait the layer does on its own (a handshake, a close waiting
+ * for its peer) is bounded by the context's timeout. One thread at a time per context:
+ * its communicators and requests are the context's, and a plugin whose library calls
+ * it from several threads (connect on one, isend/test on another) holds a lock per
+ * context around each call.
  */
 #ifndef DVX_MSG_MSG_H
 #define DVX_MSG_MSG_H
@@ -161,7 +163,9 @@ struct dvx_msg {
 
 /**
  * struct dvx_msg_stats - what a context holds and what it has seen.
- * @comms:	live communicators (listen, send, recv)
+ * @comms:	communicators (listen, send, recv), closing ones included
+ * @closing:	communicators closed whose WQEs or announced messages are still in
+ *		flight (they keep their slot and QP references until then)
  * @pending:	handshakes in progress
  * @sets:	live QP sets (shared and private)
  * @shared_sets: live shared sets
@@ -175,20 +179,22 @@ struct dvx_msg {
  * @privates:	connections with private QPs
  * @fallbacks:	connections that wanted to share and got private QPs (a full pool, a
  *		set one end no longer has, a failed QP), both ends agreeing
- * @late:	completions for a closed communicator, counted and dropped
+ * @late:	sends and messages of a closed communicator, counted and dropped (also
+ *		a message for no communicator at all: its receive is given back)
  * @refused:	incoming handshakes refused or dropped (bad cookie, unknown listen
- *		comm, no room, a peer that went away, a timeout)
+ *		comm, no room, a peer that went away, a timeout), connects nobody collected,
+ *		closes that ended at their deadline
  * @qp_errors:	QPs that failed (an error completion)
  */
 struct dvx_msg_stats {
 	uint32_t comms;
+	uint32_t closing;
 	uint32_t pending;
 	uint32_t sets;
 	uint32_t shared_sets;
 	uint32_t qps;
 	uint32_t cqs;
 	uint32_t pool_entries;
-	uint32_t rsvd;
 	uint64_t ring_bytes;
 	uint64_t ring_region;
 	uint64_t primaries;
@@ -310,8 +316,11 @@ int dvx_msg_reg_mr(struct dvx_msg *m, uint32_t nic, const struct dvx_mr_attr *at
 		   struct dvx_mr *mr);
 
 /**
- * dvx_msg_dereg_mr() - deregister what dvx_msg_reg_mr() registered. Requests still
- * using the buffer must have completed. Return: as dvx_mr_dereg().
+ * dvx_msg_dereg_mr() - deregister what dvx_msg_reg_mr() registered.
+ * @m:		context
+ * @mr:		the MR; requests using the buffer must have completed, and buffers a
+ *		closed recv comm announced must be in (its close finished)
+ * Context: control path. Return: as dvx_mr_dereg(); -EINVAL.
  */
 int dvx_msg_dereg_mr(struct dvx_msg *m, struct dvx_mr *mr);
 
@@ -328,12 +337,13 @@ int dvx_msg_dereg_mr(struct dvx_msg *m, struct dvx_mr *mr);
  *
  * Takes the next clear-to-send slot of the FIFO, finds the entry with @tag among its
  * buffers, and writes the data with WRITE with immediate on the QPs the receiver
- * chose. When @size is larger than that receive: the receiver is told (its buffer
- * completes with -EMSGSIZE) and this call returns -EMSGSIZE; the slot's entry is used
- * up on both ends.
+ * chose. When @size is larger than that receive, or than one WQE carries on the path
+ * per QP slot of its stripe: the receiver is told (its buffer completes with -EMSGSIZE)
+ * and this call returns -EMSGSIZE; the entry is used up on both ends.
  * Context: one thread per context. Return: 0 (@req set or NULL); -EINVAL; -EMSGSIZE
- * (see above, or @size above what the path carries: nothing sent then); the
- * communicator's error once a QP it uses failed (an error CQE's errno, docs/errors.md).
+ * (see above); -ECONNRESET (the receiver closed its end and announced nothing more);
+ * the communicator's error once a QP it uses failed (an error CQE's errno,
+ * docs/errors.md).
  */
 int dvx_msg_isend(struct dvx_msg_comm *send, const void *buf, size_t size, uint32_t tag,
 		  const struct dvx_mr *mr, struct dvx_msg_req **req);
@@ -368,7 +378,8 @@ int dvx_msg_irecv(struct dvx_msg_comm *recv, int n, void *const *bufs, const siz
  *		a context without DVX_MSG_F_FLUSH)
  *
  * Context: one thread per context. Return: 0; -EINVAL; -EAGAIN (the flush QP's queue
- * is full: test earlier flushes first); the flush QP's error.
+ * is full: test earlier flushes first, or call again: a plugin whose interface has no
+ * such answer retries); the flush QP's error.
  */
 int dvx_msg_iflush(struct dvx_msg_comm *recv, int n, void *const *bufs, const size_t *sizes,
 		   struct dvx_mr *const *mrs, struct dvx_msg_req **req);
@@ -399,16 +410,22 @@ int dvx_msg_progress(struct dvx_msg *m);
 
 /**
  * dvx_msg_close() - close a listen, send or recv communicator.
- * @comm:	the communicator
+ * @comm:	the communicator (its pointer and its requests' are invalid afterwards)
  *
- * Its id is freed (the next owner of the slot gets another generation: completions
- * still in flight for this one are counted as late and dropped, never delivered to
- * the new owner); its requests are gone; its references to its QPs are dropped, and a
- * QP, or the CQ of a set, whose last user this was is destroyed. Buffers of receives
- * still outstanding may be written by the peer until it closes its end too: close idle
- * communicators. A listen comm's handshakes in progress are refused.
- * Context: one thread per context. Return: 0; -EINVAL; a destroy's error (the
- * communicator is closed anyway).
+ * Its requests are gone at once. The communicator itself stays CLOSING, holding its
+ * table slot (so its id routes to nobody else) and its QP references, while anything
+ * of it is in flight: its WQEs, the messages a recv comm announced (a sender still
+ * fills them, or revokes them when it closes), and for a send comm the receiver's
+ * close marker, which says every buffer it announced so that the unused ones can be
+ * revoked (the receiver's requests then end with -ECONNRESET). Completions for a
+ * closing comm are counted as late and dropped. Every later call on the context
+ * (test, connect, accept, progress) finishes closes; a close still waiting after the
+ * context's timeout goes anyway (a recv comm's receives still posted become the QP's
+ * orphans, used up by messages that come late). A QP, or a set's CQ, whose last user
+ * goes is destroyed then. Buffers a recv comm announced may still be written until the
+ * close finishes. A listen comm's handshakes in progress are refused and its
+ * connections not yet accepted closed.
+ * Context: one thread per context. Return: 0; -EINVAL (not a live communicator).
  */
 int dvx_msg_close(struct dvx_msg_comm *comm);
 

@@ -457,6 +457,17 @@ int dvx_sim_fabric_init(void *storage, size_t len, const struct dvx_sim_fabric_c
 int dvx_sim_add_nic(struct dvx_sim_fabric *fab, const struct dvx_sim_nic_cfg *cfg);
 
 /**
+ * dvx_sim_nic_cfg_get() - the configuration NIC @index of @fab was added with (what
+ * another process's wire needs to route to it, dvx_sim_wire_add_remote_nic()).
+ * @fab:	the fabric
+ * @index:	0 .. the NICs added - 1
+ * @cfg:	filled
+ * Context: any thread; takes the fabric lock. Return: 0; -EINVAL (NULL); -ENOENT (no
+ * such NIC).
+ */
+int dvx_sim_nic_cfg_get(struct dvx_sim_fabric *fab, unsigned index, struct dvx_sim_nic_cfg *cfg);
+
+/**
  * dvx_sim_hal() - the hal instance of a fabric (name "sim"): open its NICs by name
  * or fake PCI address with dvx_hal_nic_open().
  * Return: a pointer into the fabric's storage, valid until dvx_sim_fini().
@@ -625,6 +636,140 @@ int dvx_sim_dmabuf_release(struct dvx_sim_fabric *fab, int fd);
  * test that checks its teardown also checks that its doorbells were right.
  */
 int dvx_sim_fini(struct dvx_sim_fabric *fab);
+
+/* ---- the wire: software NICs in other processes (docs/sim-wire.md) ------------------ */
+
+struct dvx_hal_sock_addr;
+
+/* The largest message a wire frame carries when struct dvx_sim_wire_cfg.max_msg is 0. */
+#define DVX_SIM_WIRE_MAX_MSG_DEFAULT (1u << 20)
+/* The least transport time-out on the wire when min_retry_ns is 0 (200 ms): processes
+ * share cores (a CI machine runs 8 ranks and their progress threads on 2), so an answer
+ * can take tens of milliseconds where one process takes microseconds. */
+#define DVX_SIM_WIRE_RETRY_NS_DEFAULT 200000000ull
+#define DVX_SIM_WIRE_MAX_RANKS 1024
+
+/**
+ * struct dvx_sim_wire_cfg - this process's end of the wire.
+ * @rank:	this process, 0..nranks-1
+ * @nranks:	processes joined by the wire, 1..DVX_SIM_WIRE_MAX_RANKS
+ * @max_msg:	the largest message (bytes) one frame carries; larger WQEs to a remote
+ *		NIC fail with LOCAL_LENGTH_ERR. 0: DVX_SIM_WIRE_MAX_MSG_DEFAULT. Every
+ *		process must give the same
+ * @max_remote_nics: NICs of other processes dvx_sim_wire_add_remote_nic() may add
+ *		(0: 2 * nranks)
+ * @min_retry_ns: the least transport time-out of a request on the wire (the QP's
+ *		ack_timeout when that is longer); 0: DVX_SIM_WIRE_RETRY_NS_DEFAULT
+ * @hal:	the backend of the wire's sockets and clock; NULL: dvx_hal_host()
+ */
+struct dvx_sim_wire_cfg {
+	int32_t rank;
+	int32_t nranks;
+	uint32_t max_msg;
+	uint32_t max_remote_nics;
+	uint64_t min_retry_ns;
+	const struct dvx_hal *hal;
+};
+
+/**
+ * struct dvx_sim_wire_stats - what the wire of this process did (dvx_sim_wire_get_stats()).
+ * @frames_tx:	frames sent (requests and answers)
+ * @frames_rx:	frames received
+ * @requests:	requests sent, retransmissions included
+ * @retransmits: of those, sent again after a time-out
+ * @duplicates:	requests received again after they were executed (answered again,
+ *		not executed twice)
+ * @dropped:	requests received and dropped: no responder, its port down, its QP not
+ *		receiving, or no room for the answer (the requester retries)
+ * @peers_down:	connections found closed or broken (a process that ended or died)
+ * @bytes_tx:	bytes written to the sockets
+ */
+struct dvx_sim_wire_stats {
+	uint64_t frames_tx;
+	uint64_t frames_rx;
+	uint64_t requests;
+	uint64_t retransmits;
+	uint64_t duplicates;
+	uint64_t dropped;
+	uint64_t peers_down;
+	uint64_t bytes_tx;
+};
+
+/**
+ * dvx_sim_wire_mem_size() - caller memory for this process's end of the wire.
+ * @cfg:	the configuration
+ * Return: bytes (any alignment), or 0 if @cfg is out of range.
+ */
+size_t dvx_sim_wire_mem_size(const struct dvx_sim_wire_cfg *cfg);
+
+/**
+ * dvx_sim_wire_init() - give @fab a wire to the software NICs of other processes.
+ * @fab:	the fabric (its NICs may be added before or after)
+ * @cfg:	rank, size, limits, sockets
+ * @mem:	caller memory of dvx_sim_wire_mem_size() bytes, owned by the fabric until
+ *		dvx_sim_fini()
+ * @len:	its length
+ *
+ * Then: dvx_sim_wire_listen(), an exchange of the addresses it gives (a bootstrap's
+ * allgather), dvx_sim_wire_connect(), and dvx_sim_wire_add_remote_nic() for every NIC of
+ * the other processes that this one's QPs may name. Context: before traffic.
+ * Return: 0; -EINVAL (NULL, a bad @cfg, @len too small); -EBUSY (@fab has a wire).
+ */
+int dvx_sim_wire_init(struct dvx_sim_fabric *fab, const struct dvx_sim_wire_cfg *cfg, void *mem,
+		      size_t len);
+
+/**
+ * dvx_sim_wire_listen() - open this process's listening socket.
+ * @fab:	a fabric with a wire
+ * @bind:	where: a UNIX path that does not exist (one host), or an IP address with
+ *		port 0 for any (across hosts)
+ * @out:	set to the address the others connect to (the port the system chose)
+ * Return: 0; -EINVAL; -EBUSY (listening or connected already); the socket's errno.
+ */
+int dvx_sim_wire_listen(struct dvx_sim_fabric *fab, const struct dvx_hal_sock_addr *bind,
+			struct dvx_hal_sock_addr *out);
+
+/**
+ * dvx_sim_wire_connect() - join every other process: connect to the higher ranks,
+ * accept the lower ones (each says its rank first), then close the listening socket
+ * (and remove its UNIX socket file).
+ * @fab:	a fabric whose wire listens
+ * @table:	nranks addresses, entry r from rank r's dvx_sim_wire_listen()
+ * @timeout_ns:	bound on the whole set-up
+ * Context: every process calls it at about the same time.
+ * Return: 0; -EINVAL; -ETIMEDOUT (a process never came); -EPROTO (something that is
+ * not a wire said hello); the sockets' errno. On failure every connection is closed.
+ */
+int dvx_sim_wire_connect(struct dvx_sim_fabric *fab, const struct dvx_hal_sock_addr *table,
+			 uint64_t timeout_ns);
+
+/**
+ * dvx_sim_wire_add_remote_nic() - a NIC of process @rank, as its dvx_sim_add_nic() had it.
+ * @fab:	a fabric with a wire
+ * @rank:	the process (not this one)
+ * @cfg:	its configuration: its ports' LIDs, GIDs and MACs route this process's QPs
+ *		to it, and roce_rmac answers its MACs
+ * Return: 0; -EINVAL; -ENOSPC (max_remote_nics reached).
+ */
+int dvx_sim_wire_add_remote_nic(struct dvx_sim_fabric *fab, int rank,
+				const struct dvx_sim_nic_cfg *cfg);
+
+/**
+ * dvx_sim_wire_fini() - close the wire's connections and detach it from @fab (@mem is
+ * the caller's again). dvx_sim_fini() does it too.
+ * @fab:	a fabric, with a wire or without
+ * Context: no QP of @fab may be talking to another process meanwhile (their requests
+ * are lost from now on). Return: 0; -EINVAL (NULL).
+ */
+int dvx_sim_wire_fini(struct dvx_sim_fabric *fab);
+
+/**
+ * dvx_sim_wire_get_stats() - the wire's counters.
+ * @fab:	a fabric with a wire
+ * @st:		filled
+ * Return: 0, -EINVAL.
+ */
+int dvx_sim_wire_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_wire_stats *st);
 
 DVX_END_DECLS
 

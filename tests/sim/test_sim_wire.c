@@ -1,0 +1,751 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The wire (hal/sim/wire.c and the wire halves of hal/sim/exec.c): software NICs in
+ * different processes, joined over UNIX sockets, each process touching only its own
+ * memory. Every case forks its ranks (tests/lib dvx_test_fork_all()); each rank builds
+ * its fabric with one NIC (dvx_sim_nic_cfg_default(rank)), a wire, the others' NICs as
+ * remote NICs, and the core objects (nic, umem, MR, CQ, one QP per peer) on it; the
+ * addresses of the wire and the QPs' connection info travel through the sockets
+ * bootstrap. The software NIC runs its progress thread.
+ *
+ * Cases: every opcode in both directions at once (over UNIX sockets, and over TCP on
+ * 127.0.0.1 with the port the system chose) (WRITE 8 B, 4 KiB and
+ * 1 MiB, READ, WRITE_IMM, SEND into a posted receive, fetch-add, compare-swap), checked byte for byte
+ * by the process that owns the memory; a message above the wire's largest (LOCAL_LENGTH);
+ * a bad rkey (REMOTE_ACCESS, the responder's QP in ERR); RNR with rnr_retry 0 (RNR retry
+ * exhausted) and 7 (the receive comes later, the SEND lands then); a drop fault (every
+ * other request lost and retransmitted, every result exact); a link down (retry
+ * exhausted); a process that dies (its peer's QP fails with retry exhausted, in bounded
+ * time, never a hang); answers lost (the responder's drop fault): the requests are sent
+ * again and answered again, never executed twice (100 fetch-adds add up exactly; a READ
+ * replayed reads again); the set-up's errors (bad arguments, a rank that never comes:
+ * -ETIMEDOUT).
+ */
+#include "../lib/dvx_test.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dvx/bootstrap/bootstrap.h>
+#include <dvx/hal/host.h>
+#include <dvx/mlx5/cmd.h>
+#include <dvx/nic/mr.h>
+#include <dvx/nic/nic.h>
+#include <dvx/nic/post.h>
+#include <dvx/testing/sim.h>
+
+#define MAXR 4
+#define DEPTH 64u
+#define RING_BYTES (1u << 18)
+#define DATA (4u << 20)		/* [0, 2M) written by peers, [2M, 4M) local sources */
+#define SRC (2u << 20)
+#define LONG_NS (30ull * 1000000000ull)
+#define WAIT_S 30
+
+#define CHECK(c) \
+	do { \
+		if (!(c)) { \
+			fprintf(stderr, "rank %d: %s:%d: %s\n", P.rank, __FILE__, __LINE__, #c); \
+			return __LINE__; \
+		} \
+	} while (0)
+#define CHECK_RET(e, want) \
+	do { \
+		long r_ = (long)(e); \
+		if (r_ != (long)(want)) { \
+			fprintf(stderr, "rank %d: %s:%d: %s = %ld, want %ld\n", P.rank, __FILE__, \
+				__LINE__, #e, r_, (long)(want)); \
+			return __LINE__; \
+		} \
+	} while (0)
+
+static char g_dir[64];
+
+/* what a rank tells the others */
+struct rinfo {
+	struct dvx_hal_sock_addr wire;
+	struct dvx_qp_conn conn[MAXR];	/* [j]: its QP towards rank j */
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t rsvd;
+};
+
+/* one rank's world, in its own process */
+static struct {
+	int rank, n;
+	void *fab_mem, *wire_mem, *bs_mem;
+	struct dvx_sim_fabric *fab;
+	struct dvx_bootstrap bs;
+	struct dvx_nic nic;
+	struct dvx_umem umem;
+	struct dvx_mr mr;
+	struct dvx_cq cq;	/* send completions */
+	struct dvx_cq rcq;	/* receive completions */
+	struct dvx_qp qp[MAXR];
+	uint64_t wr_ids[MAXR][2][DEPTH];
+	uint8_t *rings, *data;
+	struct rinfo info[MAXR];
+} P;
+
+struct opts {
+	uint64_t min_retry_ns;
+	uint8_t rnr_retry;
+	uint8_t rq;		/* QPs with a receive queue */
+	uint8_t tcp;		/* the wire over TCP on 127.0.0.1 (else UNIX sockets) */
+};
+
+static int wait_cq(struct dvx_cq *cq, struct dvx_wc *wc)
+{
+	time_t t0 = time(NULL);
+	int r;
+
+	for (;;) {
+		r = dvx_cq_poll(cq, wc);
+		if (r)
+			return r < 0 ? r : 0;
+		if (time(NULL) - t0 > WAIT_S)
+			return -ETIMEDOUT;
+	}
+}
+
+static int wait_wc(struct dvx_wc *wc)
+{
+	return wait_cq(&P.cq, wc);
+}
+
+/* the fabric, the wire and the bootstrap; the wire's addresses exchanged */
+static int world_net(int rank, int n, const struct opts *o)
+{
+	struct dvx_bootstrap_sock_attr ba;
+	struct dvx_sim_fabric_cfg fc;
+	struct dvx_sim_nic_cfg nc;
+	struct dvx_sim_wire_cfg wc;
+	struct dvx_hal_sock_addr bind, table[MAXR];
+	char bsaddr[96];
+	size_t len;
+	int j;
+
+	memset(&P, 0, sizeof(P));
+	P.rank = rank;
+	P.n = n;
+	dvx_sim_fabric_cfg_default(&fc);
+	fc.max_nics = 1;
+	len = dvx_sim_fabric_size(&fc);
+	P.fab_mem = calloc(1, len);
+	CHECK(P.fab_mem);
+	CHECK_RET(dvx_sim_fabric_init(P.fab_mem, len, &fc, &P.fab), 0);
+	dvx_sim_nic_cfg_default(&nc, (unsigned)rank);
+	CHECK_RET(dvx_sim_add_nic(P.fab, &nc), 0);
+	memset(&wc, 0, sizeof(wc));
+	wc.rank = rank;
+	wc.nranks = n;
+	wc.min_retry_ns = o->min_retry_ns;
+	len = dvx_sim_wire_mem_size(&wc);
+	CHECK(len > 0);
+	P.wire_mem = malloc(len);
+	CHECK(P.wire_mem);
+	CHECK_RET(dvx_sim_wire_init(P.fab, &wc, P.wire_mem, len), 0);
+	memset(&bind, 0, sizeof(bind));
+	if (o->tcp) {
+		/* any free port; the one the system chose travels through the bootstrap */
+		bind.family = DVX_HAL_SOCK_IP4;
+		bind.ip[0] = 127;
+		bind.ip[3] = 1;
+	} else {
+		bind.family = DVX_HAL_SOCK_UNIX;
+		snprintf(bind.path, sizeof(bind.path), "%s/w%d", g_dir, rank);
+	}
+	CHECK_RET(dvx_sim_wire_listen(P.fab, &bind, &P.info[rank].wire), 0);
+	CHECK(!o->tcp || P.info[rank].wire.port != 0);
+
+	memset(&ba, 0, sizeof(ba));
+	snprintf(bsaddr, sizeof(bsaddr), "unix:%s/bs", g_dir);
+	ba.addr = bsaddr;
+	ba.rank = rank;
+	ba.nranks = n;
+	ba.max_unexpected = 8;
+	ba.slot_bytes = 256;
+	ba.timeout_ns = LONG_NS;
+	len = dvx_bootstrap_sock_mem_size(n, 8, 256);
+	P.bs_mem = aligned_alloc(8, (len + 7) & ~(size_t)7);
+	CHECK(P.bs_mem);
+	CHECK_RET(dvx_bootstrap_sock_init(&P.bs, &ba, P.bs_mem, len), 0);
+	CHECK_RET(dvx_bootstrap_allgather(&P.bs, &P.info[rank].wire, table, sizeof(table[0]),
+					  LONG_NS), 0);
+	CHECK_RET(dvx_sim_wire_connect(P.fab, table, LONG_NS), 0);
+	for (j = 0; j < n; j++) {
+		if (j == rank)
+			continue;
+		dvx_sim_nic_cfg_default(&nc, (unsigned)j);
+		CHECK_RET(dvx_sim_wire_add_remote_nic(P.fab, j, &nc), 0);
+	}
+	CHECK_RET(dvx_sim_start(P.fab), 0);
+	return 0;
+}
+
+/* the core objects and one QP towards every other rank, connected */
+static int world_objs(const struct opts *o)
+{
+	struct dvx_umem_attr ua;
+	struct dvx_mr_attr ma;
+	struct dvx_cq_attr ca;
+	struct dvx_qp_attr qa;
+	struct dvx_qp_connect_attr conn;
+	struct dvx_nic_cfg na;
+	struct dvx_mem_req wq, dbr;
+	char name[16];
+	uint64_t off;
+	int j;
+
+	P.rings = aligned_alloc(4096, RING_BYTES);
+	P.data = aligned_alloc(4096, DATA);
+	CHECK(P.rings && P.data);
+	memset(P.rings, 0, RING_BYTES);
+	memset(P.data, 0, DATA);
+	memset(&na, 0, sizeof(na));
+	snprintf(name, sizeof(name), "sim_%d", P.rank);
+	na.name = name;
+	na.gid_index = -1;
+	CHECK_RET(dvx_nic_open(&P.nic, dvx_sim_hal(P.fab), &na), 0);
+	memset(&ua, 0, sizeof(ua));
+	ua.addr = P.rings;
+	ua.len = RING_BYTES;
+	ua.dmabuf_fd = -1;
+	CHECK_RET(dvx_umem_reg(&P.nic, &ua, &P.umem), 0);
+	memset(&ma, 0, sizeof(ma));
+	ma.addr = P.data;
+	ma.len = DATA;
+	ma.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ |
+		    DVX_ACCESS_REMOTE_ATOMIC;
+	ma.dmabuf_fd = -1;
+	CHECK_RET(dvx_mr_reg(&P.nic, &ma, &P.mr), 0);
+	memset(&ca, 0, sizeof(ca));
+	ca.depth = 4 * DEPTH;
+	ca.ring_umem = &P.umem;
+	ca.dbr_umem = &P.umem;
+	ca.dbr_offset = RING_BYTES - 64;
+	CHECK_RET(dvx_cq_create(&P.nic, &ca, &P.cq), 0);
+	ca.ring_offset = DVX_CQ_RING_BYTES(4 * DEPTH);
+	ca.dbr_offset = RING_BYTES - 128;
+	CHECK_RET(dvx_cq_create(&P.nic, &ca, &P.rcq), 0);
+	off = 2 * DVX_CQ_RING_BYTES(4 * DEPTH);
+	for (j = 0; j < P.n; j++) {
+		if (j == P.rank)
+			continue;
+		memset(&qa, 0, sizeof(qa));
+		qa.sq_depth = DEPTH;
+		qa.send_cq = &P.cq;
+		qa.sq_wr_ids = P.wr_ids[j][0];
+		if (o->rq) {
+			qa.rq_depth = DEPTH;
+			qa.rq_max_sge = 1;
+			qa.recv_cq = &P.rcq;
+			qa.rq_wr_ids = P.wr_ids[j][1];
+		}
+		CHECK_RET(dvx_qp_mem_req(&qa, &wq, &dbr), 0);
+		off = (off + wq.align - 1) / wq.align * wq.align;
+		qa.wq_umem = &P.umem;
+		qa.wq_offset = off;
+		qa.dbr_umem = &P.umem;
+		qa.dbr_offset = RING_BYTES - 128 - 8 * (uint64_t)(j + 1);
+		off += wq.bytes;
+		CHECK(off < RING_BYTES - 256);
+		CHECK_RET(dvx_qp_create(&P.nic, &qa, &P.qp[j]), 0);
+		CHECK_RET(dvx_qp_export(&P.qp[j], &P.info[P.rank].conn[j]), 0);
+	}
+	P.info[P.rank].addr = (uintptr_t)P.data;
+	P.info[P.rank].rkey = P.mr.rkey;
+	CHECK_RET(dvx_bootstrap_allgather(&P.bs, &P.info[P.rank], P.info, sizeof(P.info[0]),
+					  LONG_NS), 0);
+	dvx_qp_connect_attr_init(&conn);
+	conn.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
+	conn.rnr_retry = o->rnr_retry;
+	for (j = 0; j < P.n; j++)
+		if (j != P.rank)
+			CHECK_RET(dvx_qp_connect(&P.qp[j], &P.info[j].conn[P.rank], &conn), 0);
+	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
+}
+
+static void world_fini(void)
+{
+	int j;
+
+	for (j = 0; j < P.n; j++)
+		if (P.qp[j].live)
+			dvx_qp_destroy(&P.qp[j]);
+	dvx_cq_destroy(&P.rcq);
+	dvx_cq_destroy(&P.cq);
+	dvx_mr_dereg(&P.mr);
+	dvx_umem_dereg(&P.umem);
+	dvx_nic_close(&P.nic);
+	dvx_bootstrap_fini(&P.bs);
+	dvx_sim_stop(P.fab);
+	dvx_sim_fini(P.fab);
+}
+
+typedef int (*case_fn)(const struct opts *o);
+
+struct run {
+	case_fn fn;
+	struct opts o;
+};
+
+static int rank_main(int rank, int n, void *arg)
+{
+	const struct run *run = arg;
+	int line;
+
+	line = world_net(rank, n, &run->o);
+	if (!line)
+		line = world_objs(&run->o);
+	if (!line)
+		line = run->fn(&run->o);
+	if (line != -1)
+		world_fini();
+	return line > 0 ? 1 : 0;
+}
+
+static void run_ranks(int n, case_fn fn, const struct opts *o)
+{
+	struct run run = { fn, *o };
+
+	snprintf(g_dir, sizeof(g_dir), "/tmp/dvx-wire-XXXXXX");
+	assert_non_null(mkdtemp(g_dir));
+	assert_int_equal(dvx_test_fork_all(n, rank_main, &run), 0);
+	rmdir(g_dir);
+}
+
+static uint8_t pat(int writer, size_t i)
+{
+	return (uint8_t)(writer * 37 + i * 11 + (i >> 9));
+}
+
+/* ---- cases -------------------------------------------------------------------- */
+
+static int do_ops(const struct opts *o)
+{
+	static const uint32_t lens[] = { 8, 4096, 1u << 20 };
+	int peer = 1 - P.rank;
+	struct dvx_qp *qp = &P.qp[peer];
+	uint64_t ra = P.info[peer].addr, *ctr;
+	uint32_t rk = P.info[peer].rkey, lk = P.mr.lkey, k;
+	uint8_t *src = P.data + SRC;
+	struct dvx_wc wc;
+	size_t i, off = 0;
+
+	(void)o;
+	for (i = 0; i < SRC; i++)
+		src[i] = pat(P.rank, i);
+	/* the peer's receives first, then a barrier: no RNR in this case */
+	for (k = 0; k < 2; k++)
+		CHECK_RET(dvx_qp_post_recv(qp, 100 + k, (uintptr_t)P.data + (1536u << 10) +
+					   k * 4096u, lk, 4096, 0), 0);
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	/* WRITEs of 8 B, 4 KiB and 1 MiB into the peer's [0, 1M + 4K + 8) */
+	for (k = 0; k < 3; k++) {
+		CHECK_RET(dvx_qp_post_write(qp, k, (uintptr_t)src + off, lk, lens[k], ra + off, rk,
+					    DVX_POST_SIGNALED), 0);
+		CHECK_RET(wait_wc(&wc), 0);
+		CHECK(wc.wr_id == k && wc.opcode == DVX_WC_RDMA_WRITE);
+		off += lens[k];
+	}
+	/* fetch-adds and a compare-swap on the peer's counter at 1.25 MiB */
+	ctr = (uint64_t *)(void *)(P.data + (1280u << 10));
+	for (k = 0; k < 10; k++) {
+		CHECK_RET(dvx_qp_post_fetch_add(qp, 10 + k, ra + (1280u << 10), rk, 3,
+						(uintptr_t)(ctr + 1), lk, DVX_POST_SIGNALED), 0);
+		CHECK_RET(wait_wc(&wc), 0);
+		CHECK(wc.opcode == DVX_WC_FETCH_ADD && ctr[1] == 3u * k);
+	}
+	CHECK_RET(dvx_qp_post_comp_swap(qp, 30, ra + (1280u << 10), rk, 30, 0x5eed,
+					(uintptr_t)(ctr + 2), lk, DVX_POST_SIGNALED), 0);
+	CHECK_RET(wait_wc(&wc), 0);
+	CHECK(ctr[2] == 30);
+	/* WRITE_IMM and SEND: into the receives the peer posted */
+	CHECK_RET(dvx_qp_post_write_imm(qp, 40, (uintptr_t)src, lk, 512, ra + (1300u << 10), rk,
+					0xabcd, DVX_POST_SIGNALED), 0);
+	CHECK_RET(dvx_qp_post_send(qp, 41, (uintptr_t)src + 1000, lk, 3000, DVX_POST_SIGNALED), 0);
+	/* two requester completions, and the peer's two into our receives */
+	for (k = 0; k < 2; k++) {
+		CHECK_RET(wait_wc(&wc), 0);
+		CHECK(wc.wr_id == 40 + k);
+	}
+	CHECK_RET(wait_cq(&P.rcq, &wc), 0);
+	CHECK(wc.opcode == DVX_WC_RECV_RDMA_WITH_IMM && wc.imm == 0xabcd && wc.wr_id == 100);
+	CHECK_RET(wait_cq(&P.rcq, &wc), 0);
+	CHECK(wc.opcode == DVX_WC_RECV && wc.byte_len == 3000 && wc.wr_id == 101);
+	/* READ back the peer's 4 KiB at 8 (its own bytes, that it wrote there itself) */
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	CHECK_RET(dvx_qp_post_read(qp, 50, (uintptr_t)P.data + (1400u << 10), lk, 4096, ra + 8, rk,
+				   DVX_POST_SIGNALED), 0);
+	CHECK_RET(wait_wc(&wc), 0);
+	CHECK(wc.opcode == DVX_WC_RDMA_READ && wc.byte_len == 4096);
+	for (i = 0; i < 4096; i++)
+		CHECK(P.data[(1400u << 10) + i] == pat(P.rank, 8 + i));
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	/* what the peer did to this process's memory, checked here */
+	for (i = 0; i < off; i++)
+		CHECK(P.data[i] == pat(peer, i));
+	CHECK(ctr[0] == 0x5eed);
+	for (i = 0; i < 512; i++)
+		CHECK(P.data[(1300u << 10) + i] == pat(peer, i));
+	for (i = 0; i < 3000; i++)
+		CHECK(P.data[(1536u << 10) + 4096 + i] == pat(peer, 1000 + i));
+	return 0;
+}
+
+/* above the wire's largest message: refused before it leaves (LOCAL_LENGTH_ERR) */
+static int do_too_long(const struct opts *o)
+{
+	struct dvx_wc wc;
+
+	(void)o;
+	if (P.rank == 0) {
+		CHECK_RET(dvx_qp_post_write(&P.qp[1], 1, (uintptr_t)P.data, P.mr.lkey,
+					    DVX_SIM_WIRE_MAX_MSG_DEFAULT + 8, P.info[1].addr,
+					    P.info[1].rkey, DVX_POST_SIGNALED), 0);
+		CHECK(wait_wc(&wc) < 0);
+		CHECK(wc.syndrome == 0x01);
+	}
+	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
+}
+
+/* a bad rkey: REMOTE_ACCESS_ERR, and the responder's QP goes to ERR */
+static int do_bad_rkey(const struct opts *o)
+{
+	struct dvx_wc wc;
+	uint32_t st = 0;
+
+	(void)o;
+	if (P.rank == 1) {
+		CHECK_RET(dvx_qp_post_write(&P.qp[0], 2, (uintptr_t)P.data, P.mr.lkey, 64,
+					    P.info[0].addr, P.info[0].rkey ^ 0x80,
+					    DVX_POST_SIGNALED), 0);
+		CHECK(wait_wc(&wc) < 0);
+		CHECK(wc.syndrome == 0x13 && wc.wr_id == 2);
+	}
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	if (P.rank == 0) {
+		CHECK_RET(dvx_qp_query(&P.qp[1], NULL, &st), 0);
+		CHECK(st == DVX_MLX5_QP_STATE_ERR);
+	}
+	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
+}
+
+/* rnr_retry 0: the first RNR NAK fails the SEND */
+static int do_rnr_exhausted(const struct opts *o)
+{
+	struct dvx_wc wc;
+
+	(void)o;
+	if (P.rank == 0) {
+		CHECK_RET(dvx_qp_post_send(&P.qp[1], 1, (uintptr_t)P.data, P.mr.lkey, 64,
+					   DVX_POST_SIGNALED), 0);
+		CHECK(wait_wc(&wc) < 0);
+		CHECK(wc.syndrome == 0x16);	/* RNR_RETRY_EXC_ERR */
+	}
+	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
+}
+
+/* rnr_retry 7: the SEND waits for the receive the responder posts 50 ms later */
+static int do_rnr_wait(const struct opts *o)
+{
+	struct dvx_wc wc;
+	struct timespec ts = { 0, 50000000 };
+	int k;
+
+	(void)o;
+	if (P.rank == 0) {
+		memset(P.data + SRC, 0x77, 256);
+		CHECK_RET(dvx_qp_post_send(&P.qp[1], 1, (uintptr_t)P.data + SRC, P.mr.lkey, 256,
+					   DVX_POST_SIGNALED), 0);
+		CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+		CHECK_RET(wait_wc(&wc), 0);
+		CHECK(wc.wr_id == 1);
+	} else {
+		CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+		nanosleep(&ts, NULL);
+		CHECK(P.data[0] == 0);	/* nothing lands before the receive is there */
+		CHECK_RET(dvx_qp_post_recv(&P.qp[0], 9, (uintptr_t)P.data, P.mr.lkey, 256, 0), 0);
+		CHECK_RET(wait_cq(&P.rcq, &wc), 0);
+		CHECK(wc.opcode == DVX_WC_RECV && wc.byte_len == 256);
+		for (k = 0; k < 256; k++)
+			CHECK(P.data[k] == 0x77);
+	}
+	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
+}
+
+/* every other request is lost on the requester's side and sent again */
+static int do_drops(const struct opts *o)
+{
+	struct dvx_sim_faults f = { .drop_every = 2 };
+	struct dvx_sim_wire_stats st;
+	int peer = 1 - P.rank;
+	uint64_t *ctr = (uint64_t *)(void *)(P.data + 4096), *res = ctr + 1;
+	struct dvx_wc wc;
+	uint32_t k, i;
+
+	(void)o;
+	dvx_sim_set_faults(P.fab, &f);
+	for (k = 0; k < 40; k++) {
+		for (i = 0; i < 64; i++)
+			P.data[SRC + i] = (uint8_t)(k + i + P.rank);
+		CHECK_RET(dvx_qp_post_write(&P.qp[peer], k, (uintptr_t)P.data + SRC, P.mr.lkey, 64,
+					    P.info[peer].addr + 8192 + 64 * k, P.info[peer].rkey,
+					    DVX_POST_SIGNALED), 0);
+		CHECK_RET(wait_wc(&wc), 0);
+		CHECK_RET(dvx_qp_post_fetch_add(&P.qp[peer], 100 + k, P.info[peer].addr + 4096,
+						P.info[peer].rkey, 1, (uintptr_t)res, P.mr.lkey,
+						DVX_POST_SIGNALED), 0);
+		CHECK_RET(wait_wc(&wc), 0);
+		CHECK(*res == k);
+	}
+	CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
+	CHECK(st.retransmits >= 40);
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	CHECK(*ctr == 40);
+	for (k = 0; k < 40; k++)
+		for (i = 0; i < 64; i++)
+			CHECK(P.data[8192 + 64 * k + i] == (uint8_t)(k + i + peer));
+	return 0;
+}
+
+/* the requester's link goes down: retries exhausted */
+static int do_link_down(const struct opts *o)
+{
+	struct dvx_sim_faults f = { .link_down = 1 };
+	struct dvx_wc wc;
+
+	(void)o;
+	if (P.rank == 0) {
+		dvx_sim_set_faults(P.fab, &f);
+		CHECK_RET(dvx_qp_post_write(&P.qp[1], 1, (uintptr_t)P.data, P.mr.lkey, 64,
+					    P.info[1].addr, P.info[1].rkey, DVX_POST_SIGNALED), 0);
+		CHECK(wait_wc(&wc) < 0);
+		CHECK(wc.syndrome == 0x15);	/* TRANSPORT_RETRY_EXC_ERR */
+	}
+	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
+}
+
+/* rank 1 dies (SIGKILL: no goodbye of any kind); rank 0's QP fails, bounded */
+static int do_dead_peer(const struct opts *o)
+{
+	struct dvx_sim_wire_stats st;
+	struct dvx_wc wc;
+	time_t t0;
+	int k;
+
+	(void)o;
+	if (P.rank == 1) {
+		fflush(NULL);
+		kill(getpid(), SIGKILL);
+	}
+	/* the first requests may land before the death is seen; the QP fails after */
+	t0 = time(NULL);
+	for (k = 0;; k++) {
+		CHECK_RET(dvx_qp_post_write(&P.qp[1], (uint64_t)k, (uintptr_t)P.data, P.mr.lkey, 64,
+					    P.info[1].addr, P.info[1].rkey, DVX_POST_SIGNALED), 0);
+		if (wait_wc(&wc) < 0)
+			break;
+		CHECK(time(NULL) - t0 < WAIT_S);
+	}
+	CHECK(wc.syndrome == 0x15);
+	CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
+	CHECK(st.peers_down == 1);
+	/* rank 1 is gone: no barrier; finish alone (the bootstrap tells of the death) */
+	return 0;
+}
+
+/* answers lost (the responder's drop fault): the requests come again, are answered
+ * again and never executed twice */
+static int do_duplicates(const struct opts *o)
+{
+	struct dvx_sim_faults f = { .drop_every = 2 };
+	struct dvx_sim_wire_stats st;
+	uint64_t *ctr = (uint64_t *)(void *)(P.data + 4096), *res = ctr + 1;
+	struct dvx_wc wc;
+	uint32_t k;
+
+	(void)o;
+	if (P.rank == 1)
+		dvx_sim_set_faults(P.fab, &f);
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	if (P.rank == 0) {
+		for (k = 0; k < 100; k++) {
+			CHECK_RET(dvx_qp_post_fetch_add(&P.qp[1], k, P.info[1].addr + 4096,
+							P.info[1].rkey, 1, (uintptr_t)res,
+							P.mr.lkey, DVX_POST_SIGNALED), 0);
+			CHECK_RET(wait_wc(&wc), 0);
+			CHECK(*res == k);
+		}
+		for (k = 0; k < 20; k++) {
+			memset(P.data + SRC, (int)k, 128);
+			CHECK_RET(dvx_qp_post_write(&P.qp[1], k, (uintptr_t)P.data + SRC, P.mr.lkey,
+						    128, P.info[1].addr + 8192, P.info[1].rkey,
+						    DVX_POST_SIGNALED), 0);
+			CHECK_RET(wait_wc(&wc), 0);
+			CHECK_RET(dvx_qp_post_read(&P.qp[1], k, (uintptr_t)P.data + 16384,
+						   P.mr.lkey, 128, P.info[1].addr + 8192,
+						   P.info[1].rkey, DVX_POST_SIGNALED), 0);
+			CHECK_RET(wait_wc(&wc), 0);
+			CHECK(P.data[16384] == k && P.data[16384 + 127] == k);
+		}
+		CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
+		CHECK(st.retransmits >= 70);
+	}
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	if (P.rank == 1) {
+		CHECK(*ctr == 100);	/* exactly once each */
+		CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
+		CHECK(st.duplicates >= 70);
+	}
+	return 0;
+}
+
+static void test_ops(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .rq = 1 };
+
+	run_ranks(2, do_ops, &o);
+}
+
+static void test_ops_tcp(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .rq = 1, .tcp = 1 };
+
+	run_ranks(2, do_ops, &o);
+}
+
+static void test_too_long(void **state)
+{
+	struct opts o = { .rnr_retry = 7 };
+
+	run_ranks(2, do_too_long, &o);
+}
+
+static void test_bad_rkey(void **state)
+{
+	struct opts o = { .rnr_retry = 7 };
+
+	run_ranks(2, do_bad_rkey, &o);
+}
+
+static void test_rnr_exhausted(void **state)
+{
+	struct opts o = { .rnr_retry = 0, .rq = 1 };
+
+	run_ranks(2, do_rnr_exhausted, &o);
+}
+
+static void test_rnr_wait(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .rq = 1 };
+
+	run_ranks(2, do_rnr_wait, &o);
+}
+
+static void test_drops(void **state)
+{
+	/* 50 ms: a loaded machine may hold an answer up far longer than 2 ms, 8 times */
+	struct opts o = { .rnr_retry = 7, .min_retry_ns = 50000000 };
+
+	run_ranks(2, do_drops, &o);
+}
+
+static void test_link_down(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .min_retry_ns = 2000000 };
+
+	run_ranks(2, do_link_down, &o);
+}
+
+static void test_dead_peer(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .min_retry_ns = 5000000 };
+	struct run run = { do_dead_peer, o };
+
+	/* rank 1 is killed: only rank 0's status counts */
+	snprintf(g_dir, sizeof(g_dir), "/tmp/dvx-wire-XXXXXX");
+	assert_non_null(mkdtemp(g_dir));
+	assert_int_equal(dvx_test_fork_all(2, rank_main, &run), 99);
+	rmdir(g_dir);
+}
+
+static void test_duplicates(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .min_retry_ns = 50000000 };
+
+	run_ranks(2, do_duplicates, &o);
+}
+
+/* the set-up's refusals, and a rank that never comes */
+static void test_setup(void **state)
+{
+	struct dvx_sim_fabric_cfg fc;
+	struct dvx_sim_fabric *fab;
+	struct dvx_sim_wire_cfg wc = { .rank = 0, .nranks = 2 };
+	struct dvx_sim_nic_cfg nc;
+	struct dvx_hal_sock_addr bind, table[2];
+	size_t len, wlen;
+	void *mem, *wmem;
+
+	dvx_sim_fabric_cfg_default(&fc);
+	len = dvx_sim_fabric_size(&fc);
+	mem = calloc(1, len);
+	assert_int_equal(dvx_sim_fabric_init(mem, len, &fc, &fab), 0);
+	wlen = dvx_sim_wire_mem_size(&wc);
+	wmem = malloc(wlen);
+	assert_non_null(wmem);
+	wc.rank = 2;
+	assert_int_equal(dvx_sim_wire_mem_size(&wc), 0);
+	assert_int_equal(dvx_sim_wire_init(fab, &wc, wmem, wlen), -EINVAL);
+	wc.rank = 0;
+	assert_int_equal(dvx_sim_wire_init(fab, &wc, wmem, wlen - 1), -EINVAL);
+	assert_int_equal(dvx_sim_wire_init(NULL, &wc, wmem, wlen), -EINVAL);
+	assert_int_equal(dvx_sim_wire_listen(fab, &bind, &table[0]), -EINVAL);	/* no wire */
+	assert_int_equal(dvx_sim_wire_init(fab, &wc, wmem, wlen), 0);
+	assert_int_equal(dvx_sim_wire_init(fab, &wc, wmem, wlen), -EBUSY);
+	dvx_sim_nic_cfg_default(&nc, 1);
+	assert_int_equal(dvx_sim_wire_add_remote_nic(fab, 0, &nc), -EINVAL);	/* itself */
+	assert_int_equal(dvx_sim_wire_add_remote_nic(fab, 2, &nc), -EINVAL);
+	assert_int_equal(dvx_sim_wire_add_remote_nic(fab, 1, &nc), 0);
+	assert_int_equal(dvx_sim_wire_connect(fab, table, 1000000), -EBUSY);	/* not listening */
+	snprintf(g_dir, sizeof(g_dir), "/tmp/dvx-wire-XXXXXX");
+	assert_non_null(mkdtemp(g_dir));
+	memset(&bind, 0, sizeof(bind));
+	bind.family = DVX_HAL_SOCK_UNIX;
+	snprintf(bind.path, sizeof(bind.path), "%s/w0", g_dir);
+	assert_int_equal(dvx_sim_wire_listen(fab, &bind, &table[0]), 0);
+	assert_int_equal(dvx_sim_wire_listen(fab, &bind, &table[0]), -EBUSY);
+	table[1] = table[0];
+	snprintf(table[1].path, sizeof(table[1].path), "%s/w1", g_dir);
+	/* rank 1 never listens: the connect is tried again until the time-out */
+	assert_int_equal(dvx_sim_wire_connect(fab, table, 100000000), -ETIMEDOUT);
+	assert_int_equal(access(bind.path, F_OK), -1);	/* its socket file is gone */
+	assert_int_equal(dvx_sim_fini(fab), 0);
+	rmdir(g_dir);
+	free(wmem);
+	free(mem);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_setup),
+		cmocka_unit_test(test_ops),
+		cmocka_unit_test(test_ops_tcp),
+		cmocka_unit_test(test_too_long),
+		cmocka_unit_test(test_bad_rkey),
+		cmocka_unit_test(test_rnr_exhausted),
+		cmocka_unit_test(test_rnr_wait),
+		cmocka_unit_test(test_drops),
+		cmocka_unit_test(test_link_down),
+		cmocka_unit_test(test_dead_peer),
+		cmocka_unit_test(test_duplicates),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests_name("sim-wire", tests, NULL, NULL);
+}
