@@ -230,7 +230,8 @@ static void cache_answer(struct dvx_ht_cache *c, int peer)
 	struct ht_hello raw, m;
 	int err;
 
-	err = dvx_bootstrap_recv(&st->bs, peer, DVX_HT_CACHE_TAG, &raw, sizeof(raw), 0);
+	err = dvx_bootstrap_recv(&st->bs, peer, DVX_HT_CACHE_TAG, &raw, sizeof(raw),
+				 HT_BS_TRY_NS);
 	if (err || dvx_ht_hello_decode(&raw, &m) || m.kind != HT_HELLO)
 		return;	/* nothing yet, or not a handshake's opening: dropped */
 	err = (m.mode == DVX_HT_ZC || m.mode == DVX_HT_CB) ? cache_make(c, peer, m.mode, &raw) :
@@ -244,7 +245,7 @@ static void cache_answer(struct dvx_ht_cache *c, int peer)
 	m.version = HT_HELLO_VERSION;
 	m.kind = HT_FAIL;
 	m.err = (int32_t)dvx_le32((uint32_t)err);
-	dvx_bootstrap_send(&st->bs, peer, DVX_HT_CACHE_TAG, &m, sizeof(m), 0);
+	dvx_bootstrap_send(&st->bs, peer, DVX_HT_CACHE_TAG, &m, sizeof(m), HT_BS_TRY_NS);
 }
 
 /* move the handshakes in progress, then answer up to @looks peers */

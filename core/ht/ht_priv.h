@@ -19,6 +19,10 @@
 #define HT_HELLO_MAGIC 0x54485644u	/* "DVHT" */
 #define HT_HELLO_VERSION 1
 #define HT_RING_ALIGN 4096u
+/* the handshake's bootstrap calls: as good as non-blocking, yet long enough for an
+ * adapter that moves bytes only inside its wait (the sockets adapter polls its sockets
+ * there) to send or take a message that is ready */
+#define HT_BS_TRY_NS 1000u
 
 /*
  * wr_id: a request's address with the kind in its low 3 bits (requests are 8-byte

@@ -270,7 +270,7 @@ static int hs_fail(struct dvx_ht_ib_state *st, int err, int tell)
 	if (sent_hello && tell) {
 		hello_make(st, HT_FAIL, err);
 		dvx_bootstrap_send(st->cfg.bs, st->cfg.peer, st->cfg.tag, &st->out_msg,
-				   sizeof(st->out_msg), 0);
+				   sizeof(st->out_msg), HT_BS_TRY_NS);
 	}
 	return err;
 }
@@ -281,7 +281,8 @@ static int hs_recv(struct dvx_ht_ib_state *st, struct ht_hello *m)
 	struct ht_hello raw;
 	int err;
 
-	err = dvx_bootstrap_recv(st->cfg.bs, st->cfg.peer, st->cfg.tag, &raw, sizeof(raw), 0);
+	err = dvx_bootstrap_recv(st->cfg.bs, st->cfg.peer, st->cfg.tag, &raw, sizeof(raw),
+				 HT_BS_TRY_NS);
 	if (dvx_ht_bs_try(err))
 		return 0;
 	if (err == -EMSGSIZE)
@@ -296,7 +297,7 @@ static int hs_recv(struct dvx_ht_ib_state *st, struct ht_hello *m)
 static int hs_send(struct dvx_ht_ib_state *st)
 {
 	int err = dvx_bootstrap_send(st->cfg.bs, st->cfg.peer, st->cfg.tag, &st->out_msg,
-				     sizeof(st->out_msg), 0);
+				     sizeof(st->out_msg), HT_BS_TRY_NS);
 
 	if (dvx_ht_bs_try(err))
 		return 0;

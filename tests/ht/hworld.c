@@ -3,10 +3,13 @@
  * tests/ht/hworld.c - see hworld.h.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <dvx/bootstrap/wire.h>
 
 #include "hworld.h"
 #include "../lib/sim_fab.h"
@@ -28,23 +31,17 @@ static void *hw_alloc(uint64_t len, uint64_t align)
 	return aligned_alloc(align, (len + align - 1) & ~(align - 1));
 }
 
-static int rank_up(struct hw *w, int i, const struct dvx_hal *hal, const char *dev)
+/* rank @i's NIC @name and its two registered buffers */
+static int rank_up_nic(struct hw *w, int i, const struct dvx_hal *hal, const char *name)
 {
 	struct hw_rank *r = &w->r[i];
 	struct dvx_nic_cfg na;
 	struct dvx_mr_attr ma;
-	char name[64];
 	int err;
 
 	memset(&na, 0, sizeof(na));
-	snprintf(name, sizeof(name), "%s", dev ? dev : "");
-	if (!dev)
-		snprintf(name, sizeof(name), "sim_%d", i);
 	na.name = name;
 	err = dvx_nic_open(&r->nic, hal, &na);
-	if (err)
-		return err;
-	err = dvx_bootstrap_thread_init(&r->bs, w->g, i);
 	if (err)
 		return err;
 	r->sbuf = hw_alloc(w->buf_len, 4096);
@@ -62,6 +59,18 @@ static int rank_up(struct hw *w, int i, const struct dvx_hal *hal, const char *d
 	ma.addr = r->rbuf;
 	ma.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE;
 	return dvx_mr_reg(&r->nic, &ma, &r->rmr);
+}
+
+static int rank_up(struct hw *w, int i, const struct dvx_hal *hal, const char *dev)
+{
+	char name[64];
+	int err;
+
+	snprintf(name, sizeof(name), "%s", dev ? dev : "");
+	if (!dev)
+		snprintf(name, sizeof(name), "sim_%d", i);
+	err = dvx_bootstrap_thread_init(&w->r[i].bs, w->g, i);
+	return err ? err : rank_up_nic(w, i, hal, name);
 }
 
 int hw_init(struct hw *w, int n, uint64_t buf_len)
@@ -154,7 +163,10 @@ int hw_fini(struct hw *w)
 	if (w->g)
 		dvx_bootstrap_tgroup_fini(w->g);
 	free(w->bs_mem);
+	if (w->procs && w->fab)
+		dvx_sim_stop(w->fab);
 	err = dvx_test_fabric_fini(w->fab, w->fab_mem, "hworld");
+	free(w->wire_mem);
 	if (err && !first)
 		first = err;
 	memset(w, 0, sizeof(*w));
@@ -171,7 +183,8 @@ int hw_end(struct hw *w, int a, int b, const struct dvx_ht_ib_cfg *cfg)
 	c.nic = &r->nic;
 	c.bs = &r->bs;
 	c.peer = b;
-	c.tag = (uint32_t)(a < b ? a * HW_MAX + b : b * HW_MAX + a);
+	/* one tag per pair unless the caller names one (a pair made again after a fini) */
+	c.tag = cfg->tag ? cfg->tag : (uint32_t)(a < b ? a * HW_MAX + b : b * HW_MAX + a);
 	err = dvx_ht_ib_mem_req(&c, &s, &g, &d);
 	if (err)
 		return err;
@@ -241,6 +254,8 @@ int hw_caches(struct hw *w, const struct dvx_ht_cache_cfg *cfg)
 		struct dvx_ht_cache_cfg c = *cfg;
 		struct dvx_mem_req s, g, d;
 
+		if (r->nic.open != DVX_LIVE)
+			continue;	/* processes: another process's rank */
 		c.bs = &r->bs;
 		c.tmpl.nic = &r->nic;
 		err = dvx_ht_cache_mem_req(&c, &s, &g, &d);
@@ -533,5 +548,219 @@ int hw_xfer2(struct hw *w, int a, int b, uint64_t size, uint64_t chunk, uint32_t
 		err = check_rx(w, a, b, &tx[0], &rx[0], size, salt);
 	if (!err)
 		err = check_rx(w, b, a, &tx[1], &rx[1], size, salt + 1);
+	return err;
+}
+
+/* ---- ranks as processes ------------------------------------------------------------ */
+
+/* the MPI job's first context, started by dvx and finished at exit */
+static struct dvx_bootstrap hw_mpi_root;
+static uint64_t hw_mpi_mem[DVX_BOOTSTRAP_MPI_MEM_SIZE(HW_MAX * 4) / 8];
+static int hw_mpi_up;
+
+static void hw_mpi_exit(void)
+{
+	dvx_bootstrap_fini(&hw_mpi_root);
+}
+
+/* this process's bootstrap: the sockets adapter at @bsaddr as rank w->me, or with
+ * @bsaddr NULL a duplicate of the MPI job's context (w->me set to the job's rank) */
+static int proc_bootstrap(struct hw *w, const char *bsaddr)
+{
+	struct dvx_bootstrap_sock_attr ba;
+	size_t len = dvx_bootstrap_sock_mem_size(w->n, HW_SLOTS, 4096);
+
+	if (!bsaddr) {
+		struct dvx_bootstrap_mpi_attr ma = { .flags = DVX_BOOTSTRAP_MPI_F_INIT };
+		int err = hw_mpi_up ? 0 : dvx_bootstrap_mpi_init(&hw_mpi_root, &ma, hw_mpi_mem,
+								  sizeof(hw_mpi_mem));
+
+		if (err)
+			return err;
+		if (!hw_mpi_up)
+			atexit(hw_mpi_exit);
+		hw_mpi_up = 1;
+		if (dvx_bootstrap_nranks(&hw_mpi_root) != w->n)
+			return -ERANGE;
+		w->me = dvx_bootstrap_rank(&hw_mpi_root);
+		return dvx_bootstrap_dup(&hw_mpi_root, &w->r[w->me].bs);
+	}
+	memset(&ba, 0, sizeof(ba));
+	ba.addr = bsaddr;
+	ba.rank = w->me;
+	ba.nranks = w->n;
+	ba.max_unexpected = HW_SLOTS;
+	ba.slot_bytes = 4096;
+	ba.timeout_ns = 60 * HW_SEC;
+	w->bs_mem = hw_alloc(len, 64);
+	return w->bs_mem ? dvx_bootstrap_sock_init(&w->r[w->me].bs, &ba, w->bs_mem, len) :
+			   -ENOMEM;
+}
+
+int hw_init_proc(struct hw *w, int n, int me, uint64_t buf_len, const char *bsaddr)
+{
+	struct dvx_sim_fabric_cfg fc;
+	struct dvx_sim_nic_cfg nc;
+	struct dvx_bootstrap_wire_attr wa;
+	struct hw_rank *r;
+	size_t fsz, wsz;
+	int err;
+
+	memset(w, 0, sizeof(*w));
+	if (n < 2 || n > HW_MAX)
+		return -EINVAL;
+	w->n = n;
+	w->me = me;
+	w->procs = 1;
+	w->buf_len = buf_len;
+	err = proc_bootstrap(w, bsaddr);
+	if (err)
+		return err;
+	r = &w->r[w->me];
+	/* this process's fabric holds its own NIC; the wire reaches the others' */
+	dvx_sim_fabric_cfg_default(&fc);
+	fc.max_nics = 1;
+	fc.max_qps = 64;
+	fc.max_cqs = 32;
+	fc.max_mrs = 32;
+	fc.max_umems = 32;
+	fsz = dvx_sim_fabric_size(&fc);
+	w->fab_mem = calloc(1, fsz);
+	if (!w->fab_mem)
+		return -ENOMEM;
+	err = dvx_sim_fabric_init(w->fab_mem, fsz, &fc, &w->fab);
+	if (err)
+		return err;
+	dvx_sim_nic_cfg_default(&nc, (unsigned)w->me);
+	if (dvx_sim_add_nic(w->fab, &nc) < 0)
+		return -ENOSPC;
+	memset(&wa, 0, sizeof(wa));
+	wa.fab = w->fab;
+	wsz = dvx_bootstrap_wire_mem_size(n, 0);
+	w->wire_mem = malloc(wsz);
+	if (!w->wire_mem)
+		return -ENOMEM;
+	err = dvx_bootstrap_wire_join(&r->bs, &wa, w->wire_mem, wsz, 60 * HW_SEC);
+	/* a rank blocked in its bootstrap still answers the others' requests */
+	if (!err)
+		err = dvx_sim_start(w->fab);
+	if (!err) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "sim_%d", w->me);
+		err = rank_up_nic(w, w->me, dvx_sim_hal(w->fab), name);
+	}
+	return err;
+}
+
+/* ---- every rank to every other, through the caches --------------------------------- */
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return *s >> 33;
+}
+
+uint32_t hw_pair_mode(int a, int b)
+{
+	return (a + b) % 2 ? DVX_HT_ZC : DVX_HT_CB;
+}
+
+/* rank @me's peers in a random order; for each, its transport and then its handshake,
+ * before the next is asked for */
+static int ask_all(struct hw *w, int me, uint64_t seed, char *why, size_t n)
+{
+	struct hw_rank *r = &w->r[me];
+	uint64_t s = seed * 977 + (uint64_t)me, end;
+	int order[HW_MAX], i, k, err;
+
+	for (i = 0, k = 0; i < w->n; i++)
+		if (i != me)
+			order[k++] = i;
+	for (i = k - 1; i > 0; i--) {
+		int j = (int)(rnd(&s) % (uint64_t)(i + 1)), x = order[i];
+
+		order[i] = order[j];
+		order[j] = x;
+	}
+	for (i = 0; i < k; i++) {
+		struct dvx_ht *t;
+
+		err = dvx_ht_cache_get(&r->cache, order[i], hw_pair_mode(me, order[i]), &t);
+		if (err) {
+			snprintf(why, n, "get(%d): %d%s", order[i], err,
+				 err == -EEXIST ? " (the other mode was cached)" : "");
+			return err;
+		}
+		end = hw_now() + 60 * HW_SEC;
+		while (!dvx_ht_connected(t)) {
+			err = dvx_ht_wait_connected(t, 1000000);
+			if ((err && err != -ETIMEDOUT) || hw_now() > end) {
+				snprintf(why, n, "peer %d: the handshake: %d", order[i],
+					 err ? err : -ETIMEDOUT);
+				return err ? err : -ETIMEDOUT;
+			}
+			sched_yield();
+		}
+	}
+	return 0;
+}
+
+int hw_all_to_all(struct hw *w, int me, uint64_t size, uint64_t seed, char *why, size_t n)
+{
+	struct hw_rank *r = &w->r[me];
+	struct hw_side *sides[2 * HW_MAX], *x;
+	uint64_t end;
+	int i, k = 0, err;
+
+	err = ask_all(w, me, seed, why, n);
+	if (err)
+		return err;
+	x = calloc(2 * HW_MAX, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	/* everyone sends to everyone, and receives from everyone, at once; the receive
+	 * buffer is cut in slices, one per sender */
+	hw_fill(r->sbuf, size, (uint32_t)me);
+	for (i = 0; i < w->n; i++) {
+		struct dvx_ht *t = dvx_ht_cache_lookup(&r->cache, i);
+		uint64_t chunk = hw_pair_mode(me, i) == DVX_HT_ZC ? 32768 : 8192;
+
+		if (i == me)
+			continue;
+		hw_side_init(&x[k], t, 1, r->sbuf, &r->smr, size, chunk, 2, 4);
+		sides[k] = &x[k];
+		k++;
+		hw_side_init(&x[k], t, 0, r->rbuf + (uint64_t)i * size, &r->rmr, size, chunk, 2, 4);
+		sides[k] = &x[k];
+		k++;
+	}
+	end = hw_now() + 120 * HW_SEC;
+	while (!err) {
+		int left = 0, moved = 0;
+
+		for (i = 0; i < k && !err; i++) {
+			err = hw_side_step(sides[i]);
+			moved |= err > 0;
+			err = err < 0 ? err : 0;
+			left += sides[i]->phase != 3;
+		}
+		if (err)
+			snprintf(why, n, "transfer: %d", err);
+		if (err || !left)
+			break;
+		if (hw_now() > end) {
+			snprintf(why, n, "the transfers timed out");
+			err = -ETIMEDOUT;
+		}
+		if (!moved)
+			sched_yield();	/* 2 cores, up to 8 ranks */
+	}
+	for (i = 0; i < w->n && !err; i++)
+		if (i != me && hw_verify(r->rbuf + (uint64_t)i * size, size, (uint32_t)i, NULL)) {
+			snprintf(why, n, "the bytes from %d differ", i);
+			err = -EBADMSG;
+		}
+	free(x);
 	return err;
 }

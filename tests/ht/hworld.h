@@ -32,6 +32,9 @@ struct hw_rank {
 
 struct hw {
 	int n;
+	int me;			/* processes: this process's rank (only r[me] is here) */
+	int procs;		/* the ranks are processes (hw_init_proc()) */
+	void *wire_mem;
 	uint64_t buf_len;
 	void *fab_mem;
 	struct dvx_sim_fabric *fab;
@@ -45,6 +48,20 @@ int hw_init(struct hw *w, int n, uint64_t buf_len);
 /* the same over @hal's devices @devs (NULL @hal: the software NIC, as hw_init()) */
 int hw_init_hal(struct hw *w, int n, uint64_t buf_len, const struct dvx_hal *hal,
 		const char *const *devs);
+
+/* processes: this process is rank @me of @n with its own fabric and NIC, the fabrics
+ * joined by the wire and the software NIC's progress thread running; the bootstrap
+ * the sockets adapter at @bsaddr, or with @bsaddr NULL the MPI job this process is
+ * one rank of (its rank, not @me, is w->me). Only w->r[w->me] is set up. */
+int hw_init_proc(struct hw *w, int n, int me, uint64_t buf_len, const char *bsaddr);
+
+/* rank @me, through its cache (hw_caches()): asks for every peer in a random order
+ * (from @seed) and waits for each handshake before asking for the next, then sends
+ * @size bytes of its send buffer to every peer and receives @size from each into slice
+ * [peer] of its receive buffer, all at once, modes by pair (hw_pair_mode()), every
+ * byte checked. 0, or an error with what failed in @why */
+int hw_all_to_all(struct hw *w, int me, uint64_t size, uint64_t seed, char *why, size_t n);
+uint32_t hw_pair_mode(int a, int b);
 
 /* every transport and cache finished, the NICs closed, the fabric checked empty:
  * 0 or the first error (-EBUSY when the sim still counts objects) */

@@ -32,11 +32,6 @@ static void cfg_of(struct dvx_ht_cache_cfg *c)
 	c->tmpl.cb_slot_bytes = 8192;
 }
 
-static uint32_t pair_mode(int a, int b)
-{
-	return (a + b) % 2 ? DVX_HT_ZC : DVX_HT_CB;
-}
-
 static uint32_t sim_qps(void)
 {
 	struct dvx_sim_stats s;
@@ -192,98 +187,20 @@ struct run {
 struct rank_arg {
 	struct run *run;
 	int rank;
-	struct hw_side tx[HW_MAX], rx[HW_MAX];
 };
-
-static uint64_t rnd(uint64_t *s)
-{
-	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
-	return *s >> 33;
-}
-
-#define RFAIL(...)                                                              \
-	do {                                                                    \
-		snprintf(run->why[me], sizeof(run->why[me]), __VA_ARGS__);      \
-		run->fail[me] = 1;                                              \
-		return NULL;                                                    \
-	} while (0)
 
 static void *rank_main(void *p)
 {
 	struct rank_arg *a = p;
 	struct run *run = a->run;
-	int me = a->rank, n = run->n, order[HW_MAX], i, k, err;
-	struct hw_rank *r = &W.r[me];
-	struct hw_side *tx = a->tx, *rx = a->rx;
-	struct hw_side *sides[2 * HW_MAX];
-	uint64_t s = run->seed * 977 + (uint64_t)me, end;
 	struct dvx_ht_cache_stats st;
+	int me = a->rank;
 
-	/* my peers in a random order; wait for each before asking for the next */
-	for (i = 0, k = 0; i < n; i++)
-		if (i != me)
-			order[k++] = i;
-	for (i = k - 1; i > 0; i--) {
-		int j = (int)(rnd(&s) % (uint64_t)(i + 1)), x = order[i];
-
-		order[i] = order[j];
-		order[j] = x;
+	if (hw_all_to_all(&W, me, SIZE, run->seed, run->why[me], sizeof(run->why[me]))) {
+		run->fail[me] = 1;
+		return NULL;
 	}
-	for (i = 0; i < k; i++) {
-		struct dvx_ht *t;
-
-		err = dvx_ht_cache_get(&r->cache, order[i], pair_mode(me, order[i]), &t);
-		if (err == -EEXIST)
-			RFAIL("peer %d: the other mode was cached", order[i]);
-		if (err)
-			RFAIL("get(%d): %d", order[i], err);
-		end = hw_now() + T_OUT;
-		while (!dvx_ht_connected(t)) {
-			err = dvx_ht_wait_connected(t, 1000000);
-			if (err && err != -ETIMEDOUT)
-				RFAIL("peer %d: handshake %d", order[i], err);
-			if (hw_now() > end)
-				RFAIL("peer %d: never connected", order[i]);
-			sched_yield();
-		}
-	}
-	/* everyone sends to everyone, and receives from everyone, at once */
-	hw_fill(r->sbuf, SIZE, (uint32_t)me);
-	for (i = 0, k = 0; i < n; i++) {
-		struct dvx_ht *t;
-		uint64_t chunk = pair_mode(me, i) == DVX_HT_ZC ? 32768 : 8192;
-
-		if (i == me)
-			continue;
-		t = dvx_ht_cache_lookup(&r->cache, i);
-		hw_side_init(&tx[i], t, 1, r->sbuf, &r->smr, SIZE, chunk, 2, 4);
-		/* the receive buffer is cut in slices, one per sender */
-		hw_side_init(&rx[i], t, 0, r->rbuf + (uint64_t)i * SIZE, &r->rmr, SIZE, chunk, 2, 4);
-		sides[k++] = &tx[i];
-		sides[k++] = &rx[i];
-	}
-	end = hw_now() + T_OUT;
-	for (;;) {
-		int left = 0, moved = 0;
-
-		for (i = 0; i < k; i++) {
-			err = hw_side_step(sides[i]);
-			if (err < 0)
-				RFAIL("transfer: %d", err);
-			moved |= err;
-			left += sides[i]->phase != 3;
-		}
-		if (!left)
-			break;
-		if (hw_now() > end)
-			RFAIL("transfer timed out");
-		if (!moved)
-			sched_yield();	/* 2 cores, up to 8 ranks */
-	}
-	for (i = 0; i < n; i++)
-		if (i != me && hw_verify(r->rbuf + (uint64_t)i * SIZE, SIZE, (uint32_t)i, NULL))
-			RFAIL("the bytes from %d differ", i);
-	dvx_ht_cache_get_stats(&r->cache, &st);
+	dvx_ht_cache_get_stats(&W.r[me].cache, &st);
 	run->answered[me] = (int)st.answered;
 	return NULL;
 }
@@ -292,12 +209,11 @@ static void ranks(int n, uint64_t seed)
 {
 	struct dvx_ht_cache_cfg c;
 	struct run run;
-	static struct rank_arg args[HW_MAX];
+	struct rank_arg args[HW_MAX];
 	pthread_t th[HW_MAX];
 	int i, answered = 0;
 
 	memset(&run, 0, sizeof(run));
-	memset(args, 0, sizeof(args));
 	run.n = n;
 	run.seed = seed;
 	assert_int_equal(hw_init(&W, n, (uint64_t)SIZE * n), 0);

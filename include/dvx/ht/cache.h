@@ -20,7 +20,9 @@
 
 DVX_BEGIN_DECLS
 
-#define DVX_HT_CACHE_TAG 0x48540001u	/* the handshakes' tag in the cache's tag space */
+/* the handshakes' tag in the cache's tag space (small: the MPI adapter carries tags
+ * below 2^23) */
+#define DVX_HT_CACHE_TAG 0x4854u
 
 /**
  * struct dvx_ht_cache_cfg - what a cache is made of.

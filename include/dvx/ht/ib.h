@@ -109,7 +109,8 @@ struct dvx_ht_cb_hooks {
  *		context busy until its transport is progressed again)
  * @peer:	the peer's rank in @bs
  * @tag:	the handshake's bootstrap tag; both ends use the same, and no other
- *		traffic between the two ranks uses it in @bs's tag space
+ *		traffic between the two ranks uses it in @bs's tag space (one the
+ *		adapter carries: the MPI adapter's are below 2^23)
  * @mode:	DVX_HT_ZC or DVX_HT_CB (both ends the same)
  * @nchannels:	channels, 1 ... DVX_HT_MAX_CHANNELS (default 1); both ends the same
  * @sq_depth:	send WQEBBs per channel, a power of two, 16 ... 32768 (default 256)
