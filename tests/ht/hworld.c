@@ -97,7 +97,7 @@ int hw_init_hal(struct hw *w, int n, uint64_t buf_len, const struct dvx_hal *hal
 		fc.max_cqs = 64;
 		fc.max_mrs = 64;
 		fc.max_umems = 64;
-		err = dvx_test_fabric(&fc, n, &w->fab_mem, &w->fab);
+		err = dvx_test_fabric(&fc, 0, n, &w->fab_mem, &w->fab);
 		if (err)
 			return err;
 		hal = dvx_sim_hal(w->fab);
@@ -600,10 +600,9 @@ static int proc_bootstrap(struct hw *w, const char *bsaddr)
 int hw_init_proc(struct hw *w, int n, int me, uint64_t buf_len, const char *bsaddr)
 {
 	struct dvx_sim_fabric_cfg fc;
-	struct dvx_sim_nic_cfg nc;
 	struct dvx_bootstrap_wire_attr wa;
 	struct hw_rank *r;
-	size_t fsz, wsz;
+	size_t wsz;
 	int err;
 
 	memset(w, 0, sizeof(*w));
@@ -619,21 +618,11 @@ int hw_init_proc(struct hw *w, int n, int me, uint64_t buf_len, const char *bsad
 	r = &w->r[w->me];
 	/* this process's fabric holds its own NIC; the wire reaches the others' */
 	dvx_sim_fabric_cfg_default(&fc);
-	fc.max_nics = 1;
 	fc.max_qps = 64;
-	fc.max_cqs = 32;
-	fc.max_mrs = 32;
-	fc.max_umems = 32;
-	fsz = dvx_sim_fabric_size(&fc);
-	w->fab_mem = calloc(1, fsz);
-	if (!w->fab_mem)
-		return -ENOMEM;
-	err = dvx_sim_fabric_init(w->fab_mem, fsz, &fc, &w->fab);
+	fc.max_cqs = fc.max_mrs = fc.max_umems = 32;
+	err = dvx_test_fabric(&fc, w->me, 1, &w->fab_mem, &w->fab);
 	if (err)
 		return err;
-	dvx_sim_nic_cfg_default(&nc, (unsigned)w->me);
-	if (dvx_sim_add_nic(w->fab, &nc) < 0)
-		return -ENOSPC;
 	memset(&wa, 0, sizeof(wa));
 	wa.fab = w->fab;
 	wsz = dvx_bootstrap_wire_mem_size(n, 0);

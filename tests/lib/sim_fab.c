@@ -9,7 +9,7 @@
 
 #include "sim_fab.h"
 
-int dvx_test_fabric(const struct dvx_sim_fabric_cfg *fc, int n, void **mem,
+int dvx_test_fabric(const struct dvx_sim_fabric_cfg *fc, int first, int n, void **mem,
 		    struct dvx_sim_fabric **fab)
 {
 	struct dvx_sim_fabric_cfg c = *fc;
@@ -25,7 +25,7 @@ int dvx_test_fabric(const struct dvx_sim_fabric_cfg *fc, int n, void **mem,
 	for (i = 0; i < n && !err; i++) {
 		struct dvx_sim_nic_cfg nc;
 
-		dvx_sim_nic_cfg_default(&nc, (unsigned)i);
+		dvx_sim_nic_cfg_default(&nc, (unsigned)(first + i));
 		if (dvx_sim_add_nic(*fab, &nc) < 0)
 			err = -ENOSPC;
 	}

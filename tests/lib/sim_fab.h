@@ -8,9 +8,10 @@
 
 #include <dvx/testing/sim.h>
 
-/* @n NICs (dvx_sim_nic_cfg_default(i)) on a fabric of @fc's capacities (max_nics is
- * set to @n), its storage from the heap in *@mem: 0 or a negative errno */
-int dvx_test_fabric(const struct dvx_sim_fabric_cfg *fc, int n, void **mem,
+/* @n NICs (dvx_sim_nic_cfg_default(@first + i): a process of a wire gives its rank)
+ * on a fabric of @fc's capacities (max_nics is set to @n), its storage from the heap in
+ * *@mem: 0 or a negative errno */
+int dvx_test_fabric(const struct dvx_sim_fabric_cfg *fc, int first, int n, void **mem,
 		    struct dvx_sim_fabric **fab);
 
 /* finish the fabric and free its storage: 0; -EBUSY (printed, with @who) when it
