@@ -172,9 +172,10 @@ bench-bins := $(addprefix $(objtree)/bench/,$(bench-y))
 
 LIB := $(objtree)/libdvx.a
 # libdvx-test.a: what users' own test suites link beside libdvx.a (testing/: the
-# ConnectX-7 mock model, fault sweeps; docs/testing.md)
+# ConnectX-7 mock model, fault sweeps, the host transport's interface mock;
+# docs/testing.md)
 TESTLIB := $(objtree)/libdvx-test.a
-testlib-objs := $(addprefix $(objtree)/testing/,cx7.o sweep.o)
+testlib-objs := $(addprefix $(objtree)/testing/,cx7.o sweep.o ht_mock.o)
 # built and installed only with the mock it serves (CONFIG_DVX_MOCK)
 testlib-y := $(if $(filter y,$(CONFIG_DVX_MOCK)),$(TESTLIB) $(objtree)/dvx-test.pc)
 

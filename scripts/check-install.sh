@@ -9,7 +9,8 @@
 # p2p-procs.c (the same between two processes on the software NIC's wire);
 # msg-threads.c (host messaging with the QP sharing pool, two ranks as threads);
 # mock-test.c (a user's cmocka suite against the mock, through
-# dvx-test.pc and libdvx-test.a); gpu-post.c with its kernel gpu-post.cu when CUDA is
+# dvx-test.pc and libdvx-test.a); ht-mock-test.c (a user's cmocka suite of code
+# written against the host transport's interface, on its mock in libdvx-test.a); gpu-post.c with its kernel gpu-post.cu when CUDA is
 # configured and nvcc exists (run; no GPU: exit 77, counted as skipped); then move the installed tree and build again (the .pc
 # files find their prefix from where they lie). Ends with one line: OK or what failed.
 set -eu
@@ -57,6 +58,8 @@ build msg-threads "$ex/msg-threads.c" "$pcdir" dvx
 mock="mock-test against libdvx-test.a"
 if has CONFIG_DVX_MOCK; then
 	build mock-test "$ex/mock-test.c" "$pcdir" dvx-test "" "-lcmocka"
+	build ht-mock-test "$ex/ht-mock-test.c" "$pcdir" dvx-test "" "-lcmocka"
+	mock="$mock and ht-mock-test against its host transport mock"
 else
 	mock="no mock-test (CONFIG_DVX_MOCK=n: no libdvx-test.a)"
 fi

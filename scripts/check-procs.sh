@@ -10,7 +10,10 @@
 #   dvx-loop          the check table as 2 MPI processes (--procs 2 is in tools-loop-test)
 #   soak-test         4 ranks, DVX_SOAK_ROUNDS rounds (default 60) of the soak with its
 #                     faults, as forked processes and as 4 MPI processes
-# make check runs p2p-procs-test only. Without mpirun the MPI runs are skipped (said so).
+#   ht-procs-test     the host transport: a pair and 4 ranks with caches, forked and
+#                     under MPI
+# make check runs p2p-procs-test and ht-procs-test only. Without mpirun the MPI runs are
+# skipped (said so).
 # Ends with "N passed, N failed".
 set -u
 obj=$1
@@ -48,5 +51,6 @@ else
 	echo "SKIP  p2p-test under mpirun: $(scripts/mpirun.sh --check)"
 fi
 run p2p-procs-test "$obj/tests/p2p-procs-test"
+run ht-procs-test "$obj/tests/ht-procs-test"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -3,7 +3,7 @@
 #
 # sanitize.sh [OBJ_PREFIX] - the suite under the sanitizers (TESTING.md, ring 5):
 #   1. every test binary built with AddressSanitizer + UndefinedBehaviorSanitizer,
-#   2. the multi-threaded ones (transport, software NIC end to end, bootstrap
+#   2. the multi-threaded ones (transports, software NIC end to end, bootstrap
 #      threads, the sockets bootstrap's fault sweep) built with ThreadSanitizer.
 # Build folders: OBJ_PREFIX-asan and OBJ_PREFIX-tsan (default build-asan, build-tsan).
 # Each part ends with the test runner's summary; the exit status is non-zero if any
@@ -26,6 +26,7 @@ echo "== ThreadSanitizer: the multi-threaded tests =="
 tsan_tests="mlx5-sq-test p2p-test sim-core-test sim-ctrl-test bootstrap-thread-test soak-test"
 tsan_tests="$tsan_tests bootstrap-sock-fault-test bootstrap-sub-test sim-wire-test"
 tsan_tests="$tsan_tests mp-fdx-test mp-nvl-test mp-nvl-ops-test mp-e2e-test win-test msg-ranks-test"
+tsan_tests="$tsan_tests ht-test ht-cache-test"
 TESTS="$tsan_tests" \
 	make -s O="$pfx-tsan" SAN=thread -j"$jobs" check || rc=1
 exit $rc
