@@ -6,8 +6,9 @@
  * transition and illegal ones refused with the PRM status, the umem/UAR/PD/MR tables
  * (iova 0, dma-buf), refusals of bad ids, offsets and sizes, NICs with missing caps,
  * the doorbell model (strict: a doorbell starts the QP it names up to its index, each
- * mismatch a fault; a shared UAR's rescues; the loose model; BlueFlame; the 16-bit
- * counter wrap), dvx_sim_step() against the progress thread, and the trace.
+ * mismatch a fault; a shared UAR's rescues, also of a QP that rescues alone carry past
+ * the 16-bit wrap; the loose model; BlueFlame; the 16-bit counter wrap), dvx_sim_step()
+ * against the progress thread, and the trace.
  */
 #include <errno.h>
 #include <sched.h>
@@ -1696,6 +1697,79 @@ static void test_doorbell_shared_uar(void **state)
 	live_zero();
 }
 
+/*
+ * A QP that only ever runs through rescues (the P2P lanes' pattern: every counter
+ * operation rings the main QP and then, on the same register, its companion, and a
+ * sim that looks late sees only the companion's doorbell) and then rings alone. Its
+ * doorbell is right: the rescues stood for doorbells the hardware received, so it must
+ * start the QP however far the rescues carried it. The index a doorbell carries is 16
+ * bits, so the sim has to place it; placed from the last doorbell seen (which the
+ * rescues left behind), a QP rescued for more than 32768 WQEBBs had its doorbell taken
+ * for one from the past: a BACKWARDS fault that started nothing, the QP idle with its
+ * record ahead and its poster waiting for ever (p2p-bench --procs 2 --iters 1000).
+ */
+static void test_doorbell_rescued_far(void **state)
+{
+	struct dvx_sim_stats st;
+	struct qpx a, b;
+	uint32_t i, ia, ib;
+	struct env e;
+
+	(void)state;
+	assert_int_equal(add_default(0), 0);
+	env_open(&e, "sim_0", DVX_UAR_NC_DEDICATED);
+	qpx_make(&e, &a, 0, &e.uar);
+	qpx_make(&e, &b, 1, &e.uar);			/* the companion shares the page */
+
+	/* 2100 x 32 WQEBBs of A (past two 16-bit wraps), each time rung and then
+	 * overwritten by B's doorbell before the sim looks: A runs only by rescue */
+	for (i = 0; i < 2100; i++) {
+		ia = post_nops(&a, 32);
+		dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
+		ib = post_nops(&b, 1);
+		dvx_mlx5_sq_ring_db(&b.sq, &b.sqc, b.sqc.resv);
+		assert_int_equal(dvx_sim_step(fab), 33);
+		reap(&a, ia);
+		reap(&b, ib);
+	}
+	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
+	assert_int_equal(st.db_rescued, 2100);
+	assert_int_equal(st.db_faults, 0);
+
+	/* A's own doorbell, alone on the register: it runs, no fault */
+	ia = post_nops(&a, 32);
+	dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
+	assert_int_equal(dvx_sim_step(fab), 32);
+	faults_are(0, 0, 0, 0);
+	reap(&a, ia);
+
+	/* a doorbell of A still on its way when a rescue read A's newer record (A wrote
+	 * record 1, B rang, the sim consumed B's doorbell, A wrote its register for 1 and
+	 * its record 2, the sim read A's record): it arrives late and is no fault */
+	ia = post_nops(&a, 2);
+	set_rec(&a, (uint32_t)a.sqc.resv);
+	ib = post_nops(&b, 1);
+	dvx_mlx5_sq_ring_db(&b.sq, &b.sqc, b.sqc.resv);
+	assert_int_equal(dvx_sim_step(fab), 3);
+	reap(&a, ia);
+	reap(&b, ib);
+	ring_raw(&e.uar, (uint32_t)a.sqc.resv - 1, a.qpn);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	ring_raw(&e.uar, (uint32_t)a.sqc.resv, a.qpn);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	a.sqc.db_pi = a.sqc.resv;
+	faults_are(0, 0, 0, 0);
+	/* and one behind the last doorbell seen is still a fault */
+	ring_raw(&e.uar, (uint32_t)a.sqc.resv - 1, a.qpn);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	faults_are(1, DVX_SIM_DBF_BACKWARDS, a.qpn, (uint16_t)(a.sqc.resv - 1));
+
+	qpx_destroy(&e, &a);
+	qpx_destroy(&e, &b);
+	env_close(&e);
+	live_zero();
+}
+
 /* the loose model (dvx_sim_set_db_mode()): any write to a page re-reads every record of
  * the page; the doorbell's index is not used and a stray write is only counted */
 static void test_doorbell_loose(void **state)
@@ -1919,6 +1993,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_strict, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_shared_uar, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_doorbell_rescued_far, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_loose, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_fini, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_blueflame, setup, teardown),
