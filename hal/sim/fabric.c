@@ -533,11 +533,22 @@ static uint32_t db_near(uint32_t base, uint16_t idx16)
 }
 
 /*
- * Strict model: the doorbell @raw (memory order) for @qp. Bytes 1-2 carry a WQEBB
- * index, bytes 4-6 the QPN, byte 7 the ds of a control segment (prm 3.2): 0 in the
- * {BE32(pi << 8), BE32(qpn << 8)} doorbell, whose index is the producer index; not 0
- * when the bytes are a control segment (a BlueFlame copy, or rdma-core's doorbell),
+ * The index up to which the doorbell @raw (memory order) runs its QP. Bytes 1-2 carry
+ * a WQEBB index, bytes 4-6 the QPN, byte 7 the ds of a control segment (prm 3.2): 0 in
+ * the {BE32(pi << 8), BE32(qpn << 8)} doorbell, whose index is the producer index; not
+ * 0 when the bytes are a control segment (a BlueFlame copy, or rdma-core's doorbell),
  * whose index is the WQE's own, so the doorbell covers it and ends after it.
+ */
+static uint16_t db_index(uint64_t raw)
+{
+	const uint8_t *b = (const uint8_t *)&raw;
+	uint32_t ds = b[7] & 0x3fu;
+
+	return (uint16_t)((b[1] << 8 | b[2]) + (ds ? (ds + 3u) >> 2 : 0));
+}
+
+/*
+ * Strict model: the doorbell @raw for @qp.
  *
  * The 16-bit index is placed by the record: the record lies between what the NIC may
  * run (sq_db) and a ring beyond what it ran, so its free-running value is certain, and
@@ -548,12 +559,9 @@ static uint32_t db_near(uint32_t base, uint16_t idx16)
 static void db_strict(struct sim_fabric *fab, struct sim_nic *nic, struct sim_uar *u,
 		      struct sim_qp *qp, uint64_t raw)
 {
-	const uint8_t *b = (const uint8_t *)&raw;
-	uint32_t ds = b[7] & 0x3fu, nw = 1u << qp->log_sq_size, pi, rec;
-	uint16_t idx = (uint16_t)(b[1] << 8 | b[2]), r, ahead;
+	uint32_t nw = 1u << qp->log_sq_size, pi, rec;
+	uint16_t idx = db_index(raw), r, ahead;
 
-	if (ds)
-		idx = (uint16_t)(idx + ((ds + 3u) >> 2));
 	if (qp->state == SIM_QPS_RST)
 		return;		/* a QP in RST ignores doorbells */
 	if (sq_record(fab, qp, &r))
@@ -618,45 +626,63 @@ static void db_rescue(struct sim_fabric *fab, struct sim_nic *nic, struct sim_ua
 	fab->db_rescued++;
 }
 
-/* consume the register(s) of one UAR page; true if any was written */
+/* the QPN a doorbell names: bytes 4-7 are BE32(qpn << 8 | ds) in both conventions
+ * (prm 3.2) */
+static uint32_t db_qpn(uint64_t raw)
+{
+	return dvx_get_be32((const uint8_t *)&raw + 4) >> 8;
+}
+
+/*
+ * Consume the register(s) of one UAR page; true if any was written. A BlueFlame page
+ * has two, which a poster's doorbells alternate: three of one QP before the loop looks
+ * leave the third in the first register and the second in the other, so two that name
+ * the same QP are taken in the order of their indexes, the order hardware received
+ * them in (a right poster's doorbells only grow); read register by register, the third
+ * came first and the second was refused as backwards.
+ */
 static bool uar_consume(struct sim_fabric *fab, struct sim_nic *nic, struct sim_uar *u,
 			uint32_t *named, unsigned *nnamed)
 {
 	uint32_t off[2] = { u->reg_off, u->reg_off + DVX_SIM_BF_HALF };
-	unsigned i, nreg = u->type == DVX_UAR_BF ? 2 : 1;
-	bool rung = false;
+	unsigned i, n = 0, nreg = u->type == DVX_UAR_BF ? 2 : 1;
+	uint64_t v[2];
 
 	*nnamed = 0;
 	for (i = 0; i < nreg; i++) {
 		uint64_t *reg = (uint64_t *)(void *)(u->page + off[i]);
-		struct sim_qp *qp;
-		uint32_t qpn;
-		uint64_t v;
 
 		/* read first: an idle poll must not write the writers' cache line */
 		if (!__atomic_load_n(reg, __ATOMIC_RELAXED))
 			continue;
-		v = __atomic_exchange_n(reg, 0, __ATOMIC_ACQ_REL);
-		if (!v)
-			continue;
-		rung = true;
-		u->last = v;
+		v[n] = __atomic_exchange_n(reg, 0, __ATOMIC_ACQ_REL);
+		n += v[n] != 0;
+	}
+	if (n == 2 && db_qpn(v[0]) == db_qpn(v[1]) &&
+	    (uint16_t)(db_index(v[0]) - db_index(v[1])) - 1u < 0x8000u) {
+		uint64_t t = v[0];
+
+		v[0] = v[1];
+		v[1] = t;
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t qpn = db_qpn(v[i]);
+		struct sim_qp *qp = dvx_sim_qp_find(nic, qpn);
+
+		u->last = v[i];
 		fab->doorbells++;
-		/* bytes 4-7: BE32(qpn << 8 | ds) in both conventions (prm 3.2) */
-		qpn = dvx_get_be32((const uint8_t *)&v + 4) >> 8;
-		qp = dvx_sim_qp_find(nic, qpn);
 		if (!qp || qp->uar_page != u->page_id) {
 			fab->db_stray++;
 			if (fab->db_mode == DVX_SIM_DB_STRICT)
-				db_fault(fab, nic, u, DVX_SIM_DBF_QPN, qpn, 0, NULL, v);
+				db_fault(fab, nic, u, DVX_SIM_DBF_QPN, qpn, 0, NULL, v[i]);
 			continue;
 		}
 		if (fab->db_mode == DVX_SIM_DB_STRICT) {
-			db_strict(fab, nic, u, qp, v);
+			db_strict(fab, nic, u, qp, v[i]);
 			named[(*nnamed)++] = qpn;
 		}
 	}
-	return rung;
+	return n != 0;
 }
 
 static void scan_doorbells(struct sim_fabric *fab)

@@ -1862,6 +1862,33 @@ static void test_doorbell_blueflame(void **state)
 	assert_int_equal(st.doorbells, 12);
 	assert_int_equal(st.db_rescued, 0);
 	assert_int_equal(st.db_faults, 0);
+	/* three doorbells of A before the sim looks: the third overwrote the first in one
+	 * half and the second waits in the other; hardware received them in order, so no
+	 * fault (read half by half, the third came first and the second was refused as
+	 * backwards), and all three WQEs run */
+	ia0 = (uint32_t)a.sqc.resv;
+	for (i = 0; i < 3; i++) {
+		post_nops(&a, 1);
+		dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
+	}
+	assert_int_equal(dvx_sim_step(fab), 3);
+	faults_are(0, 0, 0, 0);
+	for (i = 0; i < 3; i++)
+		reap(&a, ia0 + i);
+	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
+	assert_int_equal(st.doorbells, 14);
+	/* a wrong one in the same shape is still caught: 2 after 3 in one half */
+	ia = post_nops(&a, 2);
+	set_rec(&a, (uint32_t)a.sqc.resv);
+	__atomic_store_n((uint64_t *)(void *)((uint8_t *)bf.reg_addr + a.sqc.bf_offset),
+			 dvx_mlx5_sq_db_value((uint32_t)a.sqc.resv, a.qpn), __ATOMIC_RELEASE);
+	assert_int_equal(dvx_sim_step(fab), 2);
+	reap(&a, ia);
+	__atomic_store_n((uint64_t *)(void *)((uint8_t *)bf.reg_addr + a.sqc.bf_offset),
+			 dvx_mlx5_sq_db_value((uint32_t)a.sqc.resv - 1, a.qpn), __ATOMIC_RELEASE);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	faults_are(1, DVX_SIM_DBF_BACKWARDS, a.qpn, (uint16_t)(a.sqc.resv - 1));
+	a.sqc.db_pi = a.sqc.resv;
 	qpx_destroy(&e, &a);
 	qpx_destroy(&e, &b);
 	assert_int_equal(dvx_hal_uar_free(&e.dev, &bf), 0);
