@@ -1139,7 +1139,8 @@ static void test_soak(void **state)
 	world_cfg_default(&wc);
 	wc.nranks = s->nranks;
 	wc.slot_bytes = s->max_msgs * s->span;
-	wc.nslots = s->max_msgs;	/* counter words (peer, message) */
+	/* counter words (peer, message); signal words: data (slot 0) and ready (slot 1) */
+	wc.nslots = s->max_msgs > S_SIG_READY ? s->max_msgs : S_SIG_READY + 1;
 	wc.qps_per_nic = s->nlanes;
 	wc.sq_depth = 32u << rrange(&g, 0, 3);		/* 32 .. 256: rings wrap */
 	wc.comp_depth = 8u << rrange(&g, 0, 2);		/* 8 .. 32 */
