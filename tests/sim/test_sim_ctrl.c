@@ -1476,6 +1476,48 @@ static void faults_are(int n, uint32_t kind, uint32_t qpn, uint32_t index)
 	}
 }
 
+/* NIC 0 open with two QPs, A and B, on its default UAR page: one register for both */
+static void pair_open(struct env *e, struct qpx *a, struct qpx *b)
+{
+	assert_int_equal(add_default(0), 0);
+	env_open(e, "sim_0", DVX_UAR_NC_DEDICATED);
+	qpx_make(e, a, 0, &e->uar);
+	qpx_make(e, b, 1, &e->uar);
+}
+
+static void pair_close(struct env *e, struct qpx *a, struct qpx *b)
+{
+	qpx_destroy(e, a);
+	qpx_destroy(e, b);
+	env_close(e);
+	live_zero();
+}
+
+/* @na WQEs of A rung, then @nb of B rung on the same register before the sim looks: one
+ * step runs both (B by its doorbell, A rescued), their CQEs reaped */
+static void ring_both(struct qpx *a, unsigned na, struct qpx *b, unsigned nb)
+{
+	uint32_t ia, ib;
+
+	ia = post_nops(a, na);
+	dvx_mlx5_sq_ring_db(&a->sq, &a->sqc, a->sqc.resv);
+	ib = post_nops(b, nb);
+	dvx_mlx5_sq_ring_db(&b->sq, &b->sqc, b->sqc.resv);
+	assert_int_equal(dvx_sim_step(fab), na + nb);
+	reap(a, ia);
+	reap(b, ib);
+}
+
+/* the fabric's rescues and doorbell faults so far */
+static void rescues_are(uint64_t rescued, uint64_t faults)
+{
+	struct dvx_sim_stats st;
+
+	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
+	assert_int_equal(st.db_rescued, rescued);
+	assert_int_equal(st.db_faults, faults);
+}
+
 /* the strict model with one register per QP: a doorbell starts the QP it names, up to
  * the index it carries, and nothing else; every mismatch is a fault that starts nothing */
 static void test_doorbell_strict(void **state)
@@ -1636,19 +1678,10 @@ static void test_doorbell_shared_uar(void **state)
 	struct env e;
 
 	(void)state;
-	assert_int_equal(add_default(0), 0);
-	env_open(&e, "sim_0", DVX_UAR_NC_DEDICATED);
-	qpx_make(&e, &a, 0, &e.uar);
-	qpx_make(&e, &b, 1, &e.uar);			/* the companion shares the page */
+	pair_open(&e, &a, &b);			/* the companion shares the page */
 
 	/* A rings, then B rings the same register before the sim looks: both run */
-	ia = post_nops(&a, 3);
-	dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
-	ib = post_nops(&b, 2);
-	dvx_mlx5_sq_ring_db(&b.sq, &b.sqc, b.sqc.resv);
-	assert_int_equal(dvx_sim_step(fab), 5);
-	reap(&a, ia);
-	reap(&b, ib);
+	ring_both(&a, 3, &b, 2);
 	cq_empty(&a);
 	cq_empty(&b);
 	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
@@ -1677,9 +1710,7 @@ static void test_doorbell_shared_uar(void **state)
 	assert_int_equal(dvx_sim_step(fab), 2);
 	reap(&a, ia);
 	reap(&b, ib);
-	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
-	assert_int_equal(st.db_rescued, 2);
-	assert_int_equal(st.db_faults, 0);
+	rescues_are(2, 0);
 
 	/* a stray write to the page starts nothing (it names no QP of the page) */
 	ib = post_nops(&b, 1);
@@ -1691,10 +1722,7 @@ static void test_doorbell_shared_uar(void **state)
 	assert_int_equal(dvx_sim_step(fab), 1);
 	reap(&b, ib);
 
-	qpx_destroy(&e, &a);
-	qpx_destroy(&e, &b);
-	env_close(&e);
-	live_zero();
+	pair_close(&e, &a, &b);
 }
 
 /*
@@ -1710,31 +1738,18 @@ static void test_doorbell_shared_uar(void **state)
  */
 static void test_doorbell_rescued_far(void **state)
 {
-	struct dvx_sim_stats st;
 	struct qpx a, b;
 	uint32_t i, ia, ib;
 	struct env e;
 
 	(void)state;
-	assert_int_equal(add_default(0), 0);
-	env_open(&e, "sim_0", DVX_UAR_NC_DEDICATED);
-	qpx_make(&e, &a, 0, &e.uar);
-	qpx_make(&e, &b, 1, &e.uar);			/* the companion shares the page */
+	pair_open(&e, &a, &b);			/* the companion shares the page */
 
 	/* 2100 x 32 WQEBBs of A (past two 16-bit wraps), each time rung and then
 	 * overwritten by B's doorbell before the sim looks: A runs only by rescue */
-	for (i = 0; i < 2100; i++) {
-		ia = post_nops(&a, 32);
-		dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
-		ib = post_nops(&b, 1);
-		dvx_mlx5_sq_ring_db(&b.sq, &b.sqc, b.sqc.resv);
-		assert_int_equal(dvx_sim_step(fab), 33);
-		reap(&a, ia);
-		reap(&b, ib);
-	}
-	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
-	assert_int_equal(st.db_rescued, 2100);
-	assert_int_equal(st.db_faults, 0);
+	for (i = 0; i < 2100; i++)
+		ring_both(&a, 32, &b, 1);
+	rescues_are(2100, 0);
 
 	/* A's own doorbell, alone on the register: it runs, no fault */
 	ia = post_nops(&a, 32);
@@ -1764,10 +1779,7 @@ static void test_doorbell_rescued_far(void **state)
 	assert_int_equal(dvx_sim_step(fab), 0);
 	faults_are(1, DVX_SIM_DBF_BACKWARDS, a.qpn, (uint16_t)(a.sqc.resv - 1));
 
-	qpx_destroy(&e, &a);
-	qpx_destroy(&e, &b);
-	env_close(&e);
-	live_zero();
+	pair_close(&e, &a, &b);
 }
 
 /* the loose model (dvx_sim_set_db_mode()): any write to a page re-reads every record of
@@ -1783,10 +1795,7 @@ static void test_doorbell_loose(void **state)
 	assert_int_equal(dvx_sim_set_db_mode(fab, 2), -EINVAL);
 	assert_int_equal(dvx_sim_set_db_mode(NULL, DVX_SIM_DB_LOOSE), -EINVAL);
 	assert_int_equal(dvx_sim_set_db_mode(fab, DVX_SIM_DB_LOOSE), 0);
-	assert_int_equal(add_default(0), 0);
-	env_open(&e, "sim_0", DVX_UAR_NC_DEDICATED);
-	qpx_make(&e, &a, 0, &e.uar);
-	qpx_make(&e, &b, 1, &e.uar);
+	pair_open(&e, &a, &b);
 	ib = post_nops(&b, 3);
 	set_rec(&b, 3);
 	ring_raw(&e.uar, 1, 0xabcdef);			/* stray, index 1 */
@@ -1798,10 +1807,7 @@ static void test_doorbell_loose(void **state)
 	assert_int_equal(st.db_rescued, 0);
 	faults_are(0, 0, 0, 0);
 	assert_int_equal(dvx_sim_set_db_mode(fab, DVX_SIM_DB_STRICT), 0);
-	qpx_destroy(&e, &a);
-	qpx_destroy(&e, &b);
-	env_close(&e);
-	live_zero();
+	pair_close(&e, &a, &b);
 }
 
 /* a fault nobody took makes dvx_sim_fini() say so */
