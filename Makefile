@@ -13,7 +13,8 @@
 #   make sanitize             the suite under ASan+UBSan, the threaded tests under TSan
 #   make check-procs          the P2P transport's suites and the soak with ranks as
 #                             processes on the software NIC's wire: forked and under
-#                             mpirun with 4 and 8 (scripts/check-procs.sh)
+#                             mpirun with 4 and 8, the soak ending with a rank killed
+#                             (scripts/check-procs.sh)
 #   make soak                 the long soak: SOAK_OPS (10^7) operations with random faults,
 #                             8 ranks, strict, overlapping faults (tests/soak, SOAK_SEED=)
 #   make fuzz                 coverage-guided libFuzzer harnesses (tests/fuzz/lf/, clang,

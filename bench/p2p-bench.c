@@ -880,6 +880,23 @@ struct pinfo {
 	uint32_t have_comp;
 };
 
+/*
+ * The software NIC's strict doorbell model refuses a wrong doorbell and starts nothing
+ * (docs/sim.md), so a run would show only a timeout: say what was refused, and fail.
+ */
+static void pb_db_check(struct rank *r)
+{
+	struct dvx_sim_db_fault f;
+	int n;
+
+	if (!B.fab || (n = dvx_sim_db_faults(B.fab, &f)) <= 0)
+		return;
+	fprintf(stderr, "p2p-bench: the software NIC refused %d doorbell(s); the first: kind %u, "
+		"qpn 0x%x, index %u, record %u, last %u\n", n, f.kind, f.qpn, f.index, f.record,
+		f.last);
+	pb_fail(r, -EPROTO, "doorbells refused by the software NIC");
+}
+
 /* one rank in this process, its bootstrap up: its fabric and the wire (software NIC),
  * its objects, the reference QP connected across, the benchmark */
 static int proc_rank(int me, struct dvx_bootstrap *bs)
@@ -960,6 +977,8 @@ static int proc_rank(int me, struct dvx_bootstrap *bs)
 out:
 	if (B.fab)
 		dvx_sim_stop(B.fab);
+	pb_db_check(r);
+	rc = rc ? rc : B.failed;
 	teardown_nics();
 	if (B.fab)
 		dvx_sim_fini(B.fab);
@@ -1247,6 +1266,7 @@ int main(int argc, char **argv)
 		pthread_join(B.r[i].thread, NULL);
 	if (B.fab)
 		dvx_sim_stop(B.fab);
+	pb_db_check(NULL);
 grp:
 	dvx_bootstrap_tgroup_fini(B.grp);
 nics:

@@ -524,46 +524,65 @@ static void db_fault(struct sim_fabric *fab, const struct sim_nic *nic, const st
 	}
 }
 
-/* @idx16 as a free-running index at or after @base (the 16 bits hardware sees) */
-static uint32_t db_extend(uint32_t base, uint16_t idx16)
+/* @idx16 as the free-running index nearest @base, a tie going forward */
+static uint32_t db_near(uint32_t base, uint16_t idx16)
 {
-	return base + (uint16_t)(idx16 - (uint16_t)base);
+	uint16_t d = (uint16_t)(idx16 - (uint16_t)base);
+
+	return d <= 0x8000u ? base + d : base - (uint16_t)((uint16_t)base - idx16);
 }
 
 /*
- * Strict model: the doorbell @raw (memory order) for @qp. Bytes 1-2 carry a WQEBB
- * index, bytes 4-6 the QPN, byte 7 the ds of a control segment (prm 3.2): 0 in the
- * {BE32(pi << 8), BE32(qpn << 8)} doorbell, whose index is the producer index; not 0
- * when the bytes are a control segment (a BlueFlame copy, or rdma-core's doorbell),
+ * The index up to which the doorbell @raw (memory order) runs its QP. Bytes 1-2 carry
+ * a WQEBB index, bytes 4-6 the QPN, byte 7 the ds of a control segment (prm 3.2): 0 in
+ * the {BE32(pi << 8), BE32(qpn << 8)} doorbell, whose index is the producer index; not
+ * 0 when the bytes are a control segment (a BlueFlame copy, or rdma-core's doorbell),
  * whose index is the WQE's own, so the doorbell covers it and ends after it.
+ */
+static uint16_t db_index(uint64_t raw)
+{
+	const uint8_t *b = (const uint8_t *)&raw;
+	uint32_t ds = b[7] & 0x3fu;
+
+	return (uint16_t)((b[1] << 8 | b[2]) + (ds ? (ds + 3u) >> 2 : 0));
+}
+
+/*
+ * Strict model: the doorbell @raw for @qp.
+ *
+ * The 16-bit index is placed by the record: the record lies between what the NIC may
+ * run (sq_db) and a ring beyond what it ran, so its free-running value is certain, and
+ * a right doorbell lies at or behind it and at or after the last one (db_last). Placed
+ * from db_last, as it once was, a right doorbell after rescues had carried the QP half
+ * the 16-bit space further read as one from the past and started nothing.
  */
 static void db_strict(struct sim_fabric *fab, struct sim_nic *nic, struct sim_uar *u,
 		      struct sim_qp *qp, uint64_t raw)
 {
-	const uint8_t *b = (const uint8_t *)&raw;
-	uint32_t ds = b[7] & 0x3fu, nw = 1u << qp->log_sq_size, pi, rec;
-	uint16_t idx = (uint16_t)(b[1] << 8 | b[2]), r;
+	uint32_t nw = 1u << qp->log_sq_size, pi, rec;
+	uint16_t idx = db_index(raw), r, ahead;
 
-	if (ds)
-		idx = (uint16_t)(idx + ((ds + 3u) >> 2));
 	if (qp->state == SIM_QPS_RST)
 		return;		/* a QP in RST ignores doorbells */
-	/* behind the last doorbell: more than half the 16-bit space ahead (rings are at
-	 * most 2^15 WQEBBs) */
-	if ((uint16_t)(idx - (uint16_t)qp->db_last) > 0x8000u) {
-		db_fault(fab, nic, u, DVX_SIM_DBF_BACKWARDS, qp->qpn, idx, qp, raw);
-		return;
-	}
 	if (sq_record(fab, qp, &r))
 		return;		/* the record could not be read (counted as a DMA error) */
-	pi = db_extend(qp->db_last, idx);
-	rec = db_extend(qp->db_last, r);
-	if ((int32_t)(pi - qp->sq_db) > 0 && pi - qp->sq_ci > nw) {
-		db_fault(fab, nic, u, DVX_SIM_DBF_RANGE, qp->qpn, idx, qp, raw);
+	rec = db_near(qp->sq_db, r);
+	pi = rec - (uint16_t)(r - idx);
+	if ((int32_t)(pi - qp->db_last) < 0) {
+		/* not between the last doorbell and the record: beyond the record or
+		 * behind the last doorbell, whichever is nearer */
+		ahead = (uint16_t)(idx - r);
+		if (!ahead || ahead >= (uint16_t)((uint16_t)qp->db_last - idx)) {
+			db_fault(fab, nic, u, DVX_SIM_DBF_BACKWARDS, qp->qpn, idx, qp, raw);
+			return;
+		}
+		pi = rec + ahead;
+		db_fault(fab, nic, u, (int32_t)(pi - qp->sq_db) > 0 && pi - qp->sq_ci > nw ?
+			 DVX_SIM_DBF_RANGE : DVX_SIM_DBF_BEYOND_DBR, qp->qpn, idx, qp, raw);
 		return;
 	}
-	if ((int32_t)(pi - rec) > 0) {
-		db_fault(fab, nic, u, DVX_SIM_DBF_BEYOND_DBR, qp->qpn, idx, qp, raw);
+	if ((int32_t)(pi - qp->sq_db) > 0 && pi - qp->sq_ci > nw) {
+		db_fault(fab, nic, u, DVX_SIM_DBF_RANGE, qp->qpn, idx, qp, raw);
 		return;
 	}
 	qp->db_last = pi;
@@ -578,6 +597,11 @@ static void db_strict(struct sim_fabric *fab, struct sim_nic *nic, struct sim_ua
  * page, has its record ahead of what the NIC may run. Its own doorbell may have been
  * overwritten in the one-word register before the loop read it (hardware receives
  * every write), so it runs up to its record, counted as a rescue.
+ *
+ * It stands for doorbells, so db_last follows, but only to sq_db as it was: a doorbell
+ * of @qp written after the register was consumed carries at least the record of that
+ * moment, so at least sq_db, yet may be behind the record read now (its poster wrote
+ * its register, then its next record, in between) and is no fault when it comes.
  */
 static void db_rescue(struct sim_fabric *fab, struct sim_nic *nic, struct sim_uar *u,
 		      struct sim_qp *qp)
@@ -595,50 +619,70 @@ static void db_rescue(struct sim_fabric *fab, struct sim_nic *nic, struct sim_ua
 		db_fault(fab, nic, u, DVX_SIM_DBF_RANGE, qp->qpn, r, qp, 0);
 		return;
 	}
+	if ((int32_t)(qp->sq_db - qp->db_last) > 0)
+		qp->db_last = qp->sq_db;
 	qp->sq_db = rec;
 	fab->dbr_updates++;
 	fab->db_rescued++;
 }
 
-/* consume the register(s) of one UAR page; true if any was written */
+/* the QPN a doorbell names: bytes 4-7 are BE32(qpn << 8 | ds) in both conventions
+ * (prm 3.2) */
+static uint32_t db_qpn(uint64_t raw)
+{
+	return dvx_get_be32((const uint8_t *)&raw + 4) >> 8;
+}
+
+/*
+ * Consume the register(s) of one UAR page; true if any was written. A BlueFlame page
+ * has two, which a poster's doorbells alternate: three of one QP before the loop looks
+ * leave the third in the first register and the second in the other, so two that name
+ * the same QP are taken in the order of their indexes, the order hardware received
+ * them in (a right poster's doorbells only grow); read register by register, the third
+ * came first and the second was refused as backwards.
+ */
 static bool uar_consume(struct sim_fabric *fab, struct sim_nic *nic, struct sim_uar *u,
 			uint32_t *named, unsigned *nnamed)
 {
 	uint32_t off[2] = { u->reg_off, u->reg_off + DVX_SIM_BF_HALF };
-	unsigned i, nreg = u->type == DVX_UAR_BF ? 2 : 1;
-	bool rung = false;
+	unsigned i, n = 0, nreg = u->type == DVX_UAR_BF ? 2 : 1;
+	uint64_t v[2];
 
 	*nnamed = 0;
 	for (i = 0; i < nreg; i++) {
 		uint64_t *reg = (uint64_t *)(void *)(u->page + off[i]);
-		struct sim_qp *qp;
-		uint32_t qpn;
-		uint64_t v;
 
 		/* read first: an idle poll must not write the writers' cache line */
 		if (!__atomic_load_n(reg, __ATOMIC_RELAXED))
 			continue;
-		v = __atomic_exchange_n(reg, 0, __ATOMIC_ACQ_REL);
-		if (!v)
-			continue;
-		rung = true;
-		u->last = v;
+		v[n] = __atomic_exchange_n(reg, 0, __ATOMIC_ACQ_REL);
+		n += v[n] != 0;
+	}
+	if (n == 2 && db_qpn(v[0]) == db_qpn(v[1]) &&
+	    (uint16_t)(db_index(v[0]) - db_index(v[1])) - 1u < 0x8000u) {
+		uint64_t t = v[0];
+
+		v[0] = v[1];
+		v[1] = t;
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t qpn = db_qpn(v[i]);
+		struct sim_qp *qp = dvx_sim_qp_find(nic, qpn);
+
+		u->last = v[i];
 		fab->doorbells++;
-		/* bytes 4-7: BE32(qpn << 8 | ds) in both conventions (prm 3.2) */
-		qpn = dvx_get_be32((const uint8_t *)&v + 4) >> 8;
-		qp = dvx_sim_qp_find(nic, qpn);
 		if (!qp || qp->uar_page != u->page_id) {
 			fab->db_stray++;
 			if (fab->db_mode == DVX_SIM_DB_STRICT)
-				db_fault(fab, nic, u, DVX_SIM_DBF_QPN, qpn, 0, NULL, v);
+				db_fault(fab, nic, u, DVX_SIM_DBF_QPN, qpn, 0, NULL, v[i]);
 			continue;
 		}
 		if (fab->db_mode == DVX_SIM_DB_STRICT) {
-			db_strict(fab, nic, u, qp, v);
+			db_strict(fab, nic, u, qp, v[i]);
 			named[(*nnamed)++] = qpn;
 		}
 	}
-	return rung;
+	return n != 0;
 }
 
 static void scan_doorbells(struct sim_fabric *fab)

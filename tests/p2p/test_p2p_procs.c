@@ -12,7 +12,11 @@
  *    with retry exhausted (-EHOSTUNREACH), both ends recover the lane, traffic again;
  *  - a killed process: 4 ranks, rank 3 killed with SIGKILL after a first round; every
  *    survivor's put to it fails with retry exhausted within the bounded retries (never
- *    a hang) and the survivors go on around a ring of three.
+ *    a hang) and the survivors go on around a ring of three;
+ *  - the soak, short: tests/soak's binary as 4 forked ranks, SOAK_KILL_ROUNDS rounds with
+ *    its seeded faults, then its last phase: a rank killed, every survivor's lanes to
+ *    it failed, one more round among the survivors checked (`make check-procs` runs 60
+ *    rounds, and under mpirun too).
  * And the same group as 4 MPI processes (scripts/mpirun.sh, with the launcher's recovery
  * from a dead process turned on for the killed one), when mpirun is here: that case
  * launches this binary with --rank, whose processes run the group themselves (their
@@ -38,6 +42,8 @@
  * cores beside other work can leave a request unanswered for tens of milliseconds, so
  * not much less than the wire's default; a dead peer is found within 8 of them */
 #define RETRY_NS (100 * W_MS)
+/* the short soak's rounds: the seed's first ones have every kind of fault (about 5 s) */
+#define SOAK_KILL_ROUNDS 6
 
 struct ring_arg {
 	uint64_t len;
@@ -273,6 +279,51 @@ static int log_failed(const char *path)
 	return bad || passed < 3;	/* every survivor's summary */
 }
 
+/*
+ * The soak (tests/soak) as 4 forked ranks, short, with its kill at the end: its binary,
+ * soak-test, sits beside this one. It checks itself; here its exit status, cmocka's line
+ * and the three survivors' lines decide. Its output goes to a log, shown when it fails.
+ */
+static void test_soak_kill_4(void **s)
+{
+	char self[PATH_MAX], log[64], cmd[3 * PATH_MAX + 256], line[512], *slash;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int rc, fd, passed = 0, survivors = 0;
+	FILE *f;
+
+	(void)s;
+	assert_true(n > 0);
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	assert_non_null(slash);
+	*slash = 0;
+	snprintf(log, sizeof(log), "/tmp/dvx-soak-kill-XXXXXX");
+	fd = mkstemp(log);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "DVX_WORLD_PROCS=1 DVX_SOAK_RANKS=4 DVX_SOAK_ROUNDS=%d "
+		 "DVX_SOAK_KILL=1 '%s/soak-test' > %s 2>&1", SOAK_KILL_ROUNDS, self, log);
+	fflush(stdout);
+	rc = system(cmd);
+	f = fopen(log, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		passed += !strncmp(line, "[  PASSED  ] 1 test", 19);
+		survivors += strstr(line, "killed after round") != NULL;
+	}
+	if (f)
+		fclose(f);
+	if (rc || passed != 1 || survivors != 3) {
+		print_error("soak: exit %d, %d passed, %d survivors reported\n", rc, passed,
+			    survivors);
+		snprintf(cmd, sizeof(cmd), "tail -n 60 %s", log);
+		if (system(cmd))
+			print_error("(no log)\n");
+		rc = rc ? rc : -1;
+	}
+	unlink(log);
+	assert_int_equal(rc, 0);
+}
+
 /* the same group as 4 MPI processes; their output in a log, shown when one fails */
 static void test_mpi_4(void **s)
 {
@@ -311,7 +362,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_ring_4),
 		cmocka_unit_test(test_faults_2),
 		cmocka_unit_test(test_victim_4),
+		cmocka_unit_test(test_soak_kill_4),
 		cmocka_unit_test(test_mpi_4),
+	};
+	const struct CMUnitTest forked[] = {
+		cmocka_unit_test(test_ring_4),
+		cmocka_unit_test(test_faults_2),
+		cmocka_unit_test(test_victim_4),
+		cmocka_unit_test(test_soak_kill_4),
 	};
 	char cmd[PATH_MAX + 32];
 
@@ -323,7 +381,7 @@ int main(int argc, char **argv)
 	 * where the adapter refuses NULL with -EINVAL): the forked cases only */
 	if (system(cmd) != 0 || dvx_bootstrap_mpi_init(NULL, NULL, NULL, 0) == -ENOSYS) {
 		print_message("no MPI here: the forked cases only\n");
-		return cmocka_run_group_tests_name("p2p-procs", rank_tests, NULL, NULL);
+		return cmocka_run_group_tests_name("p2p-procs", forked, NULL, NULL);
 	}
 	return cmocka_run_group_tests_name("p2p-procs", tests, NULL, NULL);
 }

@@ -6,8 +6,9 @@
  * transition and illegal ones refused with the PRM status, the umem/UAR/PD/MR tables
  * (iova 0, dma-buf), refusals of bad ids, offsets and sizes, NICs with missing caps,
  * the doorbell model (strict: a doorbell starts the QP it names up to its index, each
- * mismatch a fault; a shared UAR's rescues; the loose model; BlueFlame; the 16-bit
- * counter wrap), dvx_sim_step() against the progress thread, and the trace.
+ * mismatch a fault; a shared UAR's rescues, also of a QP that rescues alone carry past
+ * the 16-bit wrap; the loose model; BlueFlame; the 16-bit counter wrap), dvx_sim_step()
+ * against the progress thread, and the trace.
  */
 #include <errno.h>
 #include <sched.h>
@@ -1475,6 +1476,48 @@ static void faults_are(int n, uint32_t kind, uint32_t qpn, uint32_t index)
 	}
 }
 
+/* NIC 0 open with two QPs, A and B, on its default UAR page: one register for both */
+static void pair_open(struct env *e, struct qpx *a, struct qpx *b)
+{
+	assert_int_equal(add_default(0), 0);
+	env_open(e, "sim_0", DVX_UAR_NC_DEDICATED);
+	qpx_make(e, a, 0, &e->uar);
+	qpx_make(e, b, 1, &e->uar);
+}
+
+static void pair_close(struct env *e, struct qpx *a, struct qpx *b)
+{
+	qpx_destroy(e, a);
+	qpx_destroy(e, b);
+	env_close(e);
+	live_zero();
+}
+
+/* @na WQEs of A rung, then @nb of B rung on the same register before the sim looks: one
+ * step runs both (B by its doorbell, A rescued), their CQEs reaped */
+static void ring_both(struct qpx *a, unsigned na, struct qpx *b, unsigned nb)
+{
+	uint32_t ia, ib;
+
+	ia = post_nops(a, na);
+	dvx_mlx5_sq_ring_db(&a->sq, &a->sqc, a->sqc.resv);
+	ib = post_nops(b, nb);
+	dvx_mlx5_sq_ring_db(&b->sq, &b->sqc, b->sqc.resv);
+	assert_int_equal(dvx_sim_step(fab), na + nb);
+	reap(a, ia);
+	reap(b, ib);
+}
+
+/* the fabric's rescues and doorbell faults so far */
+static void rescues_are(uint64_t rescued, uint64_t faults)
+{
+	struct dvx_sim_stats st;
+
+	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
+	assert_int_equal(st.db_rescued, rescued);
+	assert_int_equal(st.db_faults, faults);
+}
+
 /* the strict model with one register per QP: a doorbell starts the QP it names, up to
  * the index it carries, and nothing else; every mismatch is a fault that starts nothing */
 static void test_doorbell_strict(void **state)
@@ -1635,19 +1678,10 @@ static void test_doorbell_shared_uar(void **state)
 	struct env e;
 
 	(void)state;
-	assert_int_equal(add_default(0), 0);
-	env_open(&e, "sim_0", DVX_UAR_NC_DEDICATED);
-	qpx_make(&e, &a, 0, &e.uar);
-	qpx_make(&e, &b, 1, &e.uar);			/* the companion shares the page */
+	pair_open(&e, &a, &b);			/* the companion shares the page */
 
 	/* A rings, then B rings the same register before the sim looks: both run */
-	ia = post_nops(&a, 3);
-	dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
-	ib = post_nops(&b, 2);
-	dvx_mlx5_sq_ring_db(&b.sq, &b.sqc, b.sqc.resv);
-	assert_int_equal(dvx_sim_step(fab), 5);
-	reap(&a, ia);
-	reap(&b, ib);
+	ring_both(&a, 3, &b, 2);
 	cq_empty(&a);
 	cq_empty(&b);
 	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
@@ -1676,9 +1710,7 @@ static void test_doorbell_shared_uar(void **state)
 	assert_int_equal(dvx_sim_step(fab), 2);
 	reap(&a, ia);
 	reap(&b, ib);
-	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
-	assert_int_equal(st.db_rescued, 2);
-	assert_int_equal(st.db_faults, 0);
+	rescues_are(2, 0);
 
 	/* a stray write to the page starts nothing (it names no QP of the page) */
 	ib = post_nops(&b, 1);
@@ -1690,10 +1722,64 @@ static void test_doorbell_shared_uar(void **state)
 	assert_int_equal(dvx_sim_step(fab), 1);
 	reap(&b, ib);
 
-	qpx_destroy(&e, &a);
-	qpx_destroy(&e, &b);
-	env_close(&e);
-	live_zero();
+	pair_close(&e, &a, &b);
+}
+
+/*
+ * A QP that only ever runs through rescues (the P2P lanes' pattern: every counter
+ * operation rings the main QP and then, on the same register, its companion, and a
+ * sim that looks late sees only the companion's doorbell) and then rings alone. Its
+ * doorbell is right: the rescues stood for doorbells the hardware received, so it must
+ * start the QP however far the rescues carried it. The index a doorbell carries is 16
+ * bits, so the sim has to place it; placed from the last doorbell seen (which the
+ * rescues left behind), a QP rescued for more than 32768 WQEBBs had its doorbell taken
+ * for one from the past: a BACKWARDS fault that started nothing, the QP idle with its
+ * record ahead and its poster waiting for ever (p2p-bench --procs 2 --iters 1000).
+ */
+static void test_doorbell_rescued_far(void **state)
+{
+	struct qpx a, b;
+	uint32_t i, ia, ib;
+	struct env e;
+
+	(void)state;
+	pair_open(&e, &a, &b);			/* the companion shares the page */
+
+	/* 2100 x 32 WQEBBs of A (past two 16-bit wraps), each time rung and then
+	 * overwritten by B's doorbell before the sim looks: A runs only by rescue */
+	for (i = 0; i < 2100; i++)
+		ring_both(&a, 32, &b, 1);
+	rescues_are(2100, 0);
+
+	/* A's own doorbell, alone on the register: it runs, no fault */
+	ia = post_nops(&a, 32);
+	dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
+	assert_int_equal(dvx_sim_step(fab), 32);
+	faults_are(0, 0, 0, 0);
+	reap(&a, ia);
+
+	/* a doorbell of A still on its way when a rescue read A's newer record (A wrote
+	 * record 1, B rang, the sim consumed B's doorbell, A wrote its register for 1 and
+	 * its record 2, the sim read A's record): it arrives late and is no fault */
+	ia = post_nops(&a, 2);
+	set_rec(&a, (uint32_t)a.sqc.resv);
+	ib = post_nops(&b, 1);
+	dvx_mlx5_sq_ring_db(&b.sq, &b.sqc, b.sqc.resv);
+	assert_int_equal(dvx_sim_step(fab), 3);
+	reap(&a, ia);
+	reap(&b, ib);
+	ring_raw(&e.uar, (uint32_t)a.sqc.resv - 1, a.qpn);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	ring_raw(&e.uar, (uint32_t)a.sqc.resv, a.qpn);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	a.sqc.db_pi = a.sqc.resv;
+	faults_are(0, 0, 0, 0);
+	/* and one behind the last doorbell seen is still a fault */
+	ring_raw(&e.uar, (uint32_t)a.sqc.resv - 1, a.qpn);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	faults_are(1, DVX_SIM_DBF_BACKWARDS, a.qpn, (uint16_t)(a.sqc.resv - 1));
+
+	pair_close(&e, &a, &b);
 }
 
 /* the loose model (dvx_sim_set_db_mode()): any write to a page re-reads every record of
@@ -1709,10 +1795,7 @@ static void test_doorbell_loose(void **state)
 	assert_int_equal(dvx_sim_set_db_mode(fab, 2), -EINVAL);
 	assert_int_equal(dvx_sim_set_db_mode(NULL, DVX_SIM_DB_LOOSE), -EINVAL);
 	assert_int_equal(dvx_sim_set_db_mode(fab, DVX_SIM_DB_LOOSE), 0);
-	assert_int_equal(add_default(0), 0);
-	env_open(&e, "sim_0", DVX_UAR_NC_DEDICATED);
-	qpx_make(&e, &a, 0, &e.uar);
-	qpx_make(&e, &b, 1, &e.uar);
+	pair_open(&e, &a, &b);
 	ib = post_nops(&b, 3);
 	set_rec(&b, 3);
 	ring_raw(&e.uar, 1, 0xabcdef);			/* stray, index 1 */
@@ -1724,10 +1807,7 @@ static void test_doorbell_loose(void **state)
 	assert_int_equal(st.db_rescued, 0);
 	faults_are(0, 0, 0, 0);
 	assert_int_equal(dvx_sim_set_db_mode(fab, DVX_SIM_DB_STRICT), 0);
-	qpx_destroy(&e, &a);
-	qpx_destroy(&e, &b);
-	env_close(&e);
-	live_zero();
+	pair_close(&e, &a, &b);
 }
 
 /* a fault nobody took makes dvx_sim_fini() say so */
@@ -1788,6 +1868,33 @@ static void test_doorbell_blueflame(void **state)
 	assert_int_equal(st.doorbells, 12);
 	assert_int_equal(st.db_rescued, 0);
 	assert_int_equal(st.db_faults, 0);
+	/* three doorbells of A before the sim looks: the third overwrote the first in one
+	 * half and the second waits in the other; hardware received them in order, so no
+	 * fault (read half by half, the third came first and the second was refused as
+	 * backwards), and all three WQEs run */
+	ia0 = (uint32_t)a.sqc.resv;
+	for (i = 0; i < 3; i++) {
+		post_nops(&a, 1);
+		dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
+	}
+	assert_int_equal(dvx_sim_step(fab), 3);
+	faults_are(0, 0, 0, 0);
+	for (i = 0; i < 3; i++)
+		reap(&a, ia0 + i);
+	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
+	assert_int_equal(st.doorbells, 14);
+	/* a wrong one in the same shape is still caught: 2 after 3 in one half */
+	ia = post_nops(&a, 2);
+	set_rec(&a, (uint32_t)a.sqc.resv);
+	__atomic_store_n((uint64_t *)(void *)((uint8_t *)bf.reg_addr + a.sqc.bf_offset),
+			 dvx_mlx5_sq_db_value((uint32_t)a.sqc.resv, a.qpn), __ATOMIC_RELEASE);
+	assert_int_equal(dvx_sim_step(fab), 2);
+	reap(&a, ia);
+	__atomic_store_n((uint64_t *)(void *)((uint8_t *)bf.reg_addr + a.sqc.bf_offset),
+			 dvx_mlx5_sq_db_value((uint32_t)a.sqc.resv - 1, a.qpn), __ATOMIC_RELEASE);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	faults_are(1, DVX_SIM_DBF_BACKWARDS, a.qpn, (uint16_t)(a.sqc.resv - 1));
+	a.sqc.db_pi = a.sqc.resv;
 	qpx_destroy(&e, &a);
 	qpx_destroy(&e, &b);
 	assert_int_equal(dvx_hal_uar_free(&e.dev, &bf), 0);
@@ -1919,6 +2026,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_strict, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_shared_uar, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_doorbell_rescued_far, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_loose, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_fini, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_blueflame, setup, teardown),

@@ -41,19 +41,25 @@
  * DVX_SOAK_RANKS (2-8; default 3 or 4 from the seed), DVX_SOAK_LANES (1-8; default
  * 2-4 from the seed), DVX_SOAK_MSGS (messages per peer and round, 1-64, default 4),
  * DVX_SOAK_MAXLEN (largest payload, 8 B - 256 KiB, the default), DVX_SOAK_STRICT and
- * DVX_SOAK_OVERLAP (both 1 by default; see recover_agreed()). `make soak` is the long
- * run: 10^7 operations, 8 ranks, 64 messages of <= 4 KiB. As processes (forked with
+ * DVX_SOAK_OVERLAP (both 1 by default; see recover_agreed()), DVX_SOAK_KILL (as
+ * processes, 1 by default: the last phase below). `make soak` is the long run: 10^7
+ * operations, 8 ranks, 64 messages of <= 4 KiB. As processes (forked with
  * DVX_WORLD_PROCS=1, or under mpirun; 'make check-procs') every rank sets the faults on its
  * own fabric, the port that goes down is its rank's, and the accounting is allgathered
  * and checked in every process (gather()); a timed run's operation count is then rank
- * 0's own. Every wait is bounded; a
- * timeout is a failure (a hang). An operation is a posting call that returned 0 (a
+ * 0's own. Then one rank, drawn from the seed and never rank 0, dies by SIGKILL: every
+ * survivor's lanes to it must fail with retry exhausted, its lanes to the others stay
+ * healthy and carry one more round, checked, among the survivors alone (kill_phase();
+ * under mpirun the launcher's recovery mode, DVX_MPI_RECOVERY=1). Every wait is bounded;
+ * a timeout is a failure (a hang). An operation is a posting call that returned 0 (a
  * put_signal is one; the WQEs the software NIC executed are printed beside).
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../lib/dvx_test.h"
 #include "../lib/p2p_world.h"
@@ -71,6 +77,8 @@
 #define S_MAX_TRIES 6				/* a round that fails more often: a bug */
 #define S_LANE_BITS 8				/* bad-lane mask: bit peer * 8 + lane */
 #define T_WAIT (20 * W_SEC)			/* every wait: a generous bound */
+#define S_TAG_KILL 0x534bu			/* bootstrap tag: a survivor is past the last
+						 * collective (kill_phase()) */
 #ifndef S_DROP_MIN
 #define S_DROP_MIN 2				/* drop_every range (pick_fault()) */
 #define S_DROP_MAX 32
@@ -256,6 +264,7 @@ struct soak {
 	uint64_t min_ops;		/* DVX_SOAK_OPS: with no rounds, run at least this many */
 	int strict;			/* DVX_SOAK_STRICT: no second recovery pass */
 	int overlap;			/* DVX_SOAK_OVERLAP: no meeting after recovery */
+	int victim;			/* as processes: the rank killed at the end, -1 none */
 	int nranks;
 	uint32_t nlanes;
 	uint32_t max_msgs;		/* DVX_SOAK_MSGS: 1 .. S_MAX_MSGS per peer and round */
@@ -816,8 +825,9 @@ static int wait_final(struct ctx *c, int p, uint32_t i, struct sent *sd)
 	return 0;
 }
 
-/* receiver: the data words and messages of (round, attempt); @ok: the attempt stood */
-static int check_received(struct ctx *c, uint32_t round, uint32_t attempt, int ok)
+/* receiver: the data words and messages of (round, attempt) from every sender but
+ * @skip (-1: none); @ok: the attempt stood */
+static int check_received(struct ctx *c, uint32_t round, uint32_t attempt, int ok, int skip)
 {
 	struct wrank *r = c->r;
 	int n = r->w->cfg.nranks, s;
@@ -828,7 +838,7 @@ static int check_received(struct ctx *c, uint32_t round, uint32_t attempt, int o
 		uint64_t sigoff = wsig_off(r, s, S_SIG_DATA), mask, v;
 		const char *why;
 
-		if (s == r->rank)
+		if (s == r->rank || s == skip)
 			continue;
 		make_plan(c->s, s, r->rank, round, &pl);
 		mask = pl.n >= 64 ? ~0ull : (1ull << pl.n) - 1;
@@ -877,15 +887,16 @@ static int check_received(struct ctx *c, uint32_t round, uint32_t attempt, int o
 	return 0;
 }
 
-/* sender: counter words exactly 1 per counter operation (at most 1 after a failure) */
-static int check_counters(struct ctx *c, const struct sent *sd, int ok)
+/* sender: counter words exactly 1 per counter operation (at most 1 after a failure),
+ * for every peer but @skip (-1: none) */
+static int check_counters(struct ctx *c, const struct sent *sd, int ok, int skip)
 {
 	struct wrank *r = c->r;
 	int n = r->w->cfg.nranks, p;
 	uint32_t i;
 
 	for (p = 0; p < n; p++) {
-		if (p == r->rank)
+		if (p == r->rank || p == skip)
 			continue;
 		for (i = 0; i < c->s->max_msgs; i++) {
 			uint64_t off = wsig_off(r, p, i);
@@ -910,28 +921,31 @@ static int check_counters(struct ctx *c, const struct sent *sd, int ok)
 	return 0;
 }
 
-/* the data phase: 1 the attempt stood, 0 failed (recovered), -1 test failed */
-static int phase_data(struct ctx *c, uint32_t round, uint32_t tries, int stop, struct sent *sd)
+/* the plan of (round, attempt) to every peer but @skip (-1: none), its messages filled */
+static void plan_all(struct ctx *c, uint32_t round, uint32_t tries, struct sent *sd, int skip)
 {
 	struct wrank *r = c->r;
-	int n = r->w->cfg.nranks, k, p, any;
+	int n = r->w->cfg.nranks, p;
 	uint32_t i;
 
-	memset(&c->mine, 0, sizeof(c->mine));
 	memset(sd, 0, sizeof(*sd) * W_MAX_RANKS);
 	for (p = 0; p < n; p++) {
-		if (p == r->rank)
+		if (p == r->rank || p == skip)
 			continue;
 		make_plan(c->s, r->rank, p, round, &sd[p].pl);
 		for (i = 0; i < sd[p].pl.n; i++)
 			fill_msg(r, c->s, p, round, tries, i, &sd[p].pl.m[i]);
 	}
-	apply_fault(c, round, tries, 1);
-	k = dvx_bootstrap_barrier(&r->bs, T_WAIT);
-	if (k) {
-		wfail(r, __LINE__, k, "barrier = %d", k);
-		return -1;
-	}
+}
+
+/* post what @sd plans (a peer left out has an empty plan), then wait for all of it:
+ * 0, or -1 when the test failed */
+static int send_all(struct ctx *c, struct sent *sd)
+{
+	struct wrank *r = c->r;
+	int n = r->w->cfg.nranks, k, p;
+	uint32_t i;
+
 	/* peers in a rotating order, so not everyone hits rank 0 first */
 	for (k = 1; k < n; k++) {
 		p = (r->rank + k) % n;
@@ -955,18 +969,142 @@ static int phase_data(struct ctx *c, uint32_t round, uint32_t tries, int stop, s
 			if (wait_final(c, p, i, &sd[p]))
 				return -1;
 	}
+	return 0;
+}
+
+/* the data phase: 1 the attempt stood, 0 failed (recovered), -1 test failed */
+static int phase_data(struct ctx *c, uint32_t round, uint32_t tries, int stop, struct sent *sd)
+{
+	struct wrank *r = c->r;
+	int k, any;
+
+	memset(&c->mine, 0, sizeof(c->mine));
+	plan_all(c, round, tries, sd, -1);
+	apply_fault(c, round, tries, 1);
+	k = dvx_bootstrap_barrier(&r->bs, T_WAIT);
+	if (k) {
+		wfail(r, __LINE__, k, "barrier = %d", k);
+		return -1;
+	}
+	if (send_all(c, sd))
+		return -1;
 	any = exchange_status(c, stop);
 	if (any < 0)
 		return -1;
 	if (any && recover_agreed(c))
 		return -1;
 	/* quiet: everything posted completed or was flushed by a recovery */
-	if (check_received(c, round, tries, !any) || check_counters(c, sd, !any))
+	if (check_received(c, round, tries, !any, -1) || check_counters(c, sd, !any, -1))
 		return -1;
 	return !any;
 }
 
 static void gather(struct wrank *r, struct soak *s);
+
+/*
+ * The last phase as processes (DVX_SOAK_KILL, on by default there): rank s->victim,
+ * drawn from the seed and never rank 0 (it keeps the run's accounting), dies by
+ * SIGKILL after the last round and the gather. Every survivor must see each of its
+ * lanes to it fail with retry exhausted, within the bounds of its waits (running out
+ * of one is a hang), its lanes to the other survivors still healthy, and one more
+ * round among the survivors verified message by message, signal word by signal word and
+ * counter by counter. After the death only the transport is used: the bootstrap's
+ * collectives fail (sockets) or may wait for ever (MPI) with a member gone. The
+ * survivors end without the world's closing flush and barrier, each with its own
+ * verdict (cfg.victim).
+ */
+static void kill_phase(struct ctx *c, uint32_t round, struct sent *sd)
+{
+	struct wrank *r = c->r;
+	int n = r->w->cfg.nranks, v = c->s->victim, p, e, others = 0;
+	struct dvx_p2p_ticket tk[S_LANE_BITS], done[W_MAX_RANKS];
+	struct rank_stats *gathered = c->st, last;
+	struct dvx_p2p_lane_health h;
+	uint8_t pending[S_LANE_BITS];
+	uint32_t l, failed = 0;
+	uint64_t t0, dt;
+	char b[200];
+
+	r->alone = 1;
+	if (r->rank == v) {
+		/* a collective that a rank leaves by dying fails on the others: die only
+		 * once every survivor is past the last one */
+		for (p = 0; p < n; p++)
+			if (p != v)
+				W_OK(r, dvx_bootstrap_recv(&r->bs, p, S_TAG_KILL, NULL, 0, T_WAIT));
+		fflush(NULL);
+		kill(getpid(), SIGKILL);
+		W_CHECK(r, 0, "SIGKILL did not end rank %d", v);
+	}
+	W_OK(r, dvx_bootstrap_send(&r->bs, v, S_TAG_KILL, NULL, 0, T_WAIT));
+	t0 = now_ns();
+	/* its end of the wire closes with it: a put on each lane is lost, sent again,
+	 * and fails; the first ones may still find it alive (it dies once every survivor
+	 * got this far), so a lane whose put completed gets another */
+	memset(pending, 1, sizeof(pending));
+	while (failed < r->t.nlanes) {
+		W_CHECK(r, now_ns() - t0 < T_WAIT, "the killed rank %d still answers after %llu s",
+			v, (unsigned long long)(T_WAIT / W_SEC));
+		for (l = 0; l < r->t.nlanes; l++)
+			if (pending[l])
+				W_OK(r, dvx_p2p_put(&r->t, v, l, &r->data_l, wsend_off(r, v),
+						    &r->data_r[v], wrecv_off(r, r->rank), 64, T_WAIT,
+						    &tk[l]));
+		for (l = 0; l < r->t.nlanes; l++) {
+			if (!pending[l])
+				continue;
+			e = dvx_p2p_wait_local(&r->t, &tk[l], T_WAIT, NULL);
+			if (!e)
+				continue;
+			W_CHECK(r, e == -EHOSTUNREACH, "put to the killed rank %d on lane %u: %d%s",
+				v, l, e, e == -ETIMEDOUT ? " (a hang)" : "");
+			pending[l] = 0;
+			failed++;
+		}
+	}
+	dt = now_ns() - t0;
+	for (l = 0; l < r->t.nlanes; l++) {
+		W_OK(r, dvx_p2p_lane_health(&r->t, v, l, &h));
+		W_CHECK(r, h.state == DVX_P2P_Q_FAILED && h.err == -EHOSTUNREACH,
+			"lane (%d, %u) to the killed rank: %s", v, l, lane_str(c, v, l, b, sizeof(b)));
+	}
+	for (p = 0; p < n; p++)
+		for (l = 0; l < r->t.nlanes && p != r->rank && p != v; l++)
+			W_CHECK(r, !lane_bad(c, p, l), "lane (%d, %u) between survivors: %s", p, l,
+				lane_str(c, p, l, b, sizeof(b)));
+
+	/* one more round among the survivors: no fault, no error, every message exact
+	 * (counted apart: the accounting all ranks gathered stays as they agreed it) */
+	memset(&c->mine, 0, sizeof(c->mine));
+	memset(&last, 0, sizeof(last));
+	c->st = &last;
+	plan_all(c, round, 0, sd, v);
+	e = send_all(c, sd) || check_received(c, round, 0, 1, v) || check_counters(c, sd, 1, v);
+	c->st = gathered;
+	if (e)
+		return;
+	W_CHECK(r, !c->mine.errors, "%u error returns between survivors", c->mine.errors);
+
+	/* the end: nobody leaves while a survivor still posts to it (its last signals
+	 * are here, and mine completed) */
+	for (p = 0; p < n; p++)
+		if (p != r->rank && p != v)
+			W_OK(r, dvx_p2p_signal(&r->t, p, 0, &r->sig_r[p],
+					       wsig_off(r, r->rank, S_SIG_READY), 1, 0, T_WAIT,
+					       &done[p]));
+	for (p = 0; p < n; p++)
+		if (p != r->rank && p != v) {
+			W_OK(r, dvx_p2p_wait_local(&r->t, &done[p], T_WAIT, NULL));
+			W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, p, S_SIG_READY),
+						    DVX_CMP_GE, 1, T_WAIT, NULL));
+			others++;
+		}
+	printf("soak: rank %d: rank %d killed after round %u, its %u lanes to it failed (retry "
+	       "exhausted) within %.2f s of this rank letting it die; one more round with the "
+	       "%d other survivors: %llu messages verified\n", r->rank, v, round, r->t.nlanes,
+	       (double)dt / 1e9, others, (unsigned long long)last.msgs_ok);
+	fflush(stdout);
+}
 
 static void body_soak(struct wrank *r)
 {
@@ -1035,6 +1173,8 @@ static void body_soak(struct wrank *r)
 	}
 	if (r->w->procs)
 		gather(r, s);
+	if (s->victim >= 0 && !r->fail_line)
+		kill_phase(&c, round, sd);
 }
 
 /* what rank 0 alone writes, for the others when the ranks are processes */
@@ -1139,7 +1279,8 @@ static void test_soak(void **state)
 	world_cfg_default(&wc);
 	wc.nranks = s->nranks;
 	wc.slot_bytes = s->max_msgs * s->span;
-	wc.nslots = s->max_msgs;	/* counter words (peer, message) */
+	/* counter words (peer, message); signal words: data (slot 0) and ready (slot 1) */
+	wc.nslots = s->max_msgs > S_SIG_READY ? s->max_msgs : S_SIG_READY + 1;
 	wc.qps_per_nic = s->nlanes;
 	wc.sq_depth = 32u << rrange(&g, 0, 3);		/* 32 .. 256: rings wrap */
 	wc.comp_depth = 8u << rrange(&g, 0, 2);		/* 8 .. 32 */
@@ -1148,15 +1289,25 @@ static void test_soak(void **state)
 	wc.progress_thread = rrange(&g, 0, 3) != 0;	/* else the ranks step the sim */
 	/* as processes: a lost request costs this; a port or link down exhausts 8 of them */
 	wc.wire_retry_ns = 100 * W_MS;
+	s->victim = -1;
+	if (world_mode(&wc) != WORLD_THREADS && env_u64("DVX_SOAK_KILL", 1)) {
+		struct rng gk = rseed(s->seed, 5, 0, 0, 0);
+
+		s->victim = (int)rrange(&gk, 1, (uint64_t)s->nranks - 1);
+		wc.victim = s->victim + 1;
+	}
 
 	printf("soak: seed %#llx, %d ranks, %u lanes per peer, sq %u, companion %u%s%s, "
-	       "%s, up to %u messages of %u B per peer and round, %s %llu\n",
+	       "%s, up to %u messages of %u B per peer and round, %s %llu",
 	       (unsigned long long)s->seed, s->nranks, s->nlanes, wc.sq_depth, wc.comp_depth,
 	       wc.local_pair ? ", partner companions" : "",
 	       wc.progress_thread ? "" : ", stepped sim",
 	       s->overlap ? "strict, overlapping" : s->strict ? "strict" : "second passes allowed",
 	       s->max_msgs, s->max_len, s->rounds ? "rounds" : s->min_ops ? "operations" : "seconds",
 	       (unsigned long long)(s->rounds ? s->rounds : s->min_ops ? s->min_ops : s->seconds));
+	if (s->victim >= 0)
+		printf(", then rank %d killed", s->victim);
+	printf("\n");
 	fflush(stdout);
 	t0 = now_ns();
 	s->start_ns = t0;
@@ -1226,5 +1377,8 @@ int main(void)
 		cmocka_unit_test(test_soak),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	/* a killed rank's sockets are closed under its peers' feet */
+	signal(SIGPIPE, SIG_IGN);
+	/* under MPI with a rank killed: out without MPI_Finalize() (p2p_world.h) */
+	world_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
