@@ -14,6 +14,9 @@
 #             that containers drop), PMIx's hash store (its shared-memory store fails
 #             in some containers) and no warning about unused components
 #   MPICH     the fork launcher (no ssh on one host)
+#   ASan      leak detection off in the ranks (ASAN_OPTIONS gains detect_leaks=0): the MPI
+#             library's own allocations at exit are not dvx's, and would fail every
+#             MPI test under make sanitize
 #   DVX_MPI_TIMEOUT  seconds the whole run may take (default 300): a hang ends as a failure
 #   DVX_MPI_RECOVERY=1  a process that dies does not end the job (Open MPI's
 #             --enable-recovery, MPICH's -disable-auto-cleanup): for the tests that kill
@@ -28,6 +31,7 @@ fi
 np=$1
 shift
 tmo=${DVX_MPI_TIMEOUT:-300}
+[ -n "${ASAN_OPTIONS+x}" ] && export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 if mpirun --version 2>&1 | grep -q "Open MPI"; then
 	if [ "$(id -u)" -eq 0 ]; then
 		export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

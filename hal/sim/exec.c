@@ -1227,8 +1227,8 @@ static int wire_transmit(struct sim_fabric *fab, struct sim_qp *qp, const struct
 	}
 	x->w_state = 1;
 	x->w_resp = 0;
-	x->w_deadline = now + wire_retry_ns(fab, qp);
-	qp->stall_until_ns = x->w_deadline;
+	x->w_deadline = sim_wire_now(fab) + wire_retry_ns(fab, qp);
+	qp->stall_until_ns = now + wire_retry_ns(fab, qp);
 	return X_STALL;
 }
 
@@ -1237,6 +1237,7 @@ static int wire_req(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_
 		    const struct sim_atomic_op *o, struct sim_xres *r)
 {
 	struct sim_qp_exec *x = &qp->exec;
+	uint64_t wnow;
 	uint8_t resp;
 
 	if (X_UNLIKELY(total > fab->wire_max_msg))
@@ -1265,8 +1266,10 @@ static int wire_req(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_
 		/* the responder has set its own QP to ERR where IB says so */
 		return x_fail(r, x->w_synd, x->w_vendor);
 	}
-	if (dvx_sim_now_ns() < x->w_deadline) {
-		qp->stall_until_ns = x->w_deadline;
+	wnow = sim_wire_now(fab);
+	if (wnow < x->w_deadline) {
+		/* woken early, or the process stood still meanwhile (SIM_WIRE_GAP_NS) */
+		qp->stall_until_ns = dvx_sim_now_ns() + (x->w_deadline - wnow);
 		return X_STALL;
 	}
 	/* lost (or its response was): again, with the same PSN */

@@ -723,6 +723,17 @@ unsigned dvx_sim_pass(struct sim_fabric *fab, bool *progress)
 	uint32_t i, k;
 
 	fab->steps++;
+	if (fab->wire_ops) {
+		uint64_t t = dvx_sim_now_ns(), gap = t - fab->wire_last_pass;
+		uint64_t allow = 2 * fab->idle_sleep_ns > SIM_WIRE_GAP_NS ? 2 * fab->idle_sleep_ns
+									   : SIM_WIRE_GAP_NS;
+
+		if (fab->wire_last_pass && gap > allow) {
+			fab->wire_frozen_ns += gap - allow;
+			fab->wire_frozen++;
+		}
+		fab->wire_last_pass = t;
+	}
 	/* what other processes sent first: responses wake the QPs that wait for them */
 	if (fab->wire_ops && fab->wire_ops->progress(fab))
 		*progress = true;

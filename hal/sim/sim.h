@@ -331,6 +331,11 @@ struct sim_fabric {
 	const struct sim_wire_ops *wire_ops;
 	uint64_t wire_max_msg;		/* the largest message a frame carries */
 	uint64_t wire_min_retry_ns;	/* the least time before a request counts as lost */
+	/* the wire's transport timers run on this process's NIC time: the monotonic clock
+	 * less the gaps in which nothing stepped this fabric (the process did not run) */
+	uint64_t wire_last_pass;	/* when the last pass began (0: none yet) */
+	uint64_t wire_frozen_ns;	/* the gaps so far, less SIM_WIRE_GAP_NS each */
+	uint64_t wire_frozen;		/* how many such gaps */
 	/* software GPUs (gpu.c) */
 	struct sim_gpu *gpus;
 	uint32_t ngpus;
@@ -399,6 +404,20 @@ struct sim_qp *dvx_sim_qp_peer(struct sim_fabric *fab, struct sim_qp *qp);
 struct sim_mr *dvx_sim_mr_find(struct sim_nic *nic, uint32_t key);
 /** now, CLOCK_MONOTONIC ns */
 uint64_t dvx_sim_now_ns(void);
+
+/*
+ * A gap between two passes of a fabric on the wire longer than this is time in which its
+ * process did not run (the host held it up, or nobody stepped it): the NIC's transport
+ * timers do not count it, as a real NIC's timers run while its host stalls. Its requests
+ * then do not time out against a responder whose process was held up with it.
+ */
+#define SIM_WIRE_GAP_NS 20000000ull
+
+/* this fabric's NIC time for the wire's transport timers (see SIM_WIRE_GAP_NS) */
+static inline uint64_t sim_wire_now(const struct sim_fabric *fab)
+{
+	return dvx_sim_now_ns() - fab->wire_frozen_ns;
+}
 /** move @qp to ERR (and flush it); used by exec on a fatal WQE error */
 void dvx_sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp);
 

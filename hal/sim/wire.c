@@ -457,6 +457,8 @@ int dvx_sim_wire_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_wire_stats
 		return -EINVAL;
 	pthread_mutex_lock(&sim_fab_of(fab)->lock);
 	*st = w->st;
+	st->stalls = sim_fab_of(fab)->wire_frozen;
+	st->stalled_ns = sim_fab_of(fab)->wire_frozen_ns;
 	pthread_mutex_unlock(&sim_fab_of(fab)->lock);
 	return 0;
 }

@@ -94,6 +94,7 @@ struct opts {
 	uint8_t rnr_retry;
 	uint8_t rq;		/* QPs with a receive queue */
 	uint8_t tcp;		/* the wire over TCP on 127.0.0.1 (else UNIX sockets) */
+	uint8_t no_retry;	/* retry_count 0: the first time-out fails the request */
 };
 
 static int wait_cq(struct dvx_cq *cq, struct dvx_wc *wc)
@@ -262,6 +263,8 @@ static int world_objs(const struct opts *o)
 	dvx_qp_connect_attr_init(&conn);
 	conn.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
 	conn.rnr_retry = o->rnr_retry;
+	if (o->no_retry)
+		conn.retry_count = 0;
 	for (j = 0; j < P.n; j++)
 		if (j != P.rank)
 			CHECK_RET(dvx_qp_connect(&P.qp[j], &P.info[j].conn[P.rank], &conn), 0);
@@ -530,6 +533,46 @@ static int do_link_down(const struct opts *o)
 }
 
 /* rank 1 dies (SIGKILL: no goodbye of any kind); rank 0's QP fails, bounded */
+/*
+ * Both processes stand still with a request on the wire, the requester's longer than its
+ * time-out, the responder's longer still: neither counts it, so the request, with no
+ * retry to spare, completes once the responder runs again (a loaded machine does this to
+ * every process at once; docs/sim-wire.md). Both stop stepping their fabrics to do so.
+ */
+static int do_stalled(const struct opts *o)
+{
+	struct timespec still = { 0, P.rank ? 900000000 : 700000000 };
+	struct dvx_sim_wire_stats st;
+	int peer = 1 - P.rank;
+	struct dvx_wc wc;
+	uint32_t i;
+
+	(void)o;
+	CHECK_RET(dvx_sim_stop(P.fab), 0);
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	if (P.rank == 0) {
+		memset(P.data + SRC, 0x5a, 64);
+		CHECK_RET(dvx_qp_post_write(&P.qp[peer], 7, (uintptr_t)P.data + SRC, P.mr.lkey, 64,
+					    P.info[peer].addr + 8192, P.info[peer].rkey,
+					    DVX_POST_SIGNALED), 0);
+		dvx_sim_step(P.fab);	/* the request leaves; its time-out starts */
+	}
+	nanosleep(&still, NULL);
+	CHECK_RET(dvx_sim_start(P.fab), 0);
+	if (P.rank == 0) {
+		CHECK_RET(wait_wc(&wc), 0);
+		CHECK(wc.wr_id == 7 && wc.opcode == DVX_WC_RDMA_WRITE);
+		CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
+		CHECK(st.stalls >= 1 && st.stalled_ns >= 600000000ull);
+		CHECK(st.retransmits == 0);
+	}
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	if (P.rank == 1)
+		for (i = 0; i < 64; i++)
+			CHECK(P.data[8192 + i] == 0x5a);
+	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
+}
+
 static int do_dead_peer(const struct opts *o)
 {
 	struct dvx_sim_wire_stats st;
@@ -661,6 +704,14 @@ static void test_link_down(void **state)
 	run_ranks(2, do_link_down, &o);
 }
 
+static void test_stalled(void **state)
+{
+	/* 500 ms: the requester is held 700 ms, its responder 900 ms */
+	struct opts o = { .rnr_retry = 7, .min_retry_ns = 500000000, .no_retry = 1 };
+
+	run_ranks(2, do_stalled, &o);
+}
+
 static void test_dead_peer(void **state)
 {
 	struct opts o = { .rnr_retry = 7, .min_retry_ns = 5000000 };
@@ -742,6 +793,7 @@ int main(void)
 		cmocka_unit_test(test_rnr_wait),
 		cmocka_unit_test(test_drops),
 		cmocka_unit_test(test_link_down),
+		cmocka_unit_test(test_stalled),
 		cmocka_unit_test(test_dead_peer),
 		cmocka_unit_test(test_duplicates),
 	};

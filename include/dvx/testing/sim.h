@@ -683,6 +683,11 @@ struct dvx_sim_wire_cfg {
  *		receiving, or no room for the answer (the requester retries)
  * @peers_down:	connections found closed or broken (a process that ended or died)
  * @bytes_tx:	bytes written to the sockets
+ * @stalls:	gaps between two passes of this fabric longer than 20 ms (or twice the
+ *		idle sleep, dvx_sim_set_idle()): the process did not run, or nobody
+ *		stepped it; the wire's transport timers do not count them, as a real NIC's
+ *		timers run while its host stalls (docs/sim-wire.md)
+ * @stalled_ns:	their time beyond that allowance, which the timers left out
  */
 struct dvx_sim_wire_stats {
 	uint64_t frames_tx;
@@ -693,6 +698,8 @@ struct dvx_sim_wire_stats {
 	uint64_t dropped;
 	uint64_t peers_down;
 	uint64_t bytes_tx;
+	uint64_t stalls;
+	uint64_t stalled_ns;
 };
 
 /**
