@@ -31,7 +31,7 @@ fi
 np=$1
 shift
 tmo=${DVX_MPI_TIMEOUT:-300}
-[ -n "${ASAN_OPTIONS+x}" ] && export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 if mpirun --version 2>&1 | grep -q "Open MPI"; then
 	if [ "$(id -u)" -eq 0 ]; then
 		export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

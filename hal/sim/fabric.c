@@ -732,7 +732,6 @@ unsigned dvx_sim_pass(struct sim_fabric *fab, bool *progress)
 			fab->wire_frozen_ns += gap - allow;
 			fab->wire_frozen++;
 		}
-		fab->wire_last_pass = t;
 	}
 	/* what other processes sent first: responses wake the QPs that wait for them */
 	if (fab->wire_ops && fab->wire_ops->progress(fab))
@@ -774,6 +773,9 @@ unsigned dvx_sim_pass(struct sim_fabric *fab, bool *progress)
 		}
 	}
 	fab->rr++;
+	/* the gap runs from the end of this pass: a long pass is running time, not a stall */
+	if (fab->wire_ops)
+		fab->wire_last_pass = dvx_sim_now_ns();
 	return done;
 }
 

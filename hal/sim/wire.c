@@ -184,6 +184,10 @@ int dvx_sim_wire_init(struct dvx_sim_fabric *fab, const struct dvx_sim_wire_cfg 
 	f->wire_max_msg = c.max_msg;
 	f->wire_min_retry_ns = c.min_retry_ns;
 	f->wire_ops = &wire_ops;
+	/* NIC time starts again with the wire: the time without one is no stall */
+	f->wire_last_pass = 0;
+	f->wire_frozen_ns = 0;
+	f->wire_frozen = 0;
 	pthread_mutex_unlock(&f->lock);
 	return 0;
 }

@@ -532,7 +532,6 @@ static int do_link_down(const struct opts *o)
 	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
 }
 
-/* rank 1 dies (SIGKILL: no goodbye of any kind); rank 0's QP fails, bounded */
 /*
  * Both processes stand still with a request on the wire, the requester's longer than its
  * time-out, the responder's longer still: neither counts it, so the request, with no
@@ -573,6 +572,7 @@ static int do_stalled(const struct opts *o)
 	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
 }
 
+/* rank 1 dies (SIGKILL: no goodbye of any kind); rank 0's QP fails, bounded */
 static int do_dead_peer(const struct opts *o)
 {
 	struct dvx_sim_wire_stats st;
