@@ -341,18 +341,12 @@ struct dvx_msg_comm *dvx_msg_comm_any(struct dvx_msg_state *st, uint32_t id)
 	return c;
 }
 
+/* the same, but not one CLOSING */
 struct dvx_msg_comm *dvx_msg_comm_by_id(struct dvx_msg_state *st, uint32_t id)
 {
-	uint32_t s = MSG_ID_SLOT(id);
-	struct dvx_msg_comm *c;
+	struct dvx_msg_comm *c = dvx_msg_comm_any(st, id);
 
-	if (s >= st->cfg.max_comms)
-		return NULL;
-	c = &st->comms[s];
-	if ((c->kind != MSG_K_SEND && c->kind != MSG_K_RECV) || c->id != id ||
-	    (c->state != MSG_CS_LIVE && c->state != MSG_CS_PARKED))
-		return NULL;
-	return c;
+	return c && c->state != MSG_CS_CLOSING ? c : NULL;
 }
 
 /* ------------------------------------------------------------------------------

@@ -478,24 +478,11 @@ static int rank_main(void)
 
 /* ---- the outer suite ---- */
 
+/* the ranks' output in a log, shown when the run fails; scripts/mpirun.sh runs them
+ * without LeakSanitizer (Open MPI's memory at exit is not dvx's), every other check on */
 static int launch(int np)
 {
-	char self[PATH_MAX], cmd[3 * PATH_MAX + 160];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	if (n <= 0)
-		return -1;
-	self[n] = 0;
-	/*
-	 * Under ASan the processes run without the leak check: Open MPI keeps much of what it
-	 * allocates until exit and unloads its components at MPI_Finalize, so LeakSanitizer
-	 * cannot even name them; dvx allocates nothing (scripts/check-alloc.sh) and the
-	 * test frees what it takes. Every other check of ASan and UBSan stays.
-	 */
-	snprintf(cmd, sizeof(cmd), "ASAN_OPTIONS=\"$ASAN_OPTIONS:detect_leaks=0\" "
-		 "%s/scripts/mpirun.sh %d '%s' --rank", DVX_SRCTREE, np, self);
-	fflush(stdout);
-	return system(cmd);
+	return dvx_test_mpirun_self(DVX_SRCTREE, np, NULL, "--rank", 40, NULL);
 }
 
 static void test_np2(void **state)
@@ -530,12 +517,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_np4),
 		cmocka_unit_test(test_np8),
 	};
-	char cmd[PATH_MAX + 32];
-
 	if (argc > 1 && !strcmp(argv[1], "--rank"))
 		return rank_main() ? 1 : 0;
-	snprintf(cmd, sizeof(cmd), "%s/scripts/mpirun.sh --check", DVX_SRCTREE);
-	if (system(cmd) != 0)
+	if (!dvx_test_mpirun_here(DVX_SRCTREE, 0))
 		return DVX_TEST_SKIP_ALL;
 	return cmocka_run_group_tests_name("bootstrap-mpi", tests, NULL, NULL);
 }

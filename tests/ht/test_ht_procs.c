@@ -167,28 +167,11 @@ static void test_all_forked(void **state)
 /* the job as MPI processes under scripts/mpirun.sh; their log shown when it fails */
 static void under_mpi(enum job job)
 {
-	char self[PATH_MAX], log[64], cmd[3 * PATH_MAX + 256];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	int rc, fd;
+	char args[32];
 
-	assert_true(n > 0);
-	self[n] = 0;
-	snprintf(log, sizeof(log), "/tmp/dvx-ht-procs-XXXXXX");
-	fd = mkstemp(log);
-	assert_true(fd >= 0);
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "ASAN_OPTIONS=\"$ASAN_OPTIONS:detect_leaks=0\" "
-		 "%s/scripts/mpirun.sh %d '%s' --mpi %s > %s 2>&1", DVX_SRCTREE, job_ranks[job],
-		 self, job_name[job], log);
-	fflush(stdout);
-	rc = system(cmd);
-	if (rc) {
-		snprintf(cmd, sizeof(cmd), "tail -n 40 %s", log);
-		if (system(cmd))
-			print_error("(no log)\n");
-	}
-	unlink(log);
-	assert_int_equal(rc, 0);
+	snprintf(args, sizeof(args), "--mpi %s", job_name[job]);
+	assert_int_equal(dvx_test_mpirun_self(DVX_SRCTREE, job_ranks[job], NULL, args, 40, NULL),
+			 0);
 }
 
 static void test_pair_mpi(void **state)
@@ -215,15 +198,13 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_pair_forked),
 		cmocka_unit_test(test_all_forked),
 	};
-	char cmd[PATH_MAX + 32];
-
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 2 && !strcmp(argv[1], "--mpi"))
 		return rank_job(strcmp(argv[2], "pair") ? JOB_ALL : JOB_PAIR, -1, NULL) ? 1 : 0;
-	snprintf(cmd, sizeof(cmd), "%s/scripts/mpirun.sh --check >/dev/null", DVX_SRCTREE);
 	/* no mpirun, or dvx built without its MPI adapter (its stand-in answers -ENOSYS):
 	 * the forked cases only */
-	if (system(cmd) || dvx_bootstrap_mpi_init(NULL, NULL, NULL, 0) == -ENOSYS) {
+	if (!dvx_test_mpirun_here(DVX_SRCTREE, 1) ||
+	    dvx_bootstrap_mpi_init(NULL, NULL, NULL, 0) == -ENOSYS) {
 		print_message("no MPI here: the forked cases only\n");
 		return cmocka_run_group_tests_name("ht-procs", forked_only, NULL, NULL);
 	}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <limits.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -125,6 +126,48 @@ int dvx_test_tools_dir(const char *argv0, char *dir, size_t n)
 	}
 	snprintf(dir, n, "%.*s/tools", PATH_MAX - 16, self);
 	return 0;
+}
+
+int dvx_test_mpirun_here(const char *srctree, int quiet)
+{
+	char cmd[PATH_MAX + 48];
+
+	snprintf(cmd, sizeof(cmd), "%s/scripts/mpirun.sh --check%s", srctree,
+		 quiet ? " >/dev/null" : "");
+	return system(cmd) == 0;
+}
+
+int dvx_test_mpirun_self(const char *srctree, int np, const char *env, const char *args,
+			 int tail, int (*failed)(const char *log))
+{
+	char self[PATH_MAX], log[64], cmd[3 * PATH_MAX + 256];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int rc, fd;
+
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	snprintf(log, sizeof(log), "/tmp/dvx-mpirun-XXXXXX");
+	fd = mkstemp(log);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	/* scripts/mpirun.sh turns LeakSanitizer off in the processes (docs/testing.md) */
+	snprintf(cmd, sizeof(cmd), "%s %s/scripts/mpirun.sh %d '%s' %s > %s 2>&1",
+		 env ? env : "", srctree, np, self, args ? args : "", log);
+	fflush(NULL);
+	rc = system(cmd);
+	if (!rc && failed && failed(log))
+		rc = -1;
+	if (rc) {
+		print_error("%d MPI processes (%s): status %d; the last %d lines of their log:\n",
+			    np, args ? args : "", rc, tail);
+		snprintf(cmd, sizeof(cmd), "tail -n %d %s", tail, log);
+		if (system(cmd))
+			print_error("(no log)\n");
+	}
+	unlink(log);
+	return rc;
 }
 
 /* tests/lib/p2p_world.c: a world of another size than the MPI job skips its test */

@@ -41,6 +41,18 @@ int dvx_test_fork_all(int n, int (*fn)(int rank, int n, void *arg), void *arg);
  * found. */
 int dvx_test_tools_dir(const char *argv0, char *dir, size_t n);
 
+/* Whether an MPI launcher is here (scripts/mpirun.sh --check under @srctree): 1 or 0.
+ * Unless @quiet, the script's line saying how to get one is printed when there is none. */
+int dvx_test_mpirun_here(const char *srctree, int quiet);
+
+/* Run this test binary again as @np MPI processes, scripts/mpirun.sh NP SELF @args, with
+ * @env (e.g. "DVX_MPI_RECOVERY=1", or NULL) in front. The processes' output goes to a
+ * log, whose last @tail lines are printed when the run fails: a non-zero exit status, or
+ * @failed(log) non-zero where given (a launcher that may exit 0 whatever its processes
+ * did). 0 when the run passed; else the exit status, or -1. */
+int dvx_test_mpirun_self(const char *srctree, int np, const char *env, const char *args,
+			 int tail, int (*failed)(const char *log));
+
 /* Parse a hex string ("00 01 23 ..", whitespace ignored) into @out; returns bytes. */
 size_t dvx_test_hex(const char *hex, uint8_t *out, size_t max);
 

@@ -432,18 +432,11 @@ static void test_fork_killed(void **state)
 
 static void test_mpi_4(void **state)
 {
-	char cmd[512], self[256];
-	ssize_t len;
-
 	(void)state;
-	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	assert_true(len > 0);
-	self[len] = 0;
-	snprintf(cmd, sizeof(cmd), "%s/scripts/mpirun.sh --check >/dev/null", DVX_SRCTREE);
-	if (system(cmd) != 0 || dvx_bootstrap_mpi_init(NULL, NULL, NULL, 0) == -ENOSYS)
+	if (!dvx_test_mpirun_here(DVX_SRCTREE, 1) ||
+	    dvx_bootstrap_mpi_init(NULL, NULL, NULL, 0) == -ENOSYS)
 		skip();
-	snprintf(cmd, sizeof(cmd), "%s/scripts/mpirun.sh 4 '%s' --mpi", DVX_SRCTREE, self);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(dvx_test_mpirun_self(DVX_SRCTREE, 4, NULL, "--mpi", 40, NULL), 0);
 }
 
 int main(int argc, char **argv)

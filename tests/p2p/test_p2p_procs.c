@@ -324,36 +324,15 @@ static void test_soak_kill_4(void **s)
 	assert_int_equal(rc, 0);
 }
 
-/* the same group as 4 MPI processes; their output in a log, shown when one fails */
+/* the same group as 4 MPI processes; their output in a log, shown when one fails. The
+ * launcher's recovery mode can exit 0 whatever the processes did: their own words
+ * decide (log_failed) */
 static void test_mpi_4(void **s)
 {
-	char self[PATH_MAX], log[64], cmd[3 * PATH_MAX + 256];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	int rc, fd;
-
 	(void)s;
-	assert_true(n > 0);
-	self[n] = 0;
-	snprintf(log, sizeof(log), "/tmp/dvx-p2p-procs-XXXXXX");
-	fd = mkstemp(log);
-	assert_true(fd >= 0);
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "ASAN_OPTIONS=\"$ASAN_OPTIONS:detect_leaks=0\" "
-		 "DVX_MPI_RECOVERY=1 %s/scripts/mpirun.sh 4 '%s' --rank > %s 2>&1", DVX_SRCTREE,
-		 self, log);
-	fflush(stdout);
-	rc = system(cmd);
-	/* the launcher's recovery mode can exit 0 whatever the processes did: their own
-	 * words decide */
-	if (!rc && log_failed(log))
-		rc = -1;
-	if (rc) {
-		snprintf(cmd, sizeof(cmd), "tail -n 60 %s", log);
-		if (system(cmd))
-			print_error("(no log)\n");
-	}
-	unlink(log);
-	assert_int_equal(rc, 0);
+	assert_int_equal(dvx_test_mpirun_self(DVX_SRCTREE, 4, "DVX_MPI_RECOVERY=1", "--rank", 60,
+					      log_failed),
+			 0);
 }
 
 int main(int argc, char **argv)
@@ -371,15 +350,13 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_victim_4),
 		cmocka_unit_test(test_soak_kill_4),
 	};
-	char cmd[PATH_MAX + 32];
-
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 1 && !strcmp(argv[1], "--rank"))
 		world_exit(cmocka_run_group_tests_name("p2p-procs-rank", rank_tests, NULL, NULL));
-	snprintf(cmd, sizeof(cmd), "%s/scripts/mpirun.sh --check >/dev/null", DVX_SRCTREE);
 	/* no mpirun, or dvx built without its MPI adapter (the stand-in answers -ENOSYS
 	 * where the adapter refuses NULL with -EINVAL): the forked cases only */
-	if (system(cmd) != 0 || dvx_bootstrap_mpi_init(NULL, NULL, NULL, 0) == -ENOSYS) {
+	if (!dvx_test_mpirun_here(DVX_SRCTREE, 1) ||
+	    dvx_bootstrap_mpi_init(NULL, NULL, NULL, 0) == -ENOSYS) {
 		print_message("no MPI here: the forked cases only\n");
 		return cmocka_run_group_tests_name("p2p-procs", forked, NULL, NULL);
 	}
