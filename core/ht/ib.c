@@ -5,7 +5,7 @@
  * and the counters (docs/ht.md).
  */
 #include "ht_priv.h"
-#include "../priv.h"
+#include "../nic/priv.h"
 
 #include <dvx/hal.h>
 #include <dvx/mlx5/barrier.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The descriptor exchange (dvx_fdx_allgather(), core/mp/fdx.c): memfds stand in for
+ * The descriptor exchange (dvx_fdx_allgather(), core/nvl/fdx.c): memfds stand in for
  * the GPU's exported handles. Ranks as threads (1 to 5, some offering nothing), ranks as
  * processes joined by the sockets bootstrap (each child maps what the others passed and
  * checks the bytes), a stranger that connects to a listener first (refused, the
@@ -18,7 +18,7 @@
 
 #include "../lib/dvx_test.h"
 
-#include <dvx/mp/nvl.h>
+#include <dvx/nvl/nvl.h>
 #include <dvx/testing/mock.h>
 
 #define MAXR 5

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The NVLink path's buffer exchange (dvx_nvl_exchange(), core/mp/nvl.c) on the
+ * The NVLink path's buffer exchange (dvx_nvl_exchange(), core/nvl/nvl.c) on the
  * software GPUs, whose memory is shared memory: ranks as threads on one GPU and on
  * several, in each mode (FD through the descriptor exchange, FABRIC, legacy IPC, which
  * reaches a rank of the same process by its address); a topology that leaves a domain
@@ -20,7 +20,7 @@
 
 #include "../lib/dvx_test.h"
 
-#include <dvx/mp/nvl.h>
+#include <dvx/nvl/nvl.h>
 #include <dvx/mp/mp.h>
 #include <dvx/testing/mock.h>
 #include <dvx/testing/sim.h>

@@ -26,7 +26,7 @@
 #include <dvx/p2p/setup.h>
 #include <dvx/mp/topo.h>
 #include <dvx/mp/reg.h>
-#include <dvx/mp/nvl.h>
+#include <dvx/nvl/nvl.h>
 
 DVX_BEGIN_DECLS
 

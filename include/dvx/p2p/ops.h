@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dvx/p2p/ops.h - the P2P transport's operations as WQEs, one definition for the host
- * engine (core/p2p_ops.c) and GPU threads (dvx/p2p/dev.cuh):
+ * engine (core/p2p/ops.c) and GPU threads (dvx/p2p/dev.cuh):
  *
  *   put                WRITE x ceil(len / 1 GiB)
  *   put_signal         WRITEs, FETCH_ADD(signal) (DVX_P2P_FENCE: fenced)

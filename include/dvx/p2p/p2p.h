@@ -116,7 +116,7 @@ struct dvx_p2p_wait_report {
  * @peer_idx:		[@nranks] rank -> lane peer index, -1 without lanes (self)
  * @peer_rank:		[@npeers] lane peer index -> rank
  * @nics:		the NICs' hal handles (clocks; progress of a stepped backend)
- * @setup:		what dvx_p2p_init() created (private to core/p2p.c)
+ * @setup:		what dvx_p2p_init() created (private to core/p2p/setup.c)
  *
  * The fields are read-only for users; dvx_p2p_init() fills them.
  */

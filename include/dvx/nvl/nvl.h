@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/mp/nvl.h - the NVLink path's host side: passing descriptors between the
+ * dvx/nvl/nvl.h - the NVLink path's host side: passing descriptors between the
  * processes of one host, and exchanging GPU buffers so that every rank of an NVL
  * domain maps every NVL peer's buffer (docs/mp.md).
  *

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/cq.c - CREATE_CQ in caller umems (prm 1.6, 4).
+ * core/nic/cq.c - CREATE_CQ in caller umems (prm 1.6, 4).
  */
 #include <errno.h>
 #include <string.h>

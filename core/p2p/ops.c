@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/p2p_ops.c - the P2P transport's operations, posted from host threads
+ * core/p2p/ops.c - the P2P transport's operations, posted from host threads
  * (see dvx/p2p/p2p.h and docs/p2p.md). The WQE encodings are the mlx5 builders'; the
  * GPU device API posts the same ones.
  */

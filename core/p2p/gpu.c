@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/p2p_gpu.c - handing a P2P transport's lanes to GPU threads (dvx/p2p/gpu.h):
+ * core/p2p/gpu.c - handing a P2P transport's lanes to GPU threads (dvx/p2p/gpu.h):
  * registration of its host memory for the GPU, the device handle, the way back. The
  * lanes' states travel as they are: the GPU runs the same lane-queue steps
  * (dvx/p2p/queue.h) on the same state layout.

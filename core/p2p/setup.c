@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/p2p.c - setting up and tearing down the P2P transport: per peer, lanes of
+ * core/p2p/setup.c - setting up and tearing down the P2P transport: per peer, lanes of
  * main RC QPs with core-direct companions and their loopback partners, one iova-0
  * sink per NIC, connection info exchanged over the bootstrap (docs/p2p.md).
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/mr.c - memory regions: iova = address or 0, dma-buf, the sink (prm 5).
+ * core/nic/mr.c - memory regions: iova = address or 0, dma-buf, the sink (prm 5).
  */
 #include <errno.h>
 #include <string.h>

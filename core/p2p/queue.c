@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/p2p_q.c - the host side of a P2P lane queue (dvx/p2p/queue.h): set-up, the
+ * core/p2p/queue.c - the host side of a P2P lane queue (dvx/p2p/queue.h): set-up, the
  * waits on the NIC's clock, the tickets a recovery gave up, restart. Reserving,
  * publishing, ringing and consuming completions are the shared steps of
  * dvx/p2p/queue.h, the same the GPU runs.

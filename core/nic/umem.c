@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/umem.c - DEVX umems over caller memory (prm 1.5).
+ * core/nic/umem.c - DEVX umems over caller memory (prm 1.5).
  */
 #include <errno.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/mp/nvl.c - exchanging GPU buffers across an NVL domain (dvx_nvl_exchange()):
+ * core/nvl/nvl.c - exchanging GPU buffers across an NVL domain (dvx_nvl_exchange()):
  * export the allocation around this rank's buffer, publish it (one allgather of the
  * ranks' records), pass descriptors where the mode needs them, import every NVL
  * peer's, and agree on the outcome (a second allgather of statuses) before anyone
@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include <dvx/byteorder.h>
-#include <dvx/mp/nvl.h>
+#include <dvx/nvl/nvl.h>
 
-#include "mp_priv.h"
+#include "nvl_priv.h"
 
 DVX_STATIC_ASSERT(sizeof(struct fdx_rec) == DVX_FDX_REC_BYTES, "fdx record");
 DVX_STATIC_ASSERT(sizeof(((struct dvx_nvl_rec *)0)->fdx) == sizeof(struct fdx_rec), "fdx in rec");

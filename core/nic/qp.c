@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/qp.c - RC QPs: CREATE_QP in caller umems, the RST->RTS connection (IB LID path
+ * core/nic/qp.c - RC QPs: CREATE_QP in caller umems, the RST->RTS connection (IB LID path
  * or RoCE v2 GID path, force-loopback, local pairs), 2ERR, recovery, QUERY_QP
  * (prm 1.7-1.9, 4.5, 7).
  */
