@@ -173,10 +173,15 @@ bench-bins := $(addprefix $(objtree)/bench/,$(bench-y))
 
 LIB := $(objtree)/libdvx.a
 # libdvx-test.a: what users' own test suites link beside libdvx.a (testing/: the
-# ConnectX-7 mock model, fault sweeps, the host transport's interface mock;
+# mock hal, the ConnectX-7 mock model, fault sweeps, the host transport's interface mock;
 # docs/testing.md)
 TESTLIB := $(objtree)/libdvx-test.a
-testlib-objs := $(addprefix $(objtree)/testing/,cx7.o sweep.o ht_mock.o)
+# the mock hal (hal/mock/Kbuild) is a test double: built into libdvx-test.a only, never
+# into the appliance archive (scripts/check-exports.sh --product holds that)
+obj-y :=
+include $(srctree)/hal/mock/Kbuild
+mock-objs := $(addprefix $(objtree)/hal/mock/,$(obj-y))
+testlib-objs := $(addprefix $(objtree)/testing/,cx7.o sweep.o ht_mock.o) $(mock-objs)
 # built and installed only with the mock it serves (CONFIG_DVX_MOCK)
 testlib-y := $(if $(filter y,$(CONFIG_DVX_MOCK)),$(TESTLIB) $(objtree)/dvx-test.pc)
 
@@ -233,7 +238,7 @@ $(LIB): $(all-lib-objs) $(objtree)/.alloc-check $(objtree)/.layer-check $(objtre
 	$(call quiet,AR,$@)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $(all-lib-objs)
-	$(Q)$(srctree)/scripts/check-exports.sh $@
+	$(Q)$(srctree)/scripts/check-exports.sh --product $@
 
 $(TESTLIB): $(testlib-objs) $(objtree)/.layer-check $(objtree)/.kdoc-check \
 		$(srctree)/scripts/check-exports.sh

@@ -28,7 +28,7 @@
 #include <time.h>
 
 #include <dvx/msg/msg.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define MB_SEC 1000000000ull
 #define MB_TMO (60 * MB_SEC)

@@ -42,7 +42,7 @@
 #include <sys/wait.h>
 
 #include <dvx/bootstrap/wire.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 #include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/sq.h>
 #include <dvx/mlx5/wqe.h>

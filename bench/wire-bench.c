@@ -30,7 +30,7 @@
 #include <dvx/nic/mr.h>
 #include <dvx/nic/nic.h>
 #include <dvx/nic/post.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define WB_SEC 1000000000ull
 #define WB_QPS 4u

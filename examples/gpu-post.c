@@ -32,7 +32,7 @@
 #include <dvx/nic/mr.h>
 #include <dvx/nic/nic.h>
 #include <dvx/nic/qp.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define NWRITES 64u		/* one per GPU thread; the SQ holds them all */
 #define LEN 256u		/* bytes per WRITE */

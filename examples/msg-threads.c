@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include <dvx/msg/msg.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define NCOMM 4
 #define LEN 100000

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include <dvx/nic/nic.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 int main(void)
 {

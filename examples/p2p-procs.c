@@ -29,7 +29,7 @@
 #include <dvx/nic/nic.h>
 #include <dvx/p2p/p2p.h>
 #include <dvx/p2p/setup.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define NRANKS 2
 #define LEN (256u << 10)

@@ -22,7 +22,7 @@
 #include <dvx/nic/mr.h>
 #include <dvx/nic/nic.h>
 #include <dvx/nic/post.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define DEPTH 64u		/* CQEs and SQ WQEBBs */
 #define RING_BYTES (1u << 16)	/* CQ ring, two QPs' work queues, doorbell records */

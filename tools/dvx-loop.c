@@ -37,7 +37,7 @@
 
 #include <dvx/hal.h>
 #ifdef CONFIG_DVX_SIM
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 #endif
 #include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/decode.h>

@@ -30,7 +30,7 @@
 #include <dvx/mlx5/sq.h>
 #include <dvx/mlx5/rq.h>
 #include <dvx/mlx5/wqe.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define T_CMD 1u
 #define T_ANS 2u

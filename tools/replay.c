@@ -22,7 +22,7 @@
 #include <dvx/mlx5/cmd.h>
 #include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/decode.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #include "replay.h"
 

@@ -35,7 +35,7 @@
 
 #include <dvx/byteorder.h>
 #include <dvx/hal.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 /* QP states, PRM numbering (qpc.state) */
 enum sim_qp_state {
@@ -294,7 +294,7 @@ struct sim_fabric {
 	pthread_t thread;
 	atomic_int run;			/* thread should keep going */
 	atomic_int thread_up;
-	/* faults (see dvx/testing/sim.h) */
+	/* faults (see dvx/hal/sim.h) */
 	struct dvx_sim_faults faults;
 	/* trace */
 	dvx_sim_trace_fn trace;

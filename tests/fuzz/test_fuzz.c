@@ -24,7 +24,7 @@
 #include "../../tools/hexparse.h"
 
 #include <dvx/nic/cq.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 #include <dvx/mlx5/caps.h>
 #include <dvx/mlx5/cmd.h>
 #include <dvx/mlx5/cqe.h>

@@ -27,7 +27,7 @@
 #include <dvx/nic/nic.h>
 #include <dvx/nic/qp.h>
 #include <dvx/nic/umem.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 extern const unsigned char dvx_fatbin_tests_gpu_resident_kernels[];
 extern const size_t dvx_fatbin_tests_gpu_resident_kernels_len;

@@ -36,7 +36,7 @@
 #include <dvx/gpu/gpu.h>
 #include <dvx/win/win.h>
 #include <dvx/p2p/gpu.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #include "../lib/sim_world.h"
 

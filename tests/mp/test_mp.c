@@ -25,7 +25,7 @@
 #include <dvx/mp/dev.h>
 #include <dvx/nvl/ops.h>
 #include <dvx/p2p/gpu.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 #include <dvx/testing/mock.h>
 
 #include "../lib/sim_world.h"

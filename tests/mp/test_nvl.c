@@ -23,7 +23,7 @@
 #include <dvx/nvl/nvl.h>
 #include <dvx/mp/mp.h>
 #include <dvx/testing/mock.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define MAXR 4
 #define SEC 1000000000ull

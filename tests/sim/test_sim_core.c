@@ -16,7 +16,7 @@
 #include <pthread.h>
 
 #include <dvx/nic/cq.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 #include <dvx/nic/mr.h>
 #include <dvx/nic/nic.h>
 #include <dvx/nic/qp.h>

@@ -17,7 +17,7 @@
 #include "../lib/sim_trace.h"
 
 #include <dvx/byteorder.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 #include <dvx/mlx5/caps.h>
 #include <dvx/mlx5/cmd.h>
 #include <dvx/mlx5/cqe.h>

@@ -9,7 +9,7 @@
 
 #include <errno.h>
 #include <dvx/hal.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 #include <dvx/mlx5/cmd.h>
 #include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/rq.h>

@@ -18,7 +18,7 @@
 #include "../lib/dvx_test.h"
 
 #include <dvx/hal.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 struct fab {
 	void *mem;

@@ -34,7 +34,7 @@
 #include <dvx/nic/mr.h>
 #include <dvx/nic/nic.h>
 #include <dvx/nic/post.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define MAXR 4
 #define DEPTH 64u

@@ -29,7 +29,7 @@
 #include <dvx/nic/post.h>
 #include <dvx/nic/qp.h>
 #include <dvx/nic/umem.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 static const char *argv0;
 

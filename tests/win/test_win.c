@@ -24,7 +24,7 @@
 
 #include <dvx/win/win.h>
 #include <dvx/p2p/gpu.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #include "../lib/sim_world.h"
 

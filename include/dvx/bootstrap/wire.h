@@ -8,7 +8,7 @@
 #define DVX_BOOTSTRAP_WIRE_H
 
 #include <dvx/bootstrap/bootstrap.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 DVX_BEGIN_DECLS
 

@@ -33,7 +33,7 @@
 #include <dvx/hal/nic.h>
 #include <dvx/mlx5/caps.h>
 #include <dvx/mlx5/cmd.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #include "lf.h"
 

@@ -40,7 +40,7 @@
 #include <dvx/nic/nic.h>
 #include <dvx/nic/qp.h>
 #include <dvx/nic/umem.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #include "lf.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/testing/sim.h - the software mlx5 NIC: a hal backend that executes what the
+ * dvx/hal/sim.h - the software mlx5 NIC: a hal backend that executes what the
  * driver writes.
  *
  * A fabric (caller storage) connects N simulated NICs with one or two ports each,
