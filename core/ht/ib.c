@@ -485,7 +485,7 @@ static void carve(struct dvx_ht_ib_state *st, const struct ht_layout *l, uint8_t
 
 int dvx_ht_ib_setup(struct dvx_ht_ib *ib, const struct dvx_ht_ib_cfg *cfg, void *state,
 		    uint64_t state_len, void *rings, uint64_t rings_len, void *data,
-		    uint64_t data_len, struct dvx_ht_cache *cache, const struct ht_hello *hello)
+		    uint64_t data_len, const struct ht_idle *idle, const struct ht_hello *hello)
 {
 	struct dvx_ht_ib_state *st = state;
 	struct dvx_ht_ib_cfg c;
@@ -520,7 +520,9 @@ int dvx_ht_ib_setup(struct dvx_ht_ib *ib, const struct dvx_ht_ib_cfg *cfg, void 
 	st->magic = HT_ST_MAGIC;
 	st->ib = ib;
 	st->cfg = c;
-	st->cache = cache;
+	st->hs_step = dvx_ht_hs_step;
+	if (idle)
+		st->idle = *idle;
 	st->hal = c.nic->hal.hal;
 	st->data = data;
 	st->cq_depth = l.cq_depth;

@@ -642,12 +642,12 @@ static int ib_progress(struct dvx_ht *t)
 
 	/* the owning cache answers peers and moves their handshakes now and then, so a
 	 * rank waiting here still answers everyone */
-	if (st->cache && ++st->accept_tick >= dvx_ht_cache_tick_every(st->cache)) {
+	if (st->idle.fn && ++st->accept_tick >= st->idle.every) {
 		st->accept_tick = 0;
-		dvx_ht_cache_tick(st->cache);
+		st->idle.fn(st->idle.arg);
 	}
 	if (st->hs != HT_HS_CONNECTED) {
-		err = dvx_ht_hs_step(st);
+		err = st->hs_step(st);
 		if (err || st->hs != HT_HS_CONNECTED) {
 			dvx_hal_nic_progress(&st->cfg.nic->hal);
 			return err;

@@ -9,7 +9,6 @@
 
 #include <dvx/hal.h>
 
-#define MSG_POLL_BUDGET 64
 
 static int comm_ok(const struct dvx_msg_comm *c, uint8_t kind)
 {
@@ -674,26 +673,6 @@ int dvx_msg_test(struct dvx_msg_req *req, int *done, size_t *sizes)
 	return err;
 }
 
-int dvx_msg_progress(struct dvx_msg *m)
-{
-	struct dvx_msg_state *st;
-	uint32_t i;
-
-	if (!m || m->live != DVX_LIVE || !m->st)
-		return -EINVAL;
-	st = m->st;
-	for (i = 0; i < st->cfg.nnics; i++)
-		nic_progress(st, i);
-	dvx_msg_hs_run(st);
-	for (i = 0; i < st->nshared + st->nprivate; i++)
-		if (st->sets[i].state == MSG_SET_LIVE)
-			dvx_msg_poll_set(st, i, MSG_POLL_BUDGET);
-	if (st->cfg.flags & DVX_MSG_F_FLUSH)
-		for (i = 0; i < st->cfg.nnics; i++)
-			dvx_msg_poll_flush(st, i, MSG_POLL_BUDGET);
-	return 0;
-}
-
 void dvx_msg_comm_finish_close(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 {
 	if (c->state == MSG_CS_CLOSING && st->nclosing)
@@ -862,34 +841,12 @@ static void mark_close(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 		c->wqe_out++;
 }
 
-int dvx_msg_close(struct dvx_msg_comm *c)
+/* dvx_msg_close() of a live send or recv comm (msg.c checked it) */
+int dvx_msg_close_conn(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 {
-	struct dvx_msg_state *st;
 	uint32_t i;
 	int err = 0;
 
-	if (!c || c->magic != MSG_COMM_MAGIC || !c->st || c->st->magic != MSG_ST_MAGIC ||
-	    c->state != MSG_CS_LIVE)
-		return -EINVAL;
-	st = c->st;
-	if (c->kind == MSG_K_LISTEN) {
-		dvx_msg_hs_listen_closed(st, c->id);
-		/* connections that completed but were never accepted */
-		while (c->q_head >= 0) {
-			struct dvx_msg_comm *p = &st->comms[c->q_head];
-			int e;
-
-			c->q_head = p->q_next;
-			e = dvx_msg_set_unref(st, p);
-			if (!err)
-				err = e;
-			dvx_msg_comm_free(st, p);
-		}
-		dvx_msg_comm_free(st, c);
-		return err;
-	}
-	if (c->kind != MSG_K_SEND && c->kind != MSG_K_RECV)
-		return -EINVAL;
 	/* its flush requests go with it */
 	if (c->kind == MSG_K_RECV && (st->cfg.flags & DVX_MSG_F_FLUSH)) {
 		struct msg_nic *x = &st->nic[c->nic];
