@@ -226,6 +226,19 @@ $(objtree)/.layer-check: $(srctree)/scripts/check-layers.sh $$(layer-srcs)
 	$(Q)$(srctree)/scripts/check-layers.sh $(srctree)
 	$(Q)mkdir -p $(@D) && touch $@
 
+# No file cycles: inside each folder, no loop of files calling each other (nm of the
+# objects; scripts/check-cycles.sh), for the library and for the tools.
+lib-c-objs = $(filter-out %.cu.o,$(all-lib-objs))
+$(objtree)/.cycle-check: $$(lib-c-objs) $(srctree)/scripts/check-cycles.sh
+	$(call quiet,CHECK,no file cycles)
+	$(Q)$(srctree)/scripts/check-cycles.sh $(lib-c-objs)
+	$(Q)touch $@
+tool-objs = $(sort $(foreach t,$(tools-y),$(addprefix $(objtree)/tools/,$($(t)-objs))))
+$(objtree)/.cycle-check-tools: $$(tool-objs) $(srctree)/scripts/check-cycles.sh
+	$(call quiet,CHECK,no file cycles in tools)
+	$(Q)$(srctree)/scripts/check-cycles.sh $(tool-objs)
+	$(Q)touch $@
+
 # Every public function (dvx_* in include/dvx/**/*.h, *.cuh) carries a kernel-doc comment.
 kdoc-hdrs = $(shell find $(srctree)/include/dvx -name '*.h' -o -name '*.cuh' 2>/dev/null)
 $(objtree)/.kdoc-check: $(srctree)/scripts/check-kdoc.sh $$(kdoc-hdrs)
@@ -234,6 +247,7 @@ $(objtree)/.kdoc-check: $(srctree)/scripts/check-kdoc.sh $$(kdoc-hdrs)
 	$(Q)mkdir -p $(@D) && touch $@
 
 $(LIB): $(all-lib-objs) $(objtree)/.alloc-check $(objtree)/.layer-check $(objtree)/.kdoc-check \
+		$(objtree)/.cycle-check \
 		$(srctree)/scripts/check-exports.sh
 	$(call quiet,AR,$@)
 	$(Q)rm -f $@
@@ -248,7 +262,8 @@ $(TESTLIB): $(testlib-objs) $(objtree)/.layer-check $(objtree)/.kdoc-check \
 	$(Q)$(srctree)/scripts/check-exports.sh $@
 
 # tools
-$(tool-bins): $(objtree)/tools/%: $$(addprefix $(objtree)/tools/,$$($$*-objs)) $(LIB)
+$(tool-bins): $(objtree)/tools/%: $$(addprefix $(objtree)/tools/,$$($$*-objs)) $(LIB) \
+		$(objtree)/.cycle-check-tools
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(DVX_CFLAGS) $(LDSAN) -o $@ $(filter %.o,$^) $(LIB) $($*-libs) $(LDLIBS)
 

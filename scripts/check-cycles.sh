@@ -15,7 +15,7 @@ for o in "$@"; do
 		NF == 3 && $2 ~ /^[TDBRVWCG]$/ { print "D", f, $3 }'
 done > "$tmp"
 awk '
-	function dir(p) { sub(/\/[^\/]*$/, "", p); return p }
+	function dir(p) { if (p !~ /\//) return "."; sub(/\/[^\/]*$/, "", p); return p }
 	function base(p) { sub(/^.*\//, "", p); sub(/\.o$/, "", p); return p }
 	$1 == "D" { def[$3] = (def[$3] == "" ? $2 : def[$3] SUBSEP $2); next }
 	$1 == "U" { use[++n] = $2; sym[n] = $3 }

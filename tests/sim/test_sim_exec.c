@@ -70,7 +70,6 @@ static struct {
 	_Alignas(64) uint8_t mem_ro[256];
 	_Alignas(64) uint8_t sink[64];
 	uint64_t now;
-	unsigned set_err_calls;
 	unsigned trace_wqes, trace_cqes;
 	/* device memory (DMA tests): contents, copies made, a failing engine */
 	_Alignas(64) uint8_t dev[65536];
@@ -120,13 +119,6 @@ struct sim_mr *dvx_sim_mr_find(struct sim_nic *nic, uint32_t key)
 uint64_t dvx_sim_now_ns(void)
 {
 	return T.now;
-}
-
-void dvx_sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp)
-{
-	T.set_err_calls++;
-	qp->state = SIM_QPS_ERR;
-	dvx_sim_exec_flush(fab, qp);
 }
 
 /* device memory behind DMA callbacks: the umem's dptr indexes T.dev */
