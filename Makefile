@@ -35,7 +35,8 @@
 #   make clean | distclean    remove the objects | the whole $(O)
 #   make savedefconfig        write $(O)/defconfig from $(O)/.config
 #   make help                 this text
-# Variables: O=dir (build folder, default build), V=1 (show commands), SAN=address,...
+# Variables: O=dir (build folder, default build), V=1 (show commands), C=1 (check each
+# library object compiled with sparse; its warnings fail the build), SAN=address,...
 # (sanitizer build), EXTRA_CFLAGS=, PREFIX=, DESTDIR=, TESTS="a b" (run only these
 # test binaries; a name that matches no binary is an error), DVX_TEST_TIMEOUT=s,
 # JUNIT=dir (make check, gpu-check: a JUnit XML file per test binary, the console as
@@ -127,6 +128,20 @@ LDLIBS += $(MPI_LIBS)	# dvx.pc does not name it: a program that calls the adapte
 endif
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
 
+# sparse (make C=1): every library object compiled in this run is also checked by
+# sparse, whose warnings fail the build: the dvx_be* types are bitwise to it
+# (dvx/byteorder.h), so arithmetic on a big-endian value or mixing it with a CPU-order
+# one is an error. Casts between them say so with DVX_FORCE.
+CHECK ?= sparse
+CHECKFLAGS := -D__linux__ -D__x86_64__ -m64 -Wbitwise -Wno-decl -Wno-cast-truncate \
+	-Wsparse-error -fdiagnostic-prefix=sparse
+sparse-run = $(call quiet,CHECK,$(2))$(newline)	$(Q)$(CHECK) $(CHECKFLAGS) $(DVX_CPPFLAGS) \
+	$(filter-out -W% -f% -O% -g% -march% -mtune%,$(call obj-flags,$(1))) $(2)
+define newline
+
+
+endef
+
 # ---------------------------------------------------------------------------
 # Kbuild fragments
 
@@ -206,6 +221,7 @@ $(objtree)/%.o: $(srctree)/%.c $(AUTOCONF)
 	$(call quiet,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(DVX_CPPFLAGS) $(DVX_CFLAGS) $(call obj-flags,$@) -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
+	$(if $(and $(filter 1,$(C)),$(filter $(lib-c-objs) $(mock-objs) $(testlib-objs),$@)),$(call sparse-run,$@,$<))
 
 $(AUTOCONF): $(KCONFIG) $(srctree)/scripts/kconfig.sh
 	$(call quiet,GEN,$@)

@@ -255,7 +255,7 @@ static int query_cq(struct sim_nic *nic, struct sim_cq *cq, const uint8_t *in, s
 	ci = __atomic_load_n((const uint32_t *)(const void *)cq->dbrec, __ATOMIC_ACQUIRE);
 	/* status 0x9: CQ overflow (the kernel's MLX5_CQ_STATUS_OVERFLOW) */
 	sim_set(out, 16, 31, 28, cq->overrun ? 0x9 : 0);
-	sim_set(out, 56, 23, 0, dvx_be32_to_cpu((dvx_be32)ci) & 0xffffff);
+	sim_set(out, 56, 23, 0, dvx_be32_to_cpu((DVX_FORCE dvx_be32)ci) & 0xffffff);
 	sim_set(out, 60, 23, 0, cq->pi & 0xffffff);
 	return 0;
 }

@@ -187,7 +187,7 @@ static int sq_record(struct sim_fabric *fab, const struct sim_qp *qp, uint16_t *
 	if (sim_pull(fab, qp->dbr_umem, qp->dbrec, 8))
 		return -EIO;
 	w = __atomic_load_n((const uint32_t *)(const void *)(qp->dbrec + 4), __ATOMIC_ACQUIRE);
-	*c = (uint16_t)(dvx_be32_to_cpu((dvx_be32)w) & 0xffff);
+	*c = (uint16_t)(dvx_be32_to_cpu((DVX_FORCE dvx_be32)w) & 0xffff);
 	return 0;
 }
 
