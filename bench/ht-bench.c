@@ -66,8 +66,8 @@ static int raw_up(void)
 
 	for (i = 0; i < 2; i++) {
 		struct raw *x = &R[i];
-		struct dvx_umem_attr ua;
-		struct dvx_qp_attr qa;
+		struct dvx_umem_cfg ua;
+		struct dvx_qp_cfg qa;
 
 		if (posix_memalign((void **)&x->ring, 4096, len))
 			return -ENOMEM;
@@ -80,7 +80,7 @@ static int raw_up(void)
 		if (err)
 			return err;
 		err = dvx_cq_create(&W.r[i].nic,
-				    &(struct dvx_cq_attr){ .depth = 2 * HB_RAW_DEPTH,
+				    &(struct dvx_cq_cfg){ .depth = 2 * HB_RAW_DEPTH,
 							   .ring_umem = &x->umem,
 							   .dbr_umem = &x->umem,
 							   .dbr_offset = cq + wq },
@@ -88,7 +88,7 @@ static int raw_up(void)
 		if (err)
 			return err;
 		/* one CQ for sends and receives; the record after the CQ's */
-		qa = (struct dvx_qp_attr){ .sq_depth = HB_RAW_DEPTH, .rq_depth = HB_RAW_DEPTH,
+		qa = (struct dvx_qp_cfg){ .sq_depth = HB_RAW_DEPTH, .rq_depth = HB_RAW_DEPTH,
 					   .rq_max_sge = 1, .send_cq = &x->cq,
 					   .wq_umem = &x->umem, .wq_offset = cq,
 					   .dbr_umem = &x->umem, .dbr_offset = cq + wq + 8 };
@@ -97,9 +97,9 @@ static int raw_up(void)
 			return err;
 	}
 	{
-		struct dvx_qp_connect_attr ca;
+		struct dvx_qp_connect_cfg ca;
 
-		dvx_qp_connect_attr_init(&ca);
+		dvx_qp_connect_cfg_init(&ca);
 		ca.access = DVX_ACCESS_REMOTE_WRITE;
 		return dvx_qp_connect_pair(&R[0].qp, &R[1].qp, &ca);
 	}

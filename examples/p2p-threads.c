@@ -53,7 +53,7 @@ static int run(int me, struct dvx_bootstrap *bs)
 	struct dvx_p2p_cfg pc;
 	struct dvx_mem_req sreq, rreq;
 	struct dvx_mr data_mr, sig_mr;
-	struct dvx_mr_attr ma;
+	struct dvx_mr_cfg ma;
 	struct dvx_mr *mrs[1];
 	struct dvx_p2p_lbuf data_l, sig_l;
 	struct dvx_p2p_rbuf data_r[NRANKS], sig_r[NRANKS];
@@ -187,7 +187,7 @@ static void *rank_main(void *arg)
 int main(void)
 {
 	struct dvx_sim_fabric_cfg fc;
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	struct rank r[NRANKS];
 	void *fab_mem, *bs_mem;
 	size_t fsz, gsz;
@@ -196,7 +196,7 @@ int main(void)
 	/* the software fabric: one NIC per rank, progressed by its own thread */
 	dvx_sim_fabric_cfg_default(&fc);
 	fc.max_nics = NRANKS;
-	fsz = dvx_sim_fabric_size(&fc);
+	fsz = dvx_sim_fabric_mem_size(&fc);
 	fab_mem = calloc(1, fsz);
 	if (!fab_mem || dvx_sim_fabric_init(fab_mem, fsz, &fc, &fab))
 		return 1;

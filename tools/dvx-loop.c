@@ -135,7 +135,7 @@ static void ring1(struct rank *r, uint64_t idx)
 static int connect_ranks(struct loop *L)
 {
 	struct dvx_qp_conn c0, c1;
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	int err;
 
 	loop_conn_attr(L->atomics, &ca);
@@ -157,7 +157,7 @@ static int connect_ranks(struct loop *L)
  */
 static int companion_open(struct loop *L, struct rank *r)
 {
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	int err;
 
 	if ((r->nic.features & (DVX_NIC_FEAT_CD | DVX_NIC_FEAT_ATOMIC)) !=
@@ -169,7 +169,7 @@ static int companion_open(struct loop *L, struct rank *r)
 			      0x3000u, &r->cqp);
 	if (err)
 		return loop_setup_fail(r, "companion create", err);
-	dvx_qp_connect_attr_init(&ca);
+	dvx_qp_connect_cfg_init(&ca);
 	ca.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
 	err = dvx_qp_connect_loopback(&r->cqp, &ca);
 	if (err == -EOPNOTSUPP) {
@@ -669,7 +669,7 @@ static int sim_open(struct loop *L)
 	fc.max_cqs = 8;
 	fc.max_mrs = 8;
 	fc.max_umems = 8;
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	L->fab_mem = len ? malloc(len) : NULL;
 	if (!L->fab_mem) {
 		fprintf(stderr, "%s: out of memory for the software NIC\n", prog);

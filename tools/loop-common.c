@@ -45,7 +45,7 @@ static int carve(struct rank *r, uint64_t bytes, uint64_t align, uint64_t *off)
 
 int loop_make_cq(struct rank *r, uint32_t depth, struct dvx_cq *cq)
 {
-	struct dvx_cq_attr a;
+	struct dvx_cq_cfg a;
 	int err;
 
 	memset(&a, 0, sizeof(a));
@@ -62,7 +62,7 @@ int loop_make_qp(struct rank *r, uint32_t sq_depth, uint32_t rq_depth, struct dv
 		   struct dvx_cq *rcq, struct dvx_uar *uar, uint32_t flags, uint32_t psn,
 		   struct dvx_qp *qp)
 {
-	struct dvx_qp_attr a;
+	struct dvx_qp_cfg a;
 	struct dvx_mem_req wq, dbr;
 	int err;
 
@@ -205,8 +205,8 @@ void loop_cqe_fail(struct row *w, const char *what, uint64_t iter, int rc,
 int loop_rank_open(struct loop *L, struct rank *r)
 {
 	struct dvx_nic_cfg na;
-	struct dvx_umem_attr ua;
-	struct dvx_mr_attr ma;
+	struct dvx_umem_cfg ua;
+	struct dvx_mr_cfg ma;
 	int err;
 
 	memset(&na, 0, sizeof(na));
@@ -254,9 +254,9 @@ int loop_rank_open(struct loop *L, struct rank *r)
 	return 0;
 }
 
-void loop_conn_attr(int atomics, struct dvx_qp_connect_attr *ca)
+void loop_conn_attr(int atomics, struct dvx_qp_connect_cfg *ca)
 {
-	dvx_qp_connect_attr_init(ca);
+	dvx_qp_connect_cfg_init(ca);
 	ca->access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ;
 	if (atomics)
 		ca->access |= DVX_ACCESS_REMOTE_ATOMIC;

@@ -971,7 +971,7 @@ static int serve(struct server *s)
 	struct loop *L = s->L;
 	struct rank *r = s->r;
 	struct net_msg m, w;
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	struct resp resp;
 	const char *bad;
 	char buf[256];
@@ -1131,7 +1131,7 @@ static int client_tcp(struct loop *L, const struct dvx_hal_sock_addr *to)
 {
 	struct client c;
 	struct net_msg m;
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	struct rank *a = &L->r[0];
 	uint8_t my_mtu;
 	int rc, status;

@@ -414,8 +414,8 @@ static int rank_run(struct procs *P)
 	struct rank *r = &L->r[P->rank];
 	struct dvx_sim_fabric_cfg fc;
 	struct dvx_sim_nic_cfg nc;
-	struct dvx_bootstrap_wire_attr wa;
-	struct dvx_qp_connect_attr ca;
+	struct dvx_bootstrap_wire_cfg wa;
+	struct dvx_qp_connect_cfg ca;
 	struct pinfo me, all[2];
 	void *wire_mem = NULL;
 	size_t len;
@@ -425,7 +425,7 @@ static int rank_run(struct procs *P)
 	if (L->sim) {
 		dvx_sim_fabric_cfg_default(&fc);
 		fc.max_nics = 1;
-		len = dvx_sim_fabric_size(&fc);
+		len = dvx_sim_fabric_mem_size(&fc);
 		L->fab_mem = calloc(1, len);
 		if (!L->fab_mem || dvx_sim_fabric_init(L->fab_mem, len, &fc, &L->fab))
 			return DVX_EXIT_FAIL;
@@ -511,7 +511,7 @@ int loop_procs_run(struct loop *L, int nprocs)
 	P.L = L;
 	if (!nprocs) {
 		/* under a launcher: this process is one rank of the job's two */
-		struct dvx_bootstrap_mpi_attr ma = { .flags = DVX_BOOTSTRAP_MPI_F_INIT };
+		struct dvx_bootstrap_mpi_cfg ma = { .flags = DVX_BOOTSTRAP_MPI_F_INIT };
 
 		err = dvx_bootstrap_mpi_init(&P.bs, &ma, mpi_mem, sizeof(mpi_mem));
 		if (err) {
@@ -544,7 +544,7 @@ int loop_procs_run(struct loop *L, int nprocs)
 	}
 	P.rank = pid == 0 ? 1 : 0;
 	{
-		struct dvx_bootstrap_sock_attr ba;
+		struct dvx_bootstrap_sock_cfg ba;
 		size_t len = dvx_bootstrap_sock_mem_size(2, 8, 256);
 
 		memset(&ba, 0, sizeof(ba));

@@ -224,7 +224,7 @@ void loop_cqe_fail(struct row *w, const char *what, uint64_t iter, int rc,
 		   const struct dvx_mlx5_cqe_info *i);
 int loop_rank_open(struct loop *L, struct rank *r);
 void loop_rank_close(struct rank *r);
-void loop_conn_attr(int atomics, struct dvx_qp_connect_attr *ca);
+void loop_conn_attr(int atomics, struct dvx_qp_connect_cfg *ca);
 void loop_size_name(uint64_t len, char *buf, size_t n);
 void loop_json_str(FILE *f, const char *s);
 const char *loop_backend_name(const struct loop *L);

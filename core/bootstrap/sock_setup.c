@@ -261,7 +261,7 @@ out:
  * The secret: the attr's bytes, else the environment's (if set and not empty), else
  * none. 0 with the key made ready in st (the empty key in the open mode), or -EINVAL.
  */
-static int sk_secret(struct bs_sock *st, const struct dvx_bootstrap_sock_attr *attr)
+static int sk_secret(struct bs_sock *st, const struct dvx_bootstrap_sock_cfg *attr)
 {
 	const void *key = attr->secret;
 	size_t len = attr->secret_len;
@@ -284,7 +284,7 @@ static int sk_secret(struct bs_sock *st, const struct dvx_bootstrap_sock_attr *a
 }
 
 /* The end of a set-up, whatever its outcome: the caller's counts, the key wiped. */
-static void sk_setup_done(struct bs_sock *st, const struct dvx_bootstrap_sock_attr *attr)
+static void sk_setup_done(struct bs_sock *st, const struct dvx_bootstrap_sock_cfg *attr)
 {
 	if (attr->stats)
 		*attr->stats = st->stats;
@@ -292,7 +292,7 @@ static void sk_setup_done(struct bs_sock *st, const struct dvx_bootstrap_sock_at
 	st->hs = NULL;
 }
 
-int dvx_bootstrap_sock_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_sock_attr *attr,
+int dvx_bootstrap_sock_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_sock_cfg *attr,
 			    void *mem, size_t mem_size)
 {
 	struct bs_sock *st = mem;

@@ -96,7 +96,7 @@ static int cfg_norm(const struct dvx_msg_cfg *in, struct dvx_msg_cfg *c)
 	if (!c->timeout_ns)
 		c->timeout_ns = MSG_DEF_TIMEOUT_NS;
 	if (!c->conn.max_mtu && !c->conn.retry_count && !c->conn.ack_timeout)
-		dvx_qp_connect_attr_init(&c->conn);
+		dvx_qp_connect_cfg_init(&c->conn);
 	switch (c->listen_addr.family) {
 	case DVX_HAL_SOCK_NONE:
 	case DVX_HAL_SOCK_IP4:
@@ -252,9 +252,9 @@ static int flush_make(struct dvx_msg_state *st, uint32_t i, uint32_t depth)
 	struct dvx_nic *nic = st->cfg.nics[i];
 	uint64_t base = (uint64_t)i * st->flush_stride, o = base;
 	uint64_t dbr = base + st->flush_stride - MSG_RING_ALIGN;
-	struct dvx_qp_connect_attr ca = st->cfg.conn;
-	struct dvx_cq_attr cqa;
-	struct dvx_qp_attr qa;
+	struct dvx_qp_connect_cfg ca = st->cfg.conn;
+	struct dvx_cq_cfg cqa;
+	struct dvx_qp_cfg qa;
 	int err;
 
 	memset(&cqa, 0, sizeof(cqa));
@@ -483,8 +483,8 @@ int dvx_msg_init(struct dvx_msg *m, const struct dvx_msg_cfg *cfg, void *state,
 		return init_fail(m, st, err);
 	for (i = 0; i < c.nnics; i++) {
 		struct msg_nic *n = &st->nic[i];
-		struct dvx_umem_attr ua;
-		struct dvx_mr_attr ma;
+		struct dvx_umem_cfg ua;
+		struct dvx_mr_cfg ma;
 
 		n->log_max_msg = c.nics[i]->caps.log_max_msg ? c.nics[i]->caps.log_max_msg : 30;
 		memset(&ua, 0, sizeof(ua));
@@ -544,11 +544,11 @@ int dvx_msg_fini(struct dvx_msg *m)
 /* ------------------------------------------------------------------------------
  * MRs
  */
-int dvx_msg_reg_mr(struct dvx_msg *m, uint32_t nic, const struct dvx_mr_attr *attr,
+int dvx_msg_reg_mr(struct dvx_msg *m, uint32_t nic, const struct dvx_mr_cfg *attr,
 		   struct dvx_mr *mr)
 {
 	struct dvx_msg_state *st;
-	struct dvx_mr_attr a;
+	struct dvx_mr_cfg a;
 
 	if (!m || m->live != DVX_LIVE || !attr || !mr)
 		return -EINVAL;

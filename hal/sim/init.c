@@ -72,7 +72,7 @@ void dvx_sim_fabric_cfg_default(struct dvx_sim_fabric_cfg *cfg)
 	cfg->max_gpu_mems = 64;
 }
 
-size_t dvx_sim_fabric_size(const struct dvx_sim_fabric_cfg *cfg)
+size_t dvx_sim_fabric_mem_size(const struct dvx_sim_fabric_cfg *cfg)
 {
 	struct sim_layout l;
 
@@ -92,7 +92,7 @@ int dvx_sim_fabric_init(void *storage, size_t len, const struct dvx_sim_fabric_c
 	uint32_t i;
 	int rc;
 
-	if (!storage || !fab || !cfg_ok(cfg) || len < dvx_sim_fabric_size(cfg))
+	if (!storage || !fab || !cfg_ok(cfg) || len < dvx_sim_fabric_mem_size(cfg))
 		return -EINVAL;
 	base = (uint8_t *)DVX_ALIGN_UP((uintptr_t)storage, (uintptr_t)64);
 	layout(cfg, &l);

@@ -322,7 +322,7 @@ static void test_sim_mailboxes(void **s)
 
 	(void)s;
 	dvx_sim_fabric_cfg_default(&fc);
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	storage = malloc(len);
 	assert_non_null(storage);
 	assert_int_equal(dvx_sim_fabric_init(storage, len, &fc, &fab), 0);
@@ -364,14 +364,14 @@ static void test_sim_wqes(void **s)
 	struct dvx_nic nic;
 	struct dvx_nic_cfg na;
 	struct dvx_umem umem;
-	struct dvx_umem_attr ua;
+	struct dvx_umem_cfg ua;
 	struct dvx_mr mr;
-	struct dvx_mr_attr ma;
+	struct dvx_mr_cfg ma;
 	struct dvx_cq cq;
-	struct dvx_cq_attr ca;
+	struct dvx_cq_cfg ca;
 	struct dvx_qp qp;
-	struct dvx_qp_attr qa;
-	struct dvx_qp_connect_attr conn;
+	struct dvx_qp_cfg qa;
+	struct dvx_qp_connect_cfg conn;
 	struct dvx_mlx5_cqe_info info;
 	uint8_t *qmem, *data, *guard;
 	void *storage;
@@ -381,7 +381,7 @@ static void test_sim_wqes(void **s)
 
 	(void)s;
 	dvx_sim_fabric_cfg_default(&fc);
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	storage = malloc(len);
 	assert_non_null(storage);
 	assert_int_equal(dvx_sim_fabric_init(storage, len, &fc, &fab), 0);
@@ -427,7 +427,7 @@ static void test_sim_wqes(void **s)
 	qa.dbr_umem = &umem;
 	qa.dbr_offset = (128u << 10) + 64;
 	assert_int_equal(dvx_qp_create(&nic, &qa, &qp), 0);
-	dvx_qp_connect_attr_init(&conn);
+	dvx_qp_connect_cfg_init(&conn);
 	conn.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
 	conn.rnr_retry = 0;
 	assert_int_equal(dvx_qp_connect_loopback(&qp, &conn), 0);

@@ -127,11 +127,11 @@ static void world_up(void)
 	struct dvx_sim_fabric_cfg fc;
 	struct dvx_sim_nic_cfg nc;
 	struct dvx_nic_cfg na;
-	struct dvx_umem_attr ua;
-	struct dvx_mr_attr ma;
-	struct dvx_cq_attr ca;
-	struct dvx_qp_attr qa;
-	struct dvx_qp_connect_attr cn;
+	struct dvx_umem_cfg ua;
+	struct dvx_mr_cfg ma;
+	struct dvx_cq_cfg ca;
+	struct dvx_qp_cfg qa;
+	struct dvx_qp_connect_cfg cn;
 	struct dvx_mem_req wq, dbr;
 	size_t sz;
 	uint8_t *init;
@@ -139,7 +139,7 @@ static void world_up(void)
 
 	dvx_sim_fabric_cfg_default(&fc);
 	fc.max_nics = 2;
-	sz = dvx_sim_fabric_size(&fc);
+	sz = dvx_sim_fabric_mem_size(&fc);
 	E.fab_mem = calloc(1, sz);
 	assert_non_null(E.fab_mem);
 	assert_int_equal(dvx_sim_fabric_init(E.fab_mem, sz, &fc, &E.fab), 0);
@@ -228,7 +228,7 @@ static void world_up(void)
 	ma.addr = E.dst;
 	ma.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE;
 	NIC_OK(1, dvx_mr_reg(&E.nic[1], &ma, &E.dst_mr));
-	dvx_qp_connect_attr_init(&cn);
+	dvx_qp_connect_cfg_init(&cn);
 	cn.access = DVX_ACCESS_REMOTE_WRITE;
 	NIC_OK(0, dvx_qp_connect_pair(&E.dqp, &E.pqp, &cn));
 }

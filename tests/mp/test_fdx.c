@@ -90,7 +90,7 @@ static void *trank_run(void *arg)
 static void run_threads(struct trank *t, int n, const int *offer, const struct dvx_hal *const *hal,
 			uint64_t timeout)
 {
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	struct dvx_bootstrap_tgroup *g;
 	pthread_t th[MAXR];
 	size_t sz;
@@ -150,7 +150,7 @@ static void test_threads(void **state)
 
 static void test_timeout(void **state)
 {
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	struct dvx_bootstrap_tgroup *g;
 	struct dvx_bootstrap bs;
 	int32_t fds[2];
@@ -235,7 +235,7 @@ static void test_faults(void **state)
 
 static int child(const char *addr, int rank)
 {
-	struct dvx_bootstrap_sock_attr a;
+	struct dvx_bootstrap_sock_cfg a;
 	struct dvx_bootstrap bs;
 	int32_t fds[NPROC];
 	uint64_t scratch[NPROC * 4];

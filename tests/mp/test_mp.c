@@ -116,8 +116,8 @@ static void rank_run(struct mrank *r)
 	c.ib.comp_depth = 16;
 	c.inject = w->tw.inf;
 	c.timeout_ns = 20 * SEC;
-	state = aligned_alloc(64, (dvx_mp_state_size(&c) + 63) & ~(size_t)63);
-	err = dvx_mp_init(&mp, &c, state, dvx_mp_state_size(&c));
+	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	err = dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c));
 	if (w->want_err) {
 		if (err != w->want_err)
 			RFAIL(r, "dvx_mp_init = %d, want %d", err, w->want_err);

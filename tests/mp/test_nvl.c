@@ -170,7 +170,7 @@ static void *trank_run(void *arg)
 
 static void run_threads(struct trank *t, int n, const struct job *tmpl, int gpus)
 {
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	struct dvx_bootstrap_tgroup *g;
 	pthread_t th[MAXR];
 	size_t sz;
@@ -207,8 +207,8 @@ static struct dvx_sim_fabric *sim_up(void **mem, int ngpus, int fabric)
 	int i;
 
 	dvx_sim_fabric_cfg_default(&fc);
-	*mem = calloc(1, dvx_sim_fabric_size(&fc));
-	assert_int_equal(dvx_sim_fabric_init(*mem, dvx_sim_fabric_size(&fc), &fc, &f), 0);
+	*mem = calloc(1, dvx_sim_fabric_mem_size(&fc));
+	assert_int_equal(dvx_sim_fabric_init(*mem, dvx_sim_fabric_mem_size(&fc), &fc, &f), 0);
 	for (i = 0; i < ngpus; i++) {
 		dvx_sim_gpu_cfg_default(&gc, (unsigned)i);
 		gc.attr.fabric = (uint8_t)fabric;
@@ -317,7 +317,7 @@ static void test_topology(void **state)
 static int child(const char *addr, int rank, uint32_t flags)
 {
 	static uint64_t bsmem[8192];
-	struct dvx_bootstrap_sock_attr a;
+	struct dvx_bootstrap_sock_cfg a;
 	struct dvx_bootstrap bs;
 	struct dvx_sim_fabric *f;
 	struct job j;
@@ -389,7 +389,7 @@ static void mock_up(int r)
 
 static void test_refusals(void **state)
 {
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	struct dvx_bootstrap_tgroup *g;
 	struct dvx_bootstrap bs;
 	struct dvx_nvl_peer peers[1];
@@ -516,7 +516,7 @@ static void *init_run(void *arg)
 		c.gpu = &gpu;
 		c.timeout_ns = SEC;
 		/* (no cmocka assertion on this thread: it would end the process silently) */
-		t->err = dvx_mp_state_size(&c) <= sizeof(state[0]) ?
+		t->err = dvx_mp_mem_size(&c) <= sizeof(state[0]) ?
 			 dvx_mp_init(&mp, &c, state[t->rank], sizeof(state[0])) : -E2BIG;
 		t->diag = mp.diag;
 		if (!t->err) {
@@ -532,7 +532,7 @@ static void *init_run(void *arg)
 
 static void test_mp_init_faults(void **state)
 {
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	struct init_rank t[2];
 	pthread_t th[2];
 	unsigned n, failed = 0, calls;

@@ -93,7 +93,7 @@ static void *zalloc(size_t align, size_t len)
 static void mr_reg(struct dvx_nic *nic, void *addr, uint64_t len, uint32_t access,
 		   uint32_t flags, struct dvx_mr *mr)
 {
-	struct dvx_mr_attr a;
+	struct dvx_mr_cfg a;
 
 	memset(&a, 0, sizeof(a));
 	a.addr = addr;
@@ -108,7 +108,7 @@ static void rank_open(int i)
 {
 	struct rk *r = &W.r[i];
 	struct dvx_nic_cfg na;
-	struct dvx_umem_attr ua;
+	struct dvx_umem_cfg ua;
 	char name[16];
 
 	snprintf(name, sizeof(name), "sim_%d", i);
@@ -179,7 +179,7 @@ static int setup(void **state)
 	(void)state;
 	memset(&W, 0, sizeof(W));
 	dvx_sim_fabric_cfg_default(&fc);
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	assert_true(len > 0);
 	W.storage = malloc(len);
 	assert_non_null(W.storage);
@@ -219,7 +219,7 @@ static int teardown(void **state)
 
 static struct dvx_cq *mk_cq(struct rk *r, uint32_t depth)
 {
-	struct dvx_cq_attr a;
+	struct dvx_cq_cfg a;
 	struct dvx_cq *cq;
 
 	assert_true(r->ncq < MAXOBJ);
@@ -249,7 +249,7 @@ static uint64_t *next_sq_ids, *next_rq_ids;
 
 static struct dvx_qp *mk_qp(struct rk *r, struct dvx_cq *cq, const struct qpo *o)
 {
-	struct dvx_qp_attr a;
+	struct dvx_qp_cfg a;
 	struct dvx_mem_req wq, dbr;
 	struct dvx_qp *qp;
 
@@ -283,11 +283,11 @@ static const struct qpo RQ8 = { 0, 0, 8, 2, 0, NULL };
 /* A on sim_0 and B on sim_1, each with its own CQ and an 8-deep RQ, connected */
 static void mk_pair(struct dvx_qp **a, struct dvx_qp **b, uint8_t rnr_retry)
 {
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 
 	*a = mk_qp(&W.r[0], mk_cq(&W.r[0], 64), &RQ8);
 	*b = mk_qp(&W.r[1], mk_cq(&W.r[1], 64), &RQ8);
-	dvx_qp_connect_attr_init(&ca);
+	dvx_qp_connect_cfg_init(&ca);
 	ca.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
 	ca.rnr_retry = rnr_retry;
 	assert_int_equal(dvx_qp_connect_pair(*a, *b, &ca), 0);
@@ -299,10 +299,10 @@ static void mk_pair(struct dvx_qp **a, struct dvx_qp **b, uint8_t rnr_retry)
 static struct dvx_qp *mk_loop(struct rk *r, uint32_t flags, struct dvx_uar *uar)
 {
 	struct qpo o = { 0, 0, 0, 0, flags, uar };
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	struct dvx_qp *qp = mk_qp(r, mk_cq(r, 64), &o);
 
-	dvx_qp_connect_attr_init(&ca);
+	dvx_qp_connect_cfg_init(&ca);
 	ca.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
 	assert_int_equal(dvx_qp_connect_loopback(qp, &ca), 0);
 	return qp;
@@ -655,11 +655,11 @@ static void test_device_queues(void **state)
 	static const struct dvx_sim_dma dma = { dev_read, dev_write, NULL };
 	static uint64_t ids[64];
 	struct rk *r0 = &W.r[0], *r1 = &W.r[1];
-	struct dvx_umem_attr ua;
-	struct dvx_mr_attr ma;
-	struct dvx_cq_attr ca;
-	struct dvx_qp_attr qa;
-	struct dvx_qp_connect_attr cn;
+	struct dvx_umem_cfg ua;
+	struct dvx_mr_cfg ma;
+	struct dvx_cq_cfg ca;
+	struct dvx_qp_cfg qa;
+	struct dvx_qp_connect_cfg cn;
 	struct dvx_mem_req wq, dbr;
 	struct dvx_sim_stats st;
 	struct dvx_umem du;
@@ -715,7 +715,7 @@ static void test_device_queues(void **state)
 	qa.dbr_offset = 0x8040;
 	assert_int_equal(dvx_qp_create(&r0->nic, &qa, &dqp), 0);
 	b = mk_qp(r1, mk_cq(r1, 64), NULL);
-	dvx_qp_connect_attr_init(&cn);
+	dvx_qp_connect_cfg_init(&cn);
 	cn.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
 	assert_int_equal(dvx_qp_connect_pair(&dqp, b, &cn), 0);
 
@@ -759,7 +759,7 @@ static void test_post_helpers(void **state)
 	static uint64_t a_sq[64], b_sq[64], a_rq[8], b_rq[8];
 	struct rk *r0 = &W.r[0], *r1 = &W.r[1];
 	struct qpo o = { 0, 64, 8, 1, 0, NULL };
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	struct dvx_cq *ca_cq, *cb_cq;
 	struct dvx_qp *a, *b;
 	struct dvx_wc wc;
@@ -775,7 +775,7 @@ static void test_post_helpers(void **state)
 	next_sq_ids = b_sq;
 	next_rq_ids = b_rq;
 	b = mk_qp(r1, cb_cq, &o);
-	dvx_qp_connect_attr_init(&ca);
+	dvx_qp_connect_cfg_init(&ca);
 	ca.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
 	assert_int_equal(dvx_qp_connect_pair(a, b, &ca), 0);
 	assert_ptr_equal(ca_cq->qps, a);
@@ -955,7 +955,7 @@ static void test_inline(void **state)
 {
 	struct rk *r0 = &W.r[0], *r1 = &W.r[1];
 	struct qpo o = { 64, 256, 8, 1, 0, NULL };
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	struct dvx_mlx5_cqe_info i;
 	struct dvx_qp *a, *b;
 	uint8_t buf[256];
@@ -964,7 +964,7 @@ static void test_inline(void **state)
 	(void)state;
 	a = mk_qp(r0, mk_cq(r0, 64), &o);
 	b = mk_qp(r1, mk_cq(r1, 64), &o);
-	dvx_qp_connect_attr_init(&ca);
+	dvx_qp_connect_cfg_init(&ca);
 	ca.access = DVX_ACCESS_REMOTE_WRITE;
 	assert_int_equal(dvx_qp_connect_pair(a, b, &ca), 0);
 	assert_int_equal(a->max_inline, 256);
@@ -1338,7 +1338,7 @@ static void test_wait_not_master(void **state)
 static void test_no_cd_nic(void **state)
 {
 	struct rk *r2 = &W.r[2];
-	struct dvx_qp_attr qa;
+	struct dvx_qp_cfg qa;
 	struct dvx_mem_req wq, dbr;
 	struct dvx_sim_stats s0, s1;
 	struct dvx_qp qp;
@@ -1407,8 +1407,8 @@ static void test_not_rts(void **state)
 {
 	struct rk *r0 = &W.r[0];
 	uint8_t in[DVX_MLX5_MODIFY_QP_IN_BYTES];
-	struct dvx_mlx5_rst2init_attr ri;
-	struct dvx_mlx5_rtr2rts_attr rs;
+	struct dvx_mlx5_rst2init_cfg ri;
+	struct dvx_mlx5_rtr2rts_cfg rs;
 	struct dvx_mlx5_cqe_info i;
 	struct dvx_mlx5_qp_query q;
 	struct dvx_qp *rst, *qp;
@@ -1648,8 +1648,8 @@ static void *rank_thread(void *arg)
 	cq = &r->cq[0];
 	qp = &r->qp[0];
 	{
-		struct dvx_cq_attr ca;
-		struct dvx_qp_attr qa;
+		struct dvx_cq_cfg ca;
+		struct dvx_qp_cfg qa;
 		struct dvx_mem_req wq, dbr;
 
 		memset(&ca, 0, sizeof(ca));

@@ -109,7 +109,7 @@ static void e_nic_open(int i)
 static void e_cq_create(struct e_nic *n, struct e_cq *c)
 {
 	uint8_t in[DVX_MLX5_CREATE_CQ_IN_BYTES], out[DVX_MLX5_CREATE_CQ_OUT_BYTES];
-	struct dvx_mlx5_cq_attr a;
+	struct dvx_mlx5_cq_cfg a;
 	uint32_t ring = e_take(n, 64u << E_LOG_CQ, 4096), dbr = e_take(n, 64, 64);
 
 	dvx_mlx5_cq_ring_init(n->mem + ring, E_LOG_CQ);
@@ -136,7 +136,7 @@ static void e_qp_create(struct e_nic *n, struct e_qp *q, const struct e_cq *scq,
 			const struct e_cq *rcq, int cd_master)
 {
 	uint8_t in[DVX_MLX5_CREATE_QP_IN_BYTES], out[DVX_MLX5_CREATE_QP_OUT_BYTES];
-	struct dvx_mlx5_qp_attr a;
+	struct dvx_mlx5_qp_cfg a;
 	struct dvx_mlx5_qp_wq_layout l;
 	uint32_t wq, dbr = e_take(n, 64, 64);
 
@@ -185,9 +185,9 @@ static void e_connect(struct e_nic *n, struct e_qp *q, uint32_t remote_qpn, uint
 		      int loopback, uint8_t rnr_retry)
 {
 	uint8_t in[DVX_MLX5_MODIFY_QP_IN_BYTES];
-	struct dvx_mlx5_rst2init_attr ri;
-	struct dvx_mlx5_init2rtr_attr rr;
-	struct dvx_mlx5_rtr2rts_attr rs;
+	struct dvx_mlx5_rst2init_cfg ri;
+	struct dvx_mlx5_init2rtr_cfg rr;
+	struct dvx_mlx5_rtr2rts_cfg rs;
 
 	memset(&ri, 0, sizeof(ri));
 	ri.rre = ri.rwe = ri.rae = 1;
@@ -228,7 +228,7 @@ static int setup(void **state)
 	(void)state;
 	memset(&E, 0, sizeof(E));
 	dvx_sim_fabric_cfg_default(&fc);
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	assert_true(len > 0);
 	E.storage = aligned_alloc(64, (len + 63) & ~(size_t)63);
 	assert_non_null(E.storage);

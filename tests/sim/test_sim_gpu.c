@@ -35,9 +35,9 @@ static void fab_up(struct fab *t, unsigned ngpus, int fabric)
 	unsigned i;
 
 	dvx_sim_fabric_cfg_default(&fc);
-	t->mem = calloc(1, dvx_sim_fabric_size(&fc));
+	t->mem = calloc(1, dvx_sim_fabric_mem_size(&fc));
 	assert_non_null(t->mem);
-	assert_int_equal(dvx_sim_fabric_init(t->mem, dvx_sim_fabric_size(&fc), &fc, &t->f), 0);
+	assert_int_equal(dvx_sim_fabric_init(t->mem, dvx_sim_fabric_mem_size(&fc), &fc, &t->f), 0);
 	for (i = 0; i < ngpus; i++) {
 		dvx_sim_gpu_cfg_default(&gc, i);
 		gc.attr.fabric = (uint8_t)fabric;

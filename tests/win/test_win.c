@@ -234,8 +234,8 @@ static void rank_run(struct wrank *r)
 	c.ib.comp_depth = 16;
 	c.inject = w->tw.inf;
 	c.timeout_ns = 20 * SEC;
-	state = aligned_alloc(64, (dvx_mp_state_size(&c) + 63) & ~(size_t)63);
-	ROK(r, dvx_mp_init(&mp, &c, state, dvx_mp_state_size(&c)));
+	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	ROK(r, dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c)));
 	mp_up = 1;
 	ROK(r, dvx_mp_ib_mem_req(&mp, &sreq, &rreq));
 	if (sreq.bytes) {

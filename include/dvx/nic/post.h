@@ -5,9 +5,9 @@
  *
  * Thin and inline: each post is the reservation, the builder and the doorbell of
  * dvx/mlx5/sq.h and dvx/mlx5/wqe.h (the same bytes), plus the wr_id stored in the
- * slot's entry of the caller's array (struct dvx_qp_attr.sq_wr_ids / rq_wr_ids). No
+ * slot's entry of the caller's array (struct dvx_qp_cfg.sq_wr_ids / rq_wr_ids). No
  * allocation, no lock: one thread posts to a QP and one thread polls a CQ (they may be
- * the same thread). QPs that share a BlueFlame UAR page (dvx_qp_attr.uar) must also
+ * the same thread). QPs that share a BlueFlame UAR page (dvx_qp_cfg.uar) must also
  * share that thread: their BlueFlame copies use one register (the NIC's default UAR is
  * non-cached, where 8-byte doorbells need no such care). A post with DVX_POST_MORE
  * writes the WQE without ringing; the next post to the same queue (send or receive)

@@ -115,11 +115,11 @@ static void world_init(struct world *w)
 	struct dvx_sim_fabric_cfg fc;
 	struct dvx_sim_nic_cfg nc;
 	struct dvx_nic_cfg na;
-	struct dvx_umem_attr ua;
-	struct dvx_mr_attr ma;
-	struct dvx_cq_attr ca;
-	struct dvx_qp_attr qa;
-	struct dvx_qp_connect_attr conn;
+	struct dvx_umem_cfg ua;
+	struct dvx_mr_cfg ma;
+	struct dvx_cq_cfg ca;
+	struct dvx_qp_cfg qa;
+	struct dvx_qp_connect_cfg conn;
 	size_t len, i;
 
 	memset(w, 0, sizeof(*w));
@@ -143,7 +143,7 @@ static void world_init(struct world *w)
 	fc.max_dmabufs = 1;
 	fc.max_gpus = 0;
 	fc.max_gpu_mems = 0;
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	w->storage = malloc(len);
 	LF_CHECK(w->storage != NULL);
 	LF_CHECK(dvx_sim_fabric_init(w->storage, len, &fc, &w->fab) == 0);
@@ -188,7 +188,7 @@ static void world_init(struct world *w)
 	qa.dbr_umem = &w->umem;
 	qa.dbr_offset = (48u << 10) + 64;
 	LF_CHECK(dvx_qp_create(&w->nic, &qa, &w->qp) == 0);
-	dvx_qp_connect_attr_init(&conn);
+	dvx_qp_connect_cfg_init(&conn);
 	conn.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
 	conn.rnr_retry = 0;
 	LF_CHECK(dvx_qp_connect_loopback(&w->qp, &conn) == 0);
