@@ -257,9 +257,11 @@ $(objtree)/.cycle-check-tools: $$(tool-objs) $(srctree)/scripts/check-cycles.sh
 
 # Every public function (dvx_* in include/dvx/**/*.h, *.cuh) carries a kernel-doc comment.
 kdoc-hdrs = $(shell find $(srctree)/include/dvx -name '*.h' -o -name '*.cuh' 2>/dev/null)
-$(objtree)/.kdoc-check: $(srctree)/scripts/check-kdoc.sh $$(kdoc-hdrs)
-	$(call quiet,CHECK,kernel-doc)
+# ... and the naming table of docs/layout.md holds (scripts/check-names.sh).
+$(objtree)/.kdoc-check: $(srctree)/scripts/check-kdoc.sh $(srctree)/scripts/check-names.sh $$(kdoc-hdrs)
+	$(call quiet,CHECK,kernel-doc and names)
 	$(Q)$(srctree)/scripts/check-kdoc.sh $(if $(filter 1,$(V)),-v) $(srctree)
+	$(Q)$(srctree)/scripts/check-names.sh $(srctree)
 	$(Q)mkdir -p $(@D) && touch $@
 
 $(LIB): $(all-lib-objs) $(objtree)/.alloc-check $(objtree)/.layer-check $(objtree)/.kdoc-check \

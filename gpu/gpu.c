@@ -147,7 +147,7 @@ int dvx_gpu_mem_alloc(struct dvx_gpu *gpu, uint64_t len, uint32_t flags, struct 
 		    (flags & DVX_GPU_MEM_EXPORT ? DVX_HAL_GPU_MEM_EXPORT : 0) |
 		    (flags & DVX_GPU_MEM_FABRIC ? DVX_HAL_GPU_MEM_FABRIC : 0) |
 		    (flags & DVX_GPU_MEM_LEGACY ? DVX_HAL_GPU_MEM_LEGACY : 0);
-	err = dvx_hal_gpu_mem_create(&gpu->hg, &req, &mem->hm);
+	err = dvx_hal_gpu_mem_alloc(&gpu->hg, &req, &mem->hm);
 	if (err)
 		return err;
 	mem->gpu = gpu;

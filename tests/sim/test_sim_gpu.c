@@ -73,7 +73,7 @@ static void mem_new(struct dvx_hal_gpu *g, uint64_t len, uint32_t flags, struct 
 {
 	struct dvx_hal_gpu_mem_req r = { .len = len, .flags = flags };
 
-	assert_int_equal(dvx_hal_gpu_mem_create(g, &r, m), 0);
+	assert_int_equal(dvx_hal_gpu_mem_alloc(g, &r, m), 0);
 }
 
 static void test_devices(void **state)
@@ -151,7 +151,7 @@ static void test_memory(void **state)
 	memset(&r, 0, sizeof(r));
 	r.len = 1;
 	r.flags = DVX_HAL_GPU_MEM_FABRIC;
-	assert_int_equal(dvx_hal_gpu_mem_create(&g, &r, &l), -EOPNOTSUPP);
+	assert_int_equal(dvx_hal_gpu_mem_alloc(&g, &r, &l), -EOPNOTSUPP);
 	assert_int_equal(g.diag.src, DVX_DIAG_CUDA);
 
 	/* the allocation around an address; host memory is not device memory */
