@@ -277,7 +277,8 @@ comma := ,
 ifeq ($(CONFIG_DVX_GPU),y)
 NVCC_ARCH := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
 $(objtree)/tests/nvcc-headers-test: $(srctree)/tests/nvcc/headers-test.cu $(AUTOCONF) \
-		$$(wildcard $(srctree)/include/dvx/*.h $(srctree)/include/dvx/*/*.h)
+		$$(wildcard $(srctree)/include/dvx/*.h $(srctree)/include/dvx/*/*.h \
+			$(srctree)/include/dvx/*/*.cuh)
 	$(call quiet,NVCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(NVCC) -std=c++17 $(NVCC_ARCH) -fatbin -DDVX_NVCC_DEVICE_PASS -I$(srctree)/include \

@@ -297,16 +297,29 @@ static int t_post(struct rank *r, enum pb_op op, uint32_t ch, uint64_t len, uint
 
 	switch (op) {
 	case OP_PUT:
-		return dvx_p2p_put(&r->t, peer, ch, &r->l, PB_SEND_OFF, d, PB_RECV_OFF, len, PB_TMO,
-				   tk);
+		return dvx_p2p_put(&r->t, peer, ch,
+				   &(struct dvx_p2p_xfer){ &r->l, PB_SEND_OFF, d, PB_RECV_OFF,
+							   len },
+				   PB_TMO, tk);
 	case OP_PUT_SIGNAL:
-		return dvx_p2p_put_signal(&r->t, peer, ch, &r->l, PB_SEND_OFF, d, PB_RECV_OFF, len,
-					  d, PB_SIG_OFF + 8u * slot, 1, 0, PB_TMO, tk);
+		return dvx_p2p_put_signal(&r->t, peer, ch,
+					  &(struct dvx_p2p_xfer){ &r->l, PB_SEND_OFF, d,
+								  PB_RECV_OFF, len },
+					  &(struct dvx_p2p_notify){ d, PB_SIG_OFF + 8u * slot, 1,
+								    NULL, 0, 0 },
+					  PB_TMO, tk);
 	case OP_PUT_COUNTER:
-		return dvx_p2p_put_counter(&r->t, peer, ch, &r->l, PB_SEND_OFF, d, PB_RECV_OFF, len,
-					   &r->l, PB_CTR_OFF + 8u * slot, PB_TMO, tk);
+		return dvx_p2p_put_counter(&r->t, peer, ch,
+					   &(struct dvx_p2p_xfer){ &r->l, PB_SEND_OFF, d,
+								   PB_RECV_OFF, len },
+					   &(struct dvx_p2p_notify){ NULL, 0, 0, &r->l,
+								     PB_CTR_OFF + 8u * slot, 0 },
+					   PB_TMO, tk);
 	case OP_SIGNAL:
-		return dvx_p2p_signal(&r->t, peer, ch, d, PB_SIG_OFF + 8u * slot, 1, 0, PB_TMO, tk);
+		return dvx_p2p_signal(&r->t, peer, ch,
+				      &(struct dvx_p2p_notify){ d, PB_SIG_OFF + 8u * slot, 1, NULL,
+								0, 0 },
+				      PB_TMO, tk);
 	}
 	return -EINVAL;
 }

@@ -15,7 +15,7 @@ __device__ static uint64_t wb_now(void)
 /* @iters barriers on id 0 by one block */
 extern "C" __global__ void wb_barrier(const struct dvx_win_dev d, uint32_t iters, uint64_t *out)
 {
-	struct dvx_win_grp g = dvx_win_block();
+	struct dvx_dev_grp g = dvx_dev_block();
 	uint64_t t0 = wb_now();
 	uint32_t i;
 	int err = 0;
@@ -33,7 +33,7 @@ extern "C" __global__ void wb_barrier(const struct dvx_win_dev d, uint32_t iters
 extern "C" __global__ void wb_pingpong(const struct dvx_win_dev d, int peer, uint32_t iters,
 				       uint64_t base, uint64_t *out)
 {
-	struct dvx_win_grp g = dvx_win_thread();
+	struct dvx_dev_grp g = dvx_dev_thread();
 	uint64_t t0 = wb_now(), i;
 	int err = 0;
 
@@ -62,7 +62,7 @@ extern "C" __global__ void wb_put(const struct dvx_win_dev d, const struct dvx_p
 				  uint64_t len, uint32_t reps, uint64_t want, uint64_t want3,
 				  uint64_t *out)
 {
-	struct dvx_win_grp g = dvx_win_block();
+	struct dvx_dev_grp g = dvx_dev_block();
 	uint64_t tile = len / gridDim.x, off = tile * blockIdx.x, t0 = wb_now();
 	uint32_t r;
 	int err = 0;
@@ -112,7 +112,7 @@ extern "C" __global__ void wb_ref_copy(uint8_t *dst, const uint8_t *src, uint64_
 extern "C" __global__ void wb_sendrecv(const struct dvx_win_dev d, uint8_t *sbuf, uint8_t *rbuf,
 				       uint64_t len, uint32_t reps, uint64_t *out)
 {
-	struct dvx_win_grp g = dvx_win_block();
+	struct dvx_dev_grp g = dvx_dev_block();
 	uint64_t t0 = wb_now();
 	uint32_t r;
 	int err = 0;
