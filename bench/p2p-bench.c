@@ -352,8 +352,10 @@ static int t_wait(struct rank *r, int ctr, uint64_t off, uint64_t v)
 
 	for (;;) {
 		if (ctr)
-			err = dvx_p2p_wait_counter(&r->t, 1 - r->rank, 0, &r->l, off, DVX_CMP_GE, v,
-						   PB_SLICE, NULL);
+			err = dvx_p2p_wait_counter(&r->t, 1 - r->rank, 0,
+						   &(struct dvx_p2p_notify){ .ctr = &r->l,
+									     .ctroff = off },
+						   DVX_CMP_GE, v, PB_SLICE, NULL);
 		else
 			err = dvx_p2p_wait_signal(&r->t, &r->l, off, DVX_CMP_GE, v, PB_SLICE, NULL);
 		if (err != -ETIMEDOUT || now_ns() > deadline)

@@ -68,8 +68,10 @@ extern "C" __global__ void wb_put(const struct dvx_win_dev d, const struct dvx_p
 	int err = 0;
 
 	if (d.rank == 0) {
+		struct dvx_win_xfer x = { &src, off, off, tile };
+
 		for (r = 0; r < reps && !err; r++)
-			err = dvx_win_put_signal(g, d, 1, off, src, off, tile, 2, 1);
+			err = dvx_win_put_signal(g, d, 1, &x, 2, 1);
 		if (!err && blockIdx.x == 0)
 			err = dvx_win_wait_signal_from(g, d, 1, 3, DVX_CMP_GE, want3, TMO, nullptr);
 	} else if (blockIdx.x == 0) {

@@ -229,14 +229,14 @@ int dvx_p2p_wait_signal(struct dvx_p2p *t, const struct dvx_p2p_lbuf *sig, uint6
 }
 
 int dvx_p2p_wait_counter(struct dvx_p2p *t, int peer, uint32_t channel,
-			 const struct dvx_p2p_lbuf *ctr, uint64_t ctroff, enum dvx_p2p_cmp cmp,
-			 uint64_t expected, uint64_t timeout_ns, struct dvx_p2p_wait_report *rep)
+			 const struct dvx_p2p_notify *n, enum dvx_p2p_cmp cmp, uint64_t expected,
+			 uint64_t timeout_ns, struct dvx_p2p_wait_report *rep)
 {
 	struct dvx_p2p_lane *l = lane_of(t, peer, channel);
 
-	if (!l)
+	if (!l || !n)
 		return -EINVAL;
-	return wait_word(t, l, word_ptr(ctr, ctroff), cmp, expected, timeout_ns, rep);
+	return wait_word(t, l, word_ptr(n->ctr, n->ctroff), cmp, expected, timeout_ns, rep);
 }
 
 int dvx_p2p_wait_local(struct dvx_p2p *t, const struct dvx_p2p_ticket *tk, uint64_t timeout_ns,

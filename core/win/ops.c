@@ -418,10 +418,11 @@ int dvx_win_barrier_peer(struct dvx_win *w, int peer, uint32_t id, uint64_t time
 
 /* ---- puts --------------------------------------------------------------------- */
 
-static int put_any(struct dvx_win *w, int p, uint64_t doff, const struct dvx_p2p_lbuf *src,
-		   uint64_t soff, uint64_t len, int has_sig, uint32_t sig, uint64_t value,
-		   int has_ctr, uint32_t ctr)
+static int put_any(struct dvx_win *w, int p, const struct dvx_win_xfer *wx, int has_sig,
+		   uint32_t sig, uint64_t value, int has_ctr, uint32_t ctr)
 {
+	const struct dvx_p2p_lbuf *src = wx->src;
+	uint64_t soff = wx->soff, doff = wx->doff, len = wx->len;
 	const struct dvx_win_dev_peer *e = peer_of(w, p);
 	struct dvx_p2p *t = &w->mp->ib;
 	struct dvx_p2p_notify n = { 0 };
@@ -464,29 +465,26 @@ static int put_any(struct dvx_win *w, int p, uint64_t doff, const struct dvx_p2p
 	return dvx_p2p_post(t, p, w->cfg.channel, &x, &n, w->cfg.timeout_ns, NULL);
 }
 
-int dvx_win_put(struct dvx_win *w, int peer, uint64_t doff, const struct dvx_p2p_lbuf *src,
-		uint64_t soff, uint64_t len)
+int dvx_win_put(struct dvx_win *w, int peer, const struct dvx_win_xfer *x)
 {
-	return put_any(w, peer, doff, src, soff, len, 0, 0, 0, 0, 0);
+	return x ? put_any(w, peer, x, 0, 0, 0, 0, 0) : -EINVAL;
 }
 
-int dvx_win_put_signal(struct dvx_win *w, int peer, uint64_t doff, const struct dvx_p2p_lbuf *src,
-		       uint64_t soff, uint64_t len, uint32_t sig, uint64_t value)
+int dvx_win_put_signal(struct dvx_win *w, int peer, const struct dvx_win_xfer *x, uint32_t sig,
+		       uint64_t value)
 {
-	return put_any(w, peer, doff, src, soff, len, 1, sig, value, 0, 0);
+	return x ? put_any(w, peer, x, 1, sig, value, 0, 0) : -EINVAL;
 }
 
-int dvx_win_put_counter(struct dvx_win *w, int peer, uint64_t doff, const struct dvx_p2p_lbuf *src,
-			uint64_t soff, uint64_t len, uint32_t ctr)
+int dvx_win_put_counter(struct dvx_win *w, int peer, const struct dvx_win_xfer *x, uint32_t ctr)
 {
-	return put_any(w, peer, doff, src, soff, len, 0, 0, 0, 1, ctr);
+	return x ? put_any(w, peer, x, 0, 0, 0, 1, ctr) : -EINVAL;
 }
 
-int dvx_win_put_signal_counter(struct dvx_win *w, int peer, uint64_t doff,
-			       const struct dvx_p2p_lbuf *src, uint64_t soff, uint64_t len,
+int dvx_win_put_signal_counter(struct dvx_win *w, int peer, const struct dvx_win_xfer *x,
 			       uint32_t sig, uint64_t value, uint32_t ctr)
 {
-	return put_any(w, peer, doff, src, soff, len, 1, sig, value, 1, ctr);
+	return x ? put_any(w, peer, x, 1, sig, value, 1, ctr) : -EINVAL;
 }
 
 /* ---- send / recv -------------------------------------------------------------- */

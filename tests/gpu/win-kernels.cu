@@ -48,8 +48,12 @@ extern "C" __global__ void k_win_rounds(const struct dvx_win_dev d, uint32_t sco
 			for (i = g.lane; i < slot; i += g.size)
 				s[i] = wpat(me, p, r, i);
 			dvx_dev_grp_sync(g);
-			TRY(dvx_win_put_signal(g, d, p, (uint64_t)me * slot, src, (uint64_t)p * slot, slot, 0,
-					       1));
+			{
+				struct dvx_win_xfer x = { &src, (uint64_t)p * slot, (uint64_t)me * slot,
+							  slot };
+
+				TRY(dvx_win_put_signal(g, d, p, &x, 0, 1));
+			}
 		}
 		if (d.data)
 			TRY(dvx_win_wait_signal(g, d, 0, DVX_CMP_GE, (r + 1) * (uint64_t)(n - 1), tmo,
@@ -76,7 +80,12 @@ extern "C" __global__ void k_win_rounds(const struct dvx_win_dev d, uint32_t sco
 		for (p = 0; p < n && d.data; p++) {
 			if (p == me)
 				continue;
-			TRY(dvx_win_put_counter(g, d, p, (uint64_t)me * slot, src, (uint64_t)p * slot, 64, 0));
+			{
+				struct dvx_win_xfer x = { &src, (uint64_t)p * slot, (uint64_t)me * slot,
+							  64 };
+
+				TRY(dvx_win_put_counter(g, d, p, &x, 0));
+			}
 			TRY(dvx_win_wait_counter(g, d, p, 0, DVX_CMP_GE, r + 1, tmo));
 			TRY(dvx_dev_grp_first_err(g, dvx_win_read_counter(d, p, 0) != r + 1 ? -EBADMSG : 0));
 		}

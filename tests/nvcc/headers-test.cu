@@ -130,6 +130,7 @@ __global__ void dvx_p2p_on_gpu(const struct dvx_p2p_dev d, const struct dvx_p2p_
 __device__ int dvx_win_ops(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
 			   const struct dvx_p2p_lbuf &src, uint8_t *buf)
 {
+	struct dvx_win_xfer x = { &src, 0, 0, 64 };
 	uint64_t seen;
 	int e = 0;
 
@@ -140,10 +141,11 @@ __device__ int dvx_win_ops(const struct dvx_dev_grp &g, const struct dvx_win_dev
 	e |= dvx_win_wait_counter(g, d, 1, 0, DVX_CMP_GE, 1, 1000);
 	e |= dvx_win_barrier(g, d, 0, 1000);
 	e |= dvx_win_barrier_peer(g, d, 1, 1, 1000);
-	e |= dvx_win_put(g, d, 1, 0, src, 0, 64);
-	e |= dvx_win_put_signal(g, d, 1, 0, src, 0, 64, 0, 1);
-	e |= dvx_win_put_counter(g, d, 1, 0, src, 0, 64, 0);
-	e |= dvx_win_put_signal_counter(g, d, 1, 0, src, 0, 64, 0, 1, 0);
+	e |= dvx_win_put(g, d, 1, &x);
+	e |= dvx_win_put_signal(g, d, 1, &x, 0, 1);
+	e |= dvx_win_put_counter(g, d, 1, &x, 0);
+	e |= dvx_win_put_signal_counter(g, d, 1, &x, 0, 1, 0);
+	e |= dvx_win_put_ex(g, d, 1, &x, DVX_WIN_PUT_SIG, 0, 1, 0);
 	e |= dvx_win_send(g, d, 1, buf, 1000, 1000);
 	e |= dvx_win_recv(g, d, 1, buf, 1000, 1000);
 	return e + (int)dvx_win_read_signal(d, 0) + (int)dvx_win_read_signal_from(d, 1, 0) +

@@ -398,12 +398,15 @@ static void body_counter(struct wrank *r)
 			}
 			if (i % 16 != 15 || c > i)
 				break;
-			W_OK(r, dvx_p2p_wait_counter(&r->t, peer, 0, &r->ctr_l, ctroff,
+			W_OK(r, dvx_p2p_wait_counter(&r->t, peer, 0,
+						     &(struct dvx_p2p_notify){ .ctr = &r->ctr_l,
+									       .ctroff = ctroff },
 						     DVX_CMP_GT, i, T_OUT, NULL));
 		}
 	}
-	W_OK(r, dvx_p2p_wait_counter(&r->t, peer, 0, &r->ctr_l, ctroff, DVX_CMP_EQ, CTR_PUTS,
-				     T_OUT, NULL));
+	W_OK(r, dvx_p2p_wait_counter(&r->t, peer, 0,
+				     &(struct dvx_p2p_notify){ .ctr = &r->ctr_l, .ctroff = ctroff },
+				     DVX_CMP_EQ, CTR_PUTS, T_OUT, NULL));
 	/* signal_counter and put_signal_counter: one each */
 	W_OK(r, dvx_p2p_signal_counter(&r->t, peer, 0,
 				       &(struct dvx_p2p_notify){ &r->sig_r[peer],
@@ -418,8 +421,9 @@ static void body_counter(struct wrank *r)
 						   &r->sig_r[peer], wsig_off(r, r->rank, 3), 1,
 						   &r->ctr_l, c2off, DVX_P2P_FENCE },
 					   T_OUT, NULL));
-	W_OK(r, dvx_p2p_wait_counter(&r->t, peer, 0, &r->ctr_l, c2off, DVX_CMP_EQ, 2, T_OUT,
-				     NULL));
+	W_OK(r, dvx_p2p_wait_counter(&r->t, peer, 0,
+				     &(struct dvx_p2p_notify){ .ctr = &r->ctr_l, .ctroff = c2off },
+				     DVX_CMP_EQ, 2, T_OUT, NULL));
 	W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, 3), DVX_CMP_EQ, 2, T_OUT,
 				    NULL));
 	W_OK(r, dvx_p2p_flush(&r->t, 0, T_OUT, NULL));
@@ -585,8 +589,10 @@ static void recovered_traffic(struct wrank *r, uint32_t ch, uint32_t round, uint
 				    &(struct dvx_p2p_notify){ NULL, 0, 0, &r->ctr_l,
 							      wsig_off(r, peer, 0), 0 },
 				    T_OUT, NULL));
-	W_OK(r, dvx_p2p_wait_counter(&r->t, peer, ch, &r->ctr_l, wsig_off(r, peer, 0), DVX_CMP_EQ,
-				     ctr_want, T_OUT, NULL));
+	W_OK(r, dvx_p2p_wait_counter(&r->t, peer, ch,
+				     &(struct dvx_p2p_notify){ .ctr = &r->ctr_l,
+							       .ctroff = wsig_off(r, peer, 0) },
+				     DVX_CMP_EQ, ctr_want, T_OUT, NULL));
 	W_OK(r, dvx_p2p_flush(&r->t, ch, T_OUT, NULL));
 	/* nobody's next round overwrites what the peer still checks */
 	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
@@ -743,8 +749,10 @@ static void body_comp_fail(struct wrank *r)
 					    &(struct dvx_p2p_notify){ NULL, 0, 0, &badctr,
 								      wsig_off(r, 1, 0), 0 },
 					    T_OUT, NULL));
-		e = dvx_p2p_wait_counter(&r->t, 1, 0, &r->ctr_l, wsig_off(r, 1, 0), DVX_CMP_GE, 1,
-					 T_OUT, NULL);
+		e = dvx_p2p_wait_counter(&r->t, 1, 0,
+					 &(struct dvx_p2p_notify){ .ctr = &r->ctr_l,
+								   .ctroff = wsig_off(r, 1, 0) },
+					 DVX_CMP_GE, 1, T_OUT, NULL);
 		W_CHECK(r, e == -EPERM, "counter with a bad rkey: %d", e);
 		W_OK(r, dvx_p2p_lane_health(&r->t, 1, 0, &h));
 		W_CHECK(r, h.state == DVX_P2P_Q_OK && h.comp_state == DVX_P2P_Q_FAILED,

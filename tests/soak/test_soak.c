@@ -787,8 +787,10 @@ static int post_second(struct ctx *c, int p, uint32_t i, struct sent *sd)
 	int e;
 
 	if (m->kind == K_PUT_COUNTER_SIGNAL) {
-		e = dvx_p2p_wait_counter(&r->t, p, m->ch, &r->ctr_l, ctroff, DVX_CMP_GE, 1,
-					 T_WAIT, NULL);
+		e = dvx_p2p_wait_counter(&r->t, p, m->ch,
+					 &(struct dvx_p2p_notify){ .ctr = &r->ctr_l,
+								   .ctroff = ctroff },
+					 DVX_CMP_GE, 1, T_WAIT, NULL);
 		NOTE(c, e, "wait_counter(put_counter)");
 		if (e)
 			return 0;
@@ -834,8 +836,10 @@ static int wait_final(struct ctx *c, int p, uint32_t i, struct sent *sd)
 	e = dvx_p2p_wait_local(&r->t, &sd->tk[i], T_WAIT, NULL);
 	NOTE(c, e, "wait_local(put_signal)");
 	if (!e && m->kind == K_PUT_SIGNAL_COUNTER) {
-		e = dvx_p2p_wait_counter(&r->t, p, m->ch, &r->ctr_l, wsig_off(r, p, i), DVX_CMP_GE,
-					 1, T_WAIT, NULL);
+		e = dvx_p2p_wait_counter(&r->t, p, m->ch,
+					 &(struct dvx_p2p_notify){ .ctr = &r->ctr_l,
+								   .ctroff = wsig_off(r, p, i) },
+					 DVX_CMP_GE, 1, T_WAIT, NULL);
 		NOTE(c, e, "wait_counter(put_signal_counter)");
 	}
 	return 0;

@@ -267,10 +267,21 @@ uint64_t dvx_p2p_read_counter(const struct dvx_p2p_lbuf *ctr, uint64_t ctroff);
  * dvx_p2p_wait_counter() - wait until (counter @cmp @expected) holds, while watching
  * the lane (@peer, @channel) that raises it: if that lane or its companion fails, the
  * lane's error is returned instead of waiting on.
+ * @t:		transport
+ * @peer, @channel: the lane that raises the counter
+ * @n:		the notification the counter was posted with: its @ctr and @ctroff name
+ *		the word (its other fields are not read)
+ * @cmp:	DVX_CMP_*
+ * @expected:	the value compared with
+ * @timeout_ns:	the bound
+ * @rep:	filled with what was waited for (may be NULL)
+ *
+ * Context: a host thread. Return: 0; -ETIMEDOUT; the lane's error; -EINVAL (a bad
+ * lane, word or comparison).
  */
 int dvx_p2p_wait_counter(struct dvx_p2p *t, int peer, uint32_t channel,
-			 const struct dvx_p2p_lbuf *ctr, uint64_t ctroff, enum dvx_p2p_cmp cmp,
-			 uint64_t expected, uint64_t timeout_ns, struct dvx_p2p_wait_report *rep);
+			 const struct dvx_p2p_notify *n, enum dvx_p2p_cmp cmp, uint64_t expected,
+			 uint64_t timeout_ns, struct dvx_p2p_wait_report *rep);
 
 /**
  * dvx_p2p_wait_local() - wait for the post behind @tk to complete locally (its CQE).

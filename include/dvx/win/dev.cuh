@@ -476,22 +476,28 @@ DVX_DEV int dvx_win_barrier_peer(const struct dvx_dev_grp &g, const struct dvx_w
 #define DVX_WIN_PUT_CTR 2u
 
 /**
- * dvx_win_put_ex() - copy @len bytes from @src + @soff into @target's window buffer at
- * @doff; with DVX_WIN_PUT_SIG then add @value to signal @sig of this rank's row there,
+ * dvx_win_put_ex() - copy @wx->len bytes from @wx->src + @wx->soff into @target's window
+ * buffer at @wx->doff (struct dvx_win_xfer); with DVX_WIN_PUT_SIG then add @value to signal @sig of this rank's row there,
  * with DVX_WIN_PUT_CTR raise this rank's counter @ctr of @target once the data is
  * complete (IB: acknowledged; NVL: visible). NVL: the group copies through the mapping
  * (@src readable by this GPU); IB: the leader posts (@src registered: its lkeys).
  * Context: device, every thread of @g. Return: see the file comment.
  */
 DVX_DEV int dvx_win_put_ex(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
-			   uint64_t doff, const struct dvx_p2p_lbuf &src, uint64_t soff, uint64_t len,
-			   uint32_t what, uint32_t sig, uint64_t value, uint32_t ctr)
+			   const struct dvx_win_xfer *wx, uint32_t what, uint32_t sig, uint64_t value,
+			   uint32_t ctr)
 {
 	const struct dvx_win_dev_peer *e = dvx_win_peer(d, target);
 	int err = 0;
 
 	if (dvx_win_dev_check(d))
 		return -EPROTO;
+	if (!wx || !wx->src)
+		return -EINVAL;
+
+	const struct dvx_p2p_lbuf &src = *wx->src;
+	uint64_t soff = wx->soff, doff = wx->doff, len = wx->len;
+
 	if (!e || !len || !dvx_p2p_in_bounds(soff, len, src.len) ||
 	    !dvx_p2p_in_bounds(doff, len, e->data_len) ||
 	    ((what & DVX_WIN_PUT_SIG) && sig >= d.geom.signals) ||
@@ -539,37 +545,37 @@ DVX_DEV int dvx_win_put_ex(const struct dvx_dev_grp &g, const struct dvx_win_dev
 	return dvx_dev_grp_bcast(g, err);
 }
 
-/** dvx_win_put() - dvx_win_put_ex() with data only. */
+/**
+ * dvx_win_put(), dvx_win_put_signal(), dvx_win_put_counter(),
+ * dvx_win_put_signal_counter() - dvx_win_put_ex() with data only; with one signal
+ * after the group's data; with this rank's counter raised after; with both.
+ * Context: device, every thread of @g. Return: see the file comment.
+ */
 DVX_DEV int dvx_win_put(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
-			uint64_t doff, const struct dvx_p2p_lbuf &src, uint64_t soff, uint64_t len)
+			const struct dvx_win_xfer *x)
 {
-	return dvx_win_put_ex(g, d, target, doff, src, soff, len, 0, 0, 0, 0);
+	return dvx_win_put_ex(g, d, target, x, 0, 0, 0, 0);
 }
 
-/** dvx_win_put_signal() - dvx_win_put_ex() with one signal after the group's data. */
-DVX_DEV int dvx_win_put_signal(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
-			       uint64_t doff, const struct dvx_p2p_lbuf &src, uint64_t soff,
-			       uint64_t len, uint32_t sig, uint64_t value)
+DVX_DEV int dvx_win_put_signal(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
+			       int target, const struct dvx_win_xfer *x, uint32_t sig,
+			       uint64_t value)
 {
-	return dvx_win_put_ex(g, d, target, doff, src, soff, len, DVX_WIN_PUT_SIG, sig, value, 0);
+	return dvx_win_put_ex(g, d, target, x, DVX_WIN_PUT_SIG, sig, value, 0);
 }
 
-/** dvx_win_put_counter() - dvx_win_put_ex() with this rank's counter raised after. */
-DVX_DEV int dvx_win_put_counter(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
-				uint64_t doff, const struct dvx_p2p_lbuf &src, uint64_t soff,
-				uint64_t len, uint32_t ctr)
+DVX_DEV int dvx_win_put_counter(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
+				int target, const struct dvx_win_xfer *x, uint32_t ctr)
 {
-	return dvx_win_put_ex(g, d, target, doff, src, soff, len, DVX_WIN_PUT_CTR, 0, 0, ctr);
+	return dvx_win_put_ex(g, d, target, x, DVX_WIN_PUT_CTR, 0, 0, ctr);
 }
 
-/** dvx_win_put_signal_counter() - dvx_win_put_ex() with both. */
 DVX_DEV int dvx_win_put_signal_counter(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
-				       int target, uint64_t doff, const struct dvx_p2p_lbuf &src,
-				       uint64_t soff, uint64_t len, uint32_t sig, uint64_t value,
-				       uint32_t ctr)
+				       int target, const struct dvx_win_xfer *x, uint32_t sig,
+				       uint64_t value, uint32_t ctr)
 {
-	return dvx_win_put_ex(g, d, target, doff, src, soff, len, DVX_WIN_PUT_SIG | DVX_WIN_PUT_CTR,
-			      sig, value, ctr);
+	return dvx_win_put_ex(g, d, target, x, DVX_WIN_PUT_SIG | DVX_WIN_PUT_CTR, sig, value,
+			      ctr);
 }
 
 /* ---- send / recv ---- */
