@@ -72,7 +72,10 @@ static uint64_t post_cs64(struct fx *f)
 
 	assert_int_equal(dvx_mlx5_sq_reserve(&f->sq, &f->sqc, 2, DVX_MLX5_SQ_SINGLE, &idx), 0);
 	assert_int_equal(dvx_mlx5_wqe_masked_cs64(&f->sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
-						  0x1000, 0x5678, 1, 2, 3, 4, 0, 0x99), 2);
+						  &(struct dvx_mlx5_raddr){ 0x1000, 0x5678 },
+						  &(struct dvx_mlx5_masked_cs){ 1, 2, 3, 4 }, 0,
+						  0x99),
+			 2);
 	return idx;
 }
 
@@ -90,7 +93,9 @@ static uint64_t post_sgl(struct fx *f, uint32_t nsge)
 	}
 	assert_int_equal(dvx_mlx5_sq_reserve(&f->sq, &f->sqc, w, DVX_MLX5_SQ_SINGLE, &idx), 0);
 	assert_int_equal(dvx_mlx5_wqe_rdma_sgl(&f->sq.wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE, 0x08, 0,
-					       0x2000, 0x5678, sgl, nsge), (int)w);
+					       &(struct dvx_mlx5_raddr){ 0x2000, 0x5678 }, sgl,
+					       nsge),
+			 (int)w);
 	return idx;
 }
 

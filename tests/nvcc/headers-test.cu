@@ -28,6 +28,8 @@ __global__ void dvx_build_on_gpu(uint8_t *ring, uint32_t nwqebb, struct dvx_mlx5
 				 const struct dvx_mlx5_cqe64 *cqe)
 {
 	struct dvx_mlx5_wq wq;
+	struct dvx_mlx5_raddr r = { 0x1000, 1 }, r16 = { 0x10, 1 };
+	struct dvx_mlx5_masked_cs cs = { 2, 3, 4, 5 };
 	uint32_t i = threadIdx.x;
 
 	dvx_mlx5_wq_init(&wq, ring, nwqebb, 0x123, 64);
@@ -35,8 +37,8 @@ __global__ void dvx_build_on_gpu(uint8_t *ring, uint32_t nwqebb, struct dvx_mlx5
 	case 0: dvx_mlx5_wqe_rdma_write(&wq, i, DVX_MLX5_WQE_CTRL_CQ_UPDATE, 0x1000, 0x5678, 0x40, 0x1234, 4096); break;
 	case 1: dvx_mlx5_wqe_atomic_fa(&wq, i, DVX_MLX5_WQE_CTRL_CQ_UPDATE, 0x1000, 0x5678, 1, 0, 0x99); break;
 	case 2: dvx_mlx5_wqe_wait_cq(&wq, i, DVX_MLX5_WQE_CTRL_CQ_UPDATE, 0x4a, 5); break;
-	case 3: dvx_mlx5_wqe_masked_cs64(&wq, i, 0, 0x1000, 1, 2, 3, 4, 5, 0, 7); break;
-	case 4: { uint64_t v = 0x1122334455667788ull; dvx_mlx5_wqe_rdma_write_inline(&wq, i, DVX_MLX5_OPCODE_RDMA_WRITE, 0, 0, 0x10, 1, &v, 8); break; }
+	case 3: dvx_mlx5_wqe_masked_cs64(&wq, i, 0, &r, &cs, 0, 7); break;
+	case 4: { uint64_t v = 0x1122334455667788ull; dvx_mlx5_wqe_rdma_write_inline(&wq, i, DVX_MLX5_OPCODE_RDMA_WRITE, 0, 0, &r16, &v, 8); break; }
 	default: dvx_mlx5_wqe_nop(&wq, i, 0); break;
 	}
 	if (i == 0)

@@ -307,8 +307,9 @@ static void test_e2e_write_read(void **state)
 	dvx_mlx5_wqe_rdma_write(&a.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, E_IOVA + 8192,
 				E.nic[1].mr.rkey, E_IOVA, E.nic[0].mr.lkey, 4096);
 	dvx_mlx5_wqe_rdma_write_imm(&a.sq.wq, idx + 1, DVX_MLX5_WQE_CTRL_CQ_UPDATE, 0xfeed,
-				    E_IOVA + 8192 + 4096, E.nic[1].mr.rkey, E_IOVA,
-				    E.nic[0].mr.lkey, 16);
+				    &(struct dvx_mlx5_raddr){ E_IOVA + 8192 + 4096,
+							      E.nic[1].mr.rkey },
+				    &(struct dvx_mlx5_sge){ E_IOVA, 16, E.nic[0].mr.lkey });
 	dvx_mlx5_wqe_rdma_read(&a.sq.wq, idx + 2, DVX_MLX5_WQE_CTRL_CQ_UPDATE, E_IOVA + 8192,
 			       E.nic[1].mr.rkey, E_IOVA + 16384, E.nic[0].mr.lkey, 4096);
 	dvx_mlx5_sq_ring(&a.sq, &a.sqc, idx + 2);

@@ -348,15 +348,18 @@ DVX_INLINE int dvx_p2p_op_build_main(const struct dvx_mlx5_wq *wq, uint32_t sink
 		r = dvx_mlx5_wqe_rdma_write(wq, (uint32_t)(t + w++), DVX_P2P_CE, op->raddr + off,
 					    op->rkey, op->laddr + off, op->lkey, (uint32_t)chunk);
 	}
-	if (r >= 0 && op->reset)
+	if (r >= 0 && op->reset) {
+		struct dvx_mlx5_raddr sig = { op->sig_addr, op->sig_rkey };
+
 		r = dvx_mlx5_wqe_rdma_write_inline(wq, (uint32_t)(t + w++),
-						   DVX_MLX5_OPCODE_RDMA_WRITE, DVX_P2P_CE, 0,
-						   op->sig_addr, op->sig_rkey, &zero, sizeof(zero));
-	else if (r >= 0 && op->has_sig)
+						   DVX_MLX5_OPCODE_RDMA_WRITE, DVX_P2P_CE, 0, &sig,
+						   &zero, sizeof(zero));
+	} else if (r >= 0 && op->has_sig) {
 		r = dvx_mlx5_wqe_atomic_fa(wq, (uint32_t)(t + w++),
 					   DVX_P2P_CE |
 					   ((op->flags & DVX_P2P_FENCE) ? DVX_P2P_WQE_FENCE : 0),
 					   op->sig_addr, op->sig_rkey, op->add, 0, sink_lkey);
+	}
 	if (r < 0) {
 		for (i = 0; i < nw + op->has_sig + op->reset; i++)
 			dvx_mlx5_wqe_nop(wq, (uint32_t)(t + i), DVX_P2P_CE);
