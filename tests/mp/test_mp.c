@@ -162,8 +162,8 @@ static void rank_run(struct mrank *r)
 			RFAIL(r, "IB view %u is not rank %d's", i, mp.topo.ib_ranks[i]);
 			goto out;
 		}
-	ROK(r, dvx_nvl_exchange(&nb, peers, dvx_mp_nvl_bootstrap(&mp), &mp.topo, &gpu, buf, BUF_LEN,
-				NULL, c.timeout_ns));
+	ROK(r, dvx_nvl_exchange(&nb, peers, dvx_mp_nvl_bootstrap(&mp), &mp.topo, &gpu,
+				&(struct dvx_nvl_cfg){ buf, BUF_LEN, NULL, c.timeout_ns }));
 	nvl_up = 1;
 	ROK(r, dvx_gpu_stream_create(&gpu, &st));
 	st_up = 1;
