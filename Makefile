@@ -221,11 +221,12 @@ $(objtree)/.layer-check: $(srctree)/scripts/check-layers.sh $$(layer-srcs)
 	$(Q)$(srctree)/scripts/check-layers.sh $(srctree)
 	$(Q)mkdir -p $(@D) && touch $@
 
-# Every public function (dvx_* in include/dvx/**/*.h, *.cuh) carries a kernel-doc comment.
+# Every public function (dvx_* in include/dvx/**/*.h, *.cuh) carries a kernel-doc comment
+# and takes at most 8 parameters (operations are data: docs/layout.md, Style).
 kdoc-hdrs = $(shell find $(srctree)/include/dvx -name '*.h' -o -name '*.cuh' 2>/dev/null)
 $(objtree)/.kdoc-check: $(srctree)/scripts/check-kdoc.sh $$(kdoc-hdrs)
-	$(call quiet,CHECK,kernel-doc)
-	$(Q)$(srctree)/scripts/check-kdoc.sh $(if $(filter 1,$(V)),-v) $(srctree)
+	$(call quiet,CHECK,kernel-doc and parameters)
+	$(Q)$(srctree)/scripts/check-kdoc.sh $(if $(filter 1,$(V)),-v) -p 8 $(srctree)
 	$(Q)mkdir -p $(@D) && touch $@
 
 $(LIB): $(all-lib-objs) $(objtree)/.alloc-check $(objtree)/.layer-check $(objtree)/.kdoc-check \
