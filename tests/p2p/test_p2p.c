@@ -344,6 +344,45 @@ static void body_slots(struct wrank *r)
 		"out-of-bounds put");
 	W_CHECK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, 0, (enum dvx_p2p_cmp)9, 0, 0, NULL) ==
 			   -EINVAL, "bad cmp");
+	/* operations as data: the one entry and the shapes of its wrappers */
+	{
+		struct dvx_p2p_xfer x = { &r->data_l, 0, &r->data_r[peer], 0, 8 };
+		struct dvx_p2p_xfer half = { &r->data_l, 0, NULL, 0, 8 };
+		struct dvx_p2p_notify sig = { &r->sig_r[peer], wsig_off(r, r->rank, 3), 1, NULL, 0,
+					      0 };
+		struct dvx_p2p_notify both = sig, reset = sig, flags = sig;
+		uint64_t before = dvx_p2p_read_signal(&r->sig_l, wsig_off(r, peer, 3));
+
+		both.ctr = &r->ctr_l;
+		reset.flags = DVX_P2P_RESET;
+		flags.flags = 1u << 7;
+		W_CHECK(r, dvx_p2p_post(&r->t, peer, 0, NULL, NULL, T_OUT, NULL) == -EINVAL,
+			"post of nothing");
+		W_CHECK(r, dvx_p2p_post(&r->t, peer, 0, &half, NULL, T_OUT, NULL) == -EINVAL,
+			"data without a destination");
+		W_CHECK(r, dvx_p2p_post(&r->t, peer, 0, NULL, &reset, T_OUT, NULL) == -EINVAL,
+			"DVX_P2P_RESET is dvx_p2p_reset_signal()'s");
+		W_CHECK(r, dvx_p2p_post(&r->t, peer, 0, &x, &flags, T_OUT, NULL) == -EINVAL,
+			"unknown flag");
+		W_CHECK(r, dvx_p2p_put_signal(&r->t, peer, 0, &x, NULL, T_OUT, NULL) == -EINVAL,
+			"put_signal without a signal");
+		W_CHECK(r, dvx_p2p_put_signal(&r->t, peer, 0, &x, &both, T_OUT, NULL) == -EINVAL,
+			"put_signal with a counter");
+		W_CHECK(r, dvx_p2p_signal(&r->t, peer, 0, &both, T_OUT, NULL) == -EINVAL,
+			"signal with a counter");
+		W_CHECK(r, dvx_p2p_put_counter(&r->t, peer, 0, &x, &sig, T_OUT, NULL) == -EINVAL,
+			"put_counter without a counter");
+		W_CHECK(r, dvx_p2p_wait_counter(&r->t, peer, 0, NULL, DVX_CMP_GE, 0, 0, NULL) ==
+				   -EINVAL, "wait_counter without a notification");
+		W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+		W_CHECK(r, dvx_p2p_read_signal(&r->sig_l, wsig_off(r, peer, 3)) == before,
+			"a refused post changed a signal");
+		/* the one entry posts what the wrappers post: a put and a signal */
+		W_OK(r, dvx_p2p_post(&r->t, peer, 0, &x, &sig, T_OUT, NULL));
+		W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, 3), DVX_CMP_EQ,
+					    before + 1, T_OUT, NULL));
+		W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	}
 }
 
 static void test_slots_reset_cmp(void **s)
