@@ -255,12 +255,13 @@ $(objtree)/.cycle-check-tools: $$(tool-objs) $(srctree)/scripts/check-cycles.sh
 	$(Q)$(srctree)/scripts/check-cycles.sh $(tool-objs)
 	$(Q)touch $@
 
-# Every public function (dvx_* in include/dvx/**/*.h, *.cuh) carries a kernel-doc comment.
+# Every public function (dvx_* in include/dvx/**/*.h, *.cuh) carries a kernel-doc comment
+# and takes at most 8 parameters (operations are data: docs/layout.md, Style), and the
+# naming table of docs/layout.md holds (scripts/check-names.sh).
 kdoc-hdrs = $(shell find $(srctree)/include/dvx -name '*.h' -o -name '*.cuh' 2>/dev/null)
-# ... and the naming table of docs/layout.md holds (scripts/check-names.sh).
 $(objtree)/.kdoc-check: $(srctree)/scripts/check-kdoc.sh $(srctree)/scripts/check-names.sh $$(kdoc-hdrs)
-	$(call quiet,CHECK,kernel-doc and names)
-	$(Q)$(srctree)/scripts/check-kdoc.sh $(if $(filter 1,$(V)),-v) $(srctree)
+	$(call quiet,CHECK,kernel-doc$(comma) parameters and names)
+	$(Q)$(srctree)/scripts/check-kdoc.sh $(if $(filter 1,$(V)),-v) -p 8 $(srctree)
 	$(Q)$(srctree)/scripts/check-names.sh $(srctree)
 	$(Q)mkdir -p $(@D) && touch $@
 
@@ -315,7 +316,8 @@ comma := ,
 ifeq ($(CONFIG_DVX_GPU),y)
 NVCC_ARCH := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
 $(objtree)/tests/nvcc-headers-test: $(srctree)/tests/nvcc/headers-test.cu $(AUTOCONF) \
-		$$(wildcard $(srctree)/include/dvx/*.h $(srctree)/include/dvx/*/*.h)
+		$$(wildcard $(srctree)/include/dvx/*.h $(srctree)/include/dvx/*/*.h \
+			$(srctree)/include/dvx/*/*.cuh)
 	$(call quiet,NVCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(NVCC) -std=c++17 $(NVCC_ARCH) -fatbin -DDVX_NVCC_DEVICE_PASS -I$(srctree)/include \

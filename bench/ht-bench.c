@@ -146,10 +146,12 @@ static int raw_one_way(int a, int b, uint64_t size)
 	struct dvx_wc wc;
 	int err;
 
-	err = dvx_qp_post_write_imm(&R[a].qp, 0, (uint64_t)(uintptr_t)W.r[a].sbuf,
-				    W.r[a].smr.lkey, (uint32_t)size,
-				    (uint64_t)(uintptr_t)W.r[b].rbuf, W.r[b].rmr.rkey, 0,
-				    DVX_POST_SIGNALED);
+	err = dvx_qp_post_write_imm(&R[a].qp, 0,
+				    &(struct dvx_mlx5_sge){ (uint64_t)(uintptr_t)W.r[a].sbuf,
+							    (uint32_t)size, W.r[a].smr.lkey },
+				    &(struct dvx_mlx5_raddr){ (uint64_t)(uintptr_t)W.r[b].rbuf,
+							      W.r[b].rmr.rkey },
+				    0, DVX_POST_SIGNALED);
 	if (!err)
 		err = raw_reap(b, &wc);	/* the receive: the bytes are there */
 	if (!err)

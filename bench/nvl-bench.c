@@ -101,8 +101,11 @@ static void setup(struct rank *r)
 	die(r, dvx_gpu_mem_alloc(&r->g, MAXLEN, 0, &r->src), "source");
 	die(r, dvx_gpu_mem_alloc(&r->g, 4096, 0, &r->out), "out");
 	die(r, dvx_gpu_memcpy_htod(&r->g, r->buf.dptr + MAXLEN, zero, sizeof(zero)), "zero");
-	die(r, dvx_nvl_exchange(&r->nb, r->peers, dvx_mp_nvl_bootstrap(&r->mp), &r->mp.topo, &r->g,
-				(void *)(uintptr_t)r->buf.dptr, MAXLEN + 4096, NULL, TMO), "exchange");
+	die(r,
+	    dvx_nvl_exchange(&r->nb, r->peers, dvx_mp_nvl_bootstrap(&r->mp), &r->mp.topo, &r->g,
+			     &(struct dvx_nvl_cfg){ (void *)(uintptr_t)r->buf.dptr, MAXLEN + 4096,
+						    NULL, TMO }),
+	    "exchange");
 }
 
 /* GB/s of @reps back-to-back launches of @k (grid x block) or, with k NULL, copies */

@@ -297,16 +297,29 @@ static int t_post(struct rank *r, enum pb_op op, uint32_t ch, uint64_t len, uint
 
 	switch (op) {
 	case OP_PUT:
-		return dvx_p2p_put(&r->t, peer, ch, &r->l, PB_SEND_OFF, d, PB_RECV_OFF, len, PB_TMO,
-				   tk);
+		return dvx_p2p_put(&r->t, peer, ch,
+				   &(struct dvx_p2p_xfer){ &r->l, PB_SEND_OFF, d, PB_RECV_OFF,
+							   len },
+				   PB_TMO, tk);
 	case OP_PUT_SIGNAL:
-		return dvx_p2p_put_signal(&r->t, peer, ch, &r->l, PB_SEND_OFF, d, PB_RECV_OFF, len,
-					  d, PB_SIG_OFF + 8u * slot, 1, 0, PB_TMO, tk);
+		return dvx_p2p_put_signal(&r->t, peer, ch,
+					  &(struct dvx_p2p_xfer){ &r->l, PB_SEND_OFF, d,
+								  PB_RECV_OFF, len },
+					  &(struct dvx_p2p_notify){ d, PB_SIG_OFF + 8u * slot, 1,
+								    NULL, 0, 0 },
+					  PB_TMO, tk);
 	case OP_PUT_COUNTER:
-		return dvx_p2p_put_counter(&r->t, peer, ch, &r->l, PB_SEND_OFF, d, PB_RECV_OFF, len,
-					   &r->l, PB_CTR_OFF + 8u * slot, PB_TMO, tk);
+		return dvx_p2p_put_counter(&r->t, peer, ch,
+					   &(struct dvx_p2p_xfer){ &r->l, PB_SEND_OFF, d,
+								   PB_RECV_OFF, len },
+					   &(struct dvx_p2p_notify){ NULL, 0, 0, &r->l,
+								     PB_CTR_OFF + 8u * slot, 0 },
+					   PB_TMO, tk);
 	case OP_SIGNAL:
-		return dvx_p2p_signal(&r->t, peer, ch, d, PB_SIG_OFF + 8u * slot, 1, 0, PB_TMO, tk);
+		return dvx_p2p_signal(&r->t, peer, ch,
+				      &(struct dvx_p2p_notify){ d, PB_SIG_OFF + 8u * slot, 1, NULL,
+								0, 0 },
+				      PB_TMO, tk);
 	}
 	return -EINVAL;
 }
@@ -339,8 +352,10 @@ static int t_wait(struct rank *r, int ctr, uint64_t off, uint64_t v)
 
 	for (;;) {
 		if (ctr)
-			err = dvx_p2p_wait_counter(&r->t, 1 - r->rank, 0, &r->l, off, DVX_CMP_GE, v,
-						   PB_SLICE, NULL);
+			err = dvx_p2p_wait_counter(&r->t, 1 - r->rank, 0,
+						   &(struct dvx_p2p_notify){ .ctr = &r->l,
+									     .ctroff = off },
+						   DVX_CMP_GE, v, PB_SLICE, NULL);
 		else
 			err = dvx_p2p_wait_signal(&r->t, &r->l, off, DVX_CMP_GE, v, PB_SLICE, NULL);
 		if (err != -ETIMEDOUT || now_ns() > deadline)

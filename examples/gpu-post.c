@@ -235,11 +235,16 @@ static int run(const char *fatbin, const char *dev)
 		err = dvx_gpu_memcpy_htod(&gpu, dmem.dptr, zero, sizeof(zero));
 	}
 	if (!err)
-		err = dvx_gpu_sq_view_init(&sv, DVX_GPU_Q_SYS,
-					   rreg.dptr + (uint64_t)(qp[0].sq.wq.buf - rings),
-					   qp[0].sq.nwqebb, qp[0].qpn, qp[0].sq.wq.max_inline,
-					   rreg.dptr + (uint64_t)((uint8_t *)qp[0].sq.dbrec - rings),
-					   ureg.dptr, dmem.dptr, dmem.dptr + 256);
+		err = dvx_gpu_sq_view_init(&sv,
+					   &(struct dvx_gpu_sq_cfg){
+						   DVX_GPU_Q_SYS,
+						   rreg.dptr + (uint64_t)(qp[0].sq.wq.buf - rings),
+						   qp[0].sq.nwqebb, qp[0].qpn,
+						   qp[0].sq.wq.max_inline,
+						   rreg.dptr +
+							   (uint64_t)((uint8_t *)qp[0].sq.dbrec -
+								      rings),
+						   ureg.dptr, dmem.dptr, dmem.dptr + 256 });
 	if (!err)
 		err = dvx_gpu_cq_view_init(&cv, DVX_GPU_Q_SYS,
 					   rreg.dptr + (uint64_t)(cq.ring - rings), cq.mcq.log_size,

@@ -111,8 +111,10 @@ static int transfer(int me, struct dvx_nic *nic, struct dvx_bootstrap *bs)
 	for (i = 0; i < LEN; i++)
 		buf[LEN + i] = byte_of(me, i);
 	/* on lane 1 this time: lanes are independent RC connections */
-	err = dvx_p2p_put_signal(&t, peer, 1, &buf_l, LEN, &buf_r[peer], 0, LEN, &sig_r[peer], 0,
-				 1, 0, pc.timeout_ns, &tk);
+	err = dvx_p2p_put_signal(&t, peer, 1,
+				 &(struct dvx_p2p_xfer){ &buf_l, LEN, &buf_r[peer], 0, LEN },
+				 &(struct dvx_p2p_notify){ &sig_r[peer], 0, 1, NULL, 0, 0 },
+				 pc.timeout_ns, &tk);
 	if (!err)
 		err = dvx_p2p_wait_local(&t, &tk, pc.timeout_ns, NULL);
 	if (!err)

@@ -136,8 +136,10 @@ static int run(int me, struct dvx_bootstrap *bs)
 	/* put LEN bytes into the peer's landing area, then +1 on its signal word */
 	for (i = 0; i < LEN; i++)
 		data[LEN + i] = pattern(me, i);
-	err = dvx_p2p_put_signal(&t, peer, 0, &data_l, LEN, &data_r[peer], 0, LEN, &sig_r[peer], 0,
-				 1, 0, pc.timeout_ns, &tk);
+	err = dvx_p2p_put_signal(&t, peer, 0,
+				 &(struct dvx_p2p_xfer){ &data_l, LEN, &data_r[peer], 0, LEN },
+				 &(struct dvx_p2p_notify){ &sig_r[peer], 0, 1, NULL, 0, 0 },
+				 pc.timeout_ns, &tk);
 	if (!err)
 		err = dvx_p2p_wait_local(&t, &tk, pc.timeout_ns, NULL);	/* our put is done */
 	if (!err)	/* the peer's put: its signal says the bytes are here */

@@ -376,8 +376,10 @@ static void op_write_imm(struct loop *L, struct row *w, uint32_t len)
 		if (reserve1(a, w, &idx))
 			break;
 		dvx_mlx5_wqe_rdma_write_imm(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, imm,
-					    loop_va(b->buf + OFF_DST), b->mr.rkey,
-					    loop_va(a->buf + OFF_SRC), a->mr.lkey, len);
+					    &(struct dvx_mlx5_raddr){ loop_va(b->buf + OFF_DST),
+								      b->mr.rkey },
+					    &(struct dvx_mlx5_sge){ loop_va(a->buf + OFF_SRC), len,
+								    a->mr.lkey });
 		ring1(a, idx);
 		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "WRITE_IMM", k, &i) ||
 		    wait_resp(L, b, DVX_MLX5_CQE_RESP_WR_IMM, imm, len, a->qp.qpn, w,
@@ -487,8 +489,8 @@ static void op_cmp_swap(struct loop *L, struct row *w)
 		if (reserve1(a, w, &idx))
 			break;
 		dvx_mlx5_wqe_atomic_cs(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
-				       loop_va(sig), b->mr.rkey, base + k, base + k + 1,
-				       loop_va(res), a->mr.lkey);
+				       &(struct dvx_mlx5_raddr){ loop_va(sig), b->mr.rkey },
+				       base + k, base + k + 1, loop_va(res), a->mr.lkey);
 		ring1(a, idx);
 		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "ATOMIC_CS", k, &i))
 			break;
@@ -509,9 +511,9 @@ static void op_cmp_swap(struct loop *L, struct row *w)
 	loop_store64(res, 0);
 	if (reserve1(a, w, &idx))
 		return;
-	dvx_mlx5_wqe_atomic_cs(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, loop_va(sig),
-			       b->mr.rkey, base + L->iters + 7, 0xdeadull, loop_va(res),
-			       a->mr.lkey);
+	dvx_mlx5_wqe_atomic_cs(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
+			       &(struct dvx_mlx5_raddr){ loop_va(sig), b->mr.rkey },
+			       base + L->iters + 7, 0xdeadull, loop_va(res), a->mr.lkey);
 	ring1(a, idx);
 	if (wait_req(L, a, &a->qp, &a->scq, idx, w, "ATOMIC_CS (mismatch)", L->iters, &i))
 		return;

@@ -289,8 +289,12 @@ static void op_msg(struct procs *P, struct row *w, uint32_t len, int send)
 					  loop_va(a->buf + OFF_SRC), a->mr.lkey, len);
 		else
 			dvx_mlx5_wqe_rdma_write_imm(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
-						    imm, P->peer.addr + OFF_DST, P->peer.rkey,
-						    loop_va(a->buf + OFF_SRC), a->mr.lkey, len);
+						    imm,
+						    &(struct dvx_mlx5_raddr){
+							    P->peer.addr + OFF_DST, P->peer.rkey },
+						    &(struct dvx_mlx5_sge){
+							    loop_va(a->buf + OFF_SRC), len,
+							    a->mr.lkey });
 		if (post_wait(P, w, send ? "SEND" : "WRITE_IMM", k, &idx, &i) ||
 		    need(P, w, k, "responder CQE", C_RESP, 0, len,
 			 send ? DVX_MLX5_CQE_RESP_SEND : DVX_MLX5_CQE_RESP_WR_IMM, imm, 0, NULL))
@@ -323,8 +327,9 @@ static void op_atomic(struct procs *P, struct row *w, int cs)
 			break;
 		if (cs)
 			dvx_mlx5_wqe_atomic_cs(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
-					       P->peer.addr + OFF_SIG, P->peer.rkey, base + k,
-					       base + k + 1, loop_va(res), a->mr.lkey);
+					       &(struct dvx_mlx5_raddr){ P->peer.addr + OFF_SIG,
+									 P->peer.rkey },
+					       base + k, base + k + 1, loop_va(res), a->mr.lkey);
 		else
 			dvx_mlx5_wqe_atomic_fa(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
 					       P->peer.addr + OFF_SIG, P->peer.rkey, 1, loop_va(res),

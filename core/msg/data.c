@@ -404,12 +404,15 @@ int dvx_msg_isend(struct dvx_msg_comm *c, const void *buf, size_t size, uint32_t
 
 		if (kind == MSG_IMM_DATA && off < size)
 			len = (uint32_t)(size - off < per ? size - off : per);
-		err = dvx_qp_post_write_imm(
-			qp,
-			MSG_WR(c->id, kind == MSG_IMM_DATA ? MSG_WR_DATA : MSG_WR_NOTE, slot, c->epoch,
-			       ridx),
-			(uint64_t)(uintptr_t)buf + off, mr->lkey, len, e[b].addr + off, e[b].rkey,
-			MSG_IMM(kind, e[b].idx, e[b].rcomm), DVX_POST_SIGNALED | DVX_POST_MORE);
+		err = dvx_qp_post_write_imm(qp,
+					    MSG_WR(c->id,
+						   kind == MSG_IMM_DATA ? MSG_WR_DATA : MSG_WR_NOTE,
+						   slot, c->epoch, ridx),
+					    &(struct dvx_mlx5_sge){ (uint64_t)(uintptr_t)buf + off,
+								    len, mr->lkey },
+					    &(struct dvx_mlx5_raddr){ e[b].addr + off, e[b].rkey },
+					    MSG_IMM(kind, e[b].idx, e[b].rcomm),
+					    DVX_POST_SIGNALED | DVX_POST_MORE);
 		if (err)
 			return err;	/* cannot happen: room was checked */
 		c->wqe_out++;
@@ -790,10 +793,13 @@ static void revoke_unused(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 				uint32_t slot = (f + t) % c->nqps;
 
 				if (!dvx_qp_post_write_imm(&x->qp[c->map[slot]],
-							   MSG_WR(c->id, MSG_WR_NOTE, slot, c->epoch,
-								  (fslot << 3) | b),
-							   0, 0, 0, e[b].addr, e[b].rkey,
-							   MSG_IMM(MSG_IMM_REVOKED, e[b].idx, e[b].rcomm),
+							   MSG_WR(c->id, MSG_WR_NOTE, slot,
+								  c->epoch, (fslot << 3) | b),
+							   &(struct dvx_mlx5_sge){ 0, 0, 0 },
+							   &(struct dvx_mlx5_raddr){ e[b].addr,
+										     e[b].rkey },
+							   MSG_IMM(MSG_IMM_REVOKED, e[b].idx,
+								   e[b].rcomm),
 							   DVX_POST_SIGNALED))
 					c->wqe_out++;
 			}

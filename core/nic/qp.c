@@ -256,8 +256,10 @@ static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_cfg *attr, stru
 	q.max_wqe_bytes = g.max_wqe_bytes;
 	/* ring state first with a placeholder QPN: the addresses are checked before the
 	 * device is told anything */
-	err = dvx_mlx5_sq_init(&q.sq, &q.sqc, q.wq + g.rq_bytes, attr->sq_depth, 0,
-			       attr->max_inline, q.dbrec, q.uar_reg, bf_half, 0);
+	err = dvx_mlx5_sq_init(&q.sq, &q.sqc,
+			       &(struct dvx_mlx5_sq_cfg){ q.wq + g.rq_bytes, attr->sq_depth, 0,
+							  attr->max_inline, q.dbrec, q.uar_reg,
+							  bf_half, 0 });
 	if (!err && attr->rq_depth)
 		err = dvx_mlx5_rq_init(&q.rq, q.wq, attr->rq_depth,
 				       dvx_core_log2(g.rq_stride), q.dbrec);
@@ -273,8 +275,10 @@ static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_cfg *attr, stru
 		return err;
 	err = dvx_mlx5_create_qp_out(out, sizeof(out), &q.qpn);
 	if (!err)
-		err = dvx_mlx5_sq_init(&q.sq, &q.sqc, q.wq + g.rq_bytes, attr->sq_depth, q.qpn,
-				       attr->max_inline, q.dbrec, q.uar_reg, bf_half, 0);
+		err = dvx_mlx5_sq_init(&q.sq, &q.sqc,
+				       &(struct dvx_mlx5_sq_cfg){ q.wq + g.rq_bytes, attr->sq_depth,
+								  q.qpn, attr->max_inline, q.dbrec,
+								  q.uar_reg, bf_half, 0 });
 	if (err) {
 		struct dvx_diag keep;
 

@@ -84,16 +84,32 @@ static void valid_wqe(struct dvx_mlx5_wq *wq, uint32_t idx)
 	case 1: dvx_mlx5_wqe_rdma_write(wq, idx, 8, rnd(), 1, rnd(), 2, (uint32_t)rnd() >> 2); break;
 	case 2: dvx_mlx5_wqe_rdma_read(wq, idx, 8, rnd(), 1, rnd(), 2, 64); break;
 	case 3: dvx_mlx5_wqe_atomic_fa(wq, idx, 8, rnd() & ~7ull, 1, rnd(), 0, 3); break;
-	case 4: dvx_mlx5_wqe_atomic_cs(wq, idx, 8, rnd() & ~7ull, 1, rnd(), rnd(), 0, 3); break;
-	case 5: dvx_mlx5_wqe_masked_cs64(wq, idx, 8, rnd(), 1, rnd(), rnd(), rnd(), rnd(), 0, 3); break;
-	case 6: dvx_mlx5_wqe_masked_fa32(wq, idx, 8, rnd(), 1, (uint32_t)rnd(), (uint32_t)rnd(), 0, 3); break;
-	case 7: dvx_mlx5_wqe_rdma_write_inline(wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE, 8, 0, rnd(), 1,
-					       data, (uint32_t)(rnd() % (wq->max_inline + 1))); break;
+	case 4:
+		dvx_mlx5_wqe_atomic_cs(wq, idx, 8, &(struct dvx_mlx5_raddr){ rnd() & ~7ull, 1 },
+				       rnd(), rnd(), 0, 3);
+		break;
+	case 5:
+		dvx_mlx5_wqe_masked_cs64(wq, idx, 8, &(struct dvx_mlx5_raddr){ rnd(), 1 },
+					 &(struct dvx_mlx5_masked_cs){ rnd(), rnd(), rnd(), rnd() },
+					 0, 3);
+		break;
+	case 6:
+		dvx_mlx5_wqe_masked_fa32(wq, idx, 8, &(struct dvx_mlx5_raddr){ rnd(), 1 },
+					 (uint32_t)rnd(), (uint32_t)rnd(), 0, 3);
+		break;
+	case 7:
+		dvx_mlx5_wqe_rdma_write_inline(wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE, 8, 0,
+					       &(struct dvx_mlx5_raddr){ rnd(), 1 }, data,
+					       (uint32_t)(rnd() % (wq->max_inline + 1)));
+		break;
 	case 8: dvx_mlx5_wqe_send_sgl(wq, idx, DVX_MLX5_OPCODE_SEND_IMM, 8, (uint32_t)rnd(), sg,
 				      1 + (uint32_t)(rnd() % 3)); break;
 	case 9: dvx_mlx5_wqe_wait_cq(wq, idx, 8, (uint32_t)rnd() & 0xffffff, (uint32_t)rnd()); break;
 	case 10: dvx_mlx5_wqe_send_en(wq, idx, 8, (uint32_t)rnd() & 0xffffff, (uint32_t)rnd()); break;
-	default: dvx_mlx5_wqe_masked_fa64(wq, idx, 8, rnd(), 1, rnd(), rnd(), 0, 3); break;
+	default:
+		dvx_mlx5_wqe_masked_fa64(wq, idx, 8, &(struct dvx_mlx5_raddr){ rnd(), 1 }, rnd(),
+					 rnd(), 0, 3);
+		break;
 	}
 }
 

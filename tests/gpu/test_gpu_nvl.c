@@ -253,7 +253,8 @@ static int proc_rank(const char *addr, int me, int n, uint32_t flags)
 	memset(host, 0, sizeof(host));
 	COK(dvx_gpu_memcpy_htod(&g, buf.dptr + SIG_OFF(n), host, BUF_LEN(n) - SIG_OFF(n)));
 	err = dvx_nvl_exchange(&nb, peers, dvx_mp_nvl_bootstrap(&mp), &mp.topo, &g,
-			       (void *)(uintptr_t)buf.dptr, BUF_LEN(n), NULL, TMO);
+			       &(struct dvx_nvl_cfg){ (void *)(uintptr_t)buf.dptr, BUF_LEN(n), NULL,
+						      TMO });
 	if (err)
 		CFAIL("rank %d: exchange %d (%s)", me, err, nb.diag.msg);
 	if (nb.mode != (flags & DVX_GPU_MEM_LEGACY ? DVX_NVL_IPC : DVX_NVL_FD))
@@ -434,7 +435,8 @@ static int thread_rank(struct trank *t)
 		host[i] = pat(me, peer, 99, i);
 	COK(dvx_gpu_memcpy_htod(&g, src.dptr, host, WIN));
 	err = dvx_nvl_exchange(&nb, peers, dvx_mp_nvl_bootstrap(&mp), &mp.topo, &g,
-			       (void *)(uintptr_t)buf.dptr, BUF_LEN(2), NULL, TMO);
+			       &(struct dvx_nvl_cfg){ (void *)(uintptr_t)buf.dptr, BUF_LEN(2), NULL,
+						      TMO });
 	if (err)
 		CFAIL("thread rank %d: exchange %d (%s)", me, err, nb.diag.msg);
 
@@ -662,7 +664,8 @@ static int mixed_rank(struct mixed *w, int me)
 	COK(dvx_mp_register(&mp, ibuf, BUF_LEN(MIXN), DVX_MP_REG_WRITE | DVX_MP_REG_ATOMIC, &ilb));
 	COK(dvx_mp_exchange_ib(&mp, &ilb, all, ib, TMO));
 	err = dvx_nvl_exchange(&nb, peers, dvx_mp_nvl_bootstrap(&mp), &mp.topo, &g,
-			       (void *)(uintptr_t)buf.dptr, BUF_LEN(MIXN), NULL, TMO);
+			       &(struct dvx_nvl_cfg){ (void *)(uintptr_t)buf.dptr, BUF_LEN(MIXN),
+						      NULL, TMO });
 	if (err)
 		CFAIL("mixed rank %d: exchange %d (%s)", me, err, nb.diag.msg);
 	COK(dvx_bootstrap_barrier(&bs, TMO));

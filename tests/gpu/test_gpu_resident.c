@@ -288,10 +288,11 @@ static void test_resident(void **state)
 	world_up();
 	/* the kernels' views: ring, record and counters in device memory, GPU scope */
 	GPU_OK(dvx_gpu_host_register(&E.g, E.dqp.sq.uar_reg, 8, 0, &E.ureg));
-	err = dvx_gpu_sq_view_init(&sv, 0, (uint64_t)(uintptr_t)E.dqp.sq.wq.buf, E.dqp.sq.nwqebb,
-				   E.dqp.qpn, E.dqp.sq.wq.max_inline,
-				   (uint64_t)(uintptr_t)E.dqp.sq.dbrec, E.ureg.dptr,
-				   E.dm.dptr + S_CTRS, E.dm.dptr + S_CI);
+	err = dvx_gpu_sq_view_init(&sv, &(struct dvx_gpu_sq_cfg){
+						0, (uint64_t)(uintptr_t)E.dqp.sq.wq.buf,
+						E.dqp.sq.nwqebb, E.dqp.qpn, E.dqp.sq.wq.max_inline,
+						(uint64_t)(uintptr_t)E.dqp.sq.dbrec, E.ureg.dptr,
+						E.dm.dptr + S_CTRS, E.dm.dptr + S_CI });
 	assert_int_equal(err, 0);
 	assert_int_equal(dvx_gpu_cq_view_init(&cv, 0, (uint64_t)(uintptr_t)E.dcq.ring, CQ_LOG,
 					      E.dcq.cqn, (uint64_t)(uintptr_t)E.dcq.dbrec), 0);

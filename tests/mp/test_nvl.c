@@ -118,7 +118,8 @@ static void rank_job(struct job *j, struct dvx_bootstrap *bs)
 	mine = (uint8_t *)(uintptr_t)m.dptr + 4096;
 	for (i = 0; i < 1024; i++)
 		mine[i] = pat(me, me, i);
-	j->err = dvx_nvl_exchange(&b, peers, bs, j->topo, &g, mine, BUF - 4096, NULL, j->timeout);
+	j->err = dvx_nvl_exchange(&b, peers, bs, j->topo, &g,
+				  &(struct dvx_nvl_cfg){ mine, BUF - 4096, NULL, j->timeout });
 	j->diag = b.diag;
 	if (j->err) {
 		JFAIL(j, "exchange %d (%s)", j->err, b.diag.msg);
@@ -414,24 +415,31 @@ static void test_refusals(void **state)
 	assert_int_equal(dvx_gpu_open(&gpu, dvx_mock_hal(&mk[0]), 0, NULL), 0);
 	/* a VMM allocation without a shareable handle type */
 	assert_int_equal(dvx_gpu_mem_alloc(&gpu, 4096, DVX_GPU_MEM_RDMA, &m), 0);
-	assert_int_equal(dvx_nvl_exchange(&b, peers, &bs, NULL, &gpu, (void *)(uintptr_t)m.dptr,
-					  64, NULL, SEC), -EINVAL);
+	assert_int_equal(dvx_nvl_exchange(&b, peers, &bs, NULL, &gpu,
+					  &(struct dvx_nvl_cfg){ (void *)(uintptr_t)m.dptr, 64,
+								 NULL, SEC }),
+			 -EINVAL);
 	assert_non_null(strstr(b.diag.msg, "shareable"));
 	/* host memory; a buffer past its allocation */
-	assert_int_equal(dvx_nvl_exchange(&b, peers, &bs, NULL, &gpu, host, 64, NULL, SEC),
+	assert_int_equal(dvx_nvl_exchange(&b, peers, &bs, NULL, &gpu,
+					  &(struct dvx_nvl_cfg){ host, 64, NULL, SEC }),
 			 -EINVAL);
 	assert_int_equal(dvx_gpu_mem_free(&m), 0);
 	assert_int_equal(dvx_gpu_mem_alloc(&gpu, 4096, DVX_GPU_MEM_EXPORT, &m), 0);
 	assert_int_equal(dvx_nvl_exchange(&b, peers, &bs, NULL, &gpu,
-					  (void *)(uintptr_t)(m.dptr + 8), m.len, NULL, SEC),
+					  &(struct dvx_nvl_cfg){ (void *)(uintptr_t)(m.dptr + 8),
+								 m.len, NULL, SEC }),
 			 -EINVAL);
 	/* alone: nothing to map, its own buffer is its own */
-	assert_int_equal(dvx_nvl_exchange(&b, peers, &bs, NULL, &gpu, (void *)(uintptr_t)m.dptr,
-					  64, NULL, SEC), 0);
+	assert_int_equal(dvx_nvl_exchange(&b, peers, &bs, NULL, &gpu,
+					  &(struct dvx_nvl_cfg){ (void *)(uintptr_t)m.dptr, 64,
+								 NULL, SEC }),
+			 0);
 	assert_int_equal(dvx_nvl_peer_ptr(&b, 0), m.dptr);
 	assert_int_equal(b.mode, DVX_NVL_FD);
 	assert_int_equal(dvx_nvl_unmap(&b), 0);
-	assert_int_equal(dvx_nvl_exchange(NULL, peers, &bs, NULL, &gpu, host, 64, NULL, SEC),
+	assert_int_equal(dvx_nvl_exchange(NULL, peers, &bs, NULL, &gpu,
+					  &(struct dvx_nvl_cfg){ host, 64, NULL, SEC }),
 			 -EINVAL);
 	assert_int_equal(dvx_gpu_mem_free(&m), 0);
 	assert_int_equal(dvx_gpu_close(&gpu), 0);

@@ -508,8 +508,12 @@ static void test_opcodes(void **state)
 	assert_int_equal(n, 0);
 	post_write(a, SIG, va(r1, 0x1000), r1->mr.rkey, va(r0, 0), r0->mr.lkey, 4096);
 	n = reserve(a, 1);
-	assert_int_equal(dvx_mlx5_wqe_rdma_write_imm(&a->sq.wq, n, SIG, 0xc0ffee, va(r1, 0x3000),
-						     r1->mr.rkey, va(r0, 100), r0->mr.lkey, 33), 1);
+	assert_int_equal(dvx_mlx5_wqe_rdma_write_imm(&a->sq.wq, n, SIG, 0xc0ffee,
+						     &(struct dvx_mlx5_raddr){ va(r1, 0x3000),
+									       r1->mr.rkey },
+						     &(struct dvx_mlx5_sge){ va(r0, 100), 33,
+									     r0->mr.lkey }),
+			 1);
 	n = reserve(a, 1);
 	assert_int_equal(dvx_mlx5_wqe_send(&a->sq.wq, n, SIG | DVX_MLX5_WQE_CTRL_SOLICITED,
 					   va(r0, 200), r0->mr.lkey, 100), 1);
@@ -794,8 +798,12 @@ static void test_post_helpers(void **state)
 	/* every kind of post on A */
 	assert_int_equal(dvx_qp_post_write(a, 1, va(r0, 0), r0->mr.lkey, 4096, va(r1, 0x1000),
 					   r1->mr.rkey, DVX_POST_SIGNALED), 0);
-	assert_int_equal(dvx_qp_post_write_imm(a, 2, va(r0, 0), r0->mr.lkey, 16, va(r1, 0x1800),
-					       r1->mr.rkey, 0xabc, DVX_POST_SIGNALED), 0);
+	assert_int_equal(dvx_qp_post_write_imm(a, 2,
+					       &(struct dvx_mlx5_sge){ va(r0, 0), 16, r0->mr.lkey },
+					       &(struct dvx_mlx5_raddr){ va(r1, 0x1800),
+									 r1->mr.rkey },
+					       0xabc, DVX_POST_SIGNALED),
+			 0);
 	for (i = 0; i < sizeof(msg); i++)
 		msg[i] = (uint8_t)(0x30 + i);
 	assert_int_equal(dvx_qp_post_send(a, 3, (uint64_t)(uintptr_t)msg, 0, sizeof(msg),
@@ -805,9 +813,12 @@ static void test_post_helpers(void **state)
 					  r1->mr.rkey, DVX_POST_SIGNALED), 0);
 	assert_int_equal(dvx_qp_post_fetch_add(a, 5, va(r1, 0x3000), r1->mr.rkey, 2,
 					       va(r0, 0x3000), r0->mr.lkey, DVX_POST_SIGNALED), 0);
-	assert_int_equal(dvx_qp_post_comp_swap(a, 6, va(r1, 0x3000), r1->mr.rkey, 42, 7,
-					       va(r0, 0x3008), r0->mr.lkey,
-					       DVX_POST_SIGNALED | DVX_POST_FENCE), 0);
+	assert_int_equal(dvx_qp_post_comp_swap(a, 6,
+					       &(struct dvx_mlx5_raddr){ va(r1, 0x3000),
+									 r1->mr.rkey },
+					       42, 7, va(r0, 0x3008), r0->mr.lkey,
+					       DVX_POST_SIGNALED | DVX_POST_FENCE),
+			 0);
 	/* a batch: two unsignaled and a signaled one, one doorbell */
 	assert_int_equal(dvx_qp_post_write(a, 7, va(r0, 0), r0->mr.lkey, 8, va(r1, 0x5000),
 					   r1->mr.rkey, DVX_POST_MORE), 0);
@@ -895,27 +906,49 @@ static void test_atomics(void **state)
 	assert_int_equal(dvx_mlx5_wqe_atomic_fa(&a->sq.wq, n, SIG, va(r1, 0x100), r1->mr.rkey, 5,
 						va(r0, 0x800), r0->mr.lkey), 1);
 	n = reserve(a, 1);	/* matches: 1005 -> 77 */
-	assert_int_equal(dvx_mlx5_wqe_atomic_cs(&a->sq.wq, n, SIG, va(r1, 0x100), r1->mr.rkey,
-						1005, 77, va(r0, 0x808), r0->mr.lkey), 1);
+	assert_int_equal(dvx_mlx5_wqe_atomic_cs(&a->sq.wq, n, SIG,
+						&(struct dvx_mlx5_raddr){ va(r1, 0x100),
+									  r1->mr.rkey },
+						1005, 77, va(r0, 0x808), r0->mr.lkey),
+			 1);
 	n = reserve(a, 1);	/* does not match: stays 77 */
-	assert_int_equal(dvx_mlx5_wqe_atomic_cs(&a->sq.wq, n, SIG, va(r1, 0x100), r1->mr.rkey,
-						1005, 5, va(r0, 0x810), r0->mr.lkey), 1);
+	assert_int_equal(dvx_mlx5_wqe_atomic_cs(&a->sq.wq, n, SIG,
+						&(struct dvx_mlx5_raddr){ va(r1, 0x100),
+									  r1->mr.rkey },
+						1005, 5, va(r0, 0x810), r0->mr.lkey),
+			 1);
 	n = reserve(a, 1);	/* two 16-bit fields: ffff+1 does not carry into the next */
-	assert_int_equal(dvx_mlx5_wqe_masked_fa32(&a->sq.wq, n, SIG, va(r1, 0x108), r1->mr.rkey,
+	assert_int_equal(dvx_mlx5_wqe_masked_fa32(&a->sq.wq, n, SIG,
+						  &(struct dvx_mlx5_raddr){ va(r1, 0x108),
+									    r1->mr.rkey },
 						  0x00010001u, 0x00008000u, va(r0, 0x818),
-						  r0->mr.lkey), 1);
+						  r0->mr.lkey),
+			 1);
 	n = reserve(a, 1);
-	assert_int_equal(dvx_mlx5_wqe_masked_cs32(&a->sq.wq, n, SIG, va(r1, 0x10c), r1->mr.rkey,
-						  0x0000ccddu, 0x0000ffffu, 0x11220000u,
-						  0xffff0000u, va(r0, 0x81c), r0->mr.lkey), 1);
+	assert_int_equal(dvx_mlx5_wqe_masked_cs32(&a->sq.wq, n, SIG,
+						  &(struct dvx_mlx5_raddr){ va(r1, 0x10c),
+									    r1->mr.rkey },
+						  &(struct dvx_mlx5_masked_cs){
+							  0x0000ccddu, 0x0000ffffu, 0x11220000u,
+							  0xffff0000u },
+						  va(r0, 0x81c), r0->mr.lkey),
+			 1);
 	n = reserve(a, 1);
-	assert_int_equal(dvx_mlx5_wqe_masked_fa64(&a->sq.wq, n, SIG, va(r1, 0x110), r1->mr.rkey,
+	assert_int_equal(dvx_mlx5_wqe_masked_fa64(&a->sq.wq, n, SIG,
+						  &(struct dvx_mlx5_raddr){ va(r1, 0x110),
+									    r1->mr.rkey },
 						  0x0000000100000001ull, 0x8000000080000000ull,
-						  va(r0, 0x820), r0->mr.lkey), 1);
+						  va(r0, 0x820), r0->mr.lkey),
+			 1);
 	n = reserve(a, 2);
-	assert_int_equal(dvx_mlx5_wqe_masked_cs64(&a->sq.wq, n, SIG, va(r1, 0x118), r1->mr.rkey,
-						  0x1111000000000000ull, 0xffff000000000000ull,
-						  0x5555ull, 0xffffull, va(r0, 0x828), r0->mr.lkey),
+	assert_int_equal(dvx_mlx5_wqe_masked_cs64(&a->sq.wq, n, SIG,
+						  &(struct dvx_mlx5_raddr){ va(r1, 0x118),
+									    r1->mr.rkey },
+						  &(struct dvx_mlx5_masked_cs){
+							  0x1111000000000000ull,
+							  0xffff000000000000ull, 0x5555ull,
+							  0xffffull },
+						  va(r0, 0x828), r0->mr.lkey),
 			 2);
 	/* a result nobody reads: the iova-0 sink */
 	n = reserve(a, 1);
@@ -973,8 +1006,11 @@ static void test_inline(void **state)
 
 	n = reserve(a, 4);
 	assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(&a->sq.wq, n, DVX_MLX5_OPCODE_RDMA_WRITE,
-							SIG, 0, va(r1, 0x1000), r1->mr.rkey, buf,
-							200), 4);
+							SIG, 0,
+							&(struct dvx_mlx5_raddr){ va(r1, 0x1000),
+										  r1->mr.rkey },
+							buf, 200),
+			 4);
 	n = reserve(a, 1);
 	assert_int_equal(dvx_mlx5_wqe_send_inline(&a->sq.wq, n, DVX_MLX5_OPCODE_SEND_IMM, SIG,
 						  0xabcd, buf + 7, 40), 1);
@@ -1016,12 +1052,19 @@ static void test_wrap_unsignaled(void **state)
 		wrapped_inl += (n & 7) >= 6;
 		assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(&a->sq.wq, n,
 								DVX_MLX5_OPCODE_RDMA_WRITE, 0, 0,
-								va(r1, 0x1000 + round * 128),
-								r1->mr.rkey, pay, 120), 3);
+								&(struct dvx_mlx5_raddr){
+									va(r1,
+									   0x1000 + round * 128),
+									r1->mr.rkey },
+								pay, 120),
+				 3);
 		n = reserve(a, 2);
 		wrapped_cs += (n & 7) == 7;
-		assert_int_equal(dvx_mlx5_wqe_masked_cs64(&a->sq.wq, n, 0, va(r1, 0x800),
-							  r1->mr.rkey, 0, 0, round + 1, ~0ull,
+		assert_int_equal(dvx_mlx5_wqe_masked_cs64(&a->sq.wq, n, 0,
+							  &(struct dvx_mlx5_raddr){ va(r1, 0x800),
+										    r1->mr.rkey },
+							  &(struct dvx_mlx5_masked_cs){
+								  0, 0, round + 1, ~0ull },
 							  va(r0, 0x800 + round * 8), r0->mr.lkey),
 				 2);
 		wr64(r0->data + 0x100, round * 3);
@@ -1207,8 +1250,9 @@ static void refusal(enum bad what, int err, uint8_t synd, uint8_t vendor, uint8_
 				       va(r0, 0x40), r0->mr.lkey);
 		break;
 	case BAD_ALIGN_MFA32:
-		dvx_mlx5_wqe_masked_fa32(&a->sq.wq, n, 0, va(r1, 0x102), r1->mr.rkey, 1, 0,
-					 va(r0, 0x40), r0->mr.lkey);
+		dvx_mlx5_wqe_masked_fa32(&a->sq.wq, n, 0,
+					 &(struct dvx_mlx5_raddr){ va(r1, 0x102), r1->mr.rkey }, 1,
+					 0, va(r0, 0x40), r0->mr.lkey);
 		break;
 	case BAD_PD_REMOTE:	/* an MR of sim_1 registered under another PD */
 		dvx_mlx5_wqe_rdma_write(&a->sq.wq, n, 0, va(r1, D_PD2), r1->pd2.rkey, va(r0, 0),
@@ -1498,8 +1542,9 @@ static void test_rnr(void **state)
 	mk_pair(&c, &d, 7);
 	fill(r0->data, 16, 9);
 	n = reserve(c, 1);
-	dvx_mlx5_wqe_rdma_write_imm(&c->sq.wq, n, SIG, 42, va(r1, 0x700), r1->mr.rkey,
-				    va(r0, 0), r0->mr.lkey, 16);
+	dvx_mlx5_wqe_rdma_write_imm(&c->sq.wq, n, SIG, 42,
+				    &(struct dvx_mlx5_raddr){ va(r1, 0x700), r1->mr.rkey },
+				    &(struct dvx_mlx5_sge){ va(r0, 0), 16, r0->mr.lkey });
 	ring(c);
 	for (k = 0; k < 1000; k++)
 		step();
@@ -1692,10 +1737,14 @@ static void *rank_thread(void *arg)
 			memset(src, (int)(me * 128 + sent % 128), T_MSG);
 			T_CHECK(me, dvx_mlx5_sq_reserve(&qp->sq, &qp->sqc, 1, DVX_MLX5_SQ_SINGLE, &n) == 0);
 			dvx_mlx5_wqe_rdma_write_imm(&qp->sq.wq, n, SIG, (uint32_t)(me << 16) | sent,
-						    W.raddr[peer] + (sent % T_SLOTS) * T_MSG,
-						    W.rkey[peer], va(r, 0x4000 + (sent % T_SLOTS) *
-								     T_MSG),
-						    r->mr.lkey, T_MSG);
+						    &(struct dvx_mlx5_raddr){
+							    W.raddr[peer] +
+								    (sent % T_SLOTS) * T_MSG,
+							    W.rkey[peer] },
+						    &(struct dvx_mlx5_sge){
+							    va(r,
+							       0x4000 + (sent % T_SLOTS) * T_MSG),
+							    T_MSG, r->mr.lkey });
 			ring(qp);
 			sent++;
 		}

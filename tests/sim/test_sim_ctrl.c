@@ -1408,9 +1408,14 @@ static void qpx_make(struct env *e, struct qpx *x, unsigned i, const struct dvx_
 	qa.uar_page = uar->page_id;
 	assert_int_equal(qp_make(e, &qa, &x->qp, &x->qpn), 0);
 	qp_loop_rts(e, &x->qp);
-	assert_int_equal(dvx_mlx5_sq_init(&x->sq, &x->sqc, e->mem + WQ_OFF(i), 64, x->qpn, 0,
-					  (dvx_be32 *)(void *)(e->mem + DBR_OFF(i)), uar->reg_addr,
-					  uar->type == DVX_UAR_BF ? DVX_SIM_BF_HALF : 0, 0), 0);
+	assert_int_equal(dvx_mlx5_sq_init(&x->sq, &x->sqc,
+					  &(struct dvx_mlx5_sq_cfg){
+						  e->mem + WQ_OFF(i), 64, x->qpn, 0,
+						  (dvx_be32 *)(void *)(e->mem + DBR_OFF(i)),
+						  uar->reg_addr,
+						  uar->type == DVX_UAR_BF ? DVX_SIM_BF_HALF : 0,
+						  0 }),
+			 0);
 }
 
 static void qpx_destroy(struct env *e, struct qpx *x)

@@ -164,8 +164,11 @@ static void e_qp_create(struct e_nic *n, struct e_qp *q, const struct e_cq *scq,
 	assert_int_equal(dvx_hal_obj_create(&n->hal, in, sizeof(in), out, sizeof(out), &q->obj), 0);
 	assert_int_equal(dvx_mlx5_create_qp_out(out, sizeof(out), &q->qpn), 0);
 	q->obj.id = q->qpn;
-	assert_int_equal(dvx_mlx5_sq_init(&q->sq, &q->sqc, n->mem + l.sq_offset, 1u << E_LOG_SQ, q->qpn, 64,
-					  (dvx_be32 *)(void *)(n->mem + dbr), n->uar.reg_addr, 0, 0),
+	assert_int_equal(dvx_mlx5_sq_init(&q->sq, &q->sqc,
+					  &(struct dvx_mlx5_sq_cfg){
+						  n->mem + l.sq_offset, 1u << E_LOG_SQ, q->qpn, 64,
+						  (dvx_be32 *)(void *)(n->mem + dbr),
+						  n->uar.reg_addr, 0, 0 }),
 			 0);
 	assert_int_equal(dvx_mlx5_rq_init(&q->rq, n->mem + l.rq_offset, 1u << E_LOG_RQ,
 					  4 + E_RQ_STRIDE_LOG, (dvx_be32 *)(void *)(n->mem + dbr)),
@@ -307,8 +310,9 @@ static void test_e2e_write_read(void **state)
 	dvx_mlx5_wqe_rdma_write(&a.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, E_IOVA + 8192,
 				E.nic[1].mr.rkey, E_IOVA, E.nic[0].mr.lkey, 4096);
 	dvx_mlx5_wqe_rdma_write_imm(&a.sq.wq, idx + 1, DVX_MLX5_WQE_CTRL_CQ_UPDATE, 0xfeed,
-				    E_IOVA + 8192 + 4096, E.nic[1].mr.rkey, E_IOVA,
-				    E.nic[0].mr.lkey, 16);
+				    &(struct dvx_mlx5_raddr){ E_IOVA + 8192 + 4096,
+							      E.nic[1].mr.rkey },
+				    &(struct dvx_mlx5_sge){ E_IOVA, 16, E.nic[0].mr.lkey });
 	dvx_mlx5_wqe_rdma_read(&a.sq.wq, idx + 2, DVX_MLX5_WQE_CTRL_CQ_UPDATE, E_IOVA + 8192,
 			       E.nic[1].mr.rkey, E_IOVA + 16384, E.nic[0].mr.lkey, 4096);
 	dvx_mlx5_sq_ring(&a.sq, &a.sqc, idx + 2);

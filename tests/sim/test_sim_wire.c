@@ -362,13 +362,16 @@ static int do_ops(const struct opts *o)
 		CHECK_RET(wait_wc(&wc), 0);
 		CHECK(wc.opcode == DVX_WC_FETCH_ADD && ctr[1] == 3u * k);
 	}
-	CHECK_RET(dvx_qp_post_comp_swap(qp, 30, ra + (1280u << 10), rk, 30, 0x5eed,
-					(uintptr_t)(ctr + 2), lk, DVX_POST_SIGNALED), 0);
+	CHECK_RET(dvx_qp_post_comp_swap(qp, 30, &(struct dvx_mlx5_raddr){ ra + (1280u << 10), rk },
+					30, 0x5eed, (uintptr_t)(ctr + 2), lk, DVX_POST_SIGNALED),
+		  0);
 	CHECK_RET(wait_wc(&wc), 0);
 	CHECK(ctr[2] == 30);
 	/* WRITE_IMM and SEND: into the receives the peer posted */
-	CHECK_RET(dvx_qp_post_write_imm(qp, 40, (uintptr_t)src, lk, 512, ra + (1300u << 10), rk,
-					0xabcd, DVX_POST_SIGNALED), 0);
+	CHECK_RET(dvx_qp_post_write_imm(qp, 40, &(struct dvx_mlx5_sge){ (uintptr_t)src, 512, lk },
+					&(struct dvx_mlx5_raddr){ ra + (1300u << 10), rk }, 0xabcd,
+					DVX_POST_SIGNALED),
+		  0);
 	CHECK_RET(dvx_qp_post_send(qp, 41, (uintptr_t)src + 1000, lk, 3000, DVX_POST_SIGNALED), 0);
 	/* two requester completions, and the peer's two into our receives */
 	for (k = 0; k < 2; k++) {

@@ -379,15 +379,29 @@ static void write_seeds(void)
 						   512); break;
 		case 3: n = dvx_mlx5_wqe_atomic_fa(&wq, 0, sig, MR_A + 0x40, a, 5, MR_A + 0x48, la);
 			break;
-		case 4: n = dvx_mlx5_wqe_atomic_cs(&wq, 0, sig, MR_A + 0x40, a, 0x4746454443424140ull,
-						   9, MR_A + 0x50, la); break;
-		case 5: n = dvx_mlx5_wqe_masked_fa64(&wq, 0, sig, MR_A + 0x60, a, 3, 0x80,
-						     MR_A + 0x68, la); break;
-		case 6: n = dvx_mlx5_wqe_masked_cs32(&wq, 0, sig, MR_A + 0x70, a, 0, 0, 1, 0xff,
-						     MR_A + 0x78, la); break;
-		case 7: n = dvx_mlx5_wqe_rdma_write_inline(&wq, 0, DVX_MLX5_OPCODE_RDMA_WRITE_IMM,
-							   sig, 0x1234, MR_A + 0x3800, a, payload,
-							   sizeof(payload)); break;
+		case 4:
+			n = dvx_mlx5_wqe_atomic_cs(&wq, 0, sig,
+						   &(struct dvx_mlx5_raddr){ MR_A + 0x40, a },
+						   0x4746454443424140ull, 9, MR_A + 0x50, la);
+			break;
+		case 5:
+			n = dvx_mlx5_wqe_masked_fa64(&wq, 0, sig,
+						     &(struct dvx_mlx5_raddr){ MR_A + 0x60, a }, 3,
+						     0x80, MR_A + 0x68, la);
+			break;
+		case 6:
+			n = dvx_mlx5_wqe_masked_cs32(&wq, 0, sig,
+						     &(struct dvx_mlx5_raddr){ MR_A + 0x70, a },
+						     &(struct dvx_mlx5_masked_cs){ 0, 0, 1, 0xff },
+						     MR_A + 0x78, la);
+			break;
+		case 7:
+			n = dvx_mlx5_wqe_rdma_write_inline(&wq, 0, DVX_MLX5_OPCODE_RDMA_WRITE_IMM,
+							   sig, 0x1234,
+							   &(struct dvx_mlx5_raddr){ MR_A + 0x3800,
+										     a },
+							   payload, sizeof(payload));
+			break;
 		case 8: n = dvx_mlx5_wqe_send_sgl(&wq, 0, DVX_MLX5_OPCODE_SEND_IMM, sig, 0x77, sg, 2);
 			break;
 		case 9: /* a NOP, a WAIT for its CQE, a NOP the WAIT held back */
@@ -403,8 +417,13 @@ static void write_seeds(void)
 			break;
 		case 13: /* a READ into MR B: refused (no local write) */
 			n = dvx_mlx5_wqe_rdma_read(&wq, 0, sig, MR_A, a, MR_B, w.mrb.lkey, 64); break;
-		default: n = dvx_mlx5_wqe_masked_cs64(&wq, 0, sig, MR_A + 0x80, a, 1, 0xff, 2, 0xf0,
-						      MR_A + 0x90, la); break;
+		default:
+			n = dvx_mlx5_wqe_masked_cs64(&wq, 0, sig,
+						     &(struct dvx_mlx5_raddr){ MR_A + 0x80, a },
+						     &(struct dvx_mlx5_masked_cs){ 1, 0xff, 2,
+										   0xf0 },
+						     MR_A + 0x90, la);
+			break;
 		}
 		LF_CHECK(n >= 1);
 		buf[0] = (k == 7 || k == 8) ? 2 : 0;	/* WRITE_IMM and SEND find receives */
