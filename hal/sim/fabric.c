@@ -685,34 +685,37 @@ static bool uar_consume(struct sim_fabric *fab, struct sim_nic *nic, struct sim_
 	return n != 0;
 }
 
-static void scan_doorbells(struct sim_fabric *fab)
+void dvx_sim_nic_doorbells(struct sim_fabric *fab, struct sim_nic *nic)
 {
-	uint32_t i, j, k, named[2];
+	uint32_t j, k, named[2];
 	unsigned nnamed;
 
-	for (i = 0; i < fab->nnics; i++) {
-		struct sim_nic *nic = &fab->nics[i];
+	for (j = 0; j < fab->cfg.max_uars; j++) {
+		struct sim_uar *u = &nic->uars[j];
 
-		for (j = 0; j < fab->cfg.max_uars; j++) {
-			struct sim_uar *u = &nic->uars[j];
+		if (!u->page_id || !uar_consume(fab, nic, u, named, &nnamed))
+			continue;
+		if (fab->db_mode == DVX_SIM_DB_STRICT && !nnamed)
+			continue;	/* only strays: they start nothing */
+		for (k = 0; k < fab->cfg.max_qps; k++) {
+			struct sim_qp *qp = &nic->qps[k];
 
-			if (!u->page_id || !uar_consume(fab, nic, u, named, &nnamed))
+			if (!qp->qpn || qp->uar_page != u->page_id || qp->state == SIM_QPS_RST)
 				continue;
-			if (fab->db_mode == DVX_SIM_DB_STRICT && !nnamed)
-				continue;	/* only strays: they start nothing */
-			for (k = 0; k < fab->cfg.max_qps; k++) {
-				struct sim_qp *qp = &nic->qps[k];
-
-				if (!qp->qpn || qp->uar_page != u->page_id ||
-				    qp->state == SIM_QPS_RST)
-					continue;
-				if (fab->db_mode == DVX_SIM_DB_LOOSE)
-					db_refresh(fab, qp);
-				else if (qp->qpn != named[0] && (nnamed < 2 || qp->qpn != named[1]))
-					db_rescue(fab, nic, u, qp);
-			}
+			if (fab->db_mode == DVX_SIM_DB_LOOSE)
+				db_refresh(fab, qp);
+			else if (qp->qpn != named[0] && (nnamed < 2 || qp->qpn != named[1]))
+				db_rescue(fab, nic, u, qp);
 		}
 	}
+}
+
+static void scan_doorbells(struct sim_fabric *fab)
+{
+	uint32_t i;
+
+	for (i = 0; i < fab->nnics; i++)
+		dvx_sim_nic_doorbells(fab, &fab->nics[i]);
 }
 
 unsigned dvx_sim_pass(struct sim_fabric *fab, bool *progress)
