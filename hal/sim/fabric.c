@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -33,7 +34,7 @@
 /* ---- storage layout ---------------------------------------------------------- */
 
 struct sim_layout {
-	size_t nics, pds, umems, mrs, uars, cqs, qps, dmabufs, gpus, gpu_mems, pages, end;
+	size_t nics, pds, umems, mrs, uars, cqs, qps, dmabufs, gpus, gpu_mems, stage, pages, end;
 };
 
 static size_t lay_add(size_t *off, size_t bytes, size_t align)
@@ -52,7 +53,8 @@ static bool cfg_ok(const struct dvx_sim_fabric_cfg *c)
 	       c->max_mrs <= SIM_CAP_LIMIT && c->max_umems <= SIM_CAP_LIMIT &&
 	       c->max_uars <= 4096 && c->max_pds <= SIM_CAP_LIMIT &&
 	       c->max_dmabufs <= SIM_CAP_LIMIT && c->max_gpus <= DVX_SIM_MAX_GPUS &&
-	       c->max_gpu_mems <= SIM_CAP_LIMIT && (!c->max_gpus || c->max_gpu_mems);
+	       c->max_gpu_mems <= SIM_CAP_LIMIT && (!c->max_gpus || c->max_gpu_mems) &&
+	       c->reorder <= 1 && c->reorder_stage <= (1u << 30);
 }
 
 static void layout(const struct dvx_sim_fabric_cfg *c, struct sim_layout *l)
@@ -70,6 +72,7 @@ static void layout(const struct dvx_sim_fabric_cfg *c, struct sim_layout *l)
 	l->dmabufs = lay_add(&off, c->max_dmabufs * sizeof(struct sim_dmabuf), 64);
 	l->gpus = lay_add(&off, c->max_gpus * sizeof(struct sim_gpu), 64);
 	l->gpu_mems = lay_add(&off, c->max_gpu_mems * sizeof(struct sim_gpu_mem), 64);
+	l->stage = lay_add(&off, c->reorder_stage, 64);
 	l->pages = lay_add(&off, n * c->max_uars * DVX_SIM_UAR_PAGE_SIZE, DVX_SIM_UAR_PAGE_SIZE);
 	l->end = off;
 }
@@ -89,6 +92,7 @@ void dvx_sim_fabric_cfg_default(struct dvx_sim_fabric_cfg *cfg)
 	cfg->max_dmabufs = 16;
 	cfg->max_gpus = 4;
 	cfg->max_gpu_mems = 64;
+	cfg->reorder_stage = 64u << 10;
 }
 
 size_t dvx_sim_fabric_size(const struct dvx_sim_fabric_cfg *cfg)
@@ -133,6 +137,20 @@ int dvx_sim_fabric_init(void *storage, size_t len, const struct dvx_sim_fabric_c
 	f->gpu_mems = (struct sim_gpu_mem *)(void *)(base + l.gpu_mems);
 	f->hal.gpu = &dvx_sim_gpu_ops;
 	f->uar_pages = pages;
+	f->ro_stage = cfg->reorder_stage ? base + l.stage : NULL;
+	f->ro_stage_cap = cfg->reorder_stage;
+	f->ro_on = cfg->reorder;
+	f->ro_rng = cfg->reorder_seed;
+	if (!f->ro_on) {
+		/* DVX_SIM_REORDER=<seed>: the suites run in the reorder mode unchanged */
+		const char *e = getenv("DVX_SIM_REORDER");
+		unsigned long long seed = e && *e ? strtoull(e, NULL, 0) : 0;
+
+		if (seed) {
+			f->ro_on = 1;
+			f->ro_rng = seed;
+		}
+	}
 	f->idle_spins = 64;
 	f->idle_sleep_ns = 20000;
 	for (i = 0; i < cfg->max_nics; i++) {
@@ -720,10 +738,19 @@ static void scan_doorbells(struct sim_fabric *fab)
 
 unsigned dvx_sim_pass(struct sim_fabric *fab, bool *progress)
 {
-	uint32_t nq = fab->cfg.max_qps, start = fab->rr % nq;
+	uint32_t nq = fab->cfg.max_qps, start = fab->rr % nq, dir = 1, n0 = 0;
 	uint64_t now = 0;
 	unsigned done = 0;
 	uint32_t i, k;
+
+	if (fab->ro_on) {
+		/* any interleaving of the QPs: a random start, direction and first NIC
+		 * here, a random budget per QP below */
+		start = sim_ro_rand(fab, nq);
+		dir = sim_ro_rand(fab, 2) ? 1 : nq - 1;
+		n0 = sim_ro_rand(fab, fab->nnics ? fab->nnics : 1);
+		fab->ro_shuffled++;
+	}
 
 	fab->steps++;
 	if (fab->wire_ops) {
@@ -741,10 +768,10 @@ unsigned dvx_sim_pass(struct sim_fabric *fab, bool *progress)
 		*progress = true;
 	scan_doorbells(fab);
 	for (i = 0; i < fab->nnics; i++) {
-		struct sim_nic *nic = &fab->nics[i];
+		struct sim_nic *nic = &fab->nics[(n0 + i) % fab->nnics];
 
 		for (k = 0; k < nq; k++) {
-			struct sim_qp *qp = &nic->qps[(start + k) % nq];
+			struct sim_qp *qp = &nic->qps[(start + (uint64_t)k * dir) % nq];
 			unsigned n;
 
 			if (!qp->qpn)
@@ -768,7 +795,8 @@ unsigned dvx_sim_pass(struct sim_fabric *fab, bool *progress)
 				if (now < qp->stall_until_ns)
 					continue;
 			}
-			n = dvx_sim_exec_qp(fab, qp, SIM_QP_BUDGET);
+			n = dvx_sim_exec_qp(fab, qp, fab->ro_on ? 1 + sim_ro_rand(fab, SIM_QP_BUDGET)
+								: SIM_QP_BUDGET);
 			if (n) {
 				done += n;
 				*progress = true;
@@ -790,6 +818,7 @@ unsigned dvx_sim_step(struct dvx_sim_fabric *fab)
 	if (!fab)
 		return 0;
 	pthread_mutex_lock(&f->lock);
+	f->ro_gen++;	/* what the reorder mode left for later may go on now */
 	for (i = 0; i < SIM_MAX_PASSES; i++) {
 		bool progress = false;
 
@@ -814,6 +843,7 @@ static void *progress_main(void *arg)
 		uint64_t sleep_ns;
 
 		pthread_mutex_lock(&f->lock);
+		f->ro_gen++;
 		dvx_sim_pass(f, &progress);
 		spins = f->idle_spins;
 		sleep_ns = f->idle_sleep_ns;
@@ -934,6 +964,11 @@ int dvx_sim_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_stats *st)
 	st->dma_reads = f->dma_reads;
 	st->dma_writes = f->dma_writes;
 	st->dma_errors = f->dma_errors;
+	st->ro_shuffled = f->ro_shuffled;
+	st->ro_splits = f->ro_splits;
+	st->ro_tail_first = f->ro_tail_first;
+	st->ro_early = f->ro_early;
+	st->ro_fenced = f->ro_fenced;
 	st->cmds = f->cmds;
 	st->cmd_errors = f->cmd_errors;
 	for (i = 0; i < f->nnics; i++) {
@@ -1023,6 +1058,20 @@ int dvx_sim_fini(struct dvx_sim_fabric *fab)
 	f->hal.host = NULL;
 	f->hal.gpu = NULL;
 	return unread ? -EPROTO : 0;
+}
+
+int dvx_sim_set_reorder(struct dvx_sim_fabric *fab, int on, uint64_t seed)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+
+	if (!fab || (on != 0 && on != 1))
+		return -EINVAL;
+	pthread_mutex_lock(&f->lock);
+	f->ro_on = (uint32_t)on;
+	if (on)
+		f->ro_rng = seed;
+	pthread_mutex_unlock(&f->lock);
+	return 0;
 }
 
 int dvx_sim_set_db_mode(struct dvx_sim_fabric *fab, unsigned mode)

@@ -184,6 +184,7 @@ static int setup(void **state)
 	W.storage = malloc(len);
 	assert_non_null(W.storage);
 	assert_int_equal(dvx_sim_fabric_init(W.storage, len, &fc, &W.fab), 0);
+	assert_int_equal(dvx_sim_set_reorder(W.fab, 0, 0), 0);	/* the in-order model's counts */
 	for (i = 0; i < NNIC; i++) {
 		dvx_sim_nic_cfg_default(&nc, (unsigned)i);
 		if (i == 2)

@@ -54,6 +54,7 @@ static int setup(void **state)
 	storage = malloc(len);
 	assert_non_null(storage);
 	assert_int_equal(dvx_sim_fabric_init(storage, len, &fc, &fab), 0);
+	assert_int_equal(dvx_sim_set_reorder(fab, 0, 0), 0);	/* the in-order model's counts */
 	hal = dvx_sim_hal(fab);
 	assert_non_null(hal);
 	return 0;
@@ -1896,6 +1897,7 @@ static void test_doorbell_fini(void **state)
 	/* a fresh fabric for the teardown */
 	dvx_sim_fabric_cfg_default(&fc);
 	assert_int_equal(dvx_sim_fabric_init(storage, dvx_sim_fabric_size(&fc), &fc, &fab), 0);
+	assert_int_equal(dvx_sim_set_reorder(fab, 0, 0), 0);	/* the in-order model's counts */
 	hal = dvx_sim_hal(fab);
 }
 
