@@ -290,8 +290,8 @@ static int cts_take(const struct dvx_msg_comm *c, uint32_t fslot, uint16_t seq,
 				  (uint64_t)fslot * c->fifo_recvs;
 	uint32_t n, i;
 
-	/* the sequence is written after the rest of its entry (one RDMA WRITE, in order):
-	 * read it first, acquire, then the fields it covers */
+	/* entry 0's sequence is written by a WRITE of its own after the WRITE of the slot's
+	 * entries (dvx_msg_irecv()): read it first, acquire, then the fields it covers */
 	if (dvx_le16(__atomic_load_n(&f[0].seq, __ATOMIC_ACQUIRE)) != seq)
 		return 0;
 	n = f[0].nreqs;
@@ -454,6 +454,7 @@ int dvx_msg_irecv(struct dvx_msg_comm *c, int n, void *const *bufs, const size_t
 	struct msg_cts *stg;
 	struct dvx_qp *cts_qp;
 	uint32_t rslot, i, t, q, rr;
+	uint64_t raddr;
 	uint16_t seq;
 	int polled = 0, err;
 
@@ -509,7 +510,7 @@ int dvx_msg_irecv(struct dvx_msg_comm *c, int n, void *const *bufs, const size_t
 		for (q = 0; q < x->nqps; q++)
 			if (rneed[q] && x->qp[q].rq.nwqe - (x->qp[q].rq.pi - x->qp[q].rq.ci) < rneed[q])
 				short_rq = 1;
-		if (!short_rq && dvx_mlx5_sq_room(&cts_qp->sq, &cts_qp->sqc) >= 1)
+		if (!short_rq && dvx_mlx5_sq_room(&cts_qp->sq, &cts_qp->sqc) >= 2)
 			break;
 		if (polled)
 			return 0;
@@ -535,7 +536,16 @@ int dvx_msg_irecv(struct dvx_msg_comm *c, int n, void *const *bufs, const size_t
 	for (q = 0; q < x->nqps; q++)
 		if (rneed[q])
 			dvx_mlx5_rq_ring(&x->qp[q].rq);
-	/* the CTS entries, sequence last, from the staging area (no peer can write it) */
+	/*
+	 * The CTS entries from the staging area (no peer can write it), in two WRITEs on one
+	 * QP: the entries with entry 0's sequence not yet right, then that sequence alone.
+	 * Nothing orders the placement of the bytes within one WRITE (docs/prm.md 10.2): a
+	 * sequence written with its entry can be seen before the entry's other fields, and
+	 * the sender would take an address, key or size left from the slot's last use (the
+	 * software NIC's reorder mode found it). The responder executes the second WRITE
+	 * after the first, so entry 0's sequence says the whole slot landed; the sender
+	 * reads it first (cts_take()). Its two bytes come from the staged entry's rsvd.
+	 */
 	seq = (uint16_t)(c->seq_base + c->head + 1);
 	stg = (struct msg_cts *)(void *)c->stage + (uint64_t)rslot * st->cfg.max_recvs;
 	for (i = 0; i < (uint32_t)n; i++) {
@@ -549,14 +559,21 @@ int dvx_msg_irecv(struct dvx_msg_comm *c, int n, void *const *bufs, const size_t
 		stg[i].idx = dvx_le16((uint16_t)((rslot << 3) | i));
 		stg[i].nreqs = (uint8_t)n;
 		stg[i].stripe = (uint8_t)((fb[i] << 4) | kb[i]);
-		stg[i].rsvd = 0;
+		stg[i].rsvd = dvx_le16(seq);
 		stg[i].seq = dvx_le16(seq);
 	}
-	err = dvx_qp_post_write(cts_qp, MSG_WR(c->id, MSG_WR_CTS, 0, c->epoch, rslot << 3),
+	stg[0].seq = dvx_le16((uint16_t)~seq);
+	raddr = c->rfifo_addr + (uint64_t)rslot * c->fifo_recvs * sizeof(struct msg_cts);
+	err = dvx_qp_post_write(cts_qp, MSG_WR(c->id, 0, 0, c->epoch, rslot << 3),
 				(uint64_t)(uintptr_t)stg, st->nic[c->nic].stage_mr.lkey,
-				(uint32_t)n * (uint32_t)sizeof(struct msg_cts),
-				c->rfifo_addr + (uint64_t)rslot * c->fifo_recvs * sizeof(struct msg_cts),
-				c->rfifo_rkey, DVX_POST_SIGNALED);
+				(uint32_t)n * (uint32_t)sizeof(struct msg_cts), raddr, c->rfifo_rkey,
+				DVX_POST_MORE);
+	if (!err)
+		err = dvx_qp_post_write(cts_qp, MSG_WR(c->id, MSG_WR_CTS, 0, c->epoch, rslot << 3),
+					(uint64_t)(uintptr_t)&stg[0].rsvd,
+					st->nic[c->nic].stage_mr.lkey, sizeof(stg[0].seq),
+					raddr + offsetof(struct msg_cts, seq), c->rfifo_rkey,
+					DVX_POST_SIGNALED);
 	if (err)
 		return err;
 	c->wqe_out++;

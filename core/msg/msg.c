@@ -66,8 +66,8 @@ static int cfg_norm(const struct dvx_msg_cfg *in, struct dvx_msg_cfg *c)
 	    c->groups > DVX_MSG_MAX_GROUPS || c->depth_mult > 16 ||
 	    (c->flags & ~(uint32_t)(DVX_MSG_F_FLUSH | DVX_MSG_F_NO_FALLBACK)))
 		return -EINVAL;
-	if (!c->sq_depth)
-		c->sq_depth = c->max_reqs * c->max_recvs;
+	if (!c->sq_depth)	/* a receiver's irecv takes two WQEBBs (its CTS, then its seq) */
+		c->sq_depth = c->max_reqs * (c->max_recvs < 2 ? 2 : c->max_recvs);
 	if (!c->rq_depth)
 		c->rq_depth = c->max_reqs * c->max_recvs;
 	if (!pow2(c->sq_depth) || !pow2(c->rq_depth) || c->sq_depth > 32768 ||

@@ -181,6 +181,15 @@ bool dvx_sim_cfg_has_gid(const struct dvx_sim_nic_cfg *c, unsigned port, const u
 
 /* ---- fabric.c ---------------------------------------------------------------- */
 
+/*
+ * dvx_sim_nic_doorbells() - take the doorbells written to @nic's UAR registers (the
+ * strict or loose model, rescues included) without running anything. A command calls
+ * it first: a doorbell is a posted MMIO write, and one written before the command
+ * reaches the NIC before the command does (docs/sim.md "Doorbells and commands").
+ * Context: fab->lock held.
+ */
+void dvx_sim_nic_doorbells(struct sim_fabric *fab, struct sim_nic *nic);
+
 /** dvx_sim_pass() - one progress pass; returns WQEs executed (fab->lock held) */
 unsigned dvx_sim_pass(struct sim_fabric *fab, bool *busy);
 

@@ -197,6 +197,166 @@ static inline void copy_scatter(const struct sim_sge *sg, uint32_t n, const uint
 	}
 }
 
+/* ---- the reorder mode (docs/sim-datapath.md "Reorder mode") ------------------------ */
+
+/* bytes [off, off + len) of a message between the contiguous @buf (its byte 0 at buf) and
+ * the list @sg: @to_sg 1 copies buf -> list, 0 list -> buf */
+static void sgl_range(const struct sim_sge *sg, uint32_t n, uint8_t *buf, uint64_t off,
+		      uint64_t len, int to_sg)
+{
+	uint64_t pos = 0;
+	uint32_t i;
+
+	for (i = 0; i < n && len; i++) {
+		uint64_t a = sg[i].len;
+
+		if (off < pos + a) {
+			uint64_t in = off - pos, k = a - in < len ? a - in : len;
+
+			if (to_sg)
+				memmove(sg[i].p + in, buf + off, k);
+			else
+				memmove(buf + off, sg[i].p + in, k);
+			off += k;
+			len -= k;
+		}
+		pos += a;
+	}
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * Reorder mode: place a random part of a message of @total bytes (>= 16) in a random
+ * chunk order, its last 8 bytes a chunk of their own, and leave the rest for a later
+ * generation (the next dvx_sim_step() or thread pass): nothing promises when a byte is
+ * visible before the completion, nor in which order (docs/prm.md 10.2). 1 when it did
+ * (the WQE stalls; its re-run places the whole message and completes it), 0 when the
+ * message is to be placed whole now. @to_sg: the message goes from @buf into @sg (a
+ * READ's response), else from @sg into @buf (a WRITE).
+ */
+static int ro_split(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_sge *sg,
+		    uint32_t nsg, uint8_t *buf, uint64_t total, int to_sg)
+{
+	static const uint32_t csz[4] = { 8, 64, 512, 4096 };
+	uint64_t cs, body = total - 8, nch, step, mask = 0, all, j, k;
+
+	if (X_LIKELY(!fab->ro_on) || qp->exec.ro_split || total < 16 || sim_ro_rand(fab, 4))
+		return 0;
+	cs = csz[sim_ro_rand(fab, 4)];
+	while ((body + cs - 1) / cs > 63)
+		cs <<= 1;
+	nch = (body + cs - 1) / cs + 1;		/* body chunks, then the tail */
+	all = nch == 64 ? ~0ull : (1ull << nch) - 1;
+	for (j = 0; j < nch; j++)
+		if (sim_ro_rand(fab, 4) < (j + 1 == nch ? 3u : 2u))
+			mask |= 1ull << j;
+	if (mask == all)
+		mask &= ~(1ull << sim_ro_rand(fab, (uint32_t)nch));
+	step = 1 + sim_ro_rand(fab, (uint32_t)nch);
+	while (gcd64(step, nch) != 1)
+		step++;
+	j = sim_ro_rand(fab, (uint32_t)nch);
+	for (k = 0; k < nch; k++, j = (j + step) % nch) {
+		uint64_t off = j * cs, len;
+
+		if (!(mask >> j & 1))
+			continue;
+		if (j + 1 == nch) {
+			off = body;
+			len = 8;
+		} else {
+			len = off + cs > body ? body - off : cs;
+		}
+		sgl_range(sg, nsg, buf, off, len, to_sg);
+	}
+	qp->exec.ro_split = 1;
+	qp->exec.ro_gen = fab->ro_gen;
+	fab->ro_splits++;
+	fab->ro_tail_first += mask >> (nch - 1) & 1;
+	return 1;
+}
+
+/* the stage holds @qp's WQE @idx, gathered early */
+static inline int ro_staged(const struct sim_fabric *fab, const struct sim_qp *qp, uint16_t idx)
+{
+	return X_UNLIKELY(fab->ro_stage_qp == qp) && fab->ro_stage_qpn == qp->qpn &&
+	       fab->ro_stage_idx == idx;
+}
+
+static void ro_release(struct sim_fabric *fab, const struct sim_qp *qp)
+{
+	if (fab->ro_stage_qp == qp)
+		fab->ro_stage_qp = NULL;
+}
+
+static int local_sgl(struct sim_qp *qp, const struct sim_wqe *w, uint32_t first, int write,
+		     int inl_ok, struct sim_sge *sg, uint32_t *nsg, uint64_t *total,
+		     struct sim_xres *r);
+
+/*
+ * Reorder mode, before a READ or atomic @w of @qp runs: the WQE after it (a WRITE or
+ * SEND already covered by doorbells) may gather its local data now, before the response
+ * lands, unless its fence mode says wait (docs/prm.md 10.2, 10.3): modes 2 (fence), 3
+ * (strong ordering) and 4 (fence and small fence) hold it, 0 and 1 do not. The data
+ * goes to the fabric's stage, which that WQE then sends instead of its buffers.
+ */
+static void ro_gather_early(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_wqe *w,
+			    uint32_t avail)
+{
+	uint32_t nring = 1u << qp->log_sq_size, mask = nring - 1, ci2 = w->idx + w->nwqebb;
+	struct sim_sge sg[SIM_MAX_SGE];
+	struct sim_wqe w2;
+	struct sim_xres r;
+	uint32_t ctrl, nsg, first, fm;
+	uint64_t total;
+
+	if (!fab->ro_stage || avail <= w->nwqebb || qp->cd_slave_send || sim_ro_rand(fab, 2))
+		return;
+	if (fab->ro_stage_qp && fab->ro_stage_qp->qpn == fab->ro_stage_qpn)
+		return;		/* the stage is taken (also by this QP's next WQE already) */
+	w2.b = qp->sq + ((size_t)(ci2 & mask) << 6);
+	ctrl = dvx_get_be32(w2.b);
+	w2.ds = dvx_get_be32(w2.b + 4) & 0x3fu;
+	w2.nwqebb = w2.ds ? (w2.ds + 3u) >> 2 : 1u;
+	w2.idx = (uint16_t)ci2;
+	w2.opcode = (uint8_t)ctrl;
+	w2.opmod = (uint8_t)(ctrl >> 24);
+	w2.fm_ce_se = w2.b[11];
+	if (w2.nwqebb > avail - w->nwqebb || (ci2 & mask) + w2.nwqebb > nring || w2.opmod ||
+	    ((ctrl >> 8) & 0xffffu) != (ci2 & 0xffffu))
+		return;
+	if (w2.opcode == SIM_OP_RDMA_WRITE || w2.opcode == SIM_OP_RDMA_WRITE_IMM)
+		first = 2;
+	else if (w2.opcode == SIM_OP_SEND || w2.opcode == SIM_OP_SEND_IMM)
+		first = 1;
+	else
+		return;
+	fm = w2.fm_ce_se >> 5;
+	if (fm == 2 || fm == 3 || fm == 4) {
+		fab->ro_fenced++;	/* the fence holds it until the response has landed */
+		return;
+	}
+	if (w2.ds < first || local_sgl(qp, &w2, first, 0, 1, sg, &nsg, &total, &r) != X_DONE ||
+	    total > fab->ro_stage_cap)
+		return;		/* its own checks fail it when it runs */
+	copy_gather(fab->ro_stage, sg, nsg);
+	fab->ro_stage_qp = qp;
+	fab->ro_stage_qpn = qp->qpn;
+	fab->ro_stage_idx = w2.idx;
+	fab->ro_stage_len = total;
+	fab->ro_early++;
+}
+
 /* ---- completion queues ---------------------------------------------------- */
 
 static struct sim_cq *qp_cq(struct sim_qp *qp, int recv)
@@ -733,6 +893,12 @@ static int exec_write_send(struct sim_fabric *fab, struct sim_qp *qp, struct sim
 		return X_ERR;
 	if (X_UNLIKELY(msg_too_long(qp, total)))
 		return x_fail(r, SIM_SYND_LOCAL_LENGTH_ERR, SIM_VS_MSG_LEN);
+	if (ro_staged(fab, qp, w->idx) && fab->ro_stage_len == total) {
+		/* reorder mode: gathered before an earlier READ/atomic response landed */
+		sg[0].p = fab->ro_stage;
+		sg[0].len = (uint32_t)total;
+		nsg = total ? 1 : 0;
+	}
 	if (X_UNLIKELY(!peer && qp->exec.w_rank))
 		return wire_req(fab, qp, w, sg, nsg, total, NULL, r);
 	if (X_UNLIKELY(request_lost(fab, qp, peer)))
@@ -755,6 +921,8 @@ static int exec_write_send(struct sim_fabric *fab, struct sim_qp *qp, struct sim
 		       DVX_ACCESS_REMOTE_WRITE, &t, r) != X_DONE)
 		return X_ERR;
 	if (is_write) {
+		if (X_UNLIKELY(fab->ro_on) && total && ro_split(fab, qp, sg, nsg, t, total, 0))
+			return X_STALL;
 		if (X_LIKELY(nsg == 1 && total))
 			memmove(t, sg[0].p, sg[0].len);
 		else if (total)
@@ -791,6 +959,8 @@ static int exec_read(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp *p
 	if (total && remote_buf(qp, peer, dvx_get_be32(w->b + 24), dvx_get_be64(w->b + 16),
 				total, DVX_ACCESS_REMOTE_READ, &s, r) != X_DONE)
 		return X_ERR;
+	if (X_UNLIKELY(fab->ro_on) && total && ro_split(fab, qp, sg, nsg, s, total, 1))
+		return X_STALL;
 	copy_scatter(sg, nsg, s);
 	r->byte_cnt = (uint32_t)total;
 	return X_DONE;
@@ -884,6 +1054,7 @@ static int exec_one(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp *pe
 static void wqe_done(struct sim_qp *qp, uint32_t nwqebb)
 {
 	qp->sq_ci += nwqebb;
+	qp->exec.ro_split = 0;
 	qp->exec.rnr_active = 0;
 	qp->exec.retry_active = 0;
 	qp->exec.delay_done = 0;
@@ -930,6 +1101,8 @@ unsigned dvx_sim_exec_qp(struct sim_fabric *fab, struct sim_qp *qp, unsigned bud
 	}
 	if (X_UNLIKELY(!qp->sq))
 		return 0;
+	if (X_UNLIKELY(qp->exec.ro_split) && qp->exec.ro_gen == fab->ro_gen)
+		return 0;	/* reorder mode: the rest of its message comes later */
 	if (X_UNLIKELY(qp->stall_until_ns)) {
 		if (dvx_sim_now_ns() < qp->stall_until_ns)
 			return 0;
@@ -1021,6 +1194,10 @@ unsigned dvx_sim_exec_qp(struct sim_fabric *fab, struct sim_qp *qp, unsigned bud
 			peer = dvx_sim_qp_peer(fab, qp);
 			peer_known = 1;
 		}
+		if (X_UNLIKELY(fab->ro_on) && peer &&
+		    (w.opcode == SIM_OP_RDMA_READ || (w.opcode >= SIM_OP_ATOMIC_CS &&
+						      w.opcode <= SIM_OP_ATOMIC_MASKED_FA)))
+			ro_gather_early(fab, qp, &w, avail);
 		rc = exec_one(fab, qp, peer, &w, &r);
 		if (rc == X_STALL)
 			break;
@@ -1031,6 +1208,8 @@ unsigned dvx_sim_exec_qp(struct sim_fabric *fab, struct sim_qp *qp, unsigned bud
 		if (fab->trace)
 			fab->trace(fab->trace_arg, qp->nic->index, qp->qpn, 0, w.b, w.ds * 16u);
 		wqe_done(qp, w.nwqebb);
+		if (ro_staged(fab, qp, w.idx))
+			ro_release(fab, qp);
 		fab->wqes_executed++;
 		n++;
 		if (SIM_CTRL_CE(w.fm_ce_se) >= SIM_CTRL_CE_ALWAYS) {
@@ -1052,6 +1231,7 @@ fail:
 		if (fab->trace)
 			fab->trace(fab->trace_arg, qp->nic->index, qp->qpn, 0, w.b, tlen);
 		wqe_done(qp, w.nwqebb);
+		ro_release(fab, qp);
 		fab->wqes_executed++;
 		n++;
 		req_err_cqe(fab, qp, w.opcode, w.idx, r.synd, r.vendor);
@@ -1075,6 +1255,8 @@ static unsigned flush_pending(struct sim_fabric *fab, struct sim_qp *qp)
 	qp->exec.rnr_active = 0;
 	qp->exec.retry_active = 0;
 	qp->exec.delay_done = 0;
+	qp->exec.ro_split = 0;
+	ro_release(fab, qp);
 	if (qp->sq && qp->dbrec && !sim_pull(fab, qp->dbr_umem, qp->dbrec, 8)) {
 		uint32_t mask = (1u << qp->log_sq_size) - 1;
 		uint16_t c = (uint16_t)load_be32_acquire(qp->dbrec + 4);
@@ -1132,6 +1314,8 @@ void dvx_sim_exec_reset_qp(struct sim_qp *qp)
 	qp->wait_cqn = 0;
 	qp->wait_index = 0;
 	memset(&qp->exec, 0, sizeof(qp->exec));
+	if (qp->nic && qp->nic->fab)
+		ro_release(qp->nic->fab, qp);
 }
 
 /* ---- the wire: requester and responder halves (docs/sim-wire.md) --------------------- */

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -391,42 +392,54 @@ static bool uar_consume(struct sim_fabric *fab, struct sim_nic *nic, struct sim_
 	return n != 0;
 }
 
-static void scan_doorbells(struct sim_fabric *fab)
+void dvx_sim_nic_doorbells(struct sim_fabric *fab, struct sim_nic *nic)
 {
-	uint32_t i, j, k, named[2];
+	uint32_t j, k, named[2];
 	unsigned nnamed;
 
-	for (i = 0; i < fab->nnics; i++) {
-		struct sim_nic *nic = &fab->nics[i];
+	for (j = 0; j < fab->cfg.max_uars; j++) {
+		struct sim_uar *u = &nic->uars[j];
 
-		for (j = 0; j < fab->cfg.max_uars; j++) {
-			struct sim_uar *u = &nic->uars[j];
+		if (!u->page_id || !uar_consume(fab, nic, u, named, &nnamed))
+			continue;
+		if (fab->db_mode == DVX_SIM_DB_STRICT && !nnamed)
+			continue;	/* only strays: they start nothing */
+		for (k = 0; k < fab->cfg.max_qps; k++) {
+			struct sim_qp *qp = &nic->qps[k];
 
-			if (!u->page_id || !uar_consume(fab, nic, u, named, &nnamed))
+			if (!qp->qpn || qp->uar_page != u->page_id || qp->state == SIM_QPS_RST)
 				continue;
-			if (fab->db_mode == DVX_SIM_DB_STRICT && !nnamed)
-				continue;	/* only strays: they start nothing */
-			for (k = 0; k < fab->cfg.max_qps; k++) {
-				struct sim_qp *qp = &nic->qps[k];
-
-				if (!qp->qpn || qp->uar_page != u->page_id ||
-				    qp->state == SIM_QPS_RST)
-					continue;
-				if (fab->db_mode == DVX_SIM_DB_LOOSE)
-					db_refresh(fab, qp);
-				else if (qp->qpn != named[0] && (nnamed < 2 || qp->qpn != named[1]))
-					db_rescue(fab, nic, u, qp);
-			}
+			if (fab->db_mode == DVX_SIM_DB_LOOSE)
+				db_refresh(fab, qp);
+			else if (qp->qpn != named[0] && (nnamed < 2 || qp->qpn != named[1]))
+				db_rescue(fab, nic, u, qp);
 		}
 	}
 }
 
+static void scan_doorbells(struct sim_fabric *fab)
+{
+	uint32_t i;
+
+	for (i = 0; i < fab->nnics; i++)
+		dvx_sim_nic_doorbells(fab, &fab->nics[i]);
+}
+
 unsigned dvx_sim_pass(struct sim_fabric *fab, bool *progress)
 {
-	uint32_t nq = fab->cfg.max_qps, start = fab->rr % nq;
+	uint32_t nq = fab->cfg.max_qps, start = fab->rr % nq, dir = 1, n0 = 0;
 	uint64_t now = 0;
 	unsigned done = 0;
 	uint32_t i, k;
+
+	if (fab->ro_on) {
+		/* any interleaving of the QPs: a random start, direction and first NIC
+		 * here, a random budget per QP below */
+		start = sim_ro_rand(fab, nq);
+		dir = sim_ro_rand(fab, 2) ? 1 : nq - 1;
+		n0 = sim_ro_rand(fab, fab->nnics ? fab->nnics : 1);
+		fab->ro_shuffled++;
+	}
 
 	fab->steps++;
 	if (fab->wire_ops) {
@@ -444,10 +457,10 @@ unsigned dvx_sim_pass(struct sim_fabric *fab, bool *progress)
 		*progress = true;
 	scan_doorbells(fab);
 	for (i = 0; i < fab->nnics; i++) {
-		struct sim_nic *nic = &fab->nics[i];
+		struct sim_nic *nic = &fab->nics[(n0 + i) % fab->nnics];
 
 		for (k = 0; k < nq; k++) {
-			struct sim_qp *qp = &nic->qps[(start + k) % nq];
+			struct sim_qp *qp = &nic->qps[(start + (uint64_t)k * dir) % nq];
 			unsigned n;
 
 			if (!qp->qpn)
@@ -471,7 +484,8 @@ unsigned dvx_sim_pass(struct sim_fabric *fab, bool *progress)
 				if (now < qp->stall_until_ns)
 					continue;
 			}
-			n = dvx_sim_exec_qp(fab, qp, SIM_QP_BUDGET);
+			n = dvx_sim_exec_qp(fab, qp, fab->ro_on ? 1 + sim_ro_rand(fab, SIM_QP_BUDGET)
+								: SIM_QP_BUDGET);
 			if (n) {
 				done += n;
 				*progress = true;
@@ -493,6 +507,7 @@ unsigned dvx_sim_step(struct dvx_sim_fabric *fab)
 	if (!fab)
 		return 0;
 	pthread_mutex_lock(&f->lock);
+	f->ro_gen++;	/* what the reorder mode left for later may go on now */
 	for (i = 0; i < SIM_MAX_PASSES; i++) {
 		bool progress = false;
 
@@ -517,6 +532,7 @@ static void *progress_main(void *arg)
 		uint64_t sleep_ns;
 
 		pthread_mutex_lock(&f->lock);
+		f->ro_gen++;
 		dvx_sim_pass(f, &progress);
 		spins = f->idle_spins;
 		sleep_ns = f->idle_sleep_ns;
@@ -637,6 +653,11 @@ int dvx_sim_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_stats *st)
 	st->dma_reads = f->dma_reads;
 	st->dma_writes = f->dma_writes;
 	st->dma_errors = f->dma_errors;
+	st->ro_shuffled = f->ro_shuffled;
+	st->ro_splits = f->ro_splits;
+	st->ro_tail_first = f->ro_tail_first;
+	st->ro_early = f->ro_early;
+	st->ro_fenced = f->ro_fenced;
 	st->cmds = f->cmds;
 	st->cmd_errors = f->cmd_errors;
 	for (i = 0; i < f->nnics; i++) {
@@ -726,6 +747,20 @@ int dvx_sim_fini(struct dvx_sim_fabric *fab)
 	f->hal.host = NULL;
 	f->hal.gpu = NULL;
 	return unread ? -EPROTO : 0;
+}
+
+int dvx_sim_set_reorder(struct dvx_sim_fabric *fab, int on, uint64_t seed)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+
+	if (!fab || (on != 0 && on != 1))
+		return -EINVAL;
+	pthread_mutex_lock(&f->lock);
+	f->ro_on = (uint32_t)on;
+	if (on)
+		f->ro_rng = seed;
+	pthread_mutex_unlock(&f->lock);
+	return 0;
 }
 
 int dvx_sim_set_db_mode(struct dvx_sim_fabric *fab, unsigned mode)

@@ -5,6 +5,7 @@
  * top of hal/sim: nothing here is called by the files below it.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctrl.h"
@@ -14,7 +15,7 @@
 /* ---- storage layout ---------------------------------------------------------- */
 
 struct sim_layout {
-	size_t nics, pds, umems, mrs, uars, cqs, qps, dmabufs, gpus, gpu_mems, pages, end;
+	size_t nics, pds, umems, mrs, uars, cqs, qps, dmabufs, gpus, gpu_mems, stage, pages, end;
 };
 
 static size_t lay_add(size_t *off, size_t bytes, size_t align)
@@ -33,7 +34,8 @@ static bool cfg_ok(const struct dvx_sim_fabric_cfg *c)
 	       c->max_mrs <= SIM_CAP_LIMIT && c->max_umems <= SIM_CAP_LIMIT &&
 	       c->max_uars <= 4096 && c->max_pds <= SIM_CAP_LIMIT &&
 	       c->max_dmabufs <= SIM_CAP_LIMIT && c->max_gpus <= DVX_SIM_MAX_GPUS &&
-	       c->max_gpu_mems <= SIM_CAP_LIMIT && (!c->max_gpus || c->max_gpu_mems);
+	       c->max_gpu_mems <= SIM_CAP_LIMIT && (!c->max_gpus || c->max_gpu_mems) &&
+	       c->reorder <= 1 && c->reorder_stage <= (1u << 30);
 }
 
 static void layout(const struct dvx_sim_fabric_cfg *c, struct sim_layout *l)
@@ -51,6 +53,7 @@ static void layout(const struct dvx_sim_fabric_cfg *c, struct sim_layout *l)
 	l->dmabufs = lay_add(&off, c->max_dmabufs * sizeof(struct sim_dmabuf), 64);
 	l->gpus = lay_add(&off, c->max_gpus * sizeof(struct sim_gpu), 64);
 	l->gpu_mems = lay_add(&off, c->max_gpu_mems * sizeof(struct sim_gpu_mem), 64);
+	l->stage = lay_add(&off, c->reorder_stage, 64);
 	l->pages = lay_add(&off, n * c->max_uars * DVX_SIM_UAR_PAGE_SIZE, DVX_SIM_UAR_PAGE_SIZE);
 	l->end = off;
 }
@@ -70,6 +73,7 @@ void dvx_sim_fabric_cfg_default(struct dvx_sim_fabric_cfg *cfg)
 	cfg->max_dmabufs = 16;
 	cfg->max_gpus = 4;
 	cfg->max_gpu_mems = 64;
+	cfg->reorder_stage = 64u << 10;
 }
 
 size_t dvx_sim_fabric_mem_size(const struct dvx_sim_fabric_cfg *cfg)
@@ -114,6 +118,20 @@ int dvx_sim_fabric_init(void *storage, size_t len, const struct dvx_sim_fabric_c
 	f->gpu_mems = (struct sim_gpu_mem *)(void *)(base + l.gpu_mems);
 	f->hal.gpu = &dvx_sim_gpu_ops;
 	f->uar_pages = pages;
+	f->ro_stage = cfg->reorder_stage ? base + l.stage : NULL;
+	f->ro_stage_cap = cfg->reorder_stage;
+	f->ro_on = cfg->reorder;
+	f->ro_rng = cfg->reorder_seed;
+	if (!f->ro_on) {
+		/* DVX_SIM_REORDER=<seed>: the suites run in the reorder mode unchanged */
+		const char *e = getenv("DVX_SIM_REORDER");
+		unsigned long long seed = e && *e ? strtoull(e, NULL, 0) : 0;
+
+		if (seed) {
+			f->ro_on = 1;
+			f->ro_rng = seed;
+		}
+	}
 	f->idle_spins = 64;
 	f->idle_sleep_ns = 20000;
 	for (i = 0; i < cfg->max_nics; i++) {

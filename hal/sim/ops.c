@@ -60,6 +60,17 @@ static struct sim_nic *lock_nic(struct dvx_hal_nic *dev, const char *op)
 	return nic;
 }
 
+/* lock_nic() for a command: the doorbells written before it are taken first (posted
+ * MMIO writes reach the NIC ahead of the command interface's) */
+static struct sim_nic *lock_cmd(struct dvx_hal_nic *dev, const char *op)
+{
+	struct sim_nic *nic = lock_nic(dev, op);
+
+	if (nic)
+		dvx_sim_nic_doorbells(nic->fab, nic);
+	return nic;
+}
+
 static void unlock_nic(struct sim_nic *nic)
 {
 	pthread_mutex_unlock(&nic->fab->lock);
@@ -261,7 +272,7 @@ static int devx_result(struct dvx_hal_nic *dev, const char *op, int rc, const vo
 static int sim_devx_cmd(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 			size_t outlen)
 {
-	struct sim_nic *nic = lock_nic(dev, "devx_cmd");
+	struct sim_nic *nic = lock_cmd(dev, "devx_cmd");
 	int rc;
 
 	if (!nic)
@@ -275,7 +286,7 @@ static int sim_devx_cmd(struct dvx_hal_nic *dev, const void *in, size_t inlen, v
 static int sim_obj_create(struct dvx_hal_nic *dev, const void *in, size_t inlen, void *out,
 			  size_t outlen, struct dvx_hal_obj *obj)
 {
-	struct sim_nic *nic = lock_nic(dev, "obj_create");
+	struct sim_nic *nic = lock_cmd(dev, "obj_create");
 	int rc;
 
 	if (!nic)
@@ -295,7 +306,7 @@ static int sim_obj_modify(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, cons
 
 	if (!obj->priv)
 		return arg_fail(dev, -EINVAL, "obj_modify", "object was not created");
-	nic = lock_nic(dev, "obj_modify");
+	nic = lock_cmd(dev, "obj_modify");
 	if (!nic)
 		return -EINVAL;
 	clear_out_hdr(out, outlen);
@@ -312,7 +323,7 @@ static int sim_obj_query(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, const
 
 	if (!obj->priv)
 		return arg_fail(dev, -EINVAL, "obj_query", "object was not created");
-	nic = lock_nic(dev, "obj_query");
+	nic = lock_cmd(dev, "obj_query");
 	if (!nic)
 		return -EINVAL;
 	clear_out_hdr(out, outlen);
@@ -330,7 +341,7 @@ static int sim_obj_destroy(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj)
 	if (!obj->priv)
 		return arg_fail(dev, -EINVAL, "obj_destroy",
 				"object was not created or is already destroyed");
-	nic = lock_nic(dev, "obj_destroy");
+	nic = lock_cmd(dev, "obj_destroy");
 	if (!nic)
 		return -EINVAL;
 	rc = dvx_sim_cmd_destroy(nic, obj, in, out);

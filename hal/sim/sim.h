@@ -162,6 +162,11 @@ struct sim_qp_exec {
 	uint32_t wr_src;	/* its requester QP (an RC responder has only the one) */
 	uint64_t wr_old;	/* an atomic's result */
 	uint64_t wr_answers;	/* answers this QP sent, for faults.drop_every */
+	/* reorder mode: the WQE at sq_ci was placed in part in generation ro_gen; the
+	 * rest (and its completion) waits for a later one */
+	uint8_t ro_split;
+	uint8_t rsvd_ro[7];
+	uint64_t ro_gen;
 };
 
 /** a receive WQE's scatter list position, for SEND spanning (kept per QP) */
@@ -324,6 +329,17 @@ struct sim_fabric {
 	struct dvx_sim_db_fault db_first;	/* the first unread fault */
 	/* execution state (exec.c) */
 	uint64_t exec_pkts;		/* request packets sent, for faults.drop_every */
+	/* the reorder mode (docs/sim-datapath.md "Reorder mode") */
+	uint32_t ro_on;			/* on */
+	uint32_t ro_stage_cap;		/* bytes at ro_stage */
+	uint64_t ro_rng;		/* PRNG state */
+	uint64_t ro_gen;		/* generation: each dvx_sim_step() and thread pass */
+	uint8_t *ro_stage;		/* a later WQE's data gathered early */
+	struct sim_qp *ro_stage_qp;	/* its QP (NULL: the stage is free) */
+	uint32_t ro_stage_qpn;		/* and QPN, so a QP made in the same slot is not it */
+	uint32_t ro_stage_idx;		/* the WQE's index */
+	uint64_t ro_stage_len;		/* bytes gathered */
+	uint64_t ro_shuffled, ro_splits, ro_tail_first, ro_early, ro_fenced;
 	/* the wire to software NICs in other processes (wire.c), NULL if none; the rest of
 	 * the sim reaches it only through @wire_ops, so that what links exec.c, fabric.c or
 	 * ops.c without wire.c (unit tests, bench/sim-rate) still links */
@@ -343,6 +359,17 @@ struct sim_fabric {
 	struct sim_gpu_mem *gpu_mems;
 	uint8_t gpu_streams[SIM_GPU_STREAMS];	/* 1 = live; a stream is &gpu_streams[i] */
 };
+
+/* the reorder mode's PRNG (splitmix64): a value below @n (n > 0) */
+static inline uint32_t sim_ro_rand(struct sim_fabric *fab, uint32_t n)
+{
+	uint64_t z = (fab->ro_rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return (uint32_t)(z % n);
+}
 
 /* ---- control -> execution ------------------------------------------------- */
 

@@ -184,6 +184,7 @@ static int setup(void **state)
 	W.storage = malloc(len);
 	assert_non_null(W.storage);
 	assert_int_equal(dvx_sim_fabric_init(W.storage, len, &fc, &W.fab), 0);
+	assert_int_equal(dvx_sim_set_reorder(W.fab, 0, 0), 0);	/* the in-order model's counts */
 	for (i = 0; i < NNIC; i++) {
 		dvx_sim_nic_cfg_default(&nc, (unsigned)i);
 		if (i == 2)
@@ -1818,6 +1819,167 @@ static void test_two_ranks_progress_thread(void **state)
 	two_ranks(1);
 }
 
+/* ---- the reorder mode: each hazard of docs/prm.md 10.2, planted ---------------------- */
+
+#define RO_TRIALS 48u		/* seeds 1..RO_TRIALS (reorder) or trials in order */
+#define RO_LEN 4096u
+
+static void ro_mode(unsigned trial, int on)
+{
+	assert_int_equal(dvx_sim_set_reorder(W.fab, on, 0x5eed0000u + trial), 0);
+}
+
+static void ro_fill(uint8_t *p, uint32_t len, unsigned trial)
+{
+	uint32_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(1 + (i + trial) % 251);
+}
+
+/*
+ * Polling a message's last byte instead of its completion: one step after the WRITE was
+ * rung, a consumer that sees the last 8 bytes takes the message. In order the whole
+ * message is there whenever they are; the reorder mode places the last 8 bytes first
+ * and leaves the rest for a later step. Either way the completion implies all of it.
+ */
+static int plant_last_byte(struct dvx_qp *a, unsigned trial)
+{
+	struct rk *r0 = &W.r[0], *r1 = &W.r[1];
+	uint8_t *src = r0->data, *dst = r1->data + 0x2000;
+	uint32_t n;
+	int caught;
+
+	ro_fill(src, RO_LEN, trial);
+	memset(dst, 0, RO_LEN);
+	n = post_write(a, SIG, va(r1, 0x2000), r1->mr.rkey, va(r0, 0), r0->mr.lkey, RO_LEN);
+	ring(a);
+	step();
+	caught = !memcmp(dst + RO_LEN - 8, src + RO_LEN - 8, 8) && memcmp(dst, src, RO_LEN);
+	expect_req(a, DVX_MLX5_OPCODE_RDMA_WRITE, n);
+	assert_memory_equal(dst, src, RO_LEN);	/* the completion implies the data */
+	return caught;
+}
+
+static void test_reorder_last_byte(void **state)
+{
+	struct dvx_sim_stats st;
+	struct dvx_qp *a, *b;
+	unsigned t, caught = 0;
+
+	(void)state;
+	mk_pair(&a, &b, 7);
+	for (t = 0; t < RO_TRIALS; t++)
+		assert_false(plant_last_byte(a, t));	/* in order: never */
+	for (t = 1; t <= RO_TRIALS; t++) {
+		ro_mode(t, 1);
+		caught += (unsigned)plant_last_byte(a, t);
+	}
+	ro_mode(0, 0);
+	assert_true(caught > 0);
+	assert_int_equal(dvx_sim_get_stats(W.fab, &st), 0);
+	assert_true(st.ro_splits >= caught && st.ro_tail_first >= caught);
+}
+
+/*
+ * A put_signal whose signal rides another QP without a WAIT on the data's completion:
+ * data on A, then the signal on C (another QP to the same peer). In order both have
+ * landed by the time a step returns; in the reorder mode the signal can be there while
+ * the data is not. (With a WAIT, the companion pattern, test_companion_wait.)
+ */
+static int plant_signal_other_qp(struct dvx_qp *a, struct dvx_qp *c, unsigned trial)
+{
+	struct rk *r0 = &W.r[0], *r1 = &W.r[1];
+	uint8_t *src = r0->data, *dst = r1->data + 0x2000, *sig = r1->data + 0x4000;
+	uint32_t n, m;
+	int caught;
+
+	ro_fill(src, RO_LEN, trial);
+	memset(dst, 0, RO_LEN);
+	wr64(sig, 0);
+	wr64(r0->data + 0x1000, 0x5151000000000000ull + trial + 1);
+	n = post_write(a, SIG, va(r1, 0x2000), r1->mr.rkey, va(r0, 0), r0->mr.lkey, RO_LEN);
+	ring(a);
+	m = post_write(c, SIG, va(r1, 0x4000), r1->mr.rkey, va(r0, 0x1000), r0->mr.lkey, 8);
+	ring(c);
+	step();
+	caught = rd64(sig) == 0x5151000000000000ull + trial + 1 && memcmp(dst, src, RO_LEN);
+	expect_req(a, DVX_MLX5_OPCODE_RDMA_WRITE, n);
+	expect_req(c, DVX_MLX5_OPCODE_RDMA_WRITE, m);
+	assert_memory_equal(dst, src, RO_LEN);
+	return caught;
+}
+
+static void test_reorder_signal_other_qp(void **state)
+{
+	struct dvx_qp *a, *b, *c, *d;
+	unsigned t, caught = 0;
+
+	(void)state;
+	mk_pair(&a, &b, 7);
+	mk_pair(&c, &d, 7);
+	for (t = 0; t < RO_TRIALS; t++)
+		assert_false(plant_signal_other_qp(a, c, t));
+	for (t = 1; t <= RO_TRIALS; t++) {
+		ro_mode(t, 1);
+		caught += (unsigned)plant_signal_other_qp(a, c, t);
+	}
+	ro_mode(0, 0);
+	assert_true(caught > 0);
+}
+
+/*
+ * A READ into a buffer that the next WQE sends: READ X from the peer into L, then WRITE
+ * L to the peer's T. Unfenced (or fence mode 1), the WRITE may gather L before the
+ * READ's response landed and send the old bytes; fence modes 2, 3 and 4 make it wait.
+ */
+static int plant_read_then_write(struct dvx_qp *a, unsigned fm, unsigned trial)
+{
+	struct rk *r0 = &W.r[0], *r1 = &W.r[1];
+	uint8_t *x = r1->data + 0x5000, *l = r0->data + 0x5000, *t = r1->data + 0x6000;
+	uint32_t n;
+
+	ro_fill(x, 256, trial);
+	memset(l, 0xee, 256);
+	memset(t, 0, 256);
+	n = reserve(a, 1);
+	assert_int_equal(dvx_mlx5_wqe_rdma_read(&a->sq.wq, n, 0, va(r1, 0x5000), r1->mr.rkey,
+						va(r0, 0x5000), r0->mr.lkey, 256), 1);
+	n = post_write(a, (uint8_t)(SIG | fm << 5), va(r1, 0x6000), r1->mr.rkey, va(r0, 0x5000),
+		       r0->mr.lkey, 256);
+	ring(a);
+	expect_req(a, DVX_MLX5_OPCODE_RDMA_WRITE, n);
+	assert_memory_equal(l, x, 256);		/* the READ landed */
+	return memcmp(t, x, 256) != 0;		/* what the WRITE sent */
+}
+
+static void test_reorder_read_then_write(void **state)
+{
+	struct dvx_sim_stats st;
+	struct dvx_qp *a, *b;
+	unsigned t, fm, caught[5] = { 0 };
+
+	(void)state;
+	mk_pair(&a, &b, 7);
+	for (fm = 0; fm < 5; fm++)
+		for (t = 0; t < RO_TRIALS; t++)
+			assert_false(plant_read_then_write(a, fm, t));	/* in order: never */
+	for (fm = 0; fm < 5; fm++)
+		for (t = 1; t <= RO_TRIALS; t++) {
+			ro_mode(t, 1);
+			caught[fm] += (unsigned)plant_read_then_write(a, fm, t);
+		}
+	ro_mode(0, 0);
+	assert_true(caught[DVX_MLX5_FM_NONE] > 0);
+	assert_true(caught[DVX_MLX5_FM_INITIATOR_SMALL] > 0);	/* orders no READ (prm 10.3) */
+	assert_int_equal(caught[DVX_MLX5_FM_FENCE], 0);
+	assert_int_equal(caught[DVX_MLX5_FM_STRONG_ORDERING], 0);
+	assert_int_equal(caught[DVX_MLX5_FM_FENCE_AND_INITIATOR_SMALL], 0);
+	assert_int_equal(dvx_sim_get_stats(W.fab, &st), 0);
+	assert_true(st.ro_early >= caught[0] + caught[1]);
+	assert_true(st.ro_fenced > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1846,6 +2008,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_retry_recover, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_ranks_stepped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_ranks_progress_thread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reorder_last_byte, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reorder_signal_other_qp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reorder_read_then_write, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("sim-core", tests, NULL, NULL);

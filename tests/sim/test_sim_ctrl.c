@@ -54,6 +54,7 @@ static int setup(void **state)
 	storage = malloc(len);
 	assert_non_null(storage);
 	assert_int_equal(dvx_sim_fabric_init(storage, len, &fc, &fab), 0);
+	assert_int_equal(dvx_sim_set_reorder(fab, 0, 0), 0);	/* the in-order model's counts */
 	hal = dvx_sim_hal(fab);
 	assert_non_null(hal);
 	return 0;
@@ -1787,6 +1788,72 @@ static void test_doorbell_rescued_far(void **state)
 	pair_close(&e, &a, &b);
 }
 
+/*
+ * Doorbells versus commands. A doorbell is a posted MMIO write; a command goes through
+ * the command interface after it, so a doorbell written before a DESTROY_QP reaches the
+ * NIC before the command does. The interleaving the messaging layer's closes met with
+ * the progress thread (about once per 1,000-2,000 runs): A writes its record, B rings
+ * the shared register, the sim takes B's doorbell and rescues A (A's work runs and
+ * completes), A's own register write lands, its owner sees the completion and destroys
+ * A before the sim looked at the register again. The sim used to read that doorbell
+ * after the QP was gone: a DBF_QPN fault, and dvx_sim_fini() said -EPROTO. The command
+ * takes it first now, as hardware has it; a doorbell written after the destroy still
+ * names no QP and is still a fault.
+ */
+static void test_doorbell_before_destroy(void **state)
+{
+	struct dvx_sim_stats st;
+	struct qpx a, b;
+	uint32_t ia, ib, qpn;
+	struct env e;
+
+	(void)state;
+	pair_open(&e, &a, &b);			/* one register for both */
+
+	ia = post_nops(&a, 2);
+	set_rec(&a, (uint32_t)a.sqc.resv);	/* A's record, its register write to come */
+	ib = post_nops(&b, 1);
+	dvx_mlx5_sq_ring_db(&b.sq, &b.sqc, b.sqc.resv);
+	assert_int_equal(dvx_sim_step(fab), 3);	/* B by its doorbell, A rescued */
+	reap(&a, ia);
+	reap(&b, ib);
+	rescues_are(1, 0);
+	ring_raw(&e.uar, (uint32_t)a.sqc.resv, a.qpn);	/* A's register write lands */
+	a.sqc.db_pi = a.sqc.resv;
+	qpn = a.qpn;
+	qpx_destroy(&e, &a);			/* before the sim looked again */
+	assert_int_equal(dvx_sim_step(fab), 0);
+	faults_are(0, 0, 0, 0);
+	assert_int_equal(dvx_sim_get_stats(fab, &st), 0);
+	assert_int_equal(st.doorbells, 2);	/* B's, and A's taken by the command */
+	assert_int_equal(st.db_faults, 0);
+
+	/* the same doorbell written after the destroy names no QP: a fault */
+	ring_raw(&e.uar, 2, qpn);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	faults_are(1, DVX_SIM_DBF_QPN, qpn, 0);
+
+	/* a doorbell before a 2ERR is taken before it: its WQE is flushed by the ERR
+	 * (a new A on fresh rings: the old CQ's record still holds its consumer index) */
+	qpx_make(&e, &a, 2, &e.uar);
+	ia = post_nops(&a, 1);
+	dvx_mlx5_sq_ring_db(&a.sq, &a.sqc, a.sqc.resv);
+	assert_int_equal(to_err(&e, &a.qp), 0);
+	assert_int_equal(dvx_sim_step(fab), 0);
+	{
+		struct dvx_mlx5_cqe_info info = { 0 };
+
+		assert_int_equal(dvx_mlx5_cq_poll_one(&a.pcq, &info), -ECANCELED);
+		assert_int_equal(info.qpn, a.qpn);
+		assert_int_equal(info.wqe_counter, (uint16_t)ia);
+		assert_int_equal(info.syndrome, DVX_MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+		dvx_mlx5_cq_update_ci(&a.pcq);
+	}
+	faults_are(0, 0, 0, 0);
+
+	pair_close(&e, &a, &b);
+}
+
 /* the loose model (dvx_sim_set_db_mode()): any write to a page re-reads every record of
  * the page; the doorbell's index is not used and a stray write is only counted */
 static void test_doorbell_loose(void **state)
@@ -1835,6 +1902,7 @@ static void test_doorbell_fini(void **state)
 	/* a fresh fabric for the teardown */
 	dvx_sim_fabric_cfg_default(&fc);
 	assert_int_equal(dvx_sim_fabric_init(storage, dvx_sim_fabric_mem_size(&fc), &fc, &fab), 0);
+	assert_int_equal(dvx_sim_set_reorder(fab, 0, 0), 0);	/* the in-order model's counts */
 	hal = dvx_sim_hal(fab);
 }
 
@@ -2032,6 +2100,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_doorbell_strict, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_shared_uar, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_rescued_far, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_doorbell_before_destroy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_loose, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_fini, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doorbell_blueflame, setup, teardown),

@@ -236,6 +236,7 @@ static int setup(void **state)
 	E.storage = aligned_alloc(64, (len + 63) & ~(size_t)63);
 	assert_non_null(E.storage);
 	assert_int_equal(dvx_sim_fabric_init(E.storage, len, &fc, &E.fab), 0);
+	assert_int_equal(dvx_sim_set_reorder(E.fab, 0, 0), 0);	/* the in-order model's counts */
 	for (i = 0; i < 2; i++) {
 		dvx_sim_nic_cfg_default(&nc, (unsigned)i);
 		nc.port[0].link_layer = DVX_LINK_LAYER_IB;

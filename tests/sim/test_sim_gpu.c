@@ -38,6 +38,7 @@ static void fab_up(struct fab *t, unsigned ngpus, int fabric)
 	t->mem = calloc(1, dvx_sim_fabric_mem_size(&fc));
 	assert_non_null(t->mem);
 	assert_int_equal(dvx_sim_fabric_init(t->mem, dvx_sim_fabric_mem_size(&fc), &fc, &t->f), 0);
+	assert_int_equal(dvx_sim_set_reorder(t->f, 0, 0), 0);	/* the in-order model's counts */
 	for (i = 0; i < ngpus; i++) {
 		dvx_sim_gpu_cfg_default(&gc, i);
 		gc.attr.fabric = (uint8_t)fabric;

@@ -137,6 +137,7 @@ static int world_net(int rank, int n, const struct opts *o)
 	P.fab_mem = calloc(1, len);
 	CHECK(P.fab_mem);
 	CHECK_RET(dvx_sim_fabric_init(P.fab_mem, len, &fc, &P.fab), 0);
+	CHECK_RET(dvx_sim_set_reorder(P.fab, 0, 0), 0);	/* the in-order model's counts */
 	dvx_sim_nic_cfg_default(&nc, (unsigned)rank);
 	CHECK_RET(dvx_sim_add_nic(P.fab, &nc), 0);
 	memset(&wc, 0, sizeof(wc));
@@ -749,6 +750,7 @@ static void test_setup(void **state)
 	len = dvx_sim_fabric_mem_size(&fc);
 	mem = calloc(1, len);
 	assert_int_equal(dvx_sim_fabric_init(mem, len, &fc, &fab), 0);
+	assert_int_equal(dvx_sim_set_reorder(fab, 0, 0), 0);	/* the in-order model's counts */
 	wlen = dvx_sim_wire_mem_size(&wc);
 	wmem = malloc(wlen);
 	assert_non_null(wmem);

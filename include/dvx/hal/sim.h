@@ -207,6 +207,16 @@ struct dvx_sim_nic_cfg {
  * @max_gpus:	software GPUs dvx_sim_add_gpu() may add (0: none)
  * @max_gpu_mems: device allocations, imports and host registrations of all of them
  *		together
+ * @reorder:	1: the seeded reorder mode (docs/sim-datapath.md "Reorder mode"): every
+ *		reordering an RC QP allows (docs/prm.md 10), chosen by a PRNG seeded with
+ *		@reorder_seed; 0: in order. The environment variable DVX_SIM_REORDER=<seed>
+ *		turns it on at dvx_sim_fabric_init() for every fabric that has it off
+ *		(DVX_SIM_REORDER=0 or unset: as configured); dvx_sim_set_reorder() changes it
+ *		later
+ * @reorder_stage: bytes of fabric storage for a later WQE's data gathered before an
+ *		earlier READ or atomic response landed (larger WQEs are not gathered early);
+ *		the default is 64 KiB, 0 turns early gathers off
+ * @reorder_seed: the PRNG's seed when @reorder is 1
  */
 struct dvx_sim_fabric_cfg {
 	uint32_t max_nics;
@@ -219,6 +229,9 @@ struct dvx_sim_fabric_cfg {
 	uint32_t max_dmabufs;
 	uint32_t max_gpus;
 	uint32_t max_gpu_mems;
+	uint32_t reorder;
+	uint32_t reorder_stage;
+	uint64_t reorder_seed;
 };
 
 #define DVX_SIM_MAX_GPUS 16
@@ -273,6 +286,14 @@ struct dvx_sim_faults {
  * @dma_reads:	copies from device memory (dvx_sim_dmabuf_export_dma() umems)
  * @dma_writes:	copies to device memory
  * @dma_errors:	of those, copies that failed
+ * @ro_shuffled: reorder mode: passes that ran the QPs in a random order and with
+ *		random budgets (QPs interleave, CQEs of QPs sharing a CQ come in any order)
+ * @ro_splits:	reorder mode: messages (WRITE, WRITE_IMM, READ) placed in part, in a
+ *		random chunk order, the rest and their completions left to a later step
+ * @ro_tail_first: of those, messages whose last 8 bytes were among the part placed
+ * @ro_early:	reorder mode: WQEs whose data was gathered before an earlier READ's or
+ *		atomic's response landed (unfenced, fence mode 0 or 1)
+ * @ro_fenced:	reorder mode: early gathers a fence mode (2, 3, 4) held back
  */
 struct dvx_sim_stats {
 	uint64_t steps;
@@ -289,6 +310,11 @@ struct dvx_sim_stats {
 	uint64_t dma_reads;
 	uint64_t dma_writes;
 	uint64_t dma_errors;
+	uint64_t ro_shuffled;
+	uint64_t ro_splits;
+	uint64_t ro_tail_first;
+	uint64_t ro_early;
+	uint64_t ro_fenced;
 };
 
 /**
@@ -531,6 +557,17 @@ void dvx_sim_set_trace(struct dvx_sim_fabric *fab, dvx_sim_trace_fn fn, void *ar
  * unknown mode.
  */
 int dvx_sim_set_db_mode(struct dvx_sim_fabric *fab, unsigned mode);
+
+/**
+ * dvx_sim_set_reorder() - turn the seeded reorder mode on or off (struct
+ * dvx_sim_fabric_cfg.reorder; docs/sim-datapath.md "Reorder mode").
+ * @fab:	the fabric
+ * @on:		1 on, 0 in order
+ * @seed:	the PRNG's new seed (used when @on)
+ * Context: any thread; takes the fabric lock; between steps (a message placed in
+ * part is finished in order). Return: 0, -EINVAL for NULL or @on not 0/1.
+ */
+int dvx_sim_set_reorder(struct dvx_sim_fabric *fab, int on, uint64_t seed);
 
 /**
  * dvx_sim_db_faults() - read, and clear, the doorbell faults of the strict model.

@@ -85,7 +85,8 @@ enum {
  *		@max_recvs sends in flight
  * @max_recvs:	buffers per irecv (1 ... DVX_MSG_MAX_RECVS; default 8)
  * @sq_depth:	send queue WQEBBs of a private QP, a power of two (default
- *		@max_reqs * @max_recvs)
+ *		@max_reqs * @max_recvs, at least @max_reqs * 2: an irecv's clear-to-send
+ *		is two WRITEs)
  * @rq_depth:	receive WQEs of a private QP, a power of two (default @max_reqs *
  *		@max_recvs)
  * @groups:	sharing: 0 (default) gives every connection private QPs; > 0 (up to

@@ -81,7 +81,7 @@ struct dvx_p2p_lane_health {
 	uint64_t in_flight;	/* main WQEs published and not completed */
 	uint64_t comp_in_flight;
 	uint64_t last_progress_ns;	/* hal clock of the last consumed CQE */
-	/* added with recovery (at the end: core/p2p_dev.c reads the fields above) */
+	/* added with recovery (at the end: core/p2p/gpu.c reads the fields above) */
 	uint32_t recoveries;	/* times dvx_p2p_lane_recover() restarted the main QP */
 	int32_t last_err;	/* the error that failed the lane before the last one */
 };
