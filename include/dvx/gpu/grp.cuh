@@ -143,6 +143,27 @@ DVX_DEV bool dvx_dev_grp_any(const struct dvx_dev_grp &g, bool pred)
 }
 
 /**
+ * dvx_dev_grp_sync_any() - the group's barrier (as dvx_dev_grp_sync()) that also
+ * answers whether @pred held on any thread of the group.
+ * @g:		the group
+ * @pred:	this thread's predicate
+ *
+ * Context: device, every thread of @g. Return: the same answer on every thread.
+ */
+DVX_DEV bool dvx_dev_grp_sync_any(const struct dvx_dev_grp &g, bool pred)
+{
+	if (dvx_dev_grp_shfl(g)) {
+		bool any = __any_sync(g.mask, pred) != 0;
+
+		__syncwarp(g.mask);	/* __any_sync orders no memory */
+		return any;
+	}
+	if (g.scope == DVX_DEV_BLOCK)
+		return __syncthreads_or(pred) != 0;
+	return pred;
+}
+
+/**
  * dvx_dev_grp_bcast() - the leader's @v, to every thread of the group; what the
  * leader stored before it is visible to the group after it.
  * @g:		the group
