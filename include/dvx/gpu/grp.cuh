@@ -205,12 +205,10 @@ DVX_DEV T dvx_dev_grp_bcast(const struct dvx_dev_grp &g, T v)
 DVX_DEV int dvx_dev_grp_first_err(const struct dvx_dev_grp &g, int err)
 {
 	if (dvx_dev_grp_shfl(g)) {
-		for (uint32_t i = 1; i < g.size; i <<= 1) {
-			int o = __shfl_xor_sync(g.mask, err, (int)i, (int)g.size);
+		uint32_t some = __ballot_sync(g.mask, err != 0);
 
-			err = err ? err : o;
-		}
-		return err;
+		/* the lowest such lane's, so every thread gets the same one */
+		return some ? __shfl_sync(g.mask, err, __ffs((int)some) - 1) : 0;
 	}
 	if (g.scope == DVX_DEV_BLOCK) {
 		__shared__ int s;
