@@ -377,8 +377,7 @@ static void body_slots(struct wrank *r)
 		W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
 		W_CHECK(r, dvx_p2p_read_signal(&r->sig_l, wsig_off(r, peer, 3)) == before,
 			"a refused post changed a signal");
-		/* every rank has read before any posts again */
-		W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+		W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));	/* both read before either posts */
 		/* the one entry posts what the wrappers post: a put and a signal */
 		W_OK(r, dvx_p2p_post(&r->t, peer, 0, &x, &sig, T_OUT, NULL));
 		W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, 3), DVX_CMP_EQ,

@@ -143,6 +143,27 @@ DVX_DEV bool dvx_dev_grp_any(const struct dvx_dev_grp &g, bool pred)
 }
 
 /**
+ * dvx_dev_grp_sync_any() - the group's barrier (as dvx_dev_grp_sync()) that also
+ * answers whether @pred held on any thread of the group.
+ * @g:		the group
+ * @pred:	this thread's predicate
+ *
+ * Context: device, every thread of @g. Return: the same answer on every thread.
+ */
+DVX_DEV bool dvx_dev_grp_sync_any(const struct dvx_dev_grp &g, bool pred)
+{
+	if (dvx_dev_grp_shfl(g)) {
+		bool any = __any_sync(g.mask, pred) != 0;
+
+		__syncwarp(g.mask);	/* __any_sync orders no memory */
+		return any;
+	}
+	if (g.scope == DVX_DEV_BLOCK)
+		return __syncthreads_or(pred) != 0;
+	return pred;
+}
+
+/**
  * dvx_dev_grp_bcast() - the leader's @v, to every thread of the group; what the
  * leader stored before it is visible to the group after it.
  * @g:		the group
@@ -184,12 +205,10 @@ DVX_DEV T dvx_dev_grp_bcast(const struct dvx_dev_grp &g, T v)
 DVX_DEV int dvx_dev_grp_first_err(const struct dvx_dev_grp &g, int err)
 {
 	if (dvx_dev_grp_shfl(g)) {
-		for (uint32_t i = 1; i < g.size; i <<= 1) {
-			int o = __shfl_xor_sync(g.mask, err, (int)i, (int)g.size);
+		uint32_t some = __ballot_sync(g.mask, err != 0);
 
-			err = err ? err : o;
-		}
-		return err;
+		/* the lowest such lane's, so every thread gets the same one */
+		return some ? __shfl_sync(g.mask, err, __ffs((int)some) - 1) : 0;
 	}
 	if (g.scope == DVX_DEV_BLOCK) {
 		__shared__ int s;

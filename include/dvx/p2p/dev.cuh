@@ -5,8 +5,8 @@
  * value and post on its lanes with the very code the host engine runs: the operations'
  * checks and WQEs (dvx/p2p/ops.h), the lane queues' reserve, publish, ring and consume
  * steps (dvx/p2p/queue.h), the SQ and CQ protocol under them (dvx/mlx5/sq.h, cqe.h).
- * What this file adds is what only GPU code has: waits on %globaltimer, and the warp
- * and block scopes.
+ * What this file adds is what only GPU code has: waits on %globaltimer, and posts by
+ * a group of threads.
  *
  * Every WQE is one WQEBB and requests a CQE (CQ index == WQE index), as on the host.
  * Completions are consumed by whichever GPU thread needs room or waits (a try-lock per
@@ -407,8 +407,8 @@ struct dvx_p2p_dev_resv {
  * The leader checks the notification and reserves the group's main (and companion)
  * slots, companion first as dvx_p2p_lane_post() does; every member with data builds
  * its WRITE(s) at its place in the reserved range (the group's prefix sum); a group
- * barrier; the leader builds the signal after the last WRITE, publishes and rings
- * once, then builds and publishes the companion's WAIT and fetch-add. The group's WQEs
+ * barrier; the leader builds the signal after the last WRITE (a NOP when a member's
+ * build failed), publishes and rings once, then builds and publishes the companion's WAIT and fetch-add. The group's WQEs
  * (WRITEs + 1) must fit the lane's ring (else -EINVAL). A put_signal at warp scope
  * therefore raises the signal once per call per warp, not once per thread.
  *
@@ -457,8 +457,13 @@ DVX_DEV int dvx_p2p_dev_post(const struct dvx_dev_grp &g, const struct dvx_p2p_d
 		return r.err;
 	if (nw)
 		berr = dvx_p2p_op_build_main(&l->main.sq.wq, l->sink_lkey, &op, r.t + excl);
-	/* every member's WQE stores before the leader's signal, fence and publish */
-	dvx_dev_grp_sync(g);
+	/* every member's WQE stores before the leader's signal, fence and publish; a
+	 * member's failed build (its slots hold NOPs) turns the signal into a NOP too: no
+	 * signal without its data */
+	if (dvx_dev_grp_sync_any(g, berr != 0) && g.lane == 0 && gop.has_sig) {
+		dvx_mlx5_wqe_nop(&l->main.sq.wq, (uint32_t)(r.t + total), DVX_P2P_CE);
+		gop.has_sig = 0;
+	}
 	if (g.lane == 0)
 		err = dvx_p2p_dev_group_finish(*l, gop, r.t, total, r.nmain, r.c, timeout_ns);
 	err = dvx_dev_grp_bcast(g, err);
