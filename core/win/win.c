@@ -5,6 +5,8 @@
  * caller's regions.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <dvx/byteorder.h>
@@ -77,7 +79,8 @@ int dvx_win_mem_req(const struct dvx_mp *mp, const struct dvx_win_cfg *cfg, stru
 					 g.slot_bytes);
 	req->ib_len = DVX_WIN_IB_BYTES(mp->topo.nib, g.signals, g.counters, g.barriers, g.slots,
 				       g.slot_bytes);
-	req->dev_len = DVX_WIN_DEV_BYTES(mp->nranks, g.barriers);
+	/* kernels only: none for a transport without a GPU */
+	req->dev_len = mp->gpu ? DVX_WIN_DEV_BYTES(mp->nranks, g.barriers) : 0;
 	return 0;
 }
 
@@ -140,6 +143,18 @@ static int zero_words(struct dvx_win *w)
 	return err;
 }
 
+/* a refused init: the cause in @w's diagnostic (the rest of @w is untouched) */
+static int __attribute__((format(printf, 2, 3))) bad_init(struct dvx_win *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "dvx_win_init", NULL);
+	va_start(ap, fmt);
+	vsnprintf(w->diag.msg, sizeof(w->diag.msg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
 int dvx_win_init(struct dvx_win *w, struct dvx_mp *mp, const struct dvx_win_cfg *cfg,
 		 const struct dvx_win_mem *mem)
 {
@@ -153,16 +168,34 @@ int dvx_win_init(struct dvx_win *w, struct dvx_mp *mp, const struct dvx_win_cfg 
 		return -EINVAL;
 	if (w->live == DVX_WIN_LIVE)
 		return -EBUSY;
-	if (!mp || !mem || dvx_win_mem_req(mp, cfg, &req) || geom_of(cfg, &g))
-		return -EINVAL;
-	if (!mem->state || ((uintptr_t)mem->state & 63) || mem->state_len < req.state_len ||
-	    (req.nvl_len && (!mem->nvl || ((uintptr_t)mem->nvl & 127) || mem->nvl_len < req.nvl_len ||
-			     !mp->gpu)) ||
-	    (req.ib_len && (!mem->ib || ((uintptr_t)mem->ib & 63) || mem->ib_len < req.ib_len)) ||
-	    (mem->dev && ((mem->dev & 63) || mem->dev_len < req.dev_len)))
-		return -EINVAL;
+	if (!mp || !mp->infos || !mem || !cfg)
+		return bad_init(w, "mp, its topology, cfg or mem is missing");
+	if (geom_of(cfg, &g))
+		return bad_init(w, "geometry: ids up to %u each, slots up to %u, slot_bytes 128*k in [%u, %u] (0: no slots)",
+				(unsigned)DVX_WIN_MAX_IDS, (unsigned)DVX_WIN_MAX_SLOTS,
+				(unsigned)DVX_WIN_MIN_SLOT_BYTES, (unsigned)DVX_WIN_MAX_SLOT_BYTES);
+	if (cfg->flags & ~(uint32_t)(DVX_WIN_F_CPU | DVX_WIN_F_IB_HOST))
+		return bad_init(w, "unknown flags %#x",
+				cfg->flags & ~(uint32_t)(DVX_WIN_F_CPU | DVX_WIN_F_IB_HOST));
+	if (dvx_win_mem_req(mp, cfg, &req))
+		return bad_init(w, "the configuration");
+	if (!mem->state || ((uintptr_t)mem->state & 63) || mem->state_len < req.state_len)
+		return bad_init(w, "state region: NULL, under %llu bytes or not 64-byte aligned",
+				(unsigned long long)req.state_len);
+	if (req.nvl_len && !mp->gpu)
+		return bad_init(w, "NVL peers without a GPU");
+	if (req.nvl_len && (!mem->nvl || ((uintptr_t)mem->nvl & 127) || mem->nvl_len < req.nvl_len))
+		return bad_init(w, "NVL region: NULL, under %llu bytes or not 128-byte aligned",
+				(unsigned long long)req.nvl_len);
+	if (req.ib_len && (!mem->ib || ((uintptr_t)mem->ib & 63) || mem->ib_len < req.ib_len))
+		return bad_init(w, "IB region: NULL, under %llu bytes or not 64-byte aligned",
+				(unsigned long long)req.ib_len);
+	if (mem->dev && (!mp->gpu || (mem->dev & 63) ||
+			 mem->dev_len < DVX_WIN_DEV_BYTES(mp->nranks, g.barriers)))
+		return bad_init(w, "device region: without a GPU, under %llu bytes or not 64-byte aligned",
+				(unsigned long long)DVX_WIN_DEV_BYTES(mp->nranks, g.barriers));
 	if (req.ib_len && (!mp->ib_live || !mp->reg_live))
-		return -EINVAL;		/* IB peers: the transport must be connected */
+		return bad_init(w, "IB peers: connect the transport first (dvx_mp_connect())");
 
 	memset(w, 0, sizeof(*w));
 	w->rank = mp->rank;
@@ -485,8 +518,14 @@ int dvx_win_dev_make(struct dvx_win *w, const struct dvx_mp_dev *ib, struct dvx_
 	uint64_t off, n, zlen;
 	int err;
 
-	if (!w || w->live != DVX_WIN_LIVE || !dev || !w->exchanged || !w->mem.dev)
+	if (!w || w->live != DVX_WIN_LIVE || !dev)
 		return -EINVAL;
+	if (!w->exchanged)
+		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_STATE, "win_dev_make",
+					"exchange the window first (dvx_win_exchange())");
+	if (!w->mem.dev)
+		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_dev_make",
+					"no device region (mem.dev): a window for kernels needs one");
 	if (w->dev_made)
 		return dvx_hal_diag_set(&w->diag, -EALREADY, DVX_DIAG_ARG, "win_dev_make",
 					"the device window is made once (its state would restart)");

@@ -289,22 +289,38 @@ static void rank_run(struct wrank *r)
 
 		bad.state_len--;
 		RWANT(r, dvx_win_init(&win, &mp, &wc, &bad), -EINVAL);
+		RCHECK(r, strstr(win.diag.msg, "state region"), "diag: %s", win.diag.msg);
 		bad = mem;
 		bad.state = (uint8_t *)mem.state + 8;
 		RWANT(r, dvx_win_init(&win, &mp, &wc, &bad), -EINVAL);
+		RCHECK(r, strstr(win.diag.msg, "state region"), "diag: %s", win.diag.msg);
 		if (req.nvl_len) {
 			bad = mem;
 			bad.nvl_len--;
 			RWANT(r, dvx_win_init(&win, &mp, &wc, &bad), -EINVAL);
+			RCHECK(r, strstr(win.diag.msg, "NVL region"), "diag: %s", win.diag.msg);
 		}
 		if (req.ib_len) {
 			bad = mem;
 			bad.ib_len--;
 			RWANT(r, dvx_win_init(&win, &mp, &wc, &bad), -EINVAL);
+			RCHECK(r, strstr(win.diag.msg, "IB region"), "diag: %s", win.diag.msg);
 		}
 		bad = mem;
 		bad.dev_len--;
 		RWANT(r, dvx_win_init(&win, &mp, &wc, &bad), -EINVAL);
+		RCHECK(r, strstr(win.diag.msg, "device region"), "diag: %s", win.diag.msg);
+		{
+			struct dvx_win_cfg bc = wc;
+
+			bc.slot_bytes = 100;
+			RWANT(r, dvx_win_init(&win, &mp, &bc, &mem), -EINVAL);
+			RCHECK(r, strstr(win.diag.msg, "geometry"), "diag: %s", win.diag.msg);
+			bc = wc;
+			bc.flags |= 1u << 9;
+			RWANT(r, dvx_win_init(&win, &mp, &bc, &mem), -EINVAL);
+			RCHECK(r, strstr(win.diag.msg, "unknown flags"), "diag: %s", win.diag.msg);
+		}
 		RCHECK(r, win.live != DVX_WIN_LIVE, "a refused init left the window live");
 	}
 	ROK(r, dvx_win_init(&win, &mp, &wc, &mem));

@@ -83,11 +83,11 @@ enum {
  * @max_reqs:	requests in flight per communicator, a power of two up to
  *		DVX_MSG_MAX_REQS (default 32); a send comm can have @max_reqs *
  *		@max_recvs sends in flight
- * @max_recvs:	buffers per irecv (1 ... DVX_MSG_MAX_RECVS; default 8)
+ * @max_recvs:	buffers per irecv (1 ... DVX_MSG_MAX_RECVS, any number; default 8)
  * @sq_depth:	send queue WQEBBs of a private QP, a power of two (default
- *		@max_reqs * @max_recvs)
+ *		@max_reqs * @max_recvs rounded up to a power of two)
  * @rq_depth:	receive WQEs of a private QP, a power of two (default @max_reqs *
- *		@max_recvs)
+ *		@max_recvs rounded up to a power of two)
  * @groups:	sharing: 0 (default) gives every connection private QPs; > 0 (up to
  *		DVX_MSG_MAX_GROUPS) puts connections into the pool, round robin over this
  *		many groups per (NIC, peer, peer NIC, direction)
@@ -218,7 +218,9 @@ struct dvx_msg_stats {
  *		NICs read and write, 4096-byte aligned; registered as a umem per NIC)
  *
  * Context: any. Return: 0; -EINVAL (a bad configuration: out of range, not a power of
- * two, no NIC).
+ * two, no NIC). A refused configuration with at least one NIC names its cause in
+ * @cfg->nics[0]'s diagnostic (nics[0]->hal.diag, "max_reqs 48 is not a power of two
+ * ..."); that record is the only thing written.
  */
 int dvx_msg_mem_req(const struct dvx_msg_cfg *cfg, struct dvx_mem_req *state,
 		    struct dvx_mem_req *fifo, struct dvx_mem_req *rings);
@@ -234,7 +236,7 @@ int dvx_msg_mem_req(const struct dvx_msg_cfg *cfg, struct dvx_mem_req *state,
  *
  * The regions stay the context's until dvx_msg_fini(); their contents are the layer's.
  * Context: control path. Return: 0; -EINVAL (configuration, a region too small or
- * misaligned); -EBUSY (@m is live); a hal or core error (umem, MR, the flush
+ * misaligned: the cause in nics[0]'s diagnostic, as dvx_msg_mem_req()); -EBUSY (@m is live); a hal or core error (umem, MR, the flush
  * QP: a NIC without force-loopback gets a local partner QP instead, socket). On error nothing is held and @m is zeroed.
  */
 int dvx_msg_init(struct dvx_msg *m, const struct dvx_msg_cfg *cfg, void *state,
