@@ -195,6 +195,7 @@ static void test_subset(void **s)
 		struct dvx_nic fake;
 
 		memset(&pc, 0, sizeof(pc));
+		memset(&fake, 0, sizeof(fake));
 		pc.rank = 0;
 		pc.nranks = 4;
 		pc.nnics = 1;
@@ -206,12 +207,25 @@ static void test_subset(void **s)
 		for (i = 0; i < DVX_ARRAY_SIZE(bad); i++) {
 			pc.peers = bad[i];
 			assert_int_equal(dvx_p2p_mem_req(&pc, &a, &b), -EINVAL);
+			/* the cause, in the first NIC's diagnostic */
+			assert_int_equal(fake.hal.diag.src, DVX_DIAG_ARG);
+			assert_string_equal(fake.hal.diag.op, "dvx_p2p_mem_req");
+			assert_non_null(strstr(fake.hal.diag.msg, "other ranks, ascending"));
 		}
 		pc.peers = &bad[2][0];
 		pc.npeers = 2;		/* { 1, 2 } */
 		assert_int_equal(dvx_p2p_mem_req(&pc, &a, &b), 0);
 		pc.npeers = 4;		/* more than the other ranks */
 		assert_int_equal(dvx_p2p_mem_req(&pc, &a, &b), -EINVAL);
+		assert_non_null(strstr(fake.hal.diag.msg, "npeers 4"));
+		pc.npeers = 2;
+		pc.sq_depth = 96;
+		assert_int_equal(dvx_p2p_mem_req(&pc, &a, &b), -EINVAL);
+		assert_non_null(strstr(fake.hal.diag.msg, "sq_depth 96"));
+		pc.sq_depth = 64;
+		pc.qps_per_nic = 0;
+		assert_int_equal(dvx_p2p_mem_req(&pc, &a, &b), -EINVAL);
+		assert_non_null(strstr(fake.hal.diag.msg, "qps_per_nic 0"));
 	}
 	/* everybody linked through the list: the same as no list */
 	memset(c.link, 1, sizeof(c.link));
