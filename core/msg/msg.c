@@ -914,7 +914,11 @@ int dvx_msg_check(const struct dvx_msg *m, const char **why)
 			continue;
 		CHECK(e->set < st->nshared, "a pool entry for a set outside the pool");
 		x = &st->sets[e->set];
-		CHECK(x->state != MSG_SET_FREE && (x->live_mask & (1u << e->slot)),
+		/* a set still being made (its handshake runs) holds entries for the QPs it
+		 * will have: a reservation, so that nobody joins it or makes another */
+		CHECK(x->state != MSG_SET_FREE &&
+			      (x->state == MSG_SET_PENDING ? e->slot < x->nqps :
+							     !!(x->live_mask & (1u << e->slot))),
 		      "a pool entry for a QP that is not live");
 		CHECK(x->nic == e->nic && x->peer_ctx == e->peer_ctx && x->peer_nic == e->peer_nic &&
 			      x->dir == e->dir && x->group == e->group,
@@ -936,7 +940,8 @@ int dvx_msg_check(const struct dvx_msg *m, const char **why)
 			continue;
 		for (j = 0; j < st->npool; j++)
 			n += st->pool[j].used && st->pool[j].set == i;
-		CHECK(n == (uint32_t)__builtin_popcount(x->live_mask),
+		CHECK(n == (x->state == MSG_SET_PENDING ? x->nqps :
+							   (uint32_t)__builtin_popcount(x->live_mask)),
 		      "a shared set whose pool entries are not its live QPs");
 	}
 	return 0;
