@@ -84,6 +84,7 @@ max_len() {
 	sim-wqe) echo 8192 ;;
 	bootstrap) echo 8192 ;;
 	msg-hs) echo 4096 ;;
+	ht-hs) echo 4096 ;;
 	*) echo 4096 ;;
 	esac
 }

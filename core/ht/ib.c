@@ -361,7 +361,7 @@ int dvx_ht_hs_step(struct dvx_ht_ib_state *st)
 		if (r <= 0)
 			return r < 0 ? hs_fail(st, r, 1) : 0;
 		st->hs = HT_HS_RECV_HELLO;
-		/* fall through */
+		DVX_FALLTHROUGH;
 	case HT_HS_RECV_HELLO:
 		if (st->have_hello) {
 			/* the cache took the peer's HELLO for us */
@@ -384,13 +384,13 @@ int dvx_ht_hs_step(struct dvx_ht_ib_state *st)
 			return hs_fail(st, r, 1);
 		hello_make(st, HT_READY, 0);
 		st->hs = HT_HS_SEND_READY;
-		/* fall through */
+		DVX_FALLTHROUGH;
 	case HT_HS_SEND_READY:
 		r = hs_send(st);
 		if (r <= 0)
 			return r < 0 ? hs_fail(st, r, 1) : 0;
 		st->hs = HT_HS_RECV_READY;
-		/* fall through */
+		DVX_FALLTHROUGH;
 	case HT_HS_RECV_READY:
 		r = hs_recv(st, &m);
 		if (r <= 0)
