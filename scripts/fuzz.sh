@@ -85,6 +85,7 @@ max_len() {
 	bootstrap) echo 8192 ;;
 	msg-hs) echo 4096 ;;
 	ht-hs) echo 4096 ;;
+	win-rec) echo 1024 ;;
 	*) echo 4096 ;;
 	esac
 }

@@ -15,23 +15,6 @@
 
 #include "win_priv.h"
 
-#define WIN_REC_MAGIC 0x4e495744u	/* "DWIN" */
-
-/* what every rank publishes before the exchange: its configuration */
-struct win_rec {
-	uint32_t magic;
-	uint32_t version;
-	uint32_t signals;
-	uint32_t counters;
-	uint32_t barriers;
-	uint32_t slots;
-	uint64_t slot_bytes;
-	uint32_t channel;
-	uint32_t has_data;
-	uint64_t data_len;
-	int32_t status;		/* this rank's arguments: 0 or -EINVAL */
-	uint32_t rsvd;
-};
 
 static uint64_t up64(uint64_t x)
 {
@@ -54,7 +37,7 @@ static void state_layout(const struct dvx_mp *mp, const struct dvx_win_geom *g, 
 	l->datap = l->nvlp + up64(nnvl * sizeof(struct dvx_nvl_peer));
 	l->all = l->datap + up64(nnvl * sizeof(struct dvx_nvl_peer));
 	l->recs = l->all + up64(n * sizeof(struct dvx_p2p_rbuf));
-	l->total = l->recs + up64(n * sizeof(struct win_rec));
+	l->total = l->recs + up64(n * sizeof(struct dvx_win_rec));
 }
 
 static int geom_of(const struct dvx_win_cfg *cfg, struct dvx_win_geom *g)
@@ -261,21 +244,6 @@ static int ib_index_at(const struct dvx_mp *mp, int at, int r)
 	return n;
 }
 
-static void rec_of(const struct dvx_win *w, uint64_t data_len, int has_data, struct win_rec *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->magic = dvx_le32(WIN_REC_MAGIC);
-	r->version = dvx_le32(DVX_WIN_DEV_VERSION);
-	r->signals = dvx_le32(w->geom.signals);
-	r->counters = dvx_le32(w->geom.counters);
-	r->barriers = dvx_le32(w->geom.barriers);
-	r->slots = dvx_le32(w->geom.slots);
-	r->slot_bytes = dvx_le64(w->geom.slot_bytes);
-	r->channel = dvx_le32(w->cfg.channel);
-	r->has_data = dvx_le32((uint32_t)has_data);
-	r->data_len = dvx_le64(data_len);
-}
-
 /*
  * Every rank's status of a step, agreed: the first failure any rank met, the same on
  * every rank (the ranks that did not fail say which rank did).
@@ -283,23 +251,17 @@ static void rec_of(const struct dvx_win *w, uint64_t data_len, int has_data, str
 static int agree(struct dvx_win *w, int err, const char *step)
 {
 	int32_t mine = (int32_t)dvx_le32((uint32_t)err), *all = (int32_t *)(void *)w->all;
-	int r, e;
+	int r = 0, e;
 
 	e = dvx_bootstrap_allgather(w->mp->cfg.bs, &mine, all, sizeof(mine), w->cfg.timeout_ns);
 	if (e)
 		return dvx_hal_diag_set(&w->diag, e, DVX_DIAG_OS, "win_exchange",
 					"allgather of the statuses after %s", step);
-	for (r = 0; r < w->nranks; r++) {
-		int32_t v = (int32_t)dvx_le32((uint32_t)all[r]);
-
-		if (v) {
-			if (r != w->rank)
-				dvx_hal_diag_set(&w->diag, v, DVX_DIAG_ARG, "win_exchange",
-						 "rank %d failed %s", r, step);
-			return v;
-		}
-	}
-	return 0;
+	e = dvx_win_status_of(all, w->nranks, &r);
+	if (e && r != w->rank)
+		dvx_hal_diag_set(&w->diag, e, DVX_DIAG_ARG, "win_exchange", "rank %d failed %s",
+				 r, step);
+	return e;
 }
 
 static void undo_exchange(struct dvx_win *w, void *data)
@@ -318,7 +280,7 @@ static void undo_exchange(struct dvx_win *w, void *data)
 int dvx_win_exchange(struct dvx_win *w, void *data, uint64_t data_len)
 {
 	struct dvx_mp *mp;
-	struct win_rec mine, *recs;
+	struct dvx_win_rec mine, *recs;
 	const struct dvx_mp_topo *t;
 	uint64_t tmo;
 	int r, err;
@@ -335,7 +297,7 @@ int dvx_win_exchange(struct dvx_win *w, void *data, uint64_t data_len)
 
 	/* 1. every rank's arguments and configuration: good and the same, or nobody
 	 * goes on (a rank's bad arguments fail every rank, after the allgather) */
-	rec_of(w, data_len, !!data, &mine);
+	dvx_win_rec_make(w, data_len, !!data, &mine);
 	if (!data != !data_len) {
 		dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_exchange",
 				 "a buffer needs a length and a length a buffer");
@@ -345,20 +307,15 @@ int dvx_win_exchange(struct dvx_win *w, void *data, uint64_t data_len)
 	if (err)
 		return dvx_hal_diag_set(&w->diag, err, DVX_DIAG_OS, "win_exchange",
 					"allgather of the configurations");
-	for (r = 0; r < w->nranks; r++)
-		if (recs[r].status)
-			return r == w->rank ? -EINVAL :
-			       dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_exchange",
-						"rank %d gave bad arguments", r);
-	for (r = 0; r < w->nranks; r++) {
-		struct win_rec a = recs[r];
-
-		a.data_len = mine.data_len;
-		if (memcmp(&a, &mine, sizeof(a)))
-			return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_exchange",
-						"rank %d's window differs from rank %d's (shape, channel or whether a buffer is given)",
-						r, w->rank);
-	}
+	err = dvx_win_recs_check(recs, w->nranks, &mine, &r);
+	if (err == DVX_WIN_REC_BAD_ARGS)
+		return r == w->rank ? -EINVAL :
+		       dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_exchange",
+					"rank %d gave bad arguments", r);
+	if (err)
+		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_exchange",
+					"rank %d's window differs from rank %d's (shape, channel or whether a buffer is given)",
+					r, w->rank);
 	if (mp->gpu) {
 		err = dvx_gpu_make_current(mp->gpu);
 		if (err)
@@ -434,9 +391,17 @@ int dvx_win_exchange(struct dvx_win *w, void *data, uint64_t data_len)
 		for (r = 0; !err && r < t->nib; r++) {
 			int p = t->ib_ranks[r];
 
-			if (!w->peers[p].ib_region.addr || (data && !w->peers[p].ib_data.addr))
+			/* p's region holds the rows up to this rank's */
+			uint64_t need = DVX_WIN_IB_BYTES(ib_index_at(mp, p, w->rank) + 1,
+							 w->geom.signals, w->geom.counters,
+							 w->geom.barriers, w->geom.slots,
+							 w->geom.slot_bytes);
+
+			if (dvx_win_ib_rec_check(&w->peers[p].ib_region, need,
+						 data ? &w->peers[p].ib_data : NULL))
 				err = dvx_hal_diag_set(&w->diag, -EPROTO, DVX_DIAG_ARG, "win_exchange",
-						       "IB peer %d published no window (its NICs?)", p);
+						       "IB peer %d published no window, or one too short (its NICs?)",
+						       p);
 		}
 	}
 	err = agree(w, err, "the IB exchange");
