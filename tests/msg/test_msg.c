@@ -172,6 +172,24 @@ static void test_cfg_odd_recvs_and_diag(void **state)
 		verify(bufs[i], lens[i], 40 + i);
 	}
 	assert_int_equal(mw_check(&w), 0);
+	/* a live communicator's refused arguments name their cause in its NIC's record */
+	{
+		void *b4[4] = { bufs[0], bufs[1], bufs[2], bufs[0] };
+		size_t z4[4] = { 8, 8, 8, 8 };
+		uint32_t t4[4] = { 1, 2, 3, 4 };
+		struct dvx_mr *m4[4] = { mrs[0], mrs[1], mrs[2], mrs[0] };
+		struct dvx_msg_req *q = NULL;
+
+		assert_int_equal(dvx_msg_irecv(r, 4, b4, z4, t4, m4, &q), -EINVAL);
+		assert_non_null(strstr(w.r[1].nic.hal.diag.msg, "n 4"));
+		assert_string_equal(w.r[1].nic.hal.diag.op, "dvx_msg_irecv");
+		assert_int_equal(dvx_msg_isend(s, w.r[0].buf + w.buf_len - 4, 8, 1, &w.r[0].mr, &q),
+				 -EINVAL);
+		assert_non_null(strstr(w.r[0].nic.hal.diag.msg, "outside its MR"));
+		assert_int_equal(dvx_msg_isend(s, w.r[0].buf, 8, 1, &w.r[1].mr, &q), -EINVAL);
+		assert_non_null(strstr(w.r[0].nic.hal.diag.msg, "not live on the communicator's NIC"));
+		assert_null(q);
+	}
 
 	/* refusals, each with its reason */
 	k.max_recvs = 9;

@@ -342,7 +342,8 @@ int dvx_msg_dereg_mr(struct dvx_msg *m, struct dvx_mr *mr);
  * chose. When @size is larger than that receive, or than one WQE carries on the path
  * per QP slot of its stripe: the receiver is told (its buffer completes with -EMSGSIZE)
  * and this call returns -EMSGSIZE; the entry is used up on both ends.
- * Context: one thread per context. Return: 0 (@req set or NULL); -EINVAL; -EMSGSIZE
+ * Context: one thread per context. Return: 0 (@req set or NULL); -EINVAL (on a live
+ * communicator the cause in its NIC's diagnostic); -EMSGSIZE
  * (see above); -ECONNRESET (the receiver closed its end and announced nothing more);
  * the communicator's error once a QP it uses failed (an error CQE's errno,
  * docs/errors.md).
@@ -363,7 +364,8 @@ int dvx_msg_isend(struct dvx_msg_comm *send, const void *buf, size_t size, uint3
  *
  * Posts the receive WQEs the incoming WRITEs with immediate consume, then writes the
  * CTS entries into the sender's FIFO with one RDMA WRITE.
- * Context: one thread per context. Return: 0 (@req set or NULL); -EINVAL; the
+ * Context: one thread per context. Return: 0 (@req set or NULL); -EINVAL (on a live
+ * communicator the cause in its NIC's diagnostic); the
  * communicator's error once a QP it uses failed.
  */
 int dvx_msg_irecv(struct dvx_msg_comm *recv, int n, void *const *bufs, const size_t *sizes,
