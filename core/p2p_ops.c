@@ -5,6 +5,8 @@
  * GPU device API posts the same ones.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <dvx/p2p/p2p.h>
@@ -50,6 +52,54 @@ static int lane_has_comp(const struct dvx_p2p *t, const struct dvx_p2p_lane *l)
 	return t->companions && l->comp.s.state != DVX_P2P_Q_UNUSED;
 }
 
+/* a refused operation: the cause in the transport's first NIC's diagnostic */
+static int __attribute__((format(printf, 3, 4)))
+op_bad(struct dvx_p2p *t, const char *op, const char *fmt, ...)
+{
+	struct dvx_diag *d;
+	va_list ap;
+
+	if (!t || !t->nnics || !t->nics[0])
+		return -EINVAL;
+	d = &t->nics[0]->diag;
+	dvx_hal_diag_set(d, -EINVAL, DVX_DIAG_ARG, op, NULL);
+	va_start(ap, fmt);
+	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* no lane for (@peer, @channel): why */
+static int lane_bad(struct dvx_p2p *t, const char *op, int peer)
+{
+	if (!t || !t->lanes)
+		return -EINVAL;
+	return op_bad(t, op, "peer %d: no lanes to it (itself, out of the %d ranks, or not in cfg.peers)",
+		      peer, t->nranks);
+}
+
+/* dvx_p2p_op_make() refused @p: which part */
+static int post_bad(struct dvx_p2p *t, const char *op, const struct post *p)
+{
+	if (p->len && (!p->src || !p->dst))
+		return op_bad(t, op, "no source or no destination buffer");
+	if (p->len && !dvx_p2p_in_bounds(p->soff, p->len, p->src->len))
+		return op_bad(t, op, "[%llu, +%llu) outside the source of %llu bytes",
+			      (unsigned long long)p->soff, (unsigned long long)p->len,
+			      (unsigned long long)p->src->len);
+	if (p->len && !dvx_p2p_in_bounds(p->doff, p->len, p->dst->len))
+		return op_bad(t, op, "[%llu, +%llu) outside the destination of %llu bytes",
+			      (unsigned long long)p->doff, (unsigned long long)p->len,
+			      (unsigned long long)p->dst->len);
+	if (p->sig && !dvx_p2p_word_ok(p->sig->addr, p->sigoff, p->sig->len))
+		return op_bad(t, op, "signal word at %llu: outside its buffer or not 8-byte aligned",
+			      (unsigned long long)p->sigoff);
+	if (p->ctr && !dvx_p2p_word_ok(p->ctr->addr, p->ctroff, p->ctr->len))
+		return op_bad(t, op, "counter word at %llu: outside its buffer or not 8-byte aligned",
+			      (unsigned long long)p->ctroff);
+	return op_bad(t, op, "a buffer without a key for the lane's NIC (registered on it?)");
+}
+
 /*
  * Check and post @p on lane @l: the operation is resolved and its WQEs are built,
  * reserved, published and rung by the steps the GPU runs too (dvx/p2p/ops.h). Those
@@ -58,7 +108,7 @@ static int lane_has_comp(const struct dvx_p2p *t, const struct dvx_p2p_lane *l)
  * NIC runs in the waiting thread; hardware only relaxes the CPU).
  */
 static int lane_post(struct dvx_p2p *t, struct dvx_p2p_lane *l, const struct post *p,
-		     uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+		     uint64_t timeout_ns, struct dvx_p2p_ticket *tk, const char *opname)
 {
 	struct dvx_p2p_waiter w, pw;
 	struct dvx_p2p_op op;
@@ -68,6 +118,8 @@ static int lane_post(struct dvx_p2p *t, struct dvx_p2p_lane *l, const struct pos
 	err = dvx_p2p_op_make(l->nic, (uint32_t)lane_has_comp(t, l), p->src, p->soff, p->dst,
 			      p->doff, p->len, p->sig, p->sigoff, p->add, p->flags, p->ctr,
 			      p->ctroff, (uint32_t)p->reset, &op);
+	if (err == -EINVAL)
+		return post_bad(t, opname, p);
 	if (err)
 		return err;
 	dvx_p2p_q_waiter(&l->main, &w, timeout_ns, 1);
@@ -91,9 +143,11 @@ int dvx_p2p_put(struct dvx_p2p *t, int peer, uint32_t channel, const struct dvx_
 	struct dvx_p2p_lane *l = lane_of(t, peer, channel);
 	struct post p = { .src = src, .soff = soff, .dst = dst, .doff = doff, .len = len };
 
-	if (!l || len == 0)
-		return -EINVAL;
-	return lane_post(t, l, &p, timeout_ns, tk);
+	if (!l)
+		return lane_bad(t, "dvx_p2p_put", peer);
+	if (len == 0)
+		return op_bad(t, "dvx_p2p_put", "len 0: a put carries at least a byte (a signal alone: dvx_p2p_signal())");
+	return lane_post(t, l, &p, timeout_ns, tk, "dvx_p2p_put");
 }
 
 int dvx_p2p_put_signal(struct dvx_p2p *t, int peer, uint32_t channel,
@@ -106,9 +160,15 @@ int dvx_p2p_put_signal(struct dvx_p2p *t, int peer, uint32_t channel,
 	struct post p = { .src = src, .soff = soff, .dst = dst, .doff = doff, .len = len,
 			  .sig = sig, .sigoff = sigoff, .add = add, .flags = flags };
 
-	if (!l || len == 0 || !sig || (flags & ~DVX_P2P_FENCE))
-		return -EINVAL;
-	return lane_post(t, l, &p, timeout_ns, tk);
+	if (!l)
+		return lane_bad(t, "dvx_p2p_put_signal", peer);
+	if (len == 0)
+		return op_bad(t, "dvx_p2p_put_signal", "len 0: a put carries at least a byte (a signal alone: dvx_p2p_signal())");
+	if (!sig)
+		return op_bad(t, "dvx_p2p_put_signal", "no signal buffer");
+	if (flags & ~DVX_P2P_FENCE)
+		return op_bad(t, "dvx_p2p_put_signal", "flags %#x: DVX_P2P_FENCE only", flags);
+	return lane_post(t, l, &p, timeout_ns, tk, "dvx_p2p_put_signal");
 }
 
 int dvx_p2p_signal(struct dvx_p2p *t, int peer, uint32_t channel,
@@ -118,9 +178,13 @@ int dvx_p2p_signal(struct dvx_p2p *t, int peer, uint32_t channel,
 	struct dvx_p2p_lane *l = lane_of(t, peer, channel);
 	struct post p = { .sig = sig, .sigoff = sigoff, .add = add, .flags = flags };
 
-	if (!l || !sig || (flags & ~DVX_P2P_FENCE))
-		return -EINVAL;
-	return lane_post(t, l, &p, timeout_ns, tk);
+	if (!l)
+		return lane_bad(t, "dvx_p2p_signal", peer);
+	if (!sig)
+		return op_bad(t, "dvx_p2p_signal", "no signal buffer");
+	if (flags & ~DVX_P2P_FENCE)
+		return op_bad(t, "dvx_p2p_signal", "flags %#x: DVX_P2P_FENCE only", flags);
+	return lane_post(t, l, &p, timeout_ns, tk, "dvx_p2p_signal");
 }
 
 int dvx_p2p_put_counter(struct dvx_p2p *t, int peer, uint32_t channel,
@@ -133,9 +197,13 @@ int dvx_p2p_put_counter(struct dvx_p2p *t, int peer, uint32_t channel,
 	struct post p = { .src = src, .soff = soff, .dst = dst, .doff = doff, .len = len,
 			  .ctr = ctr, .ctroff = ctroff };
 
-	if (!l || len == 0 || !ctr)
-		return -EINVAL;
-	return lane_post(t, l, &p, timeout_ns, tk);
+	if (!l)
+		return lane_bad(t, "dvx_p2p_put_counter", peer);
+	if (len == 0)
+		return op_bad(t, "dvx_p2p_put_counter", "len 0: a put carries at least a byte (a signal alone: dvx_p2p_signal())");
+	if (!ctr)
+		return op_bad(t, "dvx_p2p_put_counter", "no counter buffer");
+	return lane_post(t, l, &p, timeout_ns, tk, "dvx_p2p_put_counter");
 }
 
 int dvx_p2p_put_signal_counter(struct dvx_p2p *t, int peer, uint32_t channel,
@@ -150,9 +218,17 @@ int dvx_p2p_put_signal_counter(struct dvx_p2p *t, int peer, uint32_t channel,
 			  .sig = sig, .sigoff = sigoff, .add = add, .flags = flags,
 			  .ctr = ctr, .ctroff = ctroff };
 
-	if (!l || len == 0 || !sig || !ctr || (flags & ~DVX_P2P_FENCE))
-		return -EINVAL;
-	return lane_post(t, l, &p, timeout_ns, tk);
+	if (!l)
+		return lane_bad(t, "dvx_p2p_put_signal_counter", peer);
+	if (len == 0)
+		return op_bad(t, "dvx_p2p_put_signal_counter", "len 0: a put carries at least a byte (a signal alone: dvx_p2p_signal())");
+	if (!sig)
+		return op_bad(t, "dvx_p2p_put_signal_counter", "no signal buffer");
+	if (!ctr)
+		return op_bad(t, "dvx_p2p_put_signal_counter", "no counter buffer");
+	if (flags & ~DVX_P2P_FENCE)
+		return op_bad(t, "dvx_p2p_put_signal_counter", "flags %#x: DVX_P2P_FENCE only", flags);
+	return lane_post(t, l, &p, timeout_ns, tk, "dvx_p2p_put_signal_counter");
 }
 
 int dvx_p2p_signal_counter(struct dvx_p2p *t, int peer, uint32_t channel,
@@ -164,9 +240,15 @@ int dvx_p2p_signal_counter(struct dvx_p2p *t, int peer, uint32_t channel,
 	struct post p = { .sig = sig, .sigoff = sigoff, .add = add, .flags = flags,
 			  .ctr = ctr, .ctroff = ctroff };
 
-	if (!l || !sig || !ctr || (flags & ~DVX_P2P_FENCE))
-		return -EINVAL;
-	return lane_post(t, l, &p, timeout_ns, tk);
+	if (!l)
+		return lane_bad(t, "dvx_p2p_signal_counter", peer);
+	if (!sig)
+		return op_bad(t, "dvx_p2p_signal_counter", "no signal buffer");
+	if (!ctr)
+		return op_bad(t, "dvx_p2p_signal_counter", "no counter buffer");
+	if (flags & ~DVX_P2P_FENCE)
+		return op_bad(t, "dvx_p2p_signal_counter", "flags %#x: DVX_P2P_FENCE only", flags);
+	return lane_post(t, l, &p, timeout_ns, tk, "dvx_p2p_signal_counter");
 }
 
 static uint64_t clock_ns(const struct dvx_p2p *t)
@@ -196,8 +278,10 @@ int dvx_p2p_reset_signal(struct dvx_p2p *t, int peer, uint32_t channel,
 	uint64_t start;
 	int err;
 
-	if (!l || !sig)
-		return -EINVAL;
+	if (!l)
+		return lane_bad(t, "dvx_p2p_reset_signal", peer);
+	if (!sig)
+		return op_bad(t, "dvx_p2p_reset_signal", "no signal buffer");
 	if (l->main.d.sq.wq.max_inline < sizeof(uint64_t))
 		return -EOPNOTSUPP;
 	start = clock_ns(t);
@@ -205,7 +289,7 @@ int dvx_p2p_reset_signal(struct dvx_p2p *t, int peer, uint32_t channel,
 	err = dvx_p2p_q_drain(&l->main, timeout_ns);
 	if (err)
 		return err;
-	err = lane_post(t, l, &p, timeout_ns, &tk);
+	err = lane_post(t, l, &p, timeout_ns, &tk, "dvx_p2p_reset_signal");
 	if (err)
 		return err;
 	{

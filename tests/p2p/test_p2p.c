@@ -316,13 +316,17 @@ static void body_slots(struct wrank *r)
 	/* bad arguments change nothing */
 	W_CHECK(r, dvx_p2p_signal(&r->t, r->rank, 0, &r->sig_r[peer], 0, 1, 0, T_OUT, NULL) ==
 			   -EINVAL, "signal to self");
+	W_CHECK(r, strstr(r->nic.hal.diag.msg, "no lanes to it"), "diag: %s", r->nic.hal.diag.msg);
 	W_CHECK(r, dvx_p2p_signal(&r->t, peer, 0, &r->sig_r[peer], 4, 1, 0, T_OUT, NULL) ==
 			   -EINVAL, "misaligned signal");
+	W_CHECK(r, strstr(r->nic.hal.diag.msg, "not 8-byte aligned"), "diag: %s", r->nic.hal.diag.msg);
 	W_CHECK(r, dvx_p2p_put(&r->t, peer, 0, &r->data_l, 0, &r->data_r[peer], 0, 0, T_OUT,
 			       NULL) == -EINVAL, "zero-length put");
+	W_CHECK(r, strstr(r->nic.hal.diag.msg, "len 0"), "diag: %s", r->nic.hal.diag.msg);
 	W_CHECK(r, dvx_p2p_put(&r->t, peer, 0, &r->data_l, 0, &r->data_r[peer],
 			       r->data_r[peer].len, 1, T_OUT, NULL) == -EINVAL,
 		"out-of-bounds put");
+	W_CHECK(r, strstr(r->nic.hal.diag.msg, "outside the destination"), "diag: %s", r->nic.hal.diag.msg);
 	W_CHECK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, 0, (enum dvx_p2p_cmp)9, 0, 0, NULL) ==
 			   -EINVAL, "bad cmp");
 }
