@@ -17,6 +17,9 @@
 #                             (scripts/check-procs.sh)
 #   make soak                 the long soak: SOAK_OPS (10^7) operations with random faults,
 #                             8 ranks, strict, overlapping faults (tests/soak, SOAK_SEED=)
+#   make soak-procs           P2P, messaging and the host transport together as processes
+#                             on the wire: SOAK_OPS operations, faults, a rank killed
+#                             (tests/soak/test_soak_procs.c; short in make check)
 #   make fuzz                 coverage-guided libFuzzer harnesses (tests/fuzz/lf/, clang,
 #                             build folder $(O)-fuzz): replay tests/fuzz/regress, fuzz each
 #                             for FUZZ_SECONDS (60), print a table (scripts/fuzz.sh)
@@ -203,7 +206,7 @@ testlib-y := $(if $(filter y,$(CONFIG_DVX_MOCK)),$(TESTLIB) $(objtree)/dvx-test.
 # ---------------------------------------------------------------------------
 # Rules
 
-.PHONY: all lib tools tests bench check check-procs sanitize soak fuzz fuzz-ci fuzzers gpu-check check-install check-man install uninstall clean distclean help \
+.PHONY: all lib tools tests bench check check-procs sanitize soak soak-procs fuzz fuzz-ci fuzzers gpu-check check-install check-man install uninstall clean distclean help \
 	defconfig savedefconfig FORCE
 
 all: lib tools tests bench
@@ -416,6 +419,14 @@ soak: $(objtree)/tests/soak-test
 	echo "soak: DVX_SIM_REORDER=$$r"; \
 	DVX_SIM_REORDER=$$r DVX_SOAK_OPS=$(SOAK_OPS) DVX_SOAK_SEED=$(SOAK_SEED) DVX_SOAK_RANKS=8 \
 		DVX_SOAK_MSGS=64 DVX_SOAK_MAXLEN=4096 $(objtree)/tests/soak-test
+
+# the process soak (tests/soak/test_soak_procs.c): P2P, messaging and the host transport
+# together, SOAK_PROCS_RANKS ranks as processes on the wire, >= SOAK_OPS operations with
+# faults, the last rank killed at the end
+SOAK_PROCS_RANKS ?= 4
+soak-procs: $(objtree)/tests/soak-procs-test
+	$(Q)DVX_SOAK_OPS=$(SOAK_OPS) DVX_SOAK_RANKS=$(SOAK_PROCS_RANKS) \
+		$(objtree)/tests/soak-procs-test
 
 # coverage-guided fuzzing with libFuzzer (scripts/fuzz.sh; build folder $(O)-fuzz)
 FUZZ_SECONDS ?= 60

@@ -83,6 +83,9 @@ max_len() {
 	sim-cmd) echo 8192 ;;
 	sim-wqe) echo 8192 ;;
 	bootstrap) echo 8192 ;;
+	msg-hs) echo 4096 ;;
+	ht-hs) echo 4096 ;;
+	win-rec) echo 1024 ;;
 	*) echo 4096 ;;
 	esac
 }

@@ -7,6 +7,9 @@
 #include "ht_priv.h"
 #include "../nic/priv.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #include <dvx/hal.h>
 #include <dvx/mlx5/barrier.h>
 
@@ -33,15 +36,33 @@ static int conn_is_zero(const struct dvx_qp_connect_cfg *a)
 	return !memcmp(a, &zero, sizeof(zero));
 }
 
+/* a refused configuration or argument: its cause in the NIC's diagnostic, when the
+ * configuration names an opened one */
+static int __attribute__((format(printf, 3, 4)))
+ht_bad(const struct dvx_ht_ib_cfg *in, const char *op, const char *fmt, ...)
+{
+	char why[sizeof(((struct dvx_diag *)0)->msg)];
+	va_list ap;
+
+	if (!in || !in->nic || in->nic->open != DVX_LIVE)
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return dvx_core_fail(in->nic, -EINVAL, DVX_DIAG_ARG, op, "%s", why);
+}
+
 int dvx_ht_ib_cfg_norm(const struct dvx_ht_ib_cfg *in, struct dvx_ht_ib_cfg *c, int need_nic)
 {
+	const char *op = need_nic ? "dvx_ht_ib_init" : "dvx_ht_ib_mem_req";
+
 	if (!in)
 		return -EINVAL;
 	*c = *in;
 	if (need_nic && (!c->nic || c->nic->open != DVX_LIVE))
-		return -EINVAL;
+		return -EINVAL;	/* no NIC to keep the record */
 	if (c->mode != DVX_HT_ZC && c->mode != DVX_HT_CB)
-		return -EINVAL;
+		return ht_bad(in, op, "mode %u: DVX_HT_ZC or DVX_HT_CB", c->mode);
 	if (!c->nchannels)
 		c->nchannels = 1;
 	if (!c->sq_depth)
@@ -56,24 +77,37 @@ int dvx_ht_ib_cfg_norm(const struct dvx_ht_ib_cfg *in, struct dvx_ht_ib_cfg *c, 
 		c->cb_depth = HT_DEF_CB_DEPTH;
 	if (!c->cb_slot_bytes)
 		c->cb_slot_bytes = HT_DEF_CB_SLOT;
-	if (c->nchannels > DVX_HT_MAX_CHANNELS || !depth_ok(c->sq_depth) ||
-	    !depth_ok(c->rq_depth) || c->max_ctrl < 8 || c->max_ctrl > DVX_HT_MAX_CTRL ||
-	    c->ctrl_slots > 64 || c->cb_depth > DVX_HT_CB_MAX_DEPTH ||
-	    (c->cb_slot_bytes & 63) || c->cb_slot_bytes > (1u << 30))
-		return -EINVAL;
+	if (c->nchannels > DVX_HT_MAX_CHANNELS)
+		return ht_bad(in, op, "nchannels %u above %u", c->nchannels, DVX_HT_MAX_CHANNELS);
+	if (!depth_ok(c->sq_depth) || !depth_ok(c->rq_depth))
+		return ht_bad(in, op, "sq_depth %u, rq_depth %u: powers of two from 16 to 32768",
+			      c->sq_depth, c->rq_depth);
+	if (c->max_ctrl < 8 || c->max_ctrl > DVX_HT_MAX_CTRL)
+		return ht_bad(in, op, "max_ctrl %u outside 8 ... %u", c->max_ctrl,
+			      DVX_HT_MAX_CTRL);
+	if (c->ctrl_slots > 64)
+		return ht_bad(in, op, "ctrl_slots %u above 64", c->ctrl_slots);
+	if (c->cb_depth > DVX_HT_CB_MAX_DEPTH)
+		return ht_bad(in, op, "cb_depth %u above %u", c->cb_depth, DVX_HT_CB_MAX_DEPTH);
+	if ((c->cb_slot_bytes & 63) || c->cb_slot_bytes > (1u << 30))
+		return ht_bad(in, op, "cb_slot_bytes %u: a multiple of 64 up to 2^30",
+			      c->cb_slot_bytes);
 	/* every chunk and control message in flight consumes a receive at the peer: the
 	 * slots and control messages must fit the receive ring, and the sends the send
 	 * ring (writes, credits and control messages share it) */
-	if (c->cb_depth + c->ctrl_slots > c->rq_depth ||
-	    2 * c->cb_depth + c->ctrl_slots > c->sq_depth)
-		return -EINVAL;
+	if (c->cb_depth + c->ctrl_slots > c->rq_depth)
+		return ht_bad(in, op, "cb_depth %u + ctrl_slots %u above rq_depth %u",
+			      c->cb_depth, c->ctrl_slots, c->rq_depth);
+	if (2 * c->cb_depth + c->ctrl_slots > c->sq_depth)
+		return ht_bad(in, op, "2 * cb_depth %u + ctrl_slots %u above sq_depth %u",
+			      c->cb_depth, c->ctrl_slots, c->sq_depth);
 	if (conn_is_zero(&c->conn)) {
 		dvx_qp_connect_cfg_init(&c->conn);
 		c->conn.rnr_retry = HT_RNR_RETRY;
 		c->conn.min_rnr_nak = HT_MIN_RNR_NAK;
 	}
-	if (c->conn.rnr_retry >= 7)
-		return -EINVAL;	/* 7 retries for ever: an RNR would hang the sender */
+	if (c->conn.rnr_retry >= 7)	/* 7 retries for ever: an RNR would hang the sender */
+		return ht_bad(in, op, "conn.rnr_retry 7 retries for ever: at most 6");
 	return 0;
 }
 
@@ -327,7 +361,7 @@ int dvx_ht_hs_step(struct dvx_ht_ib_state *st)
 		if (r <= 0)
 			return r < 0 ? hs_fail(st, r, 1) : 0;
 		st->hs = HT_HS_RECV_HELLO;
-		/* fall through */
+		DVX_FALLTHROUGH;
 	case HT_HS_RECV_HELLO:
 		if (st->have_hello) {
 			/* the cache took the peer's HELLO for us */
@@ -350,13 +384,13 @@ int dvx_ht_hs_step(struct dvx_ht_ib_state *st)
 			return hs_fail(st, r, 1);
 		hello_make(st, HT_READY, 0);
 		st->hs = HT_HS_SEND_READY;
-		/* fall through */
+		DVX_FALLTHROUGH;
 	case HT_HS_SEND_READY:
 		r = hs_send(st);
 		if (r <= 0)
 			return r < 0 ? hs_fail(st, r, 1) : 0;
 		st->hs = HT_HS_RECV_READY;
-		/* fall through */
+		DVX_FALLTHROUGH;
 	case HT_HS_RECV_READY:
 		r = hs_recv(st, &m);
 		if (r <= 0)
@@ -500,9 +534,12 @@ int dvx_ht_ib_setup(struct dvx_ht_ib *ib, const struct dvx_ht_ib_cfg *cfg, void 
 	err = dvx_ht_ib_cfg_norm(cfg, &c, 1);
 	if (err)
 		return err;
-	if (!c.bs || c.peer < 0 || c.peer >= dvx_bootstrap_nranks(c.bs) ||
+	if (!c.bs)
+		return ht_bad(cfg, "dvx_ht_ib_init", "no bootstrap");
+	if (c.peer < 0 || c.peer >= dvx_bootstrap_nranks(c.bs) ||
 	    c.peer == dvx_bootstrap_rank(c.bs))
-		return -EINVAL;
+		return ht_bad(cfg, "dvx_ht_ib_init", "peer %d: another rank of the %d", c.peer,
+			      dvx_bootstrap_nranks(c.bs));
 	if (c.mode == DVX_HT_CB && !(c.nic->features & DVX_NIC_FEAT_ATOMIC))
 		return -EOPNOTSUPP;	/* the credits are fetch-adds */
 	layout(&c, &l);
@@ -513,6 +550,14 @@ int dvx_ht_ib_setup(struct dvx_ht_ib *ib, const struct dvx_ht_ib_cfg *cfg, void 
 			{ data, data_len, l.data_bytes, HT_RING_ALIGN, 1 },
 		};
 
+		static const char *const name[3] = { "state", "rings", "data" };
+
+		for (i = 0; i < 3; i++)
+			if (!r[i].p || r[i].len < r[i].need || ((uintptr_t)r[i].p & (r[i].align - 1)))
+				return ht_bad(cfg, "dvx_ht_ib_init",
+					      "%s region: NULL, under %llu bytes or not %llu-byte aligned",
+					      name[i], (unsigned long long)r[i].need,
+					      (unsigned long long)r[i].align);
 		err = dvx_ht_regions_take(r, 3);
 		if (err)
 			return err;

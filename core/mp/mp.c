@@ -147,9 +147,19 @@ int dvx_mp_init(struct dvx_mp *mp, const struct dvx_mp_cfg *cfg, void *state, ui
 	uint32_t tflags = 0;
 	int err;
 
-	if (!mp || !cfg_ok(cfg) || !state || ((uintptr_t)state & 63) ||
-	    state_len < dvx_mp_mem_size(cfg) || (cfg->gpu && !cfg->gpu->open))
+	if (!mp)
 		return -EINVAL;
+	if (!cfg_ok(cfg))
+		return dvx_hal_diag_set(&mp->diag, -EINVAL, DVX_DIAG_ARG, "dvx_mp_init",
+					"cfg: rank/nranks (1 ... %d) as bs's, ib.nnics <= %d, known flags, reg_cap <= 65536",
+					DVX_MP_MAX_RANKS, DVX_P2P_MAX_NICS);
+	if (!state || ((uintptr_t)state & 63) || state_len < dvx_mp_mem_size(cfg))
+		return dvx_hal_diag_set(&mp->diag, -EINVAL, DVX_DIAG_ARG, "dvx_mp_init",
+					"state: NULL, under %zu bytes or not 64-byte aligned",
+					dvx_mp_mem_size(cfg));
+	if (cfg->gpu && !cfg->gpu->open)
+		return dvx_hal_diag_set(&mp->diag, -EINVAL, DVX_DIAG_ARG, "dvx_mp_init",
+					"cfg.gpu is not an opened GPU");
 	memset(mp, 0, sizeof(*mp));
 	mp->cfg = *cfg;
 	mp->rank = cfg->rank;

@@ -7,6 +7,9 @@
  */
 #include "msg_priv.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #include <dvx/hal.h>
 
 
@@ -25,6 +28,35 @@ static int buf_ok(const struct dvx_msg_comm *c, const struct dvx_mr *mr, const v
 	if (mr->live != DVX_LIVE || mr->nic != c->st->cfg.nics[c->nic])
 		return 0;
 	return !len || (a >= b && len <= mr->len && a - b <= mr->len - len);
+}
+
+/* a refused argument of a live communicator's call: the cause in its NIC's diagnostic */
+static int __attribute__((format(printf, 3, 4)))
+arg_bad(const struct dvx_msg_comm *c, const char *op, const char *fmt, ...)
+{
+	struct dvx_diag *d = &c->st->cfg.nics[c->nic]->hal.diag;
+	va_list ap;
+
+	dvx_hal_diag_set(d, -EINVAL, DVX_DIAG_ARG, op, NULL);
+	va_start(ap, fmt);
+	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* why a buffer of @len at @p is not one the communicator can use with @mr, or NULL */
+static const char *buf_why(const struct dvx_msg_comm *c, const struct dvx_mr *mr, const void *p,
+			   size_t len)
+{
+	if (!mr)
+		return "no MR";
+	if (len && !p)
+		return "a length without a buffer";
+	if (mr->live != DVX_LIVE || mr->nic != c->st->cfg.nics[c->nic])
+		return "an MR that is not live on the communicator's NIC";
+	if (!buf_ok(c, mr, p, len))
+		return "a buffer outside its MR";
+	return NULL;
 }
 
 /* ------------------------------------------------------------------------------
@@ -359,14 +391,18 @@ int dvx_msg_isend(struct dvx_msg_comm *c, const void *buf, size_t size, uint32_t
 	struct msg_set *x;
 	struct msg_sreq *r = NULL;
 	uint32_t nreqs = 0, fslot, b, k, f, t, kind, ridx;
+	const char *why;
 	uint64_t per;
 	int polled = 0, err;
 
 	if (!req)
 		return -EINVAL;
 	*req = NULL;
-	if (!comm_ok(c, MSG_K_SEND) || !mr || (size && !buf) || !buf_ok(c, mr, buf, size))
-		return -EINVAL;
+	if (!comm_ok(c, MSG_K_SEND))
+		return -EINVAL;	/* not a live send communicator: nowhere to say so */
+	why = buf_why(c, mr, buf, size);
+	if (why)
+		return arg_bad(c, "dvx_msg_isend", "%s", why);
 	if (c->err)
 		return c->err;
 	st = c->st;
@@ -461,12 +497,19 @@ int dvx_msg_irecv(struct dvx_msg_comm *c, int n, void *const *bufs, const size_t
 	if (!req)
 		return -EINVAL;
 	*req = NULL;
-	if (!comm_ok(c, MSG_K_RECV) || n < 1 || (uint32_t)n > c->max_recvs || !bufs || !sizes ||
-	    !tags || !mrs)
-		return -EINVAL;
-	for (i = 0; i < (uint32_t)n; i++)
-		if (!mrs[i] || (sizes[i] && !bufs[i]) || !buf_ok(c, mrs[i], bufs[i], sizes[i]))
-			return -EINVAL;
+	if (!comm_ok(c, MSG_K_RECV))
+		return -EINVAL;	/* not a live recv communicator: nowhere to say so */
+	if (n < 1 || (uint32_t)n > c->max_recvs)
+		return arg_bad(c, "dvx_msg_irecv", "n %d: 1 ... the connection's max_recvs %u", n,
+			       c->max_recvs);
+	if (!bufs || !sizes || !tags || !mrs)
+		return arg_bad(c, "dvx_msg_irecv", "bufs, sizes, tags or mrs is NULL");
+	for (i = 0; i < (uint32_t)n; i++) {
+		const char *why = buf_why(c, mrs[i], bufs[i], sizes[i]);
+
+		if (why)
+			return arg_bad(c, "dvx_msg_irecv", "buffer %u: %s", i, why);
+	}
 	if (c->err)
 		return c->err;
 	st = c->st;

@@ -496,11 +496,13 @@ static int conn_reply(struct dvx_msg_state *st, struct msg_hs *hs)
 	if (!c->max_reqs || c->max_reqs > st->cfg.max_reqs || (c->max_reqs & (c->max_reqs - 1)) ||
 	    !c->max_recvs || c->max_recvs > st->cfg.max_recvs)
 		return -EPROTO;
-	hs->decision = dec;
+	/* the decision is taken once it is known to be one: until then a failure gives
+	 * back what the proposal reserved (hs_release_but()) */
 	switch (dec) {
 	case MSG_D_JOIN:
 		if (hs->proposal != MSG_D_JOIN || !mask || (mask & ~hs->mask))
 			return -EPROTO;
+		hs->decision = dec;
 		/* the QPs both ends still have: the final mapping, then the pin goes */
 		remap(st, c, nqps, mask);
 		msg_begin(hs, MSG_HS_READY, READY_FIXED);
@@ -510,6 +512,7 @@ static int conn_reply(struct dvx_msg_state *st, struct msg_hs *hs)
 		if (body != REPLY_FIXED + set_nqps * CONN_BYTES || !set_nqps || set_nqps > nqps ||
 		    (dec == MSG_D_NEW && hs->proposal != MSG_D_NEW))
 			return -EPROTO;
+		hs->decision = dec;
 		if (hs->proposal == MSG_D_JOIN) {
 			dvx_msg_set_unref(st, c);	/* the pinned set was refused */
 			hs->set = -1;

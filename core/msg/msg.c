@@ -8,6 +8,9 @@
  */
 #include "msg_priv.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #include <dvx/hal.h>
 
 #define MSG_DEF_COMMS 64
@@ -37,8 +40,32 @@ static uint32_t pow2_ceil(uint64_t v)
 	return p;
 }
 
-/* the configuration with its defaults filled in, or -EINVAL */
-static int cfg_norm(const struct dvx_msg_cfg *in, struct dvx_msg_cfg *c)
+/*
+ * A refused configuration: the reason goes into the first NIC's diagnostic (the
+ * context's NICs keep its records, docs/msg.md), when there is one to write to.
+ */
+static int __attribute__((format(printf, 3, 4)))
+cfg_bad(const struct dvx_msg_cfg *in, const char *op, const char *fmt, ...)
+{
+	struct dvx_nic *nic = NULL;
+	struct dvx_diag *d;
+	va_list ap;
+
+	if (in && in->nnics && in->nnics <= DVX_MSG_MAX_NICS)
+		nic = in->nics[0];
+	if (!nic)
+		return -EINVAL;
+	d = &nic->hal.diag;
+	dvx_hal_diag_set(d, -EINVAL, DVX_DIAG_ARG, op, NULL);
+	va_start(ap, fmt);
+	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* the configuration with its defaults filled in, or -EINVAL with the reason in the
+ * first NIC's diagnostic */
+static int cfg_norm(const struct dvx_msg_cfg *in, struct dvx_msg_cfg *c, const char *op)
 {
 	uint32_t i;
 
@@ -46,10 +73,10 @@ static int cfg_norm(const struct dvx_msg_cfg *in, struct dvx_msg_cfg *c)
 		return -EINVAL;
 	*c = *in;
 	if (!c->nnics || c->nnics > DVX_MSG_MAX_NICS)
-		return -EINVAL;
+		return -EINVAL;	/* no NIC to keep the record */
 	for (i = 0; i < c->nnics; i++)
 		if (!c->nics[i] || c->nics[i]->open != DVX_LIVE)
-			return -EINVAL;
+			return cfg_bad(in, op, "nics[%u] is not an opened NIC", i);
 	if (!c->max_comms)
 		c->max_comms = MSG_DEF_COMMS;
 	if (!c->max_pending)
@@ -60,24 +87,43 @@ static int cfg_norm(const struct dvx_msg_cfg *in, struct dvx_msg_cfg *c)
 		c->max_reqs = MSG_DEF_REQS;
 	if (!c->max_recvs)
 		c->max_recvs = DVX_MSG_MAX_RECVS;
-	if (c->max_comms > DVX_MSG_MAX_COMMS || c->max_pending < 2 || c->max_pending > 256 ||
-	    c->nqps > DVX_MSG_MAX_QPS || c->max_recvs > DVX_MSG_MAX_RECVS ||
-	    c->max_reqs > DVX_MSG_MAX_REQS || !pow2(c->max_reqs) ||
-	    c->groups > DVX_MSG_MAX_GROUPS || c->depth_mult > 16 ||
-	    (c->flags & ~(uint32_t)(DVX_MSG_F_FLUSH | DVX_MSG_F_NO_FALLBACK)))
-		return -EINVAL;
+	if (c->max_comms > DVX_MSG_MAX_COMMS)
+		return cfg_bad(in, op, "max_comms %u above %u", c->max_comms, DVX_MSG_MAX_COMMS);
+	if (c->max_pending < 2 || c->max_pending > 256)
+		return cfg_bad(in, op, "max_pending %u outside 2 ... 256", c->max_pending);
+	if (c->nqps > DVX_MSG_MAX_QPS)
+		return cfg_bad(in, op, "nqps %u above %u", c->nqps, DVX_MSG_MAX_QPS);
+	if (c->max_recvs > DVX_MSG_MAX_RECVS)
+		return cfg_bad(in, op, "max_recvs %u above %u", c->max_recvs, DVX_MSG_MAX_RECVS);
+	if (c->max_reqs > DVX_MSG_MAX_REQS || !pow2(c->max_reqs))
+		return cfg_bad(in, op, "max_reqs %u is not a power of two up to %u", c->max_reqs,
+			       DVX_MSG_MAX_REQS);
+	if (c->groups > DVX_MSG_MAX_GROUPS)
+		return cfg_bad(in, op, "groups %u above %u", c->groups, DVX_MSG_MAX_GROUPS);
+	if (c->depth_mult > 16)
+		return cfg_bad(in, op, "depth_mult %u above 16", c->depth_mult);
+	if (c->flags & ~(uint32_t)(DVX_MSG_F_FLUSH | DVX_MSG_F_NO_FALLBACK))
+		return cfg_bad(in, op, "unknown flags %#x",
+			       c->flags & ~(uint32_t)(DVX_MSG_F_FLUSH | DVX_MSG_F_NO_FALLBACK));
+	/* the default depths hold max_reqs * max_recvs WQEs, rounded up to a power of two
+	 * (max_recvs 3, 5, 6, 7 are fine: the queues are a little deeper) */
 	if (!c->sq_depth)	/* a receiver's irecv takes two WQEBBs (its CTS, then its seq) */
-		c->sq_depth = c->max_reqs * (c->max_recvs < 2 ? 2 : c->max_recvs);
+		c->sq_depth = pow2_ceil((uint64_t)c->max_reqs * (c->max_recvs < 2 ? 2 : c->max_recvs));
 	if (!c->rq_depth)
-		c->rq_depth = c->max_reqs * c->max_recvs;
-	if (!pow2(c->sq_depth) || !pow2(c->rq_depth) || c->sq_depth > 32768 ||
-	    c->rq_depth > 32768)
-		return -EINVAL;
+		c->rq_depth = pow2_ceil((uint64_t)c->max_reqs * c->max_recvs);
+	if (!pow2(c->sq_depth) || c->sq_depth > 32768)
+		return cfg_bad(in, op, "sq_depth %u is not a power of two up to 32768",
+			       c->sq_depth);
+	if (!pow2(c->rq_depth) || c->rq_depth > 32768)
+		return cfg_bad(in, op, "rq_depth %u is not a power of two up to 32768",
+			       c->rq_depth);
 	if (!c->depth_mult)
 		c->depth_mult = 1;
+	/* a shared QP's depths, checked now rather than at connect */
 	if ((uint64_t)c->sq_depth * c->depth_mult > 32768 ||
 	    (uint64_t)c->rq_depth * c->depth_mult > 32768)
-		return -EINVAL;	/* a shared QP's depths, checked now rather than at connect */
+		return cfg_bad(in, op, "a shared QP's depths (sq_depth %u, rq_depth %u times depth_mult %u) above 32768",
+			       c->sq_depth, c->rq_depth, c->depth_mult);
 	if (c->groups) {
 		if (!c->max_shared_sets)
 			c->max_shared_sets = c->max_comms < 64 ? c->max_comms : 64;
@@ -90,7 +136,8 @@ static int cfg_norm(const struct dvx_msg_cfg *in, struct dvx_msg_cfg *c)
 	}
 	if (c->max_shared_sets > 4096 || c->max_private_sets > 4096 ||
 	    !(c->max_shared_sets + c->max_private_sets))
-		return -EINVAL;
+		return cfg_bad(in, op, "max_shared_sets %u and max_private_sets %u: each up to 4096, not both 0",
+			       c->max_shared_sets, c->max_private_sets);
 	if (!c->split_bytes)
 		c->split_bytes = MSG_DEF_SPLIT;
 	if (!c->timeout_ns)
@@ -106,10 +153,10 @@ static int cfg_norm(const struct dvx_msg_cfg *in, struct dvx_msg_cfg *c)
 	case DVX_HAL_SOCK_ABSTRACT:
 		if (!c->listen_addr.path[0] ||
 		    strnlen(c->listen_addr.path, sizeof(c->listen_addr.path)) > 47)
-			return -EINVAL;
+			return cfg_bad(in, op, "listen_addr: a UNIX name of 1 ... 47 characters");
 		break;
 	default:
-		return -EINVAL;
+		return cfg_bad(in, op, "listen_addr: unknown family %u", c->listen_addr.family);
 	}
 	return 0;
 }
@@ -229,8 +276,8 @@ int dvx_msg_mem_req(const struct dvx_msg_cfg *cfg, struct dvx_mem_req *state,
 	int err;
 
 	if (!state || !fifo || !rings)
-		return -EINVAL;
-	err = cfg_norm(cfg, &c);
+		return cfg_bad(cfg, "dvx_msg_mem_req", "state, fifo or rings is NULL");
+	err = cfg_norm(cfg, &c, "dvx_msg_mem_req");
 	if (err)
 		return err;
 	layout(&c, &l);
@@ -410,14 +457,22 @@ int dvx_msg_init(struct dvx_msg *m, const struct dvx_msg_cfg *cfg, void *state,
 		return -EINVAL;
 	if (m->live == DVX_LIVE)
 		return -EBUSY;
-	err = cfg_norm(cfg, &c);
+	err = cfg_norm(cfg, &c, "dvx_msg_init");
 	if (err)
 		return err;
 	layout(&c, &l);
-	if (!state || !fifo || !rings || state_len < l.state_bytes || fifo_len < l.fifo_bytes ||
-	    rings_len < l.rings_bytes || ((uintptr_t)state & 63) ||
-	    ((uintptr_t)fifo & (MSG_RING_ALIGN - 1)) || ((uintptr_t)rings & (MSG_RING_ALIGN - 1)))
-		return -EINVAL;
+	if (!state || state_len < l.state_bytes || ((uintptr_t)state & 63))
+		return cfg_bad(cfg, "dvx_msg_init",
+			       "state region: NULL, under %llu bytes or not 64-byte aligned",
+			       (unsigned long long)l.state_bytes);
+	if (!fifo || fifo_len < l.fifo_bytes || ((uintptr_t)fifo & (MSG_RING_ALIGN - 1)))
+		return cfg_bad(cfg, "dvx_msg_init",
+			       "fifo region: NULL, under %llu bytes or not 4096-byte aligned",
+			       (unsigned long long)l.fifo_bytes);
+	if (!rings || rings_len < l.rings_bytes || ((uintptr_t)rings & (MSG_RING_ALIGN - 1)))
+		return cfg_bad(cfg, "dvx_msg_init",
+			       "rings region: NULL, under %llu bytes or not 4096-byte aligned",
+			       (unsigned long long)l.rings_bytes);
 	memset(state, 0, l.state_bytes);
 	memset(fifo, 0, l.fifo_bytes);
 	memset(rings, 0, l.rings_bytes);
@@ -554,7 +609,8 @@ int dvx_msg_reg_mr(struct dvx_msg *m, uint32_t nic, const struct dvx_mr_cfg *att
 		return -EINVAL;
 	st = m->st;
 	if (nic >= st->cfg.nnics)
-		return -EINVAL;
+		return cfg_bad(&st->cfg, "dvx_msg_reg_mr", "nic %u: the context has %u", nic,
+			       st->cfg.nnics);
 	a = *attr;
 	a.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE;
 	if (st->cfg.flags & DVX_MSG_F_FLUSH)
@@ -752,7 +808,11 @@ int dvx_msg_check(const struct dvx_msg *m, const char **why)
 			continue;
 		CHECK(e->set < st->nshared, "a pool entry for a set outside the pool");
 		x = &st->sets[e->set];
-		CHECK(x->state != MSG_SET_FREE && (x->live_mask & (1u << e->slot)),
+		/* a set still being made (its handshake runs) holds entries for the QPs it
+		 * will have: a reservation, so that nobody joins it or makes another */
+		CHECK(x->state != MSG_SET_FREE &&
+			      (x->state == MSG_SET_PENDING ? e->slot < x->nqps :
+							     !!(x->live_mask & (1u << e->slot))),
 		      "a pool entry for a QP that is not live");
 		CHECK(x->nic == e->nic && x->peer_ctx == e->peer_ctx && x->peer_nic == e->peer_nic &&
 			      x->dir == e->dir && x->group == e->group,
@@ -774,7 +834,8 @@ int dvx_msg_check(const struct dvx_msg *m, const char **why)
 			continue;
 		for (j = 0; j < st->npool; j++)
 			n += st->pool[j].used && st->pool[j].set == i;
-		CHECK(n == (uint32_t)__builtin_popcount(x->live_mask),
+		CHECK(n == (x->state == MSG_SET_PENDING ? x->nqps :
+							   (uint32_t)__builtin_popcount(x->live_mask)),
 		      "a shared set whose pool entries are not its live QPs");
 	}
 	return 0;

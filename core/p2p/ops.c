@@ -5,6 +5,8 @@
  * GPU device API posts the same ones.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <dvx/p2p/p2p.h>
@@ -30,6 +32,61 @@ static int lane_has_comp(const struct dvx_p2p *t, const struct dvx_p2p_lane *l)
 	return t->companions && l->comp.s.state != DVX_P2P_Q_UNUSED;
 }
 
+/* a refused operation: the cause in the transport's first NIC's diagnostic */
+static int __attribute__((format(printf, 3, 4)))
+op_bad(struct dvx_p2p *t, const char *op, const char *fmt, ...)
+{
+	struct dvx_diag *d;
+	va_list ap;
+
+	if (!t || !t->nnics || !t->nics[0])
+		return -EINVAL;
+	d = &t->nics[0]->diag;
+	dvx_hal_diag_set(d, -EINVAL, DVX_DIAG_ARG, op, NULL);
+	va_start(ap, fmt);
+	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* no lane for (@peer, @channel): why */
+static int lane_bad(struct dvx_p2p *t, const char *op, int peer)
+{
+	if (!t || !t->lanes)
+		return -EINVAL;
+	return op_bad(t, op, "peer %d: no lanes to it (itself, out of the %d ranks, or not in cfg.peers)",
+		      peer, t->nranks);
+}
+
+/* dvx_p2p_op_make() refused (@x, @n): which part */
+static int post_bad(struct dvx_p2p *t, const char *op, const struct dvx_p2p_xfer *x,
+		    const struct dvx_p2p_notify *n)
+{
+	if (!x && !n)
+		return op_bad(t, op, "neither a transfer nor a notification");
+	if (x && x->len && (!x->src || !x->dst))
+		return op_bad(t, op, "no source or no destination buffer");
+	if (x && x->len && !dvx_p2p_in_bounds(x->soff, x->len, x->src->len))
+		return op_bad(t, op, "[%llu, +%llu) outside the source of %llu bytes",
+			      (unsigned long long)x->soff, (unsigned long long)x->len,
+			      (unsigned long long)x->src->len);
+	if (x && x->len && !dvx_p2p_in_bounds(x->doff, x->len, x->dst->len))
+		return op_bad(t, op, "[%llu, +%llu) outside the destination of %llu bytes",
+			      (unsigned long long)x->doff, (unsigned long long)x->len,
+			      (unsigned long long)x->dst->len);
+	if (x && !x->len && (x->src || x->dst))
+		return op_bad(t, op, "len 0: a transfer carries at least a byte (a signal alone: no transfer)");
+	if (n && n->sig && !dvx_p2p_word_ok(n->sig->addr, n->sigoff, n->sig->len))
+		return op_bad(t, op, "signal word at %llu: outside its buffer or not 8-byte aligned",
+			      (unsigned long long)n->sigoff);
+	if (n && n->ctr && !dvx_p2p_word_ok(n->ctr->addr, n->ctroff, n->ctr->len))
+		return op_bad(t, op, "counter word at %llu: outside its buffer or not 8-byte aligned",
+			      (unsigned long long)n->ctroff);
+	if (n && !n->sig && !n->ctr && !x)
+		return op_bad(t, op, "a notification with neither a signal nor a counter");
+	return op_bad(t, op, "a buffer without a key for the lane's NIC (registered on it?)");
+}
+
 /*
  * Check and post (@x, @n) on lane @l: the operation is resolved and its WQEs are built,
  * reserved, published and rung by the steps the GPU runs too (dvx/p2p/ops.h). Those
@@ -39,7 +96,7 @@ static int lane_has_comp(const struct dvx_p2p *t, const struct dvx_p2p_lane *l)
  */
 static int lane_post(struct dvx_p2p *t, struct dvx_p2p_lane *l, const struct dvx_p2p_xfer *x,
 		     const struct dvx_p2p_notify *n, uint64_t timeout_ns,
-		     struct dvx_p2p_ticket *tk)
+		     struct dvx_p2p_ticket *tk, const char *opname)
 {
 	struct dvx_p2p_waiter w, pw;
 	struct dvx_p2p_op op;
@@ -47,6 +104,8 @@ static int lane_post(struct dvx_p2p *t, struct dvx_p2p_lane *l, const struct dvx
 	int err;
 
 	err = dvx_p2p_op_make(l->nic, (uint32_t)lane_has_comp(t, l), x, n, &op);
+	if (err == -EINVAL)
+		return post_bad(t, opname, x, n);
 	if (err)
 		return err;
 	dvx_p2p_q_waiter(&l->main, &w, timeout_ns, 1);
@@ -63,15 +122,39 @@ static int lane_post(struct dvx_p2p *t, struct dvx_p2p_lane *l, const struct dvx
 	return 0;
 }
 
+static void shape_name(uint32_t sh, char *b, size_t n)
+{
+	snprintf(b, n, "%s%s%s%s", sh & DVX_P2P_HAS_DATA ? "data " : "",
+		 sh & DVX_P2P_HAS_SIG ? "signal " : "", sh & DVX_P2P_HAS_CTR ? "counter " : "",
+		 sh ? "" : "nothing ");
+	if (b[0])
+		b[strlen(b) - 1] = 0;
+}
+
+int dvx_p2p_refuse_shape(struct dvx_p2p *t, const char *op, uint32_t want,
+			 const struct dvx_p2p_xfer *x, const struct dvx_p2p_notify *n)
+{
+	char w[32], h[32];
+
+	if ((want & DVX_P2P_HAS_DATA) && x && !x->len)
+		return op_bad(t, op, "len 0: a put carries at least a byte (a signal alone: dvx_p2p_signal())");
+	shape_name(want, w, sizeof(w));
+	shape_name(dvx_p2p_shape(x, n), h, sizeof(h));
+	return op_bad(t, op, "posts %s; the description has %s", w, h);
+}
+
 int dvx_p2p_post(struct dvx_p2p *t, int peer, uint32_t channel, const struct dvx_p2p_xfer *x,
 		 const struct dvx_p2p_notify *n, uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
 {
 	struct dvx_p2p_lane *l = lane_of(t, peer, channel);
 
+	if (!l)
+		return lane_bad(t, "dvx_p2p_post", peer);
 	/* DVX_P2P_RESET is dvx_p2p_reset_signal()'s: it drains the lane first */
-	if (!l || (n && (n->flags & ~(uint32_t)DVX_P2P_FENCE)))
-		return -EINVAL;
-	return lane_post(t, l, x, n, timeout_ns, tk);
+	if (n && (n->flags & ~(uint32_t)DVX_P2P_FENCE))
+		return op_bad(t, "dvx_p2p_post", "flags %#x: DVX_P2P_FENCE only (a reset is dvx_p2p_reset_signal()'s)",
+			      n->flags);
+	return lane_post(t, l, x, n, timeout_ns, tk, "dvx_p2p_post");
 }
 
 static uint64_t clock_ns(const struct dvx_p2p *t)
@@ -101,8 +184,10 @@ int dvx_p2p_reset_signal(struct dvx_p2p *t, int peer, uint32_t channel,
 	uint64_t start;
 	int err;
 
-	if (!l || !sig)
-		return -EINVAL;
+	if (!l)
+		return lane_bad(t, "dvx_p2p_reset_signal", peer);
+	if (!sig)
+		return op_bad(t, "dvx_p2p_reset_signal", "no signal buffer");
 	if (l->main.d.sq.wq.max_inline < sizeof(uint64_t))
 		return -EOPNOTSUPP;
 	start = clock_ns(t);
@@ -110,7 +195,7 @@ int dvx_p2p_reset_signal(struct dvx_p2p *t, int peer, uint32_t channel,
 	err = dvx_p2p_q_drain(&l->main, timeout_ns);
 	if (err)
 		return err;
-	err = lane_post(t, l, NULL, &n, timeout_ns, &tk);
+	err = lane_post(t, l, NULL, &n, timeout_ns, &tk, "dvx_p2p_reset_signal");
 	if (err)
 		return err;
 	{

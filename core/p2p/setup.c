@@ -5,10 +5,14 @@
  * sink per NIC, connection info exchanged over the bootstrap (docs/p2p.md).
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <dvx/byteorder.h>
 #include <dvx/p2p/setup.h>
+
+#include "../nic/priv.h"
 
 #define RING_ALIGN 4096u
 #define DBR_BYTES 64u		/* one doorbell record per cache line */
@@ -73,27 +77,48 @@ static uint32_t npeers_of(const struct dvx_p2p_cfg *c)
 	return c->peers ? c->npeers : (uint32_t)c->nranks - 1;
 }
 
-static int cfg_check(const struct dvx_p2p_cfg *c)
+/* a refused configuration: its cause in the first NIC's diagnostic, when there is one */
+static int __attribute__((format(printf, 3, 4)))
+cfg_bad(const struct dvx_p2p_cfg *c, const char *op, const char *fmt, ...)
+{
+	char why[sizeof(((struct dvx_diag *)0)->msg)];
+	va_list ap;
+
+	if (!c || !c->nnics || c->nnics > DVX_P2P_MAX_NICS || !c->nics[0])
+		return -EINVAL;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return dvx_core_fail(c->nics[0], -EINVAL, DVX_DIAG_ARG, op, "%s", why);
+}
+
+static int cfg_check(const struct dvx_p2p_cfg *c, const char *op)
 {
 	uint32_t i;
 
-	if (!c || c->nranks < 2 || c->rank < 0 || c->rank >= c->nranks || c->nnics == 0 ||
-	    c->nnics > DVX_P2P_MAX_NICS || c->qps_per_nic == 0 || c->qps_per_nic > 256 ||
-	    !DVX_IS_POW2(c->sq_depth) || c->sq_depth > 32768 ||
-	    (c->comp_depth && (!DVX_IS_POW2(c->comp_depth) || c->comp_depth < 2 ||
-			       c->comp_depth > 32768)) ||
-	    c->nranks > 4096)
-		return -EINVAL;
+	if (!c || c->nnics == 0 || c->nnics > DVX_P2P_MAX_NICS)
+		return -EINVAL;	/* no NIC to keep the record */
 	for (i = 0; i < c->nnics; i++)
 		if (!c->nics[i])
-			return -EINVAL;
+			return cfg_bad(c, op, "nics[%u] is NULL", i);
+	if (c->nranks < 2 || c->nranks > 4096 || c->rank < 0 || c->rank >= c->nranks)
+		return cfg_bad(c, op, "rank %d of nranks %d: 2 ... 4096 ranks", c->rank, c->nranks);
+	if (c->qps_per_nic == 0 || c->qps_per_nic > 256)
+		return cfg_bad(c, op, "qps_per_nic %u outside 1 ... 256", c->qps_per_nic);
+	if (!DVX_IS_POW2(c->sq_depth) || c->sq_depth > 32768)
+		return cfg_bad(c, op, "sq_depth %u is not a power of two up to 32768", c->sq_depth);
+	if (c->comp_depth && (!DVX_IS_POW2(c->comp_depth) || c->comp_depth < 2 ||
+			      c->comp_depth > 32768))
+		return cfg_bad(c, op, "comp_depth %u: 0, or a power of two from 2 to 32768",
+			       c->comp_depth);
 	if (c->peers) {
 		if (c->npeers > (uint32_t)c->nranks - 1)
-			return -EINVAL;
+			return cfg_bad(c, op, "npeers %u above nranks - 1", c->npeers);
 		for (i = 0; i < c->npeers; i++)
 			if (c->peers[i] < 0 || c->peers[i] >= c->nranks || c->peers[i] == c->rank ||
 			    (i && c->peers[i] <= c->peers[i - 1]))
-				return -EINVAL;
+				return cfg_bad(c, op, "peers[%u] = %d: other ranks, ascending", i,
+					       c->peers[i]);
 	}
 	return 0;
 }
@@ -132,12 +157,12 @@ int dvx_p2p_mem_req(const struct dvx_p2p_cfg *cfg, struct dvx_mem_req *state,
 		    struct dvx_mem_req *rings)
 {
 	uint64_t npeers, nl, s;
-	int err = cfg_check(cfg);
+	int err = cfg_check(cfg, "dvx_p2p_mem_req");
 
 	if (err)
 		return err;
 	if (!state || !rings)
-		return -EINVAL;
+		return cfg_bad(cfg, "dvx_p2p_mem_req", "state or rings is NULL");
 	npeers = npeers_of(cfg);
 	nl = nlanes_of(cfg);
 	s = align_up(sizeof(struct dvx_p2p_setup), 64);
@@ -351,14 +376,26 @@ int dvx_p2p_init(struct dvx_p2p *t, const struct dvx_p2p_cfg *cfg, void *state,
 
 	if (!t)
 		return -EINVAL;
+	err = cfg_check(cfg, "dvx_p2p_init");
+	if (err)
+		return err;
 	err = dvx_p2p_mem_req(cfg, &sreq, &rreq);
 	if (err)
 		return err;
-	if (!cfg->bs || !state || state_len < sreq.bytes || ((uintptr_t)state & 63u) || !rings ||
-	    rings_len < rreq.bytes || ((uintptr_t)rings & (RING_ALIGN - 1)) ||
-	    cfg->bs->rank != cfg->rank || cfg->bs->nranks != cfg->nranks ||
-	    (cfg->max_inline && cfg->max_inline < 8))
-		return -EINVAL;
+	if (!cfg->bs || cfg->bs->rank != cfg->rank || cfg->bs->nranks != cfg->nranks)
+		return cfg_bad(cfg, "dvx_p2p_init", "bs: missing, or not of rank %d of %d",
+			       cfg->rank, cfg->nranks);
+	if (!state || state_len < sreq.bytes || ((uintptr_t)state & 63u))
+		return cfg_bad(cfg, "dvx_p2p_init",
+			       "state region: NULL, under %llu bytes or not 64-byte aligned",
+			       (unsigned long long)sreq.bytes);
+	if (!rings || rings_len < rreq.bytes || ((uintptr_t)rings & (RING_ALIGN - 1)))
+		return cfg_bad(cfg, "dvx_p2p_init",
+			       "rings region: NULL, under %llu bytes or not %u-byte aligned",
+			       (unsigned long long)rreq.bytes, (unsigned)RING_ALIGN);
+	if (cfg->max_inline && cfg->max_inline < 8)
+		return cfg_bad(cfg, "dvx_p2p_init", "max_inline %u: 0 or at least 8",
+			       cfg->max_inline);
 	/* what the operations need from every NIC, checked before anything is made */
 	for (i = 0; i < cfg->nnics; i++) {
 		err = dvx_nic_require(cfg->nics[i],

@@ -30,6 +30,37 @@ static int ok(const struct dvx_win *w)
 	return w && w->live == DVX_WIN_LIVE && w->exchanged;
 }
 
+/* what a refused call names in the window's diagnostic */
+enum { K_NONE, K_SIG, K_CTR, K_BAR };
+#define NO_PEER (-1)
+
+/*
+ * A refused call: -EINVAL, with the first thing wrong in @w's diagnostic when @w is a
+ * live window: not exchanged yet, @peer (unless NO_PEER) not another rank, @id not one
+ * of the window's ids of @kind, else @other.
+ */
+static int refuse(struct dvx_win *w, const char *op, int peer, uint32_t id, int kind,
+		  const char *other)
+{
+	static const char *const kname[] = { "", "signal", "counter", "barrier" };
+	uint32_t n;
+
+	if (!w || w->live != DVX_WIN_LIVE)
+		return -EINVAL;	/* not a window: nowhere to say so */
+	n = kind == K_SIG ? w->geom.signals : kind == K_CTR ? w->geom.counters : w->geom.barriers;
+	if (!w->exchanged)
+		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_STATE, op,
+					"exchange the window first (dvx_win_exchange())");
+	if (peer != NO_PEER && (peer < 0 || peer >= w->nranks || peer == w->rank))
+		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, op,
+					"peer %d: another rank of the %d", peer, w->nranks);
+	if (kind != K_NONE && id >= n)
+		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, op,
+					"%s id %u: the window has %u", kname[kind], id, n);
+	return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, op, "%s",
+				other ? other : "a bad argument");
+}
+
 static uint64_t *nvl_word(const struct dvx_win *w, uint64_t off)
 {
 	return (uint64_t *)(void *)((uint8_t *)w->mem.nvl + off);
@@ -158,7 +189,7 @@ static int wait_look(struct dvx_win *w, const struct look *k, uint32_t cmp, uint
 	int err = 0, holds;
 
 	if (dvx_p2p_cmp_holds(cmp, 0, 0) < 0)
-		return -EINVAL;
+		return refuse(w, "dvx_win_wait", NO_PEER, 0, K_NONE, "cmp is not a DVX_CMP_*");
 	for (;;) {
 		err = look_value(w, k, &v);
 		if (err)
@@ -214,7 +245,7 @@ static int signal_one(struct dvx_win *w, int p, uint32_t id, uint32_t op, uint64
 	const struct dvx_win_dev_peer *e = peer_of(w, p);
 
 	if (!e || id >= w->geom.signals || (op != DVX_WIN_SIG_SET && op != DVX_WIN_SIG_ADD))
-		return -EINVAL;
+		return refuse(w, "dvx_win_signal", p, id, K_SIG, "op: DVX_WIN_SIG_SET or DVX_WIN_SIG_ADD");
 	if (e->kind == DVX_MP_NVL)
 		return dvx_mp_nvl_signal(w->mp, stream_of(w),
 					 e->nvl_base + dvx_win_nvl_sig_off(&w->geom, (uint32_t)e->row_at, id),
@@ -240,7 +271,7 @@ int dvx_win_signal_all(struct dvx_win *w, uint32_t id, uint32_t op, uint64_t val
 	int p, err;
 
 	if (!ok(w) || id >= w->geom.signals || (op != DVX_WIN_SIG_SET && op != DVX_WIN_SIG_ADD))
-		return -EINVAL;
+		return refuse(w, "dvx_win_signal_all", NO_PEER, id, K_SIG, "op: DVX_WIN_SIG_SET or DVX_WIN_SIG_ADD");
 	/* SET on any IB peer fails the whole call before anything is sent */
 	if (op == DVX_WIN_SIG_SET && w->mp->topo.nib)
 		return dvx_hal_diag_set(&w->diag, -ENOTSUP, DVX_DIAG_ARG, "win_signal_all",
@@ -269,7 +300,7 @@ int dvx_win_read_signal(struct dvx_win *w, uint32_t id, uint64_t *v)
 	struct look k = { LOOK_SIG_SUM, -1, id, NULL };
 
 	if (!ok(w) || id >= w->geom.signals || !v)
-		return -EINVAL;
+		return refuse(w, "dvx_win_read_signal", NO_PEER, id, K_SIG, "v is NULL");
 	return look_value(w, &k, v);
 }
 
@@ -278,7 +309,7 @@ int dvx_win_read_signal_from(struct dvx_win *w, int peer, uint32_t id, uint64_t 
 	const struct dvx_win_dev_peer *e = peer_of(w, peer);
 
 	if (!e || id >= w->geom.signals || !v)
-		return -EINVAL;
+		return refuse(w, "dvx_win_read_signal_from", peer, id, K_SIG, "v is NULL");
 	return rd(w, sig_word(w, e, id), v);
 }
 
@@ -288,7 +319,7 @@ int dvx_win_wait_signal(struct dvx_win *w, uint32_t id, uint32_t cmp, uint64_t v
 	struct look k = { LOOK_SIG_SUM, -1, id, NULL };
 
 	if (!ok(w) || id >= w->geom.signals)
-		return -EINVAL;
+		return refuse(w, "dvx_win_wait_signal", NO_PEER, id, K_SIG, NULL);
 	return wait_look(w, &k, cmp, value, timeout_ns, rep);
 }
 
@@ -299,7 +330,7 @@ int dvx_win_wait_signal_from(struct dvx_win *w, int peer, uint32_t id, uint32_t 
 	struct look k;
 
 	if (!e || id >= w->geom.signals)
-		return -EINVAL;
+		return refuse(w, "dvx_win_wait_signal_from", peer, id, K_SIG, NULL);
 	k.kind = LOOK_ONE;
 	k.peer = peer;
 	k.id = id;
@@ -321,7 +352,7 @@ int dvx_win_read_counter(struct dvx_win *w, int peer, uint32_t id, uint64_t *v)
 	const struct dvx_win_dev_peer *e = peer_of(w, peer);
 
 	if (!e || id >= w->geom.counters || !v)
-		return -EINVAL;
+		return refuse(w, "dvx_win_read_counter", peer, id, K_CTR, "v is NULL");
 	return rd(w, ctr_word(w, e, id), v);
 }
 
@@ -332,7 +363,7 @@ int dvx_win_wait_counter(struct dvx_win *w, int peer, uint32_t id, uint32_t cmp,
 	struct look k;
 
 	if (!e || id >= w->geom.counters)
-		return -EINVAL;
+		return refuse(w, "dvx_win_wait_counter", peer, id, K_CTR, NULL);
 	k.kind = LOOK_ONE;
 	k.peer = peer;
 	k.id = id;
@@ -347,7 +378,7 @@ int dvx_win_reset_counter(struct dvx_win *w, int peer, uint32_t id)
 	uint64_t *word;
 
 	if (!e || id >= w->geom.counters)
-		return -EINVAL;
+		return refuse(w, "dvx_win_reset_counter", peer, id, K_CTR, NULL);
 	word = ctr_word(w, e, id);
 	if (dvx_win_cpu_at(w, word)) {
 		__atomic_store_n(word, 0, __ATOMIC_RELEASE);
@@ -392,7 +423,7 @@ int dvx_win_barrier(struct dvx_win *w, uint32_t id, uint64_t timeout_ns,
 	int p, err;
 
 	if (!ok(w) || id >= w->geom.barriers)
-		return -EINVAL;
+		return refuse(w, "dvx_win_barrier", NO_PEER, id, K_BAR, NULL);
 	for (p = 0; p < w->nranks; p++) {
 		if (p == w->rank)
 			continue;
@@ -409,7 +440,7 @@ int dvx_win_barrier_peer(struct dvx_win *w, int peer, uint32_t id, uint64_t time
 	int err;
 
 	if (!peer_of(w, peer) || id >= w->geom.barriers)
-		return -EINVAL;
+		return refuse(w, "dvx_win_barrier_peer", peer, id, K_BAR, NULL);
 	err = arrive(w, peer, id);
 	if (err)
 		return err;
@@ -429,15 +460,27 @@ static int put_any(struct dvx_win *w, int p, const struct dvx_win_xfer *wx, int 
 	struct dvx_p2p_xfer x;
 	int err;
 
-	if (!e || !src || !len || !dvx_p2p_in_bounds(soff, len, src->len) ||
-	    !dvx_p2p_in_bounds(doff, len, e->data_len) || (has_sig && sig >= w->geom.signals) ||
-	    (has_ctr && ctr >= w->geom.counters))
-		return -EINVAL;
+	if (!e)
+		return refuse(w, "dvx_win_put", p, 0, K_NONE, NULL);
+	if (has_sig && sig >= w->geom.signals)
+		return refuse(w, "dvx_win_put", p, sig, K_SIG, NULL);
+	if (has_ctr && ctr >= w->geom.counters)
+		return refuse(w, "dvx_win_put", p, ctr, K_CTR, NULL);
+	if (!src || !len)
+		return refuse(w, "dvx_win_put", p, 0, K_NONE, "no source, or length 0");
+	if (!dvx_p2p_in_bounds(soff, len, src->len))
+		return refuse(w, "dvx_win_put", p, 0, K_NONE, "[soff, soff + len) outside the source");
+	if (!dvx_p2p_in_bounds(doff, len, e->data_len))
+		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "dvx_win_put",
+					"[%llu, +%llu) outside peer %d's buffer of %llu bytes",
+					(unsigned long long)doff, (unsigned long long)len, p,
+					(unsigned long long)e->data_len);
 	if (e->kind == DVX_MP_NVL) {
 		uint64_t dst = e->nvl_data + doff, s = (uint64_t)(uintptr_t)src->ptr + soff;
 
 		if (!e->nvl_data)
-			return -EINVAL;
+			return refuse(w, "dvx_win_put", p, 0, K_NONE,
+				      "no window buffer: none was given at the exchange");
 		if (has_sig)
 			err = dvx_mp_nvl_put_signal(w->mp, stream_of(w), dst, s, len,
 						    e->nvl_base + dvx_win_nvl_sig_off(&w->geom,
@@ -506,7 +549,7 @@ static uint64_t nchunks(const struct dvx_win_geom *g, uint64_t n)
 static int sr_check(struct dvx_win *w, int p, const void *buf, uint64_t n, const char *op)
 {
 	if (!peer_of(w, p) || (n && !buf))
-		return -EINVAL;
+		return refuse(w, op, p, 0, K_NONE, "a length without a buffer");
 	if (!w->geom.slots)
 		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, op,
 					"the window has no send/recv slots");

@@ -5,6 +5,8 @@
  * caller's regions.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <dvx/byteorder.h>
@@ -13,23 +15,6 @@
 
 #include "win_priv.h"
 
-#define WIN_REC_MAGIC 0x4e495744u	/* "DWIN" */
-
-/* what every rank publishes before the exchange: its configuration */
-struct win_rec {
-	uint32_t magic;
-	uint32_t version;
-	uint32_t signals;
-	uint32_t counters;
-	uint32_t barriers;
-	uint32_t slots;
-	uint64_t slot_bytes;
-	uint32_t channel;
-	uint32_t has_data;
-	uint64_t data_len;
-	int32_t status;		/* this rank's arguments: 0 or -EINVAL */
-	uint32_t rsvd;
-};
 
 static uint64_t up64(uint64_t x)
 {
@@ -52,7 +37,7 @@ static void state_layout(const struct dvx_mp *mp, const struct dvx_win_geom *g, 
 	l->datap = l->nvlp + up64(nnvl * sizeof(struct dvx_nvl_peer));
 	l->all = l->datap + up64(nnvl * sizeof(struct dvx_nvl_peer));
 	l->recs = l->all + up64(n * sizeof(struct dvx_p2p_rbuf));
-	l->total = l->recs + up64(n * sizeof(struct win_rec));
+	l->total = l->recs + up64(n * sizeof(struct dvx_win_rec));
 }
 
 static int geom_of(const struct dvx_win_cfg *cfg, struct dvx_win_geom *g)
@@ -77,7 +62,8 @@ int dvx_win_mem_req(const struct dvx_mp *mp, const struct dvx_win_cfg *cfg, stru
 					 g.slot_bytes);
 	req->ib_len = DVX_WIN_IB_BYTES(mp->topo.nib, g.signals, g.counters, g.barriers, g.slots,
 				       g.slot_bytes);
-	req->dev_len = DVX_WIN_DEV_BYTES(mp->nranks, g.barriers);
+	/* kernels only: none for a transport without a GPU */
+	req->dev_len = mp->gpu ? DVX_WIN_DEV_BYTES(mp->nranks, g.barriers) : 0;
 	return 0;
 }
 
@@ -140,6 +126,18 @@ static int zero_words(struct dvx_win *w)
 	return err;
 }
 
+/* a refused init: the cause in @w's diagnostic (the rest of @w is untouched) */
+static int __attribute__((format(printf, 2, 3))) bad_init(struct dvx_win *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "dvx_win_init", NULL);
+	va_start(ap, fmt);
+	vsnprintf(w->diag.msg, sizeof(w->diag.msg), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
 int dvx_win_init(struct dvx_win *w, struct dvx_mp *mp, const struct dvx_win_cfg *cfg,
 		 const struct dvx_win_mem *mem)
 {
@@ -153,16 +151,34 @@ int dvx_win_init(struct dvx_win *w, struct dvx_mp *mp, const struct dvx_win_cfg 
 		return -EINVAL;
 	if (w->live == DVX_WIN_LIVE)
 		return -EBUSY;
-	if (!mp || !mem || dvx_win_mem_req(mp, cfg, &req) || geom_of(cfg, &g))
-		return -EINVAL;
-	if (!mem->state || ((uintptr_t)mem->state & 63) || mem->state_len < req.state_len ||
-	    (req.nvl_len && (!mem->nvl || ((uintptr_t)mem->nvl & 127) || mem->nvl_len < req.nvl_len ||
-			     !mp->gpu)) ||
-	    (req.ib_len && (!mem->ib || ((uintptr_t)mem->ib & 63) || mem->ib_len < req.ib_len)) ||
-	    (mem->dev && ((mem->dev & 63) || mem->dev_len < req.dev_len)))
-		return -EINVAL;
+	if (!mp || !mp->infos || !mem || !cfg)
+		return bad_init(w, "mp, its topology, cfg or mem is missing");
+	if (geom_of(cfg, &g))
+		return bad_init(w, "geometry: ids up to %u each, slots up to %u, slot_bytes 128*k in [%u, %u] (0: no slots)",
+				(unsigned)DVX_WIN_MAX_IDS, (unsigned)DVX_WIN_MAX_SLOTS,
+				(unsigned)DVX_WIN_MIN_SLOT_BYTES, (unsigned)DVX_WIN_MAX_SLOT_BYTES);
+	if (cfg->flags & ~(uint32_t)(DVX_WIN_F_CPU | DVX_WIN_F_IB_HOST))
+		return bad_init(w, "unknown flags %#x",
+				cfg->flags & ~(uint32_t)(DVX_WIN_F_CPU | DVX_WIN_F_IB_HOST));
+	if (dvx_win_mem_req(mp, cfg, &req))
+		return bad_init(w, "the configuration");
+	if (!mem->state || ((uintptr_t)mem->state & 63) || mem->state_len < req.state_len)
+		return bad_init(w, "state region: NULL, under %llu bytes or not 64-byte aligned",
+				(unsigned long long)req.state_len);
+	if (req.nvl_len && !mp->gpu)
+		return bad_init(w, "NVL peers without a GPU");
+	if (req.nvl_len && (!mem->nvl || ((uintptr_t)mem->nvl & 127) || mem->nvl_len < req.nvl_len))
+		return bad_init(w, "NVL region: NULL, under %llu bytes or not 128-byte aligned",
+				(unsigned long long)req.nvl_len);
+	if (req.ib_len && (!mem->ib || ((uintptr_t)mem->ib & 63) || mem->ib_len < req.ib_len))
+		return bad_init(w, "IB region: NULL, under %llu bytes or not 64-byte aligned",
+				(unsigned long long)req.ib_len);
+	if (mem->dev && (!mp->gpu || (mem->dev & 63) ||
+			 mem->dev_len < DVX_WIN_DEV_BYTES(mp->nranks, g.barriers)))
+		return bad_init(w, "device region: without a GPU, under %llu bytes or not 64-byte aligned",
+				(unsigned long long)DVX_WIN_DEV_BYTES(mp->nranks, g.barriers));
 	if (req.ib_len && (!mp->ib_live || !mp->reg_live))
-		return -EINVAL;		/* IB peers: the transport must be connected */
+		return bad_init(w, "IB peers: connect the transport first (dvx_mp_connect())");
 
 	memset(w, 0, sizeof(*w));
 	w->rank = mp->rank;
@@ -228,21 +244,6 @@ static int ib_index_at(const struct dvx_mp *mp, int at, int r)
 	return n;
 }
 
-static void rec_of(const struct dvx_win *w, uint64_t data_len, int has_data, struct win_rec *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->magic = dvx_le32(WIN_REC_MAGIC);
-	r->version = dvx_le32(DVX_WIN_DEV_VERSION);
-	r->signals = dvx_le32(w->geom.signals);
-	r->counters = dvx_le32(w->geom.counters);
-	r->barriers = dvx_le32(w->geom.barriers);
-	r->slots = dvx_le32(w->geom.slots);
-	r->slot_bytes = dvx_le64(w->geom.slot_bytes);
-	r->channel = dvx_le32(w->cfg.channel);
-	r->has_data = dvx_le32((uint32_t)has_data);
-	r->data_len = dvx_le64(data_len);
-}
-
 /*
  * Every rank's status of a step, agreed: the first failure any rank met, the same on
  * every rank (the ranks that did not fail say which rank did).
@@ -250,23 +251,17 @@ static void rec_of(const struct dvx_win *w, uint64_t data_len, int has_data, str
 static int agree(struct dvx_win *w, int err, const char *step)
 {
 	int32_t mine = (int32_t)dvx_le32((uint32_t)err), *all = (int32_t *)(void *)w->all;
-	int r, e;
+	int r = 0, e;
 
 	e = dvx_bootstrap_allgather(w->mp->cfg.bs, &mine, all, sizeof(mine), w->cfg.timeout_ns);
 	if (e)
 		return dvx_hal_diag_set(&w->diag, e, DVX_DIAG_OS, "win_exchange",
 					"allgather of the statuses after %s", step);
-	for (r = 0; r < w->nranks; r++) {
-		int32_t v = (int32_t)dvx_le32((uint32_t)all[r]);
-
-		if (v) {
-			if (r != w->rank)
-				dvx_hal_diag_set(&w->diag, v, DVX_DIAG_ARG, "win_exchange",
-						 "rank %d failed %s", r, step);
-			return v;
-		}
-	}
-	return 0;
+	e = dvx_win_status_of(all, w->nranks, &r);
+	if (e && r != w->rank)
+		dvx_hal_diag_set(&w->diag, e, DVX_DIAG_ARG, "win_exchange", "rank %d failed %s",
+				 r, step);
+	return e;
 }
 
 static void undo_exchange(struct dvx_win *w, void *data)
@@ -285,7 +280,7 @@ static void undo_exchange(struct dvx_win *w, void *data)
 int dvx_win_exchange(struct dvx_win *w, void *data, uint64_t data_len)
 {
 	struct dvx_mp *mp;
-	struct win_rec mine, *recs;
+	struct dvx_win_rec mine, *recs;
 	const struct dvx_mp_topo *t;
 	uint64_t tmo;
 	int r, err;
@@ -302,7 +297,7 @@ int dvx_win_exchange(struct dvx_win *w, void *data, uint64_t data_len)
 
 	/* 1. every rank's arguments and configuration: good and the same, or nobody
 	 * goes on (a rank's bad arguments fail every rank, after the allgather) */
-	rec_of(w, data_len, !!data, &mine);
+	dvx_win_rec_make(w, data_len, !!data, &mine);
 	if (!data != !data_len) {
 		dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_exchange",
 				 "a buffer needs a length and a length a buffer");
@@ -312,20 +307,15 @@ int dvx_win_exchange(struct dvx_win *w, void *data, uint64_t data_len)
 	if (err)
 		return dvx_hal_diag_set(&w->diag, err, DVX_DIAG_OS, "win_exchange",
 					"allgather of the configurations");
-	for (r = 0; r < w->nranks; r++)
-		if (recs[r].status)
-			return r == w->rank ? -EINVAL :
-			       dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_exchange",
-						"rank %d gave bad arguments", r);
-	for (r = 0; r < w->nranks; r++) {
-		struct win_rec a = recs[r];
-
-		a.data_len = mine.data_len;
-		if (memcmp(&a, &mine, sizeof(a)))
-			return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_exchange",
-						"rank %d's window differs from rank %d's (shape, channel or whether a buffer is given)",
-						r, w->rank);
-	}
+	err = dvx_win_recs_check(recs, w->nranks, &mine, &r);
+	if (err == DVX_WIN_REC_BAD_ARGS)
+		return r == w->rank ? -EINVAL :
+		       dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_exchange",
+					"rank %d gave bad arguments", r);
+	if (err)
+		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_exchange",
+					"rank %d's window differs from rank %d's (shape, channel or whether a buffer is given)",
+					r, w->rank);
 	if (mp->gpu) {
 		err = dvx_gpu_make_current(mp->gpu);
 		if (err)
@@ -405,9 +395,17 @@ int dvx_win_exchange(struct dvx_win *w, void *data, uint64_t data_len)
 		for (r = 0; !err && r < t->nib; r++) {
 			int p = t->ib_ranks[r];
 
-			if (!w->peers[p].ib_region.addr || (data && !w->peers[p].ib_data.addr))
+			/* p's region holds the rows up to this rank's */
+			uint64_t need = DVX_WIN_IB_BYTES(ib_index_at(mp, p, w->rank) + 1,
+							 w->geom.signals, w->geom.counters,
+							 w->geom.barriers, w->geom.slots,
+							 w->geom.slot_bytes);
+
+			if (dvx_win_ib_rec_check(&w->peers[p].ib_region, need,
+						 data ? &w->peers[p].ib_data : NULL))
 				err = dvx_hal_diag_set(&w->diag, -EPROTO, DVX_DIAG_ARG, "win_exchange",
-						       "IB peer %d published no window (its NICs?)", p);
+						       "IB peer %d published no window, or one too short (its NICs?)",
+						       p);
 		}
 	}
 	err = agree(w, err, "the IB exchange");
@@ -489,8 +487,14 @@ int dvx_win_dev_make(struct dvx_win *w, const struct dvx_mp_dev *ib, struct dvx_
 	uint64_t off, n, zlen;
 	int err;
 
-	if (!w || w->live != DVX_WIN_LIVE || !dev || !w->exchanged || !w->mem.dev)
+	if (!w || w->live != DVX_WIN_LIVE || !dev)
 		return -EINVAL;
+	if (!w->exchanged)
+		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_STATE, "win_dev_make",
+					"exchange the window first (dvx_win_exchange())");
+	if (!w->mem.dev)
+		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_dev_make",
+					"no device region (mem.dev): a window for kernels needs one");
 	if (w->dev_made)
 		return dvx_hal_diag_set(&w->diag, -EALREADY, DVX_DIAG_ARG, "win_dev_make",
 					"the device window is made once (its state would restart)");

@@ -131,7 +131,7 @@ static int sim_dev_open(const struct dvx_hal *hal, const char *name, struct dvx_
 	int err = 0;
 
 	if (!f)
-		return -EINVAL;
+		return arg_fail(dev, -EINVAL, "dev_open", "the hal is not a software NIC's");
 	pthread_mutex_lock(&f->lock);
 	for (i = 0; i < f->nnics && !nic; i++)
 		if (!strcmp(f->nics[i].cfg.name, name) || pci_match(f->nics[i].cfg.pci, name))

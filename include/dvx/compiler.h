@@ -29,6 +29,8 @@
 #define DVX_COLD __attribute__((cold, noinline))
 #define DVX_PURE __attribute__((pure))
 #define DVX_UNUSED __attribute__((unused))
+/* a switch case that goes on into the next one, said so for GCC and clang */
+#define DVX_FALLTHROUGH __attribute__((__fallthrough__))
 #define DVX_WARN_UNUSED __attribute__((warn_unused_result))
 #define DVX_PACKED __attribute__((packed))
 #define DVX_ALIGNED(n) __attribute__((aligned(n)))

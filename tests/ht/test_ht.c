@@ -386,6 +386,16 @@ static void test_handshake_mismatch(void **state)
 	mismatch(&a, &b);
 }
 
+/* an -EINVAL names its cause in the NIC's diagnostic */
+static void diag_says(const struct dvx_nic *nic, const char *op, const char *what)
+{
+	assert_int_equal(nic->hal.diag.err, -EINVAL);
+	assert_int_equal(nic->hal.diag.src, DVX_DIAG_ARG);
+	assert_string_equal(nic->hal.diag.op, op);
+	if (!strstr(nic->hal.diag.msg, what))
+		fail_msg("diag \"%s\" does not name \"%s\"", nic->hal.diag.msg, what);
+}
+
 /* bad input: an error, the request and the transport unchanged */
 static void test_bad_input(void **state)
 {
@@ -407,28 +417,36 @@ static void test_bad_input(void **state)
 	c.conn.rnr_retry = 7;
 	c.conn.retry_count = 7;
 	assert_int_equal(dvx_ht_ib_mem_req(&c, &s, &g, &d), -EINVAL);
+	diag_says(&W.r[0].nic, "dvx_ht_ib_mem_req", "rnr_retry");
 	memset(&c.conn, 0, sizeof(c.conn));
 	c.cb_depth = 16;	/* slots and control messages beyond the rings */
 	c.sq_depth = 32;
 	assert_int_equal(dvx_ht_ib_mem_req(&c, &s, &g, &d), -EINVAL);
+	diag_says(&W.r[0].nic, "dvx_ht_ib_mem_req", "above sq_depth 32");
 	c.sq_depth = 64;
 	c.rq_depth = 16;
 	assert_int_equal(dvx_ht_ib_mem_req(&c, &s, &g, &d), -EINVAL);
+	diag_says(&W.r[0].nic, "dvx_ht_ib_mem_req", "above rq_depth 16");
 	c.cb_depth = c.sq_depth = c.rq_depth = 0;
 	c.nchannels = DVX_HT_MAX_CHANNELS + 1;
 	assert_int_equal(dvx_ht_ib_mem_req(&c, &s, &g, &d), -EINVAL);
+	diag_says(&W.r[0].nic, "dvx_ht_ib_mem_req", "nchannels");
 	c.nchannels = 2;
 	c.sq_depth = 100;
 	assert_int_equal(dvx_ht_ib_mem_req(&c, &s, &g, &d), -EINVAL);
+	diag_says(&W.r[0].nic, "dvx_ht_ib_mem_req", "sq_depth 100");
 	c.sq_depth = 0;
 	c.cb_slot_bytes = 1000;
 	assert_int_equal(dvx_ht_ib_mem_req(&c, &s, &g, &d), -EINVAL);
+	diag_says(&W.r[0].nic, "dvx_ht_ib_mem_req", "cb_slot_bytes 1000");
 	c.cb_slot_bytes = 0;
 	c.mode = 0;
 	assert_int_equal(dvx_ht_ib_mem_req(&c, &s, &g, &d), -EINVAL);
+	diag_says(&W.r[0].nic, "dvx_ht_ib_mem_req", "mode 0");
 	c.mode = DVX_HT_CB;
 	c.peer = 0;	/* itself */
 	assert_int_equal(dvx_ht_ib_init(&W.r[0].ib[1], &c, buf, 0, NULL, 0, NULL, 0), -EINVAL);
+	diag_says(&W.r[0].nic, "dvx_ht_ib_init", "peer 0");
 	c.peer = 1;
 	/* regions too small */
 	assert_int_equal(posix_memalign(&W.r[0].ts[1], 64, s.bytes), 0);
@@ -437,6 +455,7 @@ static void test_bad_input(void **state)
 	assert_int_equal(dvx_ht_ib_init(&W.r[0].ib[1], &c, W.r[0].ts[1], s.bytes, W.r[0].tr[1],
 					g.bytes, W.r[0].td[1], d.bytes - 1),
 			 -EINVAL);
+	diag_says(&W.r[0].nic, "dvx_ht_ib_init", "data region");
 	assert_int_equal(W.r[0].ib[1].live, 0);
 	hw_unpair(&W, 0, 1);
 	cfg_of(&c, DVX_HT_CB, 2);

@@ -243,9 +243,10 @@ static void *rank_thread(void *arg)
 static void fabric_cfg(const struct world_cfg *c, struct dvx_sim_fabric_cfg *fc)
 {
 	dvx_sim_fabric_cfg_default(fc);
-	fc->max_qps = (uint32_t)(c->nranks * c->qps_per_nic * 3 + 8);
+	fc->max_qps = (uint32_t)(c->nranks * c->qps_per_nic * 3 + 8) + c->extra_objs;
 	fc->max_cqs = fc->max_qps;
-	fc->max_umems = 16;
+	fc->max_umems = 16 + c->extra_objs;
+	fc->max_mrs += c->extra_objs;
 }
 
 static int add_nic(const struct world_cfg *c, struct dvx_sim_fabric *fab, int rank)

@@ -80,6 +80,8 @@ struct world_cfg {
 				 * verdict, and the victim's death is its success */
 	uint64_t wire_retry_ns;	/* processes: the wire's least transport time-out (0: its
 				 * default) */
+	uint32_t extra_objs;	/* QPs, CQs, MRs and umems each NIC's fabric has room for
+				 * beyond the transport's (other layers on the same NIC) */
 };
 
 /*

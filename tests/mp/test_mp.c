@@ -117,6 +117,19 @@ static void rank_run(struct mrank *r)
 	c.inject = w->tw.inf;
 	c.timeout_ns = 20 * SEC;
 	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	/* refusals name their cause */
+	{
+		struct dvx_mp_cfg bad = c;
+
+		bad.flags |= 1u << 5;
+		if (dvx_mp_init(&mp, &bad, state, dvx_mp_mem_size(&c)) != -EINVAL ||
+		    !strstr(mp.diag.msg, "known flags") ||
+		    dvx_mp_init(&mp, &c, state, 64) != -EINVAL || !strstr(mp.diag.msg, "state:")) {
+			RFAIL(r, "a refused init names no cause: %s", mp.diag.msg);
+			goto out;
+		}
+		memset(&mp, 0, sizeof(mp));
+	}
 	err = dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c));
 	if (w->want_err) {
 		if (err != w->want_err)

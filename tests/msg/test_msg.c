@@ -106,6 +106,151 @@ static void test_basic_sizes(void **state)
 	assert_int_equal(mw_fini(&w), 0);
 }
 
+/* what a new user tries: any max_recvs from 1 to 8 (the default depths are rounded up
+ * to powers of two), and every refused configuration names its cause in nics[0]'s
+ * diagnostic */
+static void cfg_refused(struct dvx_msg_cfg *c, const char *what)
+{
+	struct dvx_mem_req a, b, d;
+	const struct dvx_diag *g = &c->nics[0]->hal.diag;
+
+	assert_int_equal(dvx_msg_mem_req(c, &a, &b, &d), -EINVAL);
+	assert_int_equal(g->err, -EINVAL);
+	assert_int_equal(g->src, DVX_DIAG_ARG);
+	assert_string_equal(g->op, "dvx_msg_mem_req");
+	if (!strstr(g->msg, what))
+		fail_msg("diag \"%s\" does not name \"%s\"", g->msg, what);
+	memset(&c->nics[0]->hal.diag, 0, sizeof(*g));
+}
+
+static void test_cfg_odd_recvs_and_diag(void **state)
+{
+	static const size_t lens[3] = { 5, 3000, 0 };
+	static const uint32_t tags[3] = { 1, 2, 3 };
+	struct dvx_msg_cfg c, k;
+	struct dvx_mem_req a, b, d;
+	struct mw w;
+	struct dvx_msg_comm *s, *r;
+	struct dvx_msg_req *rq, *sq[3];
+	struct dvx_mr *mrs[3];
+	struct dvx_msg *m2;
+	struct dvx_mr mr2;
+	void *bufs[3];
+	size_t sizes[3], got[3];
+	uint32_t i, n;
+	int err;
+
+	(void)state;
+	cfg_base(&c);
+	c.max_recvs = 3;
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	k = c;
+	k.nnics = 1;
+	k.nics[0] = &w.r[0].nic;
+	for (n = 1; n <= DVX_MSG_MAX_RECVS; n++) {
+		k.max_recvs = n;
+		assert_int_equal(dvx_msg_mem_req(&k, &a, &b, &d), 0);
+	}
+	/* a three-buffer irecv over max_recvs 3 */
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s, &r), 0);
+	for (i = 0; i < 3; i++) {
+		bufs[i] = w.r[1].buf + i * 4096;
+		sizes[i] = 4096;
+		mrs[i] = &w.r[1].mr;
+		fill(w.r[0].buf + i * 4096, lens[i], 40 + i);
+	}
+	assert_int_equal(mw_irecv(&w, r, 3, bufs, sizes, tags, mrs, &rq, T_OUT), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(mw_isend(&w, s, w.r[0].buf + i * 4096, lens[i], tags[i],
+					  &w.r[0].mr, &sq[i], T_OUT),
+				 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(mw_wait(&w, sq[i], NULL, T_OUT), 0);
+	assert_int_equal(mw_wait(&w, rq, got, T_OUT), 0);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(got[i], lens[i]);
+		verify(bufs[i], lens[i], 40 + i);
+	}
+	assert_int_equal(mw_check(&w), 0);
+	/* a live communicator's refused arguments name their cause in its NIC's record */
+	{
+		void *b4[4] = { bufs[0], bufs[1], bufs[2], bufs[0] };
+		size_t z4[4] = { 8, 8, 8, 8 };
+		uint32_t t4[4] = { 1, 2, 3, 4 };
+		struct dvx_mr *m4[4] = { mrs[0], mrs[1], mrs[2], mrs[0] };
+		struct dvx_msg_req *q = NULL;
+
+		assert_int_equal(dvx_msg_irecv(r, 4, b4, z4, t4, m4, &q), -EINVAL);
+		assert_non_null(strstr(w.r[1].nic.hal.diag.msg, "n 4"));
+		assert_string_equal(w.r[1].nic.hal.diag.op, "dvx_msg_irecv");
+		assert_int_equal(dvx_msg_isend(s, w.r[0].buf + w.buf_len - 4, 8, 1, &w.r[0].mr, &q),
+				 -EINVAL);
+		assert_non_null(strstr(w.r[0].nic.hal.diag.msg, "outside its MR"));
+		assert_int_equal(dvx_msg_isend(s, w.r[0].buf, 8, 1, &w.r[1].mr, &q), -EINVAL);
+		assert_non_null(strstr(w.r[0].nic.hal.diag.msg, "not live on the communicator's NIC"));
+		assert_null(q);
+	}
+
+	/* refusals, each with its reason */
+	k.max_recvs = 9;
+	cfg_refused(&k, "max_recvs 9");
+	k.max_recvs = 3;
+	k.max_reqs = 48;
+	cfg_refused(&k, "max_reqs 48");
+	k.max_reqs = 8;
+	k.max_pending = 1;
+	cfg_refused(&k, "max_pending 1");
+	k.max_pending = 0;
+	k.sq_depth = 100;
+	cfg_refused(&k, "sq_depth 100");
+	k.sq_depth = 0;
+	k.rq_depth = 65536;
+	cfg_refused(&k, "rq_depth 65536");
+	k.rq_depth = 4096;
+	k.depth_mult = 16;
+	cfg_refused(&k, "shared QP's depths");
+	k.rq_depth = 0;
+	k.depth_mult = 17;
+	cfg_refused(&k, "depth_mult 17");
+	k.depth_mult = 0;
+	k.flags = 1u << 7;
+	cfg_refused(&k, "unknown flags 0x80");
+	k.flags = 0;
+	k.groups = DVX_MSG_MAX_GROUPS + 1;
+	cfg_refused(&k, "groups");
+	k.groups = 0;
+	k.max_comms = DVX_MSG_MAX_COMMS + 1;
+	cfg_refused(&k, "max_comms");
+	k.max_comms = 0;
+	k.nqps = DVX_MSG_MAX_QPS + 1;
+	cfg_refused(&k, "nqps");
+	k.nqps = 0;
+	k.listen_addr.family = 99;
+	cfg_refused(&k, "listen_addr");
+	k.listen_addr.family = 0;
+	assert_int_equal(dvx_msg_mem_req(&k, &a, &b, &d), 0);
+	/* init: a region too small, nothing held */
+	m2 = calloc(1, sizeof(*m2));
+	assert_non_null(m2);
+	err = dvx_msg_init(m2, &k, w.r[0].state, 64, w.r[0].fifo, w.r[0].fifo_len,
+			   w.r[0].rings, w.r[0].rings_len);
+	assert_int_equal(err, -EINVAL);
+	assert_int_equal(m2->live, 0);
+	assert_string_equal(w.r[0].nic.hal.diag.op, "dvx_msg_init");
+	assert_non_null(strstr(w.r[0].nic.hal.diag.msg, "state region"));
+	free(m2);
+	/* reg_mr on a NIC the context does not have */
+	memset(&mr2, 0, sizeof(mr2));
+	assert_int_equal(dvx_msg_reg_mr(&w.r[0].m, 1, &(struct dvx_mr_cfg){ .addr = w.r[0].buf,
+									       .len = 64 },
+					&mr2),
+			 -EINVAL);
+	assert_non_null(strstr(w.r[0].nic.hal.diag.msg, "nic 1"));
+	dvx_msg_close(s);
+	dvx_msg_close(r);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
 /* one irecv of four buffers matched by tag, sent in another order */
 static void test_multi_recv_tags(void **state)
 {
@@ -781,6 +926,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic_sizes),
 		cmocka_unit_test(test_multi_recv_tags),
+		cmocka_unit_test(test_cfg_odd_recvs_and_diag),
 		cmocka_unit_test(test_too_big),
 		cmocka_unit_test(test_stripes),
 		cmocka_unit_test(test_sharing_roles),

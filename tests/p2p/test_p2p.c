@@ -211,6 +211,7 @@ static void test_subset(void **s)
 		struct dvx_nic fake;
 
 		memset(&pc, 0, sizeof(pc));
+		memset(&fake, 0, sizeof(fake));
 		pc.rank = 0;
 		pc.nranks = 4;
 		pc.nnics = 1;
@@ -222,12 +223,25 @@ static void test_subset(void **s)
 		for (i = 0; i < DVX_ARRAY_SIZE(bad); i++) {
 			pc.peers = bad[i];
 			assert_int_equal(dvx_p2p_mem_req(&pc, &a, &b), -EINVAL);
+			/* the cause, in the first NIC's diagnostic */
+			assert_int_equal(fake.hal.diag.src, DVX_DIAG_ARG);
+			assert_string_equal(fake.hal.diag.op, "dvx_p2p_mem_req");
+			assert_non_null(strstr(fake.hal.diag.msg, "other ranks, ascending"));
 		}
 		pc.peers = &bad[2][0];
 		pc.npeers = 2;		/* { 1, 2 } */
 		assert_int_equal(dvx_p2p_mem_req(&pc, &a, &b), 0);
 		pc.npeers = 4;		/* more than the other ranks */
 		assert_int_equal(dvx_p2p_mem_req(&pc, &a, &b), -EINVAL);
+		assert_non_null(strstr(fake.hal.diag.msg, "npeers 4"));
+		pc.npeers = 2;
+		pc.sq_depth = 96;
+		assert_int_equal(dvx_p2p_mem_req(&pc, &a, &b), -EINVAL);
+		assert_non_null(strstr(fake.hal.diag.msg, "sq_depth 96"));
+		pc.sq_depth = 64;
+		pc.qps_per_nic = 0;
+		assert_int_equal(dvx_p2p_mem_req(&pc, &a, &b), -EINVAL);
+		assert_non_null(strstr(fake.hal.diag.msg, "qps_per_nic 0"));
 	}
 	/* everybody linked through the list: the same as no list */
 	memset(c.link, 1, sizeof(c.link));
@@ -326,22 +340,26 @@ static void body_slots(struct wrank *r)
 			       &(struct dvx_p2p_notify){ &r->sig_r[peer], 0, 1, NULL, 0, 0 }, T_OUT,
 			       NULL) == -EINVAL,
 		"signal to self");
+	W_CHECK(r, strstr(r->nic.hal.diag.msg, "no lanes to it"), "diag: %s", r->nic.hal.diag.msg);
 	W_CHECK(r,
 		dvx_p2p_signal(&r->t, peer, 0,
 			       &(struct dvx_p2p_notify){ &r->sig_r[peer], 4, 1, NULL, 0, 0 }, T_OUT,
 			       NULL) == -EINVAL,
 		"misaligned signal");
+	W_CHECK(r, strstr(r->nic.hal.diag.msg, "not 8-byte aligned"), "diag: %s", r->nic.hal.diag.msg);
 	W_CHECK(r,
 		dvx_p2p_put(&r->t, peer, 0,
 			    &(struct dvx_p2p_xfer){ &r->data_l, 0, &r->data_r[peer], 0, 0 }, T_OUT,
 			    NULL) == -EINVAL,
 		"zero-length put");
+	W_CHECK(r, strstr(r->nic.hal.diag.msg, "len 0"), "diag: %s", r->nic.hal.diag.msg);
 	W_CHECK(r,
 		dvx_p2p_put(&r->t, peer, 0,
 			    &(struct dvx_p2p_xfer){ &r->data_l, 0, &r->data_r[peer],
 						    r->data_r[peer].len, 1 },
 			    T_OUT, NULL) == -EINVAL,
 		"out-of-bounds put");
+	W_CHECK(r, strstr(r->nic.hal.diag.msg, "outside the destination"), "diag: %s", r->nic.hal.diag.msg);
 	W_CHECK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, 0, (enum dvx_p2p_cmp)9, 0, 0, NULL) ==
 			   -EINVAL, "bad cmp");
 	/* operations as data: the one entry and the shapes of its wrappers */

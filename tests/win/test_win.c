@@ -289,28 +289,45 @@ static void rank_run(struct wrank *r)
 
 		bad.state_len--;
 		RWANT(r, dvx_win_init(&win, &mp, &wc, &bad), -EINVAL);
+		RCHECK(r, strstr(win.diag.msg, "state region"), "diag: %s", win.diag.msg);
 		bad = mem;
 		bad.state = (uint8_t *)mem.state + 8;
 		RWANT(r, dvx_win_init(&win, &mp, &wc, &bad), -EINVAL);
+		RCHECK(r, strstr(win.diag.msg, "state region"), "diag: %s", win.diag.msg);
 		if (req.nvl_len) {
 			bad = mem;
 			bad.nvl_len--;
 			RWANT(r, dvx_win_init(&win, &mp, &wc, &bad), -EINVAL);
+			RCHECK(r, strstr(win.diag.msg, "NVL region"), "diag: %s", win.diag.msg);
 		}
 		if (req.ib_len) {
 			bad = mem;
 			bad.ib_len--;
 			RWANT(r, dvx_win_init(&win, &mp, &wc, &bad), -EINVAL);
+			RCHECK(r, strstr(win.diag.msg, "IB region"), "diag: %s", win.diag.msg);
 		}
 		bad = mem;
 		bad.dev_len--;
 		RWANT(r, dvx_win_init(&win, &mp, &wc, &bad), -EINVAL);
+		RCHECK(r, strstr(win.diag.msg, "device region"), "diag: %s", win.diag.msg);
+		{
+			struct dvx_win_cfg bc = wc;
+
+			bc.slot_bytes = 100;
+			RWANT(r, dvx_win_init(&win, &mp, &bc, &mem), -EINVAL);
+			RCHECK(r, strstr(win.diag.msg, "geometry"), "diag: %s", win.diag.msg);
+			bc = wc;
+			bc.flags |= 1u << 9;
+			RWANT(r, dvx_win_init(&win, &mp, &bc, &mem), -EINVAL);
+			RCHECK(r, strstr(win.diag.msg, "unknown flags"), "diag: %s", win.diag.msg);
+		}
 		RCHECK(r, win.live != DVX_WIN_LIVE, "a refused init left the window live");
 	}
 	ROK(r, dvx_win_init(&win, &mp, &wc, &mem));
 	win_up = 1;
 	RWANT(r, dvx_win_init(&win, &mp, &wc, &mem), -EBUSY);	/* live: not over it */
 	RWANT(r, dvx_win_signal(&win, (me + 1) % n, 0, DVX_WIN_SIG_ADD, 1), -EINVAL); /* not yet */
+	RCHECK(r, strstr(win.diag.msg, "exchange the window first"), "diag: %s", win.diag.msg);
 
 	ROK(r, dvx_gpu_mem_alloc(&gpu, DATA_LEN, DVX_GPU_MEM_RDMA | DVX_GPU_MEM_EXPORT, &m_data));
 	data_up = 1;
@@ -479,20 +496,31 @@ static void rank_run(struct wrank *r)
 		else
 			ROK(r, dvx_win_signal(&win, p, 2, DVX_WIN_SIG_SET, 1000 + (uint64_t)me));
 		RWANT(r, dvx_win_signal(&win, p, NSIG, DVX_WIN_SIG_ADD, 1), -EINVAL);
+		RCHECK(r, strstr(win.diag.msg, "signal id 4"), "diag: %s", win.diag.msg);
 		RWANT(r, dvx_win_signal(&win, p, 0, 7, 1), -EINVAL);
+		RCHECK(r, strstr(win.diag.msg, "DVX_WIN_SIG_SET or"), "diag: %s", win.diag.msg);
 		RWANT(r, dvx_win_put(&win, p, &(struct dvx_win_xfer){ &src, 0, DATA_LEN - 8, 16 }), -EINVAL);
+		RCHECK(r, strstr(win.diag.msg, "buffer of"), "diag: %s", win.diag.msg);
 		RWANT(r, dvx_win_put(&win, p, &(struct dvx_win_xfer){ &src, SLOT - 8, 0, 16 }), -EINVAL);
+		RCHECK(r, strstr(win.diag.msg, "outside the source"), "diag: %s", win.diag.msg);
 		RWANT(r, dvx_win_put(&win, p, &(struct dvx_win_xfer){ &src, 0, 0, 0 }), -EINVAL);
+		RCHECK(r, strstr(win.diag.msg, "length 0"), "diag: %s", win.diag.msg);
 		RWANT(r, dvx_win_put_counter(&win, p, &(struct dvx_win_xfer){ &src, 0, 0, 8 }, NCTR), -EINVAL);
+		RCHECK(r, strstr(win.diag.msg, "counter id 2"), "diag: %s", win.diag.msg);
 		RWANT(r, dvx_win_read_counter(&win, p, NCTR, &v), -EINVAL);
+		RCHECK(r, strstr(win.diag.msg, "counter id 2"), "diag: %s", win.diag.msg);
 		RWANT(r, dvx_win_barrier_peer(&win, p, NBAR, SEC, &rep), -EINVAL);
+		RCHECK(r, strstr(win.diag.msg, "barrier id 2"), "diag: %s", win.diag.msg);
 	}
 	RWANT(r, dvx_win_signal(&win, me, 0, DVX_WIN_SIG_ADD, 1), -EINVAL);
+	RCHECK(r, strstr(win.diag.msg, "another rank"), "diag: %s", win.diag.msg);
 	RWANT(r, dvx_win_signal(&win, n, 0, DVX_WIN_SIG_ADD, 1), -EINVAL);
 	RWANT(r, dvx_win_signal(&win, -1, 0, DVX_WIN_SIG_ADD, 1), -EINVAL);
 	RWANT(r, dvx_win_wait_signal(&win, NSIG, DVX_CMP_GE, 0, SEC, &rep), -EINVAL);
 	RWANT(r, dvx_win_wait_signal(&win, 0, 99, 0, SEC, &rep), -EINVAL);
+	RCHECK(r, strstr(win.diag.msg, "DVX_CMP_"), "diag: %s", win.diag.msg);
 	RWANT(r, dvx_win_barrier(&win, NBAR, SEC, &rep), -EINVAL);
+	RCHECK(r, strstr(win.diag.msg, "barrier id 2"), "diag: %s", win.diag.msg);
 	if (mp.topo.nib)
 		RWANT(r, dvx_win_signal_all(&win, 2, DVX_WIN_SIG_SET, 1), -ENOTSUP);
 	/* a wait that times out says what it waited for, and is an error */

@@ -400,6 +400,15 @@ enum dvx_sim_live {
  * @bytes:	the raw bytes (WQE: ds * 16 bytes, contiguous; CQE: 64 bytes)
  * @len:	their length
  * Called with the fabric's lock held: it must not call back into the sim.
+ *
+ * When: a WQE's call comes after the WQE has executed, so its data is already in the
+ * target's memory and a receiver's completion (a SEND's, a WRITE with immediate's) is
+ * already written and visible to the receiver's poller (over the wire: the peer's
+ * response has come back); it comes before the WQE's own
+ * requester CQE. A failed WQE's call comes before its error CQE. A CQE's call comes
+ * after the CQE is written, owner byte included. The trace records what happened; it
+ * cannot hold a WQE back or see memory before the WQE touched it (use the faults of
+ * dvx_sim_set_faults() for that).
  */
 typedef void (*dvx_sim_trace_fn)(void *arg, uint32_t nic, uint32_t qpn, int is_cqe,
 				 const void *bytes, size_t len);
@@ -544,7 +553,8 @@ void dvx_sim_set_faults(struct dvx_sim_fabric *fab, const struct dvx_sim_faults 
 
 /**
  * dvx_sim_set_trace() - call @fn for every executed WQE and written CQE (@fn NULL:
- * off). @fn runs with the fabric lock held and must not call into the sim.
+ * off). @fn runs with the fabric lock held and must not call into the sim; it runs
+ * after the WQE's effects are visible (dvx_sim_trace_fn says exactly when).
  */
 void dvx_sim_set_trace(struct dvx_sim_fabric *fab, dvx_sim_trace_fn fn, void *arg);
 

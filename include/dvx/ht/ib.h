@@ -170,7 +170,8 @@ struct dvx_ht_ib {
 
 /**
  * dvx_ht_ib_mem_req() - the memory dvx_ht_ib_init() needs.
- * @cfg:	the configuration (@nic, @bs and @peer are not read)
+ * @cfg:	the configuration (@bs and @peer are not read; @nic only to keep the
+ *		record of a refusal)
  * @state:	the state region: the transport's tables (host memory, 64-byte aligned)
  * @rings:	the ring region: the CQ, every channel's QP rings and the doorbell
  *		records (memory the NIC reads and writes, 4096-byte aligned; registered
@@ -180,7 +181,8 @@ struct dvx_ht_ib {
  *		4096-byte aligned; registered as one MR with local and remote write, and
  *		remote atomics in copy-based mode)
  *
- * Context: any. Return: 0; -EINVAL (a bad configuration).
+ * Context: any. Return: 0; -EINVAL (a bad configuration: its cause in @cfg->nic's
+ * diagnostic when @nic is an opened NIC).
  */
 int dvx_ht_ib_mem_req(const struct dvx_ht_ib_cfg *cfg, struct dvx_mem_req *state,
 		      struct dvx_mem_req *rings, struct dvx_mem_req *data);
@@ -202,7 +204,7 @@ int dvx_ht_ib_mem_req(const struct dvx_ht_ib_cfg *cfg, struct dvx_mem_req *state
  * end whose mode or geometry differs from the peer's fails the handshake with
  * -EPROTO. The regions are the transport's until dvx_ht_ib_fini().
  * Context: control path, the transport's thread. Return: 0; -EINVAL (configuration,
- * regions too small or misaligned); -EBUSY (@ib is live); -EOPNOTSUPP (copy-based
+ * regions too small or misaligned: the cause in @cfg->nic's diagnostic); -EBUSY (@ib is live); -EOPNOTSUPP (copy-based
  * on a NIC without atomics); a core error (umem, MR, CQ, QP); the bootstrap's error.
  * On error nothing is held and @ib is zeroed.
  */

@@ -124,8 +124,9 @@ size_t dvx_mp_mem_size(const struct dvx_mp_cfg *cfg);
  * subgroup of @cfg->bs: dvx_mp_nvl_bootstrap()) and, with NICs, the IB registry is
  * made over them.
  *
- * Return: 0; -EINVAL; -EHOSTUNREACH (a rank nobody can reach: @mp->diag names the
- * ranks); a hal or bootstrap error. On failure nothing is held.
+ * Return: 0; -EINVAL (the cause in @mp->diag when @mp is given); -EHOSTUNREACH (a rank
+ * nobody can reach: @mp->diag names the ranks); a hal or bootstrap error. On failure
+ * nothing is held.
  */
 int dvx_mp_init(struct dvx_mp *mp, const struct dvx_mp_cfg *cfg, void *state, uint64_t state_len);
 

@@ -83,12 +83,12 @@ enum {
  * @max_reqs:	requests in flight per communicator, a power of two up to
  *		DVX_MSG_MAX_REQS (default 32); a send comm can have @max_reqs *
  *		@max_recvs sends in flight
- * @max_recvs:	buffers per irecv (1 ... DVX_MSG_MAX_RECVS; default 8)
+ * @max_recvs:	buffers per irecv (1 ... DVX_MSG_MAX_RECVS, any number; default 8)
  * @sq_depth:	send queue WQEBBs of a private QP, a power of two (default
  *		@max_reqs * @max_recvs, at least @max_reqs * 2: an irecv's clear-to-send
- *		is two WRITEs)
+ *		is two WRITEs; rounded up to a power of two)
  * @rq_depth:	receive WQEs of a private QP, a power of two (default @max_reqs *
- *		@max_recvs)
+ *		@max_recvs rounded up to a power of two)
  * @groups:	sharing: 0 (default) gives every connection private QPs; > 0 (up to
  *		DVX_MSG_MAX_GROUPS) puts connections into the pool, round robin over this
  *		many groups per (NIC, peer, peer NIC, direction)
@@ -219,7 +219,9 @@ struct dvx_msg_stats {
  *		NICs read and write, 4096-byte aligned; registered as a umem per NIC)
  *
  * Context: any. Return: 0; -EINVAL (a bad configuration: out of range, not a power of
- * two, no NIC).
+ * two, no NIC). A refused configuration with at least one NIC names its cause in
+ * @cfg->nics[0]'s diagnostic (nics[0]->hal.diag, "max_reqs 48 is not a power of two
+ * ..."); that record is the only thing written.
  */
 int dvx_msg_mem_req(const struct dvx_msg_cfg *cfg, struct dvx_mem_req *state,
 		    struct dvx_mem_req *fifo, struct dvx_mem_req *rings);
@@ -235,7 +237,7 @@ int dvx_msg_mem_req(const struct dvx_msg_cfg *cfg, struct dvx_mem_req *state,
  *
  * The regions stay the context's until dvx_msg_fini(); their contents are the layer's.
  * Context: control path. Return: 0; -EINVAL (configuration, a region too small or
- * misaligned); -EBUSY (@m is live); a hal or core error (umem, MR, the flush
+ * misaligned: the cause in nics[0]'s diagnostic, as dvx_msg_mem_req()); -EBUSY (@m is live); a hal or core error (umem, MR, the flush
  * QP: a NIC without force-loopback gets a local partner QP instead, socket). On error nothing is held and @m is zeroed.
  */
 int dvx_msg_init(struct dvx_msg *m, const struct dvx_msg_cfg *cfg, void *state,
@@ -341,7 +343,8 @@ int dvx_msg_dereg_mr(struct dvx_msg *m, struct dvx_mr *mr);
  * chose. When @size is larger than that receive, or than one WQE carries on the path
  * per QP slot of its stripe: the receiver is told (its buffer completes with -EMSGSIZE)
  * and this call returns -EMSGSIZE; the entry is used up on both ends.
- * Context: one thread per context. Return: 0 (@req set or NULL); -EINVAL; -EMSGSIZE
+ * Context: one thread per context. Return: 0 (@req set or NULL); -EINVAL (on a live
+ * communicator the cause in its NIC's diagnostic); -EMSGSIZE
  * (see above); -ECONNRESET (the receiver closed its end and announced nothing more);
  * the communicator's error once a QP it uses failed (an error CQE's errno,
  * docs/errors.md).
@@ -362,7 +365,8 @@ int dvx_msg_isend(struct dvx_msg_comm *send, const void *buf, size_t size, uint3
  *
  * Posts the receive WQEs the incoming WRITEs with immediate consume, then writes the
  * CTS entries into the sender's FIFO with one RDMA WRITE.
- * Context: one thread per context. Return: 0 (@req set or NULL); -EINVAL; the
+ * Context: one thread per context. Return: 0 (@req set or NULL); -EINVAL (on a live
+ * communicator the cause in its NIC's diagnostic); the
  * communicator's error once a QP it uses failed.
  */
 int dvx_msg_irecv(struct dvx_msg_comm *recv, int n, void *const *bufs, const size_t *sizes,

@@ -168,6 +168,20 @@ int dvx_p2p_post(struct dvx_p2p *t, int peer, uint32_t channel, const struct dvx
 		 const struct dvx_p2p_notify *n, uint64_t timeout_ns, struct dvx_p2p_ticket *tk);
 
 /**
+ * dvx_p2p_refuse_shape() - refuse a description of another shape than @op posts: its
+ * cause into the transport's diagnostic (the first NIC's diag, as every refused
+ * operation's), for the one-shape wrappers below.
+ * @t:		the transport
+ * @op:		the wrapper's name
+ * @want:	the shape it posts (DVX_P2P_HAS_*)
+ * @x, @n:	the description it was given
+ *
+ * Context: any thread. Return: -EINVAL.
+ */
+int dvx_p2p_refuse_shape(struct dvx_p2p *t, const char *op, uint32_t want,
+			 const struct dvx_p2p_xfer *x, const struct dvx_p2p_notify *n);
+
+/**
  * dvx_p2p_put(), dvx_p2p_put_signal(), dvx_p2p_signal(), dvx_p2p_put_counter(),
  * dvx_p2p_put_signal_counter(), dvx_p2p_signal_counter() - dvx_p2p_post() of one
  * shape each: the parts in the name, and no other.
@@ -182,14 +196,15 @@ int dvx_p2p_post(struct dvx_p2p *t, int peer, uint32_t channel, const struct dvx
  *
  * Context: as dvx_p2p_post(). Return: as dvx_p2p_post(); -EINVAL when the description
  * has another shape (a put of 0 bytes, a put_signal without a signal or with a
- * counter, ...).
+ * counter, ...), its cause in the diagnostic (dvx_p2p_refuse_shape()).
  */
 DVX_INLINE int dvx_p2p_put(struct dvx_p2p *t, int peer, uint32_t channel,
 			   const struct dvx_p2p_xfer *x, uint64_t timeout_ns,
 			   struct dvx_p2p_ticket *tk)
 {
 	return dvx_p2p_shape(x, NULL) == DVX_P2P_HAS_DATA ?
-		dvx_p2p_post(t, peer, channel, x, NULL, timeout_ns, tk) : -EINVAL;
+		dvx_p2p_post(t, peer, channel, x, NULL, timeout_ns, tk) :
+		dvx_p2p_refuse_shape(t, "dvx_p2p_put", DVX_P2P_HAS_DATA, x, NULL);
 }
 
 DVX_INLINE int dvx_p2p_put_signal(struct dvx_p2p *t, int peer, uint32_t channel,
@@ -197,7 +212,8 @@ DVX_INLINE int dvx_p2p_put_signal(struct dvx_p2p *t, int peer, uint32_t channel,
 				  uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
 {
 	return dvx_p2p_shape(x, n) == (DVX_P2P_HAS_DATA | DVX_P2P_HAS_SIG) ?
-		dvx_p2p_post(t, peer, channel, x, n, timeout_ns, tk) : -EINVAL;
+		dvx_p2p_post(t, peer, channel, x, n, timeout_ns, tk) :
+		dvx_p2p_refuse_shape(t, "dvx_p2p_put_signal", DVX_P2P_HAS_DATA | DVX_P2P_HAS_SIG, x, n);
 }
 
 DVX_INLINE int dvx_p2p_signal(struct dvx_p2p *t, int peer, uint32_t channel,
@@ -205,7 +221,8 @@ DVX_INLINE int dvx_p2p_signal(struct dvx_p2p *t, int peer, uint32_t channel,
 			      struct dvx_p2p_ticket *tk)
 {
 	return dvx_p2p_shape(NULL, n) == DVX_P2P_HAS_SIG ?
-		dvx_p2p_post(t, peer, channel, NULL, n, timeout_ns, tk) : -EINVAL;
+		dvx_p2p_post(t, peer, channel, NULL, n, timeout_ns, tk) :
+		dvx_p2p_refuse_shape(t, "dvx_p2p_signal", DVX_P2P_HAS_SIG, NULL, n);
 }
 
 DVX_INLINE int dvx_p2p_put_counter(struct dvx_p2p *t, int peer, uint32_t channel,
@@ -213,7 +230,8 @@ DVX_INLINE int dvx_p2p_put_counter(struct dvx_p2p *t, int peer, uint32_t channel
 				   uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
 {
 	return dvx_p2p_shape(x, n) == (DVX_P2P_HAS_DATA | DVX_P2P_HAS_CTR) ?
-		dvx_p2p_post(t, peer, channel, x, n, timeout_ns, tk) : -EINVAL;
+		dvx_p2p_post(t, peer, channel, x, n, timeout_ns, tk) :
+		dvx_p2p_refuse_shape(t, "dvx_p2p_put_counter", DVX_P2P_HAS_DATA | DVX_P2P_HAS_CTR, x, n);
 }
 
 DVX_INLINE int dvx_p2p_put_signal_counter(struct dvx_p2p *t, int peer, uint32_t channel,
@@ -222,7 +240,8 @@ DVX_INLINE int dvx_p2p_put_signal_counter(struct dvx_p2p *t, int peer, uint32_t 
 					  struct dvx_p2p_ticket *tk)
 {
 	return dvx_p2p_shape(x, n) == (DVX_P2P_HAS_DATA | DVX_P2P_HAS_SIG | DVX_P2P_HAS_CTR) ?
-		dvx_p2p_post(t, peer, channel, x, n, timeout_ns, tk) : -EINVAL;
+		dvx_p2p_post(t, peer, channel, x, n, timeout_ns, tk) :
+		dvx_p2p_refuse_shape(t, "dvx_p2p_put_signal_counter", DVX_P2P_HAS_DATA | DVX_P2P_HAS_SIG | DVX_P2P_HAS_CTR, x, n);
 }
 
 DVX_INLINE int dvx_p2p_signal_counter(struct dvx_p2p *t, int peer, uint32_t channel,
@@ -230,7 +249,8 @@ DVX_INLINE int dvx_p2p_signal_counter(struct dvx_p2p *t, int peer, uint32_t chan
 				      struct dvx_p2p_ticket *tk)
 {
 	return dvx_p2p_shape(NULL, n) == (DVX_P2P_HAS_SIG | DVX_P2P_HAS_CTR) ?
-		dvx_p2p_post(t, peer, channel, NULL, n, timeout_ns, tk) : -EINVAL;
+		dvx_p2p_post(t, peer, channel, NULL, n, timeout_ns, tk) :
+		dvx_p2p_refuse_shape(t, "dvx_p2p_signal_counter", DVX_P2P_HAS_SIG | DVX_P2P_HAS_CTR, NULL, n);
 }
 
 /**

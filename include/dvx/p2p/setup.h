@@ -71,7 +71,8 @@ struct dvx_p2p_cfg {
  *		ordinary host memory
  * @rings:	bytes/alignment of the ring region (CQ and SQ rings, doorbell records,
  *		the sinks): memory the NICs read and write, registered as one umem per NIC
- * Return: 0 or -EINVAL for a bad configuration.
+ * Return: 0 or -EINVAL for a bad configuration (its cause in @cfg->nics[0]'s diagnostic,
+ * nics[0]->hal.diag, when that NIC is given).
  */
 int dvx_p2p_mem_req(const struct dvx_p2p_cfg *cfg, struct dvx_mem_req *state,
 		    struct dvx_mem_req *rings);
@@ -90,7 +91,8 @@ int dvx_p2p_mem_req(const struct dvx_p2p_cfg *cfg, struct dvx_mem_req *state,
  * local partner; one iova-0 sink MR per NIC; exchanges the main QPs' connection info
  * with one allgather (no pairwise ordering to deadlock on) and connects, then meets the
  * others in a barrier so nobody posts to a QP that is not ready.
- * Context: one thread per rank. Return: 0; -EINVAL (configuration, regions); the NIC's
+ * Context: one thread per rank. Return: 0; -EINVAL (configuration, regions: the cause in
+ * nics[0]'s diagnostic); the NIC's
  * missing-feature error; a hal or bootstrap error (-ETIMEDOUT for a peer that never
  * came). On error everything created is destroyed and @t is zeroed.
  */

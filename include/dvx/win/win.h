@@ -87,7 +87,8 @@ struct dvx_win_cfg {
  * @ib, @ib_len:	memory the NICs can register (GPU memory for kernels, host memory
  *			for host-only use), 64-byte aligned; none without IB peers
  * @dev, @dev_len:	GPU memory for the kernels' tables and state, 64-byte aligned
- *			(given to dvx_win_dev_make())
+ *			(given to dvx_win_dev_make()); only for kernels: 0 for a window
+ *			used from host threads only, and none over a transport without a GPU
  */
 struct dvx_win_mem {
 	void *state;
@@ -146,9 +147,13 @@ struct dvx_win {
  * dvx_win_mem_req() - the regions a window of @cfg over @mp needs.
  * @mp:		an initialised multi-peer transport (its topology decides the rows)
  * @cfg:	the configuration
- * @req:	filled: every region's length (0: not needed); the pointers are zeroed
+ * @req:	filled: every region's length (0: not needed); the pointers are zeroed.
+ *		@dev_len is 0 when @mp has no GPU; with one it is what
+ *		dvx_win_dev_make() needs, and a window used from host threads only may
+ *		leave the device region out all the same
  *
- * Context: any. Return: 0 or -EINVAL (a configuration dvx_win_geom_init() refuses).
+ * Context: any. Return: 0 or -EINVAL (a configuration dvx_win_geom_init() refuses;
+ * dvx_win_init() names the cause in the window's diagnostic).
  */
 int dvx_win_mem_req(const struct dvx_mp *mp, const struct dvx_win_cfg *cfg, struct dvx_win_mem *req);
 

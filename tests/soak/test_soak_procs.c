@@ -1,0 +1,748 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/soak/test_soak_procs.c - the process soak ('make soak-procs', short in 'make
+ * check'; docs/testing.md "The process soak"): three layers on the same NICs at once,
+ * ranks as forked processes on the software NIC's wire (tests/lib/p2p_world.c,
+ * WORLD_FORK):
+ *
+ *   P2P        every round each rank puts a message with a signal into every peer's
+ *              slot for it and, once it has checked what it got, acks with a second
+ *              signal (the sender waits for the ack before it writes the slot again)
+ *   messaging  a context per rank with sharing on (1 group), two send and two recv
+ *              communicators to every peer (the first makes the shared set, NEW; the
+ *              second joins it, JOIN); every round an irecv from and an isend to each
+ *              peer, on the two connections in turn
+ *   host transport  an IB transport (zero-copy mode) to every peer; every round a
+ *              control message each way
+ *
+ * Every message's length and bytes come from (sender, receiver, round, layer) and are
+ * checked byte by byte at the receiver, with the length the receive reported; signal
+ * words are exact (round + 1 after each round, the acks too); at the end every rank's
+ * counts of what it sent to and received from each peer, per layer, are gathered and
+ * must match pairwise. Faults, the same schedule in every process (each sets its own
+ * fabric's, dvx_sim_set_faults()): in every PHASE rounds, a clean half, a quarter with a
+ * delay before each WQE, an eighth with every 8th request of each QP dropped (the wire
+ * and the local loopback send it again after the retry time-out) and an eighth with
+ * both. Last (unless
+ * DVX_SOAK_KILL=0), the highest rank is killed with SIGKILL: each survivor's P2P lane to
+ * it fails with -EHOSTUNREACH, an irecv from it fails (its clear-to-send cannot be
+ * written), a control message to it fails, all within the waits' bounds, and one more
+ * round among the survivors is checked like the others.
+ *
+ * Not here: a link taken down (every layer's QPs fail with it; only the P2P lanes come
+ * back, dvx_p2p_lane_recover(), and tests/soak does that), a killed rank that rejoins.
+ *
+ *   DVX_SOAK_OPS    operations in all (posted sends and receives of the three layers,
+ *                   every rank counted): default 2400 (a few seconds), make soak-procs
+ *                   10^7
+ *   DVX_SOAK_RANKS  ranks (2 ... 8, default 3; make soak-procs 4)
+ *   DVX_SOAK_KILL   0: no rank killed at the end
+ *   DVX_SOAK_MAXLEN the longest message (default 8192)
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lib/dvx_test.h"
+#include "../lib/p2p_world.h"
+
+#include <dvx/ht/ib.h>
+#include <dvx/msg/msg.h>
+
+#define T_WAIT (60 * W_SEC)
+#define RETRY_NS (100 * W_MS)
+#define CTRL_MAX 256u
+#define HT_TAG 0x5350u
+#define ID_TAG 0xfffffu
+#define S_TAG_KILL 0x53504b4cu
+#define PHASE 40		/* rounds per fault phase */
+#define NLAYERS 3
+#define NCONN 2			/* connections per peer and direction: the second joins */
+
+/* W_CHECK for a function that returns -1 on a failure */
+#define S_CHECK(r, cond, ...)                                  \
+	do {                                                   \
+		if (!(cond)) {                                 \
+			wfail((r), __LINE__, -1, __VA_ARGS__); \
+			return -1;                             \
+		}                                              \
+	} while (0)
+
+enum { L_P2P, L_MSG, L_HT };
+static const char *const lname[NLAYERS] = { "P2P", "messaging", "host transport" };
+
+struct soak_cfg {
+	uint64_t ops;
+	uint64_t maxlen;
+	int nranks;
+	int kill;
+	uint32_t rounds;
+};
+
+struct sp {
+	struct wrank *r;
+	const struct soak_cfg *cfg;
+	int n, me, victim;
+	uint8_t member[W_MAX_RANKS];
+	/* messaging */
+	struct dvx_msg m;
+	void *mst, *mfifo, *mrings;
+	uint8_t *mbuf;		/* [n] send areas, then [n] receive areas, maxlen each */
+	struct dvx_mr mmr;
+	struct dvx_msg_comm *lc, *snd[W_MAX_RANKS], *rcv[W_MAX_RANKS];	/* this round's */
+	struct dvx_msg_comm *snd2[W_MAX_RANKS][NCONN], *rcv2[W_MAX_RANKS][NCONN];
+	/* host transport */
+	struct dvx_ht_ib ht[W_MAX_RANKS];
+	void *hreg[W_MAX_RANKS][3];
+	uint8_t hsend[W_MAX_RANKS][CTRL_MAX], hrecv[W_MAX_RANKS][CTRL_MAX];
+	/* what went where: [layer][peer] */
+	uint64_t sent[NLAYERS][W_MAX_RANKS], got[NLAYERS][W_MAX_RANKS];
+	uint64_t bytes, ops, faults_rounds;
+};
+
+static struct soak_cfg g_cfg;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * W_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* a message's length: 0 ... max, from (from, to, round, layer) */
+static uint64_t len_of(int from, int to, uint32_t k, int layer, uint64_t max)
+{
+	uint64_t x = ((uint64_t)from * 131 + (uint64_t)to * 7919 + (uint64_t)k * 104729 +
+		      (uint64_t)layer * 15485863) * 0x9E3779B97F4A7C15ull;
+
+	x ^= x >> 31;
+	/* mostly short, now and then the longest; the messaging layer's may be empty, a
+	 * put and a control message carry at least a byte */
+	x = (x & 15) == 0 ? max : (x >> 8) % (max + 1) / ((x & 3) + 1);
+	return x || layer == L_MSG ? x : 1;
+}
+
+static void fill(uint8_t *p, int from, int to, uint32_t k, int layer, uint64_t len)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = wpat(from, to, k * NLAYERS + (uint32_t)layer, i);
+}
+
+/* the first byte that is not the pattern, or -1 */
+static int64_t bad_byte(const uint8_t *p, int from, int to, uint32_t k, int layer, uint64_t len)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != wpat(from, to, k * NLAYERS + (uint32_t)layer, i))
+			return (int64_t)i;
+	return -1;
+}
+
+static void *zalloc(uint64_t len, uint64_t align)
+{
+	void *p = aligned_alloc(align, (len + align - 1) & ~(align - 1));
+
+	if (p)
+		memset(p, 0, len);
+	return p;
+}
+
+/* ---- set-up ---- */
+
+static void progress_all(struct sp *s)
+{
+	int p;
+
+	dvx_msg_progress(&s->m);
+	for (p = 0; p < s->n; p++)
+		if (s->ht[p].live == DVX_LIVE)
+			dvx_ht_progress(&s->ht[p].ht);
+}
+
+static void msg_up(struct sp *s)
+{
+	struct wrank *r = s->r;
+	struct dvx_msg_cfg c;
+	struct dvx_mem_req a, b, d;
+	struct dvx_mr_cfg ma;
+	struct dvx_msg_handle h, all[W_MAX_RANKS], hc[W_MAX_RANKS][NCONN];
+	struct dvx_msg_comm *acc[W_MAX_RANKS * NCONN];
+	struct dvx_msg_req *q[W_MAX_RANKS * NCONN];
+	uint32_t ids[W_MAX_RANKS][NCONN];
+	int nacc = 0, nsnd = 0, want = NCONN * (s->n - 1), p, i, cn;
+	uint64_t end;
+
+	memset(&c, 0, sizeof(c));
+	c.nnics = 1;
+	c.nics[0] = &r->nic;
+	c.max_comms = (uint32_t)(2 * NCONN * s->n + 4);
+	c.max_reqs = 4;
+	c.max_recvs = 1;
+	c.groups = 1;		/* sharing on: a peer's first connection makes a set
+				 * (NEW), its second joins it (JOIN) */
+	c.max_shared_sets = 2 * (uint32_t)s->n;
+	c.max_private_sets = 2 * (uint32_t)s->n;
+	c.timeout_ns = T_WAIT;
+	W_OK(r, dvx_msg_mem_req(&c, &a, &b, &d));
+	s->mst = zalloc(a.bytes, a.align);
+	s->mfifo = zalloc(b.bytes, b.align);
+	s->mrings = zalloc(d.bytes, d.align);
+	s->mbuf = zalloc(2 * (uint64_t)s->n * s->cfg->maxlen + 64, 4096);
+	W_CHECK(r, s->mst && s->mfifo && s->mrings && s->mbuf, "out of memory");
+	W_OK(r, dvx_msg_init(&s->m, &c, s->mst, a.bytes, s->mfifo, b.bytes, s->mrings, d.bytes));
+	memset(&ma, 0, sizeof(ma));
+	ma.addr = s->mbuf;
+	ma.len = 2 * (uint64_t)s->n * s->cfg->maxlen + 64;
+	W_OK(r, dvx_msg_reg_mr(&s->m, 0, &ma, &s->mmr));
+	W_OK(r, dvx_msg_listen(&s->m, 0, &h, &s->lc));
+	W_OK(r, dvx_bootstrap_allgather(&r->bs, &h, all, sizeof(h), T_WAIT));
+	for (p = 0; p < s->n; p++)
+		for (cn = 0; cn < NCONN; cn++)
+			hc[p][cn] = all[p];	/* a connect keeps its progress in its handle */
+	end = now_ns() + T_WAIT;
+	while (nsnd < want || nacc < want) {
+		W_CHECK(r, now_ns() < end, "connections: %d sends, %d accepted", nsnd, nacc);
+		for (p = 0; p < s->n; p++)
+			for (cn = 0; cn < NCONN; cn++)
+				if (p != s->me && !s->snd2[p][cn]) {
+					W_OK(r, dvx_msg_connect(&s->m, 0, 0, &hc[p][cn],
+								&s->snd2[p][cn]));
+					nsnd += !!s->snd2[p][cn];
+				}
+		if (nacc < want) {
+			W_OK(r, dvx_msg_accept(s->lc, &acc[nacc]));
+			nacc += !!acc[nacc];
+		}
+	}
+	/* which peer is at the other end of each recv comm: its first message says */
+	for (i = 0; i < nacc; i++) {
+		void *bufs[1] = { s->mbuf + (uint64_t)s->n * s->cfg->maxlen + (uint64_t)i * 4 };
+		size_t sz[1] = { 4 };
+		uint32_t tg[1] = { ID_TAG };
+		struct dvx_mr *mrs[1] = { &s->mmr };
+
+		q[i] = NULL;
+		end = now_ns() + T_WAIT;
+		while (!q[i]) {
+			W_OK(r, dvx_msg_irecv(acc[i], 1, bufs, sz, tg, mrs, &q[i]));
+			W_CHECK(r, now_ns() < end, "irecv of the peer's rank");
+			progress_all(s);
+		}
+	}
+	for (p = 0; p < s->n; p++) {
+		for (cn = 0; cn < NCONN && p != s->me; cn++) {
+			struct dvx_msg_req *sq = NULL;
+			uint8_t *src = s->mbuf + (uint64_t)p * s->cfg->maxlen + (uint64_t)cn * 4;
+			int done = 0;
+
+			ids[p][cn] = (uint32_t)(s->me * NCONN + cn);
+			memcpy(src, &ids[p][cn], 4);
+			end = now_ns() + T_WAIT;
+			while (!sq) {
+				W_OK(r, dvx_msg_isend(s->snd2[p][cn], src, 4, ID_TAG, &s->mmr, &sq));
+				W_CHECK(r, now_ns() < end, "isend of this rank to %d", p);
+				progress_all(s);
+			}
+			while (!done) {
+				W_OK(r, dvx_msg_test(sq, &done, NULL));
+				W_CHECK(r, now_ns() < end, "isend of this rank to %d: done", p);
+				progress_all(s);
+			}
+		}
+	}
+	for (i = 0; i < nacc; i++) {
+		int done = 0;
+		uint32_t who;
+
+		end = now_ns() + T_WAIT;
+		while (!done) {
+			W_OK(r, dvx_msg_test(q[i], &done, NULL));
+			W_CHECK(r, now_ns() < end, "the peers' ranks");
+			progress_all(s);
+		}
+		memcpy(&who, s->mbuf + (uint64_t)s->n * s->cfg->maxlen + (uint64_t)i * 4, 4);
+		W_CHECK(r, who < (uint32_t)(s->n * NCONN) && (int)who / NCONN != s->me &&
+				   !s->rcv2[who / NCONN][who % NCONN],
+			"recv comm %d says it is connection %u", i, who);
+		s->rcv2[who / NCONN][who % NCONN] = acc[i];
+	}
+}
+
+static void ht_up(struct sp *s)
+{
+	struct wrank *r = s->r;
+	struct dvx_ht_ib_cfg c;
+	struct dvx_mem_req m[3];
+	uint64_t end;
+	int p, k, up;
+
+	for (p = 0; p < s->n; p++) {
+		if (p == s->me)
+			continue;
+		memset(&c, 0, sizeof(c));
+		c.nic = &r->nic;
+		c.bs = &r->bs;
+		c.peer = p;
+		c.tag = HT_TAG + (uint32_t)(p < s->me ? p * W_MAX_RANKS + s->me :
+							s->me * W_MAX_RANKS + p);
+		c.mode = DVX_HT_ZC;
+		c.sq_depth = 64;
+		c.rq_depth = 64;
+		c.max_ctrl = CTRL_MAX;
+		c.ctrl_slots = 8;
+		W_OK(r, dvx_ht_ib_mem_req(&c, &m[0], &m[1], &m[2]));
+		for (k = 0; k < 3; k++) {
+			s->hreg[p][k] = zalloc(m[k].bytes, m[k].align);
+			W_CHECK(r, s->hreg[p][k], "out of memory");
+		}
+		W_OK(r, dvx_ht_ib_init(&s->ht[p], &c, s->hreg[p][0], m[0].bytes, s->hreg[p][1],
+				       m[1].bytes, s->hreg[p][2], m[2].bytes));
+	}
+	end = now_ns() + T_WAIT;
+	do {
+		W_CHECK(r, now_ns() < end, "the host transports' handshakes");
+		up = 0;
+		for (p = 0; p < s->n; p++)
+			if (p != s->me) {
+				W_OK(r, dvx_ht_progress(&s->ht[p].ht));
+				up += dvx_ht_connected(&s->ht[p].ht);
+			}
+		dvx_msg_progress(&s->m);
+	} while (up < s->n - 1);
+}
+
+/* ---- a round ---- */
+
+static void set_faults(struct sp *s, uint32_t k)
+{
+	struct dvx_sim_faults f;
+	uint32_t at = k % PHASE;
+
+	/* per PHASE rounds: clean, a delay before each WQE, drops (each costs the wire's
+	 * retry time-out: they are few), both */
+	memset(&f, 0, sizeof(f));
+	if (at >= PHASE / 2 && at < PHASE * 3 / 4)
+		f.delay_ns = 20000;
+	if (at >= PHASE * 3 / 4)
+		f.drop_every = 8;
+	if (at >= PHASE * 7 / 8)
+		f.delay_ns = 5000;
+	dvx_sim_set_faults(wfab(s->r), (f.delay_ns || f.drop_every) ? &f : NULL);
+	s->faults_rounds += (f.delay_ns || f.drop_every) != 0;
+}
+
+/* round @k among the members: every layer, every byte checked; 0 or the failure */
+static int round_k(struct sp *s, uint32_t k)
+{
+	struct wrank *r = s->r;
+	struct dvx_msg_req *rq[W_MAX_RANKS] = { 0 }, *sq[W_MAX_RANKS] = { 0 };
+	struct dvx_ht_req hr[W_MAX_RANKS], hs[W_MAX_RANKS];
+	struct dvx_p2p_ticket tk[W_MAX_RANKS];
+	int rdone[W_MAX_RANKS] = { 0 }, sdone[W_MAX_RANKS] = { 0 };
+	int hrd[W_MAX_RANKS] = { 0 }, hsd[W_MAX_RANKS] = { 0 }, sig[W_MAX_RANKS] = { 0 };
+	uint64_t max = s->cfg->maxlen, end = now_ns() + T_WAIT, len;
+	int p, left, e;
+	int64_t b;
+
+	for (p = 0; p < s->n; p++) {	/* the connections take turns */
+		s->snd[p] = s->snd2[p][k % NCONN];
+		s->rcv[p] = s->rcv2[p][k % NCONN];
+	}
+	/* receives first (the messaging layer's clear-to-sends, the control receives) */
+	for (p = 0; p < s->n; p++) {
+		void *bufs[1];
+		size_t sz[1] = { max };
+		uint32_t tg[1] = { k & 0xffffu };
+		struct dvx_mr *mrs[1] = { &s->mmr };
+
+		if (p == s->me || !s->member[p])
+			continue;
+		bufs[0] = s->mbuf + (uint64_t)(s->n + p) * max;
+		while (!rq[p]) {
+			e = dvx_msg_irecv(s->rcv[p], 1, bufs, sz, tg, mrs, &rq[p]);
+			S_CHECK(r, !e, "round %u: irecv from %d: %d", k, p, e);
+			if (!rq[p])
+				progress_all(s);
+			S_CHECK(r, now_ns() < end, "round %u: irecv from %d not taken", k, p);
+		}
+		memset(&hr[p], 0, sizeof(hr[p]));
+		e = dvx_ht_recv_ctrl(&s->ht[p].ht, s->hrecv[p], CTRL_MAX, &hr[p]);
+		S_CHECK(r, !e, "round %u: recv_ctrl from %d: %d", k, p, e);
+		s->ops += 2;
+	}
+	/* P2P: the peer's slot for me is free once its ack of the last round is here */
+	for (p = 0; p < s->n; p++) {
+		if (p == s->me || !s->member[p])
+			continue;
+		if (k) {
+			e = dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, p, 1), DVX_CMP_GE, k,
+						T_WAIT, NULL);
+			S_CHECK(r, !e, "round %u: the ack of %d: %d", k, p, e);
+		}
+		len = len_of(s->me, p, k, L_P2P, r->w->cfg.slot_bytes);
+		fill(r->data + wsend_off(r, p), s->me, p, k, L_P2P, len);
+		e = dvx_p2p_put_signal(&r->t, p, k % r->t.nlanes,
+				       &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, p), &r->data_r[p],
+							       wrecv_off(r, s->me), len },
+				       &(struct dvx_p2p_notify){ .sig = &r->sig_r[p],
+								 .sigoff = wsig_off(r, s->me, 0),
+								 .add = 1 },
+				       T_WAIT, &tk[p]);
+		S_CHECK(r, !e, "round %u: put_signal to %d (%llu bytes): %d (%s)", k, p,
+			(unsigned long long)len, e, r->nic.hal.diag.msg);
+		s->sent[L_P2P][p]++;
+		s->bytes += len;
+		s->ops++;
+		/* the host transport's control message */
+		len = len_of(s->me, p, k, L_HT, CTRL_MAX);
+		fill(s->hsend[p], s->me, p, k, L_HT, len);
+		memset(&hs[p], 0, sizeof(hs[p]));
+		e = dvx_ht_send_ctrl(&s->ht[p].ht, s->hsend[p], len, &hs[p]);
+		S_CHECK(r, !e, "round %u: send_ctrl to %d: %d", k, p, e);
+		s->sent[L_HT][p]++;
+		s->bytes += len;
+		s->ops++;
+	}
+	/* the messages (a send goes once the receiver's clear-to-send is here) */
+	for (p = 0; p < s->n; p++) {
+		uint8_t *src = s->mbuf + (uint64_t)p * max;
+
+		if (p == s->me || !s->member[p])
+			continue;
+		len = len_of(s->me, p, k, L_MSG, max);
+		fill(src, s->me, p, k, L_MSG, len);
+		while (!sq[p]) {
+			e = dvx_msg_isend(s->snd[p], src, len, k & 0xffffu, &s->mmr, &sq[p]);
+			S_CHECK(r, !e, "round %u: isend to %d: %d", k, p, e);
+			if (!sq[p])
+				progress_all(s);
+			S_CHECK(r, now_ns() < end, "round %u: isend to %d not taken", k, p);
+		}
+		s->sent[L_MSG][p]++;
+		s->bytes += len;
+		s->ops++;
+	}
+	/* everything completes */
+	do {
+		left = 0;
+		for (p = 0; p < s->n; p++) {
+			size_t got[1] = { 0 };
+
+			if (p == s->me || !s->member[p])
+				continue;
+			if (!sdone[p]) {
+				e = dvx_msg_test(sq[p], &sdone[p], NULL);
+				S_CHECK(r, !e, "round %u: the send to %d: %d", k, p, e);
+			}
+			if (!rdone[p]) {
+				e = dvx_msg_test(rq[p], &rdone[p], got);
+				S_CHECK(r, !e, "round %u: the receive from %d: %d", k, p, e);
+				if (rdone[p]) {
+					len = len_of(p, s->me, k, L_MSG, max);
+					S_CHECK(r, got[0] == len, "round %u: %zu bytes from %d, want %llu",
+						k, got[0], p, (unsigned long long)len);
+					b = bad_byte(s->mbuf + (uint64_t)(s->n + p) * max, p, s->me, k,
+						     L_MSG, len);
+					S_CHECK(r, b < 0, "round %u: message from %d: byte %lld", k, p,
+						(long long)b);
+					s->got[L_MSG][p]++;
+				}
+			}
+			if (!hsd[p]) {
+				e = dvx_ht_test(&hs[p], &hsd[p]);
+				S_CHECK(r, !e, "round %u: control message to %d: %d", k, p, e);
+			}
+			if (!hrd[p]) {
+				e = dvx_ht_test(&hr[p], &hrd[p]);
+				S_CHECK(r, !e, "round %u: control message from %d: %d", k, p, e);
+				if (hrd[p]) {
+					len = len_of(p, s->me, k, L_HT, CTRL_MAX);
+					S_CHECK(r, hr[p].bytes == len,
+						"round %u: control message of %llu bytes from %d, want %llu",
+						k, (unsigned long long)hr[p].bytes, p,
+						(unsigned long long)len);
+					b = bad_byte(s->hrecv[p], p, s->me, k, L_HT, len);
+					S_CHECK(r, b < 0, "round %u: control message from %d: byte %lld",
+						k, p, (long long)b);
+					s->got[L_HT][p]++;
+				}
+			}
+			if (!sig[p] && dvx_p2p_read_signal(&r->sig_l, wsig_off(r, p, 0)) >= k + 1) {
+				uint64_t v = dvx_p2p_read_signal(&r->sig_l, wsig_off(r, p, 0));
+
+				S_CHECK(r, v == k + 1, "round %u: signal from %d is %llu", k, p,
+					(unsigned long long)v);
+				len = len_of(p, s->me, k, L_P2P, r->w->cfg.slot_bytes);
+				b = bad_byte(wrecv(r, p), p, s->me, k, L_P2P, len);
+				S_CHECK(r, b < 0, "round %u: put from %d: byte %lld", k, p,
+					(long long)b);
+				s->got[L_P2P][p]++;
+				sig[p] = 1;
+			}
+			left += !sdone[p] + !rdone[p] + !hsd[p] + !hrd[p] + !sig[p];
+		}
+		if (left)
+			progress_all(s);
+		S_CHECK(r, now_ns() < end, "round %u: %d operations unfinished", k, left);
+	} while (left);
+	/* my puts are done, and the peers' slots read: ack them */
+	for (p = 0; p < s->n; p++) {
+		if (p == s->me || !s->member[p])
+			continue;
+		e = dvx_p2p_wait_local(&r->t, &tk[p], T_WAIT, NULL);
+		S_CHECK(r, !e, "round %u: put to %d: %d", k, p, e);
+		e = dvx_p2p_signal(&r->t, p, 0,
+				   &(struct dvx_p2p_notify){ .sig = &r->sig_r[p],
+							     .sigoff = wsig_off(r, s->me, 1), .add = 1 },
+				   T_WAIT, &tk[p]);
+		S_CHECK(r, !e, "round %u: ack to %d: %d", k, p, e);
+		e = dvx_p2p_wait_local(&r->t, &tk[p], T_WAIT, NULL);
+		S_CHECK(r, !e, "round %u: ack to %d done: %d", k, p, e);
+		s->ops++;
+	}
+	return 0;
+}
+
+/* every rank's counts, gathered: what p sent to q is what q got from p */
+static int check_counts(struct sp *s)
+{
+	static uint64_t all[W_MAX_RANKS][2][NLAYERS][W_MAX_RANKS];
+	uint64_t mine[2][NLAYERS][W_MAX_RANKS];
+	struct wrank *r = s->r;
+	int p, q, l, e;
+
+	memcpy(mine[0], s->sent, sizeof(s->sent));
+	memcpy(mine[1], s->got, sizeof(s->got));
+	e = dvx_bootstrap_allgather(&r->bs, mine, all, sizeof(mine), T_WAIT);
+	S_CHECK(r, !e, "gathering the counts: %d", e);
+	for (p = 0; p < s->n; p++)
+		for (q = 0; q < s->n; q++)
+			for (l = 0; l < NLAYERS && p != q; l++)
+				S_CHECK(r, all[p][0][l][q] == all[q][1][l][p],
+					"%s: rank %d sent %llu to %d, which got %llu", lname[l], p,
+					(unsigned long long)all[p][0][l][q], q,
+					(unsigned long long)all[q][1][l][p]);
+	return 0;
+}
+
+/* ---- the killed rank ---- */
+
+static void kill_phase(struct sp *s, uint32_t k)
+{
+	struct wrank *r = s->r;
+	int v = s->victim, p, e, done = 0;
+	struct dvx_p2p_ticket tk;
+	struct dvx_msg_req *rq = NULL;
+	struct dvx_ht_req hs;
+	uint64_t t0, end;
+	void *bufs[1] = { s->mbuf + (uint64_t)(s->n + v) * s->cfg->maxlen };
+	size_t sz[1] = { 64 };
+	uint32_t tg[1] = { 0xfffeu };
+	struct dvx_mr *mrs[1] = { &s->mmr };
+
+	r->alone = 1;
+	if (s->me == v) {
+		for (p = 0; p < s->n; p++)
+			if (p != v)
+				W_OK(r, dvx_bootstrap_recv(&r->bs, p, S_TAG_KILL, NULL, 0, T_WAIT));
+		fflush(NULL);
+		kill(getpid(), SIGKILL);
+		W_CHECK(r, 0, "SIGKILL did not end rank %d", v);
+	}
+	W_OK(r, dvx_bootstrap_send(&r->bs, v, S_TAG_KILL, NULL, 0, T_WAIT));
+	t0 = now_ns();
+	end = t0 + T_WAIT;
+	/* P2P: a put to it fails (retry exhausted), not a hang */
+	for (;;) {
+		W_OK(r, dvx_p2p_put(&r->t, v, 0,
+				    &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, v), &r->data_r[v],
+							    wrecv_off(r, s->me), 64 },
+				    T_WAIT, &tk));
+		e = dvx_p2p_wait_local(&r->t, &tk, T_WAIT, NULL);
+		if (e)
+			break;
+		W_CHECK(r, now_ns() < end, "the killed rank %d still takes puts", v);
+	}
+	W_CHECK(r, e == -EHOSTUNREACH, "a put to the killed rank: %d", e);
+	/* messaging: an irecv from it fails, its clear-to-send has nowhere to go */
+	while (!rq) {
+		W_OK(r, dvx_msg_irecv(s->rcv[v], 1, bufs, sz, tg, mrs, &rq));
+		W_CHECK(r, now_ns() < end, "an irecv from the killed rank not taken");
+		if (!rq)
+			progress_all(s);
+	}
+	for (e = 0; !e && !done;) {
+		e = dvx_msg_test(rq, &done, NULL);
+		progress_all(s);
+		W_CHECK(r, now_ns() < end, "an irecv from the killed rank neither done nor failed");
+	}
+	W_CHECK(r, e < 0, "an irecv from the killed rank: %d, done %d", e, done);
+	/* the host transport: a control message to it fails */
+	memset(&hs, 0, sizeof(hs));
+	e = dvx_ht_send_ctrl(&s->ht[v].ht, s->hsend[v], 16, &hs);
+	if (!e)
+		e = dvx_ht_wait(&hs, T_WAIT);
+	W_CHECK(r, e < 0 && e != -ETIMEDOUT, "a control message to the killed rank: %d", e);
+	/* one more round among the survivors, checked as the others */
+	s->member[v] = 0;
+	dvx_sim_set_faults(wfab(r), NULL);
+	if (round_k(s, k))
+		return;
+	printf("soak-procs: rank %d: rank %d killed after round %u: P2P, messaging and the host "
+	       "transport to it failed within %.2f s; one more round among the survivors checked\n",
+	       s->me, v, k, (double)(now_ns() - t0) / 1e9);
+	fflush(stdout);
+	/* nobody leaves while a survivor still posts to it */
+	for (p = 0; p < s->n; p++)
+		if (s->member[p] && p != s->me) {
+			W_OK(r, dvx_p2p_signal(&r->t, p, 0,
+					       &(struct dvx_p2p_notify){ .sig = &r->sig_r[p],
+									 .sigoff = wsig_off(r, s->me, 2),
+									 .add = 1 },
+					       T_WAIT, &tk));
+			W_OK(r, dvx_p2p_wait_local(&r->t, &tk, T_WAIT, NULL));
+		}
+	for (p = 0; p < s->n; p++)
+		if (s->member[p] && p != s->me)
+			W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, p, 2), DVX_CMP_GE,
+						    1, T_WAIT, NULL));
+}
+
+/* ---- the body ---- */
+
+static void teardown(struct sp *s)
+{
+	int p, k;
+
+	for (p = 0; p < s->n; p++) {
+		if (s->ht[p].live == DVX_LIVE)
+			dvx_ht_ib_fini(&s->ht[p]);
+		for (k = 0; k < 3; k++)
+			free(s->hreg[p][k]);
+	}
+	if (s->m.live == DVX_LIVE) {
+		if (s->mmr.live)
+			dvx_msg_dereg_mr(&s->m, &s->mmr);
+		dvx_msg_fini(&s->m);
+	}
+	free(s->mst);
+	free(s->mfifo);
+	free(s->mrings);
+	free(s->mbuf);
+}
+
+static void body(struct wrank *r)
+{
+	struct sp *s = calloc(1, sizeof(*s));
+	struct dvx_msg_stats ms;
+	uint32_t k;
+	int p;
+
+	W_CHECK(r, s, "out of memory");
+	s->r = r;
+	s->cfg = &g_cfg;
+	s->n = r->w->cfg.nranks;
+	s->me = r->rank;
+	s->victim = g_cfg.kill ? s->n - 1 : -1;
+	for (p = 0; p < s->n; p++)
+		s->member[p] = 1;
+	msg_up(s);
+	if (!r->fail_line)
+		ht_up(s);
+	for (k = 0; !r->fail_line && k < g_cfg.rounds; k++) {
+		set_faults(s, k);
+		if (round_k(s, k))
+			break;
+	}
+	dvx_sim_set_faults(wfab(r), NULL);
+	if (!r->fail_line && !check_counts(s)) {
+		dvx_msg_get_stats(&s->m, &ms);
+		printf("soak-procs: rank %d: %u rounds (%llu with faults), %llu operations, %llu "
+		       "bytes checked; messaging: %llu shared set(s) made, %llu joined, %llu "
+		       "private\n", s->me, k, (unsigned long long)s->faults_rounds,
+		       (unsigned long long)s->ops, (unsigned long long)s->bytes,
+		       (unsigned long long)ms.primaries, (unsigned long long)ms.secondaries,
+		       (unsigned long long)ms.privates);
+		fflush(stdout);
+		if (s->victim >= 0)
+			kill_phase(s, k);
+	}
+	if (!r->alone && !r->fail_line) {
+		/* the comms close with everyone still there */
+		for (p = 0; p < s->n; p++)
+			for (k = 0; k < NCONN; k++) {
+				if (s->snd2[p][k])
+					dvx_msg_close(s->snd2[p][k]);
+				if (s->rcv2[p][k])
+					dvx_msg_close(s->rcv2[p][k]);
+			}
+		dvx_msg_close(s->lc);
+		W_OK(r, dvx_bootstrap_barrier(&r->bs, T_WAIT));
+		for (k = 0; k < 1000; k++) {
+			dvx_msg_get_stats(&s->m, &ms);
+			if (!ms.comms)
+				break;
+			dvx_msg_progress(&s->m);
+			usleep(1000);
+		}
+	}
+	teardown(s);
+	free(s);
+}
+
+static uint64_t env_u64(const char *name, uint64_t def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtoull(v, NULL, 0) : def;
+}
+
+static void test_soak_procs(void **state)
+{
+	struct world_cfg c;
+	uint64_t per_round;
+
+	(void)state;
+	g_cfg.nranks = (int)env_u64("DVX_SOAK_RANKS", 3);
+	if (g_cfg.nranks < 2 || g_cfg.nranks > W_MAX_RANKS)
+		g_cfg.nranks = 3;
+	g_cfg.ops = env_u64("DVX_SOAK_OPS", 2400);
+	g_cfg.maxlen = env_u64("DVX_SOAK_MAXLEN", 8192);
+	g_cfg.kill = (int)env_u64("DVX_SOAK_KILL", 1);
+	/* per rank and peer a round posts 2 receives, a put, a control message, a send and an
+	 * ack */
+	per_round = (uint64_t)g_cfg.nranks * (uint64_t)(g_cfg.nranks - 1) * 6;
+	g_cfg.rounds = (uint32_t)((g_cfg.ops + per_round - 1) / per_round);
+	printf("soak-procs: %d ranks as processes on the wire, %u rounds (%llu operations), "
+	       "messages up to %llu bytes, faults in cycles of %d rounds%s\n", g_cfg.nranks,
+	       g_cfg.rounds, (unsigned long long)(g_cfg.rounds * per_round),
+	       (unsigned long long)g_cfg.maxlen, PHASE,
+	       g_cfg.kill ? ", then the last rank killed" : "");
+	fflush(stdout);
+	world_cfg_default(&c);
+	c.nranks = g_cfg.nranks;
+	c.procs = WORLD_FORK;
+	c.slot_bytes = 16384;
+	c.nslots = 4;
+	c.qps_per_nic = 2;
+	c.wire_retry_ns = RETRY_NS;
+	c.extra_objs = (uint32_t)(8 * g_cfg.nranks + 16);
+	if (g_cfg.kill)
+		c.victim = g_cfg.nranks;	/* the last rank, + 1 */
+	assert_int_equal(world_run(&c, body, NULL), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_soak_procs),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
