@@ -24,21 +24,22 @@
 #include "ctrl.h"
 
 #define WIRE_MAGIC 0x44565857u		/* "DVXW" */
-#define WIRE_VERSION 1u
+#define WIRE_VERSION 2u		/* 2: a window of requests per QP, una at 116 */
 #define WIRE_HELLO 16u			/* magic, version, rank, nranks */
 #define WIRE_HELLO_VERSION 2u		/* 2: the acceptor answers with its own hello */
 #define WIRE_HELLO_CROSS 0x80000002u	/* the acceptor's answer when two joins cross */
 #define WIRE_HELLO_NS 1000000000ull	/* an accepted connection says hello within 1 s */
-#define WIRE_FRAMES_PER_ROUND 16u	/* frames read from one peer per round */
+#define WIRE_FRAMES_PER_ROUND 64u	/* frames executed from one peer per round */
+#define WIRE_RX_MORE (64u << 10)	/* receive buffer beyond one frame */
 
 struct sim_wpeer {
 	int32_t fd;		/* -1: not connected, or gone */
 	uint8_t up;
 	uint8_t connecting;	/* dvx_sim_wire_connect_peer() is at it (crossing joins) */
 	uint8_t rsvd[2];
-	uint8_t *rx;		/* SIM_WIRE_HDR + max_msg */
-	uint64_t rx_got;
-	uint64_t rx_need;
+	uint8_t *rx;		/* rx_cap bytes; [rx_head, rx_tail) read, not yet executed */
+	uint64_t rx_head;
+	uint64_t rx_tail;
 	uint8_t *tx;		/* tx_cap bytes; [tx_head, tx_tail) still to send */
 	uint64_t tx_head;
 	uint64_t tx_tail;
@@ -109,10 +110,17 @@ static void wire_defaults(const struct dvx_sim_wire_cfg *in, struct dvx_sim_wire
 		c->hal = dvx_hal_host();
 }
 
-/* a request of the largest message and one answer of it fit together */
+/* a request of the largest message and one answer of it fit together, and 1 MiB more
+ * for a window of requests (and their answers) written together */
 static uint64_t tx_cap_of(const struct dvx_sim_wire_cfg *c)
 {
-	return 2ull * (SIM_WIRE_HDR + c->max_msg);
+	return 2ull * (SIM_WIRE_HDR + c->max_msg) + (1u << 20);
+}
+
+/* a frame of the largest message, and 64 KiB more to read what follows in one call */
+static uint64_t rx_cap_of(const struct dvx_sim_wire_cfg *c)
+{
+	return SIM_WIRE_HDR + (uint64_t)c->max_msg + WIRE_RX_MORE;
 }
 
 static void wire_layout(const struct dvx_sim_wire_cfg *c, struct wire_layout *l)
@@ -126,7 +134,7 @@ static void wire_layout(const struct dvx_sim_wire_cfg *c, struct wire_layout *l)
 	l->pmap = lay(&off, (2 * n + 2) * sizeof(uint32_t));
 	l->acc = lay(&off, n * sizeof(struct sim_wacc));
 	/* the other ranks' buffers; this rank's own peer entry has none */
-	l->bufs = lay(&off, (n - 1) * (SIM_WIRE_HDR + c->max_msg + tx_cap_of(c) + 128));
+	l->bufs = lay(&off, (n - 1) * (rx_cap_of(c) + tx_cap_of(c) + 128));
 	l->end = off + 64;	/* the start is aligned inside the caller's memory */
 }
 
@@ -182,8 +190,7 @@ int dvx_sim_wire_init(struct dvx_sim_fabric *fab, const struct dvx_sim_wire_cfg 
 		if (i == c.rank)
 			continue;
 		p->rx = buf;
-		p->rx_need = SIM_WIRE_HDR;
-		buf += DVX_ALIGN_UP(SIM_WIRE_HDR + (uint64_t)c.max_msg, 64);
+		buf += DVX_ALIGN_UP(rx_cap_of(&c), 64);
 		p->tx = buf;
 		buf += DVX_ALIGN_UP(w->tx_cap, 64);
 	}
@@ -239,8 +246,7 @@ static void peer_down(struct sim_wire *w, struct sim_wpeer *p)
 		w->st.peers_down++;
 	p->fd = -1;
 	p->up = 0;
-	p->rx_got = 0;
-	p->rx_need = SIM_WIRE_HDR;
+	p->rx_head = p->rx_tail = 0;
 	p->tx_head = p->tx_tail = 0;
 }
 
@@ -396,8 +402,7 @@ static bool accept_step(struct sim_wire *w)
 		}
 		w->peers[r].fd = a->fd;
 		w->peers[r].up = 1;
-		w->peers[r].rx_got = 0;
-		w->peers[r].rx_need = SIM_WIRE_HDR;
+		w->peers[r].rx_head = w->peers[r].rx_tail = 0;
 		w->peers[r].tx_head = w->peers[r].tx_tail = 0;
 		a->fd = -1;
 		a->got = 0;
@@ -518,8 +523,7 @@ static int join_peer(struct sim_fabric *f, struct sim_wire *w, int32_t r,
 			if (!w->peers[r].up) {
 				w->peers[r].fd = fd;
 				w->peers[r].up = 1;
-				w->peers[r].rx_got = 0;
-				w->peers[r].rx_need = SIM_WIRE_HDR;
+				w->peers[r].rx_head = w->peers[r].rx_tail = 0;
 				w->peers[r].tx_head = w->peers[r].tx_tail = 0;
 				fd = -1;
 			}
@@ -834,6 +838,7 @@ static void frame_put(uint8_t *b, const struct sim_wire_frame *f)
 	memcpy(b + 88, f->dgid, 16);
 	memcpy(b + 104, f->dmac, 6);
 	dvx_put_be32(b + 112, f->payload);
+	dvx_put_be32(b + 116, f->una);
 }
 
 /* Decode a header; false when it is not one (the connection is then dropped). */
@@ -867,6 +872,8 @@ static bool frame_get(const uint8_t *b, struct sim_wire_frame *f, uint32_t max_m
 	memcpy(f->dgid, b + 88, 16);
 	memcpy(f->dmac, b + 104, 6);
 	f->payload = dvx_get_be32(b + 112);
+	f->una = dvx_get_be32(b + 116) & 0xffffffu;
+	f->psn &= 0xffffffu;
 	/* a request's payload is its message, an ACK's a READ's data: never more */
 	return f->payload <= max_msg && (!f->payload || f->payload == f->len);
 }
@@ -898,8 +905,10 @@ static uint64_t tx_free(const struct sim_wire *w, const struct sim_wpeer *p)
 static int wire_room(struct sim_fabric *fab, uint32_t rank, uint64_t payload)
 {
 	struct sim_wire *w = fab->wire;
-	const struct sim_wpeer *p = &w->peers[rank];
+	struct sim_wpeer *p = &w->peers[rank];
 
+	if (p->up && tx_free(w, p) < SIM_WIRE_HDR + payload)
+		tx_flush(w, p);
 	return p->up && tx_free(w, p) >= SIM_WIRE_HDR + payload;
 }
 
@@ -940,13 +949,23 @@ static int wire_send(struct sim_fabric *fab, uint32_t rank, const struct sim_wir
 		w->st.requests++;
 	if (reserve == SIM_WIRE_RETRANSMIT)
 		w->st.retransmits++;
-	tx_flush(w, p);
+	/* written at the end of the pass (wire_flush()), with the others of the pass */
 	return 0;
+}
+
+static void wire_flush(struct sim_fabric *fab)
+{
+	struct sim_wire *w = fab->wire;
+	int32_t r;
+
+	for (r = 0; r < w->cfg.nranks; r++)
+		if (w->peers[r].up && w->peers[r].tx_tail > w->peers[r].tx_head)
+			tx_flush(w, &w->peers[r]);
 }
 
 /* ---- progress ------------------------------------------------------------------------ */
 
-static void rx_frame(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p,
+static void rx_frame(struct sim_fabric *fab, uint32_t rank, const uint8_t *payload,
 		     const struct sim_wire_frame *f)
 {
 	struct sim_wire *w = fab->wire;
@@ -954,32 +973,57 @@ static void rx_frame(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p,
 
 	w->st.frames_rx++;
 	if (f->type != SIM_WIRE_REQ) {
-		dvx_sim_exec_wire_response(fab, f, p->rx + SIM_WIRE_HDR);
+		dvx_sim_exec_wire_response(fab, f, payload);
 		return;
 	}
 	rc = dvx_sim_exec_wire_request(fab, rank,
 				       dvx_sim_qp_by_path(fab, f->link_layer, f->dlid, f->dgid,
 							  f->dmac, f->dst_qpn),
-				       f, p->rx + SIM_WIRE_HDR);
+				       f, payload);
 	if (rc == SIM_WIRE_DUP)
 		w->st.duplicates++;
 	else if (rc == SIM_WIRE_DROPPED)
 		w->st.dropped++;
 }
 
-/* Read what @p sent, executing each complete frame; returns whether bytes came. */
+/*
+ * Read what @p sent, as much as the buffer takes in one call, and execute each complete
+ * frame in it (at most WIRE_FRAMES_PER_ROUND); returns whether bytes came.
+ */
 static bool rx_peer(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 {
 	struct sim_wire *w = fab->wire;
+	uint64_t cap = rx_cap_of(&w->cfg);
 	struct sim_wire_frame f;
 	unsigned frames = 0;
 	bool moved = false;
 
 	while (p->up && frames < WIRE_FRAMES_PER_ROUND) {
+		uint64_t have = p->rx_tail - p->rx_head;
 		size_t got = 0;
-		int rc = dvx_hal_sock_recv(w->hal, p->fd, p->rx + p->rx_got, p->rx_need - p->rx_got,
-					   &got);
+		int rc;
 
+		if (have >= SIM_WIRE_HDR) {
+			const uint8_t *b = p->rx + p->rx_head;
+
+			if (!frame_get(b, &f, w->cfg.max_msg)) {
+				peer_down(w, p);	/* not our protocol: stop listening to it */
+				return true;
+			}
+			if (have >= SIM_WIRE_HDR + (uint64_t)f.payload) {
+				p->rx_head += SIM_WIRE_HDR + (uint64_t)f.payload;
+				rx_frame(fab, rank, b + SIM_WIRE_HDR, &f);
+				frames++;
+				continue;
+			}
+		}
+		/* more is needed: what is left to the front, then read */
+		if (p->rx_head) {
+			memmove(p->rx, p->rx + p->rx_head, have);
+			p->rx_head = 0;
+			p->rx_tail = have;
+		}
+		rc = dvx_hal_sock_recv(w->hal, p->fd, p->rx + p->rx_tail, cap - p->rx_tail, &got);
 		if (rc == -EAGAIN)
 			break;
 		if (rc || !got) {
@@ -988,26 +1032,11 @@ static bool rx_peer(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 			return true;
 		}
 		moved = true;
-		p->rx_got += got;
-		if (p->rx_got < p->rx_need)
-			continue;
-		if (p->rx_need == SIM_WIRE_HDR) {
-			if (!frame_get(p->rx, &f, w->cfg.max_msg)) {
-				peer_down(w, p);	/* not our protocol: stop listening to it */
-				return true;
-			}
-			p->rx_need += f.payload;
-			if (p->rx_got < p->rx_need)
-				continue;
-		} else {
-			(void)frame_get(p->rx, &f, w->cfg.max_msg);
-		}
-		rx_frame(fab, rank, p, &f);
-		p->rx_got = 0;
-		p->rx_need = SIM_WIRE_HDR;
-		frames++;
+		p->rx_tail += got;
 	}
-	return moved;
+	if (p->rx_head == p->rx_tail)
+		p->rx_head = p->rx_tail = 0;
+	return moved || frames;
 }
 
 static bool wire_progress(struct sim_fabric *fab)
@@ -1041,8 +1070,13 @@ static bool wire_progress(struct sim_fabric *fab)
 				w->pfd[np++].revents = 0;
 			}
 	}
-	if (!np || dvx_hal_sock_poll(w->hal, w->pfd, np, 0) <= 0)
+	if (!np)
 		return false;
+	if (dvx_hal_sock_poll(w->hal, w->pfd, np, 0) <= 0) {
+		/* nothing new; frames buffered by the last round may still be there */
+		for (k = 0; k < np; k++)
+			w->pfd[k].revents = 0;
+	}
 	for (k = npeers; k < np; k++)
 		if (w->pfd[k].revents) {
 			moved |= accept_step(w);
@@ -1052,7 +1086,9 @@ static bool wire_progress(struct sim_fabric *fab)
 		struct sim_wpeer *p = &w->peers[w->pmap[k]];
 		int16_t ev = w->pfd[k].revents;
 
-		if (ev & (DVX_HAL_POLL_IN | DVX_HAL_POLL_HUP | DVX_HAL_POLL_ERR))
+		/* frames left in the buffer by the last round's bound count as arrived */
+		if ((ev & (DVX_HAL_POLL_IN | DVX_HAL_POLL_HUP | DVX_HAL_POLL_ERR)) ||
+		    p->rx_tail - p->rx_head >= SIM_WIRE_HDR)
 			moved |= rx_peer(fab, w->pmap[k], p);
 		if (ev & DVX_HAL_POLL_OUT) {
 			uint64_t before = p->tx_tail - p->tx_head;
@@ -1144,4 +1180,5 @@ static const struct sim_wire_ops wire_ops = {
 	.close = wire_close,
 	.rmac = wire_rmac,
 	.idle_wait = wire_idle_wait,
+	.flush = wire_flush,
 };
