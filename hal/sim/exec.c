@@ -1265,6 +1265,8 @@ static int wire_transmit(struct sim_fabric *fab, struct sim_qp *qp, const struct
 	sl->data = w->opcode == SIM_OP_RDMA_READ || o;
 	sl->deadline = sim_wire_now(fab) + wire_retry_ns(fab, qp);
 	x->w_cnt++;
+	if (x->w_cnt > fab->wire_window_max)
+		fab->wire_window_max = x->w_cnt;
 	x->w_nxt = (psn + 1) & 0xffffffu;
 	if (!again)
 		x->w_hi = x->w_nxt;

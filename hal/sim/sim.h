@@ -354,6 +354,7 @@ struct sim_fabric {
 	uint64_t wire_last_pass;	/* when the last pass began (0: none yet) */
 	uint64_t wire_frozen_ns;	/* the gaps so far, less SIM_WIRE_GAP_NS each */
 	uint64_t wire_frozen;		/* how many such gaps */
+	uint64_t wire_window_max;	/* the most requests of one QP on the wire at once */
 	/* software GPUs (gpu.c) */
 	struct sim_gpu *gpus;
 	uint32_t ngpus;

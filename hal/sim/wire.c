@@ -202,6 +202,7 @@ int dvx_sim_wire_init(struct dvx_sim_fabric *fab, const struct dvx_sim_wire_cfg 
 	f->wire_last_pass = 0;
 	f->wire_frozen_ns = 0;
 	f->wire_frozen = 0;
+	f->wire_window_max = 0;
 	pthread_mutex_unlock(&f->lock);
 	return 0;
 }
@@ -761,6 +762,7 @@ int dvx_sim_wire_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_wire_stats
 	*st = w->st;
 	st->stalls = sim_fab_of(fab)->wire_frozen;
 	st->stalled_ns = sim_fab_of(fab)->wire_frozen_ns;
+	st->window_max = sim_fab_of(fab)->wire_window_max;
 	pthread_mutex_unlock(&sim_fab_of(fab)->lock);
 	return 0;
 }

@@ -95,6 +95,8 @@ struct opts {
 	uint8_t rq;		/* QPs with a receive queue */
 	uint8_t tcp;		/* the wire over TCP on 127.0.0.1 (else UNIX sockets) */
 	uint8_t no_retry;	/* retry_count 0: the first time-out fails the request */
+	uint8_t drop_every;	/* do_window: the drop fault on both ranks */
+	uint32_t window_n;	/* do_window: WQEs posted */
 	uint8_t join;		/* every rank joins every other on demand, by address string
 				 * (dvx_sim_wire_connect_peer(), all joins crossing) */
 };
@@ -668,6 +670,90 @@ static int do_duplicates(const struct opts *o)
 	return 0;
 }
 
+/*
+ * Many requests of one QP on the wire at once (the window): WRITEs to one word and to a
+ * slot each, and fetch-adds, posted as fast as the SQ takes them, both ranks at once.
+ * Completions come in posting order; the word holds the last WRITE (a later one never
+ * lands before an earlier, and none runs twice); every slot is exact; the fetch-adds
+ * saw 0, 1, 2 ... in posting order and add up exactly. With the drop fault, the losses
+ * and the go-backs after them change none of it.
+ */
+static int do_window(const struct opts *o)
+{
+	struct dvx_sim_faults f = { .drop_every = o->drop_every };
+	struct dvx_sim_wire_stats st;
+	int peer = 1 - P.rank;
+	struct dvx_qp *qp = &P.qp[peer];
+	uint64_t ra = P.info[peer].addr;
+	uint64_t *src = (uint64_t *)(void *)(P.data + SRC + 4096);
+	uint64_t *res = (uint64_t *)(void *)(P.data + SRC + 65536);
+	const uint64_t *word = (const uint64_t *)(void *)(P.data + 65536 - 8);
+	const uint64_t *slot = (const uint64_t *)(void *)(P.data + 65536);
+	const uint64_t *ctr = (const uint64_t *)(void *)(P.data + 4096);
+	uint32_t n = o->window_n, posted = 0, done = 0, k, nfa = 0, last = 0;
+	struct dvx_wc wc;
+	int err;
+
+	CHECK(n <= 1000);
+	dvx_sim_set_faults(P.fab, &f);
+	while (done < n) {
+		while (posted < n) {
+			k = posted;
+			src[k] = ((uint64_t)P.rank << 32) | k;
+			if (k % 3 == 2)
+				err = dvx_qp_post_fetch_add(qp, k, ra + 4096, P.info[peer].rkey, 1,
+							    (uintptr_t)&res[k], P.mr.lkey,
+							    DVX_POST_SIGNALED);
+			else
+				err = dvx_qp_post_write(qp, k, (uintptr_t)&src[k], P.mr.lkey, 8,
+							k % 3 ? ra + 65536 + 8ull * k :
+								ra + 65536 - 8,
+							P.info[peer].rkey, DVX_POST_SIGNALED);
+			if (err == -ENOSPC)
+				break;
+			CHECK_RET(err, 0);
+			posted++;
+		}
+		CHECK_RET(wait_wc(&wc), 0);
+		CHECK(wc.wr_id == done);	/* in posting order */
+		if (done % 3 == 2)
+			CHECK(res[done] == nfa++);	/* executed in posting order, once */
+		done++;
+	}
+	CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
+	CHECK(!o->drop_every || st.retransmits > 0);
+	CHECK(st.window_max > 1);	/* more than one on the wire at once */
+	dvx_sim_set_faults(P.fab, NULL);
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	/* what the peer wrote here */
+	for (k = 0; k < n; k++) {
+		if (k % 3 == 0)
+			last = k;
+		if (k % 3 == 1)
+			CHECK(slot[k] == (((uint64_t)peer << 32) | k));
+	}
+	CHECK(*word == (((uint64_t)peer << 32) | last));
+	CHECK(*ctr == nfa);
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	return 0;
+}
+
+static void test_window(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .window_n = 900 };
+
+	run_ranks(2, do_window, &o);
+}
+
+static void test_window_drops(void **state)
+{
+	/* 50 ms: as test_drops */
+	struct opts o = { .rnr_retry = 7, .min_retry_ns = 50000000, .window_n = 150,
+			  .drop_every = 7 };
+
+	run_ranks(2, do_window, &o);
+}
+
 static void test_ops(void **state)
 {
 	struct opts o = { .rnr_retry = 7, .rq = 1 };
@@ -1042,6 +1128,8 @@ int main(void)
 		cmocka_unit_test(test_rnr_exhausted),
 		cmocka_unit_test(test_rnr_wait),
 		cmocka_unit_test(test_drops),
+		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_window_drops),
 		cmocka_unit_test(test_link_down),
 		cmocka_unit_test(test_stalled),
 		cmocka_unit_test(test_dead_peer),

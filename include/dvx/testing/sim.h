@@ -694,6 +694,7 @@ struct dvx_sim_wire_cfg {
  *		no slot free; none of them changed anything (two joins that cross are not
  *		refusals: the lower rank's connection is kept, and the other join waits for
  *		it)
+ * @window_max:	the most requests of one QP that were on the wire at once (at most 32)
  */
 struct dvx_sim_wire_stats {
 	uint64_t frames_tx;
@@ -707,6 +708,7 @@ struct dvx_sim_wire_stats {
 	uint64_t stalls;
 	uint64_t stalled_ns;
 	uint64_t refused;
+	uint64_t window_max;
 };
 
 /**
