@@ -83,6 +83,7 @@ max_len() {
 	sim-cmd) echo 8192 ;;
 	sim-wqe) echo 8192 ;;
 	bootstrap) echo 8192 ;;
+	sim-wire) echo 16384 ;;
 	*) echo 4096 ;;
 	esac
 }
