@@ -36,7 +36,8 @@ struct sim_wpeer {
 	int32_t fd;		/* -1: not connected, or gone */
 	uint8_t up;
 	uint8_t connecting;	/* dvx_sim_wire_connect_peer() is at it (crossing joins) */
-	uint8_t rsvd[2];
+	uint8_t mine;		/* up through this process's join (not an accepted one) */
+	uint8_t rsvd;
 	uint8_t *rx;		/* rx_cap bytes; [rx_head, rx_tail) read, not yet executed */
 	uint64_t rx_head;
 	uint64_t rx_tail;
@@ -247,6 +248,7 @@ static void peer_down(struct sim_wire *w, struct sim_wpeer *p)
 		w->st.peers_down++;
 	p->fd = -1;
 	p->up = 0;
+	p->mine = 0;
 	p->rx_head = p->rx_tail = 0;
 	p->tx_head = p->tx_tail = 0;
 }
@@ -383,15 +385,17 @@ static bool accept_step(struct sim_wire *w)
 		if (a->got < WIRE_HELLO)
 			continue;
 		r = hello_rank(w, a->b, WIRE_HELLO_VERSION);
-		if (r < 0 || w->peers[r].up) {
-			acc_close(w, a, true);
-			continue;
-		}
-		if (w->peers[r].connecting && r > w->cfg.rank) {
-			/* crossing joins: ours is kept; it waits for it instead of failing */
+		if (r > w->cfg.rank && (w->peers[r].connecting ||
+					 (w->peers[r].up && w->peers[r].mine))) {
+			/* joins that crossed (this one's, in flight or done, is kept): the
+			 * other waits for it instead of failing */
 			put_hello(hello, w, WIRE_HELLO_CROSS);
 			(void)dvx_hal_sock_send(w->hal, a->fd, &iov, 1, &sent);
 			acc_close(w, a, false);
+			continue;
+		}
+		if (r < 0 || w->peers[r].up) {
+			acc_close(w, a, true);	/* not of this job, or a rank taken */
 			continue;
 		}
 		put_hello(hello, w, WIRE_HELLO_VERSION);
@@ -403,6 +407,7 @@ static bool accept_step(struct sim_wire *w)
 		}
 		w->peers[r].fd = a->fd;
 		w->peers[r].up = 1;
+		w->peers[r].mine = 0;
 		w->peers[r].rx_head = w->peers[r].rx_tail = 0;
 		w->peers[r].tx_head = w->peers[r].tx_tail = 0;
 		a->fd = -1;
@@ -502,8 +507,9 @@ static int join_peer(struct sim_fabric *f, struct sim_wire *w, int32_t r,
 				continue;
 			}
 			if (rc || !n) {
-				/* refused: not this job, or this rank is up there already */
-				rc = -ECONNREFUSED;
+				/* refused: not this job, or this rank is up there already (also
+				 * when it joined us meanwhile: then that is the connection) */
+				rc = lock_accept(f, w, r) ? 0 : -ECONNREFUSED;
 				break;
 			}
 			got += (uint32_t)n;
@@ -524,6 +530,7 @@ static int join_peer(struct sim_fabric *f, struct sim_wire *w, int32_t r,
 			if (!w->peers[r].up) {
 				w->peers[r].fd = fd;
 				w->peers[r].up = 1;
+				w->peers[r].mine = 1;
 				w->peers[r].rx_head = w->peers[r].rx_tail = 0;
 				w->peers[r].tx_head = w->peers[r].tx_tail = 0;
 				fd = -1;

@@ -693,7 +693,8 @@ struct dvx_sim_wire_cfg {
  *		second connection claiming a rank that is up, nothing said within a second,
  *		no slot free; none of them changed anything (two joins that cross are not
  *		refusals: the lower rank's connection is kept, and the other join waits for
- *		it)
+ *		it; a connection claiming a higher rank this process joined itself is
+ *		closed as such a crossing, uncounted)
  * @window_max:	the most requests of one QP that were on the wire at once (at most 32)
  */
 struct dvx_sim_wire_stats {
