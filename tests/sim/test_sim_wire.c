@@ -525,7 +525,17 @@ static int do_drops(const struct opts *o)
 		CHECK_RET(dvx_qp_post_fetch_add(&P.qp[peer], 100 + k, P.info[peer].addr + 4096,
 						P.info[peer].rkey, 1, (uintptr_t)res, P.mr.lkey,
 						DVX_POST_SIGNALED), 0);
-		CHECK_RET(wait_wc(&wc), 0);
+		if (wait_wc(&wc)) {
+			/* what the wire saw, to read a failure */
+			(void)dvx_sim_wire_get_stats(P.fab, &st);
+			fprintf(stderr, "rank %d: fetch-add %u failed: requests %llu retransmits "
+				"%llu duplicates %llu dropped %llu frames rx %llu stalls %llu\n",
+				P.rank, k, (unsigned long long)st.requests,
+				(unsigned long long)st.retransmits,
+				(unsigned long long)st.duplicates, (unsigned long long)st.dropped,
+				(unsigned long long)st.frames_rx, (unsigned long long)st.stalls);
+			return __LINE__;
+		}
 		CHECK(*res == k);
 	}
 	CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
