@@ -12,7 +12,7 @@
  * the repetitions), left to the progress threads and with the poller stepping its own
  * NIC as it polls (dvx_hal_nic_progress(), as dvx's waits do); stepped as well: WRITE 8 B
  * message rate with 64 WQEs in flight on 1 QP and on 4 QPs
- * (one request per QP is on the wire at a time, so QPs add up there); WRITE 64 KiB
+ * (up to 32 requests of a QP are on the wire at once, docs/sim-wire.md); WRITE 64 KiB
  * bandwidth on 4 QPs. ratio = wire / in-process (time per operation).
  *
  *   wire-bench [--iters N] [--quick] [--help]

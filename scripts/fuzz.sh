@@ -86,6 +86,7 @@ max_len() {
 	msg-hs) echo 4096 ;;
 	ht-hs) echo 4096 ;;
 	win-rec) echo 1024 ;;
+	sim-wire) echo 16384 ;;
 	*) echo 4096 ;;
 	esac
 }

@@ -1061,6 +1061,7 @@ static void wqe_done(struct sim_qp *qp, uint32_t nwqebb)
 }
 
 static unsigned flush_pending(struct sim_fabric *fab, struct sim_qp *qp);
+static void wire_ahead(struct sim_fabric *fab, struct sim_qp *qp);
 
 /*
  * An SQ in device memory (dvx_sim_dmabuf_export_dma()): read the WQEBBs [from, to) that
@@ -1104,8 +1105,12 @@ unsigned dvx_sim_exec_qp(struct sim_fabric *fab, struct sim_qp *qp, unsigned bud
 	if (X_UNLIKELY(qp->exec.ro_split) && qp->exec.ro_gen == fab->ro_gen)
 		return 0;	/* reorder mode: the rest of its message comes later */
 	if (X_UNLIKELY(qp->stall_until_ns)) {
-		if (dvx_sim_now_ns() < qp->stall_until_ns)
+		if (dvx_sim_now_ns() < qp->stall_until_ns) {
+			/* the wire: the head waits for its answer, the WQEs after it go */
+			if (qp->exec.w_cnt && qp->state == SIM_QPS_RTS)
+				wire_ahead(fab, qp);
 			return 0;
+		}
 		qp->stall_until_ns = 0;
 	} else {
 		/* the per-WQE retry state is only ever kept across a back-off; without one
@@ -1240,6 +1245,9 @@ fail:
 		set_err(fab, qp);
 		break;
 	}
+	/* the wire: the WQEs after a head that waits for its answer go out meanwhile */
+	if (X_UNLIKELY(qp->exec.w_cnt) && qp->state == SIM_QPS_RTS)
+		wire_ahead(fab, qp);
 	return n;
 }
 
@@ -1322,11 +1330,14 @@ void dvx_sim_exec_reset_qp(struct sim_qp *qp)
 
 /*
  * A responder in another process (qp->exec.w_rank). The WQE's local half ran above
- * (local keys, lengths); here its request goes out as a frame with a PSN and the QP
- * stalls until the response comes back (dvx_sim_exec_wire_response() wakes it) or the
- * transport time-out passes: then it is sent again, with the same PSN, retry_cnt
- * times, and fails with TRANSPORT_RETRY_EXC_ERR after that, as on a real fabric. One
- * request per QP is on the wire at a time, so WQEs still complete in order.
+ * (local keys, lengths); here its request goes out as a frame with the next PSN. Up to
+ * w_win requests (SIM_WIRE_WIN at most) of a QP are on the wire at once, as RC
+ * pipelines them: the WQE at sq_ci (the head) waits for its answer, the ones after it
+ * are sent ahead (wire_ahead()), and they complete in order as the answers come (an
+ * answer to a later PSN acknowledges the WRITEs and SENDs before it). The head's
+ * transport time-out sends everything from the head again (go-back-N, the same PSNs),
+ * retry_cnt times, then TRANSPORT_RETRY_EXC_ERR; after a loss one request is on the wire
+ * until it is answered, and the window then doubles up to SIM_WIRE_WIN.
  */
 static uint64_t wire_retry_ns(const struct sim_fabric *fab, const struct sim_qp *qp)
 {
@@ -1352,15 +1363,38 @@ static int wire_lost(struct sim_fabric *fab, struct sim_qp *qp)
 	return 0;
 }
 
+static struct sim_wslot *wslot(struct sim_qp_exec *x, uint32_t psn)
+{
+	return &x->w_slot[psn % SIM_WIRE_WIN];
+}
+
+/* everything from the head again, one request at first (go-back-N) */
+static void wire_rewind(struct sim_qp *qp)
+{
+	struct sim_qp_exec *x = &qp->exec;
+
+	x->w_cnt = 0;
+	x->w_nxt = x->w_una;
+	x->w_next_ci = qp->sq_ci;
+	x->w_win = 1;
+}
+
+/*
+ * Send the request of @w (the WQE at w_next_ci: the head, or one ahead of it) with the
+ * next PSN. X_STALL when it went (or was lost on its way: it then times out as any other);
+ * X_DONE when there is no room towards that process now (nothing changed, no retry
+ * spent: the caller tries again later).
+ */
 static int wire_transmit(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_wqe *w,
 			 const struct sim_sge *sg, uint32_t nsg, uint64_t total,
 			 const struct sim_atomic_op *o)
 {
-	int again = qp->exec.w_state;
 	struct sim_qp_exec *x = &qp->exec;
+	uint32_t psn = x->w_nxt & 0xffffffu;
+	struct sim_wslot *sl = wslot(x, psn);
+	int again = ((x->w_hi - psn) & 0xffffffu) - 1u < 0x7fffffu;
 	struct sim_wire_frame f;
 	struct sim_wseg seg[SIM_MAX_SGE];
-	uint64_t now = dvx_sim_now_ns();
 	uint32_t i;
 	int rc;
 
@@ -1374,7 +1408,8 @@ static int wire_transmit(struct sim_fabric *fab, struct sim_qp *qp, const struct
 		f.src_nic = (uint8_t)qp->nic->index;
 		f.dst_qpn = qp->remote_qpn;
 		f.src_qpn = qp->qpn;
-		f.psn = x->w_psn;
+		f.psn = psn;
+		f.una = (x->w_cnt ? x->w_una : psn) & 0xffffffu;
 		f.len = total;
 		f.dlid = qp->rlid;
 		f.slid = qp_lid(qp);
@@ -1402,17 +1437,24 @@ static int wire_transmit(struct sim_fabric *fab, struct sim_qp *qp, const struct
 		}
 		rc = fab->wire_ops->send(fab, x->w_rank - 1, &f, seg, nsg,
 					 again ? SIM_WIRE_RETRANSMIT : 1);
-		if (rc == -EAGAIN && !again) {
-			/* no room towards that process yet: not sent, so no retry spent */
-			qp->stall_until_ns = now + 20000u;
-			return X_STALL;
-		}
-		/* -ENOTCONN (the process is gone) or no room for a retransmission: lost */
+		if (rc == -EAGAIN)
+			return X_DONE;
+		/* -ENOTCONN (the process is gone): lost */
 	}
-	x->w_state = 1;
-	x->w_resp = 0;
-	x->w_deadline = sim_wire_now(fab) + wire_retry_ns(fab, qp);
-	qp->stall_until_ns = now + wire_retry_ns(fab, qp);
+	if (!x->w_cnt)
+		x->w_una = psn;
+	sl->ci = x->w_next_ci;
+	sl->bytes = 0;
+	sl->resp = 0;
+	sl->data = w->opcode == SIM_OP_RDMA_READ || o;
+	sl->deadline = sim_wire_now(fab) + wire_retry_ns(fab, qp);
+	x->w_cnt++;
+	if (x->w_cnt > fab->wire_window_max)
+		fab->wire_window_max = x->w_cnt;
+	x->w_nxt = (psn + 1) & 0xffffffu;
+	if (!again)
+		x->w_hi = x->w_nxt;
+	x->w_next_ci += w->nwqebb;
 	return X_STALL;
 }
 
@@ -1421,58 +1463,157 @@ static int wire_req(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_
 		    const struct sim_atomic_op *o, struct sim_xres *r)
 {
 	struct sim_qp_exec *x = &qp->exec;
+	struct sim_wslot *sl;
 	uint64_t wnow;
-	uint8_t resp;
+	int rc;
 
 	if (X_UNLIKELY(total > fab->wire_max_msg))
 		return x_fail(r, SIM_SYND_LOCAL_LENGTH_ERR, SIM_VS_MSG_LEN);
-	if (!x->w_state) {
-		/* a new request: the next PSN (the first one from the clock, so that a QP
-		 * that went through RST never repeats the PSN its responder saw last) */
-		if (!x->w_seeded) {
-			x->w_psn = (uint32_t)dvx_sim_now_ns() & 0xffffffu;
-			x->w_seeded = 1;
-		} else {
-			x->w_psn = (x->w_psn + 1) & 0xffffffu;
-		}
+	if (!x->w_seeded) {
+		/* the first PSN from the clock, so that a QP that went through RST never
+		 * repeats the PSNs its responder saw last */
+		x->w_nxt = (uint32_t)dvx_sim_now_ns() & 0xffffffu;
+		x->w_una = x->w_nxt;
+		x->w_next_ci = qp->sq_ci;
+		x->w_win = SIM_WIRE_WIN;
+		x->w_hi = x->w_nxt;
+		x->w_seeded = 1;
+	}
+	if (x->w_ahead)		/* wire_ahead(): only its request */
 		return wire_transmit(fab, qp, w, sg, nsg, total, o);
-	}
-	resp = x->w_resp;
-	if (resp) {
-		x->w_state = 0;
-		x->w_resp = 0;
-		if (resp == SIM_WIRE_ACK) {
-			r->byte_cnt = x->w_bytes;
-			return X_DONE;
+	if (!x->w_cnt) {
+		/* the head is not on the wire (new, or sent again after a loss) */
+		x->w_next_ci = qp->sq_ci;
+		rc = wire_transmit(fab, qp, w, sg, nsg, total, o);
+		if (rc == X_DONE) {
+			/* no room towards that process yet: not sent, so no retry spent */
+			qp->stall_until_ns = dvx_sim_now_ns() + 20000u;
+			return X_STALL;
 		}
-		if (resp == SIM_WIRE_RNR)
-			return rnr_wait(qp, x->w_rnr, r);
-		/* the responder has set its own QP to ERR where IB says so */
-		return x_fail(r, x->w_synd, x->w_vendor);
-	}
-	wnow = sim_wire_now(fab);
-	if (wnow < x->w_deadline) {
-		/* woken early, or the process stood still meanwhile (SIM_WIRE_GAP_NS) */
-		qp->stall_until_ns = dvx_sim_now_ns() + (x->w_deadline - wnow);
+		qp->stall_until_ns = dvx_sim_now_ns() + wire_retry_ns(fab, qp);
 		return X_STALL;
 	}
-	/* lost (or its response was): again, with the same PSN */
+	sl = wslot(x, x->w_una);
+	if (sl->resp == SIM_WIRE_RNR) {
+		/* the responder dropped what came after it: all again after its timer */
+		sl->resp = 0;
+		wire_rewind(qp);
+		return rnr_wait(qp, sl->synd, r);
+	}
+	if (sl->resp) {
+		uint8_t resp = sl->resp;
+
+		sl->resp = 0;
+		x->w_una = (x->w_una + 1) & 0xffffffu;
+		x->w_cnt--;
+		if (resp == SIM_WIRE_ACK) {
+			r->byte_cnt = sl->bytes;
+			if (x->w_win < SIM_WIRE_WIN)
+				x->w_win *= 2;
+			return X_DONE;
+		}
+		/* the responder has set its own QP to ERR where IB says so */
+		return x_fail(r, sl->synd, sl->vendor);
+	}
+	wnow = sim_wire_now(fab);
+	if (wnow < sl->deadline) {
+		/* woken early, or the process stood still meanwhile (SIM_WIRE_GAP_NS) */
+		qp->stall_until_ns = dvx_sim_now_ns() + (sl->deadline - wnow);
+		return X_STALL;
+	}
+	/* lost (or its answer was): everything from the head again, with the same PSNs */
 	if (!x->retry_active) {
 		x->retry_active = 1;
 		x->retry_left = qp->retry_cnt;
 	}
 	if (!x->retry_left) {
-		x->w_state = 0;
+		wire_rewind(qp);
 		return x_fail(r, SIM_SYND_TRANSPORT_RETRY_EXC_ERR, SIM_VS_RETRY);
 	}
 	x->retry_left--;
-	return wire_transmit(fab, qp, w, sg, nsg, total, o);
+	wire_rewind(qp);
+	rc = wire_transmit(fab, qp, w, sg, nsg, total, o);
+	qp->stall_until_ns = dvx_sim_now_ns() + (rc == X_DONE ? 20000u : wire_retry_ns(fab, qp));
+	return X_STALL;
 }
 
-/* The WQE at @qp's sq_ci, its bytes contiguous in @lin if it wraps. */
-static void wqe_at_ci(const struct sim_qp *qp, struct sim_wqe *w, uint8_t *lin)
+/*
+ * Send the WQEs after the ones on the wire, while the window has room: each one's local
+ * half runs (exec_one() with w_ahead) and its request goes. Stops at what only the head
+ * may run (not a request, a fence, a WQE not whole, one whose local half fails: it
+ * fails when it is the head, after the ones before it completed), at cd_slave_send's
+ * limit, and when there is no room towards that process.
+ */
+static void wire_ahead(struct sim_fabric *fab, struct sim_qp *qp)
 {
-	uint32_t nring = 1u << qp->log_sq_size, mask = nring - 1, ci = qp->sq_ci;
+	struct sim_qp_exec *x = &qp->exec;
+	uint32_t nring = 1u << qp->log_sq_size, mask = nring - 1;
+	uint8_t lin[SIM_MAX_WQE_BYTES];
+
+	if (fab->faults.delay_ns || !x->w_cnt || x->w_rank == 0)
+		return;
+	while (x->w_cnt < x->w_win && x->w_cnt < SIM_WIRE_WIN) {
+		uint32_t ci = x->w_next_ci, avail = (uint16_t)(qp->sq_db - ci), cnt = x->w_cnt;
+		const uint8_t *b = qp->sq + ((size_t)(ci & mask) << 6);
+		struct sim_xres r = { 0 };
+		struct sim_wqe w;
+		uint32_t ctrl;
+		int rc;
+
+		if (!avail || avail >= 0x8000u)
+			break;
+		if (qp->cd_slave_send) {
+			uint32_t en = (uint16_t)(qp->send_en - ci);
+
+			if (en >= 0x8000u || !en)
+				break;
+			if (en < avail)
+				avail = en;
+		}
+		ctrl = dvx_get_be32(b);
+		w.b = b;
+		w.ds = dvx_get_be32(b + 4) & 0x3fu;
+		w.nwqebb = w.ds ? (w.ds + 3u) >> 2 : 1u;
+		w.idx = (uint16_t)ci;
+		w.opcode = (uint8_t)ctrl;
+		w.opmod = (uint8_t)(ctrl >> 24);
+		w.fm_ce_se = b[11];
+		if (!w.ds || w.nwqebb > avail || ((ctrl >> 8) & 0xffffu) != (ci & 0xffffu) ||
+		    (w.fm_ce_se >> 5))
+			break;
+		switch (w.opcode) {
+		case SIM_OP_RDMA_WRITE:
+		case SIM_OP_RDMA_WRITE_IMM:
+		case SIM_OP_SEND:
+		case SIM_OP_SEND_IMM:
+		case SIM_OP_RDMA_READ:
+		case SIM_OP_ATOMIC_CS:
+		case SIM_OP_ATOMIC_FA:
+		case SIM_OP_ATOMIC_MASKED_CS:
+		case SIM_OP_ATOMIC_MASKED_FA:
+			break;
+		default:
+			return;
+		}
+		if ((ci & mask) + w.nwqebb > nring) {
+			uint32_t first = (nring - (ci & mask)) << 6;
+
+			memcpy(lin, b, first);
+			memcpy(lin + first, qp->sq, (w.nwqebb << 6) - first);
+			w.b = lin;
+		}
+		x->w_ahead = 1;
+		rc = exec_one(fab, qp, NULL, &w, &r);
+		x->w_ahead = 0;
+		if (rc != X_STALL || x->w_cnt == cnt)
+			break;
+	}
+}
+
+/* The WQE at @qp's SQ index @ci, its bytes contiguous in @lin if it wraps. */
+static void wqe_at(const struct sim_qp *qp, uint32_t ci, struct sim_wqe *w, uint8_t *lin)
+{
+	uint32_t nring = 1u << qp->log_sq_size, mask = nring - 1;
 	const uint8_t *b = qp->sq + ((size_t)(ci & mask) << 6);
 	uint32_t ctrl = dvx_get_be32(b);
 
@@ -1492,8 +1633,8 @@ static void wqe_at_ci(const struct sim_qp *qp, struct sim_wqe *w, uint8_t *lin)
 	}
 }
 
-/* An ACK's data for the WQE at sq_ci: a READ's bytes, an atomic's old value. */
-static void wire_ack_data(struct sim_qp *qp, const struct sim_wire_frame *f,
+/* An ACK's data for the WQE of @sl: a READ's bytes, an atomic's old value. */
+static void wire_ack_data(struct sim_qp *qp, struct sim_wslot *sl, const struct sim_wire_frame *f,
 			  const uint8_t *payload)
 {
 	uint8_t lin[SIM_MAX_WQE_BYTES], *res;
@@ -1504,19 +1645,19 @@ static void wire_ack_data(struct sim_qp *qp, const struct sim_wire_frame *f,
 	uint32_t nsg, size, opseg;
 	const uint8_t *d;
 
-	wqe_at_ci(qp, &w, lin);
+	wqe_at(qp, sl->ci, &w, lin);
 	if (w.opcode == SIM_OP_RDMA_READ) {
 		/* the scatter list was checked before the request left */
 		if (local_sgl(qp, &w, 2, 1, 0, sg, &nsg, &total, &r) == X_DONE &&
 		    total == f->payload)
 			copy_scatter(sg, nsg, payload);
-		qp->exec.w_bytes = (uint32_t)total;
+		sl->bytes = (uint32_t)total;
 		return;
 	}
 	size = (w.opcode == SIM_OP_ATOMIC_MASKED_CS || w.opcode == SIM_OP_ATOMIC_MASKED_FA) &&
 	       w.opmod == SIM_OPMOD_EXT_ATOMIC_4B ? 4 : 8;
 	opseg = w.opcode == SIM_OP_ATOMIC_MASKED_CS && size == 8 ? 2 : 1;
-	qp->exec.w_bytes = size;
+	sl->bytes = size;
 	if (w.ds != 3 + opseg)
 		return;	/* no result segment: the value is discarded */
 	d = w.b + (2 + opseg) * 16u;
@@ -1530,26 +1671,50 @@ static void wire_ack_data(struct sim_qp *qp, const struct sim_wire_frame *f,
 		dvx_put_be64(res, f->a);
 }
 
+/*
+ * An answer for @f->psn. Answers come in PSN order (one stream, a responder that
+ * executes in order), so one to a PSN also acknowledges the requests before it that
+ * carry no data (WRITE, SEND); a READ's or an atomic's answer that did not come is lost
+ * and the head's time-out sends it again. An answer to nothing on the wire (a duplicate,
+ * one before a go-back, a QP reset meanwhile) is dropped.
+ */
 void dvx_sim_exec_wire_response(struct sim_fabric *fab, const struct sim_wire_frame *f,
 				const uint8_t *payload)
 {
+	struct sim_qp_exec *x;
+	struct sim_wslot *sl;
 	struct sim_qp *qp;
+	uint32_t off, i;
 
 	if (f->src_nic >= fab->nnics)
 		return;
 	qp = dvx_sim_qp_find(&fab->nics[f->src_nic], f->dst_qpn);
-	/* a response to nothing that waits (a duplicate, a QP reset meanwhile): dropped */
-	if (!qp || qp->state != SIM_QPS_RTS || !qp->exec.w_state || qp->exec.w_resp ||
-	    f->psn != qp->exec.w_psn || f->src_qpn != qp->remote_qpn)
+	if (!qp || qp->state != SIM_QPS_RTS || f->src_qpn != qp->remote_qpn)
 		return;
-	if (f->type == SIM_WIRE_ACK)
-		wire_ack_data(qp, f, payload);
-	qp->exec.w_synd = f->synd;
-	qp->exec.w_rnr = f->synd;
-	qp->exec.w_vendor = f->vendor;
-	qp->exec.w_resp = f->type;
-	/* wake it now, keeping its retry state (a zero stall would reset it) */
-	qp->stall_until_ns = 1;
+	x = &qp->exec;
+	off = (f->psn - x->w_una) & 0xffffffu;
+	if (!x->w_cnt || off >= x->w_cnt)
+		return;
+	sl = wslot(x, f->psn);
+	if (sl->resp)
+		return;
+	for (i = 0; i < off; i++) {
+		struct sim_wslot *e = wslot(x, (x->w_una + i) & 0xffffffu);
+
+		if (!e->resp && !e->data) {
+			e->resp = SIM_WIRE_ACK;
+			e->bytes = 0;
+		}
+	}
+	if (f->type == SIM_WIRE_ACK && sl->data)
+		wire_ack_data(qp, sl, f, payload);
+	sl->synd = f->synd;
+	sl->vendor = f->vendor;
+	sl->resp = f->type;
+	/* wake it now if its head is answered, keeping its retry state (a zero stall
+	 * would reset it) */
+	if (wslot(x, x->w_una)->resp)
+		qp->stall_until_ns = 1;
 }
 
 /* The responder's answer to @rq: @type with @synd/@vendor, @old, or a READ's bytes. */
@@ -1588,21 +1753,27 @@ static void wire_answer(struct sim_fabric *fab, uint32_t rank, const struct sim_
 /*
  * The responder half of a request from process @rank: the checks and the effects that
  * exec_write_send(), exec_read() and exec_atomic() make at an in-process responder, in
- * the same order, on this process's memory only; then the answer. A request that finds
- * no responder, a port down, a QP not receiving, or no room for its answer is dropped
- * (the requester retries). A retransmission of the request executed last is answered
- * again without running twice (an atomic's result is kept for it).
+ * the same order, on this process's memory only; then the answer. Requests are executed
+ * in PSN order: the next expected PSN (wr_epsn) is executed; one of the SIM_WIRE_WIN
+ * before it is a retransmission, answered again without running twice (a READ is read
+ * again, an atomic's result is kept for it); one after it came after a lost one and is
+ * dropped (the requester goes back to the lost one). The first request of a requester
+ * (its una, the oldest PSN it has on the wire, is its own PSN) sets the expected PSN. A
+ * request that finds no responder, a port down, a QP not receiving, or no room for its
+ * answer is dropped (the requester retries).
  */
 int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_qp *peer,
 			      const struct sim_wire_frame *f, const uint8_t *payload)
 {
 	uint8_t fake[16] = { 0 }, *t = NULL;
 	struct sim_qp_exec *x;
+	struct sim_whist *h;
 	struct sim_sge sg;
 	struct sim_xres r = { 0 };
 	struct sim_wqe w;
 	struct sim_atomic_op o;
 	uint64_t old = 0;
+	uint32_t back;
 	int is_write = f->opcode == SIM_OP_RDMA_WRITE || f->opcode == SIM_OP_RDMA_WRITE_IMM;
 	int rc, dup;
 
@@ -1612,7 +1783,18 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 	if (!fab->wire_ops->room(fab, rank, f->opcode == SIM_OP_RDMA_READ ? f->len : 0))
 		return SIM_WIRE_DROPPED;
 	x = &peer->exec;
-	dup = x->wr_valid && x->wr_psn == f->psn && x->wr_src == f->src_qpn;
+	back = (x->wr_epsn - f->psn) & 0xffffffu;	/* 1..WIN: done already */
+	dup = x->wr_valid && x->wr_src == f->src_qpn && back - 1u < SIM_WIRE_WIN;
+	if (!dup && (!x->wr_valid || x->wr_src != f->src_qpn || f->psn != x->wr_epsn)) {
+		/* a requester's first request, or one that went through RST (a new PSN
+		 * from its clock): it names itself the oldest on the wire */
+		if (f->una != f->psn)
+			return SIM_WIRE_DROPPED;	/* one before it was lost */
+		x->wr_valid = 1;
+		x->wr_src = f->src_qpn;
+		x->wr_epsn = f->psn;
+		memset(x->wr_hist, 0, sizeof(x->wr_hist));
+	}
 	switch (f->opcode) {
 	case SIM_OP_RDMA_WRITE:
 	case SIM_OP_RDMA_WRITE_IMM:
@@ -1632,6 +1814,7 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 				goto nak;
 			}
 			if (!rq_avail(peer)) {
+				/* not executed: the same PSN is expected again */
 				wire_answer(fab, rank, f, peer, SIM_WIRE_RNR, peer->min_rnr_nak, 0, 0,
 					    NULL, 0);
 				return SIM_WIRE_DONE;
@@ -1669,17 +1852,19 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 		if (f->len && remote_buf(peer, peer, f->rkey, f->raddr, f->len,
 					 DVX_ACCESS_REMOTE_READ, &t, &r) != X_DONE)
 			goto nak;
-		x->wr_valid = 1;
-		x->wr_psn = f->psn;
-		x->wr_src = f->src_qpn;
+		if (!dup)
+			x->wr_epsn = (f->psn + 1) & 0xffffffu;
 		wire_answer(fab, rank, f, peer, SIM_WIRE_ACK, 0, 0, 0, t, f->len);
 		return dup ? SIM_WIRE_DUP : SIM_WIRE_DONE;
 	case SIM_OP_ATOMIC_CS:
 	case SIM_OP_ATOMIC_FA:
 	case SIM_OP_ATOMIC_MASKED_CS:
 	case SIM_OP_ATOMIC_MASKED_FA:
+		h = &x->wr_hist[f->psn % SIM_WIRE_WIN];
 		if (dup) {
-			old = x->wr_old;
+			if (!h->valid || h->psn != f->psn)
+				return SIM_WIRE_DROPPED;	/* not one it executed */
+			old = h->old;
 			goto ack;
 		}
 		if (!(peer->access & DVX_ACCESS_REMOTE_ATOMIC)) {
@@ -1708,22 +1893,23 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 		o.swap_mask = f->swap_mask;
 		o.cmp_mask = f->cmp_mask;
 		old = atomic_apply(t, o.size, &o);
-		x->wr_old = old;
+		h->psn = f->psn;
+		h->valid = 1;
+		h->old = old;
 		goto ack;
 	default:
 		return SIM_WIRE_DROPPED;	/* the requester sends no other opcode */
 	}
 ack:
-	x->wr_valid = 1;
-	x->wr_psn = f->psn;
-	x->wr_src = f->src_qpn;
+	if (!dup)
+		x->wr_epsn = (f->psn + 1) & 0xffffffu;
 	wire_answer(fab, rank, f, peer, SIM_WIRE_ACK, 0, 0, old, NULL, 0);
 	return dup ? SIM_WIRE_DUP : SIM_WIRE_DONE;
 nak:
 	(void)rc;
-	x->wr_valid = 1;
-	x->wr_psn = f->psn;
-	x->wr_src = f->src_qpn;
+	if (dup)
+		return SIM_WIRE_DROPPED;	/* answered before; its QP is in ERR since */
+	x->wr_epsn = (f->psn + 1) & 0xffffffu;
 	if (r.peer_err)
 		set_err(fab, peer);
 	wire_answer(fab, rank, f, peer, SIM_WIRE_NAK, r.synd, r.vendor, 0, NULL, 0);

@@ -481,7 +481,9 @@ unsigned dvx_sim_pass(struct sim_fabric *fab, bool *progress)
 			if (qp->stall_until_ns) {
 				if (!now)
 					now = dvx_sim_now_ns();
-				if (now < qp->stall_until_ns)
+				/* a head waiting for its answer on the wire: the WQEs after it
+				 * still go out (the window, docs/sim-wire.md) */
+				if (now < qp->stall_until_ns && !qp->exec.w_cnt)
 					continue;
 			}
 			n = dvx_sim_exec_qp(fab, qp, fab->ro_on ? 1 + sim_ro_rand(fab, SIM_QP_BUDGET)
@@ -494,8 +496,10 @@ unsigned dvx_sim_pass(struct sim_fabric *fab, bool *progress)
 	}
 	fab->rr++;
 	/* the gap runs from the end of this pass: a long pass is running time, not a stall */
-	if (fab->wire_ops)
+	if (fab->wire_ops) {
+		fab->wire_ops->flush(fab);	/* what this pass queued, in one write a peer */
 		fab->wire_last_pass = dvx_sim_now_ns();
+	}
 	return done;
 }
 

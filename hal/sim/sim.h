@@ -134,6 +134,9 @@ struct sim_exec_key {
 	struct sim_mr *mr;	/* valid while mr->lkey == key */
 };
 
+/* requests of one QP on the wire at once (docs/sim-wire.md) */
+#define SIM_WIRE_WIN 32u
+
 /** execution state private to exec.c; dvx_sim_exec_reset_qp() zeroes it */
 struct sim_qp_exec {
 	uint32_t retry_left;	/* transport retries left for the WQE at sq_ci */
@@ -144,23 +147,38 @@ struct sim_qp_exec {
 	struct sim_cq *scq, *rcq;	/* cached send / receive CQ (checked by cqn) */
 	struct sim_exec_key keys[SIM_EXEC_KEYS];	/* direct-mapped key cache */
 	uint64_t pkts;		/* request packets this QP sent, for faults.drop_every */
-	/* the wire (wire.c, docs/sim-wire.md): requester side of the WQE at sq_ci */
+	/* the wire (wire.c, docs/sim-wire.md), requester side: a window of requests, PSNs
+	 * w_una .. w_una + w_cnt - 1 for the WQEs from sq_ci on, slot psn % SIM_WIRE_WIN */
 	uint32_t w_rank;	/* the responder's process + 1 when it is remote, else 0 */
-	uint32_t w_psn;		/* PSN of the request of the WQE at sq_ci */
-	uint8_t w_state;	/* 1: sent (or lost), awaiting its response */
-	uint8_t w_resp;		/* what came back (enum sim_wire_type), 0 nothing yet */
-	uint8_t w_synd;		/* NAK: the requester's syndrome and vendor syndrome */
-	uint8_t w_vendor;
-	uint8_t w_rnr;		/* RNR NAK: the responder's min_rnr_nak */
-	uint8_t w_seeded;	/* w_psn has its first value */
-	uint8_t wr_valid;	/* responder: wr_* describe the last request executed */
+	uint32_t w_una;		/* PSN of the WQE at sq_ci when w_cnt > 0 */
+	uint32_t w_nxt;		/* the next PSN to send */
+	uint32_t w_cnt;		/* requests on the wire (sent, or lost on the way) */
+	uint32_t w_next_ci;	/* the WQE after the last one sent */
+	uint32_t w_win;		/* how many may be on the wire now (1 after a loss, grows) */
+	uint32_t w_hi;		/* the PSN after the highest one ever sent (retransmissions) */
+	uint32_t rsvd_w2;
+	uint8_t w_seeded;	/* w_nxt has its first value */
+	uint8_t w_ahead;	/* exec_one() runs a WQE beyond sq_ci only to send it */
+	uint8_t wr_valid;	/* responder: wr_epsn and wr_src hold */
 	uint8_t rsvd_w;
-	uint32_t w_bytes;	/* ACK: the requester CQE's byte count */
-	uint64_t w_deadline;	/* when the request counts as lost */
-	/* responder side: the last request executed, replayed to a retransmission */
-	uint32_t wr_psn;
+	uint32_t wr_epsn;	/* responder: the next PSN it executes */
 	uint32_t wr_src;	/* its requester QP (an RC responder has only the one) */
-	uint64_t wr_old;	/* an atomic's result */
+	struct sim_wslot {
+		uint32_t ci;		/* the WQE (free-running SQ index) */
+		uint32_t bytes;		/* ACK: the requester CQE's byte count */
+		uint64_t deadline;	/* on NIC time (sim_wire_now()), when it counts as lost */
+		uint8_t resp;		/* what came back (enum sim_wire_type), 0 nothing yet */
+		uint8_t synd;		/* NAK: the requester's syndrome; RNR: min_rnr_nak */
+		uint8_t vendor;
+		uint8_t data;		/* a READ or an atomic: its answer carries data */
+		uint32_t rsvd;
+	} w_slot[SIM_WIRE_WIN];
+	/* responder: the atomics executed last, replayed to a retransmission */
+	struct sim_whist {
+		uint32_t psn;
+		uint32_t valid;
+		uint64_t old;
+	} wr_hist[SIM_WIRE_WIN];
 	uint64_t wr_answers;	/* answers this QP sent, for faults.drop_every */
 	/* reorder mode: the WQE at sq_ci was placed in part in generation ro_gen; the
 	 * rest (and its completion) waits for a later one */
@@ -352,6 +370,7 @@ struct sim_fabric {
 	uint64_t wire_last_pass;	/* when the last pass began (0: none yet) */
 	uint64_t wire_frozen_ns;	/* the gaps so far, less SIM_WIRE_GAP_NS each */
 	uint64_t wire_frozen;		/* how many such gaps */
+	uint64_t wire_window_max;	/* the most requests of one QP on the wire at once */
 	/* software GPUs (gpu.c) */
 	struct sim_gpu *gpus;
 	uint32_t ngpus;
@@ -488,6 +507,7 @@ struct sim_wire_frame {
 	uint8_t dmac[6];
 	uint8_t rsvd[2];
 	uint32_t payload;	/* bytes after the header */
+	uint32_t una;		/* REQ: the requester's oldest PSN still on the wire */
 };
 
 /** struct sim_wseg - a piece of a frame's payload in the sender's memory */
@@ -513,6 +533,8 @@ struct sim_wseg {
  * @idle_wait:	the progress thread found nothing to do: wait up to @ns for a frame from
  *		another process (instead of sleeping blind), so an answer is taken in as it
  *		arrives
+ * @flush:	write what this pass queued (frames are queued, and written together at
+ *		the end of a pass, or when a buffer is full)
  * Context: fab->lock held, all of them but @idle_wait (called without it).
  */
 struct sim_wire_ops {
@@ -524,6 +546,7 @@ struct sim_wire_ops {
 	void (*close)(struct sim_fabric *fab);
 	bool (*rmac)(struct sim_fabric *fab, const uint8_t gid[16], uint8_t mac[6]);
 	void (*idle_wait)(struct sim_fabric *fab, uint64_t ns);
+	void (*flush)(struct sim_fabric *fab);
 };
 
 /* dvx_sim_wire_send()'s @reserve for a request sent again after its time-out */

@@ -15,24 +15,32 @@
  * drains its sockets; requests take send room only when a whole answer's worth stays
  * free, so answers always find room. All socket calls go through the hal's host table.
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sim.h"
 #include "ctrl.h"
 
 #define WIRE_MAGIC 0x44565857u		/* "DVXW" */
-#define WIRE_VERSION 1u
+#define WIRE_VERSION 2u		/* 2: a window of requests per QP, una at 116 */
 #define WIRE_HELLO 16u			/* magic, version, rank, nranks */
-#define WIRE_FRAMES_PER_ROUND 16u	/* frames read from one peer per round */
+#define WIRE_HELLO_VERSION 2u		/* 2: the acceptor answers with its own hello */
+#define WIRE_HELLO_CROSS 0x80000002u	/* the acceptor's answer when two joins cross */
+#define WIRE_HELLO_NS 1000000000ull	/* an accepted connection says hello within 1 s */
+#define WIRE_FRAMES_PER_ROUND 64u	/* frames executed from one peer per round */
+#define WIRE_RX_MORE (64u << 10)	/* receive buffer beyond one frame */
 
 struct sim_wpeer {
 	int32_t fd;		/* -1: not connected, or gone */
 	uint8_t up;
-	uint8_t rsvd[3];
-	uint8_t *rx;		/* SIM_WIRE_HDR + max_msg */
-	uint64_t rx_got;
-	uint64_t rx_need;
+	uint8_t connecting;	/* dvx_sim_wire_connect_peer() is at it (crossing joins) */
+	uint8_t mine;		/* up through this process's join (not an accepted one) */
+	uint8_t rsvd;
+	uint8_t *rx;		/* rx_cap bytes; [rx_head, rx_tail) read, not yet executed */
+	uint64_t rx_head;
+	uint64_t rx_tail;
 	uint8_t *tx;		/* tx_cap bytes; [tx_head, tx_tail) still to send */
 	uint64_t tx_head;
 	uint64_t tx_tail;
@@ -44,11 +52,12 @@ struct sim_wremote {
 	struct dvx_sim_nic_cfg cfg;
 };
 
-/* a connection accepted during set-up whose hello is not complete yet */
+/* an accepted connection whose hello is not complete yet */
 struct sim_wacc {
 	int32_t fd;
 	uint32_t got;
 	uint8_t b[WIRE_HELLO];
+	uint64_t deadline;	/* refused if its hello is not complete by then */
 };
 
 struct sim_wire {
@@ -63,9 +72,9 @@ struct sim_wire {
 	struct sim_wremote *remotes;
 	uint32_t nremotes;
 	uint32_t rsvd2;
-	struct dvx_hal_pollfd *pfd;	/* nranks + 1 */
-	uint32_t *pmap;			/* pfd index -> rank */
-	struct sim_wacc *acc;		/* nranks */
+	struct dvx_hal_pollfd *pfd;	/* 2 * nranks + 2 */
+	uint32_t *pmap;			/* pfd index -> rank, or what else it is */
+	struct sim_wacc *acc;		/* nranks: connections accepted, hello pending */
 	struct dvx_sim_wire_stats st;
 };
 
@@ -102,10 +111,17 @@ static void wire_defaults(const struct dvx_sim_wire_cfg *in, struct dvx_sim_wire
 		c->hal = dvx_hal_host();
 }
 
-/* a request of the largest message and one answer of it fit together */
+/* a request of the largest message and one answer of it fit together, and 1 MiB more
+ * for a window of requests (and their answers) written together */
 static uint64_t tx_cap_of(const struct dvx_sim_wire_cfg *c)
 {
-	return 2ull * (SIM_WIRE_HDR + c->max_msg);
+	return 2ull * (SIM_WIRE_HDR + c->max_msg) + (1u << 20);
+}
+
+/* a frame of the largest message, and 64 KiB more to read what follows in one call */
+static uint64_t rx_cap_of(const struct dvx_sim_wire_cfg *c)
+{
+	return SIM_WIRE_HDR + (uint64_t)c->max_msg + WIRE_RX_MORE;
 }
 
 static void wire_layout(const struct dvx_sim_wire_cfg *c, struct wire_layout *l)
@@ -115,11 +131,11 @@ static void wire_layout(const struct dvx_sim_wire_cfg *c, struct wire_layout *l)
 	(void)lay(&off, sizeof(struct sim_wire));
 	l->peers = lay(&off, n * sizeof(struct sim_wpeer));
 	l->remotes = lay(&off, (size_t)c->max_remote_nics * sizeof(struct sim_wremote));
-	l->pfd = lay(&off, (n + 1) * sizeof(struct dvx_hal_pollfd));
-	l->pmap = lay(&off, (n + 1) * sizeof(uint32_t));
+	l->pfd = lay(&off, (2 * n + 2) * sizeof(struct dvx_hal_pollfd));
+	l->pmap = lay(&off, (2 * n + 2) * sizeof(uint32_t));
 	l->acc = lay(&off, n * sizeof(struct sim_wacc));
 	/* the other ranks' buffers; this rank's own peer entry has none */
-	l->bufs = lay(&off, (n - 1) * (SIM_WIRE_HDR + c->max_msg + tx_cap_of(c) + 128));
+	l->bufs = lay(&off, (n - 1) * (rx_cap_of(c) + tx_cap_of(c) + 128));
 	l->end = off + 64;	/* the start is aligned inside the caller's memory */
 }
 
@@ -175,8 +191,7 @@ int dvx_sim_wire_init(struct dvx_sim_fabric *fab, const struct dvx_sim_wire_cfg 
 		if (i == c.rank)
 			continue;
 		p->rx = buf;
-		p->rx_need = SIM_WIRE_HDR;
-		buf += DVX_ALIGN_UP(SIM_WIRE_HDR + (uint64_t)c.max_msg, 64);
+		buf += DVX_ALIGN_UP(rx_cap_of(&c), 64);
 		p->tx = buf;
 		buf += DVX_ALIGN_UP(w->tx_cap, 64);
 	}
@@ -188,6 +203,7 @@ int dvx_sim_wire_init(struct dvx_sim_fabric *fab, const struct dvx_sim_wire_cfg 
 	f->wire_last_pass = 0;
 	f->wire_frozen_ns = 0;
 	f->wire_frozen = 0;
+	f->wire_window_max = 0;
 	pthread_mutex_unlock(&f->lock);
 	return 0;
 }
@@ -232,8 +248,8 @@ static void peer_down(struct sim_wire *w, struct sim_wpeer *p)
 		w->st.peers_down++;
 	p->fd = -1;
 	p->up = 0;
-	p->rx_got = 0;
-	p->rx_need = SIM_WIRE_HDR;
+	p->mine = 0;
+	p->rx_head = p->rx_tail = 0;
 	p->tx_head = p->tx_tail = 0;
 }
 
@@ -247,10 +263,10 @@ static void close_listener(struct sim_wire *w)
 		dvx_hal_sock_unlink(w->hal, &w->laddr);
 }
 
-static void put_hello(uint8_t *b, const struct sim_wire *w)
+static void put_hello(uint8_t *b, const struct sim_wire *w, uint32_t version)
 {
 	dvx_put_be32(b, WIRE_MAGIC);
-	dvx_put_be32(b + 4, WIRE_VERSION);
+	dvx_put_be32(b + 4, version);
 	dvx_put_be32(b + 8, (uint32_t)w->cfg.rank);
 	dvx_put_be32(b + 12, (uint32_t)w->cfg.nranks);
 }
@@ -280,6 +296,7 @@ static int send_all(struct sim_wire *w, int fd, const uint8_t *b, size_t len, ui
 	return 0;
 }
 
+/* a failed mesh: every connection closed (fab->lock held) */
 static void setup_fail(struct sim_wire *w)
 {
 	int32_t i;
@@ -294,62 +311,263 @@ static void setup_fail(struct sim_wire *w)
 	close_listener(w);
 }
 
-/* A connection to a higher rank finished: check it and say who we are. */
-static int connected_to(struct sim_wire *w, int32_t r, uint64_t deadline)
+/* the rank a hello of @version names, or -1 when it is not one of a rank of this job */
+static int32_t hello_rank(const struct sim_wire *w, const uint8_t *b, uint32_t version)
 {
-	uint8_t hello[WIRE_HELLO];
-	int rc = dvx_hal_sock_error(w->hal, w->peers[r].fd);
+	uint32_t r = dvx_get_be32(b + 8);
 
-	if (rc) {
-		/* refused (not listening yet): try again */
-		dvx_hal_sock_close(w->hal, w->peers[r].fd);
-		w->peers[r].fd = -1;
+	if (dvx_get_be32(b) != WIRE_MAGIC || dvx_get_be32(b + 4) != version ||
+	    dvx_get_be32(b + 12) != (uint32_t)w->cfg.nranks || r >= (uint32_t)w->cfg.nranks ||
+	    r == (uint32_t)w->cfg.rank)
+		return -1;
+	return (int32_t)r;
+}
+
+static void acc_close(struct sim_wire *w, struct sim_wacc *a, bool refused)
+{
+	dvx_hal_sock_close(w->hal, a->fd);
+	a->fd = -1;
+	a->got = 0;
+	if (refused)
+		w->st.refused++;
+}
+
+/*
+ * The acceptor's half of a join, one round without waiting (fab->lock held, or the
+ * wire not yet shared): take the connections waiting at the listener, read what came of
+ * their hellos, and take a rank in whose hello is right: this job (magic, version,
+ * nranks), a rank that is not this one, not one that is up already (a second connection
+ * claiming an identity), nor one this process is connecting to itself when it is the
+ * higher rank (two joins that cross: the lower rank's connection is the one kept). It
+ * gets this process's hello back and is up. Anything else is refused (closed) and
+ * counted, and changes nothing; so is a connection that says nothing for a second, or
+ * one more than there are slots for hellos. Returns whether a rank came up.
+ */
+static bool accept_step(struct sim_wire *w)
+{
+	uint64_t now = dvx_hal_now_ns(w->hal);
+	bool up = false;
+	int32_t i, r;
+	int fd;
+
+	while (w->lfd >= 0 && !dvx_hal_sock_accept(w->hal, w->lfd, &fd)) {
+		for (i = 0; i < w->cfg.nranks && w->acc[i].fd >= 0; i++)
+			;
+		if (i == w->cfg.nranks) {
+			dvx_hal_sock_close(w->hal, fd);
+			w->st.refused++;
+			continue;
+		}
+		w->acc[i].fd = fd;
+		w->acc[i].got = 0;
+		w->acc[i].deadline = now + WIRE_HELLO_NS;
+	}
+	for (i = 0; i < w->cfg.nranks; i++) {
+		struct sim_wacc *a = &w->acc[i];
+		uint8_t hello[WIRE_HELLO];
+		struct dvx_hal_iov iov = { hello, sizeof(hello) };
+		size_t got = 0, sent = 0;
+		int rc;
+
+		if (a->fd < 0)
+			continue;
+		rc = dvx_hal_sock_recv(w->hal, a->fd, a->b + a->got, WIRE_HELLO - a->got, &got);
+		if (rc == -EAGAIN) {
+			if (now >= a->deadline)
+				acc_close(w, a, true);
+			continue;
+		}
+		if (rc || !got) {
+			acc_close(w, a, true);	/* gone before saying who it is */
+			continue;
+		}
+		a->got += (uint32_t)got;
+		if (a->got < WIRE_HELLO)
+			continue;
+		r = hello_rank(w, a->b, WIRE_HELLO_VERSION);
+		if (r > w->cfg.rank && (w->peers[r].connecting ||
+					 (w->peers[r].up && w->peers[r].mine))) {
+			/* joins that crossed (this one's, in flight or done, is kept): the
+			 * other waits for it instead of failing */
+			put_hello(hello, w, WIRE_HELLO_CROSS);
+			(void)dvx_hal_sock_send(w->hal, a->fd, &iov, 1, &sent);
+			acc_close(w, a, false);
+			continue;
+		}
+		if (r < 0 || w->peers[r].up) {
+			acc_close(w, a, true);	/* not of this job, or a rank taken */
+			continue;
+		}
+		put_hello(hello, w, WIRE_HELLO_VERSION);
+		/* 16 bytes into a fresh connection: all of them or none fit */
+		rc = dvx_hal_sock_send(w->hal, a->fd, &iov, 1, &sent);
+		if (rc || sent != sizeof(hello)) {
+			acc_close(w, a, true);
+			continue;
+		}
+		w->peers[r].fd = a->fd;
+		w->peers[r].up = 1;
+		w->peers[r].mine = 0;
+		w->peers[r].rx_head = w->peers[r].rx_tail = 0;
+		w->peers[r].tx_head = w->peers[r].tx_tail = 0;
+		a->fd = -1;
+		a->got = 0;
+		up = true;
+	}
+	return up;
+}
+
+static int lock_accept(struct sim_fabric *f, struct sim_wire *w, int32_t r)
+{
+	int is_up;
+
+	pthread_mutex_lock(&f->lock);
+	accept_step(w);
+	is_up = w->peers[r].up;
+	pthread_mutex_unlock(&f->lock);
+	return is_up;
+}
+
+/*
+ * Join rank @r at @addr before @deadline: connect (again every millisecond while
+ * nothing listens there), say hello, and take the connection when rank @r's hello comes
+ * back. Meanwhile this process's own listener is served (accept_step()), so joins that
+ * wait on each other all go on. 0 also when @r joined this process meanwhile.
+ */
+static int join_peer(struct sim_fabric *f, struct sim_wire *w, int32_t r,
+		     const struct dvx_hal_sock_addr *addr, uint64_t deadline)
+{
+	uint8_t hello[WIRE_HELLO], back[WIRE_HELLO];
+	uint32_t got = 0;
+	int fd = -1, rc = 0, said = 0, crossed = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (w->peers[r].up) {
+		pthread_mutex_unlock(&f->lock);
 		return 0;
 	}
-	put_hello(hello, w);
-	rc = send_all(w, w->peers[r].fd, hello, sizeof(hello), deadline);
-	if (!rc)
-		w->peers[r].up = 1;
+	if (w->peers[r].connecting) {
+		pthread_mutex_unlock(&f->lock);
+		return -EBUSY;
+	}
+	w->peers[r].connecting = 1;
+	pthread_mutex_unlock(&f->lock);
+	put_hello(hello, w, WIRE_HELLO_VERSION);
+	for (;;) {
+		struct dvx_hal_pollfd pf[2];
+		uint64_t now = dvx_hal_now_ns(w->hal), wait;
+		unsigned np = 0;
+
+		if (lock_accept(f, w, r)) {
+			rc = 0;	/* it joined us, or the crossing went its way */
+			break;
+		}
+		if (now >= deadline) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		wait = deadline - now < 1000000u ? deadline - now : 1000000u;
+		if (fd < 0 && !crossed && dvx_hal_sock_connect(w->hal, addr, &fd)) {
+			fd = -1;	/* nothing listens there yet: again in a millisecond */
+			dvx_hal_sock_poll(w->hal, NULL, 0, wait);
+			continue;
+		}
+		if (w->lfd >= 0) {
+			pf[np].fd = w->lfd;
+			pf[np++].events = DVX_HAL_POLL_IN;
+		}
+		if (fd >= 0) {
+			pf[np].fd = fd;
+			pf[np++].events = said ? DVX_HAL_POLL_IN : DVX_HAL_POLL_OUT;
+		}
+		rc = dvx_hal_sock_poll(w->hal, pf, np, wait);
+		if (rc < 0)
+			break;
+		rc = 0;
+		if (fd < 0 || !pf[np - 1].revents)
+			continue;
+		if (!said) {
+			if (dvx_hal_sock_error(w->hal, fd)) {
+				dvx_hal_sock_close(w->hal, fd);	/* refused: not listening yet */
+				fd = -1;
+				continue;
+			}
+			rc = send_all(w, fd, hello, sizeof(hello), deadline);
+			if (rc)
+				break;
+			said = 1;
+			continue;
+		}
+		{
+			size_t n = 0;
+
+			rc = dvx_hal_sock_recv(w->hal, fd, back + got, sizeof(back) - got, &n);
+			if (rc == -EAGAIN) {
+				rc = 0;
+				continue;
+			}
+			if (rc || !n) {
+				/* refused: not this job, or this rank is up there already (also
+				 * when it joined us meanwhile: then that is the connection) */
+				rc = lock_accept(f, w, r) ? 0 : -ECONNREFUSED;
+				break;
+			}
+			got += (uint32_t)n;
+			if (got < sizeof(back))
+				continue;
+			if (hello_rank(w, back, WIRE_HELLO_CROSS) == r) {
+				/* two joins crossed: the lower rank's comes to our listener */
+				dvx_hal_sock_close(w->hal, fd);
+				fd = -1;
+				crossed = 1;
+				continue;
+			}
+			if (hello_rank(w, back, WIRE_HELLO_VERSION) != r) {
+				rc = -EPROTO;	/* someone else answers at that address */
+				break;
+			}
+			pthread_mutex_lock(&f->lock);
+			if (!w->peers[r].up) {
+				w->peers[r].fd = fd;
+				w->peers[r].up = 1;
+				w->peers[r].mine = 1;
+				w->peers[r].rx_head = w->peers[r].rx_tail = 0;
+				w->peers[r].tx_head = w->peers[r].tx_tail = 0;
+				fd = -1;
+			}
+			w->peers[r].connecting = 0;
+			pthread_mutex_unlock(&f->lock);
+			if (fd >= 0)
+				dvx_hal_sock_close(w->hal, fd);
+			return 0;
+		}
+	}
+	if (fd >= 0)
+		dvx_hal_sock_close(w->hal, fd);
+	pthread_mutex_lock(&f->lock);
+	w->peers[r].connecting = 0;
+	pthread_mutex_unlock(&f->lock);
 	return rc;
 }
 
-/* Read more of an accepted connection's hello; a complete one makes that rank up. */
-static int hello_from(struct sim_wire *w, struct sim_wacc *a)
+int dvx_sim_wire_connect_peer(struct dvx_sim_fabric *fab, int rank,
+			      const struct dvx_hal_sock_addr *addr, uint64_t timeout_ns)
 {
-	size_t got = 0;
-	uint32_t r;
-	int rc;
+	struct sim_wire *w = wire_of(fab);
 
-	rc = dvx_hal_sock_recv(w->hal, a->fd, a->b + a->got, WIRE_HELLO - a->got, &got);
-	if (rc == -EAGAIN)
-		return 0;
-	if (rc || !got) {
-		/* it went away before saying who it is: not one of ours */
-		dvx_hal_sock_close(w->hal, a->fd);
-		a->fd = -1;
-		return 0;
-	}
-	a->got += (uint32_t)got;
-	if (a->got < WIRE_HELLO)
-		return 0;
-	r = dvx_get_be32(a->b + 8);
-	if (dvx_get_be32(a->b) != WIRE_MAGIC || dvx_get_be32(a->b + 4) != WIRE_VERSION ||
-	    dvx_get_be32(a->b + 12) != (uint32_t)w->cfg.nranks || r >= (uint32_t)w->cfg.rank ||
-	    w->peers[r].up)
-		return -EPROTO;
-	w->peers[r].fd = a->fd;
-	w->peers[r].up = 1;
-	a->fd = -1;
-	return 0;
+	if (!w || !addr || rank < 0 || rank >= w->cfg.nranks || rank == w->cfg.rank)
+		return -EINVAL;
+	return join_peer(sim_fab_of(fab), w, rank, addr,
+			 dvx_hal_now_ns(w->hal) + timeout_ns);
 }
 
 int dvx_sim_wire_connect(struct dvx_sim_fabric *fab, const struct dvx_hal_sock_addr *table,
 			 uint64_t timeout_ns)
 {
+	struct sim_fabric *f = fab ? sim_fab_of(fab) : NULL;
 	struct sim_wire *w = wire_of(fab);
-	uint64_t deadline, now;
-	int32_t me, n, r, i;
-	uint32_t np, k;
+	uint64_t deadline;
+	int32_t me, n, r;
 	int rc = 0;
 
 	if (!w || !table)
@@ -359,76 +577,164 @@ int dvx_sim_wire_connect(struct dvx_sim_fabric *fab, const struct dvx_hal_sock_a
 	me = w->cfg.rank;
 	n = w->cfg.nranks;
 	deadline = dvx_hal_now_ns(w->hal) + timeout_ns;
-	for (;;) {
-		int32_t missing = 0, retry = 0;
+	/* the mesh is joins: this rank joins the higher ranks, the lower ones join it */
+	for (r = me + 1; r < n && !rc; r++)
+		rc = join_peer(f, w, r, &table[r], deadline);
+	for (r = 0; r < me && !rc; r++) {
+		while (!lock_accept(f, w, r)) {
+			struct dvx_hal_pollfd pf = { w->lfd, DVX_HAL_POLL_IN, 0 };
+			uint64_t now = dvx_hal_now_ns(w->hal);
 
-		for (r = 0; r < n; r++)
-			missing += r != me && !w->peers[r].up;
-		if (!missing)
-			break;
-		now = dvx_hal_now_ns(w->hal);
-		if (now >= deadline) {
-			rc = -ETIMEDOUT;
-			goto fail;
-		}
-		/* a higher rank that does not listen yet (no socket file, refused) is tried
-		 * again every millisecond until the deadline */
-		for (r = me + 1; r < n; r++)
-			if (!w->peers[r].up && w->peers[r].fd < 0 &&
-			    dvx_hal_sock_connect(w->hal, &table[r], &w->peers[r].fd))
-				retry = 1;
-		np = 0;
-		w->pfd[np].fd = w->lfd;
-		w->pfd[np].events = DVX_HAL_POLL_IN;
-		w->pmap[np++] = (uint32_t)n;
-		for (r = me + 1; r < n; r++)
-			if (!w->peers[r].up && w->peers[r].fd >= 0) {
-				w->pfd[np].fd = w->peers[r].fd;
-				w->pfd[np].events = DVX_HAL_POLL_OUT;
-				w->pmap[np++] = (uint32_t)r;
+			if (now >= deadline) {
+				rc = -ETIMEDOUT;
+				break;
 			}
-		for (i = 0; i < me && np <= (uint32_t)n; i++)
-			if (w->acc[i].fd >= 0) {
-				w->pfd[np].fd = w->acc[i].fd;
-				w->pfd[np].events = DVX_HAL_POLL_IN;
-				w->pmap[np++] = (uint32_t)(n + 1 + i);
-			}
-		rc = dvx_hal_sock_poll(w->hal, w->pfd, np, retry ? 1000000u :
-				       deadline - now < 10000000u ? deadline - now : 10000000u);
-		if (rc < 0)
-			goto fail;
-		for (k = 0; k < np; k++) {
-			uint32_t m = w->pmap[k];
-
-			if (!w->pfd[k].revents)
-				continue;
-			if (m == (uint32_t)n) {
-				int fd = -1;
-
-				/* a lower rank: keep it until its hello says which */
-				for (i = 0; i < me && w->acc[i].fd >= 0; i++)
-					;
-				if (i == me || dvx_hal_sock_accept(w->hal, w->lfd, &fd))
-					continue;
-				w->acc[i].fd = fd;
-				w->acc[i].got = 0;
-			} else if (m < (uint32_t)n) {
-				rc = connected_to(w, (int32_t)m, deadline);
-				if (rc)
-					goto fail;
-			} else {
-				rc = hello_from(w, &w->acc[m - (uint32_t)n - 1]);
-				if (rc)
-					goto fail;
-			}
+			/* short waits: a hello after the accept does not wake the listener */
+			dvx_hal_sock_poll(w->hal, &pf, 1, deadline - now < 1000000u ?
+					  deadline - now : 1000000u);
 		}
 	}
-	close_listener(w);
-	w->connected = 1;
-	return 0;
-fail:
-	setup_fail(w);
+	pthread_mutex_lock(&f->lock);
+	if (rc) {
+		setup_fail(w);
+	} else {
+		close_listener(w);
+		w->connected = 1;
+	}
+	pthread_mutex_unlock(&f->lock);
 	return rc;
+}
+
+/* ---- addresses as short strings (the NCCL plugin's handles carry them) --------------- */
+
+int dvx_sim_wire_addr_format(const struct dvx_hal_sock_addr *a, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN];
+	int n;
+
+	if (!a || !buf || !len)
+		return -EINVAL;
+	switch (a->family) {
+	case DVX_HAL_SOCK_UNIX:
+	case DVX_HAL_SOCK_ABSTRACT:
+		if (!a->path[0] || !memchr(a->path, 0, sizeof(a->path)))
+			return -EINVAL;
+		n = snprintf(buf, len, "%s:%s", a->family == DVX_HAL_SOCK_UNIX ? "unix" :
+			     "abstract", a->path);
+		break;
+	case DVX_HAL_SOCK_IP4:
+		if (!inet_ntop(AF_INET, a->ip, ip, sizeof(ip)))
+			return -EINVAL;
+		n = snprintf(buf, len, "tcp:%s:%u", ip, (unsigned)a->port);
+		break;
+	case DVX_HAL_SOCK_IP6:
+		if (!inet_ntop(AF_INET6, a->ip, ip, sizeof(ip)))
+			return -EINVAL;
+		n = a->scope_id ? snprintf(buf, len, "tcp6:[%s%%%u]:%u", ip, (unsigned)a->scope_id,
+					   (unsigned)a->port) :
+				  snprintf(buf, len, "tcp6:[%s]:%u", ip, (unsigned)a->port);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (n < 0 || (size_t)n >= len || (size_t)n >= DVX_SIM_WIRE_ADDR_MAX) {
+		buf[0] = 0;
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+static int parse_port(const char *s, uint16_t *port)
+{
+	unsigned long v = 0;
+
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -EINVAL;
+		v = v * 10 + (unsigned long)(*s - '0');
+		if (v > 65535)
+			return -EINVAL;
+	}
+	if (!v)
+		return -EINVAL;
+	*port = (uint16_t)v;
+	return 0;
+}
+
+int dvx_sim_wire_addr_parse(const char *str, struct dvx_hal_sock_addr *a)
+{
+	char tmp[DVX_SIM_WIRE_ADDR_MAX];
+	const char *p;
+	char *e;
+	size_t n;
+
+	if (!a)
+		return -EINVAL;
+	memset(a, 0, sizeof(*a));
+	if (!str)
+		return -EINVAL;
+	n = strnlen(str, DVX_SIM_WIRE_ADDR_MAX);
+	if (n == DVX_SIM_WIRE_ADDR_MAX)
+		return -EINVAL;
+	if (!strncmp(str, "unix:", 5) || !strncmp(str, "abstract:", 9)) {
+		a->family = str[0] == 'u' ? DVX_HAL_SOCK_UNIX : DVX_HAL_SOCK_ABSTRACT;
+		p = strchr(str, ':') + 1;
+		if (!*p || strlen(p) >= sizeof(a->path))
+			goto bad;
+		memcpy(a->path, p, strlen(p) + 1);
+		return 0;
+	}
+	if (!strncmp(str, "tcp:", 4)) {
+		memcpy(tmp, str + 4, n - 4 + 1);
+		e = strrchr(tmp, ':');
+		if (!e)
+			return -EINVAL;
+		*e = 0;
+		a->family = DVX_HAL_SOCK_IP4;
+		if (inet_pton(AF_INET, tmp, a->ip) != 1 || parse_port(e + 1, &a->port))
+			goto bad;
+		return 0;
+	}
+	if (!strncmp(str, "tcp6:[", 6)) {
+		char *pct;
+
+		memcpy(tmp, str + 6, n - 6 + 1);
+		e = strstr(tmp, "]:");
+		if (!e)
+			return -EINVAL;
+		*e = 0;
+		a->family = DVX_HAL_SOCK_IP6;
+		pct = strchr(tmp, '%');
+		if (pct) {
+			uint16_t sc;
+
+			*pct = 0;
+			/* a numeric scope (an interface index) only */
+			if (parse_port(pct + 1, &sc))
+				goto bad;
+			a->scope_id = sc;
+		}
+		if (inet_pton(AF_INET6, tmp, a->ip) != 1 || parse_port(e + 2, &a->port))
+			goto bad;
+		return 0;
+	}
+	return -EINVAL;
+bad:
+	memset(a, 0, sizeof(*a));
+	return -EINVAL;
+}
+
+int dvx_sim_wire_addr(struct dvx_sim_fabric *fab, char *buf, size_t len)
+{
+	struct sim_wire *w = wire_of(fab);
+
+	if (!w || !buf || !len)
+		return -EINVAL;
+	if (w->lfd < 0)
+		return -ENOTCONN;
+	return dvx_sim_wire_addr_format(&w->laddr, buf, len);
 }
 
 int dvx_sim_wire_add_remote_nic(struct dvx_sim_fabric *fab, int rank,
@@ -463,6 +769,7 @@ int dvx_sim_wire_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_wire_stats
 	*st = w->st;
 	st->stalls = sim_fab_of(fab)->wire_frozen;
 	st->stalled_ns = sim_fab_of(fab)->wire_frozen_ns;
+	st->window_max = sim_fab_of(fab)->wire_window_max;
 	pthread_mutex_unlock(&sim_fab_of(fab)->lock);
 	return 0;
 }
@@ -540,6 +847,7 @@ static void frame_put(uint8_t *b, const struct sim_wire_frame *f)
 	memcpy(b + 88, f->dgid, 16);
 	memcpy(b + 104, f->dmac, 6);
 	dvx_put_be32(b + 112, f->payload);
+	dvx_put_be32(b + 116, f->una);
 }
 
 /* Decode a header; false when it is not one (the connection is then dropped). */
@@ -573,6 +881,8 @@ static bool frame_get(const uint8_t *b, struct sim_wire_frame *f, uint32_t max_m
 	memcpy(f->dgid, b + 88, 16);
 	memcpy(f->dmac, b + 104, 6);
 	f->payload = dvx_get_be32(b + 112);
+	f->una = dvx_get_be32(b + 116) & 0xffffffu;
+	f->psn &= 0xffffffu;
 	/* a request's payload is its message, an ACK's a READ's data: never more */
 	return f->payload <= max_msg && (!f->payload || f->payload == f->len);
 }
@@ -604,8 +914,10 @@ static uint64_t tx_free(const struct sim_wire *w, const struct sim_wpeer *p)
 static int wire_room(struct sim_fabric *fab, uint32_t rank, uint64_t payload)
 {
 	struct sim_wire *w = fab->wire;
-	const struct sim_wpeer *p = &w->peers[rank];
+	struct sim_wpeer *p = &w->peers[rank];
 
+	if (p->up && tx_free(w, p) < SIM_WIRE_HDR + payload)
+		tx_flush(w, p);
 	return p->up && tx_free(w, p) >= SIM_WIRE_HDR + payload;
 }
 
@@ -646,13 +958,23 @@ static int wire_send(struct sim_fabric *fab, uint32_t rank, const struct sim_wir
 		w->st.requests++;
 	if (reserve == SIM_WIRE_RETRANSMIT)
 		w->st.retransmits++;
-	tx_flush(w, p);
+	/* written at the end of the pass (wire_flush()), with the others of the pass */
 	return 0;
+}
+
+static void wire_flush(struct sim_fabric *fab)
+{
+	struct sim_wire *w = fab->wire;
+	int32_t r;
+
+	for (r = 0; r < w->cfg.nranks; r++)
+		if (w->peers[r].up && w->peers[r].tx_tail > w->peers[r].tx_head)
+			tx_flush(w, &w->peers[r]);
 }
 
 /* ---- progress ------------------------------------------------------------------------ */
 
-static void rx_frame(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p,
+static void rx_frame(struct sim_fabric *fab, uint32_t rank, const uint8_t *payload,
 		     const struct sim_wire_frame *f)
 {
 	struct sim_wire *w = fab->wire;
@@ -660,32 +982,57 @@ static void rx_frame(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p,
 
 	w->st.frames_rx++;
 	if (f->type != SIM_WIRE_REQ) {
-		dvx_sim_exec_wire_response(fab, f, p->rx + SIM_WIRE_HDR);
+		dvx_sim_exec_wire_response(fab, f, payload);
 		return;
 	}
 	rc = dvx_sim_exec_wire_request(fab, rank,
 				       dvx_sim_qp_by_path(fab, f->link_layer, f->dlid, f->dgid,
 							  f->dmac, f->dst_qpn),
-				       f, p->rx + SIM_WIRE_HDR);
+				       f, payload);
 	if (rc == SIM_WIRE_DUP)
 		w->st.duplicates++;
 	else if (rc == SIM_WIRE_DROPPED)
 		w->st.dropped++;
 }
 
-/* Read what @p sent, executing each complete frame; returns whether bytes came. */
+/*
+ * Read what @p sent, as much as the buffer takes in one call, and execute each complete
+ * frame in it (at most WIRE_FRAMES_PER_ROUND); returns whether bytes came.
+ */
 static bool rx_peer(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 {
 	struct sim_wire *w = fab->wire;
+	uint64_t cap = rx_cap_of(&w->cfg);
 	struct sim_wire_frame f;
 	unsigned frames = 0;
 	bool moved = false;
 
 	while (p->up && frames < WIRE_FRAMES_PER_ROUND) {
+		uint64_t have = p->rx_tail - p->rx_head;
 		size_t got = 0;
-		int rc = dvx_hal_sock_recv(w->hal, p->fd, p->rx + p->rx_got, p->rx_need - p->rx_got,
-					   &got);
+		int rc;
 
+		if (have >= SIM_WIRE_HDR) {
+			const uint8_t *b = p->rx + p->rx_head;
+
+			if (!frame_get(b, &f, w->cfg.max_msg)) {
+				peer_down(w, p);	/* not our protocol: stop listening to it */
+				return true;
+			}
+			if (have >= SIM_WIRE_HDR + (uint64_t)f.payload) {
+				p->rx_head += SIM_WIRE_HDR + (uint64_t)f.payload;
+				rx_frame(fab, rank, b + SIM_WIRE_HDR, &f);
+				frames++;
+				continue;
+			}
+		}
+		/* more is needed: what is left to the front, then read */
+		if (p->rx_head) {
+			memmove(p->rx, p->rx + p->rx_head, have);
+			p->rx_head = 0;
+			p->rx_tail = have;
+		}
+		rc = dvx_hal_sock_recv(w->hal, p->fd, p->rx + p->rx_tail, cap - p->rx_tail, &got);
 		if (rc == -EAGAIN)
 			break;
 		if (rc || !got) {
@@ -694,37 +1041,20 @@ static bool rx_peer(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 			return true;
 		}
 		moved = true;
-		p->rx_got += got;
-		if (p->rx_got < p->rx_need)
-			continue;
-		if (p->rx_need == SIM_WIRE_HDR) {
-			if (!frame_get(p->rx, &f, w->cfg.max_msg)) {
-				peer_down(w, p);	/* not our protocol: stop listening to it */
-				return true;
-			}
-			p->rx_need += f.payload;
-			if (p->rx_got < p->rx_need)
-				continue;
-		} else {
-			(void)frame_get(p->rx, &f, w->cfg.max_msg);
-		}
-		rx_frame(fab, rank, p, &f);
-		p->rx_got = 0;
-		p->rx_need = SIM_WIRE_HDR;
-		frames++;
+		p->rx_tail += got;
 	}
-	return moved;
+	if (p->rx_head == p->rx_tail)
+		p->rx_head = p->rx_tail = 0;
+	return moved || frames;
 }
 
 static bool wire_progress(struct sim_fabric *fab)
 {
 	struct sim_wire *w = fab->wire;
+	uint32_t np = 0, npeers, k;
 	bool moved = false;
-	uint32_t np = 0, k;
 	int32_t r;
 
-	if (!w->connected)
-		return false;
 	for (r = 0; r < w->cfg.nranks; r++) {
 		struct sim_wpeer *p = &w->peers[r];
 
@@ -736,13 +1066,38 @@ static bool wire_progress(struct sim_fabric *fab)
 		w->pfd[np].revents = 0;
 		w->pmap[np++] = (uint32_t)r;
 	}
-	if (!np || dvx_hal_sock_poll(w->hal, w->pfd, np, 0) <= 0)
+	npeers = np;
+	/* joins on demand: the listener that stays open, and the hellos coming in */
+	if (w->lfd >= 0) {
+		w->pfd[np].fd = w->lfd;
+		w->pfd[np].events = DVX_HAL_POLL_IN;
+		w->pfd[np++].revents = 0;
+		for (r = 0; r < w->cfg.nranks; r++)
+			if (w->acc[r].fd >= 0) {
+				w->pfd[np].fd = w->acc[r].fd;
+				w->pfd[np].events = DVX_HAL_POLL_IN;
+				w->pfd[np++].revents = 0;
+			}
+	}
+	if (!np)
 		return false;
-	for (k = 0; k < np; k++) {
+	if (dvx_hal_sock_poll(w->hal, w->pfd, np, 0) <= 0) {
+		/* nothing new; frames buffered by the last round may still be there */
+		for (k = 0; k < np; k++)
+			w->pfd[k].revents = 0;
+	}
+	for (k = npeers; k < np; k++)
+		if (w->pfd[k].revents) {
+			moved |= accept_step(w);
+			break;
+		}
+	for (k = 0; k < npeers; k++) {
 		struct sim_wpeer *p = &w->peers[w->pmap[k]];
 		int16_t ev = w->pfd[k].revents;
 
-		if (ev & (DVX_HAL_POLL_IN | DVX_HAL_POLL_HUP | DVX_HAL_POLL_ERR))
+		/* frames left in the buffer by the last round's bound count as arrived */
+		if ((ev & (DVX_HAL_POLL_IN | DVX_HAL_POLL_HUP | DVX_HAL_POLL_ERR)) ||
+		    p->rx_tail - p->rx_head >= SIM_WIRE_HDR)
 			moved |= rx_peer(fab, w->pmap[k], p);
 		if (ev & DVX_HAL_POLL_OUT) {
 			uint64_t before = p->tx_tail - p->tx_head;
@@ -800,7 +1155,19 @@ static void wire_idle_wait(struct sim_fabric *fab, uint64_t ns)
 	pthread_mutex_lock(&fab->lock);
 	w = fab->wire;
 	hal = w ? w->hal : NULL;
-	for (r = 0; w && w->connected && r < w->cfg.nranks && n < 64; r++)
+	if (w && w->lfd >= 0) {
+		/* a join wakes it; a pending hello is read in the next round anyway */
+		pfd[n].fd = w->lfd;
+		pfd[n].events = DVX_HAL_POLL_IN;
+		pfd[n++].revents = 0;
+		for (r = 0; r < w->cfg.nranks && n < 64; r++)
+			if (w->acc[r].fd >= 0) {
+				pfd[n].fd = w->acc[r].fd;
+				pfd[n].events = DVX_HAL_POLL_IN;
+				pfd[n++].revents = 0;
+			}
+	}
+	for (r = 0; w && r < w->cfg.nranks && n < 64; r++)
 		if (w->peers[r].up) {
 			pfd[n].fd = w->peers[r].fd;
 			pfd[n].events = DVX_HAL_POLL_IN;
@@ -822,4 +1189,5 @@ static const struct sim_wire_ops wire_ops = {
 	.close = wire_close,
 	.rmac = wire_rmac,
 	.idle_wait = wire_idle_wait,
+	.flush = wire_flush,
 };

@@ -95,6 +95,10 @@ struct opts {
 	uint8_t rq;		/* QPs with a receive queue */
 	uint8_t tcp;		/* the wire over TCP on 127.0.0.1 (else UNIX sockets) */
 	uint8_t no_retry;	/* retry_count 0: the first time-out fails the request */
+	uint8_t drop_every;	/* do_window: the drop fault on both ranks */
+	uint32_t window_n;	/* do_window: WQEs posted */
+	uint8_t join;		/* every rank joins every other on demand, by address string
+				 * (dvx_sim_wire_connect_peer(), all joins crossing) */
 };
 
 static int wait_cq(struct dvx_cq *cq, struct dvx_wc *wc)
@@ -174,9 +178,28 @@ static int world_net(int rank, int n, const struct opts *o)
 	P.bs_mem = aligned_alloc(8, (len + 7) & ~(size_t)7);
 	CHECK(P.bs_mem);
 	CHECK_RET(dvx_bootstrap_sock_init(&P.bs, &ba, P.bs_mem, len), 0);
-	CHECK_RET(dvx_bootstrap_allgather(&P.bs, &P.info[rank].wire, table, sizeof(table[0]),
-					  LONG_NS), 0);
-	CHECK_RET(dvx_sim_wire_connect(P.fab, table, LONG_NS), 0);
+	if (o->join) {
+		char addrs[MAXR][DVX_SIM_WIRE_ADDR_MAX];
+
+		/* the address as the NCCL plugin's handles carry it: a short string */
+		CHECK_RET(dvx_sim_wire_addr(P.fab, addrs[rank], sizeof(addrs[rank])), 0);
+		CHECK_RET(dvx_bootstrap_allgather(&P.bs, addrs[rank], addrs, sizeof(addrs[0]),
+						  LONG_NS), 0);
+		for (j = 0; j < n; j++) {
+			if (j == rank)
+				continue;
+			CHECK_RET(dvx_sim_wire_addr_parse(addrs[j], &table[j]), 0);
+			CHECK_RET(dvx_sim_wire_connect_peer(P.fab, j, &table[j], LONG_NS), 0);
+		}
+		/* joined both ways: each only looks */
+		for (j = 0; j < n; j++)
+			CHECK_RET(j == rank ? 0 :
+				  dvx_sim_wire_connect_peer(P.fab, j, &table[j], 0), 0);
+	} else {
+		CHECK_RET(dvx_bootstrap_allgather(&P.bs, &P.info[rank].wire, table,
+						  sizeof(table[0]), LONG_NS), 0);
+		CHECK_RET(dvx_sim_wire_connect(P.fab, table, LONG_NS), 0);
+	}
 	for (j = 0; j < n; j++) {
 		if (j == rank)
 			continue;
@@ -506,7 +529,17 @@ static int do_drops(const struct opts *o)
 		CHECK_RET(dvx_qp_post_fetch_add(&P.qp[peer], 100 + k, P.info[peer].addr + 4096,
 						P.info[peer].rkey, 1, (uintptr_t)res, P.mr.lkey,
 						DVX_POST_SIGNALED), 0);
-		CHECK_RET(wait_wc(&wc), 0);
+		if (wait_wc(&wc)) {
+			/* what the wire saw, to read a failure */
+			(void)dvx_sim_wire_get_stats(P.fab, &st);
+			fprintf(stderr, "rank %d: fetch-add %u failed: requests %llu retransmits "
+				"%llu duplicates %llu dropped %llu frames rx %llu stalls %llu\n",
+				P.rank, k, (unsigned long long)st.requests,
+				(unsigned long long)st.retransmits,
+				(unsigned long long)st.duplicates, (unsigned long long)st.dropped,
+				(unsigned long long)st.frames_rx, (unsigned long long)st.stalls);
+			return __LINE__;
+		}
 		CHECK(*res == k);
 	}
 	CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
@@ -651,6 +684,90 @@ static int do_duplicates(const struct opts *o)
 	return 0;
 }
 
+/*
+ * Many requests of one QP on the wire at once (the window): WRITEs to one word and to a
+ * slot each, and fetch-adds, posted as fast as the SQ takes them, both ranks at once.
+ * Completions come in posting order; the word holds the last WRITE (a later one never
+ * lands before an earlier, and none runs twice); every slot is exact; the fetch-adds
+ * saw 0, 1, 2 ... in posting order and add up exactly. With the drop fault, the losses
+ * and the go-backs after them change none of it.
+ */
+static int do_window(const struct opts *o)
+{
+	struct dvx_sim_faults f = { .drop_every = o->drop_every };
+	struct dvx_sim_wire_stats st;
+	int peer = 1 - P.rank;
+	struct dvx_qp *qp = &P.qp[peer];
+	uint64_t ra = P.info[peer].addr;
+	uint64_t *src = (uint64_t *)(void *)(P.data + SRC + 4096);
+	uint64_t *res = (uint64_t *)(void *)(P.data + SRC + 65536);
+	const uint64_t *word = (const uint64_t *)(void *)(P.data + 65536 - 8);
+	const uint64_t *slot = (const uint64_t *)(void *)(P.data + 65536);
+	const uint64_t *ctr = (const uint64_t *)(void *)(P.data + 4096);
+	uint32_t n = o->window_n, posted = 0, done = 0, k, nfa = 0, last = 0;
+	struct dvx_wc wc;
+	int err;
+
+	CHECK(n <= 1000);
+	dvx_sim_set_faults(P.fab, &f);
+	while (done < n) {
+		while (posted < n) {
+			k = posted;
+			src[k] = ((uint64_t)P.rank << 32) | k;
+			if (k % 3 == 2)
+				err = dvx_qp_post_fetch_add(qp, k, ra + 4096, P.info[peer].rkey, 1,
+							    (uintptr_t)&res[k], P.mr.lkey,
+							    DVX_POST_SIGNALED);
+			else
+				err = dvx_qp_post_write(qp, k, (uintptr_t)&src[k], P.mr.lkey, 8,
+							k % 3 ? ra + 65536 + 8ull * k :
+								ra + 65536 - 8,
+							P.info[peer].rkey, DVX_POST_SIGNALED);
+			if (err == -ENOSPC)
+				break;
+			CHECK_RET(err, 0);
+			posted++;
+		}
+		CHECK_RET(wait_wc(&wc), 0);
+		CHECK(wc.wr_id == done);	/* in posting order */
+		if (done % 3 == 2)
+			CHECK(res[done] == nfa++);	/* executed in posting order, once */
+		done++;
+	}
+	CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
+	CHECK(!o->drop_every || st.retransmits > 0);
+	CHECK(st.window_max > 1);	/* more than one on the wire at once */
+	dvx_sim_set_faults(P.fab, NULL);
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	/* what the peer wrote here */
+	for (k = 0; k < n; k++) {
+		if (k % 3 == 0)
+			last = k;
+		if (k % 3 == 1)
+			CHECK(slot[k] == (((uint64_t)peer << 32) | k));
+	}
+	CHECK(*word == (((uint64_t)peer << 32) | last));
+	CHECK(*ctr == nfa);
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	return 0;
+}
+
+static void test_window(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .window_n = 900 };
+
+	run_ranks(2, do_window, &o);
+}
+
+static void test_window_drops(void **state)
+{
+	/* 50 ms: as test_drops */
+	struct opts o = { .rnr_retry = 7, .min_retry_ns = 50000000, .window_n = 150,
+			  .drop_every = 7 };
+
+	run_ranks(2, do_window, &o);
+}
+
 static void test_ops(void **state)
 {
 	struct opts o = { .rnr_retry = 7, .rq = 1 };
@@ -663,6 +780,40 @@ static void test_ops_tcp(void **state)
 	struct opts o = { .rnr_retry = 7, .rq = 1, .tcp = 1 };
 
 	run_ranks(2, do_ops, &o);
+}
+
+static void test_ops_join(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .rq = 1, .join = 1 };
+
+	run_ranks(2, do_ops, &o);
+}
+
+static void test_ops_join_tcp(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .rq = 1, .join = 1, .tcp = 1 };
+
+	run_ranks(2, do_ops, &o);
+}
+
+/* three ranks that join each other on demand, every join crossing another */
+static int do_joined(const struct opts *o)
+{
+	struct dvx_sim_wire_stats st;
+
+	(void)o;
+	CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
+	CHECK(st.peers_down == 0);
+	CHECK(st.refused == 0);		/* crossing joins are no refusals */
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	return 0;
+}
+
+static void test_join3(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .rq = 1, .join = 1 };
+
+	run_ranks(3, do_joined, &o);
 }
 
 static void test_too_long(void **state)
@@ -786,17 +937,214 @@ static void test_setup(void **state)
 	free(mem);
 }
 
+/* ---- joining on demand, in one process: two fabrics, raw sockets as strangers ------ */
+
+struct jside {
+	void *mem, *wmem;
+	struct dvx_sim_fabric *fab;
+	struct dvx_hal_sock_addr addr;
+};
+
+static void jside_open(struct jside *j, int rank, int n, const char *name)
+{
+	struct dvx_sim_wire_cfg wc = { .rank = rank, .nranks = n };
+	struct dvx_sim_fabric_cfg fc;
+	struct dvx_hal_sock_addr bind;
+	size_t len;
+
+	dvx_sim_fabric_cfg_default(&fc);
+	fc.max_nics = 1;
+	len = dvx_sim_fabric_mem_size(&fc);
+	j->mem = calloc(1, len);
+	assert_non_null(j->mem);
+	assert_int_equal(dvx_sim_fabric_init(j->mem, len, &fc, &j->fab), 0);
+	len = dvx_sim_wire_mem_size(&wc);
+	j->wmem = malloc(len);
+	assert_non_null(j->wmem);
+	assert_int_equal(dvx_sim_wire_init(j->fab, &wc, j->wmem, len), 0);
+	memset(&bind, 0, sizeof(bind));
+	bind.family = DVX_HAL_SOCK_UNIX;
+	snprintf(bind.path, sizeof(bind.path), "%s/%s", g_dir, name);
+	assert_int_equal(dvx_sim_wire_listen(j->fab, &bind, &j->addr), 0);
+}
+
+static void jside_close(struct jside *j)
+{
+	assert_int_equal(dvx_sim_fini(j->fab), 0);
+	free(j->wmem);
+	free(j->mem);
+}
+
+static uint64_t refused_of(struct dvx_sim_fabric *fab)
+{
+	struct dvx_sim_wire_stats st;
+
+	assert_int_equal(dvx_sim_wire_get_stats(fab, &st), 0);
+	return st.refused;
+}
+
+/* connect to @a, say @b (16 bytes), and wait until @fab has refused @want in all and
+ * closed this connection */
+static void stranger(struct dvx_sim_fabric *fab, const struct dvx_hal_sock_addr *a,
+		     const uint8_t *b, uint64_t want)
+{
+	const struct dvx_hal *hal = dvx_hal_host();
+	struct dvx_hal_pollfd pf;
+	struct dvx_hal_iov iov = { b, 16 };
+	uint8_t back[16];
+	size_t sent = 0, got = 1;
+	int fd = -1, i, rc;
+
+	assert_int_equal(dvx_hal_sock_connect(hal, a, &fd), 0);
+	pf.fd = fd;
+	pf.events = DVX_HAL_POLL_OUT;
+	assert_true(dvx_hal_sock_poll(hal, &pf, 1, LONG_NS) == 1);
+	assert_int_equal(dvx_hal_sock_send(hal, fd, &iov, 1, &sent), 0);
+	assert_int_equal(sent, 16);
+	for (i = 0; i < 5000 && refused_of(fab) < want; i++)
+		dvx_hal_sleep_ns(hal, 1000000);
+	assert_int_equal(refused_of(fab), want);
+	/* closed without a hello back */
+	pf.events = DVX_HAL_POLL_IN;
+	assert_true(dvx_hal_sock_poll(hal, &pf, 1, LONG_NS) == 1);
+	rc = dvx_hal_sock_recv(hal, fd, back, sizeof(back), &got);
+	assert_true(rc < 0 || got == 0);
+	dvx_hal_sock_close(hal, fd);
+}
+
+static void hello(uint8_t *b, uint32_t magic, uint32_t version, uint32_t rank, uint32_t n)
+{
+	dvx_put_be32(b, magic);
+	dvx_put_be32(b + 4, version);
+	dvx_put_be32(b + 8, rank);
+	dvx_put_be32(b + 12, n);
+}
+
+static void test_join_refused(void **state)
+{
+	struct jside a, b;
+	struct dvx_hal_sock_addr nowhere;
+	struct dvx_sim_wire_stats st;
+	char s[DVX_SIM_WIRE_ADDR_MAX], want[DVX_SIM_WIRE_ADDR_MAX + 16];
+	uint8_t h[16];
+
+	snprintf(g_dir, sizeof(g_dir), "/tmp/dvx-wire-XXXXXX");
+	assert_non_null(mkdtemp(g_dir));
+	jside_open(&a, 0, 3, "a");
+	jside_open(&b, 1, 3, "b");
+	assert_int_equal(dvx_sim_wire_addr(a.fab, s, sizeof(s)), 0);
+	snprintf(want, sizeof(want), "unix:%s/a", g_dir);
+	assert_string_equal(s, want);
+	assert_int_equal(dvx_sim_wire_addr(a.fab, s, 8), -ENAMETOOLONG);
+	/* rank 0 accepts in its progress thread */
+	assert_int_equal(dvx_sim_start(a.fab), 0);
+	memset(h, 0x5a, sizeof(h));
+	stranger(a.fab, &a.addr, h, 1);				/* not a hello */
+	hello(h, 0x44565857u, 2, 1, 4);
+	stranger(a.fab, &a.addr, h, 2);				/* another job's size */
+	hello(h, 0x44565857u, 2, 0, 3);
+	stranger(a.fab, &a.addr, h, 3);				/* its own rank */
+	hello(h, 0x44565857u, 2, 3, 3);
+	stranger(a.fab, &a.addr, h, 4);				/* no such rank */
+	hello(h, 0x44565857u, 1, 1, 3);
+	stranger(a.fab, &a.addr, h, 5);				/* the old version */
+	/* bad arguments */
+	assert_int_equal(dvx_sim_wire_connect_peer(b.fab, 1, &a.addr, LONG_NS), -EINVAL);
+	assert_int_equal(dvx_sim_wire_connect_peer(b.fab, 3, &a.addr, LONG_NS), -EINVAL);
+	assert_int_equal(dvx_sim_wire_connect_peer(b.fab, 0, NULL, LONG_NS), -EINVAL);
+	assert_int_equal(dvx_sim_wire_connect_peer(NULL, 0, &a.addr, LONG_NS), -EINVAL);
+	/* not joined yet: a look says so */
+	assert_int_equal(dvx_sim_wire_connect_peer(b.fab, 0, &a.addr, 0), -ETIMEDOUT);
+	/* rank 1 joins rank 0, by its address string */
+	assert_int_equal(dvx_sim_wire_addr(a.fab, s, sizeof(s)), 0);
+	assert_int_equal(dvx_sim_wire_addr_parse(s, &nowhere), 0);
+	assert_int_equal(dvx_sim_wire_connect_peer(b.fab, 0, &nowhere, LONG_NS), 0);
+	assert_int_equal(dvx_sim_wire_connect_peer(b.fab, 0, &a.addr, 0), 0);
+	/* a second connection claiming rank 1: refused, rank 1 stays */
+	hello(h, 0x44565857u, 2, 1, 3);
+	stranger(a.fab, &a.addr, h, 6);
+	assert_int_equal(dvx_sim_wire_get_stats(a.fab, &st), 0);
+	assert_int_equal(st.peers_down, 0);
+	assert_int_equal(dvx_sim_wire_connect_peer(a.fab, 1, &b.addr, 0), 0);
+	/* rank 2 never listens: tried again until the time-out */
+	nowhere = a.addr;
+	snprintf(nowhere.path, sizeof(nowhere.path), "%s/c", g_dir);
+	assert_int_equal(dvx_sim_wire_connect_peer(b.fab, 2, &nowhere, 50000000), -ETIMEDOUT);
+	/* something else answers at rank 2's address: rank 0 */
+	assert_int_equal(dvx_sim_wire_connect_peer(b.fab, 2, &a.addr, LONG_NS), -ECONNREFUSED);
+	assert_int_equal(refused_of(a.fab), 7);
+	assert_int_equal(refused_of(b.fab), 0);
+	jside_close(&a);
+	jside_close(&b);
+	/* the listeners' socket files are gone */
+	snprintf(want, sizeof(want), "%s/a", g_dir);
+	assert_int_equal(access(want, F_OK), -1);
+	rmdir(g_dir);
+}
+
+static void test_addr(void **state)
+{
+	static const char *const good[] = {
+		"unix:/tmp/x/w0", "abstract:dvx-w0", "tcp:127.0.0.1:4791", "tcp6:[::1]:9",
+		"tcp6:[fe80::1%2]:65535",
+	};
+	static const char *const bad[] = {
+		"", "unix:", "udp:1.2.3.4:5", "tcp:1.2.3.4", "tcp:1.2.3.4:0", "tcp:1.2.3.4:65536",
+		"tcp:1.2.3:5", "tcp:1.2.3.4:5x", "tcp6:::1:9", "tcp6:[::1]", "tcp6:[::1%x]:9",
+		"tcp:999.0.0.1:1",
+	};
+	struct dvx_hal_sock_addr a;
+	char buf[DVX_SIM_WIRE_ADDR_MAX], big[DVX_SIM_WIRE_ADDR_MAX + 8];
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_int_equal(dvx_sim_wire_addr_parse(good[i], &a), 0);
+		assert_int_equal(dvx_sim_wire_addr_format(&a, buf, sizeof(buf)), 0);
+		assert_string_equal(buf, good[i]);
+	}
+	assert_int_equal(dvx_sim_wire_addr_parse("tcp:10.1.2.3:4791", &a), 0);
+	assert_int_equal(a.family, DVX_HAL_SOCK_IP4);
+	assert_int_equal(a.port, 4791);
+	assert_int_equal(a.ip[0], 10);
+	assert_int_equal(a.ip[3], 3);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&a, 0x33, sizeof(a));
+		assert_int_equal(dvx_sim_wire_addr_parse(bad[i], &a), -EINVAL);
+		assert_int_equal(a.family, 0);
+	}
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	memcpy(big, "unix:", 5);
+	assert_int_equal(dvx_sim_wire_addr_parse(big, &a), -EINVAL);
+	/* a UNIX path too long for a handle */
+	memset(&a, 0, sizeof(a));
+	a.family = DVX_HAL_SOCK_UNIX;
+	memset(a.path, 'p', 100);
+	assert_int_equal(dvx_sim_wire_addr_format(&a, buf, sizeof(buf)), -ENAMETOOLONG);
+	assert_int_equal(buf[0], 0);
+	a.family = 9;
+	assert_int_equal(dvx_sim_wire_addr_format(&a, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(dvx_sim_wire_addr_parse(NULL, &a), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_setup),
 		cmocka_unit_test(test_ops),
 		cmocka_unit_test(test_ops_tcp),
+		cmocka_unit_test(test_ops_join),
+		cmocka_unit_test(test_ops_join_tcp),
+		cmocka_unit_test(test_join3),
+		cmocka_unit_test(test_join_refused),
+		cmocka_unit_test(test_addr),
 		cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_bad_rkey),
 		cmocka_unit_test(test_rnr_exhausted),
 		cmocka_unit_test(test_rnr_wait),
 		cmocka_unit_test(test_drops),
+		cmocka_unit_test(test_window),
+		cmocka_unit_test(test_window_drops),
 		cmocka_unit_test(test_link_down),
 		cmocka_unit_test(test_stalled),
 		cmocka_unit_test(test_dead_peer),

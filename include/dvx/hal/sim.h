@@ -735,6 +735,14 @@ struct dvx_sim_wire_cfg {
  *		stepped it; the wire's transport timers do not count them, as a real NIC's
  *		timers run while its host stalls (docs/sim-wire.md)
  * @stalled_ns:	their time beyond that allowance, which the timers left out
+ * @refused:	connections to this process's listener refused: a hello that is not of a
+ *		rank of this job (magic, version, nranks, a rank that is not this one), a
+ *		second connection claiming a rank that is up, nothing said within a second,
+ *		no slot free; none of them changed anything (two joins that cross are not
+ *		refusals: the lower rank's connection is kept, and the other join waits for
+ *		it; a connection claiming a higher rank this process joined itself is
+ *		closed as such a crossing, uncounted)
+ * @window_max:	the most requests of one QP that were on the wire at once (at most 32)
  */
 struct dvx_sim_wire_stats {
 	uint64_t frames_tx;
@@ -747,6 +755,8 @@ struct dvx_sim_wire_stats {
 	uint64_t bytes_tx;
 	uint64_t stalls;
 	uint64_t stalled_ns;
+	uint64_t refused;
+	uint64_t window_max;
 };
 
 /**
@@ -766,7 +776,9 @@ size_t dvx_sim_wire_mem_size(const struct dvx_sim_wire_cfg *cfg);
  *
  * Then: dvx_sim_wire_listen(), an exchange of the addresses it gives (a bootstrap's
  * allgather), dvx_sim_wire_connect(), and dvx_sim_wire_add_remote_nic() for every NIC of
- * the other processes that this one's QPs may name. Context: before traffic.
+ * the other processes that this one's QPs may name; or, joining on demand,
+ * dvx_sim_wire_listen() and dvx_sim_wire_connect_peer() for each process when it is
+ * first needed. Context: before traffic.
  * Return: 0; -EINVAL (NULL, a bad @cfg, @len too small); -EBUSY (@fab has a wire).
  */
 int dvx_sim_wire_init(struct dvx_sim_fabric *fab, const struct dvx_sim_wire_cfg *cfg, void *mem,
@@ -784,18 +796,83 @@ int dvx_sim_wire_listen(struct dvx_sim_fabric *fab, const struct dvx_hal_sock_ad
 			struct dvx_hal_sock_addr *out);
 
 /**
- * dvx_sim_wire_connect() - join every other process: connect to the higher ranks,
- * accept the lower ones (each says its rank first), then close the listening socket
- * (and remove its UNIX socket file).
+ * dvx_sim_wire_connect() - join every other process at once (a full mesh): join the
+ * higher ranks (dvx_sim_wire_connect_peer()), wait for the lower ones to join this one,
+ * then close the listening socket (and remove its UNIX socket file).
  * @fab:	a fabric whose wire listens
  * @table:	nranks addresses, entry r from rank r's dvx_sim_wire_listen()
  * @timeout_ns:	bound on the whole set-up
- * Context: every process calls it at about the same time.
- * Return: 0; -EINVAL; -ETIMEDOUT (a process never came); -EPROTO (something that is
- * not a wire said hello); the sockets' errno. On failure every connection is closed.
+ * Context: every process calls it at about the same time; a process that also runs its
+ * progress thread meanwhile accepts in either. A connection that is not a rank of this
+ * job is refused and counted (struct dvx_sim_wire_stats.refused) and the set-up goes on.
+ * Return: 0; -EINVAL; -EBUSY (not listening, or joined already); -ETIMEDOUT (a process
+ * never came); -ECONNREFUSED (a higher rank refused this one until the time-out);
+ * -EPROTO (something else answers at a rank's address); the sockets' errno. On failure
+ * every connection is closed.
  */
 int dvx_sim_wire_connect(struct dvx_sim_fabric *fab, const struct dvx_hal_sock_addr *table,
 			 uint64_t timeout_ns);
+
+/* The longest wire address string with its NUL (dvx_sim_wire_addr()): it fits, with
+ * room to spare, in a 128-byte handle. */
+#define DVX_SIM_WIRE_ADDR_MAX 100
+
+/**
+ * dvx_sim_wire_connect_peer() - join one process on demand, by its address.
+ * @fab:	a fabric with a wire (listening, so that others can join it too, or not)
+ * @rank:	the process to join (not this one); its hello must name it
+ * @addr:	where it listens (its dvx_sim_wire_listen(), or dvx_sim_wire_addr_parse()
+ *		of its dvx_sim_wire_addr())
+ * @timeout_ns:	bound on the call: while nothing listens at @addr it is tried again every
+ *		millisecond; 0 only says whether @rank is joined already (0, else
+ *		-ETIMEDOUT)
+ *
+ * Connects, says this process's hello (magic "DVXW", version 2, rank, nranks) and waits
+ * for @rank's hello back; the connection is then the wire to @rank, in both directions.
+ * Meanwhile it serves this process's own listener, so two processes that join each
+ * other at the same moment both return 0 (the lower rank's connection is kept). Returns
+ * 0 at once when @rank is joined already (it joined this one). The listener stays open
+ * for more joins until dvx_sim_wire_fini(). Add @rank's NICs with
+ * dvx_sim_wire_add_remote_nic() before a QP names them.
+ * Context: any thread, also while the progress thread runs; blocks up to @timeout_ns.
+ * Return: 0; -EINVAL; -EBUSY (another thread is joining @rank); -ETIMEDOUT (nobody
+ * listened and answered in time); -ECONNREFUSED (the process there refused this one:
+ * another job, a rank taken, or this hello is bad); -EPROTO (another rank, or something
+ * that is not a wire, answers at @addr); the sockets' errno. A failure changes nothing.
+ */
+int dvx_sim_wire_connect_peer(struct dvx_sim_fabric *fab, int rank,
+			      const struct dvx_hal_sock_addr *addr, uint64_t timeout_ns);
+
+/**
+ * dvx_sim_wire_addr() - where this process listens, as a short string for a handle.
+ * @fab:	a fabric whose wire listens
+ * @buf:	set to the address, NUL-terminated (dvx_sim_wire_addr_format())
+ * @len:	its size; DVX_SIM_WIRE_ADDR_MAX is always enough
+ * Return: 0; -EINVAL; -ENOTCONN (not listening); -ENAMETOOLONG (a UNIX path too long for
+ * DVX_SIM_WIRE_ADDR_MAX: listen on a shorter one). The caller owns @buf.
+ */
+int dvx_sim_wire_addr(struct dvx_sim_fabric *fab, char *buf, size_t len);
+
+/**
+ * dvx_sim_wire_addr_format() - a socket address as a wire address string:
+ * "unix:PATH", "abstract:NAME", "tcp:A.B.C.D:PORT" or "tcp6:[ADDR]:PORT" (with
+ * "%SCOPE" after ADDR for a link-local one), at most DVX_SIM_WIRE_ADDR_MAX bytes.
+ * @a:		the address
+ * @buf:	the string, NUL-terminated (empty on -ENAMETOOLONG)
+ * @len:	size of @buf
+ * Context: any. Return: 0; -EINVAL (NULL, another family); -ENAMETOOLONG.
+ */
+int dvx_sim_wire_addr_format(const struct dvx_hal_sock_addr *a, char *buf, size_t len);
+
+/**
+ * dvx_sim_wire_addr_parse() - the socket address a wire address string names.
+ * @str:	"unix:PATH", "abstract:NAME", "tcp:A.B.C.D:PORT", "tcp6:[ADDR]:PORT" or
+ *		"tcp6:[ADDR%SCOPE]:PORT" (numbers only), shorter than DVX_SIM_WIRE_ADDR_MAX
+ * @a:		set to the address (zeroed on failure)
+ * Context: any; @str is untrusted input (a handle from another process): anything
+ * else is -EINVAL. Return: 0; -EINVAL.
+ */
+int dvx_sim_wire_addr_parse(const char *str, struct dvx_hal_sock_addr *a);
 
 /**
  * dvx_sim_wire_add_remote_nic() - a NIC of process @rank, as its dvx_sim_add_nic() had it.
