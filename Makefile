@@ -300,7 +300,7 @@ $(objtree)/plugins/%.o: $(srctree)/plugins/%.c $(AUTOCONF)
 	$(Q)$(CC) $(DVX_CPPFLAGS) $(DVX_CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
 $(PLUGIN_NCCL): $(plugin-nccl-objs) $(PICLIB) $(srctree)/plugins/nccl/exports.map
 	$(call quiet,LD,$@)
-	$(Q)$(CC) $(DVX_CFLAGS) -shared -fPIC -o $@ $(plugin-nccl-objs) $(PICLIB) \
+	$(Q)$(CC) $(DVX_CFLAGS) $(LDSAN) -shared -fPIC -o $@ $(plugin-nccl-objs) $(PICLIB) \
 		-Wl,--version-script=$(srctree)/plugins/nccl/exports.map -Wl,--no-undefined \
 		-Wl,--as-needed $(LDLIBS)
 # nccl-net-test dlopen()s the plugin

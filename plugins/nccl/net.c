@@ -384,9 +384,7 @@ static int ctx_make(int version, uint64_t comm_id, struct dvxn_ctx **out)
 	c->version = version;
 	c->comm_id = comm_id;
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_mutex_lock(&conf_lock);
-	c->serial = ctx_serial++;
-	pthread_mutex_unlock(&conf_lock);
+	c->serial = __atomic_fetch_add(&ctx_serial, 1, __ATOMIC_RELAXED);
 #ifdef CONFIG_DVX_RDMA
 	hal = conf.hw ? dvx_hal_linux() : dvxn_sw_hal();
 #else
