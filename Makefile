@@ -7,7 +7,8 @@
 #
 #   make defconfig            write $(O)/.config from configs/defconfig (auto-detected)
 #   make foo_defconfig        same from configs/foo_defconfig
-#   make [all]                libdvx.a, tools, tests and benchmarks
+#   make [all]                libdvx.a, tools, tests, benchmarks and plugins
+#                             (libnccl-net-dvx.so, docs/nccl.md)
 #   make check                build and run every test, print the runner's summary;
 #                             JUNIT=dir also leaves dir/<binary>.xml (JUnit) per binary
 #   make sanitize             the suite under ASan+UBSan, the threaded tests under TSan
@@ -29,6 +30,7 @@
 #   make check-man            the man pages (man/): installed, one per installed tool,
 #                             render without warnings, agree with --help (scripts/check-man.sh)
 #   make install              PREFIX=/usr/local DESTDIR= : headers, libdvx.a, dvx.pc,
+#                             libnccl-net-dvx.so,
 #                             libdvx-test.a, dvx-test.pc,
 #                             tools, man pages, docs, examples, LICENSE
 #   make uninstall            remove what install installed
@@ -224,7 +226,7 @@ $(objtree)/.alloc-check: $(filter $(objtree)/mlx5/% $(objtree)/core/%,$(all-lib-
 	$(Q)$(srctree)/scripts/check-alloc.sh $(filter %.o,$^)
 	$(Q)touch $@
 
-layer-srcs = $(shell find $(addprefix $(srctree)/,$(lib-dirs) include tools tests bench testing) \
+layer-srcs = $(shell find $(addprefix $(srctree)/,$(lib-dirs) include tools tests bench testing plugins) \
 	-name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' 2>/dev/null)
 $(objtree)/.layer-check: $(srctree)/scripts/check-layers.sh $$(layer-srcs)
 	$(call quiet,CHECK,layering)
@@ -434,6 +436,7 @@ uninstall:
 	$(Q)rm -rf $(DESTDIR)$(PREFIX)/include/dvx $(DESTDIR)$(PREFIX)/lib/libdvx.a \
 		$(DESTDIR)$(PREFIX)/lib/libdvx-test.a $(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx-test.pc \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx.pc $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(tools-y)) \
+		$(DESTDIR)$(PREFIX)/lib/libnccl-net-dvx.so \
 		$(DESTDIR)$(PREFIX)/share/doc/dvx \
 		$(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,$(notdir $(man1-pages))) \
 		$(addprefix $(DESTDIR)$(PREFIX)/share/man/man7/,$(notdir $(man7-pages)))
@@ -449,7 +452,8 @@ clean:
 	$(Q)rm -rf $(objtree)/hal $(objtree)/mlx5 $(objtree)/gpu $(objtree)/core \
 		$(objtree)/tools $(objtree)/tests $(objtree)/bench $(objtree)/fuzz $(LIB) $(objtree)/dvx.pc \
 		$(objtree)/testing $(TESTLIB) $(objtree)/dvx-test.pc \
-		$(objtree)/.alloc-check $(objtree)/.layer-check $(objtree)/.kdoc-check
+		$(objtree)/.alloc-check $(objtree)/.layer-check $(objtree)/.kdoc-check \
+		$(objtree)/pic $(objtree)/plugins
 distclean:
 	$(Q)rm -rf $(objtree)
 

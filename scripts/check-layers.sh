@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # Enforces dvx's layering (docs/layout.md):
-#   base (dvx/compiler.h, dvx/byteorder.h, dvx/diag.h) < hal < mlx5 < gpu < core < tools/tests/bench
+#   base (dvx/compiler.h, dvx/byteorder.h, dvx/diag.h) < hal < mlx5 < gpu < core < tools/tests/bench/plugins
 # A file may include dvx headers of its own layer or below. Only hal/ may include
 # rdma-core (<infiniband/...>), CUDA (<cuda.h>) or DPDK (<rte_*.h>) headers; tests/ and
 # bench/ may include <infiniband/mlx5dv.h> as a second opinion. Nothing includes the CUDA
@@ -36,7 +36,7 @@ level_of_file() {
 	esac
 }
 
-files=$(find include hal mlx5 gpu core tools tests bench \( -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null)
+files=$(find include hal mlx5 gpu core tools tests bench plugins \( -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null)
 for f in $files; do
 	lf=$(level_of_file "$f")
 	incs=$(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]\([^>"]*\)[>"].*/\1/p' "$f")
