@@ -132,14 +132,16 @@ static void warn(const char *file, int line, const char *fmt, ...)
 
 static void warn(const char *file, int line, const char *fmt, ...)
 {
+	dvx_nccl_log_fn fn;
 	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (nlog)
-		nlog(DVX_NCCL_LOG_WARN, DVX_NCCL_LOGSYS_NET, file, line, "NET/dvx : %s", msg);
+	fn = __atomic_load_n(&nlog, __ATOMIC_ACQUIRE);
+	if (fn)
+		fn(DVX_NCCL_LOG_WARN, DVX_NCCL_LOGSYS_NET, file, line, "NET/dvx : %s", msg);
 	else
 		fprintf(stderr, "NET/dvx : %s\n", msg);
 }
@@ -147,15 +149,16 @@ static void warn(const char *file, int line, const char *fmt, ...)
 static void info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void info(const char *fmt, ...)
 {
+	dvx_nccl_log_fn fn = __atomic_load_n(&nlog, __ATOMIC_ACQUIRE);
 	char msg[512];
 	va_list ap;
 
-	if (!nlog)
+	if (!fn)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	nlog(DVX_NCCL_LOG_INFO, DVX_NCCL_LOGSYS_INIT | DVX_NCCL_LOGSYS_NET, __FILE__, __LINE__,
+	fn(DVX_NCCL_LOG_INFO, DVX_NCCL_LOGSYS_INIT | DVX_NCCL_LOGSYS_NET, __FILE__, __LINE__,
 	     "NET/dvx : %s", msg);
 }
 
@@ -450,7 +453,7 @@ int dvxn_init(void **ctx, int version, uint64_t comm_id, dvx_nccl_log_fn log)
 	int rc = DVX_NCCL_OK;
 
 	if (log)
-		nlog = log;
+		__atomic_store_n(&nlog, log, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&conf_lock);
 	if (!conf.ready)
 		rc = conf_read();

@@ -191,6 +191,7 @@ static uint64_t now_ns(void)
  */
 struct run {
 	int nranks, ncomms, nmsgs, inflight, version, procs, reverse_tags;
+	int kill_last;		/* procs: the last rank dies after the traffic */
 	size_t max_size;
 	const char *env[8];	/* NAME=VALUE set in the case's process */
 };
@@ -234,6 +235,7 @@ struct world {
 	uint8_t handle[MAX_RANKS][MAX_RANKS][MAX_COMMS][DVX_NCCL_HANDLE_BYTES];
 	atomic_int published[MAX_RANKS][MAX_RANKS][MAX_COMMS];
 	atomic_int done_ranks;
+	atomic_int dead;
 	pthread_barrier_t bar;
 	uint64_t digest[MAX_RANKS];
 	int fail[MAX_RANKS];
@@ -567,6 +569,94 @@ static void rank_close(struct rank *rk)
 		}
 }
 
+/* one message from rank @from to rank @to on comm 0, both living: 0 or -1 */
+static int one_more(struct rank *rk, int from, int to)
+{
+	struct conn *k = &rk->conn[rk->r == from ? to : from][0];
+	void *req = NULL, *bufs[1], *mhs[1];
+	size_t sz[1] = { 256 };
+	int tags[1] = { from }, sizes[NMAX] = { 0 }, done = 0, rc, i;
+	uint64_t t0 = now_ns();
+
+	if (rk->r == from) {
+		for (i = 0; i < 200; i++)
+			k->sbuf[i] = (uint8_t)(i ^ from);
+		do
+			rc = api_isend(&rk->a, k->sc, k->sbuf, 200, from, k->smr, &req);
+		while (!rc && !req && now_ns() - t0 < 20 * SEC);
+	} else {
+		bufs[0] = k->rbuf;
+		mhs[0] = k->rmr;
+		rc = api_irecv(&rk->a, k->rc, 1, bufs, sz, tags, mhs, &req);
+	}
+	if (rc || !req)
+		return -1;
+	while (!done && now_ns() - t0 < 20 * SEC)
+		if (api_test(&rk->a, req, &done, sizes))
+			return -1;
+	if (!done || sizes[0] != 200)
+		return -1;
+	for (i = 0; rk->r == to && i < 200; i++)
+		if (k->rbuf[i] != (uint8_t)(i ^ from))
+			return -1;
+	return 0;
+}
+
+/*
+ * The last rank dies after the traffic (kill_last). A survivor learns it when it next
+ * sends: its receives post clear-to-sends, and one meeting the dead peer fails the
+ * connection with a system error and one WARN line (a receive whose clear-to-send the
+ * peer took before it died waits for data, as with any network plugin: the caller's
+ * deadline covers that). The survivors' connections carry on.
+ */
+static void after_kill(struct world *w, struct rank *rk)
+{
+	const struct run *R = &w->R;
+	int dead = R->nranks - 1, rc = 0, done, w0, sizes[NMAX], nq = 0, i;
+	struct conn *k;
+	void *req[16], *bufs[1], *mhs[1];
+	size_t sz[1] = { 64 };
+	int tags[1] = { dead };
+	uint64_t t0, last = 0;
+
+	if (rk->r == dead) {
+		fflush(NULL);
+		atomic_store(&w->dead, 1);
+		_exit(0);	/* no close, no finalize: as if killed */
+	}
+	while (!atomic_load(&w->dead))
+		usleep(1000);
+	w0 = nwarn;
+	k = &rk->conn[dead][0];
+	t0 = now_ns();
+	while (!rc && now_ns() - t0 < 60 * SEC) {
+		if (nq < 16 && now_ns() - last > 50000000ull) {
+			bufs[0] = k->rbuf + (size_t)nq * 64;
+			mhs[0] = k->rmr;
+			req[nq] = NULL;
+			rc = api_irecv(&rk->a, k->rc, 1, bufs, sz, tags, mhs, &req[nq]);
+			nq += !rc && req[nq];
+			last = now_ns();
+		}
+		for (i = 0; !rc && i < nq; i++) {
+			done = 0;
+			if (req[i])
+				rc = api_test(&rk->a, req[i], &done, sizes);
+			if (done)
+				req[i] = NULL;
+		}
+	}
+	if (rc != DVX_NCCL_SYSTEM_ERROR || nwarn < w0 + 1) {
+		FAIL(rk, "receives from the dead rank: %d after %.1f s (%s)", rc,
+		     (double)(now_ns() - t0) / 1e9, last_warn);
+		return;
+	}
+	/* the survivors: one message each way on comm 0 */
+	if (R->nranks > 2 && rk->r < 2 &&
+	    (one_more(rk, 0, 1) || one_more(rk, 1, 0)))
+		FAIL(rk, "the survivors' connection after the kill: %s", last_warn);
+}
+
 /* one rank: its two threads; the context made and finished around them */
 static void rank_run(struct world *w, struct rank *rk, int r, int init)
 {
@@ -592,6 +682,8 @@ static void rank_run(struct world *w, struct rank *rk, int r, int init)
 	/* every rank's traffic is in before anyone closes (NCCL's ranks finish a collective
 	 * before they destroy their communicators) */
 	pthread_barrier_wait(&w->bar);
+	if (w->R.kill_last && !rk->err)
+		after_kill(w, rk);
 	rank_close(rk);
 	if (init && api_finalize(&rk->a, rk->ctx))
 		FAIL(rk, "finalize: %s", last_warn);
@@ -829,6 +921,21 @@ static void test_v11_procs(void **state)
 	R.env[0] = "DVX_NET_COMM_NGROUPS=2";
 	run_case(&R, on);
 	digests_equal(thr, on, R.nranks);
+}
+
+/* 3 ranks as processes, the last one killed after the traffic: the comms to it fail,
+ * the others carry on */
+static void test_v11_procs_killed(void **state)
+{
+	struct run R = base;
+
+	R.nranks = 3;
+	R.ncomms = 2;
+	R.nmsgs = 16;
+	R.procs = 1;
+	R.kill_last = 1;
+	R.env[0] = "DVX_NET_TIMEOUT_MS=3000";
+	run_case(&R, NULL);
 }
 
 /* 4 ranks as threads, every pair connected both ways */
@@ -1321,6 +1428,7 @@ int main(void)
 		cmocka_unit_test(test_v8_threads),
 		cmocka_unit_test(test_v11_4_ranks),
 		cmocka_unit_test(test_v11_procs),
+		cmocka_unit_test(test_v11_procs_killed),
 		cmocka_unit_test(test_stats_sharing),
 		cmocka_unit_test(test_pool_full_fallback),
 		cmocka_unit_test(test_fault_handles),
