@@ -114,6 +114,7 @@ struct dvxn_ctx {
 	unsigned nnics;
 	struct dvx_msg_cfg cfg;
 	void *state, *fifo, *rings;
+	uint64_t state_len, fifo_len;
 	struct dvxn_comm *comms;	/* every comm made, closed ones too (telemetry) */
 	uint32_t gen;
 	struct dvxn_pend pend[MAX_PEND];
@@ -249,7 +250,7 @@ static int conf_read(void)
 	static const char *const sizes[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS",
 					     NULL };
 	struct dvxn_sw_cfg sc;
-	uint32_t nsim = 0, tmo, thread, max_msg, cts, speed;
+	uint32_t nsim = 0, tmo, thread, max_msg, cts, speed, retry;
 	char why[256];
 	int rc, bad = 0;
 	unsigned i;
@@ -265,6 +266,7 @@ static int conf_read(void)
 	bad |= env_u32("DVX_NET_SIM_THREAD", 1, 0, 1, &thread);
 	bad |= env_u32("DVX_NET_WIRE_MAX_MSG", 4u << 20, 4096, 1u << 30, &max_msg);
 	bad |= env_u32("DVX_NET_CTS_OFFLOAD", 0, 0, 1, &cts);
+	bad |= env_u32("DVX_NET_WIRE_RETRY_MS", 0, 0, 600000, &retry);
 	if (getenv("DVX_NET_SIM") && *getenv("DVX_NET_SIM"))
 		bad |= env_u32("DVX_NET_SIM", 1, 1, DVXN_SW_MAX_NICS, &nsim);
 	if (bad)
@@ -294,6 +296,7 @@ static int conf_read(void)
 		sc.rendezvous = getenv("DVX_NET_BOOTSTRAP");
 		sc.max_msg = max_msg;
 		sc.timeout_ns = conf.timeout_ns;
+		sc.retry_ns = (uint64_t)retry * 1000000ull;
 		sc.thread = (int)thread;
 		sc.rank = -1;
 		sc.nranks = 0;
@@ -426,6 +429,8 @@ static int ctx_make(int version, uint64_t comm_id, struct dvxn_ctx **out)
 		ctx_free(c);
 		return DVX_NCCL_INVALID_USAGE;
 	}
+	c->state_len = s.bytes;
+	c->fifo_len = f.bytes;
 	c->state = region(&s);
 	c->fifo = region(&f);
 	c->rings = region(&g);
@@ -1102,11 +1107,11 @@ int dvxn_test(void *request, int *done, int *sizes)
 	}
 	memset(sz, 0, sizeof(sz));
 	rc = dvx_msg_test(r->q, &d, sz);
-	if (rc == -EINVAL && !d) {
+	if (rc && !d) {
 		pthread_mutex_unlock(&k->ctx->lock);
-		WARN("test on comm %u (%s): the messaging layer does not know the request", k->id,
-		     conf.names[k->nic]);
-		return DVX_NCCL_INTERNAL_ERROR;
+		WARN("test on comm %u (%s): %s%s", k->id, conf.names[k->nic], err_name(rc),
+		     rc == -EINVAL ? " (the messaging layer does not know the request)" : "");
+		return code_of(rc);
 	}
 	*done = d;
 	if (!d) {
@@ -1194,6 +1199,8 @@ static void stats_write(struct dvxn_ctx *c)
 		",\"regs\":%" PRIu64 ",", c->version, (long)getpid(), c->serial, c->comm_id, c->nnics,
 		c->cfg.groups, c->cfg.depth_mult ? c->cfg.depth_mult : 1, c->cfg.nqps, c->connects,
 		c->accepts, c->mrs);
+	fprintf(f, "\"ring_region\":%" PRIu64 ",\"state_bytes\":%" PRIu64 ",\"fifo_bytes\":%"
+		PRIu64 ",", s.ring_region, c->state_len, c->fifo_len);
 	fprintf(f, "\"msg\":{\"comms\":%u,\"closing\":%u,\"sets\":%u,\"shared_sets\":%u,\"qps\":%u,"
 		"\"cqs\":%u,\"pool_entries\":%u,\"ring_bytes\":%" PRIu64 ",\"primaries\":%" PRIu64
 		",\"secondaries\":%" PRIu64 ",\"privates\":%" PRIu64 ",\"fallbacks\":%" PRIu64

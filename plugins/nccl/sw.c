@@ -116,6 +116,7 @@ static int mesh_join(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	wa.fab = sw.fab;
 	wa.addr = cfg->wire;
 	wa.max_msg = (uint32_t)cfg->max_msg;
+	wa.min_retry_ns = cfg->retry_ns;
 	rc = dvx_bootstrap_wire_join(&bs, &wa, sw.wire_mem, wlen, cfg->timeout_ns);
 	dvx_bootstrap_fini(&bs);
 	free(bmem);

@@ -48,6 +48,7 @@ struct dvxn_sw_cfg {
 	int rank, nranks;	/* the process on the wire */
 	uint32_t max_msg;	/* the wire's largest frame */
 	uint64_t timeout_ns;	/* bound on joining the wire */
+	uint64_t retry_ns;	/* the wire's least transport time-out (0: its default) */
 	int thread;		/* run the fabric's progress thread */
 };
 

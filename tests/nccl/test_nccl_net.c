@@ -516,10 +516,11 @@ static void *progress(void *p)
 	struct rank *rk = p;
 	const struct run *R = &rk->w->R;
 	uint64_t t0 = now_ns();
-	int peer, c, busy;
+	int peer, c, busy, moved, a, b, d, e;
 
 	for (;;) {
 		busy = 0;
+		moved = 0;
 		for (peer = 0; peer < R->nranks; peer++)
 			for (c = 0; peer != rk->r && c < R->ncomms; c++) {
 				struct conn *k = &rk->conn[peer][c];
@@ -528,13 +529,19 @@ static void *progress(void *p)
 					busy = 1;
 					continue;
 				}
-				if (post_recv(rk, peer, c, k) < 0 || post_send(rk, peer, c, k) < 0 ||
-				    test_recv(rk, peer, c, k) < 0 || test_send(rk, c, k) < 0)
+				a = post_recv(rk, peer, c, k);
+				b = a < 0 ? 0 : post_send(rk, peer, c, k);
+				d = a < 0 || b < 0 ? 0 : test_recv(rk, peer, c, k);
+				e = a < 0 || b < 0 || d < 0 ? 0 : test_send(rk, c, k);
+				if (a < 0 || b < 0 || d < 0 || e < 0)
 					goto out;
+				moved |= a | b | d | e;
 				busy |= k->recvd < R->nmsgs || k->shead < R->nmsgs;
 			}
 		if (rk->err || !busy)
 			break;
+		if (!moved)
+			sched_yield();	/* nothing moved in this pass: let the NICs' thread run */
 		if (now_ns() - t0 > 120 * SEC) {
 			FAIL(rk, "traffic still running after 120 s");
 			break;
@@ -917,6 +924,10 @@ static void test_v11_procs(void **state)
 	R.reverse_tags = 1;
 	run_case(&R, thr);
 	R.procs = 1;
+#ifdef __SANITIZE_THREAD__
+	/* TSan slows the processes tenfold on a shared machine: a longer transport timer */
+	R.env[1] = "DVX_NET_WIRE_RETRY_MS=5000";
+#endif
 	run_case(&R, off);
 	digests_equal(thr, off, R.nranks);
 	R.env[0] = "DVX_NET_COMM_NGROUPS=2";
@@ -930,6 +941,12 @@ static void test_v11_procs_killed(void **state)
 {
 	struct run R = base;
 
+#ifdef __SANITIZE_THREAD__
+	/* under TSan the wire's passes are far apart, and its transport timers do not count
+	 * such gaps (docs/sim-wire.md): a dead peer is not found in bounded time there.
+	 * make sanitize runs the process suites under ASan only, as for msg-procs-test */
+	skip();
+#endif
 	R.nranks = 3;
 	R.ncomms = 2;
 	R.nmsgs = 16;
