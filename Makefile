@@ -305,8 +305,8 @@ $(PLUGIN_NCCL): $(plugin-nccl-objs) $(PICLIB) $(srctree)/plugins/nccl/exports.ma
 	$(Q)$(CC) $(DVX_CFLAGS) $(LDSAN) -shared -fPIC -o $@ $(plugin-nccl-objs) $(PICLIB) \
 		-Wl,--version-script=$(srctree)/plugins/nccl/exports.map -Wl,--no-undefined \
 		-Wl,--as-needed $(LDLIBS)
-# nccl-net-test dlopen()s the plugin
-$(objtree)/tests/nccl-net-test: $(PLUGIN_NCCL)
+# nccl-net-test and nccl-net-bench dlopen() the plugin
+$(objtree)/tests/nccl-net-test $(objtree)/bench/nccl-net-bench: $(PLUGIN_NCCL)
 
 comma := ,
 

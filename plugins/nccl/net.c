@@ -250,7 +250,7 @@ static int conf_read(void)
 	static const char *const sizes[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS",
 					     NULL };
 	struct dvxn_sw_cfg sc;
-	uint32_t nsim = 0, tmo, thread, max_msg, cts, speed, retry;
+	uint32_t nsim = 0, tmo, thread, max_msg, cts, speed, retry, qps;
 	char why[256];
 	int rc, bad = 0;
 	unsigned i;
@@ -267,6 +267,7 @@ static int conf_read(void)
 	bad |= env_u32("DVX_NET_WIRE_MAX_MSG", 4u << 20, 4096, 1u << 30, &max_msg);
 	bad |= env_u32("DVX_NET_CTS_OFFLOAD", 0, 0, 1, &cts);
 	bad |= env_u32("DVX_NET_WIRE_RETRY_MS", 0, 0, 600000, &retry);
+	bad |= env_u32("DVX_NET_SIM_QPS", 512, 16, 65536, &qps);
 	if (getenv("DVX_NET_SIM") && *getenv("DVX_NET_SIM"))
 		bad |= env_u32("DVX_NET_SIM", 1, 1, DVXN_SW_MAX_NICS, &nsim);
 	if (bad)
@@ -297,6 +298,7 @@ static int conf_read(void)
 		sc.max_msg = max_msg;
 		sc.timeout_ns = conf.timeout_ns;
 		sc.retry_ns = (uint64_t)retry * 1000000ull;
+		sc.max_qps = qps;
 		sc.thread = (int)thread;
 		sc.rank = -1;
 		sc.nranks = 0;
@@ -992,8 +994,11 @@ int dvxn_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle,
 	rc = dvx_msg_isend(k->mc, data, size, (uint32_t)tag, mr, &q);
 	if (rc || !q) {
 		req_put(r);
-		if (!rc)
+		if (!rc) {
+			/* a caller that only retries this call must still move the NICs */
+			dvx_msg_progress(&k->ctx->m);
 			k->waits++;
+		}
 		else
 			k->errors++;
 		pthread_mutex_unlock(&k->ctx->lock);
@@ -1053,10 +1058,12 @@ int dvxn_irecv(void *recv_comm, int n, void **data, const size_t *sizes, const i
 	rc = dvx_msg_irecv(k->mc, n, data, sizes, utags, mrs, &q);
 	if (rc || !q) {
 		req_put(r);
-		if (rc)
+		if (rc) {
 			k->errors++;
-		else
+		} else {
+			dvx_msg_progress(&k->ctx->m);
 			k->waits++;
+		}
 		pthread_mutex_unlock(&k->ctx->lock);
 		if (rc) {
 			WARN("irecv of %d buffers (%" PRIu64 " bytes), comm %u on %s: %s", n, total,

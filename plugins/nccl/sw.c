@@ -169,9 +169,9 @@ static int bring_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	memset(&sw.listen, 0, sizeof(sw.listen));
 	dvx_sim_fabric_cfg_default(&fc);
 	fc.max_nics = sw.nnics;
-	fc.max_qps = 4096;
-	fc.max_cqs = 4096;
-	fc.max_mrs = 4096;
+	fc.max_qps = cfg->max_qps;
+	fc.max_cqs = cfg->max_qps;
+	fc.max_mrs = cfg->max_qps;
 	fc.max_umems = 256;
 	fc.max_uars = 256;
 	fc.max_pds = 64;

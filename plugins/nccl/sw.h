@@ -50,6 +50,8 @@ struct dvxn_sw_cfg {
 	uint64_t timeout_ns;	/* bound on joining the wire */
 	uint64_t retry_ns;	/* the wire's least transport time-out (0: its default) */
 	int thread;		/* run the fabric's progress thread */
+	uint32_t max_qps;	/* QPs (and CQs) per software NIC: every pass of the model
+				 * walks them, so no more than needed */
 };
 
 /* bring the process's fabric up (the first call) or take a reference: 0 or a negative
