@@ -37,7 +37,8 @@
 #   make clean | distclean    remove the objects | the whole $(O)
 #   make savedefconfig        write $(O)/defconfig from $(O)/.config
 #   make help                 this text
-# Variables: O=dir (build folder, default build), V=1 (show commands), SAN=address,...
+# Variables: O=dir (build folder, default build), V=1 (show commands), C=1 (check each
+# library object compiled with sparse; its warnings fail the build), SAN=address,...
 # (sanitizer build), EXTRA_CFLAGS=, PREFIX=, DESTDIR=, TESTS="a b" (run only these
 # test binaries; a name that matches no binary is an error), DVX_TEST_TIMEOUT=s,
 # JUNIT=dir (make check, gpu-check: a JUnit XML file per test binary, the console as
@@ -129,6 +130,20 @@ LDLIBS += $(MPI_LIBS)	# dvx.pc does not name it: a program that calls the adapte
 endif
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
 
+# sparse (make C=1): every library object compiled in this run is also checked by
+# sparse, whose warnings fail the build: the dvx_be* types are bitwise to it
+# (dvx/byteorder.h), so arithmetic on a big-endian value or mixing it with a CPU-order
+# one is an error. Casts between them say so with DVX_FORCE.
+CHECK ?= sparse
+CHECKFLAGS := -D__linux__ -D__x86_64__ -m64 -Wbitwise -Wno-decl -Wno-cast-truncate \
+	-Wsparse-error -fdiagnostic-prefix=sparse
+sparse-run = $(call quiet,CHECK,$(2))$(newline)	$(Q)$(CHECK) $(CHECKFLAGS) $(DVX_CPPFLAGS) \
+	$(filter-out -W% -f% -O% -g% -march% -mtune%,$(call obj-flags,$(1))) $(2)
+define newline
+
+
+endef
+
 # ---------------------------------------------------------------------------
 # Kbuild fragments
 
@@ -184,10 +199,15 @@ plugins-y := $(if $(filter y,$(CONFIG_DVX_SIM)),$(PLUGIN_NCCL))
 
 LIB := $(objtree)/libdvx.a
 # libdvx-test.a: what users' own test suites link beside libdvx.a (testing/: the
-# ConnectX-7 mock model, fault sweeps, the host transport's interface mock;
+# mock hal, the ConnectX-7 mock model, fault sweeps, the host transport's interface mock;
 # docs/testing.md)
 TESTLIB := $(objtree)/libdvx-test.a
-testlib-objs := $(addprefix $(objtree)/testing/,cx7.o sweep.o ht_mock.o)
+# the mock hal (hal/mock/Kbuild) is a test double: built into libdvx-test.a only, never
+# into the appliance archive (scripts/check-exports.sh --product holds that)
+obj-y :=
+include $(srctree)/hal/mock/Kbuild
+mock-objs := $(addprefix $(objtree)/hal/mock/,$(obj-y))
+testlib-objs := $(addprefix $(objtree)/testing/,cx7.o sweep.o ht_mock.o) $(mock-objs)
 # built and installed only with the mock it serves (CONFIG_DVX_MOCK)
 testlib-y := $(if $(filter y,$(CONFIG_DVX_MOCK)),$(TESTLIB) $(objtree)/dvx-test.pc)
 
@@ -213,6 +233,7 @@ $(objtree)/%.o: $(srctree)/%.c $(AUTOCONF)
 	$(call quiet,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(DVX_CPPFLAGS) $(DVX_CFLAGS) $(call obj-flags,$@) -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
+	$(if $(and $(filter 1,$(C)),$(filter $(lib-c-objs) $(mock-objs) $(testlib-objs),$@)),$(call sparse-run,$@,$<))
 
 $(AUTOCONF): $(KCONFIG) $(srctree)/scripts/kconfig.sh
 	$(call quiet,GEN,$@)
@@ -233,19 +254,36 @@ $(objtree)/.layer-check: $(srctree)/scripts/check-layers.sh $$(layer-srcs)
 	$(Q)$(srctree)/scripts/check-layers.sh $(srctree)
 	$(Q)mkdir -p $(@D) && touch $@
 
-# Every public function (dvx_* in include/dvx/**/*.h, *.cuh) carries a kernel-doc comment.
+# No file cycles: inside each folder, no loop of files calling each other (nm of the
+# objects; scripts/check-cycles.sh), for the library and for the tools.
+lib-c-objs = $(filter-out %.cu.o,$(all-lib-objs))
+$(objtree)/.cycle-check: $$(lib-c-objs) $(srctree)/scripts/check-cycles.sh
+	$(call quiet,CHECK,no file cycles)
+	$(Q)$(srctree)/scripts/check-cycles.sh $(lib-c-objs)
+	$(Q)touch $@
+tool-objs = $(sort $(foreach t,$(tools-y),$(addprefix $(objtree)/tools/,$($(t)-objs))))
+$(objtree)/.cycle-check-tools: $$(tool-objs) $(srctree)/scripts/check-cycles.sh
+	$(call quiet,CHECK,no file cycles in tools)
+	$(Q)$(srctree)/scripts/check-cycles.sh $(tool-objs)
+	$(Q)touch $@
+
+# Every public function (dvx_* in include/dvx/**/*.h, *.cuh) carries a kernel-doc comment
+# and takes at most 8 parameters (operations are data: docs/layout.md, Style), and the
+# naming table of docs/layout.md holds (scripts/check-names.sh).
 kdoc-hdrs = $(shell find $(srctree)/include/dvx -name '*.h' -o -name '*.cuh' 2>/dev/null)
-$(objtree)/.kdoc-check: $(srctree)/scripts/check-kdoc.sh $$(kdoc-hdrs)
-	$(call quiet,CHECK,kernel-doc)
-	$(Q)$(srctree)/scripts/check-kdoc.sh $(if $(filter 1,$(V)),-v) $(srctree)
+$(objtree)/.kdoc-check: $(srctree)/scripts/check-kdoc.sh $(srctree)/scripts/check-names.sh $$(kdoc-hdrs)
+	$(call quiet,CHECK,kernel-doc$(comma) parameters and names)
+	$(Q)$(srctree)/scripts/check-kdoc.sh $(if $(filter 1,$(V)),-v) -p 8 $(srctree)
+	$(Q)$(srctree)/scripts/check-names.sh $(srctree)
 	$(Q)mkdir -p $(@D) && touch $@
 
 $(LIB): $(all-lib-objs) $(objtree)/.alloc-check $(objtree)/.layer-check $(objtree)/.kdoc-check \
+		$(objtree)/.cycle-check \
 		$(srctree)/scripts/check-exports.sh
 	$(call quiet,AR,$@)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $(all-lib-objs)
-	$(Q)$(srctree)/scripts/check-exports.sh $@
+	$(Q)$(srctree)/scripts/check-exports.sh --product $@
 
 $(TESTLIB): $(testlib-objs) $(objtree)/.layer-check $(objtree)/.kdoc-check \
 		$(srctree)/scripts/check-exports.sh
@@ -255,7 +293,8 @@ $(TESTLIB): $(testlib-objs) $(objtree)/.layer-check $(objtree)/.kdoc-check \
 	$(Q)$(srctree)/scripts/check-exports.sh $@
 
 # tools
-$(tool-bins): $(objtree)/tools/%: $$(addprefix $(objtree)/tools/,$$($$*-objs)) $(LIB)
+$(tool-bins): $(objtree)/tools/%: $$(addprefix $(objtree)/tools/,$$($$*-objs)) $(LIB) \
+		$(objtree)/.cycle-check-tools
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(DVX_CFLAGS) $(LDSAN) -o $@ $(filter %.o,$^) $(LIB) $($*-libs) $(LDLIBS)
 
@@ -314,7 +353,8 @@ comma := ,
 ifeq ($(CONFIG_DVX_GPU),y)
 NVCC_ARCH := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90
 $(objtree)/tests/nvcc-headers-test: $(srctree)/tests/nvcc/headers-test.cu $(AUTOCONF) \
-		$$(wildcard $(srctree)/include/dvx/*.h $(srctree)/include/dvx/*/*.h)
+		$$(wildcard $(srctree)/include/dvx/*.h $(srctree)/include/dvx/*/*.h \
+			$(srctree)/include/dvx/*/*.cuh)
 	$(call quiet,NVCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(NVCC) -std=c++17 $(NVCC_ARCH) -fatbin -DDVX_NVCC_DEVICE_PASS -I$(srctree)/include \

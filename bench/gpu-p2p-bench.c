@@ -209,8 +209,9 @@ static int recycle(const struct dvx_hal *hal)
 	if ((err = dvx_hal_mem_alloc(hal, 4096, 4096, -1, DVX_MEM_F_ZERO, &ctl)) ||
 	    (err = dvx_gpu_host_register(&B.g, ring.addr, nwqebb * 64ull, 0, &rr)) ||
 	    (err = dvx_gpu_host_register(&B.g, ctl.addr, 4096, 0, &cr)) ||
-	    (err = dvx_gpu_sq_view_init(&sq, DVX_GPU_Q_SYS, rr.dptr, nwqebb, 0x123, 64,
-					cr.dptr, cr.dptr + 64, ctrs, cr.dptr + 128)))
+	    (err = dvx_gpu_sq_view_init(&sq, &(struct dvx_gpu_sq_cfg){
+						     DVX_GPU_Q_SYS, rr.dptr, nwqebb, 0x123, 64,
+						     cr.dptr, cr.dptr + 64, ctrs, cr.dptr + 128 })))
 		return err;
 	dbrec = (uint32_t *)ctl.addr;
 	ci_word = (uint64_t *)(void *)((uint8_t *)ctl.addr + 128);

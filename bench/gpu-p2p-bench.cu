@@ -17,20 +17,17 @@ extern "C" __global__ void b_p2p_put(struct dvx_p2p_dev d, int peer, struct dvx_
 	uint64_t off = ((uint64_t)tid * 8) & 0xfff8;
 	int first = 0;
 
+	struct dvx_p2p_xfer x = { &src, soff + off, &dst, doff + off, 8 };
+
 	for (uint32_t i = 0; i < per; i++) {
 		int err;
 
 		if (scope == 0)
-			err = dvx_p2p_dev_put(d, peer, ch, &src, soff + off, &dst, doff + off, 8,
-					      timeout_ns, nullptr);
+			err = dvx_p2p_dev_put(dvx_dev_thread(), d, peer, ch, &x, timeout_ns, nullptr);
 		else if (scope == 1)
-			err = dvx_p2p_dev_post_warp(d, peer, ch, &src, soff + off, &dst,
-						    doff + off, 8, nullptr, 0, 0, 0, nullptr, 0,
-						    timeout_ns, nullptr);
+			err = dvx_p2p_dev_put(dvx_dev_warp(), d, peer, ch, &x, timeout_ns, nullptr);
 		else
-			err = dvx_p2p_dev_post_block(d, peer, ch, &src, soff + off, &dst,
-						     doff + off, 8, nullptr, 0, 0, 0, nullptr, 0,
-						     timeout_ns, nullptr);
+			err = dvx_p2p_dev_put(dvx_dev_block(), d, peer, ch, &x, timeout_ns, nullptr);
 		if (err && !first)
 			first = err;
 		if (err && scope == 0)
@@ -50,13 +47,14 @@ extern "C" __global__ void b_p2p_lat(struct dvx_p2p_dev d, int peer, struct dvx_
 				     int32_t *status)
 {
 	uint64_t t0 = dvx_dev_now_ns(), best = ~0ull;
+	struct dvx_p2p_xfer x = { &src, soff, &dst, doff, 8 };
 	struct dvx_p2p_ticket tk;
 	int err = 0;
 
 	for (uint32_t i = 0; i < iters && !err; i++) {
 		uint64_t a = dvx_dev_now_ns();
 
-		err = dvx_p2p_dev_put(d, peer, 0, &src, soff, &dst, doff, 8, timeout_ns, &tk);
+		err = dvx_p2p_dev_put(dvx_dev_thread(), d, peer, 0, &x, timeout_ns, &tk);
 		if (!err)
 			err = dvx_p2p_dev_wait_local(d, tk, timeout_ns);
 		a = dvx_dev_now_ns() - a;

@@ -178,12 +178,19 @@ static void per_block_table(const struct dvx_hal *hal, struct dvx_gpu_module *mo
 	if (!v[0] || !v[1] || !st || !done || !zero)
 		die(-ENOMEM, "host memory");
 	for (q = 0; q < nq; q++) {
-		die(dvx_gpu_sq_view_init(&v[0][q], DVX_GPU_Q_SYS, rr.dptr + (uint64_t)q * R, nwqebb,
-					 0x100 + q, 64, cr.dptr + q * 512ull, ur.dptr + q * 64ull,
-					 dctrs.dptr + q * 256ull, cr.dptr + q * 512ull + 64), "view");
-		die(dvx_gpu_sq_view_init(&v[1][q], 0, dring.dptr + (uint64_t)q * R, nwqebb,
-					 0x100 + q, 64, dctl.dptr + q * 512ull, ur.dptr + q * 64ull,
-					 dctl.dptr + q * 512ull + 256, dctl.dptr + q * 512ull + 64),
+		die(dvx_gpu_sq_view_init(&v[0][q],
+					 &(struct dvx_gpu_sq_cfg){
+						 DVX_GPU_Q_SYS, rr.dptr + (uint64_t)q * R, nwqebb,
+						 0x100 + q, 64, cr.dptr + q * 512ull,
+						 ur.dptr + q * 64ull, dctrs.dptr + q * 256ull,
+						 cr.dptr + q * 512ull + 64 }),
+		    "view");
+		die(dvx_gpu_sq_view_init(&v[1][q],
+					 &(struct dvx_gpu_sq_cfg){
+						 0, dring.dptr + (uint64_t)q * R, nwqebb, 0x100 + q,
+						 64, dctl.dptr + q * 512ull, ur.dptr + q * 64ull,
+						 dctl.dptr + q * 512ull + 256,
+						 dctl.dptr + q * 512ull + 64 }),
 		    "view");
 	}
 	die(dvx_gpu_memcpy_htod(&g, dviews[0].dptr, v[0], (uint64_t)nq * sizeof(*v[0])), "views");
@@ -323,8 +330,10 @@ int main(int argc, char **argv)
 	die(dvx_gpu_mem_alloc(&g, 64u << 20, 0, &dm), "device memory");
 	dbrec = (uint32_t *)ctl.addr;
 	ci = (uint64_t *)(void *)((uint8_t *)ctl.addr + 128);
-	die(dvx_gpu_sq_view_init(&sq, DVX_GPU_Q_SYS, rr.dptr, nwqebb, 0x123, 64, cr.dptr,
-				 cr.dptr + 64, dm.dptr, cr.dptr + 128), "view");
+	die(dvx_gpu_sq_view_init(&sq, &(struct dvx_gpu_sq_cfg){ DVX_GPU_Q_SYS, rr.dptr, nwqebb,
+								0x123, 64, cr.dptr, cr.dptr + 64,
+								dm.dptr, cr.dptr + 128 }),
+	    "view");
 
 	sms = g.attr.sm_count;
 #define ROW(w, gr, bl, sc, pe) rows[nrows++] = (__typeof__(rows[0])){ w, gr, bl, sc, pe }

@@ -66,8 +66,8 @@ static int raw_up(void)
 
 	for (i = 0; i < 2; i++) {
 		struct raw *x = &R[i];
-		struct dvx_umem_attr ua;
-		struct dvx_qp_attr qa;
+		struct dvx_umem_cfg ua;
+		struct dvx_qp_cfg qa;
 
 		if (posix_memalign((void **)&x->ring, 4096, len))
 			return -ENOMEM;
@@ -80,7 +80,7 @@ static int raw_up(void)
 		if (err)
 			return err;
 		err = dvx_cq_create(&W.r[i].nic,
-				    &(struct dvx_cq_attr){ .depth = 2 * HB_RAW_DEPTH,
+				    &(struct dvx_cq_cfg){ .depth = 2 * HB_RAW_DEPTH,
 							   .ring_umem = &x->umem,
 							   .dbr_umem = &x->umem,
 							   .dbr_offset = cq + wq },
@@ -88,7 +88,7 @@ static int raw_up(void)
 		if (err)
 			return err;
 		/* one CQ for sends and receives; the record after the CQ's */
-		qa = (struct dvx_qp_attr){ .sq_depth = HB_RAW_DEPTH, .rq_depth = HB_RAW_DEPTH,
+		qa = (struct dvx_qp_cfg){ .sq_depth = HB_RAW_DEPTH, .rq_depth = HB_RAW_DEPTH,
 					   .rq_max_sge = 1, .send_cq = &x->cq,
 					   .wq_umem = &x->umem, .wq_offset = cq,
 					   .dbr_umem = &x->umem, .dbr_offset = cq + wq + 8 };
@@ -97,9 +97,9 @@ static int raw_up(void)
 			return err;
 	}
 	{
-		struct dvx_qp_connect_attr ca;
+		struct dvx_qp_connect_cfg ca;
 
-		dvx_qp_connect_attr_init(&ca);
+		dvx_qp_connect_cfg_init(&ca);
 		ca.access = DVX_ACCESS_REMOTE_WRITE;
 		return dvx_qp_connect_pair(&R[0].qp, &R[1].qp, &ca);
 	}
@@ -146,10 +146,12 @@ static int raw_one_way(int a, int b, uint64_t size)
 	struct dvx_wc wc;
 	int err;
 
-	err = dvx_qp_post_write_imm(&R[a].qp, 0, (uint64_t)(uintptr_t)W.r[a].sbuf,
-				    W.r[a].smr.lkey, (uint32_t)size,
-				    (uint64_t)(uintptr_t)W.r[b].rbuf, W.r[b].rmr.rkey, 0,
-				    DVX_POST_SIGNALED);
+	err = dvx_qp_post_write_imm(&R[a].qp, 0,
+				    &(struct dvx_mlx5_sge){ (uint64_t)(uintptr_t)W.r[a].sbuf,
+							    (uint32_t)size, W.r[a].smr.lkey },
+				    &(struct dvx_mlx5_raddr){ (uint64_t)(uintptr_t)W.r[b].rbuf,
+							      W.r[b].rmr.rkey },
+				    0, DVX_POST_SIGNALED);
 	if (!err)
 		err = raw_reap(b, &wc);	/* the receive: the bytes are there */
 	if (!err)

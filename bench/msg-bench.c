@@ -28,7 +28,7 @@
 #include <time.h>
 
 #include <dvx/msg/msg.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define MB_SEC 1000000000ull
 #define MB_TMO (60 * MB_SEC)
@@ -82,7 +82,7 @@ static int ctx_up(struct mb_ctx *c, const char *dev, const struct dvx_msg_cfg *c
 	struct dvx_nic_cfg na;
 	struct dvx_msg_cfg mc = *cfg;
 	struct dvx_mem_req s, f, g;
-	struct dvx_mr_attr ma;
+	struct dvx_mr_cfg ma;
 	int err;
 
 	memset(c, 0, sizeof(*c));
@@ -482,7 +482,7 @@ static int fabric_up(int nics, uint32_t qps)
 	fc.max_cqs = qps;
 	fc.max_mrs = 16;
 	fc.max_umems = 16;
-	fsz = dvx_sim_fabric_size(&fc);
+	fsz = dvx_sim_fabric_mem_size(&fc);
 	B.fab_mem = calloc(1, fsz);
 	if (!B.fab_mem || dvx_sim_fabric_init(B.fab_mem, fsz, &fc, &B.fab))
 		return 1;

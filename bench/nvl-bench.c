@@ -86,8 +86,8 @@ static void setup(struct rank *r)
 	c.bs = &r->bs;
 	c.gpu = &r->g;
 	c.timeout_ns = TMO;
-	r->state = aligned_alloc(64, (dvx_mp_state_size(&c) + 63) & ~(size_t)63);
-	die(r, dvx_mp_init(&r->mp, &c, r->state, dvx_mp_state_size(&c)), "mp_init");
+	r->state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	die(r, dvx_mp_init(&r->mp, &c, r->state, dvx_mp_mem_size(&c)), "mp_init");
 	die(r, dvx_mp_connect(&r->mp, NULL, 0, NULL, 0), "mp_connect");
 	die(r, dvx_gpu_module_load(&r->g, dvx_fatbin_bench_nvl_bench, dvx_fatbin_bench_nvl_bench_len,
 				   &r->mod), "module");
@@ -101,8 +101,11 @@ static void setup(struct rank *r)
 	die(r, dvx_gpu_mem_alloc(&r->g, MAXLEN, 0, &r->src), "source");
 	die(r, dvx_gpu_mem_alloc(&r->g, 4096, 0, &r->out), "out");
 	die(r, dvx_gpu_memcpy_htod(&r->g, r->buf.dptr + MAXLEN, zero, sizeof(zero)), "zero");
-	die(r, dvx_nvl_exchange(&r->nb, r->peers, dvx_mp_nvl_bootstrap(&r->mp), &r->mp.topo, &r->g,
-				(void *)(uintptr_t)r->buf.dptr, MAXLEN + 4096, NULL, TMO), "exchange");
+	die(r,
+	    dvx_nvl_exchange(&r->nb, r->peers, dvx_mp_nvl_bootstrap(&r->mp), &r->mp.topo, &r->g,
+			     &(struct dvx_nvl_cfg){ (void *)(uintptr_t)r->buf.dptr, MAXLEN + 4096,
+						    NULL, TMO }),
+	    "exchange");
 }
 
 /* GB/s of @reps back-to-back launches of @k (grid x block) or, with k NULL, copies */
@@ -212,7 +215,7 @@ static void *setup_thread(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	pthread_t t;
 	unsigned n = 0;
 	size_t sz;

@@ -7,7 +7,7 @@
 
 /*
  * dvx put, block scope: the range is cut into tiles of @tile bytes that the blocks
- * take round-robin (block b: tiles b, b + grid, ...), each tile one dvx_nvl_put_block():
+ * take round-robin (block b: tiles b, b + grid, ...), each tile one dvx_nvl_dev_put() at block scope:
  * the way a kernel streams a large buffer through the group put.
  */
 extern "C" __global__ void b_put_block(uint8_t *dst, const uint8_t *src, uint64_t len,
@@ -16,7 +16,7 @@ extern "C" __global__ void b_put_block(uint8_t *dst, const uint8_t *src, uint64_
 	uint64_t off;
 
 	for (off = blockIdx.x * tile; off < len; off += (uint64_t)gridDim.x * tile)
-		dvx_nvl_put_block(dst + off, src + off, off + tile > len ? len - off : tile);
+		dvx_nvl_dev_put(dvx_dev_block(), dst + off, src + off, off + tile > len ? len - off : tile);
 }
 
 /* dvx put, warp scope: the same with warps taking the tiles */
@@ -27,7 +27,7 @@ extern "C" __global__ void b_put_warp(uint8_t *dst, const uint8_t *src, uint64_t
 	uint64_t w = (blockIdx.x * (uint64_t)blockDim.x + threadIdx.x) / 32, off;
 
 	for (off = w * tile; off < len; off += nw * tile)
-		dvx_nvl_put_warp(dst + off, src + off, off + tile > len ? len - off : tile);
+		dvx_nvl_dev_put(dvx_dev_warp(), dst + off, src + off, off + tile > len ? len - off : tile);
 }
 
 /* the reference: a plain grid-stride copy of 16-byte vectors (int4 stores) */
@@ -116,7 +116,7 @@ extern "C" __global__ void b_pingpong(int mode, int rank, uint64_t *peer_word, u
 		if (mode == 0)
 			dvx_nvl_signal(peer_word, DVX_NVL_SIG_SET, r);
 		else if (mode == 1)
-			dvx_nvl_put_signal_thread(peer_buf, src, 8, peer_word, DVX_NVL_SIG_SET, r);
+			dvx_nvl_dev_put_signal(dvx_dev_thread(), peer_buf, src, 8, peer_word, DVX_NVL_SIG_SET, r);
 		else if (mode == 2)
 			dvx_nvl_signal(peer_word, DVX_NVL_SIG_ADD, 1);
 		else if (mode == 5)

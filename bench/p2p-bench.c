@@ -42,7 +42,7 @@
 #include <sys/wait.h>
 
 #include <dvx/bootstrap/wire.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 #include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/sq.h>
 #include <dvx/mlx5/wqe.h>
@@ -297,16 +297,29 @@ static int t_post(struct rank *r, enum pb_op op, uint32_t ch, uint64_t len, uint
 
 	switch (op) {
 	case OP_PUT:
-		return dvx_p2p_put(&r->t, peer, ch, &r->l, PB_SEND_OFF, d, PB_RECV_OFF, len, PB_TMO,
-				   tk);
+		return dvx_p2p_put(&r->t, peer, ch,
+				   &(struct dvx_p2p_xfer){ &r->l, PB_SEND_OFF, d, PB_RECV_OFF,
+							   len },
+				   PB_TMO, tk);
 	case OP_PUT_SIGNAL:
-		return dvx_p2p_put_signal(&r->t, peer, ch, &r->l, PB_SEND_OFF, d, PB_RECV_OFF, len,
-					  d, PB_SIG_OFF + 8u * slot, 1, 0, PB_TMO, tk);
+		return dvx_p2p_put_signal(&r->t, peer, ch,
+					  &(struct dvx_p2p_xfer){ &r->l, PB_SEND_OFF, d,
+								  PB_RECV_OFF, len },
+					  &(struct dvx_p2p_notify){ d, PB_SIG_OFF + 8u * slot, 1,
+								    NULL, 0, 0 },
+					  PB_TMO, tk);
 	case OP_PUT_COUNTER:
-		return dvx_p2p_put_counter(&r->t, peer, ch, &r->l, PB_SEND_OFF, d, PB_RECV_OFF, len,
-					   &r->l, PB_CTR_OFF + 8u * slot, PB_TMO, tk);
+		return dvx_p2p_put_counter(&r->t, peer, ch,
+					   &(struct dvx_p2p_xfer){ &r->l, PB_SEND_OFF, d,
+								   PB_RECV_OFF, len },
+					   &(struct dvx_p2p_notify){ NULL, 0, 0, &r->l,
+								     PB_CTR_OFF + 8u * slot, 0 },
+					   PB_TMO, tk);
 	case OP_SIGNAL:
-		return dvx_p2p_signal(&r->t, peer, ch, d, PB_SIG_OFF + 8u * slot, 1, 0, PB_TMO, tk);
+		return dvx_p2p_signal(&r->t, peer, ch,
+				      &(struct dvx_p2p_notify){ d, PB_SIG_OFF + 8u * slot, 1, NULL,
+								0, 0 },
+				      PB_TMO, tk);
 	}
 	return -EINVAL;
 }
@@ -339,8 +352,10 @@ static int t_wait(struct rank *r, int ctr, uint64_t off, uint64_t v)
 
 	for (;;) {
 		if (ctr)
-			err = dvx_p2p_wait_counter(&r->t, 1 - r->rank, 0, &r->l, off, DVX_CMP_GE, v,
-						   PB_SLICE, NULL);
+			err = dvx_p2p_wait_counter(&r->t, 1 - r->rank, 0,
+						   &(struct dvx_p2p_notify){ .ctr = &r->l,
+									     .ctroff = off },
+						   DVX_CMP_GE, v, PB_SLICE, NULL);
 		else
 			err = dvx_p2p_wait_signal(&r->t, &r->l, off, DVX_CMP_GE, v, PB_SLICE, NULL);
 		if (err != -ETIMEDOUT || now_ns() > deadline)
@@ -661,8 +676,8 @@ static void *zalloc(size_t align, size_t len)
 static int ref_make(struct rank *r, struct refq *q, uint32_t depth, uint32_t flags,
 		    struct dvx_uar *uar, uint64_t *cur)
 {
-	struct dvx_cq_attr ca;
-	struct dvx_qp_attr qa;
+	struct dvx_cq_cfg ca;
+	struct dvx_qp_cfg qa;
 	struct dvx_mem_req ring, dbr;
 	int err;
 
@@ -697,9 +712,9 @@ static int ref_make(struct rank *r, struct refq *q, uint32_t depth, uint32_t fla
 }
 
 /* the reference QPs' connection attributes */
-static void ref_conn_attr(struct dvx_qp_connect_attr *ca)
+static void ref_conn_attr(struct dvx_qp_connect_cfg *ca)
 {
-	dvx_qp_connect_attr_init(ca);
+	dvx_qp_connect_cfg_init(ca);
 	ca->access |= DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
 }
 
@@ -708,10 +723,10 @@ static void ref_conn_attr(struct dvx_qp_connect_attr *ca)
 static int setup_rank(int i)
 {
 	struct rank *r = &B.r[i];
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	struct dvx_nic_cfg na;
-	struct dvx_umem_attr ua;
-	struct dvx_mr_attr ma;
+	struct dvx_umem_cfg ua;
+	struct dvx_mr_cfg ma;
 	uint64_t cur = 0;
 	int err;
 
@@ -758,7 +773,7 @@ static int setup_rank(int i)
 /* both ranks in this process: open them, connect the reference QPs */
 static int setup_nics(void)
 {
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	int i, err;
 
 	for (i = 0; i < 2; i++) {
@@ -902,7 +917,7 @@ static void pb_db_check(struct rank *r)
 static int proc_rank(int me, struct dvx_bootstrap *bs)
 {
 	struct rank *r = &B.r[me];
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	struct pinfo mine, all[2];
 	void *wire_mem = NULL;
 	int err, rc = 0;
@@ -910,7 +925,7 @@ static int proc_rank(int me, struct dvx_bootstrap *bs)
 	if (!B.hw) {
 		struct dvx_sim_fabric_cfg fc;
 		struct dvx_sim_nic_cfg nc;
-		struct dvx_bootstrap_wire_attr wa;
+		struct dvx_bootstrap_wire_cfg wa;
 		size_t len;
 
 		dvx_sim_fabric_cfg_default(&fc);
@@ -918,7 +933,7 @@ static int proc_rank(int me, struct dvx_bootstrap *bs)
 		fc.max_qps = 2 * PB_LANES * 3 + 8;
 		fc.max_cqs = fc.max_qps;
 		fc.max_umems = 16;
-		len = dvx_sim_fabric_size(&fc);
+		len = dvx_sim_fabric_mem_size(&fc);
 		B.fab_mem = malloc(len);
 		if (!B.fab_mem || dvx_sim_fabric_init(B.fab_mem, len, &fc, &B.fab))
 			return pb_fail(r, -ENOMEM, "fabric");
@@ -1000,7 +1015,7 @@ static int run_procs(int mpi)
 
 	B.procs = 1;
 	if (mpi) {
-		struct dvx_bootstrap_mpi_attr ma = { .flags = DVX_BOOTSTRAP_MPI_F_INIT };
+		struct dvx_bootstrap_mpi_cfg ma = { .flags = DVX_BOOTSTRAP_MPI_F_INIT };
 
 		err = dvx_bootstrap_mpi_init(&bs, &ma, mpi_mem, sizeof(mpi_mem));
 		if (!err && dvx_bootstrap_nranks(&bs) != 2) {
@@ -1010,7 +1025,7 @@ static int run_procs(int mpi)
 		}
 		me = err ? 0 : dvx_bootstrap_rank(&bs);
 	} else {
-		struct dvx_bootstrap_sock_attr ba;
+		struct dvx_bootstrap_sock_cfg ba;
 		size_t len = dvx_bootstrap_sock_mem_size(2, 64, 4096);
 
 		snprintf(dir, sizeof(dir), "/tmp/p2p-bench-XXXXXX");
@@ -1157,7 +1172,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	size_t gsz;
 	int i, rc = 0, procs = 0;
 
@@ -1220,7 +1235,7 @@ int main(int argc, char **argv)
 		fc.max_qps = 2 * PB_LANES * 3 + 8;
 		fc.max_cqs = fc.max_qps;
 		fc.max_umems = 16;
-		fsz = dvx_sim_fabric_size(&fc);
+		fsz = dvx_sim_fabric_mem_size(&fc);
 		B.fab_mem = malloc(fsz);
 		if (!B.fab_mem || dvx_sim_fabric_init(B.fab_mem, fsz, &fc, &B.fab)) {
 			fprintf(stderr, "p2p-bench: software NIC fabric set-up failed\n");

@@ -100,12 +100,6 @@ uint64_t dvx_sim_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void dvx_sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp)
-{
-	qp->state = SIM_QPS_ERR;
-	dvx_sim_exec_flush(fab, qp);
-}
-
 /* no queue here lives in device memory (dvx_sim_dmabuf_export_dma()) */
 int dvx_sim_dma_pull(struct sim_fabric *fab, const struct sim_umem *u, const void *p,
 		     uint64_t len)

@@ -90,8 +90,8 @@ static void setup(struct rank *r)
 	c.bs = &r->bs;
 	c.gpu = &r->g;
 	c.timeout_ns = TMO;
-	r->state = aligned_alloc(64, (dvx_mp_state_size(&c) + 63) & ~(size_t)63);
-	die(r, dvx_mp_init(&r->mp, &c, r->state, dvx_mp_state_size(&c)), "mp_init");
+	r->state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	die(r, dvx_mp_init(&r->mp, &c, r->state, dvx_mp_mem_size(&c)), "mp_init");
 	die(r, dvx_mp_connect(&r->mp, NULL, 0, NULL, 0), "mp_connect");
 	die(r, dvx_gpu_module_load(&r->g, dvx_fatbin_bench_win_bench, dvx_fatbin_bench_win_bench_len,
 				   &r->mod), "module");
@@ -261,7 +261,7 @@ static uint64_t all(int j)
 
 static void world(int n)
 {
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	size_t sz;
 	int i;
 

@@ -15,7 +15,7 @@ __device__ static uint64_t wb_now(void)
 /* @iters barriers on id 0 by one block */
 extern "C" __global__ void wb_barrier(const struct dvx_win_dev d, uint32_t iters, uint64_t *out)
 {
-	struct dvx_win_grp g = dvx_win_block();
+	struct dvx_dev_grp g = dvx_dev_block();
 	uint64_t t0 = wb_now();
 	uint32_t i;
 	int err = 0;
@@ -33,7 +33,7 @@ extern "C" __global__ void wb_barrier(const struct dvx_win_dev d, uint32_t iters
 extern "C" __global__ void wb_pingpong(const struct dvx_win_dev d, int peer, uint32_t iters,
 				       uint64_t base, uint64_t *out)
 {
-	struct dvx_win_grp g = dvx_win_thread();
+	struct dvx_dev_grp g = dvx_dev_thread();
 	uint64_t t0 = wb_now(), i;
 	int err = 0;
 
@@ -62,14 +62,16 @@ extern "C" __global__ void wb_put(const struct dvx_win_dev d, const struct dvx_p
 				  uint64_t len, uint32_t reps, uint64_t want, uint64_t want3,
 				  uint64_t *out)
 {
-	struct dvx_win_grp g = dvx_win_block();
+	struct dvx_dev_grp g = dvx_dev_block();
 	uint64_t tile = len / gridDim.x, off = tile * blockIdx.x, t0 = wb_now();
 	uint32_t r;
 	int err = 0;
 
 	if (d.rank == 0) {
+		struct dvx_win_xfer x = { &src, off, off, tile };
+
 		for (r = 0; r < reps && !err; r++)
-			err = dvx_win_put_signal(g, d, 1, off, src, off, tile, 2, 1);
+			err = dvx_win_put_signal(g, d, 1, &x, 2, 1);
 		if (!err && blockIdx.x == 0)
 			err = dvx_win_wait_signal_from(g, d, 1, 3, DVX_CMP_GE, want3, TMO, nullptr);
 	} else if (blockIdx.x == 0) {
@@ -112,7 +114,7 @@ extern "C" __global__ void wb_ref_copy(uint8_t *dst, const uint8_t *src, uint64_
 extern "C" __global__ void wb_sendrecv(const struct dvx_win_dev d, uint8_t *sbuf, uint8_t *rbuf,
 				       uint64_t len, uint32_t reps, uint64_t *out)
 {
-	struct dvx_win_grp g = dvx_win_block();
+	struct dvx_dev_grp g = dvx_dev_block();
 	uint64_t t0 = wb_now();
 	uint32_t r;
 	int err = 0;

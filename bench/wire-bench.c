@@ -30,7 +30,7 @@
 #include <dvx/nic/mr.h>
 #include <dvx/nic/nic.h>
 #include <dvx/nic/post.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define WB_SEC 1000000000ull
 #define WB_QPS 4u
@@ -72,10 +72,10 @@ static uint64_t now_ns(void)
 static int side_open(struct side *s, const struct dvx_hal *hal, const char *name)
 {
 	struct dvx_nic_cfg na = { .name = name, .gid_index = -1 };
-	struct dvx_umem_attr ua = { 0 };
-	struct dvx_mr_attr ma = { 0 };
-	struct dvx_cq_attr ca = { 0 };
-	struct dvx_qp_attr qa;
+	struct dvx_umem_cfg ua = { 0 };
+	struct dvx_mr_cfg ma = { 0 };
+	struct dvx_cq_cfg ca = { 0 };
+	struct dvx_qp_cfg qa;
 	struct dvx_mem_req wq, dbr;
 	uint64_t off;
 	uint32_t i;
@@ -259,7 +259,7 @@ static struct dvx_sim_fabric *fabric(int nnics, int first, void **mem)
 
 	dvx_sim_fabric_cfg_default(&fc);
 	fc.max_nics = (uint32_t)nnics;
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	*mem = calloc(1, len);
 	if (!*mem || dvx_sim_fabric_init(*mem, len, &fc, &fab))
 		return NULL;
@@ -304,8 +304,8 @@ static int run_local(double out[NROWS])
 /* one rank of two processes joined by the wire: rank 0 measures, rank 1 serves */
 static int wire_rank(int rank, const char *dir, double out[NROWS])
 {
-	struct dvx_bootstrap_sock_attr ba = { 0 };
-	struct dvx_bootstrap_wire_attr wa = { 0 };
+	struct dvx_bootstrap_sock_cfg ba = { 0 };
+	struct dvx_bootstrap_wire_cfg wa = { 0 };
 	struct dvx_bootstrap bs;
 	struct dvx_sim_fabric *fab;
 	struct info me, all[2];

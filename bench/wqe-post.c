@@ -557,12 +557,14 @@ static int wp_setup(struct wp_env *e)
 		return -ENOMEM;
 	memset(e->uar, 0, 2 * WP_BF_HALF);
 	e->dsq.ids = e->raw_ids;
-	err = dvx_mlx5_sq_init(&e->dsq.sq, &e->dsq.c, e->ring, WP_NWQEBB, WP_QPN, 0, e->dvx_dbrec, e->uar,
-			       WP_BF_HALF, 0);
+	err = dvx_mlx5_sq_init(&e->dsq.sq, &e->dsq.c,
+			       &(struct dvx_mlx5_sq_cfg){ e->ring, WP_NWQEBB, WP_QPN, 0,
+							  e->dvx_dbrec, e->uar, WP_BF_HALF, 0 });
 	if (err)
 		return err;
-	err = dvx_mlx5_sq_init(&e->qp.sq, &e->qp.sqc, e->ring, WP_NWQEBB, WP_QPN, 0, e->qp_dbrec,
-			       e->uar, WP_BF_HALF, 0);
+	err = dvx_mlx5_sq_init(&e->qp.sq, &e->qp.sqc,
+			       &(struct dvx_mlx5_sq_cfg){ e->ring, WP_NWQEBB, WP_QPN, 0,
+							  e->qp_dbrec, e->uar, WP_BF_HALF, 0 });
 	if (err)
 		return err;
 	e->qp.sq_wr_ids = e->wr_ids;

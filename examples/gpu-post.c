@@ -32,7 +32,7 @@
 #include <dvx/nic/mr.h>
 #include <dvx/nic/nic.h>
 #include <dvx/nic/qp.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define NWRITES 64u		/* one per GPU thread; the SQ holds them all */
 #define LEN 256u		/* bytes per WRITE */
@@ -79,11 +79,11 @@ static int run(const char *fatbin, const char *dev)
 	const struct dvx_hal *cuda = dvx_hal_cuda(), *hal;
 	struct dvx_sim_fabric *fab = NULL;
 	struct dvx_nic_cfg na;
-	struct dvx_umem_attr ua;
-	struct dvx_mr_attr ma;
-	struct dvx_cq_attr ca;
-	struct dvx_qp_attr qa;
-	struct dvx_qp_connect_attr conn;
+	struct dvx_umem_cfg ua;
+	struct dvx_mr_cfg ma;
+	struct dvx_cq_cfg ca;
+	struct dvx_qp_cfg qa;
+	struct dvx_qp_connect_cfg conn;
 	struct dvx_mem_req wq, dbr;
 	struct dvx_umem umem;
 	struct dvx_mr mr;
@@ -130,7 +130,7 @@ static int run(const char *fatbin, const char *dev)
 
 		dvx_sim_fabric_cfg_default(&fc);
 		fc.max_nics = 1;
-		sz = dvx_sim_fabric_size(&fc);
+		sz = dvx_sim_fabric_mem_size(&fc);
 		fab_mem = calloc(1, sz);
 		if (!fab_mem || dvx_sim_fabric_init(fab_mem, sz, &fc, &fab))
 			return 1;
@@ -200,7 +200,7 @@ static int run(const char *fatbin, const char *dev)
 			goto qps;
 		}
 	}
-	dvx_qp_connect_attr_init(&conn);
+	dvx_qp_connect_cfg_init(&conn);
 	conn.access = DVX_ACCESS_REMOTE_WRITE;
 	if ((err = dvx_qp_connect_pair(&qp[0], &qp[1], &conn))) {
 		rc = nic_fail(err, "dvx_qp_connect_pair");
@@ -235,11 +235,16 @@ static int run(const char *fatbin, const char *dev)
 		err = dvx_gpu_memcpy_htod(&gpu, dmem.dptr, zero, sizeof(zero));
 	}
 	if (!err)
-		err = dvx_gpu_sq_view_init(&sv, DVX_GPU_Q_SYS,
-					   rreg.dptr + (uint64_t)(qp[0].sq.wq.buf - rings),
-					   qp[0].sq.nwqebb, qp[0].qpn, qp[0].sq.wq.max_inline,
-					   rreg.dptr + (uint64_t)((uint8_t *)qp[0].sq.dbrec - rings),
-					   ureg.dptr, dmem.dptr, dmem.dptr + 256);
+		err = dvx_gpu_sq_view_init(&sv,
+					   &(struct dvx_gpu_sq_cfg){
+						   DVX_GPU_Q_SYS,
+						   rreg.dptr + (uint64_t)(qp[0].sq.wq.buf - rings),
+						   qp[0].sq.nwqebb, qp[0].qpn,
+						   qp[0].sq.wq.max_inline,
+						   rreg.dptr +
+							   (uint64_t)((uint8_t *)qp[0].sq.dbrec -
+								      rings),
+						   ureg.dptr, dmem.dptr, dmem.dptr + 256 });
 	if (!err)
 		err = dvx_gpu_cq_view_init(&cv, DVX_GPU_Q_SYS,
 					   rreg.dptr + (uint64_t)(cq.ring - rings), cq.mcq.log_size,

@@ -40,8 +40,8 @@ struct app {
 static int app_init(struct app *a, const struct dvx_hal *hal, uint32_t depth)
 {
 	struct dvx_nic_cfg na;
-	struct dvx_umem_attr ua;
-	struct dvx_cq_attr ca;
+	struct dvx_umem_cfg ua;
+	struct dvx_cq_cfg ca;
 	int err;
 
 	memset(&na, 0, sizeof(na));

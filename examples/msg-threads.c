@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include <dvx/msg/msg.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define NCOMM 4
 #define LEN 100000
@@ -60,7 +60,7 @@ static int run(int me)
 	struct dvx_msg_cfg c;
 	struct dvx_mem_req sreq, freq, rreq;
 	struct dvx_mr mr;
-	struct dvx_mr_attr ma;
+	struct dvx_mr_cfg ma;
 	struct dvx_msg_comm *listen[NCOMM], *comm[NCOMM];
 	struct dvx_msg_req *req[NCOMM][2];
 	struct dvx_msg_stats st;
@@ -219,7 +219,7 @@ int main(void)
 
 	dvx_sim_fabric_cfg_default(&fc);
 	fc.max_nics = 2;
-	fsz = dvx_sim_fabric_size(&fc);
+	fsz = dvx_sim_fabric_mem_size(&fc);
 	fab_mem = calloc(1, fsz);
 	if (!fab_mem || dvx_sim_fabric_init(fab_mem, fsz, &fc, &fab))
 		return 1;

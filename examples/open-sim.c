@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include <dvx/nic/nic.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 int main(void)
 {
@@ -30,7 +30,7 @@ int main(void)
 	/* the software NIC: one fabric with one NIC, in a region of ours */
 	dvx_sim_fabric_cfg_default(&fc);
 	fc.max_nics = 1;
-	sz = dvx_sim_fabric_size(&fc);
+	sz = dvx_sim_fabric_mem_size(&fc);
 	mem = calloc(1, sz);
 	if (!mem)
 		return 1;

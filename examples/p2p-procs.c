@@ -29,7 +29,7 @@
 #include <dvx/nic/nic.h>
 #include <dvx/p2p/p2p.h>
 #include <dvx/p2p/setup.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define NRANKS 2
 #define LEN (256u << 10)
@@ -47,7 +47,7 @@ static int transfer(int me, struct dvx_nic *nic, struct dvx_bootstrap *bs)
 	struct dvx_p2p_cfg pc;
 	struct dvx_mem_req sreq, rreq;
 	struct dvx_mr mr, smr;
-	struct dvx_mr_attr ma;
+	struct dvx_mr_cfg ma;
 	struct dvx_mr *one[1];
 	struct dvx_p2p_lbuf buf_l, sig_l;
 	struct dvx_p2p_rbuf buf_r[NRANKS], sig_r[NRANKS];
@@ -111,8 +111,10 @@ static int transfer(int me, struct dvx_nic *nic, struct dvx_bootstrap *bs)
 	for (i = 0; i < LEN; i++)
 		buf[LEN + i] = byte_of(me, i);
 	/* on lane 1 this time: lanes are independent RC connections */
-	err = dvx_p2p_put_signal(&t, peer, 1, &buf_l, LEN, &buf_r[peer], 0, LEN, &sig_r[peer], 0,
-				 1, 0, pc.timeout_ns, &tk);
+	err = dvx_p2p_put_signal(&t, peer, 1,
+				 &(struct dvx_p2p_xfer){ &buf_l, LEN, &buf_r[peer], 0, LEN },
+				 &(struct dvx_p2p_notify){ &sig_r[peer], 0, 1, NULL, 0, 0 },
+				 pc.timeout_ns, &tk);
 	if (!err)
 		err = dvx_p2p_wait_local(&t, &tk, pc.timeout_ns, NULL);
 	if (!err)
@@ -145,8 +147,8 @@ static int rank_main(int me, const char *bsaddr)
 	struct dvx_sim_fabric_cfg fc;
 	struct dvx_sim_nic_cfg nc;
 	struct dvx_sim_fabric *fab = NULL;
-	struct dvx_bootstrap_sock_attr ba;
-	struct dvx_bootstrap_wire_attr wa;
+	struct dvx_bootstrap_sock_cfg ba;
+	struct dvx_bootstrap_wire_cfg wa;
 	struct dvx_bootstrap bs;
 	struct dvx_nic_cfg na;
 	struct dvx_nic nic;
@@ -158,7 +160,7 @@ static int rank_main(int me, const char *bsaddr)
 	/* this process's software NIC, and its own progress thread */
 	dvx_sim_fabric_cfg_default(&fc);
 	fc.max_nics = 1;
-	fsz = dvx_sim_fabric_size(&fc);
+	fsz = dvx_sim_fabric_mem_size(&fc);
 	bsz = dvx_bootstrap_sock_mem_size(NRANKS, 16, 4096);
 	wsz = dvx_bootstrap_wire_mem_size(NRANKS, LEN);
 	fab_mem = calloc(1, fsz);

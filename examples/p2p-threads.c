@@ -24,7 +24,7 @@
 #include <dvx/nic/nic.h>
 #include <dvx/p2p/p2p.h>
 #include <dvx/p2p/setup.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define NRANKS 2
 #define LEN (64u << 10)
@@ -53,7 +53,7 @@ static int run(int me, struct dvx_bootstrap *bs)
 	struct dvx_p2p_cfg pc;
 	struct dvx_mem_req sreq, rreq;
 	struct dvx_mr data_mr, sig_mr;
-	struct dvx_mr_attr ma;
+	struct dvx_mr_cfg ma;
 	struct dvx_mr *mrs[1];
 	struct dvx_p2p_lbuf data_l, sig_l;
 	struct dvx_p2p_rbuf data_r[NRANKS], sig_r[NRANKS];
@@ -136,8 +136,10 @@ static int run(int me, struct dvx_bootstrap *bs)
 	/* put LEN bytes into the peer's landing area, then +1 on its signal word */
 	for (i = 0; i < LEN; i++)
 		data[LEN + i] = pattern(me, i);
-	err = dvx_p2p_put_signal(&t, peer, 0, &data_l, LEN, &data_r[peer], 0, LEN, &sig_r[peer], 0,
-				 1, 0, pc.timeout_ns, &tk);
+	err = dvx_p2p_put_signal(&t, peer, 0,
+				 &(struct dvx_p2p_xfer){ &data_l, LEN, &data_r[peer], 0, LEN },
+				 &(struct dvx_p2p_notify){ &sig_r[peer], 0, 1, NULL, 0, 0 },
+				 pc.timeout_ns, &tk);
 	if (!err)
 		err = dvx_p2p_wait_local(&t, &tk, pc.timeout_ns, NULL);	/* our put is done */
 	if (!err)	/* the peer's put: its signal says the bytes are here */
@@ -187,7 +189,7 @@ static void *rank_main(void *arg)
 int main(void)
 {
 	struct dvx_sim_fabric_cfg fc;
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	struct rank r[NRANKS];
 	void *fab_mem, *bs_mem;
 	size_t fsz, gsz;
@@ -196,7 +198,7 @@ int main(void)
 	/* the software fabric: one NIC per rank, progressed by its own thread */
 	dvx_sim_fabric_cfg_default(&fc);
 	fc.max_nics = NRANKS;
-	fsz = dvx_sim_fabric_size(&fc);
+	fsz = dvx_sim_fabric_mem_size(&fc);
 	fab_mem = calloc(1, fsz);
 	if (!fab_mem || dvx_sim_fabric_init(fab_mem, fsz, &fc, &fab))
 		return 1;

@@ -22,7 +22,7 @@
 #include <dvx/nic/mr.h>
 #include <dvx/nic/nic.h>
 #include <dvx/nic/post.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define DEPTH 64u		/* CQEs and SQ WQEBBs */
 #define RING_BYTES (1u << 16)	/* CQ ring, two QPs' work queues, doorbell records */
@@ -60,11 +60,11 @@ int main(int argc, char **argv)
 	static uint64_t wr_ids[2][DEPTH];
 	struct dvx_sim_fabric *fab = NULL;
 	const struct dvx_hal *hal;
-	struct dvx_umem_attr ua;
-	struct dvx_mr_attr ma;
-	struct dvx_cq_attr ca;
-	struct dvx_qp_attr qa;
-	struct dvx_qp_connect_attr conn;
+	struct dvx_umem_cfg ua;
+	struct dvx_mr_cfg ma;
+	struct dvx_cq_cfg ca;
+	struct dvx_qp_cfg qa;
+	struct dvx_qp_connect_cfg conn;
 	struct dvx_nic_cfg na;
 	struct dvx_umem umem;
 	struct dvx_mr mr;
@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 
 		dvx_sim_fabric_cfg_default(&fc);
 		fc.max_nics = 1;
-		sz = dvx_sim_fabric_size(&fc);
+		sz = dvx_sim_fabric_mem_size(&fc);
 		fab_mem = calloc(1, sz);
 		if (!fab_mem || dvx_sim_fabric_init(fab_mem, sz, &fc, &fab))
 			return 1;
@@ -162,7 +162,7 @@ int main(int argc, char **argv)
 			goto qps;
 	}
 	/* the two QPs, connected to each other: what a peer would be, on one NIC */
-	dvx_qp_connect_attr_init(&conn);
+	dvx_qp_connect_cfg_init(&conn);
 	conn.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_ATOMIC;
 	if (check(dvx_qp_connect_pair(&qp[0], &qp[1], &conn), "dvx_qp_connect_pair"))
 		goto qps;

@@ -147,7 +147,7 @@ int dvx_gpu_mem_alloc(struct dvx_gpu *gpu, uint64_t len, uint32_t flags, struct 
 		    (flags & DVX_GPU_MEM_EXPORT ? DVX_HAL_GPU_MEM_EXPORT : 0) |
 		    (flags & DVX_GPU_MEM_FABRIC ? DVX_HAL_GPU_MEM_FABRIC : 0) |
 		    (flags & DVX_GPU_MEM_LEGACY ? DVX_HAL_GPU_MEM_LEGACY : 0);
-	err = dvx_hal_gpu_mem_create(&gpu->hg, &req, &mem->hm);
+	err = dvx_hal_gpu_mem_alloc(&gpu->hg, &req, &mem->hm);
 	if (err)
 		return err;
 	mem->gpu = gpu;
@@ -443,11 +443,13 @@ int dvx_gpu_lib_unload(struct dvx_gpu_lib *lib)
 }
 
 int dvx_gpu_lib_post_nop(struct dvx_gpu_lib *lib, struct dvx_gpu_stream *s, const void *sq,
-			 enum dvx_gpu_scope scope, uint32_t grid, uint32_t block,
-			 uint32_t per_thread, uint64_t timeout_ns, uint64_t status_dptr)
+			 const struct dvx_gpu_nop_cfg *cfg)
 {
 	struct dvx_gpu_sq v;
-	uint32_t sc = (uint32_t)scope;
+	uint32_t sc = cfg ? (uint32_t)cfg->scope : ~0u;
+	uint32_t grid = cfg ? cfg->grid : 0, block = cfg ? cfg->block : 0;
+	uint32_t per_thread = cfg ? cfg->per_thread : 0;
+	uint64_t timeout_ns = cfg ? cfg->timeout_ns : 0, status_dptr = cfg ? cfg->status_dptr : 0;
 	void *args[] = { &v, &sc, &per_thread, &timeout_ns, &status_dptr };
 
 	if (!lib || !lib->mod.gpu || !lib->k_post_nop || !sq || !status_dptr ||

@@ -110,7 +110,7 @@ int dvx_hal_gpu_ctx_set_current(struct dvx_hal_gpu *gpu)
 	GPU_CALL(gpu, gpu_ctx_set_current, gpu);
 }
 
-int dvx_hal_gpu_mem_create(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem_req *req,
+int dvx_hal_gpu_mem_alloc(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem_req *req,
 			   struct dvx_hal_gpu_mem *mem)
 {
 	if (!req || !mem || !req->len)

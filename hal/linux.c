@@ -126,7 +126,7 @@ static void lx_fill_info(struct ibv_device *d, struct dvx_hal_nic_info *info)
 		copy_str(info->name, sizeof(info->name), name ? name : "");
 		info->numa_node = -1;
 	}
-	guid = dvx_be64_to_cpu((dvx_be64)ibv_get_device_guid(d));
+	guid = dvx_be64_to_cpu((DVX_FORCE dvx_be64)(DVX_FORCE uint64_t)ibv_get_device_guid(d));
 	if (guid)
 		info->node_guid = guid;
 	/* no driver link to decide by: ask rdma-core whether its mlx5 provider drives it */
@@ -231,8 +231,8 @@ static int lx_nic_query(struct dvx_hal_nic *dev, struct dvx_hal_nic_attr *a)
 		return os_fail(dev, "nic_query", rc > 0 ? rc : lx_errno(), "ibv_query_device");
 	memset(a, 0, sizeof(*a));
 	copy_str(a->fw_ver, sizeof(a->fw_ver), at.fw_ver);
-	a->node_guid = dvx_be64_to_cpu((dvx_be64)at.node_guid);
-	a->sys_image_guid = dvx_be64_to_cpu((dvx_be64)at.sys_image_guid);
+	a->node_guid = dvx_be64_to_cpu((DVX_FORCE dvx_be64)(DVX_FORCE uint64_t)at.node_guid);
+	a->sys_image_guid = dvx_be64_to_cpu((DVX_FORCE dvx_be64)(DVX_FORCE uint64_t)at.sys_image_guid);
 	a->max_mr_size = at.max_mr_size;
 	a->page_size_cap = at.page_size_cap;
 	a->vendor_id = at.vendor_id;

@@ -233,7 +233,7 @@ static void forget(struct dvx_trace *t, unsigned dev, unsigned opcode, uint32_t 
 
 static uint32_t rd_be32(const uint8_t *p)
 {
-	return dvx_be32_to_cpu((dvx_be32)__atomic_load_n((const uint32_t *)(const void *)p,
+	return dvx_be32_to_cpu((DVX_FORCE dvx_be32)__atomic_load_n((const uint32_t *)(const void *)p,
 							  __ATOMIC_ACQUIRE));
 }
 

@@ -183,7 +183,7 @@ static int encode_objnum(void *in, size_t bytes, unsigned opcode, uint32_t num)
 
 /* ---- CQ (prm 1.6) ---- */
 
-static int cq_attr_check(const struct dvx_mlx5_cq_attr *a)
+static int cq_attr_check(const struct dvx_mlx5_cq_cfg *a)
 {
 	if (a->cqe_size != 0 && a->cqe_size != 64 && a->cqe_size != 128)
 		return -EINVAL;
@@ -201,7 +201,7 @@ static int cq_attr_check(const struct dvx_mlx5_cq_attr *a)
 	return 0;
 }
 
-int dvx_mlx5_create_cq_in(void *in, const struct dvx_mlx5_cq_attr *attr)
+int dvx_mlx5_create_cq_in(void *in, const struct dvx_mlx5_cq_cfg *attr)
 {
 	if (!in || !attr || cq_attr_check(attr))
 		return -EINVAL;
@@ -270,7 +270,7 @@ int dvx_mlx5_query_cq_out(const void *out, size_t outlen, struct dvx_mlx5_cq_que
 
 /* ---- QP creation (prm 1.7) ---- */
 
-static int qp_attr_check(const struct dvx_mlx5_qp_attr *a)
+static int qp_attr_check(const struct dvx_mlx5_qp_cfg *a)
 {
 	if (!FITS(DVX_MLX5_QPC_PD, a->pdn) ||
 	    !FITS(DVX_MLX5_QPC_UAR_PAGE, a->uar_page) ||
@@ -312,7 +312,7 @@ static int qp_attr_check(const struct dvx_mlx5_qp_attr *a)
 	return 0;
 }
 
-static void qp_layout(const struct dvx_mlx5_qp_attr *a, struct dvx_mlx5_qp_wq_layout *l)
+static void qp_layout(const struct dvx_mlx5_qp_cfg *a, struct dvx_mlx5_qp_wq_layout *l)
 {
 	l->rq_offset = a->wq_umem_offset;
 	l->rq_bytes = a->rq_type == DVX_MLX5_RQ_TYPE_REGULAR ?
@@ -323,7 +323,7 @@ static void qp_layout(const struct dvx_mlx5_qp_attr *a, struct dvx_mlx5_qp_wq_la
 }
 
 /* the whole WQ must fit in a 64-bit umem offset space */
-static int qp_layout_fits(const struct dvx_mlx5_qp_attr *a)
+static int qp_layout_fits(const struct dvx_mlx5_qp_cfg *a)
 {
 	struct dvx_mlx5_qp_wq_layout l;
 
@@ -331,7 +331,7 @@ static int qp_layout_fits(const struct dvx_mlx5_qp_attr *a)
 	return l.end > a->wq_umem_offset;
 }
 
-int dvx_mlx5_qp_wq_layout(const struct dvx_mlx5_qp_attr *attr, struct dvx_mlx5_qp_wq_layout *l)
+int dvx_mlx5_qp_wq_layout(const struct dvx_mlx5_qp_cfg *attr, struct dvx_mlx5_qp_wq_layout *l)
 {
 	if (!attr || !l || qp_attr_check(attr) || !qp_layout_fits(attr))
 		return -EINVAL;
@@ -339,7 +339,7 @@ int dvx_mlx5_qp_wq_layout(const struct dvx_mlx5_qp_attr *attr, struct dvx_mlx5_q
 	return 0;
 }
 
-int dvx_mlx5_create_qp_in(void *in, const struct dvx_mlx5_qp_attr *attr)
+int dvx_mlx5_create_qp_in(void *in, const struct dvx_mlx5_qp_cfg *attr)
 {
 	if (!in || !attr || qp_attr_check(attr) || !qp_layout_fits(attr))
 		return -EINVAL;
@@ -475,7 +475,7 @@ static void modify_head(void *in, unsigned opcode, uint32_t qpn)
 	dvx_mlx5_set(in, DVX_MLX5_MODIFY_QP_IN_QPN, qpn);
 }
 
-int dvx_mlx5_rst2init_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_rst2init_attr *attr)
+int dvx_mlx5_rst2init_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_rst2init_cfg *attr)
 {
 	if (!in || !attr || !FITS(DVX_MLX5_MODIFY_QP_IN_QPN, qpn) ||
 	    access_check(attr->rre, attr->rwe, attr->rae, attr->atomic_mode))
@@ -494,7 +494,7 @@ static int mtu_ok(unsigned mtu)
 	return mtu >= DVX_MLX5_MTU_256 && mtu <= DVX_MLX5_MTU_4096;
 }
 
-int dvx_mlx5_init2rtr_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_init2rtr_attr *attr)
+int dvx_mlx5_init2rtr_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_init2rtr_cfg *attr)
 {
 	if (!in || !attr || !FITS(DVX_MLX5_MODIFY_QP_IN_QPN, qpn) || !mtu_ok(attr->mtu) ||
 	    !FITS(DVX_MLX5_QPC_REMOTE_QPN, attr->remote_qpn) ||
@@ -529,7 +529,7 @@ int dvx_mlx5_init2rtr_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_init2r
 
 int dvx_mlx5_init2rtr_loopback_qp_in(void *in, uint32_t qpn, uint8_t vhca_port_num, uint8_t mtu)
 {
-	struct dvx_mlx5_init2rtr_attr a;
+	struct dvx_mlx5_init2rtr_cfg a;
 
 	memset(&a, 0, sizeof(a));
 	a.remote_qpn = qpn;
@@ -539,7 +539,7 @@ int dvx_mlx5_init2rtr_loopback_qp_in(void *in, uint32_t qpn, uint8_t vhca_port_n
 	return dvx_mlx5_init2rtr_qp_in(in, qpn, &a);
 }
 
-int dvx_mlx5_rtr2rts_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_rtr2rts_attr *attr)
+int dvx_mlx5_rtr2rts_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_rtr2rts_cfg *attr)
 {
 	if (!in || !attr || !FITS(DVX_MLX5_MODIFY_QP_IN_QPN, qpn) ||
 	    !FITS(DVX_MLX5_QPC_NEXT_SEND_PSN, attr->next_send_psn) ||

@@ -652,7 +652,9 @@ static int encode_payload(const struct dvx_mlx5_wq *wq, uint32_t idx,
 			return -EINVAL;
 		if (rdma)
 			return dvx_mlx5_wqe_rdma_write_inline(wq, idx, d->opcode, d->fm_ce_se,
-							      d->imm, d->raddr, d->rkey,
+							      d->imm,
+							      &(struct dvx_mlx5_raddr){ d->raddr,
+											d->rkey },
 							      d->inline_data, d->inline_len);
 		return dvx_mlx5_wqe_send_inline(wq, idx, d->opcode, d->fm_ce_se, d->imm,
 						d->inline_data, d->inline_len);
@@ -663,8 +665,9 @@ static int encode_payload(const struct dvx_mlx5_wq *wq, uint32_t idx,
 		if (!d->sge[i].length)	/* the builders would skip it */
 			return -EINVAL;
 	if (rdma)
-		return dvx_mlx5_wqe_rdma_sgl(wq, idx, d->opcode, d->fm_ce_se, d->imm, d->raddr,
-					     d->rkey, d->sge, d->nsge);
+		return dvx_mlx5_wqe_rdma_sgl(wq, idx, d->opcode, d->fm_ce_se, d->imm,
+					     &(struct dvx_mlx5_raddr){ d->raddr, d->rkey }, d->sge,
+					     d->nsge);
 	return dvx_mlx5_wqe_send_sgl(wq, idx, d->opcode, d->fm_ce_se, d->imm, d->sge, d->nsge);
 }
 
@@ -678,8 +681,9 @@ static int encode_atomic(const struct dvx_mlx5_wq *wq, uint32_t idx,
 	    d->field_boundary || !ds_ok(d, 4))
 		return -EINVAL;
 	if (d->opcode == DVX_MLX5_OPCODE_ATOMIC_CS)
-		return dvx_mlx5_wqe_atomic_cs(wq, idx, d->fm_ce_se, d->raddr, d->rkey, d->compare,
-					      d->swap_add, s->addr, s->lkey);
+		return dvx_mlx5_wqe_atomic_cs(wq, idx, d->fm_ce_se,
+					      &(struct dvx_mlx5_raddr){ d->raddr, d->rkey },
+					      d->compare, d->swap_add, s->addr, s->lkey);
 	if (d->compare)		/* the FA builder writes compare 0 */
 		return -EINVAL;
 	return dvx_mlx5_wqe_atomic_fa(wq, idx, d->fm_ce_se, d->raddr, d->rkey, d->swap_add,
@@ -708,19 +712,28 @@ static int encode_masked(const struct dvx_mlx5_wq *wq, uint32_t idx,
 			   d->field_boundary) >> 32))
 		return -EINVAL;
 	if (cs && size == 4)
-		return dvx_mlx5_wqe_masked_cs32(wq, idx, d->fm_ce_se, d->raddr, d->rkey,
-						(uint32_t)d->compare, (uint32_t)d->compare_mask,
-						(uint32_t)d->swap_add, (uint32_t)d->swap_mask,
+		return dvx_mlx5_wqe_masked_cs32(wq, idx, d->fm_ce_se,
+						&(struct dvx_mlx5_raddr){ d->raddr, d->rkey },
+						&(struct dvx_mlx5_masked_cs){
+							(uint32_t)d->compare,
+							(uint32_t)d->compare_mask,
+							(uint32_t)d->swap_add,
+							(uint32_t)d->swap_mask },
 						s->addr, s->lkey);
 	if (cs)
-		return dvx_mlx5_wqe_masked_cs64(wq, idx, d->fm_ce_se, d->raddr, d->rkey,
-						d->compare, d->compare_mask, d->swap_add,
-						d->swap_mask, s->addr, s->lkey);
+		return dvx_mlx5_wqe_masked_cs64(wq, idx, d->fm_ce_se,
+						&(struct dvx_mlx5_raddr){ d->raddr, d->rkey },
+						&(struct dvx_mlx5_masked_cs){
+							d->compare, d->compare_mask, d->swap_add,
+							d->swap_mask },
+						s->addr, s->lkey);
 	if (size == 4)
-		return dvx_mlx5_wqe_masked_fa32(wq, idx, d->fm_ce_se, d->raddr, d->rkey,
+		return dvx_mlx5_wqe_masked_fa32(wq, idx, d->fm_ce_se,
+						&(struct dvx_mlx5_raddr){ d->raddr, d->rkey },
 						(uint32_t)d->swap_add, (uint32_t)d->field_boundary,
 						s->addr, s->lkey);
-	return dvx_mlx5_wqe_masked_fa64(wq, idx, d->fm_ce_se, d->raddr, d->rkey, d->swap_add,
+	return dvx_mlx5_wqe_masked_fa64(wq, idx, d->fm_ce_se,
+					&(struct dvx_mlx5_raddr){ d->raddr, d->rkey }, d->swap_add,
 					d->field_boundary, s->addr, s->lkey);
 }
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# check-kdoc.sh [-v] SRCTREE [HEADER...]
+# check-kdoc.sh [-v] [-p MAX] SRCTREE [HEADER...]
 #
 # Every public function needs a kernel-doc comment (docs/layout.md, Style). Public
 # functions are those declared or defined in include/dvx/**/*.h and *.cuh whose names
@@ -26,16 +26,26 @@
 # of a function prototyped above, is covered by the first one's doc. Macros (#define)
 # are not functions and are not checked.
 #
+# With -p MAX, operations are data (docs/layout.md, Style): no public function takes
+# more than MAX parameters (the build passes 8); a wider request is a struct (struct
+# dvx_p2p_xfer, dvx_p2p_notify). Each public declaration's parameters are counted
+# (commas outside nested brackets), overloads included, and one over the limit is
+# reported as "file:line: dvx_name: N parameters (at most MAX)".
+#
 # Prints "file:line: dvx_name: no kernel-doc" for each miss and exits 1; prints
-# nothing and exits 0 when all are documented (-v adds a count).
+# nothing and exits 0 when all are documented and none is too wide (-v adds a count).
 set -u
 verbose=0
-if [ "${1-}" = -v ]; then
-	verbose=1
-	shift
-fi
+maxparams=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	-v) verbose=1; shift ;;
+	-p) maxparams=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
 if [ $# -lt 1 ]; then
-	echo "usage: $0 [-v] SRCTREE [HEADER...]" >&2
+	echo "usage: $0 [-v] [-p MAX] SRCTREE [HEADER...]" >&2
 	exit 2
 fi
 top=$1
@@ -46,7 +56,7 @@ if [ $# -eq 0 ]; then
 fi
 [ $# -gt 0 ] || exit 0
 
-awk -v verbose="$verbose" '
+awk -v verbose="$verbose" -v maxparams="$maxparams" '
 function reset_file() {
 	depth = 0; incomment = 0; isdoc = 0; docbuf = ""; inpp = 0
 	stmt = ""; stmtline = 0; run = 0; title = ""
@@ -118,6 +128,33 @@ function func_name(s,    i, c, pd, n, id, j) {
 	return ""
 }
 
+# the parameters of function @name in statement @s: top-level commas of the bracket
+# after the name, plus one (none for "()" and "(void)")
+function nparams(s, name,    p, n, i, c, pd, np, body) {
+	p = match(s, "(^|[^A-Za-z0-9_])" name "[ \t\n]*[(]")
+	if (!p)
+		return 0
+	i = p + RLENGTH
+	n = length(s)
+	pd = 1; np = 1; body = ""
+	while (i <= n && pd > 0) {
+		c = substr(s, i, 1)
+		if (c == "(" || c == "[" || c == "<")
+			pd++
+		else if (c == ")" || c == "]" || c == ">")
+			pd--
+		else if (c == "," && pd == 1)
+			np++
+		if (pd > 0)
+			body = body c
+		i++
+	}
+	gsub(/[ \t\n]/, "", body)
+	if (body == "" || body == "void")
+		return 0
+	return np
+}
+
 # a statement at file scope ended (at ";" or at the "{" of a body)
 function statement(    name, pat) {
 	if (stmt ~ /^[ \t\n]*$/) {
@@ -125,6 +162,15 @@ function statement(    name, pat) {
 		return
 	}
 	name = func_name(stmt)
+	if (name != "") {
+		# every declaration counts here, overloads and #if twins included
+		np = nparams(stmt, name)
+		if (maxparams > 0 && np > maxparams) {
+			printf "%s:%d: %s: %d parameters (at most %d)\n", FILENAME, stmtline,
+				name, np, maxparams
+			nwide++
+		}
+	}
 	if (name == "") {
 		run = 0		# something else ends a run of documented functions
 	} else if (!(name in seen)) {
@@ -238,8 +284,8 @@ FNR == 1 {
 
 END {
 	if (verbose)
-		printf "kernel-doc: %d public functions in %d headers, %d undocumented\n",
-			nfunc, nfile, nmiss
-	exit nmiss > 0
+		printf "kernel-doc: %d public functions in %d headers, %d undocumented, %d over %s parameters\n",
+			nfunc, nfile, nmiss, nwide, (maxparams > 0 ? maxparams : "any")
+	exit nmiss + nwide > 0
 }
 ' "$@"

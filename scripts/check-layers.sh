@@ -3,6 +3,10 @@
 #
 # Enforces dvx's layering (docs/layout.md):
 #   base (dvx/compiler.h, dvx/byteorder.h, dvx/diag.h) < hal < mlx5 < gpu < core < tools/tests/bench/plugins
+# and inside core, by folder (core/X and include/dvx/X alike), the floors
+#   {nic, bootstrap} < {p2p, nvl, msg, ht} < mp < win
+# (one exception: dvx/mp/topo.h, core/mp/topo.c, a pure classification of ranks that
+# nvl reads too, stand on the lowest floor).
 # A file may include dvx headers of its own layer or below. Only hal/ may include
 # rdma-core (<infiniband/...>), CUDA (<cuda.h>) or DPDK (<rte_*.h>) headers; tests/ and
 # bench/ may include <infiniband/mlx5dv.h> as a second opinion. Nothing includes the CUDA
@@ -36,6 +40,22 @@ level_of_file() {
 	esac
 }
 
+# floor_of PATH: the floor inside core of core/X/... or dvx/X/..., -1 outside core
+floor_of() {
+	case $1 in
+	dvx/mp/topo.h|core/mp/topo.c) echo 0; return ;;
+	esac
+	p=${1#core/}; p=${p#dvx/}
+	case $p in
+	nic/*|bootstrap/*) echo 0 ;;
+	p2p/*|nvl/*|msg/*|ht/*) echo 1 ;;
+	testing/ht_mock.h) echo 1 ;;
+	mp/*) echo 2 ;;
+	win/*) echo 3 ;;
+	*) echo -1 ;;
+	esac
+}
+
 files=$(find include hal mlx5 gpu core tools tests bench plugins \( -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null)
 for f in $files; do
 	lf=$(level_of_file "$f")
@@ -59,6 +79,11 @@ for f in $files; do
 		dvx/*)
 			li=$(level_of_header "$i")
 			[ "$li" -le "$lf" ] || err "$f (layer $lf) includes $i (layer $li): layers include only downward"
+			if [ "$lf" = 4 ] && [ "$li" = 4 ]; then
+				ff=$(floor_of "${f#include/}"); fi=$(floor_of "$i")
+				[ "$ff" -lt 0 ] || [ "$fi" -le "$ff" ] ||
+					err "$f (core floor $ff) includes $i (core floor $fi): core folders include only their floor and below"
+			fi
 			;;
 		esac
 	done

@@ -15,7 +15,7 @@
 # stays right when moved.
 #
 # gen-pc.sh --test VERSION - print dvx-test.pc: libdvx-test.a (the test helpers users
-# link into their own suites: the ConnectX-7 mock model, fault sweeps), on top of dvx.
+# link into their own suites: the mock hal, the ConnectX-7 mock model, fault sweeps), on top of dvx.
 if [ "$1" = --test ]; then
 	cat <<PC
 prefix=\${pcfiledir}/../..
@@ -24,7 +24,7 @@ libdir=\${prefix}/lib
 includedir=\${prefix}/include
 
 Name: dvx-test
-Description: dvx's helpers for users' test suites: the ConnectX-7 mock model, fault sweeps
+Description: dvx's helpers for users' test suites: the mock hal, the ConnectX-7 mock model, fault sweeps
 Version: $2
 Requires: dvx
 Cflags: -I\${includedir}

@@ -17,6 +17,7 @@
 # and its instructions checked; skipped with a message without it).
 # openmpi-bin libopenmpi-dev for the bootstrap's MPI adapter (CONFIG_DVX_MPI, detected by
 # 'make defconfig') and the tests that run as MPI processes (scripts/mpirun.sh).
+# sparse for 'make C=1' (the library checked with the dvx_be* types bitwise).
 # The CUDA toolkit is used when /usr/local/cuda (or $CUDA_HOME) exists; it is not
 # installed here (it is not a Debian package); without it the GPU parts are left out
 # and GPU tests report themselves skipped.
@@ -27,6 +28,7 @@ pkgs="build-essential pkg-config libibverbs-dev libdpdk-dev libcmocka-dev valgri
 pkgs="$pkgs clang libclang-rt-14-dev"
 pkgs="$pkgs groff-base libxml2-utils gcc-aarch64-linux-gnu"
 pkgs="$pkgs openmpi-bin libopenmpi-dev"
+pkgs="$pkgs sparse"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

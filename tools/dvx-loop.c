@@ -37,7 +37,7 @@
 
 #include <dvx/hal.h>
 #ifdef CONFIG_DVX_SIM
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 #endif
 #include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/decode.h>
@@ -51,7 +51,6 @@
 #define EXIT_USAGE DVX_EXIT_USAGE
 #define EXIT_NOTFOUND DVX_EXIT_NOTFOUND
 
-const char *loop_prog = "dvx-loop";
 #define prog loop_prog
 
 #define BATCH 4u			/* data WQEs per companion counter raise */
@@ -62,46 +61,6 @@ const char *loop_prog = "dvx-loop";
 static uint64_t *word(struct rank *r, uint32_t off)
 {
 	return (uint64_t *)(void *)(r->buf + off);
-}
-
-/* a deterministic pattern, different for every (seed, offset) */
-void loop_fill(uint8_t *p, uint64_t len, uint64_t seed)
-{
-	uint64_t x = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
-	uint64_t i;
-
-	for (i = 0; i < len; i++) {
-		if ((i & 7) == 0) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-		}
-		p[i] = (uint8_t)(x >> ((i & 7) * 8));
-	}
-}
-
-void loop_rfail(struct row *w, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (w->result == RES_FAIL)
-		return;
-	w->result = RES_FAIL;
-	va_start(ap, fmt);
-	vsnprintf(w->why, sizeof(w->why), fmt, ap);
-	va_end(ap);
-}
-
-int loop_fetched_ok(struct row *w, const struct rank *r, const uint64_t *res, uint64_t want,
-		    uint32_t iter)
-{
-	uint64_t old = loop_atomic_result(r, res);
-
-	if (old == want)
-		return 1;
-	loop_rfail(w, "iteration %u: fetched 0x%016llx, expected 0x%016llx", iter,
-		   (unsigned long long)old, (unsigned long long)want);
-	return 0;
 }
 
 /* compare @len bytes; on a difference say where */
@@ -126,59 +85,6 @@ static int guard_ok(struct row *w, const char *what, const uint8_t *p, uint32_t 
 	loop_rfail(w, "iteration %u: %s: byte past the message overwritten (0x%02x)", iter, what,
 		   *p);
 	return 0;
-}
-
-void loop_progress(const struct loop *L, struct rank *r)
-{
-	if (!L->thread)
-		dvx_hal_nic_progress(&r->nic.hal);	/* sim step, or a CPU pause */
-}
-
-/*
- * Wait for the next CQE of @cq (bounded by the timeout). Return: 0 with @info for a
- * good completion, -ETIMEDOUT, or the error CQE's errno (@info filled).
- */
-int loop_wait_cqe(const struct loop *L, struct rank *r, struct dvx_cq *cq,
-		  struct dvx_mlx5_cqe_info *info)
-{
-	uint64_t deadline = 0;
-	uint32_t spins = 0;
-	int rc;
-
-	for (;;) {
-		rc = dvx_mlx5_cq_poll_one(&cq->mcq, info);
-		if (rc) {
-			dvx_mlx5_cq_update_ci(&cq->mcq);
-			return rc > 0 ? 0 : rc;
-		}
-		if ((++spins & 255) == 0) {
-			uint64_t t = loop_now_ns();
-
-			if (!deadline)
-				deadline = t + L->timeout_ns;
-			else if (t > deadline)
-				return -ETIMEDOUT;
-		}
-		loop_progress(L, r);
-	}
-}
-
-void loop_cqe_fail(struct row *w, const char *what, uint64_t iter, int rc,
-		   const struct dvx_mlx5_cqe_info *i)
-{
-	unsigned long long k = (unsigned long long)iter;
-
-	if (rc == -ETIMEDOUT)
-		loop_rfail(w, "iteration %llu: %s: no CQE (-ETIMEDOUT)", k, what);
-	else if (i->is_error)
-		loop_rfail(w, "iteration %llu: %s: error CQE %s (0x%02x), vendor syndrome 0x%02x, "
-			   "WQE %s index %u, qpn 0x%x (%s)", k, what,
-			   dvx_mlx5_syndrome_name(i->syndrome), i->syndrome, i->vendor_syndrome,
-			   dvx_mlx5_opcode_name(i->wqe_opcode), i->wqe_counter, i->qpn,
-			   strerror(-rc));
-	else
-		loop_rfail(w, "iteration %llu: %s: unexpected CQE opcode %s (%d)", k, what,
-			   dvx_mlx5_cqe_opcode_name(i->opcode), rc);
 }
 
 /* the requester CQE of the WQE at @idx on @qp (send CQ @cq); frees its SQ slots */
@@ -225,159 +131,22 @@ static void ring1(struct rank *r, uint64_t idx)
 
 /* ---- set-up ---- */
 
-static int carve(struct rank *r, uint64_t bytes, uint64_t align, uint64_t *off)
-{
-	uint64_t at = (r->carved + align - 1) & ~(align - 1);
-
-	if (at + bytes > RING_BYTES)
-		return -ENOSPC;
-	*off = at;
-	r->carved = at + bytes;
-	return 0;
-}
-
-static int make_cq(struct rank *r, uint32_t depth, struct dvx_cq *cq)
-{
-	struct dvx_cq_attr a;
-	int err;
-
-	memset(&a, 0, sizeof(a));
-	a.depth = depth;
-	a.ring_umem = &r->umem;
-	a.dbr_umem = &r->umem;
-	err = carve(r, DVX_CQ_RING_BYTES(depth), DVX_RING_ALIGN, &a.ring_offset);
-	if (!err)
-		err = carve(r, DVX_DBR_BYTES, 64, &a.dbr_offset);
-	return err ? err : dvx_cq_create(&r->nic, &a, cq);
-}
-
-static int make_qp(struct rank *r, uint32_t sq_depth, uint32_t rq_depth, struct dvx_cq *scq,
-		   struct dvx_cq *rcq, struct dvx_uar *uar, uint32_t flags, uint32_t psn,
-		   struct dvx_qp *qp)
-{
-	struct dvx_qp_attr a;
-	struct dvx_mem_req wq, dbr;
-	int err;
-
-	memset(&a, 0, sizeof(a));
-	a.sq_depth = sq_depth;
-	a.rq_depth = rq_depth;
-	a.rq_max_sge = rq_depth ? RQ_SGE : 0;
-	a.send_cq = scq;
-	a.recv_cq = rq_depth ? rcq : NULL;
-	a.uar = uar;
-	a.flags = flags;
-	a.psn = psn;
-	a.user_index = (uint32_t)r->id + 1;
-	a.wq_umem = &r->umem;
-	a.dbr_umem = &r->umem;
-	err = dvx_qp_mem_req(&a, &wq, &dbr);
-	if (!err)
-		err = carve(r, wq.bytes, wq.align, &a.wq_offset);
-	if (!err)
-		err = carve(r, dbr.bytes, 64, &a.dbr_offset);
-	return err ? err : dvx_qp_create(&r->nic, &a, qp);
-}
-
-static void *zalloc(size_t align, size_t len)
-{
-	void *p = NULL;
-
-	if (posix_memalign(&p, align, len))
-		return NULL;
-	memset(p, 0, len);
-	return p;
-}
-
-static int setup_fail(struct rank *r, const char *what, int err)
-{
-	fprintf(stderr, "%s: rank %d (%s): %s failed: %s%s%s\n", prog, r->id, r->dev, what,
-		strerror(err < 0 ? -err : err), r->nic.hal.diag.msg[0] ? ": " : "",
-		r->nic.hal.diag.msg);
-	return err ? err : -EIO;
-}
-
-/*
- * Open the NIC and create this rank's memory, MRs, CQs and data QP; with r->cap set
- * (the measured runs) the buffer also holds the perf region and the receive queue is
- * deeper.
- */
-int loop_rank_open(struct loop *L, struct rank *r)
-{
-	struct dvx_nic_cfg na;
-	struct dvx_umem_attr ua;
-	struct dvx_mr_attr ma;
-	int err;
-
-	memset(&na, 0, sizeof(na));
-	na.name = r->dev;
-	na.gid_index = -1;
-	err = dvx_nic_open(&r->nic, L->hal, &na);
-	if (err)
-		return setup_fail(r, "dvx_nic_open", err);
-	r->rings = zalloc(4096, RING_BYTES);
-	r->buf_bytes = r->cap ? PERF_OFF + 2 * r->cap + 4096 : BUF_BYTES;
-	r->buf = zalloc(4096, r->buf_bytes);
-	r->sinkbuf = zalloc(64, 64);
-	if (!r->rings || !r->buf || !r->sinkbuf)
-		return setup_fail(r, "memory", -ENOMEM);
-	memset(&ua, 0, sizeof(ua));
-	ua.addr = r->rings;
-	ua.len = RING_BYTES;
-	ua.access = DVX_ACCESS_LOCAL_WRITE;
-	ua.dmabuf_fd = -1;
-	err = dvx_umem_reg(&r->nic, &ua, &r->umem);
-	if (err)
-		return setup_fail(r, "dvx_umem_reg", err);
-	memset(&ma, 0, sizeof(ma));
-	ma.addr = r->buf;
-	ma.len = r->buf_bytes;
-	ma.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ;
-	if (r->nic.features & DVX_NIC_FEAT_ATOMIC)
-		ma.access |= DVX_ACCESS_REMOTE_ATOMIC;
-	ma.dmabuf_fd = -1;
-	err = dvx_mr_reg(&r->nic, &ma, &r->mr);
-	if (err)
-		return setup_fail(r, "dvx_mr_reg", err);
-	err = dvx_mr_sink(&r->nic, r->sinkbuf, -1, 0, &r->sink);
-	if (err)
-		return setup_fail(r, "dvx_mr_sink", err);
-	err = make_cq(r, CQ_DEPTH, &r->scq);
-	if (!err)
-		err = make_cq(r, CQ_DEPTH, &r->rcq);
-	if (err)
-		return setup_fail(r, "CQ create", err);
-	err = make_qp(r, SQ_DEPTH, r->cap ? PERF_RQ_DEPTH : RQ_DEPTH, &r->scq, &r->rcq, NULL, 0,
-		      0x1000u + (uint32_t)r->id * 0x111u, &r->qp);
-	if (err)
-		return setup_fail(r, "QP create", err);
-	return 0;
-}
-
-void loop_conn_attr(int atomics, struct dvx_qp_connect_attr *ca)
-{
-	dvx_qp_connect_attr_init(ca);
-	ca->access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ;
-	if (atomics)
-		ca->access |= DVX_ACCESS_REMOTE_ATOMIC;
-}
-
 /* the two ranks exchange their connection info and connect their data QPs */
 static int connect_ranks(struct loop *L)
 {
 	struct dvx_qp_conn c0, c1;
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	int err;
 
 	loop_conn_attr(L->atomics, &ca);
 	if ((err = dvx_qp_export(&L->r[0].qp, &c0)) || (err = dvx_qp_export(&L->r[1].qp, &c1)))
-		return setup_fail(&L->r[0], "dvx_qp_export", err);
+		return loop_setup_fail(&L->r[0], "dvx_qp_export", err);
 	err = dvx_qp_connect(&L->r[0].qp, &c1, &ca);
 	if (err)
-		return setup_fail(&L->r[0], "dvx_qp_connect", err);
+		return loop_setup_fail(&L->r[0], "dvx_qp_connect", err);
 	err = dvx_qp_connect(&L->r[1].qp, &c0, &ca);
 	if (err)
-		return setup_fail(&L->r[1], "dvx_qp_connect", err);
+		return loop_setup_fail(&L->r[1], "dvx_qp_connect", err);
 	return 0;
 }
 
@@ -388,60 +157,34 @@ static int connect_ranks(struct loop *L)
  */
 static int companion_open(struct loop *L, struct rank *r)
 {
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	int err;
 
 	if ((r->nic.features & (DVX_NIC_FEAT_CD | DVX_NIC_FEAT_ATOMIC)) !=
 	    (DVX_NIC_FEAT_CD | DVX_NIC_FEAT_ATOMIC))
 		return -EOPNOTSUPP;
-	err = make_cq(r, COMP_DEPTH, &r->ccq);
+	err = loop_make_cq(r, COMP_DEPTH, &r->ccq);
 	if (!err)
-		err = make_qp(r, COMP_DEPTH, 0, &r->ccq, NULL, r->qp.uar, DVX_QP_F_CD_MASTER,
+		err = loop_make_qp(r, COMP_DEPTH, 0, &r->ccq, NULL, r->qp.uar, DVX_QP_F_CD_MASTER,
 			      0x3000u, &r->cqp);
 	if (err)
-		return setup_fail(r, "companion create", err);
-	dvx_qp_connect_attr_init(&ca);
+		return loop_setup_fail(r, "companion create", err);
+	dvx_qp_connect_cfg_init(&ca);
 	ca.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
 	err = dvx_qp_connect_loopback(&r->cqp, &ca);
 	if (err == -EOPNOTSUPP) {
 		r->partner = 1;
-		err = make_cq(r, PART_DEPTH, &r->pcq);
+		err = loop_make_cq(r, PART_DEPTH, &r->pcq);
 		if (!err)
-			err = make_qp(r, PART_DEPTH, 0, &r->pcq, NULL, NULL, 0, 0x4000u, &r->pqp);
+			err = loop_make_qp(r, PART_DEPTH, 0, &r->pcq, NULL, NULL, 0, 0x4000u, &r->pqp);
 		if (!err)
 			err = dvx_qp_connect_pair(&r->cqp, &r->pqp, &ca);
 	}
 	if (err)
-		return setup_fail(r, r->partner ? "companion pair connect" :
+		return loop_setup_fail(r, r->partner ? "companion pair connect" :
 				  "companion loopback connect", err);
 	r->comp = 1;
 	return 0;
-}
-
-void loop_rank_close(struct rank *r)
-{
-	struct dvx_qp *qps[] = { &r->pqp, &r->cqp, &r->qp };
-	struct dvx_cq *cqs[] = { &r->pcq, &r->ccq, &r->rcq, &r->scq };
-	size_t i;
-
-	for (i = 0; i < sizeof(qps) / sizeof(qps[0]); i++)
-		if (qps[i]->live)
-			dvx_qp_destroy(qps[i]);
-	for (i = 0; i < sizeof(cqs) / sizeof(cqs[0]); i++)
-		if (cqs[i]->live)
-			dvx_cq_destroy(cqs[i]);
-	if (r->sink.live)
-		dvx_mr_dereg(&r->sink);
-	if (r->mr.live)
-		dvx_mr_dereg(&r->mr);
-	if (r->umem.live)
-		dvx_umem_dereg(&r->umem);
-	if (r->nic.open && dvx_nic_close(&r->nic))
-		fprintf(stderr, "%s: rank %d: dvx_nic_close: %s\n", prog, r->id,
-			r->nic.hal.diag.msg);
-	free(r->sinkbuf);
-	free(r->buf);
-	free(r->rings);
 }
 
 /* after a failed row: drop what is left in the CQs and bring every QP back to RTS */
@@ -504,16 +247,6 @@ static struct row *row_new(struct loop *L, const char *op, const char *size)
 		snprintf(w->why, sizeof(w->why), "%s", L->broken_why);
 	}
 	return w;
-}
-
-void loop_size_name(uint64_t len, char *buf, size_t n)
-{
-	if (len >= MiB && len % MiB == 0)
-		snprintf(buf, n, "%llu MiB", (unsigned long long)(len / MiB));
-	else if (len >= KiB && len % KiB == 0)
-		snprintf(buf, n, "%llu KiB", (unsigned long long)(len / KiB));
-	else
-		snprintf(buf, n, "%llu B", (unsigned long long)len);
 }
 
 /* RDMA WRITE of @len bytes from rank 0's SRC to rank 1's DST */
@@ -643,8 +376,10 @@ static void op_write_imm(struct loop *L, struct row *w, uint32_t len)
 		if (reserve1(a, w, &idx))
 			break;
 		dvx_mlx5_wqe_rdma_write_imm(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, imm,
-					    loop_va(b->buf + OFF_DST), b->mr.rkey,
-					    loop_va(a->buf + OFF_SRC), a->mr.lkey, len);
+					    &(struct dvx_mlx5_raddr){ loop_va(b->buf + OFF_DST),
+								      b->mr.rkey },
+					    &(struct dvx_mlx5_sge){ loop_va(a->buf + OFF_SRC), len,
+								    a->mr.lkey });
 		ring1(a, idx);
 		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "WRITE_IMM", k, &i) ||
 		    wait_resp(L, b, DVX_MLX5_CQE_RESP_WR_IMM, imm, len, a->qp.qpn, w,
@@ -754,8 +489,8 @@ static void op_cmp_swap(struct loop *L, struct row *w)
 		if (reserve1(a, w, &idx))
 			break;
 		dvx_mlx5_wqe_atomic_cs(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
-				       loop_va(sig), b->mr.rkey, base + k, base + k + 1,
-				       loop_va(res), a->mr.lkey);
+				       &(struct dvx_mlx5_raddr){ loop_va(sig), b->mr.rkey },
+				       base + k, base + k + 1, loop_va(res), a->mr.lkey);
 		ring1(a, idx);
 		if (wait_req(L, a, &a->qp, &a->scq, idx, w, "ATOMIC_CS", k, &i))
 			break;
@@ -776,9 +511,9 @@ static void op_cmp_swap(struct loop *L, struct row *w)
 	loop_store64(res, 0);
 	if (reserve1(a, w, &idx))
 		return;
-	dvx_mlx5_wqe_atomic_cs(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, loop_va(sig),
-			       b->mr.rkey, base + L->iters + 7, 0xdeadull, loop_va(res),
-			       a->mr.lkey);
+	dvx_mlx5_wqe_atomic_cs(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
+			       &(struct dvx_mlx5_raddr){ loop_va(sig), b->mr.rkey },
+			       base + L->iters + 7, 0xdeadull, loop_va(res), a->mr.lkey);
 	ring1(a, idx);
 	if (wait_req(L, a, &a->qp, &a->scq, idx, w, "ATOMIC_CS (mismatch)", L->iters, &i))
 		return;
@@ -936,7 +671,7 @@ static int sim_open(struct loop *L)
 	fc.max_cqs = 8;
 	fc.max_mrs = 8;
 	fc.max_umems = 8;
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	L->fab_mem = len ? malloc(len) : NULL;
 	if (!L->fab_mem) {
 		fprintf(stderr, "%s: out of memory for the software NIC\n", prog);
@@ -962,29 +697,6 @@ static int sim_open(struct loop *L)
 #endif
 
 /* ---- output ---- */
-
-void loop_json_str(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	fputc('"', f);
-	for (; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", f);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
-const char *loop_backend_name(const struct loop *L)
-{
-	return L->sim ? "software NIC" : "mlx5";
-}
 
 /* ---- main ---- */
 
@@ -1316,30 +1028,6 @@ static int parse_args(struct loop *L, int argc, char **argv)
 			return usage_err("--connect %s", err);
 	}
 	return 0;
-}
-
-void loop_print_head(const struct loop *L)
-{
-	if (!L->json)
-		printf("%-22s %-8s %8s  %-6s %10s\n", "operation", "size", "iters", "result",
-		       "us/op");
-}
-
-void loop_print_row(const struct loop *L, const struct row *w)
-{
-	static const char *const res[] = { "OK", "FAIL", "SKIP" };
-
-	if (L->json)
-		return;
-	if (w->result == RES_SKIP || (w->result == RES_FAIL && !w->us))
-		printf("%-22s %-8s %8u  %-6s %10s\n", w->op, w->size, w->iters, res[w->result],
-		       "-");
-	else
-		printf("%-22s %-8s %8u  %-6s %10.2f\n", w->op, w->size, w->iters,
-		       res[w->result], w->us);
-	if (w->result != RES_OK)
-		printf("    %s\n", w->why);
-	fflush(stdout);
 }
 
 static void print_json(const struct loop *L, int nfail)

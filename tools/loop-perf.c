@@ -394,8 +394,10 @@ static void build(struct client *c, uint64_t idx, uint8_t fl, uint32_t bytes, ui
 					a->mr.lkey, bytes);
 		break;
 	case LOOP_OP_WRITE_IMM:
-		dvx_mlx5_wqe_rdma_write_imm(wq, i, fl, (uint32_t)k, rdst, c->peer.rkey,
-					    loop_va(perf_src(a)), a->mr.lkey, bytes);
+		dvx_mlx5_wqe_rdma_write_imm(wq, i, fl, (uint32_t)k,
+					    &(struct dvx_mlx5_raddr){ rdst, c->peer.rkey },
+					    &(struct dvx_mlx5_sge){ loop_va(perf_src(a)), bytes,
+								    a->mr.lkey });
 		break;
 	case LOOP_OP_READ:
 		dvx_mlx5_wqe_rdma_read(wq, i, fl, rsrc, c->peer.rkey, loop_va(perf_dst(a)),
@@ -409,8 +411,8 @@ static void build(struct client *c, uint64_t idx, uint8_t fl, uint32_t bytes, ui
 				       a->mr.lkey);
 		break;
 	default:
-		dvx_mlx5_wqe_atomic_cs(wq, i, fl, rdst, c->peer.rkey, k, k + 1,
-				       loop_va(perf_dst(a)), a->mr.lkey);
+		dvx_mlx5_wqe_atomic_cs(wq, i, fl, &(struct dvx_mlx5_raddr){ rdst, c->peer.rkey }, k,
+				       k + 1, loop_va(perf_dst(a)), a->mr.lkey);
 		break;
 	}
 }
@@ -971,7 +973,7 @@ static int serve(struct server *s)
 	struct loop *L = s->L;
 	struct rank *r = s->r;
 	struct net_msg m, w;
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	struct resp resp;
 	const char *bad;
 	char buf[256];
@@ -1131,7 +1133,7 @@ static int client_tcp(struct loop *L, const struct dvx_hal_sock_addr *to)
 {
 	struct client c;
 	struct net_msg m;
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	struct rank *a = &L->r[0];
 	uint8_t my_mtu;
 	int rc, status;

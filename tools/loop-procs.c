@@ -30,7 +30,7 @@
 #include <dvx/mlx5/sq.h>
 #include <dvx/mlx5/rq.h>
 #include <dvx/mlx5/wqe.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define T_CMD 1u
 #define T_ANS 2u
@@ -289,8 +289,12 @@ static void op_msg(struct procs *P, struct row *w, uint32_t len, int send)
 					  loop_va(a->buf + OFF_SRC), a->mr.lkey, len);
 		else
 			dvx_mlx5_wqe_rdma_write_imm(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
-						    imm, P->peer.addr + OFF_DST, P->peer.rkey,
-						    loop_va(a->buf + OFF_SRC), a->mr.lkey, len);
+						    imm,
+						    &(struct dvx_mlx5_raddr){
+							    P->peer.addr + OFF_DST, P->peer.rkey },
+						    &(struct dvx_mlx5_sge){
+							    loop_va(a->buf + OFF_SRC), len,
+							    a->mr.lkey });
 		if (post_wait(P, w, send ? "SEND" : "WRITE_IMM", k, &idx, &i) ||
 		    need(P, w, k, "responder CQE", C_RESP, 0, len,
 			 send ? DVX_MLX5_CQE_RESP_SEND : DVX_MLX5_CQE_RESP_WR_IMM, imm, 0, NULL))
@@ -323,8 +327,9 @@ static void op_atomic(struct procs *P, struct row *w, int cs)
 			break;
 		if (cs)
 			dvx_mlx5_wqe_atomic_cs(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
-					       P->peer.addr + OFF_SIG, P->peer.rkey, base + k,
-					       base + k + 1, loop_va(res), a->mr.lkey);
+					       &(struct dvx_mlx5_raddr){ P->peer.addr + OFF_SIG,
+									 P->peer.rkey },
+					       base + k, base + k + 1, loop_va(res), a->mr.lkey);
 		else
 			dvx_mlx5_wqe_atomic_fa(&a->qp.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
 					       P->peer.addr + OFF_SIG, P->peer.rkey, 1, loop_va(res),
@@ -414,8 +419,8 @@ static int rank_run(struct procs *P)
 	struct rank *r = &L->r[P->rank];
 	struct dvx_sim_fabric_cfg fc;
 	struct dvx_sim_nic_cfg nc;
-	struct dvx_bootstrap_wire_attr wa;
-	struct dvx_qp_connect_attr ca;
+	struct dvx_bootstrap_wire_cfg wa;
+	struct dvx_qp_connect_cfg ca;
 	struct pinfo me, all[2];
 	void *wire_mem = NULL;
 	size_t len;
@@ -425,7 +430,7 @@ static int rank_run(struct procs *P)
 	if (L->sim) {
 		dvx_sim_fabric_cfg_default(&fc);
 		fc.max_nics = 1;
-		len = dvx_sim_fabric_size(&fc);
+		len = dvx_sim_fabric_mem_size(&fc);
 		L->fab_mem = calloc(1, len);
 		if (!L->fab_mem || dvx_sim_fabric_init(L->fab_mem, len, &fc, &L->fab))
 			return DVX_EXIT_FAIL;
@@ -511,7 +516,7 @@ int loop_procs_run(struct loop *L, int nprocs)
 	P.L = L;
 	if (!nprocs) {
 		/* under a launcher: this process is one rank of the job's two */
-		struct dvx_bootstrap_mpi_attr ma = { .flags = DVX_BOOTSTRAP_MPI_F_INIT };
+		struct dvx_bootstrap_mpi_cfg ma = { .flags = DVX_BOOTSTRAP_MPI_F_INIT };
 
 		err = dvx_bootstrap_mpi_init(&P.bs, &ma, mpi_mem, sizeof(mpi_mem));
 		if (err) {
@@ -544,7 +549,7 @@ int loop_procs_run(struct loop *L, int nprocs)
 	}
 	P.rank = pid == 0 ? 1 : 0;
 	{
-		struct dvx_bootstrap_sock_attr ba;
+		struct dvx_bootstrap_sock_cfg ba;
 		size_t len = dvx_bootstrap_sock_mem_size(2, 8, 256);
 
 		memset(&ba, 0, sizeof(ba));

@@ -203,8 +203,15 @@ static inline uint8_t *perf_dst(const struct rank *r)
 	return r->buf + PERF_OFF + r->cap;
 }
 
-/* ---- dvx-loop.c ---- */
+/* ---- loop-common.c: shared by dvx-loop.c, loop-perf.c and loop-procs.c ---- */
 
+/* a rank's CQ and QP in its own memory (loop_zalloc()), the set-up failure reported */
+int loop_make_cq(struct rank *r, uint32_t depth, struct dvx_cq *cq);
+int loop_make_qp(struct rank *r, uint32_t sq_depth, uint32_t rq_depth, struct dvx_cq *scq,
+		 struct dvx_cq *rcq, struct dvx_uar *uar, uint32_t flags, uint32_t psn,
+		 struct dvx_qp *qp);
+void *loop_zalloc(size_t align, size_t len);
+int loop_setup_fail(struct rank *r, const char *what, int err);
 void loop_fill(uint8_t *p, uint64_t len, uint64_t seed);
 void loop_rfail(struct row *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* an atomic's fetched value (as @r's NIC wrote it) against @want; a row failure if not */
@@ -217,7 +224,7 @@ void loop_cqe_fail(struct row *w, const char *what, uint64_t iter, int rc,
 		   const struct dvx_mlx5_cqe_info *i);
 int loop_rank_open(struct loop *L, struct rank *r);
 void loop_rank_close(struct rank *r);
-void loop_conn_attr(int atomics, struct dvx_qp_connect_attr *ca);
+void loop_conn_attr(int atomics, struct dvx_qp_connect_cfg *ca);
 void loop_size_name(uint64_t len, char *buf, size_t n);
 void loop_json_str(FILE *f, const char *s);
 const char *loop_backend_name(const struct loop *L);

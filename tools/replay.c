@@ -22,7 +22,7 @@
 #include <dvx/mlx5/cmd.h>
 #include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/decode.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #include "replay.h"
 
@@ -394,7 +394,7 @@ static int sim_open(struct replay *R)
 	fc.max_nics = R_DEVS;
 	fc.max_qps = fc.max_cqs = fc.max_mrs = fc.max_umems = R_MAX;
 	fc.max_uars = 64;
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	R->fab_mem = malloc(len);
 	if (!R->fab_mem || dvx_sim_fabric_init(R->fab_mem, len, &fc, &R->fab))
 		return -1;

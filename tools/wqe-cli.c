@@ -473,10 +473,13 @@ int dvx_wqe_cli_build(const struct dvx_wqe_cli *c, const struct dvx_mlx5_wq *wq)
 		return dvx_mlx5_wqe_nop(wq, idx, fm_ce_se);
 	case K_RDMA:
 		if (a->nsge)
-			return dvx_mlx5_wqe_rdma_sgl(wq, idx, op, fm_ce_se, imm, raddr, rkey,
+			return dvx_mlx5_wqe_rdma_sgl(wq, idx, op, fm_ce_se, imm,
+						     &(struct dvx_mlx5_raddr){ raddr, rkey },
 						     a->sge, a->nsge);
-		return dvx_mlx5_wqe_rdma(wq, idx, op, fm_ce_se, imm, raddr, rkey, laddr, lkey,
-					 (uint32_t)a->v[F_LEN]);
+		return dvx_mlx5_wqe_rdma(wq, idx, op, fm_ce_se, imm,
+					 &(struct dvx_mlx5_raddr){ raddr, rkey },
+					 &(struct dvx_mlx5_sge){ laddr, (uint32_t)a->v[F_LEN],
+								 lkey });
 	case K_SEND:
 		if (a->nsge)
 			return dvx_mlx5_wqe_send_sgl(wq, idx, op, fm_ce_se, imm, a->sge, a->nsge);
@@ -485,34 +488,44 @@ int dvx_wqe_cli_build(const struct dvx_wqe_cli *c, const struct dvx_mlx5_wq *wq)
 						     (uint32_t)a->v[F_LEN]);
 		return dvx_mlx5_wqe_send(wq, idx, fm_ce_se, laddr, lkey, (uint32_t)a->v[F_LEN]);
 	case K_RDMA_INL:
-		return dvx_mlx5_wqe_rdma_write_inline(wq, idx, op, fm_ce_se, imm, raddr, rkey,
+		return dvx_mlx5_wqe_rdma_write_inline(wq, idx, op, fm_ce_se, imm,
+						      &(struct dvx_mlx5_raddr){ raddr, rkey },
 						      a->data, (uint32_t)a->data_len);
 	case K_SEND_INL:
 		return dvx_mlx5_wqe_send_inline(wq, idx, op, fm_ce_se, imm, a->data,
 						(uint32_t)a->data_len);
 	case K_CAS:
-		return dvx_mlx5_wqe_atomic_cs(wq, idx, fm_ce_se, raddr, rkey, a->v[F_COMPARE],
-					      a->v[F_SWAP], laddr, lkey);
+		return dvx_mlx5_wqe_atomic_cs(wq, idx, fm_ce_se,
+					      &(struct dvx_mlx5_raddr){ raddr, rkey },
+					      a->v[F_COMPARE], a->v[F_SWAP], laddr, lkey);
 	case K_FAA:
 		return dvx_mlx5_wqe_atomic_fa(wq, idx, fm_ce_se, raddr, rkey, a->v[F_ADD], laddr,
 					      lkey);
 	case K_MCS32:
-		return dvx_mlx5_wqe_masked_cs32(wq, idx, fm_ce_se, raddr, rkey,
-						(uint32_t)a->v[F_COMPARE],
-						(uint32_t)a->v[F_COMPARE_MASK],
-						(uint32_t)a->v[F_SWAP], (uint32_t)a->v[F_SWAP_MASK],
+		return dvx_mlx5_wqe_masked_cs32(wq, idx, fm_ce_se,
+						&(struct dvx_mlx5_raddr){ raddr, rkey },
+						&(struct dvx_mlx5_masked_cs){
+							(uint32_t)a->v[F_COMPARE],
+							(uint32_t)a->v[F_COMPARE_MASK],
+							(uint32_t)a->v[F_SWAP],
+							(uint32_t)a->v[F_SWAP_MASK] },
 						laddr, lkey);
 	case K_MCS64:
-		return dvx_mlx5_wqe_masked_cs64(wq, idx, fm_ce_se, raddr, rkey, a->v[F_COMPARE],
-						a->v[F_COMPARE_MASK], a->v[F_SWAP],
-						a->v[F_SWAP_MASK], laddr, lkey);
+		return dvx_mlx5_wqe_masked_cs64(wq, idx, fm_ce_se,
+						&(struct dvx_mlx5_raddr){ raddr, rkey },
+						&(struct dvx_mlx5_masked_cs){
+							a->v[F_COMPARE], a->v[F_COMPARE_MASK],
+							a->v[F_SWAP], a->v[F_SWAP_MASK] },
+						laddr, lkey);
 	case K_MFA32:
-		return dvx_mlx5_wqe_masked_fa32(wq, idx, fm_ce_se, raddr, rkey,
+		return dvx_mlx5_wqe_masked_fa32(wq, idx, fm_ce_se,
+						&(struct dvx_mlx5_raddr){ raddr, rkey },
 						(uint32_t)a->v[F_ADD], (uint32_t)a->v[F_BOUNDARY],
 						laddr, lkey);
 	case K_MFA64:
-		return dvx_mlx5_wqe_masked_fa64(wq, idx, fm_ce_se, raddr, rkey, a->v[F_ADD],
-						a->v[F_BOUNDARY], laddr, lkey);
+		return dvx_mlx5_wqe_masked_fa64(wq, idx, fm_ce_se,
+						&(struct dvx_mlx5_raddr){ raddr, rkey },
+						a->v[F_ADD], a->v[F_BOUNDARY], laddr, lkey);
 	case K_WAIT:
 		return dvx_mlx5_wqe_wait_cq(wq, idx, fm_ce_se, (uint32_t)a->v[F_CQN],
 					    (uint32_t)a->v[F_MAX_INDEX]);

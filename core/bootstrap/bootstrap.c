@@ -240,10 +240,10 @@ int dvx_bootstrap_dup(struct dvx_bootstrap *bs, struct dvx_bootstrap *out)
 	return 0;
 }
 
-void dvx_bootstrap_fini(struct dvx_bootstrap *bs)
+int dvx_bootstrap_fini(struct dvx_bootstrap *bs)
 {
 	if (!bs_valid(bs))
-		return;
+		return -EINVAL;
 	switch (bs->pend) {
 	case PEND_SEND:
 		bs->ops->cancel(bs, &bs->req[0], 1);
@@ -262,4 +262,5 @@ void dvx_bootstrap_fini(struct dvx_bootstrap *bs)
 	bs->magic = 0;
 	bs->ops = NULL;
 	bs->priv = NULL;
+	return 0;
 }

@@ -22,6 +22,55 @@
 
 #include "sock_priv.h"
 
+/* Wait for @events on @fd until @deadline: 1 ready, -ETIMEDOUT, or the poll's errno. */
+int dvx_bs_sock_poll1(struct bs_sock *st, int fd, short events, uint64_t deadline)
+{
+	struct dvx_hal_pollfd p = { .fd = fd, .events = events };
+	uint64_t now;
+	int n;
+
+	for (;;) {
+		now = dvx_hal_now_ns(st->hal);
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		n = dvx_hal_sock_poll(st->hal, &p, 1, deadline - now);
+		if (n > 0)
+			return 1;
+		if (n < 0)
+			return n;
+	}
+}
+
+int dvx_bs_sock_io_full(struct bs_sock *st, int fd, void *buf, size_t len, int wr,
+			uint64_t deadline)
+{
+	uint8_t *p = buf;
+	size_t done = 0, n;
+	int ret;
+
+	while (done < len) {
+		if (wr) {
+			struct dvx_hal_iov iov = { .base = p + done, .len = len - done };
+
+			ret = dvx_hal_sock_send(st->hal, fd, &iov, 1, &n);
+		} else {
+			ret = dvx_hal_sock_recv(st->hal, fd, p + done, len - done, &n);
+		}
+		if (!ret && n) {
+			done += n;
+			continue;
+		}
+		if (!ret || ret == -EPIPE || ret == -ECONNRESET)
+			return -ECONNRESET;	/* end of stream, or the peer hung up */
+		if (ret != -EAGAIN)
+			return ret;
+		ret = dvx_bs_sock_poll1(st, fd, wr ? DVX_HAL_POLL_OUT : DVX_HAL_POLL_IN, deadline);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 void dvx_bs_sock_fail_peer(struct bs_sock *st, int p, int err)
 {
 	struct bs_speer *pe = &st->peers[p];

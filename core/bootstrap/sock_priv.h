@@ -13,7 +13,8 @@
  *			secret), the acceptor's proof back; the acceptor serves up to
  *			DVX_BOOTSTRAP_SOCK_HS_SLOTS handshakes side by side, each with its
  *			own deadline, and refuses whoever does not prove itself
- *	sock_io.c	the progress engine: framing and its bounds, per-peer readers and
+ *	sock_io.c	the blocking byte pump of set-up and handshakes (io_full); the
+ *			progress engine: framing and its bounds, per-peer readers and
  *			send queues, unexpected-message slots, one poll round
  *	sock_ops.c	the struct dvx_bootstrap_ops the generic layer calls
  *
@@ -203,13 +204,6 @@ int dvx_bs_sock_waddr_to(struct dvx_hal_sock_addr *a, const struct bs_waddr *w);
 void dvx_bs_sock_setup_head(uint8_t *h, uint32_t type, uint32_t rank, uint32_t nranks);
 int dvx_bs_sock_setup_check(const uint8_t *h, uint32_t type, int nranks);
 
-/* ---- sock_setup.c ---- */
-
-/* Send (@wr) or receive all @len bytes on @fd before @deadline: 0; -ECONNRESET (end of
- * stream, or the other end hung up); -ETIMEDOUT; or the failed hal call's errno. */
-int dvx_bs_sock_io_full(struct bs_sock *st, int fd, void *buf, size_t len, int wr,
-			uint64_t deadline);
-
 /* ---- sock_auth.c ---- */
 
 /* An errno a socket call can get from what the other end (or the network) did, not
@@ -254,6 +248,14 @@ int dvx_bs_sock_admit(struct bs_sock *st, int lfd, uint32_t type, int lo, int hi
 		      uint64_t deadline);
 
 /* ---- sock_io.c ---- */
+
+/* Wait for @events on @fd until @deadline: 1 ready, -ETIMEDOUT, or the poll's errno. */
+int dvx_bs_sock_poll1(struct bs_sock *st, int fd, short events, uint64_t deadline);
+/* Send (@wr) or receive all @len bytes on @fd before @deadline: 0; -ECONNRESET (end of
+ * stream, or the other end hung up); -ETIMEDOUT; or the failed hal call's errno. */
+int dvx_bs_sock_io_full(struct bs_sock *st, int fd, void *buf, size_t len, int wr,
+			uint64_t deadline);
+
 
 /* The payload room of slot @i. */
 static inline uint8_t *dvx_bs_sock_slot_data(struct bs_sock *st, int i)

@@ -25,55 +25,6 @@
 
 #include "sock_priv.h"
 
-/* Wait for @events on @fd until @deadline: 1 ready, -ETIMEDOUT, or the poll's errno. */
-static int sk_poll1(struct bs_sock *st, int fd, short events, uint64_t deadline)
-{
-	struct dvx_hal_pollfd p = { .fd = fd, .events = events };
-	uint64_t now;
-	int n;
-
-	for (;;) {
-		now = dvx_hal_now_ns(st->hal);
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		n = dvx_hal_sock_poll(st->hal, &p, 1, deadline - now);
-		if (n > 0)
-			return 1;
-		if (n < 0)
-			return n;
-	}
-}
-
-int dvx_bs_sock_io_full(struct bs_sock *st, int fd, void *buf, size_t len, int wr,
-			uint64_t deadline)
-{
-	uint8_t *p = buf;
-	size_t done = 0, n;
-	int ret;
-
-	while (done < len) {
-		if (wr) {
-			struct dvx_hal_iov iov = { .base = p + done, .len = len - done };
-
-			ret = dvx_hal_sock_send(st->hal, fd, &iov, 1, &n);
-		} else {
-			ret = dvx_hal_sock_recv(st->hal, fd, p + done, len - done, &n);
-		}
-		if (!ret && n) {
-			done += n;
-			continue;
-		}
-		if (!ret || ret == -EPIPE || ret == -ECONNRESET)
-			return -ECONNRESET;	/* end of stream, or the peer hung up */
-		if (ret != -EAGAIN)
-			return ret;
-		ret = sk_poll1(st, fd, wr ? DVX_HAL_POLL_OUT : DVX_HAL_POLL_IN, deadline);
-		if (ret < 0)
-			return ret;
-	}
-	return 0;
-}
-
 /* Sleep a little (a peer's listener is not there yet), never past @deadline. */
 static int sk_backoff(struct bs_sock *st, uint64_t deadline, uint64_t ns)
 {
@@ -103,7 +54,7 @@ static int sk_connect(struct bs_sock *st, const struct dvx_hal_sock_addr *a, uin
 		ret = dvx_hal_sock_connect(st->hal, a, &fd);
 		if (!ret) {
 			/* made or under way: writable once it is decided */
-			ret = sk_poll1(st, fd, DVX_HAL_POLL_OUT, deadline);
+			ret = dvx_bs_sock_poll1(st, fd, DVX_HAL_POLL_OUT, deadline);
 			if (ret > 0) {
 				ret = dvx_hal_sock_error(st->hal, fd);
 				if (!ret)
@@ -310,7 +261,7 @@ out:
  * The secret: the attr's bytes, else the environment's (if set and not empty), else
  * none. 0 with the key made ready in st (the empty key in the open mode), or -EINVAL.
  */
-static int sk_secret(struct bs_sock *st, const struct dvx_bootstrap_sock_attr *attr)
+static int sk_secret(struct bs_sock *st, const struct dvx_bootstrap_sock_cfg *attr)
 {
 	const void *key = attr->secret;
 	size_t len = attr->secret_len;
@@ -333,7 +284,7 @@ static int sk_secret(struct bs_sock *st, const struct dvx_bootstrap_sock_attr *a
 }
 
 /* The end of a set-up, whatever its outcome: the caller's counts, the key wiped. */
-static void sk_setup_done(struct bs_sock *st, const struct dvx_bootstrap_sock_attr *attr)
+static void sk_setup_done(struct bs_sock *st, const struct dvx_bootstrap_sock_cfg *attr)
 {
 	if (attr->stats)
 		*attr->stats = st->stats;
@@ -341,7 +292,7 @@ static void sk_setup_done(struct bs_sock *st, const struct dvx_bootstrap_sock_at
 	st->hs = NULL;
 }
 
-int dvx_bootstrap_sock_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_sock_attr *attr,
+int dvx_bootstrap_sock_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_sock_cfg *attr,
 			    void *mem, size_t mem_size)
 {
 	struct bs_sock *st = mem;

@@ -74,7 +74,7 @@ size_t dvx_bootstrap_tgroup_mem_size(int nranks, uint32_t max_unexpected, uint32
 }
 
 int dvx_bootstrap_tgroup_init(struct dvx_bootstrap_tgroup **group,
-			      const struct dvx_bootstrap_tgroup_attr *attr, void *mem,
+			      const struct dvx_bootstrap_tgroup_cfg *attr, void *mem,
 			      size_t mem_size)
 {
 	struct dvx_bootstrap_tgroup *g = mem;

@@ -157,12 +157,21 @@ static uint32_t slice_of(const struct dvx_ht_cache_state *st, int peer)
 }
 
 /* make @peer's transport in @mode, answering @hello when the peer asked first */
+static void cache_turn(struct dvx_ht_cache *c, int looks);
+
+/* the cache's turn inside one of its transports' progress (struct ht_idle) */
+static void cache_idle(void *arg)
+{
+	cache_turn(arg, 1);
+}
+
 static int cache_make(struct dvx_ht_cache *c, int peer, uint32_t mode,
 		      const struct ht_hello *hello)
 {
 	struct dvx_ht_cache_state *st = c->st;
 	struct dvx_ht_ib_cfg tc = st->cfg.tmpl;
 	uint32_t i = slice_of(st, peer);
+	const struct ht_idle idle = { cache_idle, c, st->cfg.tick_every };
 	int err;
 
 	tc.bs = &st->bs;
@@ -171,7 +180,7 @@ static int cache_make(struct dvx_ht_cache *c, int peer, uint32_t mode,
 	tc.mode = mode;
 	err = dvx_ht_ib_setup(&st->peers[peer].ib, &tc, st->tstate + i * st->st_stride,
 			      st->st_stride, st->rings + i * st->rings_stride, st->rings_stride,
-			      st->data + i * st->data_stride, st->data_stride, c, hello);
+			      st->data + i * st->data_stride, st->data_stride, &idle, hello);
 	if (err)
 		return err;
 	st->order[st->n++] = peer;
@@ -266,16 +275,6 @@ static void cache_turn(struct dvx_ht_cache *c, int looks)
 		if (p != st->rank && st->peers[p].ib.live != DVX_LIVE)
 			cache_answer(c, p);
 	}
-}
-
-void dvx_ht_cache_tick(struct dvx_ht_cache *c)
-{
-	cache_turn(c, 1);
-}
-
-uint32_t dvx_ht_cache_tick_every(const struct dvx_ht_cache *c)
-{
-	return c->st->cfg.tick_every;
 }
 
 int dvx_ht_cache_progress(struct dvx_ht_cache *c)

@@ -125,6 +125,17 @@ struct ht_chan {
 	uint64_t *wr_ids;	/* sq_depth then rq_depth */
 };
 
+/*
+ * struct ht_idle - the owner's turn in a transport's progress: @fn(@arg) once every
+ * @every progress calls (@fn NULL: no owner). The per-peer cache answers peers and
+ * moves their handshakes there, so a rank waiting on one transport answers everyone.
+ */
+struct ht_idle {
+	void (*fn)(void *arg);
+	void *arg;
+	uint32_t every;
+};
+
 struct dvx_ht_ib_state {
 	uint32_t magic;
 	uint32_t hs;		/* enum ht_hs_state */
@@ -132,7 +143,10 @@ struct dvx_ht_ib_state {
 	uint32_t have_hello;	/* in_msg holds the peer's HELLO (the cache took it) */
 	struct dvx_ht_ib *ib;
 	struct dvx_ht_ib_cfg cfg;	/* defaults filled in */
-	struct dvx_ht_cache *cache;	/* the owning cache, or NULL */
+	/* hooks the set-up installs, so that the data path (ib_data.c) calls nothing
+	 * above it: the handshake's step (ib.c) and the owner's turn (cache.c) */
+	int (*hs_step)(struct dvx_ht_ib_state *st);
+	struct ht_idle idle;
 	const struct dvx_hal *hal;
 	struct dvx_umem umem;	/* the ring region */
 	struct dvx_mr mr;	/* the data region */
@@ -174,7 +188,7 @@ struct dvx_ht_region {
 int dvx_ht_regions_take(const struct dvx_ht_region *r, uint32_t n);
 int dvx_ht_ib_setup(struct dvx_ht_ib *ib, const struct dvx_ht_ib_cfg *cfg, void *state,
 		    uint64_t state_len, void *rings, uint64_t rings_len, void *data,
-		    uint64_t data_len, struct dvx_ht_cache *cache, const struct ht_hello *hello);
+		    uint64_t data_len, const struct ht_idle *idle, const struct ht_hello *hello);
 int dvx_ht_ib_cfg_norm(const struct dvx_ht_ib_cfg *in, struct dvx_ht_ib_cfg *c, int need_nic);
 int dvx_ht_hs_step(struct dvx_ht_ib_state *st);
 int dvx_ht_hello_decode(const struct ht_hello *m, struct ht_hello *out);
@@ -184,10 +198,6 @@ int dvx_ht_bs_try(int err);
 extern const struct dvx_ht_ops dvx_ht_ib_ops;
 void dvx_ht_rx_fill(struct dvx_ht_ib_state *st, struct ht_chan *c);
 void dvx_ht_chan_fail(struct dvx_ht_ib_state *st, struct ht_chan *c, int err);
-
-/* cache.c: the owning cache's turn (answer peers, move handshakes) */
-void dvx_ht_cache_tick(struct dvx_ht_cache *c);
-uint32_t dvx_ht_cache_tick_every(const struct dvx_ht_cache *c);
 
 static inline uint64_t dvx_ht_align(uint64_t v, uint64_t a)
 {

@@ -5,7 +5,7 @@
  * and the counters (docs/ht.md).
  */
 #include "ht_priv.h"
-#include "../priv.h"
+#include "../nic/priv.h"
 
 #include <dvx/hal.h>
 #include <dvx/mlx5/barrier.h>
@@ -26,9 +26,9 @@ static int depth_ok(uint32_t v)
 	return v >= 16 && v <= 32768 && !(v & (v - 1));
 }
 
-static int conn_is_zero(const struct dvx_qp_connect_attr *a)
+static int conn_is_zero(const struct dvx_qp_connect_cfg *a)
 {
-	static const struct dvx_qp_connect_attr zero;
+	static const struct dvx_qp_connect_cfg zero;
 
 	return !memcmp(a, &zero, sizeof(zero));
 }
@@ -68,7 +68,7 @@ int dvx_ht_ib_cfg_norm(const struct dvx_ht_ib_cfg *in, struct dvx_ht_ib_cfg *c, 
 	    2 * c->cb_depth + c->ctrl_slots > c->sq_depth)
 		return -EINVAL;
 	if (conn_is_zero(&c->conn)) {
-		dvx_qp_connect_attr_init(&c->conn);
+		dvx_qp_connect_cfg_init(&c->conn);
 		c->conn.rnr_retry = HT_RNR_RETRY;
 		c->conn.min_rnr_nak = HT_MIN_RNR_NAK;
 	}
@@ -230,7 +230,7 @@ static int hello_match(const struct dvx_ht_ib_state *st, const struct ht_hello *
 static int hello_apply(struct dvx_ht_ib_state *st, const struct ht_hello *h)
 {
 	const struct dvx_ht_ib_cfg *c = &st->cfg;
-	struct dvx_qp_connect_attr ca = c->conn;
+	struct dvx_qp_connect_cfg ca = c->conn;
 	uint32_t i;
 	int err;
 
@@ -429,7 +429,7 @@ static int chan_make(struct dvx_ht_ib_state *st, const struct ht_layout *l, uint
 {
 	struct ht_chan *ch = &st->ch[i];
 	const struct dvx_ht_ib_cfg *c = &st->cfg;
-	struct dvx_qp_attr qa;
+	struct dvx_qp_cfg qa;
 
 	memset(&qa, 0, sizeof(qa));
 	qa.sq_depth = c->sq_depth;
@@ -485,7 +485,7 @@ static void carve(struct dvx_ht_ib_state *st, const struct ht_layout *l, uint8_t
 
 int dvx_ht_ib_setup(struct dvx_ht_ib *ib, const struct dvx_ht_ib_cfg *cfg, void *state,
 		    uint64_t state_len, void *rings, uint64_t rings_len, void *data,
-		    uint64_t data_len, struct dvx_ht_cache *cache, const struct ht_hello *hello)
+		    uint64_t data_len, const struct ht_idle *idle, const struct ht_hello *hello)
 {
 	struct dvx_ht_ib_state *st = state;
 	struct dvx_ht_ib_cfg c;
@@ -520,7 +520,9 @@ int dvx_ht_ib_setup(struct dvx_ht_ib *ib, const struct dvx_ht_ib_cfg *cfg, void 
 	st->magic = HT_ST_MAGIC;
 	st->ib = ib;
 	st->cfg = c;
-	st->cache = cache;
+	st->hs_step = dvx_ht_hs_step;
+	if (idle)
+		st->idle = *idle;
 	st->hal = c.nic->hal.hal;
 	st->data = data;
 	st->cq_depth = l.cq_depth;
@@ -530,7 +532,7 @@ int dvx_ht_ib_setup(struct dvx_ht_ib *ib, const struct dvx_ht_ib_cfg *cfg, void 
 	/* the rings as a umem; the data region as an MR: peers write chunks and control
 	 * messages, copy-based peers add credits; the CQ; a QP per channel */
 	err = dvx_umem_reg(c.nic,
-			   &(struct dvx_umem_attr){ .addr = rings, .len = l.rings_bytes,
+			   &(struct dvx_umem_cfg){ .addr = rings, .len = l.rings_bytes,
 						    .access = DVX_ACCESS_LOCAL_WRITE,
 						    .dmabuf_fd = -1 },
 			   &st->umem);
@@ -538,14 +540,14 @@ int dvx_ht_ib_setup(struct dvx_ht_ib *ib, const struct dvx_ht_ib_cfg *cfg, void 
 		err = -EINVAL;
 	if (!err)
 		err = dvx_mr_reg(c.nic,
-				 &(struct dvx_mr_attr){
+				 &(struct dvx_mr_cfg){
 					 .addr = data, .len = l.data_bytes,
 					 .access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE |
 						   (c.mode == DVX_HT_CB ? DVX_ACCESS_REMOTE_ATOMIC : 0) },
 				 &st->mr);
 	if (!err)
 		err = dvx_cq_create(c.nic,
-				    &(struct dvx_cq_attr){
+				    &(struct dvx_cq_cfg){
 					    .depth = l.cq_depth, .ring_umem = &st->umem,
 					    .dbr_umem = &st->umem,
 					    .dbr_offset = l.o_dbr + 8ull * DVX_HT_MAX_CHANNELS },

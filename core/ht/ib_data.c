@@ -247,9 +247,12 @@ static void cb_pump_tx(struct dvx_ht_ib_state *st, struct ht_chan *c)
 		if (s->err)
 			imm |= HT_IMM_FAILED;
 		err = dvx_qp_post_write_imm(&c->qp, HT_WR_OF(s->req, HT_WR_DATA),
-					    data_addr(st, c->tx_staging + k * sb), st->mr.lkey,
-					    s->err ? 0 : (uint32_t)s->len, c->peer_staging + k * sb,
-					    st->peer_rkey, imm, DVX_POST_SIGNALED);
+					    &(struct dvx_mlx5_sge){
+						    data_addr(st, c->tx_staging + k * sb),
+						    s->err ? 0 : (uint32_t)s->len, st->mr.lkey },
+					    &(struct dvx_mlx5_raddr){ c->peer_staging + k * sb,
+								      st->peer_rkey },
+					    imm, DVX_POST_SIGNALED);
 		if (err == -ENOSPC)
 			break;
 		if (err) {
@@ -569,8 +572,11 @@ static int zc_send(struct dvx_ht_ib_state *st, struct ht_chan *c, const struct d
 	    k->len > mr->len - (uint64_t)(p - (const uint8_t *)mr->addr))
 		return -EINVAL;
 	err = dvx_qp_post_write_imm(&c->qp, HT_WR_OF(req, HT_WR_DATA),
-				    mr->iova + (uint64_t)(p - (const uint8_t *)mr->addr), mr->lkey,
-				    (uint32_t)k->len, k->remote->addr + k->offset, k->remote->key,
+				    &(struct dvx_mlx5_sge){
+					    mr->iova + (uint64_t)(p - (const uint8_t *)mr->addr),
+					    (uint32_t)k->len, mr->lkey },
+				    &(struct dvx_mlx5_raddr){ k->remote->addr + k->offset,
+							      k->remote->key },
 				    (uint32_t)c->tx_posted & HT_IMM_SEQ_MASK, DVX_POST_SIGNALED);
 	if (err)
 		return err == -ENOSPC ? -EAGAIN : err;
@@ -642,12 +648,12 @@ static int ib_progress(struct dvx_ht *t)
 
 	/* the owning cache answers peers and moves their handshakes now and then, so a
 	 * rank waiting here still answers everyone */
-	if (st->cache && ++st->accept_tick >= dvx_ht_cache_tick_every(st->cache)) {
+	if (st->idle.fn && ++st->accept_tick >= st->idle.every) {
 		st->accept_tick = 0;
-		dvx_ht_cache_tick(st->cache);
+		st->idle.fn(st->idle.arg);
 	}
 	if (st->hs != HT_HS_CONNECTED) {
-		err = dvx_ht_hs_step(st);
+		err = st->hs_step(st);
 		if (err || st->hs != HT_HS_CONNECTED) {
 			dvx_hal_nic_progress(&st->cfg.nic->hal);
 			return err;

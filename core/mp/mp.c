@@ -36,7 +36,7 @@ static int cfg_ok(const struct dvx_mp_cfg *c)
 	       c->ib.nnics <= DVX_P2P_MAX_NICS && !(c->flags & ~3u) && c->reg_cap <= 65536;
 }
 
-size_t dvx_mp_state_size(const struct dvx_mp_cfg *cfg)
+size_t dvx_mp_mem_size(const struct dvx_mp_cfg *cfg)
 {
 	if (!cfg_ok(cfg))
 		return 0;
@@ -148,7 +148,7 @@ int dvx_mp_init(struct dvx_mp *mp, const struct dvx_mp_cfg *cfg, void *state, ui
 	int err;
 
 	if (!mp || !cfg_ok(cfg) || !state || ((uintptr_t)state & 63) ||
-	    state_len < dvx_mp_state_size(cfg) || (cfg->gpu && !cfg->gpu->open))
+	    state_len < dvx_mp_mem_size(cfg) || (cfg->gpu && !cfg->gpu->open))
 		return -EINVAL;
 	memset(mp, 0, sizeof(*mp));
 	mp->cfg = *cfg;

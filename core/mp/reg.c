@@ -109,7 +109,7 @@ static int dereg_nics(struct dvx_mp_reg_entry *e, uint32_t n)
 /* register @e's range on NIC @k: a GPU range as a dma-buf first, else plainly */
 static int reg_nic(struct dvx_mp_reg *reg, struct dvx_mp_reg_entry *e, uint32_t k)
 {
-	struct dvx_mr_attr a;
+	struct dvx_mr_cfg a;
 	int err = -EOPNOTSUPP, fd = -1;
 
 	memset(&a, 0, sizeof(a));

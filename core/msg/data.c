@@ -9,7 +9,6 @@
 
 #include <dvx/hal.h>
 
-#define MSG_POLL_BUDGET 64
 
 static int comm_ok(const struct dvx_msg_comm *c, uint8_t kind)
 {
@@ -405,12 +404,15 @@ int dvx_msg_isend(struct dvx_msg_comm *c, const void *buf, size_t size, uint32_t
 
 		if (kind == MSG_IMM_DATA && off < size)
 			len = (uint32_t)(size - off < per ? size - off : per);
-		err = dvx_qp_post_write_imm(
-			qp,
-			MSG_WR(c->id, kind == MSG_IMM_DATA ? MSG_WR_DATA : MSG_WR_NOTE, slot, c->epoch,
-			       ridx),
-			(uint64_t)(uintptr_t)buf + off, mr->lkey, len, e[b].addr + off, e[b].rkey,
-			MSG_IMM(kind, e[b].idx, e[b].rcomm), DVX_POST_SIGNALED | DVX_POST_MORE);
+		err = dvx_qp_post_write_imm(qp,
+					    MSG_WR(c->id,
+						   kind == MSG_IMM_DATA ? MSG_WR_DATA : MSG_WR_NOTE,
+						   slot, c->epoch, ridx),
+					    &(struct dvx_mlx5_sge){ (uint64_t)(uintptr_t)buf + off,
+								    len, mr->lkey },
+					    &(struct dvx_mlx5_raddr){ e[b].addr + off, e[b].rkey },
+					    MSG_IMM(kind, e[b].idx, e[b].rcomm),
+					    DVX_POST_SIGNALED | DVX_POST_MORE);
 		if (err)
 			return err;	/* cannot happen: room was checked */
 		c->wqe_out++;
@@ -674,26 +676,6 @@ int dvx_msg_test(struct dvx_msg_req *req, int *done, size_t *sizes)
 	return err;
 }
 
-int dvx_msg_progress(struct dvx_msg *m)
-{
-	struct dvx_msg_state *st;
-	uint32_t i;
-
-	if (!m || m->live != DVX_LIVE || !m->st)
-		return -EINVAL;
-	st = m->st;
-	for (i = 0; i < st->cfg.nnics; i++)
-		nic_progress(st, i);
-	dvx_msg_hs_run(st);
-	for (i = 0; i < st->nshared + st->nprivate; i++)
-		if (st->sets[i].state == MSG_SET_LIVE)
-			dvx_msg_poll_set(st, i, MSG_POLL_BUDGET);
-	if (st->cfg.flags & DVX_MSG_F_FLUSH)
-		for (i = 0; i < st->cfg.nnics; i++)
-			dvx_msg_poll_flush(st, i, MSG_POLL_BUDGET);
-	return 0;
-}
-
 void dvx_msg_comm_finish_close(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 {
 	if (c->state == MSG_CS_CLOSING && st->nclosing)
@@ -811,10 +793,13 @@ static void revoke_unused(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 				uint32_t slot = (f + t) % c->nqps;
 
 				if (!dvx_qp_post_write_imm(&x->qp[c->map[slot]],
-							   MSG_WR(c->id, MSG_WR_NOTE, slot, c->epoch,
-								  (fslot << 3) | b),
-							   0, 0, 0, e[b].addr, e[b].rkey,
-							   MSG_IMM(MSG_IMM_REVOKED, e[b].idx, e[b].rcomm),
+							   MSG_WR(c->id, MSG_WR_NOTE, slot,
+								  c->epoch, (fslot << 3) | b),
+							   &(struct dvx_mlx5_sge){ 0, 0, 0 },
+							   &(struct dvx_mlx5_raddr){ e[b].addr,
+										     e[b].rkey },
+							   MSG_IMM(MSG_IMM_REVOKED, e[b].idx,
+								   e[b].rcomm),
 							   DVX_POST_SIGNALED))
 					c->wqe_out++;
 			}
@@ -862,34 +847,12 @@ static void mark_close(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 		c->wqe_out++;
 }
 
-int dvx_msg_close(struct dvx_msg_comm *c)
+/* dvx_msg_close() of a live send or recv comm (msg.c checked it) */
+int dvx_msg_close_conn(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 {
-	struct dvx_msg_state *st;
 	uint32_t i;
 	int err = 0;
 
-	if (!c || c->magic != MSG_COMM_MAGIC || !c->st || c->st->magic != MSG_ST_MAGIC ||
-	    c->state != MSG_CS_LIVE)
-		return -EINVAL;
-	st = c->st;
-	if (c->kind == MSG_K_LISTEN) {
-		dvx_msg_hs_listen_closed(st, c->id);
-		/* connections that completed but were never accepted */
-		while (c->q_head >= 0) {
-			struct dvx_msg_comm *p = &st->comms[c->q_head];
-			int e;
-
-			c->q_head = p->q_next;
-			e = dvx_msg_set_unref(st, p);
-			if (!err)
-				err = e;
-			dvx_msg_comm_free(st, p);
-		}
-		dvx_msg_comm_free(st, c);
-		return err;
-	}
-	if (c->kind != MSG_K_SEND && c->kind != MSG_K_RECV)
-		return -EINVAL;
 	/* its flush requests go with it */
 	if (c->kind == MSG_K_RECV && (st->cfg.flags & DVX_MSG_F_FLUSH)) {
 		struct msg_nic *x = &st->nic[c->nic];

@@ -1012,17 +1012,31 @@ void dvx_msg_hs_abort_all(struct dvx_msg_state *st)
 	}
 }
 
-void dvx_msg_hs_listen_closed(struct dvx_msg_state *st, uint16_t listen_id)
+int dvx_msg_hs_close_listen(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 {
 	uint32_t i;
+	int err = 0;
 
 	for (i = 0; i < st->cfg.max_pending; i++) {
 		struct msg_hs *hs = &st->hs[i];
-		struct dvx_msg_comm *c = hs_comm(st, hs);
+		struct dvx_msg_comm *h = hs_comm(st, hs);
 
-		if (hs->state >= MSG_HA_HELLO && c && c->listen_id == listen_id)
+		if (hs->state >= MSG_HA_HELLO && h && h->listen_id == c->id)
 			acc_drop(st, hs);
 	}
+	/* connections that completed but were never accepted */
+	while (c->q_head >= 0) {
+		struct dvx_msg_comm *p = &st->comms[c->q_head];
+		int e;
+
+		c->q_head = p->q_next;
+		e = dvx_msg_set_unref(st, p);
+		if (!err)
+			err = e;
+		dvx_msg_comm_free(st, p);
+	}
+	dvx_msg_comm_free(st, c);
+	return err;
 }
 
 /* ------------------------------------------------------------------------------

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * core/msg/msg.c - the messaging context: configuration, the three regions, init and
- * fini, communicator ids, MRs, statistics and the invariant checker (docs/msg.md).
+ * fini, MRs, progress and close (the order of the layer's turns), statistics and the
+ * invariant checker (docs/msg.md). The top of the folder: set.c and comm.c at the
+ * bottom, data.c (the data path) above them, hs.c (handshakes) above data.c, and
+ * this file above all of them; no file calls one above it (scripts/check-cycles.sh).
  */
 #include "msg_priv.h"
 
@@ -93,7 +96,7 @@ static int cfg_norm(const struct dvx_msg_cfg *in, struct dvx_msg_cfg *c)
 	if (!c->timeout_ns)
 		c->timeout_ns = MSG_DEF_TIMEOUT_NS;
 	if (!c->conn.max_mtu && !c->conn.retry_count && !c->conn.ack_timeout)
-		dvx_qp_connect_attr_init(&c->conn);
+		dvx_qp_connect_cfg_init(&c->conn);
 	switch (c->listen_addr.family) {
 	case DVX_HAL_SOCK_NONE:
 	case DVX_HAL_SOCK_IP4:
@@ -240,115 +243,6 @@ int dvx_msg_mem_req(const struct dvx_msg_cfg *cfg, struct dvx_mem_req *state,
 	return 0;
 }
 
-uint64_t dvx_msg_now(const struct dvx_msg_state *st)
-{
-	return dvx_hal_now_ns(st->hal);
-}
-
-/* splitmix64: spreads a weak seed (clock, pid, address) when the hal has no random bytes */
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-int dvx_msg_random64(struct dvx_msg_state *st, uint64_t *v)
-{
-	struct dvx_hal_host_ident id;
-	uint64_t x;
-	uint32_t i;
-	int err = dvx_hal_random_bytes(st->hal, v, sizeof(*v));
-
-	if (err != -ENOSYS)
-		return err;
-	/* a backend without random bytes (the software NIC's table): unpredictable enough
-	 * to tell contexts and handles apart, not a secret (docs/msg.md) */
-	x = dvx_hal_now_ns(st->hal) ^ (uint64_t)(uintptr_t)st ^ st->serial;
-	memset(&id, 0, sizeof(id));
-	if (!dvx_hal_host_ident(st->hal, &id)) {
-		x ^= (uint64_t)id.pid << 32;
-		for (i = 0; i < sizeof(id.boot_id); i++)
-			x = mix64(x ^ (uint8_t)id.boot_id[i]);
-	}
-	st->serial++;
-	*v = mix64(x);
-	return 0;
-}
-
-/* ------------------------------------------------------------------------------
- * Communicator ids
- */
-int dvx_msg_comm_alloc(struct dvx_msg_state *st, uint8_t kind, struct dvx_msg_comm **out)
-{
-	uint32_t n = st->cfg.max_comms, k;
-
-	/* round robin from the last one handed out: a freed id is reused as late as the
-	 * table allows, and then with the next generation */
-	for (k = 0; k < n; k++) {
-		uint32_t s = (st->next_slot + k) % n;
-		struct dvx_msg_comm *c = &st->comms[s];
-		uint32_t gen;
-
-		if (c->kind != MSG_K_FREE)
-			continue;
-		gen = (st->gens[s] + 1u) & MSG_GEN_MASK;
-		if (!gen)
-			gen = 1;	/* generation 0 never names a live comm */
-		st->gens[s] = (uint8_t)gen;
-		st->epochs[s]++;
-		memset(c, 0, sizeof(*c));
-		c->epoch = st->epochs[s];
-		c->magic = MSG_COMM_MAGIC;
-		c->kind = kind;
-		c->state = MSG_CS_PENDING;
-		c->id = MSG_ID(s, gen);
-		c->st = st;
-		c->q_head = c->q_tail = c->q_next = -1;
-		c->set = UINT32_MAX;
-		c->fifo = st->fifo + (uint64_t)s * st->fifo_stride;
-		c->stage = st->fifo + st->stage_off + (uint64_t)s * st->fifo_stride;
-		c->reqs = st->reqs + (uint64_t)s * st->req_stride;
-		memset(c->fifo, 0, st->fifo_stride);
-		memset(c->stage, 0, st->fifo_stride);
-		memset(c->reqs, 0, st->req_stride);
-		st->next_slot = (s + 1) % n;
-		*out = c;
-		return 0;
-	}
-	return -ENOSPC;
-}
-
-void dvx_msg_comm_free(struct dvx_msg_state *st, struct dvx_msg_comm *c)
-{
-	(void)st;
-	memset(c, 0, sizeof(*c));	/* kind FREE; the slot's generation stays in gens[] */
-}
-
-/* any send/recv comm with this id, also one CLOSING (for accounting its completions) */
-struct dvx_msg_comm *dvx_msg_comm_any(struct dvx_msg_state *st, uint32_t id)
-{
-	uint32_t s = MSG_ID_SLOT(id);
-	struct dvx_msg_comm *c;
-
-	if (s >= st->cfg.max_comms)
-		return NULL;
-	c = &st->comms[s];
-	if ((c->kind != MSG_K_SEND && c->kind != MSG_K_RECV) || c->id != id ||
-	    (c->state != MSG_CS_LIVE && c->state != MSG_CS_PARKED && c->state != MSG_CS_CLOSING))
-		return NULL;
-	return c;
-}
-
-/* the same, but not one CLOSING */
-struct dvx_msg_comm *dvx_msg_comm_by_id(struct dvx_msg_state *st, uint32_t id)
-{
-	struct dvx_msg_comm *c = dvx_msg_comm_any(st, id);
-
-	return c && c->state != MSG_CS_CLOSING ? c : NULL;
-}
-
 /* ------------------------------------------------------------------------------
  * init / fini
  */
@@ -358,9 +252,9 @@ static int flush_make(struct dvx_msg_state *st, uint32_t i, uint32_t depth)
 	struct dvx_nic *nic = st->cfg.nics[i];
 	uint64_t base = (uint64_t)i * st->flush_stride, o = base;
 	uint64_t dbr = base + st->flush_stride - MSG_RING_ALIGN;
-	struct dvx_qp_connect_attr ca = st->cfg.conn;
-	struct dvx_cq_attr cqa;
-	struct dvx_qp_attr qa;
+	struct dvx_qp_connect_cfg ca = st->cfg.conn;
+	struct dvx_cq_cfg cqa;
+	struct dvx_qp_cfg qa;
 	int err;
 
 	memset(&cqa, 0, sizeof(cqa));
@@ -589,8 +483,8 @@ int dvx_msg_init(struct dvx_msg *m, const struct dvx_msg_cfg *cfg, void *state,
 		return init_fail(m, st, err);
 	for (i = 0; i < c.nnics; i++) {
 		struct msg_nic *n = &st->nic[i];
-		struct dvx_umem_attr ua;
-		struct dvx_mr_attr ma;
+		struct dvx_umem_cfg ua;
+		struct dvx_mr_cfg ma;
 
 		n->log_max_msg = c.nics[i]->caps.log_max_msg ? c.nics[i]->caps.log_max_msg : 30;
 		memset(&ua, 0, sizeof(ua));
@@ -650,11 +544,11 @@ int dvx_msg_fini(struct dvx_msg *m)
 /* ------------------------------------------------------------------------------
  * MRs
  */
-int dvx_msg_reg_mr(struct dvx_msg *m, uint32_t nic, const struct dvx_mr_attr *attr,
+int dvx_msg_reg_mr(struct dvx_msg *m, uint32_t nic, const struct dvx_mr_cfg *attr,
 		   struct dvx_mr *mr)
 {
 	struct dvx_msg_state *st;
-	struct dvx_mr_attr a;
+	struct dvx_mr_cfg a;
 
 	if (!m || m->live != DVX_LIVE || !attr || !mr)
 		return -EINVAL;
@@ -884,4 +778,39 @@ int dvx_msg_check(const struct dvx_msg *m, const char **why)
 		      "a shared set whose pool entries are not its live QPs");
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------------------------
+ * Progress and close: the order of the layer's turns
+ */
+int dvx_msg_progress(struct dvx_msg *m)
+{
+	struct dvx_msg_state *st;
+	uint32_t i;
+
+	if (!m || m->live != DVX_LIVE || !m->st)
+		return -EINVAL;
+	st = m->st;
+	for (i = 0; i < st->cfg.nnics; i++)
+		dvx_hal_nic_progress(&st->cfg.nics[i]->hal);
+	dvx_msg_hs_run(st);
+	for (i = 0; i < st->nshared + st->nprivate; i++)
+		if (st->sets[i].state == MSG_SET_LIVE)
+			dvx_msg_poll_set(st, i, MSG_POLL_BUDGET);
+	if (st->cfg.flags & DVX_MSG_F_FLUSH)
+		for (i = 0; i < st->cfg.nnics; i++)
+			dvx_msg_poll_flush(st, i, MSG_POLL_BUDGET);
+	return 0;
+}
+
+int dvx_msg_close(struct dvx_msg_comm *c)
+{
+	if (!c || c->magic != MSG_COMM_MAGIC || !c->st || c->st->magic != MSG_ST_MAGIC ||
+	    c->state != MSG_CS_LIVE)
+		return -EINVAL;
+	if (c->kind == MSG_K_LISTEN)
+		return dvx_msg_hs_close_listen(c->st, c);
+	if (c->kind != MSG_K_SEND && c->kind != MSG_K_RECV)
+		return -EINVAL;
+	return dvx_msg_close_conn(c->st, c);
 }

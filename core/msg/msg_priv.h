@@ -346,12 +346,18 @@ struct dvx_msg_state {
 	struct dvx_msg_stats cnt;	/* the cumulative counters */
 };
 
-/* msg.c */
+/* completions one poll of a CQ takes at most */
+#define MSG_POLL_BUDGET 64
+
+/* comm.c: the clock, random words, communicator ids */
 uint64_t dvx_msg_now(const struct dvx_msg_state *st);
 int dvx_msg_comm_alloc(struct dvx_msg_state *st, uint8_t kind, struct dvx_msg_comm **out);
 void dvx_msg_comm_free(struct dvx_msg_state *st, struct dvx_msg_comm *c);
 struct dvx_msg_comm *dvx_msg_comm_by_id(struct dvx_msg_state *st, uint32_t id);
+struct dvx_msg_comm *dvx_msg_comm_any(struct dvx_msg_state *st, uint32_t id);
 int dvx_msg_random64(struct dvx_msg_state *st, uint64_t *v);
+
+/* msg.c */
 void dvx_msg_stats_of(const struct dvx_msg_state *st, struct dvx_msg_stats *s);
 
 /* set.c: QP sets and the pool */
@@ -375,7 +381,9 @@ uint32_t dvx_msg_set_free_count(const struct dvx_msg_state *st, int shared);
 /* hs.c: listen, connect, accept */
 void dvx_msg_hs_run(struct dvx_msg_state *st);
 void dvx_msg_hs_abort_all(struct dvx_msg_state *st);
-void dvx_msg_hs_listen_closed(struct dvx_msg_state *st, uint16_t listen_id);
+/* dvx_msg_close() of a live listen comm: its handshakes dropped, the connections
+ * nobody accepted released */
+int dvx_msg_hs_close_listen(struct dvx_msg_state *st, struct dvx_msg_comm *c);
 
 /* data.c */
 int dvx_msg_poll_set(struct dvx_msg_state *st, uint32_t set, uint32_t budget);
@@ -384,7 +392,7 @@ void dvx_msg_comm_fail(struct dvx_msg_comm *c, int err);
 void dvx_msg_comm_finish_close(struct dvx_msg_state *st, struct dvx_msg_comm *c);
 void dvx_msg_closing_poll(struct dvx_msg_state *st);
 void dvx_msg_closing_check(struct dvx_msg_state *st, struct dvx_msg_comm *c);
-struct dvx_msg_comm *dvx_msg_comm_any(struct dvx_msg_state *st, uint32_t id);
+int dvx_msg_close_conn(struct dvx_msg_state *st, struct dvx_msg_comm *c);
 
 static inline struct msg_sreq *dvx_msg_sreq(struct dvx_msg_comm *c, uint32_t idx)
 {

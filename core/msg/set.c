@@ -65,7 +65,7 @@ int dvx_msg_set_create(struct dvx_msg_state *st, uint32_t set, uint32_t nic, uin
 			       MSG_RING_ALIGN);
 	uint64_t cq_off = x->ring_off + (uint64_t)st->cfg.nqps * wq;
 	uint64_t dbr = cq_off + align_up(DVX_CQ_RING_BYTES(x->cq_depth), MSG_RING_ALIGN);
-	struct dvx_cq_attr ca;
+	struct dvx_cq_cfg ca;
 	uint32_t q;
 	int err;
 
@@ -84,7 +84,7 @@ int dvx_msg_set_create(struct dvx_msg_state *st, uint32_t set, uint32_t nic, uin
 	if (err)
 		return err;
 	for (q = 0; q < nqps; q++) {
-		struct dvx_qp_attr qa;
+		struct dvx_qp_cfg qa;
 
 		memset(&qa, 0, sizeof(qa));
 		qa.sq_depth = x->sq_depth;
@@ -113,7 +113,7 @@ int dvx_msg_set_create(struct dvx_msg_state *st, uint32_t set, uint32_t nic, uin
 int dvx_msg_set_connect(struct dvx_msg_state *st, uint32_t set, const struct dvx_qp_conn *remote)
 {
 	struct msg_set *x = &st->sets[set];
-	struct dvx_qp_connect_attr ca = st->cfg.conn;
+	struct dvx_qp_connect_cfg ca = st->cfg.conn;
 	uint32_t q;
 	int err;
 

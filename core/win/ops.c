@@ -222,9 +222,12 @@ static int signal_one(struct dvx_win *w, int p, uint32_t id, uint32_t op, uint64
 	if (op == DVX_WIN_SIG_SET)
 		return dvx_hal_diag_set(&w->diag, -ENOTSUP, DVX_DIAG_ARG, "win_signal",
 					"SET on IB peer %d: a NIC only adds to a word", p);
-	return dvx_p2p_signal(&w->mp->ib, p, w->cfg.channel, &e->ib_region,
-			      dvx_win_ib_sig_off(&w->geom, (uint32_t)e->row_at, id), value,
-			      DVX_P2P_FENCE, w->cfg.timeout_ns, NULL);
+	return dvx_p2p_signal(&w->mp->ib, p, w->cfg.channel,
+			      &(struct dvx_p2p_notify){
+				      &e->ib_region,
+				      dvx_win_ib_sig_off(&w->geom, (uint32_t)e->row_at, id), value,
+				      NULL, 0, DVX_P2P_FENCE },
+			      w->cfg.timeout_ns, NULL);
 }
 
 int dvx_win_signal(struct dvx_win *w, int peer, uint32_t id, uint32_t op, uint64_t value)
@@ -363,9 +366,11 @@ static int arrive(struct dvx_win *w, int p, uint32_t id)
 		return dvx_mp_nvl_signal(w->mp, stream_of(w),
 					 e->nvl_base + dvx_win_nvl_bar_off(&w->geom, id),
 					 DVX_NVL_SIG_ADD, 1);
-	return dvx_p2p_signal(&w->mp->ib, p, w->cfg.channel, &e->ib_region,
-			      dvx_win_ib_bar_off(&w->geom, id), 1, DVX_P2P_FENCE, w->cfg.timeout_ns,
-			      NULL);
+	return dvx_p2p_signal(&w->mp->ib, p, w->cfg.channel,
+			      &(struct dvx_p2p_notify){ &e->ib_region,
+							dvx_win_ib_bar_off(&w->geom, id), 1, NULL,
+							0, DVX_P2P_FENCE },
+			      w->cfg.timeout_ns, NULL);
 }
 
 static int bar_wait(struct dvx_win *w, uint32_t id, uint64_t add, uint64_t timeout_ns,
@@ -413,13 +418,15 @@ int dvx_win_barrier_peer(struct dvx_win *w, int peer, uint32_t id, uint64_t time
 
 /* ---- puts --------------------------------------------------------------------- */
 
-static int put_any(struct dvx_win *w, int p, uint64_t doff, const struct dvx_p2p_lbuf *src,
-		   uint64_t soff, uint64_t len, int has_sig, uint32_t sig, uint64_t value,
-		   int has_ctr, uint32_t ctr)
+static int put_any(struct dvx_win *w, int p, const struct dvx_win_xfer *wx, int has_sig,
+		   uint32_t sig, uint64_t value, int has_ctr, uint32_t ctr)
 {
+	const struct dvx_p2p_lbuf *src = wx->src;
+	uint64_t soff = wx->soff, doff = wx->doff, len = wx->len;
 	const struct dvx_win_dev_peer *e = peer_of(w, p);
 	struct dvx_p2p *t = &w->mp->ib;
-	uint64_t ctroff;
+	struct dvx_p2p_notify n = { 0 };
+	struct dvx_p2p_xfer x;
 	int err;
 
 	if (!e || !src || !len || !dvx_p2p_in_bounds(soff, len, src->len) ||
@@ -444,47 +451,40 @@ static int put_any(struct dvx_win *w, int p, uint64_t doff, const struct dvx_p2p
 						DVX_NVL_SIG_ADD, 1);
 		return err;
 	}
-	ctroff = has_ctr ? dvx_win_ib_ctr_off(&w->geom, (uint32_t)e->row, ctr) : 0;
-	if (has_sig && has_ctr)
-		return dvx_p2p_put_signal_counter(t, p, w->cfg.channel, src, soff, &e->ib_data, doff, len,
-						  &e->ib_region,
-						  dvx_win_ib_sig_off(&w->geom, (uint32_t)e->row_at, sig),
-						  value, 0, &w->ib_lbuf, ctroff, w->cfg.timeout_ns, NULL);
-	if (has_sig)
-		return dvx_p2p_put_signal(t, p, w->cfg.channel, src, soff, &e->ib_data, doff, len,
-					  &e->ib_region,
-					  dvx_win_ib_sig_off(&w->geom, (uint32_t)e->row_at, sig), value, 0,
-					  w->cfg.timeout_ns, NULL);
-	if (has_ctr)
-		return dvx_p2p_put_counter(t, p, w->cfg.channel, src, soff, &e->ib_data, doff, len,
-					   &w->ib_lbuf, ctroff, w->cfg.timeout_ns, NULL);
-	return dvx_p2p_put(t, p, w->cfg.channel, src, soff, &e->ib_data, doff, len, w->cfg.timeout_ns,
-			   NULL);
+	x = (struct dvx_p2p_xfer){ .src = src, .soff = soff, .dst = &e->ib_data, .doff = doff,
+				   .len = len };
+	if (has_sig) {
+		n.sig = &e->ib_region;
+		n.sigoff = dvx_win_ib_sig_off(&w->geom, (uint32_t)e->row_at, sig);
+		n.add = value;
+	}
+	if (has_ctr) {
+		n.ctr = &w->ib_lbuf;
+		n.ctroff = dvx_win_ib_ctr_off(&w->geom, (uint32_t)e->row, ctr);
+	}
+	return dvx_p2p_post(t, p, w->cfg.channel, &x, &n, w->cfg.timeout_ns, NULL);
 }
 
-int dvx_win_put(struct dvx_win *w, int peer, uint64_t doff, const struct dvx_p2p_lbuf *src,
-		uint64_t soff, uint64_t len)
+int dvx_win_put(struct dvx_win *w, int peer, const struct dvx_win_xfer *x)
 {
-	return put_any(w, peer, doff, src, soff, len, 0, 0, 0, 0, 0);
+	return x ? put_any(w, peer, x, 0, 0, 0, 0, 0) : -EINVAL;
 }
 
-int dvx_win_put_signal(struct dvx_win *w, int peer, uint64_t doff, const struct dvx_p2p_lbuf *src,
-		       uint64_t soff, uint64_t len, uint32_t sig, uint64_t value)
+int dvx_win_put_signal(struct dvx_win *w, int peer, const struct dvx_win_xfer *x, uint32_t sig,
+		       uint64_t value)
 {
-	return put_any(w, peer, doff, src, soff, len, 1, sig, value, 0, 0);
+	return x ? put_any(w, peer, x, 1, sig, value, 0, 0) : -EINVAL;
 }
 
-int dvx_win_put_counter(struct dvx_win *w, int peer, uint64_t doff, const struct dvx_p2p_lbuf *src,
-			uint64_t soff, uint64_t len, uint32_t ctr)
+int dvx_win_put_counter(struct dvx_win *w, int peer, const struct dvx_win_xfer *x, uint32_t ctr)
 {
-	return put_any(w, peer, doff, src, soff, len, 0, 0, 0, 1, ctr);
+	return x ? put_any(w, peer, x, 0, 0, 0, 1, ctr) : -EINVAL;
 }
 
-int dvx_win_put_signal_counter(struct dvx_win *w, int peer, uint64_t doff,
-			       const struct dvx_p2p_lbuf *src, uint64_t soff, uint64_t len,
+int dvx_win_put_signal_counter(struct dvx_win *w, int peer, const struct dvx_win_xfer *x,
 			       uint32_t sig, uint64_t value, uint32_t ctr)
 {
-	return put_any(w, peer, doff, src, soff, len, 1, sig, value, 1, ctr);
+	return x ? put_any(w, peer, x, 1, sig, value, 1, ctr) : -EINVAL;
 }
 
 /* ---- send / recv -------------------------------------------------------------- */
@@ -563,11 +563,19 @@ int dvx_win_send(struct dvx_win *w, int peer, const void *src, uint64_t n, uint6
 								    dvx_win_nvl_ready_off(g, (uint32_t)e->row_at, slot)),
 					     DVX_NVL_SIG_ADD, 1);
 		else
-			err = dvx_p2p_put_signal(&w->mp->ib, peer, w->cfg.channel, &w->ib_lbuf, soff,
-						 &e->ib_region,
-						 dvx_win_ib_rslot_off(g, (uint32_t)e->row_at, slot),
-						 DVX_WIN_HDR + len, &e->ib_region,
-						 dvx_win_ib_ready_off(g, (uint32_t)e->row_at, slot), 1, 0,
+			err = dvx_p2p_put_signal(&w->mp->ib, peer, w->cfg.channel,
+						 &(struct dvx_p2p_xfer){
+							 &w->ib_lbuf, soff, &e->ib_region,
+							 dvx_win_ib_rslot_off(g,
+									      (uint32_t)e->row_at,
+									      slot),
+							 DVX_WIN_HDR + len },
+						 &(struct dvx_p2p_notify){
+							 &e->ib_region,
+							 dvx_win_ib_ready_off(g,
+									      (uint32_t)e->row_at,
+									      slot),
+							 1, NULL, 0, 0 },
 						 timeout_ns, NULL);
 		if (err)
 			return err;
@@ -628,8 +636,11 @@ int dvx_win_recv(struct dvx_win *w, int peer, void *dst, uint64_t n, uint64_t ti
 								    dvx_win_nvl_credit_off(g, (uint32_t)e->row_at)),
 					     DVX_NVL_SIG_ADD, 1);
 		else
-			err = dvx_p2p_signal(&w->mp->ib, peer, w->cfg.channel, &e->ib_region,
-					     dvx_win_ib_credit_off(g, (uint32_t)e->row_at), 1, 0,
+			err = dvx_p2p_signal(&w->mp->ib, peer, w->cfg.channel,
+					     &(struct dvx_p2p_notify){
+						     &e->ib_region,
+						     dvx_win_ib_credit_off(g, (uint32_t)e->row_at),
+						     1, NULL, 0, 0 },
 					     timeout_ns, NULL);
 		if (err)
 			return err;

@@ -339,15 +339,19 @@ int dvx_win_exchange(struct dvx_win *w, void *data, uint64_t data_len)
 	err = 0;
 	if (t->nnvl > 1) {
 		err = dvx_nvl_exchange(&w->nvl_buf, w->nvl_peers, dvx_mp_nvl_bootstrap(mp), t,
-				       mp->gpu, w->mem.nvl, w->mem.nvl_len, mp->hal, tmo);
+				       mp->gpu,
+				       &(struct dvx_nvl_cfg){ w->mem.nvl, w->mem.nvl_len, mp->hal,
+							      tmo });
 		if (err)
 			dvx_hal_diag_set(&w->diag, err, DVX_DIAG_ARG, "win_exchange",
 					 "NVL region: %s", w->nvl_buf.diag.msg);
 		else
 			w->nvl_mapped = 1;
 		if (!err && data) {
-			err = dvx_nvl_exchange(&w->data_buf, w->data_peers, dvx_mp_nvl_bootstrap(mp), t,
-					       mp->gpu, data, data_len, mp->hal, tmo);
+			err = dvx_nvl_exchange(&w->data_buf, w->data_peers,
+					       dvx_mp_nvl_bootstrap(mp), t, mp->gpu,
+					       &(struct dvx_nvl_cfg){ data, data_len, mp->hal,
+								      tmo });
 			if (err)
 				dvx_hal_diag_set(&w->diag, err, DVX_DIAG_ARG, "win_exchange",
 						 "NVL buffer: %s", w->data_buf.diag.msg);

@@ -2,7 +2,8 @@
 /*
  * hal/mock/mock.c - the stateful fake backend (see dvx/testing/mock.h): the instance,
  * its configuration, the call log, fault injection and the accessors tests read.
- * The NIC, host and GPU tables are in nic.c, host.c (with the sockets) and gpu.c.
+ * The NIC, host and GPU tables are in nic.c, host.c (with the sockets) and gpu.c;
+ * dvx_mock_init() joins them in init.c.
  */
 #include <unistd.h>
 
@@ -217,27 +218,6 @@ uint32_t dvx_mockp_fresh_id(struct dvx_mock *m)
 
 /* ---- public configuration and accessors ---- */
 
-
-int dvx_mock_init(struct dvx_mock *m)
-{
-	if (!m)
-		return -EINVAL;
-	memset(m, 0, sizeof(*m));
-	m->hal.nic = &dvx_mock_nic_ops;
-	m->hal.host = &dvx_mock_host_ops;
-	m->hal.gpu = &dvx_mock_gpu_ops;
-	m->hal.ctx = m;
-	m->hal.name = "mock";
-	m->limits.memlock_cur = UINT64_MAX;
-	m->limits.memlock_max = UINT64_MAX;
-	m->limits.page_size = 4096;
-	m->next_id = 0x100;
-	dvx_mockp_copy_str(m->ident.hostname, sizeof(m->ident.hostname), "mock");
-	memset(m->ident.boot_id, 0x6d, sizeof(m->ident.boot_id));
-	m->ident.pid = (int32_t)getpid();
-	m->ident.uid = (uint32_t)geteuid();
-	return 0;
-}
 
 int dvx_mockp_fd_keep(struct dvx_mock *m, int fd)
 {

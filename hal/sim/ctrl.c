@@ -75,84 +75,6 @@ static uint32_t check_ring(const struct sim_umem *u, uint64_t off, uint64_t byte
 	return synd;
 }
 
-/* ---- GIDs ---------------------------------------------------------------------- */
-
-static const struct dvx_sim_port_cfg *cfg_port(const struct dvx_sim_nic_cfg *c, unsigned port)
-{
-	return port >= 1 && port <= c->nports ? &c->port[port - 1] : NULL;
-}
-
-static uint32_t cfg_gid_tbl_len(const struct dvx_sim_nic_cfg *c, unsigned port)
-{
-	const struct dvx_sim_port_cfg *p = cfg_port(c, port);
-
-	if (!p)
-		return 0;
-	return p->link_layer == DVX_LINK_LAYER_ETHERNET ? DVX_SIM_ROCE_GID_TBL_LEN : 1;
-}
-
-static bool cfg_gid_of(const struct dvx_sim_nic_cfg *c, unsigned port, uint32_t index,
-		       uint8_t gid[16], uint8_t *type)
-{
-	const struct dvx_sim_port_cfg *p = cfg_port(c, port);
-
-	if (!p || index >= cfg_gid_tbl_len(c, port))
-		return false;
-	memset(gid, 0, 16);
-	if (p->link_layer == DVX_LINK_LAYER_IB) {
-		/* the port GID: the default subnet prefix and the port GUID */
-		gid[0] = 0xfe;
-		gid[1] = 0x80;
-		dvx_put_be64(gid + 8, c->node_guid + port - 1);
-		*type = DVX_GID_TYPE_IB;
-		return true;
-	}
-	if (index < 2) {
-		/* link-local, modified EUI-64 from the MAC */
-		gid[0] = 0xfe;
-		gid[1] = 0x80;
-		gid[8] = p->mac[0] ^ 0x02;
-		gid[9] = p->mac[1];
-		gid[10] = p->mac[2];
-		gid[11] = 0xff;
-		gid[12] = 0xfe;
-		gid[13] = p->mac[3];
-		gid[14] = p->mac[4];
-		gid[15] = p->mac[5];
-	} else {
-		memcpy(gid, p->gid, 16);
-	}
-	*type = (index & 1) ? DVX_GID_TYPE_ROCE_V2 : DVX_GID_TYPE_ROCE_V1;
-	return true;
-}
-
-bool dvx_sim_cfg_has_gid(const struct dvx_sim_nic_cfg *c, unsigned port, const uint8_t gid[16])
-{
-	uint32_t i, n = cfg_gid_tbl_len(c, port);
-	uint8_t g[16], t;
-
-	for (i = 0; i < n; i++)
-		if (cfg_gid_of(c, port, i, g, &t) && !memcmp(g, gid, 16))
-			return true;
-	return false;
-}
-
-uint32_t dvx_sim_gid_tbl_len(const struct sim_nic *nic, unsigned port)
-{
-	return cfg_gid_tbl_len(&nic->cfg, port);
-}
-
-bool dvx_sim_gid_of(const struct sim_nic *nic, unsigned port, uint32_t index, uint8_t gid[16],
-		    uint8_t *type)
-{
-	return cfg_gid_of(&nic->cfg, port, index, gid, type);
-}
-
-bool dvx_sim_port_has_gid(const struct sim_nic *nic, unsigned port, const uint8_t gid[16])
-{
-	return dvx_sim_cfg_has_gid(&nic->cfg, port, gid);
-}
-
 /* ---- QUERY_HCA_CAP ------------------------------------------------------------- */
 
 void dvx_sim_caps_build(struct sim_nic *nic)
@@ -333,7 +255,7 @@ static int query_cq(struct sim_nic *nic, struct sim_cq *cq, const uint8_t *in, s
 	ci = __atomic_load_n((const uint32_t *)(const void *)cq->dbrec, __ATOMIC_ACQUIRE);
 	/* status 0x9: CQ overflow (the kernel's MLX5_CQ_STATUS_OVERFLOW) */
 	sim_set(out, 16, 31, 28, cq->overrun ? 0x9 : 0);
-	sim_set(out, 56, 23, 0, dvx_be32_to_cpu((dvx_be32)ci) & 0xffffff);
+	sim_set(out, 56, 23, 0, dvx_be32_to_cpu((DVX_FORCE dvx_be32)ci) & 0xffffff);
 	sim_set(out, 60, 23, 0, cq->pi & 0xffffff);
 	return 0;
 }

@@ -214,7 +214,7 @@ static inline uint32_t load_be32_acquire(const uint8_t *p)
 {
 	uint32_t v = __atomic_load_n((const uint32_t *)(const void *)p, __ATOMIC_ACQUIRE);
 
-	return dvx_be32_to_cpu((dvx_be32)v);
+	return dvx_be32_to_cpu((DVX_FORCE dvx_be32)v);
 }
 
 /*
@@ -1544,4 +1544,26 @@ nak:
 		set_err(fab, peer);
 	wire_answer(fab, rank, f, peer, SIM_WIRE_NAK, r.synd, r.vendor, 0, NULL, 0);
 	return SIM_WIRE_DONE;
+}
+
+/* ---- a QP into the error state ------------------------------------------------ */
+
+uint32_t dvx_sim_qp_rq_counter(const struct sim_qp *qp)
+{
+	uint32_t w;
+
+	(void)sim_pull(qp->nic->fab, qp->dbr_umem, qp->dbrec, 4);
+	w = __atomic_load_n((const uint32_t *)(const void *)qp->dbrec, __ATOMIC_ACQUIRE);
+
+	return dvx_be32_to_cpu((DVX_FORCE dvx_be32)w) & 0xffff;
+}
+
+void dvx_sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp)
+{
+	if (qp->state == SIM_QPS_ERR)
+		return;
+	qp->state = SIM_QPS_ERR;
+	qp->flush_db = qp->sq_db;
+	qp->flush_rq = dvx_sim_qp_rq_counter(qp);
+	dvx_sim_exec_flush(fab, qp);
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * hal/sim/fabric.c - the sim's fabric: storage layout, NICs, the progress loop
- * (doorbell watching, round-robin execution, the progress thread), faults, trace,
- * statistics, fake dma-bufs, and the lookups the execution half uses.
+ * hal/sim/fabric.c - the sim's fabric: NICs, the progress loop (doorbell watching,
+ * round-robin execution, the progress thread), faults, trace, statistics, the fake
+ * dma-bufs' calls. The lookups it shares with the other files are in store.c, the
+ * fabric's storage and its hal tables are put together in init.c.
  *
  * Doorbells. The loop learns of work only as hardware does: an 8-byte write to a UAR
  * register (a doorbell, or the first 8 bytes of a BlueFlame copy), then the QP's
@@ -28,132 +29,6 @@
 
 #define SIM_MAX_PASSES 1024u	/* dvx_sim_step(): bound on passes */
 #define SIM_QP_BUDGET 64u	/* WQEs one QP may run per pass */
-#define SIM_CAP_LIMIT 65535u
-
-/* ---- storage layout ---------------------------------------------------------- */
-
-struct sim_layout {
-	size_t nics, pds, umems, mrs, uars, cqs, qps, dmabufs, gpus, gpu_mems, pages, end;
-};
-
-static size_t lay_add(size_t *off, size_t bytes, size_t align)
-{
-	size_t at = DVX_ALIGN_UP(*off, align);
-
-	*off = at + bytes;
-	return at;
-}
-
-static bool cfg_ok(const struct dvx_sim_fabric_cfg *c)
-{
-	return c && c->max_nics && c->max_qps && c->max_cqs && c->max_mrs && c->max_umems &&
-	       c->max_uars && c->max_pds && c->max_dmabufs && c->max_nics <= 64 &&
-	       c->max_qps <= SIM_CAP_LIMIT && c->max_cqs <= SIM_CAP_LIMIT &&
-	       c->max_mrs <= SIM_CAP_LIMIT && c->max_umems <= SIM_CAP_LIMIT &&
-	       c->max_uars <= 4096 && c->max_pds <= SIM_CAP_LIMIT &&
-	       c->max_dmabufs <= SIM_CAP_LIMIT && c->max_gpus <= DVX_SIM_MAX_GPUS &&
-	       c->max_gpu_mems <= SIM_CAP_LIMIT && (!c->max_gpus || c->max_gpu_mems);
-}
-
-static void layout(const struct dvx_sim_fabric_cfg *c, struct sim_layout *l)
-{
-	size_t off = sizeof(struct sim_fabric);
-	size_t n = c->max_nics;
-
-	l->nics = lay_add(&off, n * sizeof(struct sim_nic), 64);
-	l->pds = lay_add(&off, n * c->max_pds * sizeof(struct sim_pd), 64);
-	l->umems = lay_add(&off, n * c->max_umems * sizeof(struct sim_umem), 64);
-	l->mrs = lay_add(&off, n * c->max_mrs * sizeof(struct sim_mr), 64);
-	l->uars = lay_add(&off, n * c->max_uars * sizeof(struct sim_uar), 64);
-	l->cqs = lay_add(&off, n * c->max_cqs * sizeof(struct sim_cq), 64);
-	l->qps = lay_add(&off, n * c->max_qps * sizeof(struct sim_qp), 64);
-	l->dmabufs = lay_add(&off, c->max_dmabufs * sizeof(struct sim_dmabuf), 64);
-	l->gpus = lay_add(&off, c->max_gpus * sizeof(struct sim_gpu), 64);
-	l->gpu_mems = lay_add(&off, c->max_gpu_mems * sizeof(struct sim_gpu_mem), 64);
-	l->pages = lay_add(&off, n * c->max_uars * DVX_SIM_UAR_PAGE_SIZE, DVX_SIM_UAR_PAGE_SIZE);
-	l->end = off;
-}
-
-void dvx_sim_fabric_cfg_default(struct dvx_sim_fabric_cfg *cfg)
-{
-	if (!cfg)
-		return;
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->max_nics = 4;
-	cfg->max_qps = 64;
-	cfg->max_cqs = 64;
-	cfg->max_mrs = 64;
-	cfg->max_umems = 128;
-	cfg->max_uars = 16;
-	cfg->max_pds = 8;
-	cfg->max_dmabufs = 16;
-	cfg->max_gpus = 4;
-	cfg->max_gpu_mems = 64;
-}
-
-size_t dvx_sim_fabric_size(const struct dvx_sim_fabric_cfg *cfg)
-{
-	struct sim_layout l;
-
-	if (!cfg_ok(cfg))
-		return 0;
-	layout(cfg, &l);
-	/* slack: the start is aligned to 64 inside the storage, the pages to 4 KiB */
-	return l.end + 64 + DVX_SIM_UAR_PAGE_SIZE;
-}
-
-int dvx_sim_fabric_init(void *storage, size_t len, const struct dvx_sim_fabric_cfg *cfg,
-			struct dvx_sim_fabric **fab)
-{
-	struct sim_fabric *f;
-	struct sim_layout l;
-	uint8_t *base, *pages;
-	uint32_t i;
-	int rc;
-
-	if (!storage || !fab || !cfg_ok(cfg) || len < dvx_sim_fabric_size(cfg))
-		return -EINVAL;
-	base = (uint8_t *)DVX_ALIGN_UP((uintptr_t)storage, (uintptr_t)64);
-	layout(cfg, &l);
-	/* the UAR pages are aligned to 4 KiB in memory, inside the slack */
-	pages = (uint8_t *)DVX_ALIGN_UP((uintptr_t)(base + l.pages), (uintptr_t)DVX_SIM_UAR_PAGE_SIZE);
-	memset(base, 0, (size_t)(pages - base) + (l.end - l.pages));
-	f = (struct sim_fabric *)(void *)base;
-	rc = pthread_mutex_init(&f->lock, NULL);
-	if (rc)
-		return -rc;
-	f->cfg = *cfg;
-	f->hal.nic = &dvx_sim_nic_ops;
-	f->hal.host = &dvx_sim_host_ops;
-	f->hal.ctx = f;
-	f->hal.name = "sim";
-	f->nics = (struct sim_nic *)(void *)(base + l.nics);
-	f->dmabufs = (struct sim_dmabuf *)(void *)(base + l.dmabufs);
-	f->gpus = (struct sim_gpu *)(void *)(base + l.gpus);
-	f->gpu_mems = (struct sim_gpu_mem *)(void *)(base + l.gpu_mems);
-	f->hal.gpu = &dvx_sim_gpu_ops;
-	f->uar_pages = pages;
-	f->idle_spins = 64;
-	f->idle_sleep_ns = 20000;
-	for (i = 0; i < cfg->max_nics; i++) {
-		struct sim_nic *n = &f->nics[i];
-
-		n->fab = f;
-		n->index = i;
-		n->pds = (struct sim_pd *)(void *)(base + l.pds) + (size_t)i * cfg->max_pds;
-		n->umems = (struct sim_umem *)(void *)(base + l.umems) + (size_t)i * cfg->max_umems;
-		n->mrs = (struct sim_mr *)(void *)(base + l.mrs) + (size_t)i * cfg->max_mrs;
-		n->uars = (struct sim_uar *)(void *)(base + l.uars) + (size_t)i * cfg->max_uars;
-		n->cqs = (struct sim_cq *)(void *)(base + l.cqs) + (size_t)i * cfg->max_cqs;
-		n->qps = (struct sim_qp *)(void *)(base + l.qps) + (size_t)i * cfg->max_qps;
-		/* numbers differ between NICs, so an id used on the wrong NIC is caught */
-		n->next_id = 0x10 + i * 0x40;
-	}
-	atomic_init(&f->run, 0);
-	atomic_init(&f->thread_up, 0);
-	*fab = (struct dvx_sim_fabric *)(void *)f;
-	return 0;
-}
 
 /* ---- NICs -------------------------------------------------------------------- */
 
@@ -301,175 +176,6 @@ int dvx_sim_set_port(struct dvx_sim_fabric *fab, unsigned nic, unsigned port, in
 	return rc;
 }
 
-/* ---- ids and lookups ----------------------------------------------------------- */
-
-uint32_t dvx_sim_make_id(struct sim_nic *nic, uint32_t slot, uint32_t cap, unsigned width)
-{
-	unsigned bits = sim_slot_bits(cap);
-	uint64_t gmask = (width > bits) ? ((1ull << (width - bits)) - 1) : 0;
-	uint64_t gen = (uint64_t)nic->next_id++ & gmask;
-
-	return (uint32_t)((gen << bits) | (slot + 1));
-}
-
-#define FIND(tbl, field, cap, key)                                       \
-	do {                                                             \
-		uint32_t s_ = sim_id_slot((key), (cap));                 \
-		if (!(key) || s_ == UINT32_MAX || (tbl)[s_].field != (key)) \
-			return NULL;                                     \
-		return &(tbl)[s_];                                       \
-	} while (0)
-
-struct sim_pd *dvx_sim_pd_find(struct sim_nic *nic, uint32_t pdn)
-{
-	FIND(nic->pds, pdn, nic->fab->cfg.max_pds, pdn);
-}
-
-struct sim_umem *dvx_sim_umem_find(struct sim_nic *nic, uint32_t id)
-{
-	FIND(nic->umems, id, nic->fab->cfg.max_umems, id);
-}
-
-struct sim_uar *dvx_sim_uar_find(struct sim_nic *nic, uint32_t page_id)
-{
-	FIND(nic->uars, page_id, nic->fab->cfg.max_uars, page_id);
-}
-
-struct sim_cq *dvx_sim_cq_find(struct sim_nic *nic, uint32_t cqn)
-{
-	cqn &= 0xffffff;
-	FIND(nic->cqs, cqn, nic->fab->cfg.max_cqs, cqn);
-}
-
-struct sim_qp *dvx_sim_qp_find(struct sim_nic *nic, uint32_t qpn)
-{
-	qpn &= 0xffffff;
-	FIND(nic->qps, qpn, nic->fab->cfg.max_qps, qpn);
-}
-
-struct sim_mr *dvx_sim_mr_find(struct sim_nic *nic, uint32_t key)
-{
-	uint32_t s = sim_id_slot(key >> 8, nic->fab->cfg.max_mrs);
-
-	if (!key || s == UINT32_MAX || nic->mrs[s].lkey != key)
-		return NULL;
-	return &nic->mrs[s];
-}
-
-struct sim_dmabuf *dvx_sim_dmabuf_find(struct sim_fabric *fab, int fd)
-{
-	int64_t s = (int64_t)fd - DVX_SIM_DMABUF_FD_BASE;
-
-	if (s < 0 || s >= (int64_t)fab->cfg.max_dmabufs || fab->dmabufs[s].fd != fd ||
-	    fab->dmabufs[s].closed)
-		return NULL;
-	return &fab->dmabufs[s];
-}
-
-int dvx_sim_dmabuf_new(struct sim_fabric *f, uint8_t *base, uint64_t len, int *fd)
-{
-	uint32_t i;
-
-	for (i = 0; i < f->cfg.max_dmabufs; i++) {
-		struct sim_dmabuf *d = &f->dmabufs[i];
-
-		if (d->fd)
-			continue;
-		memset(d, 0, sizeof(*d));
-		d->fd = DVX_SIM_DMABUF_FD_BASE + (int32_t)i;
-		d->base = base;
-		d->len = len;
-		*fd = d->fd;
-		return 0;
-	}
-	return -ENOSPC;
-}
-
-void dvx_sim_dmabuf_put(struct sim_dmabuf *d)
-{
-	if (d->users)
-		d->users--;
-	if (!d->users && d->closed)
-		memset(d, 0, sizeof(*d));
-}
-
-struct sim_qp *dvx_sim_qp_by_path(struct sim_fabric *fab, uint8_t link_layer, uint16_t lid,
-				  const uint8_t gid[16], const uint8_t mac[6], uint32_t qpn)
-{
-	uint32_t i, p;
-
-	for (i = 0; i < fab->nnics; i++) {
-		struct sim_nic *n = &fab->nics[i];
-
-		for (p = 1; p <= n->cfg.nports; p++) {
-			const struct dvx_sim_port_cfg *pc = &n->cfg.port[p - 1];
-			struct sim_qp *cand;
-
-			if (pc->link_layer != link_layer)
-				continue;
-			if (pc->link_layer == DVX_LINK_LAYER_IB) {
-				if (pc->lid != lid)
-					continue;
-			} else if (!dvx_sim_port_has_gid(n, p, gid) || memcmp(pc->mac, mac, 6)) {
-				continue;	/* wrong GID or MAC: the frame goes nowhere */
-			}
-			cand = dvx_sim_qp_find(n, qpn);
-			if (cand && cand->port == p)
-				return cand;
-		}
-	}
-	return NULL;
-}
-
-struct sim_qp *dvx_sim_qp_peer(struct sim_fabric *fab, struct sim_qp *qp)
-{
-	struct sim_qp *peer = NULL;
-
-	qp->exec.w_rank = 0;
-	if (!qp->port || qp->port > qp->nic->cfg.nports)
-		goto out;
-	if (qp->fl) {
-		peer = dvx_sim_qp_find(qp->nic, qp->remote_qpn);
-		goto out;
-	}
-	peer = dvx_sim_qp_by_path(fab, qp->nic->cfg.port[qp->port - 1].link_layer, qp->rlid,
-				  qp->rgid, qp->rmac, qp->remote_qpn);
-	/* not in this process: a NIC of another one, across the wire? */
-	if (!peer && __builtin_expect(fab->wire_ops != NULL, 0))
-		qp->exec.w_rank = fab->wire_ops->route(fab, qp);
-out:
-	qp->peer = peer;
-	return peer;
-}
-
-uint64_t dvx_sim_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint32_t rq_counter(const struct sim_qp *qp)
-{
-	uint32_t w;
-
-	(void)sim_pull(qp->nic->fab, qp->dbr_umem, qp->dbrec, 4);
-	w = __atomic_load_n((const uint32_t *)(const void *)qp->dbrec, __ATOMIC_ACQUIRE);
-
-	return dvx_be32_to_cpu((dvx_be32)w) & 0xffff;
-}
-
-void dvx_sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp)
-{
-	if (qp->state == SIM_QPS_ERR)
-		return;
-	qp->state = SIM_QPS_ERR;
-	qp->flush_db = qp->sq_db;
-	qp->flush_rq = rq_counter(qp);
-	dvx_sim_exec_flush(fab, qp);
-}
-
 /* ---- the progress loop ---------------------------------------------------------- */
 
 /* the SQ counter of @qp's doorbell record (16 bits) into @c; -EIO when the record
@@ -481,7 +187,7 @@ static int sq_record(struct sim_fabric *fab, const struct sim_qp *qp, uint16_t *
 	if (sim_pull(fab, qp->dbr_umem, qp->dbrec, 8))
 		return -EIO;
 	w = __atomic_load_n((const uint32_t *)(const void *)(qp->dbrec + 4), __ATOMIC_ACQUIRE);
-	*c = (uint16_t)(dvx_be32_to_cpu((dvx_be32)w) & 0xffff);
+	*c = (uint16_t)(dvx_be32_to_cpu((DVX_FORCE dvx_be32)w) & 0xffff);
 	return 0;
 }
 
@@ -747,7 +453,7 @@ unsigned dvx_sim_pass(struct sim_fabric *fab, bool *progress)
 			if (!qp->qpn)
 				continue;
 			if (qp->state == SIM_QPS_ERR) {
-				uint32_t rq = qp->rq ? rq_counter(qp) : qp->flush_rq;
+				uint32_t rq = qp->rq ? dvx_sim_qp_rq_counter(qp) : qp->flush_rq;
 
 				if (qp->sq_db != qp->flush_db || rq != qp->flush_rq) {
 					qp->flush_db = qp->sq_db;

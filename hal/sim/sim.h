@@ -35,7 +35,7 @@
 
 #include <dvx/byteorder.h>
 #include <dvx/hal.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 /* QP states, PRM numbering (qpc.state) */
 enum sim_qp_state {
@@ -294,7 +294,7 @@ struct sim_fabric {
 	pthread_t thread;
 	atomic_int run;			/* thread should keep going */
 	atomic_int thread_up;
-	/* faults (see dvx/testing/sim.h) */
+	/* faults (see dvx/hal/sim.h) */
 	struct dvx_sim_faults faults;
 	/* trace */
 	dvx_sim_trace_fn trace;
@@ -394,7 +394,7 @@ void dvx_sim_exec_flush(struct sim_fabric *fab, struct sim_qp *qp);
  */
 void dvx_sim_exec_reset_qp(struct sim_qp *qp);
 
-/* ---- execution -> control (lookups, fabric services) ---------------------- */
+/* ---- lookups every file uses (store.c) ------------------------------------ */
 
 struct sim_cq *dvx_sim_cq_find(struct sim_nic *nic, uint32_t cqn);
 struct sim_qp *dvx_sim_qp_find(struct sim_nic *nic, uint32_t qpn);
@@ -418,8 +418,10 @@ static inline uint64_t sim_wire_now(const struct sim_fabric *fab)
 {
 	return dvx_sim_now_ns() - fab->wire_frozen_ns;
 }
-/** move @qp to ERR (and flush it); used by exec on a fatal WQE error */
+/** move @qp to ERR (and flush it); used by exec on a fatal WQE error (exec.c) */
 void dvx_sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp);
+/** the RQ producer counter of @qp's doorbell record, 16 bits (exec.c) */
+uint32_t dvx_sim_qp_rq_counter(const struct sim_qp *qp);
 
 /* ---- the wire: software NICs in other processes (wire.c, docs/sim-wire.md) -------- */
 

@@ -848,7 +848,7 @@ int dvxn_close_listen(void *comm)
 int dvxn_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
 {
 	struct dvxn_comm *k = comm_of(comm, 0, "regMr");
-	struct dvx_mr_attr a;
+	struct dvx_mr_cfg a;
 	struct dvxn_mr *r;
 	int rc;
 

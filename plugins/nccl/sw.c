@@ -61,8 +61,8 @@ static uint64_t fabric_id(void)
 /* the wire as a mesh: a socket bootstrap among the job's processes, then the join */
 static int mesh_join(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 {
-	struct dvx_bootstrap_sock_attr ba;
-	struct dvx_bootstrap_wire_attr wa;
+	struct dvx_bootstrap_sock_cfg ba;
+	struct dvx_bootstrap_wire_cfg wa;
 	struct dvx_bootstrap bs;
 	char rv[DVX_HAL_SOCK_PATH_MAX + 16];
 	void *bmem;
@@ -177,7 +177,7 @@ static int bring_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	fc.max_pds = 64;
 	fc.max_gpus = 0;
 	fc.max_gpu_mems = 0;
-	fsz = dvx_sim_fabric_size(&fc);
+	fsz = dvx_sim_fabric_mem_size(&fc);
 	sw.fab_mem = fsz ? calloc(1, fsz) : NULL;
 	if (!sw.fab_mem) {
 		say(why, len, "no memory for the software NICs' fabric (%zu bytes)", fsz);

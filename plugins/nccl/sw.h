@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include <dvx/hal.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define DVXN_SW_MAX_NICS 4
 

@@ -166,7 +166,7 @@ int __wrap_MPI_Comm_free(MPI_Comm *comm)
 
 static int init_ctx(struct dvx_bootstrap *bs, int slot)
 {
-	struct dvx_bootstrap_mpi_attr a = { 0 };
+	struct dvx_bootstrap_mpi_cfg a = { 0 };
 
 	return dvx_bootstrap_mpi_init(bs, &a, g_mem[slot], sizeof(g_mem[slot]));
 }
@@ -304,7 +304,7 @@ static int case_dup_sub(struct dvx_bootstrap *bs)
 
 static int case_args(void)
 {
-	struct dvx_bootstrap_mpi_attr a = { 0 };
+	struct dvx_bootstrap_mpi_cfg a = { 0 };
 	struct dvx_bootstrap bs, before;
 	static uint64_t small[4];
 
@@ -431,7 +431,7 @@ static int case_faults(void)
 
 static int rank_main(void)
 {
-	struct dvx_bootstrap_mpi_attr a = { .flags = DVX_BOOTSTRAP_MPI_F_INIT };
+	struct dvx_bootstrap_mpi_cfg a = { .flags = DVX_BOOTSTRAP_MPI_F_INIT };
 	struct dvx_bootstrap root;
 	int fin = 0, *ub, flag = 0, line = 0;
 	uint32_t bits = 0, max_tag;
@@ -503,7 +503,7 @@ static void test_np8(void **state)
 /* Outside mpirun: MPI not initialised, and no F_INIT, is refused. */
 static void test_not_initialised(void **state)
 {
-	struct dvx_bootstrap_mpi_attr a = { 0 };
+	struct dvx_bootstrap_mpi_cfg a = { 0 };
 	struct dvx_bootstrap bs;
 
 	assert_int_equal(dvx_bootstrap_mpi_init(&bs, &a, g_mem[0], sizeof(g_mem[0])), -EINVAL);

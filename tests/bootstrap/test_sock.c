@@ -160,7 +160,7 @@ static int check_stats(const struct job *j, int rank, const struct dvx_bootstrap
 static int child(struct job *j, int rank)
 {
 	struct dvx_bootstrap_sock_stats stats;
-	struct dvx_bootstrap_sock_attr attr = {
+	struct dvx_bootstrap_sock_cfg attr = {
 		.addr = j->addr, .rank = rank, .nranks = j->nranks,
 		.max_unexpected = j->slots, .slot_bytes = j->slot_bytes, .timeout_ns = j->init_ns,
 		.max_msg_bytes = j->max_msg, .stats = &stats,
@@ -1002,7 +1002,7 @@ static int st_mesh(struct job *j, int ready)
 /* dvx_bootstrap_sock_init() as rank 1 with another secret (or none): -EACCES, promptly. */
 static int impostor(struct job *j, int ready, const char *secret)
 {
-	struct dvx_bootstrap_sock_attr attr = {
+	struct dvx_bootstrap_sock_cfg attr = {
 		.addr = j->addr, .rank = 1, .nranks = j->nranks, .max_unexpected = 4,
 		.slot_bytes = 64, .timeout_ns = LONG_NS,
 	};
@@ -1337,7 +1337,7 @@ static void test_bad_args(void **state)
 		("unix:/tmp/0123456789012345678901234567890123456789012345678901234567890123456789"
 		 "0123456789012345678901234567890123456789"),
 	};
-	struct dvx_bootstrap_sock_attr attr = { .addr = "unix:/nonexistent/rv", .rank = 0,
+	struct dvx_bootstrap_sock_cfg attr = { .addr = "unix:/nonexistent/rv", .rank = 0,
 						 .nranks = 2, .max_unexpected = 4,
 						 .slot_bytes = 64, .timeout_ns = SHORT_NS };
 	size_t sz = dvx_bootstrap_sock_mem_size(2, 4, 64), i;
@@ -1376,7 +1376,7 @@ static void test_bad_args(void **state)
 	{
 		static char longer[DVX_BOOTSTRAP_SECRET_MAX + 2];
 		struct dvx_bootstrap_sock_stats stats;
-		struct dvx_bootstrap_sock_attr a2 = attr;
+		struct dvx_bootstrap_sock_cfg a2 = attr;
 
 		memset(longer, 'k', sizeof(longer) - 1);
 		a2.secret = NULL;

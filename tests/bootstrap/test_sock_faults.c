@@ -20,7 +20,7 @@
  *    init) and no UNIX socket file is left.
  *
  * Ranks are threads of this process, each driving a struct dvx_mock of its own (on the
- * real clock) whose hal it passes in dvx_bootstrap_sock_attr.hal. Threads rather than
+ * real clock) whose hal it passes in dvx_bootstrap_sock_cfg.hal. Threads rather than
  * forked processes (as test_sock.c has): once the ranks are joined, the main thread reads
  * every rank's mock directly (the call log says whether and in which call the failure
  * struck, the live counters whether a socket leaked) with no shared memory or exit-code
@@ -118,7 +118,7 @@ static void *rank_main(void *p)
 	int r = *(int *)p;
 	struct group *g = (struct group *)(void *)((char *)p - offsetof(struct group, rank_of) -
 						   (size_t)r * sizeof(int));
-	struct dvx_bootstrap_sock_attr attr = {
+	struct dvx_bootstrap_sock_cfg attr = {
 		.addr = g->addr, .rank = r, .nranks = g->nranks, .max_unexpected = NSLOTS,
 		.slot_bytes = SLOT_BYTES, .timeout_ns = g->timeout_ns,
 		.secret = g->secret, .secret_len = g->secret ? strlen(g->secret) : 0,

@@ -95,7 +95,7 @@ static void *rank_main(void *p)
 	if (run->kind == THREADS) {
 		line = dvx_bootstrap_thread_init(&bs, run->g, rank);
 	} else {
-		struct dvx_bootstrap_sock_attr attr = {
+		struct dvx_bootstrap_sock_cfg attr = {
 			.addr = run->addr, .rank = rank, .nranks = run->nranks,
 			.max_unexpected = NSLOTS, .slot_bytes = SLOT_BYTES, .timeout_ns = LONG_NS,
 		};
@@ -144,7 +144,7 @@ static void run_ranks(int kind, int nranks, rank_fn fn, const void *arg)
 	run->fn = fn;
 	run->arg = arg;
 	if (kind == THREADS) {
-		struct dvx_bootstrap_tgroup_attr attr = {
+		struct dvx_bootstrap_tgroup_cfg attr = {
 			.nranks = nranks, .max_unexpected = NSLOTS, .slot_bytes = SLOT_BYTES,
 		};
 		size_t sz = dvx_bootstrap_tgroup_mem_size(nranks, NSLOTS, SLOT_BYTES);
@@ -836,7 +836,7 @@ static void test_bad_args(void **state)
 	static const int32_t r01[] = { 0, 1 }, r10[] = { 1, 0 }, r00[] = { 0, 0 },
 			     r1[] = { 1 }, rneg[] = { -1, 0 }, rbig[] = { 0, 2 },
 			     r012[] = { 0, 1, 2 };
-	struct dvx_bootstrap_tgroup_attr attr = { .nranks = 2, .max_unexpected = 4,
+	struct dvx_bootstrap_tgroup_cfg attr = { .nranks = 2, .max_unexpected = 4,
 						   .slot_bytes = 16 };
 	struct dvx_bootstrap_tgroup *g;
 	struct dvx_bootstrap b0, b1, s0, s1, fin;
@@ -950,8 +950,8 @@ static void test_bad_args(void **state)
 static void test_map(void **state)
 {
 	static const int32_t ranks[] = { 0, 2, 3, 5 };
-	struct dvx_bootstrap_tgroup_attr attr = { .nranks = 6 };
-	struct dvx_bootstrap_sock_attr sattr = { .addr = "tcp:127.0.0.1:1", .rank = 0,
+	struct dvx_bootstrap_tgroup_cfg attr = { .nranks = 6 };
+	struct dvx_bootstrap_sock_cfg sattr = { .addr = "tcp:127.0.0.1:1", .rank = 0,
 						  .nranks = 1, .max_unexpected = 2,
 						  .slot_bytes = 16, .timeout_ns = LONG_NS };
 	struct dvx_bootstrap_tgroup *g;

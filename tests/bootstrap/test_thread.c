@@ -74,7 +74,7 @@ static void *rank_main(void *p)
 /* Run @fn on @nranks threads over a fresh group with @slots slots of @slot_bytes. */
 static void run_ranks(int nranks, uint32_t slots, uint32_t slot_bytes, rank_fn fn, void *arg)
 {
-	struct dvx_bootstrap_tgroup_attr attr = {
+	struct dvx_bootstrap_tgroup_cfg attr = {
 		.nranks = nranks, .max_unexpected = slots, .slot_bytes = slot_bytes,
 	};
 	struct run *run = calloc(1, sizeof(*run));
@@ -468,7 +468,7 @@ static void test_abort_all(void **state)
 
 static void test_bad_args(void **state)
 {
-	struct dvx_bootstrap_tgroup_attr attr = { .nranks = 2, .max_unexpected = 2,
+	struct dvx_bootstrap_tgroup_cfg attr = { .nranks = 2, .max_unexpected = 2,
 						   .slot_bytes = 16 };
 	struct dvx_bootstrap_tgroup *g = NULL;
 	struct dvx_bootstrap bs, b1, dup;

@@ -350,15 +350,15 @@ static int enc_rtr2rts(void *in, const void *a)
 }
 
 static const struct encoder E_CQ = { "create_cq_in", enc_create_cq,
-				     sizeof(struct dvx_mlx5_cq_attr), 272 };
+				     sizeof(struct dvx_mlx5_cq_cfg), 272 };
 static const struct encoder E_QP = { "create_qp_in", enc_create_qp,
-				     sizeof(struct dvx_mlx5_qp_attr), 272 };
+				     sizeof(struct dvx_mlx5_qp_cfg), 272 };
 static const struct encoder E_R2I = { "rst2init_qp_in", enc_rst2init,
-				      sizeof(struct dvx_mlx5_rst2init_attr), 272 };
+				      sizeof(struct dvx_mlx5_rst2init_cfg), 272 };
 static const struct encoder E_I2R = { "init2rtr_qp_in", enc_init2rtr,
-				      sizeof(struct dvx_mlx5_init2rtr_attr), 272 };
+				      sizeof(struct dvx_mlx5_init2rtr_cfg), 272 };
 static const struct encoder E_R2R = { "rtr2rts_qp_in", enc_rtr2rts,
-				      sizeof(struct dvx_mlx5_rtr2rts_attr), 272 };
+				      sizeof(struct dvx_mlx5_rtr2rts_cfg), 272 };
 
 enum { K_BITS, K_A64, K_A8 };	/* a bit field; a 64-bit field 64-/8-byte aligned values */
 
@@ -475,7 +475,7 @@ static void check_fields(const struct encoder *e, const void *base, const struct
 
 /* ---- create_cq (prm 1.6) ---- */
 
-#define CQF(m, b, h, l) F(struct dvx_mlx5_cq_attr, m, b, h, l)
+#define CQF(m, b, h, l) F(struct dvx_mlx5_cq_cfg, m, b, h, l)
 static const struct frow cq_fields[] = {
 	CQF(log_cq_size, 28, 28, 24),
 	CQF(uar_page, 28, 23, 0),
@@ -486,12 +486,12 @@ static const struct frow cq_fields[] = {
 	CQF(cc, 16, 20, 20),
 	CQF(log_page_size, 40, 28, 24),
 	CQF(ts_format, 24, 1, 0),
-	F64(struct dvx_mlx5_cq_attr, cq_umem_offset, 80, K_A64),
-	F64(struct dvx_mlx5_cq_attr, dbr_offset, 72, K_A8),
+	F64(struct dvx_mlx5_cq_cfg, cq_umem_offset, 80, K_A64),
+	F64(struct dvx_mlx5_cq_cfg, dbr_offset, 72, K_A8),
 };
 
-static const struct dvx_mlx5_cq_attr cq_zero = { .cqe_size = 64 };
-static const struct dvx_mlx5_cq_attr cq_busy = {
+static const struct dvx_mlx5_cq_cfg cq_zero = { .cqe_size = 64 };
+static const struct dvx_mlx5_cq_cfg cq_busy = {
 	.log_cq_size = 13, .uar_page = 0xc3c3c3, .eqn = 0x99, .cq_umem_id = 0x87654321,
 	.cq_umem_offset = 0x1000, .dbr_umem_id = 0xfedcba98, .cqe_size = 128,
 	.dbr_offset = 0x7f8, .oi = 1, .cc = 1, .log_page_size = 31, .ts_format = 3,
@@ -507,7 +507,7 @@ static void test_cq_fields(void **state)
 /* cqe_size is an encoding, not a raw field: 64 (or 0) -> 0, 128 -> 1 */
 static void test_cq_cqe_size(void **state)
 {
-	struct dvx_mlx5_cq_attr a = cq_busy;
+	struct dvx_mlx5_cq_cfg a = cq_busy;
 	uint8_t in[MB];
 
 	(void)state;
@@ -524,7 +524,7 @@ static void test_cq_cqe_size(void **state)
 
 /* ---- create_qp (prm 1.7) ---- */
 
-#define QPF(m, b, h, l) F(struct dvx_mlx5_qp_attr, m, b, h, l)
+#define QPF(m, b, h, l) F(struct dvx_mlx5_qp_cfg, m, b, h, l)
 static const struct frow qp_fields[] = {
 	QPF(pdn, 28, 23, 0),
 	QPF(uar_page, 36, 23, 0),
@@ -540,8 +540,8 @@ static const struct frow qp_fields[] = {
 	QPF(cd_master, 168, 0, 0),
 	QPF(cd_slave_send, 168, 1, 1),
 	QPF(cd_slave_receive, 168, 2, 2),
-	F64(struct dvx_mlx5_qp_attr, wq_umem_offset, 256, K_A64),
-	F64(struct dvx_mlx5_qp_attr, dbr_offset, 184, K_A8),
+	F64(struct dvx_mlx5_qp_cfg, wq_umem_offset, 256, K_A64),
+	F64(struct dvx_mlx5_qp_cfg, dbr_offset, 184, K_A8),
 };
 
 static const struct frow qp_rq_fields[] = {
@@ -553,8 +553,8 @@ static const struct frow qp_srq_fields[] = {
 	QPF(srqn, 196, 23, 0),
 };
 
-static const struct dvx_mlx5_qp_attr qp_zero = { .rq_type = DVX_MLX5_RQ_TYPE_ZERO };
-static const struct dvx_mlx5_qp_attr qp_busy = {
+static const struct dvx_mlx5_qp_cfg qp_zero = { .rq_type = DVX_MLX5_RQ_TYPE_ZERO };
+static const struct dvx_mlx5_qp_cfg qp_busy = {
 	.pdn = 0x3c3c3c, .uar_page = 0xc3c3c3, .user_index = 0x969696, .cqn_snd = 0x696969,
 	.cqn_rcv = 0xa5a5a5, .wq_umem_id = 0xdeadbeef, .dbr_umem_id = 0xfeedface,
 	.wq_umem_offset = 0x40000, .dbr_offset = 0x7ff8, .log_sq_size = 15,
@@ -564,7 +564,7 @@ static const struct dvx_mlx5_qp_attr qp_busy = {
 
 static void test_qp_fields(void **state)
 {
-	struct dvx_mlx5_qp_attr rq0 = qp_zero, rqb = qp_busy, srq0 = qp_zero, srqb = qp_busy;
+	struct dvx_mlx5_qp_cfg rq0 = qp_zero, rqb = qp_busy, srq0 = qp_zero, srqb = qp_busy;
 
 	(void)state;
 	check_fields(&E_QP, &qp_zero, qp_fields, DVX_ARRAY_SIZE(qp_fields));
@@ -586,7 +586,7 @@ static void test_qp_fields(void **state)
 /* the constant part of create_qp_in: st RC, pm_state MIGRATED, valid bits; rq_type */
 static void test_qp_constants(void **state)
 {
-	struct dvx_mlx5_qp_attr a = qp_zero;
+	struct dvx_mlx5_qp_cfg a = qp_zero;
 	uint8_t in[MB], want[MB];
 
 	(void)state;
@@ -618,7 +618,7 @@ static void test_qp_constants(void **state)
 
 /* ---- the transitions (prm 1.8) ---- */
 
-#define R2IF(m, b, h, l) F(struct dvx_mlx5_rst2init_attr, m, b, h, l)
+#define R2IF(m, b, h, l) F(struct dvx_mlx5_rst2init_cfg, m, b, h, l)
 static const struct frow r2i_fields[] = {
 	R2IF(rre, 168, 15, 15),
 	R2IF(rwe, 168, 14, 14),
@@ -628,7 +628,7 @@ static const struct frow r2i_fields[] = {
 	R2IF(pkey_index, 48, 15, 0),
 };
 
-#define I2RF(m, b, h, l) F(struct dvx_mlx5_init2rtr_attr, m, b, h, l)
+#define I2RF(m, b, h, l) F(struct dvx_mlx5_init2rtr_cfg, m, b, h, l)
 static const struct frow i2r_fields[] = {
 	I2RF(remote_qpn, 44, 23, 0),
 	I2RF(next_rcv_psn, 172, 23, 0),
@@ -679,10 +679,10 @@ static const struct frow path_roce_fields[] = {
 	I2RF(path.rmac[5], 88, 7, 0),
 };
 
-static const struct dvx_mlx5_init2rtr_attr i2r_zero = {
+static const struct dvx_mlx5_init2rtr_cfg i2r_zero = {
 	.mtu = DVX_MLX5_MTU_256, .resend_access = 1,
 };
-static const struct dvx_mlx5_init2rtr_attr i2r_busy = {
+static const struct dvx_mlx5_init2rtr_cfg i2r_busy = {
 	.remote_qpn = 0x5a5a5a, .next_rcv_psn = 0xa5a5a5, .mtu = DVX_MLX5_MTU_4096,
 	.log_msg_max = 31, .min_rnr_nak = 31, .log_rra_max = 7, .resend_access = 1,
 	.rre = 1, .rwe = 1, .rae = 1, .atomic_mode = 15,
@@ -696,8 +696,8 @@ static const struct dvx_mlx5_init2rtr_attr i2r_busy = {
 
 static void test_rst2init_fields(void **state)
 {
-	const struct dvx_mlx5_rst2init_attr zero = { 0 };
-	const struct dvx_mlx5_rst2init_attr busy = {
+	const struct dvx_mlx5_rst2init_cfg zero = { 0 };
+	const struct dvx_mlx5_rst2init_cfg busy = {
 		.rre = 1, .rwe = 1, .rae = 1, .atomic_mode = 15, .vhca_port_num = 0xff,
 		.pkey_index = 0xffff,
 	};
@@ -709,8 +709,8 @@ static void test_rst2init_fields(void **state)
 
 static void test_init2rtr_fields(void **state)
 {
-	struct dvx_mlx5_init2rtr_attr ib_nogrh = i2r_zero, ib_grh = i2r_zero, roce0 = i2r_zero;
-	struct dvx_mlx5_init2rtr_attr roceb = i2r_busy;
+	struct dvx_mlx5_init2rtr_cfg ib_nogrh = i2r_zero, ib_grh = i2r_zero, roce0 = i2r_zero;
+	struct dvx_mlx5_init2rtr_cfg roceb = i2r_busy;
 	uint8_t in[MB];
 	unsigned mtu;
 
@@ -746,7 +746,7 @@ static void test_init2rtr_fields(void **state)
 
 	/* mtu is an enumeration: 1..5, each at dw@32 [31:29] */
 	for (mtu = 1; mtu <= 5; mtu++) {
-		struct dvx_mlx5_init2rtr_attr a = i2r_busy;
+		struct dvx_mlx5_init2rtr_cfg a = i2r_busy;
 
 		a.mtu = (uint8_t)mtu;
 		assert_int_equal(dvx_mlx5_init2rtr_qp_in(in, TEST_QPN, &a), 0);
@@ -755,7 +755,7 @@ static void test_init2rtr_fields(void **state)
 	}
 }
 
-#define R2RF(m, b, h, l) F(struct dvx_mlx5_rtr2rts_attr, m, b, h, l)
+#define R2RF(m, b, h, l) F(struct dvx_mlx5_rtr2rts_cfg, m, b, h, l)
 static const struct frow r2r_fields[] = {
 	R2RF(next_send_psn, 144, 23, 0),
 	R2RF(retry_count, 136, 18, 16),
@@ -767,8 +767,8 @@ static const struct frow r2r_fields[] = {
 
 static void test_rtr2rts_fields(void **state)
 {
-	const struct dvx_mlx5_rtr2rts_attr zero = { 0 };
-	const struct dvx_mlx5_rtr2rts_attr busy = {
+	const struct dvx_mlx5_rtr2rts_cfg zero = { 0 };
+	const struct dvx_mlx5_rtr2rts_cfg busy = {
 		.next_send_psn = 0xffffff, .retry_count = 7, .rnr_retry = 7, .ack_timeout = 31,
 		.log_sra_max = 7, .log_ack_req_freq = 15,
 	};
@@ -827,8 +827,8 @@ static void test_objnum_commands(void **state)
 
 static void test_cd_master_neighbours(void **state)
 {
-	struct dvx_mlx5_qp_attr a = qp_busy;
-	struct dvx_mlx5_init2rtr_attr r = i2r_busy;
+	struct dvx_mlx5_qp_cfg a = qp_busy;
+	struct dvx_mlx5_init2rtr_cfg r = i2r_busy;
 	uint8_t buf[MB], want[MB], set64[MB];
 	size_t j;
 
@@ -891,12 +891,12 @@ static void test_cd_master_neighbours(void **state)
 /* CX7-like CQ for a main QP: 1024 x 64 B CQEs, overrun ignore, DBR at 0x40 */
 static void test_cq_realistic(void **state)
 {
-	const struct dvx_mlx5_cq_attr a = {
+	const struct dvx_mlx5_cq_cfg a = {
 		.log_cq_size = 10, .uar_page = 0x1a2b, .eqn = 0x17, .cq_umem_id = 0x11,
 		.cq_umem_offset = 0, .dbr_umem_id = 0x12, .dbr_offset = 0x40, .cqe_size = 64,
 		.oi = 1,
 	};
-	const struct dvx_mlx5_cq_attr c = {
+	const struct dvx_mlx5_cq_cfg c = {
 		/* NVSHMEM-style collapsed CQ, ring at 0x1000 of a shared umem, 128 B CQE */
 		.log_cq_size = 0, .uar_page = 0x1a2b, .eqn = 0x17, .cq_umem_id = 0x31,
 		.cq_umem_offset = 0x1000, .dbr_umem_id = 0x32, .dbr_offset = 0x10,
@@ -936,7 +936,7 @@ static void test_cq_realistic(void **state)
 /* CX7-like RC QP, zero-length RQ, core-direct master (the DOCA companion pattern) */
 static void test_qp_realistic(void **state)
 {
-	struct dvx_mlx5_qp_attr a = {
+	struct dvx_mlx5_qp_cfg a = {
 		.pdn = 0x000123, .uar_page = 0x1a2b, .user_index = 0x42, .cqn_snd = 0x400,
 		.wq_umem_id = 0x21, .wq_umem_offset = 0, .dbr_umem_id = 0x22, .dbr_offset = 8,
 		.log_sq_size = 8, .rq_type = DVX_MLX5_RQ_TYPE_ZERO, .log_msg_max = 30,
@@ -995,7 +995,7 @@ static void test_qp_realistic(void **state)
 
 static void test_rst2init_realistic(void **state)
 {
-	const struct dvx_mlx5_rst2init_attr a = {
+	const struct dvx_mlx5_rst2init_cfg a = {
 		.rre = 1, .rwe = 1, .rae = 1, .atomic_mode = DVX_MLX5_ATOMIC_MODE_UP_TO_8B,
 		.vhca_port_num = 1, .pkey_index = 0,
 	};
@@ -1016,7 +1016,7 @@ static void test_rst2init_realistic(void **state)
 /* INIT2RTR over IB: LID 7, SL 3, P_Key index 2, 4 KiB MTU (NVSHMEM-style, no opt mask) */
 static void test_init2rtr_ib_realistic(void **state)
 {
-	const struct dvx_mlx5_init2rtr_attr a = {
+	const struct dvx_mlx5_init2rtr_cfg a = {
 		.remote_qpn = 0xdef, .next_rcv_psn = 0xabcd, .mtu = DVX_MLX5_MTU_4096,
 		.log_msg_max = 30, .min_rnr_nak = 12, .log_rra_max = 4,
 		.path = { .roce = 0, .vhca_port_num = 1, .pkey_index = 2, .rlid = 7, .sl = 3 },
@@ -1043,7 +1043,7 @@ static void test_init2rtr_ib_realistic(void **state)
  * re-sent access bits with opt_param_mask RRE|RAE|RWE */
 static void test_init2rtr_roce_realistic(void **state)
 {
-	const struct dvx_mlx5_init2rtr_attr a = {
+	const struct dvx_mlx5_init2rtr_cfg a = {
 		.remote_qpn = 0xdef, .next_rcv_psn = 0, .mtu = DVX_MLX5_MTU_1024,
 		.log_msg_max = 30, .min_rnr_nak = 12, .log_rra_max = 4,
 		.resend_access = 1, .rre = 1, .rwe = 1, .rae = 1,
@@ -1080,7 +1080,7 @@ static void test_init2rtr_roce_realistic(void **state)
 
 static void test_rtr2rts_realistic(void **state)
 {
-	const struct dvx_mlx5_rtr2rts_attr a = {
+	const struct dvx_mlx5_rtr2rts_cfg a = {
 		.next_send_psn = 0xabcd, .retry_count = 7, .rnr_retry = 7, .ack_timeout = 20,
 		.log_sra_max = 4, .log_ack_req_freq = 0,
 	};
@@ -1157,7 +1157,7 @@ static void check_bad(const struct encoder *e, const void *base, const struct ba
 	CHECK(e->fn(NULL, base) == -EINVAL, "%s: NULL mailbox", e->name);
 }
 
-#define CQB(m, v) BAD(struct dvx_mlx5_cq_attr, m, v)
+#define CQB(m, v) BAD(struct dvx_mlx5_cq_cfg, m, v)
 static const struct bad cq_bad[] = {
 	CQB(log_cq_size, 32), CQB(uar_page, 0x1000000), CQB(eqn, 256), CQB(cqe_size, 32),
 	CQB(cqe_size, 96), CQB(cqe_size, 256), CQB(oi, 2), CQB(cc, 2), CQB(log_page_size, 32),
@@ -1165,7 +1165,7 @@ static const struct bad cq_bad[] = {
 	CQB(dbr_offset, 4), CQB(dbr_offset, 0x41),
 };
 
-#define QPB(m, v) BAD(struct dvx_mlx5_qp_attr, m, v)
+#define QPB(m, v) BAD(struct dvx_mlx5_qp_cfg, m, v)
 static const struct bad qp_bad[] = {	/* over a zero-RQ QP */
 	QPB(pdn, 0x1000000), QPB(uar_page, 0x1000000), QPB(user_index, 0x1000000),
 	QPB(cqn_snd, 0x1000000), QPB(cqn_rcv, 0x1000000), QPB(srqn, 5), QPB(log_sq_size, 16),
@@ -1183,12 +1183,12 @@ static const struct bad qp_srq_bad[] = {	/* over an SRQ-attached QP */
 	QPB(srqn, 0x1000000), QPB(log_rq_size, 1), QPB(log_rq_stride, 2),
 };
 
-#define R2IB(m, v) BAD(struct dvx_mlx5_rst2init_attr, m, v)
+#define R2IB(m, v) BAD(struct dvx_mlx5_rst2init_cfg, m, v)
 static const struct bad r2i_bad[] = {
 	R2IB(rre, 2), R2IB(rwe, 2), R2IB(rae, 2), R2IB(atomic_mode, 16),
 };
 
-#define I2RB(m, v) BAD(struct dvx_mlx5_init2rtr_attr, m, v)
+#define I2RB(m, v) BAD(struct dvx_mlx5_init2rtr_cfg, m, v)
 static const struct bad i2r_ib_bad[] = {	/* over an IB, no-GRH, no-resend INIT2RTR */
 	I2RB(mtu, 0), I2RB(mtu, 6), I2RB(mtu, 7), I2RB(remote_qpn, 0x1000000),
 	I2RB(next_rcv_psn, 0x1000000), I2RB(log_msg_max, 32), I2RB(min_rnr_nak, 32),
@@ -1211,7 +1211,7 @@ static const struct bad i2r_resend_bad[] = {	/* with resend_access */
 	I2RB(rre, 2), I2RB(rwe, 2), I2RB(rae, 2), I2RB(atomic_mode, 16),
 };
 
-#define R2RB(m, v) BAD(struct dvx_mlx5_rtr2rts_attr, m, v)
+#define R2RB(m, v) BAD(struct dvx_mlx5_rtr2rts_cfg, m, v)
 static const struct bad r2r_bad[] = {
 	R2RB(next_send_psn, 0x1000000), R2RB(retry_count, 8), R2RB(rnr_retry, 8),
 	R2RB(ack_timeout, 32), R2RB(log_sra_max, 8), R2RB(log_ack_req_freq, 16),
@@ -1219,10 +1219,10 @@ static const struct bad r2r_bad[] = {
 
 static void test_invalid(void **state)
 {
-	struct dvx_mlx5_qp_attr rq = qp_zero, srq = qp_zero;
-	struct dvx_mlx5_init2rtr_attr roce = i2r_zero, ib = i2r_zero;
-	const struct dvx_mlx5_rst2init_attr r2i = { .rre = 1 };
-	const struct dvx_mlx5_rtr2rts_attr r2r = { .retry_count = 7 };
+	struct dvx_mlx5_qp_cfg rq = qp_zero, srq = qp_zero;
+	struct dvx_mlx5_init2rtr_cfg roce = i2r_zero, ib = i2r_zero;
+	const struct dvx_mlx5_rst2init_cfg r2i = { .rre = 1 };
+	const struct dvx_mlx5_rtr2rts_cfg r2r = { .retry_count = 7 };
 	struct dvx_mlx5_qp_wq_layout l, l0;
 	uint8_t in[MB], before[MB];
 

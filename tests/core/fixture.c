@@ -204,7 +204,7 @@ int __wrap_dvx_hal_obj_query(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, c
 
 void fx_umem(struct dvx_nic *nic, struct dvx_umem *u, uint64_t off, uint64_t len)
 {
-	struct dvx_umem_attr a;
+	struct dvx_umem_cfg a;
 
 	memset(&a, 0, sizeof(a));
 	a.addr = fx_mem + off;
@@ -213,7 +213,7 @@ void fx_umem(struct dvx_nic *nic, struct dvx_umem *u, uint64_t off, uint64_t len
 	assert_int_equal(dvx_umem_reg(nic, &a, u), 0);
 }
 
-void fx_cq_attr(struct dvx_cq_attr *a, struct dvx_umem *u, uint64_t ring_off, uint64_t dbr_off,
+void fx_cq_attr(struct dvx_cq_cfg *a, struct dvx_umem *u, uint64_t ring_off, uint64_t dbr_off,
 		uint32_t depth)
 {
 	memset(a, 0, sizeof(*a));
@@ -224,7 +224,7 @@ void fx_cq_attr(struct dvx_cq_attr *a, struct dvx_umem *u, uint64_t ring_off, ui
 	a->dbr_offset = dbr_off;
 }
 
-void fx_qp_attr(struct dvx_qp_attr *a, struct dvx_cq *cq, struct dvx_umem *u, uint64_t wq_off,
+void fx_qp_attr(struct dvx_qp_cfg *a, struct dvx_cq *cq, struct dvx_umem *u, uint64_t wq_off,
 		uint64_t dbr_off)
 {
 	memset(a, 0, sizeof(*a));

@@ -59,9 +59,9 @@ extern int64_t fx_cq_producer_answer;
 void fx_umem(struct dvx_nic *nic, struct dvx_umem *u, uint64_t off, uint64_t len);
 
 /* standard objects: CQ of 64 in umem at ring/dbr offsets */
-void fx_cq_attr(struct dvx_cq_attr *a, struct dvx_umem *u, uint64_t ring_off, uint64_t dbr_off,
+void fx_cq_attr(struct dvx_cq_cfg *a, struct dvx_umem *u, uint64_t ring_off, uint64_t dbr_off,
 		uint32_t depth);
-void fx_qp_attr(struct dvx_qp_attr *a, struct dvx_cq *cq, struct dvx_umem *u, uint64_t wq_off,
+void fx_qp_attr(struct dvx_qp_cfg *a, struct dvx_cq *cq, struct dvx_umem *u, uint64_t wq_off,
 		uint64_t dbr_off);
 
 /*

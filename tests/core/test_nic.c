@@ -235,8 +235,8 @@ static void test_bare_mock(void **state)
 	struct dvx_umem u;
 	struct dvx_cq cq;
 	struct dvx_qp qp;
-	struct dvx_cq_attr ca;
-	struct dvx_qp_attr qa;
+	struct dvx_cq_cfg ca;
+	struct dvx_qp_cfg qa;
 
 	(void)state;
 	dvx_mock_init(&M);
@@ -436,7 +436,7 @@ static void test_every_status(void **state)
 
 static void test_umem(void **state)
 {
-	struct dvx_umem_attr a;
+	struct dvx_umem_cfg a;
 	struct dvx_umem u, u2;
 	const struct dvx_mock_call *c;
 	uint32_t calls;
@@ -549,7 +549,7 @@ static void close_nic(void *ctx)
 
 static int act_umem(void *ctx)
 {
-	struct dvx_umem_attr a;
+	struct dvx_umem_cfg a;
 
 	(void)ctx;
 	memset(&a, 0, sizeof(a));
@@ -590,7 +590,7 @@ static void test_umem_faults(void **state)
 
 static void test_mr(void **state)
 {
-	struct dvx_mr_attr a;
+	struct dvx_mr_cfg a;
 	struct dvx_mr mr, sink;
 	const struct dvx_mock_call *c;
 	uint32_t calls;
@@ -728,7 +728,7 @@ static void test_mr(void **state)
 
 static int act_mr(void *ctx)
 {
-	struct dvx_mr_attr a;
+	struct dvx_mr_cfg a;
 
 	if (ctx)
 		return dvx_mr_sink(&nic, fx_mem, -1, 0, &sw_mr);

@@ -28,7 +28,7 @@ static void base(int roce)
 
 static void base_cq(int roce)
 {
-	struct dvx_cq_attr a;
+	struct dvx_cq_cfg a;
 
 	base(roce);
 	fx_cq_attr(&a, &um, RING_OFF, DBR_OFF, 64);
@@ -39,7 +39,7 @@ static void base_cq(int roce)
 
 static void base_qps(int roce)
 {
-	struct dvx_qp_attr a;
+	struct dvx_qp_cfg a;
 
 	base_cq(roce);
 	fx_qp_attr(&a, &cq, &um, WQ_OFF, DBR_OFF + 16);
@@ -85,7 +85,7 @@ static int setup(void **state)
 
 static void test_cq_create(void **state)
 {
-	struct dvx_cq_attr a;
+	struct dvx_cq_cfg a;
 	struct dvx_mem_req ring, dbr;
 	const uint8_t *in;
 	uint32_t i;
@@ -173,8 +173,8 @@ static void test_cq_create(void **state)
 
 static void test_cq_bad(void **state)
 {
-	struct dvx_cq_attr a;
-	struct dvx_umem_attr ua;
+	struct dvx_cq_cfg a;
+	struct dvx_umem_cfg ua;
 	struct dvx_umem gpu;
 	uint32_t calls;
 
@@ -250,7 +250,7 @@ static void test_cq_bad(void **state)
 
 static void test_qp_create(void **state)
 {
-	struct dvx_qp_attr a;
+	struct dvx_qp_cfg a;
 	struct dvx_mem_req wq, dbr;
 	const uint8_t *in;
 
@@ -343,7 +343,7 @@ static void test_qp_create(void **state)
 
 static void test_qp_bad(void **state)
 {
-	struct dvx_qp_attr a;
+	struct dvx_qp_cfg a;
 	uint32_t calls;
 
 	(void)state;
@@ -412,8 +412,8 @@ static void test_qp_bad(void **state)
 
 static void test_companion_shares_uar(void **state)
 {
-	struct dvx_qp_attr a;
-	struct dvx_cq_attr ca;
+	struct dvx_qp_cfg a;
+	struct dvx_cq_cfg ca;
 	struct dvx_uar bf;
 
 	(void)state;
@@ -562,9 +562,9 @@ static void test_connect_roce(void **state)
 
 	/* a traffic class and an MTU cap */
 	{
-		struct dvx_qp_connect_attr ca;
+		struct dvx_qp_connect_cfg ca;
 
-		dvx_qp_connect_attr_init(&ca);
+		dvx_qp_connect_cfg_init(&ca);
 		ca.traffic_class = 0x68;
 		ca.max_mtu = DVX_MLX5_MTU_512;
 		ca.udp_sport = 0xd00d;
@@ -603,9 +603,9 @@ static void test_connect_roce_v1(void **state)
 	static const uint8_t peer_gid[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff,
 					      192, 168, 1, 20 };
 	uint8_t want[DVX_MLX5_MODIFY_QP_IN_BYTES];
-	struct dvx_qp_connect_attr ca;
-	struct dvx_cq_attr cqa;
-	struct dvx_qp_attr qa;
+	struct dvx_qp_connect_cfg ca;
+	struct dvx_cq_cfg cqa;
+	struct dvx_qp_cfg qa;
 	struct dvx_qp_conn peer;
 
 	(void)state;
@@ -622,7 +622,7 @@ static void test_connect_roce_v1(void **state)
 	peer.psn = dvx_cpu_to_be32(0xabcdef);
 	peer.mtu = DVX_MLX5_MTU_1024;
 	memcpy(peer.gid, peer_gid, 16);
-	dvx_qp_connect_attr_init(&ca);
+	dvx_qp_connect_cfg_init(&ca);
 	ca.traffic_class = 0x68;
 	ca.sl = 3;
 	fx_mbox_reset();
@@ -673,9 +673,9 @@ static void test_connect_ib(void **state)
 	assert_int_equal(peer.link_layer, DVX_LINK_LAYER_IB);
 	peer.lid = dvx_cpu_to_be16(0x22);
 	{
-		struct dvx_qp_connect_attr ca;
+		struct dvx_qp_connect_cfg ca;
 
-		dvx_qp_connect_attr_init(&ca);
+		dvx_qp_connect_cfg_init(&ca);
 		ca.sl = 5;
 		assert_int_equal(dvx_qp_connect(&qp, &peer, &ca), 0);
 	}
@@ -693,7 +693,7 @@ static void test_connect_ib(void **state)
 static void test_connect_bad(void **state)
 {
 	struct dvx_qp_conn good, r;
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	uint32_t calls;
 
 	(void)state;
@@ -726,13 +726,13 @@ static void test_connect_bad(void **state)
 	assert_int_equal(dvx_qp_connect(&qp, &r, NULL), -EINVAL);
 	assert_non_null(strstr(nic.hal.diag.msg, "GID"));
 	assert_int_equal(dvx_qp_connect(&qp, NULL, NULL), -EINVAL);
-	dvx_qp_connect_attr_init(&ca);
+	dvx_qp_connect_cfg_init(&ca);
 	ca.retry_count = 8;
 	assert_int_equal(dvx_qp_connect(&qp, &good, &ca), -EINVAL);
-	dvx_qp_connect_attr_init(&ca);
+	dvx_qp_connect_cfg_init(&ca);
 	ca.access = DVX_ACCESS_LOCAL_WRITE;
 	assert_int_equal(dvx_qp_connect(&qp, &good, &ca), -EINVAL);
-	dvx_qp_connect_attr_init(&ca);
+	dvx_qp_connect_cfg_init(&ca);
 	ca.max_dest_rd_atomic = 3;
 	assert_int_equal(dvx_qp_connect(&qp, &good, &ca), -EINVAL);
 	ca.max_dest_rd_atomic = 64;		/* above the device's 2^4 */
@@ -748,7 +748,7 @@ static void test_connect_bad(void **state)
 	assert_int_equal(dvx_qp_export(&qp2, &good), 0);
 	assert_int_equal(dvx_qp_connect(&qp, &good, NULL), -EOPNOTSUPP);
 	assert_non_null(strstr(nic.hal.diag.msg, "atomic"));
-	dvx_qp_connect_attr_init(&ca);
+	dvx_qp_connect_cfg_init(&ca);
 	ca.access = DVX_ACCESS_REMOTE_WRITE;
 	assert_int_equal(dvx_qp_connect(&qp, &good, &ca), 0);
 	teardown_all();
@@ -879,8 +879,8 @@ static void sw_setup(void *ctx)
 static int sw_action(void *ctx)
 {
 	struct sw *s = ctx;
-	struct dvx_qp_attr qa;
-	struct dvx_cq_attr ca;
+	struct dvx_qp_cfg qa;
+	struct dvx_cq_cfg ca;
 	struct dvx_qp_conn peer;
 
 	switch (s->what) {
@@ -1058,8 +1058,8 @@ static void test_ts_format(void **state)
 static void test_ring_overlap(void **state)
 {
 	static uint8_t ring_before[64 * 64];
-	struct dvx_cq_attr ca;
-	struct dvx_qp_attr qa;
+	struct dvx_cq_cfg ca;
+	struct dvx_qp_cfg qa;
 	struct dvx_cq c3;
 	struct dvx_qp q3;
 	uint32_t nobjs;
@@ -1111,10 +1111,10 @@ static void test_ring_overlap(void **state)
 static void test_live_refused(void **state)
 {
 	struct dvx_nic_cfg na;
-	struct dvx_umem_attr ua;
-	struct dvx_mr_attr ma;
-	struct dvx_cq_attr ca;
-	struct dvx_qp_attr qa;
+	struct dvx_umem_cfg ua;
+	struct dvx_mr_cfg ma;
+	struct dvx_cq_cfg ca;
+	struct dvx_qp_cfg qa;
 	struct dvx_uar uar;
 	struct dvx_mr mr;
 	struct dvx_qp before;

@@ -246,8 +246,12 @@ static void test_decode_ring_wrapped(void **state)
 			 1);
 	assert_int_equal(dvx_mlx5_wqe_wait_cq(&wq, 2, 0x08, 0x4a, 5), 1);
 	/* 2 WQEBBs at WQEBB 3: its data segment wraps to WQEBB 0 */
-	assert_int_equal(dvx_mlx5_wqe_masked_cs64(&wq, 3, 0x08, 0x2000, 0x5678, 1, ~0ull, 2, ~0ull,
-						  0, 0x1234), 2);
+	assert_int_equal(dvx_mlx5_wqe_masked_cs64(&wq, 3, 0x08,
+						  &(struct dvx_mlx5_raddr){ 0x2000, 0x5678 },
+						  &(struct dvx_mlx5_masked_cs){ 1, ~0ull, 2,
+										~0ull },
+						  0, 0x1234),
+			 2);
 	ring_hex(ring, 4, hex, sizeof(hex));
 
 	RUN(hex, "decode", "--ring", "4", "--index", "1");

@@ -161,7 +161,8 @@ static void rdma_case(uint32_t idx, uint32_t v)
 	uint32_t len = rdma_lens[(v / 3 / DVX_ARRAY_SIZE(fmces)) % DVX_ARRAY_SIZE(rdma_lens)];
 	uint64_t raddr = rnd(), laddr = rnd();
 	uint32_t rkey = (uint32_t)rnd(), lkey = (uint32_t)rnd(), imm = (uint32_t)rnd();
-	int n = dvx_mlx5_wqe_rdma(&wq_a, idx, op, f, imm, raddr, rkey, laddr, lkey, len);
+	int n = dvx_mlx5_wqe_rdma(&wq_a, idx, op, f, imm, &(struct dvx_mlx5_raddr){ raddr, rkey },
+				  &(struct dvx_mlx5_sge){ laddr, len, lkey });
 
 	roundtrip(idx, n, op, f, len ? 3 : 2);
 	check_rdma(raddr, rkey, op == DVX_MLX5_OPCODE_RDMA_WRITE_IMM ? imm : 0);
@@ -180,7 +181,9 @@ static void rdma_wrapper_case(uint32_t idx, uint32_t v)
 	roundtrip(idx, n, DVX_MLX5_OPCODE_RDMA_WRITE, 0x08, 3);
 	check_rdma(0x1000, 0x5678, 0);
 	check_sge(0, 0x40, 0x1234, 4096);
-	n = dvx_mlx5_wqe_rdma_write_imm(&wq_a, idx, 0x0a, 0x77, 0x2000, 1, 2, 3, 4);
+	n = dvx_mlx5_wqe_rdma_write_imm(&wq_a, idx, 0x0a, 0x77,
+					&(struct dvx_mlx5_raddr){ 0x2000, 1 },
+					&(struct dvx_mlx5_sge){ 2, 4, 3 });
 	roundtrip(idx, n, DVX_MLX5_OPCODE_RDMA_WRITE_IMM, 0x0a, 3);
 	check_rdma(0x2000, 1, 0x77);
 	check_sge(0, 2, 3, 4);
@@ -236,7 +239,8 @@ static void rdma_sgl_case(uint32_t idx, uint32_t v)
 
 	if (nz > DVX_MLX5_MAX_SGE || !fits(dvx_mlx5_ds_to_wqebb(2 + nz)))
 		return;
-	n = dvx_mlx5_wqe_rdma_sgl(&wq_a, idx, op, f, imm, raddr, rkey, sgl, nsge);
+	n = dvx_mlx5_wqe_rdma_sgl(&wq_a, idx, op, f, imm, &(struct dvx_mlx5_raddr){ raddr, rkey },
+				  sgl, nsge);
 	assert_int_equal(n, (int)dvx_mlx5_ds_to_wqebb(2 + nz));
 	roundtrip(idx, n, op, f, 2 + nz);
 	check_rdma(raddr, rkey, op == DVX_MLX5_OPCODE_RDMA_WRITE_IMM ? imm : 0);
@@ -252,8 +256,10 @@ static void test_rdma_sgl(void **state)
 	/* 62 segments do not fit after ctrl and raddr */
 	setup_ring(64);
 	make_sgl(sgl, DVX_MLX5_MAX_SGE + 1, 0);
-	assert_int_equal(dvx_mlx5_wqe_rdma_sgl(&wq_a, 0, DVX_MLX5_OPCODE_RDMA_WRITE, 0, 0, 0, 0,
-					       sgl, DVX_MLX5_MAX_SGE + 1), -E2BIG);
+	assert_int_equal(dvx_mlx5_wqe_rdma_sgl(&wq_a, 0, DVX_MLX5_OPCODE_RDMA_WRITE, 0, 0,
+					       &(struct dvx_mlx5_raddr){ 0, 0 }, sgl,
+					       DVX_MLX5_MAX_SGE + 1),
+			 -E2BIG);
 }
 
 static const uint32_t send_lens[] = { 0, 1, 64, 0x7fffffff };
@@ -331,7 +337,8 @@ static void inline_case(uint32_t idx, uint32_t v)
 		return;
 	fill_payload(payload, len);
 	if (rdma)
-		n = dvx_mlx5_wqe_rdma_write_inline(&wq_a, idx, op, f, imm, raddr, rkey, payload,
+		n = dvx_mlx5_wqe_rdma_write_inline(&wq_a, idx, op, f, imm,
+						   &(struct dvx_mlx5_raddr){ raddr, rkey }, payload,
 						   len);
 	else
 		n = dvx_mlx5_wqe_send_inline(&wq_a, idx, op, f, imm, payload, len);
@@ -357,7 +364,9 @@ static void test_inline(void **state)
 	setup_ring(8);
 	assert_int_equal(dvx_mlx5_wq_init(&wq_a, ring_a, 8, QPN, 16), 0);
 	assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(&wq_a, 0, DVX_MLX5_OPCODE_RDMA_WRITE, 0, 0,
-							0, 0, payload, 17), -EMSGSIZE);
+							&(struct dvx_mlx5_raddr){ 0, 0 }, payload,
+							17),
+			 -EMSGSIZE);
 	assert_bytes_equal(ring_a, ring_b, sizeof(ring_a));
 }
 
@@ -385,7 +394,8 @@ static void atomic_case(uint32_t idx, uint32_t v)
 	uint8_t f = fmces[(v + idx) % DVX_ARRAY_SIZE(fmces)];
 	int n;
 
-	n = dvx_mlx5_wqe_atomic_cs(&wq_a, idx, f, raddr, rkey, a, b, laddr, lkey);
+	n = dvx_mlx5_wqe_atomic_cs(&wq_a, idx, f, &(struct dvx_mlx5_raddr){ raddr, rkey }, a, b,
+				   laddr, lkey);
 	roundtrip(idx, n, DVX_MLX5_OPCODE_ATOMIC_CS, f, 4);
 	assert_int_equal(d.kind, DVX_MLX5_KIND_ATOMIC);
 	check_atomic(raddr, rkey, 8, laddr, lkey);
@@ -415,7 +425,8 @@ static void masked_case(uint32_t idx, uint32_t v)
 	uint8_t f = fmces[(v + idx) % DVX_ARRAY_SIZE(fmces)];
 	int n;
 
-	n = dvx_mlx5_wqe_masked_fa32(&wq_a, idx, f, raddr, rkey, a32, b32, laddr, lkey);
+	n = dvx_mlx5_wqe_masked_fa32(&wq_a, idx, f, &(struct dvx_mlx5_raddr){ raddr, rkey }, a32,
+				     b32, laddr, lkey);
 	roundtrip(idx, n, DVX_MLX5_OPCODE_ATOMIC_MASKED_FA, f, 4);
 	assert_int_equal(d.kind, DVX_MLX5_KIND_MASKED_ATOMIC);
 	assert_int_equal(d.opmod, DVX_MLX5_OPMOD_EXT_ATOMIC_4B);
@@ -423,15 +434,18 @@ static void masked_case(uint32_t idx, uint32_t v)
 	assert_true(d.swap_add == a32);
 	assert_true(d.field_boundary == b32);
 
-	n = dvx_mlx5_wqe_masked_fa64(&wq_a, idx, f, raddr, rkey, a, b, laddr, lkey);
+	n = dvx_mlx5_wqe_masked_fa64(&wq_a, idx, f, &(struct dvx_mlx5_raddr){ raddr, rkey }, a, b,
+				     laddr, lkey);
 	roundtrip(idx, n, DVX_MLX5_OPCODE_ATOMIC_MASKED_FA, f, 4);
 	assert_int_equal(d.opmod, DVX_MLX5_OPMOD_EXT_ATOMIC_8B);
 	check_atomic(raddr, rkey, 8, laddr, lkey);
 	assert_true(d.swap_add == a);
 	assert_true(d.field_boundary == b);
 
-	n = dvx_mlx5_wqe_masked_cs32(&wq_a, idx, f, raddr, rkey, a32, (uint32_t)m1, b32,
-				     (uint32_t)m2, laddr, lkey);
+	n = dvx_mlx5_wqe_masked_cs32(&wq_a, idx, f, &(struct dvx_mlx5_raddr){ raddr, rkey },
+				     &(struct dvx_mlx5_masked_cs){ a32, (uint32_t)m1, b32,
+								   (uint32_t)m2 },
+				     laddr, lkey);
 	roundtrip(idx, n, DVX_MLX5_OPCODE_ATOMIC_MASKED_CS, f, 4);
 	assert_int_equal(d.opmod, DVX_MLX5_OPMOD_EXT_ATOMIC_4B);
 	check_atomic(raddr, rkey, 4, laddr, lkey);
@@ -442,7 +456,8 @@ static void masked_case(uint32_t idx, uint32_t v)
 
 	if (!fits(2))
 		return;
-	n = dvx_mlx5_wqe_masked_cs64(&wq_a, idx, f, raddr, rkey, a, m1, b, m2, laddr, lkey);
+	n = dvx_mlx5_wqe_masked_cs64(&wq_a, idx, f, &(struct dvx_mlx5_raddr){ raddr, rkey },
+				     &(struct dvx_mlx5_masked_cs){ a, m1, b, m2 }, laddr, lkey);
 	assert_int_equal(n, 2);
 	roundtrip(idx, n, DVX_MLX5_OPCODE_ATOMIC_MASKED_CS, f, 5);
 	assert_int_equal(d.opmod, DVX_MLX5_OPMOD_EXT_ATOMIC_8B);
@@ -517,7 +532,8 @@ static int post_random(uint32_t idx, uint32_t room, uint8_t *opcode)
 			make_sgl(sgl, len, 0);
 			if (dvx_mlx5_ds_to_wqebb(2 + len) > room)
 				continue;
-			n = dvx_mlx5_wqe_rdma_sgl(&wq_a, idx, *opcode, f, 0, rnd(), 3, sgl, len);
+			n = dvx_mlx5_wqe_rdma_sgl(&wq_a, idx, *opcode, f, 0,
+						  &(struct dvx_mlx5_raddr){ rnd(), 3 }, sgl, len);
 			break;
 		case 3:
 			*opcode = DVX_MLX5_OPCODE_RDMA_WRITE_IMM;
@@ -525,7 +541,8 @@ static int post_random(uint32_t idx, uint32_t room, uint8_t *opcode)
 			fill_payload(payload, len);
 			if (dvx_mlx5_ds_to_wqebb(2 + DVX_DIV_ROUND_UP(4 + len, 16)) > room)
 				continue;
-			n = dvx_mlx5_wqe_rdma_write_inline(&wq_a, idx, *opcode, f, 7, rnd(), 4,
+			n = dvx_mlx5_wqe_rdma_write_inline(&wq_a, idx, *opcode, f, 7,
+							   &(struct dvx_mlx5_raddr){ rnd(), 4 },
 							   payload, len);
 			break;
 		case 4:
@@ -542,7 +559,8 @@ static int post_random(uint32_t idx, uint32_t room, uint8_t *opcode)
 			break;
 		case 6:
 			*opcode = DVX_MLX5_OPCODE_ATOMIC_CS;
-			n = dvx_mlx5_wqe_atomic_cs(&wq_a, idx, f, 8, 1, rnd(), rnd(), 0, 2);
+			n = dvx_mlx5_wqe_atomic_cs(&wq_a, idx, f, &(struct dvx_mlx5_raddr){ 8, 1 },
+						   rnd(), rnd(), 0, 2);
 			break;
 		case 7:
 			*opcode = DVX_MLX5_OPCODE_ATOMIC_FA;
@@ -552,12 +570,16 @@ static int post_random(uint32_t idx, uint32_t room, uint8_t *opcode)
 			*opcode = DVX_MLX5_OPCODE_ATOMIC_MASKED_CS;
 			if (room < 2)
 				continue;
-			n = dvx_mlx5_wqe_masked_cs64(&wq_a, idx, f, 8, 1, rnd(), rnd(), rnd(),
-						     rnd(), 0, 2);
+			n = dvx_mlx5_wqe_masked_cs64(&wq_a, idx, f,
+						     &(struct dvx_mlx5_raddr){ 8, 1 },
+						     &(struct dvx_mlx5_masked_cs){ rnd(), rnd(),
+										   rnd(), rnd() },
+						     0, 2);
 			break;
 		case 9:
 			*opcode = DVX_MLX5_OPCODE_ATOMIC_MASKED_FA;
-			n = dvx_mlx5_wqe_masked_fa32(&wq_a, idx, f, 8, 1, 3, 0, 0, 2);
+			n = dvx_mlx5_wqe_masked_fa32(&wq_a, idx, f,
+						     &(struct dvx_mlx5_raddr){ 8, 1 }, 3, 0, 0, 2);
 			break;
 		case 10:
 			*opcode = DVX_MLX5_OPCODE_WAIT;

@@ -24,7 +24,7 @@
 #include "../../tools/hexparse.h"
 
 #include <dvx/nic/cq.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 #include <dvx/mlx5/caps.h>
 #include <dvx/mlx5/cmd.h>
 #include <dvx/mlx5/cqe.h>
@@ -84,16 +84,32 @@ static void valid_wqe(struct dvx_mlx5_wq *wq, uint32_t idx)
 	case 1: dvx_mlx5_wqe_rdma_write(wq, idx, 8, rnd(), 1, rnd(), 2, (uint32_t)rnd() >> 2); break;
 	case 2: dvx_mlx5_wqe_rdma_read(wq, idx, 8, rnd(), 1, rnd(), 2, 64); break;
 	case 3: dvx_mlx5_wqe_atomic_fa(wq, idx, 8, rnd() & ~7ull, 1, rnd(), 0, 3); break;
-	case 4: dvx_mlx5_wqe_atomic_cs(wq, idx, 8, rnd() & ~7ull, 1, rnd(), rnd(), 0, 3); break;
-	case 5: dvx_mlx5_wqe_masked_cs64(wq, idx, 8, rnd(), 1, rnd(), rnd(), rnd(), rnd(), 0, 3); break;
-	case 6: dvx_mlx5_wqe_masked_fa32(wq, idx, 8, rnd(), 1, (uint32_t)rnd(), (uint32_t)rnd(), 0, 3); break;
-	case 7: dvx_mlx5_wqe_rdma_write_inline(wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE, 8, 0, rnd(), 1,
-					       data, (uint32_t)(rnd() % (wq->max_inline + 1))); break;
+	case 4:
+		dvx_mlx5_wqe_atomic_cs(wq, idx, 8, &(struct dvx_mlx5_raddr){ rnd() & ~7ull, 1 },
+				       rnd(), rnd(), 0, 3);
+		break;
+	case 5:
+		dvx_mlx5_wqe_masked_cs64(wq, idx, 8, &(struct dvx_mlx5_raddr){ rnd(), 1 },
+					 &(struct dvx_mlx5_masked_cs){ rnd(), rnd(), rnd(), rnd() },
+					 0, 3);
+		break;
+	case 6:
+		dvx_mlx5_wqe_masked_fa32(wq, idx, 8, &(struct dvx_mlx5_raddr){ rnd(), 1 },
+					 (uint32_t)rnd(), (uint32_t)rnd(), 0, 3);
+		break;
+	case 7:
+		dvx_mlx5_wqe_rdma_write_inline(wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE, 8, 0,
+					       &(struct dvx_mlx5_raddr){ rnd(), 1 }, data,
+					       (uint32_t)(rnd() % (wq->max_inline + 1)));
+		break;
 	case 8: dvx_mlx5_wqe_send_sgl(wq, idx, DVX_MLX5_OPCODE_SEND_IMM, 8, (uint32_t)rnd(), sg,
 				      1 + (uint32_t)(rnd() % 3)); break;
 	case 9: dvx_mlx5_wqe_wait_cq(wq, idx, 8, (uint32_t)rnd() & 0xffffff, (uint32_t)rnd()); break;
 	case 10: dvx_mlx5_wqe_send_en(wq, idx, 8, (uint32_t)rnd() & 0xffffff, (uint32_t)rnd()); break;
-	default: dvx_mlx5_wqe_masked_fa64(wq, idx, 8, rnd(), 1, rnd(), rnd(), 0, 3); break;
+	default:
+		dvx_mlx5_wqe_masked_fa64(wq, idx, 8, &(struct dvx_mlx5_raddr){ rnd(), 1 }, rnd(),
+					 rnd(), 0, 3);
+		break;
 	}
 }
 
@@ -322,7 +338,7 @@ static void test_sim_mailboxes(void **s)
 
 	(void)s;
 	dvx_sim_fabric_cfg_default(&fc);
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	storage = malloc(len);
 	assert_non_null(storage);
 	assert_int_equal(dvx_sim_fabric_init(storage, len, &fc, &fab), 0);
@@ -364,14 +380,14 @@ static void test_sim_wqes(void **s)
 	struct dvx_nic nic;
 	struct dvx_nic_cfg na;
 	struct dvx_umem umem;
-	struct dvx_umem_attr ua;
+	struct dvx_umem_cfg ua;
 	struct dvx_mr mr;
-	struct dvx_mr_attr ma;
+	struct dvx_mr_cfg ma;
 	struct dvx_cq cq;
-	struct dvx_cq_attr ca;
+	struct dvx_cq_cfg ca;
 	struct dvx_qp qp;
-	struct dvx_qp_attr qa;
-	struct dvx_qp_connect_attr conn;
+	struct dvx_qp_cfg qa;
+	struct dvx_qp_connect_cfg conn;
 	struct dvx_mlx5_cqe_info info;
 	uint8_t *qmem, *data, *guard;
 	void *storage;
@@ -381,7 +397,7 @@ static void test_sim_wqes(void **s)
 
 	(void)s;
 	dvx_sim_fabric_cfg_default(&fc);
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	storage = malloc(len);
 	assert_non_null(storage);
 	assert_int_equal(dvx_sim_fabric_init(storage, len, &fc, &fab), 0);
@@ -427,7 +443,7 @@ static void test_sim_wqes(void **s)
 	qa.dbr_umem = &umem;
 	qa.dbr_offset = (128u << 10) + 64;
 	assert_int_equal(dvx_qp_create(&nic, &qa, &qp), 0);
-	dvx_qp_connect_attr_init(&conn);
+	dvx_qp_connect_cfg_init(&conn);
 	conn.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
 	conn.rnr_retry = 0;
 	assert_int_equal(dvx_qp_connect_loopback(&qp, &conn), 0);

@@ -12,6 +12,12 @@
 enum { S_THREAD = 0, S_WARP = 1, S_BLOCK = 2 };
 enum { OP_PUT_THEN_SIGNAL = 0, OP_PUT_SIGNAL = 1, OP_PUT_COUNTER = 2, OP_PUT_SIGNAL_COUNTER = 3 };
 
+/* the scope's group of this thread */
+__device__ static struct dvx_dev_grp grp_of(uint32_t scope)
+{
+	return scope == S_THREAD ? dvx_dev_thread() : scope == S_WARP ? dvx_dev_warp() : dvx_dev_block();
+}
+
 /* the group this thread belongs to, and how many groups there are */
 __device__ static uint32_t group_of(uint32_t scope)
 {
@@ -33,48 +39,27 @@ extern "C" __global__ void k_send(uint32_t scope, uint32_t op, uint8_t *dst, con
 	const uint8_t *s = src + (uint64_t)g * chunk;
 	int err = 0;
 
-	switch (scope * 4 + op) {
-	case S_THREAD * 4 + OP_PUT_THEN_SIGNAL:
-		dvx_nvl_put_thread(d, s, chunk);
-		err = dvx_nvl_signal(sig, DVX_NVL_SIG_ADD, 1);
+	struct dvx_dev_grp gr = grp_of(scope);
+	struct dvx_nvl_notify sc = { sig, DVX_NVL_SIG_ADD, 1, ctr, 1 };
+
+	if (scope > S_BLOCK)
+		op = ~0u;
+	switch (op) {
+	case OP_PUT_THEN_SIGNAL:
+		err = dvx_nvl_dev_put(gr, d, s, chunk);
+		if (!err)
+			err = dvx_nvl_dev_signal(gr, sig, DVX_NVL_SIG_ADD, 1);
 		break;
-	case S_THREAD * 4 + OP_PUT_SIGNAL:
-		err = dvx_nvl_put_signal_thread(d, s, chunk, sig, DVX_NVL_SIG_ADD, 1);
+	case OP_PUT_SIGNAL:
+		err = dvx_nvl_dev_put_signal(gr, d, s, chunk, sig, DVX_NVL_SIG_ADD, 1);
 		break;
-	case S_THREAD * 4 + OP_PUT_COUNTER:
-		dvx_nvl_put_counter_thread(d, s, chunk, ctr, 1);
-		err = dvx_nvl_signal(sig, DVX_NVL_SIG_ADD, 1);
+	case OP_PUT_COUNTER:
+		err = dvx_nvl_dev_put_counter(gr, d, s, chunk, ctr, 1);
+		if (!err)
+			err = dvx_nvl_dev_signal(gr, sig, DVX_NVL_SIG_ADD, 1);
 		break;
-	case S_THREAD * 4 + OP_PUT_SIGNAL_COUNTER:
-		err = dvx_nvl_put_signal_counter_thread(d, s, chunk, sig, DVX_NVL_SIG_ADD, 1, ctr, 1);
-		break;
-	case S_WARP * 4 + OP_PUT_THEN_SIGNAL:
-		dvx_nvl_put_warp(d, s, chunk);
-		err = dvx_nvl_signal_warp(sig, DVX_NVL_SIG_ADD, 1);
-		break;
-	case S_WARP * 4 + OP_PUT_SIGNAL:
-		err = dvx_nvl_put_signal_warp(d, s, chunk, sig, DVX_NVL_SIG_ADD, 1);
-		break;
-	case S_WARP * 4 + OP_PUT_COUNTER:
-		dvx_nvl_put_counter_warp(d, s, chunk, ctr, 1);
-		err = dvx_nvl_signal_warp(sig, DVX_NVL_SIG_ADD, 1);
-		break;
-	case S_WARP * 4 + OP_PUT_SIGNAL_COUNTER:
-		err = dvx_nvl_put_signal_counter_warp(d, s, chunk, sig, DVX_NVL_SIG_ADD, 1, ctr, 1);
-		break;
-	case S_BLOCK * 4 + OP_PUT_THEN_SIGNAL:
-		dvx_nvl_put_block(d, s, chunk);
-		err = dvx_nvl_signal_block(sig, DVX_NVL_SIG_ADD, 1);
-		break;
-	case S_BLOCK * 4 + OP_PUT_SIGNAL:
-		err = dvx_nvl_put_signal_block(d, s, chunk, sig, DVX_NVL_SIG_ADD, 1);
-		break;
-	case S_BLOCK * 4 + OP_PUT_COUNTER:
-		dvx_nvl_put_counter_block(d, s, chunk, ctr, 1);
-		err = dvx_nvl_signal_block(sig, DVX_NVL_SIG_ADD, 1);
-		break;
-	case S_BLOCK * 4 + OP_PUT_SIGNAL_COUNTER:
-		err = dvx_nvl_put_signal_counter_block(d, s, chunk, sig, DVX_NVL_SIG_ADD, 1, ctr, 1);
+	case OP_PUT_SIGNAL_COUNTER:
+		err = dvx_nvl_dev_put_signal_counter(gr, d, s, chunk, &sc);
 		break;
 	default:
 		err = -EINVAL;
@@ -89,12 +74,7 @@ extern "C" __global__ void k_wait(uint32_t scope, const uint64_t *w, uint32_t cm
 	uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
 	int err;
 
-	if (scope == S_THREAD)
-		err = dvx_nvl_wait(w, cmp, value, timeout_ns, nullptr);
-	else if (scope == S_WARP)
-		err = dvx_nvl_wait_warp(w, cmp, value, timeout_ns);
-	else
-		err = dvx_nvl_wait_block(w, cmp, value, timeout_ns);
+	err = dvx_nvl_dev_wait(grp_of(scope), w, cmp, value, timeout_ns);
 	status[t] = err;
 }
 
@@ -109,27 +89,19 @@ extern "C" __global__ void k_pingpong(uint32_t scope, int rank, uint8_t *peer_bu
 				      const uint64_t *my_word, uint32_t rounds, uint64_t timeout_ns,
 				      int32_t *status)
 {
+	struct dvx_dev_grp g = grp_of(scope);
 	int err = 0;
 	uint32_t r;
 
 	for (r = 1; r <= rounds && !err; r++) {
 		if (rank == 1) {
-			err = scope == S_BLOCK ? dvx_nvl_wait_block(my_word, DVX_CMP_GE, r, timeout_ns) :
-			      scope == S_WARP ? dvx_nvl_wait_warp(my_word, DVX_CMP_GE, r, timeout_ns) :
-			      dvx_nvl_wait(my_word, DVX_CMP_GE, r, timeout_ns, nullptr);
+			err = dvx_nvl_dev_wait(g, my_word, DVX_CMP_GE, r, timeout_ns);
 			if (err)
 				break;
 		}
-		if (scope == S_BLOCK)
-			err = dvx_nvl_put_signal_block(peer_buf, src, len, peer_word, DVX_NVL_SIG_SET, r);
-		else if (scope == S_WARP)
-			err = dvx_nvl_put_signal_warp(peer_buf, src, len, peer_word, DVX_NVL_SIG_SET, r);
-		else
-			err = dvx_nvl_put_signal_thread(peer_buf, src, len, peer_word, DVX_NVL_SIG_SET, r);
+		err = dvx_nvl_dev_put_signal(g, peer_buf, src, len, peer_word, DVX_NVL_SIG_SET, r);
 		if (!err && rank == 0)
-			err = scope == S_BLOCK ? dvx_nvl_wait_block(my_word, DVX_CMP_GE, r, timeout_ns) :
-			      scope == S_WARP ? dvx_nvl_wait_warp(my_word, DVX_CMP_GE, r, timeout_ns) :
-			      dvx_nvl_wait(my_word, DVX_CMP_GE, r, timeout_ns, nullptr);
+			err = dvx_nvl_dev_wait(g, my_word, DVX_CMP_GE, r, timeout_ns);
 	}
 	status[blockIdx.x * blockDim.x + threadIdx.x] = err;
 }
@@ -151,20 +123,21 @@ extern "C" __global__ void k_mixed(struct dvx_mp_dev d, const uint8_t *nvl_src, 
 	if (!p)
 		err = -EINVAL;
 	else if (p->kind == DVX_MP_NVL)
-		err = dvx_nvl_put_signal_block((uint8_t *)p->nvl_ptr + (uint64_t)d.rank * win, nvl_src,
-					       len, (uint64_t *)(p->nvl_ptr + nvl_sig_base +
-								 (uint64_t)d.rank * 128),
-					       DVX_NVL_SIG_ADD, 1);
+		err = dvx_nvl_dev_put_signal(dvx_dev_block(),
+					     (uint8_t *)p->nvl_ptr + (uint64_t)d.rank * win, nvl_src,
+					     len, (uint64_t *)(p->nvl_ptr + nvl_sig_base +
+							       (uint64_t)d.rank * 128),
+					     DVX_NVL_SIG_ADD, 1);
 	else if (p->kind == DVX_MP_IB) {
 		struct dvx_p2p_ticket tk;
 		const struct dvx_p2p_rbuf *dst = &ib_dst[p->index];
 		uint64_t share = len / blockDim.x, off = (uint64_t)threadIdx.x * share;
 
-		err = dvx_p2p_dev_put_signal_block(d.ib, peer, 0, &ib_src, off,
-						   dst, (uint64_t)d.rank * win + off,
-						   threadIdx.x + 1 == blockDim.x ? len - off : share,
-						   dst, ib_sig_base + (uint64_t)d.rank * 8, 1, 0,
-						   timeout_ns, &tk);
+		struct dvx_p2p_xfer x = { &ib_src, off, dst, (uint64_t)d.rank * win + off,
+					  threadIdx.x + 1 == blockDim.x ? len - off : share };
+		struct dvx_p2p_notify n = { dst, ib_sig_base + (uint64_t)d.rank * 8, 1, nullptr, 0, 0 };
+
+		err = dvx_p2p_dev_put_signal(dvx_dev_block(), d.ib, peer, 0, &x, &n, timeout_ns, &tk);
 		if (!err && threadIdx.x == 0)
 			err = dvx_p2p_dev_wait_local(d.ib, tk, timeout_ns);
 	}

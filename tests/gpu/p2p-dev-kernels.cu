@@ -20,9 +20,10 @@ extern "C" __global__ void t_put_signal(struct dvx_p2p_dev d, int peer, struct d
 
 	if (i >= nchunks)
 		return;
-	err = dvx_p2p_dev_put_signal(d, peer, i, &src, soff + i * chunk, &dst, doff + i * chunk,
-				     chunk, &sig, sigoff, 1, fence ? DVX_P2P_FENCE : 0,
-				     timeout_ns, &tk);
+	struct dvx_p2p_xfer x = { &src, soff + i * chunk, &dst, doff + i * chunk, chunk };
+	struct dvx_p2p_notify n = { &sig, sigoff, 1, nullptr, 0, fence ? DVX_P2P_FENCE : 0u };
+
+	err = dvx_p2p_dev_put_signal(dvx_dev_thread(), d, peer, i, &x, &n, timeout_ns, &tk);
 	if (!err)
 		err = dvx_p2p_dev_wait_local(d, tk, timeout_ns);
 	if (!err && i < d.nlanes)
@@ -46,10 +47,12 @@ extern "C" __global__ void t_put_warp(struct dvx_p2p_dev d, int peer, struct dvx
 	struct dvx_p2p_ticket tk;
 	int err;
 
-	err = dvx_p2p_dev_post_warp(d, peer, ch, data ? &src : nullptr, soff + i * chunk,
-				    data ? &dst : nullptr, doff + i * chunk, data ? chunk : 0,
-				    &sig, sigoff, 1, 0, use_ctr ? &ctr : nullptr,
-				    (uint64_t)(ctr_word + ch) * 8, timeout_ns, &tk);
+	struct dvx_p2p_xfer x = { data ? &src : nullptr, soff + i * chunk, data ? &dst : nullptr,
+				  doff + i * chunk, data ? chunk : 0 };
+	struct dvx_p2p_notify n = { &sig, sigoff, 1, use_ctr ? &ctr : nullptr,
+				    (uint64_t)(ctr_word + ch) * 8, 0 };
+
+	err = dvx_p2p_dev_post(dvx_dev_warp(), d, peer, ch, &x, &n, timeout_ns, &tk);
 	if (!err && dvx_dev_lane() == 0)
 		err = dvx_p2p_dev_wait_local(d, tk, timeout_ns);
 	if (!err && dvx_dev_lane() == 0)
@@ -72,15 +75,18 @@ extern "C" __global__ void t_counter(struct dvx_p2p_dev d, int peer, struct dvx_
 
 	if (i >= n)
 		return;
-	err = dvx_p2p_dev_put_counter(d, peer, i, &src, soff + i * chunk, &dst, doff + i * chunk,
-				      chunk, &ctr, off, timeout_ns, &tk);
+	struct dvx_p2p_xfer x = { &src, soff + i * chunk, &dst, doff + i * chunk, chunk };
+	struct dvx_p2p_notify c = { nullptr, 0, 0, &ctr, off, 0 };
+	struct dvx_p2p_notify sc = { &sig, sigoff, 1, &ctr, off, DVX_P2P_FENCE };
+	struct dvx_p2p_notify sc0 = { &sig, sigoff, 1, &ctr, off, 0 };
+
+	err = dvx_p2p_dev_put_counter(dvx_dev_thread(), d, peer, i, &x, &c, timeout_ns, &tk);
 	if (!err)
-		err = dvx_p2p_dev_put_signal_counter(d, peer, i, &src, soff + i * chunk, &dst,
-						     doff + i * chunk, chunk, &sig, sigoff, 1,
-						     DVX_P2P_FENCE, &ctr, off, timeout_ns, &tk);
+		err = dvx_p2p_dev_put_signal_counter(dvx_dev_thread(), d, peer, i, &x, &sc,
+						     timeout_ns, &tk);
 	if (!err)
-		err = dvx_p2p_dev_signal_counter(d, peer, i, &sig, sigoff, 1, 0, &ctr, off,
-						 timeout_ns, &tk);
+		err = dvx_p2p_dev_signal_counter(dvx_dev_thread(), d, peer, i, &sc0, timeout_ns,
+						 &tk);
 	if (!err) {
 		/* every poster of this word: 3 each */
 		uint32_t posters = n / d.nlanes + ((i % d.nlanes) < n % d.nlanes ? 1 : 0);
@@ -96,11 +102,12 @@ extern "C" __global__ void t_timeouts(struct dvx_p2p_dev d, int peer, const uint
 				      int32_t *status)
 {
 	struct dvx_p2p_ticket tk = { (uint32_t)peer, 0, 1ull << 40 };
+	struct dvx_p2p_xfer self = { nullptr, 0, nullptr, 0, 8 };
 
 	status[0] = dvx_p2p_dev_wait_signal(still, DVX_CMP_GE, 1, 1000000);	/* 1 ms */
 	status[1] = dvx_p2p_dev_wait_counter(d, peer, 0, still, DVX_CMP_EQ, 7, 1000000);
 	status[2] = dvx_p2p_dev_wait_local(d, tk, 1000000);			/* never handed out */
-	status[3] = dvx_p2p_dev_put(d, d.rank, 0, nullptr, 0, nullptr, 0, 8, 0, nullptr);
+	status[3] = dvx_p2p_dev_put(dvx_dev_thread(), d, d.rank, 0, &self, 0, nullptr);
 	status[4] = dvx_p2p_dev_wait_signal(still, 99, 0, 1000);
 }
 
@@ -111,12 +118,13 @@ extern "C" __global__ void t_bad_rkey(struct dvx_p2p_dev d, int peer, uint32_t c
 {
 	struct dvx_p2p_ticket tk;
 	const struct dvx_p2p_dev_lane *l = dvx_p2p_dev_lane_of(d, peer, channel);
-	int err = dvx_p2p_dev_put(d, peer, channel, &src, 0, &dst, 0, 64, timeout_ns, &tk);
+	struct dvx_p2p_xfer x = { &src, 0, &dst, 0, 64 };
+	int err = dvx_p2p_dev_put(dvx_dev_thread(), d, peer, channel, &x, timeout_ns, &tk);
 
 	status[0] = err;
 	status[1] = err ? err : dvx_p2p_dev_wait_local(d, tk, timeout_ns);
 	/* the lane refuses new posts with the same error */
-	status[2] = dvx_p2p_dev_put(d, peer, channel, &src, 0, &dst, 0, 64, timeout_ns, &tk);
+	status[2] = dvx_p2p_dev_put(dvx_dev_thread(), d, peer, channel, &x, timeout_ns, &tk);
 	status[3] = l->main.st->syndrome;
 }
 
@@ -135,9 +143,12 @@ extern "C" __global__ void t_put_block(struct dvx_p2p_dev d, int peer, struct dv
 	struct dvx_p2p_ticket tk;
 	int err;
 
-	err = dvx_p2p_dev_post_block(d, peer, ch, data ? &src : nullptr, soff + i * chunk,
-				     data ? &dst : nullptr, doff + i * chunk, data ? chunk : 0, &sig, sigoff, 1, 0, use_ctr ? &ctr : nullptr,
-				     (uint64_t)(ctr_word + ch) * 8, timeout_ns, &tk);
+	struct dvx_p2p_xfer x = { data ? &src : nullptr, soff + i * chunk, data ? &dst : nullptr,
+				  doff + i * chunk, data ? chunk : 0 };
+	struct dvx_p2p_notify n = { &sig, sigoff, 1, use_ctr ? &ctr : nullptr,
+				    (uint64_t)(ctr_word + ch) * 8, 0 };
+
+	err = dvx_p2p_dev_post(dvx_dev_block(), d, peer, ch, &x, &n, timeout_ns, &tk);
 	if (!err && threadIdx.x == 0)
 		err = dvx_p2p_dev_wait_local(d, tk, timeout_ns);
 	if (!err && threadIdx.x == 0)
@@ -156,23 +167,15 @@ extern "C" __global__ void t_group_bad(struct dvx_p2p_dev d, int peer, struct dv
 	uint32_t t = threadIdx.x;
 	int e[3];
 
-	if (warp) {
-		e[0] = dvx_p2p_dev_post_warp(d, peer, 0, &src, 0, &dst, 0,
-					     t == 5 ? dst.len + 1 : 8, &sig, 0, 1, 0, nullptr, 0,
-					     timeout_ns, nullptr);
-		e[1] = dvx_p2p_dev_post_warp(d, peer, 0, &src, 0, &dst, 0, 8, &sig, 4, 1, 0,
-					     nullptr, 0, timeout_ns, nullptr);
-		e[2] = dvx_p2p_dev_post_warp(d, peer, 0, nullptr, 0, nullptr, 0, 0, nullptr, 0,
-					     0, 0, nullptr, 0, timeout_ns, nullptr);
-	} else {
-		e[0] = dvx_p2p_dev_post_block(d, peer, 0, &src, 0, &dst, 0,
-					      t == 5 ? dst.len + 1 : 8, &sig, 0, 1, 0, nullptr,
-					      0, timeout_ns, nullptr);
-		e[1] = dvx_p2p_dev_post_block(d, peer, 0, &src, 0, &dst, 0, 8, &sig, 4, 1, 0,
-					      nullptr, 0, timeout_ns, nullptr);
-		e[2] = dvx_p2p_dev_post_block(d, peer, 0, nullptr, 0, nullptr, 0, 0, nullptr, 0,
-					      0, 0, nullptr, 0, timeout_ns, nullptr);
-	}
+	struct dvx_dev_grp g = warp ? dvx_dev_warp() : dvx_dev_block();
+	struct dvx_p2p_xfer x = { &src, 0, &dst, 0, t == 5 ? dst.len + 1 : 8 };
+	struct dvx_p2p_xfer x8 = { &src, 0, &dst, 0, 8 };
+	struct dvx_p2p_notify n = { &sig, 0, 1, nullptr, 0, 0 };
+	struct dvx_p2p_notify odd = { &sig, 4, 1, nullptr, 0, 0 };
+
+	e[0] = dvx_p2p_dev_post(g, d, peer, 0, &x, &n, timeout_ns, nullptr);
+	e[1] = dvx_p2p_dev_post(g, d, peer, 0, &x8, &odd, timeout_ns, nullptr);
+	e[2] = dvx_p2p_dev_post(g, d, peer, 0, nullptr, nullptr, timeout_ns, nullptr);
 	for (int k = 0; k < 3; k++) {
 		if (t == 0)
 			status[3 * k] = e[k];

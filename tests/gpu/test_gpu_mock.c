@@ -458,10 +458,15 @@ static void test_lib(void **state)
 	M.gpu_launch_fn = launch_hook;
 	M.gpu_launch_arg = &seen;
 	assert_int_equal(dvx_gpu_stream_create(&g, &s), 0);
-	assert_int_equal(dvx_gpu_sq_view_init(&sq, DVX_GPU_Q_SYS, 0x10000, 256, 0x123, 64, 0x20000,
-					      0x20008, 0x30000, 0x20010), 0);
-	assert_int_equal(dvx_gpu_lib_post_nop(&lib, &s, &sq, DVX_GPU_SCOPE_WARP, 4, 64, 3, 1000,
-					      0x40000), 0);
+	assert_int_equal(dvx_gpu_sq_view_init(&sq,
+					      &(struct dvx_gpu_sq_cfg){ DVX_GPU_Q_SYS, 0x10000, 256,
+									0x123, 64, 0x20000, 0x20008,
+									0x30000, 0x20010 }),
+			 0);
+	assert_int_equal(dvx_gpu_lib_post_nop(&lib, &s, &sq,
+					      &(struct dvx_gpu_nop_cfg){ DVX_GPU_SCOPE_WARP, 4, 64,
+									 3, 1000, 0x40000 }),
+			 0);
 	assert_int_equal(seen.calls, 1);
 	assert_string_equal(seen.name, "dvx_devlib_post_nop");
 	assert_memory_equal(&seen.sq, &sq, sizeof(sq));
@@ -471,12 +476,18 @@ static void test_lib(void **state)
 	assert_int_equal(seen.block, 64);
 	assert_int_equal(seen.status, 0x40000);
 	/* a warp-scope launch needs whole warps; a bad scope or view never launches */
-	assert_int_equal(dvx_gpu_lib_post_nop(&lib, &s, &sq, DVX_GPU_SCOPE_WARP, 1, 48, 1, 0, 8),
+	assert_int_equal(dvx_gpu_lib_post_nop(&lib, &s, &sq,
+					      &(struct dvx_gpu_nop_cfg){ DVX_GPU_SCOPE_WARP, 1, 48,
+									 1, 0, 8 }),
 			 -EINVAL);
-	assert_int_equal(dvx_gpu_lib_post_nop(&lib, &s, &sq, (enum dvx_gpu_scope)3, 1, 32, 1, 0, 8),
+	assert_int_equal(dvx_gpu_lib_post_nop(&lib, &s, &sq,
+					      &(struct dvx_gpu_nop_cfg){ (enum dvx_gpu_scope)3, 1,
+									 32, 1, 0, 8 }),
 			 -EINVAL);
 	sq.version = 99;
-	assert_int_equal(dvx_gpu_lib_post_nop(&lib, &s, &sq, DVX_GPU_SCOPE_THREAD, 1, 32, 1, 0, 8),
+	assert_int_equal(dvx_gpu_lib_post_nop(&lib, &s, &sq,
+					      &(struct dvx_gpu_nop_cfg){ DVX_GPU_SCOPE_THREAD, 1,
+									 32, 1, 0, 8 }),
 			 -EINVAL);
 	assert_int_equal(dvx_gpu_lib_cq_init(&lib, &s, 0x50000, 10), 0);
 	assert_string_equal(seen.name, "dvx_devlib_cq_init");
@@ -502,19 +513,33 @@ static void test_views(void **state)
 	struct dvx_gpu_cq cq;
 
 	(void)state;
-	assert_int_equal(dvx_gpu_sq_view_init(&sq, 0, 0x10000, 256, 0x123, 64, 0x20000, 0x20008,
-					      0x30000, 0x20010), 0);
+	assert_int_equal(dvx_gpu_sq_view_init(&sq, &(struct dvx_gpu_sq_cfg){ 0, 0x10000, 256, 0x123,
+									     64, 0x20000, 0x20008,
+									     0x30000, 0x20010 }),
+			 0);
 	assert_int_equal(sq.version, DVX_GPU_SQ_VERSION);
 	assert_int_equal(sq.sq.nwqebb, 256);
 	assert_int_equal(sq.sq.flags, 0);
 	assert_int_equal(sq.ctrs, 0x30000);
-	assert_int_equal(dvx_gpu_sq_view_init(&sq, 0, 0x10020, 256, 1, 0, 8, 8, 64, 8), -EINVAL);
-	assert_int_equal(dvx_gpu_sq_view_init(&sq, 0, 0x10000, 100, 1, 0, 8, 8, 64, 8), -EINVAL);
-	assert_int_equal(dvx_gpu_sq_view_init(&sq, 0, 0x10000, 256, 1, 0, 8, 0, 64, 8), -EINVAL);
-	assert_int_equal(dvx_gpu_sq_view_init(&sq, DVX_GPU_Q_NO_UAR, 0x10000, 256, 1, 0, 8, 0, 64, 8),
+	assert_int_equal(dvx_gpu_sq_view_init(&sq, &(struct dvx_gpu_sq_cfg){ 0, 0x10020, 256, 1, 0,
+									     8, 8, 64, 8 }),
+			 -EINVAL);
+	assert_int_equal(dvx_gpu_sq_view_init(&sq, &(struct dvx_gpu_sq_cfg){ 0, 0x10000, 100, 1, 0,
+									     8, 8, 64, 8 }),
+			 -EINVAL);
+	assert_int_equal(dvx_gpu_sq_view_init(&sq, &(struct dvx_gpu_sq_cfg){ 0, 0x10000, 256, 1, 0,
+									     8, 0, 64, 8 }),
+			 -EINVAL);
+	assert_int_equal(dvx_gpu_sq_view_init(&sq,
+					      &(struct dvx_gpu_sq_cfg){ DVX_GPU_Q_NO_UAR, 0x10000,
+									256, 1, 0, 8, 0, 64, 8 }),
 			 0);
-	assert_int_equal(dvx_gpu_sq_view_init(&sq, 0, 0x10000, 256, 1, 0, 8, 8, 72, 8), -EINVAL);
-	assert_int_equal(dvx_gpu_sq_view_init(&sq, 0x80, 0x10000, 256, 1, 0, 8, 8, 64, 8), -EINVAL);
+	assert_int_equal(dvx_gpu_sq_view_init(&sq, &(struct dvx_gpu_sq_cfg){ 0, 0x10000, 256, 1, 0,
+									     8, 8, 72, 8 }),
+			 -EINVAL);
+	assert_int_equal(dvx_gpu_sq_view_init(&sq, &(struct dvx_gpu_sq_cfg){ 0x80, 0x10000, 256, 1,
+									     0, 8, 8, 64, 8 }),
+			 -EINVAL);
 	assert_int_equal(dvx_gpu_cq_view_init(&cq, DVX_GPU_Q_SYS, 0x1000, 6, 7, 0), 0);
 	assert_int_equal(cq.cq.log_size, 6);
 	assert_int_equal(cq.cq.flags, DVX_MLX5_CQ_SYS);

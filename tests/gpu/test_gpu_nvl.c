@@ -41,7 +41,7 @@
 #include <dvx/mp/dev.h>
 #include <dvx/nvl/ops.h>
 #include <dvx/p2p/gpu.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #include "../lib/sim_world.h"
 
@@ -205,7 +205,7 @@ static void shape(int scope, uint32_t *grid, uint32_t *block, uint32_t *groups)
 static int proc_rank(const char *addr, int me, int n, uint32_t flags)
 {
 	static uint64_t bsmem[65536];
-	struct dvx_bootstrap_sock_attr a;
+	struct dvx_bootstrap_sock_cfg a;
 	struct dvx_bootstrap bs;
 	struct dvx_gpu g;
 	struct dvx_mp mp;
@@ -240,8 +240,8 @@ static int proc_rank(const char *addr, int me, int n, uint32_t flags)
 	c.bs = &bs;
 	c.gpu = &g;
 	c.timeout_ns = TMO;
-	state = aligned_alloc(64, (dvx_mp_state_size(&c) + 63) & ~(size_t)63);
-	COK(dvx_mp_init(&mp, &c, state, dvx_mp_state_size(&c)));
+	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	COK(dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c)));
 	if (mp.topo.nnvl != n || mp.topo.nib)
 		CFAIL("rank %d: %d NVL, %d IB: one GPU should make everyone NVL", me, mp.topo.nnvl,
 		      mp.topo.nib);
@@ -253,7 +253,8 @@ static int proc_rank(const char *addr, int me, int n, uint32_t flags)
 	memset(host, 0, sizeof(host));
 	COK(dvx_gpu_memcpy_htod(&g, buf.dptr + SIG_OFF(n), host, BUF_LEN(n) - SIG_OFF(n)));
 	err = dvx_nvl_exchange(&nb, peers, dvx_mp_nvl_bootstrap(&mp), &mp.topo, &g,
-			       (void *)(uintptr_t)buf.dptr, BUF_LEN(n), NULL, TMO);
+			       &(struct dvx_nvl_cfg){ (void *)(uintptr_t)buf.dptr, BUF_LEN(n), NULL,
+						      TMO });
 	if (err)
 		CFAIL("rank %d: exchange %d (%s)", me, err, nb.diag.msg);
 	if (nb.mode != (flags & DVX_GPU_MEM_LEGACY ? DVX_NVL_IPC : DVX_NVL_FD))
@@ -421,8 +422,8 @@ static int thread_rank(struct trank *t)
 	c.bs = &bs;
 	c.gpu = &g;
 	c.timeout_ns = TMO;
-	state = aligned_alloc(64, (dvx_mp_state_size(&c) + 63) & ~(size_t)63);
-	COK(dvx_mp_init(&mp, &c, state, dvx_mp_state_size(&c)));
+	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	COK(dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c)));
 	COK(dvx_mp_connect(&mp, NULL, 0, NULL, 0));
 	COK(kern_up(&g, &k));
 	COK(dvx_gpu_stream_create(&g, &s));
@@ -434,7 +435,8 @@ static int thread_rank(struct trank *t)
 		host[i] = pat(me, peer, 99, i);
 	COK(dvx_gpu_memcpy_htod(&g, src.dptr, host, WIN));
 	err = dvx_nvl_exchange(&nb, peers, dvx_mp_nvl_bootstrap(&mp), &mp.topo, &g,
-			       (void *)(uintptr_t)buf.dptr, BUF_LEN(2), NULL, TMO);
+			       &(struct dvx_nvl_cfg){ (void *)(uintptr_t)buf.dptr, BUF_LEN(2), NULL,
+						      TMO });
 	if (err)
 		CFAIL("thread rank %d: exchange %d (%s)", me, err, nb.diag.msg);
 
@@ -529,7 +531,7 @@ static void *thread_main(void *arg)
 
 static int threads_proc(int r, int n, void *arg)
 {
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	struct trank t[2];
 	pthread_t th[2];
 	uint32_t flags = *(uint32_t *)arg;
@@ -640,8 +642,8 @@ static int mixed_rank(struct mixed *w, int me)
 	c.ib.comp_depth = 16;
 	c.inject = w->tw.inf;
 	c.timeout_ns = TMO;
-	state = aligned_alloc(64, (dvx_mp_state_size(&c) + 63) & ~(size_t)63);
-	COK(dvx_mp_init(&mp, &c, state, dvx_mp_state_size(&c)));
+	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	COK(dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c)));
 	COK(dvx_mp_ib_mem_req(&mp, &sreq, &rreq));
 	ist = aligned_alloc(64, (sreq.bytes + 63) & ~(uint64_t)63);
 	irings = aligned_alloc(4096, (rreq.bytes + 4095) & ~(uint64_t)4095);
@@ -662,7 +664,8 @@ static int mixed_rank(struct mixed *w, int me)
 	COK(dvx_mp_register(&mp, ibuf, BUF_LEN(MIXN), DVX_MP_REG_WRITE | DVX_MP_REG_ATOMIC, &ilb));
 	COK(dvx_mp_exchange_ib(&mp, &ilb, all, ib, TMO));
 	err = dvx_nvl_exchange(&nb, peers, dvx_mp_nvl_bootstrap(&mp), &mp.topo, &g,
-			       (void *)(uintptr_t)buf.dptr, BUF_LEN(MIXN), NULL, TMO);
+			       &(struct dvx_nvl_cfg){ (void *)(uintptr_t)buf.dptr, BUF_LEN(MIXN),
+						      NULL, TMO });
 	if (err)
 		CFAIL("mixed rank %d: exchange %d (%s)", me, err, nb.diag.msg);
 	COK(dvx_bootstrap_barrier(&bs, TMO));

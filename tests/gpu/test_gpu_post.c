@@ -283,8 +283,11 @@ static void test_lib_nop(void **state)
 	(void)state;
 	for (scope = 0; scope <= 2; scope++) {
 		reset_sq(&n, DVX_MLX5_OPCODE_NOP, 0, 1);
-		check(dvx_gpu_lib_post_nop(&E.lib, &E.s, &E.sq, (enum dvx_gpu_scope)scope, 32, 128, 4,
-					   10 * SEC, E.dmem.dptr + STATUS_OFF), "post_nop");
+		check(dvx_gpu_lib_post_nop(&E.lib, &E.s, &E.sq,
+					   &(struct dvx_gpu_nop_cfg){ (enum dvx_gpu_scope)scope, 32,
+								      128, 4, 10 * SEC,
+								      E.dmem.dptr + STATUS_OFF }),
+		      "post_nop");
 		wait_stream();
 		finish(&n, 32 * 128 * 4, scope == 0 ? "lib NOP thread" :
 				     scope == 1 ? "lib NOP warp" : "lib NOP block");
@@ -407,9 +410,12 @@ static int env_up(void)
 	E.dbrec = (uint32_t *)E.ctl_mem.addr;
 	E.uar = (uint64_t *)(void *)((uint8_t *)E.ctl_mem.addr + 64);
 	E.ci = (uint64_t *)(void *)((uint8_t *)E.ctl_mem.addr + 128);
-	check(dvx_gpu_sq_view_init(&E.sq, DVX_GPU_Q_SYS, E.ring_reg.dptr, NWQEBB, QPN, 64,
-				   E.ctl_reg.dptr, E.ctl_reg.dptr + 64, E.dmem.dptr,
-				   E.ctl_reg.dptr + 128), "sq view");
+	check(dvx_gpu_sq_view_init(&E.sq,
+				   &(struct dvx_gpu_sq_cfg){ DVX_GPU_Q_SYS, E.ring_reg.dptr, NWQEBB,
+							     QPN, 64, E.ctl_reg.dptr,
+							     E.ctl_reg.dptr + 64, E.dmem.dptr,
+							     E.ctl_reg.dptr + 128 }),
+	      "sq view");
 	return 0;
 }
 

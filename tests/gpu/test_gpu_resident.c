@@ -27,7 +27,7 @@
 #include <dvx/nic/nic.h>
 #include <dvx/nic/qp.h>
 #include <dvx/nic/umem.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 extern const unsigned char dvx_fatbin_tests_gpu_resident_kernels[];
 extern const size_t dvx_fatbin_tests_gpu_resident_kernels_len;
@@ -127,11 +127,11 @@ static void world_up(void)
 	struct dvx_sim_fabric_cfg fc;
 	struct dvx_sim_nic_cfg nc;
 	struct dvx_nic_cfg na;
-	struct dvx_umem_attr ua;
-	struct dvx_mr_attr ma;
-	struct dvx_cq_attr ca;
-	struct dvx_qp_attr qa;
-	struct dvx_qp_connect_attr cn;
+	struct dvx_umem_cfg ua;
+	struct dvx_mr_cfg ma;
+	struct dvx_cq_cfg ca;
+	struct dvx_qp_cfg qa;
+	struct dvx_qp_connect_cfg cn;
 	struct dvx_mem_req wq, dbr;
 	size_t sz;
 	uint8_t *init;
@@ -139,7 +139,7 @@ static void world_up(void)
 
 	dvx_sim_fabric_cfg_default(&fc);
 	fc.max_nics = 2;
-	sz = dvx_sim_fabric_size(&fc);
+	sz = dvx_sim_fabric_mem_size(&fc);
 	E.fab_mem = calloc(1, sz);
 	assert_non_null(E.fab_mem);
 	assert_int_equal(dvx_sim_fabric_init(E.fab_mem, sz, &fc, &E.fab), 0);
@@ -228,7 +228,7 @@ static void world_up(void)
 	ma.addr = E.dst;
 	ma.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE;
 	NIC_OK(1, dvx_mr_reg(&E.nic[1], &ma, &E.dst_mr));
-	dvx_qp_connect_attr_init(&cn);
+	dvx_qp_connect_cfg_init(&cn);
 	cn.access = DVX_ACCESS_REMOTE_WRITE;
 	NIC_OK(0, dvx_qp_connect_pair(&E.dqp, &E.pqp, &cn));
 }
@@ -288,10 +288,11 @@ static void test_resident(void **state)
 	world_up();
 	/* the kernels' views: ring, record and counters in device memory, GPU scope */
 	GPU_OK(dvx_gpu_host_register(&E.g, E.dqp.sq.uar_reg, 8, 0, &E.ureg));
-	err = dvx_gpu_sq_view_init(&sv, 0, (uint64_t)(uintptr_t)E.dqp.sq.wq.buf, E.dqp.sq.nwqebb,
-				   E.dqp.qpn, E.dqp.sq.wq.max_inline,
-				   (uint64_t)(uintptr_t)E.dqp.sq.dbrec, E.ureg.dptr,
-				   E.dm.dptr + S_CTRS, E.dm.dptr + S_CI);
+	err = dvx_gpu_sq_view_init(&sv, &(struct dvx_gpu_sq_cfg){
+						0, (uint64_t)(uintptr_t)E.dqp.sq.wq.buf,
+						E.dqp.sq.nwqebb, E.dqp.qpn, E.dqp.sq.wq.max_inline,
+						(uint64_t)(uintptr_t)E.dqp.sq.dbrec, E.ureg.dptr,
+						E.dm.dptr + S_CTRS, E.dm.dptr + S_CI });
 	assert_int_equal(err, 0);
 	assert_int_equal(dvx_gpu_cq_view_init(&cv, 0, (uint64_t)(uintptr_t)E.dcq.ring, CQ_LOG,
 					      E.dcq.cqn, (uint64_t)(uintptr_t)E.dcq.dbrec), 0);

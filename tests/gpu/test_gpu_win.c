@@ -36,7 +36,7 @@
 #include <dvx/gpu/gpu.h>
 #include <dvx/win/win.h>
 #include <dvx/p2p/gpu.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #include "../lib/sim_world.h"
 
@@ -206,7 +206,7 @@ static int run_all(struct wrun *w)
 static int proc_rank(const char *addr, int me, int n, uint32_t memflags)
 {
 	static uint64_t bsmem[65536];
-	struct dvx_bootstrap_sock_attr a;
+	struct dvx_bootstrap_sock_cfg a;
 	struct dvx_bootstrap bs;
 	struct dvx_gpu g;
 	struct dvx_mp mp;
@@ -240,8 +240,8 @@ static int proc_rank(const char *addr, int me, int n, uint32_t memflags)
 	c.bs = &bs;
 	c.gpu = &g;
 	c.timeout_ns = TMO;
-	state = aligned_alloc(64, (dvx_mp_state_size(&c) + 63) & ~(size_t)63);
-	COK(dvx_mp_init(&mp, &c, state, dvx_mp_state_size(&c)));
+	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	COK(dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c)));
 	if (mp.topo.nnvl != n || mp.topo.nib)
 		CFAIL("rank %d: one GPU should make everyone NVL", me);
 	COK(dvx_mp_connect(&mp, NULL, 0, NULL, 0));
@@ -392,8 +392,8 @@ static int mixed_rank(struct mixed *mx, int me)
 	c.ib.comp_depth = 16;
 	c.inject = mx->tw.inf;
 	c.timeout_ns = TMO;
-	state = aligned_alloc(64, (dvx_mp_state_size(&c) + 63) & ~(size_t)63);
-	COK(dvx_mp_init(&mp, &c, state, dvx_mp_state_size(&c)));
+	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	COK(dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c)));
 	COK(dvx_mp_ib_mem_req(&mp, &sreq, &rreq));
 	ist = aligned_alloc(64, (sreq.bytes + 63) & ~(uint64_t)63);
 	irings = aligned_alloc(4096, (rreq.bytes + 4095) & ~(uint64_t)4095);

@@ -421,8 +421,11 @@ static void sender(struct wrank *r)
 	W_CHECK(r, h.err == -EPERM && h.syndrome != 0, "lane 1 health: err %d syndrome %#x",
 		h.err, h.syndrome);
 	fill(r, peer, NVAR + 1);
-	W_OK(r, dvx_p2p_put_signal(&r->t, peer, 0, &r->data_l, soff, &r->data_r[1], doff,
-				   E.bytes, &r->sig_r[1], sigoff, 1, 0, tmo, &tk));
+	W_OK(r, dvx_p2p_put_signal(&r->t, peer, 0,
+				   &(struct dvx_p2p_xfer){ &r->data_l, soff, &r->data_r[1], doff,
+							   E.bytes },
+				   &(struct dvx_p2p_notify){ &r->sig_r[1], sigoff, 1, NULL, 0, 0 },
+				   tmo, &tk));
 	W_OK(r, dvx_p2p_wait_local(&r->t, &tk, tmo, NULL));
 	W_OK(r, dvx_bootstrap_barrier(&r->bs, 60 * W_SEC));
 	r->no_final_flush = 1;

@@ -8,9 +8,9 @@
 
 enum { S_THREAD = 0, S_WARP = 1, S_BLOCK = 2 };
 
-__device__ static struct dvx_win_grp grp_of(uint32_t scope)
+__device__ static struct dvx_dev_grp grp_of(uint32_t scope)
 {
-	return scope == S_THREAD ? dvx_win_thread() : scope == S_WARP ? dvx_win_warp() : dvx_win_block();
+	return scope == S_THREAD ? dvx_dev_thread() : scope == S_WARP ? dvx_dev_warp() : dvx_dev_block();
 }
 
 __device__ static uint8_t wpat(int from, int to, uint64_t round, uint64_t i)
@@ -32,7 +32,7 @@ extern "C" __global__ void k_win_rounds(const struct dvx_win_dev d, uint32_t sco
 					const struct dvx_p2p_lbuf src, uint64_t slot, uint64_t round0,
 					uint32_t nrounds, uint64_t tmo, int32_t *status)
 {
-	struct dvx_win_grp g = grp_of(scope);
+	struct dvx_dev_grp g = grp_of(scope);
 	int me = d.rank, n = d.nranks, p, err = 0, bad;
 	uint64_t r, i, sum = 0;
 
@@ -47,9 +47,13 @@ extern "C" __global__ void k_win_rounds(const struct dvx_win_dev d, uint32_t sco
 				continue;
 			for (i = g.lane; i < slot; i += g.size)
 				s[i] = wpat(me, p, r, i);
-			dvx_win_sync(g);
-			TRY(dvx_win_put_signal(g, d, p, (uint64_t)me * slot, src, (uint64_t)p * slot, slot, 0,
-					       1));
+			dvx_dev_grp_sync(g);
+			{
+				struct dvx_win_xfer x = { &src, (uint64_t)p * slot, (uint64_t)me * slot,
+							  slot };
+
+				TRY(dvx_win_put_signal(g, d, p, &x, 0, 1));
+			}
 		}
 		if (d.data)
 			TRY(dvx_win_wait_signal(g, d, 0, DVX_CMP_GE, (r + 1) * (uint64_t)(n - 1), tmo,
@@ -66,7 +70,7 @@ extern "C" __global__ void k_win_rounds(const struct dvx_win_dev d, uint32_t sco
 				if (b[i] != wpat(p, me, r, i))
 					bad = -EIO;
 		}
-		TRY(dvx_win_first_err(g, bad));
+		TRY(dvx_dev_grp_first_err(g, bad));
 		TRY(dvx_win_signal_all(g, d, 1, DVX_NVL_SIG_ADD, (uint64_t)me + 1));
 		TRY(dvx_win_wait_signal(g, d, 1, DVX_CMP_EQ, sum * (r + 1), tmo, nullptr));
 		for (p = 0; p < n; p++)
@@ -76,9 +80,14 @@ extern "C" __global__ void k_win_rounds(const struct dvx_win_dev d, uint32_t sco
 		for (p = 0; p < n && d.data; p++) {
 			if (p == me)
 				continue;
-			TRY(dvx_win_put_counter(g, d, p, (uint64_t)me * slot, src, (uint64_t)p * slot, 64, 0));
+			{
+				struct dvx_win_xfer x = { &src, (uint64_t)p * slot, (uint64_t)me * slot,
+							  64 };
+
+				TRY(dvx_win_put_counter(g, d, p, &x, 0));
+			}
 			TRY(dvx_win_wait_counter(g, d, p, 0, DVX_CMP_GE, r + 1, tmo));
-			TRY(dvx_win_first_err(g, dvx_win_read_counter(d, p, 0) != r + 1 ? -EBADMSG : 0));
+			TRY(dvx_dev_grp_first_err(g, dvx_win_read_counter(d, p, 0) != r + 1 ? -EBADMSG : 0));
 		}
 		/* nobody overwrites a slot before its owner read it */
 		TRY(dvx_win_barrier(g, d, 0, tmo));
@@ -92,7 +101,7 @@ out:
 extern "C" __global__ void k_win_barrier(const struct dvx_win_dev d, uint32_t scope, uint32_t id,
 					 uint32_t iters, uint64_t tmo, int32_t *status)
 {
-	struct dvx_win_grp g = grp_of(scope);
+	struct dvx_dev_grp g = grp_of(scope);
 	uint32_t k;
 	int err = 0;
 
@@ -111,7 +120,7 @@ extern "C" __global__ void k_win_sendrecv(const struct dvx_win_dev d, uint32_t s
 					  uint64_t round, uint8_t *sbuf, uint8_t *rbuf, uint64_t tmo,
 					  int32_t *status)
 {
-	struct dvx_win_grp g = grp_of(scope);
+	struct dvx_dev_grp g = grp_of(scope);
 	int me = d.rank, n = d.nranks, a, b, err = 0, bad;
 	uint64_t i;
 
@@ -123,7 +132,7 @@ extern "C" __global__ void k_win_sendrecv(const struct dvx_win_dev d, uint32_t s
 				continue;
 			for (i = g.lane; i < len; i += g.size)
 				sbuf[i] = wpat(me, other, round, i);
-			dvx_win_sync(g);
+			dvx_dev_grp_sync(g);
 			if (me == a) {
 				TRY(dvx_win_send(g, d, other, sbuf, len, tmo));
 				TRY(dvx_win_recv(g, d, other, rbuf, len, tmo));
@@ -137,7 +146,7 @@ extern "C" __global__ void k_win_sendrecv(const struct dvx_win_dev d, uint32_t s
 					bad = -EIO;
 			if (g.lane == 0 && rbuf[len] != 0xee)
 				bad = -EOVERFLOW;
-			TRY(dvx_win_first_err(g, bad));
+			TRY(dvx_dev_grp_first_err(g, bad));
 		}
 out:
 	status[threadIdx.x] = err;
@@ -147,7 +156,7 @@ out:
 extern "C" __global__ void k_win_refuse(const struct dvx_win_dev d, uint32_t version, int32_t *status)
 {
 	struct dvx_win_dev bad = d;
-	struct dvx_win_grp g = dvx_win_thread();
+	struct dvx_dev_grp g = dvx_dev_thread();
 	int p = (d.rank + 1) % d.nranks, err = 0;
 
 	bad.version = version;

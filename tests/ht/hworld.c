@@ -36,7 +36,7 @@ static int rank_up_nic(struct hw *w, int i, const struct dvx_hal *hal, const cha
 {
 	struct hw_rank *r = &w->r[i];
 	struct dvx_nic_cfg na;
-	struct dvx_mr_attr ma;
+	struct dvx_mr_cfg ma;
 	int err;
 
 	memset(&na, 0, sizeof(na));
@@ -82,7 +82,7 @@ int hw_init_hal(struct hw *w, int n, uint64_t buf_len, const struct dvx_hal *hal
 		const char *const *devs)
 {
 	struct dvx_sim_fabric_cfg fc;
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	size_t gsz;
 	int i, err;
 
@@ -567,11 +567,11 @@ static void hw_mpi_exit(void)
  * @bsaddr NULL a duplicate of the MPI job's context (w->me set to the job's rank) */
 static int proc_bootstrap(struct hw *w, const char *bsaddr)
 {
-	struct dvx_bootstrap_sock_attr ba;
+	struct dvx_bootstrap_sock_cfg ba;
 	size_t len = dvx_bootstrap_sock_mem_size(w->n, HW_SLOTS, 4096);
 
 	if (!bsaddr) {
-		struct dvx_bootstrap_mpi_attr ma = { .flags = DVX_BOOTSTRAP_MPI_F_INIT };
+		struct dvx_bootstrap_mpi_cfg ma = { .flags = DVX_BOOTSTRAP_MPI_F_INIT };
 		int err = hw_mpi_up ? 0 : dvx_bootstrap_mpi_init(&hw_mpi_root, &ma, hw_mpi_mem,
 								  sizeof(hw_mpi_mem));
 
@@ -600,7 +600,7 @@ static int proc_bootstrap(struct hw *w, const char *bsaddr)
 int hw_init_proc(struct hw *w, int n, int me, uint64_t buf_len, const char *bsaddr)
 {
 	struct dvx_sim_fabric_cfg fc;
-	struct dvx_bootstrap_wire_attr wa;
+	struct dvx_bootstrap_wire_cfg wa;
 	struct hw_rank *r;
 	size_t wsz;
 	int err;

@@ -13,7 +13,7 @@
 
 #include <dvx/ht/ib.h>
 #include <dvx/ht/cache.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define HW_MAX 8
 #define HW_SEC 1000000000ull

@@ -89,7 +89,7 @@ static void regions(struct ctx *c, int i)
 static void setup(void *p)
 {
 	struct ctx *c = p;
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	size_t gsz;
 	int i;
 

@@ -83,7 +83,7 @@ static void *aligned(size_t align, size_t len)
 /* least privilege (docs/security.md): @remote is the one right peers need there */
 static int reg(struct wrank *r, void *p, uint64_t len, uint32_t remote, struct dvx_mr *mr)
 {
-	struct dvx_mr_attr a;
+	struct dvx_mr_cfg a;
 
 	memset(&a, 0, sizeof(a));
 	a.addr = p;
@@ -146,7 +146,7 @@ static void rank_body(struct wrank *r)
 		goto mem;
 	}
 	if (c->conn_mtu) {
-		dvx_qp_connect_attr_init(&pc.conn);
+		dvx_qp_connect_cfg_init(&pc.conn);
 		pc.conn.max_mtu = c->conn_mtu;
 	}
 	err = dvx_p2p_init(&r->t, &pc, r->state, sreq.bytes, r->rings, rreq.bytes);
@@ -316,7 +316,7 @@ void world_exit(int rc)
 
 static int mpi_root(void)
 {
-	struct dvx_bootstrap_mpi_attr a;
+	struct dvx_bootstrap_mpi_cfg a;
 	int err;
 
 	if (w_mpi_up)
@@ -339,7 +339,7 @@ static int mpi_root(void)
 static int world_proc(const struct world_cfg *c, wbody_fn body, void *user, int mode, int rank,
 		      const char *bsaddr)
 {
-	struct dvx_bootstrap_wire_attr wa;
+	struct dvx_bootstrap_wire_cfg wa;
 	struct dvx_sim_fabric_cfg fc;
 	struct world *w;
 	struct wrank *r;
@@ -375,7 +375,7 @@ static int world_proc(const struct world_cfg *c, wbody_fn body, void *user, int 
 		if (c->victim)
 			w_mpi_lost = 1;
 	} else {
-		struct dvx_bootstrap_sock_attr ba;
+		struct dvx_bootstrap_sock_cfg ba;
 		size_t bsz = dvx_bootstrap_sock_mem_size(c->nranks, 64, 4096);
 
 		memset(&ba, 0, sizeof(ba));
@@ -395,7 +395,7 @@ static int world_proc(const struct world_cfg *c, wbody_fn body, void *user, int 
 	}
 	fabric_cfg(c, &fc);
 	fc.max_nics = 1;
-	fsz = dvx_sim_fabric_size(&fc);
+	fsz = dvx_sim_fabric_mem_size(&fc);
 	w->fab_mem = malloc(fsz);
 	err = w->fab_mem ? dvx_sim_fabric_init(w->fab_mem, fsz, &fc, &w->fab) : -ENOMEM;
 	if (err)
@@ -522,7 +522,7 @@ int world_run(const struct world_cfg *c, wbody_fn body, void *user)
 {
 	struct world *w;
 	struct dvx_sim_fabric_cfg fc;
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	size_t fsz, gsz;
 	int i, err = 0;
 
@@ -551,7 +551,7 @@ int world_run(const struct world_cfg *c, wbody_fn body, void *user)
 	w->body = body;
 	fabric_cfg(c, &fc);
 	fc.max_nics = (uint32_t)c->nranks;
-	fsz = dvx_sim_fabric_size(&fc);
+	fsz = dvx_sim_fabric_mem_size(&fc);
 	w->fab_mem = fsz ? malloc(fsz) : NULL;
 	if (!w->fab_mem || (err = dvx_sim_fabric_init(w->fab_mem, fsz, &fc, &w->fab)))
 		goto out;

@@ -15,7 +15,7 @@
 
 #include <pthread.h>
 
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 #include <dvx/p2p/setup.h>
 
 #define W_MAX_RANKS 8

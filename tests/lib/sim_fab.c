@@ -17,7 +17,7 @@ int dvx_test_fabric(const struct dvx_sim_fabric_cfg *fc, int first, int n, void 
 	int i, err;
 
 	c.max_nics = (uint32_t)n;
-	sz = dvx_sim_fabric_size(&c);
+	sz = dvx_sim_fabric_mem_size(&c);
 	*mem = calloc(1, sz);
 	if (!*mem)
 		return -ENOMEM;

@@ -6,7 +6,7 @@
 #ifndef DVX_TEST_SIM_FAB_H
 #define DVX_TEST_SIM_FAB_H
 
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 /* @n NICs (dvx_sim_nic_cfg_default(@first + i): a process of a wire gives its rank)
  * on a fabric of @fc's capacities (max_nics is set to @n), its storage from the heap in

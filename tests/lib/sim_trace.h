@@ -9,7 +9,7 @@
 
 #include <stdio.h>
 
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 /**
  * struct dvx_test_sim_trace - state of the printer.

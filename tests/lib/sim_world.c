@@ -12,7 +12,7 @@
 int dvx_tw_init(struct dvx_tw *w, int n, const int *host, const uint8_t *gpu_uuid)
 {
 	struct dvx_sim_fabric_cfg fc;
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	int r, nhosts = 0, err;
 	size_t sz;
 
@@ -48,7 +48,7 @@ int dvx_tw_init(struct dvx_tw *w, int n, const int *host, const uint8_t *gpu_uui
 		fc.max_gpu_mems = 0;
 	fc.max_qps = (uint32_t)(n * 3 + 8);
 	fc.max_cqs = fc.max_qps;
-	sz = dvx_sim_fabric_size(&fc);
+	sz = dvx_sim_fabric_mem_size(&fc);
 	w->fab_mem = calloc(1, sz);
 	if (!w->fab_mem)
 		return -ENOMEM;

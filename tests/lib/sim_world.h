@@ -12,7 +12,7 @@
 
 #include <dvx/mp/topo.h>
 #include <dvx/bootstrap/bootstrap.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define DVX_TW_MAX 8
 

@@ -318,8 +318,9 @@ static void test_random_wqes(void **state)
 			op = rdma_ops[r % 3];
 			if (len == 0)
 				len = 1;
-			ret = dvx_mlx5_wqe_rdma(&wq, idx, op, f, imm, raddr, rkey, laddr, lkey,
-						len);
+			ret = dvx_mlx5_wqe_rdma(&wq, idx, op, f, imm,
+						&(struct dvx_mlx5_raddr){ raddr, rkey },
+						&(struct dvx_mlx5_sge){ laddr, len, lkey });
 			ds = 3;
 			rc_ctrl(lin, idx, op, 0, qpn, 3, f,
 				op == MLX5_OPCODE_RDMA_WRITE_IMM ? imm : 0);
@@ -340,8 +341,10 @@ static void test_random_wqes(void **state)
 		case W_ATOMIC:
 			ds = 4;
 			if (r & 1) {
-				ret = dvx_mlx5_wqe_atomic_cs(&wq, idx, f, raddr, rkey, y, x, laddr,
-							     lkey);
+				ret = dvx_mlx5_wqe_atomic_cs(&wq, idx, f,
+							     &(struct dvx_mlx5_raddr){ raddr,
+										       rkey },
+							     y, x, laddr, lkey);
 				rc_ctrl(lin, idx, MLX5_OPCODE_ATOMIC_CS, 0, qpn, 4, f, 0);
 				rc_atomic(lin + 32, x, y);
 			} else {
@@ -363,8 +366,9 @@ static void test_random_wqes(void **state)
 			}
 			if (w == W_SGL) {
 				op = rdma_ops[r % 3];
-				ret = dvx_mlx5_wqe_rdma_sgl(&wq, idx, op, f, imm, raddr, rkey, sgl,
-							    n);
+				ret = dvx_mlx5_wqe_rdma_sgl(&wq, idx, op, f, imm,
+							    &(struct dvx_mlx5_raddr){ raddr, rkey },
+							    sgl, n);
 				ds = 2 + n;
 				rc_raddr(lin + 16, raddr, rkey);
 			} else {
@@ -389,8 +393,10 @@ static void test_random_wqes(void **state)
 				payload[j] = (uint8_t)t_rand32(&seed);
 			if (w == W_INLINE) {
 				op = rdma_ops[r & 1];
-				ret = dvx_mlx5_wqe_rdma_write_inline(&wq, idx, op, f, imm, raddr,
-								     rkey, payload, n);
+				ret = dvx_mlx5_wqe_rdma_write_inline(&wq, idx, op, f, imm,
+								     &(struct dvx_mlx5_raddr){
+									     raddr, rkey },
+								     payload, n);
 				rc_raddr(lin + 16, raddr, rkey);
 			} else {
 				op = send_ops[r & 1];

@@ -73,24 +73,30 @@ static int build(const struct dvx_mlx5_wq *wq, enum kind k, uint32_t idx)
 		return dvx_mlx5_wqe_atomic_fa(wq, idx, 0x08, RADDR, RKEY, 0x0102030405060708ull,
 					      LADDR, LKEY);
 	case K_MASKED_CS64:
-		return dvx_mlx5_wqe_masked_cs64(wq, idx, 0x08, RADDR, RKEY, 0x1111111111111111ull,
-						0x2222222222222222ull, 0x3333333333333333ull,
-						0x4444444444444444ull, LADDR, LKEY);
+		return dvx_mlx5_wqe_masked_cs64(wq, idx, 0x08,
+						&(struct dvx_mlx5_raddr){ RADDR, RKEY },
+						&(struct dvx_mlx5_masked_cs){
+							0x1111111111111111ull,
+							0x2222222222222222ull,
+							0x3333333333333333ull,
+							0x4444444444444444ull },
+						LADDR, LKEY);
 	case K_SGL5:
-		return dvx_mlx5_wqe_rdma_sgl(wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE, 0x08, 0, RADDR,
-					     RKEY, sgl, 5);
+		return dvx_mlx5_wqe_rdma_sgl(wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE, 0x08, 0,
+					     &(struct dvx_mlx5_raddr){ RADDR, RKEY }, sgl, 5);
 	case K_SGL61:
-		return dvx_mlx5_wqe_rdma_sgl(wq, idx, DVX_MLX5_OPCODE_RDMA_READ, 0x08, 0, RADDR,
-					     RKEY, sgl, 61);
+		return dvx_mlx5_wqe_rdma_sgl(wq, idx, DVX_MLX5_OPCODE_RDMA_READ, 0x08, 0,
+					     &(struct dvx_mlx5_raddr){ RADDR, RKEY }, sgl, 61);
 	case K_SEND_SGL14:
 		return dvx_mlx5_wqe_send_sgl(wq, idx, DVX_MLX5_OPCODE_SEND_IMM, 0x08, IMM, sgl, 14);
 	case K_INLINE100:
 		return dvx_mlx5_wqe_rdma_write_inline(wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE, 0x08, 0,
-						      RADDR, RKEY, payload, 100);
+						      &(struct dvx_mlx5_raddr){ RADDR, RKEY },
+						      payload, 100);
 	case K_INLINE_MAX:
 		return dvx_mlx5_wqe_rdma_write_inline(wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE_IMM, 0x08,
-						      IMM, RADDR, RKEY, payload,
-						      DVX_MLX5_MAX_INLINE);
+						      IMM, &(struct dvx_mlx5_raddr){ RADDR, RKEY },
+						      payload, DVX_MLX5_MAX_INLINE);
 	case K_SEND_INLINE45:
 		return dvx_mlx5_wqe_send_inline(wq, idx, DVX_MLX5_OPCODE_SEND, 0x08, 0, payload,
 						45);
@@ -211,8 +217,10 @@ static void check_inline_at(uint8_t *ring, size_t bytes, const struct dvx_mlx5_w
 
 	if ((wds + 3) / 4 <= n) {
 		memset(ring, T_POISON, bytes);
-		assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(wq, idx, 0x09, 0x0a, IMM, RADDR,
-								RKEY, payload, len),
+		assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(wq, idx, 0x09, 0x0a, IMM,
+								&(struct dvx_mlx5_raddr){ RADDR,
+											  RKEY },
+								payload, len),
 				 (int)(wds + 3) / 4);
 		t_ctrl(lin, 0, idx, 0x09, QPN, (uint8_t)wds, 0x0a, IMM);
 		t_raddr(lin + 16, RADDR, RKEY);
@@ -285,7 +293,8 @@ static void test_wrap_sgl_counts(void **state)
 				uint32_t idx = 0xffffffffu - n + back + 3;	/* crosses 2^32 */
 
 				memset(ring, T_POISON, bytes);
-				ret = dvx_mlx5_wqe_rdma_sgl(&wq, idx, 0x08, 0x08, 0, RADDR, RKEY,
+				ret = dvx_mlx5_wqe_rdma_sgl(&wq, idx, 0x08, 0x08, 0,
+							    &(struct dvx_mlx5_raddr){ RADDR, RKEY },
 							    sgl, nsge);
 				assert_int_equal(ret, (int)(ds + 3) / 4);
 				t_ctrl(lin, 0, idx, 0x08, QPN, (uint8_t)ds, 0x08, 0);
@@ -316,7 +325,10 @@ static void test_free_running_sequence(void **state)
 
 		while (idx - starts[i] < 40) {
 			int w = idx % 3 ? dvx_mlx5_wqe_nop(&wq, idx, 0)
-					: dvx_mlx5_wqe_masked_cs64(&wq, idx, 0, 0, 0, 0, 0, 0, 0,
+					: dvx_mlx5_wqe_masked_cs64(&wq, idx, 0,
+								   &(struct dvx_mlx5_raddr){ 0, 0 },
+								   &(struct dvx_mlx5_masked_cs){
+									   0, 0, 0, 0 },
 								   0, 0);
 			uint8_t *c = ring + (idx & 7) * 64;
 

@@ -39,8 +39,11 @@ static void fx_open(struct fx *f, uint32_t nwqebb, uint32_t bf_half)
 	f->uar = t_ring_alloc(UAR_BYTES, T_POISON);
 	f->dbr = t_ring_alloc(64, T_POISON);
 	memset(&f->sq, 0, sizeof(f->sq));
-	assert_int_equal(dvx_mlx5_sq_init(&f->sq, &f->sqc, f->ring, nwqebb, QPN, 64, (void *)f->dbr, f->uar,
-					  bf_half, 0), 0);
+	assert_int_equal(dvx_mlx5_sq_init(&f->sq, &f->sqc,
+					  &(struct dvx_mlx5_sq_cfg){ f->ring, nwqebb, QPN, 64,
+								     (void *)f->dbr, f->uar,
+								     bf_half, 0 }),
+			 0);
 }
 
 static void fx_close(struct fx *f)
@@ -72,7 +75,10 @@ static uint64_t post_cs64(struct fx *f)
 
 	assert_int_equal(dvx_mlx5_sq_reserve(&f->sq, &f->sqc, 2, DVX_MLX5_SQ_SINGLE, &idx), 0);
 	assert_int_equal(dvx_mlx5_wqe_masked_cs64(&f->sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
-						  0x1000, 0x5678, 1, 2, 3, 4, 0, 0x99), 2);
+						  &(struct dvx_mlx5_raddr){ 0x1000, 0x5678 },
+						  &(struct dvx_mlx5_masked_cs){ 1, 2, 3, 4 }, 0,
+						  0x99),
+			 2);
 	return idx;
 }
 
@@ -90,7 +96,9 @@ static uint64_t post_sgl(struct fx *f, uint32_t nsge)
 	}
 	assert_int_equal(dvx_mlx5_sq_reserve(&f->sq, &f->sqc, w, DVX_MLX5_SQ_SINGLE, &idx), 0);
 	assert_int_equal(dvx_mlx5_wqe_rdma_sgl(&f->sq.wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE, 0x08, 0,
-					       0x2000, 0x5678, sgl, nsge), (int)w);
+					       &(struct dvx_mlx5_raddr){ 0x2000, 0x5678 }, sgl,
+					       nsge),
+			 (int)w);
 	return idx;
 }
 
@@ -151,30 +159,77 @@ static void test_init_args(void **state)
 	before = sq;
 	cbefore = sqc;
 	/* record and register */
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 64, QPN, 64, NULL, uar, 0, 0), -EINVAL);
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 64, QPN, 64, (void *)(dbr + 4), uar, 0, 0),
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ ring, 64, QPN, 64, NULL, uar,
+								     0, 0 }),
 			 -EINVAL);
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 64, QPN, 64, db, NULL, 0, 0), -EINVAL);
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 64, QPN, 64, db, uar + 4, 0, 0), -EINVAL);
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ ring, 64, QPN, 64,
+								     (void *)(dbr + 4), uar, 0,
+								     0 }),
+			 -EINVAL);
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ ring, 64, QPN, 64, db, NULL, 0,
+								     0 }),
+			 -EINVAL);
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ ring, 64, QPN, 64, db, uar + 4,
+								     0, 0 }),
+			 -EINVAL);
 	/* BlueFlame half: a power of two of at least one WQEBB */
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 64, QPN, 64, db, uar, 32, 0), -EINVAL);
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 64, QPN, 64, db, uar, 96, 0), -EINVAL);
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 64, QPN, 64, db, uar, 1, 0), -EINVAL);
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ ring, 64, QPN, 64, db, uar, 32,
+								     0 }),
+			 -EINVAL);
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ ring, 64, QPN, 64, db, uar, 96,
+								     0 }),
+			 -EINVAL);
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ ring, 64, QPN, 64, db, uar, 1,
+								     0 }),
+			 -EINVAL);
 	/* the ring itself */
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, NULL, 64, QPN, 64, db, uar, 0, 0), -EINVAL);
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring + 16, 64, QPN, 64, db, uar, 0, 0), -EINVAL);
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 0, QPN, 64, db, uar, 0, 0), -EINVAL);
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 48, QPN, 64, db, uar, 0, 0), -EINVAL);
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 1u << 16, QPN, 64, db, uar, 0, 0), -EINVAL);
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 64, 0x1000000, 64, db, uar, 0, 0), -EINVAL);
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 64, QPN, DVX_MLX5_MAX_INLINE + 1, db, uar, 0, 0),
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ NULL, 64, QPN, 64, db, uar, 0,
+								     0 }),
+			 -EINVAL);
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ ring + 16, 64, QPN, 64, db,
+								     uar, 0, 0 }),
+			 -EINVAL);
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ ring, 0, QPN, 64, db, uar, 0,
+								     0 }),
+			 -EINVAL);
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ ring, 48, QPN, 64, db, uar, 0,
+								     0 }),
+			 -EINVAL);
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ ring, 1u << 16, QPN, 64, db,
+								     uar, 0, 0 }),
+			 -EINVAL);
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ ring, 64, 0x1000000, 64, db,
+								     uar, 0, 0 }),
+			 -EINVAL);
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ ring, 64, QPN,
+								     DVX_MLX5_MAX_INLINE + 1, db,
+								     uar, 0, 0 }),
 			 -EINVAL);
 	/* unknown flags, and NO_UAR is the only way to go without a register */
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 64, QPN, 64, db, uar, 0, 4), -EINVAL);
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ ring, 64, QPN, 64, db, uar, 0,
+								     4 }),
+			 -EINVAL);
 	assert_memory_equal(&sq, &before, sizeof(sq));
 	assert_memory_equal(&sqc, &cbefore, sizeof(sqc));
-	assert_int_equal(dvx_mlx5_sq_init(&sq, NULL, ring, 64, QPN, 64, db, NULL, 0,
-					  DVX_MLX5_SQ_NO_UAR), 0);
+	assert_int_equal(dvx_mlx5_sq_init(&sq, NULL,
+					  &(struct dvx_mlx5_sq_cfg){ ring, 64, QPN, 64, db, NULL, 0,
+								     DVX_MLX5_SQ_NO_UAR }),
+			 0);
 	assert_null(sq.uar_reg);
 	assert_int_equal(sq.flags, DVX_MLX5_SQ_NO_UAR);
 	assert_memory_equal(&sqc, &cbefore, sizeof(sqc));	/* NULL: counters untouched */
@@ -182,7 +237,10 @@ static void test_init_args(void **state)
 	memset(ring, T_POISON, 64 * 64);
 	memset(uar, T_POISON, UAR_BYTES);
 	memset(dbr, T_POISON, 64);
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 64, QPN, 28, db, uar, 256, 0), 0);
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ ring, 64, QPN, 28, db, uar,
+								     256, 0 }),
+			 0);
 	assert_fill(ring, 0, 64 * 64, T_POISON);
 	assert_fill(uar, 0, UAR_BYTES, T_POISON);
 	assert_fill(dbr, 0, 64, T_POISON);
@@ -202,8 +260,14 @@ static void test_init_args(void **state)
 	assert_int_equal(sq.db_qpn, dvx_mlx5_sq_db_value(0, QPN));
 	assert_int_equal(dvx_mlx5_sq_room(&sq, &sqc), 64);
 	/* the extremes that are allowed */
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 1, 0xffffff, 0, db, uar, 64, 0), 0);
-	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc, ring, 64, QPN, 0, db, uar + 8, 0, 0), 0);
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ ring, 1, 0xffffff, 0, db, uar,
+								     64, 0 }),
+			 0);
+	assert_int_equal(dvx_mlx5_sq_init(&sq, &sqc,
+					  &(struct dvx_mlx5_sq_cfg){ ring, 64, QPN, 0, db, uar + 8,
+								     0, 0 }),
+			 0);
 	dvx_test_free(ring);
 	dvx_test_free(uar);
 	dvx_test_free(dbr);

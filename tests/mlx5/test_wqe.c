@@ -211,7 +211,11 @@ static void test_example_b_inline_write(void **state)
 	(void)state;
 	ring_open(&r, 8, 0x000123, 28);
 	assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(&r.wq, 5, DVX_MLX5_OPCODE_RDMA_WRITE, 0x08,
-							0, 0x1000, 0x00005678, p, 8), 1);
+							0,
+							&(struct dvx_mlx5_raddr){ 0x1000,
+										  0x00005678 },
+							p, 8),
+			 1);
 	assert_wqe_hex(&r, 5,
 		       "00 00 05 08  00 01 23 03  00 00 00 08  00 00 00 00"
 		       "00 00 00 00 00 00 10 00  00 00 56 78  00 00 00 00"
@@ -273,8 +277,10 @@ static void test_rdma_single(void **state)
 		       DATA_HEX("00 01 23 45"));
 
 	ring_poison(&r, T_POISON);
-	assert_int_equal(dvx_mlx5_wqe_rdma_write_imm(&r.wq, IDX, SIG, IMM, RADDR, RKEY, LADDR, LKEY,
-						     LEN), 1);
+	assert_int_equal(dvx_mlx5_wqe_rdma_write_imm(&r.wq, IDX, SIG, IMM,
+						     &(struct dvx_mlx5_raddr){ RADDR, RKEY },
+						     &(struct dvx_mlx5_sge){ LADDR, LEN, LKEY }),
+			 1);
 	assert_wqe_hex(&r, IDX, CTRL_HEX("00", "09", "03", "de ad be ef") RADDR_HEX
 		       DATA_HEX("00 01 23 45"));
 
@@ -285,13 +291,17 @@ static void test_rdma_single(void **state)
 
 	/* the generic form: an immediate is carried only by WRITE_IMM */
 	ring_poison(&r, T_POISON);
-	assert_int_equal(dvx_mlx5_wqe_rdma(&r.wq, IDX, DVX_MLX5_OPCODE_RDMA_WRITE, SIG, IMM, RADDR,
-					   RKEY, LADDR, LKEY, LEN), 1);
+	assert_int_equal(dvx_mlx5_wqe_rdma(&r.wq, IDX, DVX_MLX5_OPCODE_RDMA_WRITE, SIG, IMM,
+					   &(struct dvx_mlx5_raddr){ RADDR, RKEY },
+					   &(struct dvx_mlx5_sge){ LADDR, LEN, LKEY }),
+			 1);
 	assert_wqe_hex(&r, IDX, CTRL_HEX("00", "08", "03", "00 00 00 00") RADDR_HEX
 		       DATA_HEX("00 01 23 45"));
 	ring_poison(&r, T_POISON);
-	assert_int_equal(dvx_mlx5_wqe_rdma(&r.wq, IDX, DVX_MLX5_OPCODE_RDMA_READ, SIG, IMM, RADDR,
-					   RKEY, LADDR, LKEY, LEN), 1);
+	assert_int_equal(dvx_mlx5_wqe_rdma(&r.wq, IDX, DVX_MLX5_OPCODE_RDMA_READ, SIG, IMM,
+					   &(struct dvx_mlx5_raddr){ RADDR, RKEY },
+					   &(struct dvx_mlx5_sge){ LADDR, LEN, LKEY }),
+			 1);
 	assert_wqe_hex(&r, IDX, CTRL_HEX("00", "10", "03", "00 00 00 00") RADDR_HEX
 		       DATA_HEX("00 01 23 45"));
 
@@ -314,8 +324,10 @@ static void test_rdma_len0(void **state)
 	assert_int_equal(dvx_mlx5_wqe_rdma_write(&r.wq, IDX, SIG, RADDR, RKEY, LADDR, LKEY, 0), 1);
 	assert_wqe_hex(&r, IDX, CTRL_HEX("00", "08", "02", "00 00 00 00") RADDR_HEX);
 	ring_poison(&r, T_POISON);
-	assert_int_equal(dvx_mlx5_wqe_rdma_write_imm(&r.wq, IDX, SIG, IMM, RADDR, RKEY, LADDR, LKEY,
-						     0), 1);
+	assert_int_equal(dvx_mlx5_wqe_rdma_write_imm(&r.wq, IDX, SIG, IMM,
+						     &(struct dvx_mlx5_raddr){ RADDR, RKEY },
+						     &(struct dvx_mlx5_sge){ LADDR, 0, LKEY }),
+			 1);
 	assert_wqe_hex(&r, IDX, CTRL_HEX("00", "09", "02", "de ad be ef") RADDR_HEX);
 	ring_poison(&r, T_POISON);
 	assert_int_equal(dvx_mlx5_wqe_rdma_read(&r.wq, IDX, SIG, RADDR, RKEY, LADDR, LKEY, 0), 1);
@@ -336,15 +348,22 @@ static void test_rdma_errors(void **state)
 	/* byte_count bit 31 must be 0 (prm 2.5) */
 	assert_int_equal(dvx_mlx5_wqe_rdma_write(&r.wq, IDX, SIG, RADDR, RKEY, LADDR, LKEY,
 						 0x80000000u), -EINVAL);
-	assert_int_equal(dvx_mlx5_wqe_rdma_write_imm(&r.wq, IDX, SIG, IMM, RADDR, RKEY, LADDR, LKEY,
-						     0xffffffffu), -EINVAL);
+	assert_int_equal(dvx_mlx5_wqe_rdma_write_imm(&r.wq, IDX, SIG, IMM,
+						     &(struct dvx_mlx5_raddr){ RADDR, RKEY },
+						     &(struct dvx_mlx5_sge){ LADDR, 0xffffffffu,
+									     LKEY }),
+			 -EINVAL);
 	assert_int_equal(dvx_mlx5_wqe_rdma_read(&r.wq, IDX, SIG, RADDR, RKEY, LADDR, LKEY,
 						0x80000001u), -EINVAL);
 	for (i = 0; i < sizeof(bad_ops); i++) {
-		assert_int_equal(dvx_mlx5_wqe_rdma(&r.wq, IDX, bad_ops[i], SIG, 0, RADDR, RKEY,
-						   LADDR, LKEY, 16), -EINVAL);
-		assert_int_equal(dvx_mlx5_wqe_rdma_sgl(&r.wq, IDX, bad_ops[i], SIG, 0, RADDR, RKEY,
-						       &sge, 1), -EINVAL);
+		assert_int_equal(dvx_mlx5_wqe_rdma(&r.wq, IDX, bad_ops[i], SIG, 0,
+						   &(struct dvx_mlx5_raddr){ RADDR, RKEY },
+						   &(struct dvx_mlx5_sge){ LADDR, 16, LKEY }),
+				 -EINVAL);
+		assert_int_equal(dvx_mlx5_wqe_rdma_sgl(&r.wq, IDX, bad_ops[i], SIG, 0,
+						       &(struct dvx_mlx5_raddr){ RADDR, RKEY },
+						       &sge, 1),
+				 -EINVAL);
 	}
 	assert_untouched(&r);
 	ring_close(&r);
@@ -363,21 +382,24 @@ static void test_rdma_sgl(void **state)
 	(void)state;
 	ring_open(&r, NWQEBB, QPN, 64);
 	assert_int_equal(dvx_mlx5_wqe_rdma_sgl(&r.wq, IDX, DVX_MLX5_OPCODE_RDMA_WRITE, SIG, IMM,
-					       RADDR, RKEY, sgl, 3), 1);
+					       &(struct dvx_mlx5_raddr){ RADDR, RKEY }, sgl, 3),
+			 1);
 	assert_wqe_hex(&r, IDX, CTRL_HEX("00", "08", "04", "00 00 00 00") RADDR_HEX
 		       DATA_HEX("00 00 01 00")
 		       "00 00 02 00 00 00 00 77 00 00 00 00 00 00 30 00");
 
 	ring_poison(&r, T_POISON);
 	assert_int_equal(dvx_mlx5_wqe_rdma_sgl(&r.wq, IDX, DVX_MLX5_OPCODE_RDMA_WRITE_IMM, SIG, IMM,
-					       RADDR, RKEY, sgl, 3), 1);
+					       &(struct dvx_mlx5_raddr){ RADDR, RKEY }, sgl, 3),
+			 1);
 	assert_wqe_hex(&r, IDX, CTRL_HEX("00", "09", "04", "de ad be ef") RADDR_HEX
 		       DATA_HEX("00 00 01 00")
 		       "00 00 02 00 00 00 00 77 00 00 00 00 00 00 30 00");
 
 	ring_poison(&r, T_POISON);
 	assert_int_equal(dvx_mlx5_wqe_rdma_sgl(&r.wq, IDX, DVX_MLX5_OPCODE_RDMA_READ, SIG, IMM,
-					       RADDR, RKEY, sgl, 3), 1);
+					       &(struct dvx_mlx5_raddr){ RADDR, RKEY }, sgl, 3),
+			 1);
 	assert_wqe_hex(&r, IDX, CTRL_HEX("00", "10", "04", "00 00 00 00") RADDR_HEX
 		       DATA_HEX("00 00 01 00")
 		       "00 00 02 00 00 00 00 77 00 00 00 00 00 00 30 00");
@@ -385,11 +407,13 @@ static void test_rdma_sgl(void **state)
 	/* only empty entries, or none: ds 2 */
 	ring_poison(&r, T_POISON);
 	assert_int_equal(dvx_mlx5_wqe_rdma_sgl(&r.wq, IDX, DVX_MLX5_OPCODE_RDMA_WRITE, SIG, 0,
-					       RADDR, RKEY, sgl + 1, 1), 1);
+					       &(struct dvx_mlx5_raddr){ RADDR, RKEY }, sgl + 1, 1),
+			 1);
 	assert_wqe_hex(&r, IDX, CTRL_HEX("00", "08", "02", "00 00 00 00") RADDR_HEX);
 	ring_poison(&r, T_POISON);
 	assert_int_equal(dvx_mlx5_wqe_rdma_sgl(&r.wq, IDX, DVX_MLX5_OPCODE_RDMA_WRITE, SIG, 0,
-					       RADDR, RKEY, NULL, 0), 1);
+					       &(struct dvx_mlx5_raddr){ RADDR, RKEY }, NULL, 0),
+			 1);
 	assert_wqe_hex(&r, IDX, CTRL_HEX("00", "08", "02", "00 00 00 00") RADDR_HEX);
 	ring_close(&r);
 }
@@ -449,8 +473,9 @@ static void test_rdma_sgl_sizes(void **state)
 				int ret;
 
 				ring_poison(&r, T_POISON);
-				ret = dvx_mlx5_wqe_rdma_sgl(&r.wq, IDX, ops[o], SIG, IMM, RADDR,
-							    RKEY, sgl, nsge);
+				ret = dvx_mlx5_wqe_rdma_sgl(&r.wq, IDX, ops[o], SIG, IMM,
+							    &(struct dvx_mlx5_raddr){ RADDR, RKEY },
+							    sgl, nsge);
 				if (2 + n > 63) {
 					assert_int_equal(ret, -E2BIG);
 					assert_untouched(&r);
@@ -465,14 +490,17 @@ static void test_rdma_sgl_sizes(void **state)
 	/* a length with bit 31 set anywhere in the list: nothing written */
 	make_sgl(sgl, 10, 0, &seed);
 	sgl[7].length = 0x80000000u;
-	assert_int_equal(dvx_mlx5_wqe_rdma_sgl(&r.wq, IDX, 0x08, SIG, 0, RADDR, RKEY, sgl, 10),
+	assert_int_equal(dvx_mlx5_wqe_rdma_sgl(&r.wq, IDX, 0x08, SIG, 0,
+					       &(struct dvx_mlx5_raddr){ RADDR, RKEY }, sgl, 10),
 			 -EINVAL);
 	/* a list that is too long and has a bad length: either error, nothing written */
 	make_sgl(sgl, 70, 0, &seed);
 	sgl[69].length = 0xffffffffu;
-	assert_true(dvx_mlx5_wqe_rdma_sgl(&r.wq, IDX, 0x08, SIG, 0, RADDR, RKEY, sgl, 70) < 0);
+	assert_true(dvx_mlx5_wqe_rdma_sgl(&r.wq, IDX, 0x08, SIG, 0,
+					  &(struct dvx_mlx5_raddr){ RADDR, RKEY }, sgl, 70) < 0);
 	/* entries promised but no list */
-	assert_int_equal(dvx_mlx5_wqe_rdma_sgl(&r.wq, IDX, 0x08, SIG, 0, RADDR, RKEY, NULL, 1),
+	assert_int_equal(dvx_mlx5_wqe_rdma_sgl(&r.wq, IDX, 0x08, SIG, 0,
+					       &(struct dvx_mlx5_raddr){ RADDR, RKEY }, NULL, 1),
 			 -EINVAL);
 	assert_untouched(&r);
 	ring_close(&r);
@@ -611,8 +639,10 @@ static void test_inline_all_lengths(void **state)
 			ring_poison(&r, (len & 1) ? T_POISON2 : T_POISON);
 			if (kinds[k].raddr)
 				ret = dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, kinds[k].op, f,
-								     IMM, RADDR, RKEY, payload,
-								     len);
+								     IMM,
+								     &(struct dvx_mlx5_raddr){
+									     RADDR, RKEY },
+								     payload, len);
 			else
 				ret = dvx_mlx5_wqe_send_inline(&r.wq, IDX, kinds[k].op, f, IMM,
 							       payload, len);
@@ -648,7 +678,8 @@ static void test_inline_ds_boundaries(void **state)
 	for (i = 0; i < DVX_ARRAY_SIZE(cases); i++) {
 		uint8_t *c = r.buf + (IDX % NWQEBB) * 64;
 
-		dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, 0x08, 0, 0, RADDR, RKEY, payload,
+		dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, 0x08, 0, 0,
+					       &(struct dvx_mlx5_raddr){ RADDR, RKEY }, payload,
 					       cases[i].len);
 		assert_int_equal(c[7], cases[i].write_ds);
 		assert_int_equal(t_get_be32(c + 32), 0x80000000u | cases[i].len);
@@ -666,8 +697,10 @@ static void test_inline_zero(void **state)
 
 	(void)state;
 	ring_open(&r, NWQEBB, QPN, 0);
-	assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, 0x08, SIG, 0, RADDR, RKEY, NULL,
-							0), 1);
+	assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, 0x08, SIG, 0,
+							&(struct dvx_mlx5_raddr){ RADDR, RKEY },
+							NULL, 0),
+			 1);
 	assert_wqe_hex(&r, IDX, CTRL_HEX("00", "08", "03", "00 00 00 00") RADDR_HEX
 		       "80 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00");
 	ring_poison(&r, T_POISON);
@@ -692,39 +725,54 @@ static void test_inline_errors(void **state)
 		ring_open(&r, NWQEBB, QPN, lim);
 		for (len = lim + 1; len <= lim + 40; len++) {
 			assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, 0x08, SIG, 0,
-									RADDR, RKEY, payload, len),
+									&(struct dvx_mlx5_raddr){
+										RADDR, RKEY },
+									payload, len),
 					 -EMSGSIZE);
 			assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, 0x09, SIG, IMM,
-									RADDR, RKEY, payload, len),
+									&(struct dvx_mlx5_raddr){
+										RADDR, RKEY },
+									payload, len),
 					 -EMSGSIZE);
 			assert_int_equal(dvx_mlx5_wqe_send_inline(&r.wq, IDX, 0x0a, SIG, 0, payload,
 								  len), -EMSGSIZE);
 			assert_int_equal(dvx_mlx5_wqe_send_inline(&r.wq, IDX, 0x0b, SIG, IMM,
 								  payload, len), -EMSGSIZE);
 		}
-		assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, 0x08, SIG, 0, RADDR,
-								RKEY, payload, 0xffffffffu),
+		assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, 0x08, SIG, 0,
+								&(struct dvx_mlx5_raddr){ RADDR,
+											  RKEY },
+								payload, 0xffffffffu),
 				 -EMSGSIZE);
 		assert_int_equal(dvx_mlx5_wqe_send_inline(&r.wq, IDX, 0x0a, SIG, 0, payload,
 							  0xffffffffu), -EMSGSIZE);
 		/* a payload promised but not given */
 		if (lim) {
-			assert_true(dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, 0x08, SIG, 0, RADDR,
-								   RKEY, NULL, 1) < 0);
+			assert_true(dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, 0x08, SIG, 0,
+								   &(struct dvx_mlx5_raddr){ RADDR,
+											     RKEY },
+								   NULL, 1) < 0);
 			assert_true(dvx_mlx5_wqe_send_inline(&r.wq, IDX, 0x0a, SIG, 0, NULL, 1) <
 				    0);
 		}
-		assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, 0x10, SIG, 0, RADDR,
-								RKEY, payload, 0), -EINVAL);
-		assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, 0x0a, SIG, 0, RADDR,
-								RKEY, payload, 0), -EINVAL);
+		assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, 0x10, SIG, 0,
+								&(struct dvx_mlx5_raddr){ RADDR,
+											  RKEY },
+								payload, 0),
+				 -EINVAL);
+		assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, 0x0a, SIG, 0,
+								&(struct dvx_mlx5_raddr){ RADDR,
+											  RKEY },
+								payload, 0),
+				 -EINVAL);
 		assert_int_equal(dvx_mlx5_wqe_send_inline(&r.wq, IDX, 0x08, SIG, 0, payload, 0),
 				 -EINVAL);
 		assert_int_equal(dvx_mlx5_wqe_send_inline(&r.wq, IDX, 0x00, SIG, 0, payload, 0),
 				 -EINVAL);
 		assert_untouched(&r);
 		/* exactly at the limit it builds */
-		assert_true(dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, 0x08, SIG, 0, RADDR, RKEY,
+		assert_true(dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, 0x08, SIG, 0,
+							   &(struct dvx_mlx5_raddr){ RADDR, RKEY },
 							   payload, lim) > 0);
 		assert_true(dvx_mlx5_wqe_send_inline(&r.wq, IDX, 0x0a, SIG, 0, payload, lim) > 0);
 		ring_close(&r);
@@ -750,8 +798,10 @@ static void test_inline_unbounded_ring(void **state)
 	for (i = 0; i < DVX_ARRAY_SIZE(lens); i++) {
 		if (lens[i] > DVX_MLX5_MAX_INLINE)
 			assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(&r.wq, IDX, 0x08, SIG, 0,
-									RADDR, RKEY, payload,
-									lens[i]), -EMSGSIZE);
+									&(struct dvx_mlx5_raddr){
+										RADDR, RKEY },
+									payload, lens[i]),
+					 -EMSGSIZE);
 		if (lens[i] > 63 * 16 - 16 - 4)
 			assert_int_equal(dvx_mlx5_wqe_send_inline(&r.wq, IDX, 0x0a, SIG, 0, payload,
 								  lens[i]), -EMSGSIZE);
@@ -772,9 +822,11 @@ static void test_atomic_std(void **state)
 	(void)state;
 	ring_open(&r, NWQEBB, QPN, 64);
 	/* compare-swap: swap_add = new value, compare = expected */
-	assert_int_equal(dvx_mlx5_wqe_atomic_cs(&r.wq, IDX, SIG, RADDR, RKEY,
+	assert_int_equal(dvx_mlx5_wqe_atomic_cs(&r.wq, IDX, SIG,
+						&(struct dvx_mlx5_raddr){ RADDR, RKEY },
 						0x3333333344444444ull, 0x1111111122222222ull, LADDR,
-						LKEY), 1);
+						LKEY),
+			 1);
 	assert_wqe_hex(&r, IDX, CTRL_HEX("00", "11", "04", "00 00 00 00") RADDR_HEX
 		       "11 11 11 11 22 22 22 22 33 33 33 33 44 44 44 44"
 		       DATA_HEX("00 00 00 08"));
@@ -795,33 +847,46 @@ static void test_atomic_masked(void **state)
 	(void)state;
 	ring_open(&r, NWQEBB, QPN, 64);
 	/* masked FA 4 B: add_data BE32, field_boundary BE32, 8 reserved bytes; data 4 B */
-	assert_int_equal(dvx_mlx5_wqe_masked_fa32(&r.wq, IDX, SIG, RADDR, RKEY, 0x89abcdefu,
-						  0x80008000u, LADDR, LKEY), 1);
+	assert_int_equal(dvx_mlx5_wqe_masked_fa32(&r.wq, IDX, SIG,
+						  &(struct dvx_mlx5_raddr){ RADDR, RKEY },
+						  0x89abcdefu, 0x80008000u, LADDR, LKEY),
+			 1);
 	assert_wqe_hex(&r, IDX, CTRL_HEX("08", "15", "04", "00 00 00 00") RADDR_HEX
 		       "89 ab cd ef 80 00 80 00 00 00 00 00 00 00 00 00"
 		       DATA_HEX("00 00 00 04"));
 	/* masked FA 8 B: add_data BE64, field_boundary BE64; data 8 B */
 	ring_poison(&r, T_POISON);
-	assert_int_equal(dvx_mlx5_wqe_masked_fa64(&r.wq, IDX, SIG, RADDR, RKEY,
+	assert_int_equal(dvx_mlx5_wqe_masked_fa64(&r.wq, IDX, SIG,
+						  &(struct dvx_mlx5_raddr){ RADDR, RKEY },
 						  0xf0e0d0c0b0a09080ull, 0x8000000080000001ull,
-						  LADDR, LKEY), 1);
+						  LADDR, LKEY),
+			 1);
 	assert_wqe_hex(&r, IDX, CTRL_HEX("09", "15", "04", "00 00 00 00") RADDR_HEX
 		       "f0 e0 d0 c0 b0 a0 90 80 80 00 00 00 80 00 00 01"
 		       DATA_HEX("00 00 00 08"));
 	/* masked CS 4 B: swap, compare, swap_mask, compare_mask (BE32 each); data 4 B */
 	ring_poison(&r, T_POISON);
-	assert_int_equal(dvx_mlx5_wqe_masked_cs32(&r.wq, IDX, SIG, RADDR, RKEY, 0xc0c1c2c3u,
-						  0x0f0e0d0cu, 0x12131415u, 0xff00fe01u, LADDR,
-						  LKEY), 1);
+	assert_int_equal(dvx_mlx5_wqe_masked_cs32(&r.wq, IDX, SIG,
+						  &(struct dvx_mlx5_raddr){ RADDR, RKEY },
+						  &(struct dvx_mlx5_masked_cs){
+							  0xc0c1c2c3u, 0x0f0e0d0cu, 0x12131415u,
+							  0xff00fe01u },
+						  LADDR, LKEY),
+			 1);
 	assert_wqe_hex(&r, IDX, CTRL_HEX("08", "14", "04", "00 00 00 00") RADDR_HEX
 		       "12 13 14 15 c0 c1 c2 c3 ff 00 fe 01 0f 0e 0d 0c"
 		       DATA_HEX("00 00 00 04"));
 	/* masked CS 8 B: {swap, compare} {swap_mask, compare_mask}; ds 5 = 80 B, 2 WQEBBs */
 	ring_poison(&r, T_POISON);
-	assert_int_equal(dvx_mlx5_wqe_masked_cs64(&r.wq, IDX, SIG, RADDR, RKEY,
-						  0x1111111111111111ull, 0x2222222222222222ull,
-						  0x3333333333333333ull, 0x4444444444444444ull,
-						  LADDR, LKEY), 2);
+	assert_int_equal(dvx_mlx5_wqe_masked_cs64(&r.wq, IDX, SIG,
+						  &(struct dvx_mlx5_raddr){ RADDR, RKEY },
+						  &(struct dvx_mlx5_masked_cs){
+							  0x1111111111111111ull,
+							  0x2222222222222222ull,
+							  0x3333333333333333ull,
+							  0x4444444444444444ull },
+						  LADDR, LKEY),
+			 2);
 	assert_wqe_hex(&r, IDX, CTRL_HEX("09", "14", "05", "00 00 00 00") RADDR_HEX
 		       "33 33 33 33 33 33 33 33 11 11 11 11 11 11 11 11"
 		       "44 44 44 44 44 44 44 44 22 22 22 22 22 22 22 22"
@@ -950,7 +1015,8 @@ static void test_qpn_full_width(void **state)
 	(void)state;
 	ring_open(&r, NWQEBB, 0xffffff, 64);
 	c = r.buf + (IDX % NWQEBB) * 64;
-	dvx_mlx5_wqe_masked_cs64(&r.wq, IDX, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+	dvx_mlx5_wqe_masked_cs64(&r.wq, IDX, 0, &(struct dvx_mlx5_raddr){ 0, 0 },
+				 &(struct dvx_mlx5_masked_cs){ 0, 0, 0, 0 }, 0, 0);
 	assert_hex(c + 4, "ff ff ff 05");
 	dvx_mlx5_wqe_wait_cq(&r.wq, IDX, 0, 0, 0);
 	assert_hex(c + 4, "ff ff ff 02");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The descriptor exchange (dvx_fdx_allgather(), core/mp/fdx.c): memfds stand in for
+ * The descriptor exchange (dvx_fdx_allgather(), core/nvl/fdx.c): memfds stand in for
  * the GPU's exported handles. Ranks as threads (1 to 5, some offering nothing), ranks as
  * processes joined by the sockets bootstrap (each child maps what the others passed and
  * checks the bytes), a stranger that connects to a listener first (refused, the
@@ -18,7 +18,7 @@
 
 #include "../lib/dvx_test.h"
 
-#include <dvx/mp/nvl.h>
+#include <dvx/nvl/nvl.h>
 #include <dvx/testing/mock.h>
 
 #define MAXR 5
@@ -90,7 +90,7 @@ static void *trank_run(void *arg)
 static void run_threads(struct trank *t, int n, const int *offer, const struct dvx_hal *const *hal,
 			uint64_t timeout)
 {
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	struct dvx_bootstrap_tgroup *g;
 	pthread_t th[MAXR];
 	size_t sz;
@@ -150,7 +150,7 @@ static void test_threads(void **state)
 
 static void test_timeout(void **state)
 {
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	struct dvx_bootstrap_tgroup *g;
 	struct dvx_bootstrap bs;
 	int32_t fds[2];
@@ -235,7 +235,7 @@ static void test_faults(void **state)
 
 static int child(const char *addr, int rank)
 {
-	struct dvx_bootstrap_sock_attr a;
+	struct dvx_bootstrap_sock_cfg a;
 	struct dvx_bootstrap bs;
 	int32_t fds[NPROC];
 	uint64_t scratch[NPROC * 4];

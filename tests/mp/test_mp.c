@@ -25,7 +25,7 @@
 #include <dvx/mp/dev.h>
 #include <dvx/nvl/ops.h>
 #include <dvx/p2p/gpu.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 #include <dvx/testing/mock.h>
 
 #include "../lib/sim_world.h"
@@ -116,8 +116,8 @@ static void rank_run(struct mrank *r)
 	c.ib.comp_depth = 16;
 	c.inject = w->tw.inf;
 	c.timeout_ns = 20 * SEC;
-	state = aligned_alloc(64, (dvx_mp_state_size(&c) + 63) & ~(size_t)63);
-	err = dvx_mp_init(&mp, &c, state, dvx_mp_state_size(&c));
+	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	err = dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c));
 	if (w->want_err) {
 		if (err != w->want_err)
 			RFAIL(r, "dvx_mp_init = %d, want %d", err, w->want_err);
@@ -162,8 +162,8 @@ static void rank_run(struct mrank *r)
 			RFAIL(r, "IB view %u is not rank %d's", i, mp.topo.ib_ranks[i]);
 			goto out;
 		}
-	ROK(r, dvx_nvl_exchange(&nb, peers, dvx_mp_nvl_bootstrap(&mp), &mp.topo, &gpu, buf, BUF_LEN,
-				NULL, c.timeout_ns));
+	ROK(r, dvx_nvl_exchange(&nb, peers, dvx_mp_nvl_bootstrap(&mp), &mp.topo, &gpu,
+				&(struct dvx_nvl_cfg){ buf, BUF_LEN, NULL, c.timeout_ns }));
 	nvl_up = 1;
 	ROK(r, dvx_gpu_stream_create(&gpu, &st));
 	st_up = 1;
@@ -207,9 +207,14 @@ static void rank_run(struct mrank *r)
 				int ix = mp.topo.ib_idx[p];
 
 				memcpy(buf + slot_off(me), src, SLOT);
-				ROK(r, dvx_p2p_put_signal(&mp.ib, p, CH, &lb, slot_off(me), &ib[ix],
-							  slot_off(me), SLOT, &ib[ix], ib_sig_off(me), 1,
-							  0, 10 * SEC, &tk));
+				ROK(r, dvx_p2p_put_signal(&mp.ib, p, CH,
+							  &(struct dvx_p2p_xfer){
+								  &lb, slot_off(me), &ib[ix],
+								  slot_off(me), SLOT },
+							  &(struct dvx_p2p_notify){ &ib[ix],
+										    ib_sig_off(me),
+										    1, NULL, 0, 0 },
+							  10 * SEC, &tk));
 				ROK(r, dvx_p2p_wait_local(&mp.ib, &tk, 10 * SEC, &rep));
 			}
 		}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The NVLink path's buffer exchange (dvx_nvl_exchange(), core/mp/nvl.c) on the
+ * The NVLink path's buffer exchange (dvx_nvl_exchange(), core/nvl/nvl.c) on the
  * software GPUs, whose memory is shared memory: ranks as threads on one GPU and on
  * several, in each mode (FD through the descriptor exchange, FABRIC, legacy IPC, which
  * reaches a rank of the same process by its address); a topology that leaves a domain
@@ -20,10 +20,10 @@
 
 #include "../lib/dvx_test.h"
 
-#include <dvx/mp/nvl.h>
+#include <dvx/nvl/nvl.h>
 #include <dvx/mp/mp.h>
 #include <dvx/testing/mock.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define MAXR 4
 #define SEC 1000000000ull
@@ -118,7 +118,8 @@ static void rank_job(struct job *j, struct dvx_bootstrap *bs)
 	mine = (uint8_t *)(uintptr_t)m.dptr + 4096;
 	for (i = 0; i < 1024; i++)
 		mine[i] = pat(me, me, i);
-	j->err = dvx_nvl_exchange(&b, peers, bs, j->topo, &g, mine, BUF - 4096, NULL, j->timeout);
+	j->err = dvx_nvl_exchange(&b, peers, bs, j->topo, &g,
+				  &(struct dvx_nvl_cfg){ mine, BUF - 4096, NULL, j->timeout });
 	j->diag = b.diag;
 	if (j->err) {
 		JFAIL(j, "exchange %d (%s)", j->err, b.diag.msg);
@@ -170,7 +171,7 @@ static void *trank_run(void *arg)
 
 static void run_threads(struct trank *t, int n, const struct job *tmpl, int gpus)
 {
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	struct dvx_bootstrap_tgroup *g;
 	pthread_t th[MAXR];
 	size_t sz;
@@ -207,8 +208,8 @@ static struct dvx_sim_fabric *sim_up(void **mem, int ngpus, int fabric)
 	int i;
 
 	dvx_sim_fabric_cfg_default(&fc);
-	*mem = calloc(1, dvx_sim_fabric_size(&fc));
-	assert_int_equal(dvx_sim_fabric_init(*mem, dvx_sim_fabric_size(&fc), &fc, &f), 0);
+	*mem = calloc(1, dvx_sim_fabric_mem_size(&fc));
+	assert_int_equal(dvx_sim_fabric_init(*mem, dvx_sim_fabric_mem_size(&fc), &fc, &f), 0);
 	for (i = 0; i < ngpus; i++) {
 		dvx_sim_gpu_cfg_default(&gc, (unsigned)i);
 		gc.attr.fabric = (uint8_t)fabric;
@@ -317,7 +318,7 @@ static void test_topology(void **state)
 static int child(const char *addr, int rank, uint32_t flags)
 {
 	static uint64_t bsmem[8192];
-	struct dvx_bootstrap_sock_attr a;
+	struct dvx_bootstrap_sock_cfg a;
 	struct dvx_bootstrap bs;
 	struct dvx_sim_fabric *f;
 	struct job j;
@@ -389,7 +390,7 @@ static void mock_up(int r)
 
 static void test_refusals(void **state)
 {
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	struct dvx_bootstrap_tgroup *g;
 	struct dvx_bootstrap bs;
 	struct dvx_nvl_peer peers[1];
@@ -414,24 +415,31 @@ static void test_refusals(void **state)
 	assert_int_equal(dvx_gpu_open(&gpu, dvx_mock_hal(&mk[0]), 0, NULL), 0);
 	/* a VMM allocation without a shareable handle type */
 	assert_int_equal(dvx_gpu_mem_alloc(&gpu, 4096, DVX_GPU_MEM_RDMA, &m), 0);
-	assert_int_equal(dvx_nvl_exchange(&b, peers, &bs, NULL, &gpu, (void *)(uintptr_t)m.dptr,
-					  64, NULL, SEC), -EINVAL);
+	assert_int_equal(dvx_nvl_exchange(&b, peers, &bs, NULL, &gpu,
+					  &(struct dvx_nvl_cfg){ (void *)(uintptr_t)m.dptr, 64,
+								 NULL, SEC }),
+			 -EINVAL);
 	assert_non_null(strstr(b.diag.msg, "shareable"));
 	/* host memory; a buffer past its allocation */
-	assert_int_equal(dvx_nvl_exchange(&b, peers, &bs, NULL, &gpu, host, 64, NULL, SEC),
+	assert_int_equal(dvx_nvl_exchange(&b, peers, &bs, NULL, &gpu,
+					  &(struct dvx_nvl_cfg){ host, 64, NULL, SEC }),
 			 -EINVAL);
 	assert_int_equal(dvx_gpu_mem_free(&m), 0);
 	assert_int_equal(dvx_gpu_mem_alloc(&gpu, 4096, DVX_GPU_MEM_EXPORT, &m), 0);
 	assert_int_equal(dvx_nvl_exchange(&b, peers, &bs, NULL, &gpu,
-					  (void *)(uintptr_t)(m.dptr + 8), m.len, NULL, SEC),
+					  &(struct dvx_nvl_cfg){ (void *)(uintptr_t)(m.dptr + 8),
+								 m.len, NULL, SEC }),
 			 -EINVAL);
 	/* alone: nothing to map, its own buffer is its own */
-	assert_int_equal(dvx_nvl_exchange(&b, peers, &bs, NULL, &gpu, (void *)(uintptr_t)m.dptr,
-					  64, NULL, SEC), 0);
+	assert_int_equal(dvx_nvl_exchange(&b, peers, &bs, NULL, &gpu,
+					  &(struct dvx_nvl_cfg){ (void *)(uintptr_t)m.dptr, 64,
+								 NULL, SEC }),
+			 0);
 	assert_int_equal(dvx_nvl_peer_ptr(&b, 0), m.dptr);
 	assert_int_equal(b.mode, DVX_NVL_FD);
 	assert_int_equal(dvx_nvl_unmap(&b), 0);
-	assert_int_equal(dvx_nvl_exchange(NULL, peers, &bs, NULL, &gpu, host, 64, NULL, SEC),
+	assert_int_equal(dvx_nvl_exchange(NULL, peers, &bs, NULL, &gpu,
+					  &(struct dvx_nvl_cfg){ host, 64, NULL, SEC }),
 			 -EINVAL);
 	assert_int_equal(dvx_gpu_mem_free(&m), 0);
 	assert_int_equal(dvx_gpu_close(&gpu), 0);
@@ -516,7 +524,7 @@ static void *init_run(void *arg)
 		c.gpu = &gpu;
 		c.timeout_ns = SEC;
 		/* (no cmocka assertion on this thread: it would end the process silently) */
-		t->err = dvx_mp_state_size(&c) <= sizeof(state[0]) ?
+		t->err = dvx_mp_mem_size(&c) <= sizeof(state[0]) ?
 			 dvx_mp_init(&mp, &c, state[t->rank], sizeof(state[0])) : -E2BIG;
 		t->diag = mp.diag;
 		if (!t->err) {
@@ -532,7 +540,7 @@ static void *init_run(void *arg)
 
 static void test_mp_init_faults(void **state)
 {
-	struct dvx_bootstrap_tgroup_attr ga;
+	struct dvx_bootstrap_tgroup_cfg ga;
 	struct init_rank t[2];
 	pthread_t th[2];
 	unsigned n, failed = 0, calls;

@@ -33,7 +33,7 @@ static int rank_up(struct mw *w, int i)
 	struct dvx_nic_cfg na;
 	struct dvx_msg_cfg c = w->cfg;
 	struct dvx_mem_req s, f, g;
-	struct dvx_mr_attr ma;
+	struct dvx_mr_cfg ma;
 	char name[16];
 	int err;
 
@@ -87,7 +87,7 @@ int mw_init(struct mw *w, int n, const struct dvx_msg_cfg *cfg, uint64_t buf_len
 	fc.max_cqs = 1200;
 	fc.max_mrs = 64;
 	fc.max_umems = 16;
-	fsz = dvx_sim_fabric_size(&fc);
+	fsz = dvx_sim_fabric_mem_size(&fc);
 	w->fab_mem = calloc(1, fsz);
 	if (!w->fab_mem)
 		return -ENOMEM;

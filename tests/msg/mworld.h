@@ -10,7 +10,7 @@
 #define DVX_TESTS_MWORLD_H
 
 #include <dvx/msg/msg.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define MW_MAX 9
 #define MW_SEC 1000000000ull

@@ -82,7 +82,7 @@ static int ctx_up(struct mw_rank *x, struct mrank *r, struct dvx_bootstrap *bs,
 {
 	struct dvx_msg_cfg c = *cfg;
 	struct dvx_mem_req s, f, g;
-	struct dvx_mr_attr ma;
+	struct dvx_mr_cfg ma;
 	struct dvx_msg_handle *all = NULL, *mine = NULL;
 	int n = r->n, q, k, err;
 	size_t per = (size_t)n * NK;
@@ -233,7 +233,7 @@ static int rank_run(const struct pcase *pc, int rank, int mpi)
 {
 	static uint64_t mpi_mem[DVX_BOOTSTRAP_MPI_MEM_SIZE(MR_MAX_RANKS) / 8 + 1];
 	struct dvx_bootstrap bs;
-	struct dvx_bootstrap_wire_attr wa;
+	struct dvx_bootstrap_wire_cfg wa;
 	struct dvx_sim_fabric_cfg fc;
 	struct dvx_sim_nic_cfg nc;
 	struct dvx_sim_fabric *fab = NULL;
@@ -250,7 +250,7 @@ static int rank_run(const struct pcase *pc, int rank, int mpi)
 		return -ENOMEM;
 	memset(&bs, 0, sizeof(bs));
 	if (mpi) {
-		struct dvx_bootstrap_mpi_attr ma;
+		struct dvx_bootstrap_mpi_cfg ma;
 
 		memset(&ma, 0, sizeof(ma));
 		ma.flags = DVX_BOOTSTRAP_MPI_F_INIT;
@@ -259,7 +259,7 @@ static int rank_run(const struct pcase *pc, int rank, int mpi)
 			err = -ERANGE;
 		rank = err ? 0 : dvx_bootstrap_rank(&bs);
 	} else {
-		struct dvx_bootstrap_sock_attr ba;
+		struct dvx_bootstrap_sock_cfg ba;
 		size_t bsz = dvx_bootstrap_sock_mem_size(n, 64, 65536);
 
 		memset(&ba, 0, sizeof(ba));
@@ -283,7 +283,7 @@ static int rank_run(const struct pcase *pc, int rank, int mpi)
 	fc.max_qps = fc.max_cqs = (uint32_t)(4 * (n - 1) * NK + 16);
 	fc.max_mrs = 16;
 	fc.max_umems = 16;
-	fsz = dvx_sim_fabric_size(&fc);
+	fsz = dvx_sim_fabric_mem_size(&fc);
 	fab_mem = calloc(1, fsz);
 	err = fab_mem ? dvx_sim_fabric_init(fab_mem, fsz, &fc, &fab) : -ENOMEM;
 	dvx_sim_nic_cfg_default(&nc, (unsigned)rank);

@@ -28,6 +28,8 @@ __global__ void dvx_build_on_gpu(uint8_t *ring, uint32_t nwqebb, struct dvx_mlx5
 				 const struct dvx_mlx5_cqe64 *cqe)
 {
 	struct dvx_mlx5_wq wq;
+	struct dvx_mlx5_raddr r = { 0x1000, 1 }, r16 = { 0x10, 1 };
+	struct dvx_mlx5_masked_cs cs = { 2, 3, 4, 5 };
 	uint32_t i = threadIdx.x;
 
 	dvx_mlx5_wq_init(&wq, ring, nwqebb, 0x123, 64);
@@ -35,8 +37,8 @@ __global__ void dvx_build_on_gpu(uint8_t *ring, uint32_t nwqebb, struct dvx_mlx5
 	case 0: dvx_mlx5_wqe_rdma_write(&wq, i, DVX_MLX5_WQE_CTRL_CQ_UPDATE, 0x1000, 0x5678, 0x40, 0x1234, 4096); break;
 	case 1: dvx_mlx5_wqe_atomic_fa(&wq, i, DVX_MLX5_WQE_CTRL_CQ_UPDATE, 0x1000, 0x5678, 1, 0, 0x99); break;
 	case 2: dvx_mlx5_wqe_wait_cq(&wq, i, DVX_MLX5_WQE_CTRL_CQ_UPDATE, 0x4a, 5); break;
-	case 3: dvx_mlx5_wqe_masked_cs64(&wq, i, 0, 0x1000, 1, 2, 3, 4, 5, 0, 7); break;
-	case 4: { uint64_t v = 0x1122334455667788ull; dvx_mlx5_wqe_rdma_write_inline(&wq, i, DVX_MLX5_OPCODE_RDMA_WRITE, 0, 0, 0x10, 1, &v, 8); break; }
+	case 3: dvx_mlx5_wqe_masked_cs64(&wq, i, 0, &r, &cs, 0, 7); break;
+	case 4: { uint64_t v = 0x1122334455667788ull; dvx_mlx5_wqe_rdma_write_inline(&wq, i, DVX_MLX5_OPCODE_RDMA_WRITE, 0, 0, &r16, &v, 8); break; }
 	default: dvx_mlx5_wqe_nop(&wq, i, 0); break;
 	}
 	if (i == 0)
@@ -44,42 +46,93 @@ __global__ void dvx_build_on_gpu(uint8_t *ring, uint32_t nwqebb, struct dvx_mlx5
 }
 
 /* the NVLink device API at every scope (compiled, not run) */
+__device__ int dvx_nvl_ops(const struct dvx_dev_grp &g, uint8_t *dst, const uint8_t *src,
+			   uint64_t len, uint64_t *sig, uint64_t *ctr)
+{
+	struct dvx_nvl_notify n = { sig, DVX_NVL_SIG_SET, 2, ctr, 1 };
+	int e = 0;
+
+	e |= dvx_nvl_dev_put(g, dst, src, len);
+	e |= dvx_nvl_dev_put_signal(g, dst, src, len, sig, DVX_NVL_SIG_ADD, 1);
+	e |= dvx_nvl_dev_put_counter(g, dst, src, len, ctr, 1);
+	e |= dvx_nvl_dev_put_signal_counter(g, dst, src, len, &n);
+	e |= dvx_nvl_dev_post(g, dst, src, len, &n);
+	e |= dvx_nvl_dev_signal(g, sig, DVX_NVL_SIG_ADD, 1);
+	e |= dvx_nvl_dev_wait(g, sig, DVX_CMP_GE, 1, 1000);
+	return e;
+}
+
 __global__ void dvx_nvl_on_gpu(uint8_t *dst, const uint8_t *src, uint64_t len, uint64_t *sig,
 			       uint64_t *ctr, int *err)
 {
 	int e = 0;
 
 	if (threadIdx.x == 0) {
-		dvx_nvl_put_thread(dst, src, len);
-		e |= dvx_nvl_put_signal_thread(dst, src, len, sig, DVX_NVL_SIG_ADD, 1);
-		dvx_nvl_put_counter_thread(dst, src, len, ctr, 1);
-		e |= dvx_nvl_put_signal_counter_thread(dst, src, len, sig, DVX_NVL_SIG_SET, 2, ctr, 1);
+		e |= dvx_nvl_ops(dvx_dev_thread(), dst, src, len, sig, ctr);
 		e |= dvx_nvl_signal(sig, DVX_NVL_SIG_ADD, 1);
 		e |= dvx_nvl_wait(sig, DVX_CMP_GE, 1, 1000, nullptr);
 	}
 	__syncthreads();
-	if (threadIdx.x < 32) {
-		dvx_nvl_put_warp(dst, src, len);
-		e |= dvx_nvl_put_signal_warp(dst, src, len, sig, DVX_NVL_SIG_ADD, 1);
-		dvx_nvl_put_counter_warp(dst, src, len, ctr, 1);
-		e |= dvx_nvl_put_signal_counter_warp(dst, src, len, sig, DVX_NVL_SIG_ADD, 1, ctr, 1);
-		e |= dvx_nvl_signal_warp(sig, DVX_NVL_SIG_ADD, 1);
-		e |= dvx_nvl_wait_warp(sig, DVX_CMP_GE, 1, 1000);
-	}
-	dvx_nvl_put_block(dst, src, len);
-	e |= dvx_nvl_put_signal_block(dst, src, len, sig, DVX_NVL_SIG_ADD, 1);
-	dvx_nvl_put_counter_block(dst, src, len, ctr, 1);
-	e |= dvx_nvl_put_signal_counter_block(dst, src, len, sig, DVX_NVL_SIG_ADD, 1, ctr, 1);
-	e |= dvx_nvl_signal_block(sig, DVX_NVL_SIG_ADD, 1);
-	e |= dvx_nvl_wait_block(sig, DVX_CMP_GE, 1, 1000);
+	if (threadIdx.x < 32)
+		e |= dvx_nvl_ops(dvx_dev_warp(), dst, src, len, sig, ctr);
+	if (threadIdx.x < 32)
+		e |= dvx_nvl_ops(dvx_dev_tile(8), dst, src, len, sig, ctr);
+	e |= dvx_nvl_ops(dvx_dev_block(), dst, src, len, sig, ctr);
 	dvx_nvl_flush();
 	err[threadIdx.x] = e + (int)dvx_nvl_read(ctr);
 }
 
+/* the P2P device API at every scope (compiled, not run) */
+__device__ int dvx_p2p_ops(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d,
+			   const struct dvx_p2p_lbuf &src, const struct dvx_p2p_rbuf &dst,
+			   const struct dvx_p2p_lbuf &ctr)
+{
+	struct dvx_p2p_xfer x = { &src, 64 * g.lane, &dst, 64 * g.lane, 64 };
+	struct dvx_p2p_notify n = { &dst, 0, 1, &ctr, 0, DVX_P2P_FENCE };
+	struct dvx_p2p_notify s = { &dst, 8, 1, nullptr, 0, 0 };
+	struct dvx_p2p_notify c = { nullptr, 0, 0, &ctr, 8, 0 };
+	struct dvx_p2p_ticket tk;
+	int e = 0;
+
+	e |= dvx_p2p_dev_post(g, d, 1, 0, &x, &n, 1000, &tk);
+	e |= dvx_p2p_dev_put(g, d, 1, 0, &x, 1000, &tk);
+	e |= dvx_p2p_dev_put_signal(g, d, 1, 0, &x, &s, 1000, nullptr);
+	e |= dvx_p2p_dev_signal(g, d, 1, 0, &s, 1000, nullptr);
+	e |= dvx_p2p_dev_put_counter(g, d, 1, 0, &x, &c, 1000, nullptr);
+	e |= dvx_p2p_dev_put_signal_counter(g, d, 1, 0, &x, &n, 1000, nullptr);
+	e |= dvx_p2p_dev_signal_counter(g, d, 1, 0, &n, 1000, nullptr);
+	if (g.lane == 0) {
+		e |= dvx_p2p_dev_wait_local(d, tk, 1000);
+		e |= dvx_p2p_dev_wait_signal((const uint64_t *)src.ptr, DVX_CMP_GE, 1, 1000);
+		e |= dvx_p2p_dev_wait_counter(d, 1, 0, (const uint64_t *)ctr.ptr, DVX_CMP_GE, 1,
+					      1000);
+		e |= dvx_p2p_dev_flush(d, 0, 1000);
+	}
+	return e;
+}
+
+__global__ void dvx_p2p_on_gpu(const struct dvx_p2p_dev d, const struct dvx_p2p_lbuf src,
+			       const struct dvx_p2p_rbuf dst, const struct dvx_p2p_lbuf ctr,
+			       int *err)
+{
+	int e = 0;
+
+	if (threadIdx.x == 0)
+		e |= dvx_p2p_ops(dvx_dev_thread(), d, src, dst, ctr);
+	__syncthreads();
+	if (threadIdx.x < 32)
+		e |= dvx_p2p_ops(dvx_dev_warp(), d, src, dst, ctr);
+	if (threadIdx.x < 32)
+		e |= dvx_p2p_ops(dvx_dev_tile(4), d, src, dst, ctr);
+	e |= dvx_p2p_ops(dvx_dev_block(), d, src, dst, ctr);
+	err[threadIdx.x] = e;
+}
+
 /* the window's device API at every scope (compiled, not run) */
-__device__ int dvx_win_ops(const struct dvx_win_grp &g, const struct dvx_win_dev &d,
+__device__ int dvx_win_ops(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
 			   const struct dvx_p2p_lbuf &src, uint8_t *buf)
 {
+	struct dvx_win_xfer x = { &src, 0, 0, 64 };
 	uint64_t seen;
 	int e = 0;
 
@@ -90,10 +143,11 @@ __device__ int dvx_win_ops(const struct dvx_win_grp &g, const struct dvx_win_dev
 	e |= dvx_win_wait_counter(g, d, 1, 0, DVX_CMP_GE, 1, 1000);
 	e |= dvx_win_barrier(g, d, 0, 1000);
 	e |= dvx_win_barrier_peer(g, d, 1, 1, 1000);
-	e |= dvx_win_put(g, d, 1, 0, src, 0, 64);
-	e |= dvx_win_put_signal(g, d, 1, 0, src, 0, 64, 0, 1);
-	e |= dvx_win_put_counter(g, d, 1, 0, src, 0, 64, 0);
-	e |= dvx_win_put_signal_counter(g, d, 1, 0, src, 0, 64, 0, 1, 0);
+	e |= dvx_win_put(g, d, 1, &x);
+	e |= dvx_win_put_signal(g, d, 1, &x, 0, 1);
+	e |= dvx_win_put_counter(g, d, 1, &x, 0);
+	e |= dvx_win_put_signal_counter(g, d, 1, &x, 0, 1, 0);
+	e |= dvx_win_put_ex(g, d, 1, &x, DVX_WIN_PUT_SIG, 0, 1, 0);
 	e |= dvx_win_send(g, d, 1, buf, 1000, 1000);
 	e |= dvx_win_recv(g, d, 1, buf, 1000, 1000);
 	return e + (int)dvx_win_read_signal(d, 0) + (int)dvx_win_read_signal_from(d, 1, 0) +
@@ -107,11 +161,13 @@ __global__ void dvx_win_on_gpu(const struct dvx_win_dev d, const struct dvx_p2p_
 	int e = 0;
 
 	if (threadIdx.x == 0)
-		e |= dvx_win_ops(dvx_win_thread(), d, src, buf);
+		e |= dvx_win_ops(dvx_dev_thread(), d, src, buf);
 	__syncthreads();
 	if (threadIdx.x < 32)
-		e |= dvx_win_ops(dvx_win_warp(), d, src, buf);
-	e |= dvx_win_ops(dvx_win_block(), d, src, buf);
+		e |= dvx_win_ops(dvx_dev_warp(), d, src, buf);
+	if (threadIdx.x < 32)
+		e |= dvx_win_ops(dvx_dev_tile(16), d, src, buf);
+	e |= dvx_win_ops(dvx_dev_block(), d, src, buf);
 	err[threadIdx.x] = e;
 }
 #else

@@ -69,11 +69,15 @@ static void body_rounds(struct wrank *r)
 				W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, p, 1),
 							    DVX_CMP_GE, k, T_OUT, &rep));
 			fill(r, p, k, a->len);
-			W_OK(r, dvx_p2p_put_signal(&r->t, p, a->channel, &r->data_l,
-						   wsend_off(r, p), &r->data_r[p],
-						   wrecv_off(r, r->rank), a->len, &r->sig_r[p],
-						   wsig_off(r, r->rank, 0), 1,
-						   a->fenced ? DVX_P2P_FENCE : 0, T_OUT, &tk));
+			W_OK(r,
+			     dvx_p2p_put_signal(&r->t, p, a->channel,
+						&(struct dvx_p2p_xfer){
+							&r->data_l, wsend_off(r, p), &r->data_r[p],
+							wrecv_off(r, r->rank), a->len },
+						&(struct dvx_p2p_notify){
+							&r->sig_r[p], wsig_off(r, r->rank, 0), 1,
+							NULL, 0, a->fenced ? DVX_P2P_FENCE : 0 },
+						T_OUT, &tk));
 			/* the send area is reused next round: wait for its completion */
 			W_OK(r, dvx_p2p_wait_local(&r->t, &tk, T_OUT, &rep));
 		}
@@ -91,8 +95,11 @@ static void body_rounds(struct wrank *r)
 				(unsigned long long)bad, (unsigned long long)a->len);
 			if (a->scrub)
 				memset(wrecv(r, p), 0, a->len);
-			W_OK(r, dvx_p2p_signal(&r->t, p, a->channel, &r->sig_r[p],
-					       wsig_off(r, r->rank, 1), 1, 0, T_OUT, NULL));
+			W_OK(r, dvx_p2p_signal(&r->t, p, a->channel,
+					       &(struct dvx_p2p_notify){ &r->sig_r[p],
+									 wsig_off(r, r->rank, 1), 1,
+									 NULL, 0, 0 },
+					       T_OUT, NULL));
 		}
 	}
 }
@@ -150,16 +157,25 @@ static void body_subset(struct wrank *r)
 			continue;
 		if (!c->link[r->rank][p]) {
 			W_CHECK(r, r->t.peer_idx[p] == -1, "rank %d has a lane index", p);
-			W_CHECK(r, dvx_p2p_put(&r->t, p, 0, &r->data_l, wsend_off(r, p),
-					       &r->data_r[p], wrecv_off(r, r->rank), 8, T_OUT,
-					       &tk) == -EINVAL, "put to unlinked rank %d", p);
+			W_CHECK(r,
+				dvx_p2p_put(&r->t, p, 0,
+					    &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, p),
+								    &r->data_r[p],
+								    wrecv_off(r, r->rank), 8 },
+					    T_OUT, &tk) == -EINVAL,
+				"put to unlinked rank %d", p);
 			continue;
 		}
 		W_CHECK(r, r->t.peer_rank[r->t.peer_idx[p]] == p, "maps disagree for %d", p);
 		fill(r, p, 0, 4096);
-		W_OK(r, dvx_p2p_put_signal(&r->t, p, 0, &r->data_l, wsend_off(r, p), &r->data_r[p],
-					   wrecv_off(r, r->rank), 4096, &r->sig_r[p],
-					   wsig_off(r, r->rank, 0), 1, 0, T_OUT, &tk));
+		W_OK(r, dvx_p2p_put_signal(&r->t, p, 0,
+					   &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, p),
+								   &r->data_r[p],
+								   wrecv_off(r, r->rank), 4096 },
+					   &(struct dvx_p2p_notify){ &r->sig_r[p],
+								     wsig_off(r, r->rank, 0), 1,
+								     NULL, 0, 0 },
+					   T_OUT, &tk));
 		W_OK(r, dvx_p2p_wait_local(&r->t, &tk, T_OUT, &rep));
 	}
 	for (p = 0; p < n; p++) {
@@ -247,8 +263,11 @@ static void body_slots(struct wrank *r)
 	struct dvx_p2p_wait_report rep;
 
 	for (sl = 0; sl < 4; sl++)
-		W_OK(r, dvx_p2p_signal(&r->t, peer, sl, &r->sig_r[peer], wsig_off(r, r->rank, sl),
-				       (sl + 1) * 10 + (uint64_t)r->rank, sl & 1 ? DVX_P2P_FENCE : 0,
+		W_OK(r, dvx_p2p_signal(&r->t, peer, sl,
+				       &(struct dvx_p2p_notify){
+					       &r->sig_r[peer], wsig_off(r, r->rank, sl),
+					       (sl + 1) * 10 + (uint64_t)r->rank, NULL, 0,
+					       sl & 1 ? DVX_P2P_FENCE : 0 },
 				       T_OUT, NULL));
 	for (sl = 0; sl < 4; sl++) {
 		uint64_t want = (sl + 1) * 10 + (uint64_t)peer;
@@ -292,7 +311,9 @@ static void body_slots(struct wrank *r)
 			   rep.expected == 7,
 		"wait for a value nobody sends must time out");
 	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
-	W_OK(r, dvx_p2p_signal(&r->t, peer, 0, &r->sig_r[peer], wsig_off(r, r->rank, 2), 7, 0,
+	W_OK(r, dvx_p2p_signal(&r->t, peer, 0,
+			       &(struct dvx_p2p_notify){ &r->sig_r[peer], wsig_off(r, r->rank, 2),
+							 7, NULL, 0, 0 },
 			       T_OUT, NULL));
 	W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, 2), DVX_CMP_GE, 7, T_OUT,
 				    &rep));
@@ -300,17 +321,70 @@ static void body_slots(struct wrank *r)
 	W_OK(r, dvx_p2p_reset_local_signal(&r->sig_l, wsig_off(r, peer, 2)));
 	W_CHECK(r, dvx_p2p_read_signal(&r->sig_l, wsig_off(r, peer, 2)) == 0, "local reset");
 	/* bad arguments change nothing */
-	W_CHECK(r, dvx_p2p_signal(&r->t, r->rank, 0, &r->sig_r[peer], 0, 1, 0, T_OUT, NULL) ==
-			   -EINVAL, "signal to self");
-	W_CHECK(r, dvx_p2p_signal(&r->t, peer, 0, &r->sig_r[peer], 4, 1, 0, T_OUT, NULL) ==
-			   -EINVAL, "misaligned signal");
-	W_CHECK(r, dvx_p2p_put(&r->t, peer, 0, &r->data_l, 0, &r->data_r[peer], 0, 0, T_OUT,
-			       NULL) == -EINVAL, "zero-length put");
-	W_CHECK(r, dvx_p2p_put(&r->t, peer, 0, &r->data_l, 0, &r->data_r[peer],
-			       r->data_r[peer].len, 1, T_OUT, NULL) == -EINVAL,
+	W_CHECK(r,
+		dvx_p2p_signal(&r->t, r->rank, 0,
+			       &(struct dvx_p2p_notify){ &r->sig_r[peer], 0, 1, NULL, 0, 0 }, T_OUT,
+			       NULL) == -EINVAL,
+		"signal to self");
+	W_CHECK(r,
+		dvx_p2p_signal(&r->t, peer, 0,
+			       &(struct dvx_p2p_notify){ &r->sig_r[peer], 4, 1, NULL, 0, 0 }, T_OUT,
+			       NULL) == -EINVAL,
+		"misaligned signal");
+	W_CHECK(r,
+		dvx_p2p_put(&r->t, peer, 0,
+			    &(struct dvx_p2p_xfer){ &r->data_l, 0, &r->data_r[peer], 0, 0 }, T_OUT,
+			    NULL) == -EINVAL,
+		"zero-length put");
+	W_CHECK(r,
+		dvx_p2p_put(&r->t, peer, 0,
+			    &(struct dvx_p2p_xfer){ &r->data_l, 0, &r->data_r[peer],
+						    r->data_r[peer].len, 1 },
+			    T_OUT, NULL) == -EINVAL,
 		"out-of-bounds put");
 	W_CHECK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, 0, (enum dvx_p2p_cmp)9, 0, 0, NULL) ==
 			   -EINVAL, "bad cmp");
+	/* operations as data: the one entry and the shapes of its wrappers */
+	{
+		struct dvx_p2p_xfer x = { &r->data_l, 0, &r->data_r[peer], 0, 8 };
+		struct dvx_p2p_xfer half = { &r->data_l, 0, NULL, 0, 8 };
+		struct dvx_p2p_notify sig = { &r->sig_r[peer], wsig_off(r, r->rank, 3), 1, NULL, 0,
+					      0 };
+		struct dvx_p2p_notify both = sig, reset = sig, flags = sig;
+		uint64_t before = dvx_p2p_read_signal(&r->sig_l, wsig_off(r, peer, 3));
+
+		both.ctr = &r->ctr_l;
+		reset.flags = DVX_P2P_RESET;
+		flags.flags = 1u << 7;
+		W_CHECK(r, dvx_p2p_post(&r->t, peer, 0, NULL, NULL, T_OUT, NULL) == -EINVAL,
+			"post of nothing");
+		W_CHECK(r, dvx_p2p_post(&r->t, peer, 0, &half, NULL, T_OUT, NULL) == -EINVAL,
+			"data without a destination");
+		W_CHECK(r, dvx_p2p_post(&r->t, peer, 0, NULL, &reset, T_OUT, NULL) == -EINVAL,
+			"DVX_P2P_RESET is dvx_p2p_reset_signal()'s");
+		W_CHECK(r, dvx_p2p_post(&r->t, peer, 0, &x, &flags, T_OUT, NULL) == -EINVAL,
+			"unknown flag");
+		W_CHECK(r, dvx_p2p_put_signal(&r->t, peer, 0, &x, NULL, T_OUT, NULL) == -EINVAL,
+			"put_signal without a signal");
+		W_CHECK(r, dvx_p2p_put_signal(&r->t, peer, 0, &x, &both, T_OUT, NULL) == -EINVAL,
+			"put_signal with a counter");
+		W_CHECK(r, dvx_p2p_signal(&r->t, peer, 0, &both, T_OUT, NULL) == -EINVAL,
+			"signal with a counter");
+		W_CHECK(r, dvx_p2p_put_counter(&r->t, peer, 0, &x, &sig, T_OUT, NULL) == -EINVAL,
+			"put_counter without a counter");
+		W_CHECK(r, dvx_p2p_wait_counter(&r->t, peer, 0, NULL, DVX_CMP_GE, 0, 0, NULL) ==
+				   -EINVAL, "wait_counter without a notification");
+		W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+		W_CHECK(r, dvx_p2p_read_signal(&r->sig_l, wsig_off(r, peer, 3)) == before,
+			"a refused post changed a signal");
+		/* every rank has read before any posts again */
+		W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+		/* the one entry posts what the wrappers post: a put and a signal */
+		W_OK(r, dvx_p2p_post(&r->t, peer, 0, &x, &sig, T_OUT, NULL));
+		W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, 3), DVX_CMP_EQ,
+					    before + 1, T_OUT, NULL));
+		W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	}
 }
 
 static void test_slots_reset_cmp(void **s)
@@ -343,9 +417,14 @@ static void body_counter(struct wrank *r)
 
 		for (j = 0; j < CTR_CHUNK; j++)
 			src[j] = wpat(r->rank, peer, i, j);
-		W_OK(r, dvx_p2p_put_counter(&r->t, peer, 0, &r->data_l, wsend_off(r, peer) + off,
-					    &r->data_r[peer], wrecv_off(r, r->rank) + off,
-					    CTR_CHUNK, &r->ctr_l, ctroff, T_OUT, &tk));
+		W_OK(r, dvx_p2p_put_counter(&r->t, peer, 0,
+					    &(struct dvx_p2p_xfer){
+						    &r->data_l, wsend_off(r, peer) + off,
+						    &r->data_r[peer], wrecv_off(r, r->rank) + off,
+						    CTR_CHUNK },
+					    &(struct dvx_p2p_notify){ NULL, 0, 0, &r->ctr_l, ctroff,
+								      0 },
+					    T_OUT, &tk));
 		/* whenever the counter says c, the first c puts' data is at the peer */
 		for (;;) {
 			uint64_t c = dvx_p2p_read_counter(&r->ctr_l, ctroff);
@@ -360,21 +439,32 @@ static void body_counter(struct wrank *r)
 			}
 			if (i % 16 != 15 || c > i)
 				break;
-			W_OK(r, dvx_p2p_wait_counter(&r->t, peer, 0, &r->ctr_l, ctroff,
+			W_OK(r, dvx_p2p_wait_counter(&r->t, peer, 0,
+						     &(struct dvx_p2p_notify){ .ctr = &r->ctr_l,
+									       .ctroff = ctroff },
 						     DVX_CMP_GT, i, T_OUT, NULL));
 		}
 	}
-	W_OK(r, dvx_p2p_wait_counter(&r->t, peer, 0, &r->ctr_l, ctroff, DVX_CMP_EQ, CTR_PUTS,
-				     T_OUT, NULL));
+	W_OK(r, dvx_p2p_wait_counter(&r->t, peer, 0,
+				     &(struct dvx_p2p_notify){ .ctr = &r->ctr_l, .ctroff = ctroff },
+				     DVX_CMP_EQ, CTR_PUTS, T_OUT, NULL));
 	/* signal_counter and put_signal_counter: one each */
-	W_OK(r, dvx_p2p_signal_counter(&r->t, peer, 0, &r->sig_r[peer], wsig_off(r, r->rank, 3),
-				       1, 0, &r->ctr_l, c2off, T_OUT, NULL));
-	W_OK(r, dvx_p2p_put_signal_counter(&r->t, peer, 0, &r->data_l, wsend_off(r, peer),
-					   &r->data_r[peer], wrecv_off(r, r->rank), 8,
-					   &r->sig_r[peer], wsig_off(r, r->rank, 3), 1,
-					   DVX_P2P_FENCE, &r->ctr_l, c2off, T_OUT, NULL));
-	W_OK(r, dvx_p2p_wait_counter(&r->t, peer, 0, &r->ctr_l, c2off, DVX_CMP_EQ, 2, T_OUT,
-				     NULL));
+	W_OK(r, dvx_p2p_signal_counter(&r->t, peer, 0,
+				       &(struct dvx_p2p_notify){ &r->sig_r[peer],
+								 wsig_off(r, r->rank, 3), 1,
+								 &r->ctr_l, c2off, 0 },
+				       T_OUT, NULL));
+	W_OK(r, dvx_p2p_put_signal_counter(&r->t, peer, 0,
+					   &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, peer),
+								   &r->data_r[peer],
+								   wrecv_off(r, r->rank), 8 },
+					   &(struct dvx_p2p_notify){
+						   &r->sig_r[peer], wsig_off(r, r->rank, 3), 1,
+						   &r->ctr_l, c2off, DVX_P2P_FENCE },
+					   T_OUT, NULL));
+	W_OK(r, dvx_p2p_wait_counter(&r->t, peer, 0,
+				     &(struct dvx_p2p_notify){ .ctr = &r->ctr_l, .ctroff = c2off },
+				     DVX_CMP_EQ, 2, T_OUT, NULL));
 	W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, 3), DVX_CMP_EQ, 2, T_OUT,
 				    NULL));
 	W_OK(r, dvx_p2p_flush(&r->t, 0, T_OUT, NULL));
@@ -427,10 +517,14 @@ static void *poster_thread(void *arg)
 	for (i = 0; i < POSTS; i++) {
 		uint64_t off = ((uint64_t)ps->id * POSTS + (uint64_t)i) * 8;
 
-		err = dvx_p2p_put_signal(&r->t, peer, 0, &r->data_l, wsend_off(r, peer) + off,
-					 &r->data_r[peer], wrecv_off(r, r->rank) + off, 8,
-					 &r->sig_r[peer], wsig_off(r, r->rank, 0), 1, 0, T_OUT,
-					 &tk);
+		err = dvx_p2p_put_signal(&r->t, peer, 0,
+					 &(struct dvx_p2p_xfer){
+						 &r->data_l, wsend_off(r, peer) + off,
+						 &r->data_r[peer], wrecv_off(r, r->rank) + off, 8 },
+					 &(struct dvx_p2p_notify){ &r->sig_r[peer],
+								   wsig_off(r, r->rank, 0), 1, NULL,
+								   0, 0 },
+					 T_OUT, &tk);
 		if (err) {
 			ps->err = err;
 			ps->line = __LINE__;
@@ -516,19 +610,30 @@ static void recovered_traffic(struct wrank *r, uint32_t ch, uint32_t round, uint
 	uint64_t bad;
 
 	fill(r, peer, round, 1024);
-	W_OK(r, dvx_p2p_put_signal(&r->t, peer, ch, &r->data_l, wsend_off(r, peer),
-				   &r->data_r[peer], wrecv_off(r, r->rank), 1024, &r->sig_r[peer],
-				   wsig_off(r, r->rank, 3), 1, 0, T_OUT, tk));
+	W_OK(r,
+	     dvx_p2p_put_signal(&r->t, peer, ch,
+				&(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, peer),
+							&r->data_r[peer], wrecv_off(r, r->rank),
+							1024 },
+				&(struct dvx_p2p_notify){ &r->sig_r[peer], wsig_off(r, r->rank, 3),
+							  1, NULL, 0, 0 },
+				T_OUT, tk));
 	W_OK(r, dvx_p2p_wait_local(&r->t, tk, T_OUT, NULL));
 	W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, 3), DVX_CMP_EQ, sig_want,
 				    T_OUT, NULL));
 	W_CHECK(r, check_slot(r, peer, round, 1024, &bad) == 0,
 		"data from %d after recovery: byte %llu wrong", peer, (unsigned long long)bad);
-	W_OK(r, dvx_p2p_put_counter(&r->t, peer, ch, &r->data_l, wsend_off(r, peer),
-				    &r->data_r[peer], wrecv_off(r, r->rank) + 2048, 512, &r->ctr_l,
-				    wsig_off(r, peer, 0), T_OUT, NULL));
-	W_OK(r, dvx_p2p_wait_counter(&r->t, peer, ch, &r->ctr_l, wsig_off(r, peer, 0), DVX_CMP_EQ,
-				     ctr_want, T_OUT, NULL));
+	W_OK(r, dvx_p2p_put_counter(&r->t, peer, ch,
+				    &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, peer),
+							    &r->data_r[peer],
+							    wrecv_off(r, r->rank) + 2048, 512 },
+				    &(struct dvx_p2p_notify){ NULL, 0, 0, &r->ctr_l,
+							      wsig_off(r, peer, 0), 0 },
+				    T_OUT, NULL));
+	W_OK(r, dvx_p2p_wait_counter(&r->t, peer, ch,
+				     &(struct dvx_p2p_notify){ .ctr = &r->ctr_l,
+							       .ctroff = wsig_off(r, peer, 0) },
+				     DVX_CMP_EQ, ctr_want, T_OUT, NULL));
 	W_OK(r, dvx_p2p_flush(&r->t, ch, T_OUT, NULL));
 	/* nobody's next round overwrites what the peer still checks */
 	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
@@ -608,8 +713,10 @@ static void body_port_down(struct wrank *r)
 		W_OK(r, dvx_sim_set_port(wfab(r), wnic_index(&r->w->r[1]), 1, 0));
 	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
 	fill(r, peer, 2, 1024);
-	W_OK(r, dvx_p2p_put(&r->t, peer, 0, &r->data_l, wsend_off(r, peer), &r->data_r[peer],
-			    wrecv_off(r, r->rank), 1024, T_OUT, &lost));
+	W_OK(r, dvx_p2p_put(&r->t, peer, 0,
+			    &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, peer),
+						    &r->data_r[peer], wrecv_off(r, r->rank), 1024 },
+			    T_OUT, &lost));
 	e = dvx_p2p_wait_local(&r->t, &lost, T_OUT, NULL);
 	W_CHECK(r, e == -EHOSTUNREACH, "put with the port down: %d", e);
 	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
@@ -630,8 +737,11 @@ static void body_port_down(struct wrank *r)
 		W_OK(r, dvx_sim_set_port(wfab(r), wnic_index(&r->w->r[1]), 1, 0));
 	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
 	if (r->rank == 1) {
-		W_OK(r, dvx_p2p_put(&r->t, peer, 0, &r->data_l, wsend_off(r, peer),
-				    &r->data_r[peer], wrecv_off(r, r->rank), 64, T_OUT, &lost));
+		W_OK(r, dvx_p2p_put(&r->t, peer, 0,
+				    &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, peer),
+							    &r->data_r[peer], wrecv_off(r, r->rank),
+							    64 },
+				    T_OUT, &lost));
 		W_CHECK(r, dvx_p2p_wait_local(&r->t, &lost, T_OUT, NULL) == -EHOSTUNREACH,
 			"second failure");
 	}
@@ -673,11 +783,17 @@ static void body_comp_fail(struct wrank *r)
 		struct dvx_p2p_lbuf badctr = r->ctr_l;
 
 		badctr.rkey[0] ^= 0x5a5a00;
-		W_OK(r, dvx_p2p_put_counter(&r->t, 1, 0, &r->data_l, wsend_off(r, 1),
-					    &r->data_r[1], wrecv_off(r, 0), 64, &badctr,
-					    wsig_off(r, 1, 0), T_OUT, NULL));
-		e = dvx_p2p_wait_counter(&r->t, 1, 0, &r->ctr_l, wsig_off(r, 1, 0), DVX_CMP_GE, 1,
-					 T_OUT, NULL);
+		W_OK(r, dvx_p2p_put_counter(&r->t, 1, 0,
+					    &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, 1),
+								    &r->data_r[1], wrecv_off(r, 0),
+								    64 },
+					    &(struct dvx_p2p_notify){ NULL, 0, 0, &badctr,
+								      wsig_off(r, 1, 0), 0 },
+					    T_OUT, NULL));
+		e = dvx_p2p_wait_counter(&r->t, 1, 0,
+					 &(struct dvx_p2p_notify){ .ctr = &r->ctr_l,
+								   .ctroff = wsig_off(r, 1, 0) },
+					 DVX_CMP_GE, 1, T_OUT, NULL);
 		W_CHECK(r, e == -EPERM, "counter with a bad rkey: %d", e);
 		W_OK(r, dvx_p2p_lane_health(&r->t, 1, 0, &h));
 		W_CHECK(r, h.state == DVX_P2P_Q_OK && h.comp_state == DVX_P2P_Q_FAILED,
@@ -735,8 +851,10 @@ static void body_relapse(struct wrank *r)
 		struct dvx_p2p_rbuf bad = r->data_r[1];
 
 		bad.rkey[0] ^= 0x5a5a00;
-		W_OK(r, dvx_p2p_put(&r->t, 1, 0, &r->data_l, wsend_off(r, 1), &bad,
-				    wrecv_off(r, 0), 64, T_OUT, &tk));
+		W_OK(r, dvx_p2p_put(&r->t, 1, 0,
+				    &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, 1), &bad,
+							    wrecv_off(r, 0), 64 },
+				    T_OUT, &tk));
 		W_CHECK(r, dvx_p2p_wait_local(&r->t, &tk, T_OUT, NULL) == -EPERM, "bad rkey");
 		relapse_qpn = r->t.lanes[0].main.d.sq.wq.qpn;
 	}
@@ -801,25 +919,35 @@ static void body_least_privilege(struct wrank *r)
 				rb.addr = (uint64_t)(uintptr_t)ctr1;
 				rb.len = 32;
 				rb.rkey[0] = r1->ctr_mr.rkey;
-				e = dvx_p2p_put(&r->t, 1, 0, &r->data_l, 0, &rb, 0, 32, T_OUT, &tk);
+				e = dvx_p2p_put(&r->t, 1, 0,
+						&(struct dvx_p2p_xfer){ &r->data_l, 0, &rb, 0, 32 },
+						T_OUT, &tk);
 				break;
 			case 1:		/* a fetch-add into the data area: write only */
 				what = "signal into data";
-				e = dvx_p2p_signal(&r->t, 1, 0, &r->data_r[1],
-						   mrlen - sizeof(tail_before), 1, 0, T_OUT, &tk);
+				e = dvx_p2p_signal(&r->t, 1, 0,
+						   &(struct dvx_p2p_notify){
+							   &r->data_r[1],
+							   mrlen - sizeof(tail_before), 1, NULL, 0,
+							   0 },
+						   T_OUT, &tk);
 				break;
 			case 2:		/* a put into the sink: local write only */
 				what = "put into the sink";
 				rb.addr = 0;
 				rb.len = 8;
 				rb.rkey[0] = r1->t.lanes[0].sink_lkey;
-				e = dvx_p2p_put(&r->t, 1, 0, &r->data_l, 0, &rb, 0, 8, T_OUT, &tk);
+				e = dvx_p2p_put(&r->t, 1, 0,
+						&(struct dvx_p2p_xfer){ &r->data_l, 0, &rb, 0, 8 },
+						T_OUT, &tk);
 				break;
 			default:	/* past the end of the data MR */
 				what = "put past the MR";
 				rb = r->data_r[1];
 				rb.len += 4096;
-				e = dvx_p2p_put(&r->t, 1, 0, &r->data_l, 0, &rb, mrlen - 64, 128,
+				e = dvx_p2p_put(&r->t, 1, 0,
+						&(struct dvx_p2p_xfer){ &r->data_l, 0, &rb,
+									mrlen - 64, 128 },
 						T_OUT, &tk);
 				break;
 			}
@@ -890,12 +1018,16 @@ static void body_bad_rkey(struct wrank *r)
 		struct dvx_p2p_rbuf bad = r->data_r[1];
 
 		/* a ticket that completes before the failure */
-		W_OK(r, dvx_p2p_put(&r->t, 1, 0, &r->data_l, wsend_off(r, 1), &r->data_r[1],
-				    wrecv_off(r, 0), 64, T_OUT, &good));
+		W_OK(r, dvx_p2p_put(&r->t, 1, 0,
+				    &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, 1),
+							    &r->data_r[1], wrecv_off(r, 0), 64 },
+				    T_OUT, &good));
 		W_OK(r, dvx_p2p_wait_local(&r->t, &good, T_OUT, NULL));
 		bad.rkey[0] ^= 0x5a5a00;
-		W_OK(r, dvx_p2p_put(&r->t, 1, 0, &r->data_l, wsend_off(r, 1), &bad,
-				    wrecv_off(r, 0), 64, T_OUT, &tk));
+		W_OK(r, dvx_p2p_put(&r->t, 1, 0,
+				    &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, 1), &bad,
+							    wrecv_off(r, 0), 64 },
+				    T_OUT, &tk));
 		failed = tk;
 		W_CHECK(r, dvx_p2p_wait_local(&r->t, &tk, T_OUT, &rep) == -EPERM &&
 				   rep.err == -EPERM && rep.peer == 1,
@@ -908,8 +1040,11 @@ static void body_bad_rkey(struct wrank *r)
 			"health: state %u err %d synd 0x%x op 0x%x qpn 0x%x idx %u", h.state,
 			h.err, h.syndrome, h.wqe_opcode, h.qpn, h.wqe_index);
 		/* the failed lane refuses new work with its error */
-		W_CHECK(r, dvx_p2p_put(&r->t, 1, 0, &r->data_l, wsend_off(r, 1), &r->data_r[1],
-				       wrecv_off(r, 0), 64, T_OUT, NULL) == -EPERM,
+		W_CHECK(r,
+			dvx_p2p_put(&r->t, 1, 0,
+				    &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, 1),
+							    &r->data_r[1], wrecv_off(r, 0), 64 },
+				    T_OUT, NULL) == -EPERM,
 			"post on a failed lane");
 	}
 	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
@@ -920,9 +1055,14 @@ static void body_bad_rkey(struct wrank *r)
 		if (p == r->rank)
 			continue;
 		fill(r, p, 7, 1024);
-		W_OK(r, dvx_p2p_put_signal(&r->t, p, ch, &r->data_l, wsend_off(r, p),
-					   &r->data_r[p], wrecv_off(r, r->rank), 1024, &r->sig_r[p],
-					   wsig_off(r, r->rank, 2), 1, 0, T_OUT, &tk));
+		W_OK(r, dvx_p2p_put_signal(&r->t, p, ch,
+					   &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, p),
+								   &r->data_r[p],
+								   wrecv_off(r, r->rank), 1024 },
+					   &(struct dvx_p2p_notify){ &r->sig_r[p],
+								     wsig_off(r, r->rank, 2), 1,
+								     NULL, 0, 0 },
+					   T_OUT, &tk));
 		W_OK(r, dvx_p2p_wait_local(&r->t, &tk, T_OUT, NULL));
 	}
 	for (p = 0; p < n; p++) {
@@ -959,11 +1099,16 @@ static void body_nocomp(struct wrank *r)
 {
 	int peer = r->rank ^ 1;
 
-	W_CHECK(r, dvx_p2p_put_counter(&r->t, peer, 0, &r->data_l, 0, &r->data_r[peer], 0, 8,
-				       &r->ctr_l, 0, T_OUT, NULL) == -EOPNOTSUPP,
+	W_CHECK(r,
+		dvx_p2p_put_counter(&r->t, peer, 0,
+				    &(struct dvx_p2p_xfer){ &r->data_l, 0, &r->data_r[peer], 0, 8 },
+				    &(struct dvx_p2p_notify){ NULL, 0, 0, &r->ctr_l, 0, 0 }, T_OUT,
+				    NULL) == -EOPNOTSUPP,
 		"counter without companions");
-	W_OK(r, dvx_p2p_put(&r->t, peer, 0, &r->data_l, wsend_off(r, peer), &r->data_r[peer],
-			    wrecv_off(r, r->rank), 8, T_OUT, NULL));
+	W_OK(r, dvx_p2p_put(&r->t, peer, 0,
+			    &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, peer),
+						    &r->data_r[peer], wrecv_off(r, r->rank), 8 },
+			    T_OUT, NULL));
 }
 
 static void test_no_companions(void **s)

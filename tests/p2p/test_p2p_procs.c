@@ -87,10 +87,14 @@ static void ring(struct wrank *r, const struct ring_arg *a, uint32_t first)
 		src = r->data + wsend_off(r, next);
 		for (i = 0; i < a->len; i++)
 			src[i] = wpat(r->rank, next, k, i);
-		W_OK(r, dvx_p2p_put_signal(&r->t, next, 0, &r->data_l, wsend_off(r, next),
-					   &r->data_r[next], wrecv_off(r, r->rank), a->len,
-					   &r->sig_r[next], wsig_off(r, r->rank, a->slot), 1, 0, T_OUT,
-					   &tk));
+		W_OK(r, dvx_p2p_put_signal(&r->t, next, 0,
+					   &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, next),
+								   &r->data_r[next],
+								   wrecv_off(r, r->rank), a->len },
+					   &(struct dvx_p2p_notify){ &r->sig_r[next],
+								     wsig_off(r, r->rank, a->slot),
+								     1, NULL, 0, 0 },
+					   T_OUT, &tk));
 		W_OK(r, dvx_p2p_wait_local(&r->t, &tk, T_OUT, NULL));
 		W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, prev, a->slot),
 					    DVX_CMP_GE, k + 1, T_OUT, NULL));
@@ -100,8 +104,11 @@ static void ring(struct wrank *r, const struct ring_arg *a, uint32_t first)
 		for (i = 0; i < a->len; i++)
 			W_CHECK(r, wrecv(r, prev)[i] == wpat(prev, r->rank, k, i),
 				"round %u: byte %llu from %d", k, (unsigned long long)i, prev);
-		W_OK(r, dvx_p2p_signal(&r->t, prev, 0, &r->sig_r[prev],
-				       wsig_off(r, r->rank, a->slot + 1), 1, 0, T_OUT, &tk));
+		W_OK(r, dvx_p2p_signal(&r->t, prev, 0,
+				       &(struct dvx_p2p_notify){ &r->sig_r[prev],
+								 wsig_off(r, r->rank, a->slot + 1),
+								 1, NULL, 0, 0 },
+				       T_OUT, &tk));
 		/* nothing left in flight: a body that ends alone has no closing flush */
 		W_OK(r, dvx_p2p_wait_local(&r->t, &tk, T_OUT, NULL));
 	}
@@ -170,8 +177,11 @@ static void body_faults(struct wrank *r)
 		f.drop_every = 0;
 		f.link_down = 1;
 		dvx_sim_set_faults(wfab(r), &f);
-		W_OK(r, dvx_p2p_put(&r->t, peer, 0, &r->data_l, wsend_off(r, peer), &r->data_r[peer],
-				    wrecv_off(r, r->rank), 64, T_OUT, &tk));
+		W_OK(r, dvx_p2p_put(&r->t, peer, 0,
+				    &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, peer),
+							    &r->data_r[peer], wrecv_off(r, r->rank),
+							    64 },
+				    T_OUT, &tk));
 		e = dvx_p2p_wait_local(&r->t, &tk, T_OUT, NULL);
 		W_CHECK(r, e == -EHOSTUNREACH, "put with the link down: %d", e);
 		dvx_sim_set_faults(wfab(r), NULL);
@@ -222,8 +232,11 @@ static void body_victim(struct wrank *r)
 	 * first ones may still find it alive: it dies when the signal lands) */
 	t0 = time(NULL);
 	for (;;) {
-		W_OK(r, dvx_p2p_put(&r->t, victim, 0, &r->data_l, wsend_off(r, victim),
-				    &r->data_r[victim], wrecv_off(r, r->rank), 64, T_OUT, &tk));
+		W_OK(r, dvx_p2p_put(&r->t, victim, 0,
+				    &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, victim),
+							    &r->data_r[victim],
+							    wrecv_off(r, r->rank), 64 },
+				    T_OUT, &tk));
 		e = dvx_p2p_wait_local(&r->t, &tk, T_OUT, NULL);
 		if (e)
 			break;

@@ -16,7 +16,7 @@
 #include <pthread.h>
 
 #include <dvx/nic/cq.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 #include <dvx/nic/mr.h>
 #include <dvx/nic/nic.h>
 #include <dvx/nic/qp.h>
@@ -93,7 +93,7 @@ static void *zalloc(size_t align, size_t len)
 static void mr_reg(struct dvx_nic *nic, void *addr, uint64_t len, uint32_t access,
 		   uint32_t flags, struct dvx_mr *mr)
 {
-	struct dvx_mr_attr a;
+	struct dvx_mr_cfg a;
 
 	memset(&a, 0, sizeof(a));
 	a.addr = addr;
@@ -108,7 +108,7 @@ static void rank_open(int i)
 {
 	struct rk *r = &W.r[i];
 	struct dvx_nic_cfg na;
-	struct dvx_umem_attr ua;
+	struct dvx_umem_cfg ua;
 	char name[16];
 
 	snprintf(name, sizeof(name), "sim_%d", i);
@@ -179,7 +179,7 @@ static int setup(void **state)
 	(void)state;
 	memset(&W, 0, sizeof(W));
 	dvx_sim_fabric_cfg_default(&fc);
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	assert_true(len > 0);
 	W.storage = malloc(len);
 	assert_non_null(W.storage);
@@ -219,7 +219,7 @@ static int teardown(void **state)
 
 static struct dvx_cq *mk_cq(struct rk *r, uint32_t depth)
 {
-	struct dvx_cq_attr a;
+	struct dvx_cq_cfg a;
 	struct dvx_cq *cq;
 
 	assert_true(r->ncq < MAXOBJ);
@@ -249,7 +249,7 @@ static uint64_t *next_sq_ids, *next_rq_ids;
 
 static struct dvx_qp *mk_qp(struct rk *r, struct dvx_cq *cq, const struct qpo *o)
 {
-	struct dvx_qp_attr a;
+	struct dvx_qp_cfg a;
 	struct dvx_mem_req wq, dbr;
 	struct dvx_qp *qp;
 
@@ -283,11 +283,11 @@ static const struct qpo RQ8 = { 0, 0, 8, 2, 0, NULL };
 /* A on sim_0 and B on sim_1, each with its own CQ and an 8-deep RQ, connected */
 static void mk_pair(struct dvx_qp **a, struct dvx_qp **b, uint8_t rnr_retry)
 {
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 
 	*a = mk_qp(&W.r[0], mk_cq(&W.r[0], 64), &RQ8);
 	*b = mk_qp(&W.r[1], mk_cq(&W.r[1], 64), &RQ8);
-	dvx_qp_connect_attr_init(&ca);
+	dvx_qp_connect_cfg_init(&ca);
 	ca.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
 	ca.rnr_retry = rnr_retry;
 	assert_int_equal(dvx_qp_connect_pair(*a, *b, &ca), 0);
@@ -299,10 +299,10 @@ static void mk_pair(struct dvx_qp **a, struct dvx_qp **b, uint8_t rnr_retry)
 static struct dvx_qp *mk_loop(struct rk *r, uint32_t flags, struct dvx_uar *uar)
 {
 	struct qpo o = { 0, 0, 0, 0, flags, uar };
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	struct dvx_qp *qp = mk_qp(r, mk_cq(r, 64), &o);
 
-	dvx_qp_connect_attr_init(&ca);
+	dvx_qp_connect_cfg_init(&ca);
 	ca.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
 	assert_int_equal(dvx_qp_connect_loopback(qp, &ca), 0);
 	return qp;
@@ -508,8 +508,12 @@ static void test_opcodes(void **state)
 	assert_int_equal(n, 0);
 	post_write(a, SIG, va(r1, 0x1000), r1->mr.rkey, va(r0, 0), r0->mr.lkey, 4096);
 	n = reserve(a, 1);
-	assert_int_equal(dvx_mlx5_wqe_rdma_write_imm(&a->sq.wq, n, SIG, 0xc0ffee, va(r1, 0x3000),
-						     r1->mr.rkey, va(r0, 100), r0->mr.lkey, 33), 1);
+	assert_int_equal(dvx_mlx5_wqe_rdma_write_imm(&a->sq.wq, n, SIG, 0xc0ffee,
+						     &(struct dvx_mlx5_raddr){ va(r1, 0x3000),
+									       r1->mr.rkey },
+						     &(struct dvx_mlx5_sge){ va(r0, 100), 33,
+									     r0->mr.lkey }),
+			 1);
 	n = reserve(a, 1);
 	assert_int_equal(dvx_mlx5_wqe_send(&a->sq.wq, n, SIG | DVX_MLX5_WQE_CTRL_SOLICITED,
 					   va(r0, 200), r0->mr.lkey, 100), 1);
@@ -655,11 +659,11 @@ static void test_device_queues(void **state)
 	static const struct dvx_sim_dma dma = { dev_read, dev_write, NULL };
 	static uint64_t ids[64];
 	struct rk *r0 = &W.r[0], *r1 = &W.r[1];
-	struct dvx_umem_attr ua;
-	struct dvx_mr_attr ma;
-	struct dvx_cq_attr ca;
-	struct dvx_qp_attr qa;
-	struct dvx_qp_connect_attr cn;
+	struct dvx_umem_cfg ua;
+	struct dvx_mr_cfg ma;
+	struct dvx_cq_cfg ca;
+	struct dvx_qp_cfg qa;
+	struct dvx_qp_connect_cfg cn;
 	struct dvx_mem_req wq, dbr;
 	struct dvx_sim_stats st;
 	struct dvx_umem du;
@@ -715,7 +719,7 @@ static void test_device_queues(void **state)
 	qa.dbr_offset = 0x8040;
 	assert_int_equal(dvx_qp_create(&r0->nic, &qa, &dqp), 0);
 	b = mk_qp(r1, mk_cq(r1, 64), NULL);
-	dvx_qp_connect_attr_init(&cn);
+	dvx_qp_connect_cfg_init(&cn);
 	cn.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
 	assert_int_equal(dvx_qp_connect_pair(&dqp, b, &cn), 0);
 
@@ -759,7 +763,7 @@ static void test_post_helpers(void **state)
 	static uint64_t a_sq[64], b_sq[64], a_rq[8], b_rq[8];
 	struct rk *r0 = &W.r[0], *r1 = &W.r[1];
 	struct qpo o = { 0, 64, 8, 1, 0, NULL };
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	struct dvx_cq *ca_cq, *cb_cq;
 	struct dvx_qp *a, *b;
 	struct dvx_wc wc;
@@ -775,7 +779,7 @@ static void test_post_helpers(void **state)
 	next_sq_ids = b_sq;
 	next_rq_ids = b_rq;
 	b = mk_qp(r1, cb_cq, &o);
-	dvx_qp_connect_attr_init(&ca);
+	dvx_qp_connect_cfg_init(&ca);
 	ca.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
 	assert_int_equal(dvx_qp_connect_pair(a, b, &ca), 0);
 	assert_ptr_equal(ca_cq->qps, a);
@@ -794,8 +798,12 @@ static void test_post_helpers(void **state)
 	/* every kind of post on A */
 	assert_int_equal(dvx_qp_post_write(a, 1, va(r0, 0), r0->mr.lkey, 4096, va(r1, 0x1000),
 					   r1->mr.rkey, DVX_POST_SIGNALED), 0);
-	assert_int_equal(dvx_qp_post_write_imm(a, 2, va(r0, 0), r0->mr.lkey, 16, va(r1, 0x1800),
-					       r1->mr.rkey, 0xabc, DVX_POST_SIGNALED), 0);
+	assert_int_equal(dvx_qp_post_write_imm(a, 2,
+					       &(struct dvx_mlx5_sge){ va(r0, 0), 16, r0->mr.lkey },
+					       &(struct dvx_mlx5_raddr){ va(r1, 0x1800),
+									 r1->mr.rkey },
+					       0xabc, DVX_POST_SIGNALED),
+			 0);
 	for (i = 0; i < sizeof(msg); i++)
 		msg[i] = (uint8_t)(0x30 + i);
 	assert_int_equal(dvx_qp_post_send(a, 3, (uint64_t)(uintptr_t)msg, 0, sizeof(msg),
@@ -805,9 +813,12 @@ static void test_post_helpers(void **state)
 					  r1->mr.rkey, DVX_POST_SIGNALED), 0);
 	assert_int_equal(dvx_qp_post_fetch_add(a, 5, va(r1, 0x3000), r1->mr.rkey, 2,
 					       va(r0, 0x3000), r0->mr.lkey, DVX_POST_SIGNALED), 0);
-	assert_int_equal(dvx_qp_post_comp_swap(a, 6, va(r1, 0x3000), r1->mr.rkey, 42, 7,
-					       va(r0, 0x3008), r0->mr.lkey,
-					       DVX_POST_SIGNALED | DVX_POST_FENCE), 0);
+	assert_int_equal(dvx_qp_post_comp_swap(a, 6,
+					       &(struct dvx_mlx5_raddr){ va(r1, 0x3000),
+									 r1->mr.rkey },
+					       42, 7, va(r0, 0x3008), r0->mr.lkey,
+					       DVX_POST_SIGNALED | DVX_POST_FENCE),
+			 0);
 	/* a batch: two unsignaled and a signaled one, one doorbell */
 	assert_int_equal(dvx_qp_post_write(a, 7, va(r0, 0), r0->mr.lkey, 8, va(r1, 0x5000),
 					   r1->mr.rkey, DVX_POST_MORE), 0);
@@ -895,27 +906,49 @@ static void test_atomics(void **state)
 	assert_int_equal(dvx_mlx5_wqe_atomic_fa(&a->sq.wq, n, SIG, va(r1, 0x100), r1->mr.rkey, 5,
 						va(r0, 0x800), r0->mr.lkey), 1);
 	n = reserve(a, 1);	/* matches: 1005 -> 77 */
-	assert_int_equal(dvx_mlx5_wqe_atomic_cs(&a->sq.wq, n, SIG, va(r1, 0x100), r1->mr.rkey,
-						1005, 77, va(r0, 0x808), r0->mr.lkey), 1);
+	assert_int_equal(dvx_mlx5_wqe_atomic_cs(&a->sq.wq, n, SIG,
+						&(struct dvx_mlx5_raddr){ va(r1, 0x100),
+									  r1->mr.rkey },
+						1005, 77, va(r0, 0x808), r0->mr.lkey),
+			 1);
 	n = reserve(a, 1);	/* does not match: stays 77 */
-	assert_int_equal(dvx_mlx5_wqe_atomic_cs(&a->sq.wq, n, SIG, va(r1, 0x100), r1->mr.rkey,
-						1005, 5, va(r0, 0x810), r0->mr.lkey), 1);
+	assert_int_equal(dvx_mlx5_wqe_atomic_cs(&a->sq.wq, n, SIG,
+						&(struct dvx_mlx5_raddr){ va(r1, 0x100),
+									  r1->mr.rkey },
+						1005, 5, va(r0, 0x810), r0->mr.lkey),
+			 1);
 	n = reserve(a, 1);	/* two 16-bit fields: ffff+1 does not carry into the next */
-	assert_int_equal(dvx_mlx5_wqe_masked_fa32(&a->sq.wq, n, SIG, va(r1, 0x108), r1->mr.rkey,
+	assert_int_equal(dvx_mlx5_wqe_masked_fa32(&a->sq.wq, n, SIG,
+						  &(struct dvx_mlx5_raddr){ va(r1, 0x108),
+									    r1->mr.rkey },
 						  0x00010001u, 0x00008000u, va(r0, 0x818),
-						  r0->mr.lkey), 1);
+						  r0->mr.lkey),
+			 1);
 	n = reserve(a, 1);
-	assert_int_equal(dvx_mlx5_wqe_masked_cs32(&a->sq.wq, n, SIG, va(r1, 0x10c), r1->mr.rkey,
-						  0x0000ccddu, 0x0000ffffu, 0x11220000u,
-						  0xffff0000u, va(r0, 0x81c), r0->mr.lkey), 1);
+	assert_int_equal(dvx_mlx5_wqe_masked_cs32(&a->sq.wq, n, SIG,
+						  &(struct dvx_mlx5_raddr){ va(r1, 0x10c),
+									    r1->mr.rkey },
+						  &(struct dvx_mlx5_masked_cs){
+							  0x0000ccddu, 0x0000ffffu, 0x11220000u,
+							  0xffff0000u },
+						  va(r0, 0x81c), r0->mr.lkey),
+			 1);
 	n = reserve(a, 1);
-	assert_int_equal(dvx_mlx5_wqe_masked_fa64(&a->sq.wq, n, SIG, va(r1, 0x110), r1->mr.rkey,
+	assert_int_equal(dvx_mlx5_wqe_masked_fa64(&a->sq.wq, n, SIG,
+						  &(struct dvx_mlx5_raddr){ va(r1, 0x110),
+									    r1->mr.rkey },
 						  0x0000000100000001ull, 0x8000000080000000ull,
-						  va(r0, 0x820), r0->mr.lkey), 1);
+						  va(r0, 0x820), r0->mr.lkey),
+			 1);
 	n = reserve(a, 2);
-	assert_int_equal(dvx_mlx5_wqe_masked_cs64(&a->sq.wq, n, SIG, va(r1, 0x118), r1->mr.rkey,
-						  0x1111000000000000ull, 0xffff000000000000ull,
-						  0x5555ull, 0xffffull, va(r0, 0x828), r0->mr.lkey),
+	assert_int_equal(dvx_mlx5_wqe_masked_cs64(&a->sq.wq, n, SIG,
+						  &(struct dvx_mlx5_raddr){ va(r1, 0x118),
+									    r1->mr.rkey },
+						  &(struct dvx_mlx5_masked_cs){
+							  0x1111000000000000ull,
+							  0xffff000000000000ull, 0x5555ull,
+							  0xffffull },
+						  va(r0, 0x828), r0->mr.lkey),
 			 2);
 	/* a result nobody reads: the iova-0 sink */
 	n = reserve(a, 1);
@@ -955,7 +988,7 @@ static void test_inline(void **state)
 {
 	struct rk *r0 = &W.r[0], *r1 = &W.r[1];
 	struct qpo o = { 64, 256, 8, 1, 0, NULL };
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	struct dvx_mlx5_cqe_info i;
 	struct dvx_qp *a, *b;
 	uint8_t buf[256];
@@ -964,7 +997,7 @@ static void test_inline(void **state)
 	(void)state;
 	a = mk_qp(r0, mk_cq(r0, 64), &o);
 	b = mk_qp(r1, mk_cq(r1, 64), &o);
-	dvx_qp_connect_attr_init(&ca);
+	dvx_qp_connect_cfg_init(&ca);
 	ca.access = DVX_ACCESS_REMOTE_WRITE;
 	assert_int_equal(dvx_qp_connect_pair(a, b, &ca), 0);
 	assert_int_equal(a->max_inline, 256);
@@ -973,8 +1006,11 @@ static void test_inline(void **state)
 
 	n = reserve(a, 4);
 	assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(&a->sq.wq, n, DVX_MLX5_OPCODE_RDMA_WRITE,
-							SIG, 0, va(r1, 0x1000), r1->mr.rkey, buf,
-							200), 4);
+							SIG, 0,
+							&(struct dvx_mlx5_raddr){ va(r1, 0x1000),
+										  r1->mr.rkey },
+							buf, 200),
+			 4);
 	n = reserve(a, 1);
 	assert_int_equal(dvx_mlx5_wqe_send_inline(&a->sq.wq, n, DVX_MLX5_OPCODE_SEND_IMM, SIG,
 						  0xabcd, buf + 7, 40), 1);
@@ -1016,12 +1052,19 @@ static void test_wrap_unsignaled(void **state)
 		wrapped_inl += (n & 7) >= 6;
 		assert_int_equal(dvx_mlx5_wqe_rdma_write_inline(&a->sq.wq, n,
 								DVX_MLX5_OPCODE_RDMA_WRITE, 0, 0,
-								va(r1, 0x1000 + round * 128),
-								r1->mr.rkey, pay, 120), 3);
+								&(struct dvx_mlx5_raddr){
+									va(r1,
+									   0x1000 + round * 128),
+									r1->mr.rkey },
+								pay, 120),
+				 3);
 		n = reserve(a, 2);
 		wrapped_cs += (n & 7) == 7;
-		assert_int_equal(dvx_mlx5_wqe_masked_cs64(&a->sq.wq, n, 0, va(r1, 0x800),
-							  r1->mr.rkey, 0, 0, round + 1, ~0ull,
+		assert_int_equal(dvx_mlx5_wqe_masked_cs64(&a->sq.wq, n, 0,
+							  &(struct dvx_mlx5_raddr){ va(r1, 0x800),
+										    r1->mr.rkey },
+							  &(struct dvx_mlx5_masked_cs){
+								  0, 0, round + 1, ~0ull },
 							  va(r0, 0x800 + round * 8), r0->mr.lkey),
 				 2);
 		wr64(r0->data + 0x100, round * 3);
@@ -1207,8 +1250,9 @@ static void refusal(enum bad what, int err, uint8_t synd, uint8_t vendor, uint8_
 				       va(r0, 0x40), r0->mr.lkey);
 		break;
 	case BAD_ALIGN_MFA32:
-		dvx_mlx5_wqe_masked_fa32(&a->sq.wq, n, 0, va(r1, 0x102), r1->mr.rkey, 1, 0,
-					 va(r0, 0x40), r0->mr.lkey);
+		dvx_mlx5_wqe_masked_fa32(&a->sq.wq, n, 0,
+					 &(struct dvx_mlx5_raddr){ va(r1, 0x102), r1->mr.rkey }, 1,
+					 0, va(r0, 0x40), r0->mr.lkey);
 		break;
 	case BAD_PD_REMOTE:	/* an MR of sim_1 registered under another PD */
 		dvx_mlx5_wqe_rdma_write(&a->sq.wq, n, 0, va(r1, D_PD2), r1->pd2.rkey, va(r0, 0),
@@ -1338,7 +1382,7 @@ static void test_wait_not_master(void **state)
 static void test_no_cd_nic(void **state)
 {
 	struct rk *r2 = &W.r[2];
-	struct dvx_qp_attr qa;
+	struct dvx_qp_cfg qa;
 	struct dvx_mem_req wq, dbr;
 	struct dvx_sim_stats s0, s1;
 	struct dvx_qp qp;
@@ -1407,8 +1451,8 @@ static void test_not_rts(void **state)
 {
 	struct rk *r0 = &W.r[0];
 	uint8_t in[DVX_MLX5_MODIFY_QP_IN_BYTES];
-	struct dvx_mlx5_rst2init_attr ri;
-	struct dvx_mlx5_rtr2rts_attr rs;
+	struct dvx_mlx5_rst2init_cfg ri;
+	struct dvx_mlx5_rtr2rts_cfg rs;
 	struct dvx_mlx5_cqe_info i;
 	struct dvx_mlx5_qp_query q;
 	struct dvx_qp *rst, *qp;
@@ -1498,8 +1542,9 @@ static void test_rnr(void **state)
 	mk_pair(&c, &d, 7);
 	fill(r0->data, 16, 9);
 	n = reserve(c, 1);
-	dvx_mlx5_wqe_rdma_write_imm(&c->sq.wq, n, SIG, 42, va(r1, 0x700), r1->mr.rkey,
-				    va(r0, 0), r0->mr.lkey, 16);
+	dvx_mlx5_wqe_rdma_write_imm(&c->sq.wq, n, SIG, 42,
+				    &(struct dvx_mlx5_raddr){ va(r1, 0x700), r1->mr.rkey },
+				    &(struct dvx_mlx5_sge){ va(r0, 0), 16, r0->mr.lkey });
 	ring(c);
 	for (k = 0; k < 1000; k++)
 		step();
@@ -1648,8 +1693,8 @@ static void *rank_thread(void *arg)
 	cq = &r->cq[0];
 	qp = &r->qp[0];
 	{
-		struct dvx_cq_attr ca;
-		struct dvx_qp_attr qa;
+		struct dvx_cq_cfg ca;
+		struct dvx_qp_cfg qa;
 		struct dvx_mem_req wq, dbr;
 
 		memset(&ca, 0, sizeof(ca));
@@ -1692,10 +1737,14 @@ static void *rank_thread(void *arg)
 			memset(src, (int)(me * 128 + sent % 128), T_MSG);
 			T_CHECK(me, dvx_mlx5_sq_reserve(&qp->sq, &qp->sqc, 1, DVX_MLX5_SQ_SINGLE, &n) == 0);
 			dvx_mlx5_wqe_rdma_write_imm(&qp->sq.wq, n, SIG, (uint32_t)(me << 16) | sent,
-						    W.raddr[peer] + (sent % T_SLOTS) * T_MSG,
-						    W.rkey[peer], va(r, 0x4000 + (sent % T_SLOTS) *
-								     T_MSG),
-						    r->mr.lkey, T_MSG);
+						    &(struct dvx_mlx5_raddr){
+							    W.raddr[peer] +
+								    (sent % T_SLOTS) * T_MSG,
+							    W.rkey[peer] },
+						    &(struct dvx_mlx5_sge){
+							    va(r,
+							       0x4000 + (sent % T_SLOTS) * T_MSG),
+							    T_MSG, r->mr.lkey });
 			ring(qp);
 			sent++;
 		}

@@ -17,7 +17,7 @@
 #include "../lib/sim_trace.h"
 
 #include <dvx/byteorder.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 #include <dvx/mlx5/caps.h>
 #include <dvx/mlx5/cmd.h>
 #include <dvx/mlx5/cqe.h>
@@ -49,7 +49,7 @@ static int setup(void **state)
 
 	(void)state;
 	dvx_sim_fabric_cfg_default(&fc);
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	assert_true(len > 0);
 	storage = malloc(len);
 	assert_non_null(storage);
@@ -125,7 +125,7 @@ static void live_zero(void)
 
 /* ---- CQ / QP helpers ------------------------------------------------------------ */
 
-static void cq_attr(const struct env *e, struct dvx_mlx5_cq_attr *a, uint32_t log, unsigned i)
+static void cq_attr(const struct env *e, struct dvx_mlx5_cq_cfg *a, uint32_t log, unsigned i)
 {
 	memset(a, 0, sizeof(*a));
 	a->log_cq_size = log;
@@ -139,7 +139,7 @@ static void cq_attr(const struct env *e, struct dvx_mlx5_cq_attr *a, uint32_t lo
 	a->oi = 0;
 }
 
-static int cq_make(struct env *e, const struct dvx_mlx5_cq_attr *a, struct dvx_hal_obj *obj,
+static int cq_make(struct env *e, const struct dvx_mlx5_cq_cfg *a, struct dvx_hal_obj *obj,
 		   uint32_t *cqn)
 {
 	uint8_t in[DVX_MLX5_CREATE_CQ_IN_BYTES], out[DVX_MLX5_CREATE_CQ_OUT_BYTES];
@@ -156,7 +156,7 @@ static int cq_make(struct env *e, const struct dvx_mlx5_cq_attr *a, struct dvx_h
 }
 
 /* create with raw patching of the encoded mailbox */
-static int cq_make_patched(struct env *e, const struct dvx_mlx5_cq_attr *a, unsigned byte,
+static int cq_make_patched(struct env *e, const struct dvx_mlx5_cq_cfg *a, unsigned byte,
 			   unsigned hi, unsigned lo, uint32_t v)
 {
 	uint8_t in[DVX_MLX5_CREATE_CQ_IN_BYTES], out[DVX_MLX5_CREATE_CQ_OUT_BYTES];
@@ -168,7 +168,7 @@ static int cq_make_patched(struct env *e, const struct dvx_mlx5_cq_attr *a, unsi
 	return dvx_hal_obj_create(&e->dev, in, sizeof(in), out, sizeof(out), &obj);
 }
 
-static void qp_attr(const struct env *e, struct dvx_mlx5_qp_attr *a, uint32_t cqn, unsigned i)
+static void qp_attr(const struct env *e, struct dvx_mlx5_qp_cfg *a, uint32_t cqn, unsigned i)
 {
 	memset(a, 0, sizeof(*a));
 	a->pdn = e->pd.pdn;
@@ -185,7 +185,7 @@ static void qp_attr(const struct env *e, struct dvx_mlx5_qp_attr *a, uint32_t cq
 	a->user_index = 0x100 + i;
 }
 
-static int qp_make(struct env *e, const struct dvx_mlx5_qp_attr *a, struct dvx_hal_obj *obj,
+static int qp_make(struct env *e, const struct dvx_mlx5_qp_cfg *a, struct dvx_hal_obj *obj,
 		   uint32_t *qpn)
 {
 	uint8_t in[DVX_MLX5_CREATE_QP_IN_BYTES], out[DVX_MLX5_CREATE_QP_OUT_BYTES];
@@ -201,7 +201,7 @@ static int qp_make(struct env *e, const struct dvx_mlx5_qp_attr *a, struct dvx_h
 	return rc;
 }
 
-static int qp_make_patched(struct env *e, const struct dvx_mlx5_qp_attr *a, unsigned byte,
+static int qp_make_patched(struct env *e, const struct dvx_mlx5_qp_cfg *a, unsigned byte,
 			   unsigned hi, unsigned lo, uint32_t v)
 {
 	uint8_t in[DVX_MLX5_CREATE_QP_IN_BYTES], out[DVX_MLX5_CREATE_QP_OUT_BYTES];
@@ -222,7 +222,7 @@ static int modify(struct env *e, struct dvx_hal_obj *qp, const uint8_t *in, size
 
 static int rst2init(struct env *e, struct dvx_hal_obj *qp, uint8_t port, uint8_t atomic_mode)
 {
-	struct dvx_mlx5_rst2init_attr a = { .rre = 1, .rwe = 1, .rae = 1,
+	struct dvx_mlx5_rst2init_cfg a = { .rre = 1, .rwe = 1, .rae = 1,
 					    .atomic_mode = atomic_mode,
 					    .vhca_port_num = port };
 	uint8_t in[DVX_MLX5_MODIFY_QP_IN_BYTES];
@@ -231,7 +231,7 @@ static int rst2init(struct env *e, struct dvx_hal_obj *qp, uint8_t port, uint8_t
 	return modify(e, qp, in, sizeof(in));
 }
 
-static void roce_rtr_attr(struct dvx_mlx5_init2rtr_attr *a, uint32_t remote_qpn,
+static void roce_rtr_attr(struct dvx_mlx5_init2rtr_cfg *a, uint32_t remote_qpn,
 			  const uint8_t gid[16], const uint8_t mac[6])
 {
 	memset(a, 0, sizeof(*a));
@@ -249,7 +249,7 @@ static void roce_rtr_attr(struct dvx_mlx5_init2rtr_attr *a, uint32_t remote_qpn,
 	memcpy(a->path.rmac, mac, 6);
 }
 
-static int init2rtr(struct env *e, struct dvx_hal_obj *qp, const struct dvx_mlx5_init2rtr_attr *a)
+static int init2rtr(struct env *e, struct dvx_hal_obj *qp, const struct dvx_mlx5_init2rtr_cfg *a)
 {
 	uint8_t in[DVX_MLX5_MODIFY_QP_IN_BYTES];
 
@@ -267,7 +267,7 @@ static int init2rtr_loop(struct env *e, struct dvx_hal_obj *qp)
 
 static int rtr2rts(struct env *e, struct dvx_hal_obj *qp, uint8_t log_sra_max)
 {
-	struct dvx_mlx5_rtr2rts_attr a = { .retry_count = 7, .rnr_retry = 7, .ack_timeout = 20,
+	struct dvx_mlx5_rtr2rts_cfg a = { .retry_count = 7, .rnr_retry = 7, .ack_timeout = 20,
 					   .log_sra_max = log_sra_max };
 	uint8_t in[DVX_MLX5_MODIFY_QP_IN_BYTES];
 
@@ -339,10 +339,10 @@ static void test_fabric(void **state)
 	unsigned i;
 
 	(void)state;
-	assert_int_equal(dvx_sim_fabric_size(NULL), 0);
+	assert_int_equal(dvx_sim_fabric_mem_size(NULL), 0);
 	dvx_sim_fabric_cfg_default(&fc);
 	fc.max_qps = 0;
-	assert_int_equal(dvx_sim_fabric_size(&fc), 0);
+	assert_int_equal(dvx_sim_fabric_mem_size(&fc), 0);
 	dvx_sim_fabric_cfg_default(&fc);
 	assert_int_equal(dvx_sim_fabric_init(storage, 64, &fc, &f2), -EINVAL);
 
@@ -585,7 +585,7 @@ static void test_caps(void **state)
 static void test_cq(void **state)
 {
 	uint8_t in[DVX_MLX5_QUERY_CQ_IN_BYTES], out[DVX_MLX5_QUERY_CQ_OUT_BYTES];
-	struct dvx_mlx5_cq_attr a;
+	struct dvx_mlx5_cq_cfg a;
 	struct dvx_mlx5_cq_query q;
 	struct dvx_hal_obj cq, cq2;
 	struct dvx_sim_nic_cfg nc;
@@ -732,7 +732,7 @@ static uint32_t made(struct env *e, int rc, struct dvx_hal_obj *obj)
 /* a one-CQE CQ whose ring is at @ring in @um (its record in the env's umem) */
 static uint32_t cq_at(struct env *e, const struct dvx_hal_umem *um, uint64_t ring)
 {
-	struct dvx_mlx5_cq_attr a;
+	struct dvx_mlx5_cq_cfg a;
 	struct dvx_hal_obj cq;
 	uint32_t cqn;
 
@@ -745,7 +745,7 @@ static uint32_t cq_at(struct env *e, const struct dvx_hal_umem *um, uint64_t rin
 /* a QP of 64 WQEBBs whose work queue starts at @wq in @um */
 static uint32_t qp_at(struct env *e, const struct dvx_hal_umem *um, uint32_t cqn, uint64_t wq)
 {
-	struct dvx_mlx5_qp_attr a;
+	struct dvx_mlx5_qp_cfg a;
 	struct dvx_hal_obj qp;
 	uint32_t qpn;
 
@@ -759,8 +759,8 @@ static uint32_t qp_at(struct env *e, const struct dvx_hal_umem *um, uint32_t cqn
 
 static void test_umem_pages(void **state)
 {
-	struct dvx_mlx5_cq_attr ca;
-	struct dvx_mlx5_qp_attr qa;
+	struct dvx_mlx5_cq_cfg ca;
+	struct dvx_mlx5_qp_cfg qa;
 	struct dvx_hal_umem um;
 	struct dvx_hal_obj cq;
 	uint8_t *mem;
@@ -874,9 +874,9 @@ static void test_umem_pages(void **state)
 
 static void test_qp_transitions(void **state)
 {
-	struct dvx_mlx5_init2rtr_attr ra;
-	struct dvx_mlx5_qp_attr qa;
-	struct dvx_mlx5_cq_attr ca;
+	struct dvx_mlx5_init2rtr_cfg ra;
+	struct dvx_mlx5_qp_cfg qa;
+	struct dvx_mlx5_cq_cfg ca;
 	struct dvx_mlx5_qp_query q;
 	struct dvx_hal_obj cq, qp;
 	struct dvx_sim_nic_cfg nc;
@@ -966,7 +966,7 @@ static void test_qp_transitions(void **state)
 	/* a modify naming another QP, or a short mailbox */
 	{
 		uint8_t in[DVX_MLX5_MODIFY_QP_IN_BYTES];
-		struct dvx_mlx5_rst2init_attr ia = { .vhca_port_num = 1 };
+		struct dvx_mlx5_rst2init_cfg ia = { .vhca_port_num = 1 };
 
 		assert_int_equal(dvx_mlx5_rst2init_qp_in(in, qpn ^ 1, &ia), 0);
 		assert_int_equal(modify(&e, &qp, in, sizeof(in)), -EINVAL);
@@ -1005,8 +1005,8 @@ static void test_ts_format(void **state)
 		/* cap 2 */ { 1, 1, 1 },
 	};
 	uint8_t in[DVX_MLX5_QUERY_HCA_CAP_IN_BYTES], out[DVX_MLX5_QUERY_HCA_CAP_OUT_BYTES];
-	struct dvx_mlx5_qp_attr qa;
-	struct dvx_mlx5_cq_attr ca;
+	struct dvx_mlx5_qp_cfg qa;
+	struct dvx_mlx5_cq_cfg ca;
 	struct dvx_mlx5_caps caps;
 	struct dvx_sim_nic_cfg nc;
 	struct dvx_hal_obj cq, qp;
@@ -1061,9 +1061,9 @@ static void test_ts_format(void **state)
 
 static void test_qp_refusals(void **state)
 {
-	struct dvx_mlx5_init2rtr_attr ra;
-	struct dvx_mlx5_qp_attr qa;
-	struct dvx_mlx5_cq_attr ca;
+	struct dvx_mlx5_init2rtr_cfg ra;
+	struct dvx_mlx5_qp_cfg qa;
+	struct dvx_mlx5_cq_cfg ca;
 	struct dvx_hal_obj cq, qp;
 	struct dvx_sim_nic_cfg nc;
 	uint32_t cqn, qpn;
@@ -1396,8 +1396,8 @@ struct qpx {
 /* a loopback RTS QP with its own CQ (64 CQEs, ring CQ_OFF(i)) and SQ (64 WQEBBs) */
 static void qpx_make(struct env *e, struct qpx *x, unsigned i, const struct dvx_hal_uar *uar)
 {
-	struct dvx_mlx5_qp_attr qa;
-	struct dvx_mlx5_cq_attr ca;
+	struct dvx_mlx5_qp_cfg qa;
+	struct dvx_mlx5_cq_cfg ca;
 
 	cq_attr(e, &ca, 6, i);
 	dvx_mlx5_cq_ring_init(e->mem + CQ_OFF(i), 6);
@@ -1408,9 +1408,14 @@ static void qpx_make(struct env *e, struct qpx *x, unsigned i, const struct dvx_
 	qa.uar_page = uar->page_id;
 	assert_int_equal(qp_make(e, &qa, &x->qp, &x->qpn), 0);
 	qp_loop_rts(e, &x->qp);
-	assert_int_equal(dvx_mlx5_sq_init(&x->sq, &x->sqc, e->mem + WQ_OFF(i), 64, x->qpn, 0,
-					  (dvx_be32 *)(void *)(e->mem + DBR_OFF(i)), uar->reg_addr,
-					  uar->type == DVX_UAR_BF ? DVX_SIM_BF_HALF : 0, 0), 0);
+	assert_int_equal(dvx_mlx5_sq_init(&x->sq, &x->sqc,
+					  &(struct dvx_mlx5_sq_cfg){
+						  e->mem + WQ_OFF(i), 64, x->qpn, 0,
+						  (dvx_be32 *)(void *)(e->mem + DBR_OFF(i)),
+						  uar->reg_addr,
+						  uar->type == DVX_UAR_BF ? DVX_SIM_BF_HALF : 0,
+						  0 }),
+			 0);
 }
 
 static void qpx_destroy(struct env *e, struct qpx *x)
@@ -1829,7 +1834,7 @@ static void test_doorbell_fini(void **state)
 	assert_int_equal(dvx_sim_fini(fab), -EPROTO);
 	/* a fresh fabric for the teardown */
 	dvx_sim_fabric_cfg_default(&fc);
-	assert_int_equal(dvx_sim_fabric_init(storage, dvx_sim_fabric_size(&fc), &fc, &fab), 0);
+	assert_int_equal(dvx_sim_fabric_init(storage, dvx_sim_fabric_mem_size(&fc), &fc, &fab), 0);
 	hal = dvx_sim_hal(fab);
 }
 

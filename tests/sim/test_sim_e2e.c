@@ -9,7 +9,7 @@
 
 #include <errno.h>
 #include <dvx/hal.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 #include <dvx/mlx5/cmd.h>
 #include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/rq.h>
@@ -109,7 +109,7 @@ static void e_nic_open(int i)
 static void e_cq_create(struct e_nic *n, struct e_cq *c)
 {
 	uint8_t in[DVX_MLX5_CREATE_CQ_IN_BYTES], out[DVX_MLX5_CREATE_CQ_OUT_BYTES];
-	struct dvx_mlx5_cq_attr a;
+	struct dvx_mlx5_cq_cfg a;
 	uint32_t ring = e_take(n, 64u << E_LOG_CQ, 4096), dbr = e_take(n, 64, 64);
 
 	dvx_mlx5_cq_ring_init(n->mem + ring, E_LOG_CQ);
@@ -136,7 +136,7 @@ static void e_qp_create(struct e_nic *n, struct e_qp *q, const struct e_cq *scq,
 			const struct e_cq *rcq, int cd_master)
 {
 	uint8_t in[DVX_MLX5_CREATE_QP_IN_BYTES], out[DVX_MLX5_CREATE_QP_OUT_BYTES];
-	struct dvx_mlx5_qp_attr a;
+	struct dvx_mlx5_qp_cfg a;
 	struct dvx_mlx5_qp_wq_layout l;
 	uint32_t wq, dbr = e_take(n, 64, 64);
 
@@ -164,8 +164,11 @@ static void e_qp_create(struct e_nic *n, struct e_qp *q, const struct e_cq *scq,
 	assert_int_equal(dvx_hal_obj_create(&n->hal, in, sizeof(in), out, sizeof(out), &q->obj), 0);
 	assert_int_equal(dvx_mlx5_create_qp_out(out, sizeof(out), &q->qpn), 0);
 	q->obj.id = q->qpn;
-	assert_int_equal(dvx_mlx5_sq_init(&q->sq, &q->sqc, n->mem + l.sq_offset, 1u << E_LOG_SQ, q->qpn, 64,
-					  (dvx_be32 *)(void *)(n->mem + dbr), n->uar.reg_addr, 0, 0),
+	assert_int_equal(dvx_mlx5_sq_init(&q->sq, &q->sqc,
+					  &(struct dvx_mlx5_sq_cfg){
+						  n->mem + l.sq_offset, 1u << E_LOG_SQ, q->qpn, 64,
+						  (dvx_be32 *)(void *)(n->mem + dbr),
+						  n->uar.reg_addr, 0, 0 }),
 			 0);
 	assert_int_equal(dvx_mlx5_rq_init(&q->rq, n->mem + l.rq_offset, 1u << E_LOG_RQ,
 					  4 + E_RQ_STRIDE_LOG, (dvx_be32 *)(void *)(n->mem + dbr)),
@@ -185,9 +188,9 @@ static void e_connect(struct e_nic *n, struct e_qp *q, uint32_t remote_qpn, uint
 		      int loopback, uint8_t rnr_retry)
 {
 	uint8_t in[DVX_MLX5_MODIFY_QP_IN_BYTES];
-	struct dvx_mlx5_rst2init_attr ri;
-	struct dvx_mlx5_init2rtr_attr rr;
-	struct dvx_mlx5_rtr2rts_attr rs;
+	struct dvx_mlx5_rst2init_cfg ri;
+	struct dvx_mlx5_init2rtr_cfg rr;
+	struct dvx_mlx5_rtr2rts_cfg rs;
 
 	memset(&ri, 0, sizeof(ri));
 	ri.rre = ri.rwe = ri.rae = 1;
@@ -228,7 +231,7 @@ static int setup(void **state)
 	(void)state;
 	memset(&E, 0, sizeof(E));
 	dvx_sim_fabric_cfg_default(&fc);
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	assert_true(len > 0);
 	E.storage = aligned_alloc(64, (len + 63) & ~(size_t)63);
 	assert_non_null(E.storage);
@@ -307,8 +310,9 @@ static void test_e2e_write_read(void **state)
 	dvx_mlx5_wqe_rdma_write(&a.sq.wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE, E_IOVA + 8192,
 				E.nic[1].mr.rkey, E_IOVA, E.nic[0].mr.lkey, 4096);
 	dvx_mlx5_wqe_rdma_write_imm(&a.sq.wq, idx + 1, DVX_MLX5_WQE_CTRL_CQ_UPDATE, 0xfeed,
-				    E_IOVA + 8192 + 4096, E.nic[1].mr.rkey, E_IOVA,
-				    E.nic[0].mr.lkey, 16);
+				    &(struct dvx_mlx5_raddr){ E_IOVA + 8192 + 4096,
+							      E.nic[1].mr.rkey },
+				    &(struct dvx_mlx5_sge){ E_IOVA, 16, E.nic[0].mr.lkey });
 	dvx_mlx5_wqe_rdma_read(&a.sq.wq, idx + 2, DVX_MLX5_WQE_CTRL_CQ_UPDATE, E_IOVA + 8192,
 			       E.nic[1].mr.rkey, E_IOVA + 16384, E.nic[0].mr.lkey, 4096);
 	dvx_mlx5_sq_ring(&a.sq, &a.sqc, idx + 2);

@@ -70,7 +70,6 @@ static struct {
 	_Alignas(64) uint8_t mem_ro[256];
 	_Alignas(64) uint8_t sink[64];
 	uint64_t now;
-	unsigned set_err_calls;
 	unsigned trace_wqes, trace_cqes;
 	/* device memory (DMA tests): contents, copies made, a failing engine */
 	_Alignas(64) uint8_t dev[65536];
@@ -120,13 +119,6 @@ struct sim_mr *dvx_sim_mr_find(struct sim_nic *nic, uint32_t key)
 uint64_t dvx_sim_now_ns(void)
 {
 	return T.now;
-}
-
-void dvx_sim_qp_set_err(struct sim_fabric *fab, struct sim_qp *qp)
-{
-	T.set_err_calls++;
-	qp->state = SIM_QPS_ERR;
-	dvx_sim_exec_flush(fab, qp);
 }
 
 /* device memory behind DMA callbacks: the umem's dptr indexes T.dev */
@@ -410,14 +402,15 @@ static void test_rdma_write_sgl_and_inline(void **state)
 		memcpy(want + off, T.mem_a + 100 * i, 5 + i);
 		off += 5 + i;
 	}
-	k = dvx_mlx5_wqe_rdma_sgl(&T.a.wq, T.a.pi, DVX_MLX5_OPCODE_RDMA_WRITE, SIG, 0, IOVA_B + 64,
-				  KEY_B, sgl, 6);
+	k = dvx_mlx5_wqe_rdma_sgl(&T.a.wq, T.a.pi, DVX_MLX5_OPCODE_RDMA_WRITE, SIG, 0,
+				  &(struct dvx_mlx5_raddr){ IOVA_B + 64, KEY_B }, sgl, 6);
 	assert_int_equal(k, 2);		/* ds 8: two WQEBBs */
 	T.a.pi += (uint32_t)k;
 	for (i = 0; i < sizeof(data); i++)
 		data[i] = (uint8_t)(0x80 + i);
 	k = dvx_mlx5_wqe_rdma_write_inline(&T.a.wq, T.a.pi, DVX_MLX5_OPCODE_RDMA_WRITE, SIG, 0,
-					   IOVA_B + 512, KEY_B, data, sizeof(data));
+					   &(struct dvx_mlx5_raddr){ IOVA_B + 512, KEY_B }, data,
+					   sizeof(data));
 	assert_int_equal(k, 2);
 	T.a.pi += (uint32_t)k;
 	ring(&T.a);
@@ -454,19 +447,25 @@ static void test_wrap(void **state)
 		T.a.pi += (uint32_t)dvx_mlx5_wqe_nop(&T.a.wq, T.a.pi, 0);
 		/* 2 WQEBBs from slot 15: the second is slot 0 */
 		k = dvx_mlx5_wqe_rdma_sgl(&T.a.wq, T.a.pi, DVX_MLX5_OPCODE_RDMA_WRITE, SIG, 0,
-					  IOVA_B + 256 * rounds, KEY_B, sgl, 6);
+					  &(struct dvx_mlx5_raddr){ IOVA_B + 256 * rounds, KEY_B },
+					  sgl, 6);
 		assert_int_equal(k, 2);
 		T.a.pi += 2;
 		for (i = 0; i < sizeof(data); i++)
 			data[i] = (uint8_t)(rounds * 50 + i);
 		k = dvx_mlx5_wqe_rdma_write_inline(&T.a.wq, T.a.pi, DVX_MLX5_OPCODE_RDMA_WRITE, SIG,
-						   0, IOVA_B + 256 * rounds + 100, KEY_B, data,
-						   sizeof(data));
+						   0,
+						   &(struct dvx_mlx5_raddr){
+							   IOVA_B + 256 * rounds + 100, KEY_B },
+						   data, sizeof(data));
 		T.a.pi += (uint32_t)k;
 		/* a masked CS 8 B (2 WQEBBs) too */
 		memset(T.mem_b + 200, 0, 8);
-		T.a.pi += (uint32_t)dvx_mlx5_wqe_masked_cs64(&T.a.wq, T.a.pi, SIG, IOVA_B + 200,
-							     KEY_B, 0, 0, 0x1234 + rounds, ~0ull,
+		T.a.pi += (uint32_t)dvx_mlx5_wqe_masked_cs64(&T.a.wq, T.a.pi, SIG,
+							     &(struct dvx_mlx5_raddr){ IOVA_B + 200,
+										       KEY_B },
+							     &(struct dvx_mlx5_masked_cs){
+								     0, 0, 0x1234 + rounds, ~0ull },
 							     0, KEY_SINK);
 		ring(&T.a);
 		assert_int_equal(run(&T.a), 4);
@@ -501,10 +500,14 @@ static void test_write_imm(void **state)
 	(void)state;
 	post_recv(&T.b, 0, 0x100, 0);	/* WRITE_IMM needs no scatter entries */
 	post_recv(&T.b, IOVA_B, KEY_B, 64);
-	T.a.pi += (uint32_t)dvx_mlx5_wqe_rdma_write_imm(&T.a.wq, T.a.pi, SIG, 0xdeadbeef,
-							IOVA_B + 128, KEY_B, IOVA_A, KEY_A, 100);
-	T.a.pi += (uint32_t)dvx_mlx5_wqe_rdma_write_imm(&T.a.wq, T.a.pi, 0, 0x01020304, IOVA_B, KEY_B,
-							0, 0, 0);
+	T.a.pi +=
+		(uint32_t)dvx_mlx5_wqe_rdma_write_imm(&T.a.wq, T.a.pi, SIG, 0xdeadbeef,
+						      &(struct dvx_mlx5_raddr){ IOVA_B + 128,
+										KEY_B },
+						      &(struct dvx_mlx5_sge){ IOVA_A, 100, KEY_A });
+	T.a.pi += (uint32_t)dvx_mlx5_wqe_rdma_write_imm(&T.a.wq, T.a.pi, 0, 0x01020304,
+							&(struct dvx_mlx5_raddr){ IOVA_B, KEY_B },
+							&(struct dvx_mlx5_sge){ 0, 0, 0 });
 	ring(&T.a);
 	assert_int_equal(run(&T.a), 2);
 	assert_memory_equal(T.mem_b + 128, T.mem_a, 100);
@@ -621,9 +624,13 @@ static void test_atomics_8(void **state)
 		wr64(T.mem_b + 8, 100);
 		T.a.pi += (uint32_t)dvx_mlx5_wqe_atomic_fa(&T.a.wq, T.a.pi, SIG, IOVA_B + 8, KEY_B, 5,
 							   0, KEY_SINK);
-		T.a.pi += (uint32_t)dvx_mlx5_wqe_atomic_cs(&T.a.wq, T.a.pi, SIG, IOVA_B + 8, KEY_B,
+		T.a.pi += (uint32_t)dvx_mlx5_wqe_atomic_cs(&T.a.wq, T.a.pi, SIG,
+							   &(struct dvx_mlx5_raddr){ IOVA_B + 8,
+										     KEY_B },
 							   105, 7, 8, KEY_SINK);
-		T.a.pi += (uint32_t)dvx_mlx5_wqe_atomic_cs(&T.a.wq, T.a.pi, SIG, IOVA_B + 8, KEY_B,
+		T.a.pi += (uint32_t)dvx_mlx5_wqe_atomic_cs(&T.a.wq, T.a.pi, SIG,
+							   &(struct dvx_mlx5_raddr){ IOVA_B + 8,
+										     KEY_B },
 							   999, 8, 16, KEY_SINK);
 		ring(&T.a);
 		assert_int_equal(run(&T.a), 3);
@@ -648,26 +655,40 @@ static void test_atomics_masked(void **state)
 		set_host_endian(0, host);
 		/* 8 B masked FA, two 32-bit fields: the carry stops at bit 31 */
 		wr64(T.mem_b + 0, 0x00000001ffffffffull);
-		T.a.pi += (uint32_t)dvx_mlx5_wqe_masked_fa64(&T.a.wq, T.a.pi, SIG, IOVA_B, KEY_B,
+		T.a.pi += (uint32_t)dvx_mlx5_wqe_masked_fa64(&T.a.wq, T.a.pi, SIG,
+							     &(struct dvx_mlx5_raddr){ IOVA_B,
+										       KEY_B },
 							     0x0000000100000001ull,
 							     0x8000000080000000ull, 0, KEY_SINK);
 		/* 8 B masked CS: compare the low byte, swap the high half */
 		wr64(T.mem_b + 8, 0x11223344556677aaull);
-		T.a.pi += (uint32_t)dvx_mlx5_wqe_masked_cs64(&T.a.wq, T.a.pi, SIG, IOVA_B + 8, KEY_B,
-							     0xaa, 0xff, 0xcafef00d00000000ull,
-							     0xffffffff00000000ull, 8, KEY_SINK);
+		T.a.pi += (uint32_t)
+			dvx_mlx5_wqe_masked_cs64(&T.a.wq, T.a.pi, SIG,
+						 &(struct dvx_mlx5_raddr){ IOVA_B + 8, KEY_B },
+						 &(struct dvx_mlx5_masked_cs){
+							 0xaa, 0xff, 0xcafef00d00000000ull,
+							 0xffffffff00000000ull },
+						 8, KEY_SINK);
 		/* 4 B masked FA and CS */
 		wr32(T.mem_b + 16, 0xfffffff0u);
-		T.a.pi += (uint32_t)dvx_mlx5_wqe_masked_fa32(&T.a.wq, T.a.pi, SIG, IOVA_B + 16,
-							     KEY_B, 0x20, 0, 16, KEY_SINK);
+		T.a.pi += (uint32_t)dvx_mlx5_wqe_masked_fa32(&T.a.wq, T.a.pi, SIG,
+							     &(struct dvx_mlx5_raddr){ IOVA_B + 16,
+										       KEY_B },
+							     0x20, 0, 16, KEY_SINK);
 		wr32(T.mem_b + 20, 0x12345678u);
-		T.a.pi += (uint32_t)dvx_mlx5_wqe_masked_cs32(&T.a.wq, T.a.pi, SIG, IOVA_B + 20,
-							     KEY_B, 0x5678, 0xffff, 0xabcd0000u,
-							     0xffff0000u, 20, KEY_SINK);
+		T.a.pi += (uint32_t)
+			dvx_mlx5_wqe_masked_cs32(&T.a.wq, T.a.pi, SIG,
+						 &(struct dvx_mlx5_raddr){ IOVA_B + 20, KEY_B },
+						 &(struct dvx_mlx5_masked_cs){
+							 0x5678, 0xffff, 0xabcd0000u, 0xffff0000u },
+						 20, KEY_SINK);
 		/* a 4 B CS whose compare fails */
-		T.a.pi += (uint32_t)dvx_mlx5_wqe_masked_cs32(&T.a.wq, T.a.pi, SIG, IOVA_B + 20,
-							     KEY_B, 0x1111, 0xffff, 0, ~0u, 24,
-							     KEY_SINK);
+		T.a.pi += (uint32_t)dvx_mlx5_wqe_masked_cs32(&T.a.wq, T.a.pi, SIG,
+							     &(struct dvx_mlx5_raddr){ IOVA_B + 20,
+										       KEY_B },
+							     &(struct dvx_mlx5_masked_cs){
+								     0x1111, 0xffff, 0, ~0u },
+							     24, KEY_SINK);
 		ring(&T.a);
 		assert_int_equal(run(&T.a), 5);
 		assert_int_equal(T.a.qp->state, SIM_QPS_RTS);
@@ -819,9 +840,10 @@ static void test_error_cases(void **state)
 			break;
 		default:
 			op = DVX_MLX5_OPCODE_ATOMIC_MASKED_FA;
-			T.a.pi += (uint32_t)dvx_mlx5_wqe_masked_fa32(&T.a.wq, T.a.pi, 0, e->raddr,
-								     e->rkey, 1, 0, e->laddr,
-								     e->lkey);
+			T.a.pi += (uint32_t)dvx_mlx5_wqe_masked_fa32(&T.a.wq, T.a.pi, 0,
+								     &(struct dvx_mlx5_raddr){
+									     e->raddr, e->rkey },
+								     1, 0, e->laddr, e->lkey);
 			break;
 		}
 		ring(&T.a);
@@ -854,8 +876,9 @@ static void test_qp_access(void **state)
 	T.b.qp->atomic_mode = 1;	/* IB-compatible: standard 8 B atomics only */
 	T.a.pi += (uint32_t)dvx_mlx5_wqe_atomic_fa(&T.a.wq, T.a.pi, SIG, IOVA_B, KEY_B, 1, 0,
 						   KEY_SINK);
-	T.a.pi += (uint32_t)dvx_mlx5_wqe_masked_fa64(&T.a.wq, T.a.pi, SIG, IOVA_B, KEY_B, 1, 0, 0,
-						     KEY_SINK);
+	T.a.pi += (uint32_t)dvx_mlx5_wqe_masked_fa64(&T.a.wq, T.a.pi, SIG,
+						     &(struct dvx_mlx5_raddr){ IOVA_B, KEY_B }, 1,
+						     0, 0, KEY_SINK);
 	ring(&T.a);
 	assert_int_equal(run(&T.a), 2);
 	expect_ok(&T.acq, DVX_MLX5_OPCODE_ATOMIC_FA, 0, 0x100);
@@ -1057,8 +1080,9 @@ static void test_rnr(void **state)
 	/* rnr_retry 2: three tries, then RNR_RETRY_EXC_ERR; the responder stays up */
 	setup(NULL);
 	T.a.qp->rnr_retry = 2;
-	T.a.pi += (uint32_t)dvx_mlx5_wqe_rdma_write_imm(&T.a.wq, T.a.pi, SIG, 1, IOVA_B, KEY_B,
-							IOVA_A, KEY_A, 8);
+	T.a.pi += (uint32_t)dvx_mlx5_wqe_rdma_write_imm(&T.a.wq, T.a.pi, SIG, 1,
+							&(struct dvx_mlx5_raddr){ IOVA_B, KEY_B },
+							&(struct dvx_mlx5_sge){ IOVA_A, 8, KEY_A });
 	ring(&T.a);
 	for (k = 0; k < 2; k++) {
 		assert_int_equal(run(&T.a), 0);

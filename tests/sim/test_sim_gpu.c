@@ -18,7 +18,7 @@
 #include "../lib/dvx_test.h"
 
 #include <dvx/hal.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 struct fab {
 	void *mem;
@@ -35,9 +35,9 @@ static void fab_up(struct fab *t, unsigned ngpus, int fabric)
 	unsigned i;
 
 	dvx_sim_fabric_cfg_default(&fc);
-	t->mem = calloc(1, dvx_sim_fabric_size(&fc));
+	t->mem = calloc(1, dvx_sim_fabric_mem_size(&fc));
 	assert_non_null(t->mem);
-	assert_int_equal(dvx_sim_fabric_init(t->mem, dvx_sim_fabric_size(&fc), &fc, &t->f), 0);
+	assert_int_equal(dvx_sim_fabric_init(t->mem, dvx_sim_fabric_mem_size(&fc), &fc, &t->f), 0);
 	for (i = 0; i < ngpus; i++) {
 		dvx_sim_gpu_cfg_default(&gc, i);
 		gc.attr.fabric = (uint8_t)fabric;
@@ -73,7 +73,7 @@ static void mem_new(struct dvx_hal_gpu *g, uint64_t len, uint32_t flags, struct 
 {
 	struct dvx_hal_gpu_mem_req r = { .len = len, .flags = flags };
 
-	assert_int_equal(dvx_hal_gpu_mem_create(g, &r, m), 0);
+	assert_int_equal(dvx_hal_gpu_mem_alloc(g, &r, m), 0);
 }
 
 static void test_devices(void **state)
@@ -151,7 +151,7 @@ static void test_memory(void **state)
 	memset(&r, 0, sizeof(r));
 	r.len = 1;
 	r.flags = DVX_HAL_GPU_MEM_FABRIC;
-	assert_int_equal(dvx_hal_gpu_mem_create(&g, &r, &l), -EOPNOTSUPP);
+	assert_int_equal(dvx_hal_gpu_mem_alloc(&g, &r, &l), -EOPNOTSUPP);
 	assert_int_equal(g.diag.src, DVX_DIAG_CUDA);
 
 	/* the allocation around an address; host memory is not device memory */

@@ -34,7 +34,7 @@
 #include <dvx/nic/mr.h>
 #include <dvx/nic/nic.h>
 #include <dvx/nic/post.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #define MAXR 4
 #define DEPTH 64u
@@ -119,7 +119,7 @@ static int wait_wc(struct dvx_wc *wc)
 /* the fabric, the wire and the bootstrap; the wire's addresses exchanged */
 static int world_net(int rank, int n, const struct opts *o)
 {
-	struct dvx_bootstrap_sock_attr ba;
+	struct dvx_bootstrap_sock_cfg ba;
 	struct dvx_sim_fabric_cfg fc;
 	struct dvx_sim_nic_cfg nc;
 	struct dvx_sim_wire_cfg wc;
@@ -133,7 +133,7 @@ static int world_net(int rank, int n, const struct opts *o)
 	P.n = n;
 	dvx_sim_fabric_cfg_default(&fc);
 	fc.max_nics = 1;
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	P.fab_mem = calloc(1, len);
 	CHECK(P.fab_mem);
 	CHECK_RET(dvx_sim_fabric_init(P.fab_mem, len, &fc, &P.fab), 0);
@@ -189,11 +189,11 @@ static int world_net(int rank, int n, const struct opts *o)
 /* the core objects and one QP towards every other rank, connected */
 static int world_objs(const struct opts *o)
 {
-	struct dvx_umem_attr ua;
-	struct dvx_mr_attr ma;
-	struct dvx_cq_attr ca;
-	struct dvx_qp_attr qa;
-	struct dvx_qp_connect_attr conn;
+	struct dvx_umem_cfg ua;
+	struct dvx_mr_cfg ma;
+	struct dvx_cq_cfg ca;
+	struct dvx_qp_cfg qa;
+	struct dvx_qp_connect_cfg conn;
 	struct dvx_nic_cfg na;
 	struct dvx_mem_req wq, dbr;
 	char name[16];
@@ -260,7 +260,7 @@ static int world_objs(const struct opts *o)
 	P.info[P.rank].rkey = P.mr.rkey;
 	CHECK_RET(dvx_bootstrap_allgather(&P.bs, &P.info[P.rank], P.info, sizeof(P.info[0]),
 					  LONG_NS), 0);
-	dvx_qp_connect_attr_init(&conn);
+	dvx_qp_connect_cfg_init(&conn);
 	conn.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
 	conn.rnr_retry = o->rnr_retry;
 	if (o->no_retry)
@@ -362,13 +362,16 @@ static int do_ops(const struct opts *o)
 		CHECK_RET(wait_wc(&wc), 0);
 		CHECK(wc.opcode == DVX_WC_FETCH_ADD && ctr[1] == 3u * k);
 	}
-	CHECK_RET(dvx_qp_post_comp_swap(qp, 30, ra + (1280u << 10), rk, 30, 0x5eed,
-					(uintptr_t)(ctr + 2), lk, DVX_POST_SIGNALED), 0);
+	CHECK_RET(dvx_qp_post_comp_swap(qp, 30, &(struct dvx_mlx5_raddr){ ra + (1280u << 10), rk },
+					30, 0x5eed, (uintptr_t)(ctr + 2), lk, DVX_POST_SIGNALED),
+		  0);
 	CHECK_RET(wait_wc(&wc), 0);
 	CHECK(ctr[2] == 30);
 	/* WRITE_IMM and SEND: into the receives the peer posted */
-	CHECK_RET(dvx_qp_post_write_imm(qp, 40, (uintptr_t)src, lk, 512, ra + (1300u << 10), rk,
-					0xabcd, DVX_POST_SIGNALED), 0);
+	CHECK_RET(dvx_qp_post_write_imm(qp, 40, &(struct dvx_mlx5_sge){ (uintptr_t)src, 512, lk },
+					&(struct dvx_mlx5_raddr){ ra + (1300u << 10), rk }, 0xabcd,
+					DVX_POST_SIGNALED),
+		  0);
 	CHECK_RET(dvx_qp_post_send(qp, 41, (uintptr_t)src + 1000, lk, 3000, DVX_POST_SIGNALED), 0);
 	/* two requester completions, and the peer's two into our receives */
 	for (k = 0; k < 2; k++) {
@@ -743,7 +746,7 @@ static void test_setup(void **state)
 	void *mem, *wmem;
 
 	dvx_sim_fabric_cfg_default(&fc);
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	mem = calloc(1, len);
 	assert_int_equal(dvx_sim_fabric_init(mem, len, &fc, &fab), 0);
 	wlen = dvx_sim_wire_mem_size(&wc);

@@ -670,8 +670,10 @@ static int phase_ready(struct ctx *c, uint32_t round, uint32_t tries)
 		if (p == r->rank)
 			continue;
 		e = dvx_p2p_signal(&r->t, p, (uint32_t)rrange(&g, 0, 4ull * r->t.nlanes - 1),
-				   &r->sig_r[p], wsig_off(r, r->rank, S_SIG_READY), 1, 0, T_WAIT,
-				   &tk[p]);
+				   &(struct dvx_p2p_notify){ &r->sig_r[p],
+							     wsig_off(r, r->rank, S_SIG_READY), 1,
+							     NULL, 0, 0 },
+				   T_WAIT, &tk[p]);
 		NOTE(c, e, "ready signal");
 		posted[p] = !e;
 		if (!e)
@@ -738,22 +740,34 @@ static int post_first(struct ctx *c, int p, uint32_t i, struct sent *sd)
 	switch (m->kind) {
 	case K_PUT_SIGNAL:
 	case K_PUT_SIGNAL_FENCE:
-		e = dvx_p2p_put_signal(&r->t, p, m->ch, &r->data_l, soff, &r->data_r[p], doff, len,
-				       &r->sig_r[p], sigoff, add,
-				       m->kind == K_PUT_SIGNAL_FENCE ? DVX_P2P_FENCE : 0, T_WAIT,
-				       &sd->tk[i]);
+		e = dvx_p2p_put_signal(&r->t, p, m->ch,
+				       &(struct dvx_p2p_xfer){ &r->data_l, soff, &r->data_r[p],
+							       doff, len },
+				       &(struct dvx_p2p_notify){
+					       &r->sig_r[p], sigoff, add, NULL, 0,
+					       m->kind == K_PUT_SIGNAL_FENCE ? DVX_P2P_FENCE : 0 },
+				       T_WAIT, &sd->tk[i]);
 		break;
 	case K_PUT_COUNTER_SIGNAL:
-		e = dvx_p2p_put_counter(&r->t, p, m->ch, &r->data_l, soff, &r->data_r[p], doff,
-					len, &r->ctr_l, ctroff, T_WAIT, &sd->tk[i]);
+		e = dvx_p2p_put_counter(&r->t, p, m->ch,
+					&(struct dvx_p2p_xfer){ &r->data_l, soff, &r->data_r[p],
+								doff, len },
+					&(struct dvx_p2p_notify){ NULL, 0, 0, &r->ctr_l, ctroff,
+								  0 },
+					T_WAIT, &sd->tk[i]);
 		break;
 	case K_PUT_SIGNAL_COUNTER:
-		e = dvx_p2p_put_signal_counter(&r->t, p, m->ch, &r->data_l, soff, &r->data_r[p],
-					       doff, len, &r->sig_r[p], sigoff, add, 0, &r->ctr_l,
-					       ctroff, T_WAIT, &sd->tk[i]);
+		e = dvx_p2p_put_signal_counter(&r->t, p, m->ch,
+					       &(struct dvx_p2p_xfer){ &r->data_l, soff,
+								       &r->data_r[p], doff, len },
+					       &(struct dvx_p2p_notify){ &r->sig_r[p], sigoff, add,
+									 &r->ctr_l, ctroff, 0 },
+					       T_WAIT, &sd->tk[i]);
 		break;
 	case K_PUT_THEN_SIGNAL:
-		e = dvx_p2p_put(&r->t, p, m->ch, &r->data_l, soff, &r->data_r[p], doff, len,
+		e = dvx_p2p_put(&r->t, p, m->ch,
+				&(struct dvx_p2p_xfer){ &r->data_l, soff, &r->data_r[p], doff,
+							len },
 				T_WAIT, &sd->tk[i]);
 		break;
 	}
@@ -773,8 +787,10 @@ static int post_second(struct ctx *c, int p, uint32_t i, struct sent *sd)
 	int e;
 
 	if (m->kind == K_PUT_COUNTER_SIGNAL) {
-		e = dvx_p2p_wait_counter(&r->t, p, m->ch, &r->ctr_l, ctroff, DVX_CMP_GE, 1,
-					 T_WAIT, NULL);
+		e = dvx_p2p_wait_counter(&r->t, p, m->ch,
+					 &(struct dvx_p2p_notify){ .ctr = &r->ctr_l,
+								   .ctroff = ctroff },
+					 DVX_CMP_GE, 1, T_WAIT, NULL);
 		NOTE(c, e, "wait_counter(put_counter)");
 		if (e)
 			return 0;
@@ -791,8 +807,10 @@ static int post_second(struct ctx *c, int p, uint32_t i, struct sent *sd)
 		if (e)
 			return 0;
 	}
-	e = dvx_p2p_signal(&r->t, p, m->sig_ch, &r->sig_r[p], wsig_off(r, r->rank, S_SIG_DATA),
-			   1ull << i, 0, T_WAIT, &sd->tk2[i]);
+	e = dvx_p2p_signal(&r->t, p, m->sig_ch,
+			   &(struct dvx_p2p_notify){ &r->sig_r[p], wsig_off(r, r->rank, S_SIG_DATA),
+						     1ull << i, NULL, 0, 0 },
+			   T_WAIT, &sd->tk2[i]);
 	NOTE(c, e, "signal after put");
 	sd->posted2[i] = !e;
 	if (!e)
@@ -818,8 +836,10 @@ static int wait_final(struct ctx *c, int p, uint32_t i, struct sent *sd)
 	e = dvx_p2p_wait_local(&r->t, &sd->tk[i], T_WAIT, NULL);
 	NOTE(c, e, "wait_local(put_signal)");
 	if (!e && m->kind == K_PUT_SIGNAL_COUNTER) {
-		e = dvx_p2p_wait_counter(&r->t, p, m->ch, &r->ctr_l, wsig_off(r, p, i), DVX_CMP_GE,
-					 1, T_WAIT, NULL);
+		e = dvx_p2p_wait_counter(&r->t, p, m->ch,
+					 &(struct dvx_p2p_notify){ .ctr = &r->ctr_l,
+								   .ctroff = wsig_off(r, p, i) },
+					 DVX_CMP_GE, 1, T_WAIT, NULL);
 		NOTE(c, e, "wait_counter(put_signal_counter)");
 	}
 	return 0;
@@ -1047,9 +1067,12 @@ static void kill_phase(struct ctx *c, uint32_t round, struct sent *sd)
 			v, (unsigned long long)(T_WAIT / W_SEC));
 		for (l = 0; l < r->t.nlanes; l++)
 			if (pending[l])
-				W_OK(r, dvx_p2p_put(&r->t, v, l, &r->data_l, wsend_off(r, v),
-						    &r->data_r[v], wrecv_off(r, r->rank), 64, T_WAIT,
-						    &tk[l]));
+				W_OK(r,
+				     dvx_p2p_put(&r->t, v, l,
+						 &(struct dvx_p2p_xfer){
+							 &r->data_l, wsend_off(r, v), &r->data_r[v],
+							 wrecv_off(r, r->rank), 64 },
+						 T_WAIT, &tk[l]));
 		for (l = 0; l < r->t.nlanes; l++) {
 			if (!pending[l])
 				continue;
@@ -1089,9 +1112,12 @@ static void kill_phase(struct ctx *c, uint32_t round, struct sent *sd)
 	 * are here, and mine completed) */
 	for (p = 0; p < n; p++)
 		if (p != r->rank && p != v)
-			W_OK(r, dvx_p2p_signal(&r->t, p, 0, &r->sig_r[p],
-					       wsig_off(r, r->rank, S_SIG_READY), 1, 0, T_WAIT,
-					       &done[p]));
+			W_OK(r,
+			     dvx_p2p_signal(&r->t, p, 0,
+					    &(struct dvx_p2p_notify){
+						    &r->sig_r[p], wsig_off(r, r->rank, S_SIG_READY),
+						    1, NULL, 0, 0 },
+					    T_WAIT, &done[p]));
 	for (p = 0; p < n; p++)
 		if (p != r->rank && p != v) {
 			W_OK(r, dvx_p2p_wait_local(&r->t, &done[p], T_WAIT, NULL));

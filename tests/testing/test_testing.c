@@ -58,8 +58,8 @@ static void test_cx7_opens(void **state)
 
 static int make_cq(uint32_t depth)
 {
-	struct dvx_umem_attr ua;
-	struct dvx_cq_attr ca;
+	struct dvx_umem_cfg ua;
+	struct dvx_cq_cfg ca;
 	int err;
 
 	memset(&ua, 0, sizeof(ua));
@@ -123,8 +123,8 @@ static void sw_setup(void *ctx)
 
 static int sw_action(void *ctx)
 {
-	struct dvx_umem_attr ua;
-	struct dvx_cq_attr ca;
+	struct dvx_umem_cfg ua;
+	struct dvx_cq_cfg ca;
 	int err;
 
 	(void)ctx;

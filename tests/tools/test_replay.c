@@ -29,7 +29,7 @@
 #include <dvx/nic/post.h>
 #include <dvx/nic/qp.h>
 #include <dvx/nic/umem.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 static const char *argv0;
 
@@ -81,10 +81,10 @@ static struct buf trace;	/* the recorded run, made once by the group's setup */
 static void side_open(const struct dvx_hal *hal, struct side *s, const char *name)
 {
 	struct dvx_nic_cfg nc;
-	struct dvx_umem_attr ua;
-	struct dvx_mr_attr ma;
-	struct dvx_cq_attr ca;
-	struct dvx_qp_attr qa;
+	struct dvx_umem_cfg ua;
+	struct dvx_mr_cfg ma;
+	struct dvx_cq_cfg ca;
+	struct dvx_qp_cfg qa;
 
 	memset(s, 0, sizeof(*s));
 	memset(&nc, 0, sizeof(nc));
@@ -166,7 +166,7 @@ static void record_run(void)
 	int i;
 
 	dvx_sim_fabric_cfg_default(&fc);
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	fmem = malloc(len);
 	assert_non_null(fmem);
 	assert_int_equal(dvx_sim_fabric_init(fmem, len, &fc, &fab), 0);
@@ -453,7 +453,7 @@ static void test_tracer(void **state)
 	assert_int_equal(dvx_trace_fini(NULL), -EINVAL);
 
 	dvx_sim_fabric_cfg_default(&fc);
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	fmem = malloc(len);
 	assert_non_null(fmem);
 	assert_int_equal(dvx_sim_fabric_init(fmem, len, &fc, &fab), 0);

@@ -24,7 +24,7 @@
 
 #include <dvx/win/win.h>
 #include <dvx/p2p/gpu.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #include "../lib/sim_world.h"
 
@@ -234,8 +234,8 @@ static void rank_run(struct wrank *r)
 	c.ib.comp_depth = 16;
 	c.inject = w->tw.inf;
 	c.timeout_ns = 20 * SEC;
-	state = aligned_alloc(64, (dvx_mp_state_size(&c) + 63) & ~(size_t)63);
-	ROK(r, dvx_mp_init(&mp, &c, state, dvx_mp_state_size(&c)));
+	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	ROK(r, dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c)));
 	mp_up = 1;
 	ROK(r, dvx_mp_ib_mem_req(&mp, &sreq, &rreq));
 	if (sreq.bytes) {
@@ -390,7 +390,7 @@ static void rank_run(struct wrank *r)
 				continue;
 			for (i = 0; i < SLOT; i++)
 				sbuf[i] = pat(me, p, i, round);
-			ROK(r, dvx_win_put_signal(&win, p, (uint64_t)me * SLOT, &src, 0, SLOT, 0, 1));
+			ROK(r, dvx_win_put_signal(&win, p, &(struct dvx_win_xfer){ &src, 0, (uint64_t)me * SLOT, SLOT }, 0, 1));
 			/* the source is reused: let the IB write read it first */
 			if (dvx_mp_kind(&mp, p) == DVX_MP_IB)
 				ROK(r, dvx_p2p_flush(&mp.ib, wc.channel, 10 * SEC, &rep));
@@ -427,7 +427,7 @@ static void rank_run(struct wrank *r)
 		for (p = 0; p < n; p++) {
 			if (p == me)
 				continue;
-			ROK(r, dvx_win_put_counter(&win, p, (uint64_t)me * SLOT, &src, 0, 64, 1));
+			ROK(r, dvx_win_put_counter(&win, p, &(struct dvx_win_xfer){ &src, 0, (uint64_t)me * SLOT, 64 }, 1));
 			ROK(r, dvx_win_wait_counter(&win, p, 1, DVX_CMP_GE, (uint64_t)round + 1, 10 * SEC,
 						    &rep));
 			ROK(r, dvx_win_read_counter(&win, p, 1, &v));
@@ -480,10 +480,10 @@ static void rank_run(struct wrank *r)
 			ROK(r, dvx_win_signal(&win, p, 2, DVX_WIN_SIG_SET, 1000 + (uint64_t)me));
 		RWANT(r, dvx_win_signal(&win, p, NSIG, DVX_WIN_SIG_ADD, 1), -EINVAL);
 		RWANT(r, dvx_win_signal(&win, p, 0, 7, 1), -EINVAL);
-		RWANT(r, dvx_win_put(&win, p, DATA_LEN - 8, &src, 0, 16), -EINVAL);
-		RWANT(r, dvx_win_put(&win, p, 0, &src, SLOT - 8, 16), -EINVAL);
-		RWANT(r, dvx_win_put(&win, p, 0, &src, 0, 0), -EINVAL);
-		RWANT(r, dvx_win_put_counter(&win, p, 0, &src, 0, 8, NCTR), -EINVAL);
+		RWANT(r, dvx_win_put(&win, p, &(struct dvx_win_xfer){ &src, 0, DATA_LEN - 8, 16 }), -EINVAL);
+		RWANT(r, dvx_win_put(&win, p, &(struct dvx_win_xfer){ &src, SLOT - 8, 0, 16 }), -EINVAL);
+		RWANT(r, dvx_win_put(&win, p, &(struct dvx_win_xfer){ &src, 0, 0, 0 }), -EINVAL);
+		RWANT(r, dvx_win_put_counter(&win, p, &(struct dvx_win_xfer){ &src, 0, 0, 8 }, NCTR), -EINVAL);
 		RWANT(r, dvx_win_read_counter(&win, p, NCTR, &v), -EINVAL);
 		RWANT(r, dvx_win_barrier_peer(&win, p, NBAR, SEC, &rep), -EINVAL);
 	}

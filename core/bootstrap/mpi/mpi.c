@@ -455,7 +455,7 @@ static uint32_t mpi_tag_bits(int ub)
 	return b;
 }
 
-int dvx_bootstrap_mpi_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_mpi_attr *attr,
+int dvx_bootstrap_mpi_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_mpi_cfg *attr,
 			   void *mem, size_t mem_size)
 {
 	const struct dvx_log *log = attr ? &attr->log : NULL;

@@ -8,7 +8,7 @@
 
 #include <dvx/bootstrap/bootstrap.h>
 
-int dvx_bootstrap_mpi_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_mpi_attr *attr,
+int dvx_bootstrap_mpi_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_mpi_cfg *attr,
 			   void *mem, size_t mem_size)
 {
 	(void)bs;

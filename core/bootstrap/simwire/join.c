@@ -47,7 +47,7 @@ size_t dvx_bootstrap_wire_mem_size(int nranks, uint32_t max_msg)
 	return ((w + 7) & ~(size_t)7) + 8 + (size_t)nranks * sizeof(struct join_rec);
 }
 
-/* Where this rank listens, from @spec (see struct dvx_bootstrap_wire_attr.addr). */
+/* Where this rank listens, from @spec (see struct dvx_bootstrap_wire_cfg.addr). */
 static int bind_addr(const struct dvx_hal *hal, const char *spec, int rank,
 		     struct dvx_hal_sock_addr *a)
 {
@@ -90,7 +90,7 @@ static int bind_addr(const struct dvx_hal *hal, const char *spec, int rank,
 	return inet_pton(AF_INET, spec, a->ip) == 1 ? 0 : -EINVAL;
 }
 
-int dvx_bootstrap_wire_join(struct dvx_bootstrap *bs, const struct dvx_bootstrap_wire_attr *attr,
+int dvx_bootstrap_wire_join(struct dvx_bootstrap *bs, const struct dvx_bootstrap_wire_cfg *attr,
 			    void *mem, size_t len, uint64_t timeout_ns)
 {
 	const struct dvx_hal *hal;

@@ -22,7 +22,7 @@
  *    Messages a rank sent before it went away can still be received.
  *  - -EMSGSIZE: recv's length differs from the matched message's; that message is
  *    consumed and dropped. Sockets: a send or recv longer than the context's largest
- *    message (struct dvx_bootstrap_sock_attr.max_msg_bytes); nothing moved.
+ *    message (struct dvx_bootstrap_sock_cfg.max_msg_bytes); nothing moved.
  *  - -ENOBUFS: a message that the call does not want sits in front of the one it waits
  *    for and there is no unexpected-message slot to hold it (receive it first, or give
  *    the context more slots).
@@ -214,13 +214,16 @@ int dvx_bootstrap_dup(struct dvx_bootstrap *bs, struct dvx_bootstrap *out);
 
 /**
  * dvx_bootstrap_fini() - finish a context; cancels its pending call.
- * @bs:		context (NULL or already finished is ignored)
+ * @bs:		context
  *
  * When the last context of a rank goes (the original and all duplicates), the rank
  * leaves: the threads adapter marks it gone for the other ranks, the sockets adapter
  * closes its connections. Other ranks then get -ECONNRESET for calls that need it.
+ *
+ * Return: 0; -EINVAL when @bs is NULL or not a live context (already finished, never
+ * made), and nothing is done.
  */
-void dvx_bootstrap_fini(struct dvx_bootstrap *bs);
+int dvx_bootstrap_fini(struct dvx_bootstrap *bs);
 
 /* ----------------------------------------------------------------------------------
  * Subgroups: a context over some of the ranks of another (e.g. the ranks of one host's
@@ -317,14 +320,14 @@ int dvx_bootstrap_sub_local(const struct dvx_bootstrap *sub, int global);
 struct dvx_bootstrap_tgroup;
 
 /**
- * struct dvx_bootstrap_tgroup_attr - shape of a thread group.
+ * struct dvx_bootstrap_tgroup_cfg - shape of a thread group.
  * @nranks:	ranks (threads), 1..DVX_BOOTSTRAP_MAX_RANKS
  * @max_unexpected: mailbox slots per rank: messages a rank can hold before it receives
  *		them (a send that finds no slot waits for the receiver instead)
  * @slot_bytes:	largest message a slot holds (larger ones wait for the receiver)
  * @log:	optional log callback
  */
-struct dvx_bootstrap_tgroup_attr {
+struct dvx_bootstrap_tgroup_cfg {
 	int nranks;
 	uint32_t max_unexpected;
 	uint32_t slot_bytes;
@@ -348,7 +351,7 @@ struct dvx_bootstrap_tgroup_attr {
 
 /**
  * dvx_bootstrap_tgroup_mem_size() - caller memory for a thread group.
- * @nranks, @max_unexpected, @slot_bytes: as in struct dvx_bootstrap_tgroup_attr
+ * @nranks, @max_unexpected, @slot_bytes: as in struct dvx_bootstrap_tgroup_cfg
  * Return: bytes (8-byte aligned memory), or 0 if the arguments are out of range.
  */
 size_t dvx_bootstrap_tgroup_mem_size(int nranks, uint32_t max_unexpected, uint32_t slot_bytes);
@@ -365,7 +368,7 @@ size_t dvx_bootstrap_tgroup_mem_size(int nranks, uint32_t max_unexpected, uint32
  * Return: 0, -EINVAL, or the error of pthread_mutex_init/pthread_cond_init.
  */
 int dvx_bootstrap_tgroup_init(struct dvx_bootstrap_tgroup **group,
-			      const struct dvx_bootstrap_tgroup_attr *attr, void *mem,
+			      const struct dvx_bootstrap_tgroup_cfg *attr, void *mem,
 			      size_t mem_size);
 
 /**
@@ -436,10 +439,10 @@ struct dvx_bootstrap_sock_stats {
 #define DVX_BOOTSTRAP_SECRET_ENV "DVX_BOOTSTRAP_SECRET"
 /* The longest secret, from the attr or the environment. */
 #define DVX_BOOTSTRAP_SECRET_MAX 1024u
-/* struct dvx_bootstrap_sock_attr.flags: fail (-EINVAL) rather than run in the open mode
+/* struct dvx_bootstrap_sock_cfg.flags: fail (-EINVAL) rather than run in the open mode
  * when neither the attr nor the environment gives a secret. */
 #define DVX_BOOTSTRAP_SOCK_F_NEED_SECRET 0x1u
-/* The largest message when struct dvx_bootstrap_sock_attr.max_msg_bytes is 0 (1 GiB), and
+/* The largest message when struct dvx_bootstrap_sock_cfg.max_msg_bytes is 0 (1 GiB), and
  * the most it may be set to (1 TiB). */
 #define DVX_BOOTSTRAP_SOCK_MAX_MSG_DEFAULT (1ull << 30)
 #define DVX_BOOTSTRAP_SOCK_MAX_MSG_LIMIT (1ull << 40)
@@ -448,7 +451,7 @@ struct dvx_bootstrap_sock_stats {
 #define DVX_BOOTSTRAP_SOCK_HANDSHAKE_NS 2000000000ull
 
 /**
- * struct dvx_bootstrap_sock_attr - how a rank joins a socket group.
+ * struct dvx_bootstrap_sock_cfg - how a rank joins a socket group.
  * @addr:	rendezvous address, the same on every rank: "unix:/path/to/socket" (rank 0
  *		creates it; it must not exist) or "tcp:A.B.C.D:PORT" / "tcp:[v6]:PORT"
  *		(numeric only, PORT 1..65535; rank 0 listens there)
@@ -482,7 +485,7 @@ struct dvx_bootstrap_sock_stats {
  *		returns from a set-up, whether it succeeded or failed (not when it refuses
  *		its arguments): what the set-up let in and refused
  */
-struct dvx_bootstrap_sock_attr {
+struct dvx_bootstrap_sock_cfg {
 	const char *addr;
 	int rank;
 	int nranks;
@@ -549,7 +552,7 @@ size_t dvx_bootstrap_sock_mem_size(int nranks, uint32_t max_unexpected, uint32_t
  * them. On failure every socket is closed, every socket file this rank made is removed
  * and @mem is free again.
  */
-int dvx_bootstrap_sock_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_sock_attr *attr,
+int dvx_bootstrap_sock_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_sock_cfg *attr,
 			    void *mem, size_t mem_size);
 
 /* ----------------------------------------------------------------------------------
@@ -558,13 +561,13 @@ int dvx_bootstrap_sock_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap
  * <mpi.h>: the communicator is passed by address.
  */
 
-/* struct dvx_bootstrap_mpi_attr.flags: call MPI_Init_thread() (MPI_THREAD_SERIALIZED) if
+/* struct dvx_bootstrap_mpi_cfg.flags: call MPI_Init_thread() (MPI_THREAD_SERIALIZED) if
  * MPI is not initialised yet, and MPI_Finalize() when the rank's last context is
  * finished; for programs that do not use MPI themselves (the tools under mpirun). */
 #define DVX_BOOTSTRAP_MPI_F_INIT 0x1u
 
 /**
- * struct dvx_bootstrap_mpi_attr - how a rank joins through MPI.
+ * struct dvx_bootstrap_mpi_cfg - how a rank joins through MPI.
  * @comm:	the address of the caller's MPI_Comm (read during init only); NULL for
  *		MPI_COMM_WORLD. Its ranks and size are the bootstrap's
  * @hal:	the backend whose clock (deadlines) and sleep (idle waits) the adapter uses;
@@ -573,7 +576,7 @@ int dvx_bootstrap_sock_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap
  * @flags:	DVX_BOOTSTRAP_MPI_F_INIT or 0
  * @reserved:	zero
  */
-struct dvx_bootstrap_mpi_attr {
+struct dvx_bootstrap_mpi_cfg {
 	const void *comm;
 	const struct dvx_hal *hal;
 	struct dvx_log log;
@@ -619,7 +622,7 @@ size_t dvx_bootstrap_mpi_mem_size(int nranks);
  * class kept (dvx_bootstrap_mpi_error_class() cannot read it then: it is logged). On
  * failure every communicator it made is freed and @mem is free again.
  */
-int dvx_bootstrap_mpi_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_mpi_attr *attr,
+int dvx_bootstrap_mpi_init(struct dvx_bootstrap *bs, const struct dvx_bootstrap_mpi_cfg *attr,
 			   void *mem, size_t mem_size);
 
 /**

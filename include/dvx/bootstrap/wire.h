@@ -8,7 +8,7 @@
 #define DVX_BOOTSTRAP_WIRE_H
 
 #include <dvx/bootstrap/bootstrap.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 DVX_BEGIN_DECLS
 
@@ -16,7 +16,7 @@ DVX_BEGIN_DECLS
 #define DVX_BOOTSTRAP_WIRE_MAX_NICS 4u
 
 /**
- * struct dvx_bootstrap_wire_attr - this rank's side of the wire.
+ * struct dvx_bootstrap_wire_cfg - this rank's side of the wire.
  * @fab:	this rank's fabric, its NICs added (at most DVX_BOOTSTRAP_WIRE_MAX_NICS)
  * @addr:	where this rank listens: NULL or "" for an abstract UNIX socket named after
  *		this process (one host, no file); "unix:DIR" for a socket file in the folder
@@ -26,7 +26,7 @@ DVX_BEGIN_DECLS
  * @min_retry_ns: struct dvx_sim_wire_cfg.min_retry_ns (0: its default)
  * @hal:	sockets, clock and process identity; NULL: dvx_hal_host()
  */
-struct dvx_bootstrap_wire_attr {
+struct dvx_bootstrap_wire_cfg {
 	struct dvx_sim_fabric *fab;
 	const char *addr;
 	uint32_t max_msg;
@@ -61,7 +61,7 @@ size_t dvx_bootstrap_wire_mem_size(int nranks, uint32_t max_msg);
  * bootstrap's errors (-ETIMEDOUT, -ECONNRESET ...); the wire's (dvx_sim_wire_init(),
  * _listen(), _connect()). On failure the fabric has no wire and @mem is free again.
  */
-int dvx_bootstrap_wire_join(struct dvx_bootstrap *bs, const struct dvx_bootstrap_wire_attr *attr,
+int dvx_bootstrap_wire_join(struct dvx_bootstrap *bs, const struct dvx_bootstrap_wire_cfg *attr,
 			    void *mem, size_t len, uint64_t timeout_ns);
 
 DVX_END_DECLS

@@ -352,17 +352,37 @@ enum dvx_gpu_scope {
 };
 
 /**
- * dvx_gpu_lib_post_nop() - launch the library's NOP poster: @grid blocks of @block
- * threads each post @per_thread NOP WQEs on @sq at @scope (posts per group, in order of
- * each thread's loop), each post waiting at most @timeout_ns.
- * @sq:		device view (struct dvx_gpu_sq, passed by value)
+ * struct dvx_gpu_nop_cfg - a launch of the library's NOP poster (dvx_gpu_lib_post_nop()).
+ * @scope:	the scope each post is made at
+ * @grid:	blocks
+ * @block:	threads per block (a multiple of 32 at warp scope)
+ * @per_thread:	NOP WQEs each thread posts
+ * @timeout_ns:	bound of each post's waits
  * @status_dptr: device address of an int32 per thread (grid * block), each receiving
  *		0 or the first error that thread met
+ */
+struct dvx_gpu_nop_cfg {
+	enum dvx_gpu_scope scope;
+	uint32_t grid;
+	uint32_t block;
+	uint32_t per_thread;
+	uint64_t timeout_ns;
+	uint64_t status_dptr;
+};
+
+/**
+ * dvx_gpu_lib_post_nop() - launch the library's NOP poster: @cfg->grid blocks of
+ * @cfg->block threads each post @cfg->per_thread NOP WQEs on @sq at @cfg->scope (posts
+ * per group, in order of each thread's loop), each post waiting at most
+ * @cfg->timeout_ns.
+ * @lib:	the loaded library
+ * @s:		the stream
+ * @sq:		device view (struct dvx_gpu_sq, passed by value)
+ * @cfg:	the launch (struct dvx_gpu_nop_cfg), read during the call only
  * Return: 0 or the launch's error (the kernel runs asynchronously on @s).
  */
 int dvx_gpu_lib_post_nop(struct dvx_gpu_lib *lib, struct dvx_gpu_stream *s, const void *sq,
-			 enum dvx_gpu_scope scope, uint32_t grid, uint32_t block,
-			 uint32_t per_thread, uint64_t timeout_ns, uint64_t status_dptr);
+			 const struct dvx_gpu_nop_cfg *cfg);
 
 /** dvx_gpu_lib_cq_init() - launch the CQ ring initialiser over 2^@log_size entries. */
 int dvx_gpu_lib_cq_init(struct dvx_gpu_lib *lib, struct dvx_gpu_stream *s, uint64_t buf_dptr,

@@ -78,8 +78,7 @@ DVX_ASSERT_OFFSET(struct dvx_gpu_sq, ctrs, 72);
 DVX_ASSERT_SIZE(struct dvx_gpu_cq, 40);
 
 /**
- * dvx_gpu_sq_view_init() - describe an SQ for kernels.
- * @v:		filled
+ * struct dvx_gpu_sq_cfg - an SQ's device addresses and facts (dvx_gpu_sq_view_init()).
  * @flags:	DVX_GPU_Q_*
  * @ring:	device address of the ring, 64-byte aligned
  * @nwqebb:	ring size, a power of two, at most 2^15
@@ -90,19 +89,44 @@ DVX_ASSERT_SIZE(struct dvx_gpu_cq, 40);
  *		DVX_GPU_Q_NO_UAR)
  * @ctrs:	device address of zeroed struct dvx_mlx5_sq_ctrs, 64-byte aligned
  * @ci:		device address of the 64-bit consumer index, 8-byte aligned
+ */
+struct dvx_gpu_sq_cfg {
+	uint32_t flags;
+	uint64_t ring;
+	uint32_t nwqebb;
+	uint32_t qpn;
+	uint32_t max_inline;
+	uint64_t dbrec;
+	uint64_t uar;
+	uint64_t ctrs;
+	uint64_t ci;
+};
+
+/**
+ * dvx_gpu_sq_view_init() - describe an SQ for kernels.
+ * @v:		filled
+ * @cfg:	the SQ's device addresses and facts (struct dvx_gpu_sq_cfg), read during
+ *		the call only
  *
  * Context: any (host or device). Return: 0 or -EINVAL (@v unchanged).
  */
-DVX_INLINE int dvx_gpu_sq_view_init(struct dvx_gpu_sq *v, uint32_t flags, uint64_t ring,
-				    uint32_t nwqebb, uint32_t qpn, uint32_t max_inline,
-				    uint64_t dbrec, uint64_t uar, uint64_t ctrs, uint64_t ci)
+DVX_INLINE int dvx_gpu_sq_view_init(struct dvx_gpu_sq *v, const struct dvx_gpu_sq_cfg *cfg)
 {
+	uint64_t ring = cfg->ring, ctrs = cfg->ctrs, ci = cfg->ci;
+	uint32_t nwqebb = cfg->nwqebb, max_inline = cfg->max_inline;
+	struct dvx_mlx5_sq_cfg sc;
 	struct dvx_mlx5_sq sq;
 
+	sc.buf = (void *)(uintptr_t)ring;
+	sc.nwqebb = nwqebb;
+	sc.qpn = cfg->qpn;
+	sc.max_inline = max_inline;
+	sc.dbrec = (dvx_be32 *)(uintptr_t)cfg->dbrec;
+	sc.uar_reg = (void *)(uintptr_t)cfg->uar;
+	sc.bf_half = 0;
+	sc.flags = cfg->flags;
 	if (!ring || nwqebb > (1u << DVX_MLX5_LOG_MAX_SQ) || max_inline > DVX_MLX5_MAX_INLINE ||
-	    !ctrs || (ctrs & 63) || !ci || (ci & 7) ||
-	    dvx_mlx5_sq_init(&sq, NULL, (void *)(uintptr_t)ring, nwqebb, qpn, max_inline,
-			     (dvx_be32 *)(uintptr_t)dbrec, (void *)(uintptr_t)uar, 0, flags))
+	    !ctrs || (ctrs & 63) || !ci || (ci & 7) || dvx_mlx5_sq_init(&sq, NULL, &sc))
 		return -EINVAL;
 	v->version = DVX_GPU_SQ_VERSION;
 	v->rsvd = 0;

@@ -299,7 +299,7 @@ int dvx_hal_gpu_ctx_release(struct dvx_hal_gpu *gpu);
 int dvx_hal_gpu_ctx_set_current(struct dvx_hal_gpu *gpu);
 
 /**
- * dvx_hal_gpu_mem_create(), dvx_hal_gpu_mem_free(), dvx_hal_gpu_mem_export(),
+ * dvx_hal_gpu_mem_alloc(), dvx_hal_gpu_mem_free(), dvx_hal_gpu_mem_export(),
  * dvx_hal_gpu_mem_import(), dvx_hal_gpu_mem_lookup(), dvx_hal_gpu_dmabuf_fd(),
  * dvx_hal_gpu_host_register(), dvx_hal_gpu_host_unregister() - device memory: create
  * it, share it with other processes, find the allocation around an address, hand it to
@@ -346,7 +346,7 @@ int dvx_hal_gpu_ctx_set_current(struct dvx_hal_gpu *gpu);
  * Context: process context, one thread at a time per @gpu. Return: 0 or a negative
  * errno.
  */
-int dvx_hal_gpu_mem_create(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem_req *req,
+int dvx_hal_gpu_mem_alloc(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem_req *req,
 			   struct dvx_hal_gpu_mem *mem);
 int dvx_hal_gpu_mem_free(struct dvx_hal_gpu *gpu, struct dvx_hal_gpu_mem *mem);
 int dvx_hal_gpu_mem_export(struct dvx_hal_gpu *gpu, const struct dvx_hal_gpu_mem *mem,

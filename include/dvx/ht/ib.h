@@ -128,7 +128,7 @@ struct dvx_ht_cb_hooks {
  * @cb_slot_bytes: copy-based: bytes of a slot, the largest chunk, a multiple of 64
  *		up to 1 GiB (default 65536); both ends the same
  * @hooks:	copy-based: the copy steps
- * @conn:	QP connection parameters (zero: dvx_qp_connect_attr_init()'s with
+ * @conn:	QP connection parameters (zero: dvx_qp_connect_cfg_init()'s with
  *		rnr_retry 6 and min_rnr_nak 31). rnr_retry 7 (retry forever) is refused:
  *		a receiver that never issues its receives must fail the sender, not
  *		hang it. The remote access is the transport's own: remote write, and
@@ -148,7 +148,7 @@ struct dvx_ht_ib_cfg {
 	uint32_t cb_depth;
 	uint32_t cb_slot_bytes;
 	struct dvx_ht_cb_hooks hooks;
-	struct dvx_qp_connect_attr conn;
+	struct dvx_qp_connect_cfg conn;
 };
 
 struct dvx_ht_ib_state;

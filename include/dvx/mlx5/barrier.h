@@ -232,7 +232,7 @@ DVX_INLINE void dvx_store_dbrec(dvx_be32 *p, dvx_be32 v)
 #ifdef __CUDA_ARCH__
 	asm volatile("st.relaxed.sys.u32 [%0], %1;" ::"l"(p), "r"((uint32_t)v) : "memory");
 #else
-	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+	__atomic_store_n((DVX_FORCE uint32_t *)p, (DVX_FORCE uint32_t)v, __ATOMIC_RELEASE);
 #endif
 }
 

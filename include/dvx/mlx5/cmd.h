@@ -260,7 +260,7 @@ enum dvx_mlx5_qp_state {
 #define DVX_MLX5_UMEM_DBR_ALIGN 8u
 
 /**
- * struct dvx_mlx5_cq_attr - what CREATE_CQ needs (prm 1.6).
+ * struct dvx_mlx5_cq_cfg - what CREATE_CQ needs (prm 1.6).
  * @log_cq_size:	log2(number of CQEs), 0..31 (5-bit field; the device max is
  *			cap log_max_cq_sz)
  * @uar_page:		UAR page id (24 bits); needed even for a never-armed CQ
@@ -275,7 +275,7 @@ enum dvx_mlx5_qp_state {
  * @log_page_size:	cqc.log_page_size, 0..31 (log2(page) - 12; DOCA 0, NVSHMEM 4)
  * @ts_format:		cqc.cq_timestamp_format, 0..3 (0 free-running, §1.2)
  */
-struct dvx_mlx5_cq_attr {
+struct dvx_mlx5_cq_cfg {
 	uint32_t log_cq_size;
 	uint32_t uar_page;
 	uint32_t eqn;
@@ -292,7 +292,7 @@ struct dvx_mlx5_cq_attr {
 };
 
 /**
- * struct dvx_mlx5_qp_attr - what CREATE_QP needs for an RC QP (prm 1.7).
+ * struct dvx_mlx5_qp_cfg - what CREATE_QP needs for an RC QP (prm 1.7).
  * @pdn:		protection domain number (24 bits)
  * @uar_page:		page id of the UAR whose register rings this QP (24 bits)
  * @user_index:		echoed in the CQE's srqn_uidx with cqe_version 1 (24 bits)
@@ -322,7 +322,7 @@ struct dvx_mlx5_cq_attr {
  * The encoder always writes st = RC, pm_state = MIGRATED, wq_umem_valid = 1 and
  * qpc.dbr_umem_valid = 1 (the kernel forces both valid bits anyway, prm 1.1).
  */
-struct dvx_mlx5_qp_attr {
+struct dvx_mlx5_qp_cfg {
 	uint32_t pdn;
 	uint32_t uar_page;
 	uint32_t user_index;
@@ -413,7 +413,7 @@ struct dvx_mlx5_path {
 };
 
 /**
- * struct dvx_mlx5_rst2init_attr - RST2INIT (prm 1.8).
+ * struct dvx_mlx5_rst2init_cfg - RST2INIT (prm 1.8).
  * @rre:		remote read enable (0/1)
  * @rwe:		remote write enable (0/1)
  * @rae:		remote atomic enable (0/1)
@@ -423,7 +423,7 @@ struct dvx_mlx5_path {
  *
  * pm_state is always written as MIGRATED (3), as every source does (prm 1.8).
  */
-struct dvx_mlx5_rst2init_attr {
+struct dvx_mlx5_rst2init_cfg {
 	uint8_t rre;
 	uint8_t rwe;
 	uint8_t rae;
@@ -434,7 +434,7 @@ struct dvx_mlx5_rst2init_attr {
 };
 
 /**
- * struct dvx_mlx5_init2rtr_attr - INIT2RTR (prm 1.8).
+ * struct dvx_mlx5_init2rtr_cfg - INIT2RTR (prm 1.8).
  * @remote_qpn:		peer QP number (24 bits)
  * @next_rcv_psn:	first PSN expected from the peer (24 bits; = its next_send_psn)
  * @mtu:		path MTU, enum dvx_mlx5_mtu (1..5)
@@ -450,7 +450,7 @@ struct dvx_mlx5_rst2init_attr {
  * @atomic_mode:	with @resend_access only, 0..15
  * @path:		the primary address path
  */
-struct dvx_mlx5_init2rtr_attr {
+struct dvx_mlx5_init2rtr_cfg {
 	uint32_t remote_qpn;
 	uint32_t next_rcv_psn;
 	uint8_t mtu;
@@ -467,7 +467,7 @@ struct dvx_mlx5_init2rtr_attr {
 };
 
 /**
- * struct dvx_mlx5_rtr2rts_attr - RTR2RTS (prm 1.8).
+ * struct dvx_mlx5_rtr2rts_cfg - RTR2RTS (prm 1.8).
  * @next_send_psn:	first PSN this QP sends (24 bits)
  * @retry_count:	transport retries, 0..7 (sources: 7)
  * @rnr_retry:		RNR retries, 0..7 (7 = infinite)
@@ -475,7 +475,7 @@ struct dvx_mlx5_init2rtr_attr {
  * @log_sra_max:	log2(initiator RDMA-read/atomic depth), 0..7
  * @log_ack_req_freq:	0..15 (0 = request an ACK on every packet)
  */
-struct dvx_mlx5_rtr2rts_attr {
+struct dvx_mlx5_rtr2rts_cfg {
 	uint32_t next_send_psn;
 	uint8_t retry_count;
 	uint8_t rnr_retry;
@@ -656,7 +656,7 @@ int dvx_mlx5_cmd_out_status(const void *out, uint8_t *status, uint32_t *syndrome
  * 64/128, bool not 0/1, cq_umem_offset not a multiple of 64, dbr_offset not a multiple
  * of 8) with @in untouched.
  */
-int dvx_mlx5_create_cq_in(void *in, const struct dvx_mlx5_cq_attr *attr);
+int dvx_mlx5_create_cq_in(void *in, const struct dvx_mlx5_cq_cfg *attr);
 
 /**
  * dvx_mlx5_create_cq_out() - decode create_cq_out (prm 1.6).
@@ -708,7 +708,7 @@ int dvx_mlx5_query_cq_out(const void *out, size_t outlen, struct dvx_mlx5_cq_que
  *
  * Return: 0 or -EINVAL.
  */
-int dvx_mlx5_qp_wq_layout(const struct dvx_mlx5_qp_attr *attr, struct dvx_mlx5_qp_wq_layout *l);
+int dvx_mlx5_qp_wq_layout(const struct dvx_mlx5_qp_cfg *attr, struct dvx_mlx5_qp_wq_layout *l);
 
 /**
  * dvx_mlx5_create_qp_in() - encode create_qp_in (opcode 0x500) for an RC QP (prm 1.7).
@@ -721,9 +721,9 @@ int dvx_mlx5_qp_wq_layout(const struct dvx_mlx5_qp_attr *attr, struct dvx_mlx5_q
  * cqn_rcv, dbr_addr, rq_type, srqn, dbr_umem_valid = 1, dbr_umem_id, wq_umem_offset,
  * wq_umem_id and wq_umem_valid = 1. qpc_ext and opt_param_mask stay 0.
  *
- * Return: 0, or -EINVAL (see struct dvx_mlx5_qp_attr for each limit) with @in untouched.
+ * Return: 0, or -EINVAL (see struct dvx_mlx5_qp_cfg for each limit) with @in untouched.
  */
-int dvx_mlx5_create_qp_in(void *in, const struct dvx_mlx5_qp_attr *attr);
+int dvx_mlx5_create_qp_in(void *in, const struct dvx_mlx5_qp_cfg *attr);
 
 /**
  * dvx_mlx5_create_qp_out() - decode create_qp_out: qpn dw@8 [23:0] (prm 1.7).
@@ -753,7 +753,7 @@ int dvx_mlx5_destroy_qp_in(void *in, uint32_t qpn);
  *
  * Return: 0 or -EINVAL (@in untouched).
  */
-int dvx_mlx5_rst2init_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_rst2init_attr *attr);
+int dvx_mlx5_rst2init_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_rst2init_cfg *attr);
 
 /**
  * dvx_mlx5_init2rtr_qp_in() - encode init2rtr_qp_in (opcode 0x503, prm 1.8).
@@ -767,7 +767,7 @@ int dvx_mlx5_rst2init_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_rst2in
  *
  * Return: 0 or -EINVAL (@in untouched).
  */
-int dvx_mlx5_init2rtr_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_init2rtr_attr *attr);
+int dvx_mlx5_init2rtr_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_init2rtr_cfg *attr);
 
 /**
  * dvx_mlx5_init2rtr_loopback_qp_in() - INIT2RTR that connects a QP to itself.
@@ -796,7 +796,7 @@ int dvx_mlx5_init2rtr_loopback_qp_in(void *in, uint32_t qpn, uint8_t vhca_port_n
  *
  * Return: 0 or -EINVAL (@in untouched).
  */
-int dvx_mlx5_rtr2rts_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_rtr2rts_attr *attr);
+int dvx_mlx5_rtr2rts_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_rtr2rts_cfg *attr);
 
 /**
  * dvx_mlx5_qp_2err_in() - encode qp_2err_in (opcode 0x507): qpn dw@8 [23:0].

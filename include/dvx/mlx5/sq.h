@@ -172,10 +172,7 @@ DVX_INLINE void dvx_mlx5_sq_ctrs_set(struct dvx_mlx5_sq_ctrs *c, uint64_t idx)
 }
 
 /**
- * dvx_mlx5_sq_init() - describe an SQ over a caller ring, doorbell record and UAR.
- * @sq:		filled
- * @c:		the posting counters, zeroed here; NULL when they live elsewhere (GPU
- *		memory: zero them there)
+ * struct dvx_mlx5_sq_cfg - an SQ's caller memory and facts (dvx_mlx5_sq_init()).
  * @buf:	ring of @nwqebb WQEBBs, 64-byte aligned
  * @nwqebb:	power of two, at most 2^15
  * @qpn:	QP number (24 bits)
@@ -186,13 +183,35 @@ DVX_INLINE void dvx_mlx5_sq_ctrs_set(struct dvx_mlx5_sq_ctrs *c, uint64_t idx)
  * @bf_half:	BlueFlame half size in bytes (bf_reg_size / 2), 0 for a non-BlueFlame
  *		register
  * @flags:	DVX_MLX5_SQ_*
+ */
+struct dvx_mlx5_sq_cfg {
+	void *buf;
+	uint32_t nwqebb;
+	uint32_t qpn;
+	uint32_t max_inline;
+	dvx_be32 *dbrec;
+	void *uar_reg;
+	uint32_t bf_half;
+	uint32_t flags;
+};
+
+/**
+ * dvx_mlx5_sq_init() - describe an SQ over a caller ring, doorbell record and UAR.
+ * @sq:		filled
+ * @c:		the posting counters, zeroed here; NULL when they live elsewhere (GPU
+ *		memory: zero them there)
+ * @cfg:	the ring, doorbell record, UAR and facts (struct dvx_mlx5_sq_cfg), read
+ *		during the call only
  *
  * Context: any. Return: 0 or -EINVAL (@sq and @c unchanged).
  */
-DVX_INLINE int dvx_mlx5_sq_init(struct dvx_mlx5_sq *sq, struct dvx_mlx5_sq_ctrs *c, void *buf,
-				uint32_t nwqebb, uint32_t qpn, uint32_t max_inline,
-				dvx_be32 *dbrec, void *uar_reg, uint32_t bf_half, uint32_t flags)
+DVX_INLINE int dvx_mlx5_sq_init(struct dvx_mlx5_sq *sq, struct dvx_mlx5_sq_ctrs *c,
+				const struct dvx_mlx5_sq_cfg *cfg)
 {
+	void *buf = cfg->buf, *uar_reg = cfg->uar_reg;
+	uint32_t nwqebb = cfg->nwqebb, qpn = cfg->qpn, max_inline = cfg->max_inline;
+	uint32_t bf_half = cfg->bf_half, flags = cfg->flags;
+	dvx_be32 *dbrec = cfg->dbrec;
 	struct dvx_mlx5_wq wq;
 	int err;
 

@@ -52,11 +52,34 @@ struct dvx_mlx5_wq {
 	dvx_be32 qpn_be8;
 };
 
-/** struct dvx_mlx5_sge - one local buffer (lkey, address, length). */
+/** struct dvx_mlx5_sge - one local buffer (lkey, address, length): a data segment. */
 struct dvx_mlx5_sge {
 	uint64_t addr;
 	uint32_t length;
 	uint32_t lkey;
+};
+
+/**
+ * struct dvx_mlx5_raddr - the remote side of an RDMA or atomic WQE: the values of its
+ * remote address segment.
+ * @addr:	remote virtual address (the MR's iova space)
+ * @rkey:	the remote MR's rkey
+ */
+struct dvx_mlx5_raddr {
+	uint64_t addr;
+	uint32_t rkey;
+};
+
+/**
+ * struct dvx_mlx5_masked_cs - the operands of a masked compare-and-swap (32-bit ones
+ * use the low halves): the bits of @compare_mask are compared with @compare; on a
+ * match the bits of @swap_mask are replaced by @swap.
+ */
+struct dvx_mlx5_masked_cs {
+	uint64_t compare;
+	uint64_t compare_mask;
+	uint64_t swap;
+	uint64_t swap_mask;
 };
 
 /* Largest inline payload any ring can take: ds 63 minus ctrl, raddr and the header. */
@@ -308,15 +331,18 @@ DVX_INLINE int dvx_mlx5_wqe_nop(const struct dvx_mlx5_wq *wq, uint32_t idx, uint
  * dvx_mlx5_wqe_rdma() - RDMA WRITE, WRITE_IMM or READ with one local buffer.
  * @opcode:	DVX_MLX5_OPCODE_RDMA_WRITE, _RDMA_WRITE_IMM or _RDMA_READ
  * @imm:	immediate for WRITE_IMM (CPU order), else 0
- * @len:	bytes; 0 builds a WQE without a data segment (ds 2)
+ * @r:		the remote address and rkey, read during the call only
+ * @l:		the local buffer; its length 0 builds a WQE without a data segment (ds 2)
  *
- * Layout: ctrl, raddr, data (ds 3). Return: 1, or -EINVAL (bad opcode, @len >= 2^31).
+ * Layout: ctrl, raddr, data (ds 3). Return: 1, or -EINVAL (bad opcode, length >= 2^31).
  */
 DVX_INLINE int dvx_mlx5_wqe_rdma(const struct dvx_mlx5_wq *wq, uint32_t idx, uint8_t opcode,
-				 uint8_t fm_ce_se, uint32_t imm, uint64_t raddr, uint32_t rkey,
-				 uint64_t laddr, uint32_t lkey, uint32_t len)
+				 uint8_t fm_ce_se, uint32_t imm, const struct dvx_mlx5_raddr *r,
+				 const struct dvx_mlx5_sge *l)
 {
 	void *w = dvx_mlx5_wq_wqebb(wq, idx);
+	uint64_t raddr = r->addr, laddr = l->addr;
+	uint32_t rkey = r->rkey, lkey = l->lkey, len = l->length;
 	uint32_t ctrl_imm = opcode == DVX_MLX5_OPCODE_RDMA_WRITE_IMM ? imm : 0;
 
 	if (dvx_unlikely(opcode != DVX_MLX5_OPCODE_RDMA_WRITE &&
@@ -349,18 +375,19 @@ DVX_INLINE int dvx_mlx5_wqe_rdma_write(const struct dvx_mlx5_wq *wq, uint32_t id
 				       uint8_t fm_ce_se, uint64_t raddr, uint32_t rkey,
 				       uint64_t laddr, uint32_t lkey, uint32_t len)
 {
-	return dvx_mlx5_wqe_rdma(wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE, fm_ce_se, 0, raddr, rkey,
-				 laddr, lkey, len);
+	struct dvx_mlx5_raddr r = { raddr, rkey };
+	struct dvx_mlx5_sge l = { laddr, len, lkey };
+
+	return dvx_mlx5_wqe_rdma(wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE, fm_ce_se, 0, &r, &l);
 }
 
 /** dvx_mlx5_wqe_rdma_write_imm() - RDMA WRITE with immediate (ds 3, 1 WQEBB). */
 DVX_INLINE int dvx_mlx5_wqe_rdma_write_imm(const struct dvx_mlx5_wq *wq, uint32_t idx,
-					   uint8_t fm_ce_se, uint32_t imm, uint64_t raddr,
-					   uint32_t rkey, uint64_t laddr, uint32_t lkey,
-					   uint32_t len)
+					   uint8_t fm_ce_se, uint32_t imm,
+					   const struct dvx_mlx5_raddr *r,
+					   const struct dvx_mlx5_sge *l)
 {
-	return dvx_mlx5_wqe_rdma(wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE_IMM, fm_ce_se, imm, raddr,
-				 rkey, laddr, lkey, len);
+	return dvx_mlx5_wqe_rdma(wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE_IMM, fm_ce_se, imm, r, l);
 }
 
 /** dvx_mlx5_wqe_rdma_read() - RDMA READ into one local buffer (ds 3, 1 WQEBB). */
@@ -368,8 +395,10 @@ DVX_INLINE int dvx_mlx5_wqe_rdma_read(const struct dvx_mlx5_wq *wq, uint32_t idx
 				      uint8_t fm_ce_se, uint64_t raddr, uint32_t rkey,
 				      uint64_t laddr, uint32_t lkey, uint32_t len)
 {
-	return dvx_mlx5_wqe_rdma(wq, idx, DVX_MLX5_OPCODE_RDMA_READ, fm_ce_se, 0, raddr, rkey,
-				 laddr, lkey, len);
+	struct dvx_mlx5_raddr r = { raddr, rkey };
+	struct dvx_mlx5_sge l = { laddr, len, lkey };
+
+	return dvx_mlx5_wqe_rdma(wq, idx, DVX_MLX5_OPCODE_RDMA_READ, fm_ce_se, 0, &r, &l);
 }
 
 /**
@@ -432,6 +461,7 @@ DVX_INLINE int dvx_mlx5_sgl_check(const struct dvx_mlx5_sge *sgl, uint32_t nsge,
 
 /**
  * dvx_mlx5_wqe_rdma_sgl() - RDMA WRITE, WRITE_IMM or READ with a scatter/gather list.
+ * @r:		the remote address and rkey
  * @sgl:	local buffers; zero-length entries are skipped
  * @nsge:	entries in @sgl
  *
@@ -439,8 +469,8 @@ DVX_INLINE int dvx_mlx5_sgl_check(const struct dvx_mlx5_sge *sgl, uint32_t nsge,
  * Return: WQEBBs used, -EINVAL (bad opcode or length) or -E2BIG (ds would exceed 63).
  */
 DVX_INLINE int dvx_mlx5_wqe_rdma_sgl(const struct dvx_mlx5_wq *wq, uint32_t idx, uint8_t opcode,
-				     uint8_t fm_ce_se, uint32_t imm, uint64_t raddr,
-				     uint32_t rkey, const struct dvx_mlx5_sge *sgl, uint32_t nsge)
+				     uint8_t fm_ce_se, uint32_t imm, const struct dvx_mlx5_raddr *r,
+				     const struct dvx_mlx5_sge *sgl, uint32_t nsge)
 {
 	uint32_t n;
 	int err;
@@ -455,7 +485,7 @@ DVX_INLINE int dvx_mlx5_wqe_rdma_sgl(const struct dvx_mlx5_wq *wq, uint32_t idx,
 			      opcode, 0, wq->qpn_be8, 2 + n, fm_ce_se,
 			      opcode == DVX_MLX5_OPCODE_RDMA_WRITE_IMM ? imm : 0);
 	dvx_mlx5_set_raddr_seg((struct dvx_mlx5_wqe_raddr_seg *)dvx_mlx5_wq_seg(wq, idx, 1),
-			       raddr, rkey);
+			       r->addr, r->rkey);
 	dvx_mlx5_wq_sgl(wq, idx, 2, sgl, nsge);
 	return (int)dvx_mlx5_ds_to_wqebb(2 + n);
 }
@@ -537,6 +567,7 @@ DVX_INLINE uint32_t dvx_mlx5_wq_inline(const struct dvx_mlx5_wq *wq, uint32_t id
 /**
  * dvx_mlx5_wqe_rdma_write_inline() - RDMA WRITE (or WRITE_IMM) carrying its payload.
  * @opcode:	DVX_MLX5_OPCODE_RDMA_WRITE or _RDMA_WRITE_IMM
+ * @r:		the remote address and rkey
  * @data:	the bytes exactly as they must land remotely
  * @len:	at most wq->max_inline
  *
@@ -545,7 +576,7 @@ DVX_INLINE uint32_t dvx_mlx5_wq_inline(const struct dvx_mlx5_wq *wq, uint32_t id
  */
 DVX_INLINE int dvx_mlx5_wqe_rdma_write_inline(const struct dvx_mlx5_wq *wq, uint32_t idx,
 					      uint8_t opcode, uint8_t fm_ce_se, uint32_t imm,
-					      uint64_t raddr, uint32_t rkey, const void *data,
+					      const struct dvx_mlx5_raddr *r, const void *data,
 					      uint32_t len)
 {
 	uint32_t ds;
@@ -556,7 +587,7 @@ DVX_INLINE int dvx_mlx5_wqe_rdma_write_inline(const struct dvx_mlx5_wq *wq, uint
 		return -EMSGSIZE;
 	ds = 2 + dvx_mlx5_wq_inline(wq, idx, 2, data, len);
 	dvx_mlx5_set_raddr_seg((struct dvx_mlx5_wqe_raddr_seg *)dvx_mlx5_wq_seg(wq, idx, 1),
-			       raddr, rkey);
+			       r->addr, r->rkey);
 	dvx_mlx5_wqe_ctrl((struct dvx_mlx5_wqe_ctrl_seg *)dvx_mlx5_wq_seg(wq, idx, 0), idx,
 			      opcode, 0, wq->qpn_be8, ds, fm_ce_se,
 			      opcode == DVX_MLX5_OPCODE_RDMA_WRITE_IMM ? imm : 0);
@@ -595,12 +626,10 @@ DVX_INLINE int dvx_mlx5_wqe_send_inline(const struct dvx_mlx5_wq *wq, uint32_t i
  * @opcode:	DVX_MLX5_OPCODE_ATOMIC_* (the caller checked it)
  * @opmod:	opcode modifier (extended atomics: the operand size)
  * @fm_ce_se:	fence mode, completion and solicited-event bits
- * @raddr:	remote address of the operand
- * @rkey:	the remote MR's rkey
+ * @r:		remote address of the operand and the remote MR's rkey
  * @opseg_units: 16-byte units of the operand segment (1 or 2)
- * @laddr:	local address the original value is returned to
- * @lkey:	the local MR's lkey
- * @size:	bytes of the result (8 or 4)
+ * @l:		where the original value is returned: local address, lkey, and the
+ *		result's size as the length (8 or 4)
  *
  * Writes all but the operand segment and returns the WQE's first WQEBB: the caller
  * writes the operands at DVX_MLX5_WQE_SEG(wqe, 2) (segments 2-3 never wrap). The data
@@ -610,8 +639,8 @@ DVX_INLINE int dvx_mlx5_wqe_send_inline(const struct dvx_mlx5_wq *wq, uint32_t i
  */
 DVX_INLINE void *dvx_mlx5_wqe_atomic_common(const struct dvx_mlx5_wq *wq, uint32_t idx,
 					    uint8_t opcode, uint8_t opmod, uint8_t fm_ce_se,
-					    uint64_t raddr, uint32_t rkey, uint32_t opseg_units,
-					    uint64_t laddr, uint32_t lkey, uint32_t size)
+					    const struct dvx_mlx5_raddr *r, uint32_t opseg_units,
+					    const struct dvx_mlx5_sge *l)
 {
 	uint32_t dseg = 2 + opseg_units;
 	void *w = dvx_mlx5_wq_wqebb(wq, idx);
@@ -620,9 +649,9 @@ DVX_INLINE void *dvx_mlx5_wqe_atomic_common(const struct dvx_mlx5_wq *wq, uint32
 
 	dvx_mlx5_wqe_ctrl((struct dvx_mlx5_wqe_ctrl_seg *)DVX_MLX5_WQE_SEG(w, 0), idx, opcode,
 			      opmod, wq->qpn_be8, dseg + 1, fm_ce_se, 0);
-	dvx_mlx5_set_raddr_seg((struct dvx_mlx5_wqe_raddr_seg *)DVX_MLX5_WQE_SEG(w, 1), raddr,
-			       rkey);
-	dvx_mlx5_set_data_seg((struct dvx_mlx5_wqe_data_seg *)d, laddr, lkey, size);
+	dvx_mlx5_set_raddr_seg((struct dvx_mlx5_wqe_raddr_seg *)DVX_MLX5_WQE_SEG(w, 1), r->addr,
+			       r->rkey);
+	dvx_mlx5_set_data_seg((struct dvx_mlx5_wqe_data_seg *)d, l->addr, l->lkey, l->length);
 	return w;
 }
 
@@ -634,8 +663,10 @@ DVX_INLINE int dvx_mlx5_wqe_atomic_fa(const struct dvx_mlx5_wq *wq, uint32_t idx
 				      uint8_t fm_ce_se, uint64_t raddr, uint32_t rkey,
 				      uint64_t add, uint64_t laddr, uint32_t lkey)
 {
-	void *w = dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_FA, 0, fm_ce_se,
-					     raddr, rkey, 1, laddr, lkey, 8);
+	struct dvx_mlx5_raddr r = { raddr, rkey };
+	struct dvx_mlx5_sge l = { laddr, 8, lkey };
+	void *w = dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_FA, 0, fm_ce_se, &r,
+					     1, &l);
 
 	dvx_mlx5_set_atomic_seg((struct dvx_mlx5_wqe_atomic_seg *)DVX_MLX5_WQE_SEG(w, 2), add,
 				0);
@@ -643,18 +674,19 @@ DVX_INLINE int dvx_mlx5_wqe_atomic_fa(const struct dvx_mlx5_wq *wq, uint32_t idx
 }
 
 /**
- * dvx_mlx5_wqe_atomic_cs() - 8-byte compare-and-swap: if *raddr == @compare then
- * *raddr = @swap; the old value lands at @laddr/@lkey.
+ * dvx_mlx5_wqe_atomic_cs() - 8-byte compare-and-swap: if *@r == @compare then
+ * *@r = @swap; the old value lands at @laddr/@lkey.
  * Layout: ctrl, raddr, atomic (swap_add = @swap, compare = @compare), data 8 B (ds 4).
  * Return: 1.
  */
 DVX_INLINE int dvx_mlx5_wqe_atomic_cs(const struct dvx_mlx5_wq *wq, uint32_t idx,
-				      uint8_t fm_ce_se, uint64_t raddr, uint32_t rkey,
+				      uint8_t fm_ce_se, const struct dvx_mlx5_raddr *r,
 				      uint64_t compare, uint64_t swap, uint64_t laddr,
 				      uint32_t lkey)
 {
-	void *w = dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_CS, 0, fm_ce_se,
-					     raddr, rkey, 1, laddr, lkey, 8);
+	struct dvx_mlx5_sge l = { laddr, 8, lkey };
+	void *w = dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_CS, 0, fm_ce_se, r,
+					     1, &l);
 
 	dvx_mlx5_set_atomic_seg((struct dvx_mlx5_wqe_atomic_seg *)DVX_MLX5_WQE_SEG(w, 2), swap,
 				compare);
@@ -667,13 +699,13 @@ DVX_INLINE int dvx_mlx5_wqe_atomic_cs(const struct dvx_mlx5_wq *wq, uint32_t idx
  * Layout: ctrl, raddr, masked-FA32, data 4 B (ds 4). Return: 1.
  */
 DVX_INLINE int dvx_mlx5_wqe_masked_fa32(const struct dvx_mlx5_wq *wq, uint32_t idx,
-					uint8_t fm_ce_se, uint64_t raddr, uint32_t rkey,
+					uint8_t fm_ce_se, const struct dvx_mlx5_raddr *r,
 					uint32_t add, uint32_t boundary, uint64_t laddr,
 					uint32_t lkey)
 {
+	struct dvx_mlx5_sge l = { laddr, 4, lkey };
 	void *w = dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_MASKED_FA,
-					     DVX_MLX5_OPMOD_EXT_ATOMIC_4B, fm_ce_se, raddr, rkey,
-					     1, laddr, lkey, 4);
+					     DVX_MLX5_OPMOD_EXT_ATOMIC_4B, fm_ce_se, r, 1, &l);
 	struct dvx_mlx5_wqe_masked_fa32_seg *s =
 		(struct dvx_mlx5_wqe_masked_fa32_seg *)DVX_MLX5_WQE_SEG(w, 2);
 	uint32_t i;
@@ -690,13 +722,13 @@ DVX_INLINE int dvx_mlx5_wqe_masked_fa32(const struct dvx_mlx5_wq *wq, uint32_t i
  * Layout: ctrl, raddr, masked-FA64, data 8 B (ds 4). Return: 1.
  */
 DVX_INLINE int dvx_mlx5_wqe_masked_fa64(const struct dvx_mlx5_wq *wq, uint32_t idx,
-					uint8_t fm_ce_se, uint64_t raddr, uint32_t rkey,
+					uint8_t fm_ce_se, const struct dvx_mlx5_raddr *r,
 					uint64_t add, uint64_t boundary, uint64_t laddr,
 					uint32_t lkey)
 {
+	struct dvx_mlx5_sge l = { laddr, 8, lkey };
 	void *w = dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_MASKED_FA,
-					     DVX_MLX5_OPMOD_EXT_ATOMIC_8B, fm_ce_se, raddr, rkey,
-					     1, laddr, lkey, 8);
+					     DVX_MLX5_OPMOD_EXT_ATOMIC_8B, fm_ce_se, r, 1, &l);
 	struct dvx_mlx5_wqe_masked_fa64_seg *s =
 		(struct dvx_mlx5_wqe_masked_fa64_seg *)DVX_MLX5_WQE_SEG(w, 2);
 
@@ -707,25 +739,25 @@ DVX_INLINE int dvx_mlx5_wqe_masked_fa64(const struct dvx_mlx5_wq *wq, uint32_t i
 
 /**
  * dvx_mlx5_wqe_masked_cs32() - 4-byte masked compare-and-swap (opmod 0x08): the bits
- * of @compare_mask are compared with @compare; on a match the bits of @swap_mask are
- * replaced by @swap.
+ * of @op->compare_mask are compared with @op->compare; on a match the bits of
+ * @op->swap_mask are replaced by @op->swap (the low 32 bits of each).
  * Layout: ctrl, raddr, masked-CS32, data 4 B (ds 4). Return: 1.
  */
 DVX_INLINE int dvx_mlx5_wqe_masked_cs32(const struct dvx_mlx5_wq *wq, uint32_t idx,
-					uint8_t fm_ce_se, uint64_t raddr, uint32_t rkey,
-					uint32_t compare, uint32_t compare_mask, uint32_t swap,
-					uint32_t swap_mask, uint64_t laddr, uint32_t lkey)
+					uint8_t fm_ce_se, const struct dvx_mlx5_raddr *r,
+					const struct dvx_mlx5_masked_cs *op, uint64_t laddr,
+					uint32_t lkey)
 {
+	struct dvx_mlx5_sge l = { laddr, 4, lkey };
 	void *w = dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_MASKED_CS,
-					     DVX_MLX5_OPMOD_EXT_ATOMIC_4B, fm_ce_se, raddr, rkey,
-					     1, laddr, lkey, 4);
+					     DVX_MLX5_OPMOD_EXT_ATOMIC_4B, fm_ce_se, r, 1, &l);
 	struct dvx_mlx5_wqe_masked_cs32_seg *s =
 		(struct dvx_mlx5_wqe_masked_cs32_seg *)DVX_MLX5_WQE_SEG(w, 2);
 
-	s->swap_data = dvx_cpu_to_be32(swap);
-	s->compare_data = dvx_cpu_to_be32(compare);
-	s->swap_mask = dvx_cpu_to_be32(swap_mask);
-	s->compare_mask = dvx_cpu_to_be32(compare_mask);
+	s->swap_data = dvx_cpu_to_be32((uint32_t)op->swap);
+	s->compare_data = dvx_cpu_to_be32((uint32_t)op->compare);
+	s->swap_mask = dvx_cpu_to_be32((uint32_t)op->swap_mask);
+	s->compare_mask = dvx_cpu_to_be32((uint32_t)op->compare_mask);
 	return 1;
 }
 
@@ -736,22 +768,22 @@ DVX_INLINE int dvx_mlx5_wqe_masked_cs32(const struct dvx_mlx5_wq *wq, uint32_t i
  * Return: 2.
  */
 DVX_INLINE int dvx_mlx5_wqe_masked_cs64(const struct dvx_mlx5_wq *wq, uint32_t idx,
-					uint8_t fm_ce_se, uint64_t raddr, uint32_t rkey,
-					uint64_t compare, uint64_t compare_mask, uint64_t swap,
-					uint64_t swap_mask, uint64_t laddr, uint32_t lkey)
+					uint8_t fm_ce_se, const struct dvx_mlx5_raddr *r,
+					const struct dvx_mlx5_masked_cs *op, uint64_t laddr,
+					uint32_t lkey)
 {
+	struct dvx_mlx5_sge l = { laddr, 8, lkey };
 	/* the 32 operand bytes are segments 2 and 3, contiguous in the first WQEBB; the data
 	 * segment (4) is in the second WQEBB, which may wrap to WQEBB 0 */
 	void *w = dvx_mlx5_wqe_atomic_common(wq, idx, DVX_MLX5_OPCODE_ATOMIC_MASKED_CS,
-					     DVX_MLX5_OPMOD_EXT_ATOMIC_8B, fm_ce_se, raddr, rkey,
-					     2, laddr, lkey, 8);
+					     DVX_MLX5_OPMOD_EXT_ATOMIC_8B, fm_ce_se, r, 2, &l);
 	struct dvx_mlx5_wqe_masked_cs64_seg *s =
 		(struct dvx_mlx5_wqe_masked_cs64_seg *)DVX_MLX5_WQE_SEG(w, 2);
 
-	s->swap_data = dvx_cpu_to_be64(swap);
-	s->compare_data = dvx_cpu_to_be64(compare);
-	s->swap_mask = dvx_cpu_to_be64(swap_mask);
-	s->compare_mask = dvx_cpu_to_be64(compare_mask);
+	s->swap_data = dvx_cpu_to_be64(op->swap);
+	s->compare_data = dvx_cpu_to_be64(op->compare);
+	s->swap_mask = dvx_cpu_to_be64(op->swap_mask);
+	s->compare_mask = dvx_cpu_to_be64(op->compare_mask);
 	return 2;
 }
 

@@ -7,7 +7,7 @@
  *
  * Life cycle (every step but the last one collective over the group's bootstrap):
  *
- *	dvx_mp_state_size(&cfg)                  -> bytes of host state
+ *	dvx_mp_mem_size(&cfg)                  -> bytes of host state
  *	dvx_mp_init(&mp, &cfg, state, len)       facts published, topology, the NVL
  *	                                         domain's bootstrap, the IB registry
  *	dvx_mp_ib_mem_req(&mp, &s, &r)           what the IB transport needs, exactly
@@ -26,7 +26,7 @@
 #include <dvx/p2p/setup.h>
 #include <dvx/mp/topo.h>
 #include <dvx/mp/reg.h>
-#include <dvx/mp/nvl.h>
+#include <dvx/nvl/nvl.h>
 
 DVX_BEGIN_DECLS
 
@@ -102,17 +102,17 @@ struct dvx_mp {
 };
 
 /**
- * dvx_mp_state_size() - bytes of 64-byte aligned host memory dvx_mp_init() needs (the
+ * dvx_mp_mem_size() - bytes of 64-byte aligned host memory dvx_mp_init() needs (the
  * facts, the topology's maps, the registry's table).
  * Return: the size, or 0 for a bad configuration.
  */
-size_t dvx_mp_state_size(const struct dvx_mp_cfg *cfg);
+size_t dvx_mp_mem_size(const struct dvx_mp_cfg *cfg);
 
 /**
  * dvx_mp_init() - learn the topology and set up what does not need the IB transport.
  * @mp:		caller storage for the transport
  * @cfg:	configuration (copied)
- * @state:	dvx_mp_state_size(@cfg) bytes, 64-byte aligned; the transport's until
+ * @state:	dvx_mp_mem_size(@cfg) bytes, 64-byte aligned; the transport's until
  *		dvx_mp_fini()
  * @state_len:	its length
  *

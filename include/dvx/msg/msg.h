@@ -101,7 +101,7 @@ enum {
  *		of the connection, a smaller one goes to one QP, round robin (default
  *		65536)
  * @flags:	DVX_MSG_F_*
- * @conn:	QP connection parameters (zero: dvx_qp_connect_attr_init()'s); the
+ * @conn:	QP connection parameters (zero: dvx_qp_connect_cfg_init()'s); the
  *		remote access is the layer's own: REMOTE_WRITE only
  * @timeout_ns:	bound on one handshake, from its first connect call or its arrival
  *		(default 30 s)
@@ -125,7 +125,7 @@ struct dvx_msg_cfg {
 	uint32_t max_private_sets;
 	uint32_t flags;
 	uint64_t split_bytes;
-	struct dvx_qp_connect_attr conn;
+	struct dvx_qp_connect_cfg conn;
 	uint64_t timeout_ns;
 };
 
@@ -312,7 +312,7 @@ int dvx_msg_accept(struct dvx_msg_comm *listen, struct dvx_msg_comm **recv);
  *
  * Context: control path. Return: as dvx_mr_reg().
  */
-int dvx_msg_reg_mr(struct dvx_msg *m, uint32_t nic, const struct dvx_mr_attr *attr,
+int dvx_msg_reg_mr(struct dvx_msg *m, uint32_t nic, const struct dvx_mr_cfg *attr,
 		   struct dvx_mr *mr);
 
 /**

@@ -15,7 +15,7 @@
 
 DVX_BEGIN_DECLS
 
-/* struct dvx_cq_attr.flags */
+/* struct dvx_cq_cfg.flags */
 enum {
 	DVX_CQ_F_OI = 1u << 0,		/* overrun ignore (needs DVX_NIC_FEAT_CQ_OI) */
 	DVX_CQ_F_COLLAPSED = 1u << 1,	/* every CQE lands in entry 0 (needs DVX_CQ_F_OI) */
@@ -23,7 +23,7 @@ enum {
 };
 
 /**
- * struct dvx_cq_attr - a CQ to create.
+ * struct dvx_cq_cfg - a CQ to create.
  * @depth:	CQEs, a power of two, at most 2^min(24, cap log_max_cq_sz)
  * @flags:	DVX_CQ_F_*
  * @ring_umem:	umem holding the ring
@@ -41,7 +41,7 @@ enum {
  * that itself, with the same two helpers on a host copy, and says so with
  * DVX_CQ_F_PREINIT (without it such a CQ is refused).
  */
-struct dvx_cq_attr {
+struct dvx_cq_cfg {
 	uint32_t depth;
 	uint32_t flags;
 	struct dvx_umem *ring_umem;
@@ -103,7 +103,7 @@ struct dvx_cq {
  * @dbr:	DVX_DBR_BYTES, DVX_DBR_ALIGN
  * Return: 0 or -EINVAL (depth 0 or not a power of two, collapsed without OI).
  */
-int dvx_cq_mem_req(const struct dvx_cq_attr *attr, struct dvx_mem_req *ring,
+int dvx_cq_mem_req(const struct dvx_cq_cfg *attr, struct dvx_mem_req *ring,
 		   struct dvx_mem_req *dbr);
 
 /**
@@ -119,7 +119,7 @@ int dvx_cq_mem_req(const struct dvx_cq_attr *attr, struct dvx_mem_req *ring,
  * or the hal's error ("CREATE_CQ: <status> syndrome 0x..." in nic->hal.diag). After
  * a hal error the ring may hold the 0xf1 pattern and the record zeroes, nothing else.
  */
-int dvx_cq_create(struct dvx_nic *nic, const struct dvx_cq_attr *attr, struct dvx_cq *cq);
+int dvx_cq_create(struct dvx_nic *nic, const struct dvx_cq_cfg *attr, struct dvx_cq *cq);
 
 /**
  * dvx_cq_destroy() - destroy the CQ.

@@ -18,7 +18,7 @@
 
 DVX_BEGIN_DECLS
 
-/* struct dvx_mr_attr.flags */
+/* struct dvx_mr_cfg.flags */
 enum {
 	DVX_MR_IOVA_ZERO = 1u << 0,	/* iova 0: WQE addresses are offsets into the region */
 	DVX_MR_F_DATA_DIRECT = 1u << 1,	/* dma-buf only: mlx5 Data-Direct registration */
@@ -31,7 +31,7 @@ enum {
 };
 
 /**
- * struct dvx_mr_attr - memory to register.
+ * struct dvx_mr_cfg - memory to register.
  * @addr:	the region's address (host, or GPU VA). With a dma-buf it is the iova
  *		unless DVX_MR_IOVA_ZERO (then it may be NULL)
  * @len:	bytes (> 0)
@@ -43,7 +43,7 @@ enum {
  * @dmabuf_offset: offset of the region in the dma-buf; with iova = @addr, @addr and
  *		@dmabuf_offset must have the same offset inside a 4 KiB page (ibv_reg_mr.3)
  */
-struct dvx_mr_attr {
+struct dvx_mr_cfg {
 	void *addr;
 	uint64_t len;
 	uint32_t access;
@@ -89,7 +89,7 @@ struct dvx_mr {
  * Context: control path. Return: 0; -EINVAL (bad argument); -EOPNOTSUPP (remote
  * atomic access on a device without atomics); or the hal's error.
  */
-int dvx_mr_reg(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dvx_mr *mr);
+int dvx_mr_reg(struct dvx_nic *nic, const struct dvx_mr_cfg *attr, struct dvx_mr *mr);
 
 /**
  * dvx_mr_sink() - register the 8-byte sink at iova 0 for atomic results.

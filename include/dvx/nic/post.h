@@ -5,9 +5,9 @@
  *
  * Thin and inline: each post is the reservation, the builder and the doorbell of
  * dvx/mlx5/sq.h and dvx/mlx5/wqe.h (the same bytes), plus the wr_id stored in the
- * slot's entry of the caller's array (struct dvx_qp_attr.sq_wr_ids / rq_wr_ids). No
+ * slot's entry of the caller's array (struct dvx_qp_cfg.sq_wr_ids / rq_wr_ids). No
  * allocation, no lock: one thread posts to a QP and one thread polls a CQ (they may be
- * the same thread). QPs that share a BlueFlame UAR page (dvx_qp_attr.uar) must also
+ * the same thread). QPs that share a BlueFlame UAR page (dvx_qp_cfg.uar) must also
  * share that thread: their BlueFlame copies use one register (the NIC's default UAR is
  * non-cached, where 8-byte doorbells need no such care). A post with DVX_POST_MORE
  * writes the WQE without ringing; the next post to the same queue (send or receive)
@@ -141,21 +141,23 @@ static inline uint32_t dvx_post_inline_wqebb(uint32_t hdr_ds, uint32_t len)
  * @qp:		a connected QP (the caller's one poster)
  * @opcode:	DVX_MLX5_OPCODE_RDMA_WRITE, _RDMA_WRITE_IMM or _RDMA_READ
  * @wr_id:	returned with the completion
- * @laddr, @lkey: the local buffer (READ: where the bytes land)
- * @len:	bytes (< 2^31; 0 is a zero-length operation)
- * @raddr, @rkey: the remote buffer
+ * @l:		the local buffer: address, lkey and length (READ: where the bytes land;
+ *		< 2^31 bytes, 0 is a zero-length operation); read during the call only
+ * @r:		the remote buffer: address and rkey
  * @imm:	WRITE_IMM's immediate (CPU order)
- * @flags:	enum dvx_post_flags (INLINE: WRITE only, @laddr is then a CPU pointer)
+ * @flags:	enum dvx_post_flags (INLINE: WRITE only, @l's address is then a CPU
+ *		pointer)
  *
  * Context: the QP's one posting thread. Return: 0; -ENOSPC (the ring is full of
  * uncompleted work: poll, then post again); -EINVAL (bad opcode or length);
  * -EMSGSIZE (inline above qp->max_inline). Nothing is posted on error.
  */
 static inline int dvx_qp_post_rdma(struct dvx_qp *qp, uint8_t opcode, uint64_t wr_id,
-				   uint64_t laddr, uint32_t lkey, uint32_t len, uint64_t raddr,
-				   uint32_t rkey, uint32_t imm, uint32_t flags)
+				   const struct dvx_mlx5_sge *l, const struct dvx_mlx5_raddr *r,
+				   uint32_t imm, uint32_t flags)
 {
 	uint8_t f = dvx_post_fm_ce_se(flags);
+	uint32_t len = l->length;
 	uint64_t t;
 	int err, n;
 
@@ -165,15 +167,14 @@ static inline int dvx_qp_post_rdma(struct dvx_qp *qp, uint8_t opcode, uint64_t w
 		err = dvx_post_claim(qp, dvx_post_inline_wqebb(2, len), &t);
 		if (err)
 			return err;
-		n = dvx_mlx5_wqe_rdma_write_inline(&qp->sq.wq, (uint32_t)t, opcode, f, imm, raddr,
-						   rkey, (const void *)(uintptr_t)laddr, len);
+		n = dvx_mlx5_wqe_rdma_write_inline(&qp->sq.wq, (uint32_t)t, opcode, f, imm, r,
+						   (const void *)(uintptr_t)l->addr, len);
 		return dvx_post_done(qp, t, n, wr_id, flags);
 	}
 	err = dvx_post_claim(qp, 1, &t);
 	if (err)
 		return err;
-	n = dvx_mlx5_wqe_rdma(&qp->sq.wq, (uint32_t)t, opcode, f, imm, raddr, rkey, laddr, lkey,
-			      len);
+	n = dvx_mlx5_wqe_rdma(&qp->sq.wq, (uint32_t)t, opcode, f, imm, r, l);
 	return dvx_post_done(qp, t, n, wr_id, flags);
 }
 
@@ -182,20 +183,23 @@ static inline int dvx_qp_post_write(struct dvx_qp *qp, uint64_t wr_id, uint64_t 
 				    uint32_t lkey, uint32_t len, uint64_t raddr, uint32_t rkey,
 				    uint32_t flags)
 {
-	return dvx_qp_post_rdma(qp, DVX_MLX5_OPCODE_RDMA_WRITE, wr_id, laddr, lkey, len, raddr,
-				rkey, 0, flags);
+	struct dvx_mlx5_sge l = { laddr, len, lkey };
+	struct dvx_mlx5_raddr r = { raddr, rkey };
+
+	return dvx_qp_post_rdma(qp, DVX_MLX5_OPCODE_RDMA_WRITE, wr_id, &l, &r, 0, flags);
 }
 
 /**
  * dvx_qp_post_write_imm() - RDMA WRITE with an immediate: it consumes a receive at the
- * peer, whose completion carries @imm. Return: as dvx_qp_post_rdma().
+ * peer, whose completion carries @imm. Arguments as dvx_qp_post_rdma(). Return: as
+ * dvx_qp_post_rdma().
  */
-static inline int dvx_qp_post_write_imm(struct dvx_qp *qp, uint64_t wr_id, uint64_t laddr,
-					uint32_t lkey, uint32_t len, uint64_t raddr,
-					uint32_t rkey, uint32_t imm, uint32_t flags)
+static inline int dvx_qp_post_write_imm(struct dvx_qp *qp, uint64_t wr_id,
+					const struct dvx_mlx5_sge *l,
+					const struct dvx_mlx5_raddr *r, uint32_t imm,
+					uint32_t flags)
 {
-	return dvx_qp_post_rdma(qp, DVX_MLX5_OPCODE_RDMA_WRITE_IMM, wr_id, laddr, lkey, len, raddr,
-				rkey, imm, flags);
+	return dvx_qp_post_rdma(qp, DVX_MLX5_OPCODE_RDMA_WRITE_IMM, wr_id, l, r, imm, flags);
 }
 
 /** dvx_qp_post_read() - RDMA READ into one local buffer. Return: as dvx_qp_post_rdma(). */
@@ -203,8 +207,10 @@ static inline int dvx_qp_post_read(struct dvx_qp *qp, uint64_t wr_id, uint64_t l
 				   uint32_t lkey, uint32_t len, uint64_t raddr, uint32_t rkey,
 				   uint32_t flags)
 {
-	return dvx_qp_post_rdma(qp, DVX_MLX5_OPCODE_RDMA_READ, wr_id, laddr, lkey, len, raddr,
-				rkey, 0, flags);
+	struct dvx_mlx5_sge l = { laddr, len, lkey };
+	struct dvx_mlx5_raddr r = { raddr, rkey };
+
+	return dvx_qp_post_rdma(qp, DVX_MLX5_OPCODE_RDMA_READ, wr_id, &l, &r, 0, flags);
 }
 
 /**
@@ -261,13 +267,15 @@ static inline int dvx_qp_post_fetch_add(struct dvx_qp *qp, uint64_t wr_id, uint6
 }
 
 /**
- * dvx_qp_post_comp_swap() - 8-byte compare-and-swap at @raddr (if it holds @compare it
+ * dvx_qp_post_comp_swap() - 8-byte compare-and-swap at @r (if it holds @compare it
  * becomes @swap); the old value lands at @laddr/@lkey.
+ * @r:		the remote word: address and rkey
  * Other arguments as dvx_qp_post_fetch_add(). Return: as dvx_qp_post_rdma().
  */
-static inline int dvx_qp_post_comp_swap(struct dvx_qp *qp, uint64_t wr_id, uint64_t raddr,
-					uint32_t rkey, uint64_t compare, uint64_t swap,
-					uint64_t laddr, uint32_t lkey, uint32_t flags)
+static inline int dvx_qp_post_comp_swap(struct dvx_qp *qp, uint64_t wr_id,
+					const struct dvx_mlx5_raddr *r, uint64_t compare,
+					uint64_t swap, uint64_t laddr, uint32_t lkey,
+					uint32_t flags)
 {
 	uint64_t t;
 	int err = dvx_post_claim(qp, 1, &t);
@@ -276,8 +284,8 @@ static inline int dvx_qp_post_comp_swap(struct dvx_qp *qp, uint64_t wr_id, uint6
 		return err;
 	return dvx_post_done(qp, t,
 			     dvx_mlx5_wqe_atomic_cs(&qp->sq.wq, (uint32_t)t,
-						    dvx_post_fm_ce_se(flags), raddr, rkey, compare,
-						    swap, laddr, lkey),
+						    dvx_post_fm_ce_se(flags), r, compare, swap,
+						    laddr, lkey),
 			     wr_id, flags);
 }
 

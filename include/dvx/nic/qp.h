@@ -28,7 +28,7 @@
 
 DVX_BEGIN_DECLS
 
-/* struct dvx_qp_attr.flags */
+/* struct dvx_qp_cfg.flags */
 enum {
 	DVX_QP_F_CD_MASTER = 1u << 0,	/* may post WAIT / SEND_EN / RECV_EN (needs CD) */
 	DVX_QP_F_CD_SLAVE_SEND = 1u << 1,	/* SQ gated by another QP's SEND_EN (needs CD) */
@@ -37,7 +37,7 @@ enum {
 };
 
 /**
- * struct dvx_qp_attr - an RC QP to create.
+ * struct dvx_qp_cfg - an RC QP to create.
  * @sq_depth:	SQ size in WQEBBs (64 B), a power of two, at most
  *		2^min(15, cap log_max_qp_sz), and at least the WQEBBs of one largest WQE
  * @max_inline:	inline payload bytes one RDMA WRITE must carry; the largest WQE
@@ -66,7 +66,7 @@ enum {
  * is zeroed by dvx before CREATE_QP when the CPU can write it; otherwise the caller
  * zeroes it and passes DVX_QP_F_PREINIT.
  */
-struct dvx_qp_attr {
+struct dvx_qp_cfg {
 	uint32_t sq_depth;
 	uint32_t max_inline;
 	uint32_t rq_depth;
@@ -119,7 +119,7 @@ struct dvx_qp_conn {
 DVX_ASSERT_SIZE(struct dvx_qp_conn, 48);
 
 /**
- * struct dvx_qp_connect_attr - connection parameters (dvx_qp_connect_attr_init()
+ * struct dvx_qp_connect_cfg - connection parameters (dvx_qp_connect_cfg_init()
  * fills the usual values; every field is used as given).
  * @access:	what the peer may do here: DVX_ACCESS_REMOTE_WRITE / _READ / _ATOMIC
  *		(rwe/rre/rae at RST2INIT; atomic_mode from the NIC's caps)
@@ -137,7 +137,7 @@ DVX_ASSERT_SIZE(struct dvx_qp_conn, 48);
  * @udp_sport:	RoCE v2 UDP source port; 0 = derived from the QPNs inside the
  *		device's range (roce cap r_roce_*_src_udp_port), else 0xC000 | bits
  */
-struct dvx_qp_connect_attr {
+struct dvx_qp_connect_cfg {
 	uint32_t access;
 	uint8_t max_mtu;
 	uint8_t min_rnr_nak;
@@ -193,7 +193,7 @@ enum dvx_qp_conn_kind {
  * @recoveries:	times dvx_qp_recover() brought it back
  * @live:	DVX_LIVE between create and destroy (a create into a live object is -EBUSY)
  * @wq_ext, @dbr_ext: the work queue's and the record's ranges in their umems' lists
- * @sq_wr_ids, @rq_wr_ids: the caller's wr_id arrays (struct dvx_qp_attr), or NULL
+ * @sq_wr_ids, @rq_wr_ids: the caller's wr_id arrays (struct dvx_qp_cfg), or NULL
  * @sq_wr_slot:	where posts store wr_ids: @sq_wr_ids, or @wr_sink when there is none
  *		(so a post stores unconditionally: no test on the data path)
  * @sq_wr_mask:	@sq_depth - 1 with @sq_wr_ids, 0 with the sink
@@ -228,7 +228,7 @@ struct dvx_qp {
 	uint32_t max_wqe_bytes;
 	uint32_t conn_kind;
 	struct dvx_qp_conn remote;
-	struct dvx_qp_connect_attr conn_attr;
+	struct dvx_qp_connect_cfg conn_attr;
 	uint32_t recoveries;
 	uint32_t live;
 	struct dvx_umem_ext wq_ext;
@@ -249,7 +249,7 @@ struct dvx_qp {
  * @dbr:	DVX_DBR_BYTES, DVX_DBR_ALIGN
  * Return: 0 or -EINVAL (depth 0 or not a power of two, too large, inline too big).
  */
-int dvx_qp_mem_req(const struct dvx_qp_attr *attr, struct dvx_mem_req *wq,
+int dvx_qp_mem_req(const struct dvx_qp_cfg *attr, struct dvx_mem_req *wq,
 		   struct dvx_mem_req *dbr);
 
 /**
@@ -267,7 +267,7 @@ int dvx_qp_mem_req(const struct dvx_qp_attr *attr, struct dvx_mem_req *wq,
  * record in the same umem, or each other: nothing touched); -EOPNOTSUPP (core-direct bits without the cd cap, sizes beyond the caps); or the
  * hal's error ("CREATE_QP: ..."). After a hal error the record may be zeroed.
  */
-int dvx_qp_create(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dvx_qp *qp);
+int dvx_qp_create(struct dvx_nic *nic, const struct dvx_qp_cfg *attr, struct dvx_qp *qp);
 
 /**
  * dvx_qp_destroy() - destroy the QP (any state).
@@ -283,14 +283,14 @@ int dvx_qp_destroy(struct dvx_qp *qp);
  */
 int dvx_qp_export(const struct dvx_qp *qp, struct dvx_qp_conn *conn);
 
-/** dvx_qp_connect_attr_init() - the usual parameters (see struct dvx_qp_connect_attr). */
-void dvx_qp_connect_attr_init(struct dvx_qp_connect_attr *attr);
+/** dvx_qp_connect_cfg_init() - the usual parameters (see struct dvx_qp_connect_cfg). */
+void dvx_qp_connect_cfg_init(struct dvx_qp_connect_cfg *attr);
 
 /**
  * dvx_qp_connect() - RST -> INIT -> RTR -> RTS to the peer described by @remote.
  * @qp:		a QP in RST
  * @remote:	the peer's dvx_qp_export() output
- * @attr:	parameters, NULL for dvx_qp_connect_attr_init()'s
+ * @attr:	parameters, NULL for dvx_qp_connect_cfg_init()'s
  *
  * IB ports use the LID path (rlid, sl, no GRH); RoCE ports the GID path (rgid, the
  * peer MAC from the hal's roce_rmac, udp_sport, hop_limit, traffic class, source GID
@@ -304,7 +304,7 @@ void dvx_qp_connect_attr_init(struct dvx_qp_connect_attr *attr);
  * where it is.
  */
 int dvx_qp_connect(struct dvx_qp *qp, const struct dvx_qp_conn *remote,
-		   const struct dvx_qp_connect_attr *attr);
+		   const struct dvx_qp_connect_cfg *attr);
 
 /**
  * dvx_qp_connect_loopback() - connect the QP to itself with force-loopback (fl = 1):
@@ -316,7 +316,7 @@ int dvx_qp_connect(struct dvx_qp *qp, const struct dvx_qp_conn *remote,
  * (DVX_NIC_FEAT_LOOPBACK), with a message: connect two local QPs with
  * dvx_qp_connect_pair() instead; otherwise as dvx_qp_connect().
  */
-int dvx_qp_connect_loopback(struct dvx_qp *qp, const struct dvx_qp_connect_attr *attr);
+int dvx_qp_connect_loopback(struct dvx_qp *qp, const struct dvx_qp_connect_cfg *attr);
 
 /**
  * dvx_qp_connect_pair() - connect two local QPs (same or different NICs) to each other.
@@ -327,7 +327,7 @@ int dvx_qp_connect_loopback(struct dvx_qp *qp, const struct dvx_qp_connect_attr 
  * Return: 0, or as dvx_qp_connect(); when @b fails, @a is moved back to RST too.
  */
 int dvx_qp_connect_pair(struct dvx_qp *a, struct dvx_qp *b,
-			const struct dvx_qp_connect_attr *attr);
+			const struct dvx_qp_connect_cfg *attr);
 
 /**
  * dvx_qp_to_err() - move the QP to ERR (2ERR_QP): outstanding WQEs complete with

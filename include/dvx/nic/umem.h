@@ -63,14 +63,14 @@ struct dvx_mem_req {
 	uint64_t align;
 };
 
-/* struct dvx_umem_attr.flags */
+/* struct dvx_umem_cfg.flags */
 enum {
 	DVX_UMEM_F_CPU = 1u << 0,	/* dma-buf umem whose @addr the CPU can read and write */
 	DVX_UMEM_F_DMABUF = 1u << 1,	/* @dmabuf_fd holds a dma-buf fd (zero struct: host) */
 };
 
 /**
- * struct dvx_umem_attr - memory to register.
+ * struct dvx_umem_cfg - memory to register.
  * @addr:	host memory: its address (4 KiB aligned). dma-buf: the address the rings
  *		will be known by (e.g. the GPU VA; may be NULL when no ring will be
  *		placed in it), not used for the registration
@@ -86,7 +86,7 @@ enum {
  * @pgsz_bitmap: page sizes the device may map the umem with; 0 means
  *		DVX_UMEM_PGSZ_DEFAULT (see the placement rules above)
  */
-struct dvx_umem_attr {
+struct dvx_umem_cfg {
 	void *addr;
 	uint64_t len;
 	uint32_t access;
@@ -155,7 +155,7 @@ struct dvx_umem {
  * misaligned address or offset, unknown access bits, access without LOCAL_WRITE, a
  * page-size bitmap without 4 KiB pages); or the hal's error (nothing registered).
  */
-int dvx_umem_reg(struct dvx_nic *nic, const struct dvx_umem_attr *attr, struct dvx_umem *umem);
+int dvx_umem_reg(struct dvx_nic *nic, const struct dvx_umem_cfg *attr, struct dvx_umem *umem);
 
 /**
  * dvx_umem_dereg() - deregister a umem.

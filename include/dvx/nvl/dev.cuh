@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/nvl/dev.cuh - the NVLink path's device API: put, signal, put_signal, counters,
- * waits and reads on peer memory mapped by dvx_nvl_exchange(), at thread, warp and
- * block scope (the operations themselves are dvx/nvl/ops.h, shared with the host).
+ * dvx/nvl/dev.cuh - the NVLink path's device API: put, signal, put_signal, counters
+ * and waits on peer memory mapped by dvx_nvl_exchange(), for any group (the operations
+ * themselves are dvx/nvl/ops.h, shared with the host).
  *
- * Scopes: a _thread call is made by one thread on its own; a _warp call by all 32
- * threads of a warp together (converged); a _block call by every thread of the block
- * together. A group call copies cooperatively (each lane a share, 16-byte vectors,
- * coalesced), then synchronises the group; what follows the copy (one signal, one
- * counter add) is done once, by the group's leader (lane 0 / thread 0), after the
- * whole group's data is visible at system scope: one signal per call per group, the
- * same rule as the IB path (dvx/p2p/dev.cuh).
+ * Scopes: every call takes the group that makes it (struct dvx_dev_grp,
+ * dvx/gpu/grp.cuh: dvx_dev_thread(), dvx_dev_warp(), dvx_dev_block(), dvx_dev_tile()),
+ * and every thread of the group passes the same arguments. One body serves every
+ * scope (dvx_nvl_dev_post()): the group copies cooperatively (each thread a share,
+ * 16-byte vectors, coalesced), then synchronises; what follows the copy (one signal,
+ * one counter add) is done once, by the group's leader, after the whole group's data
+ * is visible at system scope: one signal per call per group, the same rule as the IB
+ * path (dvx/p2p/dev.cuh). A thread alone signals with a release; a group's leader
+ * fences once for the group, then writes relaxed.
  *
  * Waits: the leader polls with acquire loads until the comparison holds or the
  * timeout (%globaltimer) passes; the group learns the result; a timeout is
@@ -23,256 +25,128 @@
 
 #ifdef __CUDACC__
 
-#ifndef DVX_NVL_DEV
-#define DVX_NVL_DEV __device__ __forceinline__
-#endif
+#include <dvx/gpu/grp.cuh>
 
 /**
- * dvx_nvl_warp_lane(), dvx_nvl_block_lane(), dvx_nvl_block_lanes() - this thread's
- * lane in its warp and in its block, and the lanes of the block (threads in x, y, z).
- *
- * Context: device. Return: the lane, or the count.
+ * struct dvx_nvl_notify - what follows a group's copy: one signal on the peer's word
+ * and this rank's counter, each once for the group.
+ * @sig:	the peer's signal word (through the mapping), or NULL
+ * @op:		DVX_NVL_SIG_SET or DVX_NVL_SIG_ADD (DVX_NVL_SIG_RELAXED: no ordering, at
+ *		thread scope)
+ * @value:	what is stored or added
+ * @ctr:	this rank's counter word, or NULL (an NVL counter means what an IB one
+ *		does: this rank's data has landed)
+ * @ctr_value:	the counter's addend
  */
-DVX_NVL_DEV uint32_t dvx_nvl_warp_lane(void)
-{
-	return threadIdx.x & 31u;
-}
-
-DVX_NVL_DEV uint32_t dvx_nvl_block_lane(void)
-{
-	return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-}
-
-DVX_NVL_DEV uint32_t dvx_nvl_block_lanes(void)
-{
-	return blockDim.x * blockDim.y * blockDim.z;
-}
+struct dvx_nvl_notify {
+	uint64_t *sig;
+	uint32_t op;
+	uint64_t value;
+	uint64_t *ctr;
+	uint64_t ctr_value;
+};
 
 /**
- * dvx_nvl_put_thread(), dvx_nvl_put_warp(), dvx_nvl_put_block() - copy @len bytes from
- * @src to @dst (a peer's mapped buffer) at the scope's group, then synchronise it.
+ * dvx_nvl_dev_post() - the group copies @len bytes from @src to @dst (a peer's mapped
+ * buffer), synchronises, then its leader signals and raises the counter of @n once
+ * all of the group's data is visible.
+ * @g:		the group (every thread passes the same arguments)
  * @dst:	destination
  * @src:	source (this GPU's memory, or another mapping)
- * @len:	bytes; every thread of the group passes the same arguments
+ * @len:	bytes (0: none)
+ * @n:		the signal and counter, or NULL (a plain put: nothing is fenced; follow
+ *		with a signal, a counter or dvx_nvl_flush() to order the data)
  *
- * Nothing is fenced: follow with a signal, a counter or dvx_nvl_flush() to order the
- * data before anything else.
- * Context: device; the scope's whole group. Return: nothing.
+ * Context: device; every thread of @g together. Return: 0, -EINVAL for an unknown
+ * signal op (the data is copied and the counter raised either way).
  */
-DVX_NVL_DEV void dvx_nvl_put_thread(void *dst, const void *src, uint64_t len)
+DVX_DEV int dvx_nvl_dev_post(const struct dvx_dev_grp &g, void *dst, const void *src,
+			     uint64_t len, const struct dvx_nvl_notify *n)
 {
-	dvx_nvl_copy(dst, src, len, 0, 1);
-}
-
-DVX_NVL_DEV void dvx_nvl_put_warp(void *dst, const void *src, uint64_t len)
-{
-	dvx_nvl_copy(dst, src, len, dvx_nvl_warp_lane(), 32);
-	__syncwarp();
-}
-
-DVX_NVL_DEV void dvx_nvl_put_block(void *dst, const void *src, uint64_t len)
-{
-	dvx_nvl_copy(dst, src, len, dvx_nvl_block_lane(), dvx_nvl_block_lanes());
-	__syncthreads();
-}
-
-/**
- * dvx_nvl_put_signal_thread(), dvx_nvl_put_signal_warp(), dvx_nvl_put_signal_block() -
- * put, then one signal on the peer's word once all of the group's data is visible.
- * @dst, @src, @len: as dvx_nvl_put_thread()
- * @sig:	the peer's signal word (through the mapping)
- * @op:		DVX_NVL_SIG_SET or DVX_NVL_SIG_ADD
- * @value:	what is stored or added
- *
- * Context: device; the scope's whole group. Return: 0, -EINVAL for an unknown @op (the
- * data is copied either way).
- */
-DVX_NVL_DEV int dvx_nvl_put_signal_thread(void *dst, const void *src, uint64_t len, uint64_t *sig,
-					  uint32_t op, uint64_t value)
-{
-	dvx_nvl_copy(dst, src, len, 0, 1);
-	return dvx_nvl_signal(sig, op, value);
-}
-
-DVX_NVL_DEV int dvx_nvl_put_signal_warp(void *dst, const void *src, uint64_t len, uint64_t *sig,
-					uint32_t op, uint64_t value)
-{
+	uint32_t relaxed = g.scope == DVX_DEV_THREAD ? 0u : DVX_NVL_SIG_RELAXED;
 	int err = 0;
 
-	dvx_nvl_put_warp(dst, src, len);
-	if (dvx_nvl_warp_lane() == 0) {
-		dvx_nvl_flush();	/* the other lanes' stores, observed through the sync */
-		err = dvx_nvl_signal_relaxed(sig, op & ~DVX_NVL_SIG_RELAXED, value);
+	dvx_nvl_copy(dst, src, len, g.lane, g.size);
+	dvx_dev_grp_sync(g);
+	if (!n)
+		return 0;
+	if (g.lane == 0) {
+		if (relaxed)
+			dvx_nvl_flush();	/* the group's stores, observed through the sync */
+		if (n->sig)
+			err = dvx_nvl_signal(n->sig, n->op | relaxed, n->value);
+		if (n->ctr)
+			(void)dvx_nvl_signal(n->ctr, DVX_NVL_SIG_ADD | relaxed, n->ctr_value);
 	}
-	return __shfl_sync(0xffffffffu, err, 0);
-}
-
-DVX_NVL_DEV int dvx_nvl_put_signal_block(void *dst, const void *src, uint64_t len, uint64_t *sig,
-					 uint32_t op, uint64_t value)
-{
-	__shared__ int err;
-
-	dvx_nvl_put_block(dst, src, len);
-	if (dvx_nvl_block_lane() == 0) {
-		dvx_nvl_flush();
-		err = dvx_nvl_signal_relaxed(sig, op & ~DVX_NVL_SIG_RELAXED, value);
-	}
-	__syncthreads();
-	return err;
+	return dvx_dev_grp_bcast(g, err);
 }
 
 /**
- * dvx_nvl_put_counter_thread(), dvx_nvl_put_counter_warp(), dvx_nvl_put_counter_block() -
- * put, then raise this rank's counter by @value once the group's data is visible (an
- * NVL counter means what an IB one does: this rank's data has landed).
- * @dst, @src, @len: as dvx_nvl_put_thread()
- * @ctr:	this rank's counter word
- * @value:	the addend
+ * dvx_nvl_dev_put(), dvx_nvl_dev_put_signal(), dvx_nvl_dev_put_counter(),
+ * dvx_nvl_dev_put_signal_counter(), dvx_nvl_dev_signal() - dvx_nvl_dev_post() of one
+ * shape each: the copy alone; the copy and one signal; the copy and this rank's
+ * counter; the copy, one signal and the counter (@n names both); one signal after the
+ * group's earlier writes (no copy).
+ * @g, @dst, @src, @len: as dvx_nvl_dev_post()
+ * @sig, @op, @value: the signal (struct dvx_nvl_notify)
+ * @ctr, @ctr_value: the counter and its addend
+ * @n:		the signal and the counter
  *
- * Context: device; the scope's whole group. Return: nothing.
+ * Context: device; every thread of @g together. Return: 0 or -EINVAL (unknown @op).
  */
-DVX_NVL_DEV void dvx_nvl_put_counter_thread(void *dst, const void *src, uint64_t len,
-					    uint64_t *ctr, uint64_t value)
+DVX_DEV int dvx_nvl_dev_put(const struct dvx_dev_grp &g, void *dst, const void *src,
+			    uint64_t len)
 {
-	dvx_nvl_copy(dst, src, len, 0, 1);
-	dvx_nvl_counter_add(ctr, value);
+	return dvx_nvl_dev_post(g, dst, src, len, nullptr);
 }
 
-DVX_NVL_DEV void dvx_nvl_put_counter_warp(void *dst, const void *src, uint64_t len, uint64_t *ctr,
-					  uint64_t value)
+DVX_DEV int dvx_nvl_dev_put_signal(const struct dvx_dev_grp &g, void *dst, const void *src,
+				   uint64_t len, uint64_t *sig, uint32_t op, uint64_t value)
 {
-	dvx_nvl_put_warp(dst, src, len);
-	if (dvx_nvl_warp_lane() == 0) {
-		dvx_nvl_flush();
-		dvx_nvl_signal_relaxed(ctr, DVX_NVL_SIG_ADD, value);
-	}
-	__syncwarp();
+	struct dvx_nvl_notify n = { sig, op, value, nullptr, 0 };
+
+	return dvx_nvl_dev_post(g, dst, src, len, &n);
 }
 
-DVX_NVL_DEV void dvx_nvl_put_counter_block(void *dst, const void *src, uint64_t len,
-					   uint64_t *ctr, uint64_t value)
+DVX_DEV int dvx_nvl_dev_put_counter(const struct dvx_dev_grp &g, void *dst, const void *src,
+				    uint64_t len, uint64_t *ctr, uint64_t ctr_value)
 {
-	dvx_nvl_put_block(dst, src, len);
-	if (dvx_nvl_block_lane() == 0) {
-		dvx_nvl_flush();
-		dvx_nvl_signal_relaxed(ctr, DVX_NVL_SIG_ADD, value);
-	}
-	__syncthreads();
+	struct dvx_nvl_notify n = { nullptr, 0, 0, ctr, ctr_value };
+
+	return dvx_nvl_dev_post(g, dst, src, len, &n);
+}
+
+DVX_DEV int dvx_nvl_dev_put_signal_counter(const struct dvx_dev_grp &g, void *dst,
+					   const void *src, uint64_t len,
+					   const struct dvx_nvl_notify *n)
+{
+	return n && n->sig && n->ctr ? dvx_nvl_dev_post(g, dst, src, len, n) : -EINVAL;
+}
+
+DVX_DEV int dvx_nvl_dev_signal(const struct dvx_dev_grp &g, uint64_t *sig, uint32_t op,
+			       uint64_t value)
+{
+	struct dvx_nvl_notify n = { sig, op, value, nullptr, 0 };
+
+	return dvx_nvl_dev_post(g, nullptr, nullptr, 0, &n);
 }
 
 /**
- * dvx_nvl_put_signal_counter_thread(), dvx_nvl_put_signal_counter_warp(),
- * dvx_nvl_put_signal_counter_block() - put, one signal, and this
- * rank's counter, both after the group's data is visible.
- * @dst, @src, @len, @sig, @op, @value: as dvx_nvl_put_signal_thread()
- * @ctr, @ctr_value: as dvx_nvl_put_counter_thread()
- *
- * Context: device; the scope's whole group. Return: 0 or -EINVAL (unknown @op).
- */
-DVX_NVL_DEV int dvx_nvl_put_signal_counter_thread(void *dst, const void *src, uint64_t len,
-						  uint64_t *sig, uint32_t op, uint64_t value,
-						  uint64_t *ctr, uint64_t ctr_value)
-{
-	int err;
-
-	dvx_nvl_copy(dst, src, len, 0, 1);
-	err = dvx_nvl_signal(sig, op, value);
-	dvx_nvl_counter_add(ctr, ctr_value);
-	return err;
-}
-
-DVX_NVL_DEV int dvx_nvl_put_signal_counter_warp(void *dst, const void *src, uint64_t len,
-						uint64_t *sig, uint32_t op, uint64_t value,
-						uint64_t *ctr, uint64_t ctr_value)
-{
-	int err = 0;
-
-	dvx_nvl_put_warp(dst, src, len);
-	if (dvx_nvl_warp_lane() == 0) {
-		dvx_nvl_flush();
-		err = dvx_nvl_signal_relaxed(sig, op & ~DVX_NVL_SIG_RELAXED, value);
-		dvx_nvl_signal_relaxed(ctr, DVX_NVL_SIG_ADD, ctr_value);
-	}
-	return __shfl_sync(0xffffffffu, err, 0);
-}
-
-DVX_NVL_DEV int dvx_nvl_put_signal_counter_block(void *dst, const void *src, uint64_t len,
-						 uint64_t *sig, uint32_t op, uint64_t value,
-						 uint64_t *ctr, uint64_t ctr_value)
-{
-	__shared__ int err;
-
-	dvx_nvl_put_block(dst, src, len);
-	if (dvx_nvl_block_lane() == 0) {
-		dvx_nvl_flush();
-		err = dvx_nvl_signal_relaxed(sig, op & ~DVX_NVL_SIG_RELAXED, value);
-		dvx_nvl_signal_relaxed(ctr, DVX_NVL_SIG_ADD, ctr_value);
-	}
-	__syncthreads();
-	return err;
-}
-
-/**
- * dvx_nvl_signal_warp(), dvx_nvl_signal_block() - one signal for the group, after the
- * group's earlier writes are visible (dvx_nvl_signal() is the thread form).
- * @sig, @op, @value: as dvx_nvl_signal()
- *
- * Context: device; the scope's whole group. Return: 0 or -EINVAL.
- */
-DVX_NVL_DEV int dvx_nvl_signal_warp(uint64_t *sig, uint32_t op, uint64_t value)
-{
-	int err = 0;
-
-	__syncwarp();
-	if (dvx_nvl_warp_lane() == 0) {
-		dvx_nvl_flush();
-		err = dvx_nvl_signal_relaxed(sig, op & ~DVX_NVL_SIG_RELAXED, value);
-	}
-	return __shfl_sync(0xffffffffu, err, 0);
-}
-
-DVX_NVL_DEV int dvx_nvl_signal_block(uint64_t *sig, uint32_t op, uint64_t value)
-{
-	__shared__ int err;
-
-	__syncthreads();
-	if (dvx_nvl_block_lane() == 0) {
-		dvx_nvl_flush();
-		err = dvx_nvl_signal_relaxed(sig, op & ~DVX_NVL_SIG_RELAXED, value);
-	}
-	__syncthreads();
-	return err;
-}
-
-/**
- * dvx_nvl_wait_warp(), dvx_nvl_wait_block() - the group waits for a word: the leader
- * polls (dvx_nvl_wait()), the group gets its answer and, after it, what the writer
- * published (dvx_nvl_wait() is the thread form).
+ * dvx_nvl_dev_wait() - the group waits for a word: the leader polls (dvx_nvl_wait()),
+ * the group gets its answer and, after it, what the writer published.
+ * @g:		the group
  * @w, @cmp, @value, @timeout_ns: as dvx_nvl_wait()
  *
- * Context: device; the scope's whole group. Return: 0, -ETIMEDOUT or -EINVAL.
+ * Context: device; every thread of @g together. Return: 0, -ETIMEDOUT or -EINVAL.
  */
-DVX_NVL_DEV int dvx_nvl_wait_warp(const uint64_t *w, uint32_t cmp, uint64_t value,
-				  uint64_t timeout_ns)
+DVX_DEV int dvx_nvl_dev_wait(const struct dvx_dev_grp &g, const uint64_t *w, uint32_t cmp,
+			     uint64_t value, uint64_t timeout_ns)
 {
 	int err = 0;
 
-	if (dvx_nvl_warp_lane() == 0)
+	if (g.lane == 0)
 		err = dvx_nvl_wait(w, cmp, value, timeout_ns, nullptr);
-	err = __shfl_sync(0xffffffffu, err, 0);
-	__syncwarp();
-	return err;
-}
-
-DVX_NVL_DEV int dvx_nvl_wait_block(const uint64_t *w, uint32_t cmp, uint64_t value,
-				   uint64_t timeout_ns)
-{
-	__shared__ int err;
-
-	if (dvx_nvl_block_lane() == 0)
-		err = dvx_nvl_wait(w, cmp, value, timeout_ns, nullptr);
-	__syncthreads();
-	return err;
+	return dvx_dev_grp_bcast(g, err);
 }
 
 #endif /* __CUDACC__ */

@@ -15,18 +15,19 @@
  * nanoseconds of %globaltimer and return -ETIMEDOUT, never success. The channel is
  * always an explicit argument (lane = channel mod lanes per peer).
  *
- * Scopes: the calls below are thread scope (each calling thread posts its own
- * operation: one signal and one counter increment per thread). The group scopes follow
- * one rule, one signal per call per calling group after all of that group's data:
- * dvx_p2p_dev_post_warp() (warp scope: lane 0 reserves for the warp on one lane, every
- * lane builds its own WRITEs, lane 0 adds ONE signal and at most one counter
- * increment, publishes and rings once) and dvx_p2p_dev_post_block() (block scope: the
- * same with thread 0 and the whole block).
+ * Scopes: every post takes the group that makes it (struct dvx_dev_grp,
+ * dvx/gpu/grp.cuh: a thread, a warp, a block or a caller-sized tile of a warp), and one
+ * body serves them all (dvx_p2p_dev_post()): the group's leader checks the
+ * notification and reserves on the one lane for the whole group, every member builds
+ * its own WRITEs at its place (a prefix sum), the leader adds ONE signal after all of
+ * them and at most one counter increment, publishes and rings once. At thread scope
+ * that is each thread's own operation; for one signal per thread, post at thread
+ * scope.
  */
 #ifndef DVX_P2P_DEV_CUH
 #define DVX_P2P_DEV_CUH
 
-#include <dvx/gpu/post.cuh>
+#include <dvx/gpu/grp.cuh>
 #include <dvx/p2p/dev.h>
 
 /**
@@ -146,177 +147,6 @@ DVX_DEV int dvx_p2p_dev_q_drain(const struct dvx_p2p_qdesc &q, struct dvx_p2p_wa
 		if (dvx_p2p_waiter_step(w))
 			return -ETIMEDOUT;
 	}
-}
-
-/**
- * dvx_p2p_dev_post() - the common front of the thread-scope calls: find the lane
- * (@peer, @channel), resolve the operation (dvx_p2p_op_make()) and post it
- * (dvx_p2p_lane_post()).
- * @d:		the device handle of the transport
- * @peer:	the target rank
- * @channel:	selects the lane (modulo the lanes per peer)
- * @src:	local source buffer, or NULL (no data)
- * @soff:	offset into @src
- * @dst:	remote destination buffer, or NULL (no data)
- * @doff:	offset into @dst
- * @len:	data bytes (0: none)
- * @sig:	the peer's signal buffer, or NULL
- * @sigoff:	offset of the signal word
- * @add:	the signal's addend
- * @flags:	DVX_P2P_FENCE or 0
- * @ctr:	the local counter buffer, or NULL
- * @ctroff:	offset of the counter word
- * @timeout_ns:	bound for each wait (room, publish order)
- * @tk:		optional: receives the ticket (lane, last main WQE)
- *
- * Context: device, any thread. Return: 0; -EINVAL (a bad peer or operation);
- * -EOPNOTSUPP (a counter without companions); -ETIMEDOUT (no room: nothing posted; or
- * an earlier poster never published: the lane is failed); the lane's error.
- */
-DVX_DEV int dvx_p2p_dev_post(const struct dvx_p2p_dev &d, int peer, uint32_t channel,
-			     const struct dvx_p2p_lbuf *src, uint64_t soff,
-			     const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
-			     const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add,
-			     uint32_t flags, const struct dvx_p2p_lbuf *ctr, uint64_t ctroff,
-			     uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
-{
-	const struct dvx_p2p_dev_lane *l = dvx_p2p_dev_lane_of(d, peer, channel);
-	struct dvx_p2p_waiter w, pw;
-	struct dvx_p2p_op op;
-	uint64_t last;
-	int err;
-
-	if (!l)
-		return -EINVAL;
-	err = dvx_p2p_op_make(l->nic, l->has_comp, src, soff, dst, doff, len, sig, sigoff, add,
-			      flags, ctr, ctroff, 0, &op);
-	if (err)
-		return err;
-	dvx_p2p_dev_waiter(&w, timeout_ns);
-	dvx_p2p_dev_waiter(&pw, timeout_ns);
-	err = dvx_p2p_lane_post(&l->main, &l->comp, l->sink_lkey, &op, &w, &pw, &last);
-	if (err)
-		return err;
-	if (tk) {
-		tk->peer = l->peer;
-		tk->lane = l->index;
-		tk->idx = last;
-	}
-	return 0;
-}
-
-/**
- * dvx_p2p_dev_put() - RDMA WRITE @len bytes (split at 1 GiB); as dvx_p2p_put().
- * @d, @peer, @channel, @src, @soff, @dst, @doff, @len, @timeout_ns, @tk: as
- *		dvx_p2p_dev_post()
- *
- * Context: device, any thread. Return: as dvx_p2p_dev_post(); -EINVAL for @len 0.
- */
-DVX_DEV int dvx_p2p_dev_put(const struct dvx_p2p_dev &d, int peer, uint32_t channel,
-			    const struct dvx_p2p_lbuf *src, uint64_t soff,
-			    const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
-			    uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
-{
-	if (!len)
-		return -EINVAL;
-	return dvx_p2p_dev_post(d, peer, channel, src, soff, dst, doff, len, nullptr, 0, 0, 0,
-				nullptr, 0, timeout_ns, tk);
-}
-
-/**
- * dvx_p2p_dev_put_signal() - put, then fetch-add @add on the peer's signal.
- * @d, @peer, @channel, @src, @soff, @dst, @doff, @len, @sig, @sigoff, @add, @flags,
- * @timeout_ns, @tk: as dvx_p2p_dev_post()
- *
- * Context: device, any thread. Return: as dvx_p2p_dev_post().
- */
-DVX_DEV int dvx_p2p_dev_put_signal(const struct dvx_p2p_dev &d, int peer, uint32_t channel,
-				   const struct dvx_p2p_lbuf *src, uint64_t soff,
-				   const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
-				   const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add,
-				   uint32_t flags, uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
-{
-	if (!len || !sig)
-		return -EINVAL;
-	return dvx_p2p_dev_post(d, peer, channel, src, soff, dst, doff, len, sig, sigoff, add,
-				flags, nullptr, 0, timeout_ns, tk);
-}
-
-/**
- * dvx_p2p_dev_signal() - fetch-add @add on the peer's signal (DVX_P2P_FENCE: fenced).
- * @d, @peer, @channel, @sig, @sigoff, @add, @flags, @timeout_ns, @tk: as
- *		dvx_p2p_dev_post()
- *
- * Context: device, any thread. Return: as dvx_p2p_dev_post().
- */
-DVX_DEV int dvx_p2p_dev_signal(const struct dvx_p2p_dev &d, int peer, uint32_t channel,
-			       const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add,
-			       uint32_t flags, uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
-{
-	if (!sig)
-		return -EINVAL;
-	return dvx_p2p_dev_post(d, peer, channel, nullptr, 0, nullptr, 0, 0, sig, sigoff, add,
-				flags, nullptr, 0, timeout_ns, tk);
-}
-
-/**
- * dvx_p2p_dev_put_counter() - put, then +1 on the local counter once acknowledged.
- * @d, @peer, @channel, @src, @soff, @dst, @doff, @len, @ctr, @ctroff, @timeout_ns, @tk:
- *		as dvx_p2p_dev_post()
- *
- * Context: device, any thread. Return: as dvx_p2p_dev_post().
- */
-DVX_DEV int dvx_p2p_dev_put_counter(const struct dvx_p2p_dev &d, int peer, uint32_t channel,
-				    const struct dvx_p2p_lbuf *src, uint64_t soff,
-				    const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
-				    const struct dvx_p2p_lbuf *ctr, uint64_t ctroff,
-				    uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
-{
-	if (!len || !ctr)
-		return -EINVAL;
-	return dvx_p2p_dev_post(d, peer, channel, src, soff, dst, doff, len, nullptr, 0, 0, 0,
-				ctr, ctroff, timeout_ns, tk);
-}
-
-/**
- * dvx_p2p_dev_put_signal_counter() - put_signal, then the counter.
- * @d, @peer, @channel, @src, @soff, @dst, @doff, @len, @sig, @sigoff, @add, @flags,
- * @ctr, @ctroff, @timeout_ns, @tk: as dvx_p2p_dev_post()
- *
- * Context: device, any thread. Return: as dvx_p2p_dev_post().
- */
-DVX_DEV int dvx_p2p_dev_put_signal_counter(const struct dvx_p2p_dev &d, int peer,
-					   uint32_t channel, const struct dvx_p2p_lbuf *src,
-					   uint64_t soff, const struct dvx_p2p_rbuf *dst,
-					   uint64_t doff, uint64_t len,
-					   const struct dvx_p2p_rbuf *sig, uint64_t sigoff,
-					   uint64_t add, uint32_t flags,
-					   const struct dvx_p2p_lbuf *ctr, uint64_t ctroff,
-					   uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
-{
-	if (!len || !sig || !ctr)
-		return -EINVAL;
-	return dvx_p2p_dev_post(d, peer, channel, src, soff, dst, doff, len, sig, sigoff, add,
-				flags, ctr, ctroff, timeout_ns, tk);
-}
-
-/**
- * dvx_p2p_dev_signal_counter() - signal, then the counter once it completed.
- * @d, @peer, @channel, @sig, @sigoff, @add, @flags, @ctr, @ctroff, @timeout_ns, @tk:
- *		as dvx_p2p_dev_post()
- *
- * Context: device, any thread. Return: as dvx_p2p_dev_post().
- */
-DVX_DEV int dvx_p2p_dev_signal_counter(const struct dvx_p2p_dev &d, int peer, uint32_t channel,
-				       const struct dvx_p2p_rbuf *sig, uint64_t sigoff,
-				       uint64_t add, uint32_t flags,
-				       const struct dvx_p2p_lbuf *ctr, uint64_t ctroff,
-				       uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
-{
-	if (!sig || !ctr)
-		return -EINVAL;
-	return dvx_p2p_dev_post(d, peer, channel, nullptr, 0, nullptr, 0, 0, sig, sigoff, add,
-				flags, ctr, ctroff, timeout_ns, tk);
 }
 
 /**
@@ -543,212 +373,185 @@ DVX_DEV int dvx_p2p_dev_group_finish(const struct dvx_p2p_dev_lane &l,
 }
 
 /**
- * dvx_p2p_dev_post_warp() - warp scope: the warp posts its lanes' data and ONE signal
- * (and at most one counter increment) for all of it, on the one lane (@peer, @channel).
- * @d:		warp-uniform: the device handle
- * @peer:	warp-uniform: the peer
- * @channel:	warp-uniform: selects the lane
- * @src, @soff, @dst, @doff, @len: this GPU lane's own data (len 0 and NULL buffers:
- *		none; split at 1 GiB)
- * @sig, @sigoff, @add, @flags: warp-uniform (GPU lane 0's are used): the signal
- *		fetch-add, posted after every WRITE of the warp on the same QP (NULL: none;
- *		DVX_P2P_FENCE: fenced)
- * @ctr, @ctroff: warp-uniform (lane 0's): the local counter raised by one when the
- *		warp's last main WQE completed (companion WAIT + loopback fetch-add; NULL:
- *		none)
- * @timeout_ns:	bound for each wait (room, publish order)
- * @tk:		every GPU lane receives the warp's ticket (its last main WQE: the signal,
- *		else the last WRITE)
- *
- * Lane 0 checks the group part and reserves the warp's main (and companion) slots,
- * every lane with data builds its WRITE(s) at its place (a warp prefix sum), lane 0
- * builds the signal after the last WRITE, __syncwarp(), lane 0 publishes and rings
- * once, then posts the companion's WAIT and fetch-add. A put_signal at warp scope
- * therefore raises the signal once per call per warp (not once per GPU lane); for one
- * signal per thread, use the thread-scope calls. The warp's WQEs (WRITEs + 1) must fit
- * the lane's ring (else -EINVAL).
- *
- * Bad input changes nothing: when any lane's data or the group part is invalid, nothing
- * is posted, that lane gets its -EINVAL and the others -ECANCELED; no data and no signal
- * in the whole warp is -EINVAL.
- * Context: all 32 lanes of the warp, converged (full mask). Return: 0; -ETIMEDOUT (no
- * room: nothing posted; or publish order: the lane is failed); the lane's error;
- * -EINVAL; -EOPNOTSUPP (a counter without companions); -ECANCELED (see above); a build
- * error (its slots hold NOPs, published).
+ * struct dvx_p2p_dev_resv - what a group's leader reserved, as the group learns it.
+ * @t:		the first main slot
+ * @c:		the first companion slot (with a counter)
+ * @nmain:	main slots: the group's WRITEs and its signal
+ * @err:	the reservation's error
  */
-DVX_DEV int dvx_p2p_dev_post_warp(const struct dvx_p2p_dev &d, int peer, uint32_t channel,
-				  const struct dvx_p2p_lbuf *src, uint64_t soff,
-				  const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
-				  const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add,
-				  uint32_t flags, const struct dvx_p2p_lbuf *ctr, uint64_t ctroff,
-				  uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+struct dvx_p2p_dev_resv {
+	uint64_t t;
+	uint64_t c;
+	uint32_t nmain;
+	int32_t err;
+};
+
+/**
+ * dvx_p2p_dev_post() - post one operation per group on the lane (@peer, @channel): each
+ * member's data, then ONE signal and at most one counter increment for all of it.
+ * @g:		the group that posts together (dvx_dev_thread(), dvx_dev_warp(),
+ *		dvx_dev_block(), dvx_dev_tile()); group-uniform
+ * @d:		group-uniform: the transport's device handle
+ * @peer:	group-uniform: the target rank
+ * @channel:	group-uniform: selects the lane (modulo the lanes per peer)
+ * @x:		this member's own data (struct dvx_p2p_xfer: NULL or a zero length: none;
+ *		split at 1 GiB)
+ * @n:		the notification (struct dvx_p2p_notify; the leader's is used, NULL:
+ *		none): the signal's fetch-add after every WRITE of the group on the same QP
+ *		(DVX_P2P_FENCE: fenced), then the local counter raised by one when the
+ *		group's last main WQE completed (companion WAIT + loopback fetch-add)
+ * @timeout_ns:	bound for each wait (room, publish order)
+ * @tk:		optional: every member receives the group's ticket (its last main WQE:
+ *		the signal, else the last WRITE), so any may dvx_p2p_dev_wait_local() on it
+ *
+ * The leader checks the notification and reserves the group's main (and companion)
+ * slots, companion first as dvx_p2p_lane_post() does; every member with data builds
+ * its WRITE(s) at its place in the reserved range (the group's prefix sum); a group
+ * barrier; the leader builds the signal after the last WRITE, publishes and rings
+ * once, then builds and publishes the companion's WAIT and fetch-add. The group's WQEs
+ * (WRITEs + 1) must fit the lane's ring (else -EINVAL). A put_signal at warp scope
+ * therefore raises the signal once per call per warp, not once per thread.
+ *
+ * Bad input changes nothing: when any member's data or the notification is invalid,
+ * nothing is posted, that member gets its -EINVAL (the notification's error goes to
+ * all) and the others -ECANCELED; no data and no signal in the whole group is -EINVAL.
+ *
+ * Context: device; every thread of @g together (block: like __syncthreads(), any
+ * block shape; static shared memory of a few words). Return: 0; -EINVAL (a bad peer
+ * or operation); -EOPNOTSUPP (a counter without companions); -ECANCELED (see above);
+ * -ETIMEDOUT (no room: nothing posted; or an earlier poster never published: the lane
+ * is failed); the lane's error; a build error (its slots hold NOPs, published).
+ */
+DVX_DEV int dvx_p2p_dev_post(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d, int peer,
+			     uint32_t channel, const struct dvx_p2p_xfer *x,
+			     const struct dvx_p2p_notify *n, uint64_t timeout_ns,
+			     struct dvx_p2p_ticket *tk)
 {
 	const struct dvx_p2p_dev_lane *l = dvx_p2p_dev_lane_of(d, peer, channel);
+	struct dvx_p2p_dev_resv r = { 0, 0, 0, 0 };
 	struct dvx_p2p_op op, gop;
-	uint32_t lane = dvx_dev_lane(), n = 0, incl, total, nmain = 0, nc = 0;
-	uint64_t t = 0, c = 0;
-	int oerr = 0, gerr = 0, err = 0, berr = 0;
+	uint32_t nw = 0, excl, total;
+	int oerr, gerr = 0, err = 0, berr = 0;
 
 	if (!l)
-		return -EINVAL;		/* warp-uniform: every lane returns */
+		return -EINVAL;		/* group-uniform: every member returns */
 	memset(&op, 0, sizeof(op));
-	oerr = dvx_p2p_op_make_data(l->nic, src, soff, dst, doff, len, &op);
+	oerr = dvx_p2p_op_make_data(l->nic, x, &op);
 	if (!oerr)
-		n = dvx_p2p_op_nwrites(&op);
+		nw = dvx_p2p_op_nwrites(&op);
 	memset(&gop, 0, sizeof(gop));
-	if (lane == 0)
-		gerr = dvx_p2p_op_make_group(l->nic, l->has_comp, sig, sigoff, add, flags, ctr,
-					     ctroff, 0, &gop);
-	incl = dvx_dev_warp_scan(DVX_DEV_FULL_MASK, lane, n);
-	total = __shfl_sync(DVX_DEV_FULL_MASK, incl, 31);
-	gerr = __shfl_sync(DVX_DEV_FULL_MASK, gerr, 0);
-	if (__any_sync(DVX_DEV_FULL_MASK, oerr != 0) || gerr)
+	if (g.lane == 0)
+		gerr = dvx_p2p_op_make_group(l->nic, l->has_comp, n, &gop);
+	excl = dvx_dev_grp_scan(g, nw, &total);
+	if (dvx_dev_grp_any(g, oerr != 0 || gerr != 0)) {
+		gerr = dvx_dev_grp_bcast(g, gerr);
 		return oerr ? oerr : (gerr ? gerr : -ECANCELED);
-	if (lane == 0) {
-		nmain = total + gop.has_sig;
-		nc = gop.has_ctr ? 2 : 0;
-		err = dvx_p2p_dev_group_reserve(*l, nmain, nc, timeout_ns, &t, &c);
 	}
-	err = __shfl_sync(DVX_DEV_FULL_MASK, err, 0);
-	if (err)
-		return err;
-	t = __shfl_sync(DVX_DEV_FULL_MASK, t, 0);
-	nmain = __shfl_sync(DVX_DEV_FULL_MASK, nmain, 0);
-	if (n)
-		berr = dvx_p2p_op_build_main(&l->main.sq.wq, l->sink_lkey, &op, t + (incl - n));
-	/* every lane's WQE stores before lane 0's signal, fence and publish */
-	__syncwarp();
-	if (lane == 0)
-		err = dvx_p2p_dev_group_finish(*l, gop, t, total, nmain, c, timeout_ns);
-	err = __shfl_sync(DVX_DEV_FULL_MASK, err, 0);
+	if (g.lane == 0) {
+		r.nmain = total + gop.has_sig;
+		r.err = dvx_p2p_dev_group_reserve(*l, r.nmain, gop.has_ctr ? 2 : 0, timeout_ns,
+						  &r.t, &r.c);
+	}
+	r = dvx_dev_grp_bcast(g, r);
+	if (r.err)
+		return r.err;
+	if (nw)
+		berr = dvx_p2p_op_build_main(&l->main.sq.wq, l->sink_lkey, &op, r.t + excl);
+	/* every member's WQE stores before the leader's signal, fence and publish */
+	dvx_dev_grp_sync(g);
+	if (g.lane == 0)
+		err = dvx_p2p_dev_group_finish(*l, gop, r.t, total, r.nmain, r.c, timeout_ns);
+	err = dvx_dev_grp_bcast(g, err);
 	if (tk) {
 		tk->peer = l->peer;
 		tk->lane = l->index;
-		tk->idx = t + nmain - 1;
+		tk->idx = r.t + r.nmain - 1;
 	}
 	return err ? err : berr;
 }
 
 /**
- * dvx_p2p_dev_put_signal_warp() - warp scope: each lane's put, one signal after.
- * @d, @peer, @channel, @src, @soff, @dst, @doff, @len, @sig, @sigoff, @add, @flags,
- * @timeout_ns, @tk: as dvx_p2p_dev_post_warp()
+ * dvx_p2p_dev_shape_ok() - whether a device post has the shape a familiar name
+ * promises: at thread scope the parts of (@x, @n) are exactly @want (dvx_p2p_shape());
+ * at a group scope, where members' data differ and only the leader's notification
+ * counts, nothing is checked here (dvx_p2p_dev_post() checks every part).
+ * @g:		the group
+ * @x:		the data part, or NULL
+ * @n:		the notification part, or NULL
+ * @want:	DVX_P2P_HAS_DATA, _SIG and _CTR or-ed
  *
- * Context: all 32 lanes of the warp, converged. Return: as dvx_p2p_dev_post_warp().
+ * Context: device, any thread. Return: true when the post may go ahead.
  */
-DVX_DEV int dvx_p2p_dev_put_signal_warp(const struct dvx_p2p_dev &d, int peer, uint32_t channel,
-					const struct dvx_p2p_lbuf *src, uint64_t soff,
-					const struct dvx_p2p_rbuf *dst, uint64_t doff,
-					uint64_t len, const struct dvx_p2p_rbuf *sig,
-					uint64_t sigoff, uint64_t add, uint32_t flags,
-					uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+DVX_DEV bool dvx_p2p_dev_shape_ok(const struct dvx_dev_grp &g, const struct dvx_p2p_xfer *x,
+				  const struct dvx_p2p_notify *n, uint32_t want)
 {
-	return dvx_p2p_dev_post_warp(d, peer, channel, src, soff, dst, doff, len, sig, sigoff,
-				     add, flags, nullptr, 0, timeout_ns, tk);
+	return g.scope != DVX_DEV_THREAD || dvx_p2p_shape(x, n) == want;
 }
 
 /**
- * dvx_p2p_dev_post_block() - block scope: the block posts its threads' data and ONE
- * signal (and counter) for all of it, on the one lane (@peer, @channel).
- * @d:		block-uniform: the device handle
- * @peer:	block-uniform: the peer
- * @channel:	block-uniform: selects the lane
- * @src, @soff, @dst, @doff, @len: this thread's own data (len 0: none; split at 1 GiB)
- * @sig, @sigoff, @add, @flags: block-uniform: the signal fetch-add, posted after every
- *		WRITE of the block on the same QP (NULL: none; DVX_P2P_FENCE: fenced)
- * @ctr, @ctroff: block-uniform: the local counter raised once, when the block's last
- *		main WQE completed (companion WAIT + loopback fetch-add; NULL: none)
- * @timeout_ns:	bound for each wait (room, publish order)
- * @tk:		every thread receives the block's ticket (its last main WQE: the signal,
- *		else the last WRITE), so any thread may dvx_p2p_dev_wait_local() on it
+ * dvx_p2p_dev_put(), dvx_p2p_dev_put_signal(), dvx_p2p_dev_signal(),
+ * dvx_p2p_dev_put_counter(), dvx_p2p_dev_put_signal_counter(),
+ * dvx_p2p_dev_signal_counter() - dvx_p2p_dev_post() of one shape each, as the host's
+ * dvx_p2p_put() and its siblings.
+ * @g, @d, @peer, @channel, @timeout_ns, @tk: as dvx_p2p_dev_post()
+ * @x:		the data part (put*)
+ * @n:		the notification part: a signal (*signal*), a counter (*counter)
  *
- * Thread 0 checks the group part and reserves the block's main (and companion) slots
- * (companion first, as dvx_p2p_lane_post()); every thread with data builds its
- * WRITE(s) at its place in the reserved range (a block prefix sum); thread 0 builds
- * the signal after the last WRITE; a block barrier; thread 0 publishes and rings once,
- * then builds and publishes the companion's WAIT and fetch-add. The block's WQEs
- * (WRITEs + 1) must fit the lane's ring (else -EINVAL).
- *
- * Bad input changes nothing: when any thread's data or the group part is invalid,
- * nothing is posted, that thread gets its -EINVAL and the others -ECANCELED.
- * Context: every thread of the block, like __syncthreads() (any block shape). Uses
- * static shared memory (a few hundred bytes). Return: 0; -ETIMEDOUT (no room: nothing
- * posted; or publish order: the lane is failed); the lane's error; -EINVAL;
- * -EOPNOTSUPP (a counter without companions); -ECANCELED (see above); a build error
- * (its slots hold NOPs, published).
+ * Context: device; every thread of @g together. Return: as dvx_p2p_dev_post();
+ * -EINVAL at thread scope when the description has another shape (a put of 0 bytes,
+ * a put_signal without a signal or with a counter, ...).
  */
-DVX_DEV int dvx_p2p_dev_post_block(const struct dvx_p2p_dev &d, int peer, uint32_t channel,
-				   const struct dvx_p2p_lbuf *src, uint64_t soff,
-				   const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
-				   const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add,
-				   uint32_t flags, const struct dvx_p2p_lbuf *ctr, uint64_t ctroff,
-				   uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+DVX_DEV int dvx_p2p_dev_put(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d, int peer,
+			    uint32_t channel, const struct dvx_p2p_xfer *x, uint64_t timeout_ns,
+			    struct dvx_p2p_ticket *tk)
 {
-	__shared__ uint64_t s_t, s_c;
-	__shared__ int s_err;
-	__shared__ uint32_t s_nmain;
-	const struct dvx_p2p_dev_lane *l = dvx_p2p_dev_lane_of(d, peer, channel);
-	struct dvx_p2p_op op, gop;
-	uint32_t tid = dvx_dev_block_tid(), n = 0, total, excl, nmain;
-	int oerr = 0, gerr = 0, err, berr = 0;
-
-	if (!l)
-		return -EINVAL;		/* block-uniform: every thread returns */
-	memset(&op, 0, sizeof(op));
-	oerr = dvx_p2p_op_make_data(l->nic, src, soff, dst, doff, len, &op);
-	if (!oerr)
-		n = dvx_p2p_op_nwrites(&op);
-	memset(&gop, 0, sizeof(gop));
-	if (tid == 0)
-		s_err = dvx_p2p_op_make_group(l->nic, l->has_comp, sig, sigoff, add, flags, ctr,
-					      ctroff, 0, &gop);
-	excl = dvx_dev_block_scan(n, &total);	/* its barriers publish s_err */
-	gerr = s_err;
-	if (__syncthreads_or(oerr != 0) || gerr)
-		return oerr ? oerr : (gerr ? gerr : -ECANCELED);
-	if (tid == 0) {
-		nmain = total + gop.has_sig;
-		s_err = dvx_p2p_dev_group_reserve(*l, nmain, gop.has_ctr ? 2 : 0, timeout_ns,
-						  &s_t, &s_c);
-		s_nmain = nmain;
-	}
-	__syncthreads();
-	err = s_err;
-	if (err)
-		return err;
-	if (n)
-		berr = dvx_p2p_op_build_main(&l->main.sq.wq, l->sink_lkey, &op, s_t + excl);
-	/* every thread's WQE stores before thread 0's signal, fence and publish */
-	__syncthreads();
-	if (tid == 0)
-		s_err = dvx_p2p_dev_group_finish(*l, gop, s_t, total, s_nmain, s_c, timeout_ns);
-	__syncthreads();
-	err = s_err;
-	if (tk) {
-		tk->peer = l->peer;
-		tk->lane = l->index;
-		tk->idx = s_t + s_nmain - 1;
-	}
-	__syncthreads();	/* every read of the shared state before a next call */
-	return err ? err : berr;
+	return dvx_p2p_dev_shape_ok(g, x, nullptr, DVX_P2P_HAS_DATA) ?
+		dvx_p2p_dev_post(g, d, peer, channel, x, nullptr, timeout_ns, tk) : -EINVAL;
 }
 
-/**
- * dvx_p2p_dev_put_signal_block() - block scope: each thread's put, one signal after.
- * @d, @peer, @channel, @src, @soff, @dst, @doff, @len, @sig, @sigoff, @add, @flags,
- * @timeout_ns, @tk: as dvx_p2p_dev_post_block()
- *
- * Context: every thread of the block. Return: as dvx_p2p_dev_post_block().
- */
-DVX_DEV int dvx_p2p_dev_put_signal_block(const struct dvx_p2p_dev &d, int peer, uint32_t channel,
-					 const struct dvx_p2p_lbuf *src, uint64_t soff,
-					 const struct dvx_p2p_rbuf *dst, uint64_t doff,
-					 uint64_t len, const struct dvx_p2p_rbuf *sig,
-					 uint64_t sigoff, uint64_t add, uint32_t flags,
-					 uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+DVX_DEV int dvx_p2p_dev_put_signal(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d,
+				   int peer, uint32_t channel, const struct dvx_p2p_xfer *x,
+				   const struct dvx_p2p_notify *n, uint64_t timeout_ns,
+				   struct dvx_p2p_ticket *tk)
 {
-	return dvx_p2p_dev_post_block(d, peer, channel, src, soff, dst, doff, len, sig, sigoff,
-				      add, flags, nullptr, 0, timeout_ns, tk);
+	return dvx_p2p_dev_shape_ok(g, x, n, DVX_P2P_HAS_DATA | DVX_P2P_HAS_SIG) ?
+		dvx_p2p_dev_post(g, d, peer, channel, x, n, timeout_ns, tk) : -EINVAL;
+}
+
+DVX_DEV int dvx_p2p_dev_signal(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d,
+			       int peer, uint32_t channel, const struct dvx_p2p_notify *n,
+			       uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_dev_shape_ok(g, nullptr, n, DVX_P2P_HAS_SIG) ?
+		dvx_p2p_dev_post(g, d, peer, channel, nullptr, n, timeout_ns, tk) : -EINVAL;
+}
+
+DVX_DEV int dvx_p2p_dev_put_counter(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d,
+				    int peer, uint32_t channel, const struct dvx_p2p_xfer *x,
+				    const struct dvx_p2p_notify *n, uint64_t timeout_ns,
+				    struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_dev_shape_ok(g, x, n, DVX_P2P_HAS_DATA | DVX_P2P_HAS_CTR) ?
+		dvx_p2p_dev_post(g, d, peer, channel, x, n, timeout_ns, tk) : -EINVAL;
+}
+
+DVX_DEV int dvx_p2p_dev_put_signal_counter(const struct dvx_dev_grp &g,
+					   const struct dvx_p2p_dev &d, int peer,
+					   uint32_t channel, const struct dvx_p2p_xfer *x,
+					   const struct dvx_p2p_notify *n, uint64_t timeout_ns,
+					   struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_dev_shape_ok(g, x, n,
+				    DVX_P2P_HAS_DATA | DVX_P2P_HAS_SIG | DVX_P2P_HAS_CTR) ?
+		dvx_p2p_dev_post(g, d, peer, channel, x, n, timeout_ns, tk) : -EINVAL;
+}
+
+DVX_DEV int dvx_p2p_dev_signal_counter(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d,
+				       int peer, uint32_t channel, const struct dvx_p2p_notify *n,
+				       uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_dev_shape_ok(g, nullptr, n, DVX_P2P_HAS_SIG | DVX_P2P_HAS_CTR) ?
+		dvx_p2p_dev_post(g, d, peer, channel, nullptr, n, timeout_ns, tk) : -EINVAL;
 }
 
 #endif /* DVX_P2P_DEV_CUH */

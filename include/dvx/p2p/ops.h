@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dvx/p2p/ops.h - the P2P transport's operations as WQEs, one definition for the host
- * engine (core/p2p_ops.c) and GPU threads (dvx/p2p/dev.cuh):
+ * engine (core/p2p/ops.c) and GPU threads (dvx/p2p/dev.cuh):
  *
  *   put                WRITE x ceil(len / 1 GiB)
  *   put_signal         WRITEs, FETCH_ADD(signal) (DVX_P2P_FENCE: fenced)
@@ -30,9 +30,10 @@ DVX_BEGIN_DECLS
 #define DVX_P2P_MAX_NICS 4
 #define DVX_P2P_MAX_SPLIT (1ull << 30)	/* one RDMA WRITE carries at most 1 GiB */
 
-/** flags for the post calls */
+/** flags of struct dvx_p2p_notify */
 enum {
 	DVX_P2P_FENCE = 1u << 0,	/* the signal's fetch-add waits for earlier WQEs (IBV_SEND_FENCE) */
+	DVX_P2P_RESET = 1u << 1,	/* dvx_p2p_op_make() only: zero the signal word instead */
 };
 
 /* every transport WQE asks for a CQE: CQ index == WQE index */
@@ -122,11 +123,77 @@ DVX_INLINE bool dvx_p2p_word_ok(uint64_t addr, uint64_t off, uint64_t size)
 }
 
 /**
+ * struct dvx_p2p_xfer - the data part of an operation: @len bytes from @src + @soff to
+ * the peer's @dst + @doff (WRITEs, split at 1 GiB).
+ * @src:	local source (registered on the lane's NIC), or NULL (no data)
+ * @soff:	offset into @src
+ * @dst:	the peer's buffer as exchanged, or NULL (no data)
+ * @doff:	offset into @dst
+ * @len:	bytes (0 with no data)
+ *
+ * Data is all or nothing: a source, a destination and a length, or none of them. The
+ * caller owns the struct and the buffers it names; calls read it during the call only.
+ * A GPU thread of a group describes its own part (dvx_p2p_dev_post()).
+ */
+struct dvx_p2p_xfer {
+	const struct dvx_p2p_lbuf *src;
+	uint64_t soff;
+	const struct dvx_p2p_rbuf *dst;
+	uint64_t doff;
+	uint64_t len;
+};
+
+/**
+ * struct dvx_p2p_notify - the notification part of an operation: a fetch-add of @add on
+ * the peer's signal word after the data, and a local counter raised by one once the
+ * responder acknowledged it.
+ * @sig:	the peer's signal buffer, or NULL (no signal)
+ * @sigoff:	offset of the signal word (8-byte aligned, inside @sig)
+ * @add:	the signal's addend
+ * @ctr:	the local counter buffer, or NULL (no counter; needs companions)
+ * @ctroff:	offset of the counter word (8-byte aligned, inside @ctr)
+ * @flags:	DVX_P2P_FENCE (the signal's fetch-add waits for the earlier WQEs) or 0;
+ *		DVX_P2P_RESET only through dvx_p2p_op_make() (dvx_p2p_reset_signal())
+ *
+ * The caller owns the struct; calls read it during the call only. In a GPU group it is
+ * group-uniform (the leader's is used).
+ */
+struct dvx_p2p_notify {
+	const struct dvx_p2p_rbuf *sig;
+	uint64_t sigoff;
+	uint64_t add;
+	const struct dvx_p2p_lbuf *ctr;
+	uint64_t ctroff;
+	uint32_t flags;
+};
+
+/* what an operation carries (dvx_p2p_shape()): the familiar names each post one shape */
+enum {
+	DVX_P2P_HAS_DATA = 1u << 0,
+	DVX_P2P_HAS_SIG = 1u << 1,
+	DVX_P2P_HAS_CTR = 1u << 2,
+};
+
+/**
+ * dvx_p2p_shape() - which parts an operation's description has.
+ * @x:		the data part, or NULL
+ * @n:		the notification part, or NULL
+ *
+ * Data counts when @x has a length; signal and counter when @n names their buffers.
+ *
+ * Context: any, host or device. Return: DVX_P2P_HAS_DATA, _SIG and _CTR or-ed.
+ */
+DVX_INLINE uint32_t dvx_p2p_shape(const struct dvx_p2p_xfer *x, const struct dvx_p2p_notify *n)
+{
+	return (x && x->len ? (uint32_t)DVX_P2P_HAS_DATA : 0u) |
+	       (n && n->sig ? (uint32_t)DVX_P2P_HAS_SIG : 0u) |
+	       (n && n->ctr ? (uint32_t)DVX_P2P_HAS_CTR : 0u);
+}
+
+/**
  * dvx_p2p_op_make_data() - check an operation's data part and resolve it for NIC @nic.
  * @nic:	the lane's NIC index (< DVX_P2P_MAX_NICS)
- * @src, @soff:	local source and offset, or NULL (no data)
- * @dst, @doff:	the peer's buffer and offset, or NULL (no data)
- * @len:	data bytes (0 with no data)
+ * @x:		the data part, or NULL (no data)
  * @op:		its data fields are set (@op->len stays 0 with no data)
  *
  * Data is all or nothing: a source, a destination and a length, inside both buffers,
@@ -134,33 +201,30 @@ DVX_INLINE bool dvx_p2p_word_ok(uint64_t addr, uint64_t off, uint64_t size)
  *
  * Context: any, host or device. Return: 0 or -EINVAL.
  */
-DVX_INLINE int dvx_p2p_op_make_data(uint32_t nic, const struct dvx_p2p_lbuf *src, uint64_t soff,
-				    const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
+DVX_INLINE int dvx_p2p_op_make_data(uint32_t nic, const struct dvx_p2p_xfer *x,
 				    struct dvx_p2p_op *op)
 {
-	if (!src && !dst && !len)
+	if (!x || (!x->src && !x->dst && !x->len))
 		return 0;
-	if (!src || !dst || !len || !dvx_p2p_in_bounds(soff, len, src->len) ||
-	    !dvx_p2p_in_bounds(doff, len, dst->len) || !src->lkey[nic] || !dst->rkey[nic])
+	if (!x->src || !x->dst || !x->len || !dvx_p2p_in_bounds(x->soff, x->len, x->src->len) ||
+	    !dvx_p2p_in_bounds(x->doff, x->len, x->dst->len) || !x->src->lkey[nic] ||
+	    !x->dst->rkey[nic])
 		return -EINVAL;
-	op->laddr = src->addr + soff;
-	op->lkey = src->lkey[nic];
-	op->raddr = dst->addr + doff;
-	op->rkey = dst->rkey[nic];
-	op->len = len;
+	op->laddr = x->src->addr + x->soff;
+	op->lkey = x->src->lkey[nic];
+	op->raddr = x->dst->addr + x->doff;
+	op->rkey = x->dst->rkey[nic];
+	op->len = x->len;
 	return 0;
 }
 
 /**
  * dvx_p2p_op_make_group() - check an operation's signal and counter parts (what a
- * warp or a block posts once for all its members' data) and resolve them for @nic.
+ * GPU group posts once for all its members' data) and resolve them for @nic.
  * @nic:	the lane's NIC index
  * @has_comp:	whether the lane has a companion (counters need one)
- * @sig, @sigoff: the peer's signal buffer and the word's offset, or NULL
- * @add:	the signal's addend
- * @flags:	DVX_P2P_FENCE or 0
- * @ctr, @ctroff: the local counter buffer and the word's offset, or NULL
- * @reset:	1: instead of a fetch-add, zero the signal word with an inline WRITE
+ * @n:		the notification part, or NULL (none); DVX_P2P_RESET in its flags zeroes
+ *		the signal word with an inline WRITE instead of the fetch-add
  * @op:		its signal and counter fields are set (zero it first)
  *
  * Signal and counter words must be inside their buffers, 8-byte aligned, with keys.
@@ -170,32 +234,37 @@ DVX_INLINE int dvx_p2p_op_make_data(uint32_t nic, const struct dvx_p2p_lbuf *src
  * without companion).
  */
 DVX_INLINE int dvx_p2p_op_make_group(uint32_t nic, uint32_t has_comp,
-				     const struct dvx_p2p_rbuf *sig, uint64_t sigoff,
-				     uint64_t add, uint32_t flags, const struct dvx_p2p_lbuf *ctr,
-				     uint64_t ctroff, uint32_t reset, struct dvx_p2p_op *op)
+				     const struct dvx_p2p_notify *n, struct dvx_p2p_op *op)
 {
-	if (nic >= DVX_P2P_MAX_NICS || (flags & ~(uint32_t)DVX_P2P_FENCE))
+	uint32_t reset;
+
+	if (nic >= DVX_P2P_MAX_NICS)
 		return -EINVAL;
-	if (sig) {
-		if (!dvx_p2p_word_ok(sig->addr, sigoff, sig->len) || !sig->rkey[nic])
+	if (!n)
+		return 0;
+	if (n->flags & ~(uint32_t)(DVX_P2P_FENCE | DVX_P2P_RESET))
+		return -EINVAL;
+	reset = (n->flags & DVX_P2P_RESET) ? 1u : 0u;
+	if (n->sig) {
+		if (!dvx_p2p_word_ok(n->sig->addr, n->sigoff, n->sig->len) || !n->sig->rkey[nic])
 			return -EINVAL;
 		op->has_sig = !reset;
-		op->reset = reset ? 1 : 0;
-		op->sig_addr = sig->addr + sigoff;
-		op->sig_rkey = sig->rkey[nic];
-		op->add = add;
-		op->flags = flags;
+		op->reset = reset;
+		op->sig_addr = n->sig->addr + n->sigoff;
+		op->sig_rkey = n->sig->rkey[nic];
+		op->add = n->add;
+		op->flags = n->flags & (uint32_t)DVX_P2P_FENCE;
 	} else if (reset) {
 		return -EINVAL;
 	}
-	if (ctr) {
+	if (n->ctr) {
 		if (!has_comp)
 			return -EOPNOTSUPP;
-		if (!dvx_p2p_word_ok(ctr->addr, ctroff, ctr->len) || !ctr->rkey[nic])
+		if (!dvx_p2p_word_ok(n->ctr->addr, n->ctroff, n->ctr->len) || !n->ctr->rkey[nic])
 			return -EINVAL;
 		op->has_ctr = 1;
-		op->ctr_addr = ctr->addr + ctroff;
-		op->ctr_rkey = ctr->rkey[nic];
+		op->ctr_addr = n->ctr->addr + n->ctroff;
+		op->ctr_rkey = n->ctr->rkey[nic];
 	}
 	return 0;
 }
@@ -205,34 +274,24 @@ DVX_INLINE int dvx_p2p_op_make_group(uint32_t nic, uint32_t has_comp,
  * (dvx_p2p_op_make_data(), then dvx_p2p_op_make_group()).
  * @nic:	the lane's NIC index
  * @has_comp:	whether the lane has a companion (counters need one)
- * @src, @soff:	local source and offset, or NULL (no data)
- * @dst, @doff:	the peer's buffer and offset, or NULL (no data)
- * @len:	data bytes (0 with no data)
- * @sig, @sigoff: the peer's signal buffer and the word's offset, or NULL
- * @add:	the signal's addend
- * @flags:	DVX_P2P_FENCE or 0
- * @ctr, @ctroff: the local counter buffer and the word's offset, or NULL
- * @reset:	1: instead of a fetch-add, zero the signal word with an inline WRITE
+ * @x:		the data part, or NULL (no data)
+ * @n:		the notification part, or NULL (none)
  * @op:		filled
  *
  * Context: any, host or device. Return: 0; -EINVAL (as the two parts, or nothing to
  * do: no data, no signal); -EOPNOTSUPP (a counter on a lane without companion).
  */
-DVX_INLINE int dvx_p2p_op_make(uint32_t nic, uint32_t has_comp, const struct dvx_p2p_lbuf *src,
-			       uint64_t soff, const struct dvx_p2p_rbuf *dst, uint64_t doff,
-			       uint64_t len, const struct dvx_p2p_rbuf *sig, uint64_t sigoff,
-			       uint64_t add, uint32_t flags, const struct dvx_p2p_lbuf *ctr,
-			       uint64_t ctroff, uint32_t reset, struct dvx_p2p_op *op)
+DVX_INLINE int dvx_p2p_op_make(uint32_t nic, uint32_t has_comp, const struct dvx_p2p_xfer *x,
+			       const struct dvx_p2p_notify *n, struct dvx_p2p_op *op)
 {
 	int err;
 
 	memset(op, 0, sizeof(*op));
 	if (nic >= DVX_P2P_MAX_NICS)
 		return -EINVAL;
-	err = dvx_p2p_op_make_data(nic, src, soff, dst, doff, len, op);
+	err = dvx_p2p_op_make_data(nic, x, op);
 	if (!err)
-		err = dvx_p2p_op_make_group(nic, has_comp, sig, sigoff, add, flags, ctr, ctroff,
-					    reset, op);
+		err = dvx_p2p_op_make_group(nic, has_comp, n, op);
 	if (!err && !op->len && !op->has_sig && !op->reset)
 		err = -EINVAL;
 	return err;
@@ -289,15 +348,18 @@ DVX_INLINE int dvx_p2p_op_build_main(const struct dvx_mlx5_wq *wq, uint32_t sink
 		r = dvx_mlx5_wqe_rdma_write(wq, (uint32_t)(t + w++), DVX_P2P_CE, op->raddr + off,
 					    op->rkey, op->laddr + off, op->lkey, (uint32_t)chunk);
 	}
-	if (r >= 0 && op->reset)
+	if (r >= 0 && op->reset) {
+		struct dvx_mlx5_raddr sig = { op->sig_addr, op->sig_rkey };
+
 		r = dvx_mlx5_wqe_rdma_write_inline(wq, (uint32_t)(t + w++),
-						   DVX_MLX5_OPCODE_RDMA_WRITE, DVX_P2P_CE, 0,
-						   op->sig_addr, op->sig_rkey, &zero, sizeof(zero));
-	else if (r >= 0 && op->has_sig)
+						   DVX_MLX5_OPCODE_RDMA_WRITE, DVX_P2P_CE, 0, &sig,
+						   &zero, sizeof(zero));
+	} else if (r >= 0 && op->has_sig) {
 		r = dvx_mlx5_wqe_atomic_fa(wq, (uint32_t)(t + w++),
 					   DVX_P2P_CE |
 					   ((op->flags & DVX_P2P_FENCE) ? DVX_P2P_WQE_FENCE : 0),
 					   op->sig_addr, op->sig_rkey, op->add, 0, sink_lkey);
+	}
 	if (r < 0) {
 		for (i = 0; i < nw + op->has_sig + op->reset; i++)
 			dvx_mlx5_wqe_nop(wq, (uint32_t)(t + i), DVX_P2P_CE);

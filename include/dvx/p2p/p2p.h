@@ -116,7 +116,7 @@ struct dvx_p2p_wait_report {
  * @peer_idx:		[@nranks] rank -> lane peer index, -1 without lanes (self)
  * @peer_rank:		[@npeers] lane peer index -> rank
  * @nics:		the NICs' hal handles (clocks; progress of a stepped backend)
- * @setup:		what dvx_p2p_init() created (private to core/p2p.c)
+ * @setup:		what dvx_p2p_init() created (private to core/p2p/setup.c)
  *
  * The fields are read-only for users; dvx_p2p_init() fills them.
  */
@@ -139,68 +139,99 @@ struct dvx_p2p {
 /* ---- operations (any host thread; one lane may be shared by threads) ---- */
 
 /**
- * dvx_p2p_put() - RDMA WRITE @len bytes from @src + @soff to @dst + @doff on @peer.
+ * dvx_p2p_post() - post one operation on the lane (@peer, @channel): its data as RDMA
+ * WRITEs (split at 1 GiB), then its signal's fetch-add on the same QP, then its
+ * counter: the lane's companion WAITs for the last main WQE and raises the local
+ * counter word by one (a loopback fetch-add whose old value lands in the sink).
  * @t:		transport
  * @peer:	destination rank (not self)
  * @channel:	caller-chosen channel; it selects the lane (channel mod lanes per peer)
- * @src, @soff:	local source (registered on the lane's NIC)
- * @dst, @doff:	the peer's buffer as exchanged
- * @len:	bytes, > 0; split into WRITEs of at most 1 GiB
+ * @x:		the data part (struct dvx_p2p_xfer), or NULL
+ * @n:		the notification part (struct dvx_p2p_notify: signal, counter, flags),
+ *		or NULL
  * @timeout_ns:	how long to wait for ring room
- * @tk:		the ticket (may be NULL)
+ * @tk:		the ticket (lane, last main WQE: the signal, else the last WRITE); may be
+ *		NULL
  *
- * Return: 0; -EINVAL (len 0, out of bounds, bad peer/channel, missing key);
- * -ETIMEDOUT (no room in time: nothing posted); the lane's error if it failed.
+ * RC keeps the order of one QP: the signal lands after the data; DVX_P2P_FENCE fences
+ * its fetch-add. A signal covers only earlier WQEs of its own lane: to cover puts on
+ * other lanes, flush first. A counter needs companions. Nothing is posted on error.
+ * @x and @n are read during the call only.
+ *
+ * Context: any host thread; one lane may be shared by threads. Return: 0; -EINVAL
+ * (nothing to do, a partial or out-of-bounds data part, a misaligned or out-of-bounds
+ * word, a missing key, bad flags, a bad peer); -EOPNOTSUPP (a counter without
+ * companions); -ETIMEDOUT (no room in time: nothing posted); the lane's error if it
+ * failed.
  */
-int dvx_p2p_put(struct dvx_p2p *t, int peer, uint32_t channel, const struct dvx_p2p_lbuf *src,
-		uint64_t soff, const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
-		uint64_t timeout_ns, struct dvx_p2p_ticket *tk);
+int dvx_p2p_post(struct dvx_p2p *t, int peer, uint32_t channel, const struct dvx_p2p_xfer *x,
+		 const struct dvx_p2p_notify *n, uint64_t timeout_ns, struct dvx_p2p_ticket *tk);
 
 /**
- * dvx_p2p_put_signal() - dvx_p2p_put(), then fetch-add @add to the peer's signal word
- * at @sig + @sigoff on the same QP (RC keeps the order; DVX_P2P_FENCE in @flags fences
- * the fetch-add). The ticket is the fetch-add's.
+ * dvx_p2p_put(), dvx_p2p_put_signal(), dvx_p2p_signal(), dvx_p2p_put_counter(),
+ * dvx_p2p_put_signal_counter(), dvx_p2p_signal_counter() - dvx_p2p_post() of one
+ * shape each: the parts in the name, and no other.
+ * @t, @peer, @channel, @timeout_ns, @tk: as dvx_p2p_post()
+ * @x:		the data part: a length, a source and a destination (put*)
+ * @n:		the notification part: a signal (*signal*), a counter (*counter), no
+ *		other
+ *
+ * put: WRITEs; put_signal: WRITEs, then the signal; signal: the signal alone;
+ * put_counter: WRITEs, then the counter once the responder acknowledged them;
+ * put_signal_counter, signal_counter: the signal, then the counter once it completed.
+ *
+ * Context: as dvx_p2p_post(). Return: as dvx_p2p_post(); -EINVAL when the description
+ * has another shape (a put of 0 bytes, a put_signal without a signal or with a
+ * counter, ...).
  */
-int dvx_p2p_put_signal(struct dvx_p2p *t, int peer, uint32_t channel,
-		       const struct dvx_p2p_lbuf *src, uint64_t soff,
-		       const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
-		       const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add,
-		       uint32_t flags, uint64_t timeout_ns, struct dvx_p2p_ticket *tk);
+DVX_INLINE int dvx_p2p_put(struct dvx_p2p *t, int peer, uint32_t channel,
+			   const struct dvx_p2p_xfer *x, uint64_t timeout_ns,
+			   struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_shape(x, NULL) == DVX_P2P_HAS_DATA ?
+		dvx_p2p_post(t, peer, channel, x, NULL, timeout_ns, tk) : -EINVAL;
+}
 
-/**
- * dvx_p2p_signal() - fetch-add @add to the peer's signal word on the channel's lane.
- * It is ordered only after earlier WQEs of that QP: to cover puts on other lanes,
- * flush first. DVX_P2P_FENCE gives signal_with_fence.
- */
-int dvx_p2p_signal(struct dvx_p2p *t, int peer, uint32_t channel,
-		   const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add, uint32_t flags,
-		   uint64_t timeout_ns, struct dvx_p2p_ticket *tk);
+DVX_INLINE int dvx_p2p_put_signal(struct dvx_p2p *t, int peer, uint32_t channel,
+				  const struct dvx_p2p_xfer *x, const struct dvx_p2p_notify *n,
+				  uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_shape(x, n) == (DVX_P2P_HAS_DATA | DVX_P2P_HAS_SIG) ?
+		dvx_p2p_post(t, peer, channel, x, n, timeout_ns, tk) : -EINVAL;
+}
 
-/**
- * dvx_p2p_put_counter() - dvx_p2p_put(), then raise the caller's local counter word
- * @ctr + @ctroff by one once the responder acknowledged the data (companion WAIT on
- * the last data WQE, then a loopback fetch-add; the old value lands in the sink).
- * Needs companions (-EOPNOTSUPP without). Nothing is posted on error.
- */
-int dvx_p2p_put_counter(struct dvx_p2p *t, int peer, uint32_t channel,
-			const struct dvx_p2p_lbuf *src, uint64_t soff,
-			const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
-			const struct dvx_p2p_lbuf *ctr, uint64_t ctroff, uint64_t timeout_ns,
-			struct dvx_p2p_ticket *tk);
+DVX_INLINE int dvx_p2p_signal(struct dvx_p2p *t, int peer, uint32_t channel,
+			      const struct dvx_p2p_notify *n, uint64_t timeout_ns,
+			      struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_shape(NULL, n) == DVX_P2P_HAS_SIG ?
+		dvx_p2p_post(t, peer, channel, NULL, n, timeout_ns, tk) : -EINVAL;
+}
 
-/** dvx_p2p_put_signal_counter() - put_signal, then the counter as in put_counter. */
-int dvx_p2p_put_signal_counter(struct dvx_p2p *t, int peer, uint32_t channel,
-			       const struct dvx_p2p_lbuf *src, uint64_t soff,
-			       const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
-			       const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add,
-			       uint32_t flags, const struct dvx_p2p_lbuf *ctr, uint64_t ctroff,
-			       uint64_t timeout_ns, struct dvx_p2p_ticket *tk);
+DVX_INLINE int dvx_p2p_put_counter(struct dvx_p2p *t, int peer, uint32_t channel,
+				   const struct dvx_p2p_xfer *x, const struct dvx_p2p_notify *n,
+				   uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_shape(x, n) == (DVX_P2P_HAS_DATA | DVX_P2P_HAS_CTR) ?
+		dvx_p2p_post(t, peer, channel, x, n, timeout_ns, tk) : -EINVAL;
+}
 
-/** dvx_p2p_signal_counter() - signal, then the counter once the fetch-add completed. */
-int dvx_p2p_signal_counter(struct dvx_p2p *t, int peer, uint32_t channel,
-			   const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add,
-			   uint32_t flags, const struct dvx_p2p_lbuf *ctr, uint64_t ctroff,
-			   uint64_t timeout_ns, struct dvx_p2p_ticket *tk);
+DVX_INLINE int dvx_p2p_put_signal_counter(struct dvx_p2p *t, int peer, uint32_t channel,
+					  const struct dvx_p2p_xfer *x,
+					  const struct dvx_p2p_notify *n, uint64_t timeout_ns,
+					  struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_shape(x, n) == (DVX_P2P_HAS_DATA | DVX_P2P_HAS_SIG | DVX_P2P_HAS_CTR) ?
+		dvx_p2p_post(t, peer, channel, x, n, timeout_ns, tk) : -EINVAL;
+}
+
+DVX_INLINE int dvx_p2p_signal_counter(struct dvx_p2p *t, int peer, uint32_t channel,
+				      const struct dvx_p2p_notify *n, uint64_t timeout_ns,
+				      struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_shape(NULL, n) == (DVX_P2P_HAS_SIG | DVX_P2P_HAS_CTR) ?
+		dvx_p2p_post(t, peer, channel, NULL, n, timeout_ns, tk) : -EINVAL;
+}
 
 /**
  * dvx_p2p_reset_signal() - set the peer's signal word to 0: drain the lane, RDMA
@@ -236,10 +267,21 @@ uint64_t dvx_p2p_read_counter(const struct dvx_p2p_lbuf *ctr, uint64_t ctroff);
  * dvx_p2p_wait_counter() - wait until (counter @cmp @expected) holds, while watching
  * the lane (@peer, @channel) that raises it: if that lane or its companion fails, the
  * lane's error is returned instead of waiting on.
+ * @t:		transport
+ * @peer, @channel: the lane that raises the counter
+ * @n:		the notification the counter was posted with: its @ctr and @ctroff name
+ *		the word (its other fields are not read)
+ * @cmp:	DVX_CMP_*
+ * @expected:	the value compared with
+ * @timeout_ns:	the bound
+ * @rep:	filled with what was waited for (may be NULL)
+ *
+ * Context: a host thread. Return: 0; -ETIMEDOUT; the lane's error; -EINVAL (a bad
+ * lane, word or comparison).
  */
 int dvx_p2p_wait_counter(struct dvx_p2p *t, int peer, uint32_t channel,
-			 const struct dvx_p2p_lbuf *ctr, uint64_t ctroff, enum dvx_p2p_cmp cmp,
-			 uint64_t expected, uint64_t timeout_ns, struct dvx_p2p_wait_report *rep);
+			 const struct dvx_p2p_notify *n, enum dvx_p2p_cmp cmp, uint64_t expected,
+			 uint64_t timeout_ns, struct dvx_p2p_wait_report *rep);
 
 /**
  * dvx_p2p_wait_local() - wait for the post behind @tk to complete locally (its CQE).

@@ -416,7 +416,7 @@ DVX_INLINE uint32_t dvx_p2p_q_cq_index(const struct dvx_p2p_qdesc *d, uint64_t i
 	return (d->cq_base + (uint32_t)idx) & 0xffffffu;
 }
 
-/* ---- the host engine (core/p2p_q.c) ---- */
+/* ---- the host engine (core/p2p/queue.c) ---- */
 
 /* the least a host poster waits for earlier posters to publish before it declares the
  * queue broken (they are threads of this library that were descheduled) */

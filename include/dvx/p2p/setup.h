@@ -34,7 +34,7 @@ enum {
  *			(then the *_counter operations return -EOPNOTSUPP)
  * @max_inline:		inline bytes on main QPs (>= 8; 0 means 8)
  * @flags:		DVX_P2P_F_*
- * @conn:		connection attributes (zero: dvx_qp_connect_attr_init()'s); the
+ * @conn:		connection attributes (zero: dvx_qp_connect_cfg_init()'s); the
  *			remote access is the transport's own, whatever @conn says:
  *			REMOTE_WRITE | REMOTE_ATOMIC on main QPs (puts, signals),
  *			REMOTE_ATOMIC on companions and partners (counters), never READ
@@ -57,7 +57,7 @@ struct dvx_p2p_cfg {
 	uint32_t comp_depth;
 	uint32_t max_inline;
 	uint32_t flags;
-	struct dvx_qp_connect_attr conn;
+	struct dvx_qp_connect_cfg conn;
 	struct dvx_bootstrap *bs;
 	uint64_t timeout_ns;
 	const int32_t *peers;

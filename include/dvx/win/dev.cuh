@@ -3,9 +3,11 @@
  * dvx/win/dev.cuh - the window in kernels: struct dvx_win_dev (dvx/win/layout.h),
  * passed by value, at thread, warp and block scope. Header-only CUDA.
  *
- * A group is a thread (dvx_win_thread()), a warp (dvx_win_warp()) or a block
- * (dvx_win_block()); every thread of a group calls a group operation with the same
- * arguments, and every thread gets the same return value. Operations dispatch on the
+ * A group is the one scope argument of every device call (struct dvx_dev_grp,
+ * dvx/gpu/grp.cuh): a thread (dvx_dev_thread()), a warp (dvx_dev_warp()), a block
+ * (dvx_dev_block()) or a caller-sized tile of a warp (dvx_dev_tile()); every thread of
+ * a group calls a group operation with the same arguments, and every thread gets the
+ * same return value. Operations dispatch on the
  * peer's transport with one meaning on both: NVL peers through the mapping (copies by
  * the whole group, signals as system-scope releases), IB peers through the P2P lanes
  * (the group's leader posts). One signal per call per group, after all of the group's
@@ -32,81 +34,6 @@
 #include <dvx/win/layout.h>
 #include <dvx/nvl/ops.h>
 #include <dvx/p2p/dev.cuh>
-
-/* scopes of struct dvx_win_grp */
-#define DVX_WIN_THREAD 0u
-#define DVX_WIN_WARP 1u
-#define DVX_WIN_BLOCK 2u
-
-/**
- * struct dvx_win_grp - a cooperating group.
- * @scope:	DVX_WIN_THREAD, DVX_WIN_WARP or DVX_WIN_BLOCK
- * @lane:	this thread's index in the group
- * @size:	threads in the group
- */
-struct dvx_win_grp {
-	uint32_t scope;
-	uint32_t lane;
-	uint32_t size;
-};
-
-/**
- * dvx_win_thread(), dvx_win_warp(), dvx_win_block() - this thread's group. A warp group
- * is a full warp (32 threads, %laneid 0 leads): every thread of it calls, or the
- * behaviour is undefined (launch blocks whose size is a multiple of 32).
- */
-DVX_DEV struct dvx_win_grp dvx_win_thread(void)
-{
-	struct dvx_win_grp g = { DVX_WIN_THREAD, 0, 1 };
-
-	return g;
-}
-
-DVX_DEV struct dvx_win_grp dvx_win_warp(void)
-{
-	struct dvx_win_grp g = { DVX_WIN_WARP, dvx_dev_lane(), 32 };
-
-	return g;
-}
-
-DVX_DEV struct dvx_win_grp dvx_win_block(void)
-{
-	struct dvx_win_grp g = { DVX_WIN_BLOCK,
-				 threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z),
-				 blockDim.x * blockDim.y * blockDim.z };
-
-	return g;
-}
-
-/** dvx_win_sync() - the group's barrier (memory of the group's threads ordered). */
-DVX_DEV void dvx_win_sync(const struct dvx_win_grp &g)
-{
-	if (g.scope == DVX_WIN_WARP)
-		__syncwarp();
-	else if (g.scope == DVX_WIN_BLOCK)
-		__syncthreads();
-}
-
-/** dvx_win_bcast() - the leader's @v, to every thread of the group. */
-DVX_DEV int dvx_win_bcast(const struct dvx_win_grp &g, int v)
-{
-	if (g.scope == DVX_WIN_WARP) {
-		v = __shfl_sync(0xffffffffu, v, 0);
-		__syncwarp();	/* orders memory too: what the leader saw, the warp sees */
-		return v;
-	}
-	if (g.scope == DVX_WIN_BLOCK) {
-		__shared__ int s;
-
-		__syncthreads();
-		if (g.lane == 0)
-			s = v;
-		__syncthreads();
-		v = s;
-		__syncthreads();
-	}
-	return v;
-}
 
 /** dvx_win_dev_check() - 0 when @d is of these headers' layout, else -EPROTO. */
 DVX_DEV int dvx_win_dev_check(const struct dvx_win_dev &d)
@@ -218,42 +145,13 @@ DVX_DEV int dvx_win_remote_add(const struct dvx_win_dev &d, int r, const struct 
 	}
 	if (op != DVX_NVL_SIG_ADD)
 		return -ENOTSUP;
-	return dvx_p2p_dev_signal(d.ib, r, d.channel, &e->ib_region, ib_off, value, DVX_P2P_FENCE,
-				  d.post_timeout_ns, nullptr);
-}
+	{
+		struct dvx_p2p_notify n = { &e->ib_region, ib_off, value, nullptr, 0, DVX_P2P_FENCE };
 
-/**
- * dvx_win_first_err() - the first non-zero @err of the group's threads, to every thread.
- * Context: device, every thread of @g. Return: that error, or 0.
- */
-DVX_DEV int dvx_win_first_err(const struct dvx_win_grp &g, int err)
-{
-	if (g.scope == DVX_WIN_WARP) {
-		int i;
-
-		for (i = 16; i; i >>= 1) {
-			int o = __shfl_xor_sync(0xffffffffu, err, i);
-
-			err = err ? err : o;
-		}
-		return err;
+		return dvx_p2p_dev_signal(dvx_dev_thread(), d.ib, r, d.channel, &n,
+					  d.post_timeout_ns, nullptr);
 	}
-	if (g.scope == DVX_WIN_BLOCK) {
-		__shared__ int s;
-
-		__syncthreads();
-		if (g.lane == 0)
-			s = 0;
-		__syncthreads();
-		if (err)
-			atomicCAS(&s, 0, err);
-		__syncthreads();
-		err = s;
-		__syncthreads();
-	}
-	return err;
 }
-
 
 /* ---- signals ---- */
 
@@ -262,7 +160,7 @@ DVX_DEV int dvx_win_first_err(const struct dvx_win_grp &g, int err)
  * rank's row at @target, after the group's earlier writes.
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_signal_peer(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int target,
+DVX_DEV int dvx_win_signal_peer(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
 				uint32_t id, uint32_t op, uint64_t value)
 {
 	const struct dvx_win_dev_peer *e = dvx_win_peer(d, target);
@@ -274,12 +172,12 @@ DVX_DEV int dvx_win_signal_peer(const struct dvx_win_grp &g, const struct dvx_wi
 		return -EINVAL;
 	if (e->kind == DVX_MP_IB && op == DVX_NVL_SIG_SET)
 		return -ENOTSUP;
-	dvx_win_sync(g);
+	dvx_dev_grp_sync(g);
 	if (g.lane == 0)
 		err = dvx_win_remote_add(d, target, e,
 					 dvx_win_nvl_sig_off(&d.geom, (uint32_t)e->row_at, id),
 					 dvx_win_ib_sig_off(&d.geom, (uint32_t)e->row_at, id), op, value);
-	return dvx_win_bcast(g, err);
+	return dvx_dev_grp_bcast(g, err);
 }
 
 /**
@@ -288,7 +186,7 @@ DVX_DEV int dvx_win_signal_peer(const struct dvx_win_grp &g, const struct dvx_wi
  * is sent.
  * Context: device, every thread of @g. Return: the first error of any thread.
  */
-DVX_DEV int dvx_win_signal_all(const struct dvx_win_grp &g, const struct dvx_win_dev &d, uint32_t id,
+DVX_DEV int dvx_win_signal_all(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, uint32_t id,
 			       uint32_t op, uint64_t value)
 {
 	int r, err = 0;
@@ -299,7 +197,7 @@ DVX_DEV int dvx_win_signal_all(const struct dvx_win_grp &g, const struct dvx_win
 		return -EINVAL;
 	if (op == DVX_NVL_SIG_SET && d.nib)
 		return -ENOTSUP;
-	dvx_win_sync(g);
+	dvx_dev_grp_sync(g);
 	for (r = (int)g.lane; r < d.nranks; r += (int)g.size) {
 		const struct dvx_win_dev_peer *e = dvx_win_peer(d, r);
 		int e2;
@@ -311,7 +209,7 @@ DVX_DEV int dvx_win_signal_all(const struct dvx_win_grp &g, const struct dvx_win
 		if (e2 && !err)
 			err = e2;
 	}
-	return dvx_win_first_err(g, err);
+	return dvx_dev_grp_first_err(g, err);
 }
 
 /** dvx_win_read_signal_from() - signal @id of @peer's row here (acquire); 0 for a bad peer or id. */
@@ -403,7 +301,7 @@ DVX_DEV uint64_t dvx_win_read_signal(const struct dvx_win_dev &d, uint32_t id)
  * @seen:	optional: the leader's last sum (what a timed-out wait saw)
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_wait_signal(const struct dvx_win_grp &g, const struct dvx_win_dev &d, uint32_t id,
+DVX_DEV int dvx_win_wait_signal(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, uint32_t id,
 				uint32_t cmp, uint64_t value, uint64_t timeout_ns, uint64_t *seen)
 {
 	int err = 0;
@@ -414,14 +312,14 @@ DVX_DEV int dvx_win_wait_signal(const struct dvx_win_grp &g, const struct dvx_wi
 		return -EINVAL;
 	if (g.lane == 0)
 		err = dvx_win_wait_sum(d, DVX_WIN_LOOK_SIG, id, nullptr, cmp, value, timeout_ns, seen);
-	return dvx_win_bcast(g, err);
+	return dvx_dev_grp_bcast(g, err);
 }
 
 /**
  * dvx_win_wait_signal_from() - wait until @peer's signal @id @cmp @value (one word, O(1)).
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_wait_signal_from(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int peer,
+DVX_DEV int dvx_win_wait_signal_from(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int peer,
 				     uint32_t id, uint32_t cmp, uint64_t value, uint64_t timeout_ns,
 				     uint64_t *seen)
 {
@@ -435,7 +333,7 @@ DVX_DEV int dvx_win_wait_signal_from(const struct dvx_win_grp &g, const struct d
 	if (g.lane == 0)
 		err = dvx_win_wait_sum(d, DVX_WIN_LOOK_ONE, id, dvx_win_my_sig(d, e, id), cmp, value,
 				       timeout_ns, seen);
-	return dvx_win_bcast(g, err);
+	return dvx_dev_grp_bcast(g, err);
 }
 
 /* ---- counters ---- */
@@ -453,7 +351,7 @@ DVX_DEV uint64_t dvx_win_read_counter(const struct dvx_win_dev &d, int peer, uin
  * the lane that raises it is watched (its error is returned).
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_wait_counter(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int peer,
+DVX_DEV int dvx_win_wait_counter(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int peer,
 				 uint32_t id, uint32_t cmp, uint64_t value, uint64_t timeout_ns)
 {
 	const struct dvx_win_dev_peer *e = dvx_win_peer(d, peer);
@@ -471,7 +369,7 @@ DVX_DEV int dvx_win_wait_counter(const struct dvx_win_grp &g, const struct dvx_w
 		else
 			err = dvx_nvl_wait(w, cmp, value, timeout_ns, nullptr);
 	}
-	return dvx_win_bcast(g, err);
+	return dvx_dev_grp_bcast(g, err);
 }
 
 /** dvx_win_reset_counter() - store 0 (only while none of @peer's puts is in flight). */
@@ -505,7 +403,7 @@ DVX_DEV int dvx_win_arrive(const struct dvx_win_dev &d, int r, const struct dvx_
  * device region across launches) and waits for it, unless @err already failed the call.
  * Context: device, every thread of @g. Return: 0, @err, -ETIMEDOUT.
  */
-DVX_DEV int dvx_win_bar_wait(const struct dvx_win_grp &g, const struct dvx_win_dev &d, uint32_t id,
+DVX_DEV int dvx_win_bar_wait(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, uint32_t id,
 			     uint64_t add, uint64_t timeout_ns, int err)
 {
 	if (g.lane == 0 && !err) {
@@ -516,7 +414,7 @@ DVX_DEV int dvx_win_bar_wait(const struct dvx_win_grp &g, const struct dvx_win_d
 		err = dvx_win_wait_sum(d, DVX_WIN_LOOK_BAR, id, nullptr, DVX_CMP_GE, want, timeout_ns,
 				       nullptr);
 	}
-	return dvx_win_bcast(g, err);
+	return dvx_dev_grp_bcast(g, err);
 }
 
 /**
@@ -526,7 +424,7 @@ DVX_DEV int dvx_win_bar_wait(const struct dvx_win_grp &g, const struct dvx_win_d
  * launch. One group per barrier id at a time.
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_barrier(const struct dvx_win_grp &g, const struct dvx_win_dev &d, uint32_t id,
+DVX_DEV int dvx_win_barrier(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, uint32_t id,
 			    uint64_t timeout_ns)
 {
 	int r, err = 0;
@@ -535,7 +433,7 @@ DVX_DEV int dvx_win_barrier(const struct dvx_win_grp &g, const struct dvx_win_de
 		return -EPROTO;
 	if (id >= d.geom.barriers)
 		return -EINVAL;
-	dvx_win_sync(g);
+	dvx_dev_grp_sync(g);
 	for (r = (int)g.lane; r < d.nranks; r += (int)g.size) {
 		const struct dvx_win_dev_peer *e = dvx_win_peer(d, r);
 		int e2;
@@ -546,7 +444,7 @@ DVX_DEV int dvx_win_barrier(const struct dvx_win_grp &g, const struct dvx_win_de
 		if (e2 && !err)
 			err = e2;
 	}
-	err = dvx_win_first_err(g, err);
+	err = dvx_dev_grp_first_err(g, err);
 	return dvx_win_bar_wait(g, d, id, (uint64_t)(d.nranks - 1), timeout_ns, err);
 }
 
@@ -555,7 +453,7 @@ DVX_DEV int dvx_win_barrier(const struct dvx_win_grp &g, const struct dvx_win_de
  * one peer at a time, on both sides).
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_barrier_peer(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int target,
+DVX_DEV int dvx_win_barrier_peer(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
 				 uint32_t id, uint64_t timeout_ns)
 {
 	const struct dvx_win_dev_peer *e = dvx_win_peer(d, target);
@@ -565,10 +463,10 @@ DVX_DEV int dvx_win_barrier_peer(const struct dvx_win_grp &g, const struct dvx_w
 		return -EPROTO;
 	if (!e || id >= d.geom.barriers)
 		return -EINVAL;
-	dvx_win_sync(g);
+	dvx_dev_grp_sync(g);
 	if (g.lane == 0)
 		err = dvx_win_arrive(d, target, e, id);
-	err = dvx_win_bcast(g, err);
+	err = dvx_dev_grp_bcast(g, err);
 	return dvx_win_bar_wait(g, d, id, 1, timeout_ns, err);
 }
 
@@ -578,34 +476,40 @@ DVX_DEV int dvx_win_barrier_peer(const struct dvx_win_grp &g, const struct dvx_w
 #define DVX_WIN_PUT_CTR 2u
 
 /**
- * dvx_win_put_ex() - copy @len bytes from @src + @soff into @target's window buffer at
- * @doff; with DVX_WIN_PUT_SIG then add @value to signal @sig of this rank's row there,
+ * dvx_win_put_ex() - copy @wx->len bytes from @wx->src + @wx->soff into @target's window
+ * buffer at @wx->doff (struct dvx_win_xfer); with DVX_WIN_PUT_SIG then add @value to signal @sig of this rank's row there,
  * with DVX_WIN_PUT_CTR raise this rank's counter @ctr of @target once the data is
  * complete (IB: acknowledged; NVL: visible). NVL: the group copies through the mapping
  * (@src readable by this GPU); IB: the leader posts (@src registered: its lkeys).
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_put_ex(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int target,
-			   uint64_t doff, const struct dvx_p2p_lbuf &src, uint64_t soff, uint64_t len,
-			   uint32_t what, uint32_t sig, uint64_t value, uint32_t ctr)
+DVX_DEV int dvx_win_put_ex(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
+			   const struct dvx_win_xfer *wx, uint32_t what, uint32_t sig, uint64_t value,
+			   uint32_t ctr)
 {
 	const struct dvx_win_dev_peer *e = dvx_win_peer(d, target);
 	int err = 0;
 
 	if (dvx_win_dev_check(d))
 		return -EPROTO;
+	if (!wx || !wx->src)
+		return -EINVAL;
+
+	const struct dvx_p2p_lbuf &src = *wx->src;
+	uint64_t soff = wx->soff, doff = wx->doff, len = wx->len;
+
 	if (!e || !len || !dvx_p2p_in_bounds(soff, len, src.len) ||
 	    !dvx_p2p_in_bounds(doff, len, e->data_len) ||
 	    ((what & DVX_WIN_PUT_SIG) && sig >= d.geom.signals) ||
 	    ((what & DVX_WIN_PUT_CTR) && ctr >= d.geom.counters))
 		return -EINVAL;
-	dvx_win_sync(g);	/* the group's writes of @src are done */
+	dvx_dev_grp_sync(g);	/* the group's writes of @src are done */
 	if (e->kind == DVX_MP_NVL) {
 		if (!e->nvl_data)
 			return -EINVAL;
 		dvx_nvl_copy((void *)(e->nvl_data + doff), (const uint8_t *)src.ptr + soff, len, g.lane,
 			     g.size);
-		dvx_win_sync(g);
+		dvx_dev_grp_sync(g);
 		if (g.lane == 0 && what) {
 			dvx_nvl_flush();
 			if (what & DVX_WIN_PUT_SIG)
@@ -616,64 +520,62 @@ DVX_DEV int dvx_win_put_ex(const struct dvx_win_grp &g, const struct dvx_win_dev
 			if (what & DVX_WIN_PUT_CTR)
 				(void)dvx_nvl_signal_relaxed(dvx_win_my_ctr(d, e, ctr), DVX_NVL_SIG_ADD, 1);
 		}
-		return dvx_win_bcast(g, err);
+		return dvx_dev_grp_bcast(g, err);
 	}
 	if (g.lane == 0) {
 		struct dvx_p2p_lbuf me = dvx_win_ib_lbuf(d);
 		uint64_t so = dvx_win_ib_sig_off(&d.geom, (uint32_t)e->row_at, sig);
 		uint64_t co = dvx_win_ib_ctr_off(&d.geom, (uint32_t)e->row, ctr);
+		struct dvx_p2p_xfer x = { &src, soff, &e->ib_data, doff, len };
+		struct dvx_p2p_notify n = { nullptr, 0, 0, nullptr, 0, 0 };
 
+		if (what & DVX_WIN_PUT_SIG) {
+			n.sig = &e->ib_region;
+			n.sigoff = so;
+			n.add = value;
+		}
+		if (what & DVX_WIN_PUT_CTR) {
+			n.ctr = &me;
+			n.ctroff = co;
+		}
 		dvx_nvl_flush();	/* the group's writes of @src before the NIC reads them */
-		if (what == (DVX_WIN_PUT_SIG | DVX_WIN_PUT_CTR))
-			err = dvx_p2p_dev_put_signal_counter(d.ib, target, d.channel, &src, soff,
-							     &e->ib_data, doff, len, &e->ib_region, so,
-							     value, 0, &me, co, d.post_timeout_ns,
-							     nullptr);
-		else if (what == DVX_WIN_PUT_SIG)
-			err = dvx_p2p_dev_put_signal(d.ib, target, d.channel, &src, soff, &e->ib_data,
-						     doff, len, &e->ib_region, so, value, 0,
-						     d.post_timeout_ns, nullptr);
-		else if (what == DVX_WIN_PUT_CTR)
-			err = dvx_p2p_dev_put_counter(d.ib, target, d.channel, &src, soff, &e->ib_data,
-						      doff, len, &me, co, d.post_timeout_ns, nullptr);
-		else
-			err = dvx_p2p_dev_put(d.ib, target, d.channel, &src, soff, &e->ib_data, doff,
-					      len, d.post_timeout_ns, nullptr);
+		err = dvx_p2p_dev_post(dvx_dev_thread(), d.ib, target, d.channel, &x, &n,
+				       d.post_timeout_ns, nullptr);
 	}
-	return dvx_win_bcast(g, err);
+	return dvx_dev_grp_bcast(g, err);
 }
 
-/** dvx_win_put() - dvx_win_put_ex() with data only. */
-DVX_DEV int dvx_win_put(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int target,
-			uint64_t doff, const struct dvx_p2p_lbuf &src, uint64_t soff, uint64_t len)
+/**
+ * dvx_win_put(), dvx_win_put_signal(), dvx_win_put_counter(),
+ * dvx_win_put_signal_counter() - dvx_win_put_ex() with data only; with one signal
+ * after the group's data; with this rank's counter raised after; with both.
+ * Context: device, every thread of @g. Return: see the file comment.
+ */
+DVX_DEV int dvx_win_put(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
+			const struct dvx_win_xfer *x)
 {
-	return dvx_win_put_ex(g, d, target, doff, src, soff, len, 0, 0, 0, 0);
+	return dvx_win_put_ex(g, d, target, x, 0, 0, 0, 0);
 }
 
-/** dvx_win_put_signal() - dvx_win_put_ex() with one signal after the group's data. */
-DVX_DEV int dvx_win_put_signal(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int target,
-			       uint64_t doff, const struct dvx_p2p_lbuf &src, uint64_t soff,
-			       uint64_t len, uint32_t sig, uint64_t value)
+DVX_DEV int dvx_win_put_signal(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
+			       int target, const struct dvx_win_xfer *x, uint32_t sig,
+			       uint64_t value)
 {
-	return dvx_win_put_ex(g, d, target, doff, src, soff, len, DVX_WIN_PUT_SIG, sig, value, 0);
+	return dvx_win_put_ex(g, d, target, x, DVX_WIN_PUT_SIG, sig, value, 0);
 }
 
-/** dvx_win_put_counter() - dvx_win_put_ex() with this rank's counter raised after. */
-DVX_DEV int dvx_win_put_counter(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int target,
-				uint64_t doff, const struct dvx_p2p_lbuf &src, uint64_t soff,
-				uint64_t len, uint32_t ctr)
+DVX_DEV int dvx_win_put_counter(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
+				int target, const struct dvx_win_xfer *x, uint32_t ctr)
 {
-	return dvx_win_put_ex(g, d, target, doff, src, soff, len, DVX_WIN_PUT_CTR, 0, 0, ctr);
+	return dvx_win_put_ex(g, d, target, x, DVX_WIN_PUT_CTR, 0, 0, ctr);
 }
 
-/** dvx_win_put_signal_counter() - dvx_win_put_ex() with both. */
-DVX_DEV int dvx_win_put_signal_counter(const struct dvx_win_grp &g, const struct dvx_win_dev &d,
-				       int target, uint64_t doff, const struct dvx_p2p_lbuf &src,
-				       uint64_t soff, uint64_t len, uint32_t sig, uint64_t value,
-				       uint32_t ctr)
+DVX_DEV int dvx_win_put_signal_counter(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
+				       int target, const struct dvx_win_xfer *x, uint32_t sig,
+				       uint64_t value, uint32_t ctr)
 {
-	return dvx_win_put_ex(g, d, target, doff, src, soff, len, DVX_WIN_PUT_SIG | DVX_WIN_PUT_CTR,
-			      sig, value, ctr);
+	return dvx_win_put_ex(g, d, target, x, DVX_WIN_PUT_SIG | DVX_WIN_PUT_CTR, sig, value,
+			      ctr);
 }
 
 /* ---- send / recv ---- */
@@ -685,7 +587,7 @@ DVX_DEV int dvx_win_put_signal_counter(const struct dvx_win_grp &g, const struct
  * leader puts it with the slot's ready signal on one QP). @src: memory this GPU reads.
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_send(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int target,
+DVX_DEV int dvx_win_send(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
 			 const void *src, uint64_t n, uint64_t timeout_ns)
 {
 	const struct dvx_win_dev_peer *e = dvx_win_peer(d, target);
@@ -703,7 +605,7 @@ DVX_DEV int dvx_win_send(const struct dvx_win_grp &g, const struct dvx_win_dev &
 	pay = ge->slot_bytes - DVX_WIN_HDR;
 	nc = n ? (n + pay - 1) / pay : 1;
 	k0 = *(volatile uint64_t *)cursor;	/* read by every thread before the leader moves it */
-	dvx_win_sync(g);
+	dvx_dev_grp_sync(g);
 	for (c = 0; c < nc && !err; c++) {
 		uint64_t k = k0 + c;
 		uint64_t len = n - c * pay < pay ? n - c * pay : pay;
@@ -720,7 +622,7 @@ DVX_DEV int dvx_win_send(const struct dvx_win_grp &g, const struct dvx_win_dev &
 							 k + 1 - ge->slots, timeout_ns) :
 				dvx_nvl_wait(cw, DVX_CMP_GE, k + 1 - ge->slots, timeout_ns, nullptr);
 		}
-		err = dvx_win_bcast(g, err);
+		err = dvx_dev_grp_bcast(g, err);
 		if (err)
 			break;
 		dst = e->kind == DVX_MP_NVL ?
@@ -732,7 +634,7 @@ DVX_DEV int dvx_win_send(const struct dvx_win_grp &g, const struct dvx_win_dev &
 		}
 		if (len)
 			dvx_nvl_copy(dst + DVX_WIN_HDR, (const uint8_t *)src + c * pay, len, g.lane, g.size);
-		dvx_win_sync(g);
+		dvx_dev_grp_sync(g);
 		if (g.lane == 0) {
 			if (e->kind == DVX_MP_NVL) {
 				dvx_nvl_flush();
@@ -742,20 +644,22 @@ DVX_DEV int dvx_win_send(const struct dvx_win_grp &g, const struct dvx_win_dev &
 					DVX_NVL_SIG_ADD, 1);
 			} else {
 				struct dvx_p2p_lbuf me = dvx_win_ib_lbuf(d);
+				struct dvx_p2p_xfer x = {
+					&me, dvx_win_ib_sslot_off(ge, (uint32_t)e->row, slot),
+					&e->ib_region, dvx_win_ib_rslot_off(ge, (uint32_t)e->row_at, slot),
+					DVX_WIN_HDR + len };
+				struct dvx_p2p_notify sn = {
+					&e->ib_region, dvx_win_ib_ready_off(ge, (uint32_t)e->row_at, slot),
+					1, nullptr, 0, 0 };
 
 				dvx_nvl_flush();	/* the slot's bytes before the NIC reads them */
-				err = dvx_p2p_dev_put_signal(d.ib, target, d.channel, &me,
-							     dvx_win_ib_sslot_off(ge, (uint32_t)e->row, slot),
-							     &e->ib_region,
-							     dvx_win_ib_rslot_off(ge, (uint32_t)e->row_at, slot),
-							     DVX_WIN_HDR + len, &e->ib_region,
-							     dvx_win_ib_ready_off(ge, (uint32_t)e->row_at, slot),
-							     1, 0, d.post_timeout_ns, nullptr);
+				err = dvx_p2p_dev_put_signal(dvx_dev_thread(), d.ib, target, d.channel,
+							     &x, &sn, d.post_timeout_ns, nullptr);
 			}
 			if (!err)
 				*(volatile uint64_t *)cursor = k + 1;
 		}
-		err = dvx_win_bcast(g, err);
+		err = dvx_dev_grp_bcast(g, err);
 	}
 	return err;
 }
@@ -767,7 +671,7 @@ DVX_DEV int dvx_win_send(const struct dvx_win_grp &g, const struct dvx_win_dev &
  * the leader returns the slot's credit.
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_recv(const struct dvx_win_grp &g, const struct dvx_win_dev &d, int peer, void *dst,
+DVX_DEV int dvx_win_recv(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int peer, void *dst,
 			 uint64_t n, uint64_t timeout_ns)
 {
 	const struct dvx_win_dev_peer *e = dvx_win_peer(d, peer);
@@ -785,7 +689,7 @@ DVX_DEV int dvx_win_recv(const struct dvx_win_grp &g, const struct dvx_win_dev &
 	pay = ge->slot_bytes - DVX_WIN_HDR;
 	nc = n ? (n + pay - 1) / pay : 1;
 	k0 = *(volatile uint64_t *)cursor;
-	dvx_win_sync(g);
+	dvx_dev_grp_sync(g);
 	for (c = 0; c < nc && !err; c++) {
 		uint64_t k = k0 + c;
 		uint64_t len = n - c * pay < pay ? n - c * pay : pay;
@@ -808,12 +712,12 @@ DVX_DEV int dvx_win_recv(const struct dvx_win_grp &g, const struct dvx_win_dev &
 			else if (!err && ((const volatile uint64_t *)s)[1] != k)
 				err = -EPROTO;	/* a stale or foreign slot */
 		}
-		err = dvx_win_bcast(g, err);
+		err = dvx_dev_grp_bcast(g, err);
 		if (err)
 			break;
 		if (len)
 			dvx_nvl_copy((uint8_t *)dst + c * pay, s + DVX_WIN_HDR, len, g.lane, g.size);
-		dvx_win_sync(g);
+		dvx_dev_grp_sync(g);
 		if (g.lane == 0) {
 			err = dvx_win_remote_add(d, peer, e, dvx_win_nvl_credit_off(ge, (uint32_t)e->row_at),
 						 dvx_win_ib_credit_off(ge, (uint32_t)e->row_at),
@@ -821,7 +725,7 @@ DVX_DEV int dvx_win_recv(const struct dvx_win_grp &g, const struct dvx_win_dev &
 			if (!err)
 				*(volatile uint64_t *)cursor = k + 1;
 		}
-		err = dvx_win_bcast(g, err);
+		err = dvx_dev_grp_bcast(g, err);
 	}
 	return err;
 }

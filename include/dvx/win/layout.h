@@ -250,6 +250,24 @@ DVX_INLINE uint64_t dvx_win_ib_sslot_off(const struct dvx_win_geom *g, uint32_t 
 }
 
 /**
+ * struct dvx_win_xfer - the data of a window put (host and device): @len bytes from
+ * @src + @soff into the peer's window buffer at @doff.
+ * @src:	the source (IB peers: registered, dvx_win_register_src(); NVL peers: memory
+ *		this GPU reads)
+ * @soff:	offset into @src
+ * @doff:	offset into the peer's window buffer
+ * @len:	bytes (0 is -EINVAL)
+ *
+ * The caller owns it; calls read it during the call only.
+ */
+struct dvx_win_xfer {
+	const struct dvx_p2p_lbuf *src;
+	uint64_t soff;
+	uint64_t doff;
+	uint64_t len;
+};
+
+/**
  * struct dvx_win_dev_peer - one rank as the window sees it (the peer table, by rank;
  * the host keeps the same table).
  * @kind:	enum dvx_mp_kind

@@ -289,21 +289,26 @@ int dvx_win_barrier_peer(struct dvx_win *w, int peer, uint32_t id, uint64_t time
 
 /**
  * dvx_win_put(), dvx_win_put_signal(), dvx_win_put_counter(),
- * dvx_win_put_signal_counter() - copy @len bytes from @src + @soff into @peer's window
- * buffer at @doff (NVL: a copy on the stream, @src GPU memory; IB: RDMA WRITEs, @src
- * registered with dvx_win_register_src()), then: _signal adds @value to signal @sig of
- * this rank's row at @peer after all of the data; _counter raises this rank's counter
- * @ctr of @peer once the data is complete (IB: acknowledged; NVL: visible).
- * @len 0 is -EINVAL.
+ * dvx_win_put_signal_counter() - copy @x->len bytes from @x->src + @x->soff into
+ * @peer's window buffer at @x->doff (NVL: a copy on the stream, the source GPU memory;
+ * IB: RDMA WRITEs, the source registered with dvx_win_register_src()), then: _signal
+ * adds @value to signal @sig of this rank's row at @peer after all of the data;
+ * _counter raises this rank's counter @ctr of @peer once the data is complete (IB:
+ * acknowledged; NVL: visible).
+ * @w:		the window
+ * @peer:	the target rank
+ * @x:		the data (struct dvx_win_xfer), read during the call only
+ * @sig, @value: the signal's id and addend (_signal)
+ * @ctr:	the counter's id (_counter)
+ *
+ * Context: a host thread. Return: 0; -EINVAL (a length of 0, out of bounds, a bad
+ * peer, id or source); the transport's error.
  */
-int dvx_win_put(struct dvx_win *w, int peer, uint64_t doff, const struct dvx_p2p_lbuf *src,
-		uint64_t soff, uint64_t len);
-int dvx_win_put_signal(struct dvx_win *w, int peer, uint64_t doff, const struct dvx_p2p_lbuf *src,
-		       uint64_t soff, uint64_t len, uint32_t sig, uint64_t value);
-int dvx_win_put_counter(struct dvx_win *w, int peer, uint64_t doff, const struct dvx_p2p_lbuf *src,
-			uint64_t soff, uint64_t len, uint32_t ctr);
-int dvx_win_put_signal_counter(struct dvx_win *w, int peer, uint64_t doff,
-			       const struct dvx_p2p_lbuf *src, uint64_t soff, uint64_t len,
+int dvx_win_put(struct dvx_win *w, int peer, const struct dvx_win_xfer *x);
+int dvx_win_put_signal(struct dvx_win *w, int peer, const struct dvx_win_xfer *x, uint32_t sig,
+		       uint64_t value);
+int dvx_win_put_counter(struct dvx_win *w, int peer, const struct dvx_win_xfer *x, uint32_t ctr);
+int dvx_win_put_signal_counter(struct dvx_win *w, int peer, const struct dvx_win_xfer *x,
 			       uint32_t sig, uint64_t value, uint32_t ctr);
 
 /**

@@ -747,7 +747,7 @@ static void *rank_main(void *arg)
 	static const int init_ok[] = { 0, -ETIMEDOUT, -EACCES, -EPROTO, -ECONNRESET,
 				       -ECONNREFUSED };
 	struct rank_run *rr = arg;
-	struct dvx_bootstrap_sock_attr a;
+	struct dvx_bootstrap_sock_cfg a;
 	struct dvx_bootstrap_sock_stats st;
 	struct dvx_bootstrap bs;
 	uint32_t slots = slot_choice[(rr->flags >> 3) & 3];

@@ -33,7 +33,7 @@
 #include <dvx/hal/nic.h>
 #include <dvx/mlx5/caps.h>
 #include <dvx/mlx5/cmd.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #include "lf.h"
 
@@ -74,7 +74,7 @@ static void world_init(struct world *w)
 	fc.max_dmabufs = 1;
 	fc.max_gpus = 0;
 	fc.max_gpu_mems = 0;
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	LF_CHECK(len > 0);
 	w->storage = malloc(len);
 	LF_CHECK(w->storage != NULL);
@@ -292,10 +292,10 @@ static void cmd(unsigned op, unsigned sel, unsigned fix, const void *in, size_t 
 static void write_seeds(void)
 {
 	static uint8_t in[DVX_MLX5_CREATE_QP_IN_BYTES];
-	struct dvx_mlx5_rst2init_attr ri;
-	struct dvx_mlx5_rtr2rts_attr rr;
-	struct dvx_mlx5_cq_attr ca;
-	struct dvx_mlx5_qp_attr qa;
+	struct dvx_mlx5_rst2init_cfg ri;
+	struct dvx_mlx5_rtr2rts_cfg rr;
+	struct dvx_mlx5_cq_cfg ca;
+	struct dvx_mlx5_qp_cfg qa;
 	struct world w;
 	uint32_t cqn, qpn;
 	unsigned t;

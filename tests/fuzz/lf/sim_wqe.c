@@ -40,7 +40,7 @@
 #include <dvx/nic/nic.h>
 #include <dvx/nic/qp.h>
 #include <dvx/nic/umem.h>
-#include <dvx/testing/sim.h>
+#include <dvx/hal/sim.h>
 
 #include "lf.h"
 
@@ -115,11 +115,11 @@ static void world_init(struct world *w)
 	struct dvx_sim_fabric_cfg fc;
 	struct dvx_sim_nic_cfg nc;
 	struct dvx_nic_cfg na;
-	struct dvx_umem_attr ua;
-	struct dvx_mr_attr ma;
-	struct dvx_cq_attr ca;
-	struct dvx_qp_attr qa;
-	struct dvx_qp_connect_attr conn;
+	struct dvx_umem_cfg ua;
+	struct dvx_mr_cfg ma;
+	struct dvx_cq_cfg ca;
+	struct dvx_qp_cfg qa;
+	struct dvx_qp_connect_cfg conn;
 	size_t len, i;
 
 	memset(w, 0, sizeof(*w));
@@ -143,7 +143,7 @@ static void world_init(struct world *w)
 	fc.max_dmabufs = 1;
 	fc.max_gpus = 0;
 	fc.max_gpu_mems = 0;
-	len = dvx_sim_fabric_size(&fc);
+	len = dvx_sim_fabric_mem_size(&fc);
 	w->storage = malloc(len);
 	LF_CHECK(w->storage != NULL);
 	LF_CHECK(dvx_sim_fabric_init(w->storage, len, &fc, &w->fab) == 0);
@@ -188,7 +188,7 @@ static void world_init(struct world *w)
 	qa.dbr_umem = &w->umem;
 	qa.dbr_offset = (48u << 10) + 64;
 	LF_CHECK(dvx_qp_create(&w->nic, &qa, &w->qp) == 0);
-	dvx_qp_connect_attr_init(&conn);
+	dvx_qp_connect_cfg_init(&conn);
 	conn.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ | DVX_ACCESS_REMOTE_ATOMIC;
 	conn.rnr_retry = 0;
 	LF_CHECK(dvx_qp_connect_loopback(&w->qp, &conn) == 0);
@@ -379,15 +379,29 @@ static void write_seeds(void)
 						   512); break;
 		case 3: n = dvx_mlx5_wqe_atomic_fa(&wq, 0, sig, MR_A + 0x40, a, 5, MR_A + 0x48, la);
 			break;
-		case 4: n = dvx_mlx5_wqe_atomic_cs(&wq, 0, sig, MR_A + 0x40, a, 0x4746454443424140ull,
-						   9, MR_A + 0x50, la); break;
-		case 5: n = dvx_mlx5_wqe_masked_fa64(&wq, 0, sig, MR_A + 0x60, a, 3, 0x80,
-						     MR_A + 0x68, la); break;
-		case 6: n = dvx_mlx5_wqe_masked_cs32(&wq, 0, sig, MR_A + 0x70, a, 0, 0, 1, 0xff,
-						     MR_A + 0x78, la); break;
-		case 7: n = dvx_mlx5_wqe_rdma_write_inline(&wq, 0, DVX_MLX5_OPCODE_RDMA_WRITE_IMM,
-							   sig, 0x1234, MR_A + 0x3800, a, payload,
-							   sizeof(payload)); break;
+		case 4:
+			n = dvx_mlx5_wqe_atomic_cs(&wq, 0, sig,
+						   &(struct dvx_mlx5_raddr){ MR_A + 0x40, a },
+						   0x4746454443424140ull, 9, MR_A + 0x50, la);
+			break;
+		case 5:
+			n = dvx_mlx5_wqe_masked_fa64(&wq, 0, sig,
+						     &(struct dvx_mlx5_raddr){ MR_A + 0x60, a }, 3,
+						     0x80, MR_A + 0x68, la);
+			break;
+		case 6:
+			n = dvx_mlx5_wqe_masked_cs32(&wq, 0, sig,
+						     &(struct dvx_mlx5_raddr){ MR_A + 0x70, a },
+						     &(struct dvx_mlx5_masked_cs){ 0, 0, 1, 0xff },
+						     MR_A + 0x78, la);
+			break;
+		case 7:
+			n = dvx_mlx5_wqe_rdma_write_inline(&wq, 0, DVX_MLX5_OPCODE_RDMA_WRITE_IMM,
+							   sig, 0x1234,
+							   &(struct dvx_mlx5_raddr){ MR_A + 0x3800,
+										     a },
+							   payload, sizeof(payload));
+			break;
 		case 8: n = dvx_mlx5_wqe_send_sgl(&wq, 0, DVX_MLX5_OPCODE_SEND_IMM, sig, 0x77, sg, 2);
 			break;
 		case 9: /* a NOP, a WAIT for its CQE, a NOP the WAIT held back */
@@ -403,8 +417,13 @@ static void write_seeds(void)
 			break;
 		case 13: /* a READ into MR B: refused (no local write) */
 			n = dvx_mlx5_wqe_rdma_read(&wq, 0, sig, MR_A, a, MR_B, w.mrb.lkey, 64); break;
-		default: n = dvx_mlx5_wqe_masked_cs64(&wq, 0, sig, MR_A + 0x80, a, 1, 0xff, 2, 0xf0,
-						      MR_A + 0x90, la); break;
+		default:
+			n = dvx_mlx5_wqe_masked_cs64(&wq, 0, sig,
+						     &(struct dvx_mlx5_raddr){ MR_A + 0x80, a },
+						     &(struct dvx_mlx5_masked_cs){ 1, 0xff, 2,
+										   0xf0 },
+						     MR_A + 0x90, la);
+			break;
 		}
 		LF_CHECK(n >= 1);
 		buf[0] = (k == 7 || k == 8) ? 2 : 0;	/* WRITE_IMM and SEND find receives */

@@ -212,23 +212,47 @@ static void write_seeds(void)
 		case 1: dvx_mlx5_wqe_rdma_write(&wq, idx, 8, 0x1000, 0x5678, 0x40, 0x1234, 4096); break;
 		case 2: dvx_mlx5_wqe_rdma_read(&wq, idx, 8, 0x1000, 0x5678, 0x40, 0x1234, 64); break;
 		case 3: dvx_mlx5_wqe_atomic_fa(&wq, idx, 8, 0x1000, 0x5678, 1, 0x40, 0x1234); break;
-		case 4: dvx_mlx5_wqe_atomic_cs(&wq, idx, 8, 0x1000, 0x5678, 1, 2, 0x40, 0x1234); break;
-		case 5: dvx_mlx5_wqe_masked_cs64(&wq, idx, 8, 0x1000, 0x5678, 1, 0xff, 2, 0xf0,
-						 0x40, 0x1234); break;
-		case 6: dvx_mlx5_wqe_masked_cs32(&wq, idx, 8, 0x1000, 0x5678, 1, 0xff, 2, 0xf0,
-						 0x40, 0x1234); break;
-		case 7: dvx_mlx5_wqe_masked_fa32(&wq, idx, 8, 0x1000, 0x5678, 3, 0x80, 0x40,
-						 0x1234); break;
-		case 8: dvx_mlx5_wqe_masked_fa64(&wq, idx, 8, 0x1000, 0x5678, 3, 0x80, 0x40,
-						 0x1234); break;
-		case 9: dvx_mlx5_wqe_rdma_write_inline(&wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE_IMM, 8,
-						       0xabcd, 0x1000, 0x5678, payload, 160); break;
+		case 4:
+			dvx_mlx5_wqe_atomic_cs(&wq, idx, 8,
+					       &(struct dvx_mlx5_raddr){ 0x1000, 0x5678 }, 1, 2,
+					       0x40, 0x1234);
+			break;
+		case 5:
+			dvx_mlx5_wqe_masked_cs64(&wq, idx, 8,
+						 &(struct dvx_mlx5_raddr){ 0x1000, 0x5678 },
+						 &(struct dvx_mlx5_masked_cs){ 1, 0xff, 2, 0xf0 },
+						 0x40, 0x1234);
+			break;
+		case 6:
+			dvx_mlx5_wqe_masked_cs32(&wq, idx, 8,
+						 &(struct dvx_mlx5_raddr){ 0x1000, 0x5678 },
+						 &(struct dvx_mlx5_masked_cs){ 1, 0xff, 2, 0xf0 },
+						 0x40, 0x1234);
+			break;
+		case 7:
+			dvx_mlx5_wqe_masked_fa32(&wq, idx, 8,
+						 &(struct dvx_mlx5_raddr){ 0x1000, 0x5678 }, 3,
+						 0x80, 0x40, 0x1234);
+			break;
+		case 8:
+			dvx_mlx5_wqe_masked_fa64(&wq, idx, 8,
+						 &(struct dvx_mlx5_raddr){ 0x1000, 0x5678 }, 3,
+						 0x80, 0x40, 0x1234);
+			break;
+		case 9:
+			dvx_mlx5_wqe_rdma_write_inline(&wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE_IMM, 8,
+						       0xabcd,
+						       &(struct dvx_mlx5_raddr){ 0x1000, 0x5678 },
+						       payload, 160);
+			break;
 		case 10: dvx_mlx5_wqe_send_inline(&wq, idx, DVX_MLX5_OPCODE_SEND, 8, 0, payload,
 						  13); break;
 		case 11: dvx_mlx5_wqe_send_sgl(&wq, idx, DVX_MLX5_OPCODE_SEND_IMM, 8, 0x77, sg, 3);
 			break;
-		case 12: dvx_mlx5_wqe_rdma_sgl(&wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE, 8, 0, 0x1000,
-					       0x5678, sg, 3); break;
+		case 12:
+			dvx_mlx5_wqe_rdma_sgl(&wq, idx, DVX_MLX5_OPCODE_RDMA_WRITE, 8, 0,
+					      &(struct dvx_mlx5_raddr){ 0x1000, 0x5678 }, sg, 3);
+			break;
 		case 13: dvx_mlx5_wqe_wait_cq(&wq, idx, 8, 0x4a, 5); break;
 		case 14: dvx_mlx5_wqe_send_en(&wq, idx, 8, 0x234, 9); break;
 		default: dvx_mlx5_wqe_enable(&wq, idx, DVX_MLX5_OPCODE_RECV_EN, 8, 0x234, 9); break;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/mp/nvl.c - exchanging GPU buffers across an NVL domain (dvx_nvl_exchange()):
+ * core/nvl/nvl.c - exchanging GPU buffers across an NVL domain (dvx_nvl_exchange()):
  * export the allocation around this rank's buffer, publish it (one allgather of the
  * ranks' records), pass descriptors where the mode needs them, import every NVL
  * peer's, and agree on the outcome (a second allgather of statuses) before anyone
@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include <dvx/byteorder.h>
-#include <dvx/mp/nvl.h>
+#include <dvx/nvl/nvl.h>
 
-#include "mp_priv.h"
+#include "nvl_priv.h"
 
 DVX_STATIC_ASSERT(sizeof(struct fdx_rec) == DVX_FDX_REC_BYTES, "fdx record");
 DVX_STATIC_ASSERT(sizeof(((struct dvx_nvl_rec *)0)->fdx) == sizeof(struct fdx_rec), "fdx in rec");
@@ -157,9 +157,12 @@ static int import_one(struct dvx_nvl_buf *b, int l, int32_t fd, int32_t my_pid)
 }
 
 int dvx_nvl_exchange(struct dvx_nvl_buf *b, struct dvx_nvl_peer *peers, struct dvx_bootstrap *bs,
-		     const struct dvx_mp_topo *topo, struct dvx_gpu *gpu, void *ptr, uint64_t len,
-		     const struct dvx_hal *hal, uint64_t timeout_ns)
+		     const struct dvx_mp_topo *topo, struct dvx_gpu *gpu,
+		     const struct dvx_nvl_cfg *cfg)
 {
+	void *ptr = cfg ? cfg->ptr : NULL;
+	uint64_t len = cfg ? cfg->len : 0, timeout_ns = cfg ? cfg->timeout_ns : 0;
+	const struct dvx_hal *hal = cfg ? cfg->hal : NULL;
 	int32_t fds[DVX_NVL_MAX_RANKS];
 	struct fdx_side x;
 	struct dvx_nvl_rec *mine;

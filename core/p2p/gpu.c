@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/p2p_gpu.c - handing a P2P transport's lanes to GPU threads (dvx/p2p/gpu.h):
+ * core/p2p/gpu.c - handing a P2P transport's lanes to GPU threads (dvx/p2p/gpu.h):
  * registration of its host memory for the GPU, the device handle, the way back. The
  * lanes' states travel as they are: the GPU runs the same lane-queue steps
  * (dvx/p2p/queue.h) on the same state layout.
@@ -130,9 +130,11 @@ static int export_q(const struct dvx_p2p_q *q, const struct dvx_gpu_hostreg *reg
 		return -EINVAL;
 	memset(dq, 0, sizeof(*dq));
 	/* the rings, records and CQs are host memory: the GPU orders at system scope */
-	err = dvx_mlx5_sq_init(&dq->sq, NULL, (void *)(uintptr_t)ring, d->sq.nwqebb, d->sq.wq.qpn,
-			       d->sq.wq.max_inline, (dvx_be32 *)(uintptr_t)dbrec,
-			       (void *)(uintptr_t)uar, 0, DVX_MLX5_SQ_SYS);
+	err = dvx_mlx5_sq_init(&dq->sq, NULL,
+			       &(struct dvx_mlx5_sq_cfg){
+				       (void *)(uintptr_t)ring, d->sq.nwqebb, d->sq.wq.qpn,
+				       d->sq.wq.max_inline, (dvx_be32 *)(uintptr_t)dbrec,
+				       (void *)(uintptr_t)uar, 0, DVX_MLX5_SQ_SYS });
 	if (err)
 		return err;
 	dq->cq = d->cq;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/cq.c - CREATE_CQ in caller umems (prm 1.6, 4).
+ * core/nic/cq.c - CREATE_CQ in caller umems (prm 1.6, 4).
  */
 #include <errno.h>
 #include <string.h>
@@ -13,7 +13,7 @@
 #define CQ_FLAGS_OK (DVX_CQ_F_OI | DVX_CQ_F_COLLAPSED | DVX_CQ_F_PREINIT)
 #define CQ_LOG_MAX 24u	/* the 24-bit CQ counters; dvx_mlx5_cq_init's limit */
 
-static int cq_sizes(const struct dvx_cq_attr *a, struct dvx_mem_req *ring,
+static int cq_sizes(const struct dvx_cq_cfg *a, struct dvx_mem_req *ring,
 		    struct dvx_mem_req *dbr)
 {
 	if (!a || !DVX_IS_POW2(a->depth) || a->depth > (1u << CQ_LOG_MAX) ||
@@ -32,7 +32,7 @@ static int cq_sizes(const struct dvx_cq_attr *a, struct dvx_mem_req *ring,
 	return 0;
 }
 
-int dvx_cq_mem_req(const struct dvx_cq_attr *attr, struct dvx_mem_req *ring,
+int dvx_cq_mem_req(const struct dvx_cq_cfg *attr, struct dvx_mem_req *ring,
 		   struct dvx_mem_req *dbr)
 {
 	return cq_sizes(attr, ring, dbr);
@@ -56,10 +56,10 @@ static const char *placement(const struct dvx_umem *umem, uint64_t off, uint64_t
 	return NULL;
 }
 
-static int cq_create_do(struct dvx_nic *nic, const struct dvx_cq_attr *attr, struct dvx_cq *cq)
+static int cq_create_do(struct dvx_nic *nic, const struct dvx_cq_cfg *attr, struct dvx_cq *cq)
 {
 	uint8_t in[DVX_MLX5_CREATE_CQ_IN_BYTES], out[DVX_MLX5_CREATE_CQ_OUT_BYTES];
-	struct dvx_mlx5_cq_attr ma;
+	struct dvx_mlx5_cq_cfg ma;
 	struct dvx_mem_req ring;
 	struct dvx_uar *uar;
 	struct dvx_cq c;
@@ -186,7 +186,7 @@ destroy:
 	return err;
 }
 
-int dvx_cq_create(struct dvx_nic *nic, const struct dvx_cq_attr *attr, struct dvx_cq *cq)
+int dvx_cq_create(struct dvx_nic *nic, const struct dvx_cq_cfg *attr, struct dvx_cq *cq)
 {
 	struct dvx_nic *n = nic;
 	int err = cq_create_do(nic, attr, cq);

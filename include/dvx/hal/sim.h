@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/testing/sim.h - the software mlx5 NIC: a hal backend that executes what the
+ * dvx/hal/sim.h - the software mlx5 NIC: a hal backend that executes what the
  * driver writes.
  *
  * A fabric (caller storage) connects N simulated NICs with one or two ports each,
@@ -21,8 +21,8 @@
  *	void *mem;
  *
  *	dvx_sim_fabric_cfg_default(&fc);
- *	mem = aligned_alloc(64, dvx_sim_fabric_size(&fc));	// the caller's memory
- *	dvx_sim_fabric_init(mem, dvx_sim_fabric_size(&fc), &fc, &fab);
+ *	mem = aligned_alloc(64, dvx_sim_fabric_mem_size(&fc));	// the caller's memory
+ *	dvx_sim_fabric_init(mem, dvx_sim_fabric_mem_size(&fc), &fc, &fab);
  *	dvx_sim_nic_cfg_default(&nc, 0);
  *	dvx_sim_add_nic(fab, &nc);				// "sim_0"
  *	hal = dvx_sim_hal(fab);					// open "sim_0" through it
@@ -423,15 +423,15 @@ void dvx_sim_gpu_cfg_default(struct dvx_sim_gpu_cfg *cfg, unsigned index);
 int dvx_sim_add_gpu(struct dvx_sim_fabric *fab, const struct dvx_sim_gpu_cfg *cfg);
 
 /**
- * dvx_sim_fabric_size() - bytes of storage a fabric with @cfg needs.
+ * dvx_sim_fabric_mem_size() - bytes of storage a fabric with @cfg needs.
  * Return: the size (including alignment slack), or 0 if @cfg is invalid (NULL, a zero
  * capacity, or capacities above 65535).
  */
-size_t dvx_sim_fabric_size(const struct dvx_sim_fabric_cfg *cfg);
+size_t dvx_sim_fabric_mem_size(const struct dvx_sim_fabric_cfg *cfg);
 
 /**
  * dvx_sim_fabric_init() - lay a fabric out in caller storage.
- * @storage:	at least dvx_sim_fabric_size(@cfg) bytes, any alignment; owned by the
+ * @storage:	at least dvx_sim_fabric_mem_size(@cfg) bytes, any alignment; owned by the
  *		caller, who keeps it alive until dvx_sim_fini() and frees it after
  * @len:	its length
  * @cfg:	capacities (copied)

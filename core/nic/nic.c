@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/nic.c - open a NIC: caps, port, GID, PD, EQ, UARs (prm 1.1-1.4).
+ * core/nic/nic.c - open a NIC: caps, port, GID, PD, EQ, UARs (prm 1.1-1.4).
  */
 #include <errno.h>
 #include <stdarg.h>

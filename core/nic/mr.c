@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/mr.c - memory regions: iova = address or 0, dma-buf, the sink (prm 5).
+ * core/nic/mr.c - memory regions: iova = address or 0, dma-buf, the sink (prm 5).
  */
 #include <errno.h>
 #include <string.h>
@@ -19,7 +19,7 @@ static int bad(struct dvx_nic *nic, const char *op, const char *what)
 	return dvx_core_fail(nic, -EINVAL, DVX_DIAG_ARG, op, "%s", what);
 }
 
-static int mr_reg(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dvx_mr *mr,
+static int mr_reg(struct dvx_nic *nic, const struct dvx_mr_cfg *attr, struct dvx_mr *mr,
 		  const char *op)
 {
 	struct dvx_hal_mr_req req;
@@ -94,7 +94,7 @@ static int mr_reg(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dv
 	return 0;
 }
 
-static int mr_reg_do(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dvx_mr *mr)
+static int mr_reg_do(struct dvx_nic *nic, const struct dvx_mr_cfg *attr, struct dvx_mr *mr)
 {
 	if (!nic || !nic->open)
 		return -EINVAL;
@@ -106,7 +106,7 @@ static int mr_reg_do(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct
 	return mr_reg(nic, attr, mr, "dvx_mr_reg");
 }
 
-int dvx_mr_reg(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dvx_mr *mr)
+int dvx_mr_reg(struct dvx_nic *nic, const struct dvx_mr_cfg *attr, struct dvx_mr *mr)
 {
 	struct dvx_nic *n = nic;
 	int err = mr_reg_do(nic, attr, mr);
@@ -119,7 +119,7 @@ int dvx_mr_reg(struct dvx_nic *nic, const struct dvx_mr_attr *attr, struct dvx_m
 static int mr_sink_do(struct dvx_nic *nic, void *buf, int dmabuf_fd, uint64_t dmabuf_offset,
 		struct dvx_mr *mr)
 {
-	struct dvx_mr_attr a;
+	struct dvx_mr_cfg a;
 
 	if (!nic || !nic->open)
 		return -EINVAL;

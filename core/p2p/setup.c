@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/p2p.c - setting up and tearing down the P2P transport: per peer, lanes of
+ * core/p2p/setup.c - setting up and tearing down the P2P transport: per peer, lanes of
  * main RC QPs with core-direct companions and their loopback partners, one iova-0
  * sink per NIC, connection info exchanged over the bootstrap (docs/p2p.md).
  */
@@ -206,7 +206,7 @@ static int q_from(struct dvx_p2p_q *q, struct dvx_qp *qp, struct dvx_cq *cq)
 static int make_cq(const struct dvx_p2p_cfg *c, struct dvx_nic *nic, struct nic_objs *n,
 		   uint32_t depth, struct dvx_cq *cq)
 {
-	struct dvx_cq_attr a;
+	struct dvx_cq_cfg a;
 
 	memset(&a, 0, sizeof(a));
 	a.depth = depth;
@@ -224,7 +224,7 @@ static int make_qp(const struct dvx_p2p_cfg *c, struct dvx_nic *nic, struct nic_
 		   struct dvx_cq *cq, struct dvx_uar *uar, uint32_t flags, uint32_t psn,
 		   struct dvx_qp *qp)
 {
-	struct dvx_qp_attr a;
+	struct dvx_qp_cfg a;
 
 	memset(&a, 0, sizeof(a));
 	a.sq_depth = depth;
@@ -294,7 +294,7 @@ static int setup_lane(struct dvx_p2p *t, struct dvx_p2p_setup *s, uint32_t pidx,
 	struct nic_objs *n = &s->nic[k];
 	struct lane_objs *o = &s->objs[pidx * t->nlanes + l];
 	int peer = t->peer_rank[pidx];
-	struct dvx_qp_connect_attr ca;
+	struct dvx_qp_connect_cfg ca;
 	int err;
 
 	err = make_cq(c, nic, n, c->sq_depth, &o->main_cq);
@@ -401,7 +401,7 @@ int dvx_p2p_init(struct dvx_p2p *t, const struct dvx_p2p_cfg *cfg, void *state,
 	t->companions = cfg->comp_depth ? 1 : 0;
 	t->setup = s;
 	if (!s->cfg.conn.max_mtu)
-		dvx_qp_connect_attr_init(&s->cfg.conn);
+		dvx_qp_connect_cfg_init(&s->cfg.conn);
 	/* recovery talks pairwise in a tag space of its own: every rank dups here, at
 	 * the same point of its sequence of duplicates, so the spaces agree */
 	err = dvx_bootstrap_dup(cfg->bs, &s->bs);
@@ -412,7 +412,7 @@ int dvx_p2p_init(struct dvx_p2p *t, const struct dvx_p2p_cfg *cfg, void *state,
 	/* per NIC: its slice of the ring region as one umem, the sink */
 	for (i = 0; i < cfg->nnics; i++) {
 		struct nic_objs *n = &s->nic[i];
-		struct dvx_umem_attr ua;
+		struct dvx_umem_cfg ua;
 
 		t->nics[i] = &cfg->nics[i]->hal;
 		n->len = align_up(nic_ring_bytes(cfg), RING_ALIGN);
@@ -467,7 +467,7 @@ int dvx_p2p_init(struct dvx_p2p *t, const struct dvx_p2p_cfg *cfg, void *state,
 		for (l = 0; l < nl; l++) {
 			struct lane_objs *o = &s->objs[p * nl + l];
 			struct dvx_p2p_lane *ln = &t->lanes[p * nl + l];
-			struct dvx_qp_connect_attr ca = s->cfg.conn;
+			struct dvx_qp_connect_cfg ca = s->cfg.conn;
 
 			ca.access = MAIN_ACCESS;
 			/* a peer that made no lane to this rank (its list lacks us) */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/p2p_ops.c - the P2P transport's operations, posted from host threads
+ * core/p2p/ops.c - the P2P transport's operations, posted from host threads
  * (see dvx/p2p/p2p.h and docs/p2p.md). The WQE encodings are the mlx5 builders'; the
  * GPU device API posts the same ones.
  */
@@ -12,26 +12,6 @@
 #include <dvx/hal/host.h>
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-
-/* What one call posts on a lane, before it is checked and resolved to the lane's NIC. */
-struct post {
-	/* data: WRITE(s) */
-	const struct dvx_p2p_lbuf *src;
-	uint64_t soff;
-	const struct dvx_p2p_rbuf *dst;
-	uint64_t doff;
-	uint64_t len;
-	/* signal: fetch-add on the main QP */
-	const struct dvx_p2p_rbuf *sig;
-	uint64_t sigoff;
-	uint64_t add;
-	uint32_t flags;
-	/* counter: companion WAIT + loopback fetch-add */
-	const struct dvx_p2p_lbuf *ctr;
-	uint64_t ctroff;
-	/* reset: one inline write of 8 zero bytes */
-	int reset;
-};
 
 static struct dvx_p2p_lane *lane_of(struct dvx_p2p *t, int peer, uint32_t channel)
 {
@@ -51,23 +31,22 @@ static int lane_has_comp(const struct dvx_p2p *t, const struct dvx_p2p_lane *l)
 }
 
 /*
- * Check and post @p on lane @l: the operation is resolved and its WQEs are built,
+ * Check and post (@x, @n) on lane @l: the operation is resolved and its WQEs are built,
  * reserved, published and rung by the steps the GPU runs too (dvx/p2p/ops.h). Those
  * steps know nothing of the hal; waiting for room is this loop's business, and it
  * lets the NIC progress as every other wait of the transport does (a stepped software
  * NIC runs in the waiting thread; hardware only relaxes the CPU).
  */
-static int lane_post(struct dvx_p2p *t, struct dvx_p2p_lane *l, const struct post *p,
-		     uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+static int lane_post(struct dvx_p2p *t, struct dvx_p2p_lane *l, const struct dvx_p2p_xfer *x,
+		     const struct dvx_p2p_notify *n, uint64_t timeout_ns,
+		     struct dvx_p2p_ticket *tk)
 {
 	struct dvx_p2p_waiter w, pw;
 	struct dvx_p2p_op op;
 	uint64_t last;
 	int err;
 
-	err = dvx_p2p_op_make(l->nic, (uint32_t)lane_has_comp(t, l), p->src, p->soff, p->dst,
-			      p->doff, p->len, p->sig, p->sigoff, p->add, p->flags, p->ctr,
-			      p->ctroff, (uint32_t)p->reset, &op);
+	err = dvx_p2p_op_make(l->nic, (uint32_t)lane_has_comp(t, l), x, n, &op);
 	if (err)
 		return err;
 	dvx_p2p_q_waiter(&l->main, &w, timeout_ns, 1);
@@ -84,89 +63,15 @@ static int lane_post(struct dvx_p2p *t, struct dvx_p2p_lane *l, const struct pos
 	return 0;
 }
 
-int dvx_p2p_put(struct dvx_p2p *t, int peer, uint32_t channel, const struct dvx_p2p_lbuf *src,
-		uint64_t soff, const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
-		uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+int dvx_p2p_post(struct dvx_p2p *t, int peer, uint32_t channel, const struct dvx_p2p_xfer *x,
+		 const struct dvx_p2p_notify *n, uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
 {
 	struct dvx_p2p_lane *l = lane_of(t, peer, channel);
-	struct post p = { .src = src, .soff = soff, .dst = dst, .doff = doff, .len = len };
 
-	if (!l || len == 0)
+	/* DVX_P2P_RESET is dvx_p2p_reset_signal()'s: it drains the lane first */
+	if (!l || (n && (n->flags & ~(uint32_t)DVX_P2P_FENCE)))
 		return -EINVAL;
-	return lane_post(t, l, &p, timeout_ns, tk);
-}
-
-int dvx_p2p_put_signal(struct dvx_p2p *t, int peer, uint32_t channel,
-		       const struct dvx_p2p_lbuf *src, uint64_t soff,
-		       const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
-		       const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add,
-		       uint32_t flags, uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
-{
-	struct dvx_p2p_lane *l = lane_of(t, peer, channel);
-	struct post p = { .src = src, .soff = soff, .dst = dst, .doff = doff, .len = len,
-			  .sig = sig, .sigoff = sigoff, .add = add, .flags = flags };
-
-	if (!l || len == 0 || !sig || (flags & ~DVX_P2P_FENCE))
-		return -EINVAL;
-	return lane_post(t, l, &p, timeout_ns, tk);
-}
-
-int dvx_p2p_signal(struct dvx_p2p *t, int peer, uint32_t channel,
-		   const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add, uint32_t flags,
-		   uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
-{
-	struct dvx_p2p_lane *l = lane_of(t, peer, channel);
-	struct post p = { .sig = sig, .sigoff = sigoff, .add = add, .flags = flags };
-
-	if (!l || !sig || (flags & ~DVX_P2P_FENCE))
-		return -EINVAL;
-	return lane_post(t, l, &p, timeout_ns, tk);
-}
-
-int dvx_p2p_put_counter(struct dvx_p2p *t, int peer, uint32_t channel,
-			const struct dvx_p2p_lbuf *src, uint64_t soff,
-			const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
-			const struct dvx_p2p_lbuf *ctr, uint64_t ctroff, uint64_t timeout_ns,
-			struct dvx_p2p_ticket *tk)
-{
-	struct dvx_p2p_lane *l = lane_of(t, peer, channel);
-	struct post p = { .src = src, .soff = soff, .dst = dst, .doff = doff, .len = len,
-			  .ctr = ctr, .ctroff = ctroff };
-
-	if (!l || len == 0 || !ctr)
-		return -EINVAL;
-	return lane_post(t, l, &p, timeout_ns, tk);
-}
-
-int dvx_p2p_put_signal_counter(struct dvx_p2p *t, int peer, uint32_t channel,
-			       const struct dvx_p2p_lbuf *src, uint64_t soff,
-			       const struct dvx_p2p_rbuf *dst, uint64_t doff, uint64_t len,
-			       const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add,
-			       uint32_t flags, const struct dvx_p2p_lbuf *ctr, uint64_t ctroff,
-			       uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
-{
-	struct dvx_p2p_lane *l = lane_of(t, peer, channel);
-	struct post p = { .src = src, .soff = soff, .dst = dst, .doff = doff, .len = len,
-			  .sig = sig, .sigoff = sigoff, .add = add, .flags = flags,
-			  .ctr = ctr, .ctroff = ctroff };
-
-	if (!l || len == 0 || !sig || !ctr || (flags & ~DVX_P2P_FENCE))
-		return -EINVAL;
-	return lane_post(t, l, &p, timeout_ns, tk);
-}
-
-int dvx_p2p_signal_counter(struct dvx_p2p *t, int peer, uint32_t channel,
-			   const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t add,
-			   uint32_t flags, const struct dvx_p2p_lbuf *ctr, uint64_t ctroff,
-			   uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
-{
-	struct dvx_p2p_lane *l = lane_of(t, peer, channel);
-	struct post p = { .sig = sig, .sigoff = sigoff, .add = add, .flags = flags,
-			  .ctr = ctr, .ctroff = ctroff };
-
-	if (!l || !sig || !ctr || (flags & ~DVX_P2P_FENCE))
-		return -EINVAL;
-	return lane_post(t, l, &p, timeout_ns, tk);
+	return lane_post(t, l, x, n, timeout_ns, tk);
 }
 
 static uint64_t clock_ns(const struct dvx_p2p *t)
@@ -191,7 +96,7 @@ int dvx_p2p_reset_signal(struct dvx_p2p *t, int peer, uint32_t channel,
 			 const struct dvx_p2p_rbuf *sig, uint64_t sigoff, uint64_t timeout_ns)
 {
 	struct dvx_p2p_lane *l = lane_of(t, peer, channel);
-	struct post p = { .sig = sig, .sigoff = sigoff, .reset = 1 };
+	struct dvx_p2p_notify n = { .sig = sig, .sigoff = sigoff, .flags = DVX_P2P_RESET };
 	struct dvx_p2p_ticket tk;
 	uint64_t start;
 	int err;
@@ -205,7 +110,7 @@ int dvx_p2p_reset_signal(struct dvx_p2p *t, int peer, uint32_t channel,
 	err = dvx_p2p_q_drain(&l->main, timeout_ns);
 	if (err)
 		return err;
-	err = lane_post(t, l, &p, timeout_ns, &tk);
+	err = lane_post(t, l, NULL, &n, timeout_ns, &tk);
 	if (err)
 		return err;
 	{
@@ -324,14 +229,14 @@ int dvx_p2p_wait_signal(struct dvx_p2p *t, const struct dvx_p2p_lbuf *sig, uint6
 }
 
 int dvx_p2p_wait_counter(struct dvx_p2p *t, int peer, uint32_t channel,
-			 const struct dvx_p2p_lbuf *ctr, uint64_t ctroff, enum dvx_p2p_cmp cmp,
-			 uint64_t expected, uint64_t timeout_ns, struct dvx_p2p_wait_report *rep)
+			 const struct dvx_p2p_notify *n, enum dvx_p2p_cmp cmp, uint64_t expected,
+			 uint64_t timeout_ns, struct dvx_p2p_wait_report *rep)
 {
 	struct dvx_p2p_lane *l = lane_of(t, peer, channel);
 
-	if (!l)
+	if (!l || !n)
 		return -EINVAL;
-	return wait_word(t, l, word_ptr(ctr, ctroff), cmp, expected, timeout_ns, rep);
+	return wait_word(t, l, word_ptr(n->ctr, n->ctroff), cmp, expected, timeout_ns, rep);
 }
 
 int dvx_p2p_wait_local(struct dvx_p2p *t, const struct dvx_p2p_ticket *tk, uint64_t timeout_ns,

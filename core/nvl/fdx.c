@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/mp/fdx.c - descriptors between the processes of one host (dvx_fdx_allgather()):
+ * core/nvl/fdx.c - descriptors between the processes of one host (dvx_fdx_allgather()):
  * each rank that offers one listens on an abstract UNIX socket; every rank fetches from
  * every other that offers one, one connection at a time, while it serves connections
  * to its own listener in the same poll loop, so no order of ranks can deadlock.
@@ -15,9 +15,9 @@
 #include <string.h>
 
 #include <dvx/byteorder.h>
-#include <dvx/mp/nvl.h>
+#include <dvx/nvl/nvl.h>
 
-#include "mp_priv.h"
+#include "nvl_priv.h"
 
 #define FDX_HELLO_MAGIC 0x78646676u	/* "vfdx" */
 #define FDX_SLICE_NS 100000000ull	/* poll at most this long at a time */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/umem.c - DEVX umems over caller memory (prm 1.5).
+ * core/nic/umem.c - DEVX umems over caller memory (prm 1.5).
  */
 #include <errno.h>
 #include <string.h>
@@ -31,7 +31,7 @@ static uint64_t ring_align_of(uint64_t bitmap)
 	return top;
 }
 
-static int umem_reg_do(struct dvx_nic *nic, const struct dvx_umem_attr *attr, struct dvx_umem *umem)
+static int umem_reg_do(struct dvx_nic *nic, const struct dvx_umem_cfg *attr, struct dvx_umem *umem)
 {
 	struct dvx_hal_umem_req req;
 	struct dvx_umem u;
@@ -99,7 +99,7 @@ static int umem_reg_do(struct dvx_nic *nic, const struct dvx_umem_attr *attr, st
 	return 0;
 }
 
-int dvx_umem_reg(struct dvx_nic *nic, const struct dvx_umem_attr *attr, struct dvx_umem *umem)
+int dvx_umem_reg(struct dvx_nic *nic, const struct dvx_umem_cfg *attr, struct dvx_umem *umem)
 {
 	struct dvx_nic *n = nic;
 	int err = umem_reg_do(nic, attr, umem);

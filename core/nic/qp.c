@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/qp.c - RC QPs: CREATE_QP in caller umems, the RST->RTS connection (IB LID path
+ * core/nic/qp.c - RC QPs: CREATE_QP in caller umems, the RST->RTS connection (IB LID path
  * or RoCE v2 GID path, force-loopback, local pairs), 2ERR, recovery, QUERY_QP
  * (prm 1.7-1.9, 4.5, 7).
  */
@@ -30,7 +30,7 @@ struct qp_geom {
 	uint64_t sq_bytes;
 };
 
-static int qp_geom(const struct dvx_qp_attr *a, struct qp_geom *g)
+static int qp_geom(const struct dvx_qp_cfg *a, struct qp_geom *g)
 {
 	uint32_t inl;
 
@@ -58,7 +58,7 @@ static int qp_geom(const struct dvx_qp_attr *a, struct qp_geom *g)
 	return 0;
 }
 
-int dvx_qp_mem_req(const struct dvx_qp_attr *attr, struct dvx_mem_req *wq,
+int dvx_qp_mem_req(const struct dvx_qp_cfg *attr, struct dvx_mem_req *wq,
 		   struct dvx_mem_req *dbr)
 {
 	struct qp_geom g;
@@ -115,12 +115,12 @@ static uint8_t qp_ts_format(const struct dvx_nic *nic)
 	return cap ? DVX_MLX5_TS_DEFAULT : DVX_MLX5_TS_FREE_RUNNING;
 }
 
-static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dvx_qp *qp)
+static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_cfg *attr, struct dvx_qp *qp)
 {
 	static const char op[] = "dvx_qp_create";
 	uint8_t in[DVX_MLX5_CREATE_QP_IN_BYTES], out[DVX_MLX5_CREATE_QP_OUT_BYTES];
 	uint32_t bf_half;
-	struct dvx_mlx5_qp_attr ma;
+	struct dvx_mlx5_qp_cfg ma;
 	struct dvx_cq *rcq = NULL;
 	struct dvx_uar *uar;
 	struct qp_geom g;
@@ -256,8 +256,10 @@ static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_attr *attr, str
 	q.max_wqe_bytes = g.max_wqe_bytes;
 	/* ring state first with a placeholder QPN: the addresses are checked before the
 	 * device is told anything */
-	err = dvx_mlx5_sq_init(&q.sq, &q.sqc, q.wq + g.rq_bytes, attr->sq_depth, 0,
-			       attr->max_inline, q.dbrec, q.uar_reg, bf_half, 0);
+	err = dvx_mlx5_sq_init(&q.sq, &q.sqc,
+			       &(struct dvx_mlx5_sq_cfg){ q.wq + g.rq_bytes, attr->sq_depth, 0,
+							  attr->max_inline, q.dbrec, q.uar_reg,
+							  bf_half, 0 });
 	if (!err && attr->rq_depth)
 		err = dvx_mlx5_rq_init(&q.rq, q.wq, attr->rq_depth,
 				       dvx_core_log2(g.rq_stride), q.dbrec);
@@ -273,8 +275,10 @@ static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_attr *attr, str
 		return err;
 	err = dvx_mlx5_create_qp_out(out, sizeof(out), &q.qpn);
 	if (!err)
-		err = dvx_mlx5_sq_init(&q.sq, &q.sqc, q.wq + g.rq_bytes, attr->sq_depth, q.qpn,
-				       attr->max_inline, q.dbrec, q.uar_reg, bf_half, 0);
+		err = dvx_mlx5_sq_init(&q.sq, &q.sqc,
+				       &(struct dvx_mlx5_sq_cfg){ q.wq + g.rq_bytes, attr->sq_depth,
+								  q.qpn, attr->max_inline, q.dbrec,
+								  q.uar_reg, bf_half, 0 });
 	if (err) {
 		struct dvx_diag keep;
 
@@ -314,7 +318,7 @@ static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_attr *attr, str
 	return 0;
 }
 
-int dvx_qp_create(struct dvx_nic *nic, const struct dvx_qp_attr *attr, struct dvx_qp *qp)
+int dvx_qp_create(struct dvx_nic *nic, const struct dvx_qp_cfg *attr, struct dvx_qp *qp)
 {
 	struct dvx_nic *n = nic;
 	int err = qp_create_do(nic, attr, qp);
@@ -396,7 +400,7 @@ int dvx_qp_export(const struct dvx_qp *qp, struct dvx_qp_conn *conn)
 	return 0;
 }
 
-void dvx_qp_connect_attr_init(struct dvx_qp_connect_attr *attr)
+void dvx_qp_connect_cfg_init(struct dvx_qp_connect_cfg *attr)
 {
 	if (!attr)
 		return;
@@ -432,7 +436,7 @@ static int rd_atomic_log(uint16_t want, uint8_t cap_log, unsigned *log)
 	return 0;
 }
 
-static int attr_check(struct dvx_nic *nic, const struct dvx_qp_connect_attr *a, const char *op)
+static int attr_check(struct dvx_nic *nic, const struct dvx_qp_connect_cfg *a, const char *op)
 {
 	if (a->access & ~(uint32_t)QP_REMOTE_ACCESS)
 		return bad(nic, op, "access: DVX_ACCESS_REMOTE_WRITE/READ/ATOMIC only");
@@ -490,13 +494,13 @@ struct conn_cmds {
 };
 
 static int build_cmds(struct dvx_qp *qp, const struct dvx_qp_conn *r,
-		      const struct dvx_qp_connect_attr *a, int loopback, struct conn_cmds *c,
+		      const struct dvx_qp_connect_cfg *a, int loopback, struct conn_cmds *c,
 		      const char *op)
 {
 	struct dvx_nic *nic = qp->nic;
-	struct dvx_mlx5_rst2init_attr ri;
-	struct dvx_mlx5_init2rtr_attr rr;
-	struct dvx_mlx5_rtr2rts_attr rs;
+	struct dvx_mlx5_rst2init_cfg ri;
+	struct dvx_mlx5_init2rtr_cfg rr;
+	struct dvx_mlx5_rtr2rts_cfg rs;
 	unsigned log_rra, log_sra, mtu;
 	int err;
 
@@ -606,9 +610,9 @@ static void back_to_rst(struct dvx_qp *qp)
 }
 
 static int do_connect(struct dvx_qp *qp, const struct dvx_qp_conn *remote,
-		      const struct dvx_qp_connect_attr *attr, int loopback, const char *op)
+		      const struct dvx_qp_connect_cfg *attr, int loopback, const char *op)
 {
-	struct dvx_qp_connect_attr def;
+	struct dvx_qp_connect_cfg def;
 	struct dvx_nic *nic;
 	struct conn_cmds c;
 	int err;
@@ -617,7 +621,7 @@ static int do_connect(struct dvx_qp *qp, const struct dvx_qp_conn *remote,
 		return -EINVAL;
 	nic = qp->nic;
 	if (!attr) {
-		dvx_qp_connect_attr_init(&def);
+		dvx_qp_connect_cfg_init(&def);
 		attr = &def;
 	}
 	if (qp->state != DVX_MLX5_QP_STATE_RST)
@@ -658,13 +662,13 @@ static int do_connect(struct dvx_qp *qp, const struct dvx_qp_conn *remote,
 }
 
 static int qp_connect_do(struct dvx_qp *qp, const struct dvx_qp_conn *remote,
-		   const struct dvx_qp_connect_attr *attr)
+		   const struct dvx_qp_connect_cfg *attr)
 {
 	return do_connect(qp, remote, attr, 0, "dvx_qp_connect");
 }
 
 int dvx_qp_connect(struct dvx_qp *qp, const struct dvx_qp_conn *remote,
-		   const struct dvx_qp_connect_attr *attr)
+		   const struct dvx_qp_connect_cfg *attr)
 {
 	struct dvx_nic *n = qp ? qp->nic : NULL;
 	int err = qp_connect_do(qp, remote, attr);
@@ -674,7 +678,7 @@ int dvx_qp_connect(struct dvx_qp *qp, const struct dvx_qp_conn *remote,
 	return err;
 }
 
-static int qp_connect_loopback_do(struct dvx_qp *qp, const struct dvx_qp_connect_attr *attr)
+static int qp_connect_loopback_do(struct dvx_qp *qp, const struct dvx_qp_connect_cfg *attr)
 {
 	struct dvx_qp_conn self;
 
@@ -683,7 +687,7 @@ static int qp_connect_loopback_do(struct dvx_qp *qp, const struct dvx_qp_connect
 	return do_connect(qp, &self, attr, 1, "dvx_qp_connect_loopback");
 }
 
-int dvx_qp_connect_loopback(struct dvx_qp *qp, const struct dvx_qp_connect_attr *attr)
+int dvx_qp_connect_loopback(struct dvx_qp *qp, const struct dvx_qp_connect_cfg *attr)
 {
 	struct dvx_nic *n = qp ? qp->nic : NULL;
 	int err = qp_connect_loopback_do(qp, attr);
@@ -694,7 +698,7 @@ int dvx_qp_connect_loopback(struct dvx_qp *qp, const struct dvx_qp_connect_attr 
 }
 
 static int qp_connect_pair_do(struct dvx_qp *a, struct dvx_qp *b,
-			const struct dvx_qp_connect_attr *attr)
+			const struct dvx_qp_connect_cfg *attr)
 {
 	struct dvx_qp_conn ca, cb;
 	int err;
@@ -720,7 +724,7 @@ static int qp_connect_pair_do(struct dvx_qp *a, struct dvx_qp *b,
 }
 
 int dvx_qp_connect_pair(struct dvx_qp *a, struct dvx_qp *b,
-			const struct dvx_qp_connect_attr *attr)
+			const struct dvx_qp_connect_cfg *attr)
 {
 	struct dvx_nic *n = a ? a->nic : NULL;
 	int err = qp_connect_pair_do(a, b, attr);

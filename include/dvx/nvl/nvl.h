@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dvx/mp/nvl.h - the NVLink path's host side: passing descriptors between the
+ * dvx/nvl/nvl.h - the NVLink path's host side: passing descriptors between the
  * processes of one host, and exchanging GPU buffers so that every rank of an NVL
  * domain maps every NVL peer's buffer (docs/mp.md).
  *
@@ -145,6 +145,21 @@ struct dvx_nvl_buf {
 };
 
 /**
+ * struct dvx_nvl_cfg - what dvx_nvl_exchange() shares and how.
+ * @ptr:	this rank's buffer: device memory whose allocation can be shared (see the
+ *		file comment); buffers of different ranks may differ in length
+ * @len:	its length (> 0)
+ * @hal:	the host table descriptors pass through (NULL: the GPU's backend's)
+ * @timeout_ns:	bound on each collective step
+ */
+struct dvx_nvl_cfg {
+	void *ptr;
+	uint64_t len;
+	const struct dvx_hal *hal;
+	uint64_t timeout_ns;
+};
+
+/**
  * dvx_nvl_exchange() - share this rank's GPU buffer with its NVL domain and map every
  * NVL peer's. Collective over @bs.
  * @b:		caller storage, filled
@@ -154,11 +169,8 @@ struct dvx_nvl_buf {
  * @topo:	optional: only ranks it classifies NVL are mapped (by their global
  *		rank @topo->nvl_ranks[local]); NULL maps every other domain rank
  * @gpu:	this rank's open GPU (its context current on this thread)
- * @ptr:	this rank's buffer: device memory whose allocation can be shared (see the
- *		file comment); buffers of different ranks may differ in length
- * @len:	its length (> 0)
- * @hal:	the host table descriptors pass through (NULL: the GPU's backend's)
- * @timeout_ns:	bound on each collective step
+ * @cfg:	the buffer, its length, the host table and the bound (struct
+ *		dvx_nvl_cfg), read during the call only
  *
  * Return: 0; -EINVAL (arguments, memory that is not device memory or cannot be
  * shared); the first error any rank met (export, descriptor passing, import), the
@@ -166,8 +178,8 @@ struct dvx_nvl_buf {
  * bootstrap error. On failure nothing is mapped and no descriptor is open.
  */
 int dvx_nvl_exchange(struct dvx_nvl_buf *b, struct dvx_nvl_peer *peers, struct dvx_bootstrap *bs,
-		     const struct dvx_mp_topo *topo, struct dvx_gpu *gpu, void *ptr, uint64_t len,
-		     const struct dvx_hal *hal, uint64_t timeout_ns);
+		     const struct dvx_mp_topo *topo, struct dvx_gpu *gpu,
+		     const struct dvx_nvl_cfg *cfg);
 
 /**
  * dvx_nvl_unmap() - unmap every peer buffer @b imported. Local; peers unmap theirs.

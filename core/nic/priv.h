@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/priv.h - helpers shared by the core objects (not installed).
+ * core/nic/priv.h - helpers shared by the core objects (not installed).
  */
 #ifndef DVX_CORE_PRIV_H
 #define DVX_CORE_PRIV_H
@@ -23,7 +23,7 @@ int dvx_core_fail(struct dvx_nic *nic, int err, enum dvx_diag_src src, const cha
  * @err.
  */
 /*
- * The ranges of umems that live CQs and QPs use (core/umem.c). overlap: the first
+ * The ranges of umems that live CQs and QPs use (core/nic/umem.c). overlap: the first
  * range in use that [@off, @off + @len) of @u meets, or NULL; link: record @e for that
  * range (the create succeeded); unlink: forget it (the destroy succeeded).
  */

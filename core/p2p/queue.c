@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * core/p2p_q.c - the host side of a P2P lane queue (dvx/p2p/queue.h): set-up, the
+ * core/p2p/queue.c - the host side of a P2P lane queue (dvx/p2p/queue.h): set-up, the
  * waits on the NIC's clock, the tickets a recovery gave up, restart. Reserving,
  * publishing, ringing and consuming completions are the shared steps of
  * dvx/p2p/queue.h, the same the GPU runs.
@@ -43,8 +43,10 @@ int dvx_p2p_q_init(struct dvx_p2p_q *q, const struct dvx_p2p_q_cfg *cfg)
 	    (1u << cfg->cq_log_size) < cfg->nwqebb || cfg->qpn > 0xffffffu ||
 	    cfg->cqn > 0xffffffu)
 		return -EINVAL;
-	err = dvx_mlx5_sq_init(&sq, NULL, cfg->sq_buf, cfg->nwqebb, cfg->qpn, cfg->max_inline,
-			       cfg->dbrec, cfg->uar_reg, 0, 0);
+	err = dvx_mlx5_sq_init(&sq, NULL,
+			       &(struct dvx_mlx5_sq_cfg){ cfg->sq_buf, cfg->nwqebb, cfg->qpn,
+							  cfg->max_inline, cfg->dbrec, cfg->uar_reg,
+							  0, 0 });
 	if (!err)
 		err = dvx_mlx5_cq_init(&cq, cfg->cq_buf, cfg->cq_log_size, cfg->cq_dbrec,
 				       cfg->cqn);

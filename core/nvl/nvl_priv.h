@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core/mp/mp_priv.h - private to core/mp: the descriptor exchange's steps, shared by
+ * core/nvl/nvl_priv.h - private to core/nvl: the descriptor exchange's steps, shared by
  * dvx_fdx_allgather() and the NVL buffer exchange (which sends the descriptor
  * exchange's record inside its own).
  */
-#ifndef DVX_CORE_MP_PRIV_H
-#define DVX_CORE_MP_PRIV_H
+#ifndef DVX_CORE_NVL_PRIV_H
+#define DVX_CORE_NVL_PRIV_H
 
 #include <dvx/hal.h>
 #include <dvx/bootstrap/bootstrap.h>
@@ -45,4 +45,4 @@ int dvx_fdx_run(struct fdx_side *x, const struct dvx_bootstrap *bs, const void *
 /* dvx_fdx_close() - stop listening (the offered descriptor stays the caller's) */
 void dvx_fdx_close(struct fdx_side *x);
 
-#endif /* DVX_CORE_MP_PRIV_H */
+#endif /* DVX_CORE_NVL_PRIV_H */
