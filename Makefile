@@ -7,7 +7,8 @@
 #
 #   make defconfig            write $(O)/.config from configs/defconfig (auto-detected)
 #   make foo_defconfig        same from configs/foo_defconfig
-#   make [all]                libdvx.a, tools, tests and benchmarks
+#   make [all]                libdvx.a, tools, tests, benchmarks and plugins
+#                             (libnccl-net-dvx.so, docs/nccl.md)
 #   make check                build and run every test, print the runner's summary;
 #                             JUNIT=dir also leaves dir/<binary>.xml (JUnit) per binary
 #   make sanitize             the suite under ASan+UBSan, the threaded tests under TSan
@@ -32,6 +33,7 @@
 #   make check-man            the man pages (man/): installed, one per installed tool,
 #                             render without warnings, agree with --help (scripts/check-man.sh)
 #   make install              PREFIX=/usr/local DESTDIR= : headers, libdvx.a, dvx.pc,
+#                             libnccl-net-dvx.so,
 #                             libdvx-test.a, dvx-test.pc,
 #                             tools, man pages, docs, examples, LICENSE
 #   make uninstall            remove what install installed
@@ -189,6 +191,15 @@ bench-y :=
 include $(srctree)/bench/Kbuild
 bench-bins := $(addprefix $(objtree)/bench/,$(bench-y))
 
+# plugins/: libraries other programs load. libnccl-net-dvx.so, NCCL's network plugin
+# (plugins/nccl, docs/nccl.md), links a PIC build of the library ($(O)/pic/) statically:
+# it needs no libdvx.so at run time and exports only NCCL's four tables.
+PLUGIN_NCCL := $(objtree)/plugins/nccl/libnccl-net-dvx.so
+plugin-nccl-objs := $(addprefix $(objtree)/plugins/nccl/,net.o sw.o exports.o)
+PICLIB := $(objtree)/pic/libdvx-pic.a
+pic-objs := $(patsubst $(objtree)/%,$(objtree)/pic/%,$(all-lib-objs))
+plugins-y := $(if $(filter y,$(CONFIG_DVX_SIM)),$(PLUGIN_NCCL))
+
 LIB := $(objtree)/libdvx.a
 # libdvx-test.a: what users' own test suites link beside libdvx.a (testing/: the
 # mock hal, the ConnectX-7 mock model, fault sweeps, the host transport's interface mock;
@@ -206,15 +217,16 @@ testlib-y := $(if $(filter y,$(CONFIG_DVX_MOCK)),$(TESTLIB) $(objtree)/dvx-test.
 # ---------------------------------------------------------------------------
 # Rules
 
-.PHONY: all lib tools tests bench check check-procs sanitize soak soak-procs fuzz fuzz-ci fuzzers gpu-check check-install check-man install uninstall clean distclean help \
+.PHONY: all lib tools tests bench plugins check check-procs sanitize soak soak-procs fuzz fuzz-ci fuzzers gpu-check check-install check-man install uninstall clean distclean help \
 	defconfig savedefconfig FORCE
 
-all: lib tools tests bench
+all: lib tools tests bench plugins
 
 lib: $(LIB) $(objtree)/dvx.pc $(testlib-y)
 tools: $(tool-bins)
 tests: $(test-bins)
 bench: $(bench-bins)
+plugins: $(plugins-y)
 
 dir-of = $(patsubst $(objtree)/%/,%,$(dir $(1)))
 # flags for an object: the ccflags-y of the Kbuild that named it, and CFLAGS_<file>.o
@@ -238,7 +250,7 @@ $(objtree)/.alloc-check: $(filter $(objtree)/mlx5/% $(objtree)/core/%,$(all-lib-
 	$(Q)$(srctree)/scripts/check-alloc.sh $(filter %.o,$^)
 	$(Q)touch $@
 
-layer-srcs = $(shell find $(addprefix $(srctree)/,$(lib-dirs) include tools tests bench testing) \
+layer-srcs = $(shell find $(addprefix $(srctree)/,$(lib-dirs) include tools tests bench testing plugins) \
 	-name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' 2>/dev/null)
 $(objtree)/.layer-check: $(srctree)/scripts/check-layers.sh $$(layer-srcs)
 	$(call quiet,CHECK,layering)
@@ -312,6 +324,31 @@ fuzzers: $(fuzz-bins)
 $(bench-bins): $(objtree)/bench/%: $$(call src-to-obj,$$($$*-srcs)) $(LIB)
 	$(call quiet,LD,$@)
 	$(Q)$(CC) $(DVX_CFLAGS) $(LDSAN) -o $@ $(filter %.o,$^) $(LIB) $($*-libs) $(LDLIBS)
+
+# the library once more as position-independent code, for the plugins
+$(objtree)/pic/%.o: $(srctree)/%.c $(AUTOCONF)
+	$(call quiet,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(DVX_CPPFLAGS) $(DVX_CFLAGS) -fPIC $(CFLAGS_$(notdir $@)) -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
+$(objtree)/pic/%.cu.o: $(objtree)/%.cu.c
+	$(call quiet,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(DVX_CFLAGS) -fPIC -c -o $@ $<
+$(PICLIB): $(pic-objs) $(objtree)/.alloc-check $(objtree)/.layer-check
+	$(call quiet,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $(pic-objs)
+$(objtree)/plugins/%.o: $(srctree)/plugins/%.c $(AUTOCONF)
+	$(call quiet,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(DVX_CPPFLAGS) $(DVX_CFLAGS) -fPIC -fvisibility=hidden -MMD -MP -MF $(@:.o=.d) -c -o $@ $<
+$(PLUGIN_NCCL): $(plugin-nccl-objs) $(PICLIB) $(srctree)/plugins/nccl/exports.map
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(DVX_CFLAGS) $(LDSAN) -shared -fPIC -o $@ $(plugin-nccl-objs) $(PICLIB) \
+		-Wl,--version-script=$(srctree)/plugins/nccl/exports.map -Wl,--no-undefined \
+		-Wl,--as-needed $(LDLIBS)
+# nccl-net-test and nccl-net-bench dlopen() the plugin
+$(objtree)/tests/nccl-net-test $(objtree)/bench/nccl-net-bench: $(PLUGIN_NCCL)
 
 comma := ,
 
@@ -440,7 +477,7 @@ fuzz-ci:
 man1-pages := $(wildcard $(srctree)/man/*.1)
 man7-pages := $(wildcard $(srctree)/man/*.7)
 
-install: lib tools
+install: lib tools plugins
 	$(call quiet,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(PREFIX)/include/dvx $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	$(Q)cd $(srctree)/include && find dvx \( -name '*.h' -o -name '*.cuh' \) -exec install -D -m 644 {} $(DESTDIR)$(PREFIX)/include/{} \;
@@ -449,6 +486,7 @@ install: lib tools
 	$(if $(testlib-y),$(Q)install -m 644 $(TESTLIB) $(DESTDIR)$(PREFIX)/lib/libdvx-test.a)
 	$(if $(testlib-y),$(Q)install -m 644 $(objtree)/dvx-test.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx-test.pc)
 	$(Q)install -m 755 $(tool-bins) $(DESTDIR)$(PREFIX)/bin/
+	$(if $(plugins-y),$(Q)install -m 755 $(plugins-y) $(DESTDIR)$(PREFIX)/lib/)
 	$(Q)install -d $(DESTDIR)$(PREFIX)/share/doc/dvx
 	$(Q)install -m 644 $(srctree)/LICENSE $(srctree)/README.md $(srctree)/docs/*.md \
 		$(DESTDIR)$(PREFIX)/share/doc/dvx/
@@ -470,6 +508,7 @@ uninstall:
 	$(Q)rm -rf $(DESTDIR)$(PREFIX)/include/dvx $(DESTDIR)$(PREFIX)/lib/libdvx.a \
 		$(DESTDIR)$(PREFIX)/lib/libdvx-test.a $(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx-test.pc \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx.pc $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(tools-y)) \
+		$(DESTDIR)$(PREFIX)/lib/libnccl-net-dvx.so \
 		$(DESTDIR)$(PREFIX)/share/doc/dvx \
 		$(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,$(notdir $(man1-pages))) \
 		$(addprefix $(DESTDIR)$(PREFIX)/share/man/man7/,$(notdir $(man7-pages)))
@@ -485,7 +524,8 @@ clean:
 	$(Q)rm -rf $(objtree)/hal $(objtree)/mlx5 $(objtree)/gpu $(objtree)/core \
 		$(objtree)/tools $(objtree)/tests $(objtree)/bench $(objtree)/fuzz $(LIB) $(objtree)/dvx.pc \
 		$(objtree)/testing $(TESTLIB) $(objtree)/dvx-test.pc \
-		$(objtree)/.alloc-check $(objtree)/.layer-check $(objtree)/.kdoc-check
+		$(objtree)/.alloc-check $(objtree)/.layer-check $(objtree)/.kdoc-check \
+		$(objtree)/pic $(objtree)/plugins
 distclean:
 	$(Q)rm -rf $(objtree)
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # Enforces dvx's layering (docs/layout.md):
-#   base (dvx/compiler.h, dvx/byteorder.h, dvx/diag.h) < hal < mlx5 < gpu < core < tools/tests/bench
+#   base (dvx/compiler.h, dvx/byteorder.h, dvx/diag.h) < hal < mlx5 < gpu < core < tools/tests/bench/plugins
 # and inside core, by folder (core/X and include/dvx/X alike), the floors
 #   {nic, bootstrap} < {p2p, nvl, msg, ht} < mp < win
 # (one exception: dvx/mp/topo.h, core/mp/topo.c, a pure classification of ranks that
@@ -56,7 +56,7 @@ floor_of() {
 	esac
 }
 
-files=$(find include hal mlx5 gpu core tools tests bench \( -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null)
+files=$(find include hal mlx5 gpu core tools tests bench plugins \( -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' \) 2>/dev/null)
 for f in $files; do
 	lf=$(level_of_file "$f")
 	incs=$(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]\([^>"]*\)[>"].*/\1/p' "$f")

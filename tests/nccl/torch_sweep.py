@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: MIT
+"""tests/nccl/torch_sweep.py - NCCL's collectives through libnccl-net-dvx.so, checked
+exactly (docs/nccl.md). Run one process per GPU:
+
+    torchrun --nproc-per-node 2 tests/nccl/torch_sweep.py [--max-bytes N] [--iters K]
+
+with NCCL_NET_PLUGIN, NCCL_NET=dvx and the plugin's variables set (tests/nccl/device-run.sh
+sets them per configuration). Every result is compared with what it must be, element by
+element, in int32 (sums of small integers are exact). Prints one line per collective and
+size with the time of the last iteration and the bus bandwidth (nccl-tests' factors),
+and exits non-zero at the first wrong element.
+"""
+import argparse
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+
+def busbw_factor(name, n):
+    if name == "all_reduce":
+        return 2.0 * (n - 1) / n
+    if name in ("all_gather", "reduce_scatter", "all_to_all", "gather", "scatter"):
+        return (n - 1) / n
+    return 1.0
+
+
+def check(name, nbytes, got, want):
+    if not torch.equal(got, want):
+        bad = (got != want).nonzero()
+        i = bad[0].tolist() if len(bad) else "?"
+        print(f"rank {dist.get_rank()}: {name} at {nbytes} B: wrong at {i}: "
+              f"{got.flatten()[0:4].tolist()} ... want {want.flatten()[0:4].tolist()}",
+              flush=True)
+        sys.exit(1)
+
+
+def run(name, count, dev, n, r):
+    """one collective on count int32 elements per rank; returns seconds"""
+    base = torch.arange(count, dtype=torch.int32, device=dev) % 1000
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    if name == "all_reduce":
+        x = base + r
+        dist.all_reduce(x)
+        want = base * n + sum(range(n))
+    elif name == "all_gather":
+        x = base + r
+        out = torch.empty(count * n, dtype=torch.int32, device=dev)
+        dist.all_gather_into_tensor(out, x)
+        x, want = out, torch.cat([base + k for k in range(n)])
+    elif name == "reduce_scatter":
+        inp = torch.cat([base + k + r for k in range(n)])
+        x = torch.empty(count, dtype=torch.int32, device=dev)
+        dist.reduce_scatter_tensor(x, inp)
+        want = (base + r) * n + sum(range(n))
+    elif name == "broadcast":
+        x = base + 7 if r == 0 else torch.zeros(count, dtype=torch.int32, device=dev)
+        dist.broadcast(x, src=0)
+        want = base + 7
+    elif name == "reduce":
+        x = base + r
+        dist.reduce(x, dst=0)
+        want = base * n + sum(range(n)) if r == 0 else base + r
+    elif name == "all_to_all":
+        inp = torch.cat([base + 100 * r + k for k in range(n)])
+        x = torch.empty(count * n, dtype=torch.int32, device=dev)
+        dist.all_to_all_single(x, inp)
+        want = torch.cat([base + 100 * k + r for k in range(n)])
+    elif name == "send_recv":
+        x = base + r
+        peer_to, peer_from = (r + 1) % n, (r - 1) % n
+        y = torch.empty(count, dtype=torch.int32, device=dev)
+        ops = [dist.P2POp(dist.isend, x, peer_to), dist.P2POp(dist.irecv, y, peer_from)]
+        for q in dist.batch_isend_irecv(ops):
+            q.wait()
+        x, want = y, base + peer_from
+    elif name == "gather":
+        x = base + r
+        outs = [torch.empty(count, dtype=torch.int32, device=dev) for _ in range(n)] if r == 0 else None
+        dist.gather(x, outs, dst=0)
+        if r == 0:
+            x, want = torch.cat(outs), torch.cat([base + k for k in range(n)])
+        else:
+            want = base + r
+    elif name == "scatter":
+        ins = [base + 10 * k for k in range(n)] if r == 0 else None
+        x = torch.empty(count, dtype=torch.int32, device=dev)
+        dist.scatter(x, ins, src=0)
+        want = base + 10 * r
+    elif name == "barrier":
+        dist.barrier()
+        torch.cuda.synchronize()
+        return time.perf_counter() - t0
+    else:
+        raise ValueError(name)
+    torch.cuda.synchronize()
+    dt = time.perf_counter() - t0
+    check(name, count * 4, x, want)
+    return dt
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--max-bytes", type=int, default=256 << 20)
+    ap.add_argument("--iters", type=int, default=2)
+    ap.add_argument("--colls", default="all_reduce,all_gather,reduce_scatter,broadcast,reduce,"
+                    "all_to_all,send_recv,gather,scatter,barrier")
+    a = ap.parse_args()
+    r, n = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", r)))
+    torch.cuda.set_device(dev)
+    dist.init_process_group("nccl", device_id=dev)
+    sizes = []
+    b = 8
+    while b <= a.max_bytes:
+        sizes.append(b)
+        b *= 4 if b < (1 << 20) else 2
+    for name in a.colls.split(","):
+        for nbytes in sizes if name != "barrier" else [0]:
+            count = max(1, nbytes // 4)
+            for _ in range(a.iters):
+                dt = run(name, count, dev, n, r)
+            if r == 0:
+                bw = nbytes * busbw_factor(name, n) / dt / 1e9 if dt > 0 and nbytes else 0.0
+                print(f"{name:15s} {nbytes:>10d} B {dt * 1e6:10.1f} us {bw:8.3f} GB/s", flush=True)
+    dist.barrier()
+    dist.destroy_process_group()
+    if r == 0:
+        print("torch_sweep: every result exact", flush=True)
+
+
+if __name__ == "__main__":
+    main()
