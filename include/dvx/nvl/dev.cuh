@@ -275,6 +275,82 @@ DVX_NVL_DEV int dvx_nvl_wait_block(const uint64_t *w, uint32_t cmp, uint64_t val
 	return err;
 }
 
+/**
+ * dvx_nvl_put_ll_thread(), dvx_nvl_put_ll_warp(), dvx_nvl_put_ll_block() - a small
+ * message as flagged lines (dvx_nvl_ll_put(); docs/mp.md, "Small messages"): the data
+ * and its signal in the same stores, no fence. The peer takes it with
+ * dvx_nvl_wait_ll_*() on the same lines and sequence.
+ * @lines:	the peer's lines (through the mapping), 16-byte aligned,
+ *		dvx_nvl_ll_bytes(@len) bytes
+ * @src:	the payload (any alignment)
+ * @len:	payload bytes; the path pays two bytes of link per payload byte, so it is
+ *		meant for messages up to a few KiB (DVX_NVL_LL_MAX)
+ * @seq:	this message's sequence number, not 0, new each time the lines are reused
+ *
+ * Context: device; the scope's whole group, same arguments. Return: 0 or -EINVAL
+ * (@seq 0, misaligned @lines: nothing written).
+ */
+DVX_NVL_DEV int dvx_nvl_put_ll_thread(void *lines, const void *src, uint64_t len, uint32_t seq)
+{
+	return dvx_nvl_ll_put(lines, src, len, seq, 0, 1);
+}
+
+DVX_NVL_DEV int dvx_nvl_put_ll_warp(void *lines, const void *src, uint64_t len, uint32_t seq)
+{
+	int err = dvx_nvl_ll_put(lines, src, len, seq, dvx_nvl_warp_lane(), 32);
+
+	__syncwarp();
+	return err;
+}
+
+DVX_NVL_DEV int dvx_nvl_put_ll_block(void *lines, const void *src, uint64_t len, uint32_t seq)
+{
+	int err = dvx_nvl_ll_put(lines, src, len, seq, dvx_nvl_block_lane(), dvx_nvl_block_lanes());
+
+	__syncthreads();
+	return err;
+}
+
+/**
+ * dvx_nvl_wait_ll_thread(), dvx_nvl_wait_ll_warp(), dvx_nvl_wait_ll_block() - wait for
+ * message @seq in flagged lines of this rank's memory and copy its payload to @dst:
+ * every lane polls its share of the lines (dvx_nvl_ll_get()); the group returns
+ * together, @dst complete for all of it on success.
+ * @lines:	the lines, 16-byte aligned
+ * @dst:	@len bytes
+ * @len:	payload bytes, as the writer's
+ * @seq:	the sequence waited for
+ * @timeout_ns:	how long
+ *
+ * Context: device; the scope's whole group. Return: 0; -ETIMEDOUT (some line never
+ * came: the lines are left as they are, waiting again is safe); -EINVAL.
+ */
+DVX_NVL_DEV int dvx_nvl_wait_ll_thread(const void *lines, void *dst, uint64_t len, uint32_t seq,
+				       uint64_t timeout_ns)
+{
+	return dvx_nvl_ll_get(lines, dst, len, seq, 0, 1, timeout_ns);
+}
+
+DVX_NVL_DEV int dvx_nvl_wait_ll_warp(const void *lines, void *dst, uint64_t len, uint32_t seq,
+				     uint64_t timeout_ns)
+{
+	int err = dvx_nvl_ll_get(lines, dst, len, seq, dvx_nvl_warp_lane(), 32, timeout_ns);
+	int late = __any_sync(0xffffffffu, err == -ETIMEDOUT);
+
+	__syncwarp();	/* every lane's share of @dst, to the whole warp */
+	return err == -EINVAL ? -EINVAL : late ? -ETIMEDOUT : 0;
+}
+
+DVX_NVL_DEV int dvx_nvl_wait_ll_block(const void *lines, void *dst, uint64_t len, uint32_t seq,
+				      uint64_t timeout_ns)
+{
+	int err = dvx_nvl_ll_get(lines, dst, len, seq, dvx_nvl_block_lane(), dvx_nvl_block_lanes(),
+				 timeout_ns);
+	int late = __syncthreads_or(err == -ETIMEDOUT);
+
+	return err == -EINVAL ? -EINVAL : late ? -ETIMEDOUT : 0;
+}
+
 #endif /* __CUDACC__ */
 
 #endif /* DVX_NVL_DEV_CUH */

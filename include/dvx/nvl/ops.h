@@ -137,6 +137,41 @@ DVX_INLINE void dvx_nvl_copy(void *dst, const void *src, uint64_t len, uint32_t 
 		d[i] = s[i];
 }
 
+/* bytes a block's share of a sized launch aims at (dvx_nvl_put_blocks()) */
+#define DVX_NVL_PUT_SHARE (16u << 10)
+
+/**
+ * dvx_nvl_put_blocks() - how many blocks a kernel that puts @len bytes with one
+ * dvx_nvl_put_block() per block should launch: about DVX_NVL_PUT_SHARE bytes a block,
+ * at most 4 blocks per SM (bench/RESULTS.md has the sweep this comes from).
+ * @len:	bytes of the transfer
+ * @sms:	the GPU's multiprocessors (dvx_gpu attr.sm_count)
+ *
+ * Context: any, host or device. Return: blocks, >= 1.
+ */
+DVX_INLINE uint32_t dvx_nvl_put_blocks(uint64_t len, uint32_t sms)
+{
+	uint64_t b = (len + DVX_NVL_PUT_SHARE - 1) / DVX_NVL_PUT_SHARE, max = 4ull * (sms ? sms : 1);
+
+	return (uint32_t)(b < 1 ? 1 : b > max ? max : b);
+}
+
+/**
+ * dvx_nvl_put_share() - bytes of each block's share when @len bytes are cut into
+ * @parts shares (16-byte multiples, so every share starts 16-byte aligned when the
+ * buffers do; the last share is the rest, maybe shorter or empty).
+ * @len:	bytes of the transfer
+ * @parts:	shares (>= 1; the launch's blocks)
+ *
+ * Context: any, host or device. Return: bytes of a share.
+ */
+DVX_INLINE uint64_t dvx_nvl_put_share(uint64_t len, uint32_t parts)
+{
+	uint64_t p = parts ? parts : 1;
+
+	return ((len + p - 1) / p + 15) & ~15ull;
+}
+
 /**
  * dvx_nvl_flush() - order this thread's earlier writes (and those it observed: a
  * group's, after the group synchronised) before its later ones for every agent of the
@@ -284,6 +319,227 @@ DVX_INLINE int dvx_nvl_wait(const uint64_t *w, uint32_t cmp, uint64_t value, uin
 DVX_INLINE void dvx_nvl_counter_add(uint64_t *ctr, uint64_t value)
 {
 	(void)dvx_nvl_signal(ctr, DVX_NVL_SIG_ADD, value);
+}
+
+/*
+ * Flagged lines: the low-latency path for small messages (docs/mp.md, "Small messages").
+ * A line is 16 bytes, two 8-byte words; each word carries 4 payload bytes (low half)
+ * and the message's 32-bit sequence number (high half), so a line carries 8 payload
+ * bytes. The writer stores each line with one relaxed system-scope 16-byte store; the
+ * reader polls the lines with relaxed system-scope loads until every word carries the
+ * sequence it expects and takes the payload from the same words. The payload and its
+ * flag are one aligned 8-byte element, which the GPU reads and writes whole (never
+ * torn), so nothing has to be ordered: no release fence after the data, no acquire
+ * after the poll. Lines are reused with a new sequence each round (never 0: memory
+ * that was never written reads 0); the caller's flow control decides when a line may
+ * be written again (the reader has taken what it carried).
+ */
+#define DVX_NVL_LL_LINE 16u	/* bytes of a line */
+#define DVX_NVL_LL_PAY 8u	/* payload bytes of a line */
+/* the largest payload the window sends as flagged lines (its threshold; larger
+ * messages go as a copy, a fence and a signal) */
+#define DVX_NVL_LL_MAX 2048u
+/* lines a lane reads or writes at once (their accesses in flight together) */
+#define DVX_NVL_LL_BATCH 8u
+#ifdef __CUDA_ARCH__
+#define DVX_NVL_UNROLL _Pragma("unroll")
+#else
+#define DVX_NVL_UNROLL
+#endif
+
+/**
+ * dvx_nvl_ll_bytes() - bytes of the lines that carry @len payload bytes (one line for
+ * 0 bytes: the flag alone).
+ * @len:	payload bytes
+ *
+ * Context: any, host or device. Return: bytes (a multiple of DVX_NVL_LL_LINE).
+ */
+DVX_INLINE uint64_t dvx_nvl_ll_bytes(uint64_t len)
+{
+	return (len ? (len + DVX_NVL_LL_PAY - 1) / DVX_NVL_LL_PAY : 1) * DVX_NVL_LL_LINE;
+}
+
+/**
+ * dvx_nvl_ll_store(), dvx_nvl_ll_load() - one line's two flagged words, written or read
+ * at once: a relaxed system-scope 16-byte vector access of two 8-byte elements on the
+ * GPU (each element whole), two relaxed 8-byte atomic accesses on the host.
+ * @line:	the line, 16-byte aligned
+ * @w0, @w1:	its words (payload in the low half, sequence in the high half)
+ *
+ * Context: any, host or device. Return: nothing (the load: the words in *@w0, *@w1).
+ */
+DVX_INLINE void dvx_nvl_ll_store(void *line, uint64_t w0, uint64_t w1)
+{
+#ifdef __CUDA_ARCH__
+	asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(line), "l"(w0), "l"(w1)
+		     : "memory");
+#else
+	__atomic_store_n((uint64_t *)line, w0, __ATOMIC_RELAXED);
+	__atomic_store_n((uint64_t *)line + 1, w1, __ATOMIC_RELAXED);
+#endif
+}
+
+DVX_INLINE void dvx_nvl_ll_load(const void *line, uint64_t *w0, uint64_t *w1)
+{
+#ifdef __CUDA_ARCH__
+	uint64_t a, b;
+
+	asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(line)
+		     : "memory");
+	*w0 = a;
+	*w1 = b;
+#else
+	*w0 = __atomic_load_n((const uint64_t *)line, __ATOMIC_RELAXED);
+	*w1 = __atomic_load_n((const uint64_t *)line + 1, __ATOMIC_RELAXED);
+#endif
+}
+
+/**
+ * dvx_nvl_ll_take(), dvx_nvl_ll_give() - payload bytes [8 @i, 8 @i + 8) of a message of
+ * @len bytes, read from @src as one little-endian word (past @len: zeros) or written
+ * from @v to @dst (never past @len).
+ * @src, @dst:	the message (any alignment: 8-byte aligned words go whole)
+ * @len:	its bytes
+ * @i:		the line
+ * @v:		the line's 8 payload bytes
+ *
+ * Context: any, host or device. Return: the word (take), nothing (give).
+ */
+DVX_INLINE uint64_t dvx_nvl_ll_take(const uint8_t *src, uint64_t len, uint64_t i)
+{
+	uint64_t v = 0, o = i * DVX_NVL_LL_PAY, k;
+
+	if (o + 8 <= len && !(((uintptr_t)src + o) & 7))
+		return *(const uint64_t *)(const void *)(src + o);
+	for (k = 0; k < 8 && o + k < len; k++)
+		v |= (uint64_t)src[o + k] << (8 * k);
+	return v;
+}
+
+DVX_INLINE void dvx_nvl_ll_give(uint8_t *dst, uint64_t len, uint64_t i, uint64_t v)
+{
+	uint64_t o = i * DVX_NVL_LL_PAY, k;
+
+	if (o + 8 <= len && !(((uintptr_t)dst + o) & 7)) {
+		*(uint64_t *)(void *)(dst + o) = v;
+		return;
+	}
+	for (k = 0; k < 8 && o + k < len; k++)
+		dst[o + k] = (uint8_t)(v >> (8 * k));
+}
+
+/**
+ * dvx_nvl_ll_put() - lane @lane's share of writing @len bytes of @src as flagged lines
+ * with sequence @seq at @lines (a peer's mapping, dvx_nvl_ll_bytes(@len) bytes): the
+ * group of @nlanes lanes writes every line once, lanes interleaved.
+ * @lines:	16-byte aligned
+ * @src:	the payload (any alignment; 8-byte aligned reads go by words)
+ * @len:	payload bytes (0: one line, the flag alone)
+ * @seq:	the message's sequence number, not 0; a new one each time the lines are
+ *		written (the reader waits for it)
+ * @lane, @nlanes: as dvx_nvl_copy()
+ *
+ * No fence before or after: each line's store carries its own flag.
+ * Context: any, host or device. Return: 0; -EINVAL (@seq 0, @lines misaligned:
+ * nothing written).
+ */
+DVX_INLINE int dvx_nvl_ll_put(void *lines, const void *src, uint64_t len, uint32_t seq,
+			      uint32_t lane, uint32_t nlanes)
+{
+	uint8_t *l = (uint8_t *)lines;
+	uint64_t n = dvx_nvl_ll_bytes(len) / DVX_NVL_LL_LINE, f = (uint64_t)seq << 32, i;
+	uint64_t step = (uint64_t)nlanes * DVX_NVL_LL_BATCH;
+
+	if (!seq || ((uintptr_t)lines & 15))
+		return -EINVAL;
+	/* a batch of the lane's lines at a time: every payload read before the first
+	 * store, so the reads overlap */
+	for (i = lane; i < n; i += step) {
+		uint64_t v[DVX_NVL_LL_BATCH];
+		uint32_t j;
+
+		DVX_NVL_UNROLL
+		for (j = 0; j < DVX_NVL_LL_BATCH; j++)
+			if (i + (uint64_t)j * nlanes < n)
+				v[j] = dvx_nvl_ll_take((const uint8_t *)src, len, i + (uint64_t)j * nlanes);
+		DVX_NVL_UNROLL
+		for (j = 0; j < DVX_NVL_LL_BATCH; j++)
+			if (i + (uint64_t)j * nlanes < n)
+				dvx_nvl_ll_store(l + (i + (uint64_t)j * nlanes) * DVX_NVL_LL_LINE,
+						 (v[j] & 0xffffffffu) | f, (v[j] >> 32) | f);
+	}
+	return 0;
+}
+
+/**
+ * dvx_nvl_ll_get() - lane @lane's share of waiting for the lines of message @seq at
+ * @lines and taking their payload into @dst: each of the lane's lines is polled until
+ * both its words carry @seq, then its 8 bytes are written to @dst.
+ * @lines:	16-byte aligned, in this rank's memory
+ * @dst:	where the payload goes (@len bytes, any alignment)
+ * @len:	payload bytes, as the writer's
+ * @seq:	the sequence waited for (not 0)
+ * @lane, @nlanes: as dvx_nvl_copy()
+ * @timeout_ns:	how long the lane waits in all (dvx_nvl_now_ns(); the clock is read
+ *		after the first 64 looks at a line)
+ *
+ * A line that carries another sequence is not there yet (an old message, or memory
+ * never written); the lines are left as they are, so waiting again is safe.
+ * Context: any, host or device. Return: 0; -ETIMEDOUT (some of the lane's lines never
+ * came; what did come may be in @dst); -EINVAL (@seq 0, @lines misaligned).
+ */
+DVX_INLINE int dvx_nvl_ll_get(const void *lines, void *dst, uint64_t len, uint32_t seq,
+			      uint32_t lane, uint32_t nlanes, uint64_t timeout_ns)
+{
+	const uint8_t *l = (const uint8_t *)lines;
+	uint64_t n = dvx_nvl_ll_bytes(len) / DVX_NVL_LL_LINE, i, deadline = 0;
+	uint64_t step = (uint64_t)nlanes * DVX_NVL_LL_BATCH;
+	uint32_t k = 0;
+
+	if (!seq || ((uintptr_t)lines & 15))
+		return -EINVAL;
+	/* a batch of the lane's lines at a time: the looks at all of them in flight
+	 * together, again at those not there yet */
+	for (i = lane; i < n; i += step) {
+		uint64_t w0[DVX_NVL_LL_BATCH], w1[DVX_NVL_LL_BATCH];
+		uint32_t j, pend = 0;
+
+		DVX_NVL_UNROLL
+		for (j = 0; j < DVX_NVL_LL_BATCH; j++)
+			if (i + (uint64_t)j * nlanes < n)
+				pend |= 1u << j;
+		for (;;) {
+			DVX_NVL_UNROLL
+			for (j = 0; j < DVX_NVL_LL_BATCH; j++)
+				if (pend & (1u << j))
+					dvx_nvl_ll_load(l + (i + (uint64_t)j * nlanes) * DVX_NVL_LL_LINE,
+							&w0[j], &w1[j]);
+			DVX_NVL_UNROLL
+			for (j = 0; j < DVX_NVL_LL_BATCH; j++)
+				if ((pend & (1u << j)) && (uint32_t)(w0[j] >> 32) == seq &&
+				    (uint32_t)(w1[j] >> 32) == seq) {
+					pend &= ~(1u << j);
+					if (len)
+						dvx_nvl_ll_give((uint8_t *)dst, len, i + (uint64_t)j * nlanes,
+								(w0[j] & 0xffffffffu) | (w1[j] << 32));
+				}
+			if (!pend)
+				break;
+			if ((++k & 63) == 0) {
+				uint64_t now = dvx_nvl_now_ns();
+
+				if (!deadline)
+					deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX :
+										   now + timeout_ns;
+				else if (now >= deadline)
+					return -ETIMEDOUT;
+			}
+#ifndef __CUDA_ARCH__
+			dvx_cpu_relax();
+#endif
+		}
+	}
+	return 0;
 }
 
 DVX_END_DECLS
