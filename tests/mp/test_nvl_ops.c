@@ -6,7 +6,9 @@
  * threads (each byte written once, nothing outside the range touched); signals (SET,
  * ADD, an unknown operation); waits for every comparison, a timeout that is an error
  * and leaves the word alone; put-then-signal between threads (the data is there when
- * the signal is); counters.
+ * the signal is); counters; flagged lines (every length to 300 and around
+ * DVX_NVL_LL_MAX, every alignment, 1 to 64 lanes, the refusals, a timeout, a line half
+ * written, a tagged header, two threads ping-ponging 5000 rounds on the same lines).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -264,6 +266,37 @@ static void test_ll_refusals(void **state)
 	assert_int_equal(dvx_nvl_ll_get(lines, dstb, 24, 5, 0, 1, 0), 0);
 }
 
+/* a header line with a tag before the payload: taken only under the right tag */
+static void test_ll_tagged(void **state)
+{
+	uint8_t *hdr = (uint8_t *)llbuf[0], *lines = hdr + 16;
+	uint64_t len;
+
+	(void)state;
+	for (len = 0; len <= 100; len++) {
+		uint64_t i;
+
+		memset(llbuf[0], 0, sizeof(llbuf[0]));
+		memset(dstb, 0xee, sizeof(dstb));
+		for (i = 0; i < len; i++)
+			srcb[i] = (uint8_t)(i + len);
+		assert_int_equal(dvx_nvl_ll_put_tagged(hdr, len | (len << 40), lines, srcb, len, 9, 0, 1), 0);
+		/* another tag: -EMSGSIZE, nothing taken */
+		assert_int_equal(dvx_nvl_ll_get_tagged(hdr, len + 1, lines, dstb, len, 9, 0, 1, 0),
+				 -EMSGSIZE);
+		assert_int_equal(dstb[0], 0xee);
+		/* another sequence: not there */
+		assert_int_equal(dvx_nvl_ll_get_tagged(hdr, len | (len << 40), lines, dstb, len, 8, 0, 1,
+						       1000000ull), -ETIMEDOUT);
+		assert_int_equal(dvx_nvl_ll_get_tagged(hdr, len | (len << 40), lines, dstb, len, 9, 0, 1,
+						       0), 0);
+		assert_memory_equal(dstb, srcb, len);
+		assert_int_equal(dstb[len], 0xee);
+	}
+	assert_int_equal(dvx_nvl_ll_put_tagged(hdr + 8, 1, lines, srcb, 8, 1, 0, 1), -EINVAL);
+	assert_int_equal(dvx_nvl_ll_get_tagged(hdr + 8, 1, lines, dstb, 8, 1, 0, 1, 0), -EINVAL);
+}
+
 /* two threads ping-pong 5000 rounds on the same lines (sequence = round, lengths
  * changing every round), each checking every byte it takes */
 static void *ll_side(void *arg)
@@ -322,6 +355,7 @@ int main(void)
 		cmocka_unit_test(test_signal_wait),
 		cmocka_unit_test(test_ll),
 		cmocka_unit_test(test_ll_refusals),
+		cmocka_unit_test(test_ll_tagged),
 		cmocka_unit_test(test_ll_threads),
 	};
 

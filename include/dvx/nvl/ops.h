@@ -472,6 +472,121 @@ DVX_INLINE int dvx_nvl_ll_put(void *lines, const void *src, uint64_t len, uint32
 }
 
 /**
+ * dvx_nvl_ll_put_tagged(), dvx_nvl_ll_get_tagged() - a message whose first line is a
+ * header carrying a 64-bit tag (the window's message size) under the same sequence:
+ * the header at @hdr, the payload's lines at @lines (none for @len 0). The reader
+ * takes nothing before the header carries @seq; a header with @seq and another tag is
+ * -EMSGSIZE (nothing taken, the lines left as they are).
+ * @hdr:	the header line (16-byte aligned); written by lane 0
+ * @tag:	what the header carries (put), what it must carry (get)
+ * @lines, @src, @dst, @len, @seq, @lane, @nlanes, @timeout_ns: as dvx_nvl_ll_put() and
+ *		dvx_nvl_ll_get() (below: the same without a header)
+ *
+ * Context: any, host or device. Return: as dvx_nvl_ll_put() / dvx_nvl_ll_get(), and
+ * -EMSGSIZE (get: the header's tag is not @tag).
+ */
+DVX_INLINE int dvx_nvl_ll_put_tagged(void *hdr, uint64_t tag, void *lines, const void *src,
+				     uint64_t len, uint32_t seq, uint32_t lane, uint32_t nlanes)
+{
+	uint64_t f = (uint64_t)seq << 32;
+
+	if (!seq || ((uintptr_t)hdr & 15) || ((uintptr_t)lines & 15))
+		return -EINVAL;
+	if (lane == 0)
+		dvx_nvl_ll_store(hdr, (tag & 0xffffffffu) | f, (tag >> 32) | f);
+	return len ? dvx_nvl_ll_put(lines, src, len, seq, lane, nlanes) : 0;
+}
+
+DVX_INLINE int dvx_nvl_ll_get_tagged(const void *hdr, uint64_t tag, const void *lines, void *dst,
+				     uint64_t len, uint32_t seq, uint32_t lane, uint32_t nlanes,
+				     uint64_t timeout_ns)
+{
+	const uint8_t *l = (const uint8_t *)lines;
+	uint64_t n = dvx_nvl_ll_bytes(len) / DVX_NVL_LL_LINE, i, deadline = 0;
+	uint64_t step = (uint64_t)nlanes * DVX_NVL_LL_BATCH, h0 = 0, h1 = 0;
+	uint32_t k = 0;
+	int known = !hdr;	/* the header's tag checked (or none) */
+
+	if (!seq || ((uintptr_t)lines & 15) || ((uintptr_t)hdr & 15))
+		return -EINVAL;
+	if (hdr && !len) {
+		/* the header alone: one look at a time */
+		for (;;) {
+			dvx_nvl_ll_load(hdr, &h0, &h1);
+			if ((uint32_t)(h0 >> 32) == seq && (uint32_t)(h1 >> 32) == seq)
+				return ((h0 & 0xffffffffu) | (h1 << 32)) == tag ? 0 : -EMSGSIZE;
+			if ((++k & 63) == 0) {
+				uint64_t now = dvx_nvl_now_ns();
+
+				if (!deadline)
+					deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX :
+										   now + timeout_ns;
+				else if (now >= deadline)
+					return -ETIMEDOUT;
+			}
+#ifndef __CUDA_ARCH__
+			dvx_cpu_relax();
+#endif
+		}
+	}
+	/* a batch of the lane's lines at a time: the looks at all of them in flight
+	 * together, again at those not there yet */
+	for (i = lane; i < n; i += step) {
+		uint64_t w0[DVX_NVL_LL_BATCH], w1[DVX_NVL_LL_BATCH];
+		uint32_t j, pend = 0;
+
+		DVX_NVL_UNROLL
+		for (j = 0; j < DVX_NVL_LL_BATCH; j++)
+			if (i + (uint64_t)j * nlanes < n)
+				pend |= 1u << j;
+		for (;;) {
+			if (!known)
+				dvx_nvl_ll_load(hdr, &h0, &h1);
+			DVX_NVL_UNROLL
+			for (j = 0; j < DVX_NVL_LL_BATCH; j++)
+				if (pend & (1u << j))
+					dvx_nvl_ll_load(l + (i + (uint64_t)j * nlanes) * DVX_NVL_LL_LINE,
+							&w0[j], &w1[j]);
+			if (!known) {
+				/* nothing is taken before the header says it is this message */
+				if ((uint32_t)(h0 >> 32) == seq && (uint32_t)(h1 >> 32) == seq) {
+					if (((h0 & 0xffffffffu) | (h1 << 32)) != tag)
+						return -EMSGSIZE;
+					known = 1;
+				} else {
+					goto again;
+				}
+			}
+			DVX_NVL_UNROLL
+			for (j = 0; j < DVX_NVL_LL_BATCH; j++)
+				if ((pend & (1u << j)) && (uint32_t)(w0[j] >> 32) == seq &&
+				    (uint32_t)(w1[j] >> 32) == seq) {
+					pend &= ~(1u << j);
+					if (len)
+						dvx_nvl_ll_give((uint8_t *)dst, len, i + (uint64_t)j * nlanes,
+								(w0[j] & 0xffffffffu) | (w1[j] << 32));
+				}
+			if (!pend)
+				break;
+again:
+			if ((++k & 63) == 0) {
+				uint64_t now = dvx_nvl_now_ns();
+
+				if (!deadline)
+					deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX :
+										   now + timeout_ns;
+				else if (now >= deadline)
+					return -ETIMEDOUT;
+			}
+#ifndef __CUDA_ARCH__
+			dvx_cpu_relax();
+#endif
+		}
+	}
+	return 0;
+}
+
+/**
  * dvx_nvl_ll_get() - lane @lane's share of waiting for the lines of message @seq at
  * @lines and taking their payload into @dst: each of the lane's lines is polled until
  * both its words carry @seq, then its 8 bytes are written to @dst.
@@ -491,55 +606,7 @@ DVX_INLINE int dvx_nvl_ll_put(void *lines, const void *src, uint64_t len, uint32
 DVX_INLINE int dvx_nvl_ll_get(const void *lines, void *dst, uint64_t len, uint32_t seq,
 			      uint32_t lane, uint32_t nlanes, uint64_t timeout_ns)
 {
-	const uint8_t *l = (const uint8_t *)lines;
-	uint64_t n = dvx_nvl_ll_bytes(len) / DVX_NVL_LL_LINE, i, deadline = 0;
-	uint64_t step = (uint64_t)nlanes * DVX_NVL_LL_BATCH;
-	uint32_t k = 0;
-
-	if (!seq || ((uintptr_t)lines & 15))
-		return -EINVAL;
-	/* a batch of the lane's lines at a time: the looks at all of them in flight
-	 * together, again at those not there yet */
-	for (i = lane; i < n; i += step) {
-		uint64_t w0[DVX_NVL_LL_BATCH], w1[DVX_NVL_LL_BATCH];
-		uint32_t j, pend = 0;
-
-		DVX_NVL_UNROLL
-		for (j = 0; j < DVX_NVL_LL_BATCH; j++)
-			if (i + (uint64_t)j * nlanes < n)
-				pend |= 1u << j;
-		for (;;) {
-			DVX_NVL_UNROLL
-			for (j = 0; j < DVX_NVL_LL_BATCH; j++)
-				if (pend & (1u << j))
-					dvx_nvl_ll_load(l + (i + (uint64_t)j * nlanes) * DVX_NVL_LL_LINE,
-							&w0[j], &w1[j]);
-			DVX_NVL_UNROLL
-			for (j = 0; j < DVX_NVL_LL_BATCH; j++)
-				if ((pend & (1u << j)) && (uint32_t)(w0[j] >> 32) == seq &&
-				    (uint32_t)(w1[j] >> 32) == seq) {
-					pend &= ~(1u << j);
-					if (len)
-						dvx_nvl_ll_give((uint8_t *)dst, len, i + (uint64_t)j * nlanes,
-								(w0[j] & 0xffffffffu) | (w1[j] << 32));
-				}
-			if (!pend)
-				break;
-			if ((++k & 63) == 0) {
-				uint64_t now = dvx_nvl_now_ns();
-
-				if (!deadline)
-					deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX :
-										   now + timeout_ns;
-				else if (now >= deadline)
-					return -ETIMEDOUT;
-			}
-#ifndef __CUDA_ARCH__
-			dvx_cpu_relax();
-#endif
-		}
-	}
-	return 0;
+	return dvx_nvl_ll_get_tagged(NULL, 0, lines, dst, len, seq, lane, nlanes, timeout_ns);
 }
 
 DVX_END_DECLS
