@@ -48,7 +48,7 @@ struct rank {
 	struct dvx_nvl_buf nb;
 	struct dvx_gpu_stream s;
 	struct dvx_gpu_module mod;
-	void *k_block, *k_warp, *k_ref, *k_pp, *k_var, *k_share, *k_small;
+	void *k_block, *k_warp, *k_ref, *k_pp, *k_var, *k_share, *k_small, *k_grid;
 	void *state;
 	struct dvx_gpu_mem out;
 };
@@ -100,6 +100,7 @@ static void setup(struct rank *r)
 	die(r, dvx_gpu_module_function(&r->mod, "b_sigvar", &r->k_var), "b_sigvar");
 	die(r, dvx_gpu_module_function(&r->mod, "b_put_share", &r->k_share), "b_put_share");
 	die(r, dvx_gpu_module_function(&r->mod, "b_small", &r->k_small), "b_small");
+	die(r, dvx_gpu_module_function(&r->mod, "b_put_grid", &r->k_grid), "b_put_grid");
 	die(r, dvx_gpu_stream_create(&r->g, &r->s), "stream");
 	die(r, dvx_gpu_mem_alloc(&r->g, MAXLEN + EXTRA, DVX_GPU_MEM_EXPORT, &r->buf), "buffer");
 	die(r, dvx_gpu_mem_alloc(&r->g, MAXLEN, 0, &r->src), "source");
@@ -154,7 +155,7 @@ static void table_bw(void)
 		/* tiles: every block busy, at most 64 KiB (blocks then interleave in memory) */
 		tile = (len / blocks + 15) & ~15ull;
 		tile = tile < 4096 ? 4096 : tile > (64 << 10) ? (64 << 10) : tile;
-		double sized = bw(r, r->k_share, dvx_nvl_put_blocks(len, sms), 512, dst, len, 0, 0);
+		double sized = bw(r, r->k_grid, dvx_nvl_put_blocks(len, sms, 512), 512, dst, len, 0, 0);
 		double ref = bw(r, r->k_ref, blocks, 512, dst, len, 0, 0);
 
 		printf("%10llu %12.2f %12.2f %12.2f %12.2f %12.2f | %12.2f %12.2f %7.3f\n",
@@ -168,29 +169,25 @@ static void table_bw(void)
 	}
 }
 
-/* the sizing of dvx_nvl_put_blocks(): block shares of 4 to 64 KiB against the reference */
+/* the sizing of dvx_nvl_put_blocks(): the grid put at 1 to 8 vectors per thread, and a
+ * block put of 16 KiB shares, against the reference */
 static void table_sweep(void)
 {
 	struct rank *r = &R[0];
-	uint64_t dst = dvx_nvl_peer_ptr(&r->nb, 1), len, share;
-	uint32_t sms = r->g.attr.sm_count;
+	uint64_t dst = dvx_nvl_peer_ptr(&r->nb, 1), len;
+	uint32_t sms = r->g.attr.sm_count, m;
 
-	printf("\nput sizing sweep (GB/s): block put of one share per block, 512 threads, against the reference\n");
-	printf("%10s %12s", "size", "ref SM copy");
-	for (share = 4096; share <= (64 << 10); share *= 2)
-		printf(" %9llu KiB", (unsigned long long)share >> 10);
-	printf(" %12s\n", "256 thr 16K");
+	printf("\nput sizing sweep (GB/s): grid put (512 threads) with len / (8 KiB x m) blocks (at most 4 per SM; "
+	       "m = 1 is dvx_nvl_put_blocks()), block put of 16 KiB shares\n");
+	printf("%10s %12s %10s %10s %10s %10s %12s\n", "size", "ref SM copy", "m=1", "m=2", "m=4", "m=8",
+	       "share 16K");
 	for (len = 64 << 10; len <= (16 << 20); len *= 2) {
 		uint32_t blocks = len < (1u << 20) ? (uint32_t)((len + 65535) / 65536) : sms * 4;
-		uint32_t g;
 
 		printf("%10llu %12.2f", (unsigned long long)len, bw(r, r->k_ref, blocks, 512, dst, len, 0, 0));
-		for (share = 4096; share <= (64 << 10); share *= 2) {
-			g = (uint32_t)((len + share - 1) / share);
-			printf(" %13.2f", bw(r, r->k_share, g > sms * 8 ? sms * 8 : g, 512, dst, len, 0, 0));
-		}
-		g = (uint32_t)((len + 16383) / 16384);
-		printf(" %12.2f\n", bw(r, r->k_share, g > sms * 8 ? sms * 8 : g, 256, dst, len, 0, 0));
+		for (m = 1; m <= 8; m *= 2)
+			printf(" %10.2f", bw(r, r->k_grid, dvx_nvl_put_blocks(len / m, sms, 512), 512, dst, len, 0, 0));
+		printf(" %12.2f\n", bw(r, r->k_share, (uint32_t)((len + 16383) / 16384), 512, dst, len, 0, 0));
 		fflush(stdout);
 	}
 }

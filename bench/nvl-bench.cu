@@ -43,6 +43,12 @@ extern "C" __global__ void b_put_share(uint8_t *dst, const uint8_t *src, uint64_
 		dvx_nvl_put_block(dst + off, src + off, off + share > len ? len - off : share);
 }
 
+/* dvx put by the whole grid (dvx_nvl_put_grid()), launched with dvx_nvl_put_blocks() */
+extern "C" __global__ void b_put_grid(uint8_t *dst, const uint8_t *src, uint64_t len)
+{
+	dvx_nvl_put_grid(dst, src, len);
+}
+
 /* the reference: a plain grid-stride copy of 16-byte vectors (int4 stores) */
 extern "C" __global__ void b_ref_copy(uint8_t *dst, const uint8_t *src, uint64_t len)
 {

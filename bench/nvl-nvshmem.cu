@@ -142,13 +142,10 @@ __global__ void k_lat(int which, int me, uint8_t *heap, uint8_t *peer, const uin
 		out[me] = err ? 0 : dvx_nvl_now_ns() - t0;
 }
 
-/* dvx put, launch sized to the transfer (dvx_nvl_put_blocks()): one share per block */
+/* dvx put by the whole grid, the launch sized to the transfer (dvx_nvl_put_blocks()) */
 __global__ void k_dvx_put(uint8_t *dst, const uint8_t *src, uint64_t len)
 {
-	uint64_t share = dvx_nvl_put_share(len, gridDim.x), off = blockIdx.x * share;
-
-	if (off < len)
-		dvx_nvl_put_block(dst + off, src + off, off + share > len ? len - off : share);
+	dvx_nvl_put_grid(dst, src, len);
 }
 
 /* NVSHMEM put, one share per block (nvshmemx_putmem_block), then quiet */
@@ -198,7 +195,7 @@ static double bw(int kind, uint64_t len)
 {
 	cudaEvent_t a, b;
 	float ms;
-	uint32_t g = dvx_nvl_put_blocks(len, (uint32_t)sms);
+	uint32_t g = dvx_nvl_put_blocks(len, (uint32_t)sms, 512);
 	int i;
 
 	CK(cudaEventCreate(&a));

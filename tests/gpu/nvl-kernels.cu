@@ -235,9 +235,11 @@ extern "C" __global__ void k_llpp(uint32_t scope, int rank, uint8_t *lines0, uin
 	status[blockIdx.x * blockDim.x + threadIdx.x] = err;
 }
 
-/* the refusals and the timeout of the flagged lines, one thread: status[0..3] */
+/* the refusals and the timeout of the flagged lines, thread 0 of 4: status[0..3] */
 extern "C" __global__ void k_llbad(uint8_t *lines, uint8_t *dst, int32_t *status)
 {
+	if (threadIdx.x)
+		return;
 	status[0] = dvx_nvl_put_ll_thread(lines, dst, 8, 0);		/* seq 0: -EINVAL */
 	status[1] = dvx_nvl_put_ll_thread(lines + 8, dst, 8, 1);	/* misaligned */
 	status[2] = dvx_nvl_wait_ll_thread(lines + 8, dst, 8, 1, 1000000);

@@ -954,7 +954,7 @@ static int ll_rank(const struct ll_arg *la, int me, int n)
 		void *args[] = { &l, &dst, &k.status.dptr };
 
 		COK(dvx_gpu_memcpy_htod(&g, buf.dptr, zero, LL_AREA));
-		(void)run_k(&g, &k, &s, k.llbad, 1, 1, args, &at);
+		(void)run_k(&g, &k, &s, k.llbad, 1, 4, args, &at);	/* status[0..3] back */
 		if (k.st[0] != -EINVAL || k.st[1] != -EINVAL || k.st[2] != -EINVAL ||
 		    k.st[3] != -ETIMEDOUT)
 			CFAIL("flagged lines: seq 0 %d, misaligned %d / %d, never written %d", k.st[0],

@@ -77,6 +77,26 @@ DVX_NVL_DEV void dvx_nvl_put_block(void *dst, const void *src, uint64_t len)
 }
 
 /**
+ * dvx_nvl_put_grid() - copy @len bytes from @src to @dst with every thread of the
+ * launch: the threads' 16-byte vectors interleaved across the whole grid (coalesced,
+ * each thread DVX_NVL_COPY_UNROLL loads in flight once it has that many), the launch
+ * sized to the transfer with dvx_nvl_put_blocks(). Nothing is synchronised or fenced
+ * (a grid cannot synchronise): the kernel's end, or a counter per block after
+ * __syncthreads() and dvx_nvl_flush(), says the data is there.
+ * @dst, @src, @len: as dvx_nvl_put_thread(); every thread passes the same
+ *
+ * Context: device; every thread of the grid. Return: nothing.
+ */
+DVX_NVL_DEV void dvx_nvl_put_grid(void *dst, const void *src, uint64_t len)
+{
+	uint32_t lanes = dvx_nvl_block_lanes();
+	uint32_t block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+
+	dvx_nvl_copy(dst, src, len, block * lanes + dvx_nvl_block_lane(),
+		     gridDim.x * gridDim.y * gridDim.z * lanes);
+}
+
+/**
  * dvx_nvl_put_signal_thread(), dvx_nvl_put_signal_warp(), dvx_nvl_put_signal_block() -
  * put, then one signal on the peer's word once all of the group's data is visible.
  * @dst, @src, @len: as dvx_nvl_put_thread()

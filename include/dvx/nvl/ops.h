@@ -137,21 +137,21 @@ DVX_INLINE void dvx_nvl_copy(void *dst, const void *src, uint64_t len, uint32_t 
 		d[i] = s[i];
 }
 
-/* bytes a block's share of a sized launch aims at (dvx_nvl_put_blocks()) */
-#define DVX_NVL_PUT_SHARE (16u << 10)
-
 /**
- * dvx_nvl_put_blocks() - how many blocks a kernel that puts @len bytes with one
- * dvx_nvl_put_block() per block should launch: about DVX_NVL_PUT_SHARE bytes a block,
- * at most 4 blocks per SM (bench/RESULTS.md has the sweep this comes from).
+ * dvx_nvl_put_blocks() - how many blocks a launch that puts @len bytes with every
+ * thread (dvx_nvl_put_grid()) should have: one 16-byte vector per thread, at most 4
+ * blocks per SM (then each thread moves several, DVX_NVL_COPY_UNROLL at a time): the
+ * reference copy's shape (bench/RESULTS.md has the sweep).
  * @len:	bytes of the transfer
  * @sms:	the GPU's multiprocessors (dvx_gpu attr.sm_count)
+ * @threads:	threads per block
  *
  * Context: any, host or device. Return: blocks, >= 1.
  */
-DVX_INLINE uint32_t dvx_nvl_put_blocks(uint64_t len, uint32_t sms)
+DVX_INLINE uint32_t dvx_nvl_put_blocks(uint64_t len, uint32_t sms, uint32_t threads)
 {
-	uint64_t b = (len + DVX_NVL_PUT_SHARE - 1) / DVX_NVL_PUT_SHARE, max = 4ull * (sms ? sms : 1);
+	uint64_t per = 16ull * (threads ? threads : 1), max = 4ull * (sms ? sms : 1);
+	uint64_t b = (len + per - 1) / per;
 
 	return (uint32_t)(b < 1 ? 1 : b > max ? max : b);
 }
@@ -395,6 +395,42 @@ DVX_INLINE void dvx_nvl_ll_load(const void *line, uint64_t *w0, uint64_t *w1)
 }
 
 /**
+ * dvx_nvl_ll_take_bytes(), dvx_nvl_ll_give_bytes() - the byte-wise ends of
+ * dvx_nvl_ll_take() and dvx_nvl_ll_give() (unaligned buffers, the last line), from
+ * byte offset @o: out of line on the GPU, so a batch of lines stays in few registers.
+ * @src, @dst, @len, @v: as dvx_nvl_ll_take() / dvx_nvl_ll_give()
+ * @o:		the line's first byte
+ *
+ * Context: any, host or device. Return: the word (take), nothing (give).
+ */
+#ifdef __CUDA_ARCH__
+__device__ __noinline__
+#else
+static inline
+#endif
+uint64_t dvx_nvl_ll_take_bytes(const uint8_t *src, uint64_t len, uint64_t o)
+{
+	uint64_t v = 0, k;
+
+	for (k = 0; k < 8 && o + k < len; k++)
+		v |= (uint64_t)src[o + k] << (8 * k);
+	return v;
+}
+
+#ifdef __CUDA_ARCH__
+__device__ __noinline__
+#else
+static inline
+#endif
+void dvx_nvl_ll_give_bytes(uint8_t *dst, uint64_t len, uint64_t o, uint64_t v)
+{
+	uint64_t k;
+
+	for (k = 0; k < 8 && o + k < len; k++)
+		dst[o + k] = (uint8_t)(v >> (8 * k));
+}
+
+/**
  * dvx_nvl_ll_take(), dvx_nvl_ll_give() - payload bytes [8 @i, 8 @i + 8) of a message of
  * @len bytes, read from @src as one little-endian word (past @len: zeros) or written
  * from @v to @dst (never past @len).
@@ -407,25 +443,22 @@ DVX_INLINE void dvx_nvl_ll_load(const void *line, uint64_t *w0, uint64_t *w1)
  */
 DVX_INLINE uint64_t dvx_nvl_ll_take(const uint8_t *src, uint64_t len, uint64_t i)
 {
-	uint64_t v = 0, o = i * DVX_NVL_LL_PAY, k;
+	uint64_t o = i * DVX_NVL_LL_PAY;
 
 	if (o + 8 <= len && !(((uintptr_t)src + o) & 7))
 		return *(const uint64_t *)(const void *)(src + o);
-	for (k = 0; k < 8 && o + k < len; k++)
-		v |= (uint64_t)src[o + k] << (8 * k);
-	return v;
+	return dvx_nvl_ll_take_bytes(src, len, o);
 }
 
 DVX_INLINE void dvx_nvl_ll_give(uint8_t *dst, uint64_t len, uint64_t i, uint64_t v)
 {
-	uint64_t o = i * DVX_NVL_LL_PAY, k;
+	uint64_t o = i * DVX_NVL_LL_PAY;
 
 	if (o + 8 <= len && !(((uintptr_t)dst + o) & 7)) {
 		*(uint64_t *)(void *)(dst + o) = v;
 		return;
 	}
-	for (k = 0; k < 8 && o + k < len; k++)
-		dst[o + k] = (uint8_t)(v >> (8 * k));
+	dvx_nvl_ll_give_bytes(dst, len, o, v);
 }
 
 /**
@@ -472,6 +505,39 @@ DVX_INLINE int dvx_nvl_ll_put(void *lines, const void *src, uint64_t len, uint32
 }
 
 /**
+ * dvx_nvl_ll_wait_hdr() - wait for a tagged message's header alone (a message without
+ * payload, or one whose payload came another way): dvx_nvl_ll_get_tagged() with no lines.
+ * @hdr, @tag, @seq, @timeout_ns: as dvx_nvl_ll_get_tagged()
+ *
+ * Context: any, host or device. Return: 0; -EMSGSIZE (the header carries @seq and
+ * another tag); -ETIMEDOUT; -EINVAL (@seq 0, @hdr misaligned).
+ */
+DVX_INLINE int dvx_nvl_ll_wait_hdr(const void *hdr, uint64_t tag, uint32_t seq, uint64_t timeout_ns)
+{
+	uint64_t h0, h1, deadline = 0;
+	uint32_t k = 0;
+
+	if (!seq || ((uintptr_t)hdr & 15))
+		return -EINVAL;
+	for (;;) {
+		dvx_nvl_ll_load(hdr, &h0, &h1);
+		if ((uint32_t)(h0 >> 32) == seq && (uint32_t)(h1 >> 32) == seq)
+			return ((h0 & 0xffffffffu) | (h1 << 32)) == tag ? 0 : -EMSGSIZE;
+		if ((++k & 63) == 0) {
+			uint64_t now = dvx_nvl_now_ns();
+
+			if (!deadline)
+				deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
+			else if (now >= deadline)
+				return -ETIMEDOUT;
+		}
+#ifndef __CUDA_ARCH__
+		dvx_cpu_relax();
+#endif
+	}
+}
+
+/**
  * dvx_nvl_ll_put_tagged(), dvx_nvl_ll_get_tagged() - a message whose first line is a
  * header carrying a 64-bit tag (the window's message size) under the same sequence:
  * the header at @hdr, the payload's lines at @lines (none for @len 0). The reader
@@ -509,26 +575,8 @@ DVX_INLINE int dvx_nvl_ll_get_tagged(const void *hdr, uint64_t tag, const void *
 
 	if (!seq || ((uintptr_t)lines & 15) || ((uintptr_t)hdr & 15))
 		return -EINVAL;
-	if (hdr && !len) {
-		/* the header alone: one look at a time */
-		for (;;) {
-			dvx_nvl_ll_load(hdr, &h0, &h1);
-			if ((uint32_t)(h0 >> 32) == seq && (uint32_t)(h1 >> 32) == seq)
-				return ((h0 & 0xffffffffu) | (h1 << 32)) == tag ? 0 : -EMSGSIZE;
-			if ((++k & 63) == 0) {
-				uint64_t now = dvx_nvl_now_ns();
-
-				if (!deadline)
-					deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX :
-										   now + timeout_ns;
-				else if (now >= deadline)
-					return -ETIMEDOUT;
-			}
-#ifndef __CUDA_ARCH__
-			dvx_cpu_relax();
-#endif
-		}
-	}
+	if (hdr && !len)
+		return dvx_nvl_ll_wait_hdr(hdr, tag, seq, timeout_ns);
 	/* a batch of the lane's lines at a time: the looks at all of them in flight
 	 * together, again at those not there yet */
 	for (i = lane; i < n; i += step) {
