@@ -177,8 +177,8 @@ static void table_sweep(void)
 	uint64_t dst = dvx_nvl_peer_ptr(&r->nb, 1), len;
 	uint32_t sms = r->g.attr.sm_count, m;
 
-	printf("\nput sizing sweep (GB/s): grid put (512 threads) with len / (8 KiB x m) blocks (at most 4 per SM; "
-	       "m = 1 is dvx_nvl_put_blocks()), block put of 16 KiB shares\n");
+	printf("\nput sizing sweep (GB/s): grid put (512 threads) with m times fewer blocks than "
+	       "dvx_nvl_put_blocks() (m = 1), block put of 16 KiB shares\n");
 	printf("%10s %12s %10s %10s %10s %10s %12s\n", "size", "ref SM copy", "m=1", "m=2", "m=4", "m=8",
 	       "share 16K");
 	for (len = 64 << 10; len <= (16 << 20); len *= 2) {
@@ -186,7 +186,7 @@ static void table_sweep(void)
 
 		printf("%10llu %12.2f", (unsigned long long)len, bw(r, r->k_ref, blocks, 512, dst, len, 0, 0));
 		for (m = 1; m <= 8; m *= 2)
-			printf(" %10.2f", bw(r, r->k_grid, dvx_nvl_put_blocks(len / m, sms, 512), 512, dst, len, 0, 0));
+			printf(" %10.2f", bw(r, r->k_grid, dvx_nvl_put_blocks(len, sms, 512 * m), 512, dst, len, 0, 0));
 		printf(" %12.2f\n", bw(r, r->k_share, (uint32_t)((len + 16383) / 16384), 512, dst, len, 0, 0));
 		fflush(stdout);
 	}

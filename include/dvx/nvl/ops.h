@@ -139,9 +139,9 @@ DVX_INLINE void dvx_nvl_copy(void *dst, const void *src, uint64_t len, uint32_t 
 
 /**
  * dvx_nvl_put_blocks() - how many blocks a launch that puts @len bytes with every
- * thread (dvx_nvl_put_grid()) should have: one 16-byte vector per thread, at most 4
- * blocks per SM (then each thread moves several, DVX_NVL_COPY_UNROLL at a time): the
- * reference copy's shape (bench/RESULTS.md has the sweep).
+ * thread (dvx_nvl_put_grid()) should have: two 16-byte vectors per thread up to 1 MiB,
+ * eight above, at most 4 blocks per SM (the sweep on two H200s over NVLink in
+ * bench/RESULTS.md: fewer, fuller threads win from 1 MiB up).
  * @len:	bytes of the transfer
  * @sms:	the GPU's multiprocessors (dvx_gpu attr.sm_count)
  * @threads:	threads per block
@@ -150,8 +150,8 @@ DVX_INLINE void dvx_nvl_copy(void *dst, const void *src, uint64_t len, uint32_t 
  */
 DVX_INLINE uint32_t dvx_nvl_put_blocks(uint64_t len, uint32_t sms, uint32_t threads)
 {
-	uint64_t per = 16ull * (threads ? threads : 1), max = 4ull * (sms ? sms : 1);
-	uint64_t b = (len + per - 1) / per;
+	uint64_t per = 16ull * (threads ? threads : 1) * (len <= (1u << 20) ? 2 : 8);
+	uint64_t max = 4ull * (sms ? sms : 1), b = (len + per - 1) / per;
 
 	return (uint32_t)(b < 1 ? 1 : b > max ? max : b);
 }
@@ -397,18 +397,13 @@ DVX_INLINE void dvx_nvl_ll_load(const void *line, uint64_t *w0, uint64_t *w1)
 /**
  * dvx_nvl_ll_take_bytes(), dvx_nvl_ll_give_bytes() - the byte-wise ends of
  * dvx_nvl_ll_take() and dvx_nvl_ll_give() (unaligned buffers, the last line), from
- * byte offset @o: out of line on the GPU, so a batch of lines stays in few registers.
+ * byte offset @o.
  * @src, @dst, @len, @v: as dvx_nvl_ll_take() / dvx_nvl_ll_give()
  * @o:		the line's first byte
  *
  * Context: any, host or device. Return: the word (take), nothing (give).
  */
-#ifdef __CUDA_ARCH__
-__device__ __noinline__
-#else
-static inline
-#endif
-uint64_t dvx_nvl_ll_take_bytes(const uint8_t *src, uint64_t len, uint64_t o)
+DVX_INLINE uint64_t dvx_nvl_ll_take_bytes(const uint8_t *src, uint64_t len, uint64_t o)
 {
 	uint64_t v = 0, k;
 
@@ -417,12 +412,7 @@ uint64_t dvx_nvl_ll_take_bytes(const uint8_t *src, uint64_t len, uint64_t o)
 	return v;
 }
 
-#ifdef __CUDA_ARCH__
-__device__ __noinline__
-#else
-static inline
-#endif
-void dvx_nvl_ll_give_bytes(uint8_t *dst, uint64_t len, uint64_t o, uint64_t v)
+DVX_INLINE void dvx_nvl_ll_give_bytes(uint8_t *dst, uint64_t len, uint64_t o, uint64_t v)
 {
 	uint64_t k;
 
