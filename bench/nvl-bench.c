@@ -35,6 +35,8 @@ extern const size_t dvx_fatbin_bench_nvl_bench_len;
 #define TMO (30 * SEC)
 #define MAXLEN (1ull << 30)
 #define REPS 20
+#define EXTRA (64u << 10)	/* after MAXLEN: words [0, 4 KiB), small-message lines after */
+#define LINES 4096u
 
 struct rank {
 	int id, ordinal;
@@ -46,7 +48,7 @@ struct rank {
 	struct dvx_nvl_buf nb;
 	struct dvx_gpu_stream s;
 	struct dvx_gpu_module mod;
-	void *k_block, *k_warp, *k_ref, *k_pp, *k_var;
+	void *k_block, *k_warp, *k_ref, *k_pp, *k_var, *k_share, *k_small, *k_grid;
 	void *state;
 	struct dvx_gpu_mem out;
 };
@@ -76,7 +78,7 @@ static uint64_t now_ns(void)
 static void setup(struct rank *r)
 {
 	struct dvx_mp_cfg c;
-	uint64_t zero[64] = { 0 };
+	static uint8_t zero[EXTRA];
 
 	die(r, dvx_bootstrap_thread_init(&r->bs, grp, r->id), "bootstrap");
 	die(r, dvx_gpu_open(&r->g, dvx_hal_cuda(), r->ordinal, NULL), "gpu_open");
@@ -96,14 +98,17 @@ static void setup(struct rank *r)
 	die(r, dvx_gpu_module_function(&r->mod, "b_ref_copy", &r->k_ref), "b_ref_copy");
 	die(r, dvx_gpu_module_function(&r->mod, "b_pingpong", &r->k_pp), "b_pingpong");
 	die(r, dvx_gpu_module_function(&r->mod, "b_sigvar", &r->k_var), "b_sigvar");
+	die(r, dvx_gpu_module_function(&r->mod, "b_put_share", &r->k_share), "b_put_share");
+	die(r, dvx_gpu_module_function(&r->mod, "b_small", &r->k_small), "b_small");
+	die(r, dvx_gpu_module_function(&r->mod, "b_put_grid", &r->k_grid), "b_put_grid");
 	die(r, dvx_gpu_stream_create(&r->g, &r->s), "stream");
-	die(r, dvx_gpu_mem_alloc(&r->g, MAXLEN + 4096, DVX_GPU_MEM_EXPORT, &r->buf), "buffer");
+	die(r, dvx_gpu_mem_alloc(&r->g, MAXLEN + EXTRA, DVX_GPU_MEM_EXPORT, &r->buf), "buffer");
 	die(r, dvx_gpu_mem_alloc(&r->g, MAXLEN, 0, &r->src), "source");
 	die(r, dvx_gpu_mem_alloc(&r->g, 4096, 0, &r->out), "out");
-	die(r, dvx_gpu_memcpy_htod(&r->g, r->buf.dptr + MAXLEN, zero, sizeof(zero)), "zero");
+	die(r, dvx_gpu_memcpy_htod(&r->g, r->buf.dptr + MAXLEN, zero, EXTRA), "zero");
 	die(r,
 	    dvx_nvl_exchange(&r->nb, r->peers, dvx_mp_nvl_bootstrap(&r->mp), &r->mp.topo, &r->g,
-			     &(struct dvx_nvl_cfg){ (void *)(uintptr_t)r->buf.dptr, MAXLEN + 4096,
+			     &(struct dvx_nvl_cfg){ (void *)(uintptr_t)r->buf.dptr, MAXLEN + EXTRA,
 						    NULL, TMO }),
 	    "exchange");
 }
@@ -112,7 +117,7 @@ static void setup(struct rank *r)
 static double bw(struct rank *r, void *k, uint32_t grid, uint32_t block, uint64_t dst,
 		 uint64_t len, int host_put, uint64_t tile)
 {
-	void *args[] = { &dst, &r->src.dptr, &len, &tile };
+	void *args[] = { &dst, &r->src.dptr, &len, &tile };	/* b_put_share, b_ref_copy: 3 */
 	uint64_t t0 = 0;
 	int i;
 
@@ -140,8 +145,8 @@ static void table_bw(void)
 	uint32_t sms = r->g.attr.sm_count;
 
 	printf("\nput bandwidth, rank 0 -> rank 1's mapped buffer (GB/s; %u SMs)\n", sms);
-	printf("%10s %12s %12s %12s %12s | %12s %12s\n", "size", "dvx block", "dvx warp",
-	       "dvx 1 block", "dvx host CE", "ref SM copy", "ref memcpy");
+	printf("%10s %12s %12s %12s %12s %12s | %12s %12s %7s\n", "size", "dvx sized", "dvx block",
+	       "dvx warp", "dvx 1 block", "dvx host CE", "ref SM copy", "ref memcpy", "sz/ref");
 	for (len = 8; len <= MAXLEN; len *= (len < 4096 ? 8 : 4)) {
 		uint32_t blocks = len < (1u << 20) ? (uint32_t)((len + 65535) / 65536) : sms * 4;
 		uint64_t tile;
@@ -153,18 +158,45 @@ static void table_bw(void)
 		/* tiles: every block busy, at most 64 KiB (blocks then interleave in memory) */
 		tile = (len / blocks + 15) & ~15ull;
 		tile = tile < 4096 ? 4096 : tile > (64 << 10) ? (64 << 10) : tile;
-		printf("%10llu %12.2f %12.2f %12.2f %12.2f | %12.2f %12.2f\n", (unsigned long long)len,
+		double sized = bw(r, r->k_grid, dvx_nvl_put_blocks(len, sms, 512), 512, dst, len, 0, 0);
+		double ref = bw(r, r->k_ref, blocks, 512, dst, len, 0, 0);
+
+		printf("%10llu %12.2f %12.2f %12.2f %12.2f %12.2f | %12.2f %12.2f %7.3f\n",
+		       (unsigned long long)len, sized,
 		       bw(r, r->k_block, blocks, 512, dst, len, 0, tile),
 		       bw(r, r->k_warp, blocks, 512, dst, len, 0, tile / 4 < 512 ? 512 : tile / 4),
 		       bw(r, r->k_block, 1, 1024, dst, len, 0, len),
-		       bw(r, NULL, 0, 0, dst, len, 1, 0),
-		       bw(r, r->k_ref, blocks, 512, dst, len, 0, 0),
-		       bw(r, NULL, 0, 0, dst, len, 0, 0));
+		       bw(r, NULL, 0, 0, dst, len, 1, 0), ref,
+		       bw(r, NULL, 0, 0, dst, len, 0, 0), sized / ref);
 		fflush(stdout);
 	}
 }
 
-static int pp_mode, pp_var;
+/* the sizing of dvx_nvl_put_blocks(): the grid put at 1 to 8 vectors per thread, and a
+ * block put of 16 KiB shares, against the reference */
+static void table_sweep(void)
+{
+	struct rank *r = &R[0];
+	uint64_t dst = dvx_nvl_peer_ptr(&r->nb, 1), len;
+	uint32_t sms = r->g.attr.sm_count, m;
+
+	printf("\nput sizing sweep (GB/s): grid put (512 threads) with m times fewer blocks than "
+	       "dvx_nvl_put_blocks() (m = 1), block put of 16 KiB shares\n");
+	printf("%10s %12s %10s %10s %10s %10s %12s\n", "size", "ref SM copy", "m=1", "m=2", "m=4", "m=8",
+	       "share 16K");
+	for (len = 64 << 10; len <= (16 << 20); len *= 2) {
+		uint32_t blocks = len < (1u << 20) ? (uint32_t)((len + 65535) / 65536) : sms * 4;
+
+		printf("%10llu %12.2f", (unsigned long long)len, bw(r, r->k_ref, blocks, 512, dst, len, 0, 0));
+		for (m = 1; m <= 8; m *= 2)
+			printf(" %10.2f", bw(r, r->k_grid, dvx_nvl_put_blocks(len, sms, 512 * m), 512, dst, len, 0, 0));
+		printf(" %12.2f\n", bw(r, r->k_share, (uint32_t)((len + 16383) / 16384), 512, dst, len, 0, 0));
+		fflush(stdout);
+	}
+}
+
+static int pp_mode, pp_var, pp_small, pp_ll, pp_scope;
+static uint64_t pp_len;
 static uint32_t pp_iters;
 static uint64_t pp_ns[2];
 
@@ -175,13 +207,21 @@ static void *pp_thread(void *arg)
 	uint64_t pw = dvx_nvl_peer_ptr(&r->nb, peer) + MAXLEN, mw = r->buf.dptr + MAXLEN;
 	uint64_t pbuf = dvx_nvl_peer_ptr(&r->nb, peer) + MAXLEN + 256, out[2];
 	void *args[] = { &mode, &rank, &pw, &mw, &pbuf, &r->src.dptr, &pp_iters, &r->out.dptr };
-	void *vargs[] = { &mode, &rank, &pw, &mw, &pp_iters, &r->out.dptr };
-	uint64_t zero[2] = { 0 };
+	uint64_t pdata = dvx_nvl_peer_ptr(&r->nb, peer) + MAXLEN + 512;
+	void *vargs[] = { &mode, &rank, &pw, &mw, &pp_iters, &r->out.dptr, &pdata };
+	uint64_t plines = dvx_nvl_peer_ptr(&r->nb, peer) + MAXLEN + LINES, mlines = mw + LINES;
+	uint64_t sdst = r->src.dptr + MAXLEN / 2;
+	void *sargs[] = { &pp_ll, &pp_scope, &rank, &plines, &mlines, &pw, &mw, &r->src.dptr, &sdst,
+			  &pp_len, &pp_iters, &r->out.dptr };
+	static uint8_t zero[EXTRA];
 
 	die(r, dvx_gpu_make_current(&r->g), "current");
-	die(r, dvx_gpu_memcpy_htod(&r->g, mw, zero, 8), "reset");
+	die(r, dvx_gpu_memcpy_htod(&r->g, mw, zero, EXTRA), "reset");
 	pthread_barrier_wait(&bar);
-	if (pp_var)
+	if (pp_small)
+		die(r, dvx_gpu_launch(&r->g, r->k_small, 1, pp_scope == 0 ? 1 : pp_scope == 1 ? 32 : 128, 0,
+				      &r->s, sargs), "small");
+	else if (pp_var)
 		die(r, dvx_gpu_launch(&r->g, r->k_var, 1, 1, 0, &r->s, vargs), "sigvar");
 	else
 		die(r, dvx_gpu_launch(&r->g, r->k_pp, 1, 1, 0, &r->s, args), "pingpong");
@@ -204,7 +244,7 @@ static double pingpong(int mode)
 	if (!pp_ns[0])
 		return -1;
 	/* a barrier round is one crossing each way at once: report per barrier */
-	return !pp_var && mode == 4 ? (double)pp_ns[0] / pp_iters : (double)pp_ns[0] / (2.0 * pp_iters);
+	return !pp_var && !pp_small && mode == 4 ? (double)pp_ns[0] / pp_iters : (double)pp_ns[0] / (2.0 * pp_iters);
 }
 
 static void *setup_thread(void *arg)
@@ -250,6 +290,7 @@ int main(int argc, char **argv)
 	       R[0].ordinal, R[0].g.attr.name, R[0].g.attr.pci, R[1].ordinal,
 	       R[0].nb.mode == DVX_NVL_FD ? "POSIX fd" : "fabric/IPC");
 	table_bw();
+	table_sweep();
 	printf("\nlatency (ns, half round trip; barrier: per barrier of 2 ranks), one thread per rank\n");
 	printf("%-38s %10.0f\n", "dvx signal SET + wait (release/acquire)", pingpong(0));
 	printf("%-38s %10.0f\n", "dvx signal ADD + wait", pingpong(2));
@@ -263,13 +304,45 @@ int main(int argc, char **argv)
 			"atomicAdd_system", "st.release.sys", "red.add.release.sys",
 			"fence.acq_rel.sys + atomicAdd_system", "fence.acq_rel.gpu + atomicAdd_system",
 			"st.release.gpu",
+			"put 8 B, fence.acq_rel.sys, st.relaxed.sys",
+			"put 8 B, st.release.sys",
+			"put 8 B, red.add.release.sys",
+			"put 8 B, fence.sc.sys, st.relaxed.sys",
+			"put 8 B, atom.exch.release.sys",
+			"put 8 B, fence.acq_rel.sys, red.add.relaxed",
+			"put 8 B, __threadfence_system, st.relaxed",
+			"8 B as one flagged line (LL; relaxed look)",
 		};
 
 		printf("\nsignal implementations (ns, half round trip, acquire-spin waits)\n");
 		pp_var = 1;
-		for (i = 0; i < 9; i++)
+		for (i = 0; i < 17; i++)
 			printf("%-38s %10.0f\n", how[i], pingpong(i));
 		pp_var = 0;
+	}
+	{
+		static const uint64_t lens[] = { 8, 64, 256, 1024, 2048, 4096, 8192 };
+		unsigned j;
+
+		printf("\nsmall messages (ns, half round trip; payload copied out at the receiver):\n"
+		       "flagged lines (LL) against put_signal (release) + wait, thread / warp / block (128)\n");
+		printf("%8s %10s %10s %10s | %10s %10s %10s\n", "bytes", "LL thread", "LL warp", "LL block",
+		       "ps thread", "ps warp", "ps block");
+		pp_small = 1;
+		for (j = 0; j < sizeof(lens) / sizeof(lens[0]); j++) {
+			double v[6];
+
+			pp_len = lens[j];
+			for (i = 0; i < 6; i++) {
+				pp_ll = i < 3;
+				pp_scope = i % 3;
+				v[i] = pingpong(0);
+			}
+			printf("%8llu %10.0f %10.0f %10.0f | %10.0f %10.0f %10.0f\n",
+			       (unsigned long long)pp_len, v[0], v[1], v[2], v[3], v[4], v[5]);
+			fflush(stdout);
+		}
+		pp_small = 0;
 	}
 	return 0;
 }

@@ -30,6 +30,25 @@ extern "C" __global__ void b_put_warp(uint8_t *dst, const uint8_t *src, uint64_t
 		dvx_nvl_dev_put(dvx_dev_warp(), dst + off, src + off, off + tile > len ? len - off : tile);
 }
 
+/*
+ * dvx put, block scope, each block one share of the range: the range is cut into
+ * gridDim.x shares of dvx_nvl_put_share() bytes (16-byte multiples), block b copies
+ * share b with one dvx_nvl_dev_put(dvx_dev_block(), ): the launch sized to the transfer.
+ */
+extern "C" __global__ void b_put_share(uint8_t *dst, const uint8_t *src, uint64_t len)
+{
+	uint64_t share = dvx_nvl_put_share(len, gridDim.x), off = blockIdx.x * share;
+
+	if (off < len)
+		dvx_nvl_dev_put(dvx_dev_block(), dst + off, src + off, off + share > len ? len - off : share);
+}
+
+/* dvx put by the whole grid (dvx_nvl_dev_put_grid()), launched with dvx_nvl_put_blocks() */
+extern "C" __global__ void b_put_grid(uint8_t *dst, const uint8_t *src, uint64_t len)
+{
+	dvx_nvl_dev_put_grid(dst, src, len);
+}
+
 /* the reference: a plain grid-stride copy of 16-byte vectors (int4 stores) */
 extern "C" __global__ void b_ref_copy(uint8_t *dst, const uint8_t *src, uint64_t len)
 {
@@ -44,8 +63,14 @@ extern "C" __global__ void b_ref_copy(uint8_t *dst, const uint8_t *src, uint64_t
 		dst[n * 16 + threadIdx.x] = src[n * 16 + threadIdx.x];
 }
 
+__device__ static void st8(uint64_t *data, uint64_t v)
+{
+	if (data)
+		*(volatile uint64_t *)data = v;
+}
+
 /* one signal by implementation @how (the variants table) */
-__device__ static void sig_variant(int how, uint64_t *w, uint64_t r)
+__device__ static void sig_variant(int how, uint64_t *w, uint64_t r, uint64_t *data = nullptr)
 {
 	switch (how) {
 	case 0: asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(w), "l"(r) : "memory"); break;
@@ -56,25 +81,47 @@ __device__ static void sig_variant(int how, uint64_t *w, uint64_t r)
 	case 5: asm volatile("red.release.sys.global.add.u64 [%0], 1;" ::"l"(w) : "memory"); break;
 	case 6: asm volatile("fence.acq_rel.sys;" ::: "memory"); atomicAdd_system((unsigned long long *)w, 1ull); break;
 	case 7: asm volatile("fence.acq_rel.gpu;" ::: "memory"); atomicAdd_system((unsigned long long *)w, 1ull); break;
-	default: asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(w), "l"(r) : "memory"); break;
+	case 8: asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(w), "l"(r) : "memory"); break;
+	/* a release signal after an 8-byte put (*data, through the mapping): what orders it */
+	case 9: st8(data, r); asm volatile("fence.acq_rel.sys;" ::: "memory"); sig_variant(0, w, r); break;
+	case 10: st8(data, r); sig_variant(4, w, r); break;
+	case 11: st8(data, r); sig_variant(5, w, r); break;
+	case 12: st8(data, r); asm volatile("fence.sc.sys;" ::: "memory"); sig_variant(0, w, r); break;
+	case 13: st8(data, r); asm volatile("atom.release.sys.global.exch.b64 _, [%0], %1;" ::"l"(w), "l"(r) : "memory"); break;
+	case 14: st8(data, r); asm volatile("fence.acq_rel.sys;" ::: "memory"); sig_variant(2, w, r); break;
+	case 15: st8(data, r); __threadfence_system(); sig_variant(0, w, r); break;
+	/* the data itself as one flagged line (the LL path): no ordering needed */
+	default: dvx_nvl_ll_store(w, (r & 0xffffffffu) | (r << 32), r << 32 | r); break;
 	}
+}
+
+/* the wait of variant @how: an acquire look at the word, or (the LL line) a relaxed
+ * look at both flagged halves */
+__device__ static bool sig_arrived(int how, const uint64_t *w, uint32_t r)
+{
+	uint64_t a, b;
+
+	if (how < 16)
+		return dvx_nvl_read(w) >= r;
+	dvx_nvl_ll_load(w, &a, &b);
+	return (uint32_t)(a >> 32) == r && (uint32_t)(b >> 32) == r;
 }
 
 /* ping-pong of signal variant @how (every variant leaves the word >= the round);
  * the waits are plain acquire spins */
 extern "C" __global__ void b_sigvar(int how, int rank, uint64_t *peer_word, uint64_t *my_word,
-				    uint32_t iters, uint64_t *out)
+				    uint32_t iters, uint64_t *out, uint64_t *peer_data)
 {
 	uint64_t t0 = dvx_nvl_now_ns();
 	uint32_t r;
 
 	for (r = 1; r <= iters; r++) {
 		if (rank == 1)
-			while (dvx_nvl_read(my_word) < r)
+			while (!sig_arrived(how, my_word, r))
 				;
-		sig_variant(how, peer_word, r);
+		sig_variant(how, peer_word, r, peer_data);
 		if (rank == 0)
-			while (dvx_nvl_read(my_word) < r)
+			while (!sig_arrived(how, my_word, r))
 				;
 	}
 	out[rank] = dvx_nvl_now_ns() - t0;
@@ -134,4 +181,52 @@ extern "C" __global__ void b_pingpong(int mode, int rank, uint64_t *peer_word, u
 		}
 	}
 	out[rank] = r > iters ? dvx_nvl_now_ns() - t0 : 0;
+}
+
+/*
+ * Small messages, ping-pong of @len bytes at @scope (0 thread, 1 warp, 2 block: launch 1,
+ * 32 or 128 threads), @iters round trips; out[rank] the nanoseconds of the loop.
+ *  ll 1: dvx_nvl_dev_put_ll() into the peer's lines, dvx_nvl_dev_wait_ll() on this rank's
+ *        (payload and flag in the same stores; sequence = round)
+ *  ll 0: dvx_nvl_put_signal_*() (SET to the round, release) into the peer's buffer,
+ *        dvx_nvl_wait_*() on this rank's word, then the payload read into @dst
+ */
+extern "C" __global__ void b_small(int ll, int scope, int rank, uint8_t *peer_lines,
+				   const uint8_t *my_lines, uint64_t *peer_word,
+				   const uint64_t *my_word, const uint8_t *src, uint8_t *dst,
+				   uint64_t len, uint32_t iters, uint64_t *out)
+{
+	uint64_t t0 = dvx_nvl_now_ns(), tmo = 10000000000ull;
+	uint32_t r;
+	int err = 0;
+
+	for (r = 1; r <= iters && !err; r++) {
+		for (int turn = 0; turn < 2 && !err; turn++) {
+			if ((turn == 0) == (rank == 1)) {	/* rank 1 receives first */
+				if (ll)
+					err = scope == 0 ? dvx_nvl_dev_wait_ll(dvx_dev_thread(), my_lines, dst, len, r, tmo) :
+					      scope == 1 ? dvx_nvl_dev_wait_ll(dvx_dev_warp(), my_lines, dst, len, r, tmo) :
+					      dvx_nvl_dev_wait_ll(dvx_dev_block(), my_lines, dst, len, r, tmo);
+				else {
+					err = scope == 0 ? dvx_nvl_wait(my_word, DVX_CMP_GE, r, tmo, nullptr) :
+					      scope == 1 ? dvx_nvl_dev_wait(dvx_dev_warp(), my_word, DVX_CMP_GE, r, tmo) :
+					      dvx_nvl_dev_wait(dvx_dev_block(), my_word, DVX_CMP_GE, r, tmo);
+					if (!err)
+						scope == 0 ? dvx_nvl_dev_put(dvx_dev_thread(), dst, my_lines, len) :
+						scope == 1 ? dvx_nvl_dev_put(dvx_dev_warp(), dst, my_lines, len) :
+						dvx_nvl_dev_put(dvx_dev_block(), dst, my_lines, len);
+				}
+			} else if (ll) {
+				err = scope == 0 ? dvx_nvl_dev_put_ll(dvx_dev_thread(), peer_lines, src, len, r) :
+				      scope == 1 ? dvx_nvl_dev_put_ll(dvx_dev_warp(), peer_lines, src, len, r) :
+				      dvx_nvl_dev_put_ll(dvx_dev_block(), peer_lines, src, len, r);
+			} else {
+				err = scope == 0 ? dvx_nvl_dev_put_signal(dvx_dev_thread(), peer_lines, src, len, peer_word, DVX_NVL_SIG_SET, r) :
+				      scope == 1 ? dvx_nvl_dev_put_signal(dvx_dev_warp(), peer_lines, src, len, peer_word, DVX_NVL_SIG_SET, r) :
+				      dvx_nvl_dev_put_signal(dvx_dev_block(), peer_lines, src, len, peer_word, DVX_NVL_SIG_SET, r);
+			}
+		}
+	}
+	if (dvx_dev_block().lane == 0)
+		out[rank] = err ? 0 : dvx_nvl_now_ns() - t0;
 }

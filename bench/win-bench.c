@@ -361,6 +361,17 @@ int main(int argc, char **argv)
 	p_base = pp;
 	printf("\nlatency, ns\n%-44s %10.0f\n", "signal_peer + wait_signal_from (half RT)",
 	       (double)all(3) / (2.0 * p_iters));
+	{
+		static const uint64_t lens[] = { 8, 256, 2048, 4096 };
+
+		for (s = 0; s < 4; s++) {
+			p_len = lens[s];
+			p_iters = quick ? 1000 : 10000;
+			printf("send %4llu B + recv 8 B back, block (half RT)%s %6.0f\n",
+			       (unsigned long long)lens[s], lens[s] <= 2048 ? ", LL   " : ", fence",
+			       (double)all(6) / (2.0 * p_iters));
+		}
+	}
 	world_end();
 	printf("\nbarrier (one block per rank), ns\n%6s %16s %22s\n", "ranks", "in one launch",
 	       "one per launch (host)");

@@ -111,7 +111,7 @@ extern "C" __global__ void wb_ref_copy(uint8_t *dst, const uint8_t *src, uint64_
 }
 
 /* send/recv by one block: rank 0 sends @len and receives 8 B back, @reps times */
-extern "C" __global__ void wb_sendrecv(const struct dvx_win_dev d, uint8_t *sbuf, uint8_t *rbuf,
+extern "C" __global__ void __launch_bounds__(512) wb_sendrecv(const struct dvx_win_dev d, uint8_t *sbuf, uint8_t *rbuf,
 				       uint64_t len, uint32_t reps, uint64_t *out)
 {
 	struct dvx_dev_grp g = dvx_dev_block();

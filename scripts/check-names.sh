@@ -8,8 +8,8 @@
 #    (a resource a device or the hal hands out); init/fini is checked by kind below;
 #  - every fini returns int (0 or a negative errno), never void;
 #  - sizing is X_mem_size() (one region) or X_mem_req() (several, struct dvx_mem_req);
-#    a public function ending in _size, _bytes or _req is one of those, or named in the
-#    short list below of names that size no caller memory;
+#    a public function ending in _size or _req is one of those, or named in the short
+#    list below of names that size no caller memory;
 #  - input structs are X_cfg; X_attr is the hal's query results only (include/dvx/hal/).
 # Prints "check-names: ..." for each breach and exits 1; silent and 0 otherwise.
 set -u
@@ -30,10 +30,9 @@ for n in $names; do
 	esac
 	case $n in
 	*_mem_size|*_mem_req) ;;
-	# not sizes of caller memory: a WQE's size in the ring, random bytes, a mock's
-	# failure request
-	dvx_mlx5_sq_wqe_size|dvx_hal_random_bytes|dvx_ht_mock_fail_req) ;;
-	*_size|*_bytes|*_req) err "$n: sizing is X_mem_size() or X_mem_req() (docs/layout.md, Names)" ;;
+	# not sizes of caller memory: a WQE's size in the ring, a mock's failure request
+	dvx_mlx5_sq_wqe_size|dvx_ht_mock_fail_req) ;;
+	*_size|*_req) err "$n: sizing is X_mem_size() or X_mem_req() (docs/layout.md, Names)" ;;
 	esac
 done
 grep -nE '^[[:space:]]*(static[[:space:]]+inline[[:space:]]+)?void[[:space:]]+dvx_[a-z0-9_]*_fini\(' $hdrs |

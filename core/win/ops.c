@@ -16,6 +16,8 @@
 
 #include "win_priv.h"
 
+DVX_STATIC_ASSERT(DVX_WIN_LL_MAX == DVX_NVL_LL_MAX, "the window's threshold is the NVL path's");
+
 /* the peer's entry, or NULL (not exchanged, out of range, self) */
 static const struct dvx_win_dev_peer *peer_of(const struct dvx_win *w, int p)
 {
@@ -598,7 +600,24 @@ int dvx_win_send(struct dvx_win *w, int peer, const void *src, uint64_t n, uint6
 		      (uint8_t *)(uintptr_t)(e->nvl_base +
 					     dvx_win_nvl_slot_off(g, (uint32_t)e->row_at, slot)) :
 		      (uint8_t *)w->mem.ib + soff;
-		memcpy(dst, &h, sizeof(h));
+		if (e->kind == DVX_MP_NVL && n <= dvx_win_ll_max(g)) {
+			/* a small message: header and payload as flagged lines, no fence; the
+			 * ready word counts the slot's use (relaxed: nobody waits for it) */
+			err = dvx_nvl_ll_put_tagged(dst, n, src, n, dvx_win_ll_seq(k),
+						    0, 1);
+			if (!err)
+				err = dvx_nvl_signal_relaxed((uint64_t *)(uintptr_t)(e->nvl_base +
+										 dvx_win_nvl_ready_off(g, (uint32_t)e->row_at, slot)),
+							     DVX_NVL_SIG_ADD, 1);
+			if (err)
+				return err;
+			*cursor = k + 1;
+			continue;
+		}
+		if (e->kind == DVX_MP_NVL)	/* the header as a flagged line */
+			(void)dvx_nvl_ll_put_tagged(dst, n, NULL, 0, dvx_win_ll_seq(k), 0, 1);
+		else
+			memcpy(dst, &h, sizeof(h));
 		if (len)
 			memcpy(dst + DVX_WIN_HDR, (const uint8_t *)src + c * pay, len);
 		if (e->kind == DVX_MP_NVL)
@@ -656,21 +675,51 @@ int dvx_win_recv(struct dvx_win *w, int peer, void *dst, uint64_t n, uint64_t ti
 			lk.word = ib_word(w, dvx_win_ib_ready_off(g, (uint32_t)e->row, slot));
 			s = (const uint8_t *)ib_word(w, dvx_win_ib_rslot_off(g, (uint32_t)e->row, slot));
 		}
-		/* the slot's k / slots + 1-th fill is chunk k */
-		err = wait_look(w, &lk, DVX_CMP_GE, k / g->slots + 1, timeout_ns, rep);
-		if (err)
-			return err;
-		memcpy(&h, s, sizeof(h));
-		if (dvx_le64(h.bytes) != n)
-			return dvx_hal_diag_set(&w->diag, -EMSGSIZE, DVX_DIAG_ARG, "win_recv",
-						"peer %d sent %llu bytes, %llu were asked for", peer,
-						(unsigned long long)dvx_le64(h.bytes),
-						(unsigned long long)n);
-		if (dvx_le64(h.chunk) != k)
-			return dvx_hal_diag_set(&w->diag, -EPROTO, DVX_DIAG_ARG, "win_recv",
-						"peer %d: chunk %llu where %llu was due", peer,
-						(unsigned long long)dvx_le64(h.chunk),
-						(unsigned long long)k);
+		if (e->kind == DVX_MP_NVL && n <= dvx_win_ll_max(g)) {
+			/* a small message: the flagged lines themselves, no ready word */
+			err = dvx_nvl_ll_get_tagged(s, n, dst, n, dvx_win_ll_seq(k), 0, 1,
+						    timeout_ns);
+			if (err == -EMSGSIZE)
+				return dvx_hal_diag_set(&w->diag, -EMSGSIZE, DVX_DIAG_ARG, "win_recv",
+							"peer %d sent another size than the %llu bytes asked for",
+							peer, (unsigned long long)n);
+			if (err)
+				return dvx_hal_diag_set(&w->diag, err, DVX_DIAG_OS, "win_recv",
+							"peer %d: no message of %llu bytes came",
+							peer, (unsigned long long)n);
+			len = 0;	/* taken */
+		} else {
+			/* the slot's k / slots + 1-th fill is chunk k */
+			err = wait_look(w, &lk, DVX_CMP_GE, k / g->slots + 1, timeout_ns, rep);
+			if (err)
+				return err;
+		}
+		if (e->kind == DVX_MP_NVL && n > dvx_win_ll_max(g)) {
+			/* the flagged header (a small message's relaxed ready word may come
+			 * before it) */
+			err = dvx_nvl_ll_wait_hdr(s, n, dvx_win_ll_seq(k),
+						  timeout_ns < DVX_WIN_HDR_NS ? timeout_ns : DVX_WIN_HDR_NS);
+			if (err == -EMSGSIZE)
+				return dvx_hal_diag_set(&w->diag, -EMSGSIZE, DVX_DIAG_ARG, "win_recv",
+							"peer %d sent another size than the %llu bytes asked for",
+							peer, (unsigned long long)n);
+			if (err)
+				return dvx_hal_diag_set(&w->diag, -EPROTO, DVX_DIAG_ARG, "win_recv",
+							"peer %d: chunk %llu's header is not there",
+							peer, (unsigned long long)k);
+		} else if (e->kind != DVX_MP_NVL) {
+			memcpy(&h, s, sizeof(h));
+			if (dvx_le64(h.bytes) != n)
+				return dvx_hal_diag_set(&w->diag, -EMSGSIZE, DVX_DIAG_ARG, "win_recv",
+							"peer %d sent %llu bytes, %llu were asked for", peer,
+							(unsigned long long)dvx_le64(h.bytes),
+							(unsigned long long)n);
+			if (dvx_le64(h.chunk) != k)
+				return dvx_hal_diag_set(&w->diag, -EPROTO, DVX_DIAG_ARG, "win_recv",
+							"peer %d: chunk %llu where %llu was due", peer,
+							(unsigned long long)dvx_le64(h.chunk),
+							(unsigned long long)k);
+		}
 		if (len)
 			memcpy((uint8_t *)dst + c * pay, s + DVX_WIN_HDR, len);
 		/* the slot is read: its credit goes back to the sender */

@@ -143,3 +143,74 @@ extern "C" __global__ void k_mixed(struct dvx_mp_dev d, const uint8_t *nvl_src, 
 	}
 	status[blockIdx.x * blockDim.x + threadIdx.x] = err;
 }
+
+/* byte @i of the small message of round @r from rank @from */
+__device__ static uint8_t ll_pat(int from, uint32_t r, uint64_t i)
+{
+	return (uint8_t)(from * 97 + r * 31 + i * 5 + (i >> 8));
+}
+
+/*
+ * Small messages as flagged lines (dvx_nvl_dev_put_ll() / dvx_nvl_dev_wait_ll()), @rounds
+ * back-to-back round trips at @scope reusing the same lines (sequence = round): each
+ * round the sender's group writes its payload into its @src, puts it into the peer's
+ * lines; the receiver's group waits and checks every byte of what it took (-EBADMSG
+ * for a wrong one). @rank >= 0: one block, this rank of two processes (@lines0: the
+ * peer's lines through the mapping, @lines1: this rank's). @rank < 0: both ranks in
+ * this launch, block b rank b (@lines0 rank 0's, @lines1 rank 1's lines; @src and @dst
+ * 64 KiB apart per block). status[thread] the first error.
+ */
+extern "C" __global__ void k_llpp(uint32_t scope, int rank, uint8_t *lines0, uint8_t *lines1,
+				  uint8_t *src, uint8_t *dst, uint64_t len, uint32_t rounds,
+				  uint64_t timeout_ns, int32_t *status)
+{
+	uint32_t lane = scope == S_THREAD ? 0 : threadIdx.x, nl = scope == S_THREAD ? 1 : blockDim.x;
+	uint8_t *peer_lines = lines0, *my_lines = lines1;
+	uint32_t r;
+	uint64_t i;
+	int err = 0;
+
+	if (rank < 0) {
+		rank = (int)blockIdx.x;
+		peer_lines = rank ? lines0 : lines1;
+		my_lines = rank ? lines1 : lines0;
+		src += (uint64_t)rank << 16;
+		dst += (uint64_t)rank << 16;
+	}
+	if (scope == S_WARP)
+		nl = 32, lane = threadIdx.x & 31;
+	for (r = 1; r <= rounds && !err; r++) {
+		for (int turn = 0; turn < 2 && !err; turn++) {
+			if ((turn == 0) == (rank == 1)) {
+				err = dvx_nvl_dev_wait_ll(grp_of(scope), my_lines, dst, len, r, timeout_ns);
+				for (i = lane; !err && i < len; i += nl)
+					if (dst[i] != ll_pat(1 - rank, r, i))
+						err = -EBADMSG;
+			} else {
+				for (i = lane; i < len; i += nl)
+					src[i] = ll_pat(rank, r, i);
+				if (scope == S_BLOCK)
+					__syncthreads();
+				else if (scope == S_WARP)
+					__syncwarp();
+				err = dvx_nvl_dev_put_ll(grp_of(scope), peer_lines, src, len, r);
+			}
+			if (scope == S_BLOCK)
+				err = __syncthreads_or(err) ? (err ? err : -EAGAIN) : 0;
+			else if (scope == S_WARP)
+				err = __any_sync(0xffffffffu, err) ? (err ? err : -EAGAIN) : 0;
+		}
+	}
+	status[blockIdx.x * blockDim.x + threadIdx.x] = err;
+}
+
+/* the refusals and the timeout of the flagged lines, thread 0 of 4: status[0..3] */
+extern "C" __global__ void k_llbad(uint8_t *lines, uint8_t *dst, int32_t *status)
+{
+	if (threadIdx.x)
+		return;
+	status[0] = dvx_nvl_dev_put_ll(dvx_dev_thread(), lines, dst, 8, 0);		/* seq 0: -EINVAL */
+	status[1] = dvx_nvl_dev_put_ll(dvx_dev_thread(), lines + 8, dst, 8, 1);	/* misaligned */
+	status[2] = dvx_nvl_dev_wait_ll(dvx_dev_thread(), lines + 8, dst, 8, 1, 1000000);
+	status[3] = dvx_nvl_dev_wait_ll(dvx_dev_thread(), lines, dst, 64, 0x7fffffffu, 2000000); /* never comes */
+}

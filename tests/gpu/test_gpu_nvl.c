@@ -12,6 +12,11 @@
  *  - threads: 2 ranks as threads of one process (the FD path imports in the process
  *    that exported), kernels running at once ping-pong put_signal/wait at every scope;
  *    the host-initiated put_signal on a stream; legacy memory reached by address;
+ *  - small: 2 processes (on one GPU, and on GPUs r % count: two where there are two)
+ *    send small messages as flagged lines (dvx_nvl_dev_put_ll() / dvx_nvl_dev_wait_ll()) at
+ *    every scope, 0 bytes to twice DVX_NVL_LL_MAX, thousands of rounds each on the same
+ *    lines, every byte checked; the refusals (sequence 0, misaligned lines) and a wait
+ *    that must time out;
  *  - mixed: 3 ranks as threads, an injected topology (ranks 0 and 1 one host, rank 2
  *    another), IB over the software NIC: one kernel of rank 0 reaches its NVL peer
  *    through the mapping and its IB peer through the IB lanes, both from the
@@ -73,7 +78,7 @@ static uint8_t pat(int from, int to, uint32_t round, uint64_t i)
 
 struct kern {
 	struct dvx_gpu_module mod;
-	void *send, *wait, *pingpong, *mixed;
+	void *send, *wait, *pingpong, *mixed, *llpp, *llbad;
 	struct dvx_gpu_mem status;
 	int32_t st[MAXT];
 };
@@ -86,6 +91,8 @@ static int kern_up(struct dvx_gpu *g, struct kern *k)
 	COK(dvx_gpu_module_function(&k->mod, "k_wait", &k->wait));
 	COK(dvx_gpu_module_function(&k->mod, "k_pingpong", &k->pingpong));
 	COK(dvx_gpu_module_function(&k->mod, "k_mixed", &k->mixed));
+	COK(dvx_gpu_module_function(&k->mod, "k_llpp", &k->llpp));
+	COK(dvx_gpu_module_function(&k->mod, "k_llbad", &k->llbad));
 	COK(dvx_gpu_mem_alloc(g, MAXT * 4, 0, &k->status));
 	return 0;
 }
@@ -838,6 +845,171 @@ static void test_mixed(void **state)
 		fail_msg("mixed NVL + IB: %d", ret);
 }
 
+/* ---- part 4: small messages as flagged lines, two processes ----------------------- */
+
+#define LL_AREA (64u << 10)	/* [0, 64K) lines the peer writes, then src, then dst */
+
+struct ll_arg {
+	char addr[96];
+	int spread;	/* rank r on GPU r % count (two GPUs where there are two) */
+};
+
+static int ll_rank(const struct ll_arg *la, int me, int n)
+{
+	static uint64_t bsmem[65536];
+	static const uint64_t lens[] = { 0, 1, 7, 8, 9, 15, 16, 17, 100, 1000,
+					 DVX_NVL_LL_MAX - 1, DVX_NVL_LL_MAX, DVX_NVL_LL_MAX + 1,
+					 2 * DVX_NVL_LL_MAX };
+	struct dvx_bootstrap_sock_cfg a;
+	struct dvx_bootstrap bs;
+	struct dvx_gpu g;
+	struct dvx_mp mp;
+	struct dvx_mp_cfg c;
+	struct dvx_gpu_mem buf;
+	struct dvx_nvl_peer peers[2];
+	struct dvx_nvl_buf nb;
+	struct dvx_gpu_stream s;
+	struct kern k;
+	static uint8_t zero[LL_AREA];
+	void *state;
+	unsigned cnt = 0;
+	int scope, err, at, ordinal, other;
+	unsigned j;
+
+	if (dvx_gpu_count(dvx_hal_cuda(), &cnt) || !cnt)
+		return SKIP;
+	ordinal = la->spread ? me % (int)cnt : 0;
+	memset(&g, 0, sizeof(g));
+	COK(dvx_gpu_open(&g, dvx_hal_cuda(), ordinal, NULL));
+	memset(&a, 0, sizeof(a));
+	a.addr = la->addr;
+	a.rank = me;
+	a.nranks = n;
+	a.max_unexpected = 16;
+	a.slot_bytes = 8192;
+	a.timeout_ns = TMO;
+	COK(dvx_bootstrap_sock_init(&bs, &a, bsmem, sizeof(bsmem)));
+	memset(&c, 0, sizeof(c));
+	c.rank = me;
+	c.nranks = n;
+	c.bs = &bs;
+	c.gpu = &g;
+	c.timeout_ns = TMO;
+	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	COK(dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c)));
+	if (mp.topo.nnvl != n)
+		CFAIL("rank %d: %d NVL of %d: GPUs of one host should be NVL peers", me, mp.topo.nnvl, n);
+	COK(dvx_mp_connect(&mp, NULL, 0, NULL, 0));
+	COK(kern_up(&g, &k));
+	COK(dvx_gpu_stream_create(&g, &s));
+	COK(dvx_gpu_mem_alloc(&g, 3 * LL_AREA, DVX_GPU_MEM_EXPORT, &buf));
+	err = dvx_nvl_exchange(&nb, peers, dvx_mp_nvl_bootstrap(&mp), &mp.topo, &g,
+			       &(struct dvx_nvl_cfg){ (void *)(uintptr_t)buf.dptr, 3 * LL_AREA, NULL,
+						      TMO });
+	if (err)
+		CFAIL("rank %d: exchange %d (%s)", me, err, nb.diag.msg);
+	/* two processes on one GPU take turns on it (their kernels do not run at once):
+	 * a few rounds there; thousands where each has its GPU, and in one launch below */
+	other = la->spread ? (1 - me) % (int)cnt : 0;
+	for (scope = S_THREAD; scope <= S_BLOCK; scope++)
+		for (j = 0; j < sizeof(lens) / sizeof(lens[0]); j++) {
+			uint64_t plines = dvx_nvl_peer_ptr(&nb, 1 - me), mlines = buf.dptr;
+			uint64_t src = buf.dptr + LL_AREA, dst = buf.dptr + 2 * LL_AREA;
+			uint64_t len = lens[j], tmo = TMO;
+			uint32_t sc = (uint32_t)scope;
+			uint32_t rounds = other == ordinal ? 3 : quick ? 200 : 3000;
+			void *args[] = { &sc, &me, &plines, &mlines, &src, &dst, &len, &rounds, &tmo,
+					 &k.status.dptr };
+
+			/* lines start unwritten (0: no sequence) for every case */
+			COK(dvx_gpu_memcpy_htod(&g, buf.dptr, zero, LL_AREA));
+			COK(dvx_bootstrap_barrier(&bs, TMO));
+			err = run_k(&g, &k, &s, k.llpp, 1,
+				    scope == S_THREAD ? 1 : scope == S_WARP ? 32 : 128, args, &at);
+			if (err)
+				CFAIL("rank %d (GPU %d, peer on GPU %d): flagged lines, %s, %llu bytes, "
+				      "%u rounds: thread %d: %d", me, ordinal, other, scope_name[scope],
+				      (unsigned long long)len, rounds, at, err);
+			COK(dvx_bootstrap_barrier(&bs, TMO));
+		}
+	/* both sides in one launch of rank 0 (two blocks at once), over rank 1's mapping
+	 * and rank 0's own lines: thousands of rounds on one GPU too */
+	for (scope = S_THREAD; me == 0 && scope <= S_BLOCK; scope++)
+		for (j = 0; j < sizeof(lens) / sizeof(lens[0]); j++) {
+			uint64_t l0 = buf.dptr, l1 = dvx_nvl_peer_ptr(&nb, 1);
+			uint64_t src = buf.dptr + LL_AREA, dst = buf.dptr + 2 * LL_AREA;
+			uint64_t len = lens[j], tmo = TMO;
+			uint32_t sc = (uint32_t)scope, rounds = quick ? 200 : 3000;
+			int both = -1;
+			void *args[] = { &sc, &both, &l0, &l1, &src, &dst, &len, &rounds, &tmo,
+					 &k.status.dptr };
+
+			COK(dvx_gpu_memcpy_htod(&g, buf.dptr, zero, LL_AREA));
+			COK(dvx_gpu_memcpy_htod(&g, l1, zero, LL_AREA));
+			err = run_k(&g, &k, &s, k.llpp, 2,
+				    scope == S_THREAD ? 1 : scope == S_WARP ? 32 : 128, args, &at);
+			if (err)
+				CFAIL("one launch, both ranks: flagged lines, %s, %llu bytes: thread %d: %d",
+				      scope_name[scope], (unsigned long long)len, at, err);
+		}
+	COK(dvx_bootstrap_barrier(&bs, TMO));
+	if (me == 0) {
+		uint64_t dst = buf.dptr + 2 * LL_AREA, l = buf.dptr;
+		void *args[] = { &l, &dst, &k.status.dptr };
+
+		COK(dvx_gpu_memcpy_htod(&g, buf.dptr, zero, LL_AREA));
+		(void)run_k(&g, &k, &s, k.llbad, 1, 4, args, &at);	/* status[0..3] back */
+		if (k.st[0] != -EINVAL || k.st[1] != -EINVAL || k.st[2] != -EINVAL ||
+		    k.st[3] != -ETIMEDOUT)
+			CFAIL("flagged lines: seq 0 %d, misaligned %d / %d, never written %d", k.st[0],
+			      k.st[1], k.st[2], k.st[3]);
+	}
+	COK(dvx_bootstrap_barrier(&bs, TMO));
+	COK(dvx_nvl_unmap(&nb));
+	COK(dvx_bootstrap_barrier(&bs, TMO));
+	COK(dvx_gpu_mem_free(&buf));
+	COK(dvx_gpu_stream_destroy(&s));
+	kern_down(&k);
+	COK(dvx_mp_fini(&mp));
+	dvx_bootstrap_fini(&bs);
+	COK(dvx_gpu_close(&g));
+	free(state);
+	return 0;
+}
+
+static int ll_main(int r, int n, void *arg)
+{
+	return ll_rank(arg, r, n);
+}
+
+static void test_small(void **state)
+{
+	struct ll_arg a;
+	int spread, ret;
+
+	(void)state;
+	if (skipped)
+		skip();
+	for (spread = 0; spread < 2; spread++) {
+		snprintf(a.addr, sizeof(a.addr), "unix:/tmp/dvx-gpu-nvl-ll-%d-%d.sock", (int)getpid(),
+			 spread);
+		a.spread = spread;
+		ret = dvx_test_fork_all(2, ll_main, &a);
+		if (ret == SKIP) {
+			skipped = 1;
+			skip();
+		}
+		if (ret)
+			fail_msg("flagged lines, two processes (%s): a rank failed (%d)",
+				 spread ? "GPU r % count" : "one GPU", ret);
+		printf("small messages: 2 processes %s, flagged lines at every scope, 0 to %u bytes "
+		       "(3 rounds where both share a GPU, else %d), and both sides in one launch (%d "
+		       "rounds), reusing the lines: every byte checked\n",
+		       spread ? "on GPUs r % count" : "on GPU 0", 2 * DVX_NVL_LL_MAX,
+		       quick ? 200 : 3000, quick ? 200 : 3000);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -845,6 +1017,7 @@ int main(void)
 		cmocka_unit_test(test_processes),
 		cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_mixed),
+		cmocka_unit_test(test_small),
 	};
 	const char *q = getenv("DVX_GPU_TEST_QUICK");
 	const char *req = getenv("DVX_GPU_REQUIRED");

@@ -9,12 +9,15 @@
  *    checked on the GPU), signal_all with sums and single slots exact, put_counter with
  *    counters exact, barrier 0; barrier 1 reused across 100 launches; send/recv of 8 B
  *    to 64 MiB with every peer through 4 slots of 64 KiB (up to 1024 pipeline turns),
- *    every byte checked; refusals (another layout version, self, bad id) and waits that
+ *    every byte checked; small messages around the flagged-line threshold (0 B to
+ *    2 * DVX_WIN_LL_MAX, a few rounds back to back) at every scope; refusals (another layout version, self, bad id) and waits that
  *    must time out;
  *  - mixed: 3 ranks as threads of one process, an injected topology (ranks 0 and 1 one
  *    host, rank 2 another), IB over the software NIC (the IB region in host memory the
  *    GPU maps): signal_all and sums over NVL and IB rows at once, barriers across
  *    launches, send/recv with the NVL peer and the IB peer at warp and block scope,
+ *    small messages around the flagged-line threshold, 300 rounds back to back in one
+ *    launch at every scope,
  *    SET refused on an IB peer.
  *
  * Under compute-sanitizer (DVX_GPU_SANITIZER=1) a launch waits for the process's
@@ -63,7 +66,7 @@ static int quick, skipped, sanitizer;
  * spin (compute-sanitizer turns synchronous copies into device-wide waits) */
 struct kern {
 	struct dvx_gpu_module mod;
-	void *rounds, *barrier, *sendrecv, *refuse;
+	void *rounds, *barrier, *sendrecv, *refuse, *srrounds;
 	struct dvx_gpu_hostreg hr;
 	volatile int32_t *st;
 	uint64_t status;
@@ -76,6 +79,7 @@ static int kern_up(struct dvx_gpu *g, struct kern *k)
 	COK(dvx_gpu_module_function(&k->mod, "k_win_rounds", &k->rounds));
 	COK(dvx_gpu_module_function(&k->mod, "k_win_barrier", &k->barrier));
 	COK(dvx_gpu_module_function(&k->mod, "k_win_sendrecv", &k->sendrecv));
+	COK(dvx_gpu_module_function(&k->mod, "k_win_sendrecv_rounds", &k->srrounds));
 	COK(dvx_gpu_module_function(&k->mod, "k_win_refuse", &k->refuse));
 	k->st = aligned_alloc(4096, 4096);
 	if (!k->st)
@@ -187,6 +191,26 @@ static int run_all(struct wrun *w)
 				continue;
 			if (sendrecv(w, scope, len, i + 10 * scope))
 				return 1;
+		}
+	/* small messages back to back around the flagged-line threshold (64 KiB slots:
+	 * dvx_win_ll_max() is DVX_WIN_LL_MAX), every scope; ranks that are processes share
+	 * the GPU and take turns on it, so a few rounds there, hundreds between threads */
+	for (scope = S_THREAD; scope <= S_BLOCK; scope++)
+		for (i = 0; i < 7; i++) {
+			static const uint64_t small[] = { 0, 8, 100, DVX_WIN_LL_MAX - 1, DVX_WIN_LL_MAX,
+							  DVX_WIN_LL_MAX + 1, 2 * DVX_WIN_LL_MAX };
+			uint64_t len = small[i];
+			uint32_t rounds = w->ib ? (quick ? 50 : 300) : 4;
+			uint8_t guard = 0xee;
+			void *args[] = { &w->d, &scope, &len, &rounds, &w->sbuf, &w->rbuf, &tmo,
+					 &w->k->status };
+
+			COK(dvx_gpu_memcpy_htod(w->g, w->rbuf + len, &guard, 1));
+			COK(dvx_bootstrap_barrier(w->bs, TMO));
+			err = run_k(w->g, w->k, w->s, w->k->srrounds, scope_block[scope], args);
+			if (err)
+				CFAIL("rank %d: %u rounds of send/recv, %s scope, %llu B: %d", w->me,
+				      rounds, scope_name[scope], (unsigned long long)len, err);
 		}
 	/* refusals and timeouts */
 	{

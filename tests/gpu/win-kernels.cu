@@ -116,11 +116,11 @@ extern "C" __global__ void k_win_barrier(const struct dvx_win_dev d, uint32_t sc
  * at least @len + 1 bytes; every byte received is checked, and the byte after it must
  * be untouched (0xee, set by the host).
  */
-extern "C" __global__ void k_win_sendrecv(const struct dvx_win_dev d, uint32_t scope, uint64_t len,
-					  uint64_t round, uint8_t *sbuf, uint8_t *rbuf, uint64_t tmo,
-					  int32_t *status)
+/* one exchange of @len bytes with every peer (pairs in one order), every byte checked */
+__device__ static int sendrecv_once(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
+				    uint64_t len, uint64_t round, uint8_t *sbuf, uint8_t *rbuf,
+				    uint64_t tmo)
 {
-	struct dvx_dev_grp g = grp_of(scope);
 	int me = d.rank, n = d.nranks, a, b, err = 0, bad;
 	uint64_t i;
 
@@ -149,6 +149,28 @@ extern "C" __global__ void k_win_sendrecv(const struct dvx_win_dev d, uint32_t s
 			TRY(dvx_dev_grp_first_err(g, bad));
 		}
 out:
+	return err;
+}
+
+extern "C" __global__ void k_win_sendrecv(const struct dvx_win_dev d, uint32_t scope, uint64_t len,
+					  uint64_t round, uint8_t *sbuf, uint8_t *rbuf, uint64_t tmo,
+					  int32_t *status)
+{
+	status[threadIdx.x] = sendrecv_once(grp_of(scope), d, len, round, sbuf, rbuf, tmo);
+}
+
+/* @rounds exchanges of @len bytes back to back in one launch (the slots reused round
+ * after round; small ones go as flagged lines on NVL pairs) */
+extern "C" __global__ void k_win_sendrecv_rounds(const struct dvx_win_dev d, uint32_t scope,
+						 uint64_t len, uint32_t rounds, uint8_t *sbuf,
+						 uint8_t *rbuf, uint64_t tmo, int32_t *status)
+{
+	struct dvx_dev_grp g = grp_of(scope);
+	uint32_t r;
+	int err = 0;
+
+	for (r = 0; r < rounds && !err; r++)
+		err = sendrecv_once(g, d, len, 1000 + r, sbuf, rbuf, tmo);
 	status[threadIdx.x] = err;
 }
 

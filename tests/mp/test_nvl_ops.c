@@ -6,7 +6,9 @@
  * threads (each byte written once, nothing outside the range touched); signals (SET,
  * ADD, an unknown operation); waits for every comparison, a timeout that is an error
  * and leaves the word alone; put-then-signal between threads (the data is there when
- * the signal is); counters.
+ * the signal is); counters; flagged lines (every length to 300 and around
+ * DVX_NVL_LL_MAX, every alignment, 1 to 64 lanes, the refusals, a timeout, a line half
+ * written, a tagged header, two threads ping-ponging 5000 rounds on the same lines).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -172,6 +174,178 @@ static void test_signal_wait(void **state)
 	dvx_nvl_flush();
 }
 
+/* ---- flagged lines -------------------------------------------------------------- */
+
+static uint64_t llbuf[2][(2 * CAP + 64) / 8] DVX_ALIGNED(16);
+
+/* every length to 300 and around the threshold, every source and destination
+ * alignment, 1 to 64 lanes: the lines carry the bytes, the flags the sequence, the
+ * destination is written exactly where it should be */
+static void check_ll(uint64_t len, unsigned so, unsigned dof, uint32_t nlanes, uint32_t seq)
+{
+	uint8_t *lines = (uint8_t *)llbuf[0];
+	uint64_t i, n = dvx_nvl_ll_bytes(len) / DVX_NVL_LL_LINE;
+	uint32_t l;
+
+	for (i = 0; i < sizeof(srcb); i++) {
+		srcb[i] = (uint8_t)(i * 7 + seq);
+		dstb[i] = 0xee;
+	}
+	memset(lines, 0, sizeof(llbuf[0]));
+	for (l = 0; l < nlanes; l++)
+		assert_int_equal(dvx_nvl_ll_put(lines, srcb + so, len, seq, l, nlanes), 0);
+	for (i = 0; i < n; i++) {
+		uint64_t w0, w1;
+
+		dvx_nvl_ll_load(lines + i * 16, &w0, &w1);
+		assert_int_equal(w0 >> 32, seq);
+		assert_int_equal(w1 >> 32, seq);
+	}
+	assert_int_equal(((uint64_t *)lines)[2 * n], 0);	/* nothing past the lines */
+	for (l = 0; l < nlanes; l++)
+		assert_int_equal(dvx_nvl_ll_get(lines, dstb + dof, len, seq, l, nlanes, 0), 0);
+	for (i = 0; i < sizeof(dstb); i++) {
+		uint8_t want = (i >= dof && i < dof + len) ? srcb[so + (i - dof)] : 0xee;
+
+		if (dstb[i] != want)
+			fail_msg("ll len %llu src+%u dst+%u lanes %u: byte %llu is %#x, want %#x",
+				 (unsigned long long)len, so, dof, nlanes, (unsigned long long)i,
+				 dstb[i], want);
+	}
+}
+
+static void test_ll(void **state)
+{
+	static const uint32_t lanes[] = { 1, 2, 3, 7, 32, 64 };
+	uint64_t len;
+	unsigned so, dof;
+	size_t k;
+
+	(void)state;
+	assert_int_equal(dvx_nvl_ll_bytes(0), 16);
+	assert_int_equal(dvx_nvl_ll_bytes(1), 16);
+	assert_int_equal(dvx_nvl_ll_bytes(8), 16);
+	assert_int_equal(dvx_nvl_ll_bytes(9), 32);
+	for (len = 0; len <= 300; len++)
+		for (so = 0; so < 9; so += (len < 40 ? 1 : 4))
+			for (dof = 0; dof < 9; dof += (len < 40 ? 1 : 3))
+				for (k = 0; k < DVX_ARRAY_SIZE(lanes); k++)
+					check_ll(len, so, dof, lanes[k], (uint32_t)(len * 3 + 1));
+	for (k = 0; k < DVX_ARRAY_SIZE(lanes); k++) {
+		check_ll(DVX_NVL_LL_MAX - 1, 1, 0, lanes[k], 0xffffffffu);
+		check_ll(DVX_NVL_LL_MAX, 0, 0, lanes[k], 7);
+		check_ll(DVX_NVL_LL_MAX + 1, 0, 3, lanes[k], 0x80000000u);
+		check_ll(CAP, 8, 8, lanes[k], 2);
+	}
+}
+
+static void test_ll_refusals(void **state)
+{
+	uint8_t *lines = (uint8_t *)llbuf[0];
+	uint64_t t0;
+
+	(void)state;
+	memset(lines, 0, 64);
+	srcb[0] = 1;
+	/* sequence 0 and misaligned lines: -EINVAL, nothing written */
+	assert_int_equal(dvx_nvl_ll_put(lines, srcb, 8, 0, 0, 1), -EINVAL);
+	assert_int_equal(dvx_nvl_ll_put(lines + 8, srcb, 8, 1, 0, 1), -EINVAL);
+	assert_int_equal(((uint64_t *)lines)[0] | ((uint64_t *)lines)[1] | ((uint64_t *)lines)[2], 0);
+	assert_int_equal(dvx_nvl_ll_get(lines, dstb, 8, 0, 0, 1, 0), -EINVAL);
+	assert_int_equal(dvx_nvl_ll_get(lines + 8, dstb, 8, 1, 0, 1, 0), -EINVAL);
+	/* lines never written, or of another sequence: a timeout, lines untouched */
+	t0 = dvx_nvl_now_ns();
+	assert_int_equal(dvx_nvl_ll_get(lines, dstb, 8, 1, 0, 1, 10000000ull), -ETIMEDOUT);
+	assert_true(dvx_nvl_now_ns() - t0 >= 10000000ull);
+	assert_int_equal(dvx_nvl_ll_put(lines, srcb, 24, 5, 0, 1), 0);
+	assert_int_equal(dvx_nvl_ll_get(lines, dstb, 24, 6, 0, 1, 1000000ull), -ETIMEDOUT);
+	/* one word of a line carrying the sequence is not the line */
+	((uint64_t *)lines)[3] &= 0xffffffffu;
+	assert_int_equal(dvx_nvl_ll_get(lines, dstb, 24, 5, 0, 1, 1000000ull), -ETIMEDOUT);
+	((uint64_t *)lines)[3] |= 5ull << 32;
+	assert_int_equal(dvx_nvl_ll_get(lines, dstb, 24, 5, 0, 1, 0), 0);
+}
+
+/* a header line with a tag before the payload: taken only under the right tag */
+static void test_ll_tagged(void **state)
+{
+	uint8_t *hdr = (uint8_t *)llbuf[0];	/* the lines follow it */
+	uint64_t len;
+
+	(void)state;
+	for (len = 0; len <= 100; len++) {
+		uint64_t i;
+
+		memset(llbuf[0], 0, sizeof(llbuf[0]));
+		memset(dstb, 0xee, sizeof(dstb));
+		for (i = 0; i < len; i++)
+			srcb[i] = (uint8_t)(i + len);
+		assert_int_equal(dvx_nvl_ll_put_tagged(hdr, len | (len << 40), srcb, len, 9, 0, 1), 0);
+		/* another tag: -EMSGSIZE, nothing taken */
+		assert_int_equal(dvx_nvl_ll_get_tagged(hdr, len + 1, dstb, len, 9, 0, 1, 0),
+				 -EMSGSIZE);
+		assert_int_equal(dstb[0], 0xee);
+		/* another sequence: not there */
+		assert_int_equal(dvx_nvl_ll_get_tagged(hdr, len | (len << 40), dstb, len, 8, 0, 1,
+						       1000000ull), -ETIMEDOUT);
+		assert_int_equal(dvx_nvl_ll_get_tagged(hdr, len | (len << 40), dstb, len, 9, 0, 1,
+						       0), 0);
+		assert_memory_equal(dstb, srcb, len);
+		assert_int_equal(dstb[len], 0xee);
+	}
+	assert_int_equal(dvx_nvl_ll_put_tagged(hdr + 8, 1, srcb, 8, 1, 0, 1), -EINVAL);
+	assert_int_equal(dvx_nvl_ll_get_tagged(hdr + 8, 1, dstb, 8, 1, 0, 1, 0), -EINVAL);
+}
+
+/* two threads ping-pong 5000 rounds on the same lines (sequence = round, lengths
+ * changing every round), each checking every byte it takes */
+static void *ll_side(void *arg)
+{
+	int me = (int)(uintptr_t)arg;
+	uint8_t *mine = (uint8_t *)llbuf[me], *peer = (uint8_t *)llbuf[1 - me];
+	uint8_t out[600], in[600];
+	uint32_t r, i;
+
+	for (r = 1; r <= 5000; r++) {
+		uint64_t len = (r * 37) % 600;
+
+		if (me == 0) {
+			for (i = 0; i < len; i++)
+				out[i] = (uint8_t)(r + i);
+			if (dvx_nvl_ll_put(peer, out, len, r, 0, 1) ||
+			    dvx_nvl_ll_get(mine, in, len, r, 0, 1, 10000000000ull))
+				return (void *)1;
+		} else {
+			if (dvx_nvl_ll_get(mine, in, len, r, 0, 1, 10000000000ull))
+				return (void *)1;
+			for (i = 0; i < len; i++)
+				if (in[i] != (uint8_t)(r + i))
+					return (void *)2;
+			if (dvx_nvl_ll_put(peer, in, len, r, 0, 1))
+				return (void *)1;
+		}
+		if (me == 0)
+			for (i = 0; i < len; i++)
+				if (in[i] != (uint8_t)(r + i))
+					return (void *)2;
+	}
+	return NULL;
+}
+
+static void test_ll_threads(void **state)
+{
+	pthread_t th;
+	void *ret, *ret0;
+
+	(void)state;
+	memset(llbuf, 0, sizeof(llbuf));
+	assert_int_equal(pthread_create(&th, NULL, ll_side, (void *)(uintptr_t)1), 0);
+	ret0 = ll_side((void *)(uintptr_t)0);
+	pthread_join(th, &ret);
+	assert_null(ret0);
+	assert_null(ret);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,6 +353,10 @@ int main(void)
 		cmocka_unit_test(test_copy_threads),
 		cmocka_unit_test(test_put_signal_threads),
 		cmocka_unit_test(test_signal_wait),
+		cmocka_unit_test(test_ll),
+		cmocka_unit_test(test_ll_refusals),
+		cmocka_unit_test(test_ll_tagged),
+		cmocka_unit_test(test_ll_threads),
 	};
 
 	return cmocka_run_group_tests_name("mp-nvl-ops", tests, NULL, NULL);

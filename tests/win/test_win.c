@@ -545,6 +545,17 @@ static void rank_run(struct wrank *r)
 			RWANT(r, dvx_win_recv(&win, 0, rbuf, 50, 10 * SEC, &rep), -EMSGSIZE);
 			ROK(r, dvx_win_recv(&win, 0, rbuf, 100, 10 * SEC, &rep));
 		}
+		/* NVL: a small message (flagged lines) met by a receive of a large one, and
+		 * the other way round: -EMSGSIZE both, nothing consumed */
+		if (me == 0) {
+			ROK(r, dvx_win_send(&win, 1, sendb, 100, 10 * SEC, &rep));
+			ROK(r, dvx_win_send(&win, 1, sendb, 200, 10 * SEC, &rep));
+		} else {
+			RWANT(r, dvx_win_recv(&win, 0, rbuf, 200, 10 * SEC, &rep), -EMSGSIZE);
+			ROK(r, dvx_win_recv(&win, 0, rbuf, 100, 10 * SEC, &rep));
+			RWANT(r, dvx_win_recv(&win, 0, rbuf, 100, 10 * SEC, &rep), -EMSGSIZE);
+			ROK(r, dvx_win_recv(&win, 0, rbuf, 200, 10 * SEC, &rep));
+		}
 	}
 	/* reset_signals zeroes both inboxes' signals */
 	ROK(r, dvx_bootstrap_barrier(&bs, c.timeout_ns));

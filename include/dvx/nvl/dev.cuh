@@ -82,6 +82,25 @@ DVX_DEV int dvx_nvl_dev_post(const struct dvx_dev_grp &g, void *dst, const void 
 }
 
 /**
+ * dvx_nvl_dev_put_grid() - copy @len bytes from @src to @dst with every thread of the
+ * launch: the threads' 16-byte vectors interleaved across the whole grid (coalesced,
+ * each thread DVX_NVL_COPY_UNROLL loads in flight once it has that many), the launch
+ * sized to the transfer with dvx_nvl_put_blocks(). Nothing is synchronised or fenced
+ * (a grid cannot synchronise): the kernel's end, or a counter per block after
+ * __syncthreads() and dvx_nvl_flush(), says the data is there.
+ * @dst, @src, @len: as dvx_nvl_dev_post(); every thread passes the same
+ *
+ * Context: device; every thread of the grid. Return: nothing.
+ */
+DVX_DEV void dvx_nvl_dev_put_grid(void *dst, const void *src, uint64_t len)
+{
+	const struct dvx_dev_grp b = dvx_dev_block();
+	uint32_t block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+
+	dvx_nvl_copy(dst, src, len, block * b.size + b.lane, gridDim.x * gridDim.y * gridDim.z * b.size);
+}
+
+/**
  * dvx_nvl_dev_put(), dvx_nvl_dev_put_signal(), dvx_nvl_dev_put_counter(),
  * dvx_nvl_dev_put_signal_counter(), dvx_nvl_dev_signal() - dvx_nvl_dev_post() of one
  * shape each: the copy alone; the copy and one signal; the copy and this rank's
@@ -147,6 +166,56 @@ DVX_DEV int dvx_nvl_dev_wait(const struct dvx_dev_grp &g, const uint64_t *w, uin
 	if (g.lane == 0)
 		err = dvx_nvl_wait(w, cmp, value, timeout_ns, nullptr);
 	return dvx_dev_grp_bcast(g, err);
+}
+
+/**
+ * dvx_nvl_dev_put_ll() - a small
+ * message as flagged lines (dvx_nvl_ll_put(); docs/mp.md, "Small messages"): the data
+ * and its signal in the same stores, no fence. The peer takes it with
+ * dvx_nvl_dev_wait_ll() on the same lines and sequence.
+ * @g:		the group (dvx/gpu/grp.cuh), its lanes sharing the lines
+ * @lines:	the peer's lines (through the mapping), 16-byte aligned,
+ *		dvx_nvl_ll_bytes(@len) bytes
+ * @src:	the payload (any alignment)
+ * @len:	payload bytes; the path pays two bytes of link per payload byte, so it is
+ *		meant for messages up to a few KiB (DVX_NVL_LL_MAX)
+ * @seq:	this message's sequence number, not 0, new each time the lines are reused
+ *
+ * Context: device; the scope's whole group, same arguments. Return: 0 or -EINVAL
+ * (@seq 0, misaligned @lines: nothing written).
+ */
+DVX_DEV int dvx_nvl_dev_put_ll(const struct dvx_dev_grp &g, void *lines, const void *src,
+			       uint64_t len, uint32_t seq)
+{
+	int err = dvx_nvl_ll_put(lines, src, len, seq, g.lane, g.size);
+
+	dvx_dev_grp_sync(g);
+	return err;
+}
+
+/**
+ * dvx_nvl_dev_wait_ll() - wait for
+ * message @seq in flagged lines of this rank's memory and copy its payload to @dst:
+ * every lane polls its share of the lines (dvx_nvl_ll_get()); the group returns
+ * together, @dst complete for all of it on success.
+ * @g:		the group (dvx/gpu/grp.cuh), its lanes sharing the lines
+ * @lines:	the lines, 16-byte aligned
+ * @dst:	@len bytes
+ * @len:	payload bytes, as the writer's
+ * @seq:	the sequence waited for
+ * @timeout_ns:	how long
+ *
+ * Context: device; the scope's whole group. Return: 0; -ETIMEDOUT (some line never
+ * came: the lines are left as they are, waiting again is safe); -EINVAL.
+ */
+DVX_DEV int dvx_nvl_dev_wait_ll(const struct dvx_dev_grp &g, const void *lines, void *dst,
+				uint64_t len, uint32_t seq, uint64_t timeout_ns)
+{
+	int err = dvx_nvl_ll_get(lines, dst, len, seq, g.lane, g.size, timeout_ns);
+	/* every lane's share of @dst, to the whole group, and one answer for all */
+	bool late = dvx_dev_grp_sync_any(g, err == -ETIMEDOUT);
+
+	return err == -EINVAL ? -EINVAL : late ? -ETIMEDOUT : 0;
 }
 
 #endif /* __CUDACC__ */

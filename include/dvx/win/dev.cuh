@@ -581,6 +581,32 @@ DVX_DEV int dvx_win_put_signal_counter(const struct dvx_dev_grp &g, const struct
 /* ---- send / recv ---- */
 
 /**
+ * dvx_win_ll_put(), dvx_win_ll_get() - the flagged-line halves of dvx_win_send() and
+ * dvx_win_recv() for a small message (dvx_win_ll_max()): header and payload lines of
+ * @slot under @seq (dvx_nvl_ll_put_tagged(), dvx_nvl_ll_get_tagged()); out of line.
+ * @slot:	the slot (16-byte aligned)
+ * @n:		the message's bytes (the header's tag)
+ * @src, @dst:	the payload
+ * @seq:	dvx_win_ll_seq() of the chunk
+ * @lane, @nlanes: the group's
+ * @timeout_ns:	get: how long
+ *
+ * Context: device, every thread of the group. Return: as the dvx_nvl_ll_* calls.
+ */
+__device__ __noinline__ static int dvx_win_ll_put(void *slot, uint64_t n, const void *src, uint32_t seq,
+						 uint32_t lane, uint32_t nlanes)
+{
+	return dvx_nvl_ll_put_tagged(slot, n, src, n, seq, lane, nlanes);
+}
+
+__device__ __noinline__ static int dvx_win_ll_get(const void *slot, uint64_t n, void *dst, uint32_t seq,
+						 uint32_t lane, uint32_t nlanes, uint64_t timeout_ns)
+{
+	return dvx_nvl_ll_get_tagged(slot, n, dst, n, seq, lane,
+				     nlanes, timeout_ns);
+}
+
+/**
  * dvx_win_send() - @n bytes (any size, 0 too) from @src to @target through the
  * staging slots: per chunk the leader waits for the slot's credit, the group copies
  * the chunk (NVL: into the peer's slot; IB: into this rank's send slot, then the
@@ -628,9 +654,32 @@ DVX_DEV int dvx_win_send(const struct dvx_dev_grp &g, const struct dvx_win_dev &
 		dst = e->kind == DVX_MP_NVL ?
 			(uint8_t *)(e->nvl_base + dvx_win_nvl_slot_off(ge, (uint32_t)e->row_at, slot)) :
 			(uint8_t *)(d.ib_base + dvx_win_ib_sslot_off(ge, (uint32_t)e->row, slot));
+		if (e->kind == DVX_MP_NVL && n <= dvx_win_ll_max(ge)) {
+			/* a small message: header and payload as flagged lines, no fence;
+			 * the ready word counts the slot's use (relaxed: nobody waits for
+			 * it on this path) */
+			err = dvx_win_ll_put(dst, n, src, dvx_win_ll_seq(k), g.lane, g.size);
+			if (g.lane == 0 && !err) {
+				err = dvx_nvl_signal_relaxed(
+					(uint64_t *)(e->nvl_base +
+						     dvx_win_nvl_ready_off(ge, (uint32_t)e->row_at, slot)),
+					DVX_NVL_SIG_ADD, 1);
+				if (!err)
+					*(volatile uint64_t *)cursor = k + 1;
+			}
+			err = dvx_dev_grp_bcast(g, err);
+			continue;
+		}
 		if (g.lane == 0) {
-			((uint64_t *)dst)[0] = n;
-			((uint64_t *)dst)[1] = k;	/* the stream's chunk number */
+			if (e->kind == DVX_MP_NVL) {
+				/* the header as a flagged line (the receiver of a small
+				 * message reads it so), ordered before the ready word */
+				dvx_nvl_ll_store(dst, (n & 0xffffffffu) | (uint64_t)dvx_win_ll_seq(k) << 32,
+						 (n >> 32) | (uint64_t)dvx_win_ll_seq(k) << 32);
+			} else {
+				((uint64_t *)dst)[0] = n;
+				((uint64_t *)dst)[1] = k;	/* the stream's chunk number */
+			}
 		}
 		if (len)
 			dvx_nvl_copy(dst + DVX_WIN_HDR, (const uint8_t *)src + c * pay, len, g.lane, g.size);
@@ -698,6 +747,24 @@ DVX_DEV int dvx_win_recv(const struct dvx_dev_grp &g, const struct dvx_win_dev &
 			(const uint8_t *)(d.nvl_base + dvx_win_nvl_slot_off(ge, (uint32_t)e->row, slot)) :
 			(const uint8_t *)(d.ib_base + dvx_win_ib_rslot_off(ge, (uint32_t)e->row, slot));
 
+		if (e->kind == DVX_MP_NVL && n <= dvx_win_ll_max(ge)) {
+			/* a small message: the group polls the flagged lines themselves (no
+			 * ready word, no acquire); another size is -EMSGSIZE, nothing taken */
+			err = dvx_win_ll_get(s, n, dst, dvx_win_ll_seq(k), g.lane, g.size, timeout_ns);
+			err = dvx_dev_grp_first_err(g, err);
+			dvx_dev_grp_sync(g);	/* every lane's share of @dst, to the leader */
+			if (err)
+				break;
+			if (g.lane == 0) {
+				err = dvx_win_remote_add(d, peer, e,
+							 dvx_win_nvl_credit_off(ge, (uint32_t)e->row_at),
+							 0, DVX_NVL_SIG_ADD, 1);
+				if (!err)
+					*(volatile uint64_t *)cursor = k + 1;
+			}
+			err = dvx_dev_grp_bcast(g, err);
+			continue;
+		}
 		if (g.lane == 0) {
 			const uint64_t *rw = e->kind == DVX_MP_NVL ?
 				(const uint64_t *)(d.nvl_base + dvx_win_nvl_ready_off(ge, (uint32_t)e->row, slot)) :
@@ -707,10 +774,19 @@ DVX_DEV int dvx_win_recv(const struct dvx_dev_grp &g, const struct dvx_win_dev &
 				dvx_p2p_dev_wait_counter(d.ib, peer, d.channel, rw, DVX_CMP_GE,
 							 k / ge->slots + 1, timeout_ns) :
 				dvx_nvl_wait(rw, DVX_CMP_GE, k / ge->slots + 1, timeout_ns, nullptr);
-			if (!err && ((const volatile uint64_t *)s)[0] != n)
+			if (!err && e->kind == DVX_MP_NVL) {
+				/* the flagged header (a small message's relaxed ready may come
+				 * before it): its sequence, then the size */
+				err = dvx_nvl_ll_wait_hdr(s, n, dvx_win_ll_seq(k),
+							  timeout_ns < DVX_WIN_HDR_NS ? timeout_ns :
+							  DVX_WIN_HDR_NS);
+				if (err == -ETIMEDOUT)
+					err = -EPROTO;	/* a stale or foreign slot */
+			} else if (!err && ((const volatile uint64_t *)s)[0] != n) {
 				err = -EMSGSIZE;
-			else if (!err && ((const volatile uint64_t *)s)[1] != k)
+			} else if (!err && ((const volatile uint64_t *)s)[1] != k) {
 				err = -EPROTO;	/* a stale or foreign slot */
+			}
 		}
 		err = dvx_dev_grp_bcast(g, err);
 		if (err)

@@ -48,6 +48,9 @@ DVX_BEGIN_DECLS
 #define DVX_WIN_NVL_WORD 128u	/* bytes between two NVL words */
 #define DVX_WIN_IB_WORD 8u	/* bytes between two IB words */
 #define DVX_WIN_HDR 16u		/* header of a send/recv slot: message bytes, chunk number */
+#define DVX_WIN_LL_MAX 2048u	/* NVL: messages up to this go as flagged lines (DVX_NVL_LL_MAX) */
+#define DVX_WIN_HDR_NS 10000000ull	/* NVL: how long a receiver looks for a header after its
+					 * ready word (a stale slot: -EPROTO) */
 #define DVX_WIN_PEER_BYTES 128u	/* struct dvx_win_dev_peer */
 
 /* limits of a configuration */
@@ -205,6 +208,32 @@ DVX_INLINE uint64_t dvx_win_nvl_slot_off(const struct dvx_win_geom *g, uint32_t 
 {
 	return g->nvl_rows0 + (uint64_t)row * g->nvl_row + g->nvl_slots +
 	       (uint64_t)slot * g->slot_bytes;
+}
+
+/**
+ * dvx_win_ll_max() - NVL: the largest message send/recv carries as flagged lines in
+ * one slot (docs/win.md): DVX_WIN_LL_MAX, or what half a slot's payload holds.
+ * @g:		the geometry
+ *
+ * Context: any, host or device. Return: bytes (0 without slots).
+ */
+DVX_INLINE uint64_t dvx_win_ll_max(const struct dvx_win_geom *g)
+{
+	uint64_t m = g->slot_bytes > DVX_WIN_HDR ? (g->slot_bytes - DVX_WIN_HDR) / 2 : 0;
+
+	return m < DVX_WIN_LL_MAX ? m : DVX_WIN_LL_MAX;
+}
+
+/**
+ * dvx_win_ll_seq() - NVL: the sequence a slot's header (and flagged lines) carry for
+ * chunk @k of a pair's stream: never 0, different for two uses of a slot.
+ * @k:		the chunk's number
+ *
+ * Context: any, host or device. Return: the sequence.
+ */
+DVX_INLINE uint32_t dvx_win_ll_seq(uint64_t k)
+{
+	return (uint32_t)(k % 0xffffffffu) + 1;
 }
 
 /** dvx_win_ib_sig_off() - IB: signal @id of row @row. */
