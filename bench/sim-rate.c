@@ -6,7 +6,7 @@
  * with no WQE decoding, key checks or CQEs).
  *
  * The sim objects (two NICs, a connected QP pair, CQs, MRs) are set up by hand as in
- * tests/sim/test_sim_exec.c, with the control half's lookups stubbed here, so only
+ * tests/hal/sim/test_sim_exec.c, with the control half's lookups stubbed here, so only
  * the execution path is timed: WQEs are built (untimed) with the project's builders
  * one ring lap at a time, then executed (timed) by dvx_sim_exec_qp(). Doorbell watching
  * and the progress loop (hal/sim/fabric.c) are not part of the number.

@@ -358,7 +358,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	return 0;
 }
 
-/* ---- seeds: tests/decode/test_hexparse.c's dumps, numbers, dvx-wqe command lines ---- */
+/* ---- seeds: tests/mlx5/decode/test_hexparse.c's dumps, numbers, dvx-wqe command lines ---- */
 
 static void seed_hex(const char *name, const char *text)
 {

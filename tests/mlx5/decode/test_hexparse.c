@@ -2,11 +2,11 @@
 /*
  * tools/hexparse.c: hex dumps as people paste them, and numbers on command lines.
  */
-#include "../lib/dvx_test.h"
+#include "../../lib/dvx_test.h"
 
 #include <errno.h>
 
-#include "../../tools/hexparse.h"
+#include "../../../tools/hexparse.h"
 
 static uint8_t out[256];
 static char err[256];

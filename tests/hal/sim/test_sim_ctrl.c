@@ -13,8 +13,8 @@
 #include <errno.h>
 #include <sched.h>
 
-#include "../lib/dvx_test.h"
-#include "../lib/sim_trace.h"
+#include "../../lib/dvx_test.h"
+#include "../../lib/sim_trace.h"
 
 #include <dvx/byteorder.h>
 #include <dvx/hal/sim.h>

@@ -21,7 +21,7 @@
  * replayed reads again); the set-up's errors (bad arguments, a rank that never comes:
  * -ETIMEDOUT).
  */
-#include "../lib/dvx_test.h"
+#include "../../lib/dvx_test.h"
 
 #include <errno.h>
 #include <signal.h>

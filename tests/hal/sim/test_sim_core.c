@@ -10,7 +10,7 @@
  * later WQEs flushed), recovery, and two ranks as threads with and without the sim's
  * progress thread.
  */
-#include "../lib/dvx_test.h"
+#include "../../lib/dvx_test.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -27,7 +27,7 @@
 #include <dvx/mlx5/sq.h>
 #include <dvx/mlx5/wqe.h>
 
-#include "../../hal/sim/exec.h"	/* the sim's vendor syndromes (enum sim_exec_vendor) */
+#include "../../../hal/sim/exec.h"	/* the sim's vendor syndromes (enum sim_exec_vendor) */
 
 #define NNIC 3			/* sim_0, sim_1: ConnectX-7 like; sim_2: without core-direct */
 #define Q_MEM (1u << 20)	/* per rank: queue memory (one umem) */

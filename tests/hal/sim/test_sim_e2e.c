@@ -5,7 +5,7 @@
  * (dvx/mlx5/cmd.h), WQEs posted with dvx/mlx5/sq.h (doorbell record, then the UAR
  * write), the model run with dvx_sim_step(), CQEs read with dvx/mlx5/cqe.h.
  */
-#include "../lib/dvx_test.h"
+#include "../../lib/dvx_test.h"
 
 #include <errno.h>
 #include <dvx/hal.h>

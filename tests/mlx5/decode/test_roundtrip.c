@@ -6,7 +6,7 @@
  * byte-identical bytes into a second ring - at ring sizes of 1 to 64 WQEBBs and at
  * indices where the WQE runs past the ring's end and where the 16-bit index wraps.
  */
-#include "../lib/dvx_test.h"
+#include "../../lib/dvx_test.h"
 
 #include <errno.h>
 

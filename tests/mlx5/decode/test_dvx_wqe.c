@@ -5,7 +5,7 @@
  * ../tools/dvx-wqe next to this binary's directory ($(O)/tests -> $(O)/tools);
  * 'make check' builds the tools before it runs the tests.
  */
-#include "../lib/dvx_test.h"
+#include "../../lib/dvx_test.h"
 
 #include <limits.h>
 #include <sys/wait.h>

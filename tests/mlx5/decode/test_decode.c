@@ -4,7 +4,7 @@
  * WQEs, the text formats, CQEs of every sort, the name tables, and rdma-core's
  * mlx5dv.h as a second opinion on the bytes where it is installed.
  */
-#include "../lib/dvx_test.h"
+#include "../../lib/dvx_test.h"
 
 #include <errno.h>
 

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../lib/dvx_test.h"
+#include "../../lib/dvx_test.h"
 
 #include <dvx/hal.h>
 #include <dvx/hal/sim.h>

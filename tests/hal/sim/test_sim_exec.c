@@ -6,15 +6,15 @@
  * (dvx/mlx5/wqe.h, rq.h) and CQEs read back with its decoder (dvx/mlx5/cqe.h): the
  * model and the builders check each other (the sim has its own decoders).
  */
-#include "../lib/dvx_test.h"
+#include "../../lib/dvx_test.h"
 
 #include <errno.h>
 #include <dvx/mlx5/cqe.h>
 #include <dvx/mlx5/rq.h>
 #include <dvx/mlx5/wqe.h>
 
-#include "../../hal/sim/sim.h"
-#include "../../hal/sim/exec.h"
+#include "../../../hal/sim/sim.h"
+#include "../../../hal/sim/exec.h"
 
 #define T_SQ_LOG 4u		/* 16 WQEBBs */
 #define T_RQ_LOG 3u		/* 8 receives */

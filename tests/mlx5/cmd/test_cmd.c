@@ -7,7 +7,7 @@
  * arithmetic (raw_get/raw_put/raw_mask), so a wrong macro in cmd.h and a wrong
  * accessor in ifc.h both show up as a mismatch.
  */
-#include "../lib/dvx_test.h"
+#include "../../lib/dvx_test.h"
 
 #include <errno.h>
 
