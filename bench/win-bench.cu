@@ -21,7 +21,7 @@ extern "C" __global__ void wb_barrier(const struct dvx_win_dev d, uint32_t iters
 	int err = 0;
 
 	for (i = 0; i < iters && !err; i++)
-		err = dvx_win_barrier(g, d, 0, TMO);
+		err = dvx_win_dev_barrier(g, d, 0, TMO);
 	if (g.lane == 0) {
 		out[0] = wb_now() - t0;
 		out[1] = (uint64_t)(int64_t)err;
@@ -39,13 +39,13 @@ extern "C" __global__ void wb_pingpong(const struct dvx_win_dev d, int peer, uin
 
 	for (i = base + 1; i <= base + iters && !err; i++) {
 		if (d.rank == 0) {
-			err = dvx_win_signal_peer(g, d, peer, 0, DVX_NVL_SIG_ADD, 1);
+			err = dvx_win_dev_signal_peer(g, d, peer, 0, DVX_NVL_SIG_ADD, 1);
 			if (!err)
-				err = dvx_win_wait_signal_from(g, d, peer, 0, DVX_CMP_GE, i, TMO, nullptr);
+				err = dvx_win_dev_wait_signal_from(g, d, peer, 0, DVX_CMP_GE, i, TMO, nullptr);
 		} else {
-			err = dvx_win_wait_signal_from(g, d, peer, 0, DVX_CMP_GE, i, TMO, nullptr);
+			err = dvx_win_dev_wait_signal_from(g, d, peer, 0, DVX_CMP_GE, i, TMO, nullptr);
 			if (!err)
-				err = dvx_win_signal_peer(g, d, peer, 0, DVX_NVL_SIG_ADD, 1);
+				err = dvx_win_dev_signal_peer(g, d, peer, 0, DVX_NVL_SIG_ADD, 1);
 		}
 	}
 	out[0] = wb_now() - t0;
@@ -71,13 +71,13 @@ extern "C" __global__ void wb_put(const struct dvx_win_dev d, const struct dvx_p
 		struct dvx_win_xfer x = { &src, off, off, tile };
 
 		for (r = 0; r < reps && !err; r++)
-			err = dvx_win_put_signal(g, d, 1, &x, 2, 1);
+			err = dvx_win_dev_put_signal(g, d, 1, &x, 2, 1);
 		if (!err && blockIdx.x == 0)
-			err = dvx_win_wait_signal_from(g, d, 1, 3, DVX_CMP_GE, want3, TMO, nullptr);
+			err = dvx_win_dev_wait_signal_from(g, d, 1, 3, DVX_CMP_GE, want3, TMO, nullptr);
 	} else if (blockIdx.x == 0) {
-		err = dvx_win_wait_signal_from(g, d, 0, 2, DVX_CMP_GE, want, TMO, nullptr);
+		err = dvx_win_dev_wait_signal_from(g, d, 0, 2, DVX_CMP_GE, want, TMO, nullptr);
 		if (!err)
-			err = dvx_win_signal_peer(g, d, 0, 3, DVX_NVL_SIG_ADD, 1);
+			err = dvx_win_dev_signal_peer(g, d, 0, 3, DVX_NVL_SIG_ADD, 1);
 	}
 	if (g.lane == 0 && blockIdx.x == 0) {
 		out[0] = wb_now() - t0;
@@ -121,13 +121,13 @@ extern "C" __global__ void __launch_bounds__(512) wb_sendrecv(const struct dvx_w
 
 	for (r = 0; r < reps && !err; r++) {
 		if (d.rank == 0) {
-			err = dvx_win_send(g, d, 1, sbuf, len, TMO);
+			err = dvx_win_dev_send(g, d, 1, sbuf, len, TMO);
 			if (!err)
-				err = dvx_win_recv(g, d, 1, rbuf, 8, TMO);
+				err = dvx_win_dev_recv(g, d, 1, rbuf, 8, TMO);
 		} else {
-			err = dvx_win_recv(g, d, 0, rbuf, len, TMO);
+			err = dvx_win_dev_recv(g, d, 0, rbuf, len, TMO);
 			if (!err)
-				err = dvx_win_send(g, d, 0, sbuf, 8, TMO);
+				err = dvx_win_dev_send(g, d, 0, sbuf, 8, TMO);
 		}
 	}
 	if (g.lane == 0) {

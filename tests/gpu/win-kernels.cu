@@ -52,11 +52,11 @@ extern "C" __global__ void k_win_rounds(const struct dvx_win_dev d, uint32_t sco
 				struct dvx_win_xfer x = { &src, (uint64_t)p * slot, (uint64_t)me * slot,
 							  slot };
 
-				TRY(dvx_win_put_signal(g, d, p, &x, 0, 1));
+				TRY(dvx_win_dev_put_signal(g, d, p, &x, 0, 1));
 			}
 		}
 		if (d.data)
-			TRY(dvx_win_wait_signal(g, d, 0, DVX_CMP_GE, (r + 1) * (uint64_t)(n - 1), tmo,
+			TRY(dvx_win_dev_wait_signal(g, d, 0, DVX_CMP_GE, (r + 1) * (uint64_t)(n - 1), tmo,
 						nullptr));
 		bad = 0;
 		for (p = 0; p < n && d.data; p++) {
@@ -71,11 +71,11 @@ extern "C" __global__ void k_win_rounds(const struct dvx_win_dev d, uint32_t sco
 					bad = -EIO;
 		}
 		TRY(dvx_dev_grp_first_err(g, bad));
-		TRY(dvx_win_signal_all(g, d, 1, DVX_NVL_SIG_ADD, (uint64_t)me + 1));
-		TRY(dvx_win_wait_signal(g, d, 1, DVX_CMP_EQ, sum * (r + 1), tmo, nullptr));
+		TRY(dvx_win_dev_signal_all(g, d, 1, DVX_NVL_SIG_ADD, (uint64_t)me + 1));
+		TRY(dvx_win_dev_wait_signal(g, d, 1, DVX_CMP_EQ, sum * (r + 1), tmo, nullptr));
 		for (p = 0; p < n; p++)
 			if (p != me)
-				TRY(dvx_win_wait_signal_from(g, d, p, 1, DVX_CMP_EQ, (uint64_t)(p + 1) * (r + 1),
+				TRY(dvx_win_dev_wait_signal_from(g, d, p, 1, DVX_CMP_EQ, (uint64_t)(p + 1) * (r + 1),
 							     tmo, nullptr));
 		for (p = 0; p < n && d.data; p++) {
 			if (p == me)
@@ -84,13 +84,13 @@ extern "C" __global__ void k_win_rounds(const struct dvx_win_dev d, uint32_t sco
 				struct dvx_win_xfer x = { &src, (uint64_t)p * slot, (uint64_t)me * slot,
 							  64 };
 
-				TRY(dvx_win_put_counter(g, d, p, &x, 0));
+				TRY(dvx_win_dev_put_counter(g, d, p, &x, 0));
 			}
-			TRY(dvx_win_wait_counter(g, d, p, 0, DVX_CMP_GE, r + 1, tmo));
+			TRY(dvx_win_dev_wait_counter(g, d, p, 0, DVX_CMP_GE, r + 1, tmo));
 			TRY(dvx_dev_grp_first_err(g, dvx_win_read_counter(d, p, 0) != r + 1 ? -EBADMSG : 0));
 		}
 		/* nobody overwrites a slot before its owner read it */
-		TRY(dvx_win_barrier(g, d, 0, tmo));
+		TRY(dvx_win_dev_barrier(g, d, 0, tmo));
 	}
 out:
 	status[threadIdx.x] = err;
@@ -106,7 +106,7 @@ extern "C" __global__ void k_win_barrier(const struct dvx_win_dev d, uint32_t sc
 	int err = 0;
 
 	for (k = 0; k < iters && !err; k++)
-		err = dvx_win_barrier(g, d, id, tmo);
+		err = dvx_win_dev_barrier(g, d, id, tmo);
 	status[threadIdx.x] = err;
 }
 
@@ -134,11 +134,11 @@ __device__ static int sendrecv_once(const struct dvx_dev_grp &g, const struct dv
 				sbuf[i] = wpat(me, other, round, i);
 			dvx_dev_grp_sync(g);
 			if (me == a) {
-				TRY(dvx_win_send(g, d, other, sbuf, len, tmo));
-				TRY(dvx_win_recv(g, d, other, rbuf, len, tmo));
+				TRY(dvx_win_dev_send(g, d, other, sbuf, len, tmo));
+				TRY(dvx_win_dev_recv(g, d, other, rbuf, len, tmo));
 			} else {
-				TRY(dvx_win_recv(g, d, other, rbuf, len, tmo));
-				TRY(dvx_win_send(g, d, other, sbuf, len, tmo));
+				TRY(dvx_win_dev_recv(g, d, other, rbuf, len, tmo));
+				TRY(dvx_win_dev_send(g, d, other, sbuf, len, tmo));
 			}
 			bad = 0;
 			for (i = g.lane; i < len; i += g.size)
@@ -182,18 +182,18 @@ extern "C" __global__ void k_win_refuse(const struct dvx_win_dev d, uint32_t ver
 	int p = (d.rank + 1) % d.nranks, err = 0;
 
 	bad.version = version;
-	if (dvx_win_barrier(g, bad, 0, 1000) != -EPROTO)
+	if (dvx_win_dev_barrier(g, bad, 0, 1000) != -EPROTO)
 		err = 1;
-	else if (dvx_win_signal_peer(g, d, d.rank, 0, DVX_NVL_SIG_ADD, 1) != -EINVAL)
+	else if (dvx_win_dev_signal_peer(g, d, d.rank, 0, DVX_NVL_SIG_ADD, 1) != -EINVAL)
 		err = 2;
-	else if (dvx_win_signal_peer(g, d, p, d.geom.signals, DVX_NVL_SIG_ADD, 1) != -EINVAL)
+	else if (dvx_win_dev_signal_peer(g, d, p, d.geom.signals, DVX_NVL_SIG_ADD, 1) != -EINVAL)
 		err = 3;
 	else if (dvx_win_kind(d, p) == DVX_MP_IB &&
-		 dvx_win_signal_peer(g, d, p, 0, DVX_NVL_SIG_SET, 1) != -ENOTSUP)
+		 dvx_win_dev_signal_peer(g, d, p, 0, DVX_NVL_SIG_SET, 1) != -ENOTSUP)
 		err = 4;
-	else if (dvx_win_wait_signal_from(g, d, p, 3, DVX_CMP_GE, 1, 2000000, nullptr) != -ETIMEDOUT)
+	else if (dvx_win_dev_wait_signal_from(g, d, p, 3, DVX_CMP_GE, 1, 2000000, nullptr) != -ETIMEDOUT)
 		err = 5;
-	else if (dvx_win_wait_signal(g, d, 3, DVX_CMP_GE, 1, 2000000, nullptr) != -ETIMEDOUT)
+	else if (dvx_win_dev_wait_signal(g, d, 3, DVX_CMP_GE, 1, 2000000, nullptr) != -ETIMEDOUT)
 		err = 6;
 	status[threadIdx.x] = err;
 }

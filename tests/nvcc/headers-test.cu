@@ -136,20 +136,20 @@ __device__ int dvx_win_ops(const struct dvx_dev_grp &g, const struct dvx_win_dev
 	uint64_t seen;
 	int e = 0;
 
-	e |= dvx_win_signal_peer(g, d, 1, 0, DVX_NVL_SIG_ADD, 1);
-	e |= dvx_win_signal_all(g, d, 0, DVX_NVL_SIG_ADD, 1);
-	e |= dvx_win_wait_signal(g, d, 0, DVX_CMP_GE, 1, 1000, &seen);
-	e |= dvx_win_wait_signal_from(g, d, 1, 0, DVX_CMP_EQ, 1, 1000, &seen);
-	e |= dvx_win_wait_counter(g, d, 1, 0, DVX_CMP_GE, 1, 1000);
-	e |= dvx_win_barrier(g, d, 0, 1000);
-	e |= dvx_win_barrier_peer(g, d, 1, 1, 1000);
-	e |= dvx_win_put(g, d, 1, &x);
-	e |= dvx_win_put_signal(g, d, 1, &x, 0, 1);
-	e |= dvx_win_put_counter(g, d, 1, &x, 0);
-	e |= dvx_win_put_signal_counter(g, d, 1, &x, 0, 1, 0);
-	e |= dvx_win_put_ex(g, d, 1, &x, DVX_WIN_PUT_SIG, 0, 1, 0);
-	e |= dvx_win_send(g, d, 1, buf, 1000, 1000);
-	e |= dvx_win_recv(g, d, 1, buf, 1000, 1000);
+	e |= dvx_win_dev_signal_peer(g, d, 1, 0, DVX_NVL_SIG_ADD, 1);
+	e |= dvx_win_dev_signal_all(g, d, 0, DVX_NVL_SIG_ADD, 1);
+	e |= dvx_win_dev_wait_signal(g, d, 0, DVX_CMP_GE, 1, 1000, &seen);
+	e |= dvx_win_dev_wait_signal_from(g, d, 1, 0, DVX_CMP_EQ, 1, 1000, &seen);
+	e |= dvx_win_dev_wait_counter(g, d, 1, 0, DVX_CMP_GE, 1, 1000);
+	e |= dvx_win_dev_barrier(g, d, 0, 1000);
+	e |= dvx_win_dev_barrier_peer(g, d, 1, 1, 1000);
+	e |= dvx_win_dev_put(g, d, 1, &x);
+	e |= dvx_win_dev_put_signal(g, d, 1, &x, 0, 1);
+	e |= dvx_win_dev_put_counter(g, d, 1, &x, 0);
+	e |= dvx_win_dev_put_signal_counter(g, d, 1, &x, 0, 1, 0);
+	e |= dvx_win_dev_put_ex(g, d, 1, &x, DVX_WIN_PUT_SIG, 0, 1, 0);
+	e |= dvx_win_dev_send(g, d, 1, buf, 1000, 1000);
+	e |= dvx_win_dev_recv(g, d, 1, buf, 1000, 1000);
 	return e + (int)dvx_win_read_signal(d, 0) + (int)dvx_win_read_signal_from(d, 1, 0) +
 	       (int)dvx_win_read_counter(d, 1, 0) + dvx_win_reset_counter(d, 1, 0) +
 	       (int)dvx_win_dev_nvlink_address(d, 1, 0) + (int)dvx_win_kind(d, 1);

@@ -156,11 +156,11 @@ DVX_DEV int dvx_win_remote_add(const struct dvx_win_dev &d, int r, const struct 
 /* ---- signals ---- */
 
 /**
- * dvx_win_signal_peer() - add @value to (or set, NVL peers only) signal @id of this
+ * dvx_win_dev_signal_peer() - add @value to (or set, NVL peers only) signal @id of this
  * rank's row at @target, after the group's earlier writes.
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_signal_peer(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
+DVX_DEV int dvx_win_dev_signal_peer(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
 				uint32_t id, uint32_t op, uint64_t value)
 {
 	const struct dvx_win_dev_peer *e = dvx_win_peer(d, target);
@@ -181,12 +181,12 @@ DVX_DEV int dvx_win_signal_peer(const struct dvx_dev_grp &g, const struct dvx_wi
 }
 
 /**
- * dvx_win_signal_all() - dvx_win_signal_peer() to every peer exactly once, the peers
+ * dvx_win_dev_signal_all() - dvx_win_dev_signal_peer() to every peer exactly once, the peers
  * spread over the group's threads. SET with any IB peer is -ENOTSUP before anything
  * is sent.
  * Context: device, every thread of @g. Return: the first error of any thread.
  */
-DVX_DEV int dvx_win_signal_all(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, uint32_t id,
+DVX_DEV int dvx_win_dev_signal_all(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, uint32_t id,
 			       uint32_t op, uint64_t value)
 {
 	int r, err = 0;
@@ -297,11 +297,11 @@ DVX_DEV uint64_t dvx_win_read_signal(const struct dvx_win_dev &d, uint32_t id)
 }
 
 /**
- * dvx_win_wait_signal() - wait until the sum of signal @id over all peers @cmp @value.
+ * dvx_win_dev_wait_signal() - wait until the sum of signal @id over all peers @cmp @value.
  * @seen:	optional: the leader's last sum (what a timed-out wait saw)
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_wait_signal(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, uint32_t id,
+DVX_DEV int dvx_win_dev_wait_signal(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, uint32_t id,
 				uint32_t cmp, uint64_t value, uint64_t timeout_ns, uint64_t *seen)
 {
 	int err = 0;
@@ -316,10 +316,10 @@ DVX_DEV int dvx_win_wait_signal(const struct dvx_dev_grp &g, const struct dvx_wi
 }
 
 /**
- * dvx_win_wait_signal_from() - wait until @peer's signal @id @cmp @value (one word, O(1)).
+ * dvx_win_dev_wait_signal_from() - wait until @peer's signal @id @cmp @value (one word, O(1)).
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_wait_signal_from(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int peer,
+DVX_DEV int dvx_win_dev_wait_signal_from(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int peer,
 				     uint32_t id, uint32_t cmp, uint64_t value, uint64_t timeout_ns,
 				     uint64_t *seen)
 {
@@ -347,11 +347,11 @@ DVX_DEV uint64_t dvx_win_read_counter(const struct dvx_win_dev &d, int peer, uin
 }
 
 /**
- * dvx_win_wait_counter() - wait until counter @id of @peer @cmp @value; on an IB peer
+ * dvx_win_dev_wait_counter() - wait until counter @id of @peer @cmp @value; on an IB peer
  * the lane that raises it is watched (its error is returned).
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_wait_counter(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int peer,
+DVX_DEV int dvx_win_dev_wait_counter(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int peer,
 				 uint32_t id, uint32_t cmp, uint64_t value, uint64_t timeout_ns)
 {
 	const struct dvx_win_dev_peer *e = dvx_win_peer(d, peer);
@@ -399,11 +399,11 @@ DVX_DEV int dvx_win_arrive(const struct dvx_win_dev &d, int r, const struct dvx_
 }
 
 /**
- * dvx_win_bar_wait() - the leader moves barrier @id's expectation by @add (kept in the
+ * dvx_win_dev_bar_wait() - the leader moves barrier @id's expectation by @add (kept in the
  * device region across launches) and waits for it, unless @err already failed the call.
  * Context: device, every thread of @g. Return: 0, @err, -ETIMEDOUT.
  */
-DVX_DEV int dvx_win_bar_wait(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, uint32_t id,
+DVX_DEV int dvx_win_dev_bar_wait(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, uint32_t id,
 			     uint64_t add, uint64_t timeout_ns, int err)
 {
 	if (g.lane == 0 && !err) {
@@ -418,13 +418,13 @@ DVX_DEV int dvx_win_bar_wait(const struct dvx_dev_grp &g, const struct dvx_win_d
 }
 
 /**
- * dvx_win_barrier() - every peer's barrier word @id raised by one (the peers spread
+ * dvx_win_dev_barrier() - every peer's barrier word @id raised by one (the peers spread
  * over the group's threads, after the group's writes), then wait until this rank's
  * words have been raised by every peer once more than at the last barrier @id of any
  * launch. One group per barrier id at a time.
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_barrier(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, uint32_t id,
+DVX_DEV int dvx_win_dev_barrier(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, uint32_t id,
 			    uint64_t timeout_ns)
 {
 	int r, err = 0;
@@ -445,15 +445,15 @@ DVX_DEV int dvx_win_barrier(const struct dvx_dev_grp &g, const struct dvx_win_de
 			err = e2;
 	}
 	err = dvx_dev_grp_first_err(g, err);
-	return dvx_win_bar_wait(g, d, id, (uint64_t)(d.nranks - 1), timeout_ns, err);
+	return dvx_win_dev_bar_wait(g, d, id, (uint64_t)(d.nranks - 1), timeout_ns, err);
 }
 
 /**
- * dvx_win_barrier_peer() - dvx_win_barrier() with one peer (an id used so is used with
+ * dvx_win_dev_barrier_peer() - dvx_win_dev_barrier() with one peer (an id used so is used with
  * one peer at a time, on both sides).
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_barrier_peer(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
+DVX_DEV int dvx_win_dev_barrier_peer(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
 				 uint32_t id, uint64_t timeout_ns)
 {
 	const struct dvx_win_dev_peer *e = dvx_win_peer(d, target);
@@ -467,7 +467,7 @@ DVX_DEV int dvx_win_barrier_peer(const struct dvx_dev_grp &g, const struct dvx_w
 	if (g.lane == 0)
 		err = dvx_win_arrive(d, target, e, id);
 	err = dvx_dev_grp_bcast(g, err);
-	return dvx_win_bar_wait(g, d, id, 1, timeout_ns, err);
+	return dvx_win_dev_bar_wait(g, d, id, 1, timeout_ns, err);
 }
 
 /* ---- puts ---- */
@@ -476,14 +476,14 @@ DVX_DEV int dvx_win_barrier_peer(const struct dvx_dev_grp &g, const struct dvx_w
 #define DVX_WIN_PUT_CTR 2u
 
 /**
- * dvx_win_put_ex() - copy @wx->len bytes from @wx->src + @wx->soff into @target's window
+ * dvx_win_dev_put_ex() - copy @wx->len bytes from @wx->src + @wx->soff into @target's window
  * buffer at @wx->doff (struct dvx_win_xfer); with DVX_WIN_PUT_SIG then add @value to signal @sig of this rank's row there,
  * with DVX_WIN_PUT_CTR raise this rank's counter @ctr of @target once the data is
  * complete (IB: acknowledged; NVL: visible). NVL: the group copies through the mapping
  * (@src readable by this GPU); IB: the leader posts (@src registered: its lkeys).
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_put_ex(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
+DVX_DEV int dvx_win_dev_put_ex(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
 			   const struct dvx_win_xfer *wx, uint32_t what, uint32_t sig, uint64_t value,
 			   uint32_t ctr)
 {
@@ -546,43 +546,43 @@ DVX_DEV int dvx_win_put_ex(const struct dvx_dev_grp &g, const struct dvx_win_dev
 }
 
 /**
- * dvx_win_put(), dvx_win_put_signal(), dvx_win_put_counter(),
- * dvx_win_put_signal_counter() - dvx_win_put_ex() with data only; with one signal
+ * dvx_win_dev_put(), dvx_win_dev_put_signal(), dvx_win_dev_put_counter(),
+ * dvx_win_dev_put_signal_counter() - dvx_win_dev_put_ex() with data only; with one signal
  * after the group's data; with this rank's counter raised after; with both.
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_put(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
+DVX_DEV int dvx_win_dev_put(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
 			const struct dvx_win_xfer *x)
 {
-	return dvx_win_put_ex(g, d, target, x, 0, 0, 0, 0);
+	return dvx_win_dev_put_ex(g, d, target, x, 0, 0, 0, 0);
 }
 
-DVX_DEV int dvx_win_put_signal(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
+DVX_DEV int dvx_win_dev_put_signal(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
 			       int target, const struct dvx_win_xfer *x, uint32_t sig,
 			       uint64_t value)
 {
-	return dvx_win_put_ex(g, d, target, x, DVX_WIN_PUT_SIG, sig, value, 0);
+	return dvx_win_dev_put_ex(g, d, target, x, DVX_WIN_PUT_SIG, sig, value, 0);
 }
 
-DVX_DEV int dvx_win_put_counter(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
+DVX_DEV int dvx_win_dev_put_counter(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
 				int target, const struct dvx_win_xfer *x, uint32_t ctr)
 {
-	return dvx_win_put_ex(g, d, target, x, DVX_WIN_PUT_CTR, 0, 0, ctr);
+	return dvx_win_dev_put_ex(g, d, target, x, DVX_WIN_PUT_CTR, 0, 0, ctr);
 }
 
-DVX_DEV int dvx_win_put_signal_counter(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
+DVX_DEV int dvx_win_dev_put_signal_counter(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
 				       int target, const struct dvx_win_xfer *x, uint32_t sig,
 				       uint64_t value, uint32_t ctr)
 {
-	return dvx_win_put_ex(g, d, target, x, DVX_WIN_PUT_SIG | DVX_WIN_PUT_CTR, sig, value,
+	return dvx_win_dev_put_ex(g, d, target, x, DVX_WIN_PUT_SIG | DVX_WIN_PUT_CTR, sig, value,
 			      ctr);
 }
 
 /* ---- send / recv ---- */
 
 /**
- * dvx_win_ll_put(), dvx_win_ll_get() - the flagged-line halves of dvx_win_send() and
- * dvx_win_recv() for a small message (dvx_win_ll_max()): header and payload lines of
+ * dvx_win_ll_put(), dvx_win_ll_get() - the flagged-line halves of dvx_win_dev_send() and
+ * dvx_win_dev_recv() for a small message (dvx_win_ll_max()): header and payload lines of
  * @slot under @seq (dvx_nvl_ll_put_tagged(), dvx_nvl_ll_get_tagged()); out of line.
  * @slot:	the slot (16-byte aligned)
  * @n:		the message's bytes (the header's tag)
@@ -607,13 +607,13 @@ __device__ __noinline__ static int dvx_win_ll_get(const void *slot, uint64_t n, 
 }
 
 /**
- * dvx_win_send() - @n bytes (any size, 0 too) from @src to @target through the
+ * dvx_win_dev_send() - @n bytes (any size, 0 too) from @src to @target through the
  * staging slots: per chunk the leader waits for the slot's credit, the group copies
  * the chunk (NVL: into the peer's slot; IB: into this rank's send slot, then the
  * leader puts it with the slot's ready signal on one QP). @src: memory this GPU reads.
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_send(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
+DVX_DEV int dvx_win_dev_send(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
 			 const void *src, uint64_t n, uint64_t timeout_ns)
 {
 	const struct dvx_win_dev_peer *e = dvx_win_peer(d, target);
@@ -714,13 +714,13 @@ DVX_DEV int dvx_win_send(const struct dvx_dev_grp &g, const struct dvx_win_dev &
 }
 
 /**
- * dvx_win_recv() - @n bytes from @peer into @dst through the staging slots, in order:
+ * dvx_win_dev_recv() - @n bytes from @peer into @dst through the staging slots, in order:
  * per chunk the leader waits for the slot's ready signal and checks its header (a
  * message of another size is -EMSGSIZE, nothing consumed), the group copies it out,
  * the leader returns the slot's credit.
  * Context: device, every thread of @g. Return: see the file comment.
  */
-DVX_DEV int dvx_win_recv(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int peer, void *dst,
+DVX_DEV int dvx_win_dev_recv(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int peer, void *dst,
 			 uint64_t n, uint64_t timeout_ns)
 {
 	const struct dvx_win_dev_peer *e = dvx_win_peer(d, peer);
