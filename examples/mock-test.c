@@ -101,7 +101,7 @@ static void test_init(void **state)
 	assert_true(dvx_mock_capture(&mock, DVX_MLX5_CMD_CREATE_CQ, -1, in, sizeof(in), NULL, 0) >=
 		    0);
 	assert_int_equal(app_init(&app, dvx_mock_hal(&mock), 128), 0);
-	assert_int_equal(dvx_mlx5_get(in, DVX_MLX5_CQC_LOG_CQ_SIZE), 7);
+	assert_int_equal(dvx_mlx5_get(DVX_MLX5_CQC_IN(in), DVX_MLX5_CQC_LOG_CQ_SIZE), 7);
 	app_fini(&app);
 	assert_int_equal(dvx_mock_live_total(&mock), 0);
 }

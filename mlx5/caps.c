@@ -94,7 +94,7 @@ int dvx_mlx5_caps_parse(struct dvx_mlx5_caps *caps, unsigned cap_type, const voi
 
 	if (!caps || !out || outlen < DVX_MLX5_QUERY_HCA_CAP_OUT_BYTES)
 		return -EINVAL;
-	page = (const uint8_t *)out + DVX_MLX5_CAP_PAGE_OFFSET;	/* not before: @out may be NULL */
+	page = (const uint8_t *)out + DVX_MLX5_QUERY_HCA_CAP_OUT_CAPABILITY;	/* not before: @out may be NULL */
 	status = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_OUT_STATUS);
 	if (status)
 		return dvx_mlx5_cmd_status_errno(status);

@@ -203,22 +203,25 @@ static int cq_attr_check(const struct dvx_mlx5_cq_cfg *a)
 
 int dvx_mlx5_create_cq_in(void *in, const struct dvx_mlx5_cq_cfg *attr)
 {
+	uint8_t *cqc;
+
 	if (!in || !attr || cq_attr_check(attr))
 		return -EINVAL;
 
+	cqc = (uint8_t *)in + DVX_MLX5_CREATE_CQ_IN_CQC;
 	set_opcode(in, DVX_MLX5_CREATE_CQ_IN_BYTES, DVX_MLX5_CMD_CREATE_CQ);
-	dvx_mlx5_set(in, DVX_MLX5_CQC_DBR_UMEM_VALID, 1);
-	dvx_mlx5_set(in, DVX_MLX5_CQC_CQE_SZ,
+	dvx_mlx5_set(cqc, DVX_MLX5_CQC_DBR_UMEM_VALID, 1);
+	dvx_mlx5_set(cqc, DVX_MLX5_CQC_CQE_SZ,
 		     attr->cqe_size == 128 ? DVX_MLX5_CQE_SZ_128 : DVX_MLX5_CQE_SZ_64);
-	dvx_mlx5_set(in, DVX_MLX5_CQC_CC, attr->cc);
-	dvx_mlx5_set(in, DVX_MLX5_CQC_OI, attr->oi);
-	dvx_mlx5_set(in, DVX_MLX5_CQC_DBR_UMEM_ID, attr->dbr_umem_id);
-	dvx_mlx5_set(in, DVX_MLX5_CQC_CQ_TIMESTAMP_FORMAT, attr->ts_format);
-	dvx_mlx5_set(in, DVX_MLX5_CQC_LOG_CQ_SIZE, attr->log_cq_size);
-	dvx_mlx5_set(in, DVX_MLX5_CQC_UAR_PAGE, attr->uar_page);
-	dvx_mlx5_set(in, DVX_MLX5_CQC_C_EQN, attr->eqn);
-	dvx_mlx5_set(in, DVX_MLX5_CQC_LOG_PAGE_SIZE, attr->log_page_size);
-	dvx_mlx5_set64(in, DVX_MLX5_CQC_DBR_ADDR, attr->dbr_offset);
+	dvx_mlx5_set(cqc, DVX_MLX5_CQC_CC, attr->cc);
+	dvx_mlx5_set(cqc, DVX_MLX5_CQC_OI, attr->oi);
+	dvx_mlx5_set(cqc, DVX_MLX5_CQC_DBR_UMEM_ID, attr->dbr_umem_id);
+	dvx_mlx5_set(cqc, DVX_MLX5_CQC_CQ_TIMESTAMP_FORMAT, attr->ts_format);
+	dvx_mlx5_set(cqc, DVX_MLX5_CQC_LOG_CQ_SIZE, attr->log_cq_size);
+	dvx_mlx5_set(cqc, DVX_MLX5_CQC_UAR_PAGE, attr->uar_page);
+	dvx_mlx5_set(cqc, DVX_MLX5_CQC_C_EQN, attr->eqn);
+	dvx_mlx5_set(cqc, DVX_MLX5_CQC_LOG_PAGE_SIZE, attr->log_page_size);
+	dvx_mlx5_set64(cqc, DVX_MLX5_CQC_DBR_ADDR, attr->dbr_offset);
 	dvx_mlx5_set64(in, DVX_MLX5_CREATE_CQ_IN_CQ_UMEM_OFFSET, attr->cq_umem_offset);
 	dvx_mlx5_set(in, DVX_MLX5_CREATE_CQ_IN_CQ_UMEM_ID, attr->cq_umem_id);
 	dvx_mlx5_set(in, DVX_MLX5_CREATE_CQ_IN_CQ_UMEM_VALID, 1);
@@ -247,24 +250,25 @@ int dvx_mlx5_query_cq_in(void *in, uint32_t cqn)
 
 int dvx_mlx5_query_cq_out(const void *out, size_t outlen, struct dvx_mlx5_cq_query *q)
 {
+	const uint8_t *cqc;
 	int err = out_check(out, outlen, DVX_MLX5_QUERY_CQ_OUT_BYTES, q);
 
 	if (err)
 		return err;
-	/* query_cq_out carries the cqc at byte 16, like create_cq_in: same macros */
+	cqc = (const uint8_t *)out + DVX_MLX5_QUERY_CQ_OUT_CQC;
 	memset(q, 0, sizeof(*q));
-	q->status = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_CQC_STATUS);
-	q->cqe_sz = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_CQC_CQE_SZ);
-	q->cc = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_CQC_CC);
-	q->oi = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_CQC_OI);
-	q->st = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_CQC_ST);
-	q->log_cq_size = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_CQC_LOG_CQ_SIZE);
-	q->c_eqn = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_CQC_C_EQN);
-	q->uar_page = dvx_mlx5_get(out, DVX_MLX5_CQC_UAR_PAGE);
-	q->consumer_counter = dvx_mlx5_get(out, DVX_MLX5_CQC_CONSUMER_COUNTER);
-	q->producer_counter = dvx_mlx5_get(out, DVX_MLX5_CQC_PRODUCER_COUNTER);
-	q->last_notified_index = dvx_mlx5_get(out, DVX_MLX5_CQC_LAST_NOTIFIED_INDEX);
-	q->last_solicit_index = dvx_mlx5_get(out, DVX_MLX5_CQC_LAST_SOLICIT_INDEX);
+	q->status = (uint8_t)dvx_mlx5_get(cqc, DVX_MLX5_CQC_STATUS);
+	q->cqe_sz = (uint8_t)dvx_mlx5_get(cqc, DVX_MLX5_CQC_CQE_SZ);
+	q->cc = (uint8_t)dvx_mlx5_get(cqc, DVX_MLX5_CQC_CC);
+	q->oi = (uint8_t)dvx_mlx5_get(cqc, DVX_MLX5_CQC_OI);
+	q->st = (uint8_t)dvx_mlx5_get(cqc, DVX_MLX5_CQC_ST);
+	q->log_cq_size = (uint8_t)dvx_mlx5_get(cqc, DVX_MLX5_CQC_LOG_CQ_SIZE);
+	q->c_eqn = (uint8_t)dvx_mlx5_get(cqc, DVX_MLX5_CQC_C_EQN);
+	q->uar_page = dvx_mlx5_get(cqc, DVX_MLX5_CQC_UAR_PAGE);
+	q->consumer_counter = dvx_mlx5_get(cqc, DVX_MLX5_CQC_CONSUMER_COUNTER);
+	q->producer_counter = dvx_mlx5_get(cqc, DVX_MLX5_CQC_PRODUCER_COUNTER);
+	q->last_notified_index = dvx_mlx5_get(cqc, DVX_MLX5_CQC_LAST_NOTIFIED_INDEX);
+	q->last_solicit_index = dvx_mlx5_get(cqc, DVX_MLX5_CQC_LAST_SOLICIT_INDEX);
 	return 0;
 }
 
@@ -341,33 +345,36 @@ int dvx_mlx5_qp_wq_layout(const struct dvx_mlx5_qp_cfg *attr, struct dvx_mlx5_qp
 
 int dvx_mlx5_create_qp_in(void *in, const struct dvx_mlx5_qp_cfg *attr)
 {
+	uint8_t *qpc;
+
 	if (!in || !attr || qp_attr_check(attr) || !qp_layout_fits(attr))
 		return -EINVAL;
 
+	qpc = (uint8_t *)in + DVX_MLX5_CREATE_QP_IN_QPC;
 	set_opcode(in, DVX_MLX5_CREATE_QP_IN_BYTES, DVX_MLX5_CMD_CREATE_QP);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_ST, DVX_MLX5_QP_ST_RC);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_PM_STATE, DVX_MLX5_QP_PM_STATE_MIGRATED);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_PD, attr->pdn);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_LOG_MSG_MAX, attr->log_msg_max);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_LOG_RQ_SIZE, attr->log_rq_size);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_LOG_RQ_STRIDE, attr->log_rq_stride);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_LOG_SQ_SIZE, attr->log_sq_size);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_TS_FORMAT, attr->ts_format);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_UAR_PAGE, attr->uar_page);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_SEND_DBR_MODE, attr->send_dbr_mode);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_USER_INDEX, attr->user_index);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_CQN_SND, attr->cqn_snd);
-	/* one bit each, read-modify-write of dw@168 only: never a 64-bit store here,
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_ST, DVX_MLX5_QP_ST_RC);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_PM_STATE, DVX_MLX5_QP_PM_STATE_MIGRATED);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_PD, attr->pdn);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_LOG_MSG_MAX, attr->log_msg_max);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_LOG_RQ_SIZE, attr->log_rq_size);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_LOG_RQ_STRIDE, attr->log_rq_stride);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_LOG_SQ_SIZE, attr->log_sq_size);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_TS_FORMAT, attr->ts_format);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_UAR_PAGE, attr->uar_page);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_SEND_DBR_MODE, attr->send_dbr_mode);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_USER_INDEX, attr->user_index);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_CQN_SND, attr->cqn_snd);
+	/* one bit each, read-modify-write of qpc dw@144 only: never a 64-bit store here,
 	 * which would land on next_rcv_psn (prm 0, the DOCA DEVX_SET64 bug) */
-	dvx_mlx5_set(in, DVX_MLX5_QPC_CD_SLAVE_RECEIVE, attr->cd_slave_receive);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_CD_SLAVE_SEND, attr->cd_slave_send);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_CD_MASTER, attr->cd_master);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_CQN_RCV, attr->cqn_rcv);
-	dvx_mlx5_set64(in, DVX_MLX5_QPC_DBR_ADDR, attr->dbr_offset);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_RQ_TYPE, attr->rq_type);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_SRQN_RMPN_XRQN, attr->srqn);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_DBR_UMEM_VALID, 1);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_DBR_UMEM_ID, attr->dbr_umem_id);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_CD_SLAVE_RECEIVE, attr->cd_slave_receive);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_CD_SLAVE_SEND, attr->cd_slave_send);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_CD_MASTER, attr->cd_master);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_CQN_RCV, attr->cqn_rcv);
+	dvx_mlx5_set64(qpc, DVX_MLX5_QPC_DBR_ADDR, attr->dbr_offset);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_RQ_TYPE, attr->rq_type);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_SRQN_RMPN_XRQN, attr->srqn);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_DBR_UMEM_VALID, 1);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_DBR_UMEM_ID, attr->dbr_umem_id);
 	dvx_mlx5_set64(in, DVX_MLX5_CREATE_QP_IN_WQ_UMEM_OFFSET, attr->wq_umem_offset);
 	dvx_mlx5_set(in, DVX_MLX5_CREATE_QP_IN_WQ_UMEM_ID, attr->wq_umem_id);
 	dvx_mlx5_set(in, DVX_MLX5_CREATE_QP_IN_WQ_UMEM_VALID, 1);
@@ -419,35 +426,35 @@ static int path_check(const struct dvx_mlx5_path *p)
 	return 0;
 }
 
-static void path_write(void *in, const struct dvx_mlx5_path *p)
+/* @ads: the primary address path inside a modify command's qpc */
+static void path_write(uint8_t *ads, const struct dvx_mlx5_path *p)
 {
-	uint8_t *mb = (uint8_t *)in;
 	int grh_fields = p->roce || p->grh;
 
-	dvx_mlx5_set(in, DVX_MLX5_ADS_FL, p->fl);
-	dvx_mlx5_set(in, DVX_MLX5_ADS_PKEY_INDEX, p->pkey_index);
-	dvx_mlx5_set(in, DVX_MLX5_ADS_ACK_TIMEOUT, p->ack_timeout);
-	dvx_mlx5_set(in, DVX_MLX5_ADS_STAT_RATE, p->stat_rate);
-	dvx_mlx5_set(in, DVX_MLX5_ADS_VHCA_PORT_NUM, p->vhca_port_num);
+	dvx_mlx5_set(ads, DVX_MLX5_ADS_FL, p->fl);
+	dvx_mlx5_set(ads, DVX_MLX5_ADS_PKEY_INDEX, p->pkey_index);
+	dvx_mlx5_set(ads, DVX_MLX5_ADS_ACK_TIMEOUT, p->ack_timeout);
+	dvx_mlx5_set(ads, DVX_MLX5_ADS_STAT_RATE, p->stat_rate);
+	dvx_mlx5_set(ads, DVX_MLX5_ADS_VHCA_PORT_NUM, p->vhca_port_num);
 	if (!p->roce) {
-		dvx_mlx5_set(in, DVX_MLX5_ADS_GRH, p->grh);
-		dvx_mlx5_set(in, DVX_MLX5_ADS_MLID, p->mlid);
-		dvx_mlx5_set(in, DVX_MLX5_ADS_RLID, p->rlid);
-		dvx_mlx5_set(in, DVX_MLX5_ADS_SL, p->sl);
+		dvx_mlx5_set(ads, DVX_MLX5_ADS_GRH, p->grh);
+		dvx_mlx5_set(ads, DVX_MLX5_ADS_MLID, p->mlid);
+		dvx_mlx5_set(ads, DVX_MLX5_ADS_RLID, p->rlid);
+		dvx_mlx5_set(ads, DVX_MLX5_ADS_SL, p->sl);
 	} else {
-		dvx_mlx5_set(in, DVX_MLX5_ADS_DSCP, p->dscp);
-		dvx_mlx5_set(in, DVX_MLX5_ADS_UDP_SPORT, p->udp_sport);
-		dvx_mlx5_set(in, DVX_MLX5_ADS_ETH_PRIO, p->eth_prio);
-		/* rmac_47_32 (dw@84 [15:0]) and rmac_31_0 (bytes 88-91) are the six
-		 * big-endian bytes 86-91: the MAC in wire order */
-		memcpy(mb + DVX_MLX5_ADS_RMAC, p->rmac, sizeof(p->rmac));
+		dvx_mlx5_set(ads, DVX_MLX5_ADS_DSCP, p->dscp);
+		dvx_mlx5_set(ads, DVX_MLX5_ADS_UDP_SPORT, p->udp_sport);
+		dvx_mlx5_set(ads, DVX_MLX5_ADS_ETH_PRIO, p->eth_prio);
+		/* rmac_47_32 (dw@36 [15:0]) and rmac_31_0 (bytes 40-43) are the six
+		 * big-endian bytes 38-43: the MAC in wire order */
+		memcpy(ads + DVX_MLX5_ADS_RMAC, p->rmac, sizeof(p->rmac));
 	}
 	if (grh_fields) {
-		dvx_mlx5_set(in, DVX_MLX5_ADS_SRC_ADDR_INDEX, p->src_addr_index);
-		dvx_mlx5_set(in, DVX_MLX5_ADS_HOP_LIMIT, p->hop_limit);
-		dvx_mlx5_set(in, DVX_MLX5_ADS_TCLASS, p->tclass);
-		dvx_mlx5_set(in, DVX_MLX5_ADS_FLOW_LABEL, p->flow_label);
-		memcpy(mb + DVX_MLX5_ADS_RGID_RIP, p->rgid, sizeof(p->rgid));
+		dvx_mlx5_set(ads, DVX_MLX5_ADS_SRC_ADDR_INDEX, p->src_addr_index);
+		dvx_mlx5_set(ads, DVX_MLX5_ADS_HOP_LIMIT, p->hop_limit);
+		dvx_mlx5_set(ads, DVX_MLX5_ADS_TCLASS, p->tclass);
+		dvx_mlx5_set(ads, DVX_MLX5_ADS_FLOW_LABEL, p->flow_label);
+		memcpy(ads + DVX_MLX5_ADS_RGID_RIP, p->rgid, sizeof(p->rgid));
 	}
 }
 
@@ -461,12 +468,13 @@ static int access_check(uint8_t rre, uint8_t rwe, uint8_t rae, uint8_t atomic_mo
 	return 0;
 }
 
-static void access_write(void *in, uint8_t rre, uint8_t rwe, uint8_t rae, uint8_t atomic_mode)
+/* @qpc: the qpc inside a modify command */
+static void access_write(uint8_t *qpc, uint8_t rre, uint8_t rwe, uint8_t rae, uint8_t atomic_mode)
 {
-	dvx_mlx5_set(in, DVX_MLX5_QPC_ATOMIC_MODE, atomic_mode);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_RRE, rre);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_RWE, rwe);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_RAE, rae);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_ATOMIC_MODE, atomic_mode);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_RRE, rre);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_RWE, rwe);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_RAE, rae);
 }
 
 static void modify_head(void *in, unsigned opcode, uint32_t qpn)
@@ -477,15 +485,20 @@ static void modify_head(void *in, unsigned opcode, uint32_t qpn)
 
 int dvx_mlx5_rst2init_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_rst2init_cfg *attr)
 {
+	uint8_t *qpc;
+	uint8_t *ads;
+
 	if (!in || !attr || !FITS(DVX_MLX5_MODIFY_QP_IN_QPN, qpn) ||
 	    access_check(attr->rre, attr->rwe, attr->rae, attr->atomic_mode))
 		return -EINVAL;
 
+	qpc = (uint8_t *)in + DVX_MLX5_MODIFY_QP_IN_QPC;
+	ads = qpc + DVX_MLX5_QPC_PRIMARY_ADDRESS_PATH;
 	modify_head(in, DVX_MLX5_CMD_RST2INIT_QP, qpn);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_PM_STATE, DVX_MLX5_QP_PM_STATE_MIGRATED);
-	access_write(in, attr->rre, attr->rwe, attr->rae, attr->atomic_mode);
-	dvx_mlx5_set(in, DVX_MLX5_ADS_PKEY_INDEX, attr->pkey_index);
-	dvx_mlx5_set(in, DVX_MLX5_ADS_VHCA_PORT_NUM, attr->vhca_port_num);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_PM_STATE, DVX_MLX5_QP_PM_STATE_MIGRATED);
+	access_write(qpc, attr->rre, attr->rwe, attr->rae, attr->atomic_mode);
+	dvx_mlx5_set(ads, DVX_MLX5_ADS_PKEY_INDEX, attr->pkey_index);
+	dvx_mlx5_set(ads, DVX_MLX5_ADS_VHCA_PORT_NUM, attr->vhca_port_num);
 	return 0;
 }
 
@@ -496,6 +509,8 @@ static int mtu_ok(unsigned mtu)
 
 int dvx_mlx5_init2rtr_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_init2rtr_cfg *attr)
 {
+	uint8_t *qpc;
+
 	if (!in || !attr || !FITS(DVX_MLX5_MODIFY_QP_IN_QPN, qpn) || !mtu_ok(attr->mtu) ||
 	    !FITS(DVX_MLX5_QPC_REMOTE_QPN, attr->remote_qpn) ||
 	    !FITS(DVX_MLX5_QPC_NEXT_RCV_PSN, attr->next_rcv_psn) ||
@@ -510,16 +525,17 @@ int dvx_mlx5_init2rtr_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_init2r
 	if (!attr->resend_access && (attr->rre || attr->rwe || attr->rae || attr->atomic_mode))
 		return -EINVAL;
 
+	qpc = (uint8_t *)in + DVX_MLX5_MODIFY_QP_IN_QPC;
 	modify_head(in, DVX_MLX5_CMD_INIT2RTR_QP, qpn);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_MTU, attr->mtu);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_LOG_MSG_MAX, attr->log_msg_max);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_REMOTE_QPN, attr->remote_qpn);
-	path_write(in, &attr->path);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_LOG_RRA_MAX, attr->log_rra_max);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_MIN_RNR_NAK, attr->min_rnr_nak);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_NEXT_RCV_PSN, attr->next_rcv_psn);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_MTU, attr->mtu);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_LOG_MSG_MAX, attr->log_msg_max);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_REMOTE_QPN, attr->remote_qpn);
+	path_write(qpc + DVX_MLX5_QPC_PRIMARY_ADDRESS_PATH, &attr->path);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_LOG_RRA_MAX, attr->log_rra_max);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_MIN_RNR_NAK, attr->min_rnr_nak);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_NEXT_RCV_PSN, attr->next_rcv_psn);
 	if (attr->resend_access) {
-		access_write(in, attr->rre, attr->rwe, attr->rae, attr->atomic_mode);
+		access_write(qpc, attr->rre, attr->rwe, attr->rae, attr->atomic_mode);
 		dvx_mlx5_set(in, DVX_MLX5_MODIFY_QP_IN_OPT_PARAM_MASK,
 			     DVX_MLX5_QP_OPTPAR_RRE | DVX_MLX5_QP_OPTPAR_RAE |
 			     DVX_MLX5_QP_OPTPAR_RWE);
@@ -541,6 +557,9 @@ int dvx_mlx5_init2rtr_loopback_qp_in(void *in, uint32_t qpn, uint8_t vhca_port_n
 
 int dvx_mlx5_rtr2rts_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_rtr2rts_cfg *attr)
 {
+	uint8_t *qpc;
+	uint8_t *ads;
+
 	if (!in || !attr || !FITS(DVX_MLX5_MODIFY_QP_IN_QPN, qpn) ||
 	    !FITS(DVX_MLX5_QPC_NEXT_SEND_PSN, attr->next_send_psn) ||
 	    !FITS(DVX_MLX5_QPC_RETRY_COUNT, attr->retry_count) ||
@@ -550,13 +569,15 @@ int dvx_mlx5_rtr2rts_qp_in(void *in, uint32_t qpn, const struct dvx_mlx5_rtr2rts
 	    !FITS(DVX_MLX5_QPC_LOG_ACK_REQ_FREQ, attr->log_ack_req_freq))
 		return -EINVAL;
 
+	qpc = (uint8_t *)in + DVX_MLX5_MODIFY_QP_IN_QPC;
+	ads = qpc + DVX_MLX5_QPC_PRIMARY_ADDRESS_PATH;
 	modify_head(in, DVX_MLX5_CMD_RTR2RTS_QP, qpn);
-	dvx_mlx5_set(in, DVX_MLX5_ADS_ACK_TIMEOUT, attr->ack_timeout);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_LOG_ACK_REQ_FREQ, attr->log_ack_req_freq);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_LOG_SRA_MAX, attr->log_sra_max);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_RETRY_COUNT, attr->retry_count);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_RNR_RETRY, attr->rnr_retry);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_NEXT_SEND_PSN, attr->next_send_psn);
+	dvx_mlx5_set(ads, DVX_MLX5_ADS_ACK_TIMEOUT, attr->ack_timeout);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_LOG_ACK_REQ_FREQ, attr->log_ack_req_freq);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_LOG_SRA_MAX, attr->log_sra_max);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_RETRY_COUNT, attr->retry_count);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_RNR_RETRY, attr->rnr_retry);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_NEXT_SEND_PSN, attr->next_send_psn);
 	return 0;
 }
 
@@ -577,33 +598,36 @@ int dvx_mlx5_query_qp_in(void *in, uint32_t qpn)
 
 int dvx_mlx5_query_qp_out(const void *out, size_t outlen, struct dvx_mlx5_qp_query *q)
 {
+	const uint8_t *qpc;
+	const uint8_t *ads;
 	int err = out_check(out, outlen, DVX_MLX5_QUERY_QP_OUT_BYTES, q);
 
 	if (err)
 		return err;
-	/* query_qp_out carries the qpc at byte 24, like create_qp_in: same macros */
+	qpc = (const uint8_t *)out + DVX_MLX5_QUERY_QP_OUT_QPC;
+	ads = qpc + DVX_MLX5_QPC_PRIMARY_ADDRESS_PATH;
 	memset(q, 0, sizeof(*q));
-	q->state = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_QPC_STATE);
-	q->st = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_QPC_ST);
-	q->pm_state = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_QPC_PM_STATE);
-	q->mtu = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_QPC_MTU);
-	q->log_sq_size = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_QPC_LOG_SQ_SIZE);
-	q->rq_type = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_QPC_RQ_TYPE);
-	q->retry_count = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_QPC_RETRY_COUNT);
-	q->rnr_retry = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_QPC_RNR_RETRY);
-	q->ack_timeout = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_ADS_ACK_TIMEOUT);
-	q->vhca_port_num = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_ADS_VHCA_PORT_NUM);
-	q->cd_master = (uint8_t)dvx_mlx5_get(out, DVX_MLX5_QPC_CD_MASTER);
-	q->hw_sq_wqebb_counter = (uint16_t)dvx_mlx5_get(out, DVX_MLX5_QPC_HW_SQ_WQEBB_COUNTER);
-	q->sw_sq_wqebb_counter = (uint16_t)dvx_mlx5_get(out, DVX_MLX5_QPC_SW_SQ_WQEBB_COUNTER);
-	q->pdn = dvx_mlx5_get(out, DVX_MLX5_QPC_PD);
-	q->uar_page = dvx_mlx5_get(out, DVX_MLX5_QPC_UAR_PAGE);
-	q->user_index = dvx_mlx5_get(out, DVX_MLX5_QPC_USER_INDEX);
-	q->remote_qpn = dvx_mlx5_get(out, DVX_MLX5_QPC_REMOTE_QPN);
-	q->next_send_psn = dvx_mlx5_get(out, DVX_MLX5_QPC_NEXT_SEND_PSN);
-	q->next_rcv_psn = dvx_mlx5_get(out, DVX_MLX5_QPC_NEXT_RCV_PSN);
-	q->cqn_snd = dvx_mlx5_get(out, DVX_MLX5_QPC_CQN_SND);
-	q->cqn_rcv = dvx_mlx5_get(out, DVX_MLX5_QPC_CQN_RCV);
+	q->state = (uint8_t)dvx_mlx5_get(qpc, DVX_MLX5_QPC_STATE);
+	q->st = (uint8_t)dvx_mlx5_get(qpc, DVX_MLX5_QPC_ST);
+	q->pm_state = (uint8_t)dvx_mlx5_get(qpc, DVX_MLX5_QPC_PM_STATE);
+	q->mtu = (uint8_t)dvx_mlx5_get(qpc, DVX_MLX5_QPC_MTU);
+	q->log_sq_size = (uint8_t)dvx_mlx5_get(qpc, DVX_MLX5_QPC_LOG_SQ_SIZE);
+	q->rq_type = (uint8_t)dvx_mlx5_get(qpc, DVX_MLX5_QPC_RQ_TYPE);
+	q->retry_count = (uint8_t)dvx_mlx5_get(qpc, DVX_MLX5_QPC_RETRY_COUNT);
+	q->rnr_retry = (uint8_t)dvx_mlx5_get(qpc, DVX_MLX5_QPC_RNR_RETRY);
+	q->ack_timeout = (uint8_t)dvx_mlx5_get(ads, DVX_MLX5_ADS_ACK_TIMEOUT);
+	q->vhca_port_num = (uint8_t)dvx_mlx5_get(ads, DVX_MLX5_ADS_VHCA_PORT_NUM);
+	q->cd_master = (uint8_t)dvx_mlx5_get(qpc, DVX_MLX5_QPC_CD_MASTER);
+	q->hw_sq_wqebb_counter = (uint16_t)dvx_mlx5_get(qpc, DVX_MLX5_QPC_HW_SQ_WQEBB_COUNTER);
+	q->sw_sq_wqebb_counter = (uint16_t)dvx_mlx5_get(qpc, DVX_MLX5_QPC_SW_SQ_WQEBB_COUNTER);
+	q->pdn = dvx_mlx5_get(qpc, DVX_MLX5_QPC_PD);
+	q->uar_page = dvx_mlx5_get(qpc, DVX_MLX5_QPC_UAR_PAGE);
+	q->user_index = dvx_mlx5_get(qpc, DVX_MLX5_QPC_USER_INDEX);
+	q->remote_qpn = dvx_mlx5_get(qpc, DVX_MLX5_QPC_REMOTE_QPN);
+	q->next_send_psn = dvx_mlx5_get(qpc, DVX_MLX5_QPC_NEXT_SEND_PSN);
+	q->next_rcv_psn = dvx_mlx5_get(qpc, DVX_MLX5_QPC_NEXT_RCV_PSN);
+	q->cqn_snd = dvx_mlx5_get(qpc, DVX_MLX5_QPC_CQN_SND);
+	q->cqn_rcv = dvx_mlx5_get(qpc, DVX_MLX5_QPC_CQN_RCV);
 	q->opt_param_mask = dvx_mlx5_get(out, DVX_MLX5_QUERY_QP_OUT_OPT_PARAM_MASK);
 	return 0;
 }

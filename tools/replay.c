@@ -640,70 +640,74 @@ static int peer_dev(struct replay *R, const uint8_t *gid, uint16_t lid, int roce
 /* INIT2RTR: the remote QP to the replay's, and the path to the software NIC's port */
 static int readdress(struct replay *R, const struct r_rec *r, uint8_t *in)
 {
+	uint8_t *qpc = DVX_MLX5_QPC_IN(in);
+	uint8_t *ads = DVX_MLX5_ADS_IN(in);
 	struct r_dev *me = &R->dev[r->dev];
-	uint32_t rqpn = dvx_mlx5_get(in, DVX_MLX5_QPC_REMOTE_QPN);
+	uint32_t rqpn = dvx_mlx5_get(qpc, DVX_MLX5_QPC_REMOTE_QPN);
 	int roce = me->link_layer != DVX_LINK_LAYER_IB, peer;
 	struct dvx_hal_port_attr pa;
 	struct dvx_hal_gid g;
 	struct r_pd *pd;
 
-	if (dvx_mlx5_get(in, DVX_MLX5_ADS_FL)) {	/* force-loopback: to itself */
-		dvx_mlx5_set(in, DVX_MLX5_QPC_REMOTE_QPN, qpn_of(R, r->dev, rqpn));
+	if (dvx_mlx5_get(ads, DVX_MLX5_ADS_FL)) {	/* force-loopback: to itself */
+		dvx_mlx5_set(qpc, DVX_MLX5_QPC_REMOTE_QPN, qpn_of(R, r->dev, rqpn));
 		return 0;
 	}
-	peer = peer_dev(R, in + DVX_MLX5_ADS_RGID_RIP,
-			(uint16_t)dvx_mlx5_get(in, DVX_MLX5_ADS_RLID), roce);
+	peer = peer_dev(R, ads + DVX_MLX5_ADS_RGID_RIP,
+			(uint16_t)dvx_mlx5_get(ads, DVX_MLX5_ADS_RLID), roce);
 	if (peer < 0 || !R->dev[peer].open)
 		return diverge(R, r, "INIT2RTR: the peer (%s) is not a device of this trace "
 				  "(another host's?): the connection cannot be replayed",
 			       roce ? "GID" : "LID");
-	dvx_mlx5_set(in, DVX_MLX5_QPC_REMOTE_QPN, qpn_of(R, (unsigned)peer, rqpn));
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_REMOTE_QPN, qpn_of(R, (unsigned)peer, rqpn));
 	if (!roce) {
 		if (dvx_hal_query_port(&R->dev[peer].nic, 1, &pa))
 			return diverge(R, r, "INIT2RTR: no port on the software NIC");
-		dvx_mlx5_set(in, DVX_MLX5_ADS_RLID, pa.lid);
+		dvx_mlx5_set(ads, DVX_MLX5_ADS_RLID, pa.lid);
 		return 0;
 	}
 	/* the software NIC's RoCE v2 GID is index 3 (docs/sim.md); its MAC through an AH */
 	pd = any_pd(R, r->dev);
 	if (!pd || dvx_hal_query_gid(&R->dev[peer].nic, 1, 3, &g) ||
-	    dvx_hal_roce_rmac(&me->nic, &pd->h, 1, 3, g.raw, in + DVX_MLX5_ADS_RMAC))
+	    dvx_hal_roce_rmac(&me->nic, &pd->h, 1, 3, g.raw, ads + DVX_MLX5_ADS_RMAC))
 		return diverge(R, r, "INIT2RTR: the software NIC has no address for the peer");
-	memcpy(in + DVX_MLX5_ADS_RGID_RIP, g.raw, 16);
-	dvx_mlx5_set(in, DVX_MLX5_ADS_SRC_ADDR_INDEX, 3);
+	memcpy(ads + DVX_MLX5_ADS_RGID_RIP, g.raw, 16);
+	dvx_mlx5_set(ads, DVX_MLX5_ADS_SRC_ADDR_INDEX, 3);
 	return 0;
 }
 
 /* CREATE_CQ / CREATE_QP: the numbers in the mailbox to the replay's */
 static void rewrite_create(struct replay *R, unsigned dev, uint8_t *in, unsigned opcode)
 {
+	uint8_t *cqc = DVX_MLX5_CQC_IN(in);
+	uint8_t *qpc = DVX_MLX5_QPC_IN(in);
 	struct r_umem *u;
 	struct r_uar *ua;
 	struct r_pd *pd;
 
 	if (opcode == DVX_MLX5_CMD_CREATE_CQ) {
-		ua = uar_of(R, dev, dvx_mlx5_get(in, DVX_MLX5_CQC_UAR_PAGE));
+		ua = uar_of(R, dev, dvx_mlx5_get(cqc, DVX_MLX5_CQC_UAR_PAGE));
 		if (ua)
-			dvx_mlx5_set(in, DVX_MLX5_CQC_UAR_PAGE, ua->h.page_id);
-		dvx_mlx5_set(in, DVX_MLX5_CQC_C_EQN,
-			     eqn_of(R, dev, dvx_mlx5_get(in, DVX_MLX5_CQC_C_EQN)));
-		if ((u = umem_of(R, dev, dvx_mlx5_get(in, DVX_MLX5_CQC_DBR_UMEM_ID))))
-			dvx_mlx5_set(in, DVX_MLX5_CQC_DBR_UMEM_ID, u->h.id);
+			dvx_mlx5_set(cqc, DVX_MLX5_CQC_UAR_PAGE, ua->h.page_id);
+		dvx_mlx5_set(cqc, DVX_MLX5_CQC_C_EQN,
+			     eqn_of(R, dev, dvx_mlx5_get(cqc, DVX_MLX5_CQC_C_EQN)));
+		if ((u = umem_of(R, dev, dvx_mlx5_get(cqc, DVX_MLX5_CQC_DBR_UMEM_ID))))
+			dvx_mlx5_set(cqc, DVX_MLX5_CQC_DBR_UMEM_ID, u->h.id);
 		if ((u = umem_of(R, dev, dvx_mlx5_get(in, DVX_MLX5_CREATE_CQ_IN_CQ_UMEM_ID))))
 			dvx_mlx5_set(in, DVX_MLX5_CREATE_CQ_IN_CQ_UMEM_ID, u->h.id);
 		return;
 	}
-	if ((pd = pd_of(R, dev, dvx_mlx5_get(in, DVX_MLX5_QPC_PD))))
-		dvx_mlx5_set(in, DVX_MLX5_QPC_PD, pd->h.pdn);
-	if ((ua = uar_of(R, dev, dvx_mlx5_get(in, DVX_MLX5_QPC_UAR_PAGE))))
-		dvx_mlx5_set(in, DVX_MLX5_QPC_UAR_PAGE, ua->h.page_id);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_CQN_SND,
-		     cqn_of(R, dev, dvx_mlx5_get(in, DVX_MLX5_QPC_CQN_SND)));
-	if (dvx_mlx5_get(in, DVX_MLX5_QPC_CQN_RCV))
-		dvx_mlx5_set(in, DVX_MLX5_QPC_CQN_RCV,
-			     cqn_of(R, dev, dvx_mlx5_get(in, DVX_MLX5_QPC_CQN_RCV)));
-	if ((u = umem_of(R, dev, dvx_mlx5_get(in, DVX_MLX5_QPC_DBR_UMEM_ID))))
-		dvx_mlx5_set(in, DVX_MLX5_QPC_DBR_UMEM_ID, u->h.id);
+	if ((pd = pd_of(R, dev, dvx_mlx5_get(qpc, DVX_MLX5_QPC_PD))))
+		dvx_mlx5_set(qpc, DVX_MLX5_QPC_PD, pd->h.pdn);
+	if ((ua = uar_of(R, dev, dvx_mlx5_get(qpc, DVX_MLX5_QPC_UAR_PAGE))))
+		dvx_mlx5_set(qpc, DVX_MLX5_QPC_UAR_PAGE, ua->h.page_id);
+	dvx_mlx5_set(qpc, DVX_MLX5_QPC_CQN_SND,
+		     cqn_of(R, dev, dvx_mlx5_get(qpc, DVX_MLX5_QPC_CQN_SND)));
+	if (dvx_mlx5_get(qpc, DVX_MLX5_QPC_CQN_RCV))
+		dvx_mlx5_set(qpc, DVX_MLX5_QPC_CQN_RCV,
+			     cqn_of(R, dev, dvx_mlx5_get(qpc, DVX_MLX5_QPC_CQN_RCV)));
+	if ((u = umem_of(R, dev, dvx_mlx5_get(qpc, DVX_MLX5_QPC_DBR_UMEM_ID))))
+		dvx_mlx5_set(qpc, DVX_MLX5_QPC_DBR_UMEM_ID, u->h.id);
 	if ((u = umem_of(R, dev, dvx_mlx5_get(in, DVX_MLX5_CREATE_QP_IN_WQ_UMEM_ID))))
 		dvx_mlx5_set(in, DVX_MLX5_CREATE_QP_IN_WQ_UMEM_ID, u->h.id);
 }
@@ -711,32 +715,34 @@ static void rewrite_create(struct replay *R, unsigned dev, uint8_t *in, unsigned
 /* where a created queue's rings and records are in the replay's memory */
 static void learn(struct replay *R, unsigned dev, const uint8_t *in, struct r_obj *o)
 {
+	const uint8_t *cqc = DVX_MLX5_CQC_IN(in);
+	const uint8_t *qpc = DVX_MLX5_QPC_IN(in);
 	uint64_t rq_bytes = 0, wq_off;
 	uint32_t wq_id;
 
 	if (o->opcode == DVX_MLX5_CMD_CREATE_CQ) {
-		o->log = dvx_mlx5_get(in, DVX_MLX5_CQC_LOG_CQ_SIZE);
+		o->log = dvx_mlx5_get(cqc, DVX_MLX5_CQC_LOG_CQ_SIZE);
 		o->ring = umem_ptr(R, dev, dvx_mlx5_get(in, DVX_MLX5_CREATE_CQ_IN_CQ_UMEM_ID),
 				   dvx_mlx5_get64(in, DVX_MLX5_CREATE_CQ_IN_CQ_UMEM_OFFSET),
 				   64ull << o->log);
-		o->dbrec = umem_ptr(R, dev, dvx_mlx5_get(in, DVX_MLX5_CQC_DBR_UMEM_ID),
-				    dvx_mlx5_get64(in, DVX_MLX5_CQC_DBR_ADDR), 8);
+		o->dbrec = umem_ptr(R, dev, dvx_mlx5_get(cqc, DVX_MLX5_CQC_DBR_UMEM_ID),
+				    dvx_mlx5_get64(cqc, DVX_MLX5_CQC_DBR_ADDR), 8);
 		return;
 	}
 	if (o->opcode != DVX_MLX5_CMD_CREATE_QP)
 		return;
 	wq_id = dvx_mlx5_get(in, DVX_MLX5_CREATE_QP_IN_WQ_UMEM_ID);
 	wq_off = dvx_mlx5_get64(in, DVX_MLX5_CREATE_QP_IN_WQ_UMEM_OFFSET);
-	o->log = dvx_mlx5_get(in, DVX_MLX5_QPC_LOG_SQ_SIZE);
-	if (dvx_mlx5_get(in, DVX_MLX5_QPC_RQ_TYPE) == DVX_MLX5_RQ_TYPE_REGULAR) {
-		o->log_rq = dvx_mlx5_get(in, DVX_MLX5_QPC_LOG_RQ_SIZE);
-		o->rq_stride = 16u << dvx_mlx5_get(in, DVX_MLX5_QPC_LOG_RQ_STRIDE);
+	o->log = dvx_mlx5_get(qpc, DVX_MLX5_QPC_LOG_SQ_SIZE);
+	if (dvx_mlx5_get(qpc, DVX_MLX5_QPC_RQ_TYPE) == DVX_MLX5_RQ_TYPE_REGULAR) {
+		o->log_rq = dvx_mlx5_get(qpc, DVX_MLX5_QPC_LOG_RQ_SIZE);
+		o->rq_stride = 16u << dvx_mlx5_get(qpc, DVX_MLX5_QPC_LOG_RQ_STRIDE);
 		rq_bytes = (uint64_t)o->rq_stride << o->log_rq;
 		o->rq = umem_ptr(R, dev, wq_id, wq_off, rq_bytes);
 	}
 	o->sq = umem_ptr(R, dev, wq_id, wq_off + rq_bytes, 64ull << o->log);
-	o->dbrec = umem_ptr(R, dev, dvx_mlx5_get(in, DVX_MLX5_QPC_DBR_UMEM_ID),
-			    dvx_mlx5_get64(in, DVX_MLX5_QPC_DBR_ADDR), 8);
+	o->dbrec = umem_ptr(R, dev, dvx_mlx5_get(qpc, DVX_MLX5_QPC_DBR_UMEM_ID),
+			    dvx_mlx5_get64(qpc, DVX_MLX5_QPC_DBR_ADDR), 8);
 }
 
 static int call_cmd(struct replay *R, const struct r_rec *r, const struct r_call *c)
@@ -793,11 +799,15 @@ static int call_cmd(struct replay *R, const struct r_rec *r, const struct r_call
 	if ((ret = same_outcome(R, r, c, ret, out, &d->nic)))
 		return ret;
 	/* a QP the device reports in one state and the software NIC in another */
-	if (!c->ret && opcode == DVX_MLX5_CMD_QUERY_QP && c->out_len >= 28 &&
-	    dvx_mlx5_get(out, DVX_MLX5_QPC_STATE) != dvx_mlx5_get(c->out, DVX_MLX5_QPC_STATE))
-		return diverge(R, r, "QUERY_QP: the QP is %s on the device, %s on the software NIC",
-			       dvx_mlx5_qp_state_name(dvx_mlx5_get(c->out, DVX_MLX5_QPC_STATE)),
-			       dvx_mlx5_qp_state_name(dvx_mlx5_get(out, DVX_MLX5_QPC_STATE)));
+	if (!c->ret && opcode == DVX_MLX5_CMD_QUERY_QP && c->out_len >= 28) {
+		uint32_t was = dvx_mlx5_get(DVX_MLX5_QPC_IN(c->out), DVX_MLX5_QPC_STATE);
+		uint32_t is = dvx_mlx5_get(DVX_MLX5_QPC_IN(out), DVX_MLX5_QPC_STATE);
+
+		if (was != is)
+			return diverge(R, r,
+				       "QUERY_QP: the QP is %s on the device, %s on the software NIC",
+				       dvx_mlx5_qp_state_name(was), dvx_mlx5_qp_state_name(is));
+	}
 	return 0;
 }
 

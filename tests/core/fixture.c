@@ -193,10 +193,12 @@ int __wrap_dvx_hal_obj_query(struct dvx_hal_nic *dev, struct dvx_hal_obj *obj, c
 		return err;
 	if (dvx_mlx5_get(in, DVX_MLX5_HDR_OPCODE) == DVX_MLX5_CMD_QUERY_QP &&
 	    fx_qp_state_answer >= 0)
-		dvx_mlx5_set(out, DVX_MLX5_QPC_STATE, (uint32_t)fx_qp_state_answer);
+		dvx_mlx5_set(DVX_MLX5_QPC_IN((uint8_t *)out), DVX_MLX5_QPC_STATE,
+			     (uint32_t)fx_qp_state_answer);
 	if (dvx_mlx5_get(in, DVX_MLX5_HDR_OPCODE) == DVX_MLX5_CMD_QUERY_CQ &&
 	    fx_cq_producer_answer >= 0)
-		dvx_mlx5_set(out, DVX_MLX5_CQC_PRODUCER_COUNTER, (uint32_t)fx_cq_producer_answer);
+		dvx_mlx5_set(DVX_MLX5_CQC_IN((uint8_t *)out), DVX_MLX5_CQC_PRODUCER_COUNTER,
+			     (uint32_t)fx_cq_producer_answer);
 	return 0;
 }
 

@@ -80,6 +80,10 @@ static int setup(void **state)
 }
 
 #define GET(mb, f) dvx_mlx5_get(mb, f)
+/* a field of the context a mailbox carries */
+#define CQC_GET(mb, f) dvx_mlx5_get(DVX_MLX5_CQC_IN(mb), f)
+#define QPC_GET(mb, f) dvx_mlx5_get(DVX_MLX5_QPC_IN(mb), f)
+#define ADS_GET(mb, f) dvx_mlx5_get(DVX_MLX5_ADS_IN(mb), f)
 
 /* ---- CQ ---- */
 
@@ -108,20 +112,20 @@ static void test_cq_create(void **state)
 	assert_non_null(in);
 	assert_int_equal(dvx_mock_last(&M, DVX_MOCK_OP_OBJ_CREATE)->inlen,
 			 DVX_MLX5_CREATE_CQ_IN_BYTES);
-	assert_int_equal(GET(in, DVX_MLX5_CQC_LOG_CQ_SIZE), 6);
-	assert_int_equal(GET(in, DVX_MLX5_CQC_UAR_PAGE), nic.uar.page_id);
-	assert_int_equal(GET(in, DVX_MLX5_CQC_C_EQN), 7);
-	assert_int_equal(GET(in, DVX_MLX5_CQC_CQE_SZ), DVX_MLX5_CQE_SZ_64);
-	assert_int_equal(GET(in, DVX_MLX5_CQC_OI), 1);
-	assert_int_equal(GET(in, DVX_MLX5_CQC_CC), 0);
-	assert_int_equal(GET(in, DVX_MLX5_CQC_DBR_UMEM_VALID), 1);
-	assert_int_equal(GET(in, DVX_MLX5_CQC_DBR_UMEM_ID), um.id);
-	assert_int_equal(dvx_mlx5_get64(in, DVX_MLX5_CQC_DBR_ADDR), DBR_OFF);
+	assert_int_equal(CQC_GET(in, DVX_MLX5_CQC_LOG_CQ_SIZE), 6);
+	assert_int_equal(CQC_GET(in, DVX_MLX5_CQC_UAR_PAGE), nic.uar.page_id);
+	assert_int_equal(CQC_GET(in, DVX_MLX5_CQC_C_EQN), 7);
+	assert_int_equal(CQC_GET(in, DVX_MLX5_CQC_CQE_SZ), DVX_MLX5_CQE_SZ_64);
+	assert_int_equal(CQC_GET(in, DVX_MLX5_CQC_OI), 1);
+	assert_int_equal(CQC_GET(in, DVX_MLX5_CQC_CC), 0);
+	assert_int_equal(CQC_GET(in, DVX_MLX5_CQC_DBR_UMEM_VALID), 1);
+	assert_int_equal(CQC_GET(in, DVX_MLX5_CQC_DBR_UMEM_ID), um.id);
+	assert_int_equal(dvx_mlx5_get64(DVX_MLX5_CQC_IN(in), DVX_MLX5_CQC_DBR_ADDR), DBR_OFF);
 	assert_int_equal(GET(in, DVX_MLX5_CREATE_CQ_IN_CQ_UMEM_ID), um.id);
 	assert_int_equal(dvx_mlx5_get64(in, DVX_MLX5_CREATE_CQ_IN_CQ_UMEM_OFFSET), RING_OFF);
 	assert_int_equal(GET(in, DVX_MLX5_CREATE_CQ_IN_CQ_UMEM_VALID), 1);
-	assert_int_equal(GET(in, DVX_MLX5_CQC_LOG_PAGE_SIZE), 0);
-	assert_int_equal(GET(in, DVX_MLX5_CQC_PAGE_OFFSET), 0);
+	assert_int_equal(CQC_GET(in, DVX_MLX5_CQC_LOG_PAGE_SIZE), 0);
+	assert_int_equal(CQC_GET(in, DVX_MLX5_CQC_PAGE_OFFSET), 0);
 
 	/* ring state and caller memory */
 	assert_int_equal(cq.cqn, dvx_mock_last(&M, DVX_MOCK_OP_OBJ_CREATE)->id);
@@ -148,9 +152,9 @@ static void test_cq_create(void **state)
 	assert_int_equal(ring.bytes, 64);
 	assert_int_equal(dvx_cq_create(&nic, &a, &cq), 0);
 	in = fx_mbox_last(DVX_MLX5_CMD_CREATE_CQ);
-	assert_int_equal(GET(in, DVX_MLX5_CQC_CC), 1);
-	assert_int_equal(GET(in, DVX_MLX5_CQC_OI), 1);
-	assert_int_equal(GET(in, DVX_MLX5_CQC_LOG_CQ_SIZE), 6);
+	assert_int_equal(CQC_GET(in, DVX_MLX5_CQC_CC), 1);
+	assert_int_equal(CQC_GET(in, DVX_MLX5_CQC_OI), 1);
+	assert_int_equal(CQC_GET(in, DVX_MLX5_CQC_LOG_CQ_SIZE), 6);
 	assert_int_equal(cq.mcq.log_size, 0);
 	assert_int_equal(dvx_cq_destroy(&cq), 0);
 
@@ -162,7 +166,7 @@ static void test_cq_create(void **state)
 		a.uar = &u;
 		a.flags = 0;
 		assert_int_equal(dvx_cq_create(&nic, &a, &cq), 0);
-		assert_int_equal(GET(fx_mbox_last(DVX_MLX5_CMD_CREATE_CQ), DVX_MLX5_CQC_UAR_PAGE),
+		assert_int_equal(CQC_GET(fx_mbox_last(DVX_MLX5_CMD_CREATE_CQ), DVX_MLX5_CQC_UAR_PAGE),
 				 u.page_id);
 		assert_int_equal(dvx_uar_free(&u), -EBUSY);
 		assert_int_equal(dvx_cq_destroy(&cq), 0);
@@ -268,27 +272,28 @@ static void test_qp_create(void **state)
 	assert_int_equal(dvx_qp_create(&nic, &a, &qp), 0);
 
 	in = fx_mbox_last(DVX_MLX5_CMD_CREATE_QP);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_ST), DVX_MLX5_QP_ST_RC);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_PM_STATE), DVX_MLX5_QP_PM_STATE_MIGRATED);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_PD), nic.pdn);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_UAR_PAGE), nic.uar.page_id);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_USER_INDEX), 0xabcdef);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_CQN_SND), cq.cqn);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_CQN_RCV), 0);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_LOG_SQ_SIZE), 6);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_RQ_TYPE), DVX_MLX5_RQ_TYPE_ZERO);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_LOG_RQ_SIZE), 0);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_LOG_MSG_MAX), 30);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_CD_MASTER), 1);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_CD_SLAVE_SEND), 0);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_CD_SLAVE_RECEIVE), 0);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_NEXT_RCV_PSN), 0);	/* cd_master did not spill */
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_ST), DVX_MLX5_QP_ST_RC);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_PM_STATE), DVX_MLX5_QP_PM_STATE_MIGRATED);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_PD), nic.pdn);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_UAR_PAGE), nic.uar.page_id);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_USER_INDEX), 0xabcdef);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_CQN_SND), cq.cqn);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_CQN_RCV), 0);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_LOG_SQ_SIZE), 6);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_RQ_TYPE), DVX_MLX5_RQ_TYPE_ZERO);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_LOG_RQ_SIZE), 0);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_LOG_MSG_MAX), 30);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_CD_MASTER), 1);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_CD_SLAVE_SEND), 0);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_CD_SLAVE_RECEIVE), 0);
+	/* cd_master did not spill */
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_NEXT_RCV_PSN), 0);
 	/* reserved with the WQ in a umem (prm 1.5.1) */
-	assert_int_equal(GET(in, DVX_MLX5_QPC_LOG_PAGE_SIZE), 0);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_PAGE_OFFSET), 0);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_DBR_UMEM_VALID), 1);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_DBR_UMEM_ID), um.id);
-	assert_int_equal(dvx_mlx5_get64(in, DVX_MLX5_QPC_DBR_ADDR), DBR_OFF + 16);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_LOG_PAGE_SIZE), 0);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_PAGE_OFFSET), 0);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_DBR_UMEM_VALID), 1);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_DBR_UMEM_ID), um.id);
+	assert_int_equal(dvx_mlx5_get64(DVX_MLX5_QPC_IN(in), DVX_MLX5_QPC_DBR_ADDR), DBR_OFF + 16);
 	assert_int_equal(GET(in, DVX_MLX5_CREATE_QP_IN_WQ_UMEM_ID), um.id);
 	assert_int_equal(dvx_mlx5_get64(in, DVX_MLX5_CREATE_QP_IN_WQ_UMEM_OFFSET), WQ_OFF);
 	assert_int_equal(GET(in, DVX_MLX5_CREATE_QP_IN_WQ_UMEM_VALID), 1);
@@ -324,14 +329,14 @@ static void test_qp_create(void **state)
 	assert_int_equal(wq.bytes, DVX_QP_WQ_BYTES(64, 16, DVX_RQ_STRIDE(3)));
 	assert_int_equal(dvx_qp_create(&nic, &a, &qp2), 0);
 	in = fx_mbox_last(DVX_MLX5_CMD_CREATE_QP);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_RQ_TYPE), DVX_MLX5_RQ_TYPE_REGULAR);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_LOG_RQ_SIZE), 4);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_LOG_RQ_STRIDE), 2);	/* 64 B = 16 << 2 */
-	assert_int_equal(GET(in, DVX_MLX5_QPC_CQN_RCV), cq.cqn);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_CQN_SND), cq2.cqn);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_CD_MASTER), 0);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_CD_SLAVE_SEND), 1);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_CD_SLAVE_RECEIVE), 1);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_RQ_TYPE), DVX_MLX5_RQ_TYPE_REGULAR);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_LOG_RQ_SIZE), 4);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_LOG_RQ_STRIDE), 2);	/* 64 B = 16 << 2 */
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_CQN_RCV), cq.cqn);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_CQN_SND), cq2.cqn);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_CD_MASTER), 0);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_CD_SLAVE_SEND), 1);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_CD_SLAVE_RECEIVE), 1);
 	assert_ptr_equal(qp2.rq.buf, fx_mem + WQ2_OFF);
 	assert_int_equal(qp2.rq.nwqe, 16);
 	assert_int_equal(qp2.rq.max_sge, 4);
@@ -443,7 +448,7 @@ static void test_companion_shares_uar(void **state)
 	a.uar = qp.uar;					/* the companion shares it */
 	a.flags = DVX_QP_F_CD_MASTER;
 	assert_int_equal(dvx_qp_create(&nic, &a, &qp2), 0);
-	assert_int_equal(GET(fx_mbox_last(DVX_MLX5_CMD_CREATE_QP), DVX_MLX5_QPC_UAR_PAGE),
+	assert_int_equal(QPC_GET(fx_mbox_last(DVX_MLX5_CMD_CREATE_QP), DVX_MLX5_QPC_UAR_PAGE),
 			 bf.page_id);
 	assert_ptr_equal(qp2.sq.uar_reg, qp.sq.uar_reg);
 	assert_int_equal(qp.sq.bf_half, 0);
@@ -475,13 +480,13 @@ static void check_rst2init(const uint8_t *in, uint32_t qpn, unsigned atomic_mode
 {
 	assert_non_null(in);
 	assert_int_equal(GET(in, DVX_MLX5_MODIFY_QP_IN_QPN), qpn);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_PM_STATE), DVX_MLX5_QP_PM_STATE_MIGRATED);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_RRE), 1);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_RWE), 1);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_RAE), atomic_mode != 0);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_ATOMIC_MODE), atomic_mode);
-	assert_int_equal(GET(in, DVX_MLX5_ADS_VHCA_PORT_NUM), 1);
-	assert_int_equal(GET(in, DVX_MLX5_ADS_PKEY_INDEX), 0);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_PM_STATE), DVX_MLX5_QP_PM_STATE_MIGRATED);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_RRE), 1);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_RWE), 1);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_RAE), atomic_mode != 0);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_ATOMIC_MODE), atomic_mode);
+	assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_VHCA_PORT_NUM), 1);
+	assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_PKEY_INDEX), 0);
 	assert_int_equal(GET(in, DVX_MLX5_MODIFY_QP_IN_OPT_PARAM_MASK), 0);
 }
 
@@ -489,12 +494,12 @@ static void check_rtr2rts(const uint8_t *in, uint32_t qpn, uint32_t psn)
 {
 	assert_non_null(in);
 	assert_int_equal(GET(in, DVX_MLX5_MODIFY_QP_IN_QPN), qpn);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_NEXT_SEND_PSN), psn);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_RETRY_COUNT), 7);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_RNR_RETRY), 7);
-	assert_int_equal(GET(in, DVX_MLX5_ADS_ACK_TIMEOUT), 20);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_LOG_SRA_MAX), 4);	/* 16 outstanding */
-	assert_int_equal(GET(in, DVX_MLX5_QPC_LOG_ACK_REQ_FREQ), 0);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_NEXT_SEND_PSN), psn);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_RETRY_COUNT), 7);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_RNR_RETRY), 7);
+	assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_ACK_TIMEOUT), 20);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_LOG_SRA_MAX), 4);	/* 16 outstanding */
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_LOG_ACK_REQ_FREQ), 0);
 }
 
 static void test_connect_roce(void **state)
@@ -536,21 +541,21 @@ static void test_connect_roce(void **state)
 	in = fx_mbox_last(DVX_MLX5_CMD_INIT2RTR_QP);
 	assert_non_null(in);
 	assert_int_equal(GET(in, DVX_MLX5_MODIFY_QP_IN_QPN), qp.qpn);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_MTU), DVX_MLX5_MTU_1024);	/* min of both */
-	assert_int_equal(GET(in, DVX_MLX5_QPC_LOG_MSG_MAX), 30);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_REMOTE_QPN), 0x4242);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_NEXT_RCV_PSN), 0xabcdef);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_MIN_RNR_NAK), 12);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_LOG_RRA_MAX), 4);
-	assert_int_equal(GET(in, DVX_MLX5_ADS_FL), 0);
-	assert_int_equal(GET(in, DVX_MLX5_ADS_GRH), 0);
-	assert_int_equal(GET(in, DVX_MLX5_ADS_RLID), 0);
-	assert_int_equal(GET(in, DVX_MLX5_ADS_SRC_ADDR_INDEX), 3);
-	assert_int_equal(GET(in, DVX_MLX5_ADS_HOP_LIMIT), 255);
-	assert_int_equal(GET(in, DVX_MLX5_ADS_VHCA_PORT_NUM), 1);
-	assert_memory_equal(in + DVX_MLX5_ADS_RGID_RIP, peer_gid, 16);
-	assert_memory_equal(in + DVX_MLX5_ADS_RMAC, "\x02\x00\x00\xc7\x00\x01", 6);
-	assert_true(GET(in, DVX_MLX5_ADS_UDP_SPORT) >= 0xc000);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_MTU), DVX_MLX5_MTU_1024);	/* min of both */
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_LOG_MSG_MAX), 30);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_REMOTE_QPN), 0x4242);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_NEXT_RCV_PSN), 0xabcdef);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_MIN_RNR_NAK), 12);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_LOG_RRA_MAX), 4);
+	assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_FL), 0);
+	assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_GRH), 0);
+	assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_RLID), 0);
+	assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_SRC_ADDR_INDEX), 3);
+	assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_HOP_LIMIT), 255);
+	assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_VHCA_PORT_NUM), 1);
+	assert_memory_equal(DVX_MLX5_ADS_IN(in) + DVX_MLX5_ADS_RGID_RIP, peer_gid, 16);
+	assert_memory_equal(DVX_MLX5_ADS_IN(in) + DVX_MLX5_ADS_RMAC, "\x02\x00\x00\xc7\x00\x01", 6);
+	assert_true(ADS_GET(in, DVX_MLX5_ADS_UDP_SPORT) >= 0xc000);
 	assert_int_equal(GET(in, DVX_MLX5_MODIFY_QP_IN_OPT_PARAM_MASK), 0);
 	check_rtr2rts(fx_mbox_last(DVX_MLX5_CMD_RTR2RTS_QP), qp.qpn, 0x111);
 
@@ -573,15 +578,15 @@ static void test_connect_roce(void **state)
 		ca.access = DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ;
 		assert_int_equal(dvx_qp_connect(&qp2, &peer, &ca), 0);
 		in = fx_mbox_last(DVX_MLX5_CMD_INIT2RTR_QP);
-		assert_int_equal(GET(in, DVX_MLX5_ADS_TCLASS), 0x68);
-		assert_int_equal(GET(in, DVX_MLX5_ADS_DSCP), 0x68 >> 2);
-		assert_int_equal(GET(in, DVX_MLX5_QPC_MTU), DVX_MLX5_MTU_512);
-		assert_int_equal(GET(in, DVX_MLX5_ADS_UDP_SPORT), 0xd00d);
-		assert_int_equal(GET(in, DVX_MLX5_QPC_LOG_RRA_MAX), 1);
-		assert_int_equal(GET(fx_mbox_last(DVX_MLX5_CMD_RTR2RTS_QP), DVX_MLX5_QPC_LOG_SRA_MAX), 0);
+		assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_TCLASS), 0x68);
+		assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_DSCP), 0x68 >> 2);
+		assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_MTU), DVX_MLX5_MTU_512);
+		assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_UDP_SPORT), 0xd00d);
+		assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_LOG_RRA_MAX), 1);
+		assert_int_equal(QPC_GET(fx_mbox_last(DVX_MLX5_CMD_RTR2RTS_QP), DVX_MLX5_QPC_LOG_SRA_MAX), 0);
 		in = fx_mbox_last(DVX_MLX5_CMD_RST2INIT_QP);
-		assert_int_equal(GET(in, DVX_MLX5_QPC_RAE), 0);
-		assert_int_equal(GET(in, DVX_MLX5_QPC_ATOMIC_MODE), 0);
+		assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_RAE), 0);
+		assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_ATOMIC_MODE), 0);
 	}
 	teardown_all();
 }
@@ -681,12 +686,12 @@ static void test_connect_ib(void **state)
 	}
 	assert_int_equal(dvx_mock_count(&M, DVX_MOCK_OP_ROCE_RMAC), 0);
 	in = fx_mbox_last(DVX_MLX5_CMD_INIT2RTR_QP);
-	assert_int_equal(GET(in, DVX_MLX5_ADS_RLID), 0x22);
-	assert_int_equal(GET(in, DVX_MLX5_ADS_SL), 5);
-	assert_int_equal(GET(in, DVX_MLX5_ADS_GRH), 0);
-	assert_int_equal(GET(in, DVX_MLX5_ADS_UDP_SPORT), 0);
-	assert_int_equal(GET(in, DVX_MLX5_ADS_HOP_LIMIT), 0);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_REMOTE_QPN), qp2.qpn);
+	assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_RLID), 0x22);
+	assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_SL), 5);
+	assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_GRH), 0);
+	assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_UDP_SPORT), 0);
+	assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_HOP_LIMIT), 0);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_REMOTE_QPN), qp2.qpn);
 	teardown_all();
 }
 
@@ -763,13 +768,13 @@ static void test_loopback_and_pair(void **state)
 	assert_int_equal(dvx_qp_connect_loopback(&qp, NULL), 0);
 	assert_int_equal(qp.conn_kind, DVX_QP_CONN_LOOPBACK);
 	in = fx_mbox_last(DVX_MLX5_CMD_INIT2RTR_QP);
-	assert_int_equal(GET(in, DVX_MLX5_ADS_FL), 1);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_REMOTE_QPN), qp.qpn);
-	assert_int_equal(GET(in, DVX_MLX5_ADS_VHCA_PORT_NUM), 1);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_LOG_MSG_MAX), 30);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_LOG_RRA_MAX), 4);
-	assert_int_equal(GET(in, DVX_MLX5_ADS_HOP_LIMIT), 0);
-	assert_true(dvx_mlx5_get(in, DVX_MLX5_ADS_RGID_RIP, 31, 0) == 0);
+	assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_FL), 1);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_REMOTE_QPN), qp.qpn);
+	assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_VHCA_PORT_NUM), 1);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_LOG_MSG_MAX), 30);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_LOG_RRA_MAX), 4);
+	assert_int_equal(ADS_GET(in, DVX_MLX5_ADS_HOP_LIMIT), 0);
+	assert_true(dvx_mlx5_get(DVX_MLX5_ADS_IN(in), DVX_MLX5_ADS_RGID_RIP, 31, 0) == 0);
 	assert_int_equal(dvx_mock_count(&M, DVX_MOCK_OP_ROCE_RMAC), 0);
 	check_rtr2rts(fx_mbox_last(DVX_MLX5_CMD_RTR2RTS_QP), qp.qpn, 0);
 	assert_int_equal(qp.state, DVX_MLX5_QP_STATE_RTS);
@@ -786,11 +791,11 @@ static void test_loopback_and_pair(void **state)
 	assert_int_equal(qp.state, DVX_MLX5_QP_STATE_RTS);
 	assert_int_equal(qp2.state, DVX_MLX5_QP_STATE_RTS);
 	in = fx_mbox(DVX_MLX5_CMD_INIT2RTR_QP, 0);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_REMOTE_QPN), qp2.qpn);
-	assert_memory_equal(in + DVX_MLX5_ADS_RGID_RIP, nic.gid.raw, 16);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_REMOTE_QPN), qp2.qpn);
+	assert_memory_equal(DVX_MLX5_ADS_IN(in) + DVX_MLX5_ADS_RGID_RIP, nic.gid.raw, 16);
 	in = fx_mbox(DVX_MLX5_CMD_INIT2RTR_QP, 1);
 	assert_int_equal(GET(in, DVX_MLX5_MODIFY_QP_IN_QPN), qp2.qpn);
-	assert_int_equal(GET(in, DVX_MLX5_QPC_REMOTE_QPN), qp.qpn);
+	assert_int_equal(QPC_GET(in, DVX_MLX5_QPC_REMOTE_QPN), qp.qpn);
 	assert_int_equal(dvx_qp_connect_pair(&qp, &qp, NULL), -EINVAL);
 	teardown_all();
 }
@@ -838,7 +843,7 @@ static void test_err_recover_query(void **state)
 	assert_int_equal(fx_mbox_count(DVX_MLX5_CMD_RST2INIT_QP), 1);
 	assert_int_equal(fx_mbox_count(DVX_MLX5_CMD_INIT2RTR_QP), 1);
 	assert_int_equal(fx_mbox_count(DVX_MLX5_CMD_RTR2RTS_QP), 1);
-	assert_int_equal(GET(fx_mbox_last(DVX_MLX5_CMD_INIT2RTR_QP), DVX_MLX5_QPC_REMOTE_QPN),
+	assert_int_equal(QPC_GET(fx_mbox_last(DVX_MLX5_CMD_INIT2RTR_QP), DVX_MLX5_QPC_REMOTE_QPN),
 			 qp2.qpn);
 	assert_int_equal(qp.sqc.resv, 0);
 	assert_int_equal(qp.sqc.ci, 0);

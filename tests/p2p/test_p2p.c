@@ -848,13 +848,15 @@ static void relapse_hook(const void *in, void *out, size_t outlen)
 {
 	const uint8_t *b = in;
 	uint32_t qpn = (uint32_t)b[9] << 16 | (uint32_t)b[10] << 8 | b[11];
+	uint8_t *qpc;
 
 	if (!relapse_qpn || qpn != relapse_qpn ||
 	    ((uint32_t)b[0] << 8 | b[1]) != DVX_MLX5_CMD_QUERY_QP ||
 	    outlen < DVX_MLX5_QUERY_QP_OUT_BYTES)
 		return;
-	if (dvx_mlx5_get(out, DVX_MLX5_QPC_STATE) == DVX_MLX5_QP_STATE_RTS)
-		dvx_mlx5_set(out, DVX_MLX5_QPC_STATE, DVX_MLX5_QP_STATE_ERR);
+	qpc = DVX_MLX5_QPC_IN((uint8_t *)out);
+	if (dvx_mlx5_get(qpc, DVX_MLX5_QPC_STATE) == DVX_MLX5_QP_STATE_RTS)
+		dvx_mlx5_set(qpc, DVX_MLX5_QPC_STATE, DVX_MLX5_QP_STATE_ERR);
 }
 
 static void body_relapse(struct wrank *r)

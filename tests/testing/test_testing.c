@@ -94,8 +94,8 @@ static void test_capture(void **state)
 	assert_int_equal(M.capture[slot].in_len, DVX_MLX5_CREATE_CQ_IN_BYTES);
 	/* the bytes dvx sent: the opcode, and log_cq_size 8 in the CQ context */
 	assert_int_equal(in[0] << 8 | in[1], DVX_MLX5_CMD_CREATE_CQ);
-	assert_int_equal(dvx_mlx5_get(in, DVX_MLX5_CQC_LOG_CQ_SIZE), 8);
-	assert_int_equal(dvx_mlx5_get(in, DVX_MLX5_CQC_CQE_SZ), 0);	/* 64-byte CQEs */
+	assert_int_equal(dvx_mlx5_get(DVX_MLX5_CQC_IN(in), DVX_MLX5_CQC_LOG_CQ_SIZE), 8);
+	assert_int_equal(dvx_mlx5_get(DVX_MLX5_CQC_IN(in), DVX_MLX5_CQC_CQE_SZ), 0);	/* 64-byte CQEs */
 	assert_int_equal(out[0], 0);	/* status OK as the mock answered */
 	/* full: -ENOSPC; cleared: no more copies */
 	for (slot = 1; slot < DVX_MOCK_MAX_CAPTURES; slot++)

@@ -398,7 +398,7 @@ static void test_refused(void **state)
 
 	(void)state;
 	/* a QP the device took, with a log_msg_max the software NIC's caps refuse */
-	dvx_mlx5_set(in, DVX_MLX5_QPC_LOG_MSG_MAX, 31);
+	dvx_mlx5_set(DVX_MLX5_QPC_IN(in), DVX_MLX5_QPC_LOG_MSG_MAX, 31);
 	expect(c, len, REPLAY_DIVERGED, "CREATE_QP refused by the software NIC: BAD_PARAM");
 	free(c);
 

@@ -4,8 +4,10 @@
  *
  * query_hca_cap_in is 16 bytes: opcode 0x100, op_mod = (cap_type << 1) | current.
  * The output is 4112 bytes with the capability page at byte 16 (prm 1.2). Field
- * positions below are relative to the page (add DVX_MLX5_CAP_PAGE_OFFSET for the
- * output mailbox), written "dw@B [hi:lo]" as in docs/prm.md's tables.
+ * positions below are relative to the page, the structure they belong to, as every
+ * field macro of dvx/mlx5 is (dvx/mlx5/cmd.h); the page sits at
+ * DVX_MLX5_QUERY_HCA_CAP_OUT_CAPABILITY of the output mailbox. Written "dw@B [hi:lo]"
+ * as in docs/prm.md's tables.
  */
 #ifndef DVX_MLX5_CAPS_H
 #define DVX_MLX5_CAPS_H
@@ -16,7 +18,7 @@ DVX_BEGIN_DECLS
 
 #define DVX_MLX5_QUERY_HCA_CAP_IN_BYTES 16u
 #define DVX_MLX5_QUERY_HCA_CAP_OUT_BYTES 4112u
-#define DVX_MLX5_CAP_PAGE_OFFSET 16u
+#define DVX_MLX5_QUERY_HCA_CAP_OUT_CAPABILITY 16u	/* the page: bytes 16-4111 */
 
 /* cap_type values (op_mod = cap_type << 1 | current) */
 enum dvx_mlx5_cap_type {

@@ -8,20 +8,30 @@
  * with the mailbox untouched when a value does not fit its field; only then does it
  * zero the mailbox and write the fields.
  *
- * Field macros are ABSOLUTE positions in the command mailbox, written "byte, hi, lo"
- * exactly as docs/prm.md's tables write "dw@B [hi:lo]" (prm 1.6-1.8; the
- * tables already give offsets in create_*_in). Whole 64-bit fields ("bytes B-E") and
- * byte strings (rgid, rmac) are plain byte offsets, used with dvx_mlx5_set64()/memcpy.
+ * Field macros are positions RELATIVE TO THE PRM STRUCTURE their prefix names, written
+ * "byte, hi, lo" exactly as docs/prm.md's tables write "dw@B [hi:lo]" (prm 1.6-1.8), the
+ * way the kernel's mlx5_ifc.h lays each structure out on its own: DVX_MLX5_CREATE_CQ_IN_*
+ * in create_cq_in, DVX_MLX5_CQC_* in the cq context, DVX_MLX5_QPC_* in the qp context,
+ * DVX_MLX5_ADS_* in an address path, and dvx/mlx5/caps.h's DVX_MLX5_CAP_* in a capability
+ * page. A structure carried inside another is reached once, through its placement
+ * constant (DVX_MLX5_CREATE_QP_IN_QPC, DVX_MLX5_QPC_PRIMARY_ADDRESS_PATH, ...):
+ *
+ *	uint8_t *qpc = (uint8_t *)in + DVX_MLX5_CREATE_QP_IN_QPC;
+ *	dvx_mlx5_set(qpc, DVX_MLX5_QPC_PD, pdn);
+ *
+ * Whole 64-bit fields ("bytes B-E") and byte strings (rgid, rmac) are plain byte offsets
+ * in the same structure, used with dvx_mlx5_set64()/memcpy.
  *
  * Context placement, the same in every command that carries one:
- *  - cq_context (cqc, 64 B) at byte 16 of create_cq_in AND of query_cq_out, so
- *    DVX_MLX5_CQC_* index both [prm 1.6; KL include/linux/mlx5/mlx5_ifc.h
- *    query_cq_out_bits: status, syndrome, reserved_at_40[0x40], cq_context].
+ *  - cq_context (cqc, 64 B) at byte 16 of create_cq_in AND of query_cq_out
+ *    [prm 1.6; KL include/linux/mlx5/mlx5_ifc.h query_cq_out_bits: status, syndrome,
+ *    reserved_at_40[0x40], cq_context].
  *  - qpc (232 B) at byte 24 of create_qp_in, rst2init/init2rtr/rtr2rts/rts2rts_qp_in
- *    AND query_qp_out, so DVX_MLX5_QPC_* / DVX_MLX5_ADS_* index all of them
- *    [prm 1.7-1.8; KL mlx5_ifc.h query_qp_out_bits: status, syndrome,
+ *    AND query_qp_out [prm 1.7-1.8; KL mlx5_ifc.h query_qp_out_bits: status, syndrome,
  *    reserved_at_40[0x40], opt_param_mask (byte 16), ece/reserved (byte 20), qpc at
  *    bit 0xc0 = byte 24, reserved_at_800[0x80]; 272 B without PAS].
+ *  - the primary address path (ads, 44 B) at byte 24 of the qpc [KL qpc_bits
+ *    primary_address_path at bit 0xc0].
  */
 #ifndef DVX_MLX5_CMD_H
 #define DVX_MLX5_CMD_H
@@ -60,31 +70,41 @@ DVX_BEGIN_DECLS
 #define DVX_MLX5_QUERY_CQ_IN_CQN 8, 23, 0		/* dw@8 [23:0] (KL query_cq_in) */
 #define DVX_MLX5_QUERY_CQ_OUT_CQC 16u			/* cqc: bytes 16-79 (KL) */
 
-/* cqc, absolute in create_cq_in and query_cq_out (prm 1.6 table, row named) */
-#define DVX_MLX5_CQC_STATUS 16, 31, 28			/* status dw@16 [31:28] */
-#define DVX_MLX5_CQC_DBR_UMEM_VALID 16, 25, 25		/* dbr_umem_valid dw@16 [25] */
-#define DVX_MLX5_CQC_CQE_SZ 16, 23, 21			/* cqe_sz dw@16 [23:21] */
-#define DVX_MLX5_CQC_CC 16, 20, 20			/* cc dw@16 [20] */
-#define DVX_MLX5_CQC_OI 16, 17, 17			/* oi dw@16 [17] */
-#define DVX_MLX5_CQC_CQ_PERIOD_MODE 16, 16, 15		/* cq_period_mode dw@16 [16:15] */
-#define DVX_MLX5_CQC_CQE_COMP_EN 16, 14, 14		/* cqe_comp_en dw@16 [14] */
-#define DVX_MLX5_CQC_MINI_CQE_RES_FORMAT 16, 13, 12	/* mini_cqe_res_format dw@16 [13:12] */
-#define DVX_MLX5_CQC_ST 16, 11, 8			/* st dw@16 [11:8] */
-#define DVX_MLX5_CQC_CQE_COMP_LAYOUT 16, 1, 0		/* cqe_comp_layout dw@16 [1:0] */
-#define DVX_MLX5_CQC_DBR_UMEM_ID 20, 31, 0		/* dbr_umem_id bytes 20-23 */
-#define DVX_MLX5_CQC_PAGE_OFFSET 24, 11, 6		/* page_offset dw@24 [11:6] */
-#define DVX_MLX5_CQC_CQ_TIMESTAMP_FORMAT 24, 1, 0	/* cq_timestamp_format dw@24 [1:0] */
-#define DVX_MLX5_CQC_LOG_CQ_SIZE 28, 28, 24		/* log_cq_size dw@28 [28:24] */
-#define DVX_MLX5_CQC_UAR_PAGE 28, 23, 0			/* uar_page dw@28 [23:0] */
-#define DVX_MLX5_CQC_CQ_PERIOD 32, 27, 16		/* cq_period dw@32 [27:16] */
-#define DVX_MLX5_CQC_CQ_MAX_COUNT 32, 15, 0		/* cq_max_count dw@32 [15:0] */
-#define DVX_MLX5_CQC_C_EQN 36, 7, 0			/* c_eqn dw@36 [7:0] */
-#define DVX_MLX5_CQC_LOG_PAGE_SIZE 40, 28, 24		/* log_page_size dw@40 [28:24] */
-#define DVX_MLX5_CQC_LAST_NOTIFIED_INDEX 48, 23, 0	/* last_notified_index dw@48 [23:0] */
-#define DVX_MLX5_CQC_LAST_SOLICIT_INDEX 52, 23, 0	/* last_solicit_index dw@52 [23:0] */
-#define DVX_MLX5_CQC_CONSUMER_COUNTER 56, 23, 0		/* consumer_counter dw@56 [23:0] */
-#define DVX_MLX5_CQC_PRODUCER_COUNTER 60, 23, 0		/* producer_counter dw@60 [23:0] */
-#define DVX_MLX5_CQC_DBR_ADDR 72u			/* dbr_addr bytes 72-79, 64-bit */
+/*
+ * The context a mailbox carries, from a byte pointer @mb to the mailbox (uint8_t * or
+ * const uint8_t *, which it keeps): the cqc of create_cq_in and query_cq_out, the qpc of
+ * create_qp_in, every *2*_qp_in and query_qp_out, and that qpc's primary address path.
+ * The placement is the same in every command that carries the context (above).
+ */
+#define DVX_MLX5_CQC_IN(mb) ((mb) + DVX_MLX5_CREATE_CQ_IN_CQC)
+#define DVX_MLX5_QPC_IN(mb) ((mb) + DVX_MLX5_CREATE_QP_IN_QPC)
+#define DVX_MLX5_ADS_IN(mb) ((mb) + DVX_MLX5_CREATE_QP_IN_QPC + DVX_MLX5_QPC_PRIMARY_ADDRESS_PATH)
+
+/* cqc fields, relative to the cqc (prm 1.6 table, row named) */
+#define DVX_MLX5_CQC_STATUS 0, 31, 28			/* status dw@0 [31:28] */
+#define DVX_MLX5_CQC_DBR_UMEM_VALID 0, 25, 25		/* dbr_umem_valid dw@0 [25] */
+#define DVX_MLX5_CQC_CQE_SZ 0, 23, 21			/* cqe_sz dw@0 [23:21] */
+#define DVX_MLX5_CQC_CC 0, 20, 20			/* cc dw@0 [20] */
+#define DVX_MLX5_CQC_OI 0, 17, 17			/* oi dw@0 [17] */
+#define DVX_MLX5_CQC_CQ_PERIOD_MODE 0, 16, 15		/* cq_period_mode dw@0 [16:15] */
+#define DVX_MLX5_CQC_CQE_COMP_EN 0, 14, 14		/* cqe_comp_en dw@0 [14] */
+#define DVX_MLX5_CQC_MINI_CQE_RES_FORMAT 0, 13, 12	/* mini_cqe_res_format dw@0 [13:12] */
+#define DVX_MLX5_CQC_ST 0, 11, 8			/* st dw@0 [11:8] */
+#define DVX_MLX5_CQC_CQE_COMP_LAYOUT 0, 1, 0		/* cqe_comp_layout dw@0 [1:0] */
+#define DVX_MLX5_CQC_DBR_UMEM_ID 4, 31, 0		/* dbr_umem_id bytes 4-7 */
+#define DVX_MLX5_CQC_PAGE_OFFSET 8, 11, 6		/* page_offset dw@8 [11:6] */
+#define DVX_MLX5_CQC_CQ_TIMESTAMP_FORMAT 8, 1, 0	/* cq_timestamp_format dw@8 [1:0] */
+#define DVX_MLX5_CQC_LOG_CQ_SIZE 12, 28, 24		/* log_cq_size dw@12 [28:24] */
+#define DVX_MLX5_CQC_UAR_PAGE 12, 23, 0			/* uar_page dw@12 [23:0] */
+#define DVX_MLX5_CQC_CQ_PERIOD 16, 27, 16		/* cq_period dw@16 [27:16] */
+#define DVX_MLX5_CQC_CQ_MAX_COUNT 16, 15, 0		/* cq_max_count dw@16 [15:0] */
+#define DVX_MLX5_CQC_C_EQN 20, 7, 0			/* c_eqn dw@20 [7:0] */
+#define DVX_MLX5_CQC_LOG_PAGE_SIZE 24, 28, 24		/* log_page_size dw@24 [28:24] */
+#define DVX_MLX5_CQC_LAST_NOTIFIED_INDEX 32, 23, 0	/* last_notified_index dw@32 [23:0] */
+#define DVX_MLX5_CQC_LAST_SOLICIT_INDEX 36, 23, 0	/* last_solicit_index dw@36 [23:0] */
+#define DVX_MLX5_CQC_CONSUMER_COUNTER 40, 23, 0		/* consumer_counter dw@40 [23:0] */
+#define DVX_MLX5_CQC_PRODUCER_COUNTER 44, 23, 0		/* producer_counter dw@44 [23:0] */
+#define DVX_MLX5_CQC_DBR_ADDR 56u			/* dbr_addr bytes 56-63, 64-bit */
 
 /* cqc.cqe_sz values (prm 1.6) */
 #define DVX_MLX5_CQE_SZ_64 0u
@@ -113,74 +133,74 @@ DVX_BEGIN_DECLS
 #define DVX_MLX5_QUERY_QP_OUT_OPT_PARAM_MASK 16, 31, 0	/* bytes 16-19 */
 #define DVX_MLX5_QUERY_QP_OUT_QPC 24u			/* qpc: bytes 24-255 */
 
-/* qpc, absolute in create_qp_in, *2*_qp_in and query_qp_out (prm 1.7 table) */
-#define DVX_MLX5_QPC_STATE 24, 31, 28			/* state dw@24 [31:28], read-only */
-#define DVX_MLX5_QPC_ST 24, 23, 16			/* st dw@24 [23:16] */
-#define DVX_MLX5_QPC_PM_STATE 24, 12, 11		/* pm_state dw@24 [12:11] */
-#define DVX_MLX5_QPC_PD 28, 23, 0			/* pd dw@28 [23:0] */
-#define DVX_MLX5_QPC_MTU 32, 31, 29			/* mtu dw@32 [31:29] */
-#define DVX_MLX5_QPC_LOG_MSG_MAX 32, 28, 24		/* log_msg_max dw@32 [28:24] */
-#define DVX_MLX5_QPC_LOG_RQ_SIZE 32, 22, 19		/* log_rq_size dw@32 [22:19] */
-#define DVX_MLX5_QPC_LOG_RQ_STRIDE 32, 18, 16		/* log_rq_stride dw@32 [18:16] */
-#define DVX_MLX5_QPC_NO_SQ 32, 15, 15			/* no_sq dw@32 [15] */
-#define DVX_MLX5_QPC_LOG_SQ_SIZE 32, 14, 11		/* log_sq_size dw@32 [14:11] */
-#define DVX_MLX5_QPC_TS_FORMAT 32, 7, 6			/* ts_format dw@32 [7:6] */
-#define DVX_MLX5_QPC_COUNTER_SET_ID 36, 31, 24		/* counter_set_id dw@36 [31:24] */
-#define DVX_MLX5_QPC_UAR_PAGE 36, 23, 0			/* uar_page dw@36 [23:0] */
-#define DVX_MLX5_QPC_SEND_DBR_MODE 40, 31, 30		/* send_dbr_mode dw@40 [31:30] (DOCA ifc) */
-#define DVX_MLX5_QPC_USER_INDEX 40, 23, 0		/* user_index dw@40 [23:0] */
-#define DVX_MLX5_QPC_LOG_PAGE_SIZE 44, 28, 24		/* log_page_size dw@44 [28:24] */
-#define DVX_MLX5_QPC_REMOTE_QPN 44, 23, 0		/* remote_qpn dw@44 [23:0] */
-#define DVX_MLX5_QPC_PRIMARY_ADDRESS_PATH 48u		/* ads: bytes 48-91 */
-#define DVX_MLX5_QPC_LOG_ACK_REQ_FREQ 136, 31, 28	/* log_ack_req_freq dw@136 [31:28] */
-#define DVX_MLX5_QPC_LOG_SRA_MAX 136, 23, 21		/* log_sra_max dw@136 [23:21] */
-#define DVX_MLX5_QPC_RETRY_COUNT 136, 18, 16		/* retry_count dw@136 [18:16] */
-#define DVX_MLX5_QPC_RNR_RETRY 136, 15, 13		/* rnr_retry dw@136 [15:13] */
-#define DVX_MLX5_QPC_NEXT_SEND_PSN 144, 23, 0		/* next_send_psn dw@144 [23:0] */
-#define DVX_MLX5_QPC_CQN_SND 148, 23, 0			/* cqn_snd dw@148 [23:0] */
-#define DVX_MLX5_QPC_LOG_RRA_MAX 168, 23, 21		/* log_rra_max dw@168 [23:21] */
-#define DVX_MLX5_QPC_ATOMIC_MODE 168, 19, 16		/* atomic_mode dw@168 [19:16] */
-#define DVX_MLX5_QPC_RRE 168, 15, 15			/* rre dw@168 [15] */
-#define DVX_MLX5_QPC_RWE 168, 14, 14			/* rwe dw@168 [14] */
-#define DVX_MLX5_QPC_RAE 168, 13, 13			/* rae dw@168 [13] */
-#define DVX_MLX5_QPC_PAGE_OFFSET 168, 11, 6		/* page_offset dw@168 [11:6] */
-#define DVX_MLX5_QPC_CD_SLAVE_RECEIVE 168, 2, 2		/* cd_slave_receive dw@168 [2] */
-#define DVX_MLX5_QPC_CD_SLAVE_SEND 168, 1, 1		/* cd_slave_send dw@168 [1] */
-#define DVX_MLX5_QPC_CD_MASTER 168, 0, 0		/* cd_master dw@168 [0] */
-#define DVX_MLX5_QPC_MIN_RNR_NAK 172, 28, 24		/* min_rnr_nak dw@172 [28:24] */
-#define DVX_MLX5_QPC_NEXT_RCV_PSN 172, 23, 0		/* next_rcv_psn dw@172 [23:0] */
-#define DVX_MLX5_QPC_CQN_RCV 180, 23, 0			/* cqn_rcv dw@180 [23:0] */
-#define DVX_MLX5_QPC_DBR_ADDR 184u			/* dbr_addr bytes 184-191, 64-bit */
-#define DVX_MLX5_QPC_RQ_TYPE 196, 26, 24		/* rq_type dw@196 [26:24] */
-#define DVX_MLX5_QPC_SRQN_RMPN_XRQN 196, 23, 0		/* srqn_rmpn_xrqn dw@196 [23:0] */
-#define DVX_MLX5_QPC_HW_SQ_WQEBB_COUNTER 204, 31, 16	/* hw_sq_wqebb_counter dw@204 [31:16] */
-#define DVX_MLX5_QPC_SW_SQ_WQEBB_COUNTER 204, 15, 0	/* sw_sq_wqebb_counter dw@204 [15:0] */
-#define DVX_MLX5_QPC_CS_REQ 220, 15, 8			/* cs_req dw@220 [15:8] */
-#define DVX_MLX5_QPC_CS_RES 220, 7, 0			/* cs_res dw@220 [7:0] */
-#define DVX_MLX5_QPC_DBR_UMEM_VALID 232, 28, 28		/* dbr_umem_valid dw@232 [28] */
-#define DVX_MLX5_QPC_DBR_UMEM_ID 252, 31, 0		/* dbr_umem_id bytes 252-255 */
+/* qpc fields, relative to the qpc (prm 1.7 table) */
+#define DVX_MLX5_QPC_STATE 0, 31, 28			/* state dw@0 [31:28], read-only */
+#define DVX_MLX5_QPC_ST 0, 23, 16			/* st dw@0 [23:16] */
+#define DVX_MLX5_QPC_PM_STATE 0, 12, 11		/* pm_state dw@0 [12:11] */
+#define DVX_MLX5_QPC_PD 4, 23, 0			/* pd dw@4 [23:0] */
+#define DVX_MLX5_QPC_MTU 8, 31, 29			/* mtu dw@8 [31:29] */
+#define DVX_MLX5_QPC_LOG_MSG_MAX 8, 28, 24		/* log_msg_max dw@8 [28:24] */
+#define DVX_MLX5_QPC_LOG_RQ_SIZE 8, 22, 19		/* log_rq_size dw@8 [22:19] */
+#define DVX_MLX5_QPC_LOG_RQ_STRIDE 8, 18, 16		/* log_rq_stride dw@8 [18:16] */
+#define DVX_MLX5_QPC_NO_SQ 8, 15, 15			/* no_sq dw@8 [15] */
+#define DVX_MLX5_QPC_LOG_SQ_SIZE 8, 14, 11		/* log_sq_size dw@8 [14:11] */
+#define DVX_MLX5_QPC_TS_FORMAT 8, 7, 6			/* ts_format dw@8 [7:6] */
+#define DVX_MLX5_QPC_COUNTER_SET_ID 12, 31, 24		/* counter_set_id dw@12 [31:24] */
+#define DVX_MLX5_QPC_UAR_PAGE 12, 23, 0			/* uar_page dw@12 [23:0] */
+#define DVX_MLX5_QPC_SEND_DBR_MODE 16, 31, 30		/* send_dbr_mode dw@16 [31:30] (DOCA ifc) */
+#define DVX_MLX5_QPC_USER_INDEX 16, 23, 0		/* user_index dw@16 [23:0] */
+#define DVX_MLX5_QPC_LOG_PAGE_SIZE 20, 28, 24		/* log_page_size dw@20 [28:24] */
+#define DVX_MLX5_QPC_REMOTE_QPN 20, 23, 0		/* remote_qpn dw@20 [23:0] */
+#define DVX_MLX5_QPC_PRIMARY_ADDRESS_PATH 24u		/* ads: qpc bytes 24-67 */
+#define DVX_MLX5_QPC_LOG_ACK_REQ_FREQ 112, 31, 28	/* log_ack_req_freq dw@112 [31:28] */
+#define DVX_MLX5_QPC_LOG_SRA_MAX 112, 23, 21		/* log_sra_max dw@112 [23:21] */
+#define DVX_MLX5_QPC_RETRY_COUNT 112, 18, 16		/* retry_count dw@112 [18:16] */
+#define DVX_MLX5_QPC_RNR_RETRY 112, 15, 13		/* rnr_retry dw@112 [15:13] */
+#define DVX_MLX5_QPC_NEXT_SEND_PSN 120, 23, 0		/* next_send_psn dw@120 [23:0] */
+#define DVX_MLX5_QPC_CQN_SND 124, 23, 0			/* cqn_snd dw@124 [23:0] */
+#define DVX_MLX5_QPC_LOG_RRA_MAX 144, 23, 21		/* log_rra_max dw@144 [23:21] */
+#define DVX_MLX5_QPC_ATOMIC_MODE 144, 19, 16		/* atomic_mode dw@144 [19:16] */
+#define DVX_MLX5_QPC_RRE 144, 15, 15			/* rre dw@144 [15] */
+#define DVX_MLX5_QPC_RWE 144, 14, 14			/* rwe dw@144 [14] */
+#define DVX_MLX5_QPC_RAE 144, 13, 13			/* rae dw@144 [13] */
+#define DVX_MLX5_QPC_PAGE_OFFSET 144, 11, 6		/* page_offset dw@144 [11:6] */
+#define DVX_MLX5_QPC_CD_SLAVE_RECEIVE 144, 2, 2		/* cd_slave_receive dw@144 [2] */
+#define DVX_MLX5_QPC_CD_SLAVE_SEND 144, 1, 1		/* cd_slave_send dw@144 [1] */
+#define DVX_MLX5_QPC_CD_MASTER 144, 0, 0		/* cd_master dw@144 [0] */
+#define DVX_MLX5_QPC_MIN_RNR_NAK 148, 28, 24		/* min_rnr_nak dw@148 [28:24] */
+#define DVX_MLX5_QPC_NEXT_RCV_PSN 148, 23, 0		/* next_rcv_psn dw@148 [23:0] */
+#define DVX_MLX5_QPC_CQN_RCV 156, 23, 0			/* cqn_rcv dw@156 [23:0] */
+#define DVX_MLX5_QPC_DBR_ADDR 160u			/* dbr_addr bytes 160-167, 64-bit */
+#define DVX_MLX5_QPC_RQ_TYPE 172, 26, 24		/* rq_type dw@172 [26:24] */
+#define DVX_MLX5_QPC_SRQN_RMPN_XRQN 172, 23, 0		/* srqn_rmpn_xrqn dw@172 [23:0] */
+#define DVX_MLX5_QPC_HW_SQ_WQEBB_COUNTER 180, 31, 16	/* hw_sq_wqebb_counter dw@180 [31:16] */
+#define DVX_MLX5_QPC_SW_SQ_WQEBB_COUNTER 180, 15, 0	/* sw_sq_wqebb_counter dw@180 [15:0] */
+#define DVX_MLX5_QPC_CS_REQ 196, 15, 8			/* cs_req dw@196 [15:8] */
+#define DVX_MLX5_QPC_CS_RES 196, 7, 0			/* cs_res dw@196 [7:0] */
+#define DVX_MLX5_QPC_DBR_UMEM_VALID 208, 28, 28		/* dbr_umem_valid dw@208 [28] */
+#define DVX_MLX5_QPC_DBR_UMEM_ID 228, 31, 0		/* dbr_umem_id bytes 228-231 */
 
-/* primary address path (ads), absolute (prm 1.8 table, row named) */
-#define DVX_MLX5_ADS_FL 48, 31, 31			/* fl dw@48 [31] */
-#define DVX_MLX5_ADS_PKEY_INDEX 48, 15, 0		/* pkey_index dw@48 [15:0] */
-#define DVX_MLX5_ADS_GRH 52, 23, 23			/* grh dw@52 [23] */
-#define DVX_MLX5_ADS_MLID 52, 22, 16			/* mlid dw@52 [22:16] */
-#define DVX_MLX5_ADS_RLID 52, 15, 0			/* rlid dw@52 [15:0] */
-#define DVX_MLX5_ADS_ACK_TIMEOUT 56, 31, 27		/* ack_timeout dw@56 [31:27] */
-#define DVX_MLX5_ADS_SRC_ADDR_INDEX 56, 23, 16		/* src_addr_index dw@56 [23:16] */
-#define DVX_MLX5_ADS_STAT_RATE 56, 11, 8		/* stat_rate dw@56 [11:8] */
-#define DVX_MLX5_ADS_HOP_LIMIT 56, 7, 0			/* hop_limit dw@56 [7:0] */
-#define DVX_MLX5_ADS_TCLASS 60, 27, 20			/* tclass dw@60 [27:20] */
-#define DVX_MLX5_ADS_FLOW_LABEL 60, 19, 0		/* flow_label dw@60 [19:0] */
-#define DVX_MLX5_ADS_RGID_RIP 64u			/* rgid_rip bytes 64-79, 16 B */
-#define DVX_MLX5_ADS_DSCP 80, 21, 16			/* dscp dw@80 [21:16] */
-#define DVX_MLX5_ADS_UDP_SPORT 80, 15, 0		/* udp_sport dw@80 [15:0] */
-#define DVX_MLX5_ADS_ETH_PRIO 84, 30, 28		/* eth_prio dw@84 [30:28] */
-#define DVX_MLX5_ADS_SL 84, 27, 24			/* sl dw@84 [27:24] */
-#define DVX_MLX5_ADS_VHCA_PORT_NUM 84, 23, 16		/* vhca_port_num dw@84 [23:16] */
-#define DVX_MLX5_ADS_RMAC_47_32 84, 15, 0		/* rmac_47_32 dw@84 [15:0] */
-#define DVX_MLX5_ADS_RMAC_31_0 88, 31, 0		/* rmac_31_0 bytes 88-91 */
-#define DVX_MLX5_ADS_RMAC 86u				/* rmac as 6 bytes at 86-91 */
+/* address path (ads) fields, relative to the ads (prm 1.8 table, row named) */
+#define DVX_MLX5_ADS_FL 0, 31, 31			/* fl dw@0 [31] */
+#define DVX_MLX5_ADS_PKEY_INDEX 0, 15, 0		/* pkey_index dw@0 [15:0] */
+#define DVX_MLX5_ADS_GRH 4, 23, 23			/* grh dw@4 [23] */
+#define DVX_MLX5_ADS_MLID 4, 22, 16			/* mlid dw@4 [22:16] */
+#define DVX_MLX5_ADS_RLID 4, 15, 0			/* rlid dw@4 [15:0] */
+#define DVX_MLX5_ADS_ACK_TIMEOUT 8, 31, 27		/* ack_timeout dw@8 [31:27] */
+#define DVX_MLX5_ADS_SRC_ADDR_INDEX 8, 23, 16		/* src_addr_index dw@8 [23:16] */
+#define DVX_MLX5_ADS_STAT_RATE 8, 11, 8		/* stat_rate dw@8 [11:8] */
+#define DVX_MLX5_ADS_HOP_LIMIT 8, 7, 0			/* hop_limit dw@8 [7:0] */
+#define DVX_MLX5_ADS_TCLASS 12, 27, 20			/* tclass dw@12 [27:20] */
+#define DVX_MLX5_ADS_FLOW_LABEL 12, 19, 0		/* flow_label dw@12 [19:0] */
+#define DVX_MLX5_ADS_RGID_RIP 16u			/* rgid_rip bytes 16-31, 16 B */
+#define DVX_MLX5_ADS_DSCP 32, 21, 16			/* dscp dw@32 [21:16] */
+#define DVX_MLX5_ADS_UDP_SPORT 32, 15, 0		/* udp_sport dw@32 [15:0] */
+#define DVX_MLX5_ADS_ETH_PRIO 36, 30, 28		/* eth_prio dw@36 [30:28] */
+#define DVX_MLX5_ADS_SL 36, 27, 24			/* sl dw@36 [27:24] */
+#define DVX_MLX5_ADS_VHCA_PORT_NUM 36, 23, 16		/* vhca_port_num dw@36 [23:16] */
+#define DVX_MLX5_ADS_RMAC_47_32 36, 15, 0		/* rmac_47_32 dw@36 [15:0] */
+#define DVX_MLX5_ADS_RMAC_31_0 40, 31, 0		/* rmac_31_0 bytes 40-43 */
+#define DVX_MLX5_ADS_RMAC 38u				/* rmac as 6 bytes at 38-43 */
 
 /* qpc.st (prm 1.7), qpc.pm_state (KL MLX5_QPC_PM_STATE_*), qpc.rq_type (prm 1.7) */
 #define DVX_MLX5_QP_ST_RC 0x0u

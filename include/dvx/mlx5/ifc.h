@@ -3,11 +3,13 @@
  * dvx/mlx5/ifc.h - field access in PRM command mailboxes.
  *
  * A mailbox is an array of big-endian 32-bit dwords. A field is named the way the
- * docs/prm.md's tables write it, "dw@B [hi:lo]": the dword starting at byte B, bits hi..lo
- * with bit 31 the most significant. Field macros expand to those three numbers:
+ * docs/prm.md's tables write it, "dw@B [hi:lo]": the dword starting at byte B of the PRM
+ * structure it belongs to (the mailbox itself, or a context inside it reached through
+ * its placement constant), bits hi..lo with bit 31 the most significant. Field macros
+ * expand to those three numbers:
  *
- *	#define DVX_MLX5_QPC_CD_MASTER 168, 0, 0
- *	dvx_mlx5_set(in, DVX_MLX5_QPC_CD_MASTER, 1);
+ *	#define DVX_MLX5_QPC_CD_MASTER 144, 0, 0	(in the qpc, dvx/mlx5/cmd.h)
+ *	dvx_mlx5_set(qpc, DVX_MLX5_QPC_CD_MASTER, 1);
  *
  * dvx_mlx5_set() does a read-modify-write of exactly one dword and masks the value to
  * the field's width, so a 1-bit field never touches its neighbours (DOCA once set

@@ -136,16 +136,16 @@ static void fix_ids(struct world *w, uint8_t *in, size_t inlen, unsigned cq_slot
 		return;
 	op = (uint16_t)(in[0] << 8 | in[1]);
 	if (op == DVX_MLX5_CMD_CREATE_CQ) {
-		dvx_mlx5_set(in, DVX_MLX5_CQC_UAR_PAGE, w->uar.page_id);
-		dvx_mlx5_set(in, DVX_MLX5_CQC_C_EQN, w->eqn);
-		dvx_mlx5_set(in, DVX_MLX5_CQC_DBR_UMEM_ID, w->umem.id);
+		dvx_mlx5_set(DVX_MLX5_CQC_IN(in), DVX_MLX5_CQC_UAR_PAGE, w->uar.page_id);
+		dvx_mlx5_set(DVX_MLX5_CQC_IN(in), DVX_MLX5_CQC_C_EQN, w->eqn);
+		dvx_mlx5_set(DVX_MLX5_CQC_IN(in), DVX_MLX5_CQC_DBR_UMEM_ID, w->umem.id);
 		dvx_mlx5_set(in, DVX_MLX5_CREATE_CQ_IN_CQ_UMEM_ID, w->umem.id);
 	} else if (op == DVX_MLX5_CMD_CREATE_QP) {
-		dvx_mlx5_set(in, DVX_MLX5_QPC_PD, w->pd.pdn);
-		dvx_mlx5_set(in, DVX_MLX5_QPC_UAR_PAGE, w->uar.page_id);
-		dvx_mlx5_set(in, DVX_MLX5_QPC_CQN_SND, cqn);
-		dvx_mlx5_set(in, DVX_MLX5_QPC_CQN_RCV, cqn);
-		dvx_mlx5_set(in, DVX_MLX5_QPC_DBR_UMEM_ID, w->umem.id);
+		dvx_mlx5_set(DVX_MLX5_QPC_IN(in), DVX_MLX5_QPC_PD, w->pd.pdn);
+		dvx_mlx5_set(DVX_MLX5_QPC_IN(in), DVX_MLX5_QPC_UAR_PAGE, w->uar.page_id);
+		dvx_mlx5_set(DVX_MLX5_QPC_IN(in), DVX_MLX5_QPC_CQN_SND, cqn);
+		dvx_mlx5_set(DVX_MLX5_QPC_IN(in), DVX_MLX5_QPC_CQN_RCV, cqn);
+		dvx_mlx5_set(DVX_MLX5_QPC_IN(in), DVX_MLX5_QPC_DBR_UMEM_ID, w->umem.id);
 		dvx_mlx5_set(in, DVX_MLX5_CREATE_QP_IN_WQ_UMEM_ID, w->umem.id);
 	}
 }

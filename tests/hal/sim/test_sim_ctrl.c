@@ -156,7 +156,15 @@ static int cq_make(struct env *e, const struct dvx_mlx5_cq_cfg *a, struct dvx_ha
 	return rc;
 }
 
-/* create with raw patching of the encoded mailbox */
+/*
+ * create with raw patching of the encoded mailbox: @byte is a mailbox position; a
+ * context's field gets there through AT_CQC()/AT_QPC()
+ */
+#define AT_CQC(f) AT_CQC_(f)
+#define AT_CQC_(b, h, l) DVX_MLX5_CREATE_CQ_IN_CQC + (b), h, l
+#define AT_QPC(f) AT_QPC_(f)
+#define AT_QPC_(b, h, l) DVX_MLX5_CREATE_QP_IN_QPC + (b), h, l
+
 static int cq_make_patched(struct env *e, const struct dvx_mlx5_cq_cfg *a, unsigned byte,
 			   unsigned hi, unsigned lo, uint32_t v)
 {
@@ -284,7 +292,7 @@ static int rts2rts(struct env *e, struct dvx_hal_obj *qp, uint32_t opt, uint8_t 
 	dvx_mlx5_set(in, 0, 31, 16, 0x505);		/* RTS2RTS_QP (prm 1.1) */
 	dvx_mlx5_set(in, DVX_MLX5_MODIFY_QP_IN_QPN, qp->id);
 	dvx_mlx5_set(in, DVX_MLX5_MODIFY_QP_IN_OPT_PARAM_MASK, opt);
-	dvx_mlx5_set(in, DVX_MLX5_QPC_RETRY_COUNT, retry);
+	dvx_mlx5_set(DVX_MLX5_QPC_IN(in), DVX_MLX5_QPC_RETRY_COUNT, retry);
 	return modify(e, qp, in, sizeof(in));
 }
 
@@ -652,9 +660,9 @@ static void test_cq(void **state)
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_ALIGN);
 	assert_int_equal(cq_make_patched(&e, &a, 72 + 4, 31, 0, DBR_OFF(33) + 4), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_ALIGN);
-	assert_int_equal(cq_make_patched(&e, &a, DVX_MLX5_CQC_CQE_SZ, 1), -EREMOTEIO);
+	assert_int_equal(cq_make_patched(&e, &a, AT_CQC(DVX_MLX5_CQC_CQE_SZ), 1), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_NOT_MODELLED);
-	assert_int_equal(cq_make_patched(&e, &a, DVX_MLX5_CQC_CQE_COMP_EN, 1), -EREMOTEIO);
+	assert_int_equal(cq_make_patched(&e, &a, AT_CQC(DVX_MLX5_CQC_CQE_COMP_EN), 1), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_NO_CAP);
 	{	/* a short mailbox */
 		uint8_t cin[DVX_MLX5_CREATE_CQ_IN_BYTES], cout[16];
@@ -849,7 +857,7 @@ static void test_umem_pages(void **state)
 		assert_int_equal(dvx_hal_obj_destroy(&e.dev, &cq2), 0);
 	}
 	cq_attr(&e, &ca, 0, 1);
-	assert_int_equal(cq_make_patched(&e, &ca, DVX_MLX5_CQC_PAGE_OFFSET, 1), -EREMOTEIO);
+	assert_int_equal(cq_make_patched(&e, &ca, AT_CQC(DVX_MLX5_CQC_PAGE_OFFSET), 1), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_FIELD);
 	qp_attr(&e, &qa, cqn, 0);
 	{
@@ -857,13 +865,13 @@ static void test_umem_pages(void **state)
 		struct dvx_hal_obj qp;
 
 		assert_int_equal(dvx_mlx5_create_qp_in(in, &qa), 0);
-		dvx_mlx5_set(in, DVX_MLX5_QPC_LOG_PAGE_SIZE, 4);
+		dvx_mlx5_set(DVX_MLX5_QPC_IN(in), DVX_MLX5_QPC_LOG_PAGE_SIZE, 4);
 		memset(&qp, 0, sizeof(qp));
 		assert_int_equal(dvx_hal_obj_create(&e.dev, in, sizeof(in), out, sizeof(out),
 						    &qp), 0);
 		assert_int_equal(dvx_hal_obj_destroy(&e.dev, &qp), 0);
 	}
-	assert_int_equal(qp_make_patched(&e, &qa, DVX_MLX5_QPC_PAGE_OFFSET, 1), -EREMOTEIO);
+	assert_int_equal(qp_make_patched(&e, &qa, AT_QPC(DVX_MLX5_QPC_PAGE_OFFSET), 1), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_FIELD);
 
 	assert_int_equal(dvx_hal_obj_destroy(&e.dev, &cq), 0);
@@ -1113,11 +1121,12 @@ static void test_qp_refusals(void **state)
 	qp_attr(&e, &qa, cqn, 0);
 	assert_int_equal(qp_make_patched(&e, &qa, 256 + 4, 31, 0, WQ_OFF(0) + 16), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_ALIGN);
-	assert_int_equal(qp_make_patched(&e, &qa, DVX_MLX5_QPC_ST, DVX_MLX5_QP_ST_DCI), -EREMOTEIO);
+	assert_int_equal(qp_make_patched(&e, &qa, AT_QPC(DVX_MLX5_QPC_ST), DVX_MLX5_QP_ST_DCI),
+			 -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_NOT_MODELLED);
-	assert_int_equal(qp_make_patched(&e, &qa, DVX_MLX5_QPC_SEND_DBR_MODE, 1), -EREMOTEIO);
+	assert_int_equal(qp_make_patched(&e, &qa, AT_QPC(DVX_MLX5_QPC_SEND_DBR_MODE), 1), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_NO_CAP);
-	assert_int_equal(qp_make_patched(&e, &qa, DVX_MLX5_QPC_LOG_MSG_MAX, 31), -EREMOTEIO);
+	assert_int_equal(qp_make_patched(&e, &qa, AT_QPC(DVX_MLX5_QPC_LOG_MSG_MAX), 31), -EREMOTEIO);
 	expect_devx(&e.dev, 0x03, DVX_SIM_SYND_LOG_SIZE);
 	qp_attr(&e, &qa, cqn, 0);
 	qa.rq_type = DVX_MLX5_RQ_TYPE_SRQ;
@@ -1162,7 +1171,7 @@ static void test_qp_refusals(void **state)
 
 		roce_rtr_attr(&ra, qpn, nc.port[0].gid, nc.port[0].mac);
 		assert_int_equal(dvx_mlx5_init2rtr_qp_in(in, qpn, &ra), 0);
-		dvx_mlx5_set(in, DVX_MLX5_QPC_MTU, 0);
+		dvx_mlx5_set(DVX_MLX5_QPC_IN(in), DVX_MLX5_QPC_MTU, 0);
 		assert_int_equal(modify(&e, &qp, in, sizeof(in)), -EREMOTEIO);
 		expect_devx(&e.dev, 0x03, DVX_SIM_SYND_FIELD);
 	}

@@ -95,98 +95,110 @@ struct macro_row {
 
 #define ROW(name, macro, b, h, l) { name, { macro }, { b, h, l } }
 
-/* prm 1.6 cqc table (absolute in create_cq_in) + create_cq_in/out rows */
-static const struct macro_row cq_rows[] = {
-	ROW("cqc.status", DVX_MLX5_CQC_STATUS, 16, 31, 28),
-	ROW("cqc.dbr_umem_valid", DVX_MLX5_CQC_DBR_UMEM_VALID, 16, 25, 25),
-	ROW("cqc.cqe_sz", DVX_MLX5_CQC_CQE_SZ, 16, 23, 21),
-	ROW("cqc.cc", DVX_MLX5_CQC_CC, 16, 20, 20),
-	ROW("cqc.oi", DVX_MLX5_CQC_OI, 16, 17, 17),
-	ROW("cqc.cq_period_mode", DVX_MLX5_CQC_CQ_PERIOD_MODE, 16, 16, 15),
-	ROW("cqc.cqe_comp_en", DVX_MLX5_CQC_CQE_COMP_EN, 16, 14, 14),
-	ROW("cqc.mini_cqe_res_format", DVX_MLX5_CQC_MINI_CQE_RES_FORMAT, 16, 13, 12),
-	ROW("cqc.st", DVX_MLX5_CQC_ST, 16, 11, 8),
-	ROW("cqc.cqe_comp_layout", DVX_MLX5_CQC_CQE_COMP_LAYOUT, 16, 1, 0),
-	ROW("cqc.dbr_umem_id", DVX_MLX5_CQC_DBR_UMEM_ID, 20, 31, 0),
-	ROW("cqc.page_offset", DVX_MLX5_CQC_PAGE_OFFSET, 24, 11, 6),
-	ROW("cqc.cq_timestamp_format", DVX_MLX5_CQC_CQ_TIMESTAMP_FORMAT, 24, 1, 0),
-	ROW("cqc.log_cq_size", DVX_MLX5_CQC_LOG_CQ_SIZE, 28, 28, 24),
-	ROW("cqc.uar_page", DVX_MLX5_CQC_UAR_PAGE, 28, 23, 0),
-	ROW("cqc.cq_period", DVX_MLX5_CQC_CQ_PERIOD, 32, 27, 16),
-	ROW("cqc.cq_max_count", DVX_MLX5_CQC_CQ_MAX_COUNT, 32, 15, 0),
-	ROW("cqc.c_eqn", DVX_MLX5_CQC_C_EQN, 36, 7, 0),
-	ROW("cqc.log_page_size", DVX_MLX5_CQC_LOG_PAGE_SIZE, 40, 28, 24),
-	ROW("cqc.last_notified_index", DVX_MLX5_CQC_LAST_NOTIFIED_INDEX, 48, 23, 0),
-	ROW("cqc.last_solicit_index", DVX_MLX5_CQC_LAST_SOLICIT_INDEX, 52, 23, 0),
-	ROW("cqc.consumer_counter", DVX_MLX5_CQC_CONSUMER_COUNTER, 56, 23, 0),
-	ROW("cqc.producer_counter", DVX_MLX5_CQC_PRODUCER_COUNTER, 60, 23, 0),
+/* prm 1.6 cqc table, cqc-relative */
+static const struct macro_row cqc_rows[] = {
+	ROW("cqc.status", DVX_MLX5_CQC_STATUS, 0, 31, 28),
+	ROW("cqc.dbr_umem_valid", DVX_MLX5_CQC_DBR_UMEM_VALID, 0, 25, 25),
+	ROW("cqc.cqe_sz", DVX_MLX5_CQC_CQE_SZ, 0, 23, 21),
+	ROW("cqc.cc", DVX_MLX5_CQC_CC, 0, 20, 20),
+	ROW("cqc.oi", DVX_MLX5_CQC_OI, 0, 17, 17),
+	ROW("cqc.cq_period_mode", DVX_MLX5_CQC_CQ_PERIOD_MODE, 0, 16, 15),
+	ROW("cqc.cqe_comp_en", DVX_MLX5_CQC_CQE_COMP_EN, 0, 14, 14),
+	ROW("cqc.mini_cqe_res_format", DVX_MLX5_CQC_MINI_CQE_RES_FORMAT, 0, 13, 12),
+	ROW("cqc.st", DVX_MLX5_CQC_ST, 0, 11, 8),
+	ROW("cqc.cqe_comp_layout", DVX_MLX5_CQC_CQE_COMP_LAYOUT, 0, 1, 0),
+	ROW("cqc.dbr_umem_id", DVX_MLX5_CQC_DBR_UMEM_ID, 4, 31, 0),
+	ROW("cqc.page_offset", DVX_MLX5_CQC_PAGE_OFFSET, 8, 11, 6),
+	ROW("cqc.cq_timestamp_format", DVX_MLX5_CQC_CQ_TIMESTAMP_FORMAT, 8, 1, 0),
+	ROW("cqc.log_cq_size", DVX_MLX5_CQC_LOG_CQ_SIZE, 12, 28, 24),
+	ROW("cqc.uar_page", DVX_MLX5_CQC_UAR_PAGE, 12, 23, 0),
+	ROW("cqc.cq_period", DVX_MLX5_CQC_CQ_PERIOD, 16, 27, 16),
+	ROW("cqc.cq_max_count", DVX_MLX5_CQC_CQ_MAX_COUNT, 16, 15, 0),
+	ROW("cqc.c_eqn", DVX_MLX5_CQC_C_EQN, 20, 7, 0),
+	ROW("cqc.log_page_size", DVX_MLX5_CQC_LOG_PAGE_SIZE, 24, 28, 24),
+	ROW("cqc.last_notified_index", DVX_MLX5_CQC_LAST_NOTIFIED_INDEX, 32, 23, 0),
+	ROW("cqc.last_solicit_index", DVX_MLX5_CQC_LAST_SOLICIT_INDEX, 36, 23, 0),
+	ROW("cqc.consumer_counter", DVX_MLX5_CQC_CONSUMER_COUNTER, 40, 23, 0),
+	ROW("cqc.producer_counter", DVX_MLX5_CQC_PRODUCER_COUNTER, 44, 23, 0),
+};
+
+/* create_cq_in rows (prm 1.6) */
+static const struct macro_row cq_in_rows[] = {
 	ROW("create_cq_in.cq_umem_id", DVX_MLX5_CREATE_CQ_IN_CQ_UMEM_ID, 88, 31, 0),
 	ROW("create_cq_in.cq_umem_valid", DVX_MLX5_CREATE_CQ_IN_CQ_UMEM_VALID, 92, 31, 31),
 };
 
-/* prm 1.7 qpc table + 1.8 ads table (absolute in create_qp_in / *2*_qp_in) */
-static const struct macro_row qp_rows[] = {
-	ROW("qpc.state", DVX_MLX5_QPC_STATE, 24, 31, 28),
-	ROW("qpc.st", DVX_MLX5_QPC_ST, 24, 23, 16),
-	ROW("qpc.pm_state", DVX_MLX5_QPC_PM_STATE, 24, 12, 11),
-	ROW("qpc.pd", DVX_MLX5_QPC_PD, 28, 23, 0),
-	ROW("qpc.mtu", DVX_MLX5_QPC_MTU, 32, 31, 29),
-	ROW("qpc.log_msg_max", DVX_MLX5_QPC_LOG_MSG_MAX, 32, 28, 24),
-	ROW("qpc.log_rq_size", DVX_MLX5_QPC_LOG_RQ_SIZE, 32, 22, 19),
-	ROW("qpc.log_rq_stride", DVX_MLX5_QPC_LOG_RQ_STRIDE, 32, 18, 16),
-	ROW("qpc.no_sq", DVX_MLX5_QPC_NO_SQ, 32, 15, 15),
-	ROW("qpc.log_sq_size", DVX_MLX5_QPC_LOG_SQ_SIZE, 32, 14, 11),
-	ROW("qpc.ts_format", DVX_MLX5_QPC_TS_FORMAT, 32, 7, 6),
-	ROW("qpc.counter_set_id", DVX_MLX5_QPC_COUNTER_SET_ID, 36, 31, 24),
-	ROW("qpc.uar_page", DVX_MLX5_QPC_UAR_PAGE, 36, 23, 0),
-	ROW("qpc.send_dbr_mode", DVX_MLX5_QPC_SEND_DBR_MODE, 40, 31, 30),
-	ROW("qpc.user_index", DVX_MLX5_QPC_USER_INDEX, 40, 23, 0),
-	ROW("qpc.log_page_size", DVX_MLX5_QPC_LOG_PAGE_SIZE, 44, 28, 24),
-	ROW("qpc.remote_qpn", DVX_MLX5_QPC_REMOTE_QPN, 44, 23, 0),
-	ROW("qpc.log_ack_req_freq", DVX_MLX5_QPC_LOG_ACK_REQ_FREQ, 136, 31, 28),
-	ROW("qpc.log_sra_max", DVX_MLX5_QPC_LOG_SRA_MAX, 136, 23, 21),
-	ROW("qpc.retry_count", DVX_MLX5_QPC_RETRY_COUNT, 136, 18, 16),
-	ROW("qpc.rnr_retry", DVX_MLX5_QPC_RNR_RETRY, 136, 15, 13),
-	ROW("qpc.next_send_psn", DVX_MLX5_QPC_NEXT_SEND_PSN, 144, 23, 0),
-	ROW("qpc.cqn_snd", DVX_MLX5_QPC_CQN_SND, 148, 23, 0),
-	ROW("qpc.log_rra_max", DVX_MLX5_QPC_LOG_RRA_MAX, 168, 23, 21),
-	ROW("qpc.atomic_mode", DVX_MLX5_QPC_ATOMIC_MODE, 168, 19, 16),
-	ROW("qpc.rre", DVX_MLX5_QPC_RRE, 168, 15, 15),
-	ROW("qpc.rwe", DVX_MLX5_QPC_RWE, 168, 14, 14),
-	ROW("qpc.rae", DVX_MLX5_QPC_RAE, 168, 13, 13),
-	ROW("qpc.page_offset", DVX_MLX5_QPC_PAGE_OFFSET, 168, 11, 6),
-	ROW("qpc.cd_slave_receive", DVX_MLX5_QPC_CD_SLAVE_RECEIVE, 168, 2, 2),
-	ROW("qpc.cd_slave_send", DVX_MLX5_QPC_CD_SLAVE_SEND, 168, 1, 1),
-	ROW("qpc.cd_master", DVX_MLX5_QPC_CD_MASTER, 168, 0, 0),
-	ROW("qpc.min_rnr_nak", DVX_MLX5_QPC_MIN_RNR_NAK, 172, 28, 24),
-	ROW("qpc.next_rcv_psn", DVX_MLX5_QPC_NEXT_RCV_PSN, 172, 23, 0),
-	ROW("qpc.cqn_rcv", DVX_MLX5_QPC_CQN_RCV, 180, 23, 0),
-	ROW("qpc.rq_type", DVX_MLX5_QPC_RQ_TYPE, 196, 26, 24),
-	ROW("qpc.srqn_rmpn_xrqn", DVX_MLX5_QPC_SRQN_RMPN_XRQN, 196, 23, 0),
-	ROW("qpc.hw_sq_wqebb_counter", DVX_MLX5_QPC_HW_SQ_WQEBB_COUNTER, 204, 31, 16),
-	ROW("qpc.sw_sq_wqebb_counter", DVX_MLX5_QPC_SW_SQ_WQEBB_COUNTER, 204, 15, 0),
-	ROW("qpc.cs_req", DVX_MLX5_QPC_CS_REQ, 220, 15, 8),
-	ROW("qpc.cs_res", DVX_MLX5_QPC_CS_RES, 220, 7, 0),
-	ROW("qpc.dbr_umem_valid", DVX_MLX5_QPC_DBR_UMEM_VALID, 232, 28, 28),
-	ROW("qpc.dbr_umem_id", DVX_MLX5_QPC_DBR_UMEM_ID, 252, 31, 0),
-	ROW("ads.fl", DVX_MLX5_ADS_FL, 48, 31, 31),
-	ROW("ads.pkey_index", DVX_MLX5_ADS_PKEY_INDEX, 48, 15, 0),
-	ROW("ads.grh", DVX_MLX5_ADS_GRH, 52, 23, 23),
-	ROW("ads.mlid", DVX_MLX5_ADS_MLID, 52, 22, 16),
-	ROW("ads.rlid", DVX_MLX5_ADS_RLID, 52, 15, 0),
-	ROW("ads.ack_timeout", DVX_MLX5_ADS_ACK_TIMEOUT, 56, 31, 27),
-	ROW("ads.src_addr_index", DVX_MLX5_ADS_SRC_ADDR_INDEX, 56, 23, 16),
-	ROW("ads.stat_rate", DVX_MLX5_ADS_STAT_RATE, 56, 11, 8),
-	ROW("ads.hop_limit", DVX_MLX5_ADS_HOP_LIMIT, 56, 7, 0),
-	ROW("ads.tclass", DVX_MLX5_ADS_TCLASS, 60, 27, 20),
-	ROW("ads.flow_label", DVX_MLX5_ADS_FLOW_LABEL, 60, 19, 0),
-	ROW("ads.dscp", DVX_MLX5_ADS_DSCP, 80, 21, 16),
-	ROW("ads.udp_sport", DVX_MLX5_ADS_UDP_SPORT, 80, 15, 0),
-	ROW("ads.eth_prio", DVX_MLX5_ADS_ETH_PRIO, 84, 30, 28),
-	ROW("ads.sl", DVX_MLX5_ADS_SL, 84, 27, 24),
-	ROW("ads.vhca_port_num", DVX_MLX5_ADS_VHCA_PORT_NUM, 84, 23, 16),
-	ROW("ads.rmac_47_32", DVX_MLX5_ADS_RMAC_47_32, 84, 15, 0),
-	ROW("ads.rmac_31_0", DVX_MLX5_ADS_RMAC_31_0, 88, 31, 0),
+/* prm 1.7 qpc table, qpc-relative */
+static const struct macro_row qpc_rows[] = {
+	ROW("qpc.state", DVX_MLX5_QPC_STATE, 0, 31, 28),
+	ROW("qpc.st", DVX_MLX5_QPC_ST, 0, 23, 16),
+	ROW("qpc.pm_state", DVX_MLX5_QPC_PM_STATE, 0, 12, 11),
+	ROW("qpc.pd", DVX_MLX5_QPC_PD, 4, 23, 0),
+	ROW("qpc.mtu", DVX_MLX5_QPC_MTU, 8, 31, 29),
+	ROW("qpc.log_msg_max", DVX_MLX5_QPC_LOG_MSG_MAX, 8, 28, 24),
+	ROW("qpc.log_rq_size", DVX_MLX5_QPC_LOG_RQ_SIZE, 8, 22, 19),
+	ROW("qpc.log_rq_stride", DVX_MLX5_QPC_LOG_RQ_STRIDE, 8, 18, 16),
+	ROW("qpc.no_sq", DVX_MLX5_QPC_NO_SQ, 8, 15, 15),
+	ROW("qpc.log_sq_size", DVX_MLX5_QPC_LOG_SQ_SIZE, 8, 14, 11),
+	ROW("qpc.ts_format", DVX_MLX5_QPC_TS_FORMAT, 8, 7, 6),
+	ROW("qpc.counter_set_id", DVX_MLX5_QPC_COUNTER_SET_ID, 12, 31, 24),
+	ROW("qpc.uar_page", DVX_MLX5_QPC_UAR_PAGE, 12, 23, 0),
+	ROW("qpc.send_dbr_mode", DVX_MLX5_QPC_SEND_DBR_MODE, 16, 31, 30),
+	ROW("qpc.user_index", DVX_MLX5_QPC_USER_INDEX, 16, 23, 0),
+	ROW("qpc.log_page_size", DVX_MLX5_QPC_LOG_PAGE_SIZE, 20, 28, 24),
+	ROW("qpc.remote_qpn", DVX_MLX5_QPC_REMOTE_QPN, 20, 23, 0),
+	ROW("qpc.log_ack_req_freq", DVX_MLX5_QPC_LOG_ACK_REQ_FREQ, 112, 31, 28),
+	ROW("qpc.log_sra_max", DVX_MLX5_QPC_LOG_SRA_MAX, 112, 23, 21),
+	ROW("qpc.retry_count", DVX_MLX5_QPC_RETRY_COUNT, 112, 18, 16),
+	ROW("qpc.rnr_retry", DVX_MLX5_QPC_RNR_RETRY, 112, 15, 13),
+	ROW("qpc.next_send_psn", DVX_MLX5_QPC_NEXT_SEND_PSN, 120, 23, 0),
+	ROW("qpc.cqn_snd", DVX_MLX5_QPC_CQN_SND, 124, 23, 0),
+	ROW("qpc.log_rra_max", DVX_MLX5_QPC_LOG_RRA_MAX, 144, 23, 21),
+	ROW("qpc.atomic_mode", DVX_MLX5_QPC_ATOMIC_MODE, 144, 19, 16),
+	ROW("qpc.rre", DVX_MLX5_QPC_RRE, 144, 15, 15),
+	ROW("qpc.rwe", DVX_MLX5_QPC_RWE, 144, 14, 14),
+	ROW("qpc.rae", DVX_MLX5_QPC_RAE, 144, 13, 13),
+	ROW("qpc.page_offset", DVX_MLX5_QPC_PAGE_OFFSET, 144, 11, 6),
+	ROW("qpc.cd_slave_receive", DVX_MLX5_QPC_CD_SLAVE_RECEIVE, 144, 2, 2),
+	ROW("qpc.cd_slave_send", DVX_MLX5_QPC_CD_SLAVE_SEND, 144, 1, 1),
+	ROW("qpc.cd_master", DVX_MLX5_QPC_CD_MASTER, 144, 0, 0),
+	ROW("qpc.min_rnr_nak", DVX_MLX5_QPC_MIN_RNR_NAK, 148, 28, 24),
+	ROW("qpc.next_rcv_psn", DVX_MLX5_QPC_NEXT_RCV_PSN, 148, 23, 0),
+	ROW("qpc.cqn_rcv", DVX_MLX5_QPC_CQN_RCV, 156, 23, 0),
+	ROW("qpc.rq_type", DVX_MLX5_QPC_RQ_TYPE, 172, 26, 24),
+	ROW("qpc.srqn_rmpn_xrqn", DVX_MLX5_QPC_SRQN_RMPN_XRQN, 172, 23, 0),
+	ROW("qpc.hw_sq_wqebb_counter", DVX_MLX5_QPC_HW_SQ_WQEBB_COUNTER, 180, 31, 16),
+	ROW("qpc.sw_sq_wqebb_counter", DVX_MLX5_QPC_SW_SQ_WQEBB_COUNTER, 180, 15, 0),
+	ROW("qpc.cs_req", DVX_MLX5_QPC_CS_REQ, 196, 15, 8),
+	ROW("qpc.cs_res", DVX_MLX5_QPC_CS_RES, 196, 7, 0),
+	ROW("qpc.dbr_umem_valid", DVX_MLX5_QPC_DBR_UMEM_VALID, 208, 28, 28),
+	ROW("qpc.dbr_umem_id", DVX_MLX5_QPC_DBR_UMEM_ID, 228, 31, 0),
+};
+
+/* prm 1.8 ads table, ads-relative */
+static const struct macro_row ads_rows[] = {
+	ROW("ads.fl", DVX_MLX5_ADS_FL, 0, 31, 31),
+	ROW("ads.pkey_index", DVX_MLX5_ADS_PKEY_INDEX, 0, 15, 0),
+	ROW("ads.grh", DVX_MLX5_ADS_GRH, 4, 23, 23),
+	ROW("ads.mlid", DVX_MLX5_ADS_MLID, 4, 22, 16),
+	ROW("ads.rlid", DVX_MLX5_ADS_RLID, 4, 15, 0),
+	ROW("ads.ack_timeout", DVX_MLX5_ADS_ACK_TIMEOUT, 8, 31, 27),
+	ROW("ads.src_addr_index", DVX_MLX5_ADS_SRC_ADDR_INDEX, 8, 23, 16),
+	ROW("ads.stat_rate", DVX_MLX5_ADS_STAT_RATE, 8, 11, 8),
+	ROW("ads.hop_limit", DVX_MLX5_ADS_HOP_LIMIT, 8, 7, 0),
+	ROW("ads.tclass", DVX_MLX5_ADS_TCLASS, 12, 27, 20),
+	ROW("ads.flow_label", DVX_MLX5_ADS_FLOW_LABEL, 12, 19, 0),
+	ROW("ads.dscp", DVX_MLX5_ADS_DSCP, 32, 21, 16),
+	ROW("ads.udp_sport", DVX_MLX5_ADS_UDP_SPORT, 32, 15, 0),
+	ROW("ads.eth_prio", DVX_MLX5_ADS_ETH_PRIO, 36, 30, 28),
+	ROW("ads.sl", DVX_MLX5_ADS_SL, 36, 27, 24),
+	ROW("ads.vhca_port_num", DVX_MLX5_ADS_VHCA_PORT_NUM, 36, 23, 16),
+	ROW("ads.rmac_47_32", DVX_MLX5_ADS_RMAC_47_32, 36, 15, 0),
+	ROW("ads.rmac_31_0", DVX_MLX5_ADS_RMAC_31_0, 40, 31, 0),
+};
+
+/* create_qp_in rows (prm 1.7) */
+static const struct macro_row qp_in_rows[] = {
 	ROW("create_qp_in.qpc_ext", DVX_MLX5_CREATE_QP_IN_QPC_EXT, 8, 31, 31),
 	ROW("create_qp_in.opt_param_mask", DVX_MLX5_CREATE_QP_IN_OPT_PARAM_MASK, 16, 31, 0),
 	ROW("create_qp_in.wq_umem_id", DVX_MLX5_CREATE_QP_IN_WQ_UMEM_ID, 264, 31, 0),
@@ -213,12 +225,15 @@ static const struct macro_row hdr_rows[] = {
 	ROW("query_qp_out.opt_param_mask", DVX_MLX5_QUERY_QP_OUT_OPT_PARAM_MASK, 16, 31, 0),
 };
 
-static void check_rows(const struct macro_row *rows, size_t n, int disjoint)
+/*
+ * Each row against its transcription, in the structure it belongs to. @used (NULL: no
+ * check) collects the bits of one mailbox: the rows sit at @base in it (a context's
+ * placement), and no two fields of the mailbox may overlap.
+ */
+static void check_rows(const struct macro_row *rows, size_t n, uint8_t *used, unsigned base)
 {
-	uint8_t used[MB];
 	size_t i;
 
-	memset(used, 0, sizeof(used));
 	for (i = 0; i < n; i++) {
 		const struct macro_row *r = &rows[i];
 		uint8_t buf[MB], want[MB], m[MB];
@@ -232,12 +247,13 @@ static void check_rows(const struct macro_row *rows, size_t n, int disjoint)
 
 		memset(m, 0, sizeof(m));
 		raw_mask(m, r->f[0], r->f[1], r->f[2]);
-		if (disjoint) {
-			for (j = 0; j < MB; j++)
-				CHECK(!(used[j] & m[j]), "%s overlaps an earlier field at byte %u",
-				      r->name, j);
-			for (j = 0; j < MB; j++)
-				used[j] |= m[j];
+		if (used) {
+			for (j = 0; j + base < MB; j++)
+				CHECK(!(used[base + j] & m[j]),
+				      "%s overlaps an earlier field at mailbox byte %u", r->name,
+				      base + j);
+			for (j = 0; j + base < MB; j++)
+				used[base + j] |= m[j];
 		}
 
 		/* set-only-this-field over ones: exactly its bits clear */
@@ -258,23 +274,33 @@ static void check_rows(const struct macro_row *rows, size_t n, int disjoint)
 
 static void test_macros_are_facts(void **state)
 {
+	uint8_t used[MB];
+
 	(void)state;
-	check_rows(cq_rows, DVX_ARRAY_SIZE(cq_rows), 1);
-	check_rows(qp_rows, DVX_ARRAY_SIZE(qp_rows), 1);
-	check_rows(hdr_rows, DVX_ARRAY_SIZE(hdr_rows), 0);
+	/* create_cq_in: its own fields and the cqc at its placement, all disjoint */
+	memset(used, 0, sizeof(used));
+	check_rows(cq_in_rows, DVX_ARRAY_SIZE(cq_in_rows), used, 0);
+	check_rows(cqc_rows, DVX_ARRAY_SIZE(cqc_rows), used, DVX_MLX5_CREATE_CQ_IN_CQC);
+	/* create_qp_in: its fields, the qpc, and the address path inside the qpc */
+	memset(used, 0, sizeof(used));
+	check_rows(qp_in_rows, DVX_ARRAY_SIZE(qp_in_rows), used, 0);
+	check_rows(qpc_rows, DVX_ARRAY_SIZE(qpc_rows), used, DVX_MLX5_CREATE_QP_IN_QPC);
+	check_rows(ads_rows, DVX_ARRAY_SIZE(ads_rows), used,
+		   DVX_MLX5_CREATE_QP_IN_QPC + DVX_MLX5_QPC_PRIMARY_ADDRESS_PATH);
+	check_rows(hdr_rows, DVX_ARRAY_SIZE(hdr_rows), NULL, 0);
 
 	/* whole 64-bit fields and byte strings (prm 1.6-1.8) */
 	assert_int_equal(DVX_MLX5_CREATE_CQ_IN_CQC, 16);
 	assert_int_equal(DVX_MLX5_QUERY_CQ_OUT_CQC, 16);
-	assert_int_equal(DVX_MLX5_CQC_DBR_ADDR, 72);
+	assert_int_equal(DVX_MLX5_CQC_DBR_ADDR, 56);
 	assert_int_equal(DVX_MLX5_CREATE_CQ_IN_CQ_UMEM_OFFSET, 80);
 	assert_int_equal(DVX_MLX5_CREATE_QP_IN_QPC, 24);
 	assert_int_equal(DVX_MLX5_MODIFY_QP_IN_QPC, 24);
 	assert_int_equal(DVX_MLX5_QUERY_QP_OUT_QPC, 24);
-	assert_int_equal(DVX_MLX5_QPC_PRIMARY_ADDRESS_PATH, 48);
-	assert_int_equal(DVX_MLX5_QPC_DBR_ADDR, 184);
-	assert_int_equal(DVX_MLX5_ADS_RGID_RIP, 64);
-	assert_int_equal(DVX_MLX5_ADS_RMAC, 86);
+	assert_int_equal(DVX_MLX5_QPC_PRIMARY_ADDRESS_PATH, 24);
+	assert_int_equal(DVX_MLX5_QPC_DBR_ADDR, 160);
+	assert_int_equal(DVX_MLX5_ADS_RGID_RIP, 16);
+	assert_int_equal(DVX_MLX5_ADS_RMAC, 38);
 	assert_int_equal(DVX_MLX5_CREATE_QP_IN_WQ_UMEM_OFFSET, 256);
 	/* the 64-bit fields are naturally aligned and disjoint from every bit field */
 	assert_int_equal(DVX_MLX5_CQC_DBR_ADDR % 8, 0);
@@ -835,12 +861,12 @@ static void test_cd_master_neighbours(void **state)
 	(void)state;
 	/* set-only-this-field over ones and over zeros: bytes 168-175 */
 	memset(buf, 0xff, sizeof(buf));
-	dvx_mlx5_set(buf, DVX_MLX5_QPC_CD_MASTER, 0);
+	dvx_mlx5_set(DVX_MLX5_QPC_IN(buf), DVX_MLX5_QPC_CD_MASTER, 0);
 	memset(want, 0xff, sizeof(want));
 	want_hex(want, 168, "ff ff ff fe ff ff ff ff");
 	assert_bytes_equal(buf, want, MB);
 	memset(buf, 0, sizeof(buf));
-	dvx_mlx5_set(buf, DVX_MLX5_QPC_CD_MASTER, 1);
+	dvx_mlx5_set(DVX_MLX5_QPC_IN(buf), DVX_MLX5_QPC_CD_MASTER, 1);
 	memset(want, 0, sizeof(want));
 	want_hex(want, 168, "00 00 00 01 00 00 00 00");
 	assert_bytes_equal(buf, want, MB);
@@ -864,7 +890,7 @@ static void test_cd_master_neighbours(void **state)
 	r.next_rcv_psn = 0xffffff;
 	assert_int_equal(dvx_mlx5_init2rtr_qp_in(buf, TEST_QPN, &r), 0);
 	memcpy(want, buf, sizeof(want));
-	dvx_mlx5_set(buf, DVX_MLX5_QPC_CD_MASTER, 1);
+	dvx_mlx5_set(DVX_MLX5_QPC_IN(buf), DVX_MLX5_QPC_CD_MASTER, 1);
 	want[171] |= 0x01;
 	assert_bytes_equal(buf, want, MB);
 	assert_int_equal(raw_get(buf, 172, 23, 0), 0xffffff);
