@@ -64,16 +64,17 @@ static uint8_t pat(int from, int to, unsigned i, int round)
 
 #define RFAIL(r, ...) do { if (!(r)->why[0]) snprintf((r)->why, sizeof((r)->why), __VA_ARGS__); \
 	dvx_bootstrap_tgroup_abort((r)->w->tw.g, (r)->rank); } while (0)
+/* in a phase: a failed call fails the rank and ends the phase */
 #define ROK(r, e) do { int e_ = (e); if (e_) { RFAIL(r, "%.120s = %d (line %d)", #e, e_, __LINE__); \
-	goto out; } } while (0)
+	return -1; } } while (0)
+#define RBAD(r, ...) do { RFAIL(r, __VA_ARGS__); return -1; } while (0)
 
-static void rank_run(struct mrank *r)
-{
-	struct world *w = r->w;
-	int me = r->rank, n = w->n, p, l;
+/* one rank's objects, built up by the phases below and torn down by mr_close() */
+struct mctx {
+	struct mrank *r;
+	int me, n;
 	struct dvx_bootstrap bs;
 	struct dvx_nic nic;
-	struct dvx_nic_cfg na;
 	struct dvx_gpu gpu;
 	struct dvx_gpu_mem mem;
 	struct dvx_mp mp;
@@ -84,252 +85,317 @@ static void rank_run(struct mrank *r)
 	struct dvx_nvl_peer peers[MAXR];
 	struct dvx_nvl_buf nb;
 	struct dvx_gpu_stream st;
-	void *state = NULL, *ist = NULL, *irings = NULL;
-	char name[16];
-	uint8_t *buf, src[SLOT];
-	int mp_up = 0, nvl_up = 0, reg_up = 0, mem_up = 0, gpu_up = 0, nic_up = 0, st_up = 0;
-	unsigned i;
-	int err;
+	void *state, *ist, *irings;
+	uint8_t *buf;
+	int bs_up, mp_up, nvl_up, reg_up, mem_up, gpu_up, nic_up, st_up;
+};
 
-	ROK(r, dvx_bootstrap_thread_init(&bs, w->tw.g, me));
+/* bootstrap, this rank's software NIC and its host's GPU, the transport's config */
+static int mr_open(struct mctx *x)
+{
+	struct world *w = x->r->w;
+	struct dvx_nic_cfg na;
+	char name[16];
+
+	ROK(x->r, dvx_bootstrap_thread_init(&x->bs, w->tw.g, x->me));
+	x->bs_up = 1;
 	memset(&na, 0, sizeof(na));
-	snprintf(name, sizeof(name), "sim_%d", me);
+	snprintf(name, sizeof(name), "sim_%d", x->me);
 	na.name = name;
 	na.gid_index = -1;
-	ROK(r, dvx_nic_open(&nic, dvx_sim_hal(w->tw.fab), &na));
-	nic_up = 1;
+	ROK(x->r, dvx_nic_open(&x->nic, dvx_sim_hal(w->tw.fab), &na));
+	x->nic_up = 1;
 	/* each host's ranks share that host's GPU 0, 1 ...: ordinal = host */
-	memset(&gpu, 0, sizeof(gpu));
-	ROK(r, dvx_gpu_open(&gpu, dvx_sim_hal(w->tw.fab), w->tw.host[me], NULL));
-	gpu_up = 1;
+	ROK(x->r, dvx_gpu_open(&x->gpu, dvx_sim_hal(w->tw.fab), w->tw.host[x->me], NULL));
+	x->gpu_up = 1;
 
-	memset(&c, 0, sizeof(c));
-	c.rank = me;
-	c.nranks = n;
-	c.bs = &bs;
-	c.gpu = &gpu;
-	c.flags = w->flags;
-	c.ib.nnics = 1;
-	c.ib.nics[0] = &nic;
-	c.ib.qps_per_nic = 1;
-	c.ib.sq_depth = 64;
-	c.ib.comp_depth = 16;
-	c.inject = w->tw.inf;
-	c.timeout_ns = 20 * SEC;
-	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
-	/* refusals name their cause */
-	{
-		struct dvx_mp_cfg bad = c;
+	memset(&x->c, 0, sizeof(x->c));
+	x->c.rank = x->me;
+	x->c.nranks = x->n;
+	x->c.bs = &x->bs;
+	x->c.gpu = &x->gpu;
+	x->c.flags = w->flags;
+	x->c.ib.nnics = 1;
+	x->c.ib.nics[0] = &x->nic;
+	x->c.ib.qps_per_nic = 1;
+	x->c.ib.sq_depth = 64;
+	x->c.ib.comp_depth = 16;
+	x->c.inject = w->tw.inf;
+	x->c.timeout_ns = 20 * SEC;
+	x->state = aligned_alloc(64, (dvx_mp_mem_size(&x->c) + 63) & ~(size_t)63);
+	if (!x->state)
+		RBAD(x->r, "no memory for the state");
+	return 0;
+}
 
-		bad.flags |= 1u << 5;
-		if (dvx_mp_init(&mp, &bad, state, dvx_mp_mem_size(&c)) != -EINVAL ||
-		    !strstr(mp.diag.msg, "known flags") ||
-		    dvx_mp_init(&mp, &c, state, 64) != -EINVAL || !strstr(mp.diag.msg, "state:")) {
-			RFAIL(r, "a refused init names no cause: %s", mp.diag.msg);
-			goto out;
-		}
-		memset(&mp, 0, sizeof(mp));
-	}
-	err = dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c));
+/* refusals name their cause; then the init (or the failure the world expects) */
+static int mr_init(struct mctx *x)
+{
+	struct world *w = x->r->w;
+	struct dvx_mp_cfg bad = x->c;
+	int err;
+
+	bad.flags |= 1u << 5;
+	if (dvx_mp_init(&x->mp, &bad, x->state, dvx_mp_mem_size(&x->c)) != -EINVAL ||
+	    !strstr(x->mp.diag.msg, "known flags") ||
+	    dvx_mp_init(&x->mp, &x->c, x->state, 64) != -EINVAL ||
+	    !strstr(x->mp.diag.msg, "state:"))
+		RBAD(x->r, "a refused init names no cause: %s", x->mp.diag.msg);
+	memset(&x->mp, 0, sizeof(x->mp));
+	err = dvx_mp_init(&x->mp, &x->c, x->state, dvx_mp_mem_size(&x->c));
 	if (w->want_err) {
 		if (err != w->want_err)
-			RFAIL(r, "dvx_mp_init = %d, want %d", err, w->want_err);
-		else if (!strstr(mp.diag.msg, "rank"))
-			RFAIL(r, "the error names no rank: %s", mp.diag.msg);
-		goto out;
+			RBAD(x->r, "dvx_mp_init = %d, want %d", err, w->want_err);
+		if (!strstr(x->mp.diag.msg, "rank"))
+			RBAD(x->r, "the error names no rank: %s", x->mp.diag.msg);
+		return 1;	/* the expected failure: nothing more to do */
 	}
-	ROK(r, err);
-	mp_up = 1;
-	/* the views agree with the hosts */
-	for (p = 0; p < n; p++) {
-		int want = p == me ? DVX_MP_SELF :
-			   (!(w->flags & DVX_MP_F_FORCE_IB) && w->tw.host[p] == w->tw.host[me]) ?
+	ROK(x->r, err);
+	x->mp_up = 1;
+	return 0;
+}
+
+/* the views agree with the hosts; the IB transport connects */
+static int mr_connect(struct mctx *x)
+{
+	struct world *w = x->r->w;
+	int p;
+
+	for (p = 0; p < x->n; p++) {
+		int want = p == x->me ? DVX_MP_SELF :
+			   (!(w->flags & DVX_MP_F_FORCE_IB) && w->tw.host[p] == w->tw.host[x->me]) ?
 			   DVX_MP_NVL : DVX_MP_IB;
 
-		if (dvx_mp_kind(&mp, p) != (enum dvx_mp_kind)want) {
-			RFAIL(r, "rank %d is %d, want %d", p, dvx_mp_kind(&mp, p), want);
-			goto out;
-		}
+		if (dvx_mp_kind(&x->mp, p) != (enum dvx_mp_kind)want)
+			RBAD(x->r, "rank %d is %d, want %d", p, dvx_mp_kind(&x->mp, p), want);
 	}
-	ROK(r, dvx_mp_ib_mem_req(&mp, &sreq, &rreq));
-	if (sreq.bytes) {
-		ist = aligned_alloc(64, (sreq.bytes + 63) & ~(uint64_t)63);
-		irings = aligned_alloc(4096, (rreq.bytes + 4095) & ~(uint64_t)4095);
+	ROK(x->r, dvx_mp_ib_mem_req(&x->mp, &x->sreq, &x->rreq));
+	if (x->sreq.bytes) {
+		x->ist = aligned_alloc(64, (x->sreq.bytes + 63) & ~(uint64_t)63);
+		x->irings = aligned_alloc(4096, (x->rreq.bytes + 4095) & ~(uint64_t)4095);
+		if (!x->ist || !x->irings)
+			RBAD(x->r, "no memory for the IB regions");
 	}
-	ROK(r, dvx_mp_connect(&mp, ist, sreq.bytes, irings, rreq.bytes));
+	ROK(x->r, dvx_mp_connect(&x->mp, x->ist, x->sreq.bytes, x->irings, x->rreq.bytes));
+	return 0;
+}
 
-	/* one GPU buffer: registered for IB, exchanged over both */
-	ROK(r, dvx_gpu_mem_alloc(&gpu, BUF_LEN, DVX_GPU_MEM_RDMA | DVX_GPU_MEM_EXPORT, &mem));
-	mem_up = 1;
-	buf = (uint8_t *)(uintptr_t)mem.dptr;
-	memset(buf, 0, BUF_LEN);
-	ROK(r, dvx_mp_register(&mp, buf, BUF_LEN, DVX_MP_REG_WRITE | DVX_MP_REG_ATOMIC, &lb));
-	reg_up = 1;
-	if (!(mp.reg.e[0].flags & DVX_MP_REG_DMABUF)) {
-		RFAIL(r, "the GPU buffer was not registered as a dma-buf");
-		goto out;
-	}
-	ROK(r, dvx_mp_exchange_ib(&mp, &lb, all, ib, c.timeout_ns));
-	for (i = 0; i < (unsigned)mp.topo.nib; i++)
-		if (ib[i].addr != all[mp.topo.ib_ranks[i]].addr || !ib[i].rkey[0]) {
-			RFAIL(r, "IB view %u is not rank %d's", i, mp.topo.ib_ranks[i]);
-			goto out;
-		}
-	ROK(r, dvx_nvl_exchange(&nb, peers, dvx_mp_nvl_bootstrap(&mp), &mp.topo, &gpu,
-				&(struct dvx_nvl_cfg){ buf, BUF_LEN, NULL, c.timeout_ns }));
-	nvl_up = 1;
-	ROK(r, dvx_gpu_stream_create(&gpu, &st));
-	st_up = 1;
+/* one GPU buffer: registered for IB, exchanged over both; a stream for the host path */
+static int mr_exchange(struct mctx *x)
+{
+	unsigned i;
 
-	/* two rounds: round 0 by the device operations' host form, round 1 by the
-	 * host-initiated path (a stream) for NVL peers */
-	for (int round = 0; round < 2; round++) {
-		for (p = 0; p < n; p++) {
-			if (p == me)
+	ROK(x->r, dvx_gpu_mem_alloc(&x->gpu, BUF_LEN, DVX_GPU_MEM_RDMA | DVX_GPU_MEM_EXPORT,
+				    &x->mem));
+	x->mem_up = 1;
+	x->buf = (uint8_t *)(uintptr_t)x->mem.dptr;
+	memset(x->buf, 0, BUF_LEN);
+	ROK(x->r, dvx_mp_register(&x->mp, x->buf, BUF_LEN, DVX_MP_REG_WRITE | DVX_MP_REG_ATOMIC,
+				  &x->lb));
+	x->reg_up = 1;
+	if (!(x->mp.reg.e[0].flags & DVX_MP_REG_DMABUF))
+		RBAD(x->r, "the GPU buffer was not registered as a dma-buf");
+	ROK(x->r, dvx_mp_exchange_ib(&x->mp, &x->lb, x->all, x->ib, x->c.timeout_ns));
+	for (i = 0; i < (unsigned)x->mp.topo.nib; i++)
+		if (x->ib[i].addr != x->all[x->mp.topo.ib_ranks[i]].addr || !x->ib[i].rkey[0])
+			RBAD(x->r, "IB view %u is not rank %d's", i, x->mp.topo.ib_ranks[i]);
+	ROK(x->r, dvx_nvl_exchange(&x->nb, x->peers, dvx_mp_nvl_bootstrap(&x->mp), &x->mp.topo,
+				   &x->gpu, &(struct dvx_nvl_cfg){ x->buf, BUF_LEN, NULL,
+								   x->c.timeout_ns }));
+	x->nvl_up = 1;
+	ROK(x->r, dvx_gpu_stream_create(&x->gpu, &x->st));
+	x->st_up = 1;
+	return 0;
+}
+
+/* a slot of data and a signal to NVL peer @p: round 0 by the device operations' host
+ * form (four lanes, one after another), round 1 by the host path (a stream) */
+static int mr_send_nvl(struct mctx *x, int p, int round, const uint8_t *src)
+{
+	uint8_t *pb = (uint8_t *)(uintptr_t)dvx_nvl_peer_ptr(&x->nb, x->mp.topo.nvl_local[p]);
+	int me = x->me, l;
+
+	if (!pb)
+		RBAD(x->r, "NVL peer %d not mapped", p);
+	if (round == 0) {
+		for (l = 0; l < 4; l++)
+			dvx_nvl_copy(pb + slot_off(me), src, SLOT, (uint32_t)l, 4);
+		ROK(x->r, dvx_nvl_signal((uint64_t *)(void *)(pb + nvl_sig_off(me)),
+					 DVX_NVL_SIG_ADD, 1));
+		return 0;
+	}
+	/* the source must be device memory of this rank: stage it in this rank's own
+	 * slot of its buffer (unused by peers) */
+	memcpy(x->buf + slot_off(me), src, SLOT);
+	ROK(x->r, dvx_mp_nvl_put_signal(&x->mp, &x->st, (uint64_t)(uintptr_t)(pb + slot_off(me)),
+					(uint64_t)(uintptr_t)(x->buf + slot_off(me)), SLOT,
+					(uint64_t)(uintptr_t)(pb + nvl_sig_off(me)),
+					DVX_NVL_SIG_ADD, 1));
+	ROK(x->r, dvx_gpu_stream_wait(&x->st, 10 * SEC));
+	return 0;
+}
+
+/* a slot of data and a signal to IB peer @p by put_signal */
+static int mr_send_ib(struct mctx *x, int p, const uint8_t *src)
+{
+	struct dvx_p2p_ticket tk;
+	struct dvx_p2p_wait_report rep;
+	int ix = x->mp.topo.ib_idx[p], me = x->me;
+
+	memcpy(x->buf + slot_off(me), src, SLOT);
+	ROK(x->r, dvx_p2p_put_signal(&x->mp.ib, p, CH,
+				     &(struct dvx_p2p_xfer){ &x->lb, slot_off(me), &x->ib[ix],
+							     slot_off(me), SLOT },
+				     &(struct dvx_p2p_notify){ &x->ib[ix], ib_sig_off(me), 1,
+							       NULL, 0, 0 },
+				     10 * SEC, &tk));
+	ROK(x->r, dvx_p2p_wait_local(&x->mp.ib, &tk, 10 * SEC, &rep));
+	return 0;
+}
+
+/* each peer's signal on its own word (NVL and IB words never the same), then its bytes */
+static int mr_check_from(struct mctx *x, int p, int round)
+{
+	const uint8_t *buf = x->buf;
+	unsigned i;
+
+	if (dvx_mp_kind(&x->mp, p) == DVX_MP_NVL) {
+		ROK(x->r, dvx_nvl_wait((const uint64_t *)(const void *)(buf + nvl_sig_off(p)),
+				       DVX_CMP_GE, (uint64_t)round + 1, 10 * SEC, NULL));
+	} else {
+		struct dvx_p2p_wait_report rep;
+
+		ROK(x->r, dvx_p2p_wait_signal(&x->mp.ib, &x->lb, ib_sig_off(p), DVX_CMP_GE,
+					      (uint64_t)round + 1, 10 * SEC, &rep));
+		/* the NVL word of an IB peer is never touched */
+		if (*(const uint64_t *)(const void *)(buf + nvl_sig_off(p)))
+			RBAD(x->r, "IB peer %d raised an NVL word", p);
+	}
+	for (i = 0; i < SLOT; i++)
+		if (buf[slot_off(p) + i] != pat(p, x->me, i, round))
+			RBAD(x->r, "round %d: byte %u from %d is %u", round, i, p,
+			     buf[slot_off(p) + i]);
+	return 0;
+}
+
+/* two rounds: every peer gets a slot and a signal, every peer's slot is checked */
+static int mr_rounds(struct mctx *x)
+{
+	uint8_t src[SLOT];
+	int round, p;
+	unsigned i;
+
+	for (round = 0; round < 2; round++) {
+		for (p = 0; p < x->n; p++) {
+			if (p == x->me)
 				continue;
 			for (i = 0; i < SLOT; i++)
-				src[i] = pat(me, p, i, round);
-			if (dvx_mp_kind(&mp, p) == DVX_MP_NVL) {
-				uint8_t *pb = (uint8_t *)(uintptr_t)dvx_nvl_peer_ptr(&nb,
-									      mp.topo.nvl_local[p]);
-
-				if (!pb) {
-					RFAIL(r, "NVL peer %d not mapped", p);
-					goto out;
-				}
-				if (round == 0) {
-					for (l = 0; l < 4; l++)	/* four lanes, one after another */
-						dvx_nvl_copy(pb + slot_off(me), src, SLOT, (uint32_t)l, 4);
-					ROK(r, dvx_nvl_signal((uint64_t *)(void *)(pb + nvl_sig_off(me)),
-							      DVX_NVL_SIG_ADD, 1));
-				} else {
-					/* the source must be device memory of this rank: stage it
-					 * in this rank's own slot of its buffer (unused by peers) */
-					memcpy(buf + slot_off(me), src, SLOT);
-					ROK(r, dvx_mp_nvl_put_signal(&mp, &st,
-								     (uint64_t)(uintptr_t)(pb + slot_off(me)),
-								     (uint64_t)(uintptr_t)(buf + slot_off(me)),
-								     SLOT,
-								     (uint64_t)(uintptr_t)(pb + nvl_sig_off(me)),
-								     DVX_NVL_SIG_ADD, 1));
-					ROK(r, dvx_gpu_stream_wait(&st, 10 * SEC));
-				}
-			} else {
-				struct dvx_p2p_ticket tk;
-				struct dvx_p2p_wait_report rep;
-				int ix = mp.topo.ib_idx[p];
-
-				memcpy(buf + slot_off(me), src, SLOT);
-				ROK(r, dvx_p2p_put_signal(&mp.ib, p, CH,
-							  &(struct dvx_p2p_xfer){
-								  &lb, slot_off(me), &ib[ix],
-								  slot_off(me), SLOT },
-							  &(struct dvx_p2p_notify){ &ib[ix],
-										    ib_sig_off(me),
-										    1, NULL, 0, 0 },
-							  10 * SEC, &tk));
-				ROK(r, dvx_p2p_wait_local(&mp.ib, &tk, 10 * SEC, &rep));
-			}
+				src[i] = pat(x->me, p, i, round);
+			if (dvx_mp_kind(&x->mp, p) == DVX_MP_NVL ? mr_send_nvl(x, p, round, src) :
+								    mr_send_ib(x, p, src))
+				return -1;
 		}
-		/* each peer's signal on its own word, then its bytes */
-		for (p = 0; p < n; p++) {
-			const uint64_t *word;
-
-			if (p == me)
-				continue;
-			if (dvx_mp_kind(&mp, p) == DVX_MP_NVL) {
-				word = (const uint64_t *)(const void *)(buf + nvl_sig_off(p));
-				ROK(r, dvx_nvl_wait(word, DVX_CMP_GE, (uint64_t)round + 1, 10 * SEC,
-						    NULL));
-			} else {
-				struct dvx_p2p_wait_report rep;
-
-				ROK(r, dvx_p2p_wait_signal(&mp.ib, &lb, ib_sig_off(p), DVX_CMP_GE,
-							   (uint64_t)round + 1, 10 * SEC, &rep));
-				/* the NVL word of an IB peer is never touched */
-				if (*(const uint64_t *)(const void *)(buf + nvl_sig_off(p))) {
-					RFAIL(r, "IB peer %d raised an NVL word", p);
-					goto out;
-				}
-			}
-			for (i = 0; i < SLOT; i++)
-				if (buf[slot_off(p) + i] != pat(p, me, i, round)) {
-					RFAIL(r, "round %d: byte %u from %d is %u", round, i, p,
-					      buf[slot_off(p) + i]);
-					goto out;
-				}
-		}
+		for (p = 0; p < x->n; p++)
+			if (p != x->me && mr_check_from(x, p, round))
+				return -1;
 		/* nobody overwrites a slot before its owner read it */
-		ROK(r, dvx_bootstrap_barrier(&bs, c.timeout_ns));
+		ROK(x->r, dvx_bootstrap_barrier(&x->bs, x->c.timeout_ns));
 	}
+	return 0;
+}
 
-	/* the device handle: the peer table as kernels would see it */
-	{
-		struct dvx_gpu_hostreg regs[16];
-		uint32_t nregs = 0;
-		struct dvx_gpu_mem dm;
-		struct dvx_mp_dev dev;
-		struct dvx_mp_dev_peer tab[MAXR];
-		uint64_t need;
+/* the device handle: the peer table as kernels would see it */
+static int mr_device_handle(struct mctx *x)
+{
+	struct dvx_gpu_hostreg regs[16];
+	uint32_t nregs = 0;
+	struct dvx_gpu_mem dm;
+	struct dvx_mp_dev dev;
+	struct dvx_mp_dev_peer tab[MAXR];
+	uint64_t need;
+	int p;
 
-		ROK(r, dvx_mp_dev_mem_req(&mp, &need));
-		ROK(r, dvx_gpu_mem_alloc(&gpu, need, 0, &dm));
-		if (mp.ib_live && mp.ib.npeers) {
-			if (dvx_p2p_gpu_nregs(&mp.ib) > 16) {
-				RFAIL(r, "too many registrations");
-				goto out;
-			}
-			ROK(r, dvx_p2p_gpu_register(&mp.ib, &gpu, irings, rreq.bytes, 0, regs,
-						    &nregs));
-		}
-		ROK(r, dvx_mp_dev_export(&mp, &nb, regs, nregs, dm.dptr, dm.len, 10 * SEC, &dev));
-		ROK(r, dvx_gpu_memcpy_dtoh(&gpu, tab, dev.peers, (uint64_t)n * sizeof(tab[0])));
-		for (p = 0; p < n; p++) {
-			int k = dvx_mp_kind(&mp, p);
-			int idx = k == DVX_MP_IB ? mp.topo.ib_idx[p] : mp.topo.nvl_local[p];
-			uint64_t ptr = k == DVX_MP_IB ? 0 : dvx_nvl_peer_ptr(&nb, mp.topo.nvl_local[p]);
-
-			if (tab[p].kind != (uint32_t)k || tab[p].index != idx || tab[p].nvl_ptr != ptr) {
-				RFAIL(r, "device table entry %d: %u/%d/%llx", p, tab[p].kind,
-				      tab[p].index, (unsigned long long)tab[p].nvl_ptr);
-				goto out;
-			}
-		}
-		if (dev.has_ib != (mp.topo.nib > 0) || dev.nnvl != mp.topo.nnvl ||
-		    (dev.has_ib && dev.ib.npeers != (uint32_t)mp.topo.nib)) {
-			RFAIL(r, "device handle header");
-			goto out;
-		}
-		ROK(r, dvx_mp_dev_import(&mp, &dev));
-		if (nregs)
-			ROK(r, dvx_p2p_gpu_unregister(regs, nregs));
-		ROK(r, dvx_gpu_mem_free(&dm));
+	ROK(x->r, dvx_mp_dev_mem_req(&x->mp, &need));
+	ROK(x->r, dvx_gpu_mem_alloc(&x->gpu, need, 0, &dm));
+	if (x->mp.ib_live && x->mp.ib.npeers) {
+		if (dvx_p2p_gpu_nregs(&x->mp.ib) > 16)
+			RBAD(x->r, "too many registrations");
+		ROK(x->r, dvx_p2p_gpu_register(&x->mp.ib, &x->gpu, x->irings, x->rreq.bytes, 0,
+					       regs, &nregs));
 	}
-	/* nobody leaves while a peer may still post to it */
-	if (mp.ib_live)
-		ROK(r, dvx_p2p_flush(&mp.ib, CH, 10 * SEC, NULL));
-	ROK(r, dvx_bootstrap_barrier(&bs, c.timeout_ns));
-out:
-	if (st_up)
-		dvx_gpu_stream_destroy(&st);
-	if (nvl_up)
-		dvx_nvl_unmap(&nb);
-	if (nvl_up && !r->why[0])
-		dvx_bootstrap_barrier(&bs, c.timeout_ns);	/* unmapped everywhere */
-	if (reg_up && (err = dvx_mp_deregister(&mp, buf)))
+	ROK(x->r, dvx_mp_dev_export(&x->mp, &x->nb, regs, nregs, dm.dptr, dm.len, 10 * SEC,
+				    &dev));
+	ROK(x->r, dvx_gpu_memcpy_dtoh(&x->gpu, tab, dev.peers, (uint64_t)x->n * sizeof(tab[0])));
+	for (p = 0; p < x->n; p++) {
+		int k = dvx_mp_kind(&x->mp, p);
+		int idx = k == DVX_MP_IB ? x->mp.topo.ib_idx[p] : x->mp.topo.nvl_local[p];
+		uint64_t ptr = k == DVX_MP_IB ? 0 :
+			       dvx_nvl_peer_ptr(&x->nb, x->mp.topo.nvl_local[p]);
+
+		if (tab[p].kind != (uint32_t)k || tab[p].index != idx || tab[p].nvl_ptr != ptr)
+			RBAD(x->r, "device table entry %d: %u/%d/%llx", p, tab[p].kind,
+			     tab[p].index, (unsigned long long)tab[p].nvl_ptr);
+	}
+	if (dev.has_ib != (x->mp.topo.nib > 0) || dev.nnvl != x->mp.topo.nnvl ||
+	    (dev.has_ib && dev.ib.npeers != (uint32_t)x->mp.topo.nib))
+		RBAD(x->r, "device handle header");
+	ROK(x->r, dvx_mp_dev_import(&x->mp, &dev));
+	if (nregs)
+		ROK(x->r, dvx_p2p_gpu_unregister(regs, nregs));
+	ROK(x->r, dvx_gpu_mem_free(&dm));
+	return 0;
+}
+
+/* nobody leaves while a peer may still post to it */
+static int mr_leave(struct mctx *x)
+{
+	if (x->mp.ib_live)
+		ROK(x->r, dvx_p2p_flush(&x->mp.ib, CH, 10 * SEC, NULL));
+	ROK(x->r, dvx_bootstrap_barrier(&x->bs, x->c.timeout_ns));
+	return 0;
+}
+
+/* everything the phases built, in reverse, whatever phase failed */
+static void mr_close(struct mctx *x)
+{
+	struct mrank *r = x->r;
+	int err;
+
+	if (x->st_up)
+		dvx_gpu_stream_destroy(&x->st);
+	if (x->nvl_up)
+		dvx_nvl_unmap(&x->nb);
+	if (x->nvl_up && !r->why[0])
+		dvx_bootstrap_barrier(&x->bs, x->c.timeout_ns);	/* unmapped everywhere */
+	if (x->reg_up && (err = dvx_mp_deregister(&x->mp, x->buf)))
 		RFAIL(r, "deregister %d", err);
-	if (mem_up && (err = dvx_gpu_mem_free(&mem)))
+	if (x->mem_up && (err = dvx_gpu_mem_free(&x->mem)))
 		RFAIL(r, "mem_free %d", err);
-	if (mp_up && (err = dvx_mp_fini(&mp)))
+	if (x->mp_up && (err = dvx_mp_fini(&x->mp)))
 		RFAIL(r, "fini %d", err);
-	if (gpu_up)
-		dvx_gpu_close(&gpu);
-	if (nic_up)
-		dvx_nic_close(&nic);
-	dvx_bootstrap_fini(&bs);
-	free(irings);
-	free(ist);
-	free(state);
+	if (x->gpu_up)
+		dvx_gpu_close(&x->gpu);
+	if (x->nic_up)
+		dvx_nic_close(&x->nic);
+	if (x->bs_up)
+		dvx_bootstrap_fini(&x->bs);
+	free(x->irings);
+	free(x->ist);
+	free(x->state);
+}
+
+static void rank_run(struct mrank *r)
+{
+	struct mctx x;
+
+	memset(&x, 0, sizeof(x));
+	x.r = r;
+	x.me = r->rank;
+	x.n = r->w->n;
+	if (!mr_open(&x) && !mr_init(&x) && !mr_connect(&x) && !mr_exchange(&x) &&
+	    !mr_rounds(&x) && !mr_device_handle(&x))
+		mr_leave(&x);
+	mr_close(&x);
 }
 
 static void *rank_thread(void *arg)
