@@ -22,11 +22,11 @@ extern "C" __global__ void b_post(struct dvx_gpu_sq sq, uint32_t scope, uint32_t
 		int err;
 
 		if (scope == 0) {
-			err = dvx_dev_sq_post(sq, 1, timeout_ns, w);
+			err = dvx_dev_sq_post(dvx_dev_thread(), sq, 1, timeout_ns, w);
 		} else if (scope == 1) {
-			err = dvx_dev_sq_post_warp(sq, 1, timeout_ns, w);
+			err = dvx_dev_sq_post(dvx_dev_warp(), sq, 1, timeout_ns, w);
 		} else if (scope == 2) {
-			err = dvx_dev_sq_post_block(sq, 1, timeout_ns, w);
+			err = dvx_dev_sq_post(dvx_dev_block(), sq, 1, timeout_ns, w);
 		} else {
 			uint64_t t = dvx_dev_sq_reserve_faa(sq, 1);
 
@@ -66,11 +66,11 @@ extern "C" __global__ void b_post_q(const struct dvx_gpu_sq *sqs, uint32_t scope
 		int err;
 
 		if (scope == 0)
-			err = dvx_dev_sq_post(sq, 1, timeout_ns, w);
+			err = dvx_dev_sq_post(dvx_dev_thread(), sq, 1, timeout_ns, w);
 		else if (scope == 1)
-			err = dvx_dev_sq_post_warp(sq, 1, timeout_ns, w);
+			err = dvx_dev_sq_post(dvx_dev_warp(), sq, 1, timeout_ns, w);
 		else
-			err = dvx_dev_sq_post_block(sq, 1, timeout_ns, w);
+			err = dvx_dev_sq_post(dvx_dev_block(), sq, 1, timeout_ns, w);
 		if (err) {
 			first = err;
 			if (scope == 0)

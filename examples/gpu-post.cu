@@ -26,8 +26,9 @@ extern "C" __global__ void ex_post(struct dvx_gpu_sq sq, struct dvx_gpu_cq cq, u
 		failed = 0;
 	__syncthreads();
 	/* many threads, one QP: reservations, in-order publish and one doorbell for all
-	 * (dvx_dev_sq_post at thread scope; _warp and _block aggregate further) */
-	err = dvx_dev_sq_post(sq, 1, timeout_ns,
+	 * (thread scope here; dvx_dev_warp() or dvx_dev_block() as the scope aggregates
+	 * further: one reservation and one doorbell per group) */
+	err = dvx_dev_sq_post(dvx_dev_thread(), sq, 1, timeout_ns,
 			      [=](const struct dvx_mlx5_wq *wq, uint32_t idx) {
 				      return dvx_mlx5_wqe_rdma_write(
 					      wq, idx, DVX_MLX5_WQE_CTRL_CQ_UPDATE,

@@ -35,11 +35,11 @@ extern "C" __global__ void dvx_devlib_post_nop(struct dvx_gpu_sq sq, uint32_t sc
 		int err;
 
 		if (scope == 0)
-			err = dvx_dev_sq_post(sq, 1, timeout_ns, nop);
+			err = dvx_dev_sq_post(dvx_dev_thread(), sq, 1, timeout_ns, nop);
 		else if (scope == 1)
-			err = dvx_dev_sq_post_warp(sq, 1, timeout_ns, nop);
+			err = dvx_dev_sq_post(dvx_dev_warp(), sq, 1, timeout_ns, nop);
 		else
-			err = dvx_dev_sq_post_block(sq, 1, timeout_ns, nop);
+			err = dvx_dev_sq_post(dvx_dev_block(), sq, 1, timeout_ns, nop);
 		if (err && !first)
 			first = err;
 		if (err == -ETIMEDOUT && scope == 0)

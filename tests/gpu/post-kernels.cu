@@ -31,11 +31,11 @@ extern "C" __global__ void t_post_write(struct dvx_gpu_sq sq, uint32_t scope, ui
 		int err;
 
 		if (scope == 0)
-			err = dvx_dev_sq_post(sq, 1, timeout_ns, w);
+			err = dvx_dev_sq_post(dvx_dev_thread(), sq, 1, timeout_ns, w);
 		else if (scope == 1)
-			err = dvx_dev_sq_post_warp(sq, 1, timeout_ns, w);
+			err = dvx_dev_sq_post(dvx_dev_warp(), sq, 1, timeout_ns, w);
 		else
-			err = dvx_dev_sq_post_block(sq, 1, timeout_ns, w);
+			err = dvx_dev_sq_post(dvx_dev_block(), sq, 1, timeout_ns, w);
 		if (err && !first)
 			first = err;
 		if (err && scope == 0)
@@ -75,7 +75,7 @@ extern "C" __global__ void t_post_until_timeout(struct dvx_gpu_sq sq, uint32_t n
 	};
 
 	for (uint32_t i = 0; i < n; i++) {
-		status[i] = dvx_dev_sq_post(sq, 1, timeout_ns, nop);
+		status[i] = dvx_dev_sq_post(dvx_dev_thread(), sq, 1, timeout_ns, nop);
 		if (status[i])
 			break;
 	}

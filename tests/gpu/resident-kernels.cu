@@ -28,11 +28,11 @@ extern "C" __global__ void r_post(struct dvx_gpu_sq sq, uint32_t scope, uint32_t
 		int err;
 
 		if (scope == 0)
-			err = dvx_dev_sq_post(sq, 1, timeout_ns, w);
+			err = dvx_dev_sq_post(dvx_dev_thread(), sq, 1, timeout_ns, w);
 		else if (scope == 1)
-			err = dvx_dev_sq_post_warp(sq, 1, timeout_ns, w);
+			err = dvx_dev_sq_post(dvx_dev_warp(), sq, 1, timeout_ns, w);
 		else
-			err = dvx_dev_sq_post_block(sq, 1, timeout_ns, w);
+			err = dvx_dev_sq_post(dvx_dev_block(), sq, 1, timeout_ns, w);
 		if (err && !first)
 			first = err;
 		if (err && scope == 0)

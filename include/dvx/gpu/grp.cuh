@@ -3,7 +3,9 @@
  * dvx/gpu/grp.cuh - the one scope argument of every device call (CUDA C++, nvcc;
  * header-only): a struct dvx_dev_grp names the threads that make one call together,
  * and the few group steps the device APIs are written with (barrier, broadcast from
- * the leader, any, first error, exclusive prefix sum).
+ * the leader, any, first error, exclusive prefix sum), over the warp and block
+ * primitives they need (lane, linear thread index, prefix sums). Every device header
+ * of dvx builds on it (DVX_DEV is defined here).
  *
  * Scopes:
  *  - thread (dvx_dev_thread()): the calling thread alone;
@@ -23,7 +25,113 @@
 #ifndef DVX_GPU_GRP_CUH
 #define DVX_GPU_GRP_CUH
 
-#include <dvx/gpu/post.cuh>
+#ifndef __CUDACC__
+#error "dvx/gpu/grp.cuh is CUDA C++: compile it with nvcc"
+#endif
+
+#include <stdint.h>
+#include <string.h>
+
+#define DVX_DEV __device__ __forceinline__
+#define DVX_DEV_FULL_MASK 0xffffffffu
+
+/* ---- the threads of a warp and a block ---- */
+
+/**
+ * dvx_dev_lane() - the calling thread's lane index within its warp (%laneid).
+ *
+ * Context: device, any thread. Return: 0..31.
+ */
+DVX_DEV uint32_t dvx_dev_lane(void)
+{
+	uint32_t l;
+
+	asm("mov.u32 %0, %%laneid;" : "=r"(l));
+	return l;
+}
+
+/**
+ * dvx_dev_warp_scan() - inclusive prefix sum of @v over the lanes of @mask.
+ * @mask:	the participating lanes, which must be lanes 0..k-1
+ * @lane:	the caller's lane (dvx_dev_lane())
+ * @v:		this lane's value
+ *
+ * Context: device; every lane of @mask calls it together (__shfl_up_sync). Return: the
+ * sum of @v over lanes 0..@lane.
+ */
+DVX_DEV uint32_t dvx_dev_warp_scan(uint32_t mask, uint32_t lane, uint32_t v)
+{
+	for (uint32_t d = 1; d < 32; d <<= 1) {
+		uint32_t o = __shfl_up_sync(mask, v, d);
+
+		if (lane >= d)
+			v += o;
+	}
+	return v;
+}
+
+/**
+ * dvx_dev_block_tid() - this thread's linear index in its block (x fastest).
+ *
+ * Context: device, any thread. Return: the index.
+ */
+DVX_DEV uint32_t dvx_dev_block_tid(void)
+{
+	return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+
+/**
+ * dvx_dev_block_nthreads() - threads in the block.
+ *
+ * Context: device, any thread. Return: the count.
+ */
+DVX_DEV uint32_t dvx_dev_block_nthreads(void)
+{
+	return blockDim.x * blockDim.y * blockDim.z;
+}
+
+/**
+ * dvx_dev_block_scan() - exclusive prefix sum of @v over the block's threads in
+ * linear order; *@total receives the block's sum.
+ * @v:		this thread's value
+ * @total:	set to the sum over the block
+ *
+ * Context: every thread of the block, like __syncthreads() (any block shape, partial
+ * last warp included); it ends with a barrier, so it may be called again at once.
+ * Uses 132 bytes of static shared memory. Return: the sum of @v over the threads
+ * before this one.
+ */
+DVX_DEV uint32_t dvx_dev_block_scan(uint32_t v, uint32_t *total)
+{
+	__shared__ uint32_t warp_sum[33];
+	uint32_t tid = dvx_dev_block_tid(), nthr = dvx_dev_block_nthreads();
+	uint32_t lane = tid & 31, warp = tid >> 5, nwarps = (nthr + 31) >> 5;
+	uint32_t left = nthr - (warp << 5);
+	uint32_t mask = left >= 32 ? DVX_DEV_FULL_MASK : (1u << left) - 1;
+	uint32_t incl = dvx_dev_warp_scan(mask, lane, v), excl;
+
+	if (lane == (left >= 32 ? 31u : left - 1))
+		warp_sum[warp] = incl;
+	__syncthreads();
+	if (tid == 0) {
+		uint32_t acc = 0;
+
+		for (uint32_t w = 0; w < nwarps; w++) {
+			uint32_t s = warp_sum[w];
+
+			warp_sum[w] = acc;
+			acc += s;
+		}
+		warp_sum[32] = acc;
+	}
+	__syncthreads();
+	excl = warp_sum[warp] + incl - v;
+	*total = warp_sum[32];
+	__syncthreads();	/* everyone has read before a next call writes */
+	return excl;
+}
+
+/* ---- scopes ---- */
 
 /* scopes of struct dvx_dev_grp */
 #define DVX_DEV_THREAD 0u

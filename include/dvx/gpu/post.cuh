@@ -8,8 +8,8 @@
  * builders of dvx/mlx5/wqe.h (any WQE kind on any SQ), publish in ticket order and
  * ring at the tail; the CQ is polled with the owner-bit rule of dvx/mlx5/cqe.h. What
  * this file adds is what only GPU code has: waits on %globaltimer with a back-off,
- * the consumer index read into GPU memory by one poster at a time, and the warp and
- * block scopes.
+ * the consumer index read into GPU memory by one poster at a time, and posting by a
+ * group of threads.
  *
  * Reservations: dvx_dev_sq_reserve() claims n WQEBBs only once the ring has room for
  * them (a timed-out reservation claims nothing); dvx_dev_sq_reserve_faa() claims by
@@ -21,10 +21,10 @@
  * are not atomic everywhere); rings, records, the consumer index and CQs may be in
  * host or GPU memory (DVX_GPU_Q_SYS for host memory).
  *
- * Scopes: dvx_dev_sq_post() (each calling thread posts its own WQE),
- * dvx_dev_sq_post_warp() (all 32 lanes call it; lane 0 reserves and publishes for the
- * warp, every lane with n > 0 builds its WQE(s)), dvx_dev_sq_post_block() (every
- * thread of the block calls it; thread 0 reserves and publishes for the block).
+ * Scopes: dvx_dev_sq_post() takes the one scope argument of every device call (struct
+ * dvx_dev_grp, dvx/gpu/grp.cuh): at thread scope each calling thread posts its own
+ * WQE(s); at warp, tile and block scope the group's leader reserves and publishes for
+ * the group and every thread with n > 0 builds its WQE(s).
  * Builders are callables `int build(const struct dvx_mlx5_wq *wq, uint32_t idx)`
  * returning the WQEBBs written (they must write exactly the n they announced) or a
  * negative errno; a failed build leaves NOPs in its slots so the ring stays valid.
@@ -41,10 +41,8 @@
 #error "dvx/gpu/post.cuh is CUDA C++: compile it with nvcc"
 #endif
 
+#include <dvx/gpu/grp.cuh>
 #include <dvx/gpu/queue.h>
-
-#define DVX_DEV __device__ __forceinline__
-#define DVX_DEV_FULL_MASK 0xffffffffu
 
 /* ---- clocks ---- */
 
@@ -311,216 +309,63 @@ DVX_DEV int dvx_dev_sq_build(const struct dvx_mlx5_wq *wq, uint64_t ticket, uint
 }
 
 /**
- * dvx_dev_sq_post() - thread scope: this thread posts one WQE (or a batch) of @n WQEBBs.
+ * dvx_dev_sq_post() - the group @g posts: every thread @n WQEBBs of its own (0: none);
+ * the leader reserves the group's total, every thread builds at its own index, and the
+ * leader publishes for the group: one reservation and one doorbell at most per call.
+ * @g:		the scope (dvx/gpu/grp.cuh): dvx_dev_thread() posts this thread's WQE(s),
+ *		dvx_dev_warp(), dvx_dev_tile() and dvx_dev_block() aggregate
  * @v:		the view
- * @n:		WQEBBs @build will write (1 .. nwqebb)
+ * @n:		WQEBBs this thread's @build writes (0 .. nwqebb; the group's total at most
+ *		nwqebb)
  * @timeout_ns:	bound for each wait (room, then publish order)
- * @build:	int(const struct dvx_mlx5_wq *wq, uint32_t idx): writes the WQE(s) at idx
- * @ticket:	optional: receives the first WQEBB index of the post
+ * @build:	int(const struct dvx_mlx5_wq *wq, uint32_t idx): writes this thread's
+ *		WQE(s) at idx; called only where @n > 0
+ * @ticket:	optional: receives this thread's first WQEBB index
  *
- * Context: device, any thread. Return: 0; -ETIMEDOUT (no room: nothing posted; or
- * publish: see the file comment); -EINVAL; the builder's error (its slots then hold
- * NOPs, which are published).
+ * Context: device, every thread of @g together (dvx/gpu/grp.cuh). Return: 0;
+ * -ETIMEDOUT (no room: nothing posted; or publish: see the file comment); -EINVAL; the
+ * builder's error (its slots then hold NOPs, which are published). A build error is the
+ * thread's own; reservation and publish errors are the group's, on every thread.
  */
 template <class Build>
-DVX_DEV int dvx_dev_sq_post(const struct dvx_gpu_sq &v, uint32_t n, uint64_t timeout_ns,
-			    Build build, uint64_t *ticket = nullptr)
+DVX_DEV int dvx_dev_sq_post(const struct dvx_dev_grp &g, const struct dvx_gpu_sq &v, uint32_t n,
+			    uint64_t timeout_ns, Build build, uint64_t *ticket = nullptr)
 {
-	uint64_t t;
-	int err = dvx_dev_sq_reserve(v, n, timeout_ns, &t), berr;
+	struct {
+		uint64_t t;
+		int err;
+	} r = { 0, 0 };
+	uint32_t total, excl;
+	int berr = 0;
 
-	if (err)
-		return err;
-	berr = dvx_dev_sq_build(&v.sq.wq, t, n, build);
-	err = dvx_dev_sq_publish(v, t, n, timeout_ns);
-	if (ticket)
-		*ticket = t;
-	return err ? err : berr;
-}
-
-/**
- * dvx_dev_lane() - the calling thread's lane index within its warp (%laneid).
- *
- * Context: device, any thread. Return: 0..31.
- */
-DVX_DEV uint32_t dvx_dev_lane(void)
-{
-	uint32_t l;
-
-	asm("mov.u32 %0, %%laneid;" : "=r"(l));
-	return l;
-}
-
-/**
- * dvx_dev_warp_scan() - inclusive prefix sum of @v over the lanes of @mask.
- * @mask:	the participating lanes, which must be lanes 0..k-1
- * @lane:	the caller's lane (dvx_dev_lane())
- * @v:		this lane's value
- *
- * Context: device; every lane of @mask calls it together (__shfl_up_sync). Return: the
- * sum of @v over lanes 0..@lane.
- */
-DVX_DEV uint32_t dvx_dev_warp_scan(uint32_t mask, uint32_t lane, uint32_t v)
-{
-	for (uint32_t d = 1; d < 32; d <<= 1) {
-		uint32_t o = __shfl_up_sync(mask, v, d);
-
-		if (lane >= d)
-			v += o;
+	if (g.scope == DVX_DEV_THREAD) {
+		r.err = dvx_dev_sq_reserve(v, n, timeout_ns, &r.t);
+		if (r.err)
+			return r.err;
+		berr = dvx_dev_sq_build(&v.sq.wq, r.t, n, build);
+		r.err = dvx_dev_sq_publish(v, r.t, n, timeout_ns);
+		if (ticket)
+			*ticket = r.t;
+		return r.err ? r.err : berr;
 	}
-	return v;
-}
-
-/**
- * dvx_dev_block_tid() - this thread's linear index in its block (x fastest).
- *
- * Context: device, any thread. Return: the index.
- */
-DVX_DEV uint32_t dvx_dev_block_tid(void)
-{
-	return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-}
-
-/**
- * dvx_dev_block_nthreads() - threads in the block.
- *
- * Context: device, any thread. Return: the count.
- */
-DVX_DEV uint32_t dvx_dev_block_nthreads(void)
-{
-	return blockDim.x * blockDim.y * blockDim.z;
-}
-
-/**
- * dvx_dev_block_scan() - exclusive prefix sum of @v over the block's threads in
- * linear order; *@total receives the block's sum.
- * @v:		this thread's value
- * @total:	set to the sum over the block
- *
- * Context: every thread of the block, like __syncthreads() (any block shape, partial
- * last warp included); it ends with a barrier, so it may be called again at once.
- * Uses 132 bytes of static shared memory. Return: the sum of @v over the threads
- * before this one.
- */
-DVX_DEV uint32_t dvx_dev_block_scan(uint32_t v, uint32_t *total)
-{
-	__shared__ uint32_t warp_sum[33];
-	uint32_t tid = dvx_dev_block_tid(), nthr = dvx_dev_block_nthreads();
-	uint32_t lane = tid & 31, warp = tid >> 5, nwarps = (nthr + 31) >> 5;
-	uint32_t left = nthr - (warp << 5);
-	uint32_t mask = left >= 32 ? DVX_DEV_FULL_MASK : (1u << left) - 1;
-	uint32_t incl = dvx_dev_warp_scan(mask, lane, v), excl;
-
-	if (lane == (left >= 32 ? 31u : left - 1))
-		warp_sum[warp] = incl;
-	__syncthreads();
-	if (tid == 0) {
-		uint32_t acc = 0;
-
-		for (uint32_t w = 0; w < nwarps; w++) {
-			uint32_t s = warp_sum[w];
-
-			warp_sum[w] = acc;
-			acc += s;
-		}
-		warp_sum[32] = acc;
-	}
-	__syncthreads();
-	excl = warp_sum[warp] + incl - v;
-	*total = warp_sum[32];
-	__syncthreads();	/* everyone has read before a next call writes */
-	return excl;
-}
-
-/**
- * dvx_dev_sq_post_warp() - warp scope: every lane posts @n WQEBBs (0: none), lane 0
- * reserves and publishes for the whole warp, one doorbell at most.
- * @v:		the view
- * @n:		this lane's WQEBBs
- * @timeout_ns:	bound for each wait
- * @build:	called on lanes with @n > 0, each at its own index
- * @ticket:	optional: this lane's first WQEBB
- *
- * Context: all 32 lanes of the warp, converged. Return: as dvx_dev_sq_post(), per
- * lane (a build error is the lane's own; reservation and publish errors are the warp's).
- */
-template <class Build>
-DVX_DEV int dvx_dev_sq_post_warp(const struct dvx_gpu_sq &v, uint32_t n, uint64_t timeout_ns,
-				 Build build, uint64_t *ticket = nullptr)
-{
-	uint32_t lane = dvx_dev_lane();
-	uint32_t incl = dvx_dev_warp_scan(DVX_DEV_FULL_MASK, lane, n);
-	uint32_t total = __shfl_sync(DVX_DEV_FULL_MASK, incl, 31);
-	uint64_t t = 0;
-	int err = 0, berr = 0;
-
+	excl = dvx_dev_grp_scan(g, n, &total);
 	if (!total)
 		return 0;
-	if (lane == 0)
-		err = dvx_dev_sq_reserve(v, total, timeout_ns, &t);
-	err = __shfl_sync(DVX_DEV_FULL_MASK, err, 0);
-	if (err)
-		return err;
-	t = __shfl_sync(DVX_DEV_FULL_MASK, t, 0);
+	if (g.lane == 0)
+		r.err = dvx_dev_sq_reserve(v, total, timeout_ns, &r.t);
+	r = dvx_dev_grp_bcast(g, r);
+	if (r.err)
+		return r.err;
 	if (n)
-		berr = dvx_dev_sq_build(&v.sq.wq, t + (incl - n), n, build);
-	/* every lane's WQE stores before lane 0's fence and publish */
-	__syncwarp();
-	if (lane == 0)
-		err = dvx_dev_sq_publish(v, t, total, timeout_ns);
-	err = __shfl_sync(DVX_DEV_FULL_MASK, err, 0);
+		berr = dvx_dev_sq_build(&v.sq.wq, r.t + excl, n, build);
+	/* every thread's WQE stores before the leader's fence and publish */
+	dvx_dev_grp_sync(g);
+	if (g.lane == 0)
+		r.err = dvx_dev_sq_publish(v, r.t, total, timeout_ns);
+	r.err = dvx_dev_grp_bcast(g, r.err);
 	if (ticket)
-		*ticket = t + (incl - n);
-	return err ? err : berr;
-}
-
-/**
- * dvx_dev_sq_post_block() - block scope: every thread posts @n WQEBBs (0: none),
- * thread 0 reserves and publishes for the block, one doorbell at most.
- * @v:		the view
- * @n:		this thread's WQEBBs
- * @timeout_ns:	bound for each wait
- * @build:	called on threads with @n > 0, each at its own index
- * @ticket:	optional: this thread's first WQEBB
- *
- * Context: every thread of the block, like __syncthreads() (any block shape; the
- * block's threads are taken in linear order). Uses a few hundred bytes of static
- * shared memory. Return: as dvx_dev_sq_post_warp().
- */
-template <class Build>
-DVX_DEV int dvx_dev_sq_post_block(const struct dvx_gpu_sq &v, uint32_t n, uint64_t timeout_ns,
-				  Build build, uint64_t *ticket = nullptr)
-{
-	__shared__ uint64_t s_ticket;
-	__shared__ int s_err;
-	uint32_t tid = dvx_dev_block_tid(), total;
-	uint32_t excl = dvx_dev_block_scan(n, &total);
-	int err, berr = 0;
-
-	if (!total)
-		return 0;
-	if (tid == 0) {
-		uint64_t t = 0;
-
-		s_err = dvx_dev_sq_reserve(v, total, timeout_ns, &t);
-		s_ticket = t;
-	}
-	__syncthreads();
-	err = s_err;
-	if (err)
-		return err;
-	if (n)
-		berr = dvx_dev_sq_build(&v.sq.wq, s_ticket + excl, n, build);
-	/* every thread's WQE stores before thread 0's fence and publish */
-	__syncthreads();
-	if (tid == 0)
-		s_err = dvx_dev_sq_publish(v, s_ticket, total, timeout_ns);
-	__syncthreads();
-	err = s_err;
-	if (ticket)
-		*ticket = s_ticket + excl;
-	__syncthreads();	/* every read of the shared state before a next call */
-	return err ? err : berr;
+		*ticket = r.t + excl;
+	return r.err ? r.err : berr;
 }
 
 /* ---- CQ ---- */

@@ -25,7 +25,7 @@
 
 #ifdef __CUDACC__
 
-#include <dvx/gpu/grp.cuh>
+#include <dvx/gpu/post.cuh>
 
 /**
  * struct dvx_nvl_notify - what follows a group's copy: one signal on the peer's word

@@ -27,7 +27,7 @@
 #ifndef DVX_P2P_DEV_CUH
 #define DVX_P2P_DEV_CUH
 
-#include <dvx/gpu/grp.cuh>
+#include <dvx/gpu/post.cuh>
 #include <dvx/p2p/dev.h>
 
 /**
