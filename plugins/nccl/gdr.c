@@ -21,9 +21,21 @@
 #include "gdr.h"
 
 #define GDR_MAX_GPUS 16
+#define GDR_COPY_TIMEOUT_NS 10000000000ull	/* one copy: far beyond any bus stall */
 
-static int cuda_read(void *arg, void *dst, uint64_t src, uint64_t len);
-static int cuda_write(void *arg, uint64_t dst, const void *src, uint64_t len);
+/*
+ * One device's DMA engine: its primary context and a stream of its own. The copies go
+ * on that non-blocking stream and are waited for there, never on the legacy default
+ * stream: a synchronous cuMemcpy would queue behind the application's work on the
+ * default stream, which may itself wait (an event) for the very collective whose bytes
+ * the NIC is moving.
+ */
+struct gdr_engine {
+	struct dvx_gpu gpu;
+	struct dvx_gpu_stream st;
+	int open;
+	struct dvx_sim_dma dma;
+};
 
 static struct {
 	pthread_mutex_t lock;
@@ -31,9 +43,7 @@ static struct {
 	struct dvx_sim_fabric *fab;
 	int probe_up;
 	struct dvx_hal_gpu probe;		/* cuInit'ed, no device: pointer lookups */
-	struct dvx_gpu gpu[GDR_MAX_GPUS];	/* opened as registrations name them */
-	int open[GDR_MAX_GPUS];
-	struct dvx_sim_dma dma[GDR_MAX_GPUS];	/* the copies, one engine per device */
+	struct gdr_engine eng[GDR_MAX_GPUS];	/* opened as registrations name them */
 	uint64_t copies, failed;		/* atomics: the progress thread counts */
 } gdr = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -57,22 +67,25 @@ static int counted(int err)
 }
 
 /* the software NIC's DMA into a real GPU: its progress thread, the fabric locked */
+static int engine_copy(struct gdr_engine *e, uint64_t dst, uint64_t src, uint64_t len)
+{
+	int rc = dvx_gpu_make_current(&e->gpu);
+
+	if (!rc)
+		rc = dvx_hal_gpu_memcpy_async(&e->gpu.hg, dst, src, len, e->st.handle);
+	if (!rc)
+		rc = dvx_gpu_stream_wait(&e->st, GDR_COPY_TIMEOUT_NS);
+	return counted(rc ? (rc == -ETIMEDOUT ? rc : -EIO) : 0);
+}
+
 static int cuda_read(void *arg, void *dst, uint64_t src, uint64_t len)
 {
-	struct dvx_gpu *g = arg;
-
-	if (dvx_gpu_make_current(g))
-		return counted(-EIO);
-	return counted(dvx_gpu_memcpy_dtoh(g, dst, src, len));
+	return engine_copy(arg, (uint64_t)(uintptr_t)dst, src, len);
 }
 
 static int cuda_write(void *arg, uint64_t dst, const void *src, uint64_t len)
 {
-	struct dvx_gpu *g = arg;
-
-	if (dvx_gpu_make_current(g))
-		return counted(-EIO);
-	return counted(dvx_gpu_memcpy_htod(g, dst, src, len));
+	return engine_copy(arg, dst, (uint64_t)(uintptr_t)src, len);
 }
 
 /* DVXN_GDR_HOST: the same path over host memory, for tests without a GPU */
@@ -155,9 +168,9 @@ void dvxn_gdr_up(struct dvx_sim_fabric *fab, enum dvxn_gdr_mode mode)
 			gdr.probe_up = 1;
 	}
 	for (i = 0; i < GDR_MAX_GPUS; i++) {
-		gdr.dma[i].read = cuda_read;
-		gdr.dma[i].write = cuda_write;
-		gdr.dma[i].arg = &gdr.gpu[i];
+		gdr.eng[i].dma.read = cuda_read;
+		gdr.eng[i].dma.write = cuda_write;
+		gdr.eng[i].dma.arg = &gdr.eng[i];
 	}
 	pthread_mutex_unlock(&gdr.lock);
 }
@@ -168,9 +181,11 @@ void dvxn_gdr_down(void)
 
 	pthread_mutex_lock(&gdr.lock);
 	for (i = 0; i < GDR_MAX_GPUS; i++)
-		if (gdr.open[i]) {
-			dvx_gpu_close(&gdr.gpu[i]);
-			gdr.open[i] = 0;
+		if (gdr.eng[i].open) {
+			if (!dvx_gpu_make_current(&gdr.eng[i].gpu))
+				dvx_gpu_stream_destroy(&gdr.eng[i].st);
+			dvx_gpu_close(&gdr.eng[i].gpu);
+			gdr.eng[i].open = 0;
 		}
 	gdr.fab = NULL;
 	gdr.mode = DVXN_GDR_OFF;
@@ -187,6 +202,7 @@ static const struct dvx_sim_dma *cuda_engine(uint64_t dptr, uint64_t size, int *
 					     size_t len)
 {
 	struct dvx_hal_gpu_mem m;
+	struct gdr_engine *e;
 	int o, rc;
 
 	memset(&m, 0, sizeof(m));
@@ -211,19 +227,24 @@ static const struct dvx_sim_dma *cuda_engine(uint64_t dptr, uint64_t size, int *
 		    (unsigned long long)dptr, o, GDR_MAX_GPUS - 1);
 		return NULL;
 	}
-	if (!gdr.open[o]) {
-		memset(&gdr.gpu[o], 0, sizeof(gdr.gpu[o]));
-		rc = dvx_gpu_open(&gdr.gpu[o], dvx_hal_cuda(), o, NULL);
+	e = &gdr.eng[o];
+	if (!e->open) {
+		memset(&e->gpu, 0, sizeof(e->gpu));
+		rc = dvx_gpu_open(&e->gpu, dvx_hal_cuda(), o, NULL);
+		if (!rc) {
+			rc = dvx_gpu_stream_create(&e->gpu, &e->st);
+			if (rc)
+				dvx_gpu_close(&e->gpu);
+		}
 		if (rc) {
 			*err = -ENODEV;
 			say(why, len, "GPU %d: %s: %s", o,
-			    gdr.gpu[o].hg.diag.op[0] ? gdr.gpu[o].hg.diag.op : "open",
-			    gdr.gpu[o].hg.diag.msg);
+			    e->gpu.hg.diag.op[0] ? e->gpu.hg.diag.op : "open", e->gpu.hg.diag.msg);
 			return NULL;
 		}
-		gdr.open[o] = 1;
+		e->open = 1;
 	}
-	return &gdr.dma[o];
+	return &e->dma;
 }
 
 int dvxn_gdr_export(void *data, size_t size, int *fd, char *why, size_t len)

@@ -4,8 +4,8 @@
  * "GPU buffers"): what the plugin offers NCCL as NCCL_PTR_CUDA.
  *
  * The software NIC reaches a GPU's memory as a ConnectX does through dma-buf: not by
- * address but through a DMA engine, here the CUDA driver's copies (cuMemcpyDtoH/HtoD on
- * the memory's own device, dvx_gpu_memcpy_*()). A registration of NCCL_PTR_CUDA memory
+ * address but through a DMA engine, here the CUDA driver's copies on the memory's own
+ * device, on a non-blocking stream of the plugin's own (gdr.c). A registration of NCCL_PTR_CUDA memory
  * exports the range as a software dma-buf over those copies
  * (dvx_sim_dmabuf_export_dma()) and registers an MR over it; every byte the NIC moves
  * for that MR (sends gathered, receives placed, on this process's side of the wire)
