@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <dvx/gpu/gpu.h>
 #include <dvx/hal/gpu.h>
@@ -45,6 +46,8 @@ static struct {
 	struct dvx_hal_gpu probe;		/* cuInit'ed, no device: pointer lookups */
 	struct gdr_engine eng[GDR_MAX_GPUS];	/* opened as registrations name them */
 	uint64_t copies, failed;		/* atomics: the progress thread counts */
+	void (*trace)(const char *fmt, ...);
+	unsigned ntrace;
 } gdr = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void say(char *why, size_t len, const char *fmt, ...)
@@ -67,25 +70,41 @@ static int counted(int err)
 }
 
 /* the software NIC's DMA into a real GPU: its progress thread, the fabric locked */
-static int engine_copy(struct gdr_engine *e, uint64_t dst, uint64_t src, uint64_t len)
+static uint64_t now_ns(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int engine_copy(struct gdr_engine *e, uint64_t dst, uint64_t src, uint64_t len, int dtoh)
+{
+	uint64_t t0 = gdr.trace ? now_ns() : 0, n;
 	int rc = dvx_gpu_make_current(&e->gpu);
 
 	if (!rc)
 		rc = dvx_hal_gpu_memcpy_async(&e->gpu.hg, dst, src, len, e->st.handle);
 	if (!rc)
 		rc = dvx_gpu_stream_wait(&e->st, GDR_COPY_TIMEOUT_NS);
+	n = __atomic_load_n(&gdr.copies, __ATOMIC_RELAXED);
+	if (gdr.trace && n < gdr.ntrace)
+		gdr.trace("GPU copy %llu: %s %#llx, %llu bytes: %d (%s) in %llu us",
+			  (unsigned long long)n, dtoh ? "from" : "to",
+			  (unsigned long long)(dtoh ? src : dst), (unsigned long long)len, rc,
+			  rc ? e->gpu.hg.diag.msg : "ok",
+			  (unsigned long long)((now_ns() - t0) / 1000));
 	return counted(rc ? (rc == -ETIMEDOUT ? rc : -EIO) : 0);
 }
 
 static int cuda_read(void *arg, void *dst, uint64_t src, uint64_t len)
 {
-	return engine_copy(arg, (uint64_t)(uintptr_t)dst, src, len);
+	return engine_copy(arg, (uint64_t)(uintptr_t)dst, src, len, 1);
 }
 
 static int cuda_write(void *arg, uint64_t dst, const void *src, uint64_t len)
 {
-	return engine_copy(arg, dst, (uint64_t)(uintptr_t)src, len);
+	return engine_copy(arg, dst, (uint64_t)(uintptr_t)src, len, 0);
 }
 
 /* DVXN_GDR_HOST: the same path over host memory, for tests without a GPU */
@@ -131,11 +150,12 @@ int dvxn_gdr_probe(const char *env, enum dvxn_gdr_mode *mode, char *why, size_t 
 {
 	struct dvx_hal_gpu g;
 
-	if (!env || !*env || !strcmp(env, "auto")) {
+	if (!strcmp(env ? env : "", "auto")) {
 		*mode = cuda_probe(&g, NULL, 0) ? DVXN_GDR_OFF : DVXN_GDR_CUDA;
 		return 0;
 	}
-	if (!strcmp(env, "0")) {
+	/* off unless asked for: on two H200s the path ran exact and then stalled (gdr.h) */
+	if (!env || !*env || !strcmp(env, "0")) {
 		*mode = DVXN_GDR_OFF;
 		return 0;
 	}
@@ -153,12 +173,15 @@ int dvxn_gdr_probe(const char *env, enum dvxn_gdr_mode *mode, char *why, size_t 
 	return -EINVAL;
 }
 
-void dvxn_gdr_up(struct dvx_sim_fabric *fab, enum dvxn_gdr_mode mode)
+void dvxn_gdr_up(struct dvx_sim_fabric *fab, enum dvxn_gdr_mode mode,
+		 void (*trace)(const char *fmt, ...), unsigned ntrace)
 {
 	unsigned i;
 
 	pthread_mutex_lock(&gdr.lock);
 	gdr.fab = fab;
+	gdr.trace = ntrace ? trace : NULL;
+	gdr.ntrace = ntrace;
 	gdr.mode = mode;
 	gdr.copies = gdr.failed = 0;
 	if (mode == DVXN_GDR_CUDA && !gdr.probe_up) {

@@ -11,10 +11,16 @@
  * for that MR (sends gathered, receives placed, on this process's side of the wire)
  * then goes through the copies, in order per QP, before the completion is written.
  *
- * Modes (DVX_NET_GDR): "auto" (the default: on when this libdvx has CUDA and the driver
- * finds a GPU), "0" (host memory only), "host" (tests without a GPU: NCCL_PTR_CUDA
- * pointers are host memory, reached through the same software dma-bufs by memcpy, so
- * that every step but the driver's copy runs).
+ * Modes (DVX_NET_GDR): "0" (the default: host memory only), "1" or "cuda" (on; a GPU
+ * is required), "auto" (on when this libdvx has CUDA and the driver finds a GPU), "host"
+ * (tests without a GPU: NCCL_PTR_CUDA pointers are host memory, reached through the
+ * same software dma-bufs by memcpy, so that every step but the driver's copy runs).
+ *
+ * Off by default because on two H200s (2026-11-28) NCCL's traffic through it ran exact
+ * and then stalled: the copies are CUDA calls made by the NIC's progress thread in the
+ * application's own context, and the run's logs fit a copy blocked behind the driver
+ * (an implicit synchronisation with a kernel that waits for the very bytes the NIC is
+ * moving); a NIC's DMA has no such dependence. docs/nccl.md says what was seen.
  */
 #ifndef DVX_PLUGINS_NCCL_GDR_H
 #define DVX_PLUGINS_NCCL_GDR_H
@@ -35,8 +41,11 @@ enum dvxn_gdr_mode {
  * -EINVAL (an unknown value, or "cuda" asked for and no GPU) with @why saying why
  */
 int dvxn_gdr_probe(const char *env, enum dvxn_gdr_mode *mode, char *why, size_t len);
-/* start serving registrations over @fab in @mode; undone by dvxn_gdr_down() */
-void dvxn_gdr_up(struct dvx_sim_fabric *fab, enum dvxn_gdr_mode mode);
+/* start serving registrations over @fab in @mode; undone by dvxn_gdr_down(). With
+ * @trace, the first @trace copies are told to it (DVX_NET_GDR_TRACE=N): direction,
+ * device address, length, result and time */
+void dvxn_gdr_up(struct dvx_sim_fabric *fab, enum dvxn_gdr_mode mode,
+		 void (*trace)(const char *fmt, ...), unsigned ntrace);
 void dvxn_gdr_down(void);
 enum dvxn_gdr_mode dvxn_gdr_mode(void);
 /*

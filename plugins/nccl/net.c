@@ -253,7 +253,7 @@ static int conf_read(void)
 	static const char *const sizes[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS",
 					     NULL };
 	struct dvxn_sw_cfg sc;
-	uint32_t nsim = 0, tmo, thread, max_msg, cts, speed, retry, qps, gdr_regs;
+	uint32_t nsim = 0, tmo, thread, max_msg, cts, speed, retry, qps, gdr_regs, gdr_trace;
 	char why[256];
 	int rc, bad = 0;
 	unsigned i;
@@ -272,6 +272,7 @@ static int conf_read(void)
 	bad |= env_u32("DVX_NET_WIRE_RETRY_MS", 0, 0, 600000, &retry);
 	bad |= env_u32("DVX_NET_SIM_QPS", 512, 16, 65536, &qps);
 	bad |= env_u32("DVX_NET_GDR_MAX_REGS", 4096, 16, 65535, &gdr_regs);
+	bad |= env_u32("DVX_NET_GDR_TRACE", 0, 0, 1u << 20, &gdr_trace);
 	if (getenv("DVX_NET_SIM") && *getenv("DVX_NET_SIM"))
 		bad |= env_u32("DVX_NET_SIM", 1, 1, DVXN_SW_MAX_NICS, &nsim);
 	if (bad)
@@ -324,7 +325,7 @@ static int conf_read(void)
 			return rc == -EINVAL ? DVX_NCCL_INVALID_USAGE : DVX_NCCL_SYSTEM_ERROR;
 		}
 		conf.sw_refs = 1;
-		dvxn_gdr_up(dvxn_sw_fabric(), conf.gdr);
+		dvxn_gdr_up(dvxn_sw_fabric(), conf.gdr, info, gdr_trace);
 		conf.gdr = dvxn_gdr_mode();
 		conf.ndev = dvxn_sw_nnics();
 		for (i = 0; i < conf.ndev; i++) {
