@@ -601,10 +601,12 @@ int dvx_cuda_gpu_mem_lookup(struct dvx_hal_gpu *gpu, uint64_t dptr, struct dvx_h
 		CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
 		CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES,
 		CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE,
+		CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
 	};
 	unsigned int type = 0, legacy = 0, rdma = 0;
 	unsigned long long handles = 0;
-	void *val[] = { &type, &legacy, &handles, &rdma };
+	int ordinal = -1;
+	void *val[] = { &type, &legacy, &handles, &rdma, &ordinal };
 	CUdeviceptr base = 0;
 	size_t size = 0;
 	uint32_t flags = DVX_HAL_GPU_MEM_FOREIGN;
@@ -630,6 +632,7 @@ int dvx_cuda_gpu_mem_lookup(struct dvx_hal_gpu *gpu, uint64_t dptr, struct dvx_h
 	mem->dptr = (uint64_t)base;
 	mem->len = size;
 	mem->flags = flags;
+	mem->ordinal = ordinal;
 	return 0;
 }
 

@@ -402,6 +402,7 @@ static int mock_gpu_mem_lookup(struct dvx_hal_gpu *gpu, uint64_t dptr, struct dv
 	mem->dptr = (uint64_t)(uintptr_t)s->host.addr;
 	mem->len = s->host.len;
 	mem->flags = s->flags | DVX_HAL_GPU_MEM_FOREIGN;
+	mem->ordinal = s->gpu;
 	return dvx_mockp_end(m, c, 0);
 }
 

@@ -516,6 +516,7 @@ static int sim_gpu_mem_lookup(struct dvx_hal_gpu *gpu, uint64_t dptr, struct dvx
 		mem->dptr = (uint64_t)(uintptr_t)e->base;
 		mem->len = e->len;
 		mem->flags = e->flags | DVX_HAL_GPU_MEM_FOREIGN;
+		mem->ordinal = e->gpu;
 	}
 	pthread_mutex_unlock(&f->lock);
 	return e ? 0 : -ENOENT;

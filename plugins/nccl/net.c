@@ -27,6 +27,7 @@
 #include <dvx/nic/nic.h>
 
 #include "net.h"
+#include "gdr.h"
 #include "sw.h"
 
 #define CTX_MAGIC 0x5854434eu	/* "NCTX" */
@@ -57,6 +58,7 @@ static struct {
 	int speed;
 	const char *stats;
 	int sw_refs;
+	enum dvxn_gdr_mode gdr;	/* software NICs: what NCCL_PTR_CUDA memory goes through */
 } conf;
 
 static pthread_mutex_t conf_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -93,6 +95,7 @@ struct dvxn_comm {
 struct dvxn_mr {
 	uint32_t magic;
 	uint16_t nic;
+	int fd;			/* the software dma-buf of a GPU buffer (gdr.h), else -1 */
 	struct dvxn_ctx *ctx;
 	struct dvx_mr mr;
 };
@@ -250,7 +253,7 @@ static int conf_read(void)
 	static const char *const sizes[] = { "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS",
 					     NULL };
 	struct dvxn_sw_cfg sc;
-	uint32_t nsim = 0, tmo, thread, max_msg, cts, speed, retry, qps;
+	uint32_t nsim = 0, tmo, thread, max_msg, cts, speed, retry, qps, gdr_regs, gdr_trace;
 	char why[256];
 	int rc, bad = 0;
 	unsigned i;
@@ -268,6 +271,8 @@ static int conf_read(void)
 	bad |= env_u32("DVX_NET_CTS_OFFLOAD", 0, 0, 1, &cts);
 	bad |= env_u32("DVX_NET_WIRE_RETRY_MS", 0, 0, 600000, &retry);
 	bad |= env_u32("DVX_NET_SIM_QPS", 512, 16, 65536, &qps);
+	bad |= env_u32("DVX_NET_GDR_MAX_REGS", 4096, 16, 65535, &gdr_regs);
+	bad |= env_u32("DVX_NET_GDR_TRACE", 0, 0, 1u << 20, &gdr_trace);
 	if (getenv("DVX_NET_SIM") && *getenv("DVX_NET_SIM"))
 		bad |= env_u32("DVX_NET_SIM", 1, 1, DVXN_SW_MAX_NICS, &nsim);
 	if (bad)
@@ -300,6 +305,12 @@ static int conf_read(void)
 		sc.retry_ns = (uint64_t)retry * 1000000ull;
 		sc.max_qps = qps;
 		sc.thread = (int)thread;
+		rc = dvxn_gdr_probe(getenv("DVX_NET_GDR"), &conf.gdr, why, sizeof(why));
+		if (rc) {
+			WARN("GPU buffers: %s", why);
+			return DVX_NCCL_INVALID_USAGE;
+		}
+		sc.max_dmabufs = conf.gdr != DVXN_GDR_OFF ? gdr_regs : 0;
 		sc.rank = -1;
 		sc.nranks = 0;
 		if (sc.wire && (env_rank("DVX_NET_RANK", ranks, &sc.rank) ||
@@ -314,6 +325,8 @@ static int conf_read(void)
 			return rc == -EINVAL ? DVX_NCCL_INVALID_USAGE : DVX_NCCL_SYSTEM_ERROR;
 		}
 		conf.sw_refs = 1;
+		dvxn_gdr_up(dvxn_sw_fabric(), conf.gdr, info, gdr_trace);
+		conf.gdr = dvxn_gdr_mode();
 		conf.ndev = dvxn_sw_nnics();
 		for (i = 0; i < conf.ndev; i++) {
 			struct dvx_sim_nic_cfg nc;
@@ -324,10 +337,12 @@ static int conf_read(void)
 			conf.guid[i] = nc.node_guid;
 		}
 	}
-	info("%u %s NIC%s, groups %u, depth x%u, %u QP%s per connection, %s", conf.ndev,
-	     conf.hw ? "mlx5" : "software", conf.ndev == 1 ? "" : "s", conf.groups,
+	info("%u %s NIC%s, groups %u, depth x%u, %u QP%s per connection, %s, GPU buffers %s",
+	     conf.ndev, conf.hw ? "mlx5" : "software", conf.ndev == 1 ? "" : "s", conf.groups,
 	     conf.depth_mult, conf.nqps, conf.nqps == 1 ? "" : "s",
-	     conf.hw ? "hardware" : getenv("DVX_NET_WIRE") ? "wire mesh" : "one process");
+	     conf.hw ? "hardware" : getenv("DVX_NET_WIRE") ? "wire mesh" : "one process",
+	     conf.hw ? "no" : conf.gdr == DVXN_GDR_CUDA ? "through CUDA copies" :
+	     conf.gdr == DVXN_GDR_HOST ? "host-backed (DVX_NET_GDR=host)" : "no");
 	conf.ready = 1;
 	return DVX_NCCL_OK;
 }
@@ -511,6 +526,7 @@ __attribute__((destructor)) static void dvxn_unload(void)
 		global_ctx = NULL;
 	}
 	if (conf.sw_refs) {
+		dvxn_gdr_down();
 		dvxn_sw_down();
 		conf.sw_refs = 0;
 	}
@@ -543,6 +559,8 @@ int dvxn_get_properties(int dev, struct dvxn_props *p)
 	p->pci_path = conf.pci[dev][0] ? conf.pci[dev] : NULL;
 	p->guid = conf.guid[dev];
 	p->ptr_support = DVX_NCCL_PTR_HOST;
+	if (!conf.hw && conf.gdr != DVXN_GDR_OFF)
+		p->ptr_support |= DVX_NCCL_PTR_CUDA;	/* software dma-bufs: gdr.h */
 	p->reg_is_global = 0;
 	p->force_flush = 0;
 	p->speed = conf.speed;
@@ -845,12 +863,33 @@ int dvxn_close_listen(void *comm)
 /* ------------------------------------------------------------------------------
  * Memory
  */
+/* a GPU buffer on a software NIC: its software dma-buf, from the 4 KiB page it starts
+ * in (an MR over a dma-buf keeps the address's offset in the page, ibv_reg_mr.3) */
+static int gdr_cfg(const struct dvxn_comm *k, void *data, size_t size, struct dvx_mr_cfg *a,
+		   int *fd)
+{
+	uintptr_t base = (uintptr_t)data & ~(uintptr_t)4095;
+	char why[200];
+	int rc;
+
+	rc = dvxn_gdr_export((void *)base, size + ((uintptr_t)data - base), fd, why, sizeof(why));
+	if (rc) {
+		WARN("regMr on %s of %zu bytes of GPU memory at %p: %s", conf.names[k->nic], size,
+		     data, why);
+		return rc;
+	}
+	a->flags = DVX_MR_F_DMABUF;
+	a->dmabuf_fd = *fd;
+	a->dmabuf_offset = (uintptr_t)data - base;
+	return 0;
+}
+
 int dvxn_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
 {
 	struct dvxn_comm *k = comm_of(comm, 0, "regMr");
 	struct dvx_mr_cfg a;
 	struct dvxn_mr *r;
-	int rc;
+	int rc, fd = -1;
 
 	if (!k || !mhandle)
 		return DVX_NCCL_INTERNAL_ERROR;
@@ -858,9 +897,11 @@ int dvxn_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
 		WARN("regMr: %p is a listen comm", comm);
 		return DVX_NCCL_INTERNAL_ERROR;
 	}
-	if (type != DVX_NCCL_PTR_HOST) {
-		WARN("regMr on %s: memory of type %d; this plugin reports host memory only",
-		     conf.names[k->nic], type);
+	if (type != DVX_NCCL_PTR_HOST &&
+	    (type != DVX_NCCL_PTR_CUDA || conf.hw || conf.gdr == DVXN_GDR_OFF)) {
+		WARN("regMr on %s: memory of type %d; this plugin reports %s", conf.names[k->nic],
+		     type, conf.hw || conf.gdr == DVXN_GDR_OFF ? "host memory only" :
+		     "host and CUDA memory");
 		return DVX_NCCL_INTERNAL_ERROR;
 	}
 	r = calloc(1, sizeof(*r));
@@ -871,12 +912,19 @@ int dvxn_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
 	memset(&a, 0, sizeof(a));
 	a.addr = data;
 	a.len = size;
+	if (type == DVX_NCCL_PTR_CUDA && (rc = gdr_cfg(k, data, size, &a, &fd))) {
+		free(r);
+		return rc == -EINVAL || rc == -ENOENT ? DVX_NCCL_INVALID_USAGE :
+							 DVX_NCCL_SYSTEM_ERROR;
+	}
 	pthread_mutex_lock(&k->ctx->lock);
 	rc = dvx_msg_reg_mr(&k->ctx->m, k->nic, &a, &r->mr);
 	if (!rc)
 		k->ctx->mrs++;
 	pthread_mutex_unlock(&k->ctx->lock);
 	if (rc) {
+		if (fd >= 0)
+			dvxn_gdr_release(fd);
 		free(r);
 		WARN("regMr on %s of %zu bytes at %p: %s", conf.names[k->nic], size, data,
 		     err_name(rc));
@@ -884,6 +932,7 @@ int dvxn_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
 	}
 	r->magic = MR_MAGIC;
 	r->nic = k->nic;
+	r->fd = fd;
 	r->ctx = k->ctx;
 	*mhandle = r;
 	return DVX_NCCL_OK;
@@ -892,9 +941,13 @@ int dvxn_reg_mr(void *comm, void *data, size_t size, int type, void **mhandle)
 int dvxn_reg_mr_dmabuf(void *comm, void *data, size_t size, int type, uint64_t offset, int fd,
 		       void **mhandle)
 {
-	if (type == DVX_NCCL_PTR_HOST)
+	/* ptrSupport never offers NCCL_PTR_DMABUF: a software NIC cannot take a real
+	 * dma-buf, it makes its own over the driver's copies (regMr) */
+	if (type == DVX_NCCL_PTR_HOST ||
+	    (type == DVX_NCCL_PTR_CUDA && !conf.hw && conf.gdr != DVXN_GDR_OFF))
 		return dvxn_reg_mr(comm, data, size, type, mhandle);
-	WARN("regMrDmaBuf: dma-buf registration is not offered (ptrSupport is host memory only)");
+	WARN("regMrDmaBuf: dma-buf registration is not offered (ptrSupport has no "
+	     "NCCL_PTR_DMABUF)");
 	return DVX_NCCL_INTERNAL_ERROR;
 }
 
@@ -912,6 +965,8 @@ int dvxn_dereg_mr(void *comm, void *mhandle)
 	pthread_mutex_lock(&c->lock);
 	rc = dvx_msg_dereg_mr(&c->m, &r->mr);
 	pthread_mutex_unlock(&c->lock);
+	if (!rc && r->fd >= 0)
+		rc = dvxn_gdr_release(r->fd);	/* the MR is gone: its dma-buf may go */
 	r->magic = 0;
 	free(r);
 	if (rc) {
@@ -1088,8 +1143,10 @@ int dvxn_iflush(void *recv_comm, int n, void **data, int *sizes, void **mhandles
 
 	if (!k || !request)
 		return DVX_NCCL_INTERNAL_ERROR;
-	/* host memory only (ptrSupport): what the NIC wrote is visible once the receive
-	 * completed, nothing to flush; NCCL takes a NULL request as done */
+	/* host memory: what the NIC wrote is visible once the receive completed. GPU
+	 * memory on a software NIC: the NIC placed it with the driver's copies, which
+	 * returned before the completion was written. Nothing to flush either way; NCCL
+	 * takes a NULL request as done */
 	*request = NULL;
 	return DVX_NCCL_OK;
 }
@@ -1187,6 +1244,7 @@ static void stats_write(struct dvxn_ctx *c)
 	static const char *const kinds[] = { "", "listen", "send", "recv" };
 	struct dvx_msg_stats s;
 	struct dvxn_comm *k;
+	uint64_t copies, failed;
 	char path[512];
 	int append, first = 1;
 	FILE *f;
@@ -1211,9 +1269,14 @@ static void stats_write(struct dvxn_ctx *c)
 	fprintf(f, "\"msg\":{\"comms\":%u,\"closing\":%u,\"sets\":%u,\"shared_sets\":%u,\"qps\":%u,"
 		"\"cqs\":%u,\"pool_entries\":%u,\"ring_bytes\":%" PRIu64 ",\"primaries\":%" PRIu64
 		",\"secondaries\":%" PRIu64 ",\"privates\":%" PRIu64 ",\"fallbacks\":%" PRIu64
-		",\"late\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"qp_errors\":%" PRIu64 "},\"comms\":[",
+		",\"late\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"qp_errors\":%" PRIu64 "},",
 		s.comms, s.closing, s.sets, s.shared_sets, s.qps, s.cqs, s.pool_entries, s.ring_bytes,
 		s.primaries, s.secondaries, s.privates, s.fallbacks, s.late, s.refused, s.qp_errors);
+	dvxn_gdr_counts(&copies, &failed);
+	fprintf(f, "\"gdr\":{\"mode\":\"%s\",\"gdr_copies\":%" PRIu64 ",\"gdr_failed\":%" PRIu64
+		"},", conf.hw ? "no" : conf.gdr == DVXN_GDR_CUDA ? "cuda" :
+		conf.gdr == DVXN_GDR_HOST ? "host" : "no", copies, failed);
+	fprintf(f, "\"comms\":[");
 	for (k = c->comms; k; k = k->next) {
 		if (k->kind == K_LISTEN)
 			continue;

@@ -177,6 +177,8 @@ static int bring_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	fc.max_pds = 64;
 	fc.max_gpus = 0;
 	fc.max_gpu_mems = 0;
+	if (cfg->max_dmabufs)
+		fc.max_dmabufs = cfg->max_dmabufs;
 	fsz = dvx_sim_fabric_mem_size(&fc);
 	sw.fab_mem = fsz ? calloc(1, fsz) : NULL;
 	if (!sw.fab_mem) {
@@ -246,6 +248,11 @@ void dvxn_sw_down(void)
 const struct dvx_hal *dvxn_sw_hal(void)
 {
 	return sw.fab ? dvx_sim_hal(sw.fab) : NULL;
+}
+
+struct dvx_sim_fabric *dvxn_sw_fabric(void)
+{
+	return sw.fab;
 }
 
 unsigned dvxn_sw_nnics(void)

@@ -52,6 +52,7 @@ struct dvxn_sw_cfg {
 	int thread;		/* run the fabric's progress thread */
 	uint32_t max_qps;	/* QPs (and CQs) per software NIC: every pass of the model
 				 * walks them, so no more than needed */
+	uint32_t max_dmabufs;	/* software dma-bufs (GPU buffers, gdr.h); 0: the default */
 };
 
 /* bring the process's fabric up (the first call) or take a reference: 0 or a negative
@@ -59,8 +60,9 @@ struct dvxn_sw_cfg {
 int dvxn_sw_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len);
 /* drop a reference; the last one takes the fabric (and its wire) down */
 void dvxn_sw_down(void);
-/* the hal the NICs open through, and their number and configurations */
+/* the hal the NICs open through, the fabric, and their number and configurations */
 const struct dvx_hal *dvxn_sw_hal(void);
+struct dvx_sim_fabric *dvxn_sw_fabric(void);
 unsigned dvxn_sw_nnics(void);
 int dvxn_sw_nic_cfg(unsigned i, struct dvx_sim_nic_cfg *cfg);
 /* the largest message one WQE may carry on this transport */

@@ -124,10 +124,14 @@ static int api_accept(struct api *a, void *lc, void **rc)
 	return a->t11 ? a->t11->accept(lc, rc, &dh) : a->t8->accept(lc, rc, &dh);
 }
 
+/* the type the traffic's buffers are registered as: NCCL_PTR_CUDA in the GPU-buffer
+ * case (host memory behind the plugin's DVX_NET_GDR=host path), set in its process */
+static int reg_type = DVX_NCCL_PTR_HOST;
+
 static int api_reg(struct api *a, void *comm, void *p, size_t n, void **mh)
 {
-	return a->t11 ? a->t11->reg_mr(comm, p, n, DVX_NCCL_PTR_HOST, mh) :
-			a->t8->reg_mr(comm, p, n, DVX_NCCL_PTR_HOST, mh);
+	return a->t11 ? a->t11->reg_mr(comm, p, n, reg_type, mh) :
+			a->t8->reg_mr(comm, p, n, reg_type, mh);
 }
 
 static int api_dereg(struct api *a, void *comm, void *mh)
@@ -192,6 +196,7 @@ static uint64_t now_ns(void)
 struct run {
 	int nranks, ncomms, nmsgs, inflight, version, procs, reverse_tags;
 	int kill_last;		/* procs: the last rank dies after the traffic */
+	int cuda;		/* register the buffers as NCCL_PTR_CUDA */
 	size_t max_size;
 	const char *env[8];	/* NAME=VALUE set in the case's process */
 };
@@ -736,6 +741,7 @@ static void set_env(const struct run *R)
 
 	for (i = 0; i < 8 && R->env[i]; i++)
 		putenv((char *)R->env[i]);
+	reg_type = R->cuda ? DVX_NCCL_PTR_CUDA : DVX_NCCL_PTR_HOST;
 }
 
 /* ranks as threads of this process: v11 gives each its own instance; v8 has one per
@@ -1031,6 +1037,39 @@ static void test_stats_sharing(void **state)
 	assert_true(json_sum(path, "secondaries") > 0);
 	assert_int_equal(json_sum(path, "fallbacks"), 0);
 	digests_equal(off, on, R.nranks);
+	unlink(path);
+}
+
+/* GPU buffers on software NICs (DVX_NET_GDR=host: the plugin's whole NCCL_PTR_CUDA path
+ * over host memory, every byte the NIC moves for them through the software dma-bufs'
+ * copies): the same bytes as host buffers, threads and processes, sharing off and on;
+ * the copies are counted and none failed */
+static void test_gpu_buffers(void **state)
+{
+	struct run R = base;
+	uint64_t host[MAX_RANKS], gpu[MAX_RANKS];
+	char path[128];
+
+	R.ncomms = 4;
+	R.nmsgs = 48;
+	R.max_size = 64 * 1024;
+	R.env[2] = "DVX_NET_GDR=host";
+	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 1, host, path, sizeof(path));
+	assert_int_equal(json_sum(path, "gdr_copies"), 0);	/* host buffers: none */
+	R.cuda = 1;
+	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 1, gpu, path, sizeof(path));
+	assert_true(json_sum(path, "gdr_copies") > 0);
+	assert_int_equal(json_sum(path, "gdr_failed"), 0);
+	assert_int_equal(json_sum(path, "errors"), 0);
+	digests_equal(host, gpu, R.nranks);
+	stats_case(&R, "DVX_NET_COMM_NGROUPS=2", 1, gpu, path, sizeof(path));
+	assert_true(json_sum(path, "gdr_copies") > 0);
+	digests_equal(host, gpu, R.nranks);
+	R.procs = 1;
+	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 1, gpu, path, sizeof(path));
+	assert_true(json_sum(path, "gdr_copies") > 0);
+	assert_int_equal(json_sum(path, "gdr_failed"), 0);
+	digests_equal(host, gpu, R.nranks);
 	unlink(path);
 }
 
@@ -1453,6 +1492,7 @@ int main(void)
 		cmocka_unit_test(test_v11_procs_killed),
 		cmocka_unit_test(test_stats_sharing),
 		cmocka_unit_test(test_pool_full_fallback),
+		cmocka_unit_test(test_gpu_buffers),
 		cmocka_unit_test(test_fault_handles),
 		cmocka_unit_test(test_fault_oversize),
 		cmocka_unit_test(test_fault_no_room),

@@ -169,6 +169,8 @@ struct dvx_hal_gpu_mem_req {
  * @len:	mapped length (granularity multiple)
  * @handle:	backend allocation handle (CUmemGenericAllocationHandle)
  * @flags:	DVX_HAL_GPU_MEM_* obtained
+ * @ordinal:	gpu_mem_lookup: the device the memory lives on (CUDA ordinal), -1 when
+ *		the backend cannot say; the other calls leave it 0
  */
 struct dvx_hal_gpu_mem {
 	void *priv;
@@ -176,7 +178,7 @@ struct dvx_hal_gpu_mem {
 	uint64_t len;
 	uint64_t handle;
 	uint32_t flags;
-	uint32_t rsvd;
+	int32_t ordinal;
 };
 
 /** struct dvx_hal_gpu_module - a loaded module (CUmodule in @priv). */
