@@ -53,16 +53,149 @@ struct sim_xres {
 	uint32_t byte_cnt;	/* success: byte count for the requester CQE */
 };
 
+/* a piece of a message: host bytes at @p, or device memory at @dptr behind @dma */
 struct sim_sge {
-	uint8_t *p;
-	uint32_t len;
+	uint8_t *p;		/* NULL when @dma */
+	uint64_t len;
+	const struct dvx_sim_dma *dma;	/* device memory (an MR over a DMA dma-buf) */
+	uint64_t dptr;
 };
+
+static inline void sge_host(struct sim_sge *s, const uint8_t *p, uint64_t len)
+{
+	s->p = (uint8_t *)(uintptr_t)p;
+	s->len = len;
+	s->dma = NULL;
+	s->dptr = 0;
+}
 
 static int x_fail(struct sim_xres *r, uint8_t synd, uint8_t vendor)
 {
 	r->synd = synd;
 	r->vendor = vendor;
 	return X_ERR;
+}
+
+/* ---- device memory through the DMA callbacks ------------------------------------ */
+
+int dvx_sim_dma_read(struct sim_fabric *fab, const struct dvx_sim_dma *dma, void *dst,
+		     uint64_t dptr, uint64_t len)
+{
+	if (!len)
+		return 0;
+	fab->dma_reads++;
+	if (X_UNLIKELY(dma->read(dma->arg, dst, dptr, len))) {
+		fab->dma_errors++;
+		return -EIO;
+	}
+	return 0;
+}
+
+int dvx_sim_dma_write(struct sim_fabric *fab, const struct dvx_sim_dma *dma, uint64_t dptr,
+		      const void *src, uint64_t len)
+{
+	if (!len)
+		return 0;
+	fab->dma_writes++;
+	if (X_UNLIKELY(dma->write(dma->arg, dptr, src, len))) {
+		fab->dma_errors++;
+		return -EIO;
+	}
+	return 0;
+}
+
+/* which end of a copy failed */
+enum { CP_OK = 0, CP_SRC = 1, CP_DST = 2 };
+
+/* device to device goes through a bounce buffer of this size on the stack */
+#define SIM_DMA_BOUNCE 16384u
+
+/* bytes [soff, soff + len) of @s to [doff, doff + len) of @d */
+static int seg_copy(struct sim_fabric *fab, const struct sim_sge *d, uint64_t doff,
+		    const struct sim_sge *s, uint64_t soff, uint64_t len)
+{
+	uint8_t bb[SIM_DMA_BOUNCE];
+
+	if (X_LIKELY(!d->dma && !s->dma)) {
+		memmove(d->p + doff, s->p + soff, len);
+		return CP_OK;
+	}
+	if (!d->dma)
+		return dvx_sim_dma_read(fab, s->dma, d->p + doff, s->dptr + soff, len) ? CP_SRC :
+											   CP_OK;
+	if (!s->dma)
+		return dvx_sim_dma_write(fab, d->dma, d->dptr + doff, s->p + soff, len) ? CP_DST :
+											    CP_OK;
+	while (len) {
+		uint64_t k = len < sizeof(bb) ? len : sizeof(bb);
+
+		if (dvx_sim_dma_read(fab, s->dma, bb, s->dptr + soff, k))
+			return CP_SRC;
+		if (dvx_sim_dma_write(fab, d->dma, d->dptr + doff, bb, k))
+			return CP_DST;
+		soff += k;
+		doff += k;
+		len -= k;
+	}
+	return CP_OK;
+}
+
+/*
+ * @len bytes from byte @soff of the list @s to byte @doff of the list @d, in order
+ * (each list's pieces in order, as a NIC's DMA engine walks them). CP_OK, or the end
+ * whose copy failed (what came before it is in place).
+ */
+static int sgl_copy(struct sim_fabric *fab, const struct sim_sge *d, uint32_t nd, uint64_t doff,
+		    const struct sim_sge *s, uint32_t ns, uint64_t soff, uint64_t len)
+{
+	uint32_t di = 0, si = 0;
+	int rc;
+
+	while (di < nd && doff >= d[di].len) {
+		doff -= d[di].len;
+		di++;
+	}
+	while (si < ns && soff >= s[si].len) {
+		soff -= s[si].len;
+		si++;
+	}
+	while (len && di < nd && si < ns) {
+		uint64_t k = len;
+
+		if (d[di].len - doff < k)
+			k = d[di].len - doff;
+		if (s[si].len - soff < k)
+			k = s[si].len - soff;
+		if (k) {
+			rc = seg_copy(fab, &d[di], doff, &s[si], soff, k);
+			if (X_UNLIKELY(rc))
+				return rc;
+		}
+		len -= k;
+		doff += k;
+		soff += k;
+		if (doff == d[di].len) {
+			di++;
+			doff = 0;
+		}
+		if (soff == s[si].len) {
+			si++;
+			soff = 0;
+		}
+	}
+	return CP_OK;
+}
+
+/* a copy of the data path failed: the requester's own memory (LOCAL_PROT_ERR, as for a
+ * buffer the NIC cannot reach) or the responder's (REMOTE_ACCESS_ERR, class C: the
+ * responder goes to ERR too) */
+static int dma_fail(struct sim_xres *r, int remote)
+{
+	if (remote) {
+		r->peer_err = 1;
+		return x_fail(r, SIM_SYND_REMOTE_ACCESS_ERR, SIM_VS_DMA_REMOTE);
+	}
+	return x_fail(r, SIM_SYND_LOCAL_PROT_ERR, SIM_VS_DMA_LOCAL);
 }
 
 /* ---- memory keys ---------------------------------------------------------- */
@@ -85,19 +218,31 @@ static inline struct sim_mr *key_lookup(struct sim_qp *qp, struct sim_nic *nic, 
 	return mr;
 }
 
-/* host address of [addr, addr + len) inside @mr, or NULL */
-static inline uint8_t *mr_range(const struct sim_mr *mr, uint64_t addr, uint64_t len)
+/* [addr, addr + len) inside @mr as a piece @s (host address, or device memory); 0 when
+ * out of bounds */
+static inline int mr_range(const struct sim_mr *mr, uint64_t addr, uint64_t len,
+			   struct sim_sge *s)
 {
 	uint64_t off = addr - mr->iova;
 
 	if (X_UNLIKELY(addr < mr->iova || off > mr->len || len > mr->len - off))
-		return NULL;
-	return mr->base + off;
+		return 0;
+	s->len = len;
+	if (X_UNLIKELY(mr->dma)) {
+		s->p = NULL;
+		s->dma = mr->dma;
+		s->dptr = mr->dptr + off;
+	} else {
+		s->p = mr->base + off;
+		s->dma = NULL;
+		s->dptr = 0;
+	}
+	return 1;
 }
 
 /* a local buffer of @qp: lkey on its NIC, same PD, in bounds, LOCAL_WRITE if @write */
 static inline int local_buf(struct sim_qp *qp, uint32_t lkey, uint64_t addr, uint32_t len,
-			    int write, uint8_t **p, struct sim_xres *r)
+			    int write, struct sim_sge *p, struct sim_xres *r)
 {
 	struct sim_mr *mr = key_lookup(qp, qp->nic, lkey);
 
@@ -107,15 +252,14 @@ static inline int local_buf(struct sim_qp *qp, uint32_t lkey, uint64_t addr, uin
 		return x_fail(r, SIM_SYND_LOCAL_PROT_ERR, SIM_VS_LKEY_PD);
 	if (X_UNLIKELY(write && !(mr->access & DVX_ACCESS_LOCAL_WRITE)))
 		return x_fail(r, SIM_SYND_LOCAL_PROT_ERR, SIM_VS_LKEY_ACCESS);
-	*p = mr_range(mr, addr, len);
-	if (X_UNLIKELY(!*p))
+	if (X_UNLIKELY(!mr_range(mr, addr, len, p)))
 		return x_fail(r, SIM_SYND_LOCAL_PROT_ERR, SIM_VS_LKEY_BOUNDS);
 	return X_DONE;
 }
 
 /* a remote buffer at the responder @peer: rkey on its NIC, its PD, bounds, @acc */
 static inline int remote_buf(struct sim_qp *qp, struct sim_qp *peer, uint32_t rkey,
-			     uint64_t addr, uint64_t len, uint32_t acc, uint8_t **p,
+			     uint64_t addr, uint64_t len, uint32_t acc, struct sim_sge *p,
 			     struct sim_xres *r)
 {
 	struct sim_mr *mr = key_lookup(qp, peer->nic, rkey);
@@ -127,8 +271,7 @@ static inline int remote_buf(struct sim_qp *qp, struct sim_qp *peer, uint32_t rk
 		return x_fail(r, SIM_SYND_REMOTE_ACCESS_ERR, SIM_VS_RKEY_PD);
 	if (X_UNLIKELY(!(mr->access & acc)))
 		return x_fail(r, SIM_SYND_REMOTE_ACCESS_ERR, SIM_VS_RKEY_ACCESS);
-	*p = mr_range(mr, addr, len);
-	if (X_UNLIKELY(!*p))
+	if (X_UNLIKELY(!mr_range(mr, addr, len, p)))
 		return x_fail(r, SIM_SYND_REMOTE_ACCESS_ERR, SIM_VS_RKEY_BOUNDS);
 	r->peer_err = 0;
 	return X_DONE;
@@ -158,18 +301,17 @@ static int local_sgl(struct sim_qp *qp, const struct sim_wqe *w, uint32_t first,
 					      i != first ? SIM_VS_SEG : SIM_VS_INLINE);
 			if ((4u + (uint64_t)len + 15u) / 16u != w->ds - i)
 				return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_INLINE);
-			sg[0].p = (uint8_t *)(uintptr_t)(d + 4);
-			sg[0].len = len;
+			sge_host(&sg[0], d + 4, len);	/* from the WQE itself */
 			*nsg = len ? 1 : 0;
 			*total = len;
 			return X_DONE;
 		}
 		if (!bc)
 			continue;
-		if (local_buf(qp, dvx_get_be32(d + 4), dvx_get_be64(d + 8), bc, write, &sg[n].p,
-			      r) != X_DONE)
+		if (local_buf(qp, dvx_get_be32(d + 4), dvx_get_be64(d + 8), bc, write, &sg[n], r) !=
+		    X_DONE)
 			return X_ERR;
-		sg[n++].len = bc;
+		n++;
 		t += bc;
 	}
 	*nsg = n;
@@ -177,51 +319,30 @@ static int local_sgl(struct sim_qp *qp, const struct sim_wqe *w, uint32_t first,
 	return X_DONE;
 }
 
-static inline void copy_gather(uint8_t *dst, const struct sim_sge *sg, uint32_t n)
+/* the list @sg gathered into the contiguous @dst; CP_OK or the end that failed */
+static inline int copy_gather(struct sim_fabric *fab, const struct sim_sge *dst,
+			      const struct sim_sge *sg, uint32_t n, uint64_t total)
 {
-	uint32_t i;
-
-	for (i = 0; i < n; i++) {
-		memmove(dst, sg[i].p, sg[i].len);
-		dst += sg[i].len;
-	}
+	return sgl_copy(fab, dst, 1, 0, sg, n, 0, total);
 }
 
-static inline void copy_scatter(const struct sim_sge *sg, uint32_t n, const uint8_t *src)
+/* the contiguous @src scattered into the list @sg */
+static inline int copy_scatter(struct sim_fabric *fab, const struct sim_sge *sg, uint32_t n,
+			       const struct sim_sge *src, uint64_t total)
 {
-	uint32_t i;
-
-	for (i = 0; i < n; i++) {
-		memmove(sg[i].p, src, sg[i].len);
-		src += sg[i].len;
-	}
+	return sgl_copy(fab, sg, n, 0, src, 1, 0, total);
 }
 
 /* ---- the reorder mode (docs/sim-datapath.md "Reorder mode") ------------------------ */
 
-/* bytes [off, off + len) of a message between the contiguous @buf (its byte 0 at buf) and
- * the list @sg: @to_sg 1 copies buf -> list, 0 list -> buf */
-static void sgl_range(const struct sim_sge *sg, uint32_t n, uint8_t *buf, uint64_t off,
-		      uint64_t len, int to_sg)
+/* bytes [off, off + len) of a message between the contiguous @buf (its byte 0 at buf's
+ * start) and the list @sg: @to_sg 1 copies buf -> list, 0 list -> buf */
+static int sgl_range(struct sim_fabric *fab, const struct sim_sge *sg, uint32_t n,
+		     const struct sim_sge *buf, uint64_t off, uint64_t len, int to_sg)
 {
-	uint64_t pos = 0;
-	uint32_t i;
-
-	for (i = 0; i < n && len; i++) {
-		uint64_t a = sg[i].len;
-
-		if (off < pos + a) {
-			uint64_t in = off - pos, k = a - in < len ? a - in : len;
-
-			if (to_sg)
-				memmove(sg[i].p + in, buf + off, k);
-			else
-				memmove(buf + off, sg[i].p + in, k);
-			off += k;
-			len -= k;
-		}
-		pos += a;
-	}
+	if (to_sg)
+		return sgl_copy(fab, sg, n, off, buf, 1, off, len);
+	return sgl_copy(fab, buf, 1, off, sg, n, off, len);
 }
 
 static uint64_t gcd64(uint64_t a, uint64_t b)
@@ -241,14 +362,16 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
  * generation (the next dvx_sim_step() or thread pass): nothing promises when a byte is
  * visible before the completion, nor in which order (docs/prm.md 10.2). 1 when it did
  * (the WQE stalls; its re-run places the whole message and completes it), 0 when the
- * message is to be placed whole now. @to_sg: the message goes from @buf into @sg (a
- * READ's response), else from @sg into @buf (a WRITE).
+ * message is to be placed whole now, -CP_SRC or -CP_DST when a copy through the DMA
+ * callbacks failed. @to_sg: the message goes from @buf into @sg (a READ's response),
+ * else from @sg into @buf (a WRITE).
  */
 static int ro_split(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_sge *sg,
-		    uint32_t nsg, uint8_t *buf, uint64_t total, int to_sg)
+		    uint32_t nsg, const struct sim_sge *buf, uint64_t total, int to_sg)
 {
 	static const uint32_t csz[4] = { 8, 64, 512, 4096 };
 	uint64_t cs, body = total - 8, nch, step, mask = 0, all, j, k;
+	int cp;
 
 	if (X_LIKELY(!fab->ro_on) || qp->exec.ro_split || total < 16 || sim_ro_rand(fab, 4))
 		return 0;
@@ -277,7 +400,9 @@ static int ro_split(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_
 		} else {
 			len = off + cs > body ? body - off : cs;
 		}
-		sgl_range(sg, nsg, buf, off, len, to_sg);
+		cp = sgl_range(fab, sg, nsg, buf, off, len, to_sg);
+		if (X_UNLIKELY(cp))
+			return -cp;
 	}
 	qp->exec.ro_split = 1;
 	qp->exec.ro_gen = fab->ro_gen;
@@ -314,7 +439,7 @@ static void ro_gather_early(struct sim_fabric *fab, struct sim_qp *qp, const str
 			    uint32_t avail)
 {
 	uint32_t nring = 1u << qp->log_sq_size, mask = nring - 1, ci2 = w->idx + w->nwqebb;
-	struct sim_sge sg[SIM_MAX_SGE];
+	struct sim_sge sg[SIM_MAX_SGE], stage;
 	struct sim_wqe w2;
 	struct sim_xres r;
 	uint32_t ctrl, nsg, first, fm;
@@ -349,7 +474,9 @@ static void ro_gather_early(struct sim_fabric *fab, struct sim_qp *qp, const str
 	if (w2.ds < first || local_sgl(qp, &w2, first, 0, 1, sg, &nsg, &total, &r) != X_DONE ||
 	    total > fab->ro_stage_cap)
 		return;		/* its own checks fail it when it runs */
-	copy_gather(fab->ro_stage, sg, nsg);
+	sge_host(&stage, fab->ro_stage, total);
+	/* a gather from device memory that failed fails that WQE when it runs */
+	fab->ro_stage_err = copy_gather(fab, &stage, sg, nsg, total) != CP_OK;
 	fab->ro_stage_qp = qp;
 	fab->ro_stage_qpn = qp->qpn;
 	fab->ro_stage_idx = w2.idx;
@@ -529,17 +656,30 @@ static int recv_complete(struct sim_fabric *fab, uint32_t src_qpn, uint16_t slid
 				continue;
 			mr = key_lookup(peer, peer->nic, lkey);
 			if (!mr || mr->pdn != peer->pdn || !(mr->access & DVX_ACCESS_LOCAL_WRITE) ||
-			    !(dst[nd].p = mr_range(mr, dvx_get_be64(d + 8), bc))) {
+			    !mr_range(mr, dvx_get_be64(d + 8), bc, &dst[nd])) {
 				resp_synd = SIM_SYND_LOCAL_PROT_ERR;
 				vs = SIM_VS_RECV_PROT;
 				break;
 			}
-			dst[nd++].len = bc;
+			nd++;
 			room += bc;
 		}
 		if (!resp_synd && len > room) {
 			resp_synd = SIM_SYND_LOCAL_LENGTH_ERR;
 			vs = SIM_VS_RECV_LEN;
+		}
+	}
+	if (sg && !resp_synd) {
+		/* gather -> scatter, both lists in order */
+		int cp = sgl_copy(fab, dst, nd, 0, sg, nsg, 0, len);
+
+		if (X_UNLIKELY(cp == CP_SRC))
+			/* the requester could not read its own data: nothing was sent, the
+			 * receive stays posted */
+			return dma_fail(r, 0);
+		if (X_UNLIKELY(cp == CP_DST)) {
+			resp_synd = SIM_SYND_LOCAL_PROT_ERR;
+			vs = SIM_VS_DMA_REMOTE;
 		}
 	}
 	if (resp_synd) {
@@ -552,28 +692,6 @@ static int recv_complete(struct sim_fabric *fab, uint32_t src_qpn, uint16_t slid
 		 * requester; a receive too small for the message an invalid request */
 		return x_fail(r, resp_synd == SIM_SYND_LOCAL_LENGTH_ERR ?
 				 SIM_SYND_REMOTE_INVAL_REQ_ERR : SIM_SYND_REMOTE_OP_ERR, vs);
-	}
-	if (sg) {
-		/* gather -> scatter, both lists in order */
-		uint32_t si = 0, di = 0, so = 0, dof = 0;
-
-		while (si < nsg && di < nd) {
-			uint32_t k = sg[si].len - so;
-
-			if (dst[di].len - dof < k)
-				k = dst[di].len - dof;
-			memmove(dst[di].p + dof, sg[si].p + so, k);
-			so += k;
-			dof += k;
-			if (so == sg[si].len) {
-				si++;
-				so = 0;
-			}
-			if (dof == dst[di].len) {
-				di++;
-				dof = 0;
-			}
-		}
 	}
 	op = w->opcode == SIM_OP_RDMA_WRITE_IMM ? SIM_CQE_RESP_WR_IMM :
 	     w->opcode == SIM_OP_SEND_IMM ? SIM_CQE_RESP_SEND_IMM : SIM_CQE_RESP_SEND;
@@ -769,11 +887,67 @@ static uint64_t atomic_apply(uint8_t *t, uint32_t size, const struct sim_atomic_
 	}
 }
 
+/*
+ * @o on the target word @t of @size bytes; *@old its value before. Host memory: a host
+ * atomic (atomic_apply()). Device memory: read, modify and write through the DMA
+ * callbacks (the write left out when the value stays), all under fab->lock, which every
+ * atomic of the fabric's NICs holds: atomic with respect to them, as a NIC's atomics are
+ * with respect to each other, and never with respect to the device's own atomics. 0, or
+ * -EIO when a copy failed (a failed write leaves the word as it was).
+ */
+static int atomic_at(struct sim_fabric *fab, const struct sim_sge *t, uint32_t size,
+		     const struct sim_atomic_op *o, uint64_t *old)
+{
+	uint64_t v = 0, nv;
+	uint32_t v4 = 0;
+
+	if (X_LIKELY(!t->dma)) {
+		*old = atomic_apply(t->p, size, o);
+		return 0;
+	}
+	if (size == 4) {
+		if (dvx_sim_dma_read(fab, t->dma, &v4, t->dptr, 4))
+			return -EIO;
+		v = v4;
+		nv = (uint32_t)atomic_new(o, v4);
+		v4 = (uint32_t)nv;
+		if (nv != v && dvx_sim_dma_write(fab, t->dma, t->dptr, &v4, 4))
+			return -EIO;
+	} else {
+		if (dvx_sim_dma_read(fab, t->dma, &v, t->dptr, 8))
+			return -EIO;
+		nv = atomic_new(o, v);
+		if (nv != v && dvx_sim_dma_write(fab, t->dma, t->dptr, &nv, 8))
+			return -EIO;
+	}
+	*old = v;
+	return 0;
+}
+
 /* 8-byte atomic replies in host order? the NIC's atomic cap atomic_req_8B_endianness_mode
  * (page dword 8 [31:30]) == 1 (prm 6); otherwise, and always for 4 bytes, big-endian */
 static int atomic_reply_host(const struct sim_nic *nic)
 {
 	return ((dvx_get_be32(nic->cap_atomic + 8) >> 30) & 3u) == 1;
+}
+
+/* the fetched value @old into the result buffer @res of the requester @nic; 0 or -EIO */
+static int atomic_result(struct sim_fabric *fab, const struct sim_nic *nic,
+			 const struct sim_sge *res, uint32_t size, uint64_t old)
+{
+	uint8_t v[8];
+
+	if (size == 4)
+		dvx_put_be32(v, (uint32_t)old);
+	else if (atomic_reply_host(nic))
+		memcpy(v, &old, 8);
+	else
+		dvx_put_be64(v, old);
+	if (X_LIKELY(!res->dma)) {
+		memcpy(res->p, v, size);
+		return 0;
+	}
+	return dvx_sim_dma_write(fab, res->dma, res->dptr, v, size);
 }
 
 static int exec_atomic(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp *peer,
@@ -782,7 +956,8 @@ static int exec_atomic(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp 
 	const uint8_t *s = w->b + 32;	/* the operand segment */
 	struct sim_atomic_op o;
 	uint32_t size = 8, opseg = 1, bc;
-	uint8_t *res = NULL, *t;
+	struct sim_sge res, t;
+	int has_res = 0;
 	uint64_t raddr, old;
 	int ext = w->opcode == SIM_OP_ATOMIC_MASKED_CS || w->opcode == SIM_OP_ATOMIC_MASKED_FA;
 
@@ -833,6 +1008,7 @@ static int exec_atomic(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp 
 		if (local_buf(qp, dvx_get_be32(d + 4), dvx_get_be64(d + 8), size, 1, &res, r) !=
 		    X_DONE)
 			return X_ERR;
+		has_res = 1;
 	}
 	if (X_UNLIKELY(!peer && qp->exec.w_rank)) {
 		o.size = size;
@@ -857,15 +1033,10 @@ static int exec_atomic(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp 
 	if (remote_buf(qp, peer, dvx_get_be32(w->b + 24), raddr, size, DVX_ACCESS_REMOTE_ATOMIC,
 		       &t, r) != X_DONE)
 		return X_ERR;
-	old = atomic_apply(t, size, &o);
-	if (res) {
-		if (size == 4)
-			dvx_put_be32(res, (uint32_t)old);
-		else if (atomic_reply_host(qp->nic))
-			memcpy(res, &old, 8);
-		else
-			dvx_put_be64(res, old);
-	}
+	if (X_UNLIKELY(atomic_at(fab, &t, size, &o, &old)))
+		return dma_fail(r, 1);
+	if (has_res && X_UNLIKELY(atomic_result(fab, qp->nic, &res, size, old)))
+		return dma_fail(r, 0);
 	r->byte_cnt = size;
 	return X_DONE;
 }
@@ -883,9 +1054,9 @@ static int exec_write_send(struct sim_fabric *fab, struct sim_qp *qp, struct sim
 	int is_write = w->opcode == SIM_OP_RDMA_WRITE || w->opcode == SIM_OP_RDMA_WRITE_IMM;
 	int needs_recv = w->opcode != SIM_OP_RDMA_WRITE;
 	uint32_t first = is_write ? 2 : 1, nsg;
-	struct sim_sge sg[SIM_MAX_SGE];
+	struct sim_sge sg[SIM_MAX_SGE], t;
 	uint64_t total;
-	uint8_t *t = NULL;
+	int cp;
 
 	if (X_UNLIKELY(w->ds < first))
 		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_DS);
@@ -895,8 +1066,9 @@ static int exec_write_send(struct sim_fabric *fab, struct sim_qp *qp, struct sim
 		return x_fail(r, SIM_SYND_LOCAL_LENGTH_ERR, SIM_VS_MSG_LEN);
 	if (ro_staged(fab, qp, w->idx) && fab->ro_stage_len == total) {
 		/* reorder mode: gathered before an earlier READ/atomic response landed */
-		sg[0].p = fab->ro_stage;
-		sg[0].len = (uint32_t)total;
+		if (X_UNLIKELY(fab->ro_stage_err))
+			return dma_fail(r, 0);
+		sge_host(&sg[0], fab->ro_stage, total);
 		nsg = total ? 1 : 0;
 	}
 	if (X_UNLIKELY(!peer && qp->exec.w_rank))
@@ -921,12 +1093,20 @@ static int exec_write_send(struct sim_fabric *fab, struct sim_qp *qp, struct sim
 		       DVX_ACCESS_REMOTE_WRITE, &t, r) != X_DONE)
 		return X_ERR;
 	if (is_write) {
-		if (X_UNLIKELY(fab->ro_on) && total && ro_split(fab, qp, sg, nsg, t, total, 0))
-			return X_STALL;
-		if (X_LIKELY(nsg == 1 && total))
-			memmove(t, sg[0].p, sg[0].len);
-		else if (total)
-			copy_gather(t, sg, nsg);
+		if (X_UNLIKELY(fab->ro_on) && total) {
+			cp = ro_split(fab, qp, sg, nsg, &t, total, 0);
+			if (cp > 0)
+				return X_STALL;
+			if (X_UNLIKELY(cp < 0))
+				return dma_fail(r, -cp == CP_DST);
+		}
+		if (X_LIKELY(nsg == 1 && total && !sg[0].dma && !t.dma)) {
+			memmove(t.p, sg[0].p, sg[0].len);
+		} else if (total) {
+			cp = copy_gather(fab, &t, sg, nsg, total);
+			if (X_UNLIKELY(cp))
+				return dma_fail(r, cp == CP_DST);
+		}
 		if (!needs_recv)
 			return X_DONE;
 		return recv_complete(fab, qp->qpn, qp_lid(qp), peer, w, NULL, 0, total, r);
@@ -937,10 +1117,10 @@ static int exec_write_send(struct sim_fabric *fab, struct sim_qp *qp, struct sim
 static int exec_read(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp *peer,
 		     const struct sim_wqe *w, struct sim_xres *r)
 {
-	struct sim_sge sg[SIM_MAX_SGE];
+	struct sim_sge sg[SIM_MAX_SGE], s;
 	uint32_t nsg;
 	uint64_t total;
-	uint8_t *s = NULL;
+	int cp;
 
 	if (w->ds < 2)
 		return x_fail(r, SIM_SYND_LOCAL_QP_OP_ERR, SIM_VS_DS);
@@ -959,9 +1139,18 @@ static int exec_read(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp *p
 	if (total && remote_buf(qp, peer, dvx_get_be32(w->b + 24), dvx_get_be64(w->b + 16),
 				total, DVX_ACCESS_REMOTE_READ, &s, r) != X_DONE)
 		return X_ERR;
-	if (X_UNLIKELY(fab->ro_on) && total && ro_split(fab, qp, sg, nsg, s, total, 1))
-		return X_STALL;
-	copy_scatter(sg, nsg, s);
+	if (X_UNLIKELY(fab->ro_on) && total) {
+		cp = ro_split(fab, qp, sg, nsg, &s, total, 1);
+		if (cp > 0)
+			return X_STALL;
+		if (X_UNLIKELY(cp < 0))
+			return dma_fail(r, -cp == CP_SRC);
+	}
+	if (total) {
+		cp = copy_scatter(fab, sg, nsg, &s, total);
+		if (X_UNLIKELY(cp))
+			return dma_fail(r, cp == CP_SRC);
+	}
 	r->byte_cnt = (uint32_t)total;
 	return X_DONE;
 }
@@ -1383,7 +1572,8 @@ static void wire_rewind(struct sim_qp *qp)
  * Send the request of @w (the WQE at w_next_ci: the head, or one ahead of it) with the
  * next PSN. X_STALL when it went (or was lost on its way: it then times out as any other);
  * X_DONE when there is no room towards that process now (nothing changed, no retry
- * spent: the caller tries again later).
+ * spent: the caller tries again later); X_ERR when its data in device memory could not be
+ * read (nothing sent; the WQE is marked to fail when it is the head).
  */
 static int wire_transmit(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_wqe *w,
 			 const struct sim_sge *sg, uint32_t nsg, uint64_t total,
@@ -1420,7 +1610,10 @@ static int wire_transmit(struct sim_fabric *fab, struct sim_qp *qp, const struct
 			f.payload = (uint32_t)total;
 			for (i = 0; i < nsg; i++) {
 				seg[i].p = sg[i].p;
-				seg[i].len = sg[i].len;
+				seg[i].len = (uint32_t)sg[i].len;
+				seg[i].rsvd = 0;
+				seg[i].dma = sg[i].dma;
+				seg[i].dptr = sg[i].dptr;
 			}
 		} else {
 			nsg = 0;
@@ -1439,6 +1632,11 @@ static int wire_transmit(struct sim_fabric *fab, struct sim_qp *qp, const struct
 					 again ? SIM_WIRE_RETRANSMIT : 1);
 		if (rc == -EAGAIN)
 			return X_DONE;
+		if (X_UNLIKELY(rc == -EIO)) {
+			x->dma_fail = 1;
+			x->dma_fail_ci = x->w_next_ci;
+			return X_ERR;
+		}
 		/* -ENOTCONN (the process is gone): lost */
 	}
 	if (!x->w_cnt)
@@ -1481,10 +1679,20 @@ static int wire_req(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_
 	}
 	if (x->w_ahead)		/* wire_ahead(): only its request */
 		return wire_transmit(fab, qp, w, sg, nsg, total, o);
+	if (X_UNLIKELY(x->dma_fail) && x->dma_fail_ci == qp->sq_ci) {
+		/* its data could not be read when it was sent (ahead, or before a go-back):
+		 * it fails, never a success */
+		wire_rewind(qp);
+		return dma_fail(r, 0);
+	}
 	if (!x->w_cnt) {
 		/* the head is not on the wire (new, or sent again after a loss) */
 		x->w_next_ci = qp->sq_ci;
 		rc = wire_transmit(fab, qp, w, sg, nsg, total, o);
+		if (X_UNLIKELY(rc == X_ERR)) {
+			wire_rewind(qp);
+			return dma_fail(r, 0);
+		}
 		if (rc == X_DONE) {
 			/* no room towards that process yet: not sent, so no retry spent */
 			qp->stall_until_ns = dvx_sim_now_ns() + 20000u;
@@ -1533,6 +1741,10 @@ static int wire_req(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_
 	x->retry_left--;
 	wire_rewind(qp);
 	rc = wire_transmit(fab, qp, w, sg, nsg, total, o);
+	if (X_UNLIKELY(rc == X_ERR)) {
+		wire_rewind(qp);
+		return dma_fail(r, 0);
+	}
 	qp->stall_until_ns = dvx_sim_now_ns() + (rc == X_DONE ? 20000u : wire_retry_ns(fab, qp));
 	return X_STALL;
 }
@@ -1579,7 +1791,7 @@ static void wire_ahead(struct sim_fabric *fab, struct sim_qp *qp)
 		w.opmod = (uint8_t)(ctrl >> 24);
 		w.fm_ce_se = b[11];
 		if (!w.ds || w.nwqebb > avail || ((ctrl >> 8) & 0xffffu) != (ci & 0xffffu) ||
-		    (w.fm_ce_se >> 5))
+		    (w.fm_ce_se >> 5) || (x->dma_fail && x->dma_fail_ci == ci))
 			break;
 		switch (w.opcode) {
 		case SIM_OP_RDMA_WRITE:
@@ -1633,12 +1845,15 @@ static void wqe_at(const struct sim_qp *qp, uint32_t ci, struct sim_wqe *w, uint
 	}
 }
 
-/* An ACK's data for the WQE of @sl: a READ's bytes, an atomic's old value. */
-static void wire_ack_data(struct sim_qp *qp, struct sim_wslot *sl, const struct sim_wire_frame *f,
-			  const uint8_t *payload)
+/*
+ * An ACK's data for the WQE of @sl: a READ's bytes, an atomic's old value. 0, or -EIO
+ * when they could not be written to the requester's device memory (the WQE then fails).
+ */
+static int wire_ack_data(struct sim_fabric *fab, struct sim_qp *qp, struct sim_wslot *sl,
+			 const struct sim_wire_frame *f, const uint8_t *payload)
 {
-	uint8_t lin[SIM_MAX_WQE_BYTES], *res;
-	struct sim_sge sg[SIM_MAX_SGE];
+	uint8_t lin[SIM_MAX_WQE_BYTES];
+	struct sim_sge sg[SIM_MAX_SGE], res, src;
 	struct sim_wqe w;
 	struct sim_xres r;
 	uint64_t total;
@@ -1648,27 +1863,26 @@ static void wire_ack_data(struct sim_qp *qp, struct sim_wslot *sl, const struct 
 	wqe_at(qp, sl->ci, &w, lin);
 	if (w.opcode == SIM_OP_RDMA_READ) {
 		/* the scatter list was checked before the request left */
+		total = 0;
 		if (local_sgl(qp, &w, 2, 1, 0, sg, &nsg, &total, &r) == X_DONE &&
-		    total == f->payload)
-			copy_scatter(sg, nsg, payload);
+		    total == f->payload) {
+			sge_host(&src, payload, total);
+			if (total && copy_scatter(fab, sg, nsg, &src, total))
+				return -EIO;
+		}
 		sl->bytes = (uint32_t)total;
-		return;
+		return 0;
 	}
 	size = (w.opcode == SIM_OP_ATOMIC_MASKED_CS || w.opcode == SIM_OP_ATOMIC_MASKED_FA) &&
 	       w.opmod == SIM_OPMOD_EXT_ATOMIC_4B ? 4 : 8;
 	opseg = w.opcode == SIM_OP_ATOMIC_MASKED_CS && size == 8 ? 2 : 1;
 	sl->bytes = size;
 	if (w.ds != 3 + opseg)
-		return;	/* no result segment: the value is discarded */
+		return 0;	/* no result segment: the value is discarded */
 	d = w.b + (2 + opseg) * 16u;
 	if (local_buf(qp, dvx_get_be32(d + 4), dvx_get_be64(d + 8), size, 1, &res, &r) != X_DONE)
-		return;
-	if (size == 4)
-		dvx_put_be32(res, (uint32_t)f->a);
-	else if (atomic_reply_host(qp->nic))
-		memcpy(res, &f->a, 8);
-	else
-		dvx_put_be64(res, f->a);
+		return 0;
+	return atomic_result(fab, qp->nic, &res, size, f->a);
 }
 
 /*
@@ -1706,21 +1920,30 @@ void dvx_sim_exec_wire_response(struct sim_fabric *fab, const struct sim_wire_fr
 			e->bytes = 0;
 		}
 	}
-	if (f->type == SIM_WIRE_ACK && sl->data)
-		wire_ack_data(qp, sl, f, payload);
-	sl->synd = f->synd;
-	sl->vendor = f->vendor;
-	sl->resp = f->type;
+	if (f->type == SIM_WIRE_ACK && sl->data && X_UNLIKELY(wire_ack_data(fab, qp, sl, f, payload))) {
+		/* the data could not be placed: the WQE fails at the requester */
+		sl->synd = SIM_SYND_LOCAL_PROT_ERR;
+		sl->vendor = SIM_VS_DMA_LOCAL;
+		sl->resp = SIM_WIRE_NAK;
+	} else {
+		sl->synd = f->synd;
+		sl->vendor = f->vendor;
+		sl->resp = f->type;
+	}
 	/* wake it now if its head is answered, keeping its retry state (a zero stall
 	 * would reset it) */
 	if (wslot(x, x->w_una)->resp)
 		qp->stall_until_ns = 1;
 }
 
-/* The responder's answer to @rq: @type with @synd/@vendor, @old, or a READ's bytes. */
-static void wire_answer(struct sim_fabric *fab, uint32_t rank, const struct sim_wire_frame *rq,
-			struct sim_qp *peer, uint8_t type, uint8_t synd, uint8_t vendor,
-			uint64_t old, const uint8_t *data, uint64_t len)
+/*
+ * The responder's answer to @rq: @type with @synd/@vendor, @old, or a READ's bytes
+ * (@data, host or device memory). 0, or -EIO when @data in device memory could not be
+ * read (nothing was sent).
+ */
+static int wire_answer(struct sim_fabric *fab, uint32_t rank, const struct sim_wire_frame *rq,
+		       struct sim_qp *peer, uint8_t type, uint8_t synd, uint8_t vendor,
+		       uint64_t old, const struct sim_sge *data, uint64_t len)
 {
 	struct sim_wire_frame f;
 	struct sim_wseg seg;
@@ -1730,7 +1953,7 @@ static void wire_answer(struct sim_fabric *fab, uint32_t rank, const struct sim_
 	if (X_UNLIKELY(fab->faults.drop_every) &&
 	    ++peer->exec.wr_answers % fab->faults.drop_every == 0) {
 		fab->exec_pkts++;
-		return;
+		return 0;
 	}
 	memset(&f, 0, sizeof(f));
 	f.type = type;
@@ -1744,10 +1967,15 @@ static void wire_answer(struct sim_fabric *fab, uint32_t rank, const struct sim_
 	f.len = len;
 	f.a = old;
 	f.payload = data ? (uint32_t)len : 0;
-	seg.p = data;
+	memset(&seg, 0, sizeof(seg));
+	if (data) {
+		seg.p = data->p;
+		seg.dma = data->dma;
+		seg.dptr = data->dptr;
+	}
 	seg.len = (uint32_t)len;
 	/* room was checked before the request was executed */
-	(void)fab->wire_ops->send(fab, rank, &f, &seg, data && len ? 1 : 0, 0);
+	return fab->wire_ops->send(fab, rank, &f, &seg, data && len ? 1 : 0, 0) == -EIO ? -EIO : 0;
 }
 
 /*
@@ -1765,10 +1993,10 @@ static void wire_answer(struct sim_fabric *fab, uint32_t rank, const struct sim_
 int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_qp *peer,
 			      const struct sim_wire_frame *f, const uint8_t *payload)
 {
-	uint8_t fake[16] = { 0 }, *t = NULL;
+	uint8_t fake[16] = { 0 };
 	struct sim_qp_exec *x;
 	struct sim_whist *h;
-	struct sim_sge sg;
+	struct sim_sge sg, t, pl;
 	struct sim_xres r = { 0 };
 	struct sim_wqe w;
 	struct sim_atomic_op o;
@@ -1824,16 +2052,20 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 		    remote_buf(peer, peer, f->rkey, f->raddr, f->len, DVX_ACCESS_REMOTE_WRITE, &t,
 			       &r) != X_DONE)
 			goto nak;
-		if (is_write && f->len)
-			memmove(t, payload, f->len);
+		if (is_write && f->len) {
+			sge_host(&pl, payload, f->len);
+			if (X_UNLIKELY(seg_copy(fab, &t, 0, &pl, 0, f->len))) {
+				rc = dma_fail(&r, 1);
+				goto nak;
+			}
+		}
 		if (f->opcode != SIM_OP_RDMA_WRITE) {
 			memcpy(fake + 12, f->imm, 4);
 			memset(&w, 0, sizeof(w));
 			w.b = fake;
 			w.opcode = f->opcode;
 			w.fm_ce_se = f->fm_ce_se;
-			sg.p = (uint8_t *)(uintptr_t)payload;
-			sg.len = (uint32_t)f->len;
+			sge_host(&sg, payload, f->len);
 			rc = recv_complete(fab, f->src_qpn, f->slid, peer, &w,
 					   is_write ? NULL : &sg, is_write || !f->len ? 0 : 1,
 					   f->len, &r);
@@ -1852,9 +2084,19 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 		if (f->len && remote_buf(peer, peer, f->rkey, f->raddr, f->len,
 					 DVX_ACCESS_REMOTE_READ, &t, &r) != X_DONE)
 			goto nak;
+		if (X_UNLIKELY(wire_answer(fab, rank, f, peer, SIM_WIRE_ACK, 0, 0, 0,
+					   f->len ? &t : NULL, f->len))) {
+			/* its bytes could not be read from device memory: class C, the
+			 * responder goes to ERR (a retransmission's re-read as well) */
+			if (!dup)
+				x->wr_epsn = (f->psn + 1) & 0xffffffu;
+			set_err(fab, peer);
+			(void)wire_answer(fab, rank, f, peer, SIM_WIRE_NAK, SIM_SYND_REMOTE_ACCESS_ERR,
+					  SIM_VS_DMA_REMOTE, 0, NULL, 0);
+			return SIM_WIRE_DONE;
+		}
 		if (!dup)
 			x->wr_epsn = (f->psn + 1) & 0xffffffu;
-		wire_answer(fab, rank, f, peer, SIM_WIRE_ACK, 0, 0, 0, t, f->len);
 		return dup ? SIM_WIRE_DUP : SIM_WIRE_DONE;
 	case SIM_OP_ATOMIC_CS:
 	case SIM_OP_ATOMIC_FA:
@@ -1892,7 +2134,10 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 		o.b = f->b;
 		o.swap_mask = f->swap_mask;
 		o.cmp_mask = f->cmp_mask;
-		old = atomic_apply(t, o.size, &o);
+		if (X_UNLIKELY(atomic_at(fab, &t, o.size, &o, &old))) {
+			rc = dma_fail(&r, 1);
+			goto nak;
+		}
 		h->psn = f->psn;
 		h->valid = 1;
 		h->old = old;

@@ -105,6 +105,7 @@ enum sim_exec_vendor {
 	SIM_VS_LKEY_ACCESS = 0x13,	/* written locally without LOCAL_WRITE */
 	SIM_VS_MSG_LEN = 0x14,		/* message longer than 2^log_max_msg */
 	SIM_VS_RESULT_LEN = 0x15,	/* atomic result segment shorter than the operand */
+	SIM_VS_DMA_LOCAL = 0x16,	/* a DMA callback copy of the requester's memory failed */
 	/* responder: REMOTE_ACCESS_ERR / REMOTE_INVAL_REQ_ERR / REMOTE_OP_ERR */
 	SIM_VS_RKEY = 0x20,		/* no MR with this rkey on the responder's NIC */
 	SIM_VS_RKEY_PD = 0x21,		/* MR of another PD than the responder QP's */
@@ -116,6 +117,7 @@ enum sim_exec_vendor {
 	SIM_VS_NO_RQ = 0x27,		/* SEND/WRITE_IMM to a QP without a regular RQ */
 	SIM_VS_RECV_LEN = 0x28,		/* message longer than the receive WQE */
 	SIM_VS_RECV_PROT = 0x29,	/* receive WQE scatter entry fails its lkey checks */
+	SIM_VS_DMA_REMOTE = 0x2a,	/* a DMA callback copy of the responder's memory failed */
 	/* transport */
 	SIM_VS_RNR = 0x30,		/* RNR retries exhausted */
 	SIM_VS_RETRY = 0x31,		/* transport retries exhausted (drops, link, peer state) */

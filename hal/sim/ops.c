@@ -702,13 +702,6 @@ static int sim_mr_reg(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd,
 				   req->len, &d, &base);
 		if (err)
 			goto unlock;
-		if (d->dma) {
-			err = os_fail(dev, -EOPNOTSUPP, "mr_reg",
-				      "data in device memory reached only by DMA callbacks "
-				      "(dvx_sim_dmabuf_export_dma): the sim holds queues there, "
-				      "not MRs");
-			goto unlock;
-		}
 	}
 	max = nic->fab->cfg.max_mrs;
 	for (i = 0; i < nic->fab->cfg.max_mrs; i++) {
@@ -734,6 +727,11 @@ static int sim_mr_reg(struct dvx_hal_nic *dev, struct dvx_hal_pd *pd,
 	m->base = base;
 	m->dmabuf = d;
 	m->pd = p;
+	if (d && d->dma) {
+		/* device memory: the data path moves its bytes through the DMA callbacks */
+		m->dma = d->dma;
+		m->dptr = d->dptr + req->dmabuf_offset;
+	}
 	p->mrs++;
 	if (d)
 		d->users++;

@@ -78,7 +78,7 @@ struct sim_umem {
 	uint64_t page_off;
 };
 
-/** an MR: [iova, iova+len) -> base */
+/** an MR: [iova, iova+len) -> base (or, in device memory, -> dptr) */
 struct sim_mr {
 	uint32_t lkey;		/* 0 = free slot; lkey == rkey in the sim */
 	uint32_t rkey;
@@ -86,9 +86,14 @@ struct sim_mr {
 	uint32_t access;	/* enum dvx_access bits */
 	uint64_t iova;
 	uint64_t len;
-	uint8_t *base;
+	uint8_t *base;		/* NULL when @dma */
 	struct sim_dmabuf *dmabuf;	/* registered from a sim dma-buf, else NULL */
 	struct sim_pd *pd;
+	/* device memory reached through DMA callbacks (dvx_sim_dmabuf_export_dma()): every
+	 * byte the data path moves goes through @dma at device address @dptr + (addr -
+	 * iova); NULL for memory the sim addresses */
+	const struct dvx_sim_dma *dma;
+	uint64_t dptr;
 };
 
 /** a UAR page: the doorbell register is at page + reg_off, 8 bytes */
@@ -183,8 +188,13 @@ struct sim_qp_exec {
 	/* reorder mode: the WQE at sq_ci was placed in part in generation ro_gen; the
 	 * rest (and its completion) waits for a later one */
 	uint8_t ro_split;
-	uint8_t rsvd_ro[7];
+	/* the wire: the WQE at dma_fail_ci could not gather its data (a DMA callback
+	 * failed while it was sent ahead): it fails when it is the head */
+	uint8_t dma_fail;
+	uint8_t rsvd_ro[6];
 	uint64_t ro_gen;
+	uint32_t dma_fail_ci;
+	uint32_t rsvd_df;
 };
 
 /** a receive WQE's scatter list position, for SEND spanning (kept per QP) */
@@ -325,7 +335,7 @@ struct sim_fabric {
 	/* statistics */
 	uint64_t wqes_executed;
 	uint64_t cqes_written;
-	uint64_t dma_reads, dma_writes, dma_errors;	/* device-memory umems */
+	uint64_t dma_reads, dma_writes, dma_errors;	/* device memory: umems and MRs */
 	/* control: dma-bufs, UAR page storage, progress bookkeeping and counters */
 	struct sim_dmabuf *dmabufs;
 	uint8_t *uar_pages;		/* max_nics * max_uars pages of 4 KiB */
@@ -357,6 +367,8 @@ struct sim_fabric {
 	uint32_t ro_stage_qpn;		/* and QPN, so a QP made in the same slot is not it */
 	uint32_t ro_stage_idx;		/* the WQE's index */
 	uint64_t ro_stage_len;		/* bytes gathered */
+	uint32_t ro_stage_err;		/* gathering them failed (a DMA callback) */
+	uint32_t rsvd_ro;
 	uint64_t ro_shuffled, ro_splits, ro_tail_first, ro_early, ro_fenced;
 	/* the wire to software NICs in other processes (wire.c), NULL if none; the rest of
 	 * the sim reaches it only through @wire_ops, so that what links exec.c, fabric.c or
@@ -413,6 +425,17 @@ int dvx_sim_dma_pull(struct sim_fabric *fab, const struct sim_umem *u, const voi
 		     uint64_t len);
 int dvx_sim_dma_push(struct sim_fabric *fab, const struct sim_umem *u, const void *p,
 		     uint64_t len);
+
+/*
+ * Data in device memory (MRs over dvx_sim_dmabuf_export_dma() dma-bufs, exec.c): copy
+ * @len bytes between device address @dptr and host memory through @dma's callbacks,
+ * counted in dma_reads/dma_writes; 0, or -EIO when the callback failed (counted in
+ * dma_errors). Context: fab->lock held.
+ */
+int dvx_sim_dma_read(struct sim_fabric *fab, const struct dvx_sim_dma *dma, void *dst,
+		     uint64_t dptr, uint64_t len);
+int dvx_sim_dma_write(struct sim_fabric *fab, const struct dvx_sim_dma *dma, uint64_t dptr,
+		      const void *src, uint64_t len);
 
 static inline int sim_pull(struct sim_fabric *fab, const struct sim_umem *u, const void *p,
 			   uint64_t len)
@@ -510,10 +533,17 @@ struct sim_wire_frame {
 	uint32_t una;		/* REQ: the requester's oldest PSN still on the wire */
 };
 
-/** struct sim_wseg - a piece of a frame's payload in the sender's memory */
+/**
+ * struct sim_wseg - a piece of a frame's payload in the sender's memory: host bytes at
+ * @p, or, when @dma is set, device memory at @dptr that the wire reads through @dma
+ * (dvx_sim_dma_read()) as it builds the frame
+ */
 struct sim_wseg {
 	const uint8_t *p;
 	uint32_t len;
+	uint32_t rsvd;
+	const struct dvx_sim_dma *dma;
+	uint64_t dptr;
 };
 
 /**
@@ -523,7 +553,8 @@ struct sim_wseg {
  * @send:	queue a frame to process @rank: @f's header, then the @nseg pieces.
  *		@reserve: 1 for a request (room for an answer stays free, so answers always
  *		find room), SIM_WIRE_RETRANSMIT for a request sent again, 0 for an answer.
- *		0; -EAGAIN (no room now); -ENOTCONN (that process is gone): the frame is lost
+ *		0; -EAGAIN (no room now); -ENOTCONN (that process is gone): the frame is lost;
+ *		-EIO (a piece in device memory could not be read: nothing was queued)
  * @room:	whether an answer of @payload bytes fits towards @rank now
  * @progress:	one round: read what arrived (requests executed by exec.c's responder
  *		half, answers handed to its requester half), send what is queued; whether

@@ -949,7 +949,14 @@ static int wire_send(struct sim_fabric *fab, uint32_t rank, const struct sim_wir
 	frame_put(t, f);
 	t += SIM_WIRE_HDR;
 	for (i = 0; i < nseg; i++) {
-		memcpy(t, seg[i].p, seg[i].len);
+		/* data in device memory: read through its DMA callbacks into the frame; a
+		 * failed read queues nothing */
+		if (seg[i].dma) {
+			if (dvx_sim_dma_read(fab, seg[i].dma, t, seg[i].dptr, seg[i].len))
+				return -EIO;
+		} else {
+			memcpy(t, seg[i].p, seg[i].len);
+		}
 		t += seg[i].len;
 	}
 	p->tx_tail += need;

@@ -283,7 +283,7 @@ struct dvx_sim_faults {
  *		[4] CQs, [5] QPs, [6] dma-bufs, [7] open device handles; software GPUs:
  *		[8] allocations and imports, [9] host registrations, [10] streams,
  *		[11] retained contexts
- * @dma_reads:	copies from device memory (dvx_sim_dmabuf_export_dma() umems)
+ * @dma_reads:	copies from device memory (dvx_sim_dmabuf_export_dma() umems and MRs)
  * @dma_writes:	copies to device memory
  * @dma_errors:	of those, copies that failed
  * @ro_shuffled: reorder mode: passes that ran the QPs in a random order and with
@@ -628,12 +628,28 @@ int dvx_sim_dmabuf_export(struct dvx_sim_fabric *fab, void *addr, uint64_t len, 
  * struct dvx_sim_dma - how the software NIC reaches memory it cannot address: the
  * device memory of a real GPU (CUDA), copied through the driver API as a NIC's DMA
  * engine would read and write it over PCIe.
- * @read:	copy @len bytes at device address @src to @dst (host); 0 or a negative
- *		errno. Called by the software NIC's progress thread (or the thread in
- *		dvx_sim_step()) with the fabric's lock held: it must not call into the sim
- * @write:	copy @len bytes from @src (host) to device address @dst; 0 or a
- *		negative errno; same context
+ * @read:	copy @len bytes (> 0) at device address @src to @dst (host); 0 or a
+ *		negative errno
+ * @write:	copy @len bytes (> 0) from @src (host) to device address @dst; 0 or a
+ *		negative errno
  * @arg:	passed to both
+ *
+ * Context: called by whatever runs the software NIC (its progress thread, the thread in
+ * dvx_sim_step() or the hal's dev_progress, a wire progress pass) with the fabric's lock
+ * held: a callback must not call into the sim, and one thread calls them at a time per
+ * fabric. The addresses are device addresses inside the dma-buf given to
+ * dvx_sim_dmabuf_export_dma(), never host pointers; the sim never dereferences them.
+ *
+ * What a callback must guarantee: it is synchronous, the copy complete when it returns
+ * 0 (a @write's bytes visible to the device's later readers, e.g. cuMemcpyHtoD, or an
+ * async copy on the NIC's own stream followed by its synchronize; a @read's bytes in
+ * @dst), so copies happen in the order the sim makes them: per QP in the order of its
+ * WQEs and, within a message, of its pieces, and a CQE is written only after the data
+ * it completes is in place. It returns non-zero only when nothing more can be done: the
+ * sim then counts a dma_error (struct dvx_sim_stats) and turns it into an error
+ * completion, never a success. Copies may be as small as 1 byte (a CQE's owner byte)
+ * and as large as a message; @dst/@src host buffers are the sim's, valid only for the
+ * call.
  */
 struct dvx_sim_dma {
 	int (*read)(void *arg, void *dst, uint64_t src, uint64_t len);
@@ -644,7 +660,7 @@ struct dvx_sim_dma {
 /**
  * dvx_sim_dmabuf_export_dma() - a fake dma-buf over device memory the sim reaches only
  * through @dma (a real GPU's memory): queues whose rings, doorbell records and CQs are
- * in GPU memory, as on hardware.
+ * in GPU memory, and MRs whose data is there (GPUDirect RDMA), as on hardware.
  * @fab:	the fabric
  * @dptr:	device address of the memory (4 KiB aligned); the caller keeps it
  *		allocated while registrations use it
@@ -656,10 +672,23 @@ struct dvx_sim_dma {
  * drains as a NIC's DMA would (docs/sim.md "Queues in GPU memory"): it reads the
  * doorbell record and the WQEs a doorbell covers only after that doorbell, reads the
  * CQ's doorbell record before each CQE, and writes each CQE as its first 63 bytes and
- * then the owner byte. Such a umem may hold rings, doorbell records and CQs; an MR
- * over it (data) is refused (-EOPNOTSUPP), and data buffers stay in memory the sim
- * addresses. A failed copy is counted (struct dvx_sim_stats.dma_errors) and the queue
- * that needed it does not run in that pass.
+ * then the owner byte. A failed copy of a queue is counted (struct
+ * dvx_sim_stats.dma_errors) and the queue that needed it does not run in that pass.
+ *
+ * An MR registered from it (DVX_MR_DMABUF, dmabuf_offset into it) holds data in device
+ * memory (docs/sim.md "Data in GPU memory"): the data path moves every byte of it through
+ * @dma, with no host copy kept: WRITE and WRITE_IMM placement, SEND placement into the
+ * receive's scatter list, the bytes a READ reads at the responder and scatters at the
+ * requester, a send's gather list, inline data placed there, and atomics (FA, CS, masked)
+ * as read-modify-write under the fabric's lock: atomic with respect to every other atomic
+ * of the fabric's NICs, never with respect to the device's own atomics. Copies are made
+ * in order per QP and a completion is written only after its bytes are in place; across
+ * processes on the wire each process reaches its own device memory through its own
+ * callbacks (the responder places and reads, the requester gathers and scatters). A
+ * failed copy is counted in dma_errors and fails the WQE with an error completion:
+ * LOCAL_PROT_ERR for the requester's own memory, REMOTE_ACCESS_ERR (the responder QP goes
+ * to ERR) for the responder's, REMOTE_OP_ERR with a responder error CQE for a SEND's
+ * receive buffers.
  *
  * Context: any thread, not from inside @dma's callbacks.
  * Return: 0; -EINVAL (NULL, zero length, unaligned address, callbacks missing);
