@@ -44,6 +44,7 @@
 
 #include "../lib/sim_world.h"
 #include "gpu_ranks.h"
+#include "../lib/gpu_dma.h"
 
 extern const unsigned char dvx_fatbin_tests_gpu_win_kernels[];
 extern const size_t dvx_fatbin_tests_gpu_win_kernels_len;
@@ -374,6 +375,7 @@ static void test_processes(void **state)
 
 struct mixed {
 	struct dvx_tw tw;	/* the injected hosts, the fabric, the bootstrap group */
+	struct dvx_gdma gdma;	/* data_gpu: the GPUs' hal whose dma-bufs the fabric reaches */
 	int n;			/* ranks */
 	int verbs;		/* run k_win_verbs over a window buffer, not run_all() */
 	int data_gpu;		/* the window buffer and sources in GPU memory, else host memory */
@@ -429,7 +431,8 @@ static int mixed_rank(struct mixed *mx, int me)
 
 	COK(dvx_bootstrap_thread_init(&bs, mx->tw.g, me));
 	memset(&g, 0, sizeof(g));
-	COK(dvx_gpu_open(&g, dvx_hal_cuda(), gpu_of_rank(me), NULL));
+	COK(dvx_gpu_open(&g, mx->data_gpu ? dvx_gdma_hal(&mx->gdma) : dvx_hal_cuda(),
+			 gpu_of_rank(me), NULL));
 	memset(&na, 0, sizeof(na));
 	snprintf(name, sizeof(name), "sim_%d", me);
 	na.name = name;
@@ -611,11 +614,27 @@ static int mixed_proc(int r, int n, void *arg)
 	if (i)
 		return 4;
 	dvx_tw_gpus(&mx.tw, (const uint8_t (*)[16])uuid, ngpus);	/* rank r on GPU r % ngpus */
+	if (mx.data_gpu && dvx_gdma_init(&mx.gdma, mx.tw.fab))
+		return 6;
 	for (i = 0; i < mx.n; i++) {
 		ma[i].mx = &mx;
 		ma[i].rank = i;
 	}
 	dvx_tw_run(&mx.tw, mixed_main, ma, sizeof(ma[0]));
+	if (mx.data_gpu) {
+		struct dvx_sim_stats st;
+
+		for (i = 0; i < DVX_GDMA_GPUS; i++)
+			if (mx.gdma.eng[i].up)
+				printf("  GPU %d: the software NIC's copies: %llu reads, %llu writes, %llu bytes%s\n",
+				       i, (unsigned long long)mx.gdma.eng[i].reads,
+				       (unsigned long long)mx.gdma.eng[i].writes,
+				       (unsigned long long)mx.gdma.eng[i].bytes,
+				       mx.gdma.eng[i].err ? " (a copy failed)" : "");
+		if (!dvx_sim_get_stats(mx.tw.fab, &st) && st.dma_errors)
+			return 7;
+		dvx_gdma_fini(&mx.gdma);
+	}
 	for (i = 0; i < mx.n; i++)
 		if (mx.ret[i])
 			return mx.ret[i];
@@ -641,33 +660,59 @@ static void test_mixed(void **state)
 	printf("mixed: 3 ranks as threads, NVL and IB (software NIC) peers: signals, barriers, send/recv\n");
 }
 
-/*
- * Every verb from one kernel over IB peers on the software NIC, the window buffer and
- * the sources in host memory the GPU maps: 3 ranks on 3 hosts (all IB).
- */
-static void test_verbs_ib_host(void **state)
+/* one verbs world: @n ranks on @hosts, the data in GPU or host memory */
+static void verbs_world(int n, const int *hosts, int data_gpu, const char *what)
 {
-	static const int hosts[3] = { 0, 1, 2 };
 	struct mixed want;
 	int ret;
 
-	(void)state;
 	if (skipped)
 		skip();
 	memset(&want, 0, sizeof(want));
-	want.n = 3;
+	want.n = n;
 	want.hosts = hosts;
 	want.verbs = 1;
+	want.data_gpu = data_gpu;
 	ret = dvx_test_fork_all(1, mixed_proc, &want);
 	if (ret == SKIP) {
 		skipped = 1;
 		skip();
 	}
 	if (ret)
-		fail_msg("verbs, IB peers, data in host memory: %d", ret);
-	printf("verbs: 3 ranks on 3 hosts (IB, software NIC), data in host memory: put + barrier_peer, "
-	       "put_signal, put_signal_counter, reset_counter, signal_peer, barrier; %d rounds a scope\n",
-	       quick ? 2 : 20);
+		fail_msg("verbs, %s: %d", what, ret);
+	printf("verbs: %s, data in %s memory: put + barrier_peer, put_signal, put_signal_counter, "
+	       "wait/reset_counter, signal_peer, barrier; %d rounds a scope, every byte checked on "
+	       "the GPU\n", what, data_gpu ? "GPU" : "host", quick ? 2 : 20);
+}
+
+/* every verb from one kernel over IB peers (software NIC): 3 ranks on 3 hosts, the
+ * window buffer and the sources in host memory the GPU maps */
+static void test_verbs_ib_host(void **state)
+{
+	static const int hosts[3] = { 0, 1, 2 };
+
+	(void)state;
+	verbs_world(3, hosts, 0, "3 ranks on 3 hosts (IB)");
+}
+
+/* the same with the window buffer and the sources in GPU memory: the software NIC
+ * reaches them through its DMA callbacks (gpu_dma.h) */
+static void test_verbs_ib_gpu(void **state)
+{
+	static const int hosts[3] = { 0, 1, 2 };
+
+	(void)state;
+	verbs_world(3, hosts, 1, "3 ranks on 3 hosts (IB)");
+}
+
+/* NVL and IB peers from one kernel, the data in GPU memory: 4 ranks, two per host (rank
+ * r on GPU r % n: two GPUs make each host's pair cross GPUs) */
+static void test_verbs_mixed_gpu(void **state)
+{
+	static const int hosts[4] = { 0, 0, 1, 1 };
+
+	(void)state;
+	verbs_world(4, hosts, 1, "4 ranks, 2 per host (NVL and IB)");
 }
 
 int main(void)
@@ -676,6 +721,8 @@ int main(void)
 		cmocka_unit_test(test_processes),
 		cmocka_unit_test(test_mixed),
 		cmocka_unit_test(test_verbs_ib_host),
+		cmocka_unit_test(test_verbs_ib_gpu),
+		cmocka_unit_test(test_verbs_mixed_gpu),
 	};
 	const char *q = getenv("DVX_GPU_TEST_QUICK");
 	const char *req = getenv("DVX_GPU_REQUIRED");
