@@ -631,6 +631,7 @@ static int mixed_proc(int r, int n, void *arg)
 				       (unsigned long long)mx.gdma.eng[i].writes,
 				       (unsigned long long)mx.gdma.eng[i].bytes,
 				       mx.gdma.eng[i].err ? " (a copy failed)" : "");
+		fflush(stdout);
 		if (!dvx_sim_get_stats(mx.tw.fab, &st) && st.dma_errors)
 			return 7;
 		dvx_gdma_fini(&mx.gdma);

@@ -20,6 +20,7 @@
 
 #include "../lib/dvx_test.h"
 #include "../lib/p2p_world.h"
+#include "../lib/gpu_dma.h"
 
 #include <dvx/gpu/gpu.h>
 #include <dvx/p2p/gpu.h>
@@ -104,6 +105,9 @@ static struct {
 	} side[2];
 	uint64_t bytes;
 	int quick;
+	int gpu_data;			/* the ranks' data areas in their GPUs' memory */
+	struct dvx_gdma gd;		/* the software NIC's copy engines for them */
+	uint8_t *shadow[2];		/* E.bytes of host memory a rank fills and checks */
 	double ms[NVAR], dup_ms[2][NDUP];
 	uint64_t dup_ts[2][NDUP][2];	/* %globaltimer before and after each rank's kernel */
 } E;
@@ -121,11 +125,17 @@ static int skip_or_fail(const char *why)
 /* a sender round writes this pattern over the whole slot for @to */
 static void fill(struct wrank *r, int to, uint32_t round)
 {
-	uint8_t *p = r->data + wsend_off(r, to);
+	uint8_t *p = E.gpu_data ? E.shadow[r->rank] : r->data + wsend_off(r, to);
 	uint64_t i;
 
 	for (i = 0; i < E.bytes; i++)
 		p[i] = wpat(r->rank, to, round, i);
+	if (E.gpu_data) {
+		/* into the rank's GPU memory, where the software NIC gathers from */
+		W_OK(r, dvx_gpu_make_current(E.side[r->rank].g));
+		W_OK(r, dvx_gpu_memcpy_htod(E.side[r->rank].g,
+					    (uint64_t)(uintptr_t)r->data + wsend_off(r, to), p, E.bytes));
+	}
 }
 
 static uint64_t now_ns(void)
@@ -229,6 +239,13 @@ static void check_recv(struct wrank *r, int from, uint32_t round, uint64_t want)
 	uint64_t so = wsig_off(r, from, 0), i;
 
 	W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, so, DVX_CMP_GE, want, 60 * W_SEC, NULL));
+	if (E.gpu_data) {
+		/* what the software NIC placed in the rank's GPU memory */
+		W_OK(r, dvx_gpu_make_current(E.side[r->rank].g));
+		W_OK(r, dvx_gpu_memcpy_dtoh(E.side[r->rank].g, E.shadow[r->rank],
+					    (uint64_t)(uintptr_t)p, E.bytes));
+		p = E.shadow[r->rank];
+	}
 	W_CHECK(r, dvx_p2p_read_signal(&r->sig_l, so) == want,
 		"rank %d round %u: signal %llu, want %llu", r->rank, round,
 		(unsigned long long)dvx_p2p_read_signal(&r->sig_l, so),
@@ -449,12 +466,13 @@ static void body(struct wrank *r)
 		receiver(r);
 }
 
-static void test_p2p_dev(void **state)
+static void run_world(int gpu_data)
 {
 	struct world_cfg c;
+	struct dvx_gpu_mem dd[2];
 	uint32_t v;
+	int r;
 
-	(void)state;
 	world_cfg_default(&c);
 	c.nranks = 2;
 	c.qps_per_nic = N_LANES;	/* a lane for each of 128 blocks */
@@ -462,7 +480,33 @@ static void test_p2p_dev(void **state)
 	c.sq_depth = 512;		/* a 256-thread block's WRITEs + its signal */
 	c.slot_bytes = E.bytes;
 	c.progress_thread = 1;
+	E.gpu_data = gpu_data;
+	for (r = 0; gpu_data && r < 2; r++) {
+		/* rank r's data area in its GPU's memory, the NIC's copies on that GPU */
+		assert_int_equal(dvx_gpu_make_current(E.side[r].g), 0);
+		assert_int_equal(dvx_gpu_mem_alloc(E.side[r].g, 2 * c.nranks * c.slot_bytes, 0, &dd[r]), 0);
+		c.data_dev[r] = dd[r].dptr;
+		c.data_dma[r] = dvx_gdma_engine(&E.gd, E.side[r].g->attr.ordinal);
+		assert_non_null(c.data_dma[r]);
+		E.shadow[r] = malloc(E.bytes);
+		assert_non_null(E.shadow[r]);
+	}
 	assert_int_equal(world_run(&c, body, NULL), 0);
+	for (r = 0; gpu_data && r < 2; r++) {
+		assert_int_equal(dvx_gpu_make_current(E.side[r].g), 0);
+		dvx_gpu_mem_free(&dd[r]);
+		free(E.shadow[r]);
+	}
+	if (gpu_data) {
+		for (r = 0; r < DVX_GDMA_GPUS; r++)
+			if (E.gd.eng[r].up)
+				printf("  GPU %d: the software NIC's copies: %llu reads, %llu writes, %llu bytes%s\n",
+				       r, (unsigned long long)E.gd.eng[r].reads,
+				       (unsigned long long)E.gd.eng[r].writes,
+				       (unsigned long long)E.gd.eng[r].bytes,
+				       E.gd.eng[r].err ? " (a copy failed)" : "");
+		printf("  data in GPU memory (rank r's on GPU r %% %d):\n", E.ngpus);
+	}
 	for (v = 0; v < NVAR; v++)
 		printf("  %-6s %3ux%-3u %5u puts of %llu B, %llu signals: %.2f ms (%.1f MB/s through the sim)\n",
 		       kind_name[variants[v].kind], variants[v].grid,
@@ -481,10 +525,25 @@ static void test_p2p_dev(void **state)
 	}
 }
 
+static void test_p2p_dev(void **state)
+{
+	(void)state;
+	run_world(0);
+}
+
+/* the same with each rank's data area in its GPU's memory (GPUDirect RDMA on the
+ * software NIC: its copy engines, tests/lib/gpu_dma.h) */
+static void test_p2p_dev_gpu_data(void **state)
+{
+	(void)state;
+	run_world(1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_p2p_dev),
+		cmocka_unit_test(test_p2p_dev_gpu_data),
 	};
 	unsigned n = 0;
 	const char *q = getenv("DVX_GPU_TEST_QUICK");
@@ -493,6 +552,8 @@ int main(void)
 	E.quick = q && *q == '1';
 	E.bytes = E.quick ? (1u << 20) : (64u << 20);
 	E.hal = dvx_hal_cuda();
+	if (E.hal)
+		dvx_gdma_init(&E.gd, NULL);
 	if (!E.hal)
 		return skip_or_fail("libdvx was built without CUDA (CONFIG_DVX_GPU=n)");
 	if (dvx_fatbin_tests_gpu_p2p_dev_kernels_len == 0)
@@ -541,6 +602,7 @@ int main(void)
 		dvx_gpu_stream_destroy(&E.side[r].s);
 		dvx_gpu_module_unload(&E.side[r].mod);
 	}
+	dvx_gdma_fini(&E.gd);
 	for (r = E.ngpus - 1; r >= 0; r--)
 		dvx_gpu_close(&E.gpu[r]);
 	return rc;

@@ -46,17 +46,14 @@ static struct dvx_gdma *of_hal(const struct dvx_hal *hal)
 	return (struct dvx_gdma *)(void *)((char *)(uintptr_t)hal - offsetof(struct dvx_gdma, hal));
 }
 
-/* a dma-buf of device memory: the fabric's, over the memory's GPU's copy engine */
-static int gdma_dmabuf_fd(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t len, uint32_t flags,
-			  int *fd)
+/* GPU @o's copy engine, opened at its first use (the calling thread's context stays) */
+static struct dvx_gdma_eng *eng_up(struct dvx_gdma *x, int o, struct dvx_hal_gpu *keep)
 {
-	struct dvx_gdma *x = of_hal(gpu->hal);
 	struct dvx_gdma_eng *e;
-	int o = gpu->ordinal, err = 0;
+	int err = 0;
 
-	(void)flags;
 	if (o < 0 || o >= DVX_GDMA_GPUS)
-		return -EINVAL;
+		return NULL;
 	e = &x->eng[o];
 	pthread_mutex_lock(&x->lock);
 	if (!e->up) {
@@ -74,12 +71,30 @@ static int gdma_dmabuf_fd(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t len, 
 			e->dma.arg = e;
 			e->up = 1;
 		}
-		/* the caller's thread keeps its own GPU's context current */
-		(void)dvx_hal_gpu_ctx_set_current(gpu);
+		if (keep)
+			(void)dvx_hal_gpu_ctx_set_current(keep);
 	}
 	pthread_mutex_unlock(&x->lock);
-	if (err)
-		return err;
+	return err ? NULL : e;
+}
+
+const struct dvx_sim_dma *dvx_gdma_engine(struct dvx_gdma *x, int ordinal)
+{
+	struct dvx_gdma_eng *e = eng_up(x, ordinal, NULL);
+
+	return e ? &e->dma : NULL;
+}
+
+/* a dma-buf of device memory: the fabric's, over the memory's GPU's copy engine */
+static int gdma_dmabuf_fd(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t len, uint32_t flags,
+			  int *fd)
+{
+	struct dvx_gdma *x = of_hal(gpu->hal);
+	struct dvx_gdma_eng *e = eng_up(x, gpu->ordinal, gpu);
+
+	(void)flags;
+	if (!e)
+		return -EIO;
 	return dvx_sim_dmabuf_export_dma(x->fab, dptr, len, &e->dma, fd);
 }
 

@@ -53,6 +53,13 @@ int dvx_gdma_init(struct dvx_gdma *x, struct dvx_sim_fabric *fab);
 /* dvx_gdma_hal() - the hal to open the ranks' GPUs on. */
 const struct dvx_hal *dvx_gdma_hal(struct dvx_gdma *x);
 
+/*
+ * dvx_gdma_engine() - GPU @ordinal's copy engine as DMA callbacks, for a caller that
+ * exports its own dma-bufs (dvx_sim_dmabuf_export_dma()); the calling thread's current
+ * context may change. NULL when the GPU cannot be opened.
+ */
+const struct dvx_sim_dma *dvx_gdma_engine(struct dvx_gdma *x, int ordinal);
+
 /* dvx_gdma_fini() - close the copy engines (after every registration is gone). */
 void dvx_gdma_fini(struct dvx_gdma *x);
 
