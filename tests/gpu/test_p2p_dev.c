@@ -383,6 +383,28 @@ static void sender(struct wrank *r)
 
 		fill(r, peer, NVAR);
 		err = launch(0, E.side[0].k_ctr, 2, 32, args, n, &at, NULL);
+		if (err) {
+			/* what the software NIC saw, for the log */
+			struct dvx_sim_stats ss;
+
+			if (!dvx_sim_get_stats(wfab(r), &ss))
+				fprintf(stderr, "counters failed: sim: %llu WQEs, %llu CQEs, dma %llu reads "
+					"%llu writes %llu errors, db faults %llu; counter words 0-3: "
+					"%llu %llu %llu %llu\n", (unsigned long long)ss.wqes_executed,
+					(unsigned long long)ss.cqes_written,
+					(unsigned long long)ss.dma_reads,
+					(unsigned long long)ss.dma_writes,
+					(unsigned long long)ss.dma_errors,
+					(unsigned long long)ss.db_faults,
+					(unsigned long long)r->ctr[0], (unsigned long long)r->ctr[1],
+					(unsigned long long)r->ctr[2], (unsigned long long)r->ctr[3]);
+			for (i = 0; i < DVX_GDMA_GPUS; i++)
+				if (E.gd.eng[i].up)
+					fprintf(stderr, "counters failed: engine %u: %llu reads %llu writes, "
+						"first error %d\n", i,
+						(unsigned long long)E.gd.eng[i].reads,
+						(unsigned long long)E.gd.eng[i].writes, E.gd.eng[i].err);
+		}
 		W_CHECK(r, err == 0, "counters: thread %d: %d", at, err);
 		for (i = 0; i < N_CTR; i++)	/* words 0 ... N_CTR - 1 (ncw >= N_CTR) */
 			W_CHECK(r, r->ctr[i] == 3ull * (n / ncw + (i < n % ncw)),
