@@ -82,7 +82,8 @@ _Static_assert(CUDA_ERROR_STUB_LIBRARY == 34, "CUresult numbering");
 	X(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2")                              \
 	X(cuIpcCloseMemHandle, "cuIpcCloseMemHandle")                               \
 	X(cuCtxPushCurrent, "cuCtxPushCurrent_v2")                                  \
-	X(cuCtxPopCurrent, "cuCtxPopCurrent_v2")
+	X(cuCtxPopCurrent, "cuCtxPopCurrent_v2")                                    \
+	X(cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess")
 
 static struct {
 #define CU_FIELD(fn, sym) __typeof__(&fn) fn;
@@ -306,6 +307,50 @@ static const char stream_atomic_ptx[] =
 	"	ret;\n"
 	"}\n";
 
+/*
+ * With the context current: retain the primary context of every other GPU this one can
+ * reach and enable peer access to it, so that cuMemAlloc memory of a GPU in another
+ * thread of this process is reached by address (legacy memory needs no import there,
+ * docs/nvl.md) and VMM mappings made for this device reach across. Best effort: a GPU
+ * that cannot be reached is left out (the topology then does not make its ranks NVL
+ * peers). Returns the bit mask of the ordinals retained (at most 32).
+ */
+static uint32_t peers_enable(struct dvx_hal_gpu *gpu)
+{
+	uint32_t mask = 0;
+	int n = 0, o;
+
+	if (cu.cuDeviceGetCount(&n) != CUDA_SUCCESS)
+		return 0;
+	for (o = 0; o < n && o < 32; o++) {
+		CUcontext pc;
+		CUdevice pd;
+		CUresult r;
+		int can = 0;
+
+		if (o == gpu->ordinal || cu.cuDeviceGet(&pd, o) != CUDA_SUCCESS ||
+		    cu.cuDeviceCanAccessPeer(&can, (CUdevice)gpu->handle, pd) != CUDA_SUCCESS ||
+		    !can || cu.cuDevicePrimaryCtxRetain(&pc, pd) != CUDA_SUCCESS)
+			continue;
+		r = cu.cuCtxEnablePeerAccess(pc, 0);
+		if (r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+			mask |= 1u << o;
+		else
+			(void)cu.cuDevicePrimaryCtxRelease(pd);
+	}
+	return mask;
+}
+
+static void peers_release(uint32_t mask)
+{
+	CUdevice pd;
+	int o;
+
+	for (o = 0; o < 32; o++)
+		if ((mask & (1u << o)) && cu.cuDeviceGet(&pd, o) == CUDA_SUCCESS)
+			(void)cu.cuDevicePrimaryCtxRelease(pd);
+}
+
 int dvx_cuda_gpu_ctx_retain(struct dvx_hal_gpu *gpu)
 {
 	CUcontext ctx, prev;
@@ -331,6 +376,8 @@ int dvx_cuda_gpu_ctx_retain(struct dvx_hal_gpu *gpu)
 			if (r != CUDA_SUCCESS)
 				(void)cu.cuModuleUnload(m);
 		}
+		if (r == CUDA_SUCCESS)
+			gpu->peers = peers_enable(gpu);
 		(void)cu.cuCtxPopCurrent(&prev);
 	}
 	if (r != CUDA_SUCCESS) {
@@ -357,6 +404,8 @@ int dvx_cuda_gpu_ctx_release(struct dvx_hal_gpu *gpu)
 		gpu->aux_fn = NULL;
 		(void)cu.cuCtxPopCurrent(&prev);
 	}
+	peers_release(gpu->peers);
+	gpu->peers = 0;
 	CU_CHECK(gpu, "gpu_ctx_release", cuDevicePrimaryCtxRelease((CUdevice)gpu->handle));
 	gpu->priv = NULL;
 	gpu->ctx_retained = 0;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * tests/gpu/test_gpu_nvl.c - the NVLink path on a real GPU (one is enough: ranks that
+ * tests/gpu/test_gpu_nvl.c - the NVLink path on real GPUs: rank r on GPU r mod the
+ * number of GPUs (gpu_ranks.h), so one GPU is shared by every rank and two really cross
+ * (one is enough for the mappings' logic: ranks that
  * share a GPU map each other's memory the same way).
  *
- *  - processes: 2 and 3 ranks as processes sharing GPU 0 over the sockets bootstrap,
- *    the multi-peer transport discovering the topology (one host, one GPU: all NVL),
+ *  - processes: 2 and 3 ranks as processes over the sockets bootstrap, the multi-peer
+ *    transport discovering the topology (one host, its GPUs peers: all NVL),
  *    buffers shared through POSIX-fd handles and through legacy IPC; every scope
  *    (thread, warp, block) and operation (put then signal, put_signal, put_counter,
  *    put_signal_counter) sends a window to every peer, then waits check the signals
@@ -49,6 +51,7 @@
 #include <dvx/hal/sim.h>
 
 #include "../lib/sim_world.h"
+#include "gpu_ranks.h"
 
 extern const unsigned char dvx_fatbin_tests_gpu_nvl_kernels[];
 extern const size_t dvx_fatbin_tests_gpu_nvl_kernels_len;
@@ -232,7 +235,7 @@ static int proc_rank(const char *addr, int me, int n, uint32_t flags)
 	if (dvx_gpu_count(dvx_hal_cuda(), &cnt) || !cnt)
 		return SKIP;
 	memset(&g, 0, sizeof(g));
-	COK(dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL));
+	COK(dvx_gpu_open(&g, dvx_hal_cuda(), me % (int)cnt, NULL));
 	memset(&a, 0, sizeof(a));
 	a.addr = addr;
 	a.rank = me;
@@ -250,7 +253,7 @@ static int proc_rank(const char *addr, int me, int n, uint32_t flags)
 	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
 	COK(dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c)));
 	if (mp.topo.nnvl != n || mp.topo.nib)
-		CFAIL("rank %d: %d NVL, %d IB: one GPU should make everyone NVL", me, mp.topo.nnvl,
+		CFAIL("rank %d: %d NVL, %d IB: the GPUs of one host should make everyone NVL", me, mp.topo.nnvl,
 		      mp.topo.nib);
 	COK(dvx_mp_connect(&mp, NULL, 0, NULL, 0));
 	COK(kern_up(&g, &k));
@@ -422,7 +425,7 @@ static int thread_rank(struct trank *t)
 
 	COK(dvx_bootstrap_thread_init(&bs, t->grp, me));
 	memset(&g, 0, sizeof(g));
-	COK(dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL));
+	COK(dvx_gpu_open(&g, dvx_hal_cuda(), gpu_of_rank(me), NULL));
 	memset(&c, 0, sizeof(c));
 	c.rank = me;
 	c.nranks = 2;
@@ -571,7 +574,8 @@ static int threads_proc(int r, int n, void *arg)
 		pthread_join(th[i], NULL);
 	for (s = 0; s < 3; s++)
 		printf("threads: %s-scope ping-pong, 4 KiB put_signal + wait: %.0f ns per half round trip"
-		       " (one GPU, two kernels)\n", scope_name[s], t[0].pp_ns[s]);
+		       " (%s, two kernels)\n", scope_name[s], t[0].pp_ns[s],
+		       cnt > 1 ? "two GPUs" : "one GPU");
 	fflush(stdout);
 	return t[0].ret ? t[0].ret : t[1].ret;
 }
@@ -631,7 +635,7 @@ static int mixed_rank(struct mixed *w, int me)
 
 	COK(dvx_bootstrap_thread_init(&bs, w->tw.g, me));
 	memset(&g, 0, sizeof(g));
-	COK(dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL));
+	COK(dvx_gpu_open(&g, dvx_hal_cuda(), gpu_of_rank(me), NULL));
 	memset(&na, 0, sizeof(na));
 	snprintf(name, sizeof(name), "sim_%d", me);
 	na.name = name;
@@ -800,25 +804,24 @@ static int mixed_proc(int r, int n, void *arg)
 	static const int hosts[MIXN] = { 0, 0, 1 };	/* ranks 0 and 1 one host */
 	struct mixed w;
 	struct marg ma[MIXN];
-	struct dvx_gpu g;
-	unsigned cnt = 0;
-	int i;
+	uint8_t uuid[GPU_RANKS_MAX][16];
+	int i, ngpus;
 
 	(void)r;
 	(void)n;
 	(void)arg;
 	catch_crashes();
-	if (dvx_gpu_count(dvx_hal_cuda(), &cnt) || !cnt)
+	ngpus = gpu_ranks_uuids(uuid);
+	if (!ngpus)
 		return SKIP;
-	memset(&w, 0, sizeof(w));
-	/* the facts: ranks 0 and 1 one host (the real GPU), rank 2 another */
-	memset(&g, 0, sizeof(g));
-	if (dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL))
+	if (ngpus < 0)
 		return 3;
-	i = dvx_tw_init(&w.tw, MIXN, hosts, g.attr.uuid);
-	dvx_gpu_close(&g);
+	memset(&w, 0, sizeof(w));
+	/* the facts: ranks 0 and 1 one host, rank 2 another; rank r on GPU r % ngpus */
+	i = dvx_tw_init(&w.tw, MIXN, hosts, uuid[0]);
 	if (i)
 		return 4;
+	dvx_tw_gpus(&w.tw, (const uint8_t (*)[16])uuid, ngpus);
 	for (i = 0; i < MIXN; i++) {
 		ma[i].w = &w;
 		ma[i].rank = i;

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * tests/gpu/test_gpu_win.c - the window on a real GPU (one is enough: ranks that share
+ * tests/gpu/test_gpu_win.c - the window on real GPUs: rank r on GPU r mod the number of
+ * GPUs (gpu_ranks.h: one GPU shared, or mappings that cross GPUs) (one is enough: ranks that share
  * a GPU map each other's memory the same way).
  *
  *  - processes: 2 ranks (POSIX-fd memory) and 3 ranks (legacy IPC memory) as processes
- *    sharing GPU 0 over the sockets bootstrap, all NVL: kernels at thread, warp and
+ *    on GPUs r % n over the sockets bootstrap, all NVL: kernels at thread, warp and
  *    block scope run rounds of put_signal into every peer's window buffer (every byte
  *    checked on the GPU), signal_all with sums and single slots exact, put_counter with
  *    counters exact, barrier 0; barrier 1 reused across 100 launches; send/recv of 8 B
@@ -42,6 +43,8 @@
 #include <dvx/hal/sim.h>
 
 #include "../lib/sim_world.h"
+#include "gpu_ranks.h"
+#include "../lib/gpu_dma.h"
 
 extern const unsigned char dvx_fatbin_tests_gpu_win_kernels[];
 extern const size_t dvx_fatbin_tests_gpu_win_kernels_len;
@@ -52,6 +55,8 @@ extern const size_t dvx_fatbin_tests_gpu_win_kernels_len;
 #define SR_MAX (64ull << 20)		/* the largest send/recv */
 #define SKIP 77
 #define MIXN 3
+#define VMAX 4			/* ranks of the verbs' worlds at most */
+#define VSLOT (16u << 10)	/* each rank's part of a peer's window buffer there */
 
 enum { S_THREAD, S_WARP, S_BLOCK };
 static const char *const scope_name[] = { "thread", "warp", "block" };
@@ -66,7 +71,7 @@ static int quick, skipped, sanitizer;
  * spin (compute-sanitizer turns synchronous copies into device-wide waits) */
 struct kern {
 	struct dvx_gpu_module mod;
-	void *rounds, *barrier, *sendrecv, *refuse, *srrounds;
+	void *rounds, *barrier, *sendrecv, *refuse, *srrounds, *verbs;
 	struct dvx_gpu_hostreg hr;
 	volatile int32_t *st;
 	uint64_t status;
@@ -81,6 +86,7 @@ static int kern_up(struct dvx_gpu *g, struct kern *k)
 	COK(dvx_gpu_module_function(&k->mod, "k_win_sendrecv", &k->sendrecv));
 	COK(dvx_gpu_module_function(&k->mod, "k_win_sendrecv_rounds", &k->srrounds));
 	COK(dvx_gpu_module_function(&k->mod, "k_win_refuse", &k->refuse));
+	COK(dvx_gpu_module_function(&k->mod, "k_win_verbs", &k->verbs));
 	k->st = aligned_alloc(4096, 4096);
 	if (!k->st)
 		CFAIL("no memory");
@@ -249,7 +255,7 @@ static int proc_rank(const char *addr, int me, int n, uint32_t memflags)
 	if (dvx_gpu_count(dvx_hal_cuda(), &cnt) || !cnt)
 		return SKIP;
 	memset(&g, 0, sizeof(g));
-	COK(dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL));
+	COK(dvx_gpu_open(&g, dvx_hal_cuda(), me % (int)cnt, NULL));
 	memset(&a, 0, sizeof(a));
 	a.addr = addr;
 	a.rank = me;
@@ -267,7 +273,7 @@ static int proc_rank(const char *addr, int me, int n, uint32_t memflags)
 	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
 	COK(dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c)));
 	if (mp.topo.nnvl != n || mp.topo.nib)
-		CFAIL("rank %d: one GPU should make everyone NVL", me);
+		CFAIL("rank %d: the GPUs of one host should make everyone NVL", me);
 	COK(dvx_mp_connect(&mp, NULL, 0, NULL, 0));
 	COK(kern_up(&g, &k));
 	COK(dvx_gpu_stream_create(&g, &s));
@@ -369,8 +375,32 @@ static void test_processes(void **state)
 
 struct mixed {
 	struct dvx_tw tw;	/* the injected hosts, the fabric, the bootstrap group */
-	int ret[MIXN];
+	struct dvx_gdma gdma;	/* data_gpu: the GPUs' hal whose dma-bufs the fabric reaches */
+	int n;			/* ranks */
+	int verbs;		/* run k_win_verbs over a window buffer, not run_all() */
+	int data_gpu;		/* the window buffer and sources in GPU memory, else host memory */
+	const int *hosts;	/* [n] each rank's host (NULL: ranks 0 and 1 one host, 2 another) */
+	int ret[VMAX];
 };
+
+/* the verbs at every scope, over the window buffer */
+static int run_verbs(struct wrun *w, struct dvx_p2p_lbuf *src)
+{
+	uint64_t slot = VSLOT, round0 = 0, tmo = TMO;
+	uint32_t scope, nrounds = quick ? 2 : 20;
+	int err;
+
+	for (scope = S_THREAD; scope <= S_BLOCK; scope++, round0 += nrounds) {
+		void *args[] = { &w->d, &scope, src, &slot, &round0, &nrounds, &tmo, &w->k->status };
+
+		COK(dvx_bootstrap_barrier(w->bs, TMO));
+		err = run_k(w->g, w->k, w->s, w->k->verbs, scope_block[scope], args);
+		if (err)
+			CFAIL("rank %d: every verb at %s scope: %d", w->me, scope_name[scope], err);
+	}
+	COK(dvx_bootstrap_barrier(w->bs, TMO));
+	return 0;
+}
 
 static int mixed_rank(struct mixed *mx, int me)
 {
@@ -384,8 +414,11 @@ static int mixed_rank(struct mixed *mx, int me)
 	struct dvx_win win;
 	struct dvx_win_cfg wc;
 	struct dvx_win_mem req, mem;
-	struct dvx_gpu_mem nvl, dev, sr, dm;
-	struct dvx_gpu_hostreg regs[16], hr;
+	struct dvx_gpu_mem nvl, dev, sr, dm, gdata, gsrc;
+	struct dvx_gpu_hostreg regs[16], hr, hdata, hsrc;
+	struct dvx_p2p_lbuf lsrc;
+	void *data = NULL, *srcp = NULL, *hd = NULL, *hs = NULL;
+	uint64_t dlen = (uint64_t)mx->n * VSLOT;
 	struct dvx_mp_dev mpdev;
 	struct dvx_gpu_stream s;
 	struct kern k;
@@ -398,7 +431,8 @@ static int mixed_rank(struct mixed *mx, int me)
 
 	COK(dvx_bootstrap_thread_init(&bs, mx->tw.g, me));
 	memset(&g, 0, sizeof(g));
-	COK(dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL));
+	COK(dvx_gpu_open(&g, mx->data_gpu ? dvx_gdma_hal(&mx->gdma) : dvx_hal_cuda(),
+			 gpu_of_rank(me), NULL));
 	memset(&na, 0, sizeof(na));
 	snprintf(name, sizeof(name), "sim_%d", me);
 	na.name = name;
@@ -406,7 +440,7 @@ static int mixed_rank(struct mixed *mx, int me)
 	COK(dvx_nic_open(&nic, dvx_sim_hal(mx->tw.fab), &na));
 	memset(&c, 0, sizeof(c));
 	c.rank = me;
-	c.nranks = MIXN;
+	c.nranks = mx->n;
 	c.bs = &bs;
 	c.gpu = &g;
 	c.ib.nnics = 1;
@@ -428,7 +462,7 @@ static int mixed_rank(struct mixed *mx, int me)
 	memset(&wc, 0, sizeof(wc));
 	wc.signals = 4;
 	wc.counters = 2;
-	wc.barriers = 2;
+	wc.barriers = mx->verbs ? 1 + (uint32_t)mx->n : 2;
 	wc.slots = 4;
 	wc.slot_bytes = 16384;
 	wc.flags = DVX_WIN_F_IB_HOST;
@@ -457,9 +491,35 @@ static int mixed_rank(struct mixed *mx, int me)
 	COK(dvx_gpu_mem_alloc(&g, 2 * (SR_MAX + 64), 0, &sr));
 	memset(&win, 0, sizeof(win));
 	COK(dvx_win_init(&win, &mp, &wc, &mem));
-	err = dvx_win_exchange(&win, NULL, 0);
+	if (mx->verbs && mx->data_gpu) {
+		/* the window buffer and the sources in GPU memory (the NVL peers map it, the
+		 * software NIC reaches it through its DMA callbacks) */
+		COK(dvx_gpu_mem_alloc(&g, dlen, DVX_GPU_MEM_EXPORT, &gdata));
+		COK(dvx_gpu_mem_alloc(&g, dlen, DVX_GPU_MEM_EXPORT, &gsrc));
+		data = (void *)(uintptr_t)gdata.dptr;
+		srcp = (void *)(uintptr_t)gsrc.dptr;
+	} else if (mx->verbs) {
+		/* host memory the GPU maps and the software NIC addresses */
+		hd = aligned_alloc(4096, dlen);
+		hs = aligned_alloc(4096, dlen);
+		if (!hd || !hs)
+			CFAIL("no memory");
+		memset(hd, 0, dlen);
+		COK(dvx_gpu_host_register(&g, hd, dlen, 0, &hdata));
+		COK(dvx_gpu_host_register(&g, hs, dlen, 0, &hsrc));
+		if (hdata.dptr != (uint64_t)(uintptr_t)hd || hsrc.dptr != (uint64_t)(uintptr_t)hs)
+			CFAIL("rank %d: host memory mapped at another address", me);
+		data = hd;
+		srcp = hs;
+	}
+	err = dvx_win_exchange(&win, data, data ? dlen : 0);
 	if (err)
 		CFAIL("mixed rank %d: exchange %d (%s)", me, err, win.diag.msg);
+	if (data) {
+		err = dvx_win_register_src(&win, srcp, dlen, &lsrc);
+		if (err)
+			CFAIL("rank %d: register_src %d (%s)", me, err, win.diag.msg);
+	}
 	/* the IB lanes for kernels */
 	COK(dvx_p2p_gpu_register(&mp.ib, &g, irings, rreq.bytes, 0, regs, &nregs));
 	COK(dvx_mp_dev_mem_req(&mp, &need));
@@ -477,15 +537,26 @@ static int mixed_rank(struct mixed *mx, int me)
 	w.ib = 1;
 	/* every rank's kernels are loaded before any kernel spins (lazy loading) */
 	COK(dvx_bootstrap_barrier(&bs, TMO));
-	if (run_all(&w))
+	if (mx->verbs ? run_verbs(&w, &lsrc) : run_all(&w))
 		return 1;
 	COK(dvx_mp_dev_import(&mp, &mpdev));
 	COK(dvx_p2p_gpu_unregister(regs, nregs));
 	COK(dvx_p2p_flush(&mp.ib, 0, TMO, NULL));
 	COK(dvx_bootstrap_barrier(&bs, TMO));
+	if (data)
+		COK(dvx_win_deregister_src(&win, srcp));
 	COK(dvx_win_fini(&win));
 	COK(dvx_bootstrap_barrier(&bs, TMO));
 	COK(dvx_gpu_host_unregister(&hr));
+	if (hd) {
+		COK(dvx_gpu_host_unregister(&hdata));
+		COK(dvx_gpu_host_unregister(&hsrc));
+	} else if (data) {
+		dvx_gpu_mem_free(&gsrc);
+		dvx_gpu_mem_free(&gdata);
+	}
+	free(hd);
+	free(hs);
 	dvx_gpu_mem_free(&dm);
 	dvx_gpu_mem_free(&sr);
 	dvx_gpu_mem_free(&dev);
@@ -520,32 +591,52 @@ static void *mixed_main(void *arg)
 
 static int mixed_proc(int r, int n, void *arg)
 {
-	static const int hosts[MIXN] = { 0, 0, 1 };	/* ranks 0 and 1 one host */
+	static const int hosts3[MIXN] = { 0, 0, 1 };	/* ranks 0 and 1 one host */
+	const struct mixed *want = arg;
+	const int *hosts = want->hosts;
 	struct mixed mx;
-	struct marg ma[MIXN];
-	struct dvx_gpu g;
-	unsigned cnt = 0;
-	int i;
+	struct marg ma[VMAX];
+	uint8_t uuid[GPU_RANKS_MAX][16];
+	int i, ngpus;
 
 	(void)r;
 	(void)n;
-	(void)arg;
-	if (dvx_gpu_count(dvx_hal_cuda(), &cnt) || !cnt)
+	ngpus = gpu_ranks_uuids(uuid);
+	if (!ngpus)
 		return SKIP;
-	memset(&mx, 0, sizeof(mx));
-	memset(&g, 0, sizeof(g));
-	if (dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL))
+	if (ngpus < 0)
 		return 3;
-	i = dvx_tw_init(&mx.tw, MIXN, hosts, g.attr.uuid);	/* every rank on the real GPU */
-	dvx_gpu_close(&g);
+	memset(&mx, 0, sizeof(mx));
+	mx.n = want->n ? want->n : MIXN;
+	mx.verbs = want->verbs;
+	mx.data_gpu = want->data_gpu;
+	i = dvx_tw_init(&mx.tw, mx.n, hosts ? hosts : hosts3, uuid[0]);
 	if (i)
 		return 4;
-	for (i = 0; i < MIXN; i++) {
+	dvx_tw_gpus(&mx.tw, (const uint8_t (*)[16])uuid, ngpus);	/* rank r on GPU r % ngpus */
+	if (mx.data_gpu && dvx_gdma_init(&mx.gdma, mx.tw.fab))
+		return 6;
+	for (i = 0; i < mx.n; i++) {
 		ma[i].mx = &mx;
 		ma[i].rank = i;
 	}
 	dvx_tw_run(&mx.tw, mixed_main, ma, sizeof(ma[0]));
-	for (i = 0; i < MIXN; i++)
+	if (mx.data_gpu) {
+		struct dvx_sim_stats st;
+
+		for (i = 0; i < DVX_GDMA_GPUS; i++)
+			if (mx.gdma.eng[i].up)
+				printf("  GPU %d: the software NIC's copies: %llu reads, %llu writes, %llu bytes%s\n",
+				       i, (unsigned long long)mx.gdma.eng[i].reads,
+				       (unsigned long long)mx.gdma.eng[i].writes,
+				       (unsigned long long)mx.gdma.eng[i].bytes,
+				       mx.gdma.eng[i].err ? " (a copy failed)" : "");
+		fflush(stdout);
+		if (!dvx_sim_get_stats(mx.tw.fab, &st) && st.dma_errors)
+			return 7;
+		dvx_gdma_fini(&mx.gdma);
+	}
+	for (i = 0; i < mx.n; i++)
 		if (mx.ret[i])
 			return mx.ret[i];
 	return dvx_tw_fini(&mx.tw, NULL) ? 5 : 0;
@@ -553,12 +644,14 @@ static int mixed_proc(int r, int n, void *arg)
 
 static void test_mixed(void **state)
 {
+	struct mixed want;
 	int ret;
 
 	(void)state;
 	if (skipped)
 		skip();
-	ret = dvx_test_fork_all(1, mixed_proc, NULL);
+	memset(&want, 0, sizeof(want));
+	ret = dvx_test_fork_all(1, mixed_proc, &want);
 	if (ret == SKIP) {
 		skipped = 1;
 		skip();
@@ -568,11 +661,69 @@ static void test_mixed(void **state)
 	printf("mixed: 3 ranks as threads, NVL and IB (software NIC) peers: signals, barriers, send/recv\n");
 }
 
+/* one verbs world: @n ranks on @hosts, the data in GPU or host memory */
+static void verbs_world(int n, const int *hosts, int data_gpu, const char *what)
+{
+	struct mixed want;
+	int ret;
+
+	if (skipped)
+		skip();
+	memset(&want, 0, sizeof(want));
+	want.n = n;
+	want.hosts = hosts;
+	want.verbs = 1;
+	want.data_gpu = data_gpu;
+	ret = dvx_test_fork_all(1, mixed_proc, &want);
+	if (ret == SKIP) {
+		skipped = 1;
+		skip();
+	}
+	if (ret)
+		fail_msg("verbs, %s: %d", what, ret);
+	printf("verbs: %s, data in %s memory: put + barrier_peer, put_signal, put_signal_counter, "
+	       "wait/reset_counter, signal_peer, barrier; %d rounds a scope, every byte checked on "
+	       "the GPU\n", what, data_gpu ? "GPU" : "host", quick ? 2 : 20);
+}
+
+/* every verb from one kernel over IB peers (software NIC): 3 ranks on 3 hosts, the
+ * window buffer and the sources in host memory the GPU maps */
+static void test_verbs_ib_host(void **state)
+{
+	static const int hosts[3] = { 0, 1, 2 };
+
+	(void)state;
+	verbs_world(3, hosts, 0, "3 ranks on 3 hosts (IB)");
+}
+
+/* the same with the window buffer and the sources in GPU memory: the software NIC
+ * reaches them through its DMA callbacks (gpu_dma.h) */
+static void test_verbs_ib_gpu(void **state)
+{
+	static const int hosts[3] = { 0, 1, 2 };
+
+	(void)state;
+	verbs_world(3, hosts, 1, "3 ranks on 3 hosts (IB)");
+}
+
+/* NVL and IB peers from one kernel, the data in GPU memory: 4 ranks, two per host (rank
+ * r on GPU r % n: two GPUs make each host's pair cross GPUs) */
+static void test_verbs_mixed_gpu(void **state)
+{
+	static const int hosts[4] = { 0, 0, 1, 1 };
+
+	(void)state;
+	verbs_world(4, hosts, 1, "4 ranks, 2 per host (NVL and IB)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_processes),
 		cmocka_unit_test(test_mixed),
+		cmocka_unit_test(test_verbs_ib_host),
+		cmocka_unit_test(test_verbs_ib_gpu),
+		cmocka_unit_test(test_verbs_mixed_gpu),
 	};
 	const char *q = getenv("DVX_GPU_TEST_QUICK");
 	const char *req = getenv("DVX_GPU_REQUIRED");

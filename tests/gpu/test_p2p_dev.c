@@ -7,7 +7,8 @@
  * signal; rank 0 checks tickets, counters, timeouts, a bad rkey surfacing on the GPU
  * as an error, and that the host engine continues after dvx_p2p_gpu_import(). In the
  * middle, rank 1 exports its transport too and both ranks post from the GPU at once
- * (a kernel each, on two streams of the one GPU) and verify what they received.
+ * (a kernel each, on its own stream; rank r on GPU r mod the GPUs, so two GPUs put rank
+ * 1's kernels on the second) and verify what they received.
  *
  * Needs an NVIDIA GPU: without one it skips (exit 77); 'make gpu-check' runs it and
  * fails instead. DVX_GPU_TEST_QUICK=1 runs smaller sizes (for compute-sanitizer).
@@ -19,6 +20,7 @@
 
 #include "../lib/dvx_test.h"
 #include "../lib/p2p_world.h"
+#include "../lib/gpu_dma.h"
 
 #include <dvx/gpu/gpu.h>
 #include <dvx/p2p/gpu.h>
@@ -92,15 +94,20 @@ static uint64_t round_signals(const struct variant *x)
 
 static struct {
 	const struct dvx_hal *hal;
-	struct dvx_gpu g;
-	struct dvx_gpu_module mod;
-	void *k_put, *k_warp, *k_ctr, *k_tmo, *k_bad, *k_block, *k_group_bad, *k_stamp;
-	struct side {			/* per rank: its stream and status words */
+	struct dvx_gpu gpu[2];		/* GPU 0, and GPU 1 where there are two */
+	int ngpus;			/* gpu[] open */
+	struct side {			/* per rank: its GPU (r mod the GPUs), kernels, stream, status */
+		struct dvx_gpu *g;
+		struct dvx_gpu_module mod;
+		void *k_put, *k_warp, *k_ctr, *k_tmo, *k_bad, *k_block, *k_group_bad, *k_stamp;
 		struct dvx_gpu_stream s;
 		struct dvx_gpu_mem status;	/* MAX_STATUS words, then 2 time stamps */
 	} side[2];
 	uint64_t bytes;
 	int quick;
+	int gpu_data;			/* the ranks' data areas in their GPUs' memory */
+	struct dvx_gdma gd;		/* the software NIC's copy engines for them */
+	uint8_t *shadow[2];		/* E.bytes of host memory a rank fills and checks */
 	double ms[NVAR], dup_ms[2][NDUP];
 	uint64_t dup_ts[2][NDUP][2];	/* %globaltimer before and after each rank's kernel */
 } E;
@@ -118,11 +125,17 @@ static int skip_or_fail(const char *why)
 /* a sender round writes this pattern over the whole slot for @to */
 static void fill(struct wrank *r, int to, uint32_t round)
 {
-	uint8_t *p = r->data + wsend_off(r, to);
+	uint8_t *p = E.gpu_data ? E.shadow[r->rank] : r->data + wsend_off(r, to);
 	uint64_t i;
 
 	for (i = 0; i < E.bytes; i++)
 		p[i] = wpat(r->rank, to, round, i);
+	if (E.gpu_data) {
+		/* into the rank's GPU memory, where the software NIC gathers from */
+		W_OK(r, dvx_gpu_make_current(E.side[r->rank].g));
+		W_OK(r, dvx_gpu_memcpy_htod(E.side[r->rank].g,
+					    (uint64_t)(uintptr_t)r->data + wsend_off(r, to), p, E.bytes));
+	}
 }
 
 static uint64_t now_ns(void)
@@ -146,19 +159,21 @@ static int launch(int rank, void *k, uint32_t grid, uint32_t block, void **args,
 	uint32_t i;
 	int err;
 
-	err = dvx_gpu_memcpy_htod(&E.g, sd->status.dptr, memset(st, 0x7f, n * 4), n * 4);
-	if (!err && ts)
-		err = dvx_gpu_launch(&E.g, E.k_stamp, 1, 1, 0, &sd->s, a0);
+	err = dvx_gpu_make_current(sd->g);
 	if (!err)
-		err = dvx_gpu_launch(&E.g, k, grid, block, 0, &sd->s, args);
+		err = dvx_gpu_memcpy_htod(sd->g, sd->status.dptr, memset(st, 0x7f, n * 4), n * 4);
 	if (!err && ts)
-		err = dvx_gpu_launch(&E.g, E.k_stamp, 1, 1, 0, &sd->s, a1);
+		err = dvx_gpu_launch(sd->g, sd->k_stamp, 1, 1, 0, &sd->s, a0);
+	if (!err)
+		err = dvx_gpu_launch(sd->g, k, grid, block, 0, &sd->s, args);
+	if (!err && ts)
+		err = dvx_gpu_launch(sd->g, sd->k_stamp, 1, 1, 0, &sd->s, a1);
 	if (!err)
 		err = dvx_gpu_stream_wait(&sd->s, 120 * W_SEC);
 	if (!err)
-		err = dvx_gpu_memcpy_dtoh(&E.g, st, sd->status.dptr, n * 4);
+		err = dvx_gpu_memcpy_dtoh(sd->g, st, sd->status.dptr, n * 4);
 	if (!err && ts)
-		err = dvx_gpu_memcpy_dtoh(&E.g, ts, t0, 16);
+		err = dvx_gpu_memcpy_dtoh(sd->g, ts, t0, 16);
 	if (err) {
 		*at = -1;
 		return err;
@@ -184,7 +199,8 @@ static void post_round(struct wrank *r, const struct dvx_p2p_dev *d, const struc
 	uint32_t groups = round_groups(x);
 	uint64_t before[N_LANES];
 	void *args[16];
-	void *k = x->kind == K_THREAD ? E.k_put : x->kind == K_WARP ? E.k_warp : E.k_block;
+	struct side *sd = &E.side[r->rank];
+	void *k = x->kind == K_THREAD ? sd->k_put : x->kind == K_WARP ? sd->k_warp : sd->k_block;
 
 	args[0] = (void *)d; args[1] = &peer; args[2] = &r->data_l; args[3] = &soff;
 	args[4] = &r->data_r[peer]; args[5] = &doff; args[6] = &r->sig_r[peer];
@@ -223,6 +239,13 @@ static void check_recv(struct wrank *r, int from, uint32_t round, uint64_t want)
 	uint64_t so = wsig_off(r, from, 0), i;
 
 	W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, so, DVX_CMP_GE, want, 60 * W_SEC, NULL));
+	if (E.gpu_data) {
+		/* what the software NIC placed in the rank's GPU memory */
+		W_OK(r, dvx_gpu_make_current(E.side[r->rank].g));
+		W_OK(r, dvx_gpu_memcpy_dtoh(E.side[r->rank].g, E.shadow[r->rank],
+					    (uint64_t)(uintptr_t)p, E.bytes));
+		p = E.shadow[r->rank];
+	}
 	W_CHECK(r, dvx_p2p_read_signal(&r->sig_l, so) == want,
 		"rank %d round %u: signal %llu, want %llu", r->rank, round,
 		(unsigned long long)dvx_p2p_read_signal(&r->sig_l, so),
@@ -247,13 +270,13 @@ static void duplex(struct wrank *r, const struct dvx_p2p_dev *d0, uint64_t *want
 	int peer = 1 - r->rank, err;
 
 	if (r->rank == 1) {
-		W_OK(r, dvx_gpu_make_current(&E.g));
-		err = dvx_p2p_gpu_register(&r->t, &E.g, r->rings, r->rings_len, 0, regs, &nregs);
-		W_CHECK(r, err == 0, "rank 1 register: %d (%s: %s)", err, E.g.hg.diag.op,
-			E.g.hg.diag.msg);
+		W_OK(r, dvx_gpu_make_current(E.side[1].g));
+		err = dvx_p2p_gpu_register(&r->t, E.side[1].g, r->rings, r->rings_len, 0, regs, &nregs);
+		W_CHECK(r, err == 0, "rank 1 register: %d (%s: %s)", err, E.side[1].g->hg.diag.op,
+			E.side[1].g->hg.diag.msg);
 		W_OK(r, dvx_p2p_gpu_mem_req(&r->t, &need));
-		W_OK(r, dvx_gpu_mem_alloc(&E.g, need, 0, &dmem));
-		W_OK(r, dvx_p2p_gpu_export(&r->t, &E.g, regs, nregs, dmem.dptr, need, TMO, &d1));
+		W_OK(r, dvx_gpu_mem_alloc(E.side[1].g, need, 0, &dmem));
+		W_OK(r, dvx_p2p_gpu_export(&r->t, E.side[1].g, regs, nregs, dmem.dptr, need, TMO, &d1));
 		d = &d1;
 	}
 	for (k = 0; k < NDUP; k++) {
@@ -272,7 +295,7 @@ static void duplex(struct wrank *r, const struct dvx_p2p_dev *d0, uint64_t *want
 		W_OK(r, dvx_bootstrap_barrier(&r->bs, 60 * W_SEC));
 	}
 	if (r->rank == 1) {
-		W_OK(r, dvx_p2p_gpu_import(&r->t, &E.g, &d1));
+		W_OK(r, dvx_p2p_gpu_import(&r->t, E.side[1].g, &d1));
 		W_OK(r, dvx_gpu_mem_free(&dmem));
 		W_OK(r, dvx_p2p_gpu_unregister(regs, nregs));
 	}
@@ -319,19 +342,19 @@ static void sender(struct wrank *r)
 	uint32_t nregs, v, i, ncw = r->t.nlanes, k;
 	int peer = 1, at = 0, err;
 
-	W_OK(r, dvx_gpu_make_current(&E.g));	/* the context is per thread */
+	W_OK(r, dvx_gpu_make_current(E.side[0].g));	/* the context is per thread */
 	W_CHECK(r, dvx_p2p_gpu_nregs(&r->t) <= MAX_REGS, "too many registrations");
-	err = dvx_p2p_gpu_register(&r->t, &E.g, r->rings, r->rings_len, 0, regs, &nregs);
-	W_CHECK(r, err == 0, "register: %d (%s: %s)", err, E.g.hg.diag.op, E.g.hg.diag.msg);
-	W_OK(r, dvx_gpu_host_register(&E.g, r->ctr, (uint64_t)r->w->cfg.nranks *
+	err = dvx_p2p_gpu_register(&r->t, E.side[0].g, r->rings, r->rings_len, 0, regs, &nregs);
+	W_CHECK(r, err == 0, "register: %d (%s: %s)", err, E.side[0].g->hg.diag.op, E.side[0].g->hg.diag.msg);
+	W_OK(r, dvx_gpu_host_register(E.side[0].g, r->ctr, (uint64_t)r->w->cfg.nranks *
 				      r->w->cfg.nslots * 8, 0, &ctr_reg));
 	ctr_dev = ctr_reg.dptr;
 	W_OK(r, dvx_p2p_gpu_mem_req(&r->t, &need));
-	W_OK(r, dvx_gpu_mem_alloc(&E.g, need, 0, &dmem));
+	W_OK(r, dvx_gpu_mem_alloc(E.side[0].g, need, 0, &dmem));
 	/* bad arguments change nothing */
-	W_CHECK(r, dvx_p2p_gpu_export(&r->t, &E.g, regs, nregs, dmem.dptr, need - 1, tmo, &d) ==
+	W_CHECK(r, dvx_p2p_gpu_export(&r->t, E.side[0].g, regs, nregs, dmem.dptr, need - 1, tmo, &d) ==
 		-EINVAL, "short device memory accepted");
-	W_OK(r, dvx_p2p_gpu_export(&r->t, &E.g, regs, nregs, dmem.dptr, need, tmo, &d));
+	W_OK(r, dvx_p2p_gpu_export(&r->t, E.side[0].g, regs, nregs, dmem.dptr, need, tmo, &d));
 
 	for (v = 0; v < NVAR; v++) {
 		fill(r, peer, v);
@@ -359,7 +382,29 @@ static void sender(struct wrank *r)
 				 &E.side[0].status.dptr };
 
 		fill(r, peer, NVAR);
-		err = launch(0, E.k_ctr, 2, 32, args, n, &at, NULL);
+		err = launch(0, E.side[0].k_ctr, 2, 32, args, n, &at, NULL);
+		if (err) {
+			/* what the software NIC saw, for the log */
+			struct dvx_sim_stats ss;
+
+			if (!dvx_sim_get_stats(wfab(r), &ss))
+				fprintf(stderr, "counters failed: sim: %llu WQEs, %llu CQEs, dma %llu reads "
+					"%llu writes %llu errors, db faults %llu; counter words 0-3: "
+					"%llu %llu %llu %llu\n", (unsigned long long)ss.wqes_executed,
+					(unsigned long long)ss.cqes_written,
+					(unsigned long long)ss.dma_reads,
+					(unsigned long long)ss.dma_writes,
+					(unsigned long long)ss.dma_errors,
+					(unsigned long long)ss.db_faults,
+					(unsigned long long)r->ctr[0], (unsigned long long)r->ctr[1],
+					(unsigned long long)r->ctr[2], (unsigned long long)r->ctr[3]);
+			for (i = 0; i < DVX_GDMA_GPUS; i++)
+				if (E.gd.eng[i].up)
+					fprintf(stderr, "counters failed: engine %u: %llu reads %llu writes, "
+						"first error %d\n", i,
+						(unsigned long long)E.gd.eng[i].reads,
+						(unsigned long long)E.gd.eng[i].writes, E.gd.eng[i].err);
+		}
 		W_CHECK(r, err == 0, "counters: thread %d: %d", at, err);
 		for (i = 0; i < N_CTR; i++)	/* words 0 ... N_CTR - 1 (ncw >= N_CTR) */
 			W_CHECK(r, r->ctr[i] == 3ull * (n / ncw + (i < n % ncw)),
@@ -373,9 +418,9 @@ static void sender(struct wrank *r)
 		int32_t st[5];
 		void *args[] = { &d, &peer, &still, &E.side[0].status.dptr };
 
-		W_OK(r, dvx_gpu_launch(&E.g, E.k_tmo, 1, 1, 0, &E.side[0].s, args));
+		W_OK(r, dvx_gpu_launch(E.side[0].g, E.side[0].k_tmo, 1, 1, 0, &E.side[0].s, args));
 		W_OK(r, dvx_gpu_stream_wait(&E.side[0].s, 60 * W_SEC));
-		W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.side[0].status.dptr, sizeof(st)));
+		W_OK(r, dvx_gpu_memcpy_dtoh(E.side[0].g, st, E.side[0].status.dptr, sizeof(st)));
 		W_CHECK(r, st[0] == -ETIMEDOUT && st[1] == -ETIMEDOUT && st[2] == -EINVAL &&
 			st[3] == -EINVAL && st[4] == -EINVAL, "timeouts: %d %d %d %d %d", st[0],
 			st[1], st[2], st[3], st[4]);
@@ -388,10 +433,10 @@ static void sender(struct wrank *r)
 		void *args[] = { &d, &peer, &r->data_l, &r->data_r[1], &r->sig_r[1], &warp, &tmo,
 				 &E.side[0].status.dptr };
 
-		W_OK(r, dvx_gpu_launch(&E.g, E.k_group_bad, 1, warp ? 32 : 8, 0, &E.side[0].s,
+		W_OK(r, dvx_gpu_launch(E.side[0].g, E.side[0].k_group_bad, 1, warp ? 32 : 8, 0, &E.side[0].s,
 				       args));
 		W_OK(r, dvx_gpu_stream_wait(&E.side[0].s, 60 * W_SEC));
-		W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.side[0].status.dptr, sizeof(st)));
+		W_OK(r, dvx_gpu_memcpy_dtoh(E.side[0].g, st, E.side[0].status.dptr, sizeof(st)));
 		W_CHECK(r, st[0] == -ECANCELED && st[1] == -ECANCELED && st[2] == -EINVAL &&
 			st[3] == -EINVAL && st[4] == -EINVAL && st[5] == -EINVAL &&
 			st[6] == -EINVAL && st[7] == -EINVAL && st[8] == -EINVAL,
@@ -407,16 +452,16 @@ static void sender(struct wrank *r)
 		int32_t st[4];
 		void *args[] = { &d, &peer, &ch, &r->data_l, &bad, &tmo, &E.side[0].status.dptr };
 
-		W_OK(r, dvx_gpu_launch(&E.g, E.k_bad, 1, 1, 0, &E.side[0].s, args));
+		W_OK(r, dvx_gpu_launch(E.side[0].g, E.side[0].k_bad, 1, 1, 0, &E.side[0].s, args));
 		W_OK(r, dvx_gpu_stream_wait(&E.side[0].s, 60 * W_SEC));
-		W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.side[0].status.dptr, sizeof(st)));
+		W_OK(r, dvx_gpu_memcpy_dtoh(E.side[0].g, st, E.side[0].status.dptr, sizeof(st)));
 		W_CHECK(r, st[0] == 0 && st[1] == -EPERM && st[2] == -EPERM && st[3] != 0,
 			"bad rkey: post %d, wait %d, next post %d, syndrome %#x", st[0], st[1],
 			st[2], st[3]);
 	}
 
 	/* back to the host: lane 1 failed with the GPU's record, lane 0 goes on */
-	W_OK(r, dvx_p2p_gpu_import(&r->t, &E.g, &d));
+	W_OK(r, dvx_p2p_gpu_import(&r->t, E.side[0].g, &d));
 	W_OK(r, dvx_p2p_lane_health(&r->t, peer, 1, &h));
 	W_CHECK(r, h.err == -EPERM && h.syndrome != 0, "lane 1 health: err %d syndrome %#x",
 		h.err, h.syndrome);
@@ -443,12 +488,13 @@ static void body(struct wrank *r)
 		receiver(r);
 }
 
-static void test_p2p_dev(void **state)
+static void run_world(int gpu_data)
 {
 	struct world_cfg c;
+	struct dvx_gpu_mem dd[2];
 	uint32_t v;
+	int r;
 
-	(void)state;
 	world_cfg_default(&c);
 	c.nranks = 2;
 	c.qps_per_nic = N_LANES;	/* a lane for each of 128 blocks */
@@ -456,7 +502,33 @@ static void test_p2p_dev(void **state)
 	c.sq_depth = 512;		/* a 256-thread block's WRITEs + its signal */
 	c.slot_bytes = E.bytes;
 	c.progress_thread = 1;
+	E.gpu_data = gpu_data;
+	for (r = 0; gpu_data && r < 2; r++) {
+		/* rank r's data area in its GPU's memory, the NIC's copies on that GPU */
+		assert_int_equal(dvx_gpu_make_current(E.side[r].g), 0);
+		assert_int_equal(dvx_gpu_mem_alloc(E.side[r].g, 2 * c.nranks * c.slot_bytes, 0, &dd[r]), 0);
+		c.data_dev[r] = dd[r].dptr;
+		c.data_dma[r] = dvx_gdma_engine(&E.gd, E.side[r].g->attr.ordinal);
+		assert_non_null(c.data_dma[r]);
+		E.shadow[r] = malloc(E.bytes);
+		assert_non_null(E.shadow[r]);
+	}
 	assert_int_equal(world_run(&c, body, NULL), 0);
+	for (r = 0; gpu_data && r < 2; r++) {
+		assert_int_equal(dvx_gpu_make_current(E.side[r].g), 0);
+		dvx_gpu_mem_free(&dd[r]);
+		free(E.shadow[r]);
+	}
+	if (gpu_data) {
+		for (r = 0; r < DVX_GDMA_GPUS; r++)
+			if (E.gd.eng[r].up)
+				printf("  GPU %d: the software NIC's copies: %llu reads, %llu writes, %llu bytes%s\n",
+				       r, (unsigned long long)E.gd.eng[r].reads,
+				       (unsigned long long)E.gd.eng[r].writes,
+				       (unsigned long long)E.gd.eng[r].bytes,
+				       E.gd.eng[r].err ? " (a copy failed)" : "");
+		printf("  data in GPU memory (rank r's on GPU r %% %d):\n", E.ngpus);
+	}
 	for (v = 0; v < NVAR; v++)
 		printf("  %-6s %3ux%-3u %5u puts of %llu B, %llu signals: %.2f ms (%.1f MB/s through the sim)\n",
 		       kind_name[variants[v].kind], variants[v].grid,
@@ -475,51 +547,85 @@ static void test_p2p_dev(void **state)
 	}
 }
 
+static void test_p2p_dev(void **state)
+{
+	(void)state;
+	run_world(0);
+}
+
+/* the same with each rank's data area in its GPU's memory (GPUDirect RDMA on the
+ * software NIC: its copy engines, tests/lib/gpu_dma.h) */
+static void test_p2p_dev_gpu_data(void **state)
+{
+	(void)state;
+	run_world(1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_p2p_dev),
+		cmocka_unit_test(test_p2p_dev_gpu_data),
 	};
 	unsigned n = 0;
 	const char *q = getenv("DVX_GPU_TEST_QUICK");
-	int rc;
+	int rc, r;
 
 	E.quick = q && *q == '1';
 	E.bytes = E.quick ? (1u << 20) : (64u << 20);
 	E.hal = dvx_hal_cuda();
+	if (E.hal)
+		dvx_gdma_init(&E.gd, NULL);
 	if (!E.hal)
 		return skip_or_fail("libdvx was built without CUDA (CONFIG_DVX_GPU=n)");
 	if (dvx_fatbin_tests_gpu_p2p_dev_kernels_len == 0)
 		return skip_or_fail("the test kernels were built without nvcc");
 	if (dvx_gpu_count(E.hal, &n) || n == 0)
 		return skip_or_fail("no NVIDIA GPU or driver found");
-	if (dvx_gpu_open(&E.g, E.hal, 0, NULL) ||
-	    dvx_gpu_module_load(&E.g, dvx_fatbin_tests_gpu_p2p_dev_kernels,
-				dvx_fatbin_tests_gpu_p2p_dev_kernels_len, &E.mod) ||
-	    dvx_gpu_module_function(&E.mod, "t_put_signal", &E.k_put) ||
-	    dvx_gpu_module_function(&E.mod, "t_put_warp", &E.k_warp) ||
-	    dvx_gpu_module_function(&E.mod, "t_counter", &E.k_ctr) ||
-	    dvx_gpu_module_function(&E.mod, "t_timeouts", &E.k_tmo) ||
-	    dvx_gpu_module_function(&E.mod, "t_bad_rkey", &E.k_bad) ||
-	    dvx_gpu_module_function(&E.mod, "t_put_block", &E.k_block) ||
-	    dvx_gpu_module_function(&E.mod, "t_group_bad", &E.k_group_bad) ||
-	    dvx_gpu_module_function(&E.mod, "t_stamp", &E.k_stamp) ||
-	    dvx_gpu_stream_create(&E.g, &E.side[0].s) ||
-	    dvx_gpu_stream_create(&E.g, &E.side[1].s) ||
-	    dvx_gpu_mem_alloc(&E.g, STAMP_OFF + 16, 0, &E.side[0].status) ||
-	    dvx_gpu_mem_alloc(&E.g, STAMP_OFF + 16, 0, &E.side[1].status)) {
-		fprintf(stderr, "gpu set-up failed: %s: %s\n", E.g.hg.diag.op, E.g.hg.diag.msg);
-		return 1;
+	/* rank r on GPU r mod the GPUs: two GPUs put rank 1's kernels on the second */
+	E.ngpus = n > 1 ? 2 : 1;
+	for (r = 0; r < E.ngpus; r++)
+		if (dvx_gpu_open(&E.gpu[r], E.hal, r, NULL)) {
+			fprintf(stderr, "gpu %d open failed: %s: %s\n", r, E.gpu[r].hg.diag.op,
+				E.gpu[r].hg.diag.msg);
+			return 1;
+		}
+	for (r = 0; r < 2; r++) {
+		struct side *sd = &E.side[r];
+
+		sd->g = &E.gpu[r % E.ngpus];
+		if (dvx_gpu_make_current(sd->g) ||
+		    dvx_gpu_module_load(sd->g, dvx_fatbin_tests_gpu_p2p_dev_kernels,
+					dvx_fatbin_tests_gpu_p2p_dev_kernels_len, &sd->mod) ||
+		    dvx_gpu_module_function(&sd->mod, "t_put_signal", &sd->k_put) ||
+		    dvx_gpu_module_function(&sd->mod, "t_put_warp", &sd->k_warp) ||
+		    dvx_gpu_module_function(&sd->mod, "t_counter", &sd->k_ctr) ||
+		    dvx_gpu_module_function(&sd->mod, "t_timeouts", &sd->k_tmo) ||
+		    dvx_gpu_module_function(&sd->mod, "t_bad_rkey", &sd->k_bad) ||
+		    dvx_gpu_module_function(&sd->mod, "t_put_block", &sd->k_block) ||
+		    dvx_gpu_module_function(&sd->mod, "t_group_bad", &sd->k_group_bad) ||
+		    dvx_gpu_module_function(&sd->mod, "t_stamp", &sd->k_stamp) ||
+		    dvx_gpu_stream_create(sd->g, &sd->s) ||
+		    dvx_gpu_mem_alloc(sd->g, STAMP_OFF + 16, 0, &sd->status)) {
+			fprintf(stderr, "gpu set-up failed: %s: %s\n", sd->g->hg.diag.op,
+				sd->g->hg.diag.msg);
+			return 1;
+		}
 	}
-	printf("gpu: %s (%s) sm_%d%d, %u SMs; %llu-byte rounds\n", E.g.attr.name, E.g.attr.pci,
-	       E.g.attr.cc_major, E.g.attr.cc_minor, E.g.attr.sm_count,
-	       (unsigned long long)E.bytes);
+	for (r = 0; r < E.ngpus; r++)
+		printf("gpu %d: %s (%s) sm_%d%d, %u SMs: rank %d%s; %llu-byte rounds\n", r,
+		       E.gpu[r].attr.name, E.gpu[r].attr.pci, E.gpu[r].attr.cc_major,
+		       E.gpu[r].attr.cc_minor, E.gpu[r].attr.sm_count, r,
+		       E.ngpus == 1 ? " and rank 1" : "", (unsigned long long)E.bytes);
 	rc = cmocka_run_group_tests_name("gpu-p2p", tests, NULL, NULL);
-	dvx_gpu_mem_free(&E.side[1].status);
-	dvx_gpu_mem_free(&E.side[0].status);
-	dvx_gpu_stream_destroy(&E.side[1].s);
-	dvx_gpu_stream_destroy(&E.side[0].s);
-	dvx_gpu_module_unload(&E.mod);
-	dvx_gpu_close(&E.g);
+	for (r = 1; r >= 0; r--) {
+		dvx_gpu_make_current(E.side[r].g);
+		dvx_gpu_mem_free(&E.side[r].status);
+		dvx_gpu_stream_destroy(&E.side[r].s);
+		dvx_gpu_module_unload(&E.side[r].mod);
+	}
+	dvx_gdma_fini(&E.gd);
+	for (r = E.ngpus - 1; r >= 0; r--)
+		dvx_gpu_close(&E.gpu[r]);
 	return rc;
 }

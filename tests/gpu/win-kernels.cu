@@ -197,3 +197,116 @@ extern "C" __global__ void k_win_refuse(const struct dvx_win_dev d, uint32_t ver
 		err = 6;
 	status[threadIdx.x] = err;
 }
+
+/*
+ * Every one-sided verb in one kernel, to NVL and IB peers alike (the window's rows and
+ * lanes pick the path), @nrounds rounds from @round0. Each rank's part of a peer's window
+ * buffer is @slot bytes: a quarter by put and then barrier_peer (barrier 1 + k in
+ * matching k: rank i meets rank (k - i) mod n, so a barrier id has one peer at a time),
+ * the data checked on arrival; a quarter by put_signal (signal 2) and the rest by
+ * put_signal_counter (signal 2, this rank's counter 1 of the peer); signal 2 awaited as
+ * the sum and per peer, every byte checked; counter 1 awaited, reset and read back 0;
+ * signal_peer of signal 3 with rank + 1 to every peer, the sum and single words exact;
+ * barrier 0 ends the round. @src: @slot bytes per peer, readable by this GPU and
+ * registered for the IB lanes.
+ */
+extern "C" __global__ void k_win_verbs(const struct dvx_win_dev d, uint32_t scope,
+				       const struct dvx_p2p_lbuf src, uint64_t slot, uint64_t round0,
+				       uint32_t nrounds, uint64_t tmo, int32_t *status)
+{
+	struct dvx_dev_grp g = grp_of(scope);
+	int me = d.rank, n = d.nranks, p, k, err = 0, bad;
+	uint64_t r, i, sum = 0, qa = slot / 4, qb = slot / 4, qc = slot - qa - qb;
+	const uint8_t *data = (const uint8_t *)d.data;
+
+	if (!data) {
+		err = -EINVAL;
+		goto out;
+	}
+	for (p = 0; p < n; p++)
+		if (p != me)
+			sum += (uint64_t)p + 1;
+	for (r = round0; r < round0 + nrounds; r++) {
+		for (p = 0; p < n; p++) {
+			uint8_t *s = (uint8_t *)src.ptr + (uint64_t)p * slot;
+
+			if (p == me)
+				continue;
+			for (i = g.lane; i < slot; i += g.size)
+				s[i] = wpat(me, p, r, i);
+		}
+		dvx_dev_grp_sync(g);
+		/* put, then barrier_peer: the peer's put is in place once it arrived */
+		for (k = 0; k < n; k++) {
+			p = ((k - me) % n + n) % n;
+			if (p == me)
+				continue;
+			{
+				struct dvx_win_xfer x = { &src, (uint64_t)p * slot, (uint64_t)me * slot, qa };
+
+				TRY(dvx_win_dev_put(g, d, p, &x));
+			}
+			TRY(dvx_win_dev_barrier_peer(g, d, p, 1 + (uint32_t)k, tmo));
+			bad = 0;
+			for (i = g.lane; i < qa; i += g.size)
+				if (data[(uint64_t)p * slot + i] != wpat(p, me, r, i))
+					bad = -EIO;
+			TRY(dvx_dev_grp_first_err(g, bad));
+		}
+		/* put_signal and put_signal_counter to every peer */
+		for (p = 0; p < n; p++) {
+			if (p == me)
+				continue;
+			{
+				struct dvx_win_xfer x = { &src, (uint64_t)p * slot + qa,
+							  (uint64_t)me * slot + qa, qb };
+
+				TRY(dvx_win_dev_put_signal(g, d, p, &x, 2, 1));
+			}
+			{
+				struct dvx_win_xfer x = { &src, (uint64_t)p * slot + qa + qb,
+							  (uint64_t)me * slot + qa + qb, qc };
+
+				TRY(dvx_win_dev_put_signal_counter(g, d, p, &x, 2, 1, 1));
+			}
+		}
+		TRY(dvx_win_dev_wait_signal(g, d, 2, DVX_CMP_GE, 2 * (r + 1) * (uint64_t)(n - 1), tmo,
+					    nullptr));
+		bad = 0;
+		for (p = 0; p < n; p++) {
+			if (p == me)
+				continue;
+			TRY(dvx_win_dev_wait_signal_from(g, d, p, 2, DVX_CMP_EQ, 2 * (r + 1), tmo, nullptr));
+			for (i = qa + g.lane; i < slot; i += g.size)
+				if (data[(uint64_t)p * slot + i] != wpat(p, me, r, i))
+					bad = -EIO;
+		}
+		TRY(dvx_dev_grp_first_err(g, bad));
+		/* counter 1: raised once per round by the put_signal_counter, then reset */
+		for (p = 0; p < n; p++) {
+			if (p == me)
+				continue;
+			TRY(dvx_win_dev_wait_counter(g, d, p, 1, DVX_CMP_GE, 1, tmo));
+			bad = dvx_win_read_counter(d, p, 1) != 1 ? -EBADMSG : 0;
+			dvx_dev_grp_sync(g);
+			if (g.lane == 0 && !bad)
+				bad = dvx_win_reset_counter(d, p, 1);
+			bad = dvx_dev_grp_bcast(g, bad);
+			if (!bad && dvx_win_read_counter(d, p, 1) != 0)
+				bad = -EBADMSG;
+			TRY(dvx_dev_grp_first_err(g, bad));
+		}
+		/* signal_peer: rank + 1 into signal 3 at every peer */
+		for (p = 0; p < n; p++)
+			if (p != me)
+				TRY(dvx_win_dev_signal_peer(g, d, p, 3, DVX_NVL_SIG_ADD, (uint64_t)me + 1));
+		TRY(dvx_win_dev_wait_signal(g, d, 3, DVX_CMP_EQ, sum * (r + 1), tmo, nullptr));
+		for (p = 0; p < n; p++)
+			if (p != me && dvx_win_read_signal_from(d, p, 3) != (uint64_t)(p + 1) * (r + 1))
+				TRY(-EBADMSG);
+		/* nobody writes the next round before its owner checked this one */
+		TRY(dvx_win_dev_barrier(g, d, 0, tmo));
+	}
+out:
+	status[threadIdx.x] = err;
+}

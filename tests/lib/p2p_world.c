@@ -93,6 +93,30 @@ static int reg(struct wrank *r, void *p, uint64_t len, uint32_t remote, struct d
 	return dvx_mr_reg(&r->nic, &a, mr);
 }
 
+/* the data area in device memory: a dma-buf the fabric reaches through @dma, an MR
+ * from it (the descriptor closes as a dma-buf does; the MR keeps the memory) */
+static int reg_dev(struct wrank *r, const struct dvx_sim_dma *dma, uint64_t len, struct dvx_mr *mr)
+{
+	struct dvx_mr_cfg a;
+	int fd = -1, err;
+
+	if (r->w->procs != WORLD_THREADS)
+		return -EOPNOTSUPP;
+	err = dvx_sim_dmabuf_export_dma(r->w->fab, (uint64_t)(uintptr_t)r->data, len, dma, &fd);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.addr = r->data;
+	a.len = len;
+	a.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE;
+	a.flags = DVX_MR_F_DMABUF;
+	a.dmabuf_fd = fd;
+	a.dmabuf_offset = 0;
+	err = dvx_mr_reg(&r->nic, &a, mr);
+	dvx_hal_fd_close(dvx_sim_hal(r->w->fab), fd);
+	return err;
+}
+
 static void rank_body(struct wrank *r)
 {
 	const struct world_cfg *c = &r->w->cfg;
@@ -138,7 +162,8 @@ static void rank_body(struct wrank *r)
 	r->state = aligned(64, sreq.bytes);
 	r->rings = aligned(4096, rreq.bytes);
 	r->rings_len = rreq.bytes;
-	r->data = aligned(4096, (size_t)c->slot_bytes * 2 * c->nranks);
+	r->data = c->data_dma[r->rank] ? (uint8_t *)(uintptr_t)c->data_dev[r->rank] :
+					 aligned(4096, (size_t)c->slot_bytes * 2 * c->nranks);
 	r->sig = aligned(64, nwords * 8);
 	r->ctr = aligned(64, nwords * 8);
 	if (!r->state || !r->rings || !r->data || !r->sig || !r->ctr) {
@@ -165,7 +190,9 @@ static void rank_body(struct wrank *r)
 	}
 	/* data: puts land there; signals: fetch-adds, and the write of
 	 * dvx_p2p_reset_signal(); counters: only fetch-adds */
-	if ((err = reg(r, r->data, c->slot_bytes * 2 * c->nranks, DVX_ACCESS_REMOTE_WRITE,
+	if ((err = c->data_dma[r->rank] ?
+		   reg_dev(r, c->data_dma[r->rank], c->slot_bytes * 2 * c->nranks, &r->data_mr) :
+		   reg(r, r->data, c->slot_bytes * 2 * c->nranks, DVX_ACCESS_REMOTE_WRITE,
 		       &r->data_mr)) ||
 	    (err = reg(r, r->sig, nwords * 8, DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_ATOMIC,
 		       &r->sig_mr)) ||
@@ -219,7 +246,8 @@ mrs:
 mem:
 	free(r->ctr);
 	free(r->sig);
-	free(r->data);
+	if (!c->data_dma[r->rank])
+		free(r->data);
 	free(r->rings);
 	free(r->state);
 close:

@@ -82,6 +82,13 @@ struct world_cfg {
 				 * default) */
 	uint32_t extra_objs;	/* QPs, CQs, MRs and umems each NIC's fabric has room for
 				 * beyond the transport's (other layers on the same NIC) */
+	/* ranks as threads: rank r's data area in device memory at data_dev[r] (the
+	 * caller's, 4 KiB aligned, 2 * nranks * slot_bytes), registered from a dma-buf the
+	 * fabric reaches through data_dma[r] (dvx_sim_dmabuf_export_dma(): GPUDirect RDMA on
+	 * the software NIC); r->data is then that device address, for copies only. NULL:
+	 * host memory */
+	const struct dvx_sim_dma *data_dma[W_MAX_RANKS];
+	uint64_t data_dev[W_MAX_RANKS];
 };
 
 /*

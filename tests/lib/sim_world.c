@@ -90,6 +90,21 @@ int dvx_tw_init(struct dvx_tw *w, int n, const int *host, const uint8_t *gpu_uui
 	return err;
 }
 
+void dvx_tw_gpus(struct dvx_tw *w, const uint8_t (*uuid)[16], int n)
+{
+	int r, o;
+
+	for (r = 0; n > 0 && r < w->n; r++) {
+		struct dvx_mp_rank_info *i = &w->inf[r];
+
+		memcpy(i->gpu_uuid, uuid[r % n], 16);
+		i->npeer_gpus = 0;
+		for (o = 0; o < n && i->npeer_gpus < DVX_MP_MAX_LOCAL_GPUS; o++)
+			if (o != r % n)
+				memcpy(i->peer_uuids[i->npeer_gpus++], uuid[o], 16);
+	}
+}
+
 void dvx_tw_run(struct dvx_tw *w, void *(*fn)(void *), void *args, size_t stride)
 {
 	pthread_t th[DVX_TW_MAX];

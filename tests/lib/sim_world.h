@@ -42,6 +42,14 @@ struct dvx_tw {
  */
 int dvx_tw_init(struct dvx_tw *w, int n, const int *host, const uint8_t *gpu_uuid);
 
+/*
+ * dvx_tw_gpus() - after dvx_tw_init() with a real GPU: rank r's GPU is @uuid[r % @n]
+ * (rank r runs on ordinal r % n), and each rank's facts list the other @n - 1 GPUs as
+ * ones it maps (the caller checked peer access), so ranks of one host on different GPUs
+ * are NVL peers as dvx_mp_init() would find them.
+ */
+void dvx_tw_gpus(struct dvx_tw *w, const uint8_t (*uuid)[16], int n);
+
 /* dvx_tw_run() - fn(args + r * stride) on one thread per rank r, all joined. */
 void dvx_tw_run(struct dvx_tw *w, void *(*fn)(void *), void *args, size_t stride);
 

@@ -132,6 +132,9 @@ struct dvx_hal_gpu_attr {
  * @ordinal:	device ordinal chosen by gpu_get, -1 before
  * @handle:	backend device handle (CUdevice)
  * @ctx_retained: 1 while the primary context is retained
+ * @peers:	backend: the ordinals (bit mask) of the other GPUs whose primary contexts
+ *		are retained with this one and reached by peer access (several GPUs in
+ *		one process: cuMemAlloc memory by address), released with the context
  * @aux:	backend: per-context helper state (the CUDA backend's module of its own
  *		kernels), released with the context
  * @aux_fn:	backend: the stream-atomic kernel in it
@@ -144,7 +147,7 @@ struct dvx_hal_gpu {
 	int32_t ordinal;
 	int32_t handle;
 	uint32_t ctx_retained;
-	uint32_t rsvd;
+	uint32_t peers;
 	void *aux;
 	void *aux_fn;
 	struct dvx_diag diag;

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/lib/gpu_dma.h - a real GPU beside the software NIC: a hal with the CUDA backend's
+ * GPU table in which a dma-buf of device memory (gpu_dmabuf_fd, what dvx asks for to
+ * register GPU memory on a NIC: GPUDirect RDMA) is one of the fabric's fake dma-bufs
+ * over that memory (dvx_sim_dmabuf_export_dma()), its DMA callbacks copying with the
+ * CUDA driver on the NIC's own stream of the memory's GPU (cuMemcpyAsync, then the
+ * stream waited for: done, in order, when a callback returns). So the window's buffer,
+ * the P2P transport's data and any MR dvx registers on the software NIC can live in
+ * GPU memory as they would on a ConnectX. A GPU opened on dvx_gdma_hal() is otherwise
+ * the CUDA backend's; descriptors close through the fabric's hal (a fake dma-buf closes
+ * as a dma-buf does).
+ */
+#ifndef DVX_TEST_GPU_DMA_H
+#define DVX_TEST_GPU_DMA_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <dvx/gpu/gpu.h>
+#include <dvx/hal/sim.h>
+
+#define DVX_GDMA_GPUS 8
+
+/**
+ * struct dvx_gdma - the hal and its copy engines.
+ * @hal:	the hal to open GPUs on (dvx_gdma_hal())
+ * @fab:	the fabric whose NICs register the memory
+ * @eng:	per GPU ordinal: the NIC's own handle on it and its stream (opened at the
+ *		first dma-buf of that GPU's memory), the copies and bytes it made, the
+ *		first failure
+ */
+struct dvx_gdma {
+	struct dvx_hal hal;
+	struct dvx_hal_gpu_ops gops;
+	struct dvx_hal_host_ops hops;
+	struct dvx_sim_fabric *fab;
+	pthread_mutex_t lock;
+	struct dvx_gdma_eng {
+		struct dvx_gdma *x;
+		struct dvx_gpu g;
+		struct dvx_gpu_stream s;
+		struct dvx_sim_dma dma;
+		int up;
+		uint64_t reads, writes, bytes;
+		int err;
+	} eng[DVX_GDMA_GPUS];
+};
+
+/* dvx_gdma_init() - set @x up over @fab (started or not). Returns 0 or -ENODEV (no CUDA). */
+int dvx_gdma_init(struct dvx_gdma *x, struct dvx_sim_fabric *fab);
+
+/* dvx_gdma_hal() - the hal to open the ranks' GPUs on. */
+const struct dvx_hal *dvx_gdma_hal(struct dvx_gdma *x);
+
+/*
+ * dvx_gdma_engine() - GPU @ordinal's copy engine as DMA callbacks, for a caller that
+ * exports its own dma-bufs (dvx_sim_dmabuf_export_dma()); the calling thread's current
+ * context may change. NULL when the GPU cannot be opened.
+ */
+const struct dvx_sim_dma *dvx_gdma_engine(struct dvx_gdma *x, int ordinal);
+
+/* dvx_gdma_fini() - close the copy engines (after every registration is gone). */
+void dvx_gdma_fini(struct dvx_gdma *x);
+
+#endif
