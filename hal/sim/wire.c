@@ -204,6 +204,8 @@ int dvx_sim_wire_init(struct dvx_sim_fabric *fab, const struct dvx_sim_wire_cfg 
 	f->wire_frozen_ns = 0;
 	f->wire_frozen = 0;
 	f->wire_window_max = 0;
+	/* doorbells wake the progress thread's wait (without it: its time-out) */
+	dvx_sim_kick_open(f);
 	pthread_mutex_unlock(&f->lock);
 	return 0;
 }
@@ -770,6 +772,7 @@ int dvx_sim_wire_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_wire_stats
 	st->stalls = sim_fab_of(fab)->wire_frozen;
 	st->stalled_ns = sim_fab_of(fab)->wire_frozen_ns;
 	st->window_max = sim_fab_of(fab)->wire_window_max;
+	st->kicks = atomic_load(&sim_fab_of(fab)->kicks);
 	pthread_mutex_unlock(&sim_fab_of(fab)->lock);
 	return 0;
 }
@@ -1149,12 +1152,20 @@ static void wire_idle_wait(struct sim_fabric *fab, uint64_t ns)
 	struct dvx_hal_pollfd pfd[64];
 	const struct dvx_hal *hal;
 	struct sim_wire *w;
-	unsigned n = 0;
+	unsigned n = 0, kick = 64;
+	bool armed = false;
 	int32_t r;
 
 	pthread_mutex_lock(&fab->lock);
 	w = fab->wire;
 	hal = w ? w->hal : NULL;
+	if (w && fab->kick_fd >= 0) {
+		/* a doorbell's kick (dvx_sim_kick()) */
+		kick = n;
+		pfd[n].fd = fab->kick_fd;
+		pfd[n].events = DVX_HAL_POLL_IN;
+		pfd[n++].revents = 0;
+	}
 	if (w && w->lfd >= 0) {
 		/* a join wakes it; a pending hello is read in the next round anyway */
 		pfd[n].fd = w->lfd;
@@ -1173,12 +1184,20 @@ static void wire_idle_wait(struct sim_fabric *fab, uint64_t ns)
 			pfd[n].events = DVX_HAL_POLL_IN;
 			pfd[n++].revents = 0;
 		}
+	/* a doorbell already there: no wait at all */
+	if (hal && kick < n && !dvx_sim_idle_arm(fab))
+		hal = NULL;
+	armed = hal && kick < n;
 	pthread_mutex_unlock(&fab->lock);
-	/* a socket closed meanwhile answers at once (NVAL/HUP): the next pass sees why */
+	/* a socket closed meanwhile answers at once (NVAL/HUP): the next pass sees why.
+	 * Every wait keeps its time-out: a doorbell rung by a poster that does not kick
+	 * (GPU code, the mlx5 protocol used directly) is found at the next one */
 	if (hal && n)
 		dvx_hal_sock_poll(hal, pfd, n, ns);
 	else if (hal)
 		dvx_hal_sleep_ns(hal, ns);
+	if (armed)
+		dvx_sim_idle_disarm(fab, pfd[kick].revents != 0);
 }
 
 static const struct sim_wire_ops wire_ops = {

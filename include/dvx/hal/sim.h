@@ -743,6 +743,7 @@ struct dvx_sim_wire_cfg {
  *		it; a connection claiming a higher rank this process joined itself is
  *		closed as such a crossing, uncounted)
  * @window_max:	the most requests of one QP that were on the wire at once (at most 32)
+ * @kicks:	doorbells whose poster woke the waiting progress thread (dvx_hal_nic_kick())
  */
 struct dvx_sim_wire_stats {
 	uint64_t frames_tx;
@@ -757,6 +758,7 @@ struct dvx_sim_wire_stats {
 	uint64_t stalled_ns;
 	uint64_t refused;
 	uint64_t window_max;
+	uint64_t kicks;
 };
 
 /**

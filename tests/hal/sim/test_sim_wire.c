@@ -36,6 +36,11 @@
 #include <dvx/nic/post.h>
 #include <dvx/hal/sim.h>
 
+#include <poll.h>
+
+#include "../../../hal/sim/sim.h"	/* the wake-up's steps, one at a time */
+#include "../../../hal/sim/ctrl.h"
+
 #define MAXR 4
 #define DEPTH 64u
 #define RING_BYTES (1u << 18)
@@ -1082,6 +1087,99 @@ static void test_join_refused(void **state)
 	rmdir(g_dir);
 }
 
+/* ---- wake-ups: the waiter's and the poster's steps in every order, in one process ---- */
+
+static bool kick_readable(const struct sim_fabric *f)
+{
+	struct pollfd p = { f->kick_fd, POLLIN, 0 };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+static uint64_t kicks_of(struct dvx_sim_fabric *fab)
+{
+	struct dvx_sim_wire_stats st;
+
+	assert_int_equal(dvx_sim_wire_get_stats(fab, &st), 0);
+	return st.kicks;
+}
+
+static void test_wakeup(void **state)
+{
+	struct dvx_sim_nic_cfg nc;
+	struct dvx_nic_cfg na;
+	struct dvx_hal_uar u;
+	struct dvx_nic nic;
+	struct sim_fabric *f;
+	struct jside a;
+	uint64_t *reg;
+	bool armed;
+
+	(void)state;
+	snprintf(g_dir, sizeof(g_dir), "/tmp/dvx-wire-XXXXXX");
+	assert_non_null(mkdtemp(g_dir));
+	jside_open(&a, 0, 2, "wk");
+	f = sim_fab_of(a.fab);
+	dvx_sim_nic_cfg_default(&nc, 0);
+	assert_int_equal(dvx_sim_add_nic(a.fab, &nc), 0);
+	memset(&na, 0, sizeof(na));
+	na.name = "sim_0";
+	na.gid_index = -1;
+	assert_int_equal(dvx_nic_open(&nic, dvx_sim_hal(a.fab), &na), 0);
+	assert_int_equal(dvx_hal_nic_kicks(&nic.hal), 1);
+	assert_true(f->kick_fd >= 0);
+	memset(&u, 0, sizeof(u));
+	assert_int_equal(dvx_hal_uar_alloc(&nic.hal, DVX_UAR_NC_DEDICATED, &u), 0);
+	reg = u.reg_addr;
+
+	/* the waiter arms first, then the poster rings and kicks: the kick takes the flag
+	 * and the wait's descriptor is readable (its wait ends at once) */
+	pthread_mutex_lock(&f->lock);
+	armed = dvx_sim_idle_arm(f);
+	pthread_mutex_unlock(&f->lock);
+	assert_true(armed);
+	__atomic_store_n(reg, 0x0100000012345600ull, __ATOMIC_RELAXED);
+	dvx_hal_nic_kick(&nic.hal);
+	assert_int_equal(atomic_load(&f->idle_armed), 0);
+	assert_true(kick_readable(f));
+	assert_int_equal(kicks_of(a.fab), 1);
+	dvx_sim_idle_disarm(f, true);
+	assert_false(kick_readable(f));
+
+	/* the poster rings first (its kick found nobody waiting), then the waiter arms:
+	 * it sees the doorbell and does not wait */
+	dvx_hal_nic_kick(&nic.hal);
+	assert_false(kick_readable(f));
+	assert_int_equal(kicks_of(a.fab), 1);
+	pthread_mutex_lock(&f->lock);
+	armed = dvx_sim_idle_arm(f);
+	pthread_mutex_unlock(&f->lock);
+	assert_false(armed);
+	assert_int_equal(atomic_load(&f->idle_armed), 0);
+
+	/* nothing rung: it arms, and a wait that ends by its time-out disarms */
+	__atomic_store_n(reg, 0, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&f->lock);
+	armed = dvx_sim_idle_arm(f);
+	pthread_mutex_unlock(&f->lock);
+	assert_true(armed);
+	dvx_sim_idle_disarm(f, false);
+	assert_int_equal(atomic_load(&f->idle_armed), 0);
+	dvx_hal_nic_kick(&nic.hal);
+	assert_false(kick_readable(f));
+
+	/* the whole wait, with a doorbell there: it returns without waiting out 30 s */
+	__atomic_store_n(reg, 0x0100000012345600ull, __ATOMIC_RELAXED);
+	f->wire_ops->idle_wait(f, LONG_NS);
+	assert_int_equal(atomic_load(&f->idle_armed), 0);
+	__atomic_store_n(reg, 0, __ATOMIC_RELAXED);
+
+	assert_int_equal(dvx_hal_uar_free(&nic.hal, &u), 0);
+	assert_int_equal(dvx_nic_close(&nic), 0);
+	jside_close(&a);
+	rmdir(g_dir);
+}
+
 static void test_addr(void **state)
 {
 	static const char *const good[] = {
@@ -1138,6 +1236,7 @@ int main(void)
 		cmocka_unit_test(test_join3),
 		cmocka_unit_test(test_join_refused),
 		cmocka_unit_test(test_addr),
+		cmocka_unit_test(test_wakeup),
 		cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_bad_rkey),
 		cmocka_unit_test(test_rnr_exhausted),
