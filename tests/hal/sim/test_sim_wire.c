@@ -104,7 +104,11 @@ struct opts {
 	uint32_t window_n;	/* do_window: WQEs posted */
 	uint8_t join;		/* every rank joins every other on demand, by address string
 				 * (dvx_sim_wire_connect_peer(), all joins crossing) */
+	uint8_t no_ring;	/* UNIX sockets without the shared-memory rings */
 };
+
+#define RING_BYTES_WIRE (256u << 10)	/* each direction's ring (less than a 1 MiB WRITE:
+					 * the big frames stream through it) */
 
 static int wait_cq(struct dvx_cq *cq, struct dvx_wc *wc)
 {
@@ -153,6 +157,8 @@ static int world_net(int rank, int n, const struct opts *o)
 	wc.rank = rank;
 	wc.nranks = n;
 	wc.min_retry_ns = o->min_retry_ns;
+	/* on one host the frames go through shared-memory rings (not over TCP) */
+	wc.ring_bytes = o->no_ring ? 0 : RING_BYTES_WIRE;
 	len = dvx_sim_wire_mem_size(&wc);
 	CHECK(len > 0);
 	P.wire_mem = malloc(len);
@@ -210,6 +216,12 @@ static int world_net(int rank, int n, const struct opts *o)
 			continue;
 		dvx_sim_nic_cfg_default(&nc, (unsigned)j);
 		CHECK_RET(dvx_sim_wire_add_remote_nic(P.fab, j, &nc), 0);
+	}
+	{
+		struct dvx_sim_wire_stats st;
+
+		CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
+		CHECK_RET(st.rings, o->tcp || o->no_ring ? 0 : n - 1);
 	}
 	CHECK_RET(dvx_sim_start(P.fab), 0);
 	return 0;
@@ -780,6 +792,13 @@ static void test_ops(void **state)
 	run_ranks(2, do_ops, &o);
 }
 
+static void test_ops_noring(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .rq = 1, .no_ring = 1 };
+
+	run_ranks(2, do_ops, &o);
+}
+
 static void test_ops_tcp(void **state)
 {
 	struct opts o = { .rnr_retry = 7, .rq = 1, .tcp = 1 };
@@ -1230,6 +1249,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_setup),
 		cmocka_unit_test(test_ops),
+		cmocka_unit_test(test_ops_noring),
 		cmocka_unit_test(test_ops_tcp),
 		cmocka_unit_test(test_ops_join),
 		cmocka_unit_test(test_ops_join_tcp),
