@@ -91,7 +91,13 @@ struct sim_wire {
 	uint32_t *pmap;			/* pfd index -> rank, or what else it is */
 	struct sim_wacc *acc;		/* nranks: connections accepted, hello pending */
 	struct dvx_sim_wire_stats st;
+	uint32_t rounds;		/* progress rounds (the sockets' poll, see there) */
+	uint32_t sockets;		/* 1: poll the sockets in the next round */
 };
+
+/* with every peer on a ring, the sockets (wake-ups, the end) are polled every this many
+ * rounds, and after a wait they ended */
+#define WIRE_SOCK_EVERY 16u
 
 static const struct sim_wire_ops wire_ops;
 
@@ -1347,11 +1353,25 @@ static bool wire_progress(struct sim_fabric *fab)
 	}
 	if (!np)
 		return false;
+	/* peers on rings only, no listener: their sockets hold wake-ups and the end, not
+	 * frames, so the poll (a system call) is left out of most rounds (the rings are
+	 * read in every one) */
+	if (!w->sockets && npeers == np && ++w->rounds % WIRE_SOCK_EVERY) {
+		for (k = 0; k < npeers && w->peers[w->pmap[k]].ring; k++)
+			;
+		if (k == npeers) {
+			for (k = 0; k < np; k++)
+				w->pfd[k].revents = 0;
+			goto polled;
+		}
+	}
+	w->sockets = 0;
 	if (dvx_hal_sock_poll(w->hal, w->pfd, np, 0) <= 0) {
 		/* nothing new; frames buffered by the last round may still be there */
 		for (k = 0; k < np; k++)
 			w->pfd[k].revents = 0;
 	}
+polled:
 	for (k = npeers; k < np; k++)
 		if (w->pfd[k].revents) {
 			moved |= accept_step(w);
@@ -1433,8 +1453,8 @@ static void wire_idle_wait(struct sim_fabric *fab, uint64_t ns)
 	struct dvx_hal_pollfd pfd[64];
 	const struct dvx_hal *hal;
 	struct sim_wire *w;
-	unsigned n = 0, kick = 64;
-	bool armed = false, rings = false;
+	unsigned n = 0, kick = 64, i;
+	bool armed = false, rings = false, sock = false;
 	int32_t r;
 
 	pthread_mutex_lock(&fab->lock);
@@ -1478,16 +1498,19 @@ static void wire_idle_wait(struct sim_fabric *fab, uint64_t ns)
 	/* a socket closed meanwhile answers at once (NVAL/HUP): the next pass sees why.
 	 * Every wait keeps its time-out: a doorbell rung by a poster that does not kick
 	 * (GPU code, the mlx5 protocol used directly) is found at the next one */
-	if (hal && n)
-		dvx_hal_sock_poll(hal, pfd, n, ns);
-	else if (hal)
+	if (hal && n && dvx_hal_sock_poll(hal, pfd, n, ns) > 0)
+		for (i = 0; i < n; i++)
+			sock |= i != kick && pfd[i].revents;
+	else if (hal && !n)
 		dvx_hal_sleep_ns(hal, ns);
 	if (armed)
 		dvx_sim_idle_disarm(fab, pfd[kick].revents != 0);
-	if (!rings)
+	if (!rings && !sock)
 		return;
 	pthread_mutex_lock(&fab->lock);
-	for (r = 0; fab->wire == w && r < w->cfg.nranks; r++)
+	if (fab->wire == w && sock)
+		w->sockets = 1;	/* a socket said something: the next round polls them all */
+	for (r = 0; rings && fab->wire == w && r < w->cfg.nranks; r++)
 		if (w->peers[r].up && w->peers[r].ring)
 			dvx_sim_ring_disarm(&w->peers[r].rrx);
 	pthread_mutex_unlock(&fab->lock);

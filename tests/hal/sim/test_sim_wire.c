@@ -571,9 +571,12 @@ static int do_drops(const struct opts *o)
 		}
 		CHECK(*res == k);
 	}
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	/* after the barrier, under the fabric's lock: the peer's last fetch-add was executed
+	 * by this process's progress thread under it (the barrier's order runs through the
+	 * other process, which ThreadSanitizer cannot see) */
 	CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
 	CHECK(st.retransmits >= 40);
-	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
 	CHECK(*ctr == 40);
 	for (k = 0; k < 40; k++)
 		for (i = 0; i < 64; i++)
