@@ -15,7 +15,13 @@
  * (up to 32 requests of a QP are on the wire at once, docs/sim-wire.md); WRITE 64 KiB
  * bandwidth on 4 QPs. ratio = wire / in-process (time per operation).
  *
- *   wire-bench [--iters N] [--quick] [--help]
+ * The wire's processes share a shared-memory ring per direction (1 MiB, the bootstrap's
+ * default) unless --no-ring (frames through the UNIX socket); --spins N sets both
+ * processes' progress threads' idle spins before they wait (dvx_sim_set_idle(); default
+ * 64, the in-process fabric keeps its default). A line under the table says what the
+ * measuring process's wire did (frames, kicks that woke its thread, rings).
+ *
+ *   wire-bench [--iters N] [--quick] [--no-ring] [--spins N] [--help]
  */
 #include <errno.h>
 #include <signal.h>
@@ -59,6 +65,9 @@ struct info {
 };
 
 static uint32_t g_iters = 20000;
+static int g_no_ring;		/* --no-ring: frames through the socket */
+static long g_spins = -1;	/* --spins N: the wire processes' idle spins */
+static struct dvx_sim_wire_stats g_wst;	/* rank 0's wire, after the rows */
 static int g_step;	/* the poller steps its NIC too (dvx_hal_nic_progress()) */
 
 static uint64_t now_ns(void)
@@ -334,7 +343,10 @@ static int wire_rank(int rank, const char *dir, double out[NROWS])
 		return err;
 	wa.fab = fab;
 	wa.max_msg = WB_BIG;
+	wa.ring_bytes = g_no_ring ? DVX_BOOTSTRAP_WIRE_NO_RING : 0;
 	err = dvx_bootstrap_wire_join(&bs, &wa, wmem, wlen, 30 * WB_SEC);
+	if (!err && g_spins >= 0)
+		dvx_sim_set_idle(fab, (uint32_t)g_spins, 20000);
 	if (!err)
 		err = dvx_sim_start(fab);
 	snprintf(name, sizeof(name), "sim_%d", rank);
@@ -353,6 +365,8 @@ static int wire_rank(int rank, const char *dir, double out[NROWS])
 		err = dvx_bootstrap_barrier(&bs, 30 * WB_SEC);
 	if (!err && rank == 0)
 		err = measure(&s, &all[1], out);
+	if (!err && rank == 0)
+		err = dvx_sim_wire_get_stats(fab, &g_wst);
 	/* rank 1 answers until rank 0 is done */
 	if (!err)
 		err = dvx_bootstrap_barrier(&bs, 600 * WB_SEC);
@@ -423,13 +437,19 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick")) {
 			g_iters = 2000;
+		} else if (!strcmp(argv[i], "--no-ring")) {
+			g_no_ring = 1;
+		} else if (!strcmp(argv[i], "--spins") && i + 1 < argc) {
+			g_spins = strtol(argv[++i], NULL, 0);
+			if (g_spins < 0)
+				g_spins = 0;
 		} else if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
 			g_iters = (uint32_t)strtoul(argv[++i], NULL, 0);
 			if (!g_iters)
 				g_iters = 1;
 		} else {
 			fprintf(i == 1 && !strcmp(argv[i], "--help") ? stdout : stderr,
-				"usage: %s [--iters N] [--quick]\n", argv[0]);
+				"usage: %s [--iters N] [--quick] [--no-ring] [--spins N]\n", argv[0]);
 			return strcmp(argv[i], "--help") ? 2 : 0;
 		}
 	}
@@ -454,5 +474,9 @@ int main(int argc, char **argv)
 		cell(b, sizeof(b), i, wire[i]);
 		printf("%-24s %14s %14s %8.2f\n", row_name[i], a, b, wire[i] / local[i]);
 	}
+	printf("wire (rank 0): %llu frames sent, %llu kicks woke its thread, %llu ring(s), "
+	       "idle spins %ld\n", (unsigned long long)g_wst.frames_tx,
+	       (unsigned long long)g_wst.kicks, (unsigned long long)g_wst.rings,
+	       g_spins >= 0 ? g_spins : 64);
 	return 0;
 }

@@ -254,6 +254,21 @@ void dvx_hal_nic_progress(struct dvx_hal_nic *nic)
 		ops->nic_progress(nic);
 }
 
+void dvx_hal_nic_kick(struct dvx_hal_nic *nic)
+{
+	const struct dvx_hal_nic_ops *ops = NIC_OPS(nic);
+
+	if (ops && ops->nic_kick)
+		ops->nic_kick(nic);
+}
+
+int dvx_hal_nic_kicks(const struct dvx_hal_nic *nic)
+{
+	const struct dvx_hal_nic_ops *ops = NIC_OPS(nic);
+
+	return ops && ops->nic_kick ? 1 : 0;
+}
+
 int dvx_hal_uar_mmap_is_nc(uint64_t mmap_off, uint64_t page_size)
 {
 	if (!page_size)

@@ -87,6 +87,7 @@ max_len() {
 	ht-hs) echo 4096 ;;
 	win-rec) echo 1024 ;;
 	sim-wire) echo 16384 ;;
+	sim-ring) echo 16384 ;;
 	*) echo 4096 ;;
 	esac
 }

@@ -290,6 +290,7 @@ static int qp_create_do(struct dvx_nic *nic, const struct dvx_qp_cfg *attr, stru
 		return err;
 	}
 	q.obj.id = q.qpn;
+	q.kick = (uint32_t)dvx_hal_nic_kicks(&nic->hal);
 	q.live = DVX_LIVE;
 	q.send_cq->users++;
 	if (rcq && rcq != q.send_cq)

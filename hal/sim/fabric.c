@@ -23,7 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../host_priv.h"
 #include "ctrl.h"
@@ -523,6 +525,73 @@ unsigned dvx_sim_step(struct dvx_sim_fabric *fab)
 	return total;
 }
 
+/* ---- wake-ups ----------------------------------------------------------------------- */
+
+/* a doorbell written and not consumed yet, in any UAR of the fabric (fab->lock held) */
+static bool doorbells_pending(struct sim_fabric *fab)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < fab->nnics; i++)
+		for (j = 0; j < fab->cfg.max_uars; j++) {
+			const struct sim_uar *u = &fab->nics[i].uars[j];
+			const uint64_t *r0, *r1;
+
+			if (!u->page_id)
+				continue;
+			r0 = (const uint64_t *)(const void *)(u->page + u->reg_off);
+			r1 = (const uint64_t *)(const void *)(u->page + u->reg_off +
+								DVX_SIM_BF_HALF);
+			if (__atomic_load_n(r0, __ATOMIC_RELAXED) ||
+			    (u->type == DVX_UAR_BF && __atomic_load_n(r1, __ATOMIC_RELAXED)))
+				return true;
+		}
+	return false;
+}
+
+bool dvx_sim_idle_arm(struct sim_fabric *fab)
+{
+	atomic_store_explicit(&fab->idle_armed, 1, memory_order_seq_cst);
+	/* the flag before the registers are read; a poster's kick fences between its
+	 * doorbell and its read of the flag: one of the two sees the other */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (doorbells_pending(fab)) {
+		atomic_store_explicit(&fab->idle_armed, 0, memory_order_relaxed);
+		return false;
+	}
+	return true;
+}
+
+void dvx_sim_idle_disarm(struct sim_fabric *fab, bool kicked)
+{
+	uint64_t v;
+
+	atomic_store_explicit(&fab->idle_armed, 0, memory_order_relaxed);
+	/* a kick that took the flag after this reads is read at the next wait: one wait
+	 * ends early, nothing is lost */
+	if (kicked && fab->kick_fd >= 0)
+		(void)!read(fab->kick_fd, &v, sizeof(v));
+}
+
+void dvx_sim_kick(struct sim_fabric *fab)
+{
+	uint64_t one = 1;
+
+	/* the caller's doorbell store before the flag is read */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(&fab->idle_armed, memory_order_relaxed) ||
+	    !atomic_exchange_explicit(&fab->idle_armed, 0, memory_order_acq_rel))
+		return;	/* awake, or another poster's kick has woken it */
+	atomic_fetch_add_explicit(&fab->kicks, 1, memory_order_relaxed);
+	(void)!write(fab->kick_fd, &one, sizeof(one));
+}
+
+void dvx_sim_kick_open(struct sim_fabric *fab)
+{
+	if (fab->kick_fd < 0)
+		fab->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
 /* ---- the progress thread ---------------------------------------------------------- */
 
 static void *progress_main(void *arg)
@@ -744,6 +813,9 @@ int dvx_sim_fini(struct dvx_sim_fabric *fab)
 	if (f->wire_ops)
 		f->wire_ops->close(f);
 	dvx_sim_gpu_release_all(f);
+	if (f->kick_fd >= 0)
+		close(f->kick_fd);	/* no poster of this fabric is left to kick */
+	f->kick_fd = -1;
 	pthread_mutex_destroy(&f->lock);
 	f->nnics = 0;
 	f->ngpus = 0;

@@ -134,6 +134,7 @@ int dvx_sim_fabric_init(void *storage, size_t len, const struct dvx_sim_fabric_c
 	}
 	f->idle_spins = 64;
 	f->idle_sleep_ns = 20000;
+	f->kick_fd = -1;
 	for (i = 0; i < cfg->max_nics; i++) {
 		struct sim_nic *n = &f->nics[i];
 

@@ -822,6 +822,15 @@ static void sim_dev_progress(struct dvx_hal_nic *dev)
 		dvx_sim_step((struct dvx_sim_fabric *)(void *)f);
 }
 
+/* a doorbell was written: wake the progress thread if it sleeps (fabric.c) */
+static void sim_dev_kick(struct dvx_hal_nic *dev)
+{
+	struct sim_fabric *f = hal_fab(dev->hal);
+
+	if (f)
+		dvx_sim_kick(f);
+}
+
 static int sim_pci_list(const struct dvx_hal *hal, uint32_t class_mask, uint32_t class_value,
 			struct dvx_hal_pci_dev *devs, unsigned max, unsigned *count)
 {
@@ -891,6 +900,7 @@ const struct dvx_hal_nic_ops dvx_sim_nic_ops = {
 	.mr_dereg = sim_mr_dereg,
 	.roce_rmac = sim_roce_rmac,
 	.nic_progress = sim_dev_progress,
+	.nic_kick = sim_dev_kick,
 };
 
 /* the fabric's fake dma-bufs close as a dma-buf closes (registrations from it stay);

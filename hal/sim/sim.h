@@ -327,6 +327,12 @@ struct sim_fabric {
 	pthread_t thread;
 	atomic_int run;			/* thread should keep going */
 	atomic_int thread_up;
+	/* wake-ups (docs/sim-wire.md, Progress): 1 while the progress thread is about to
+	 * wait or waits; a poster's kick (dvx_sim_kick()) that takes it back to 0 writes
+	 * kick_fd (an eventfd in the thread's wait; -1 without one; closed at fini only) */
+	atomic_int idle_armed;
+	int kick_fd;
+	atomic_ullong kicks;		/* kicks that woke the thread (wire stats) */
 	/* faults (see dvx/hal/sim.h) */
 	struct dvx_sim_faults faults;
 	/* trace */
@@ -579,6 +585,20 @@ struct sim_wire_ops {
 	void (*idle_wait)(struct sim_fabric *fab, uint64_t ns);
 	void (*flush)(struct sim_fabric *fab);
 };
+
+/*
+ * Wake-ups (fabric.c). The waiter: dvx_sim_idle_arm() under fab->lock (the flag up, a
+ * full fence, then the UAR registers read: false, disarmed, when a doorbell is there),
+ * its wait on kick_fd (and the wire's sockets) with a timeout, dvx_sim_idle_disarm().
+ * A poster: its doorbell store, dvx_sim_kick() (a full fence, then the flag read). One
+ * of the two sees the other's store, so a doorbell is never left to the timeout.
+ */
+bool dvx_sim_idle_arm(struct sim_fabric *fab);
+void dvx_sim_idle_disarm(struct sim_fabric *fab, bool kicked);
+void dvx_sim_kick(struct sim_fabric *fab);
+/* kick_fd made if there is none (the wire's init; without one, waits run to their
+ * time-out as before) */
+void dvx_sim_kick_open(struct sim_fabric *fab);
 
 /* dvx_sim_wire_send()'s @reserve for a request sent again after its time-out */
 #define SIM_WIRE_RETRANSMIT 2

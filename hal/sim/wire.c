@@ -17,17 +17,25 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sim.h"
 #include "ctrl.h"
+#include "ring.h"
 
 #define WIRE_MAGIC 0x44565857u		/* "DVXW" */
 #define WIRE_VERSION 2u		/* 2: a window of requests per QP, una at 116 */
 #define WIRE_HELLO 16u			/* magic, version, rank, nranks */
 #define WIRE_HELLO_VERSION 2u		/* 2: the acceptor answers with its own hello */
 #define WIRE_HELLO_CROSS 0x80000002u	/* the acceptor's answer when two joins cross */
+#define WIRE_HELLO_RING 0x40000002u	/* a hello with a shared-memory ring (and its answer
+					 * when the ring is taken) */
+#define WIRE_SHM_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
 #define WIRE_HELLO_NS 1000000000ull	/* an accepted connection says hello within 1 s */
 #define WIRE_FRAMES_PER_ROUND 64u	/* frames executed from one peer per round */
 #define WIRE_RX_MORE (64u << 10)	/* receive buffer beyond one frame */
@@ -37,7 +45,12 @@ struct sim_wpeer {
 	uint8_t up;
 	uint8_t connecting;	/* dvx_sim_wire_connect_peer() is at it (crossing joins) */
 	uint8_t mine;		/* up through this process's join (not an accepted one) */
-	uint8_t rsvd;
+	uint8_t ring;		/* frames through the shared-memory ring (rtx, rrx); the
+				 * socket carries wake-ups and the end */
+	struct sim_ring rtx;	/* this process to the peer */
+	struct sim_ring rrx;	/* the peer to this process */
+	void *shm;		/* the rings' mapping, shm_len bytes */
+	uint64_t shm_len;
 	uint8_t *rx;		/* rx_cap bytes; [rx_head, rx_tail) read, not yet executed */
 	uint64_t rx_head;
 	uint64_t rx_tail;
@@ -55,7 +68,9 @@ struct sim_wremote {
 /* an accepted connection whose hello is not complete yet */
 struct sim_wacc {
 	int32_t fd;
+	int32_t sfd;		/* a ring's memfd that came with the hello, else -1 */
 	uint32_t got;
+	uint32_t rsvd;
 	uint8_t b[WIRE_HELLO];
 	uint64_t deadline;	/* refused if its hello is not complete by then */
 };
@@ -76,7 +91,13 @@ struct sim_wire {
 	uint32_t *pmap;			/* pfd index -> rank, or what else it is */
 	struct sim_wacc *acc;		/* nranks: connections accepted, hello pending */
 	struct dvx_sim_wire_stats st;
+	uint32_t rounds;		/* progress rounds (the sockets' poll, see there) */
+	uint32_t sockets;		/* 1: poll the sockets in the next round */
 };
+
+/* with every peer on a ring, the sockets (wake-ups, the end) are polled every this many
+ * rounds, and after a wait they ended */
+#define WIRE_SOCK_EVERY 16u
 
 static const struct sim_wire_ops wire_ops;
 
@@ -95,7 +116,9 @@ static size_t lay(size_t *off, size_t bytes)
 static bool wire_cfg_ok(const struct dvx_sim_wire_cfg *c)
 {
 	return c && c->nranks >= 1 && c->nranks <= DVX_SIM_WIRE_MAX_RANKS && c->rank >= 0 &&
-	       c->rank < c->nranks && c->max_msg <= (1u << 30) && c->max_remote_nics <= 65536;
+	       c->rank < c->nranks && c->max_msg <= (1u << 30) && c->max_remote_nics <= 65536 &&
+	       (!c->ring_bytes || (c->ring_bytes >= SIM_RING_MIN && c->ring_bytes <= (1u << 30) &&
+				   !(c->ring_bytes & (c->ring_bytes - 1))));
 }
 
 static void wire_defaults(const struct dvx_sim_wire_cfg *in, struct dvx_sim_wire_cfg *c)
@@ -188,6 +211,7 @@ int dvx_sim_wire_init(struct dvx_sim_fabric *fab, const struct dvx_sim_wire_cfg 
 
 		p->fd = -1;
 		w->acc[i].fd = -1;
+		w->acc[i].sfd = -1;
 		if (i == c.rank)
 			continue;
 		p->rx = buf;
@@ -204,6 +228,8 @@ int dvx_sim_wire_init(struct dvx_sim_fabric *fab, const struct dvx_sim_wire_cfg 
 	f->wire_frozen_ns = 0;
 	f->wire_frozen = 0;
 	f->wire_window_max = 0;
+	/* doorbells wake the progress thread's wait (without it: its time-out) */
+	dvx_sim_kick_open(f);
 	pthread_mutex_unlock(&f->lock);
 	return 0;
 }
@@ -240,8 +266,84 @@ int dvx_sim_wire_listen(struct dvx_sim_fabric *fab, const struct dvx_hal_sock_ad
 	return 0;
 }
 
+/* ---- the shared-memory rings (ring.c; docs/sim-wire.md) ------------------------------ */
+
+/* both directions' headers, then their data areas */
+static uint64_t shm_len_of(const struct sim_wire *w)
+{
+	return DVX_ALIGN_UP(2ull * SIM_RING_HDR + 2ull * w->cfg.ring_bytes, 4096ull);
+}
+
+/* the joiner's: a sealed memfd of the rings (its size can never change: a peer that
+ * could shrink it would fault this process), mapped here */
+static int shm_make(struct sim_wire *w, int *fd, void **map)
+{
+	uint64_t len = shm_len_of(w);
+	void *m;
+	int f = memfd_create("dvx-wire-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (f < 0)
+		return -errno;
+	if (ftruncate(f, (off_t)len) || fcntl(f, F_ADD_SEALS, WIRE_SHM_SEALS)) {
+		close(f);
+		return -EIO;
+	}
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
+	if (m == MAP_FAILED) {
+		close(f);
+		return -ENOMEM;
+	}
+	*fd = f;
+	*map = m;
+	return 0;
+}
+
+/* the acceptor's: a memfd from a peer, taken only when it is sealed against resizing
+ * and exactly as long as this process's own configuration makes it */
+static int shm_take(struct sim_wire *w, int fd, void **map)
+{
+	uint64_t len = shm_len_of(w);
+	struct stat st;
+	void *m;
+	int seals = fcntl(fd, F_GET_SEALS);
+
+	if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW) ||
+	    fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != len)
+		return -EPROTO;
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return -ENOMEM;
+	*map = m;
+	return 0;
+}
+
+/* the peer's frames from now on through @map: the joiner writes the first direction */
+static void peer_ring(struct sim_wire *w, struct sim_wpeer *p, void *map, bool joiner)
+{
+	uint8_t *b = map;
+	uint64_t rb = w->cfg.ring_bytes;
+	void *h0 = b, *h1 = b + SIM_RING_HDR, *d0 = b + 2 * SIM_RING_HDR,
+	     *d1 = b + 2 * SIM_RING_HDR + rb;
+
+	dvx_sim_ring_attach(&p->rtx, joiner ? h0 : h1, joiner ? d0 : d1, rb);
+	dvx_sim_ring_attach(&p->rrx, joiner ? h1 : h0, joiner ? d1 : d0, rb);
+	p->shm = map;
+	p->shm_len = shm_len_of(w);
+	p->ring = 1;
+}
+
+static void shm_drop(struct sim_wire *w, void *map)
+{
+	if (map)
+		munmap(map, shm_len_of(w));
+}
+
 static void peer_down(struct sim_wire *w, struct sim_wpeer *p)
 {
+	if (p->shm)
+		munmap(p->shm, p->shm_len);
+	p->shm = NULL;
+	p->ring = 0;
 	if (p->fd >= 0)
 		dvx_hal_sock_close(w->hal, p->fd);
 	if (p->up)
@@ -296,6 +398,18 @@ static int send_all(struct sim_wire *w, int fd, const uint8_t *b, size_t len, ui
 	return 0;
 }
 
+static void acc_close(struct sim_wire *w, struct sim_wacc *a, bool refused)
+{
+	dvx_hal_sock_close(w->hal, a->fd);
+	if (a->sfd >= 0)
+		dvx_hal_fd_close(w->hal, a->sfd);
+	a->sfd = -1;
+	a->fd = -1;
+	a->got = 0;
+	if (refused)
+		w->st.refused++;
+}
+
 /* a failed mesh: every connection closed (fab->lock held) */
 static void setup_fail(struct sim_wire *w)
 {
@@ -304,8 +418,7 @@ static void setup_fail(struct sim_wire *w)
 	for (i = 0; i < w->cfg.nranks; i++) {
 		peer_down(w, &w->peers[i]);
 		if (w->acc[i].fd >= 0)
-			dvx_hal_sock_close(w->hal, w->acc[i].fd);
-		w->acc[i].fd = -1;
+			acc_close(w, &w->acc[i], false);
 	}
 	w->st.peers_down = 0;
 	close_listener(w);
@@ -323,14 +436,6 @@ static int32_t hello_rank(const struct sim_wire *w, const uint8_t *b, uint32_t v
 	return (int32_t)r;
 }
 
-static void acc_close(struct sim_wire *w, struct sim_wacc *a, bool refused)
-{
-	dvx_hal_sock_close(w->hal, a->fd);
-	a->fd = -1;
-	a->got = 0;
-	if (refused)
-		w->st.refused++;
-}
 
 /*
  * The acceptor's half of a join, one round without waiting (fab->lock held, or the
@@ -359,6 +464,7 @@ static bool accept_step(struct sim_wire *w)
 			continue;
 		}
 		w->acc[i].fd = fd;
+		w->acc[i].sfd = -1;
 		w->acc[i].got = 0;
 		w->acc[i].deadline = now + WIRE_HELLO_NS;
 	}
@@ -367,11 +473,25 @@ static bool accept_step(struct sim_wire *w)
 		uint8_t hello[WIRE_HELLO];
 		struct dvx_hal_iov iov = { hello, sizeof(hello) };
 		size_t got = 0, sent = 0;
-		int rc;
+		uint32_t ver;
+		void *map = NULL;
+		unsigned nfd = 0;
+		int rc, sfd = -1;
 
 		if (a->fd < 0)
 			continue;
-		rc = dvx_hal_sock_recv(w->hal, a->fd, a->b + a->got, WIRE_HELLO - a->got, &got);
+		/* a ring's memfd comes with the hello's first byte (UNIX sockets) */
+		if (w->laddr.family == DVX_HAL_SOCK_UNIX || w->laddr.family == DVX_HAL_SOCK_ABSTRACT) {
+			rc = dvx_hal_sock_recv_fds(w->hal, a->fd, a->b + a->got, WIRE_HELLO - a->got,
+						   &got, &sfd, 1, &nfd);
+			if (!rc && nfd && a->sfd < 0)
+				a->sfd = sfd;
+			else if (!rc && nfd)
+				dvx_hal_fd_close(w->hal, sfd);	/* one ring per hello */
+		} else {
+			rc = dvx_hal_sock_recv(w->hal, a->fd, a->b + a->got, WIRE_HELLO - a->got,
+					       &got);
+		}
 		if (rc == -EAGAIN) {
 			if (now >= a->deadline)
 				acc_close(w, a, true);
@@ -384,7 +504,9 @@ static bool accept_step(struct sim_wire *w)
 		a->got += (uint32_t)got;
 		if (a->got < WIRE_HELLO)
 			continue;
-		r = hello_rank(w, a->b, WIRE_HELLO_VERSION);
+		ver = dvx_get_be32(a->b + 4) == WIRE_HELLO_RING ? WIRE_HELLO_RING :
+									 WIRE_HELLO_VERSION;
+		r = hello_rank(w, a->b, ver);
 		if (r > w->cfg.rank && (w->peers[r].connecting ||
 					 (w->peers[r].up && w->peers[r].mine))) {
 			/* joins that crossed (this one's, in flight or done, is kept): the
@@ -398,10 +520,20 @@ static bool accept_step(struct sim_wire *w)
 			acc_close(w, a, true);	/* not of this job, or a rank taken */
 			continue;
 		}
-		put_hello(hello, w, WIRE_HELLO_VERSION);
+		/* the ring offered is taken when this process has rings of that size too and
+		 * the memfd is one it may map; else the answer says no ring: frames go
+		 * through the socket */
+		if (ver == WIRE_HELLO_RING && a->sfd >= 0 && w->cfg.ring_bytes &&
+		    shm_take(w, a->sfd, &map))
+			map = NULL;
+		if (a->sfd >= 0)
+			dvx_hal_fd_close(w->hal, a->sfd);
+		a->sfd = -1;
+		put_hello(hello, w, map ? WIRE_HELLO_RING : WIRE_HELLO_VERSION);
 		/* 16 bytes into a fresh connection: all of them or none fit */
 		rc = dvx_hal_sock_send(w->hal, a->fd, &iov, 1, &sent);
 		if (rc || sent != sizeof(hello)) {
+			shm_drop(w, map);
 			acc_close(w, a, true);
 			continue;
 		}
@@ -410,6 +542,8 @@ static bool accept_step(struct sim_wire *w)
 		w->peers[r].mine = 0;
 		w->peers[r].rx_head = w->peers[r].rx_tail = 0;
 		w->peers[r].tx_head = w->peers[r].tx_tail = 0;
+		if (map)
+			peer_ring(w, &w->peers[r], map, false);
 		a->fd = -1;
 		a->got = 0;
 		up = true;
@@ -439,7 +573,8 @@ static int join_peer(struct sim_fabric *f, struct sim_wire *w, int32_t r,
 {
 	uint8_t hello[WIRE_HELLO], back[WIRE_HELLO];
 	uint32_t got = 0;
-	int fd = -1, rc = 0, said = 0, crossed = 0;
+	int fd = -1, rc = 0, said = 0, crossed = 0, mfd = -1;
+	void *map = NULL;
 
 	pthread_mutex_lock(&f->lock);
 	if (w->peers[r].up) {
@@ -452,7 +587,15 @@ static int join_peer(struct sim_fabric *f, struct sim_wire *w, int32_t r,
 	}
 	w->peers[r].connecting = 1;
 	pthread_mutex_unlock(&f->lock);
-	put_hello(hello, w, WIRE_HELLO_VERSION);
+	/* on one host (a UNIX address) the frames go through a shared-memory ring, if
+	 * this process has rings and can make one; its memfd goes with the hello */
+	if (w->cfg.ring_bytes &&
+	    (addr->family == DVX_HAL_SOCK_UNIX || addr->family == DVX_HAL_SOCK_ABSTRACT) &&
+	    shm_make(w, &mfd, &map)) {
+		mfd = -1;
+		map = NULL;
+	}
+	put_hello(hello, w, map ? WIRE_HELLO_RING : WIRE_HELLO_VERSION);
 	for (;;) {
 		struct dvx_hal_pollfd pf[2];
 		uint64_t now = dvx_hal_now_ns(w->hal), wait;
@@ -492,7 +635,22 @@ static int join_peer(struct sim_fabric *f, struct sim_wire *w, int32_t r,
 				fd = -1;
 				continue;
 			}
-			rc = send_all(w, fd, hello, sizeof(hello), deadline);
+			if (mfd >= 0) {
+				size_t sent = 0;
+
+				/* the memfd with the first bytes; the rest as any bytes */
+				rc = dvx_hal_sock_send_fds(w->hal, fd, hello, sizeof(hello), &mfd, 1,
+							   &sent);
+				if (rc == -EAGAIN) {
+					rc = 0;
+					continue;
+				}
+				if (!rc && sent < sizeof(hello))
+					rc = send_all(w, fd, hello + sent, sizeof(hello) - sent,
+						      deadline);
+			} else {
+				rc = send_all(w, fd, hello, sizeof(hello), deadline);
+			}
 			if (rc)
 				break;
 			said = 1;
@@ -522,9 +680,15 @@ static int join_peer(struct sim_fabric *f, struct sim_wire *w, int32_t r,
 				crossed = 1;
 				continue;
 			}
-			if (hello_rank(w, back, WIRE_HELLO_VERSION) != r) {
+			/* the ring taken (only one offered can be), or not: the socket */
+			if (hello_rank(w, back, WIRE_HELLO_VERSION) != r &&
+			    (!map || hello_rank(w, back, WIRE_HELLO_RING) != r)) {
 				rc = -EPROTO;	/* someone else answers at that address */
 				break;
+			}
+			if (dvx_get_be32(back + 4) != WIRE_HELLO_RING) {
+				shm_drop(w, map);
+				map = NULL;
 			}
 			pthread_mutex_lock(&f->lock);
 			if (!w->peers[r].up) {
@@ -533,17 +697,26 @@ static int join_peer(struct sim_fabric *f, struct sim_wire *w, int32_t r,
 				w->peers[r].mine = 1;
 				w->peers[r].rx_head = w->peers[r].rx_tail = 0;
 				w->peers[r].tx_head = w->peers[r].tx_tail = 0;
+				if (map)
+					peer_ring(w, &w->peers[r], map, true);
+				map = NULL;
 				fd = -1;
 			}
 			w->peers[r].connecting = 0;
 			pthread_mutex_unlock(&f->lock);
 			if (fd >= 0)
 				dvx_hal_sock_close(w->hal, fd);
+			if (mfd >= 0)
+				close(mfd);
+			shm_drop(w, map);
 			return 0;
 		}
 	}
 	if (fd >= 0)
 		dvx_hal_sock_close(w->hal, fd);
+	if (mfd >= 0)
+		close(mfd);
+	shm_drop(w, map);
 	pthread_mutex_lock(&f->lock);
 	w->peers[r].connecting = 0;
 	pthread_mutex_unlock(&f->lock);
@@ -770,6 +943,10 @@ int dvx_sim_wire_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_wire_stats
 	st->stalls = sim_fab_of(fab)->wire_frozen;
 	st->stalled_ns = sim_fab_of(fab)->wire_frozen_ns;
 	st->window_max = sim_fab_of(fab)->wire_window_max;
+	st->kicks = atomic_load(&sim_fab_of(fab)->kicks);
+	st->rings = 0;
+	for (int32_t r = 0; r < w->cfg.nranks; r++)
+		st->rings += w->peers[r].up && w->peers[r].ring;
 	pthread_mutex_unlock(&sim_fab_of(fab)->lock);
 	return 0;
 }
@@ -887,8 +1064,53 @@ static bool frame_get(const uint8_t *b, struct sim_wire_frame *f, uint32_t max_m
 	return f->payload <= max_msg && (!f->payload || f->payload == f->len);
 }
 
+/* the peer waits on its socket for bytes in its ring: one byte wakes it */
+static void ring_wake(struct sim_wire *w, struct sim_wpeer *p)
+{
+	static const uint8_t one = 1;
+	struct dvx_hal_iov iov = { (void *)(uintptr_t)&one, 1 };
+	size_t sent = 0;
+	int rc = dvx_hal_sock_send(w->hal, p->fd, &iov, 1, &sent);
+
+	/* a full socket holds wake-ups not read yet: this one is not needed */
+	if (rc && rc != -EAGAIN)
+		peer_down(w, p);
+}
+
+/* publish what the ring holds; wake the peer if it waits */
+static void ring_publish(struct sim_wire *w, struct sim_wpeer *p)
+{
+	if (dvx_sim_ring_publish(&p->rtx))
+		ring_wake(w, p);
+}
+
+/* what the send buffer holds into the ring, as much as fits */
+static void ring_flush(struct sim_wire *w, struct sim_wpeer *p)
+{
+	uint64_t room, n;
+
+	if (p->tx_head < p->tx_tail) {
+		if (dvx_sim_ring_room(&p->rtx, &room)) {
+			peer_down(w, p);	/* its tail is not one it can have */
+			return;
+		}
+		n = p->tx_tail - p->tx_head < room ? p->tx_tail - p->tx_head : room;
+		if (n && !dvx_sim_ring_write(&p->rtx, p->tx + p->tx_head, n)) {
+			p->tx_head += n;
+			w->st.bytes_tx += n;
+		}
+		if (p->tx_head == p->tx_tail)
+			p->tx_head = p->tx_tail = 0;
+	}
+	ring_publish(w, p);
+}
+
 static void tx_flush(struct sim_wire *w, struct sim_wpeer *p)
 {
+	if (p->up && p->ring) {
+		ring_flush(w, p);
+		return;
+	}
 	while (p->up && p->tx_head < p->tx_tail) {
 		struct dvx_hal_iov iov = { p->tx + p->tx_head, p->tx_tail - p->tx_head };
 		size_t sent = 0;
@@ -940,6 +1162,21 @@ static int wire_send(struct sim_fabric *fab, uint32_t rank, const struct sim_wir
 		if (tx_free(w, p) < need + (reserve ? SIM_WIRE_HDR + (uint64_t)w->cfg.max_msg : 0))
 			return p->up ? -EAGAIN : -ENOTCONN;
 	}
+	if (p->ring && p->tx_head == p->tx_tail) {
+		uint64_t room;
+		uint8_t h[SIM_WIRE_HDR];
+
+		/* straight into the ring when nothing waits before it (one copy fewer);
+		 * published at the end of the pass */
+		if (!dvx_sim_ring_room(&p->rtx, &room) && room >= need) {
+			frame_put(h, f);
+			(void)dvx_sim_ring_write(&p->rtx, h, SIM_WIRE_HDR);
+			for (i = 0; i < nseg; i++)
+				(void)dvx_sim_ring_write(&p->rtx, seg[i].p, seg[i].len);
+			w->st.bytes_tx += need;
+			goto sent;
+		}
+	}
 	if (p->tx_head && p->tx_tail + need > w->tx_cap) {
 		memmove(p->tx, p->tx + p->tx_head, p->tx_tail - p->tx_head);
 		p->tx_tail -= p->tx_head;
@@ -960,6 +1197,7 @@ static int wire_send(struct sim_fabric *fab, uint32_t rank, const struct sim_wir
 		t += seg[i].len;
 	}
 	p->tx_tail += need;
+sent:
 	w->st.frames_tx++;
 	if (f->type == SIM_WIRE_REQ)
 		w->st.requests++;
@@ -975,7 +1213,8 @@ static void wire_flush(struct sim_fabric *fab)
 	int32_t r;
 
 	for (r = 0; r < w->cfg.nranks; r++)
-		if (w->peers[r].up && w->peers[r].tx_tail > w->peers[r].tx_head)
+		if (w->peers[r].up && (w->peers[r].ring ||
+				       w->peers[r].tx_tail > w->peers[r].tx_head))
 			tx_flush(w, &w->peers[r]);
 }
 
@@ -1039,6 +1278,20 @@ static bool rx_peer(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 			p->rx_head = 0;
 			p->rx_tail = have;
 		}
+		if (p->ring) {
+			uint64_t g = 0;
+
+			/* a head it cannot have: a peer that broke the ring is gone */
+			if (dvx_sim_ring_read(&p->rrx, p->rx + p->rx_tail, cap - p->rx_tail, &g)) {
+				peer_down(w, p);
+				return true;
+			}
+			if (!g)
+				break;
+			moved = true;
+			p->rx_tail += g;
+			continue;
+		}
 		rc = dvx_hal_sock_recv(w->hal, p->fd, p->rx + p->rx_tail, cap - p->rx_tail, &got);
 		if (rc == -EAGAIN)
 			break;
@@ -1055,6 +1308,24 @@ static bool rx_peer(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 	return moved || frames;
 }
 
+/* a ring peer's socket: read the wake-up bytes; false when the peer is gone */
+static bool wake_drain(struct sim_wire *w, struct sim_wpeer *p)
+{
+	uint8_t b[64];
+
+	for (;;) {
+		size_t got = 0;
+		int rc = dvx_hal_sock_recv(w->hal, p->fd, b, sizeof(b), &got);
+
+		if (rc == -EAGAIN)
+			return true;
+		if (rc || !got) {
+			peer_down(w, p);	/* the process ended or died */
+			return false;
+		}
+	}
+}
+
 static bool wire_progress(struct sim_fabric *fab)
 {
 	struct sim_wire *w = fab->wire;
@@ -1069,7 +1340,8 @@ static bool wire_progress(struct sim_fabric *fab)
 			continue;
 		w->pfd[np].fd = p->fd;
 		w->pfd[np].events = (int16_t)(DVX_HAL_POLL_IN |
-					      (p->tx_tail > p->tx_head ? DVX_HAL_POLL_OUT : 0));
+					      (!p->ring && p->tx_tail > p->tx_head ?
+					       DVX_HAL_POLL_OUT : 0));
 		w->pfd[np].revents = 0;
 		w->pmap[np++] = (uint32_t)r;
 	}
@@ -1088,11 +1360,25 @@ static bool wire_progress(struct sim_fabric *fab)
 	}
 	if (!np)
 		return false;
+	/* peers on rings only, no listener: their sockets hold wake-ups and the end, not
+	 * frames, so the poll (a system call) is left out of most rounds (the rings are
+	 * read in every one) */
+	if (!w->sockets && npeers == np && ++w->rounds % WIRE_SOCK_EVERY) {
+		for (k = 0; k < npeers && w->peers[w->pmap[k]].ring; k++)
+			;
+		if (k == npeers) {
+			for (k = 0; k < np; k++)
+				w->pfd[k].revents = 0;
+			goto polled;
+		}
+	}
+	w->sockets = 0;
 	if (dvx_hal_sock_poll(w->hal, w->pfd, np, 0) <= 0) {
 		/* nothing new; frames buffered by the last round may still be there */
 		for (k = 0; k < np; k++)
 			w->pfd[k].revents = 0;
 	}
+polled:
 	for (k = npeers; k < np; k++)
 		if (w->pfd[k].revents) {
 			moved |= accept_step(w);
@@ -1102,6 +1388,21 @@ static bool wire_progress(struct sim_fabric *fab)
 		struct sim_wpeer *p = &w->peers[w->pmap[k]];
 		int16_t ev = w->pfd[k].revents;
 
+		if (p->ring) {
+			/* the socket: wake-ups to drop, or the end of the peer */
+			if ((ev & (DVX_HAL_POLL_IN | DVX_HAL_POLL_HUP | DVX_HAL_POLL_ERR)) &&
+			    !wake_drain(w, p))
+				continue;
+			/* the ring: looked at every round (a frame may be there unwoken) */
+			moved |= rx_peer(fab, w->pmap[k], p);
+			if (p->up && p->tx_tail > p->tx_head) {
+				uint64_t before = p->tx_tail - p->tx_head;
+
+				tx_flush(w, p);
+				moved |= p->tx_tail - p->tx_head != before;
+			}
+			continue;
+		}
 		/* frames left in the buffer by the last round's bound count as arrived */
 		if ((ev & (DVX_HAL_POLL_IN | DVX_HAL_POLL_HUP | DVX_HAL_POLL_ERR)) ||
 		    p->rx_tail - p->rx_head >= SIM_WIRE_HDR)
@@ -1128,9 +1429,12 @@ static void wire_close(struct sim_fabric *fab)
 			dvx_hal_sock_close(w->hal, p->fd);
 		p->fd = -1;
 		p->up = 0;
+		if (p->shm)
+			munmap(p->shm, p->shm_len);
+		p->shm = NULL;
+		p->ring = 0;
 		if (w->acc[r].fd >= 0)
-			dvx_hal_sock_close(w->hal, w->acc[r].fd);
-		w->acc[r].fd = -1;
+			acc_close(w, &w->acc[r], false);
 	}
 	close_listener(w);
 	w->connected = 0;
@@ -1156,12 +1460,20 @@ static void wire_idle_wait(struct sim_fabric *fab, uint64_t ns)
 	struct dvx_hal_pollfd pfd[64];
 	const struct dvx_hal *hal;
 	struct sim_wire *w;
-	unsigned n = 0;
+	unsigned n = 0, kick = 64, i;
+	bool armed = false, rings = false, sock = false;
 	int32_t r;
 
 	pthread_mutex_lock(&fab->lock);
 	w = fab->wire;
 	hal = w ? w->hal : NULL;
+	if (w && fab->kick_fd >= 0) {
+		/* a doorbell's kick (dvx_sim_kick()) */
+		kick = n;
+		pfd[n].fd = fab->kick_fd;
+		pfd[n].events = DVX_HAL_POLL_IN;
+		pfd[n++].revents = 0;
+	}
 	if (w && w->lfd >= 0) {
 		/* a join wakes it; a pending hello is read in the next round anyway */
 		pfd[n].fd = w->lfd;
@@ -1180,12 +1492,35 @@ static void wire_idle_wait(struct sim_fabric *fab, uint64_t ns)
 			pfd[n].events = DVX_HAL_POLL_IN;
 			pfd[n++].revents = 0;
 		}
+	/* a doorbell already there: no wait at all */
+	if (hal && kick < n && !dvx_sim_idle_arm(fab))
+		hal = NULL;
+	armed = hal && kick < n;
+	/* a ring with bytes in it: no wait either; else its peer wakes the socket */
+	rings = hal != NULL;
+	for (r = 0; rings && w && r < w->cfg.nranks; r++)
+		if (w->peers[r].up && w->peers[r].ring && !dvx_sim_ring_arm(&w->peers[r].rrx))
+			hal = NULL;
 	pthread_mutex_unlock(&fab->lock);
-	/* a socket closed meanwhile answers at once (NVAL/HUP): the next pass sees why */
-	if (hal && n)
-		dvx_hal_sock_poll(hal, pfd, n, ns);
-	else if (hal)
+	/* a socket closed meanwhile answers at once (NVAL/HUP): the next pass sees why.
+	 * Every wait keeps its time-out: a doorbell rung by a poster that does not kick
+	 * (GPU code, the mlx5 protocol used directly) is found at the next one */
+	if (hal && n && dvx_hal_sock_poll(hal, pfd, n, ns) > 0)
+		for (i = 0; i < n; i++)
+			sock |= i != kick && pfd[i].revents;
+	else if (hal && !n)
 		dvx_hal_sleep_ns(hal, ns);
+	if (armed)
+		dvx_sim_idle_disarm(fab, pfd[kick].revents != 0);
+	if (!rings && !sock)
+		return;
+	pthread_mutex_lock(&fab->lock);
+	if (fab->wire == w && sock)
+		w->sockets = 1;	/* a socket said something: the next round polls them all */
+	for (r = 0; rings && fab->wire == w && r < w->cfg.nranks; r++)
+		if (w->peers[r].up && w->peers[r].ring)
+			dvx_sim_ring_disarm(&w->peers[r].rrx);
+	pthread_mutex_unlock(&fab->lock);
 }
 
 static const struct sim_wire_ops wire_ops = {

@@ -133,6 +133,8 @@ int dvx_bootstrap_wire_join(struct dvx_bootstrap *bs, const struct dvx_bootstrap
 	wc.max_remote_nics = (uint32_t)n * DVX_BOOTSTRAP_WIRE_MAX_NICS;
 	wc.min_retry_ns = attr->min_retry_ns;
 	wc.hal = hal;
+	wc.ring_bytes = attr->ring_bytes == DVX_BOOTSTRAP_WIRE_NO_RING ? 0 :
+			attr->ring_bytes ? attr->ring_bytes : DVX_BOOTSTRAP_WIRE_RING_DEFAULT;
 	rc = dvx_sim_wire_init(attr->fab, &wc, mem, wlen);
 	if (rc)
 		return rc;

@@ -25,6 +25,10 @@ DVX_BEGIN_DECLS
  * @max_msg:	struct dvx_sim_wire_cfg.max_msg (0: its default), the same on every rank
  * @min_retry_ns: struct dvx_sim_wire_cfg.min_retry_ns (0: its default)
  * @hal:	sockets, clock and process identity; NULL: dvx_hal_host()
+ * @ring_bytes:	struct dvx_sim_wire_cfg.ring_bytes, the shared-memory ring of each
+ *		direction between two ranks of one host (UNIX addresses); 0:
+ *		DVX_BOOTSTRAP_WIRE_RING_DEFAULT, DVX_BOOTSTRAP_WIRE_NO_RING: none (frames
+ *		through the sockets); the same on every rank
  */
 struct dvx_bootstrap_wire_cfg {
 	struct dvx_sim_fabric *fab;
@@ -33,7 +37,11 @@ struct dvx_bootstrap_wire_cfg {
 	uint32_t rsvd;
 	uint64_t min_retry_ns;
 	const struct dvx_hal *hal;
+	uint64_t ring_bytes;
 };
+
+#define DVX_BOOTSTRAP_WIRE_RING_DEFAULT (1ull << 20)
+#define DVX_BOOTSTRAP_WIRE_NO_RING (~0ull)
 
 /**
  * dvx_bootstrap_wire_mem_size() - caller memory for dvx_bootstrap_wire_join().

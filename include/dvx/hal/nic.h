@@ -351,6 +351,10 @@ struct dvx_hal_nic_ops {
 	 * here; hardware backends relax the CPU) */
 	void (*nic_progress)(struct dvx_hal_nic *nic);
 
+	/* a doorbell was just written: a backend that finds doorbells by polling memory
+	 * wakes its poller if it sleeps (the sim's progress thread); hardware notices the
+	 * MMIO write itself and leaves the entry NULL */
+	void (*nic_kick)(struct dvx_hal_nic *nic);
 };
 
 /*
@@ -490,6 +494,29 @@ int dvx_hal_roce_rmac(struct dvx_hal_nic *nic, struct dvx_hal_pd *pd, uint8_t po
  * Context: the thread polling @nic. Return: nothing.
  */
 void dvx_hal_nic_progress(struct dvx_hal_nic *nic);
+
+/**
+ * dvx_hal_nic_kick() - tell the backend that a doorbell of @nic was just written;
+ * wrapper of the struct dvx_hal_nic_ops entry nic_kick.
+ * @nic:	an opened device
+ *
+ * A doorbell is a store to a UAR register, which a device notices and memory does not:
+ * the sim finds doorbells by polling, and its progress thread, when it sleeps, is woken
+ * here (docs/sim-wire.md, Progress). The core's posting calls (dvx/nic/post.h) call it
+ * after each doorbell when dvx_hal_nic_kicks() says so. Does nothing for a NULL @nic or
+ * a backend without the entry (hardware).
+ *
+ * Context: any thread, after its doorbell store; never blocks. Return: nothing.
+ */
+void dvx_hal_nic_kick(struct dvx_hal_nic *nic);
+
+/**
+ * dvx_hal_nic_kicks() - whether @nic's backend wants dvx_hal_nic_kick() after doorbells.
+ * @nic:	an opened device, or NULL
+ *
+ * Context: any. Return: 1 when the backend has the nic_kick entry, else 0.
+ */
+int dvx_hal_nic_kicks(const struct dvx_hal_nic *nic);
 
 DVX_END_DECLS
 

@@ -737,6 +737,14 @@ struct dvx_hal_sock_addr;
  * @min_retry_ns: the least transport time-out of a request on the wire (the QP's
  *		ack_timeout when that is longer); 0: DVX_SIM_WIRE_RETRY_NS_DEFAULT
  * @hal:	the backend of the wire's sockets and clock; NULL: dvx_hal_host()
+ * @ring_bytes:	0, or bytes of each direction of a shared-memory ring per peer on this
+ *		host (a power of two, 4 KiB to 1 GiB): a join over a UNIX socket offers
+ *		one (a sealed memfd of 2 x @ring_bytes and 512 bytes, made and mapped by
+ *		the joiner, passed with its hello), and a listener with the same
+ *		@ring_bytes takes it; frames then go through the ring and the socket
+ *		carries wake-ups only (docs/sim-wire.md). Otherwise, and over TCP, frames
+ *		go through the socket. Not part of dvx_sim_wire_mem_size(): the rings
+ *		are mapped from the memfd
  */
 struct dvx_sim_wire_cfg {
 	int32_t rank;
@@ -745,6 +753,7 @@ struct dvx_sim_wire_cfg {
 	uint32_t max_remote_nics;
 	uint64_t min_retry_ns;
 	const struct dvx_hal *hal;
+	uint64_t ring_bytes;
 };
 
 /**
@@ -772,6 +781,8 @@ struct dvx_sim_wire_cfg {
  *		it; a connection claiming a higher rank this process joined itself is
  *		closed as such a crossing, uncounted)
  * @window_max:	the most requests of one QP that were on the wire at once (at most 32)
+ * @kicks:	doorbells whose poster woke the waiting progress thread (dvx_hal_nic_kick())
+ * @rings:	peers whose frames go through a shared-memory ring (now)
  */
 struct dvx_sim_wire_stats {
 	uint64_t frames_tx;
@@ -786,6 +797,8 @@ struct dvx_sim_wire_stats {
 	uint64_t stalled_ns;
 	uint64_t refused;
 	uint64_t window_max;
+	uint64_t kicks;
+	uint64_t rings;
 };
 
 /**

@@ -107,8 +107,11 @@ static inline int dvx_post_done(struct dvx_qp *qp, uint64_t t, int n, uint64_t w
 		return n;
 	}
 	qp->sq_wr_slot[(uint32_t)t & qp->sq_wr_mask] = wr_id;	/* or the QP's sink */
-	if (!(flags & DVX_POST_MORE))
+	if (!(flags & DVX_POST_MORE)) {
 		dvx_mlx5_sq_ring(&qp->sq, &qp->sqc, t);
+		if (dvx_unlikely(qp->kick))
+			dvx_hal_nic_kick(&qp->nic->hal);
+	}
 	return 0;
 }
 
@@ -298,8 +301,11 @@ static inline int dvx_qp_post_comp_swap(struct dvx_qp *qp, uint64_t wr_id,
  */
 static inline void dvx_qp_ring(struct dvx_qp *qp)
 {
-	if (qp->sqc.resv != qp->sqc.db_pi)
+	if (qp->sqc.resv != qp->sqc.db_pi) {
 		dvx_mlx5_sq_ring_db(&qp->sq, &qp->sqc, qp->sqc.resv);
+		if (dvx_unlikely(qp->kick))
+			dvx_hal_nic_kick(&qp->nic->hal);
+	}
 	if (qp->rq.nwqe)
 		dvx_mlx5_rq_ring(&qp->rq);
 }

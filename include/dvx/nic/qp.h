@@ -198,6 +198,8 @@ enum dvx_qp_conn_kind {
  *		(so a post stores unconditionally: no test on the data path)
  * @sq_wr_mask:	@sq_depth - 1 with @sq_wr_ids, 0 with the sink
  * @wr_sink:	the one slot wr_ids go to when the caller keeps none (never read)
+ * @kick:	1 when the backend wants dvx_hal_nic_kick() after each doorbell (the sim,
+ *		whose progress thread may sleep); 0 on hardware
  * @cq_next:	the next QP on the send CQ's [0] and the receive CQ's [1] list (one
  *		entry, [0], when both are the same CQ): dvx_cq_poll() finds a QP by QPN
  */
@@ -238,7 +240,7 @@ struct dvx_qp {
 	struct dvx_qp *cq_next[2];
 	uint64_t *sq_wr_slot;
 	uint32_t sq_wr_mask;
-	uint32_t rsvd;
+	uint32_t kick;
 	uint64_t wr_sink;
 };
 

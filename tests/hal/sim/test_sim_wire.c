@@ -47,6 +47,11 @@
 #include <dvx/mlx5/wqe.h>
 #include <sys/mman.h>
 
+#include <poll.h>
+
+#include "../../../hal/sim/sim.h"	/* the wake-up's steps, one at a time */
+#include "../../../hal/sim/ctrl.h"
+
 #define MAXR 4
 #define DEPTH 64u
 #define RING_BYTES (1u << 18)
@@ -154,7 +159,11 @@ struct opts {
 	uint8_t dev;		/* an MR over device memory behind DMA callbacks (DV) */
 	uint8_t rq_sge;		/* receive scatter entries (0: 1) */
 	uint8_t fail;		/* do_dev_fail: which copy fails */
+	uint8_t no_ring;	/* UNIX sockets without the shared-memory rings */
 };
+
+#define RING_BYTES_WIRE (256u << 10)	/* each direction's ring (less than a 1 MiB WRITE:
+					 * the big frames stream through it) */
 
 static int wait_cq(struct dvx_cq *cq, struct dvx_wc *wc)
 {
@@ -203,6 +212,8 @@ static int world_net(int rank, int n, const struct opts *o)
 	wc.rank = rank;
 	wc.nranks = n;
 	wc.min_retry_ns = o->min_retry_ns;
+	/* on one host the frames go through shared-memory rings (not over TCP) */
+	wc.ring_bytes = o->no_ring ? 0 : RING_BYTES_WIRE;
 	len = dvx_sim_wire_mem_size(&wc);
 	CHECK(len > 0);
 	P.wire_mem = malloc(len);
@@ -260,6 +271,12 @@ static int world_net(int rank, int n, const struct opts *o)
 			continue;
 		dvx_sim_nic_cfg_default(&nc, (unsigned)j);
 		CHECK_RET(dvx_sim_wire_add_remote_nic(P.fab, j, &nc), 0);
+	}
+	{
+		struct dvx_sim_wire_stats st;
+
+		CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
+		CHECK_RET(st.rings, o->tcp || o->no_ring ? 0 : n - 1);
 	}
 	CHECK_RET(dvx_sim_start(P.fab), 0);
 	return 0;
@@ -817,9 +834,19 @@ static int do_rnr_wait(const struct opts *o)
 }
 
 /* every other request is lost on the requester's side and sent again */
+/*
+ * drop_every 3 on both ranks: every third request of a QP lost on its way out, every
+ * third answer of a QP lost on the responder. The pattern is deterministic: each
+ * operation needs at most 2 retransmissions (98 in all for the 80 operations), which
+ * leaves 5 of the QP's 7 retries, 5 x 100 ms, for a peer that the machine holds off its
+ * CPU while this process runs (its own stalls do not count, docs/sim-wire.md).
+ * drop_every 2 took 3 of the 7 on every operation, leaving 4 x 50 ms: a peer held up
+ * 200 ms while this process ran exhausted them (RETRY_EXC), the likely cause of the
+ * failures seen under load (2 runs in 15, issue 25).
+ */
 static int do_drops(const struct opts *o)
 {
-	struct dvx_sim_faults f = { .drop_every = 2 };
+	struct dvx_sim_faults f = { .drop_every = 3 };
 	struct dvx_sim_wire_stats st;
 	int peer = 1 - P.rank;
 	uint64_t *ctr = (uint64_t *)(void *)(P.data + 4096), *res = ctr + 1;
@@ -841,9 +868,11 @@ static int do_drops(const struct opts *o)
 		if (wait_wc(&wc)) {
 			/* what the wire saw, to read a failure */
 			(void)dvx_sim_wire_get_stats(P.fab, &st);
-			fprintf(stderr, "rank %d: fetch-add %u failed: requests %llu retransmits "
+			fprintf(stderr, "rank %d: fetch-add %u failed (status %d syndrome 0x%x): "
+				"requests %llu retransmits "
 				"%llu duplicates %llu dropped %llu frames rx %llu stalls %llu\n",
-				P.rank, k, (unsigned long long)st.requests,
+				P.rank, k, (int)wc.status, (unsigned)wc.syndrome,
+				(unsigned long long)st.requests,
 				(unsigned long long)st.retransmits,
 				(unsigned long long)st.duplicates, (unsigned long long)st.dropped,
 				(unsigned long long)st.frames_rx, (unsigned long long)st.stalls);
@@ -851,9 +880,12 @@ static int do_drops(const struct opts *o)
 		}
 		CHECK(*res == k);
 	}
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	/* after the barrier, under the fabric's lock: the peer's last fetch-add was executed
+	 * by this process's progress thread under it (the barrier's order runs through the
+	 * other process, which ThreadSanitizer cannot see) */
 	CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
 	CHECK(st.retransmits >= 40);
-	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
 	CHECK(*ctr == 40);
 	for (k = 0; k < 40; k++)
 		for (i = 0; i < 64; i++)
@@ -1123,6 +1155,13 @@ static void test_dev_fail_atomic(void **state)
 	run_dev_fail(5);
 }
 
+static void test_ops_noring(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .rq = 1, .no_ring = 1 };
+
+	run_ranks(2, do_ops, &o);
+}
+
 static void test_ops_tcp(void **state)
 {
 	struct opts o = { .rnr_retry = 7, .rq = 1, .tcp = 1 };
@@ -1194,8 +1233,9 @@ static void test_rnr_wait(void **state)
 
 static void test_drops(void **state)
 {
-	/* 50 ms: a loaded machine may hold an answer up far longer than 2 ms, 8 times */
-	struct opts o = { .rnr_retry = 7, .min_retry_ns = 50000000 };
+	/* 100 ms: a loaded machine may hold an answer up far longer than 2 ms (do_drops()
+	 * says how much of the retries the faults themselves take) */
+	struct opts o = { .rnr_retry = 7, .min_retry_ns = 100000000 };
 
 	run_ranks(2, do_drops, &o);
 }
@@ -1430,6 +1470,99 @@ static void test_join_refused(void **state)
 	rmdir(g_dir);
 }
 
+/* ---- wake-ups: the waiter's and the poster's steps in every order, in one process ---- */
+
+static bool kick_readable(const struct sim_fabric *f)
+{
+	struct pollfd p = { f->kick_fd, POLLIN, 0 };
+
+	return poll(&p, 1, 0) == 1;
+}
+
+static uint64_t kicks_of(struct dvx_sim_fabric *fab)
+{
+	struct dvx_sim_wire_stats st;
+
+	assert_int_equal(dvx_sim_wire_get_stats(fab, &st), 0);
+	return st.kicks;
+}
+
+static void test_wakeup(void **state)
+{
+	struct dvx_sim_nic_cfg nc;
+	struct dvx_nic_cfg na;
+	struct dvx_hal_uar u;
+	struct dvx_nic nic;
+	struct sim_fabric *f;
+	struct jside a;
+	uint64_t *reg;
+	bool armed;
+
+	(void)state;
+	snprintf(g_dir, sizeof(g_dir), "/tmp/dvx-wire-XXXXXX");
+	assert_non_null(mkdtemp(g_dir));
+	jside_open(&a, 0, 2, "wk");
+	f = sim_fab_of(a.fab);
+	dvx_sim_nic_cfg_default(&nc, 0);
+	assert_int_equal(dvx_sim_add_nic(a.fab, &nc), 0);
+	memset(&na, 0, sizeof(na));
+	na.name = "sim_0";
+	na.gid_index = -1;
+	assert_int_equal(dvx_nic_open(&nic, dvx_sim_hal(a.fab), &na), 0);
+	assert_int_equal(dvx_hal_nic_kicks(&nic.hal), 1);
+	assert_true(f->kick_fd >= 0);
+	memset(&u, 0, sizeof(u));
+	assert_int_equal(dvx_hal_uar_alloc(&nic.hal, DVX_UAR_NC_DEDICATED, &u), 0);
+	reg = u.reg_addr;
+
+	/* the waiter arms first, then the poster rings and kicks: the kick takes the flag
+	 * and the wait's descriptor is readable (its wait ends at once) */
+	pthread_mutex_lock(&f->lock);
+	armed = dvx_sim_idle_arm(f);
+	pthread_mutex_unlock(&f->lock);
+	assert_true(armed);
+	__atomic_store_n(reg, 0x0100000012345600ull, __ATOMIC_RELAXED);
+	dvx_hal_nic_kick(&nic.hal);
+	assert_int_equal(atomic_load(&f->idle_armed), 0);
+	assert_true(kick_readable(f));
+	assert_int_equal(kicks_of(a.fab), 1);
+	dvx_sim_idle_disarm(f, true);
+	assert_false(kick_readable(f));
+
+	/* the poster rings first (its kick found nobody waiting), then the waiter arms:
+	 * it sees the doorbell and does not wait */
+	dvx_hal_nic_kick(&nic.hal);
+	assert_false(kick_readable(f));
+	assert_int_equal(kicks_of(a.fab), 1);
+	pthread_mutex_lock(&f->lock);
+	armed = dvx_sim_idle_arm(f);
+	pthread_mutex_unlock(&f->lock);
+	assert_false(armed);
+	assert_int_equal(atomic_load(&f->idle_armed), 0);
+
+	/* nothing rung: it arms, and a wait that ends by its time-out disarms */
+	__atomic_store_n(reg, 0, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&f->lock);
+	armed = dvx_sim_idle_arm(f);
+	pthread_mutex_unlock(&f->lock);
+	assert_true(armed);
+	dvx_sim_idle_disarm(f, false);
+	assert_int_equal(atomic_load(&f->idle_armed), 0);
+	dvx_hal_nic_kick(&nic.hal);
+	assert_false(kick_readable(f));
+
+	/* the whole wait, with a doorbell there: it returns without waiting out 30 s */
+	__atomic_store_n(reg, 0x0100000012345600ull, __ATOMIC_RELAXED);
+	f->wire_ops->idle_wait(f, LONG_NS);
+	assert_int_equal(atomic_load(&f->idle_armed), 0);
+	__atomic_store_n(reg, 0, __ATOMIC_RELAXED);
+
+	assert_int_equal(dvx_hal_uar_free(&nic.hal, &u), 0);
+	assert_int_equal(dvx_nic_close(&nic), 0);
+	jside_close(&a);
+	rmdir(g_dir);
+}
+
 static void test_addr(void **state)
 {
 	static const char *const good[] = {
@@ -1480,6 +1613,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_setup),
 		cmocka_unit_test(test_ops),
+		cmocka_unit_test(test_ops_noring),
 		cmocka_unit_test(test_ops_tcp),
 		cmocka_unit_test(test_dev_ops),
 		cmocka_unit_test(test_dev_fail_place),
@@ -1492,6 +1626,7 @@ int main(void)
 		cmocka_unit_test(test_join3),
 		cmocka_unit_test(test_join_refused),
 		cmocka_unit_test(test_addr),
+		cmocka_unit_test(test_wakeup),
 		cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_bad_rkey),
 		cmocka_unit_test(test_rnr_exhausted),
