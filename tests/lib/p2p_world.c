@@ -95,7 +95,7 @@ static int reg(struct wrank *r, void *p, uint64_t len, uint32_t remote, struct d
 
 /* the data area in device memory: a dma-buf the fabric reaches through @dma, an MR
  * from it (the descriptor closes as a dma-buf does; the MR keeps the memory) */
-static int reg_dev(struct wrank *r, const struct dvx_sim_dma *dma, uint64_t len, struct dvx_mr *mr)
+static int reg_gpu(struct wrank *r, const struct dvx_sim_dma *dma, uint64_t len, struct dvx_mr *mr)
 {
 	struct dvx_mr_cfg a;
 	int fd = -1, err;
@@ -114,6 +114,64 @@ static int reg_dev(struct wrank *r, const struct dvx_sim_dma *dma, uint64_t len,
 	a.dmabuf_offset = 0;
 	err = dvx_mr_reg(&r->nic, &a, mr);
 	dvx_hal_fd_close(dvx_sim_hal(r->w->fab), fd);
+	return err;
+}
+
+/* world_cfg.dev_data: the rank's "device memory", r->data behind these copies */
+#define W_DEV_BASE 0x7e0000000000ull
+#define W_DEV_STRIDE (1ull << 36)
+
+static int wdev_range(const struct wrank *r, uint64_t a, uint64_t len)
+{
+	return a >= r->dev_addr && a - r->dev_addr <= r->dev_len &&
+	       len <= r->dev_len - (a - r->dev_addr);
+}
+
+static int wdev_read(void *arg, void *dst, uint64_t src, uint64_t len)
+{
+	struct wrank *r = arg;
+
+	if (!wdev_range(r, src, len))
+		return -EFAULT;
+	memcpy(dst, r->data + (src - r->dev_addr), len);
+	return 0;
+}
+
+static int wdev_write(void *arg, uint64_t dst, const void *src, uint64_t len)
+{
+	struct wrank *r = arg;
+
+	if (!wdev_range(r, dst, len))
+		return -EFAULT;
+	memcpy(r->data + (dst - r->dev_addr), src, len);
+	return 0;
+}
+
+/* the data MR over device memory (world_cfg.dev_data) */
+static int reg_dev(struct wrank *r, struct dvx_mr *mr)
+{
+	struct dvx_mr_cfg a;
+	int err;
+
+	r->dev_addr = W_DEV_BASE + (uint64_t)r->rank * W_DEV_STRIDE;
+	r->dev_dma.read = wdev_read;
+	r->dev_dma.write = wdev_write;
+	r->dev_dma.arg = r;
+	err = dvx_sim_dmabuf_export_dma(r->w->fab, r->dev_addr, r->dev_len, &r->dev_dma,
+					&r->dev_fd);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.addr = (void *)(uintptr_t)r->dev_addr;
+	a.len = r->dev_len;
+	a.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE;
+	a.flags = DVX_MR_F_DMABUF;
+	a.dmabuf_fd = r->dev_fd;
+	err = dvx_mr_reg(&r->nic, &a, mr);
+	if (err) {
+		dvx_sim_dmabuf_release(r->w->fab, r->dev_fd);
+		r->dev_fd = -1;
+	}
 	return err;
 }
 
@@ -190,8 +248,11 @@ static void rank_body(struct wrank *r)
 	}
 	/* data: puts land there; signals: fetch-adds, and the write of
 	 * dvx_p2p_reset_signal(); counters: only fetch-adds */
+	r->dev_fd = -1;
+	r->dev_len = c->slot_bytes * 2 * c->nranks;
 	if ((err = c->data_dma[r->rank] ?
-		   reg_dev(r, c->data_dma[r->rank], c->slot_bytes * 2 * c->nranks, &r->data_mr) :
+		   reg_gpu(r, c->data_dma[r->rank], c->slot_bytes * 2 * c->nranks, &r->data_mr) :
+		   c->dev_data ? reg_dev(r, &r->data_mr) :
 		   reg(r, r->data, c->slot_bytes * 2 * c->nranks, DVX_ACCESS_REMOTE_WRITE,
 		       &r->data_mr)) ||
 	    (err = reg(r, r->sig, nwords * 8, DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_ATOMIC,
@@ -201,7 +262,9 @@ static void rank_body(struct wrank *r)
 		goto mrs;
 	}
 	mrs[0] = &r->data_mr;
-	err = dvx_p2p_lbuf_init(&r->data_l, r->data, c->slot_bytes * 2 * c->nranks, mrs, 1);
+	err = dvx_p2p_lbuf_init(&r->data_l,
+				c->dev_data ? (void *)(uintptr_t)r->dev_addr : (void *)r->data,
+				c->slot_bytes * 2 * c->nranks, mrs, 1);
 	mrs[0] = &r->sig_mr;
 	if (!err)
 		err = dvx_p2p_lbuf_init(&r->sig_l, r->sig, nwords * 8, mrs, 1);
@@ -242,6 +305,8 @@ mrs:
 		dvx_mr_dereg(&r->sig_mr);
 	if (r->data_mr.live)
 		dvx_mr_dereg(&r->data_mr);
+	if (r->dev_fd >= 0)
+		dvx_sim_dmabuf_release(r->w->fab, r->dev_fd);
 	dvx_p2p_fini(&r->t);
 mem:
 	free(r->ctr);

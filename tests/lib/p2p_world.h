@@ -47,6 +47,12 @@ struct wrank {
 	uint64_t rings_len;	/* bytes of @rings (dvx_p2p_mem_req()) */
 	struct dvx_hal hooked;	/* the sim's hal with obj_query hooked (cfg.query_hook) */
 	struct dvx_diag init_diag;	/* the NIC's record after an expected init failure */
+	/* world_cfg.dev_data: @data is the arena behind DMA callbacks; the NIC and the
+	 * transport know it only as device memory at @dev_addr */
+	struct dvx_sim_dma dev_dma;
+	uint64_t dev_addr;
+	uint64_t dev_len;
+	int dev_fd;
 };
 
 typedef void (*wbody_fn)(struct wrank *r);
@@ -89,6 +95,11 @@ struct world_cfg {
 	 * host memory */
 	const struct dvx_sim_dma *data_dma[W_MAX_RANKS];
 	uint64_t data_dev[W_MAX_RANKS];
+	int dev_data;		/* the data buffer in device memory: an MR over a
+				 * dvx_sim_dmabuf_export_dma() dma-buf whose host-backed
+				 * callbacks copy from and to r->data, at device addresses that
+				 * are no host addresses (r->dev_addr); the sim reaches the
+				 * buffer only through them */
 };
 
 /*

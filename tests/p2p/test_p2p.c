@@ -104,7 +104,7 @@ static void body_rounds(struct wrank *r)
 	}
 }
 
-static void run_rounds(int nranks, uint64_t len, uint32_t rounds, int scrub)
+static void run_rounds_cfg(int nranks, uint64_t len, uint32_t rounds, int scrub, int dev)
 {
 	struct world_cfg c;
 	struct rounds_arg a = { .len = len, .rounds = rounds, .scrub = scrub };
@@ -112,7 +112,27 @@ static void run_rounds(int nranks, uint64_t len, uint32_t rounds, int scrub)
 	world_cfg_default(&c);
 	c.nranks = nranks;
 	c.slot_bytes = len < 4096 ? 4096 : len;
+	c.dev_data = dev;
 	assert_int_equal(world_run(&c, body_rounds, &a), 0);
+}
+
+static void run_rounds(int nranks, uint64_t len, uint32_t rounds, int scrub)
+{
+	run_rounds_cfg(nranks, len, rounds, scrub, 0);
+}
+
+/* the same with every rank's data buffer in device memory behind DMA callbacks (the
+ * puts gathered from it and placed into it through them; docs/sim.md "Data in GPU
+ * memory") */
+static void test_put_signal_dev_2(void **s)
+{
+	static const uint64_t sizes[] = { 8, 4096, 64 << 10, 1 << 20 };
+	size_t i;
+
+	(void)s;
+	for (i = 0; i < DVX_ARRAY_SIZE(sizes); i++)
+		run_rounds_cfg(2, sizes[i], 3, 1, 1);
+	run_rounds_cfg(4, 4096, 2, 1, 1);
 }
 
 static void test_put_signal_sizes_2(void **s)
@@ -1145,6 +1165,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_put_signal_sizes_2),
+		cmocka_unit_test(test_put_signal_dev_2),
 		cmocka_unit_test(test_all_to_all_4),
 		cmocka_unit_test(test_all_to_all_8),
 		cmocka_unit_test(test_stress_1000),

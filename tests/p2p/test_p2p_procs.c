@@ -153,6 +153,28 @@ static void test_ring_4(void **s)
 	}
 }
 
+/* the ring with every rank's data buffer in device memory behind its own process's DMA
+ * callbacks: puts gathered and placed through them across the wire */
+static void test_ring_dev_2(void **s)
+{
+	static const uint64_t lens[] = { 8, 64 << 10 };
+	struct world_cfg c;
+	struct ring_arg a;
+	size_t i;
+
+	(void)s;
+	world_cfg_default(&c);
+	c.nranks = 2;
+	c.dev_data = 1;
+	if (!c.procs && world_mode(&c) == WORLD_THREADS)
+		c.procs = WORLD_FORK;
+	c.wire_retry_ns = RETRY_NS;
+	for (i = 0; i < DVX_ARRAY_SIZE(lens); i++) {
+		ring_all(&a, 2, lens[i], 3);
+		assert_int_equal(world_run(&c, body_ring, &a), 0);
+	}
+}
+
 /* drops and lost answers on both ends, then rank 0's link down and a recovery */
 static void body_faults(struct wrank *r)
 {
@@ -352,6 +374,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ring_4),
+		cmocka_unit_test(test_ring_dev_2),
 		cmocka_unit_test(test_faults_2),
 		cmocka_unit_test(test_victim_4),
 		cmocka_unit_test(test_soak_kill_4),
@@ -359,6 +382,7 @@ int main(int argc, char **argv)
 	};
 	const struct CMUnitTest forked[] = {
 		cmocka_unit_test(test_ring_4),
+		cmocka_unit_test(test_ring_dev_2),
 		cmocka_unit_test(test_faults_2),
 		cmocka_unit_test(test_victim_4),
 		cmocka_unit_test(test_soak_kill_4),
