@@ -1033,10 +1033,22 @@ static int exec_atomic(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp 
 	if (remote_buf(qp, peer, dvx_get_be32(w->b + 24), raddr, size, DVX_ACCESS_REMOTE_ATOMIC,
 		       &t, r) != X_DONE)
 		return X_ERR;
-	if (X_UNLIKELY(atomic_at(fab, &t, size, &o, &old)))
+	if (X_LIKELY(!t.dma))
+		old = atomic_apply(t.p, size, &o);
+	else if (atomic_at(fab, &t, size, &o, &old))
 		return dma_fail(r, 1);
-	if (has_res && X_UNLIKELY(atomic_result(fab, qp->nic, &res, size, old)))
-		return dma_fail(r, 0);
+	if (has_res) {
+		if (X_UNLIKELY(res.dma)) {
+			if (atomic_result(fab, qp->nic, &res, size, old))
+				return dma_fail(r, 0);
+		} else if (size == 4) {
+			dvx_put_be32(res.p, (uint32_t)old);
+		} else if (atomic_reply_host(qp->nic)) {
+			memcpy(res.p, &old, 8);
+		} else {
+			dvx_put_be64(res.p, old);
+		}
+	}
 	r->byte_cnt = size;
 	return X_DONE;
 }
@@ -1242,6 +1254,8 @@ static int exec_one(struct sim_fabric *fab, struct sim_qp *qp, struct sim_qp *pe
 
 static void wqe_done(struct sim_qp *qp, uint32_t nwqebb)
 {
+	if (X_UNLIKELY(qp->exec.dma_fail) && qp->exec.dma_fail_ci == qp->sq_ci)
+		qp->exec.dma_fail = 0;
 	qp->sq_ci += nwqebb;
 	qp->exec.ro_split = 0;
 	qp->exec.rnr_active = 0;

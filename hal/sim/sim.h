@@ -87,13 +87,13 @@ struct sim_mr {
 	uint64_t iova;
 	uint64_t len;
 	uint8_t *base;		/* NULL when @dma */
-	struct sim_dmabuf *dmabuf;	/* registered from a sim dma-buf, else NULL */
-	struct sim_pd *pd;
 	/* device memory reached through DMA callbacks (dvx_sim_dmabuf_export_dma()): every
 	 * byte the data path moves goes through @dma at device address @dptr + (addr -
-	 * iova); NULL for memory the sim addresses */
+	 * iova); NULL for memory the sim addresses (beside @base: one cache line) */
 	const struct dvx_sim_dma *dma;
 	uint64_t dptr;
+	struct sim_dmabuf *dmabuf;	/* registered from a sim dma-buf, else NULL */
+	struct sim_pd *pd;
 };
 
 /** a UAR page: the doorbell register is at page + reg_off, 8 bytes */

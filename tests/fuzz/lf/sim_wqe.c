@@ -13,7 +13,16 @@
  * with 16 KiB guard bands before, between and after them, and guard pages around the
  * umem. The keys of a fresh world are always the same: the seeds carry them.
  *
- * Feeds: byte 0 says how many receives to post (b % 8, each 256 bytes into MR A); then
+ * Device memory (byte 0 [4:3]): MR A (bit 3) and MR B (bit 4) can be MRs over a
+ * dvx_sim_dmabuf_export_dma() dma-buf instead, at the same iova, whose bytes the NIC
+ * reaches only through host-backed DMA callbacks at device addresses DEV_BASE + offset
+ * (0x300000000000, never mapped: a dereference by the sim faults) that copy from and to
+ * the same arena; byte 0 bit 5 makes every copy touching MR A's [0x1000, 0x1100) fail.
+ * The callbacks check each copy lies inside MR A or MR B and never writes MR B; after a
+ * round in which a copy failed (dma_errors grew) an error CQE must have come.
+ *
+ * Feeds: byte 0 says how many receives to post (b % 8, each 256 bytes into MR A) and
+ * where MR A and MR B live (above); then
  * up to 8 rounds, each a header byte ([3:0] WQEBBs - 1; bit 4: write this round's
  * wqe_index and QPN into its first ctrl segment, as a driver would) and that many
  * 64-byte WQEBBs of fuzzer bytes, copied into the send ring at the producer index
@@ -45,6 +54,7 @@
 #include "lf.h"
 
 #define DATA_BASE 0x200000000000ull
+#define DEV_BASE 0x300000000000ull	/* the dma-buf's device addresses: no mapping */
 #define SPAN (16u << 10)
 #define DATA_BYTES (5 * SPAN)	/* guard, A, guard, B, guard */
 #define MR_A (DATA_BASE + 1 * SPAN)
@@ -58,6 +68,11 @@
 static uint8_t *data;		/* DATA_BASE, mapped once */
 static uint8_t *qarea;		/* guard page, QMEM, guard page */
 
+/* byte 0's bits for where the MRs live */
+#define DEV_A 0x08u
+#define DEV_B 0x10u
+#define DEV_FAIL 0x20u
+
 struct world {
 	void *storage;
 	struct dvx_sim_fabric *fab;
@@ -66,7 +81,52 @@ struct world {
 	struct dvx_mr mra, mrb;
 	struct dvx_cq cq;
 	struct dvx_qp qp;
+	int fd;			/* the device dma-buf (-1: none) */
 };
+
+/* the device memory: the same arena as the host MRs, reached at DEV_BASE + offset */
+static struct {
+	uint32_t fail;		/* copies touching MR A's [0x1000, 0x1100) fail */
+} dev;
+
+static void dev_check(uint64_t a, uint64_t len, int write)
+{
+	uint64_t off = a - DEV_BASE;
+
+	LF_CHECK(len > 0 && a >= DEV_BASE && off < DATA_BYTES && len <= DATA_BYTES - off);
+	/* inside MR A or MR B, never a guard band; MR B is never written */
+	LF_CHECK((off >= SPAN && off + len <= 2 * SPAN) ||
+		 (!write && off >= 3 * SPAN && off + len <= 4 * SPAN));
+}
+
+static int dev_failing(uint64_t a, uint64_t len)
+{
+	uint64_t lo = DEV_BASE + SPAN + 0x1000;
+
+	return dev.fail && a < lo + 0x100 && a + len > lo;
+}
+
+static int dev_read(void *arg, void *dst, uint64_t src, uint64_t len)
+{
+	(void)arg;
+	dev_check(src, len, 0);
+	if (dev_failing(src, len))
+		return -EIO;
+	memcpy(dst, data + (src - DEV_BASE), len);
+	return 0;
+}
+
+static int dev_write(void *arg, uint64_t dst, const void *src, uint64_t len)
+{
+	(void)arg;
+	dev_check(dst, len, 1);
+	if (dev_failing(dst, len))
+		return -EIO;
+	memcpy(data + (dst - DEV_BASE), src, len);
+	return 0;
+}
+
+static const struct dvx_sim_dma dev_dma = { dev_read, dev_write, NULL };
 
 static uint8_t pattern_b(size_t i)
 {
@@ -110,7 +170,7 @@ static void check_memory(void)
 	guards(1);
 }
 
-static void world_init(struct world *w)
+static void world_init(struct world *w, unsigned mode)
 {
 	struct dvx_sim_fabric_cfg fc;
 	struct dvx_sim_nic_cfg nc;
@@ -123,6 +183,8 @@ static void world_init(struct world *w)
 	size_t len, i;
 
 	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+	dev.fail = (mode & DEV_FAIL) != 0;
 	guards(0);
 	memset(data, GUARD, DATA_BYTES);
 	for (i = 0; i < SPAN; i++)
@@ -158,14 +220,31 @@ static void world_init(struct world *w)
 	ua.len = QMEM;
 	ua.access = DVX_ACCESS_LOCAL_WRITE;
 	LF_CHECK(dvx_umem_reg(&w->nic, &ua, &w->umem) == 0);
+	if (mode & (DEV_A | DEV_B))
+		LF_CHECK(dvx_sim_dmabuf_export_dma(w->fab, DEV_BASE, DATA_BYTES, &dev_dma, &w->fd) ==
+			 0);
 	memset(&ma, 0, sizeof(ma));
 	ma.addr = (void *)(uintptr_t)MR_A;
 	ma.len = SPAN;
 	ma.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ |
 		    DVX_ACCESS_REMOTE_ATOMIC;
+	ma.dmabuf_fd = -1;
+	if (mode & DEV_A) {
+		ma.flags = DVX_MR_F_DMABUF;
+		ma.dmabuf_fd = w->fd;
+		ma.dmabuf_offset = MR_A - DATA_BASE;
+	}
 	LF_CHECK(dvx_mr_reg(&w->nic, &ma, &w->mra) == 0);
 	ma.addr = (void *)(uintptr_t)MR_B;
 	ma.access = DVX_ACCESS_REMOTE_READ;
+	ma.flags = 0;
+	ma.dmabuf_fd = -1;
+	ma.dmabuf_offset = 0;
+	if (mode & DEV_B) {
+		ma.flags = DVX_MR_F_DMABUF;
+		ma.dmabuf_fd = w->fd;
+		ma.dmabuf_offset = MR_B - DATA_BASE;
+	}
 	LF_CHECK(dvx_mr_reg(&w->nic, &ma, &w->mrb) == 0);
 
 	memset(&ca, 0, sizeof(ca));
@@ -203,6 +282,8 @@ static void world_fini(struct world *w)
 	LF_CHECK(dvx_cq_destroy(&w->cq) == 0);
 	LF_CHECK(dvx_mr_dereg(&w->mrb) == 0);
 	LF_CHECK(dvx_mr_dereg(&w->mra) == 0);
+	if (w->fd >= 0)
+		LF_CHECK(dvx_sim_dmabuf_release(w->fab, w->fd) == 0);
 	LF_CHECK(dvx_umem_dereg(&w->umem) == 0);
 	LF_CHECK(dvx_nic_close(&w->nic) == 0);
 	LF_CHECK(dvx_sim_get_stats(w->fab, &st) == 0);
@@ -227,6 +308,7 @@ struct tally {
 	uint64_t wqes;		/* WQE starts rung (upper bound on requester CQEs) */
 	uint64_t recvs;		/* receives posted */
 	uint64_t cqes;
+	uint64_t errors;	/* error CQEs */
 	uint16_t done;		/* the oldest WQEBB not yet seen completed */
 };
 
@@ -244,6 +326,7 @@ static void poll_all(struct world *w, struct tally *t)
 				 info.format == DVX_MLX5_CQE_FORMAT_COMPRESSED);
 			LF_CHECK(!info.is_error ||
 				 strcmp(dvx_mlx5_syndrome_name(info.syndrome), "UNKNOWN") != 0);
+			t->errors += info.is_error;
 			continue;
 		}
 		LF_CHECK(r == 1);
@@ -270,12 +353,14 @@ static void recover(struct world *w, struct tally *t)
 int LLVMFuzzerTestOneInput(const uint8_t *dp, size_t size)
 {
 	struct lf_in in = { dp, size };
-	struct tally t = { 0, 0, 0, 0, 0 };
-	unsigned nrecv = lf_u8(&in) % 8, round, i;
+	struct tally t = { 0, 0, 0, 0, 0, 0 };
+	unsigned b0 = lf_u8(&in), nrecv = b0 % 8, round, i;
+	struct dvx_sim_stats ss;
+	uint64_t dma_err = 0, errs;
 	struct world w;
 	uint32_t st;
 
-	world_init(&w);
+	world_init(&w, b0);
 	for (i = 0; i < nrecv; i++) {
 		struct dvx_mlx5_sge s = { MR_A + 256u * i, 256, w.mra.lkey };
 
@@ -320,10 +405,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *dp, size_t size)
 		}
 		t.posted += n;
 		t.wqes += n;	/* each WQEBB may start a WQE, as far as the NIC knows */
+		errs = t.errors;
 		dvx_mlx5_sq_ring_db(&w.qp.sq, &w.qp.sqc, w.qp.sqc.resv);
 		run_nic(&w);
 		poll_all(&w, &t);
 		check_memory();
+		/* a failed copy is an error completion, never a success */
+		LF_CHECK(dvx_sim_get_stats(w.fab, &ss) == 0);
+		LF_CHECK(ss.dma_errors == dma_err || t.errors > errs);
+		LF_CHECK(dev.fail || ss.dma_errors == 0);
+		dma_err = ss.dma_errors;
 		LF_CHECK(dvx_qp_query(&w.qp, NULL, &st) == 0);
 		if (lf_verbose())
 			fprintf(stderr, "sim-wqe: round %u: %llu CQEs so far, QP state %u\n", round,
@@ -353,12 +444,17 @@ static void write_seeds(void)
 	char name[48];
 	size_t len;
 
-	world_init(&w);
+	world_init(&w, 0);
 	a = w.mra.rkey;
 	b = w.mrb.rkey;
 	la = w.mra.lkey;
 	qpn = w.qp.qpn;
 	cqn = w.cq.mcq.cqn;
+	world_fini(&w);
+	/* the world with the MRs in device memory has the same keys and numbers */
+	world_init(&w, DEV_A | DEV_B);
+	LF_CHECK(w.mra.rkey == a && w.mrb.rkey == b && w.mra.lkey == la && w.qp.qpn == qpn &&
+		 w.cq.mcq.cqn == cqn);
 	world_fini(&w);
 	for (k = 0; k < sizeof(payload); k++)
 		payload[k] = (uint8_t)(0xc0 + k);
@@ -432,6 +528,16 @@ static void write_seeds(void)
 		len = 2 + (size_t)n * 64;
 		snprintf(name, sizeof(name), "builder-%02u", k);
 		lf_seed(name, buf, len);
+		/* the same with MR A and MR B in device memory (the keys are the same: the
+		 * MRs take the same slots), and with MR A's copies at 0x1000 failing */
+		buf[0] |= DEV_A | DEV_B;
+		snprintf(name, sizeof(name), "builder-dev-%02u", k);
+		lf_seed(name, buf, len);
+		if (k >= 1 && k <= 8) {
+			buf[0] |= DEV_FAIL;
+			snprintf(name, sizeof(name), "builder-devfail-%02u", k);
+			lf_seed(name, buf, len);
+		}
 	}
 }
 

@@ -20,6 +20,15 @@
  * again and answered again, never executed twice (100 fetch-adds add up exactly; a READ
  * replayed reads again); the set-up's errors (bad arguments, a rank that never comes:
  * -ETIMEDOUT).
+ *
+ * Data in device memory (test_dev_ops, test_dev_fail_*): each rank's MR over a
+ * dvx_sim_dmabuf_export_dma() dma-buf behind its own process's host-backed callbacks,
+ * at device addresses that are no host addresses and that only that rank's callbacks
+ * take (the requester gathers and scatters through its own, the responder places and
+ * reads through its own); every opcode between device and host memory both ways, a
+ * mixed gather list, and failed copies at either end (error completions with their
+ * syndromes, dma_errors counted where the copy failed, a WQE whose gather fails after
+ * others were sent ahead of it).
  */
 #include "../../lib/dvx_test.h"
 
@@ -35,6 +44,8 @@
 #include <dvx/nic/nic.h>
 #include <dvx/nic/post.h>
 #include <dvx/hal/sim.h>
+#include <dvx/mlx5/wqe.h>
+#include <sys/mman.h>
 
 #define MAXR 4
 #define DEPTH 64u
@@ -69,8 +80,47 @@ struct rinfo {
 	struct dvx_qp_conn conn[MAXR];	/* [j]: its QP towards rank j */
 	uint64_t addr;
 	uint32_t rkey;
-	uint32_t rsvd;
+	uint32_t drkey;		/* its MR over device memory (opts.dev) */
+	uint64_t daddr;
 };
+
+/* this process's "device" (opts.dev): an arena behind DMA callbacks, at device
+ * addresses DEV_BASE(rank) + offset that only this rank's callbacks take */
+#define DEV_LEN (1u << 20)
+#define DEV_BASE(r) (0x7e0000000000ull + (uint64_t)(r) * 0x10000000ull)
+static struct {
+	uint8_t *arena;
+	void *guard;
+	uint64_t base;
+	uint64_t fail_lo, fail_hi;	/* a copy touching [lo, hi) fails */
+} DV;
+
+static int dv_ok(uint64_t a, uint64_t len)
+{
+	return a >= DV.base && a - DV.base <= DEV_LEN && len <= DEV_LEN - (a - DV.base);
+}
+
+static int dv_read(void *arg, void *dst, uint64_t src, uint64_t len)
+{
+	if (arg != &DV || !len || !dv_ok(src, len))
+		return -EFAULT;
+	if (src < DV.fail_hi && src + len > DV.fail_lo)
+		return -EIO;
+	memcpy(dst, DV.arena + (src - DV.base), len);
+	return 0;
+}
+
+static int dv_write(void *arg, uint64_t dst, const void *src, uint64_t len)
+{
+	if (arg != &DV || !len || !dv_ok(dst, len))
+		return -EFAULT;
+	if (dst < DV.fail_hi && dst + len > DV.fail_lo)
+		return -EIO;
+	memcpy(DV.arena + (dst - DV.base), src, len);
+	return 0;
+}
+
+static const struct dvx_sim_dma dv_dma = { dv_read, dv_write, &DV };
 
 /* one rank's world, in its own process */
 static struct {
@@ -81,6 +131,8 @@ static struct {
 	struct dvx_nic nic;
 	struct dvx_umem umem;
 	struct dvx_mr mr;
+	struct dvx_mr dmr;	/* opts.dev: over this process's device memory */
+	int dfd;
 	struct dvx_cq cq;	/* send completions */
 	struct dvx_cq rcq;	/* receive completions */
 	struct dvx_qp qp[MAXR];
@@ -99,6 +151,9 @@ struct opts {
 	uint32_t window_n;	/* do_window: WQEs posted */
 	uint8_t join;		/* every rank joins every other on demand, by address string
 				 * (dvx_sim_wire_connect_peer(), all joins crossing) */
+	uint8_t dev;		/* an MR over device memory behind DMA callbacks (DV) */
+	uint8_t rq_sge;		/* receive scatter entries (0: 1) */
+	uint8_t fail;		/* do_dev_fail: which copy fails */
 };
 
 static int wait_cq(struct dvx_cq *cq, struct dvx_wc *wc)
@@ -246,6 +301,26 @@ static int world_objs(const struct opts *o)
 		    DVX_ACCESS_REMOTE_ATOMIC;
 	ma.dmabuf_fd = -1;
 	CHECK_RET(dvx_mr_reg(&P.nic, &ma, &P.mr), 0);
+	if (o->dev) {
+		memset(&DV, 0, sizeof(DV));
+		DV.base = DEV_BASE(P.rank);
+		DV.arena = aligned_alloc(4096, DEV_LEN);
+		CHECK(DV.arena);
+		memset(DV.arena, 0, DEV_LEN);
+		/* the device addresses fault here, where the range is free */
+		DV.guard = mmap((void *)(uintptr_t)DV.base, DEV_LEN, PROT_NONE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (DV.guard == MAP_FAILED)
+			DV.guard = NULL;
+		CHECK_RET(dvx_sim_dmabuf_export_dma(P.fab, DV.base, DEV_LEN, &dv_dma, &P.dfd), 0);
+		ma.addr = (void *)(uintptr_t)DV.base;
+		ma.len = DEV_LEN;
+		ma.flags = DVX_MR_F_DMABUF;
+		ma.dmabuf_fd = P.dfd;
+		CHECK_RET(dvx_mr_reg(&P.nic, &ma, &P.dmr), 0);
+		P.info[P.rank].daddr = DV.base;
+		P.info[P.rank].drkey = P.dmr.rkey;
+	}
 	memset(&ca, 0, sizeof(ca));
 	ca.depth = 4 * DEPTH;
 	ca.ring_umem = &P.umem;
@@ -265,7 +340,7 @@ static int world_objs(const struct opts *o)
 		qa.sq_wr_ids = P.wr_ids[j][0];
 		if (o->rq) {
 			qa.rq_depth = DEPTH;
-			qa.rq_max_sge = 1;
+			qa.rq_max_sge = o->rq_sge ? o->rq_sge : 1;
 			qa.recv_cq = &P.rcq;
 			qa.rq_wr_ids = P.wr_ids[j][1];
 		}
@@ -304,12 +379,22 @@ static void world_fini(void)
 			dvx_qp_destroy(&P.qp[j]);
 	dvx_cq_destroy(&P.rcq);
 	dvx_cq_destroy(&P.cq);
+	if (P.dmr.lkey) {
+		dvx_mr_dereg(&P.dmr);
+		dvx_sim_dmabuf_release(P.fab, P.dfd);
+	}
 	dvx_mr_dereg(&P.mr);
 	dvx_umem_dereg(&P.umem);
 	dvx_nic_close(&P.nic);
 	dvx_bootstrap_fini(&P.bs);
 	dvx_sim_stop(P.fab);
 	dvx_sim_fini(P.fab);
+	if (DV.arena) {
+		if (DV.guard)
+			munmap(DV.guard, DEV_LEN);
+		free(DV.arena);
+		memset(&DV, 0, sizeof(DV));
+	}
 }
 
 typedef int (*case_fn)(const struct opts *o);
@@ -424,6 +509,230 @@ static int do_ops(const struct opts *o)
 	for (i = 0; i < 3000; i++)
 		CHECK(P.data[(1536u << 10) + 4096 + i] == pat(peer, 1000 + i));
 	return 0;
+}
+
+/* ---- data in device memory ------------------------------------------------------ */
+
+#define DA(off) (DV.base + (off))		/* this rank's device address */
+#define DM(off) (DV.arena + (off))		/* its bytes, as the device sees them */
+
+static uint64_t dma_errors_here(void)
+{
+	struct dvx_sim_stats st;
+
+	if (dvx_sim_get_stats(P.fab, &st))
+		return ~0ull;
+	return st.dma_errors;
+}
+
+/*
+ * Every opcode with device memory at both ends, both ranks at once: WRITEs device to
+ * device (8 B, 4 KiB, 200 KiB), host to device, device to host; fetch-adds and a
+ * compare-swap on a device word with results in device memory; WRITE_IMM and a SEND of
+ * a mixed gather list into a mixed receive (device, host, device); READs of the peer's
+ * device memory into device and host memory. Each rank checks its own memory.
+ */
+static int do_dev_ops(const struct opts *o)
+{
+	static const uint32_t lens[] = { 8, 4096, 200u << 10 };
+	int peer = 1 - P.rank;
+	struct dvx_qp *qp = &P.qp[peer];
+	uint64_t rd = P.info[peer].daddr, rh = P.info[peer].addr, v;
+	uint32_t rdk = P.info[peer].drkey, rhk = P.info[peer].rkey;
+	uint32_t dl = P.dmr.lkey, hl = P.mr.lkey, k;
+	const uint32_t S = 0xc0000;		/* device sources at [768K, 1M) */
+	struct dvx_mlx5_sge g[3] = {
+		{ DA(S + 100), 1000, dl },
+		{ (uintptr_t)P.data + SRC + 5000, 2000, hl },
+		{ DA(S + 9000), 500, dl },
+	};
+	struct dvx_mlx5_sge rs[3] = {
+		{ DA(0x70000), 300, dl },
+		{ (uintptr_t)P.data + (1700u << 10), 2000, hl },
+		{ DA(0x71000), 4000, dl },
+	};
+	struct dvx_wc wc;
+	uint64_t t = 0;
+	size_t i, off = 0;
+
+	(void)o;
+	for (i = 0; i < DEV_LEN - S; i++)
+		*DM(S + i) = pat(P.rank, i);
+	for (i = 0; i < SRC; i++)
+		P.data[SRC + i] = pat(P.rank + 2, i);
+	/* this rank's receives: the WRITE_IMM's, then the SEND's mixed list */
+	CHECK_RET(dvx_qp_post_recv(qp, 100, 0, 0, 0, 0), 0);
+	CHECK(dvx_mlx5_rq_post(&qp->rq, rs, 3) >= 0);
+	dvx_mlx5_rq_ring(&qp->rq);
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	/* device -> the peer's device at [0, 204K + 8) */
+	for (k = 0; k < 3; k++) {
+		CHECK_RET(dvx_qp_post_write(qp, k, DA(S + off), dl, lens[k], rd + off, rdk,
+					    DVX_POST_SIGNALED), 0);
+		off += lens[k];
+	}
+	/* host -> the peer's device at 0x60000; device -> the peer's host at 0 */
+	CHECK_RET(dvx_qp_post_write(qp, 3, (uintptr_t)P.data + SRC, hl, 3000, rd + 0x60000, rdk,
+				    DVX_POST_SIGNALED), 0);
+	CHECK_RET(dvx_qp_post_write(qp, 4, DA(S + 7), dl, 5000, rh, rhk, DVX_POST_SIGNALED), 0);
+	for (k = 0; k < 5; k++) {
+		CHECK_RET(wait_wc(&wc), 0);
+		CHECK(wc.wr_id == k && wc.opcode == DVX_WC_RDMA_WRITE);
+	}
+	/* atomics on the peer's device word at 0x68000, results in this device */
+	for (k = 0; k < 10; k++) {
+		CHECK_RET(dvx_qp_post_fetch_add(qp, 10 + k, rd + 0x68000, rdk, 3, DA(0x68008), dl,
+						DVX_POST_SIGNALED), 0);
+		CHECK_RET(wait_wc(&wc), 0);
+		memcpy(&v, DM(0x68008), 8);
+		CHECK(wc.opcode == DVX_WC_FETCH_ADD && v == 3u * k);
+	}
+	CHECK_RET(dvx_qp_post_comp_swap(qp, 30, &(struct dvx_mlx5_raddr){ rd + 0x68000, rdk }, 30,
+					0x5eed, DA(0x68010), dl, DVX_POST_SIGNALED), 0);
+	CHECK_RET(wait_wc(&wc), 0);
+	memcpy(&v, DM(0x68010), 8);
+	CHECK(v == 30);
+	/* WRITE_IMM device -> device, and the mixed SEND into the peer's mixed receive */
+	CHECK_RET(dvx_qp_post_write_imm(qp, 40, &(struct dvx_mlx5_sge){ DA(S + 3), 512, dl },
+					&(struct dvx_mlx5_raddr){ rd + 0x6a000, rdk }, 0xabcd,
+					DVX_POST_SIGNALED), 0);
+	CHECK_RET(dvx_post_claim(qp, 1, &t), 0);
+	CHECK_RET(dvx_post_done(qp, t,
+				dvx_mlx5_wqe_send_sgl(&qp->sq.wq, (uint32_t)t, DVX_MLX5_OPCODE_SEND,
+						      DVX_MLX5_WQE_CTRL_CQ_UPDATE, 0, g, 3),
+				41, DVX_POST_SIGNALED), 0);
+	for (k = 0; k < 2; k++) {
+		CHECK_RET(wait_wc(&wc), 0);
+		CHECK(wc.wr_id == 40 + k);
+	}
+	CHECK_RET(wait_cq(&P.rcq, &wc), 0);
+	CHECK(wc.opcode == DVX_WC_RECV_RDMA_WITH_IMM && wc.imm == 0xabcd && wc.byte_len == 512);
+	CHECK_RET(wait_cq(&P.rcq, &wc), 0);
+	CHECK(wc.opcode == DVX_WC_RECV && wc.byte_len == 3500);
+	/* READ back the peer's device bytes this rank wrote there, into device and host */
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	CHECK_RET(dvx_qp_post_read(qp, 50, DA(0x40000), dl, 4096, rd + 8, rdk, DVX_POST_SIGNALED),
+		  0);
+	CHECK_RET(dvx_qp_post_read(qp, 51, (uintptr_t)P.data + (1400u << 10), hl, 70000,
+				   rd + 4104, rdk, DVX_POST_SIGNALED), 0);
+	for (k = 0; k < 2; k++) {
+		CHECK_RET(wait_wc(&wc), 0);
+		CHECK(wc.wr_id == 50 + k && wc.opcode == DVX_WC_RDMA_READ);
+	}
+	for (i = 0; i < 4096; i++)
+		CHECK(*DM(0x40000 + i) == pat(P.rank, 8 + i));
+	for (i = 0; i < 70000; i++)
+		CHECK(P.data[(1400u << 10) + i] == pat(P.rank, 4104 + i));
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	/* what the peer did to this process's memory */
+	for (i = 0; i < off; i++)
+		CHECK(*DM(i) == pat(peer, i));
+	CHECK(*DM(off) == 0);
+	for (i = 0; i < 3000; i++)
+		CHECK(*DM(0x60000 + i) == pat(peer + 2, i));
+	for (i = 0; i < 5000; i++)
+		CHECK(P.data[i] == pat(peer, 7 + i));
+	memcpy(&v, DM(0x68000), 8);
+	CHECK(v == 0x5eed);
+	for (i = 0; i < 512; i++)
+		CHECK(*DM(0x6a000 + i) == pat(peer, 3 + i));
+	{
+		uint8_t m[3500];
+
+		for (i = 0; i < 1000; i++)
+			m[i] = pat(peer, 100 + i);
+		for (i = 0; i < 2000; i++)
+			m[1000 + i] = pat(peer + 2, 5000 + i);
+		for (i = 0; i < 500; i++)
+			m[3000 + i] = pat(peer, 9000 + i);
+		CHECK(memcmp(DM(0x70000), m, 300) == 0);
+		CHECK(memcmp(P.data + (1700u << 10), m + 300, 2000) == 0);
+		CHECK(memcmp(DM(0x71000), m + 2300, 1200) == 0);
+		CHECK(*DM(0x71000 + 1200) == 0);
+	}
+	CHECK(dma_errors_here() == 0);
+	return 0;
+}
+
+/*
+ * A copy that fails (opts.fail), at the rank that owns the memory:
+ * 1: rank 1 WRITEs into rank 0's failing device memory: REMOTE_ACCESS_ERR (0x2a) at
+ *    rank 1, rank 0's QP in ERR, the error counted at rank 0;
+ * 2: rank 0 posts four WRITEs at once, the third gathering from its failing device
+ *    memory: the first two complete, the third fails LOCAL_PROT_ERR (0x16), the fourth
+ *    is flushed, rank 1's QP stays in RTS;
+ * 3: rank 1 READs rank 0's failing device memory: REMOTE_ACCESS_ERR, rank 0 in ERR;
+ * 4: rank 0 READs into its failing device memory: LOCAL_PROT_ERR;
+ * 5: rank 1's fetch-add on rank 0's failing device word: REMOTE_ACCESS_ERR.
+ */
+static int do_dev_fail(const struct opts *o)
+{
+	struct dvx_wc wc;
+	uint32_t st = 0, k;
+	uint64_t rd = P.info[1 - P.rank].daddr;
+	uint32_t rdk = P.info[1 - P.rank].drkey;
+	int victim = o->fail == 2 || o->fail == 4 ? 0 : 1;	/* who posts */
+
+	if (P.rank == 0) {
+		DV.fail_lo = DA(0x10000);
+		DV.fail_hi = DA(0x10008);
+	}
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	if (P.rank == victim) {
+		struct dvx_qp *qp = &P.qp[1 - P.rank];
+
+		switch (o->fail) {
+		case 1:
+			CHECK_RET(dvx_qp_post_write(qp, 1, DA(0), P.dmr.lkey, 4096, rd + 0xf800,
+						    rdk, DVX_POST_SIGNALED), 0);
+			break;
+		case 2:
+			for (k = 0; k < 4; k++)
+				CHECK_RET(dvx_qp_post_write(qp, 1 + k,
+							    DA(k == 2 ? 0x10000 : 0x100 * k),
+							    P.dmr.lkey, 64, rd + 0x100 * k, rdk,
+							    DVX_POST_SIGNALED |
+							    (k < 3 ? DVX_POST_MORE : 0)), 0);
+			for (k = 0; k < 2; k++) {
+				CHECK_RET(wait_wc(&wc), 0);
+				CHECK(wc.wr_id == 1 + k);
+			}
+			break;
+		case 3:
+			CHECK_RET(dvx_qp_post_read(qp, 1, DA(0), P.dmr.lkey, 100, rd + 0x10004,
+						   rdk, DVX_POST_SIGNALED), 0);
+			break;
+		case 4:
+			CHECK_RET(dvx_qp_post_read(qp, 1, DA(0x10000), P.dmr.lkey, 100, rd, rdk,
+						   DVX_POST_SIGNALED), 0);
+			break;
+		case 5:
+			CHECK_RET(dvx_qp_post_fetch_add(qp, 1, rd + 0x10000, rdk, 1, DA(0),
+							P.dmr.lkey, DVX_POST_SIGNALED), 0);
+			break;
+		}
+		CHECK(wait_wc(&wc) < 0);
+		CHECK(wc.wr_id == (o->fail == 2 ? 3u : 1u));
+		if (victim == 0) {
+			CHECK(wc.syndrome == 0x04 && wc.vendor_syndrome == 0x16);
+		} else {
+			CHECK(wc.syndrome == 0x13 && wc.vendor_syndrome == 0x2a);
+		}
+		if (o->fail == 2) {
+			CHECK(wait_wc(&wc) < 0);
+			CHECK(wc.wr_id == 4 && wc.syndrome == 0x05);
+		}
+	}
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	if (P.rank == 0)
+		CHECK(dma_errors_here() >= 1);
+	else
+		CHECK(dma_errors_here() == 0);
+	if (P.rank != victim) {
+		CHECK_RET(dvx_qp_query(&P.qp[1 - P.rank], NULL, &st), 0);
+		CHECK(st == (victim == 1 ? DVX_MLX5_QP_STATE_ERR : DVX_MLX5_QP_STATE_RTS));
+	}
+	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
 }
 
 /* above the wire's largest message: refused before it leaves (LOCAL_LENGTH_ERR) */
@@ -773,6 +1082,45 @@ static void test_ops(void **state)
 	struct opts o = { .rnr_retry = 7, .rq = 1 };
 
 	run_ranks(2, do_ops, &o);
+}
+
+static void test_dev_ops(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .rq = 1, .dev = 1, .rq_sge = 4 };
+
+	run_ranks(2, do_dev_ops, &o);
+}
+
+static void run_dev_fail(int fail)
+{
+	struct opts o = { .rnr_retry = 7, .dev = 1, .fail = (uint8_t)fail };
+
+	run_ranks(2, do_dev_fail, &o);
+}
+
+static void test_dev_fail_place(void **state)
+{
+	run_dev_fail(1);
+}
+
+static void test_dev_fail_gather_ahead(void **state)
+{
+	run_dev_fail(2);
+}
+
+static void test_dev_fail_read_source(void **state)
+{
+	run_dev_fail(3);
+}
+
+static void test_dev_fail_read_scatter(void **state)
+{
+	run_dev_fail(4);
+}
+
+static void test_dev_fail_atomic(void **state)
+{
+	run_dev_fail(5);
 }
 
 static void test_ops_tcp(void **state)
@@ -1133,6 +1481,12 @@ int main(void)
 		cmocka_unit_test(test_setup),
 		cmocka_unit_test(test_ops),
 		cmocka_unit_test(test_ops_tcp),
+		cmocka_unit_test(test_dev_ops),
+		cmocka_unit_test(test_dev_fail_place),
+		cmocka_unit_test(test_dev_fail_gather_ahead),
+		cmocka_unit_test(test_dev_fail_read_source),
+		cmocka_unit_test(test_dev_fail_read_scatter),
+		cmocka_unit_test(test_dev_fail_atomic),
 		cmocka_unit_test(test_ops_join),
 		cmocka_unit_test(test_ops_join_tcp),
 		cmocka_unit_test(test_join3),
