@@ -318,6 +318,7 @@ int main(int argc, char **argv)
 	unsigned cnt = 0;
 	int i;
 
+	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);	/* the NIC's copy streams: gpu_dma.h */
 	quick = argc > 1 && !strcmp(argv[1], "--quick");
 	if (!dvx_hal_cuda() || !dvx_fatbin_bench_win_ib_bench_len ||
 	    dvx_gpu_count(dvx_hal_cuda(), &cnt) || !cnt) {

@@ -729,6 +729,9 @@ int main(void)
 	const char *req = getenv("DVX_GPU_REQUIRED");
 	int rc;
 
+	/* before CUDA starts: rank streams and the software NIC's copy streams each on a
+	 * hardware queue of their own (gpu_dma.h, docs/win.md) */
+	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
 	quick = q && *q == '1';
 	sanitizer = getenv("DVX_GPU_SANITIZER") && *getenv("DVX_GPU_SANITIZER") == '1';
 	if (!dvx_hal_cuda() || !dvx_fatbin_tests_gpu_win_kernels_len) {

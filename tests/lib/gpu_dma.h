@@ -10,6 +10,15 @@
  * GPU memory as they would on a ConnectX. A GPU opened on dvx_gdma_hal() is otherwise
  * the CUDA backend's; descriptors close through the fabric's hal (a fake dma-buf closes
  * as a dma-buf does).
+ *
+ * The copies wait for nothing but themselves, as long as their stream has a hardware
+ * queue of its own: with CUDA's default of 8 (CUDA_DEVICE_MAX_CONNECTIONS) a stream can
+ * share one with a stream whose kernel spins for the NIC, and the copy then waits behind
+ * that kernel until it times out. A program that uses this sets the variable above its
+ * streams' count before CUDA starts (the GPU tests and win-ib-bench set 32). Seen, and
+ * taken to be this: with the default, gpu-p2p-test's GPU-data case on one GPU timed out
+ * in 2 runs of 3, its counters kernel waiting 20 s for counters that were all raised
+ * once it had given up (the setting itself is not yet run on a GPU: bench/RESULTS.md).
  */
 #ifndef DVX_TEST_GPU_DMA_H
 #define DVX_TEST_GPU_DMA_H
