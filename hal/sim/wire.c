@@ -1143,6 +1143,17 @@ static int wire_room(struct sim_fabric *fab, uint32_t rank, uint64_t payload)
 	return p->up && tx_free(w, p) >= SIM_WIRE_HDR + payload;
 }
 
+/* whether a frame's pieces include device memory (read through DMA callbacks) */
+static bool segs_dma(const struct sim_wseg *seg, unsigned nseg)
+{
+	unsigned i;
+
+	for (i = 0; i < nseg; i++)
+		if (seg[i].dma)
+			return true;
+	return false;
+}
+
 static int wire_send(struct sim_fabric *fab, uint32_t rank, const struct sim_wire_frame *f,
 		      const struct sim_wseg *seg, unsigned nseg, int reserve)
 {
@@ -1162,12 +1173,13 @@ static int wire_send(struct sim_fabric *fab, uint32_t rank, const struct sim_wir
 		if (tx_free(w, p) < need + (reserve ? SIM_WIRE_HDR + (uint64_t)w->cfg.max_msg : 0))
 			return p->up ? -EAGAIN : -ENOTCONN;
 	}
-	if (p->ring && p->tx_head == p->tx_tail) {
+	if (p->ring && p->tx_head == p->tx_tail && !segs_dma(seg, nseg)) {
 		uint64_t room;
 		uint8_t h[SIM_WIRE_HDR];
 
 		/* straight into the ring when nothing waits before it (one copy fewer);
-		 * published at the end of the pass */
+		 * published at the end of the pass. Not for data in device memory: that
+		 * is read through its DMA callbacks into the frame below */
 		if (!dvx_sim_ring_room(&p->rtx, &room) && room >= need) {
 			frame_put(h, f);
 			(void)dvx_sim_ring_write(&p->rtx, h, SIM_WIRE_HDR);
