@@ -13,7 +13,10 @@
  * with 16 KiB guard bands before, between and after them, and guard pages around the
  * umem. The keys of a fresh world are always the same: the seeds carry them.
  *
- * Feeds: byte 0 says how many receives to post (b % 8, each 256 bytes into MR A); then
+ * Feeds: byte 0: [2:0] how many receives to post (each 256 bytes into MR A), [3] the
+ * software NIC's seeded reorder mode on (docs/sim-datapath.md "Reorder mode": chunked
+ * placement, early gathers before READ/atomic responses unless fenced, counted) with
+ * seed [7:4] + 1, so every input is one deterministic run and both modes are explored; then
  * up to 8 rounds, each a header byte ([3:0] WQEBBs - 1; bit 4: write this round's
  * wqe_index and QPN into its first ctrl segment, as a driver would) and that many
  * 64-byte WQEBBs of fuzzer bytes, copied into the send ring at the producer index
@@ -110,7 +113,7 @@ static void check_memory(void)
 	guards(1);
 }
 
-static void world_init(struct world *w)
+static void world_init(struct world *w, unsigned b0)
 {
 	struct dvx_sim_fabric_cfg fc;
 	struct dvx_sim_nic_cfg nc;
@@ -143,6 +146,8 @@ static void world_init(struct world *w)
 	fc.max_dmabufs = 1;
 	fc.max_gpus = 0;
 	fc.max_gpu_mems = 0;
+	fc.reorder = (b0 >> 3) & 1;
+	fc.reorder_seed = (b0 >> 4) + 1;
 	len = dvx_sim_fabric_mem_size(&fc);
 	w->storage = malloc(len);
 	LF_CHECK(w->storage != NULL);
@@ -271,11 +276,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *dp, size_t size)
 {
 	struct lf_in in = { dp, size };
 	struct tally t = { 0, 0, 0, 0, 0 };
-	unsigned nrecv = lf_u8(&in) % 8, round, i;
+	unsigned b0 = lf_u8(&in), nrecv = b0 & 7, round, i;
 	struct world w;
 	uint32_t st;
 
-	world_init(&w);
+	world_init(&w, b0);
 	for (i = 0; i < nrecv; i++) {
 		struct dvx_mlx5_sge s = { MR_A + 256u * i, 256, w.mra.lkey };
 
@@ -353,7 +358,7 @@ static void write_seeds(void)
 	char name[48];
 	size_t len;
 
-	world_init(&w);
+	world_init(&w, 0);
 	a = w.mra.rkey;
 	b = w.mrb.rkey;
 	la = w.mra.lkey;
@@ -431,6 +436,32 @@ static void write_seeds(void)
 		memcpy(buf + 2, ring, (size_t)n * 64);
 		len = 2 + (size_t)n * 64;
 		snprintf(name, sizeof(name), "builder-%02u", k);
+		lf_seed(name, buf, len);
+	}
+	/* reorder mode: a READ into a buffer the next WRITE sends, unfenced and fenced
+	 * (the early gather may send the old bytes only without the fence), and a 4 KiB
+	 * WRITE placed in chunks */
+	for (k = 0; k < 3; k++) {
+		uint8_t fence = k == 1 ? DVX_MLX5_WQE_CTRL_FM(DVX_MLX5_FM_FENCE) : 0;
+		int n;
+
+		memset(ring, 0, sizeof(ring));
+		LF_CHECK(dvx_mlx5_wq_init(&wq, ring, SQ_DEPTH, qpn, 128) == 0);
+		if (k < 2) {
+			LF_CHECK(dvx_mlx5_wqe_rdma_read(&wq, 0, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
+							MR_A + 0x100, a, MR_A + 0x1000, la, 64) == 1);
+			n = 1 + dvx_mlx5_wqe_rdma_write(&wq, 1, DVX_MLX5_WQE_CTRL_CQ_UPDATE | fence,
+							MR_A + 0x2000, a, MR_A + 0x1000, la, 64);
+		} else {
+			n = dvx_mlx5_wqe_rdma_write(&wq, 0, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
+						    MR_A + 0x2000, a, MR_A, la, 4096);
+		}
+		LF_CHECK(n >= 1);
+		buf[0] = (uint8_t)(0x08 | (k << 4));
+		buf[1] = (uint8_t)(n - 1);
+		memcpy(buf + 2, ring, (size_t)n * 64);
+		len = 2 + (size_t)n * 64;
+		snprintf(name, sizeof(name), "reorder-%02u", k);
 		lf_seed(name, buf, len);
 	}
 }
