@@ -537,7 +537,10 @@ int dvx_ht_chan_drained(struct dvx_ht_ib_state *st, struct ht_chan *c)
  */
 uint64_t dvx_ht_chan_clear(struct dvx_ht_ib_state *st, struct ht_chan *c)
 {
-	uint64_t dropped = c->rx_arrived - (st->cfg.mode == DVX_HT_CB ? c->rx_matched : c->rx_done);
+	/* zero-copy: the receives the failure completed count in rx_done too, and there
+	 * were such only while no notification waited */
+	uint64_t taken = st->cfg.mode == DVX_HT_CB ? c->rx_matched : c->rx_done;
+	uint64_t dropped = c->rx_arrived > taken ? c->rx_arrived - taken : 0;
 
 	c->tx_issued = c->tx_posted = c->tx_freed = 0;
 	c->tx_busy = 0;

@@ -145,7 +145,7 @@ static void stats(int a, uint64_t *rec, uint64_t *dropped)
 static void mid_transfer(uint32_t mode, uint32_t nch, const struct dvx_sim_faults *f)
 {
 	static struct hw_side tx, rx;
-	uint64_t size = 4 * MIB - 7, end, rec, rec1;
+	uint64_t size = 4 * MIB - 7, end, rec, rec1, dropped;
 	int faulted = 0;
 
 	up(mode, nch);
@@ -178,8 +178,10 @@ static void mid_transfer(uint32_t mode, uint32_t nch, const struct dvx_sim_fault
 	/* every request issued before the recovery is done, with its result */
 	assert_true(side_idle(&tx));
 	assert_true(side_idle(&rx));
-	stats(0, &rec, NULL);
-	stats(1, &rec1, NULL);
+	stats(0, &rec, &dropped);
+	assert_true(dropped <= 512 * nch);	/* at most what the receive rings held */
+	stats(1, &rec1, &dropped);
+	assert_true(dropped <= 512 * nch);
 	assert_true(rec >= 1 && rec <= nch);
 	assert_int_equal(rec, rec1);
 	check();
