@@ -19,7 +19,8 @@
 #   make soak                 the long soak: SOAK_OPS (10^7) operations with random faults,
 #                             8 ranks, strict, overlapping faults (tests/soak, SOAK_SEED=)
 #   make soak-procs           P2P, messaging and the host transport together as processes
-#                             on the wire: SOAK_OPS operations, faults, a rank killed
+#                             on the wire: SOAK_OPS operations, faults, a rank killed,
+#                             reorder mode with a random seed (SOAK_REORDER=)
 #                             (tests/soak/test_soak_procs.c; short in make check)
 #   make fuzz                 coverage-guided libFuzzer harnesses (tests/fuzz/lf/, clang,
 #                             build folder $(O)-fuzz): replay tests/fuzz/regress, fuzz each
@@ -421,7 +422,7 @@ $(objtree)/dvx-test.pc: $(srctree)/scripts/gen-pc.sh $(srctree)/include/dvx/vers
 # the clear-to-send bug (msg-ranks-test, msg-edges-test; docs/testing.md)
 reorder-tests := p2p-test p2p-procs-test win-test msg-test msg-ranks-test msg-model-test \
 	msg-edges-test msg-procs-test ht-test ht-cb-test ht-cache-test ht-fault-test \
-	ht-procs-test mp-e2e-test soak-test fuzz-test
+	ht-recover-test ht-procs-test mp-e2e-test soak-test soak-procs-test fuzz-test
 REORDER_SEEDS ?= 1 4
 
 # (the reorder passes first, so the run ends with the whole suite's summary)
@@ -460,10 +461,13 @@ soak: $(objtree)/tests/soak-test
 
 # the process soak (tests/soak/test_soak_procs.c): P2P, messaging and the host transport
 # together, SOAK_PROCS_RANKS ranks as processes on the wire, >= SOAK_OPS operations with
-# faults, the last rank killed at the end
+# faults, the last rank killed at the end; in the reorder mode with a random seed, as
+# make soak (SOAK_REORDER=<seed> replays one, SOAK_REORDER=0 runs in order)
 SOAK_PROCS_RANKS ?= 4
 soak-procs: $(objtree)/tests/soak-procs-test
-	$(Q)DVX_SOAK_OPS=$(SOAK_OPS) DVX_SOAK_RANKS=$(SOAK_PROCS_RANKS) \
+	$(Q)r='$(SOAK_REORDER)'; [ -n "$$r" ] || r=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' '); \
+	echo "soak-procs: DVX_SIM_REORDER=$$r"; \
+	DVX_SIM_REORDER=$$r DVX_SOAK_OPS=$(SOAK_OPS) DVX_SOAK_RANKS=$(SOAK_PROCS_RANKS) \
 		$(objtree)/tests/soak-procs-test
 
 # coverage-guided fuzzing with libFuzzer (scripts/fuzz.sh; build folder $(O)-fuzz)

@@ -150,6 +150,15 @@ int dvx_ht_progress(struct dvx_ht *t)
 	return t->ops->progress(t);
 }
 
+int dvx_ht_recover(struct dvx_ht *t, uint32_t channel, uint64_t timeout_ns)
+{
+	if (!ht_valid(t) || channel >= t->nchannels)
+		return -EINVAL;
+	if (!t->ops->recover)
+		return -EOPNOTSUPP;
+	return t->ops->recover(t, channel, timeout_ns);
+}
+
 int dvx_ht_connected(const struct dvx_ht *t)
 {
 	return ht_valid(t) && t->ops->connected(t);

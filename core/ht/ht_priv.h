@@ -73,6 +73,33 @@ struct ht_hello {
 };
 DVX_ASSERT_SIZE(struct ht_hello, DVX_HT_HELLO_BYTES);
 
+/*
+ * Recovery of a channel (ib_rec.c), on the handshake's tag once connected (nothing
+ * else reads it then), DVX_HT_HELLO_BYTES little-endian. Every dvx_ht_recover() call
+ * is an attempt with its own number (@att); HELLO opens it, ACK answers a HELLO
+ * (@echo: the attempt acknowledged) with the sender's attempt and whether its end of
+ * the channel failed (@failed, @err), QUIET (drained) and READY (reset, receives
+ * posted) name the pair (@att: the sender's, @echo: the receiver's). Messages of an
+ * attempt that timed out never match a later pair and are read past.
+ */
+#define HT_REC_MAGIC 0x52485644u	/* "DVHR" */
+#define HT_REC_VERSION 1
+
+enum ht_rec_kind { HT_REC_HELLO = 1, HT_REC_ACK, HT_REC_QUIET, HT_REC_READY };
+
+struct ht_rec {
+	uint32_t magic;
+	uint8_t version;
+	uint8_t kind;
+	uint16_t channel;
+	uint32_t att;
+	uint32_t echo;
+	uint32_t failed;	/* ACK: 1 when the sender's end of the channel failed */
+	int32_t err;		/* ACK: what failed it (0 or a negative errno) */
+	uint8_t pad[DVX_HT_HELLO_BYTES - 24];
+};
+DVX_ASSERT_SIZE(struct ht_rec, DVX_HT_HELLO_BYTES);
+
 enum ht_hs_state {
 	HT_HS_SEND_HELLO = 1,	/* my HELLO not yet handed to the bootstrap */
 	HT_HS_RECV_HELLO,	/* waiting for the peer's HELLO */
@@ -101,6 +128,8 @@ struct ht_chan {
 	uint8_t syndrome;	/* of the first error completion */
 	uint8_t vendor_syndrome;
 	uint16_t rsvd;
+	uint32_t rec_att;	/* dvx_ht_recover() attempts on this channel */
+	uint32_t rsvd2;
 	/* send */
 	uint64_t tx_issued;	/* chunks issued (copy-based: slots taken) */
 	uint64_t tx_posted;	/* chunks written (the next one's sequence) */
@@ -144,8 +173,10 @@ struct dvx_ht_ib_state {
 	struct dvx_ht_ib *ib;
 	struct dvx_ht_ib_cfg cfg;	/* defaults filled in */
 	/* hooks the set-up installs, so that the data path (ib_data.c) calls nothing
-	 * above it: the handshake's step (ib.c) and the owner's turn (cache.c) */
+	 * above it: the handshake's step (ib.c), a channel's recovery (ib_rec.c) and the
+	 * owner's turn (cache.c) */
 	int (*hs_step)(struct dvx_ht_ib_state *st);
+	int (*recover)(struct dvx_ht *t, uint32_t channel, uint64_t timeout_ns);	/* ib_rec.c */
 	struct ht_idle idle;
 	const struct dvx_hal *hal;
 	struct dvx_umem umem;	/* the ring region */
@@ -198,6 +229,12 @@ int dvx_ht_bs_try(int err);
 extern const struct dvx_ht_ops dvx_ht_ib_ops;
 void dvx_ht_rx_fill(struct dvx_ht_ib_state *st, struct ht_chan *c);
 void dvx_ht_chan_fail(struct dvx_ht_ib_state *st, struct ht_chan *c, int err);
+int dvx_ht_chan_drained(struct dvx_ht_ib_state *st, struct ht_chan *c);
+uint64_t dvx_ht_chan_clear(struct dvx_ht_ib_state *st, struct ht_chan *c);
+
+/* ib_rec.c */
+int dvx_ht_ib_recover_chan(struct dvx_ht *t, uint32_t channel, uint64_t timeout_ns);
+int dvx_ht_rec_decode(const struct ht_rec *m, struct ht_rec *out);
 
 static inline uint64_t dvx_ht_align(uint64_t v, uint64_t a)
 {

@@ -566,6 +566,7 @@ int dvx_ht_ib_setup(struct dvx_ht_ib *ib, const struct dvx_ht_ib_cfg *cfg, void 
 	st->ib = ib;
 	st->cfg = c;
 	st->hs_step = dvx_ht_hs_step;
+	st->recover = dvx_ht_ib_recover_chan;
 	if (idle)
 		st->idle = *idle;
 	st->hal = c.nic->hal.hal;

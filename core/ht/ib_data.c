@@ -503,6 +503,65 @@ static void poll_cq(struct dvx_ht_ib_state *st)
 }
 
 /* ------------------------------------------------------------------------------
+ * Recovery (ib_rec.c): drain a failed channel, then clear it
+ */
+
+/*
+ * Take completions and finish the copies a failed channel still has running; 1 once
+ * nothing of @c is outstanding: every send WQE completed (flushed or not), every
+ * receive WQE flushed, no hook copying into or out of a slot, every drained slot
+ * handed back. The requests issued on @c are all done by then.
+ */
+int dvx_ht_chan_drained(struct dvx_ht_ib_state *st, struct ht_chan *c)
+{
+	int busy = 0;
+	uint32_t k;
+
+	poll_cq(st);
+	if (st->cfg.mode == DVX_HT_CB) {
+		for (k = 0; k < st->cfg.cb_depth; k++)
+			if (c->tx_slot[k].copying && !copy_done(st, c, k, 1))
+				busy = 1;
+		cb_pump_rx(st, c);	/* a failed channel posts no credit */
+		if (c->rx_credited != c->rx_matched)
+			busy = 1;
+	}
+	return !busy && !c->rx_posted && c->qp.sqc.ci == c->qp.sqc.resv;
+}
+
+/*
+ * A drained channel starts anew (both ends do it while neither QP is connected): every
+ * counter and slot back to zero, the credit word zeroed, and what landed but no
+ * receive had taken dropped (channel 0: the control messages waiting too). Returns
+ * how many were dropped.
+ */
+uint64_t dvx_ht_chan_clear(struct dvx_ht_ib_state *st, struct ht_chan *c)
+{
+	/* zero-copy: the receives the failure completed count in rx_done too, and there
+	 * were such only while no notification waited */
+	uint64_t taken = st->cfg.mode == DVX_HT_CB ? c->rx_matched : c->rx_done;
+	uint64_t dropped = c->rx_arrived > taken ? c->rx_arrived - taken : 0;
+
+	c->tx_issued = c->tx_posted = c->tx_freed = 0;
+	c->tx_busy = 0;
+	c->rx_issued = c->rx_arrived = c->rx_matched = c->rx_done = c->rx_credited = 0;
+	c->rx_head = c->rx_tail = NULL;
+	c->zc_pending = 0;
+	if (st->cfg.mode == DVX_HT_CB) {
+		memset(c->tx_slot, 0, st->cfg.cb_depth * sizeof(*c->tx_slot));
+		memset(c->rx_slot, 0, st->cfg.cb_depth * sizeof(*c->rx_slot));
+	}
+	dvx_st_release_u64(c->credit, 0, DVX_SCOPE_SYS);
+	if (c == &st->ch[0]) {
+		while (st->arr_head != st->arr_tail) {
+			st->free[st->nfree++] = st->arr_buf[st->arr_head++ % st->nbuf];
+			dropped++;
+		}
+	}
+	return dropped;
+}
+
+/* ------------------------------------------------------------------------------
  * The operations
  */
 
@@ -727,6 +786,11 @@ static uint64_t ib_now(const struct dvx_ht *t)
 	return dvx_hal_now_ns(dvx_ht_st(t)->hal);
 }
 
+static int ib_recover(struct dvx_ht *t, uint32_t channel, uint64_t timeout_ns)
+{
+	return dvx_ht_st(t)->recover(t, channel, timeout_ns);
+}
+
 const struct dvx_ht_ops dvx_ht_ib_ops = {
 	.send_ctrl = ib_send_ctrl,
 	.recv_ctrl = ib_recv_ctrl,
@@ -739,4 +803,5 @@ const struct dvx_ht_ops dvx_ht_ib_ops = {
 	.export_buf = ib_export,
 	.import_buf = ib_import,
 	.now_ns = ib_now,
+	.recover = ib_recover,
 };

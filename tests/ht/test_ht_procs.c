@@ -9,6 +9,13 @@
  *  - the caches: 4 processes, each asking for its peers in its own random order and
  *    waiting on each before the next, then every rank to every other at once (modes by
  *    pair), every byte checked;
+ *  - a recovery: 2 processes, a zero-copy transport over 1 channel; rank 0 streams to
+ *    rank 1 and takes its own link down once a quarter has moved: its writes run out of
+ *    retries on the wire; once every request of its stream is done it brings the link
+ *    back and tells rank 1 (a bootstrap message), and both recover every channel with
+ *    dvx_ht_recover() in their own process (rank 1's receives fail with rank 0's
+ *    error), then move 4 MiB both ways, every byte checked (forked only; the
+ *    copy-based mode and several channels are ht-recover-test's, ranks as threads);
  * as forked processes, and, when mpirun and dvx's MPI adapter are here, the same as MPI
  * processes (scripts/mpirun.sh launches this binary with --mpi JOB; their output goes
  * to a log, shown when they fail).
@@ -30,10 +37,12 @@
 #define T_OUT (120 * HW_SEC)
 #define ALL_SIZE (256u << 10)
 
-enum job { JOB_PAIR, JOB_ALL };
+enum job { JOB_PAIR, JOB_ALL, JOB_RECOVER };
 
-static const char *const job_name[] = { "pair", "all" };
-static const int job_ranks[] = { 2, 4 };
+static const char *const job_name[] = { "pair", "all", "recover" };
+static const int job_ranks[] = { 2, 4, 2 };
+
+#define GO_TAG 77u	/* rank 0 to rank 1: the stream failed, recover */
 
 /* both directions of a pair at once, @size bytes each way */
 static int both_ways(struct hw *w, struct dvx_ht *t, uint64_t size, uint32_t nch)
@@ -88,6 +97,105 @@ static int pair(struct hw *w)
 	return err;
 }
 
+/* whether every request of a side is done */
+static int side_idle(const struct hw_side *s)
+{
+	uint32_t c, k;
+
+	for (c = 0; c < s->nch; c++)
+		for (k = 0; k < HW_WIN; k++)
+			if (s->req[c][k].state == DVX_HT_RS_BUSY)
+				return 0;
+	return s->ctrl.state != DVX_HT_RS_BUSY;
+}
+
+static int recover(struct hw *w)
+{
+	static struct hw_side side;
+	/* zero-copy over 1 channel: every write of the stream is in flight on the one QP,
+	 * so the link down fails one (copy-based, the sender may wait for credits with
+	 * nothing in flight and nothing to fail) */
+	struct dvx_ht_ib_cfg c = { .mode = DVX_HT_ZC, .nchannels = 1, .tag = 120 };
+	struct dvx_bootstrap *bs = &w->r[w->me].bs;
+	struct hw_rank *r = &w->r[w->me];
+	int peer = !w->me, err, faulted = 0;
+	uint64_t size = 8 * MIB, end = hw_now() + 30 * HW_SEC;
+	struct dvx_ht *t = hw_t(w, w->me, peer);
+	struct dvx_sim_faults f;
+	uint32_t ch, go = 1;
+
+	err = hw_end(w, w->me, peer, &c);
+	if (!err)
+		err = dvx_ht_wait_connected(t, T_OUT);
+	if (err)
+		goto out;
+	hw_fill(r->sbuf, size, 5);
+	hw_side_init(&side, t, !w->me, w->me ? r->rbuf : r->sbuf, w->me ? &r->rmr : &r->smr,
+		     size, 16384, c.nchannels, 0);
+	memset(&f, 0, sizeof(f));
+	f.link_down = 1;
+	while (!err) {
+		if (hw_now() > end) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		if (w->me == 0) {
+			if (hw_side_step(&side) < 0)
+				break;	/* the link down reached a request */
+			if (side.phase == 3) {
+				err = -EALREADY;	/* the stream ended before the fault */
+				break;
+			}
+			if (!faulted && side.moved >= size / 4) {
+				dvx_sim_set_faults(w->fab, &f);
+				faulted = 1;
+			}
+			continue;
+		}
+		hw_side_step(&side);
+		if (!dvx_bootstrap_recv(bs, 0, GO_TAG, &go, sizeof(go), 1000))
+			break;
+	}
+	if (err)
+		fprintf(stderr, "rank %d: the stream: %d\n", w->me, err);
+	if (!err && w->me == 0) {
+		/* every write still in flight fails; then the link comes back */
+		while (!side_idle(&side) && hw_now() < end)
+			dvx_ht_progress(t);
+		dvx_sim_set_faults(w->fab, NULL);
+		err = side_idle(&side) ? dvx_bootstrap_send(bs, 1, GO_TAG, &go, sizeof(go), T_OUT)
+				       : -ETIMEDOUT;
+	}
+	for (ch = 0; !err && ch < c.nchannels; ch++) {
+		err = dvx_ht_recover(t, ch, T_OUT);
+		if (err)
+			fprintf(stderr, "rank %d: dvx_ht_recover(%u): %d\n", w->me, ch, err);
+		if (!err && dvx_ht_status(t, (int32_t)ch))
+			err = -EIO;
+	}
+	if (!err && !side_idle(&side))
+		err = -EBUSY;	/* a request of the failed stream still in flight */
+	if (!err)
+		err = both_ways(w, t, 4 * MIB, c.nchannels);
+	if (!err) {
+		struct dvx_ht_ib_stats st;
+
+		dvx_ht_ib_get_stats(&w->r[w->me].ib[peer], &st);
+		printf("ht-procs recover: rank %d: %llu channel(s) recovered, %llu dropped\n",
+		       w->me, (unsigned long long)st.recoveries,
+		       (unsigned long long)st.rec_dropped);
+		if (!st.recoveries || st.rec_dropped > 512)
+			err = -ENODATA;	/* none, or more dropped than a receive ring holds */
+	}
+	if (!err)
+		err = dvx_bootstrap_barrier(bs, T_OUT);
+out:
+	if (err)
+		fprintf(stderr, "rank %d: recover: %d\n", w->me, err);
+	hw_unpair(w, w->me, peer);
+	return err;
+}
+
 static int all(struct hw *w)
 {
 	struct dvx_ht_cache_cfg c = { .tmpl = { .nchannels = 2, .sq_depth = 64, .rq_depth = 64,
@@ -114,7 +222,7 @@ static int rank_job(enum job job, int me, const char *bsaddr)
 	if (err)
 		fprintf(stderr, "rank %d: set-up: %d\n", w.me, err);
 	if (!err)
-		err = job == JOB_PAIR ? pair(&w) : all(&w);
+		err = job == JOB_PAIR ? pair(&w) : job == JOB_ALL ? all(&w) : recover(&w);
 	if (hw_fini(&w) && !err)
 		err = -EBUSY;
 	printf("ht-procs %s: rank %d: %s (%d)\n", job_name[job], me < 0 ? w.me : me,
@@ -164,6 +272,12 @@ static void test_all_forked(void **state)
 	assert_int_equal(forked(JOB_ALL), 0);
 }
 
+static void test_recover_forked(void **state)
+{
+	(void)state;
+	assert_int_equal(forked(JOB_RECOVER), 0);
+}
+
 /* the job as MPI processes under scripts/mpirun.sh; their log shown when it fails */
 static void under_mpi(enum job job)
 {
@@ -191,16 +305,25 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pair_forked),
 		cmocka_unit_test(test_all_forked),
+		cmocka_unit_test(test_recover_forked),
 		cmocka_unit_test(test_pair_mpi),
 		cmocka_unit_test(test_all_mpi),
 	};
 	const struct CMUnitTest forked_only[] = {
 		cmocka_unit_test(test_pair_forked),
 		cmocka_unit_test(test_all_forked),
+		cmocka_unit_test(test_recover_forked),
 	};
 	signal(SIGPIPE, SIG_IGN);
 	if (argc > 2 && !strcmp(argv[1], "--mpi"))
 		return rank_job(strcmp(argv[2], "pair") ? JOB_ALL : JOB_PAIR, -1, NULL) ? 1 : 0;
+	/* one job as forked processes, by hand: --forked pair|all|recover */
+	if (argc > 2 && !strcmp(argv[1], "--forked")) {
+		enum job j = !strcmp(argv[2], "pair") ? JOB_PAIR :
+			     !strcmp(argv[2], "all") ? JOB_ALL : JOB_RECOVER;
+
+		return forked(j) ? 1 : 0;
+	}
 	/* no mpirun, or dvx built without its MPI adapter (its stand-in answers -ENOSYS):
 	 * the forked cases only */
 	if (!dvx_test_mpirun_here(DVX_SRCTREE, 1) ||

@@ -669,6 +669,21 @@ static void body(struct wrank *r)
 		       (unsigned long long)s->ops, (unsigned long long)s->bytes,
 		       (unsigned long long)ms.primaries, (unsigned long long)ms.secondaries,
 		       (unsigned long long)ms.privates);
+		{
+			struct dvx_sim_stats ss;
+
+			memset(&ss, 0, sizeof(ss));
+			dvx_sim_get_stats(wfab(r), &ss);
+			if (ss.ro_shuffled)	/* DVX_SIM_REORDER: what this rank's NIC reordered */
+				printf("soak-procs: rank %d: reorder: %llu shuffled passes, %llu "
+				       "messages placed in part (%llu tail first), %llu early "
+				       "gathers, %llu fenced\n", s->me,
+				       (unsigned long long)ss.ro_shuffled,
+				       (unsigned long long)ss.ro_splits,
+				       (unsigned long long)ss.ro_tail_first,
+				       (unsigned long long)ss.ro_early,
+				       (unsigned long long)ss.ro_fenced);
+		}
 		fflush(stdout);
 		if (s->victim >= 0)
 			kill_phase(s, k);

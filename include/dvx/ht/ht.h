@@ -177,6 +177,8 @@ struct dvx_ht_chunk {
  *		where the backend has no use for it
  * @import_buf:	check and decode a peer's description
  * @now_ns:	the clock dvx_ht_wait() measures timeouts with
+ * @recover:	bring a failed channel back with the peer (dvx_ht_recover()); NULL
+ *		where the backend cannot (-EOPNOTSUPP)
  */
 struct dvx_ht_ops {
 	int (*send_ctrl)(struct dvx_ht *t, const void *buf, size_t len, struct dvx_ht_req *req);
@@ -191,6 +193,7 @@ struct dvx_ht_ops {
 			  struct dvx_ht_desc *d);
 	int (*import_buf)(struct dvx_ht *t, const struct dvx_ht_desc *d, struct dvx_ht_rbuf *r);
 	uint64_t (*now_ns)(const struct dvx_ht *t);
+	int (*recover)(struct dvx_ht *t, uint32_t channel, uint64_t timeout_ns);
 };
 
 /**
@@ -382,6 +385,39 @@ int dvx_ht_ready(const struct dvx_ht *t, uint32_t channel, uint32_t dir);
  * it, or -EINVAL (bad arguments).
  */
 int dvx_ht_status(const struct dvx_ht *t, int32_t channel);
+
+/**
+ * dvx_ht_recover() - bring a failed channel back: both ends reset and reconnect it.
+ * @t:		a connected transport
+ * @channel:	the channel (0 ... nchannels - 1)
+ * @timeout_ns:	how long to wait for the peer and for the channel to drain
+ * Pairwise: both ends call it for the same channel (calls on several channels in an
+ * order both ends agree on). The ends meet over the transport's bootstrap and tell
+ * each other whether their end failed (its error, or its QP out of RTS as the device
+ * reports it). If neither did, both return 0 and nothing changes. Otherwise each end
+ * fails its channel (an end that had not failed with the peer's error, -ECONNRESET if
+ * the peer gave none), moves its QP to ERR, takes completions until nothing of the
+ * channel is outstanding (every request issued on it done, most with an error), says
+ * so and waits for the peer to say so; then resets the QP and reconnects it (ERR ->
+ * RST -> INIT -> RTR -> RTS), posts its receives and waits for the peer's. The channel
+ * starts anew at both ends: sequences from 0, copy-based slots free, and chunks or
+ * (channel 0) control messages that had landed with no receive to take them dropped
+ * (counted). Work in flight is lost, though some of it may have landed: the caller's
+ * protocol redoes what matters. Blocks; the NIC progresses meanwhile, other channels
+ * of @t and other transports do not.
+ * Context: the transport's thread (which also owns the bootstrap's tag: nothing else
+ * receives on it once connected). Return: 0 (the channel healthy at this end, its QP
+ * in RTS as the device reports it); -EAGAIN (reset, but the channel failed again
+ * before the call could return, or the device reports its QP out of RTS: it is failed,
+ * -EIO where it has no error of its own; call again on both ends); -ETIMEDOUT (the
+ * peer did not answer or the drain did not finish: the channel stays failed, or
+ * untouched if it was healthy; call again on both ends); -ENOTCONN (the handshake has
+ * not finished); the transport's error (its handshake failed); -EINVAL (bad
+ * arguments); -EOPNOTSUPP (a backend without recovery); a command's or the
+ * bootstrap's error (the channel stays failed). Never 0 for a channel that is not
+ * usable.
+ */
+int dvx_ht_recover(struct dvx_ht *t, uint32_t channel, uint64_t timeout_ns);
 
 /**
  * dvx_ht_export() - describe a receive buffer for the peer (zero-copy mode): send the

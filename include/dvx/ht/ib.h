@@ -267,6 +267,9 @@ int dvx_ht_ib_chan_syndrome(const struct dvx_ht_ib *ib, uint32_t channel, uint8_
  * @credit_waits: copy-based: send issues refused for want of a slot (-EAGAIN)
  * @recv_posted: receive WQEs posted
  * @errors:	error completions seen (flushes included)
+ * @recoveries:	channels brought back by dvx_ht_recover()
+ * @rec_dropped: chunks and control messages that had landed with no receive to take
+ *		them, dropped by a recovery of their channel
  */
 struct dvx_ht_ib_stats {
 	uint64_t chunks_sent, chunks_recv;
@@ -276,6 +279,8 @@ struct dvx_ht_ib_stats {
 	uint64_t credit_waits;
 	uint64_t recv_posted;
 	uint64_t errors;
+	uint64_t recoveries;
+	uint64_t rec_dropped;
 };
 
 /**

@@ -70,13 +70,19 @@ enum dvx_mlx5_ce {
 	DVX_MLX5_CE_CQE_AND_EQE = 3,	/* a CQE and an event */
 };
 
-/** enum dvx_mlx5_fm - fence mode, fm_ce_se[7:5]. */
+/**
+ * enum dvx_mlx5_fm - fence mode, fm_ce_se[7:5]: what the WQE waits for (docs/prm.md 10.3,
+ * with sources). Mode 1 orders the WQE after earlier *local* memory operations of the SQ
+ * (a UMR or memory-window bind: rdma-core and the kernel put it on the WQE that follows
+ * one); nothing says it waits for READ or atomic responses, so the software NIC's
+ * reorder mode lets a mode-1 WQE gather early, as mode 0.
+ */
 enum dvx_mlx5_fm {
 	DVX_MLX5_FM_NONE = 0,
-	DVX_MLX5_FM_INITIATOR_SMALL = 1,	/* wait for earlier local small (inline) WQEs */
+	DVX_MLX5_FM_INITIATOR_SMALL = 1,	/* after earlier UMR / memory-window binds */
 	DVX_MLX5_FM_FENCE = 2,			/* wait for earlier RDMA read/atomic responses */
-	DVX_MLX5_FM_STRONG_ORDERING = 3,
-	DVX_MLX5_FM_FENCE_AND_INITIATOR_SMALL = 4, /* rdma-core's IBV_SEND_FENCE */
+	DVX_MLX5_FM_STRONG_ORDERING = 3,	/* wait for every earlier WQE */
+	DVX_MLX5_FM_FENCE_AND_INITIATOR_SMALL = 4, /* 1 and 2: rdma-core's IBV_SEND_FENCE */
 };
 
 #define DVX_MLX5_WQE_CTRL_CE(ce) ((uint8_t)((ce) << DVX_MLX5_WQE_CTRL_CE_SHIFT))

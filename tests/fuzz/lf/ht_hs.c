@@ -11,12 +11,16 @@
  *
  * Feeds:
  *   byte 0  [0] copy-based (else zero-copy); [1] 2 channels (else 1); [2] rank 0 is a
- *           cache that answers (else an IB transport made by the harness, peer 1)
+ *           cache that answers (else an IB transport made by the harness, peer 1);
+ *           [3] an IB transport that connected then recovers channel 0
+ *           (dvx_ht_recover(), a short timeout): the messages left after the
+ *           handshake's are the peer's side of the recovery (HELLO, ACK, QUIET, READY)
  *   then messages, each [len lo][len hi & 0x3][flags] then len bytes (what the input
  *   lacks is zero): flags [0] on the handshake's tag (else tag 7 of the same space)
  *
  * Checks, per input: the transport's (or cache's transport's) invariant checker after
- * every progress call; a handshake ends connected, failed with an error that stays, or
+ * every progress call and after a recovery; a recovery returns 0 only with the channel
+ * healthy, else a negative errno; a handshake ends connected, failed with an error that stays, or
  * still waiting for the peer when the input is out, never anything else (-EPROTO for
  * a message that is not a handshake's); fini releases everything: the software NIC
  * holds what it held before the input (dvx_sim_get_stats()). A cache counts an answer
@@ -35,8 +39,13 @@
 #include "lf.h"
 
 #define TAG 0x51u
-#define PASSES 12
+/* progress calls per input: every message is queued before the first, and a pass takes
+ * the next one the handshake's state waits for (HELLO, then READY), so a handshake is
+ * decided within a few passes; a failed one is checked once more (it stays failed) */
+#define PASSES 6
 #define MAX_MSG 512u
+#define SLOTS 16	/* the group's unexpected messages: what a script can queue */
+#define REC_NS 100000ull	/* a recovery's timeout: the script is all there already */
 
 static struct dvx_sim_fabric *fab;
 static struct dvx_nic nic[2];
@@ -134,13 +143,13 @@ static void setup(void)
 		for (i = 0; i < 2; i++)
 			reg[i][k] = zalloc(m[k].bytes, m[k].align);
 	}
-	tg_size = dvx_bootstrap_tgroup_mem_size(2, 64, MAX_MSG);
+	tg_size = dvx_bootstrap_tgroup_mem_size(2, SLOTS, MAX_MSG);
 	LF_CHECK(tg_size > 0);
 	tg_mem = zalloc(tg_size, 64);
 	/* the cache's regions are sized by its group: make one group to ask */
 	memset(&cc, 0, sizeof(cc));
 	{
-		struct dvx_bootstrap_tgroup_cfg a = { 2, 64, MAX_MSG, { 0 } };
+		struct dvx_bootstrap_tgroup_cfg a = { 2, SLOTS, MAX_MSG, { 0 } };
 
 		LF_CHECK(!dvx_bootstrap_tgroup_init(&tg, &a, tg_mem, tg_size));
 		LF_CHECK(!dvx_bootstrap_thread_init(&bs[0], tg, 0));
@@ -159,7 +168,7 @@ static void setup(void)
 
 static void group_up(void)
 {
-	struct dvx_bootstrap_tgroup_cfg a = { 2, 64, MAX_MSG, { 0 } };
+	struct dvx_bootstrap_tgroup_cfg a = { 2, SLOTS, MAX_MSG, { 0 } };
 	int i;
 
 	memset(tg_mem, 0, tg_size);
@@ -239,7 +248,7 @@ static void send_script(struct dvx_bootstrap *b, const uint8_t *p, size_t n)
 static void run_ib(uint8_t flags, const uint8_t *p, size_t n)
 {
 	struct dvx_ht *t = &ib[0].ht;
-	int i, err = 0, first = 0;
+	int i, err = 0, first = 0, failed_passes = 0;
 
 	LF_CHECK(!ib_up(0, flags));
 	send_script(&bs[1], p, n);
@@ -252,6 +261,8 @@ static void run_ib(uint8_t flags, const uint8_t *p, size_t n)
 				first = err;
 			LF_CHECK(err == first);	/* a failed handshake stays failed */
 			LF_CHECK(!dvx_ht_connected(t));
+			if (++failed_passes == 2)
+				break;	/* failed, and still failed one pass later */
 		}
 		if (dvx_ht_connected(t))
 			break;
@@ -259,6 +270,15 @@ static void run_ib(uint8_t flags, const uint8_t *p, size_t n)
 	if (lf_verbose())
 		fprintf(stderr, "ht_hs: ib: %s (%d)\n", dvx_ht_connected(t) ? "connected" : "not",
 			err);
+	if ((flags & 8) && dvx_ht_connected(t)) {
+		err = dvx_ht_recover(t, 0, REC_NS);
+		if (lf_verbose())
+			fprintf(stderr, "ht_hs: recover: %d, channel %d\n", err, dvx_ht_status(t, 0));
+		LF_CHECK(err <= 0);
+		LF_CHECK(err || dvx_ht_status(t, 0) == 0);	/* 0 only for a usable channel */
+		LF_CHECK(err != -EINVAL);
+		check_ib(&ib[0]);
+	}
 	dvx_ht_ib_fini(&ib[0]);
 }
 
@@ -326,6 +346,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 /* ---- seeds: a real rank 1 ---- */
 
+/* a recovery message as docs/ht.md "Wire formats" lays it out (little-endian) */
+static void rec_msg(uint8_t kind, uint32_t att, uint32_t echo, uint32_t failed, int32_t err)
+{
+	uint8_t m[256];
+	uint32_t v[5] = { att, echo, failed, (uint32_t)err, 0 };
+	int i, k;
+
+	memset(m, 0, sizeof(m));
+	m[0] = 0x44; m[1] = 0x56; m[2] = 0x48; m[3] = 0x52;	/* "DVHR" */
+	m[4] = 1;
+	m[5] = kind;
+	for (i = 0; i < 4; i++)
+		for (k = 0; k < 4; k++)
+			m[8 + 4 * i + k] = (uint8_t)(v[i] >> (8 * k));
+	LF_CHECK(rec_len + 3 + sizeof(m) <= sizeof(rec));
+	rec[rec_len++] = (uint8_t)sizeof(m);
+	rec[rec_len++] = (uint8_t)(sizeof(m) >> 8);
+	rec[rec_len++] = 1;
+	memcpy(rec + rec_len, m, sizeof(m));
+	rec_len += sizeof(m);
+}
+
 static void seed_one(const char *name, uint8_t flags)
 {
 	uint8_t buf[1 + sizeof(rec)];
@@ -356,6 +398,13 @@ static void seed_one(const char *name, uint8_t flags)
 	}
 	LF_CHECK(a && dvx_ht_connected(a) && dvx_ht_connected(b));
 	recording = 0;
+	if (flags & 8) {
+		/* the peer's side of a recovery of channel 0 whose end failed (-EIO): its
+		 * ACK of our first attempt, QUIET, READY */
+		rec_msg(2, 1, 1, 1, -5);
+		rec_msg(3, 1, 1, 0, 0);
+		rec_msg(4, 1, 1, 0, 0);
+	}
 	buf[0] = flags;
 	memcpy(buf + 1, rec, rec_len);
 	lf_seed(name, buf, 1 + rec_len);
@@ -377,6 +426,8 @@ static void write_seeds(void)
 	seed_one("ib-cb-2ch", 3);
 	seed_one("cache-zc-1ch", 4);
 	seed_one("cache-cb-2ch", 7);
+	seed_one("ib-zc-1ch-recover", 8);
+	seed_one("ib-cb-2ch-recover", 11);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -21,8 +21,12 @@
  * The callbacks check each copy lies inside MR A or MR B and never writes MR B; after a
  * round in which a copy failed (dma_errors grew) an error CQE must have come.
  *
- * Feeds: byte 0 says how many receives to post (b % 8, each 256 bytes into MR A) and
- * where MR A and MR B live (above); then
+ * Feeds: byte 0: [2:0] how many receives to post (each 256 bytes into MR A); [4:3] and
+ * [5] where MR A and MR B live and whether copies fail (above); [6] the software NIC's
+ * seeded reorder mode on (docs/sim-datapath.md "Reorder mode": chunked placement, early
+ * gathers before READ/atomic responses unless fenced, counted) with seed
+ * 1 + ([7] << 3 | [2:0]), so every input is one deterministic run and both modes are
+ * explored; then
  * up to 8 rounds, each a header byte ([3:0] WQEBBs - 1; bit 4: write this round's
  * wqe_index and QPN into its first ctrl segment, as a driver would) and that many
  * 64-byte WQEBBs of fuzzer bytes, copied into the send ring at the producer index
@@ -72,6 +76,7 @@ static uint8_t *qarea;		/* guard page, QMEM, guard page */
 #define DEV_A 0x08u
 #define DEV_B 0x10u
 #define DEV_FAIL 0x20u
+#define REORDER 0x40u	/* byte 0: the reorder mode (seed from [7] and [2:0]) */
 
 struct world {
 	void *storage;
@@ -170,7 +175,7 @@ static void check_memory(void)
 	guards(1);
 }
 
-static void world_init(struct world *w, unsigned mode)
+static void world_init(struct world *w, unsigned b0)
 {
 	struct dvx_sim_fabric_cfg fc;
 	struct dvx_sim_nic_cfg nc;
@@ -184,7 +189,7 @@ static void world_init(struct world *w, unsigned mode)
 
 	memset(w, 0, sizeof(*w));
 	w->fd = -1;
-	dev.fail = (mode & DEV_FAIL) != 0;
+	dev.fail = (b0 & DEV_FAIL) != 0;
 	guards(0);
 	memset(data, GUARD, DATA_BYTES);
 	for (i = 0; i < SPAN; i++)
@@ -205,6 +210,8 @@ static void world_init(struct world *w, unsigned mode)
 	fc.max_dmabufs = 1;
 	fc.max_gpus = 0;
 	fc.max_gpu_mems = 0;
+	fc.reorder = (b0 & REORDER) != 0;
+	fc.reorder_seed = 1 + ((b0 >> 7) << 3 | (b0 & 7));
 	len = dvx_sim_fabric_mem_size(&fc);
 	w->storage = malloc(len);
 	LF_CHECK(w->storage != NULL);
@@ -220,7 +227,7 @@ static void world_init(struct world *w, unsigned mode)
 	ua.len = QMEM;
 	ua.access = DVX_ACCESS_LOCAL_WRITE;
 	LF_CHECK(dvx_umem_reg(&w->nic, &ua, &w->umem) == 0);
-	if (mode & (DEV_A | DEV_B))
+	if (b0 & (DEV_A | DEV_B))
 		LF_CHECK(dvx_sim_dmabuf_export_dma(w->fab, DEV_BASE, DATA_BYTES, &dev_dma, &w->fd) ==
 			 0);
 	memset(&ma, 0, sizeof(ma));
@@ -229,7 +236,7 @@ static void world_init(struct world *w, unsigned mode)
 	ma.access = DVX_ACCESS_LOCAL_WRITE | DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_READ |
 		    DVX_ACCESS_REMOTE_ATOMIC;
 	ma.dmabuf_fd = -1;
-	if (mode & DEV_A) {
+	if (b0 & DEV_A) {
 		ma.flags = DVX_MR_F_DMABUF;
 		ma.dmabuf_fd = w->fd;
 		ma.dmabuf_offset = MR_A - DATA_BASE;
@@ -240,7 +247,7 @@ static void world_init(struct world *w, unsigned mode)
 	ma.flags = 0;
 	ma.dmabuf_fd = -1;
 	ma.dmabuf_offset = 0;
-	if (mode & DEV_B) {
+	if (b0 & DEV_B) {
 		ma.flags = DVX_MR_F_DMABUF;
 		ma.dmabuf_fd = w->fd;
 		ma.dmabuf_offset = MR_B - DATA_BASE;
@@ -354,7 +361,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *dp, size_t size)
 {
 	struct lf_in in = { dp, size };
 	struct tally t = { 0, 0, 0, 0, 0, 0 };
-	unsigned b0 = lf_u8(&in), nrecv = b0 % 8, round, i;
+	unsigned b0 = lf_u8(&in), nrecv = b0 & 7, round, i;
 	struct dvx_sim_stats ss;
 	uint64_t dma_err = 0, errs;
 	struct world w;
@@ -538,6 +545,32 @@ static void write_seeds(void)
 			snprintf(name, sizeof(name), "builder-devfail-%02u", k);
 			lf_seed(name, buf, len);
 		}
+	}
+	/* reorder mode: a READ into a buffer the next WRITE sends, unfenced and fenced
+	 * (the early gather may send the old bytes only without the fence), and a 4 KiB
+	 * WRITE placed in chunks */
+	for (k = 0; k < 3; k++) {
+		uint8_t fence = k == 1 ? DVX_MLX5_WQE_CTRL_FM(DVX_MLX5_FM_FENCE) : 0;
+		int n;
+
+		memset(ring, 0, sizeof(ring));
+		LF_CHECK(dvx_mlx5_wq_init(&wq, ring, SQ_DEPTH, qpn, 128) == 0);
+		if (k < 2) {
+			LF_CHECK(dvx_mlx5_wqe_rdma_read(&wq, 0, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
+							MR_A + 0x100, a, MR_A + 0x1000, la, 64) == 1);
+			n = 1 + dvx_mlx5_wqe_rdma_write(&wq, 1, DVX_MLX5_WQE_CTRL_CQ_UPDATE | fence,
+							MR_A + 0x2000, a, MR_A + 0x1000, la, 64);
+		} else {
+			n = dvx_mlx5_wqe_rdma_write(&wq, 0, DVX_MLX5_WQE_CTRL_CQ_UPDATE,
+						    MR_A + 0x2000, a, MR_A, la, 4096);
+		}
+		LF_CHECK(n >= 1);
+		buf[0] = (uint8_t)(REORDER | k);	/* seed k + 1, k receives */
+		buf[1] = (uint8_t)(n - 1);
+		memcpy(buf + 2, ring, (size_t)n * 64);
+		len = 2 + (size_t)n * 64;
+		snprintf(name, sizeof(name), "reorder-%02u", k);
+		lf_seed(name, buf, len);
 	}
 }
 
