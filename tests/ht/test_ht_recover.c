@@ -362,13 +362,14 @@ static int relapse_query(struct dvx_hal_nic *nic, struct dvx_hal_obj *obj, const
 {
 	const uint8_t *b = in;
 	int err = sim_nic->obj_query(nic, obj, in, inlen, out, outlen);
+	uint8_t *qpc = DVX_MLX5_QPC_IN((uint8_t *)out);
 
 	if (err || !__atomic_load_n(&relapse_on, __ATOMIC_ACQUIRE) ||
 	    ((uint32_t)b[0] << 8 | b[1]) != DVX_MLX5_CMD_QUERY_QP ||
 	    outlen < DVX_MLX5_QUERY_QP_OUT_BYTES)
 		return err;
-	if (dvx_mlx5_get(out, DVX_MLX5_QPC_STATE) == DVX_MLX5_QP_STATE_RTS)
-		dvx_mlx5_set(out, DVX_MLX5_QPC_STATE, DVX_MLX5_QP_STATE_ERR);
+	if (dvx_mlx5_get(qpc, DVX_MLX5_QPC_STATE) == DVX_MLX5_QP_STATE_RTS)
+		dvx_mlx5_set(qpc, DVX_MLX5_QPC_STATE, DVX_MLX5_QP_STATE_ERR);
 	return 0;
 }
 
