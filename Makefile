@@ -253,9 +253,11 @@ $(objtree)/.alloc-check: $(filter $(objtree)/mlx5/% $(objtree)/core/%,$(all-lib-
 
 layer-srcs = $(shell find $(addprefix $(srctree)/,$(lib-dirs) include tools tests bench testing plugins) \
 	-name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' 2>/dev/null)
-$(objtree)/.layer-check: $(srctree)/scripts/check-layers.sh $$(layer-srcs)
+$(objtree)/.layer-check: $(srctree)/scripts/check-layers.sh $(srctree)/scripts/check-fields.sh \
+		$$(layer-srcs)
 	$(call quiet,CHECK,layering)
 	$(Q)$(srctree)/scripts/check-layers.sh $(srctree)
+	$(Q)$(srctree)/scripts/check-fields.sh $(srctree)
 	$(Q)mkdir -p $(@D) && touch $@
 
 # No file cycles: inside each folder, no loop of files calling each other (nm of the
