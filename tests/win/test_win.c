@@ -141,11 +141,12 @@ struct world {
 
 #define RFAIL(r, ...) do { if (!(r)->why[0]) snprintf((r)->why, sizeof((r)->why), __VA_ARGS__); \
 	dvx_bootstrap_tgroup_abort((r)->w->tw.g, (r)->rank); } while (0)
+/* in a phase: a failed check fails the rank and ends the phase */
 #define ROK(r, e) do { int e_ = (e); if (e_) { RFAIL(r, "%.140s = %d (line %d)", #e, e_, __LINE__); \
-	goto out; } } while (0)
+	return -1; } } while (0)
 #define RWANT(r, e, want) do { int e_ = (e); if (e_ != (want)) { \
-	RFAIL(r, "%.140s = %d, want %d (line %d)", #e, e_, (want), __LINE__); goto out; } } while (0)
-#define RCHECK(r, c, ...) do { if (!(c)) { RFAIL(r, __VA_ARGS__); goto out; } } while (0)
+	RFAIL(r, "%.140s = %d, want %d (line %d)", #e, e_, (want), __LINE__); return -1; } } while (0)
+#define RCHECK(r, c, ...) do { if (!(c)) { RFAIL(r, __VA_ARGS__); return -1; } } while (0)
 
 static uint8_t pat(int from, int to, unsigned i, int round)
 {
@@ -182,10 +183,10 @@ static int want_row_at(const struct world *w, int p, int r)
 	return local_r < local_p ? local_r : local_r - 1;
 }
 
-static void rank_run(struct wrank *r)
-{
-	struct world *w = r->w;
-	int me = r->rank, n = w->n, p, q, round;
+/* one rank's objects, built up by the phases below and torn down by wr_close() */
+struct wctx {
+	struct wrank *r;
+	int me, n;
 	struct dvx_bootstrap bs;
 	struct dvx_nic nic;
 	struct dvx_nic_cfg na;
@@ -200,169 +201,222 @@ static void rank_run(struct wrank *r)
 	struct dvx_p2p_lbuf src;
 	struct dvx_p2p_wait_report rep;
 	struct dvx_gpu_stream st;
-	void *state = NULL, *ist = NULL, *irings = NULL, *wstate = NULL;
-	uint8_t *data = NULL, *sbuf = NULL, *rbuf = NULL, *sendb = NULL;
+	void *state, *ist, *irings, *wstate;
+	uint8_t *data, *sbuf, *rbuf, *sendb;
 	char name[16];
-	int mp_up = 0, gpu_up = 0, nic_up = 0, st_up = 0, win_up = 0, src_up = 0;
-	int nvl_up = 0, ib_up = 0, dev_up = 0, data_up = 0, srcm_up = 0;
-	unsigned i;
-	uint64_t v, sum;
-	int err;
+	int mp_up, gpu_up, nic_up, st_up, win_up, src_up;
+	int nvl_up, ib_up, dev_up, data_up, srcm_up, bs_up;
+};
 
-	memset(&win, 0, sizeof(win));
-	ROK(r, dvx_bootstrap_thread_init(&bs, w->tw.g, me));
-	memset(&na, 0, sizeof(na));
-	snprintf(name, sizeof(name), "sim_%d", me);
-	na.name = name;
-	na.gid_index = -1;
-	ROK(r, dvx_nic_open(&nic, dvx_sim_hal(w->tw.fab), &na));
-	nic_up = 1;
-	memset(&gpu, 0, sizeof(gpu));
-	ROK(r, dvx_gpu_open(&gpu, dvx_sim_hal(w->tw.fab), w->tw.host[me], NULL));
-	gpu_up = 1;
+/* bootstrap, this rank's software NIC and its host's GPU, the transport connected, a stream */
+static int wr_open(struct wctx *x)
+{
+	struct world *w = x->r->w;
+	struct wrank *r = x->r;
+	int me = x->me;
+	int n = x->n;
 
-	memset(&c, 0, sizeof(c));
-	c.rank = me;
-	c.nranks = n;
-	c.bs = &bs;
-	c.gpu = &gpu;
-	c.flags = w->flags;
-	c.ib.nnics = 1;
-	c.ib.nics[0] = &nic;
-	c.ib.qps_per_nic = 1;
-	c.ib.sq_depth = 64;
-	c.ib.comp_depth = 16;
-	c.inject = w->tw.inf;
-	c.timeout_ns = 20 * SEC;
-	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
-	ROK(r, dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c)));
-	mp_up = 1;
-	ROK(r, dvx_mp_ib_mem_req(&mp, &sreq, &rreq));
-	if (sreq.bytes) {
-		ist = aligned_alloc(64, (sreq.bytes + 63) & ~(uint64_t)63);
-		irings = aligned_alloc(4096, (rreq.bytes + 4095) & ~(uint64_t)4095);
+	memset(&x->win, 0, sizeof(x->win));
+	ROK(r, dvx_bootstrap_thread_init(&x->bs, w->tw.g, me));
+	memset(&x->na, 0, sizeof(x->na));
+	snprintf(x->name, sizeof(x->name), "sim_%d", me);
+	x->na.name = x->name;
+	x->na.gid_index = -1;
+	ROK(r, dvx_nic_open(&x->nic, dvx_sim_hal(w->tw.fab), &x->na));
+	x->nic_up = 1;
+	memset(&x->gpu, 0, sizeof(x->gpu));
+	ROK(r, dvx_gpu_open(&x->gpu, dvx_sim_hal(w->tw.fab), w->tw.host[me], NULL));
+	x->gpu_up = 1;
+
+	memset(&x->c, 0, sizeof(x->c));
+	x->c.rank = me;
+	x->c.nranks = n;
+	x->c.bs = &x->bs;
+	x->c.gpu = &x->gpu;
+	x->c.flags = w->flags;
+	x->c.ib.nnics = 1;
+	x->c.ib.nics[0] = &x->nic;
+	x->c.ib.qps_per_nic = 1;
+	x->c.ib.sq_depth = 64;
+	x->c.ib.comp_depth = 16;
+	x->c.inject = w->tw.inf;
+	x->c.timeout_ns = 20 * SEC;
+	x->state = aligned_alloc(64, (dvx_mp_mem_size(&x->c) + 63) & ~(size_t)63);
+	ROK(r, dvx_mp_init(&x->mp, &x->c, x->state, dvx_mp_mem_size(&x->c)));
+	x->mp_up = 1;
+	ROK(r, dvx_mp_ib_mem_req(&x->mp, &x->sreq, &x->rreq));
+	if (x->sreq.bytes) {
+		x->ist = aligned_alloc(64, (x->sreq.bytes + 63) & ~(uint64_t)63);
+		x->irings = aligned_alloc(4096, (x->rreq.bytes + 4095) & ~(uint64_t)4095);
 	}
-	ROK(r, dvx_mp_connect(&mp, ist, sreq.bytes, irings, rreq.bytes));
-	ROK(r, dvx_gpu_stream_create(&gpu, &st));
-	st_up = 1;
+	ROK(r, dvx_mp_connect(&x->mp, x->ist, x->sreq.bytes, x->irings, x->rreq.bytes));
+	ROK(r, dvx_gpu_stream_create(&x->gpu, &x->st));
+	x->st_up = 1;
+	return 0;
+}
 
-	memset(&wc, 0, sizeof(wc));
-	wc.signals = NSIG + (w->mismatch == 1 && me == 1);
-	wc.counters = NCTR;
-	wc.barriers = NBAR;
-	wc.slots = NSLOTS;
-	wc.slot_bytes = SLOT_BYTES;
-	wc.flags = DVX_WIN_F_CPU;
-	wc.stream = &st;
-	wc.timeout_ns = 10 * SEC;
-	ROK(r, dvx_win_mem_req(&mp, &wc, &req));
-	RCHECK(r, req.nvl_len == DVX_WIN_NVL_BYTES(mp.topo.nnvl, wc.signals, NCTR, NBAR, NSLOTS,
+/* the window's regions, sized by dvx_win_mem_req() and checked against the size macros */
+static int wr_regions(struct wctx *x)
+{
+	struct world *w = x->r->w;
+	struct wrank *r = x->r;
+	int me = x->me;
+	int n = x->n;
+
+	memset(&x->wc, 0, sizeof(x->wc));
+	x->wc.signals = NSIG + (w->mismatch == 1 && me == 1);
+	x->wc.counters = NCTR;
+	x->wc.barriers = NBAR;
+	x->wc.slots = NSLOTS;
+	x->wc.slot_bytes = SLOT_BYTES;
+	x->wc.flags = DVX_WIN_F_CPU;
+	x->wc.stream = &x->st;
+	x->wc.timeout_ns = 10 * SEC;
+	ROK(r, dvx_win_mem_req(&x->mp, &x->wc, &x->req));
+	RCHECK(r, x->req.nvl_len == DVX_WIN_NVL_BYTES(x->mp.topo.nnvl, x->wc.signals, NCTR, NBAR, NSLOTS,
 						  SLOT_BYTES) &&
-		  req.ib_len == DVX_WIN_IB_BYTES(mp.topo.nib, wc.signals, NCTR, NBAR, NSLOTS,
+		  x->req.ib_len == DVX_WIN_IB_BYTES(x->mp.topo.nib, x->wc.signals, NCTR, NBAR, NSLOTS,
 						SLOT_BYTES) &&
-		  req.dev_len == DVX_WIN_DEV_BYTES(n, NBAR),
+		  x->req.dev_len == DVX_WIN_DEV_BYTES(n, NBAR),
 	       "mem_req disagrees with the size macros");
-	memset(&mem, 0, sizeof(mem));
-	wstate = aligned_alloc(64, (req.state_len + 63) & ~(uint64_t)63);
-	mem.state = wstate;
-	mem.state_len = req.state_len;
-	if (req.nvl_len) {
-		ROK(r, dvx_gpu_mem_alloc(&gpu, req.nvl_len, DVX_GPU_MEM_EXPORT, &m_nvl));
-		nvl_up = 1;
-		mem.nvl = (void *)(uintptr_t)m_nvl.dptr;
-		mem.nvl_len = req.nvl_len;
+	memset(&x->mem, 0, sizeof(x->mem));
+	x->wstate = aligned_alloc(64, (x->req.state_len + 63) & ~(uint64_t)63);
+	x->mem.state = x->wstate;
+	x->mem.state_len = x->req.state_len;
+	if (x->req.nvl_len) {
+		ROK(r, dvx_gpu_mem_alloc(&x->gpu, x->req.nvl_len, DVX_GPU_MEM_EXPORT, &x->m_nvl));
+		x->nvl_up = 1;
+		x->mem.nvl = (void *)(uintptr_t)x->m_nvl.dptr;
+		x->mem.nvl_len = x->req.nvl_len;
 	}
-	if (req.ib_len) {
-		ROK(r, dvx_gpu_mem_alloc(&gpu, req.ib_len, DVX_GPU_MEM_RDMA, &m_ib));
-		ib_up = 1;
-		mem.ib = (void *)(uintptr_t)m_ib.dptr;
-		mem.ib_len = req.ib_len;
+	if (x->req.ib_len) {
+		ROK(r, dvx_gpu_mem_alloc(&x->gpu, x->req.ib_len, DVX_GPU_MEM_RDMA, &x->m_ib));
+		x->ib_up = 1;
+		x->mem.ib = (void *)(uintptr_t)x->m_ib.dptr;
+		x->mem.ib_len = x->req.ib_len;
 	}
-	ROK(r, dvx_gpu_mem_alloc(&gpu, req.dev_len, 0, &m_dev));
-	dev_up = 1;
-	mem.dev = m_dev.dptr;
-	mem.dev_len = req.dev_len;
+	ROK(r, dvx_gpu_mem_alloc(&x->gpu, x->req.dev_len, 0, &x->m_dev));
+	x->dev_up = 1;
+	x->mem.dev = x->m_dev.dptr;
+	x->mem.dev_len = x->req.dev_len;
+	return 0;
+}
 
-	/* undersized or misaligned regions change nothing */
+/* undersized or misaligned regions and bad configurations change nothing */
+static int wr_refusals(struct wctx *x)
+{
+	struct wrank *r = x->r;
+
 	{
-		struct dvx_win_mem bad = mem;
+		struct dvx_win_mem bad = x->mem;
 
 		bad.state_len--;
-		RWANT(r, dvx_win_init(&win, &mp, &wc, &bad), -EINVAL);
-		RCHECK(r, strstr(win.diag.msg, "state region"), "diag: %s", win.diag.msg);
-		bad = mem;
-		bad.state = (uint8_t *)mem.state + 8;
-		RWANT(r, dvx_win_init(&win, &mp, &wc, &bad), -EINVAL);
-		RCHECK(r, strstr(win.diag.msg, "state region"), "diag: %s", win.diag.msg);
-		if (req.nvl_len) {
-			bad = mem;
+		RWANT(r, dvx_win_init(&x->win, &x->mp, &x->wc, &bad), -EINVAL);
+		RCHECK(r, strstr(x->win.diag.msg, "state region"), "diag: %s", x->win.diag.msg);
+		bad = x->mem;
+		bad.state = (uint8_t *)x->mem.state + 8;
+		RWANT(r, dvx_win_init(&x->win, &x->mp, &x->wc, &bad), -EINVAL);
+		RCHECK(r, strstr(x->win.diag.msg, "state region"), "diag: %s", x->win.diag.msg);
+		if (x->req.nvl_len) {
+			bad = x->mem;
 			bad.nvl_len--;
-			RWANT(r, dvx_win_init(&win, &mp, &wc, &bad), -EINVAL);
-			RCHECK(r, strstr(win.diag.msg, "NVL region"), "diag: %s", win.diag.msg);
+			RWANT(r, dvx_win_init(&x->win, &x->mp, &x->wc, &bad), -EINVAL);
+			RCHECK(r, strstr(x->win.diag.msg, "NVL region"), "diag: %s", x->win.diag.msg);
 		}
-		if (req.ib_len) {
-			bad = mem;
+		if (x->req.ib_len) {
+			bad = x->mem;
 			bad.ib_len--;
-			RWANT(r, dvx_win_init(&win, &mp, &wc, &bad), -EINVAL);
-			RCHECK(r, strstr(win.diag.msg, "IB region"), "diag: %s", win.diag.msg);
+			RWANT(r, dvx_win_init(&x->win, &x->mp, &x->wc, &bad), -EINVAL);
+			RCHECK(r, strstr(x->win.diag.msg, "IB region"), "diag: %s", x->win.diag.msg);
 		}
-		bad = mem;
+		bad = x->mem;
 		bad.dev_len--;
-		RWANT(r, dvx_win_init(&win, &mp, &wc, &bad), -EINVAL);
-		RCHECK(r, strstr(win.diag.msg, "device region"), "diag: %s", win.diag.msg);
+		RWANT(r, dvx_win_init(&x->win, &x->mp, &x->wc, &bad), -EINVAL);
+		RCHECK(r, strstr(x->win.diag.msg, "device region"), "diag: %s", x->win.diag.msg);
 		{
-			struct dvx_win_cfg bc = wc;
+			struct dvx_win_cfg bc = x->wc;
 
 			bc.slot_bytes = 100;
-			RWANT(r, dvx_win_init(&win, &mp, &bc, &mem), -EINVAL);
-			RCHECK(r, strstr(win.diag.msg, "geometry"), "diag: %s", win.diag.msg);
-			bc = wc;
+			RWANT(r, dvx_win_init(&x->win, &x->mp, &bc, &x->mem), -EINVAL);
+			RCHECK(r, strstr(x->win.diag.msg, "geometry"), "diag: %s", x->win.diag.msg);
+			bc = x->wc;
 			bc.flags |= 1u << 9;
-			RWANT(r, dvx_win_init(&win, &mp, &bc, &mem), -EINVAL);
-			RCHECK(r, strstr(win.diag.msg, "unknown flags"), "diag: %s", win.diag.msg);
+			RWANT(r, dvx_win_init(&x->win, &x->mp, &bc, &x->mem), -EINVAL);
+			RCHECK(r, strstr(x->win.diag.msg, "unknown flags"), "diag: %s", x->win.diag.msg);
 		}
-		RCHECK(r, win.live != DVX_WIN_LIVE, "a refused init left the window live");
+		RCHECK(r, x->win.live != DVX_WIN_LIVE, "a refused init left the window live");
 	}
-	ROK(r, dvx_win_init(&win, &mp, &wc, &mem));
-	win_up = 1;
-	RWANT(r, dvx_win_init(&win, &mp, &wc, &mem), -EBUSY);	/* live: not over it */
-	RWANT(r, dvx_win_signal(&win, (me + 1) % n, 0, DVX_WIN_SIG_ADD, 1), -EINVAL); /* not yet */
-	RCHECK(r, strstr(win.diag.msg, "exchange the window first"), "diag: %s", win.diag.msg);
+	return 0;
+}
 
-	ROK(r, dvx_gpu_mem_alloc(&gpu, DATA_LEN, DVX_GPU_MEM_RDMA | DVX_GPU_MEM_EXPORT, &m_data));
-	data_up = 1;
-	data = (uint8_t *)(uintptr_t)m_data.dptr;
-	memset(data, 0, DATA_LEN);
+/* the window up; not over a live one; nothing before the exchange */
+static int wr_init(struct wctx *x)
+{
+	struct wrank *r = x->r;
+	int me = x->me;
+	int n = x->n;
+
+	ROK(r, dvx_win_init(&x->win, &x->mp, &x->wc, &x->mem));
+	x->win_up = 1;
+	RWANT(r, dvx_win_init(&x->win, &x->mp, &x->wc, &x->mem), -EBUSY);	/* live: not over it */
+	RWANT(r, dvx_win_signal(&x->win, (me + 1) % n, 0, DVX_WIN_SIG_ADD, 1), -EINVAL); /* not yet */
+	RCHECK(r, strstr(x->win.diag.msg, "exchange the window first"), "diag: %s", x->win.diag.msg);
+	return 0;
+}
+
+/* the window buffer exchanged (the mismatch worlds end here: 1) */
+static int wr_exchange(struct wctx *x)
+{
+	struct world *w = x->r->w;
+	struct wrank *r = x->r;
+	int me = x->me;
+	int err;
+
+	ROK(r, dvx_gpu_mem_alloc(&x->gpu, DATA_LEN, DVX_GPU_MEM_RDMA | DVX_GPU_MEM_EXPORT, &x->m_data));
+	x->data_up = 1;
+	x->data = (uint8_t *)(uintptr_t)x->m_data.dptr;
+	memset(x->data, 0, DATA_LEN);
 	/* mismatch 2: rank 1 gives a buffer without a length - every rank refuses */
-	err = dvx_win_exchange(&win, data, w->mismatch == 2 && me == 1 ? 0 : DATA_LEN);
+	err = dvx_win_exchange(&x->win, x->data, w->mismatch == 2 && me == 1 ? 0 : DATA_LEN);
 	if (w->mismatch == 1) {
-		RCHECK(r, err == -EINVAL && strstr(win.diag.msg, "differs"),
-		       "a differing window: exchange = %d (%s)", err, win.diag.msg);
-		goto out;
+		RCHECK(r, err == -EINVAL && strstr(x->win.diag.msg, "differs"),
+		       "a differing window: exchange = %d (%s)", err, x->win.diag.msg);
+		return 1;	/* refused as it must be: this world ends here */
 	}
 	if (w->mismatch == 2) {
-		RCHECK(r, err == -EINVAL && (me == 1 || strstr(win.diag.msg, "rank 1")),
-		       "bad arguments on rank 1: exchange = %d (%s)", err, win.diag.msg);
-		goto out;
+		RCHECK(r, err == -EINVAL && (me == 1 || strstr(x->win.diag.msg, "rank 1")),
+		       "bad arguments on rank 1: exchange = %d (%s)", err, x->win.diag.msg);
+		return 1;
 	}
 	ROK(r, err);
-	RWANT(r, dvx_win_exchange(&win, data, DATA_LEN), -EALREADY);
+	RWANT(r, dvx_win_exchange(&x->win, x->data, DATA_LEN), -EALREADY);
+	return 0;
+}
+
+/* the peer table: kinds, rows, and each row as its peer sees it */
+static int wr_peers(struct wctx *x)
+{
+	struct world *w = x->r->w;
+	struct wrank *r = x->r;
+	int me = x->me;
+	int n = x->n;
+	int p;
 
 	/* the peer table: kinds, rows by the topology's own maps, and my row at every
 	 * peer equal to that peer's row for me (its own table) */
-	w->wins[me] = &win;
-	ROK(r, dvx_bootstrap_barrier(&bs, c.timeout_ns));
+	w->wins[me] = &x->win;
+	ROK(r, dvx_bootstrap_barrier(&x->bs, x->c.timeout_ns));
 	for (p = 0; p < n; p++) {
-		const struct dvx_win_dev_peer *e = &win.peers[p];
-		int k = dvx_mp_kind(&mp, p);
+		const struct dvx_win_dev_peer *e = &x->win.peers[p];
+		int k = dvx_mp_kind(&x->mp, p);
 
 		RCHECK(r, e->kind == (uint32_t)k, "peer %d kind %u, want %d", p, e->kind, k);
 		if (p == me) {
-			RCHECK(r, e->nvl_data == (uint64_t)(uintptr_t)data && e->data_len == DATA_LEN,
+			RCHECK(r, e->nvl_data == (uint64_t)(uintptr_t)x->data && e->data_len == DATA_LEN,
 			       "self entry");
 			continue;
 		}
-		RCHECK(r, e->row == (k == DVX_MP_NVL ? mp.topo.nvl_peer[p] : mp.topo.ib_idx[p]),
+		RCHECK(r, e->row == (k == DVX_MP_NVL ? x->mp.topo.nvl_peer[p] : x->mp.topo.ib_idx[p]),
 		       "peer %d: row %d", p, e->row);
 		RCHECK(r, e->row_at == w->wins[p]->peers[me].row,
 		       "peer %d: my row there %d, its row for me %d", p, e->row_at,
@@ -372,33 +426,55 @@ static void rank_run(struct wrank *r)
 		RCHECK(r, e->data_len == DATA_LEN, "peer %d: data_len", p);
 		if (k == DVX_MP_NVL)
 			RCHECK(r, e->nvl_base && e->nvl_data &&
-				  dvx_win_nvlink_address(&win, p, 16) == e->nvl_data + 16 &&
+				  dvx_win_nvlink_address(&x->win, p, 16) == e->nvl_data + 16 &&
 				  !e->ib_region.addr,
 			       "NVL peer %d: pointers", p);
 		else
 			RCHECK(r, !e->nvl_base && e->ib_region.addr && e->ib_region.rkey[0] &&
-				  e->ib_data.addr && !dvx_win_nvlink_address(&win, p, 0),
+				  e->ib_data.addr && !dvx_win_nvlink_address(&x->win, p, 0),
 			       "IB peer %d: views", p);
 	}
-	RCHECK(r, !dvx_win_nvlink_address(&win, me, 0), "nvlink_address of self");
-	ROK(r, dvx_bootstrap_barrier(&bs, c.timeout_ns));
+	RCHECK(r, !dvx_win_nvlink_address(&x->win, me, 0), "nvlink_address of self");
+	ROK(r, dvx_bootstrap_barrier(&x->bs, x->c.timeout_ns));
+	return 0;
+}
 
-	/* a source buffer (GPU memory: NVL copies read it, IB registers it) */
-	ROK(r, dvx_gpu_mem_alloc(&gpu, SLOT, DVX_GPU_MEM_RDMA, &m_src));
-	srcm_up = 1;
-	sbuf = (uint8_t *)(uintptr_t)m_src.dptr;
-	if (mp.topo.nib) {
-		ROK(r, dvx_win_register_src(&win, sbuf, SLOT, &src));
-		src_up = 1;
+/* a source buffer in GPU memory, registered for IB peers */
+static int wr_source(struct wctx *x)
+{
+	struct wrank *r = x->r;
+
+	ROK(r, dvx_gpu_mem_alloc(&x->gpu, SLOT, DVX_GPU_MEM_RDMA, &x->m_src));
+	x->srcm_up = 1;
+	x->sbuf = (uint8_t *)(uintptr_t)x->m_src.dptr;
+	if (x->mp.topo.nib) {
+		ROK(r, dvx_win_register_src(&x->win, x->sbuf, SLOT, &x->src));
+		x->src_up = 1;
 	} else {
 		/* NVL puts need no keys: where it is and how long */
-		memset(&src, 0, sizeof(src));
-		src.ptr = sbuf;
-		src.addr = (uint64_t)(uintptr_t)sbuf;
-		src.len = SLOT;
+		memset(&x->src, 0, sizeof(x->src));
+		x->src.ptr = x->sbuf;
+		x->src.addr = (uint64_t)(uintptr_t)x->sbuf;
+		x->src.len = SLOT;
 	}
-	sendb = malloc(4096 + MAXR);
-	rbuf = malloc(4096 + MAXR);
+	x->sendb = malloc(4096 + MAXR);
+	x->rbuf = malloc(4096 + MAXR);
+	return 0;
+}
+
+/* the rounds: put_signal, signal_all, put_counter, send/recv, barriers */
+static int wr_rounds(struct wctx *x)
+{
+	struct world *w = x->r->w;
+	struct wrank *r = x->r;
+	int me = x->me;
+	int n = x->n;
+	int p;
+	int q;
+	int round;
+	uint64_t sum;
+	uint64_t v;
+	unsigned i;
 
 	for (round = 0; round < w->rounds; round++) {
 		/* 1. put_signal into every peer's buffer at my offset, signal 0 += 1 */
@@ -406,48 +482,48 @@ static void rank_run(struct wrank *r)
 			if (p == me)
 				continue;
 			for (i = 0; i < SLOT; i++)
-				sbuf[i] = pat(me, p, i, round);
-			ROK(r, dvx_win_put_signal(&win, p, &(struct dvx_win_xfer){ &src, 0, (uint64_t)me * SLOT, SLOT }, 0, 1));
+				x->sbuf[i] = pat(me, p, i, round);
+			ROK(r, dvx_win_put_signal(&x->win, p, &(struct dvx_win_xfer){ &x->src, 0, (uint64_t)me * SLOT, SLOT }, 0, 1));
 			/* the source is reused: let the IB write read it first */
-			if (dvx_mp_kind(&mp, p) == DVX_MP_IB)
-				ROK(r, dvx_p2p_flush(&mp.ib, wc.channel, 10 * SEC, &rep));
+			if (dvx_mp_kind(&x->mp, p) == DVX_MP_IB)
+				ROK(r, dvx_p2p_flush(&x->mp.ib, x->wc.channel, 10 * SEC, &x->rep));
 		}
-		ROK(r, dvx_win_wait_signal(&win, 0, DVX_CMP_GE, (uint64_t)(round + 1) * (uint64_t)(n - 1),
-					   10 * SEC, &rep));
+		ROK(r, dvx_win_wait_signal(&x->win, 0, DVX_CMP_GE, (uint64_t)(round + 1) * (uint64_t)(n - 1),
+					   10 * SEC, &x->rep));
 		for (p = 0; p < n; p++) {
 			if (p == me)
 				continue;
-			ROK(r, dvx_win_read_signal_from(&win, p, 0, &v));
+			ROK(r, dvx_win_read_signal_from(&x->win, p, 0, &v));
 			RCHECK(r, v == (uint64_t)round + 1, "round %d: signal 0 from %d is %llu", round,
 			       p, (unsigned long long)v);
 			for (i = 0; i < SLOT; i++)
-				RCHECK(r, data[(uint64_t)p * SLOT + i] == pat(p, me, i, round),
+				RCHECK(r, x->data[(uint64_t)p * SLOT + i] == pat(p, me, i, round),
 				       "round %d: byte %u from %d", round, i, p);
 		}
 		/* 2. signal_all: signal 1 += my rank + 1; every slot exact, the sum exact */
-		ROK(r, dvx_win_signal_all(&win, 1, DVX_WIN_SIG_ADD, (uint64_t)me + 1));
+		ROK(r, dvx_win_signal_all(&x->win, 1, DVX_WIN_SIG_ADD, (uint64_t)me + 1));
 		sum = 0;
 		for (p = 0; p < n; p++)
 			if (p != me)
 				sum += (uint64_t)p + 1;
-		ROK(r, dvx_win_wait_signal(&win, 1, DVX_CMP_EQ, sum * (uint64_t)(round + 1), 10 * SEC,
-					   &rep));
+		ROK(r, dvx_win_wait_signal(&x->win, 1, DVX_CMP_EQ, sum * (uint64_t)(round + 1), 10 * SEC,
+					   &x->rep));
 		for (p = 0; p < n; p++)
 			if (p != me) {
-				ROK(r, dvx_win_wait_signal_from(&win, p, 1, DVX_CMP_EQ,
+				ROK(r, dvx_win_wait_signal_from(&x->win, p, 1, DVX_CMP_EQ,
 								(uint64_t)(p + 1) * (uint64_t)(round + 1),
-								10 * SEC, &rep));
+								10 * SEC, &x->rep));
 			}
-		ROK(r, dvx_win_read_signal(&win, 1, &v));
+		ROK(r, dvx_win_read_signal(&x->win, 1, &v));
 		RCHECK(r, v == sum * (uint64_t)(round + 1), "signal 1 sum %llu", (unsigned long long)v);
 		/* 3. put_counter: counter 1 of every peer counts my completed puts */
 		for (p = 0; p < n; p++) {
 			if (p == me)
 				continue;
-			ROK(r, dvx_win_put_counter(&win, p, &(struct dvx_win_xfer){ &src, 0, (uint64_t)me * SLOT, 64 }, 1));
-			ROK(r, dvx_win_wait_counter(&win, p, 1, DVX_CMP_GE, (uint64_t)round + 1, 10 * SEC,
-						    &rep));
-			ROK(r, dvx_win_read_counter(&win, p, 1, &v));
+			ROK(r, dvx_win_put_counter(&x->win, p, &(struct dvx_win_xfer){ &x->src, 0, (uint64_t)me * SLOT, 64 }, 1));
+			ROK(r, dvx_win_wait_counter(&x->win, p, 1, DVX_CMP_GE, (uint64_t)round + 1, 10 * SEC,
+						    &x->rep));
+			ROK(r, dvx_win_read_counter(&x->win, p, 1, &v));
 			RCHECK(r, v == (uint64_t)round + 1, "counter of %d is %llu", p,
 			       (unsigned long long)v);
 		}
@@ -463,162 +539,233 @@ static void rank_run(struct wrank *r)
 					continue;
 				nr = sr_size(other, round);
 				for (i = 0; i < ns; i++)
-					sendb[i] = pat(me, other, i, round + 7);
-				memset(rbuf, 0xee, nr + 1);
+					x->sendb[i] = pat(me, other, i, round + 7);
+				memset(x->rbuf, 0xee, nr + 1);
 				for (int step = 0; step < 2; step++) {
 					if ((step == 0) == s_first)
-						ROK(r, dvx_win_send(&win, other, sendb, ns, 10 * SEC, &rep));
+						ROK(r, dvx_win_send(&x->win, other, x->sendb, ns, 10 * SEC, &x->rep));
 					else
-						ROK(r, dvx_win_recv(&win, other, rbuf, nr, 10 * SEC, &rep));
+						ROK(r, dvx_win_recv(&x->win, other, x->rbuf, nr, 10 * SEC, &x->rep));
 				}
 				for (i = 0; i < nr; i++)
-					RCHECK(r, rbuf[i] == pat(other, me, i, round + 7),
+					RCHECK(r, x->rbuf[i] == pat(other, me, i, round + 7),
 					       "round %d: recv byte %u of %llu from %d", round, i,
 					       (unsigned long long)nr, other);
-				RCHECK(r, rbuf[nr] == 0xee, "recv wrote past its end");
+				RCHECK(r, x->rbuf[nr] == 0xee, "recv wrote past its end");
 			}
 		/* 5. the barrier, same id every round; a pairwise one on id 1 */
-		ROK(r, dvx_win_barrier(&win, 0, 10 * SEC, &rep));
+		ROK(r, dvx_win_barrier(&x->win, 0, 10 * SEC, &x->rep));
 		if (round % 3 == 0) {
 			int partner = me ^ 1;
 
 			if (partner < n)
-				ROK(r, dvx_win_barrier_peer(&win, partner, 1, 10 * SEC, &rep));
+				ROK(r, dvx_win_barrier_peer(&x->win, partner, 1, 10 * SEC, &x->rep));
 		}
 	}
+	return 0;
+}
 
-	/* refusals: nothing sent, nothing changed */
+/* refusals: nothing sent, nothing changed; a timed-out wait is an error */
+static int wr_checks(struct wctx *x)
+{
+	struct wrank *r = x->r;
+	int me = x->me;
+	int n = x->n;
+	int p;
+	uint64_t v;
+
 	for (p = 0; p < n; p++) {
 		if (p == me)
 			continue;
-		if (dvx_mp_kind(&mp, p) == DVX_MP_IB)
-			RWANT(r, dvx_win_signal(&win, p, 2, DVX_WIN_SIG_SET, 5), -ENOTSUP);
+		if (dvx_mp_kind(&x->mp, p) == DVX_MP_IB)
+			RWANT(r, dvx_win_signal(&x->win, p, 2, DVX_WIN_SIG_SET, 5), -ENOTSUP);
 		else
-			ROK(r, dvx_win_signal(&win, p, 2, DVX_WIN_SIG_SET, 1000 + (uint64_t)me));
-		RWANT(r, dvx_win_signal(&win, p, NSIG, DVX_WIN_SIG_ADD, 1), -EINVAL);
-		RCHECK(r, strstr(win.diag.msg, "signal id 4"), "diag: %s", win.diag.msg);
-		RWANT(r, dvx_win_signal(&win, p, 0, 7, 1), -EINVAL);
-		RCHECK(r, strstr(win.diag.msg, "DVX_WIN_SIG_SET or"), "diag: %s", win.diag.msg);
-		RWANT(r, dvx_win_put(&win, p, &(struct dvx_win_xfer){ &src, 0, DATA_LEN - 8, 16 }), -EINVAL);
-		RCHECK(r, strstr(win.diag.msg, "buffer of"), "diag: %s", win.diag.msg);
-		RWANT(r, dvx_win_put(&win, p, &(struct dvx_win_xfer){ &src, SLOT - 8, 0, 16 }), -EINVAL);
-		RCHECK(r, strstr(win.diag.msg, "outside the source"), "diag: %s", win.diag.msg);
-		RWANT(r, dvx_win_put(&win, p, &(struct dvx_win_xfer){ &src, 0, 0, 0 }), -EINVAL);
-		RCHECK(r, strstr(win.diag.msg, "length 0"), "diag: %s", win.diag.msg);
-		RWANT(r, dvx_win_put_counter(&win, p, &(struct dvx_win_xfer){ &src, 0, 0, 8 }, NCTR), -EINVAL);
-		RCHECK(r, strstr(win.diag.msg, "counter id 2"), "diag: %s", win.diag.msg);
-		RWANT(r, dvx_win_read_counter(&win, p, NCTR, &v), -EINVAL);
-		RCHECK(r, strstr(win.diag.msg, "counter id 2"), "diag: %s", win.diag.msg);
-		RWANT(r, dvx_win_barrier_peer(&win, p, NBAR, SEC, &rep), -EINVAL);
-		RCHECK(r, strstr(win.diag.msg, "barrier id 2"), "diag: %s", win.diag.msg);
+			ROK(r, dvx_win_signal(&x->win, p, 2, DVX_WIN_SIG_SET, 1000 + (uint64_t)me));
+		RWANT(r, dvx_win_signal(&x->win, p, NSIG, DVX_WIN_SIG_ADD, 1), -EINVAL);
+		RCHECK(r, strstr(x->win.diag.msg, "signal id 4"), "diag: %s", x->win.diag.msg);
+		RWANT(r, dvx_win_signal(&x->win, p, 0, 7, 1), -EINVAL);
+		RCHECK(r, strstr(x->win.diag.msg, "DVX_WIN_SIG_SET or"), "diag: %s", x->win.diag.msg);
+		RWANT(r, dvx_win_put(&x->win, p, &(struct dvx_win_xfer){ &x->src, 0, DATA_LEN - 8, 16 }), -EINVAL);
+		RCHECK(r, strstr(x->win.diag.msg, "buffer of"), "diag: %s", x->win.diag.msg);
+		RWANT(r, dvx_win_put(&x->win, p, &(struct dvx_win_xfer){ &x->src, SLOT - 8, 0, 16 }), -EINVAL);
+		RCHECK(r, strstr(x->win.diag.msg, "outside the source"), "diag: %s", x->win.diag.msg);
+		RWANT(r, dvx_win_put(&x->win, p, &(struct dvx_win_xfer){ &x->src, 0, 0, 0 }), -EINVAL);
+		RCHECK(r, strstr(x->win.diag.msg, "length 0"), "diag: %s", x->win.diag.msg);
+		RWANT(r, dvx_win_put_counter(&x->win, p, &(struct dvx_win_xfer){ &x->src, 0, 0, 8 }, NCTR), -EINVAL);
+		RCHECK(r, strstr(x->win.diag.msg, "counter id 2"), "diag: %s", x->win.diag.msg);
+		RWANT(r, dvx_win_read_counter(&x->win, p, NCTR, &v), -EINVAL);
+		RCHECK(r, strstr(x->win.diag.msg, "counter id 2"), "diag: %s", x->win.diag.msg);
+		RWANT(r, dvx_win_barrier_peer(&x->win, p, NBAR, SEC, &x->rep), -EINVAL);
+		RCHECK(r, strstr(x->win.diag.msg, "barrier id 2"), "diag: %s", x->win.diag.msg);
 	}
-	RWANT(r, dvx_win_signal(&win, me, 0, DVX_WIN_SIG_ADD, 1), -EINVAL);
-	RCHECK(r, strstr(win.diag.msg, "another rank"), "diag: %s", win.diag.msg);
-	RWANT(r, dvx_win_signal(&win, n, 0, DVX_WIN_SIG_ADD, 1), -EINVAL);
-	RWANT(r, dvx_win_signal(&win, -1, 0, DVX_WIN_SIG_ADD, 1), -EINVAL);
-	RWANT(r, dvx_win_wait_signal(&win, NSIG, DVX_CMP_GE, 0, SEC, &rep), -EINVAL);
-	RWANT(r, dvx_win_wait_signal(&win, 0, 99, 0, SEC, &rep), -EINVAL);
-	RCHECK(r, strstr(win.diag.msg, "DVX_CMP_"), "diag: %s", win.diag.msg);
-	RWANT(r, dvx_win_barrier(&win, NBAR, SEC, &rep), -EINVAL);
-	RCHECK(r, strstr(win.diag.msg, "barrier id 2"), "diag: %s", win.diag.msg);
-	if (mp.topo.nib)
-		RWANT(r, dvx_win_signal_all(&win, 2, DVX_WIN_SIG_SET, 1), -ENOTSUP);
+	RWANT(r, dvx_win_signal(&x->win, me, 0, DVX_WIN_SIG_ADD, 1), -EINVAL);
+	RCHECK(r, strstr(x->win.diag.msg, "another rank"), "diag: %s", x->win.diag.msg);
+	RWANT(r, dvx_win_signal(&x->win, n, 0, DVX_WIN_SIG_ADD, 1), -EINVAL);
+	RWANT(r, dvx_win_signal(&x->win, -1, 0, DVX_WIN_SIG_ADD, 1), -EINVAL);
+	RWANT(r, dvx_win_wait_signal(&x->win, NSIG, DVX_CMP_GE, 0, SEC, &x->rep), -EINVAL);
+	RWANT(r, dvx_win_wait_signal(&x->win, 0, 99, 0, SEC, &x->rep), -EINVAL);
+	RCHECK(r, strstr(x->win.diag.msg, "DVX_CMP_"), "diag: %s", x->win.diag.msg);
+	RWANT(r, dvx_win_barrier(&x->win, NBAR, SEC, &x->rep), -EINVAL);
+	RCHECK(r, strstr(x->win.diag.msg, "barrier id 2"), "diag: %s", x->win.diag.msg);
+	if (x->mp.topo.nib)
+		RWANT(r, dvx_win_signal_all(&x->win, 2, DVX_WIN_SIG_SET, 1), -ENOTSUP);
 	/* a wait that times out says what it waited for, and is an error */
 	p = (me + 1) % n;
-	RWANT(r, dvx_win_wait_signal_from(&win, p, 3, DVX_CMP_GE, 1, 2000000, &rep), -ETIMEDOUT);
-	RCHECK(r, rep.err == -ETIMEDOUT && rep.peer == p && rep.expected == 1 && rep.observed == 0 &&
-		  strstr(win.diag.msg, "waited for"),
-	       "the timed-out wait's report: %d %d %llu %llu (%s)", rep.err, rep.peer,
-	       (unsigned long long)rep.expected, (unsigned long long)rep.observed, win.diag.msg);
-	ROK(r, dvx_bootstrap_barrier(&bs, c.timeout_ns));
+	RWANT(r, dvx_win_wait_signal_from(&x->win, p, 3, DVX_CMP_GE, 1, 2000000, &x->rep), -ETIMEDOUT);
+	RCHECK(r, x->rep.err == -ETIMEDOUT && x->rep.peer == p && x->rep.expected == 1 && x->rep.observed == 0 &&
+		  strstr(x->win.diag.msg, "waited for"),
+	       "the timed-out wait's report: %d %d %llu %llu (%s)", x->rep.err, x->rep.peer,
+	       (unsigned long long)x->rep.expected, (unsigned long long)x->rep.observed, x->win.diag.msg);
+	ROK(r, dvx_bootstrap_barrier(&x->bs, x->c.timeout_ns));
 	/* SET landed on NVL peers' slot 2 */
 	for (p = 0; p < n; p++)
-		if (p != me && dvx_mp_kind(&mp, p) == DVX_MP_NVL) {
-			ROK(r, dvx_win_read_signal_from(&win, p, 2, &v));
+		if (p != me && dvx_mp_kind(&x->mp, p) == DVX_MP_NVL) {
+			ROK(r, dvx_win_read_signal_from(&x->win, p, 2, &v));
 			RCHECK(r, v == 1000 + (uint64_t)p, "SET from %d: %llu", p, (unsigned long long)v);
 		}
-	/* a receive of another size: -EMSGSIZE, nothing consumed; then the right one */
+	return 0;
+}
+
+/* a receive of another size: -EMSGSIZE, nothing consumed, then the right one */
+static int wr_msgsize(struct wctx *x)
+{
+	struct wrank *r = x->r;
+	int me = x->me;
+	int n = x->n;
+
 	if (n >= 2 && me < 2) {
 		if (me == 0) {
-			ROK(r, dvx_win_send(&win, 1, sendb, 100, 10 * SEC, &rep));
+			ROK(r, dvx_win_send(&x->win, 1, x->sendb, 100, 10 * SEC, &x->rep));
 		} else {
-			RWANT(r, dvx_win_recv(&win, 0, rbuf, 50, 10 * SEC, &rep), -EMSGSIZE);
-			ROK(r, dvx_win_recv(&win, 0, rbuf, 100, 10 * SEC, &rep));
+			RWANT(r, dvx_win_recv(&x->win, 0, x->rbuf, 50, 10 * SEC, &x->rep), -EMSGSIZE);
+			ROK(r, dvx_win_recv(&x->win, 0, x->rbuf, 100, 10 * SEC, &x->rep));
 		}
 		/* NVL: a small message (flagged lines) met by a receive of a large one, and
 		 * the other way round: -EMSGSIZE both, nothing consumed */
 		if (me == 0) {
-			ROK(r, dvx_win_send(&win, 1, sendb, 100, 10 * SEC, &rep));
-			ROK(r, dvx_win_send(&win, 1, sendb, 200, 10 * SEC, &rep));
+			ROK(r, dvx_win_send(&x->win, 1, x->sendb, 100, 10 * SEC, &x->rep));
+			ROK(r, dvx_win_send(&x->win, 1, x->sendb, 200, 10 * SEC, &x->rep));
 		} else {
-			RWANT(r, dvx_win_recv(&win, 0, rbuf, 200, 10 * SEC, &rep), -EMSGSIZE);
-			ROK(r, dvx_win_recv(&win, 0, rbuf, 100, 10 * SEC, &rep));
-			RWANT(r, dvx_win_recv(&win, 0, rbuf, 100, 10 * SEC, &rep), -EMSGSIZE);
-			ROK(r, dvx_win_recv(&win, 0, rbuf, 200, 10 * SEC, &rep));
+			RWANT(r, dvx_win_recv(&x->win, 0, x->rbuf, 200, 10 * SEC, &x->rep), -EMSGSIZE);
+			ROK(r, dvx_win_recv(&x->win, 0, x->rbuf, 100, 10 * SEC, &x->rep));
+			RWANT(r, dvx_win_recv(&x->win, 0, x->rbuf, 100, 10 * SEC, &x->rep), -EMSGSIZE);
+			ROK(r, dvx_win_recv(&x->win, 0, x->rbuf, 200, 10 * SEC, &x->rep));
 		}
 	}
-	/* reset_signals zeroes both inboxes' signals */
-	ROK(r, dvx_bootstrap_barrier(&bs, c.timeout_ns));
-	ROK(r, dvx_win_reset_signals(&win, &st));
-	ROK(r, dvx_win_read_signal(&win, 1, &v));
+	return 0;
+}
+
+/* reset_signals zeroes both inboxes' signals */
+static int wr_reset(struct wctx *x)
+{
+	struct wrank *r = x->r;
+	uint64_t v;
+
+	ROK(r, dvx_bootstrap_barrier(&x->bs, x->c.timeout_ns));
+	ROK(r, dvx_win_reset_signals(&x->win, &x->st));
+	ROK(r, dvx_win_read_signal(&x->win, 1, &v));
 	RCHECK(r, v == 0, "signals after reset: %llu", (unsigned long long)v);
+	return 0;
+}
+
+/* the device window: its header and the tables it wrote */
+static int wr_devwin(struct wctx *x)
+{
+	struct wrank *r = x->r;
+	int me = x->me;
+	int n = x->n;
 
 	/* the device window: the header and the tables it wrote */
 	{
 		struct dvx_win_dev d;
 		struct dvx_win_dev_peer tab[MAXR];
 
-		if (!mp.topo.nib) {
-			ROK(r, dvx_win_dev_make(&win, NULL, &d));
+		if (!x->mp.topo.nib) {
+			ROK(r, dvx_win_dev_make(&x->win, NULL, &d));
 			RCHECK(r, d.version == DVX_WIN_DEV_VERSION && d.size == sizeof(d) && d.rank == me &&
-				  d.nranks == n && d.nnvl_peers == mp.topo.nnvl_peers && d.nib == 0 &&
-				  d.geom.signals == NSIG && d.peers == m_dev.dptr,
+				  d.nranks == n && d.nnvl_peers == x->mp.topo.nnvl_peers && d.nib == 0 &&
+				  d.geom.signals == NSIG && d.peers == x->m_dev.dptr,
 			       "device window header");
-			ROK(r, dvx_gpu_memcpy_dtoh(&gpu, tab, d.peers, (uint64_t)n * sizeof(tab[0])));
-			RCHECK(r, !memcmp(tab, win.peers, (size_t)n * sizeof(tab[0])),
+			ROK(r, dvx_gpu_memcpy_dtoh(&x->gpu, tab, d.peers, (uint64_t)n * sizeof(tab[0])));
+			RCHECK(r, !memcmp(tab, x->win.peers, (size_t)n * sizeof(tab[0])),
 			       "device peer table differs from the host's");
-			RWANT(r, dvx_win_dev_make(&win, NULL, &d), -EALREADY);	/* once */
+			RWANT(r, dvx_win_dev_make(&x->win, NULL, &d), -EALREADY);	/* once */
 		} else {
-			RWANT(r, dvx_win_dev_make(&win, NULL, &d), -EINVAL);	/* IB needs lanes */
+			RWANT(r, dvx_win_dev_make(&x->win, NULL, &d), -EINVAL);	/* IB needs lanes */
 		}
 	}
-	if (mp.ib_live)
-		ROK(r, dvx_p2p_flush(&mp.ib, wc.channel, 10 * SEC, &rep));
-	ROK(r, dvx_bootstrap_barrier(&bs, c.timeout_ns));
-out:
-	free(sendb);
-	free(rbuf);
-	if (src_up && (err = dvx_win_deregister_src(&win, sbuf)))
+	return 0;
+}
+
+/* nobody leaves while a peer may still post to it */
+static int wr_leave(struct wctx *x)
+{
+	struct wrank *r = x->r;
+
+	if (x->mp.ib_live)
+		ROK(r, dvx_p2p_flush(&x->mp.ib, x->wc.channel, 10 * SEC, &x->rep));
+	ROK(r, dvx_bootstrap_barrier(&x->bs, x->c.timeout_ns));
+	return 0;
+}
+
+/* everything the phases built, in reverse, whatever phase failed */
+static void wr_close(struct wctx *x)
+{
+	struct wrank *r = x->r;
+	int err;
+
+	free(x->sendb);
+	free(x->rbuf);
+	if (x->src_up && (err = dvx_win_deregister_src(&x->win, x->sbuf)))
 		RFAIL(r, "deregister_src %d", err);
-	if (win_up && (err = dvx_win_fini(&win)))
+	if (x->win_up && (err = dvx_win_fini(&x->win)))
 		RFAIL(r, "win_fini %d", err);
-	if (win_up && dvx_win_fini(&win) != -EINVAL)
+	if (x->win_up && dvx_win_fini(&x->win) != -EINVAL)
 		RFAIL(r, "a second fini is not -EINVAL");
-	if (win_up && !r->why[0])
-		dvx_bootstrap_barrier(&bs, c.timeout_ns);	/* unmapped everywhere */
-	if (srcm_up)
-		dvx_gpu_mem_free(&m_src);
-	if (data_up)
-		dvx_gpu_mem_free(&m_data);
-	if (dev_up)
-		dvx_gpu_mem_free(&m_dev);
-	if (ib_up)
-		dvx_gpu_mem_free(&m_ib);
-	if (nvl_up)
-		dvx_gpu_mem_free(&m_nvl);
-	if (st_up)
-		dvx_gpu_stream_destroy(&st);
-	if (mp_up && (err = dvx_mp_fini(&mp)))
+	if (x->win_up && !r->why[0])
+		dvx_bootstrap_barrier(&x->bs, x->c.timeout_ns);	/* unmapped everywhere */
+	if (x->srcm_up)
+		dvx_gpu_mem_free(&x->m_src);
+	if (x->data_up)
+		dvx_gpu_mem_free(&x->m_data);
+	if (x->dev_up)
+		dvx_gpu_mem_free(&x->m_dev);
+	if (x->ib_up)
+		dvx_gpu_mem_free(&x->m_ib);
+	if (x->nvl_up)
+		dvx_gpu_mem_free(&x->m_nvl);
+	if (x->st_up)
+		dvx_gpu_stream_destroy(&x->st);
+	if (x->mp_up && (err = dvx_mp_fini(&x->mp)))
 		RFAIL(r, "mp_fini %d", err);
-	if (gpu_up)
-		dvx_gpu_close(&gpu);
-	if (nic_up)
-		dvx_nic_close(&nic);
-	dvx_bootstrap_fini(&bs);
-	free(irings);
-	free(ist);
-	free(wstate);
-	free(state);
+	if (x->gpu_up)
+		dvx_gpu_close(&x->gpu);
+	if (x->nic_up)
+		dvx_nic_close(&x->nic);
+	dvx_bootstrap_fini(&x->bs);
+	free(x->irings);
+	free(x->ist);
+	free(x->wstate);
+	free(x->state);
+}
+
+static void rank_run(struct wrank *r)
+{
+	struct wctx x;
+	int (*const phase[])(struct wctx *) = {
+		wr_open, wr_regions, wr_refusals, wr_init, wr_exchange, wr_peers, wr_source,
+		wr_rounds, wr_checks, wr_msgsize, wr_reset, wr_devwin, wr_leave,
+	};
+	size_t k;
+
+	memset(&x, 0, sizeof(x));
+	x.r = r;
+	x.me = r->rank;
+	x.n = r->w->n;
+	for (k = 0; k < sizeof(phase) / sizeof(phase[0]); k++)
+		if (phase[k](&x))
+			break;	/* failed (r->why says where), or the world ends here */
+	wr_close(&x);
 }
 
 static void *rank_thread(void *arg)
