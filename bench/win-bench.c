@@ -78,7 +78,8 @@ static void setup(struct rank *r)
 {
 	struct dvx_mp_cfg c;
 	struct dvx_win_cfg wc;
-	struct dvx_win_mem req, mem;
+	struct dvx_mem_req req[DVX_WIN_MEM_N];
+	struct dvx_win_regions mem;
 	uint64_t dlen = N == 2 ? BIG : 4096;
 
 	die(r, dvx_bootstrap_thread_init(&r->bs, grp, r->id), "bootstrap");
@@ -108,21 +109,21 @@ static void setup(struct rank *r)
 	wc.slot_bytes = SLOT_BYTES;
 	wc.stream = &r->s;
 	wc.timeout_ns = TMO;
-	die(r, dvx_win_mem_req(&r->mp, &wc, &req), "mem_req");
-	r->wstate = aligned_alloc(64, (req.state_len + 63) & ~(uint64_t)63);
-	die(r, dvx_gpu_mem_alloc(&r->g, req.nvl_len, DVX_GPU_MEM_EXPORT, &r->nvl), "nvl region");
-	die(r, dvx_gpu_mem_alloc(&r->g, req.dev_len, 0, &r->dev), "dev region");
+	die(r, dvx_win_mem_req(&r->mp, &wc, req), "mem_req");
+	r->wstate = aligned_alloc(64, (req[DVX_WIN_MEM_STATE].bytes + 63) & ~(uint64_t)63);
+	die(r, dvx_gpu_mem_alloc(&r->g, req[DVX_WIN_MEM_NVL].bytes, DVX_GPU_MEM_EXPORT, &r->nvl), "nvl region");
+	die(r, dvx_gpu_mem_alloc(&r->g, req[DVX_WIN_MEM_DEV].bytes, 0, &r->dev), "dev region");
 	die(r, dvx_gpu_mem_alloc(&r->g, dlen, DVX_GPU_MEM_EXPORT, &r->data), "data");
 	die(r, dvx_gpu_mem_alloc(&r->g, dlen, 0, &r->src), "src");
 	die(r, dvx_gpu_mem_alloc(&r->g, 2 * dlen + 128, 0, &r->sr), "send/recv buffers");
 	die(r, dvx_gpu_mem_alloc(&r->g, 64, 0, &r->out), "out");
 	memset(&mem, 0, sizeof(mem));
 	mem.state = r->wstate;
-	mem.state_len = req.state_len;
+	mem.state_len = req[DVX_WIN_MEM_STATE].bytes;
 	mem.nvl = (void *)(uintptr_t)r->nvl.dptr;
-	mem.nvl_len = req.nvl_len;
+	mem.nvl_len = req[DVX_WIN_MEM_NVL].bytes;
 	mem.dev = r->dev.dptr;
-	mem.dev_len = req.dev_len;
+	mem.dev_len = req[DVX_WIN_MEM_DEV].bytes;
 	memset(&r->w, 0, sizeof(r->w));
 	die(r, dvx_win_init(&r->w, &r->mp, &wc, &mem), "win_init");
 	die(r, dvx_win_exchange(&r->w, (void *)(uintptr_t)r->data.dptr, dlen), "win_exchange");

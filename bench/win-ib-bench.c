@@ -79,7 +79,8 @@ static int rank_run(struct world *W, int me)
 	struct dvx_mem_req sreq, rreq;
 	struct dvx_win win;
 	struct dvx_win_cfg wc;
-	struct dvx_win_mem req, mem;
+	struct dvx_mem_req req[DVX_WIN_MEM_N];
+	struct dvx_win_regions mem;
 	struct dvx_win_dev d;
 	struct dvx_gpu_mem nvl, dev, dm, gdata, gsrc;
 	struct dvx_gpu_hostreg regs[16], hr, hdata, hsrc, hst;
@@ -139,23 +140,23 @@ static int rank_run(struct world *W, int me)
 	wc.flags = DVX_WIN_F_IB_HOST;
 	wc.stream = &s;
 	wc.timeout_ns = TMO;
-	CK(dvx_win_mem_req(&mp, &wc, &req));
-	wstate = aligned_alloc(64, (req.state_len + 63) & ~(uint64_t)63);
+	CK(dvx_win_mem_req(&mp, &wc, req));
+	wstate = aligned_alloc(64, (req[DVX_WIN_MEM_STATE].bytes + 63) & ~(uint64_t)63);
 	memset(&mem, 0, sizeof(mem));
 	mem.state = wstate;
-	mem.state_len = req.state_len;
-	if (req.nvl_len) {
-		CK(dvx_gpu_mem_alloc(&g, req.nvl_len, DVX_GPU_MEM_EXPORT, &nvl));
+	mem.state_len = req[DVX_WIN_MEM_STATE].bytes;
+	if (req[DVX_WIN_MEM_NVL].bytes) {
+		CK(dvx_gpu_mem_alloc(&g, req[DVX_WIN_MEM_NVL].bytes, DVX_GPU_MEM_EXPORT, &nvl));
 		mem.nvl = (void *)(uintptr_t)nvl.dptr;
-		mem.nvl_len = req.nvl_len;
+		mem.nvl_len = req[DVX_WIN_MEM_NVL].bytes;
 	}
-	ibmem = aligned_alloc(4096, (req.ib_len + 4095) & ~(uint64_t)4095);
-	CK(dvx_gpu_host_register(&g, ibmem, req.ib_len, 0, &hr));
+	ibmem = aligned_alloc(4096, (req[DVX_WIN_MEM_IB].bytes + 4095) & ~(uint64_t)4095);
+	CK(dvx_gpu_host_register(&g, ibmem, req[DVX_WIN_MEM_IB].bytes, 0, &hr));
 	mem.ib = ibmem;
-	mem.ib_len = req.ib_len;
-	CK(dvx_gpu_mem_alloc(&g, req.dev_len, 0, &dev));
+	mem.ib_len = req[DVX_WIN_MEM_IB].bytes;
+	CK(dvx_gpu_mem_alloc(&g, req[DVX_WIN_MEM_DEV].bytes, 0, &dev));
 	mem.dev = dev.dptr;
-	mem.dev_len = req.dev_len;
+	mem.dev_len = req[DVX_WIN_MEM_DEV].bytes;
 	memset(&win, 0, sizeof(win));
 	CK(dvx_win_init(&win, &mp, &wc, &mem));
 	if (W->gpu_data) {
@@ -243,7 +244,7 @@ static int rank_run(struct world *W, int me)
 	}
 	dvx_gpu_mem_free(&dm);
 	dvx_gpu_mem_free(&dev);
-	if (req.nvl_len)
+	if (req[DVX_WIN_MEM_NVL].bytes)
 		dvx_gpu_mem_free(&nvl);
 	CK(dvx_gpu_host_unregister(&hst));
 	dvx_gpu_stream_destroy(&s);

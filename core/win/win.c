@@ -48,22 +48,26 @@ static int geom_of(const struct dvx_win_cfg *cfg, struct dvx_win_geom *g)
 				 cfg->slot_bytes);
 }
 
-int dvx_win_mem_req(const struct dvx_mp *mp, const struct dvx_win_cfg *cfg, struct dvx_win_mem *req)
+int dvx_win_mem_req(const struct dvx_mp *mp, const struct dvx_win_cfg *cfg,
+		    struct dvx_mem_req req[DVX_WIN_MEM_N])
 {
 	struct dvx_win_geom g;
 	struct state_lay l;
 
-	if (!mp || !mp->infos || !req || geom_of(cfg, &g) || (cfg->flags & ~(uint32_t)(DVX_WIN_F_CPU | DVX_WIN_F_IB_HOST)))
+	if (!mp || !mp->infos || !req || geom_of(cfg, &g) ||
+	    (cfg->flags & ~(uint32_t)(DVX_WIN_F_CPU | DVX_WIN_F_IB_HOST)))
 		return -EINVAL;
 	state_layout(mp, &g, &l);
-	memset(req, 0, sizeof(*req));
-	req->state_len = l.total;
-	req->nvl_len = DVX_WIN_NVL_BYTES(mp->topo.nnvl, g.signals, g.counters, g.barriers, g.slots,
-					 g.slot_bytes);
-	req->ib_len = DVX_WIN_IB_BYTES(mp->topo.nib, g.signals, g.counters, g.barriers, g.slots,
-				       g.slot_bytes);
+	req[DVX_WIN_MEM_STATE] = (struct dvx_mem_req){ l.total, 64 };
+	req[DVX_WIN_MEM_NVL] = (struct dvx_mem_req){
+		DVX_WIN_NVL_BYTES(mp->topo.nnvl, g.signals, g.counters, g.barriers, g.slots,
+				  g.slot_bytes), 128 };
+	req[DVX_WIN_MEM_IB] = (struct dvx_mem_req){
+		DVX_WIN_IB_BYTES(mp->topo.nib, g.signals, g.counters, g.barriers, g.slots,
+				 g.slot_bytes), 64 };
 	/* kernels only: none for a transport without a GPU */
-	req->dev_len = mp->gpu ? DVX_WIN_DEV_BYTES(mp->nranks, g.barriers) : 0;
+	req[DVX_WIN_MEM_DEV] = (struct dvx_mem_req){
+		mp->gpu ? DVX_WIN_DEV_BYTES(mp->nranks, g.barriers) : 0, 64 };
 	return 0;
 }
 
@@ -139,9 +143,9 @@ static int __attribute__((format(printf, 2, 3))) bad_init(struct dvx_win *w, con
 }
 
 int dvx_win_init(struct dvx_win *w, struct dvx_mp *mp, const struct dvx_win_cfg *cfg,
-		 const struct dvx_win_mem *mem)
+		 const struct dvx_win_regions *mem)
 {
-	struct dvx_win_mem req;
+	struct dvx_mem_req req[DVX_WIN_MEM_N];
 	struct dvx_win_geom g;
 	struct state_lay l;
 	uint8_t *st;
@@ -160,24 +164,24 @@ int dvx_win_init(struct dvx_win *w, struct dvx_mp *mp, const struct dvx_win_cfg 
 	if (cfg->flags & ~(uint32_t)(DVX_WIN_F_CPU | DVX_WIN_F_IB_HOST))
 		return bad_init(w, "unknown flags %#x",
 				cfg->flags & ~(uint32_t)(DVX_WIN_F_CPU | DVX_WIN_F_IB_HOST));
-	if (dvx_win_mem_req(mp, cfg, &req))
+	if (dvx_win_mem_req(mp, cfg, req))
 		return bad_init(w, "the configuration");
-	if (!mem->state || ((uintptr_t)mem->state & 63) || mem->state_len < req.state_len)
+	if (!mem->state || ((uintptr_t)mem->state & 63) || mem->state_len < req[DVX_WIN_MEM_STATE].bytes)
 		return bad_init(w, "state region: NULL, under %llu bytes or not 64-byte aligned",
-				(unsigned long long)req.state_len);
-	if (req.nvl_len && !mp->gpu)
+				(unsigned long long)req[DVX_WIN_MEM_STATE].bytes);
+	if (req[DVX_WIN_MEM_NVL].bytes && !mp->gpu)
 		return bad_init(w, "NVL peers without a GPU");
-	if (req.nvl_len && (!mem->nvl || ((uintptr_t)mem->nvl & 127) || mem->nvl_len < req.nvl_len))
+	if (req[DVX_WIN_MEM_NVL].bytes && (!mem->nvl || ((uintptr_t)mem->nvl & 127) || mem->nvl_len < req[DVX_WIN_MEM_NVL].bytes))
 		return bad_init(w, "NVL region: NULL, under %llu bytes or not 128-byte aligned",
-				(unsigned long long)req.nvl_len);
-	if (req.ib_len && (!mem->ib || ((uintptr_t)mem->ib & 63) || mem->ib_len < req.ib_len))
+				(unsigned long long)req[DVX_WIN_MEM_NVL].bytes);
+	if (req[DVX_WIN_MEM_IB].bytes && (!mem->ib || ((uintptr_t)mem->ib & 63) || mem->ib_len < req[DVX_WIN_MEM_IB].bytes))
 		return bad_init(w, "IB region: NULL, under %llu bytes or not 64-byte aligned",
-				(unsigned long long)req.ib_len);
+				(unsigned long long)req[DVX_WIN_MEM_IB].bytes);
 	if (mem->dev && (!mp->gpu || (mem->dev & 63) ||
 			 mem->dev_len < DVX_WIN_DEV_BYTES(mp->nranks, g.barriers)))
 		return bad_init(w, "device region: without a GPU, under %llu bytes or not 64-byte aligned",
 				(unsigned long long)DVX_WIN_DEV_BYTES(mp->nranks, g.barriers));
-	if (req.ib_len && (!mp->ib_live || !mp->reg_live))
+	if (req[DVX_WIN_MEM_IB].bytes && (!mp->ib_live || !mp->reg_live))
 		return bad_init(w, "IB peers: connect the transport first (dvx_mp_connect())");
 
 	memset(w, 0, sizeof(*w));
@@ -187,11 +191,11 @@ int dvx_win_init(struct dvx_win *w, struct dvx_mp *mp, const struct dvx_win_cfg 
 	w->mp = mp;
 	w->cfg = *cfg;
 	w->mem = *mem;
-	if (!req.nvl_len) {
+	if (!req[DVX_WIN_MEM_NVL].bytes) {
 		w->mem.nvl = NULL;
 		w->mem.nvl_len = 0;
 	}
-	if (!req.ib_len) {
+	if (!req[DVX_WIN_MEM_IB].bytes) {
 		w->mem.ib = NULL;
 		w->mem.ib_len = 0;
 	}
@@ -221,7 +225,7 @@ int dvx_win_init(struct dvx_win *w, struct dvx_mp *mp, const struct dvx_win_cfg 
 	if (w->mem.ib) {
 		/* IB signals and counters (fetch-adds) and the message receive slots (puts);
 		 * nothing there is read remotely */
-		err = dvx_mp_register(mp, w->mem.ib, req.ib_len,
+		err = dvx_mp_register(mp, w->mem.ib, req[DVX_WIN_MEM_IB].bytes,
 				      DVX_MP_REG_WRITE | DVX_MP_REG_ATOMIC, &w->ib_lbuf);
 		if (err)
 			return dvx_hal_diag_set(&w->diag, err, DVX_DIAG_ARG, "win_init",

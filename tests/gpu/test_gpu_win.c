@@ -243,7 +243,8 @@ static int proc_rank(const char *addr, int me, int n, uint32_t memflags)
 	struct dvx_mp_cfg c;
 	struct dvx_win win;
 	struct dvx_win_cfg wc;
-	struct dvx_win_mem req, mem;
+	struct dvx_mem_req req[DVX_WIN_MEM_N];
+	struct dvx_win_regions mem;
 	struct dvx_gpu_mem nvl, dev, data, src, sr;
 	struct dvx_gpu_stream s;
 	struct kern k;
@@ -286,20 +287,20 @@ static int proc_rank(const char *addr, int me, int n, uint32_t memflags)
 	wc.slot_bytes = SLOT;
 	wc.stream = &s;
 	wc.timeout_ns = TMO;
-	COK(dvx_win_mem_req(&mp, &wc, &req));
-	wstate = aligned_alloc(64, (req.state_len + 63) & ~(uint64_t)63);
-	COK(dvx_gpu_mem_alloc(&g, req.nvl_len, memflags, &nvl));
-	COK(dvx_gpu_mem_alloc(&g, req.dev_len, 0, &dev));
+	COK(dvx_win_mem_req(&mp, &wc, req));
+	wstate = aligned_alloc(64, (req[DVX_WIN_MEM_STATE].bytes + 63) & ~(uint64_t)63);
+	COK(dvx_gpu_mem_alloc(&g, req[DVX_WIN_MEM_NVL].bytes, memflags, &nvl));
+	COK(dvx_gpu_mem_alloc(&g, req[DVX_WIN_MEM_DEV].bytes, 0, &dev));
 	COK(dvx_gpu_mem_alloc(&g, (uint64_t)n * SLOT, memflags, &data));
 	COK(dvx_gpu_mem_alloc(&g, (uint64_t)n * SLOT, 0, &src));
 	COK(dvx_gpu_mem_alloc(&g, 2 * (SR_MAX + 64), 0, &sr));
 	memset(&mem, 0, sizeof(mem));
 	mem.state = wstate;
-	mem.state_len = req.state_len;
+	mem.state_len = req[DVX_WIN_MEM_STATE].bytes;
 	mem.nvl = (void *)(uintptr_t)nvl.dptr;
-	mem.nvl_len = req.nvl_len;
+	mem.nvl_len = req[DVX_WIN_MEM_NVL].bytes;
 	mem.dev = dev.dptr;
-	mem.dev_len = req.dev_len;
+	mem.dev_len = req[DVX_WIN_MEM_DEV].bytes;
 	memset(&win, 0, sizeof(win));
 	COK(dvx_win_init(&win, &mp, &wc, &mem));
 	err = dvx_win_exchange(&win, (void *)(uintptr_t)data.dptr, (uint64_t)n * SLOT);
@@ -413,7 +414,8 @@ static int mixed_rank(struct mixed *mx, int me)
 	struct dvx_mem_req sreq, rreq;
 	struct dvx_win win;
 	struct dvx_win_cfg wc;
-	struct dvx_win_mem req, mem;
+	struct dvx_mem_req req[DVX_WIN_MEM_N];
+	struct dvx_win_regions mem;
 	struct dvx_gpu_mem nvl, dev, sr, dm, gdata, gsrc;
 	struct dvx_gpu_hostreg regs[16], hr, hdata, hsrc;
 	struct dvx_p2p_lbuf lsrc;
@@ -468,26 +470,26 @@ static int mixed_rank(struct mixed *mx, int me)
 	wc.flags = DVX_WIN_F_IB_HOST;
 	wc.stream = &s;
 	wc.timeout_ns = TMO;
-	COK(dvx_win_mem_req(&mp, &wc, &req));
-	wstate = aligned_alloc(64, (req.state_len + 63) & ~(uint64_t)63);
+	COK(dvx_win_mem_req(&mp, &wc, req));
+	wstate = aligned_alloc(64, (req[DVX_WIN_MEM_STATE].bytes + 63) & ~(uint64_t)63);
 	memset(&mem, 0, sizeof(mem));
 	mem.state = wstate;
-	mem.state_len = req.state_len;
-	if (req.nvl_len) {
-		COK(dvx_gpu_mem_alloc(&g, req.nvl_len, DVX_GPU_MEM_EXPORT, &nvl));
+	mem.state_len = req[DVX_WIN_MEM_STATE].bytes;
+	if (req[DVX_WIN_MEM_NVL].bytes) {
+		COK(dvx_gpu_mem_alloc(&g, req[DVX_WIN_MEM_NVL].bytes, DVX_GPU_MEM_EXPORT, &nvl));
 		mem.nvl = (void *)(uintptr_t)nvl.dptr;
-		mem.nvl_len = req.nvl_len;
+		mem.nvl_len = req[DVX_WIN_MEM_NVL].bytes;
 	}
 	/* the IB region: host memory the software NIC reaches and the GPU maps */
-	ibmem = aligned_alloc(4096, (req.ib_len + 4095) & ~(uint64_t)4095);
-	COK(dvx_gpu_host_register(&g, ibmem, req.ib_len, 0, &hr));
+	ibmem = aligned_alloc(4096, (req[DVX_WIN_MEM_IB].bytes + 4095) & ~(uint64_t)4095);
+	COK(dvx_gpu_host_register(&g, ibmem, req[DVX_WIN_MEM_IB].bytes, 0, &hr));
 	if (hr.dptr != (uint64_t)(uintptr_t)ibmem)
 		CFAIL("rank %d: host memory mapped at another address", me);
 	mem.ib = ibmem;
-	mem.ib_len = req.ib_len;
-	COK(dvx_gpu_mem_alloc(&g, req.dev_len, 0, &dev));
+	mem.ib_len = req[DVX_WIN_MEM_IB].bytes;
+	COK(dvx_gpu_mem_alloc(&g, req[DVX_WIN_MEM_DEV].bytes, 0, &dev));
 	mem.dev = dev.dptr;
-	mem.dev_len = req.dev_len;
+	mem.dev_len = req[DVX_WIN_MEM_DEV].bytes;
 	COK(dvx_gpu_mem_alloc(&g, 2 * (SR_MAX + 64), 0, &sr));
 	memset(&win, 0, sizeof(win));
 	COK(dvx_win_init(&win, &mp, &wc, &mem));
@@ -560,7 +562,7 @@ static int mixed_rank(struct mixed *mx, int me)
 	dvx_gpu_mem_free(&dm);
 	dvx_gpu_mem_free(&sr);
 	dvx_gpu_mem_free(&dev);
-	if (req.nvl_len)
+	if (req[DVX_WIN_MEM_NVL].bytes)
 		dvx_gpu_mem_free(&nvl);
 	dvx_gpu_stream_destroy(&s);
 	kern_down(&k);

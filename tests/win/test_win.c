@@ -197,7 +197,8 @@ struct wctx {
 	struct dvx_mem_req sreq, rreq;
 	struct dvx_win win;
 	struct dvx_win_cfg wc;
-	struct dvx_win_mem req, mem;
+	struct dvx_mem_req req[DVX_WIN_MEM_N];
+	struct dvx_win_regions mem;
 	struct dvx_p2p_lbuf src;
 	struct dvx_p2p_wait_report rep;
 	struct dvx_gpu_stream st;
@@ -272,33 +273,33 @@ static int wr_regions(struct wctx *x)
 	x->wc.flags = DVX_WIN_F_CPU;
 	x->wc.stream = &x->st;
 	x->wc.timeout_ns = 10 * SEC;
-	ROK(r, dvx_win_mem_req(&x->mp, &x->wc, &x->req));
-	RCHECK(r, x->req.nvl_len == DVX_WIN_NVL_BYTES(x->mp.topo.nnvl, x->wc.signals, NCTR, NBAR, NSLOTS,
+	ROK(r, dvx_win_mem_req(&x->mp, &x->wc, x->req));
+	RCHECK(r, x->req[DVX_WIN_MEM_NVL].bytes == DVX_WIN_NVL_BYTES(x->mp.topo.nnvl, x->wc.signals, NCTR, NBAR, NSLOTS,
 						  SLOT_BYTES) &&
-		  x->req.ib_len == DVX_WIN_IB_BYTES(x->mp.topo.nib, x->wc.signals, NCTR, NBAR, NSLOTS,
+		  x->req[DVX_WIN_MEM_IB].bytes == DVX_WIN_IB_BYTES(x->mp.topo.nib, x->wc.signals, NCTR, NBAR, NSLOTS,
 						SLOT_BYTES) &&
-		  x->req.dev_len == DVX_WIN_DEV_BYTES(n, NBAR),
+		  x->req[DVX_WIN_MEM_DEV].bytes == DVX_WIN_DEV_BYTES(n, NBAR),
 	       "mem_req disagrees with the size macros");
 	memset(&x->mem, 0, sizeof(x->mem));
-	x->wstate = aligned_alloc(64, (x->req.state_len + 63) & ~(uint64_t)63);
+	x->wstate = aligned_alloc(64, (x->req[DVX_WIN_MEM_STATE].bytes + 63) & ~(uint64_t)63);
 	x->mem.state = x->wstate;
-	x->mem.state_len = x->req.state_len;
-	if (x->req.nvl_len) {
-		ROK(r, dvx_gpu_mem_alloc(&x->gpu, x->req.nvl_len, DVX_GPU_MEM_EXPORT, &x->m_nvl));
+	x->mem.state_len = x->req[DVX_WIN_MEM_STATE].bytes;
+	if (x->req[DVX_WIN_MEM_NVL].bytes) {
+		ROK(r, dvx_gpu_mem_alloc(&x->gpu, x->req[DVX_WIN_MEM_NVL].bytes, DVX_GPU_MEM_EXPORT, &x->m_nvl));
 		x->nvl_up = 1;
 		x->mem.nvl = (void *)(uintptr_t)x->m_nvl.dptr;
-		x->mem.nvl_len = x->req.nvl_len;
+		x->mem.nvl_len = x->req[DVX_WIN_MEM_NVL].bytes;
 	}
-	if (x->req.ib_len) {
-		ROK(r, dvx_gpu_mem_alloc(&x->gpu, x->req.ib_len, DVX_GPU_MEM_RDMA, &x->m_ib));
+	if (x->req[DVX_WIN_MEM_IB].bytes) {
+		ROK(r, dvx_gpu_mem_alloc(&x->gpu, x->req[DVX_WIN_MEM_IB].bytes, DVX_GPU_MEM_RDMA, &x->m_ib));
 		x->ib_up = 1;
 		x->mem.ib = (void *)(uintptr_t)x->m_ib.dptr;
-		x->mem.ib_len = x->req.ib_len;
+		x->mem.ib_len = x->req[DVX_WIN_MEM_IB].bytes;
 	}
-	ROK(r, dvx_gpu_mem_alloc(&x->gpu, x->req.dev_len, 0, &x->m_dev));
+	ROK(r, dvx_gpu_mem_alloc(&x->gpu, x->req[DVX_WIN_MEM_DEV].bytes, 0, &x->m_dev));
 	x->dev_up = 1;
 	x->mem.dev = x->m_dev.dptr;
-	x->mem.dev_len = x->req.dev_len;
+	x->mem.dev_len = x->req[DVX_WIN_MEM_DEV].bytes;
 	return 0;
 }
 
@@ -308,7 +309,7 @@ static int wr_refusals(struct wctx *x)
 	struct wrank *r = x->r;
 
 	{
-		struct dvx_win_mem bad = x->mem;
+		struct dvx_win_regions bad = x->mem;
 
 		bad.state_len--;
 		RWANT(r, dvx_win_init(&x->win, &x->mp, &x->wc, &bad), -EINVAL);
@@ -317,13 +318,13 @@ static int wr_refusals(struct wctx *x)
 		bad.state = (uint8_t *)x->mem.state + 8;
 		RWANT(r, dvx_win_init(&x->win, &x->mp, &x->wc, &bad), -EINVAL);
 		RCHECK(r, strstr(x->win.diag.msg, "state region"), "diag: %s", x->win.diag.msg);
-		if (x->req.nvl_len) {
+		if (x->req[DVX_WIN_MEM_NVL].bytes) {
 			bad = x->mem;
 			bad.nvl_len--;
 			RWANT(r, dvx_win_init(&x->win, &x->mp, &x->wc, &bad), -EINVAL);
 			RCHECK(r, strstr(x->win.diag.msg, "NVL region"), "diag: %s", x->win.diag.msg);
 		}
-		if (x->req.ib_len) {
+		if (x->req[DVX_WIN_MEM_IB].bytes) {
 			bad = x->mem;
 			bad.ib_len--;
 			RWANT(r, dvx_win_init(&x->win, &x->mp, &x->wc, &bad), -EINVAL);

@@ -79,7 +79,24 @@ struct dvx_win_cfg {
 };
 
 /**
- * struct dvx_win_mem - the regions of a window.
+ * enum dvx_win_mem - the window's regions, the indexes of dvx_win_mem_req()'s array.
+ * @DVX_WIN_MEM_STATE:	host memory, the host's tables
+ * @DVX_WIN_MEM_NVL:	GPU memory its NVL domain can map
+ * @DVX_WIN_MEM_IB:	memory the NICs can register
+ * @DVX_WIN_MEM_DEV:	GPU memory for the kernels' tables and state
+ * @DVX_WIN_MEM_N:	how many
+ */
+enum dvx_win_mem {
+	DVX_WIN_MEM_STATE = 0,
+	DVX_WIN_MEM_NVL = 1,
+	DVX_WIN_MEM_IB = 2,
+	DVX_WIN_MEM_DEV = 3,
+	DVX_WIN_MEM_N = 4,
+};
+
+/**
+ * struct dvx_win_regions - the regions of a window, as dvx_win_init() takes them (their
+ * sizes and alignments: dvx_win_mem_req(), indexed by enum dvx_win_mem).
  * @state, @state_len:	host memory, 64-byte aligned (the host's tables)
  * @nvl, @nvl_len:	GPU memory of this rank's GPU that its NVL domain can map (an
  *			allocation made with DVX_GPU_MEM_EXPORT, or a legacy one), 128-byte
@@ -90,7 +107,7 @@ struct dvx_win_cfg {
  *			(given to dvx_win_dev_make()); only for kernels: 0 for a window
  *			used from host threads only, and none over a transport without a GPU
  */
-struct dvx_win_mem {
+struct dvx_win_regions {
 	void *state;
 	uint64_t state_len;
 	void *nvl;
@@ -124,7 +141,7 @@ struct dvx_win {
 	/* private */
 	struct dvx_mp *mp;
 	struct dvx_win_cfg cfg;
-	struct dvx_win_mem mem;
+	struct dvx_win_regions mem;
 	uint64_t *bar_expected;		/* [barriers] host side */
 	uint64_t *cursors;		/* [nranks][2] host side */
 	struct dvx_nvl_peer *nvl_peers;	/* [nnvl] the region's exchange */
@@ -147,23 +164,25 @@ struct dvx_win {
  * dvx_win_mem_req() - the regions a window of @cfg over @mp needs.
  * @mp:		an initialised multi-peer transport (its topology decides the rows)
  * @cfg:	the configuration
- * @req:	filled: every region's length (0: not needed); the pointers are zeroed.
- *		@dev_len is 0 when @mp has no GPU; with one it is what
+ * @req:	[DVX_WIN_MEM_N] filled, indexed by enum dvx_win_mem: each region's bytes
+ *		(0: not needed) and alignment (64; 128 for the NVL region). The device
+ *		region is 0 bytes when @mp has no GPU; with one it is what
  *		dvx_win_dev_make() needs, and a window used from host threads only may
- *		leave the device region out all the same
+ *		leave it out all the same
  *
  * Context: any. Return: 0 or -EINVAL (a configuration dvx_win_geom_init() refuses;
  * dvx_win_init() names the cause in the window's diagnostic).
  */
-int dvx_win_mem_req(const struct dvx_mp *mp, const struct dvx_win_cfg *cfg, struct dvx_win_mem *req);
+int dvx_win_mem_req(const struct dvx_mp *mp, const struct dvx_win_cfg *cfg,
+		    struct dvx_mem_req req[DVX_WIN_MEM_N]);
 
 /**
  * dvx_win_init() - lay the window out in @mem and zero its words.
  * @w:		caller storage
  * @mp:		a connected multi-peer transport (dvx_mp_connect()); it outlives @w
  * @cfg:	the configuration (copied)
- * @mem:	the regions of dvx_win_mem_req() (copied); each at least as long as asked,
- *		aligned as struct dvx_win_mem says; the window's until dvx_win_fini()
+ * @mem:	the regions (copied): each at least as long and as aligned as
+ *		dvx_win_mem_req() asks; the window's until dvx_win_fini()
  *
  * Not collective. The IB region is registered on this rank's NICs (the registry of
  * @mp). Return: 0; -EINVAL (arguments, an undersized or misaligned region, an IB
@@ -171,7 +190,7 @@ int dvx_win_mem_req(const struct dvx_mp *mp, const struct dvx_win_cfg *cfg, stru
  * error. On failure nothing is held and @w is not live.
  */
 int dvx_win_init(struct dvx_win *w, struct dvx_mp *mp, const struct dvx_win_cfg *cfg,
-		 const struct dvx_win_mem *mem);
+		 const struct dvx_win_regions *mem);
 
 /**
  * dvx_win_exchange() - share the window with every rank. Collective over the group, once.
