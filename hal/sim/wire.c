@@ -1320,7 +1320,8 @@ static bool rx_peer(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 	return moved || frames;
 }
 
-/* a ring peer's socket: read the wake-up bytes; false when the peer is gone */
+/* a ring peer's socket: read the wake-up bytes; false at its end (the process ended or
+ * died: the caller reads what its ring still holds, then takes it down) */
 static bool wake_drain(struct sim_wire *w, struct sim_wpeer *p)
 {
 	uint8_t b[64];
@@ -1331,12 +1332,14 @@ static bool wake_drain(struct sim_wire *w, struct sim_wpeer *p)
 
 		if (rc == -EAGAIN)
 			return true;
-		if (rc || !got) {
-			peer_down(w, p);	/* the process ended or died */
+		if (rc || !got)
 			return false;
-		}
 	}
 }
+
+/* rounds of a ring's last frames read at its peer's end (bounded: a peer that closed
+ * its socket and still writes is not waited for) */
+#define WIRE_RING_LAST 4096u
 
 static bool wire_progress(struct sim_fabric *fab)
 {
@@ -1401,10 +1404,21 @@ polled:
 		int16_t ev = w->pfd[k].revents;
 
 		if (p->ring) {
-			/* the socket: wake-ups to drop, or the end of the peer */
+			/* the socket: wake-ups to drop, or the end of the peer; at the end, what
+			 * it published before it went is read first, as a socket's bytes come
+			 * before its end of file (its last answers are in the ring) */
 			if ((ev & (DVX_HAL_POLL_IN | DVX_HAL_POLL_HUP | DVX_HAL_POLL_ERR)) &&
-			    !wake_drain(w, p))
+			    !wake_drain(w, p)) {
+				unsigned i;
+
+				for (i = 0; i < WIRE_RING_LAST && p->up &&
+					    rx_peer(fab, w->pmap[k], p); i++)
+					;
+				if (p->up)
+					peer_down(w, p);
+				moved = true;
 				continue;
+			}
 			/* the ring: looked at every round (a frame may be there unwoken) */
 			moved |= rx_peer(fab, w->pmap[k], p);
 			if (p->up && p->tx_tail > p->tx_head) {
