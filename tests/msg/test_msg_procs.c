@@ -229,140 +229,193 @@ static int victim_case(struct mw_rank *x, struct mrank *r, struct dvx_bootstrap 
 }
 
 /* one rank of a case, in this process; 0 when it passed */
-static int rank_run(const struct pcase *pc, int rank, int mpi)
+/* one rank's process: its bootstrap, its fabric on the wire, its NIC and buffer */
+struct prank {
+	const struct pcase *pc;
+	int rank, mpi;
+	struct dvx_bootstrap bs;
+	struct dvx_sim_fabric *fab;
+	struct mw_rank *x;
+	struct mrank *r;
+	void *bs_mem, *fab_mem, *wire_mem;
+	int bs_up, nic_up;
+};
+
+/* the bootstrap: MPI, or sockets at the case's address */
+static int pr_bootstrap(struct prank *p)
 {
 	static uint64_t mpi_mem[DVX_BOOTSTRAP_MPI_MEM_SIZE(MR_MAX_RANKS) / 8 + 1];
-	struct dvx_bootstrap bs;
-	struct dvx_bootstrap_wire_cfg wa;
-	struct dvx_sim_fabric_cfg fc;
-	struct dvx_sim_nic_cfg nc;
-	struct dvx_sim_fabric *fab = NULL;
-	struct dvx_nic_cfg na;
-	struct mw_rank *x = calloc(1, sizeof(*x));
-	struct mrank *r = calloc(1, sizeof(*r));
-	void *bs_mem = NULL, *fab_mem = NULL, *wire_mem = NULL;
-	uint64_t digest[2] = { 0, 0 };
-	size_t fsz, wsz;
-	char name[16];
-	int n = pc->n, shared, err;
+	int n = p->pc->n, err;
 
-	if (!x || !r)
-		return -ENOMEM;
-	memset(&bs, 0, sizeof(bs));
-	if (mpi) {
+	memset(&p->bs, 0, sizeof(p->bs));
+	if (p->mpi) {
 		struct dvx_bootstrap_mpi_cfg ma;
 
 		memset(&ma, 0, sizeof(ma));
 		ma.flags = DVX_BOOTSTRAP_MPI_F_INIT;
-		err = dvx_bootstrap_mpi_init(&bs, &ma, mpi_mem, sizeof(mpi_mem));
-		if (!err && dvx_bootstrap_nranks(&bs) != n)
+		err = dvx_bootstrap_mpi_init(&p->bs, &ma, mpi_mem, sizeof(mpi_mem));
+		if (!err && dvx_bootstrap_nranks(&p->bs) != n)
 			err = -ERANGE;
-		rank = err ? 0 : dvx_bootstrap_rank(&bs);
+		p->rank = err ? 0 : dvx_bootstrap_rank(&p->bs);
 	} else {
 		struct dvx_bootstrap_sock_cfg ba;
 		size_t bsz = dvx_bootstrap_sock_mem_size(n, 64, 65536);
 
 		memset(&ba, 0, sizeof(ba));
-		ba.addr = pc->bsaddr;
-		ba.rank = rank;
+		ba.addr = p->pc->bsaddr;
+		ba.rank = p->rank;
 		ba.nranks = n;
 		ba.max_unexpected = 64;
 		ba.slot_bytes = 65536;
 		ba.max_msg_bytes = 1u << 20;
 		ba.timeout_ns = T_OUT;
-		bs_mem = aligned_alloc(64, (bsz + 63) & ~(size_t)63);
-		err = bs_mem ? dvx_bootstrap_sock_init(&bs, &ba, bs_mem, bsz) : -ENOMEM;
+		p->bs_mem = aligned_alloc(64, (bsz + 63) & ~(size_t)63);
+		err = p->bs_mem ? dvx_bootstrap_sock_init(&p->bs, &ba, p->bs_mem, bsz) : -ENOMEM;
 	}
-	if (err) {
-		fprintf(stderr, "rank %d: bootstrap: %d\n", rank, err);
-		return err;
-	}
-	/* this rank's NIC, and the others' over the wire */
+	if (err)
+		fprintf(stderr, "rank %d: bootstrap: %d\n", p->rank, err);
+	else
+		p->bs_up = 1;
+	return err;
+}
+
+/* this rank's NIC on a fabric of its own, the others' over the wire; the buffer */
+static int pr_nic(struct prank *p)
+{
+	struct dvx_bootstrap_wire_cfg wa;
+	struct dvx_sim_fabric_cfg fc;
+	struct dvx_sim_nic_cfg nc;
+	struct dvx_nic_cfg na;
+	int n = p->pc->n, err;
+	size_t fsz, wsz;
+	char name[16];
+
 	dvx_sim_fabric_cfg_default(&fc);
 	fc.max_nics = 1;
 	fc.max_qps = fc.max_cqs = (uint32_t)(4 * (n - 1) * NK + 16);
 	fc.max_mrs = 16;
 	fc.max_umems = 16;
 	fsz = dvx_sim_fabric_mem_size(&fc);
-	fab_mem = calloc(1, fsz);
-	err = fab_mem ? dvx_sim_fabric_init(fab_mem, fsz, &fc, &fab) : -ENOMEM;
-	dvx_sim_nic_cfg_default(&nc, (unsigned)rank);
-	if (!err && dvx_sim_add_nic(fab, &nc) < 0)
+	p->fab_mem = calloc(1, fsz);
+	err = p->fab_mem ? dvx_sim_fabric_init(p->fab_mem, fsz, &fc, &p->fab) : -ENOMEM;
+	dvx_sim_nic_cfg_default(&nc, (unsigned)p->rank);
+	if (!err && dvx_sim_add_nic(p->fab, &nc) < 0)
 		err = -ENOSPC;
 	memset(&wa, 0, sizeof(wa));
-	wa.fab = fab;
+	wa.fab = p->fab;
 	wa.max_msg = MR_SLOT;
 	wsz = dvx_bootstrap_wire_mem_size(n, wa.max_msg);
-	wire_mem = err ? NULL : malloc(wsz);
+	p->wire_mem = err ? NULL : malloc(wsz);
 	if (!err)
-		err = wire_mem ? dvx_bootstrap_wire_join(&bs, &wa, wire_mem, wsz, T_OUT) : -ENOMEM;
+		err = p->wire_mem ? dvx_bootstrap_wire_join(&p->bs, &wa, p->wire_mem, wsz, T_OUT) :
+				    -ENOMEM;
 	if (!err)
-		err = dvx_sim_start(fab);
-	g_fab = fab;
+		err = dvx_sim_start(p->fab);
+	g_fab = p->fab;
 	memset(&na, 0, sizeof(na));
-	snprintf(name, sizeof(name), "sim_%d", rank);
+	snprintf(name, sizeof(name), "sim_%d", p->rank);
 	na.name = name;
 	if (!err)
-		err = dvx_nic_open(&x->nic, dvx_sim_hal(fab), &na);
-	x->buf = err ? NULL : aligned_alloc(4096, mr_buf_bytes(n, NK));
-	if (!err && !x->buf)
+		err = dvx_nic_open(&p->x->nic, dvx_sim_hal(p->fab), &na);
+	p->nic_up = !err;
+	p->x->buf = err ? NULL : aligned_alloc(4096, mr_buf_bytes(n, NK));
+	if (!err && !p->x->buf)
 		err = -ENOMEM;
-	if (err) {
-		fprintf(stderr, "rank %d: set-up: %d\n", rank, err);
-		goto out;
-	}
-	r->me = rank;
-	r->n = n;
+	if (err)
+		fprintf(stderr, "rank %d: set-up: %d\n", p->rank, err);
+	return err;
+}
+
+/* the traffic with private QPs, then with the pool (or the killed-process case with
+ * the pool only): the same digest both ways */
+static int pr_cases(struct prank *p)
+{
+	struct mrank *r = p->r;
+	uint64_t digest[2] = { 0, 0 };
+	int shared, err = 0;
+
+	r->me = p->rank;
+	r->n = p->pc->n;
 	r->K = NK;
-	r->buf = x->buf;
+	r->buf = p->x->buf;
 	r->timeout_ns = T_OUT;
 	r->barrier = bs_barrier;
-	r->barrier_arg = &bs;
+	r->barrier_arg = &p->bs;
 	for (shared = 0; shared < 2 && !err; shared++) {
 		struct dvx_msg_cfg c;
 
-		if (pc->victim && !shared)
+		if (p->pc->victim && !shared)
 			continue;	/* the killed-process case runs with the pool only */
-		cfg_of(&c, n, shared, pc->victim ? 2 * MW_SEC : T_OUT);
-		err = ctx_up(x, r, &bs, &c);
-		if (!err && pc->victim)
-			err = victim_case(x, r, &bs, pc->victim - 1);
+		cfg_of(&c, r->n, shared, p->pc->victim ? 2 * MW_SEC : T_OUT);
+		err = ctx_up(p->x, r, &p->bs, &c);
+		if (!err && p->pc->victim)
+			err = victim_case(p->x, r, &p->bs, p->pc->victim - 1);
 		else if (!err)
-			err = mr_rounds(r, pc->rounds);
+			err = mr_rounds(r, p->pc->rounds);
 		digest[shared] = r->digest;
-		if (!err && !pc->victim)
-			err = dvx_bootstrap_barrier(&bs, T_OUT);	/* all traffic done */
-		ctx_down(x, r);
+		if (!err && !p->pc->victim)
+			err = dvx_bootstrap_barrier(&p->bs, T_OUT);	/* all traffic done */
+		ctx_down(p->x, r);
 		memset(r->sc, 0, sizeof(r->sc));
 		memset(r->rc, 0, sizeof(r->rc));
 		memset(r->lc, 0, sizeof(r->lc));
 		r->digest = 0;
-		if (!err && !pc->victim)
-			err = dvx_bootstrap_barrier(&bs, T_OUT);	/* all closed */
+		if (!err && !p->pc->victim)
+			err = dvx_bootstrap_barrier(&p->bs, T_OUT);	/* all closed */
 	}
-	if (!err && !pc->victim && digest[0] != digest[1]) {
+	if (!err && !p->pc->victim && digest[0] != digest[1]) {
 		MR_FAIL(r, "private and shared runs differ: %llx against %llx",
 			(unsigned long long)digest[0], (unsigned long long)digest[1]);
 		err = -EIO;
 	}
 	if (r->fail_line)
-		fprintf(stderr, "rank %d failed at line %d: %s\n", rank, r->fail_line, r->why);
+		fprintf(stderr, "rank %d failed at line %d: %s\n", p->rank, r->fail_line, r->why);
 	else if (err)
-		fprintf(stderr, "rank %d: %d\n", rank, err);
-	dvx_nic_close(&x->nic);
-out:
-	if (fab) {
-		dvx_sim_stop(fab);
-		dvx_sim_fini(fab);
+		fprintf(stderr, "rank %d: %d\n", p->rank, err);
+	return err;
+}
+
+/* what the phases built, in reverse */
+static void pr_close(struct prank *p)
+{
+	if (p->nic_up)
+		dvx_nic_close(&p->x->nic);
+	if (p->fab) {
+		dvx_sim_stop(p->fab);
+		dvx_sim_fini(p->fab);
 	}
-	if (!pc->victim || !mpi)
-		dvx_bootstrap_fini(&bs);
-	free(wire_mem);
-	free(fab_mem);
-	free(bs_mem);
-	free(x->buf);
-	free(x);
-	free(r);
+	if (p->bs_up && (!p->pc->victim || !p->mpi))
+		dvx_bootstrap_fini(&p->bs);
+	free(p->wire_mem);
+	free(p->fab_mem);
+	free(p->bs_mem);
+	free(p->x->buf);
+	free(p->x);
+	free(p->r);
+}
+
+static int rank_run(const struct pcase *pc, int rank, int mpi)
+{
+	static struct prank p;
+	int err;
+
+	memset(&p, 0, sizeof(p));
+	p.pc = pc;
+	p.rank = rank;
+	p.mpi = mpi;
+	p.x = calloc(1, sizeof(*p.x));
+	p.r = calloc(1, sizeof(*p.r));
+	if (!p.x || !p.r) {
+		free(p.x);
+		free(p.r);
+		return -ENOMEM;
+	}
+	err = pr_bootstrap(&p);
+	if (!err)
+		err = pr_nic(&p);
+	if (!err)
+		err = pr_cases(&p);
+	pr_close(&p);
 	return err;
 }
 
