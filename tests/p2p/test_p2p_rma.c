@@ -6,14 +6,17 @@
  * exactly 0 ... n-1, compare-swap hits and misses, put_value then add, the refusals
  * (bad descriptions: -EINVAL with nothing posted; a get from memory registered
  * without remote read, or over a transport without DVX_P2P_F_READ: -EPERM, the
- * destination unchanged). The WQE bytes the device forms post are the same builders'
- * (dvx/p2p/ops.h), checked byte-exactly in mlx5-wqe-test.
+ * destination unchanged). test_op_bytes checks the WQEs of dvx/p2p/ops.h (what the
+ * host and the device forms post) field by field and against the mlx5 builders'
+ * bytes (which mlx5-wqe-test and the rdma-core test check against mlx5dv.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../lib/dvx_test.h"
 #include "../lib/p2p_world.h"
+
+#include <dvx/mlx5/prm.h>
 
 #define T_OUT (20 * W_SEC)
 #define N_FADD 96u		/* fetch-adds in flight at once (< sq_depth) */
@@ -230,9 +233,125 @@ static void test_get_least_privilege(void **s)
 	assert_int_equal(world_run(&c, body_noread, NULL), 0);
 }
 
+/* ---- the WQEs the host and device forms build (dvx/p2p/ops.h), byte by byte ---- */
+
+static uint8_t ring_a[8 * 64] __attribute__((aligned(64)));
+static uint8_t ring_b[8 * 64] __attribute__((aligned(64)));
+
+static void check_ctrl(const uint8_t *w, uint32_t idx, uint8_t opcode, uint8_t ds, uint8_t fm_ce_se)
+{
+	assert_int_equal(dvx_get_be32(w), (idx & 0xffffu) << 8 | opcode);
+	assert_int_equal(dvx_get_be32(w + 4), 0x123u << 8 | ds);
+	assert_int_equal(w[11], fm_ce_se);
+}
+
+static void test_op_bytes(void **s)
+{
+	struct dvx_mlx5_wq a, b;
+	struct dvx_p2p_lbuf l = { NULL, 0x10000, 4096, { 0x11 }, { 0x22 } };
+	struct dvx_p2p_rbuf rb = { 0x7000000000ull, 4096, { 0x33 } };
+	struct dvx_p2p_op op;
+	const uint8_t *w;
+
+	(void)s;
+	assert_int_equal(dvx_mlx5_wq_init(&a, ring_a, 8, 0x123, 64), 0);
+	assert_int_equal(dvx_mlx5_wq_init(&b, ring_b, 8, 0x123, 64), 0);
+
+	/* get: READ, ds 3: ctrl, raddr (peer), data (local destination) */
+	memset(&op, 0, sizeof(op));
+	assert_int_equal(dvx_p2p_op_make_get(0, &(struct dvx_p2p_rxfer){ &rb, 64, &l, 128, 1000 },
+					     &op), 0);
+	assert_int_equal(dvx_p2p_op_nmain(&op), 1);
+	assert_int_equal(dvx_p2p_op_build_main(&a, 9, &op, 1), 0);
+	w = ring_a + 64;
+	check_ctrl(w, 1, DVX_MLX5_OPCODE_RDMA_READ, 3, DVX_P2P_CE);
+	assert_true(dvx_get_be64(w + 16) == 0x7000000040ull);
+	assert_int_equal(dvx_get_be32(w + 24), 0x33);
+	assert_int_equal(dvx_get_be32(w + 32), 1000);
+	assert_int_equal(dvx_get_be32(w + 36), 0x11);
+	assert_true(dvx_get_be64(w + 40) == 0x10080ull);
+	dvx_mlx5_wqe_rdma_read(&b, 1, DVX_P2P_CE, 0x7000000040ull, 0x33, 0x10080, 0x11, 1000);
+	assert_memory_equal(ring_a + 64, ring_b + 64, 64);
+
+	/* fetch_add: ATOMIC_FA, ds 4: ctrl, raddr, atomic (addend), data (result word) */
+	memset(&op, 0, sizeof(op));
+	assert_int_equal(dvx_p2p_op_make_amo(0, &(struct dvx_p2p_amo){ &rb, 8, DVX_P2P_AMO_FADD,
+								      5, 0, &l, 16 }, 9, &op), 0);
+	assert_int_equal(dvx_p2p_op_build_main(&a, 9, &op, 2), 0);
+	w = ring_a + 128;
+	check_ctrl(w, 2, DVX_MLX5_OPCODE_ATOMIC_FA, 4, DVX_P2P_CE);
+	assert_true(dvx_get_be64(w + 16) == 0x7000000008ull);
+	assert_true(dvx_get_be64(w + 32) == 5);
+	assert_int_equal(dvx_get_be32(w + 48), 8);
+	assert_int_equal(dvx_get_be32(w + 52), 0x11);
+	assert_true(dvx_get_be64(w + 56) == 0x10010ull);
+	dvx_mlx5_wqe_atomic_fa(&b, 2, DVX_P2P_CE, 0x7000000008ull, 0x33, 5, 0x10010, 0x11);
+	assert_memory_equal(ring_a + 128, ring_b + 128, 64);
+
+	/* add: the old value into the sink (address 0, the sink's lkey) */
+	memset(&op, 0, sizeof(op));
+	assert_int_equal(dvx_p2p_op_make_amo(0, &(struct dvx_p2p_amo){ &rb, 8, DVX_P2P_AMO_ADD,
+								      5, 0, NULL, 0 }, 9, &op), 0);
+	assert_int_equal(dvx_p2p_op_build_main(&a, 9, &op, 3), 0);
+	w = ring_a + 192;
+	assert_int_equal(dvx_get_be32(w + 52), 9);
+	assert_true(dvx_get_be64(w + 56) == 0);
+
+	/* compare_swap: ATOMIC_CS, swap then compare in the atomic segment */
+	memset(&op, 0, sizeof(op));
+	assert_int_equal(dvx_p2p_op_make_amo(0, &(struct dvx_p2p_amo){ &rb, 8, DVX_P2P_AMO_CSWAP,
+								      77, 66, &l, 24 }, 9, &op), 0);
+	assert_int_equal(dvx_p2p_op_build_main(&a, 9, &op, 4), 0);
+	w = ring_a + 256;
+	check_ctrl(w, 4, DVX_MLX5_OPCODE_ATOMIC_CS, 4, DVX_P2P_CE);
+	assert_true(dvx_get_be64(w + 32) == 77);
+	assert_true(dvx_get_be64(w + 40) == 66);
+	dvx_mlx5_wqe_atomic_cs(&b, 4, DVX_P2P_CE, &(struct dvx_mlx5_raddr){ 0x7000000008ull, 0x33 },
+			       66, 77, 0x10018, 0x11);
+	assert_memory_equal(ring_a + 256, ring_b + 256, 64);
+
+	/* put_value: an inline WRITE of the 8 bytes as stored, ds 3 */
+	memset(&op, 0, sizeof(op));
+	assert_int_equal(dvx_p2p_op_make_amo(0, &(struct dvx_p2p_amo){ &rb, 8, DVX_P2P_AMO_SET,
+								      0x0102030405060708ull, 0,
+								      NULL, 0 }, 9, &op), 0);
+	assert_int_equal(dvx_p2p_op_build_main(&a, 9, &op, 5), 0);
+	w = ring_a + 320;
+	check_ctrl(w, 5, DVX_MLX5_OPCODE_RDMA_WRITE, 3, DVX_P2P_CE);
+	assert_int_equal(dvx_get_be32(w + 32), DVX_MLX5_INLINE_SEG | 8u);
+	{
+		uint64_t v = 0x0102030405060708ull;
+
+		assert_memory_equal(w + 36, &v, 8);
+	}
+
+	/* the device reset: a fenced inline WRITE of zero */
+	memset(&op, 0, sizeof(op));
+	assert_int_equal(dvx_p2p_op_make_group(0, 0, &(struct dvx_p2p_notify){ &rb, 16, 0, NULL, 0,
+							DVX_P2P_RESET | DVX_P2P_FENCE }, &op), 0);
+	assert_int_equal(dvx_p2p_op_build_main(&a, 9, &op, 6), 0);
+	w = ring_a + 384;
+	check_ctrl(w, 6, DVX_MLX5_OPCODE_RDMA_WRITE, 3, DVX_P2P_CE | DVX_P2P_WQE_FENCE);
+	assert_true(dvx_get_be64(w + 36) == 0);
+
+	/* refusals of the resolvers */
+	memset(&op, 0, sizeof(op));
+	assert_int_equal(dvx_p2p_op_make_amo(0, &(struct dvx_p2p_amo){ &rb, 4096, DVX_P2P_AMO_ADD,
+								      1, 0, NULL, 0 }, 9, &op), -EINVAL);
+	assert_int_equal(dvx_p2p_op_make_amo(0, &(struct dvx_p2p_amo){ &rb, 0, DVX_P2P_AMO_SET,
+								      1, 0, &l, 0 }, 9, &op), -EINVAL);
+	assert_int_equal(dvx_p2p_op_make_amo(1, &(struct dvx_p2p_amo){ &rb, 0, DVX_P2P_AMO_ADD,
+								      1, 0, NULL, 0 }, 9, &op), -EINVAL);
+	assert_int_equal(dvx_p2p_op_make_get(0, &(struct dvx_p2p_rxfer){ &rb, 4000, &l, 0, 97 },
+					     &op), -EINVAL);
+	assert_int_equal(dvx_p2p_op_make_get(0, &(struct dvx_p2p_rxfer){ &rb, 0, &l, 4000, 97 },
+					     &op), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_op_bytes),
 		cmocka_unit_test(test_get_amo_quiet),
 		cmocka_unit_test(test_get_least_privilege),
 	};
