@@ -108,6 +108,22 @@ __device__ int dvx_p2p_ops(const struct dvx_dev_grp &g, const struct dvx_p2p_dev
 					      1000);
 		e |= dvx_p2p_dev_flush(d, 0, 1000);
 	}
+	{
+		struct dvx_p2p_rxfer gx = { &dst, 8 * g.lane, &src, 8 * g.lane, 8 };
+		struct dvx_p2p_amo fa = { &dst, 8 * g.lane, DVX_P2P_AMO_FADD, 1, 0, &src, 0 };
+		struct dvx_p2p_amo cs = { &dst, 0, DVX_P2P_AMO_CSWAP, 1, 0, &src, 8 };
+		struct dvx_p2p_amo pv = { &dst, 8, DVX_P2P_AMO_SET, 42, 0, nullptr, 0 };
+		struct dvx_p2p_amo ad = { &dst, 8, DVX_P2P_AMO_ADD, 1, 0, nullptr, 0 };
+
+		e |= dvx_p2p_dev_get(g, d, 1, 0, &gx, 0, &tk);
+		e |= dvx_p2p_dev_amo(g, d, 1, 1, &fa, 0, &tk);
+		e |= dvx_p2p_dev_fetch_add(g, d, 1, 1, &fa, 0, &tk);
+		e |= dvx_p2p_dev_compare_swap(g, d, 1, 2, &cs, 0, nullptr);
+		e |= dvx_p2p_dev_put_value(g, d, 1, 3, &pv, 0, nullptr);
+		e |= dvx_p2p_dev_add(g, d, 1, 3, &ad, 0, nullptr);
+		e |= dvx_p2p_dev_reset_signal(g, d, 1, 0, &dst, 16, 0, nullptr);
+		e |= dvx_p2p_dev_quiet(g, d, 0);
+	}
 	return e;
 }
 
