@@ -164,6 +164,9 @@ __device__ int dvx_win_ops(const struct dvx_dev_grp &g, const struct dvx_win_dev
 	e |= dvx_win_dev_put_counter(g, d, 1, &x, 0);
 	e |= dvx_win_dev_put_signal_counter(g, d, 1, &x, 0, 1, 0);
 	e |= dvx_win_dev_put_ex(g, d, 1, &x, DVX_WIN_PUT_SIG, 0, 1, 0);
+	e |= dvx_win_dev_flush(g, d, 0);
+	e |= dvx_win_dev_quiet(g, d, 0);
+	e |= (int)dvx_win_dev_chan(g, d);
 	e |= dvx_win_dev_send(g, d, 1, buf, 1000, 1000);
 	e |= dvx_win_dev_recv(g, d, 1, buf, 1000, 1000);
 	return e + (int)dvx_win_read_signal(d, 0) + (int)dvx_win_read_signal_from(d, 1, 0) +
