@@ -78,6 +78,12 @@ __global__ void dvx_nvl_on_gpu(uint8_t *dst, const uint8_t *src, uint64_t len, u
 	if (threadIdx.x < 32)
 		e |= dvx_nvl_ops(dvx_dev_tile(8), dst, src, len, sig, ctr);
 	e |= dvx_nvl_ops(dvx_dev_block(), dst, src, len, sig, ctr);
+	if (threadIdx.x < 32)
+		e |= dvx_nvl_dev_get(dvx_dev_warp(), dst, src, len);
+	e |= dvx_nvl_dev_amo(dvx_dev_block(), sig, DVX_NVL_AMO_FADD, 1, 0, ctr);
+	if (threadIdx.x < 32)
+		e |= dvx_nvl_dev_amo(dvx_dev_tile(4), sig, DVX_NVL_AMO_CSWAP, 1, 0, ctr);
+	e |= dvx_nvl_dev_quiet(dvx_dev_thread());
 	dvx_nvl_flush();
 	err[threadIdx.x] = e + (int)dvx_nvl_read(ctr);
 }
