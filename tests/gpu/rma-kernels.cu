@@ -126,3 +126,42 @@ extern "C" __global__ void t_reset(struct dvx_p2p_dev d, int peer, struct dvx_p2
 	if (threadIdx.x == 0)
 		status[32] = dvx_p2p_dev_wait_signal(still, DVX_CMP_EQ, 7, tmo);
 }
+
+#include <dvx/nvl/dev.cuh>
+
+/* NVL: every thread fetch-adds 1 to @word (GPU memory standing for a peer's mapped
+ * word) at the group's scope, its old value into old[i] */
+extern "C" __global__ void t_nvl_fadd(uint64_t *word, uint64_t *old, uint32_t scope,
+				      int32_t *status)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	status[i] = dvx_nvl_dev_amo(grp_of(scope), word, DVX_NVL_AMO_FADD, 1, 0, old + i);
+	if (!status[i])
+		status[i] = dvx_nvl_dev_quiet(grp_of(scope));
+}
+
+/* NVL: compare-swap as a lock by every block around a plain (non-atomic) increment of
+ * *@cnt, @rounds times per block; put_value releases it */
+extern "C" __global__ void t_nvl_lock(uint64_t *lock, volatile uint64_t *cnt, uint32_t rounds,
+				      int32_t *status)
+{
+	struct dvx_dev_grp g = dvx_dev_thread();
+	uint32_t k;
+	int err = 0;
+
+	if (threadIdx.x)
+		return;
+	for (k = 0; k < rounds && !err; k++) {
+		uint64_t old = 1;
+
+		while (!err && old != 0)
+			err = dvx_nvl_dev_amo(g, lock, DVX_NVL_AMO_CSWAP, blockIdx.x + 1, 0, &old);
+		__threadfence_system();
+		*cnt = *cnt + 1;
+		__threadfence_system();
+		if (!err)
+			err = dvx_nvl_dev_amo(g, lock, DVX_NVL_AMO_SET, 0, 0, nullptr);
+	}
+	status[blockIdx.x] = err;
+}

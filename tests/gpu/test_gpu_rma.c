@@ -38,7 +38,7 @@ static struct {
 	const struct dvx_hal *hal;
 	struct dvx_gpu g;
 	struct dvx_gpu_module mod;
-	void *k_fadd, *k_get, *k_lock, *k_reset;
+	void *k_fadd, *k_get, *k_lock, *k_reset, *k_nvl_fadd, *k_nvl_lock;
 	struct dvx_gpu_stream s;
 	struct dvx_gpu_mem status;
 } E;
@@ -228,10 +228,60 @@ static void test_gpu_rma(void **state)
 	assert_int_equal(world_run(&c, body, NULL), 0);
 }
 
+/* the NVL forms on this GPU's memory (the mapping of a peer is the same kind of
+ * pointer): fetch-adds at every scope, and compare-swap as a lock by every block */
+static void test_gpu_nvl_amo(void **state)
+{
+	static uint64_t old[NTH];
+	static uint8_t seen[NTH];
+	struct dvx_gpu_mem m;
+	uint64_t word, oldp, v;
+	uint32_t sc, i, rounds = 64;
+	int at = 0, err;
+
+	(void)state;
+	assert_int_equal(dvx_gpu_mem_alloc(&E.g, 16 + NTH * 8, 0, &m), 0);
+	word = m.dptr;
+	oldp = m.dptr + 16;
+	for (sc = 0; sc < 4; sc++) {
+		void *args[] = { &word, &oldp, &sc, &E.status.dptr };
+
+		v = 0;
+		assert_int_equal(dvx_gpu_memcpy_htod(&E.g, word, &v, 8), 0);
+		err = run(E.k_nvl_fadd, GRID, BLOCK, args, NTH, &at);
+		if (err)
+			fail_msg("nvl fetch-add %s: thread %d: %d", scope_name[sc], at, err);
+		assert_int_equal(dvx_gpu_memcpy_dtoh(&E.g, old, oldp, NTH * 8), 0);
+		assert_int_equal(dvx_gpu_memcpy_dtoh(&E.g, &v, word, 8), 0);
+		assert_true(v == NTH);
+		memset(seen, 0, sizeof(seen));
+		for (i = 0; i < NTH; i++) {
+			if (old[i] >= NTH || seen[old[i]])
+				fail_msg("nvl fetch-add %s: thread %u got %llu", scope_name[sc], i,
+					 (unsigned long long)old[i]);
+			seen[old[i]] = 1;
+		}
+	}
+	{
+		uint64_t z[2] = { 0, 0 }, cnt = m.dptr + 8;
+		void *args[] = { &word, &cnt, &rounds, &E.status.dptr };
+
+		assert_int_equal(dvx_gpu_memcpy_htod(&E.g, word, z, 16), 0);
+		err = run(E.k_nvl_lock, GRID, 32, args, GRID, &at);
+		if (err)
+			fail_msg("nvl lock: block %d: %d", at, err);
+		assert_int_equal(dvx_gpu_memcpy_dtoh(&E.g, z, word, 16), 0);
+		assert_true(z[0] == 0);
+		assert_true(z[1] == (uint64_t)GRID * rounds);
+	}
+	assert_int_equal(dvx_gpu_mem_free(&m), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gpu_rma),
+		cmocka_unit_test(test_gpu_nvl_amo),
 	};
 	unsigned n = 0;
 	int rc;
@@ -250,6 +300,8 @@ int main(void)
 	    dvx_gpu_module_function(&E.mod, "t_get", &E.k_get) ||
 	    dvx_gpu_module_function(&E.mod, "t_lock", &E.k_lock) ||
 	    dvx_gpu_module_function(&E.mod, "t_reset", &E.k_reset) ||
+	    dvx_gpu_module_function(&E.mod, "t_nvl_fadd", &E.k_nvl_fadd) ||
+	    dvx_gpu_module_function(&E.mod, "t_nvl_lock", &E.k_nvl_lock) ||
 	    dvx_gpu_stream_create(&E.g, &E.s) ||
 	    dvx_gpu_mem_alloc(&E.g, (NTH + 64) * 4, 0, &E.status)) {
 		fprintf(stderr, "gpu set-up failed: %s: %s\n", E.g.hg.diag.op, E.g.hg.diag.msg);
