@@ -16,8 +16,8 @@
  *   latency, ping-pong: rank 0 posts, rank 1 waits for the signal and answers the same
  *	way, rank 0 waits for it; half the round trip. put_signal (8 B, 4 KiB, 64 KiB)
  *	and signal.
- *   latency, one-sided: put_counter then wait for the counter; put then wait_local
- *	(reference: the WRITE's CQE).
+ *   latency, one-sided: put_counter then wait for the counter; put, get (8 B READ),
+ *	fetch_add then wait_local (reference: the WQE's CQE on a plain QP).
  *   message rate: rank 0 posts N operations of 8 B back to back, then flushes; 1 thread,
  *	4 threads on one lane, 4 threads on 4 lanes (channels 0-3). The reference is one
  *	thread on one QP.
@@ -69,13 +69,15 @@
 
 #define CE DVX_MLX5_WQE_CTRL_CQ_UPDATE
 
-enum pb_op { OP_PUT, OP_PUT_SIGNAL, OP_PUT_COUNTER, OP_SIGNAL };
+enum pb_op { OP_PUT, OP_PUT_SIGNAL, OP_PUT_COUNTER, OP_SIGNAL, OP_GET, OP_FADD };
 
 static const char *const pb_op_name[] = {
 	[OP_PUT] = "put",
 	[OP_PUT_SIGNAL] = "put_signal",
 	[OP_PUT_COUNTER] = "put_counter",
 	[OP_SIGNAL] = "signal",
+	[OP_GET] = "get",
+	[OP_FADD] = "fetch_add",
 };
 
 /* a raw QP and its CQ */
@@ -241,7 +243,13 @@ static int ref_post(struct rank *r, enum pb_op op, uint64_t len, uint32_t slot)
 			return err;
 		}
 	}
-	if (op != OP_SIGNAL)
+	if (op == OP_GET)
+		dvx_mlx5_wqe_rdma_read(&q->qp.sq.wq, idx + w++, CE, iova(p, PB_SEND_OFF), p->mr.rkey,
+				       iova(r, PB_RECV_OFF), r->mr.lkey, (uint32_t)len);
+	else if (op == OP_FADD)
+		dvx_mlx5_wqe_atomic_fa(&q->qp.sq.wq, idx + w++, CE, iova(p, PB_SIG_OFF + 8u * slot),
+				       p->mr.rkey, 1, iova(r, PB_CTR_OFF + 8u * slot), r->mr.lkey);
+	else if (op != OP_SIGNAL)
 		dvx_mlx5_wqe_rdma_write(&q->qp.sq.wq, idx + w++, CE, iova(p, PB_RECV_OFF), p->mr.rkey,
 					iova(r, PB_SEND_OFF), r->mr.lkey, (uint32_t)len);
 	if (op == OP_SIGNAL || op == OP_PUT_SIGNAL)
@@ -320,6 +328,16 @@ static int t_post(struct rank *r, enum pb_op op, uint32_t ch, uint64_t len, uint
 				      &(struct dvx_p2p_notify){ d, PB_SIG_OFF + 8u * slot, 1, NULL,
 								0, 0 },
 				      PB_TMO, tk);
+	case OP_GET:
+		return dvx_p2p_get(&r->t, peer, ch,
+				   &(struct dvx_p2p_rxfer){ d, PB_SEND_OFF, &r->l, PB_RECV_OFF, len },
+				   PB_TMO, tk);
+	case OP_FADD:
+		return dvx_p2p_fetch_add(&r->t, peer, ch,
+					 &(struct dvx_p2p_amo){ d, PB_SIG_OFF + 8u * slot,
+								DVX_P2P_AMO_FADD, 1, 0, &r->l,
+								PB_CTR_OFF + 8u * slot },
+					 PB_TMO, tk);
 	}
 	return -EINVAL;
 }
@@ -602,7 +620,8 @@ static int bench_body(struct rank *r)
 		uint32_t thr, lanes;
 		const char *name;
 	} par[] = { { 1, 1, "1/1" }, { PB_THREADS, 1, "4/1" }, { PB_THREADS, PB_LANES, "4/4" } };
-	static const enum pb_op rate_ops[] = { OP_PUT, OP_PUT_SIGNAL, OP_PUT_COUNTER, OP_SIGNAL };
+	static const enum pb_op rate_ops[] = { OP_PUT, OP_PUT_SIGNAL, OP_PUT_COUNTER, OP_SIGNAL,
+					       OP_GET, OP_FADD };
 	uint64_t n = B.iters, nrate = 10 * B.iters;
 	struct pb_row *w = NULL;
 	double t, ref;
@@ -639,6 +658,20 @@ static int bench_body(struct rank *r)
 	PB_TRY(r, lat_local(r, 1, OP_PUT, n, &ref));
 	if (r->rank == 0) {
 		w = row_add("put + wait_local", 8, "1/1", 0);
+		w->t = t;
+		w->ref = ref;
+	}
+	PB_TRY(r, lat_local(r, 0, OP_GET, n, &t));
+	PB_TRY(r, lat_local(r, 1, OP_GET, n, &ref));
+	if (r->rank == 0) {
+		w = row_add("get + wait_local", 8, "1/1", 0);
+		w->t = t;
+		w->ref = ref;
+	}
+	PB_TRY(r, lat_local(r, 0, OP_FADD, n, &t));
+	PB_TRY(r, lat_local(r, 1, OP_FADD, n, &ref));
+	if (r->rank == 0) {
+		w = row_add("fetch_add + wait_local", 8, "1/1", 0);
 		w->t = t;
 		w->ref = ref;
 	}
@@ -829,6 +862,7 @@ static void rank_run(struct rank *r)
 	pc.qps_per_nic = PB_LANES;
 	pc.sq_depth = PB_SQ;
 	pc.comp_depth = PB_COMP;
+	pc.flags = DVX_P2P_F_READ;	/* the get rows */
 	pc.bs = &r->bs;
 	pc.timeout_ns = 30 * PB_SEC;
 	err = dvx_p2p_mem_req(&pc, &sreq, &rreq);
@@ -1158,7 +1192,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: p2p-bench [--iters N] [--quick] [--dev NAME[,NAME2]] [--procs 2] [--help]\n"
 		"  latency and message rate of the P2P transport (put, put_signal, put_counter,\n"
-		"  signal) between two ranks as threads, against raw posting on plain QPs.\n"
+		"  signal, get, fetch_add) between two ranks as threads, against raw posting on\n"
+		"  plain QPs.\n"
 		"  --procs 2   the ranks as two processes (a fork, the sockets bootstrap); on the\n"
 		"              software NIC each has its own NIC and they meet over the wire. Under\n"
 		"              mpirun or srun with 2 processes the same runs by itself (MPI)\n"

@@ -94,13 +94,14 @@ static int post_bad(struct dvx_p2p *t, const char *op, const struct dvx_p2p_xfer
  * lets the NIC progress as every other wait of the transport does (a stepped software
  * NIC runs in the waiting thread; hardware only relaxes the CPU).
  */
+static int lane_post_op(struct dvx_p2p_lane *l, const struct dvx_p2p_op *op,
+			uint64_t timeout_ns, struct dvx_p2p_ticket *tk);
+
 static int lane_post(struct dvx_p2p *t, struct dvx_p2p_lane *l, const struct dvx_p2p_xfer *x,
 		     const struct dvx_p2p_notify *n, uint64_t timeout_ns,
 		     struct dvx_p2p_ticket *tk, const char *opname)
 {
-	struct dvx_p2p_waiter w, pw;
 	struct dvx_p2p_op op;
-	uint64_t last;
 	int err;
 
 	err = dvx_p2p_op_make(l->nic, (uint32_t)lane_has_comp(t, l), x, n, &op);
@@ -108,10 +109,21 @@ static int lane_post(struct dvx_p2p *t, struct dvx_p2p_lane *l, const struct dvx
 		return post_bad(t, opname, x, n);
 	if (err)
 		return err;
+	return lane_post_op(l, &op, timeout_ns, tk);
+}
+
+/* post a resolved operation on @l: the steps the GPU runs too */
+static int lane_post_op(struct dvx_p2p_lane *l, const struct dvx_p2p_op *op,
+			uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+{
+	struct dvx_p2p_waiter w, pw;
+	uint64_t last;
+	int err;
+
 	dvx_p2p_q_waiter(&l->main, &w, timeout_ns, 1);
 	dvx_p2p_q_waiter(&l->main, &pw, timeout_ns > DVX_P2P_PUBLISH_TIMEOUT_NS ?
 						timeout_ns : DVX_P2P_PUBLISH_TIMEOUT_NS, 0);
-	err = dvx_p2p_lane_post(&l->main.d, &l->comp.d, l->sink_lkey, &op, &w, &pw, &last);
+	err = dvx_p2p_lane_post(&l->main.d, &l->comp.d, l->sink_lkey, op, &w, &pw, &last);
 	if (err)
 		return err;
 	if (tk) {
@@ -371,6 +383,112 @@ int dvx_p2p_flush(struct dvx_p2p *t, uint32_t channel, uint64_t timeout_ns,
 	if (rep)
 		memset(rep, 0, sizeof(*rep));
 	return 0;
+}
+
+int dvx_p2p_quiet(struct dvx_p2p *t, uint64_t timeout_ns, struct dvx_p2p_wait_report *rep)
+{
+	uint64_t start, used;
+	uint32_t c;
+	int err;
+
+	if (!t || !t->lanes || !t->nlanes)
+		return -EINVAL;
+	start = clock_ns(t);
+	for (c = 0; c < t->nlanes; c++) {
+		used = clock_ns(t) - start;
+		err = dvx_p2p_flush(t, c, used >= timeout_ns ? 0 : timeout_ns - used, rep);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* dvx_p2p_op_make_get() refused @x: which part */
+static int get_bad(struct dvx_p2p *t, const struct dvx_p2p_rxfer *x)
+{
+	const char *op = "dvx_p2p_get";
+
+	if (!x || !x->src || !x->dst)
+		return op_bad(t, op, "no get, or no source or no destination buffer");
+	if (!x->len)
+		return op_bad(t, op, "len 0: a get reads at least a byte");
+	if (!dvx_p2p_in_bounds(x->soff, x->len, x->src->len))
+		return op_bad(t, op, "[%llu, +%llu) outside the peer's buffer of %llu bytes",
+			      (unsigned long long)x->soff, (unsigned long long)x->len,
+			      (unsigned long long)x->src->len);
+	if (!dvx_p2p_in_bounds(x->doff, x->len, x->dst->len))
+		return op_bad(t, op, "[%llu, +%llu) outside the destination of %llu bytes",
+			      (unsigned long long)x->doff, (unsigned long long)x->len,
+			      (unsigned long long)x->dst->len);
+	return op_bad(t, op, "a buffer without a key for the lane's NIC (registered on it?)");
+}
+
+int dvx_p2p_get(struct dvx_p2p *t, int peer, uint32_t channel, const struct dvx_p2p_rxfer *x,
+		uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+{
+	struct dvx_p2p_lane *l = lane_of(t, peer, channel);
+	struct dvx_p2p_op op;
+
+	if (!l)
+		return lane_bad(t, "dvx_p2p_get", peer);
+	memset(&op, 0, sizeof(op));
+	if (!x || dvx_p2p_op_make_get(l->nic, x, &op))
+		return get_bad(t, x);
+	return lane_post_op(l, &op, timeout_ns, tk);
+}
+
+/* dvx_p2p_op_make_amo() refused @a: which part */
+static int amo_bad(struct dvx_p2p *t, const struct dvx_p2p_amo *a)
+{
+	const char *op = "dvx_p2p_amo";
+	uint32_t fetch;
+
+	if (!a || !a->dst)
+		return op_bad(t, op, "no operation, or no target buffer");
+	if (a->op > DVX_P2P_AMO_CSWAP)
+		return op_bad(t, op, "op %u: DVX_P2P_AMO_SET, _ADD, _FADD or _CSWAP", a->op);
+	if (!dvx_p2p_word_ok(a->dst->addr, a->doff, a->dst->len))
+		return op_bad(t, op, "target word at %llu: outside its buffer or not 8-byte aligned",
+			      (unsigned long long)a->doff);
+	fetch = a->op == DVX_P2P_AMO_FADD || a->op == DVX_P2P_AMO_CSWAP;
+	if (fetch && !a->res)
+		return op_bad(t, op, "a fetching operation without a result buffer");
+	if (!fetch && a->res)
+		return op_bad(t, op, "a result buffer for an operation that returns nothing");
+	if (fetch && !dvx_p2p_word_ok(a->res->addr, a->resoff, a->res->len))
+		return op_bad(t, op, "result word at %llu: outside its buffer or not 8-byte aligned",
+			      (unsigned long long)a->resoff);
+	return op_bad(t, op, "a buffer without a key for the lane's NIC (registered on it?)");
+}
+
+int dvx_p2p_amo(struct dvx_p2p *t, int peer, uint32_t channel, const struct dvx_p2p_amo *a,
+		uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+{
+	struct dvx_p2p_lane *l = lane_of(t, peer, channel);
+	struct dvx_p2p_op op;
+
+	if (!l)
+		return lane_bad(t, "dvx_p2p_amo", peer);
+	memset(&op, 0, sizeof(op));
+	if (!a || dvx_p2p_op_make_amo(l->nic, a, l->sink_lkey, &op))
+		return amo_bad(t, a);
+	if (op.kind == DVX_P2P_K_SET && l->main.d.sq.wq.max_inline < sizeof(uint64_t))
+		return -EOPNOTSUPP;
+	return lane_post_op(l, &op, timeout_ns, tk);
+}
+
+int dvx_p2p_amo_of(struct dvx_p2p *t, int peer, uint32_t channel, const struct dvx_p2p_amo *a,
+		   uint32_t kind, uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+{
+	static const char *const names[] = { "dvx_p2p_put_value", "dvx_p2p_add",
+					     "dvx_p2p_fetch_add", "dvx_p2p_compare_swap" };
+
+	if (kind > DVX_P2P_AMO_CSWAP)
+		return op_bad(t, "dvx_p2p_amo_of", "kind %u: DVX_P2P_AMO_SET, _ADD, _FADD or _CSWAP",
+			      kind);
+	if (a && a->op != kind)
+		return op_bad(t, names[kind], "op %u: this call posts op %u only", a->op, kind);
+	return dvx_p2p_amo(t, peer, channel, a, timeout_ns, tk);
 }
 
 int dvx_p2p_lane_health(struct dvx_p2p *t, int peer, uint32_t lane,

@@ -22,7 +22,8 @@
 /*
  * What a QP of a lane lets its peer do (least privilege, docs/security.md): main QPs
  * take puts and signal fetch-adds, companions and partners only the loopback
- * fetch-add of a counter; nothing is ever read remotely.
+ * fetch-add of a counter; main QPs are read remotely (gets) only when the transport
+ * was configured for it (DVX_P2P_F_READ).
  */
 #define MAIN_ACCESS (DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_ATOMIC)
 #define COMP_ACCESS DVX_ACCESS_REMOTE_ATOMIC
@@ -506,7 +507,8 @@ int dvx_p2p_init(struct dvx_p2p *t, const struct dvx_p2p_cfg *cfg, void *state,
 			struct dvx_p2p_lane *ln = &t->lanes[p * nl + l];
 			struct dvx_qp_connect_cfg ca = s->cfg.conn;
 
-			ca.access = MAIN_ACCESS;
+			ca.access = MAIN_ACCESS |
+				    ((cfg->flags & DVX_P2P_F_READ) ? DVX_ACCESS_REMOTE_READ : 0);
 			/* a peer that made no lane to this rank (its list lacks us) */
 			if (!row[l].version)
 				return fail(t, -EPROTO);

@@ -518,6 +518,7 @@ int dvx_win_dev_make(struct dvx_win *w, const struct dvx_mp_dev *ib, struct dvx_
 	d.nnvl_peers = w->mp->topo.nnvl_peers;
 	d.nib = w->mp->topo.nib;
 	d.channel = w->cfg.channel;
+	d.nchannels = w->cfg.nchannels ? w->cfg.nchannels : 1;
 	d.flags = w->cfg.flags;
 	d.geom = w->geom;
 	d.nvl_base = (uint64_t)(uintptr_t)w->mem.nvl;

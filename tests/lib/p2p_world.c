@@ -200,7 +200,8 @@ static void rank_body(struct wrank *r)
 	pc.qps_per_nic = c->qps_per_nic;
 	pc.sq_depth = c->sq_depth;
 	pc.comp_depth = c->comp_depth;
-	pc.flags = c->local_pair ? DVX_P2P_F_LOCAL_PAIR : 0;
+	pc.flags = (c->local_pair ? DVX_P2P_F_LOCAL_PAIR : 0) |
+		   (c->read == 1 ? DVX_P2P_F_READ : 0);
 	pc.bs = &r->bs;
 	pc.timeout_ns = 30 * W_SEC;
 	if (c->subset) {
@@ -253,7 +254,8 @@ static void rank_body(struct wrank *r)
 	if ((err = c->data_dma[r->rank] ?
 		   reg_gpu(r, c->data_dma[r->rank], c->slot_bytes * 2 * c->nranks, &r->data_mr) :
 		   c->dev_data ? reg_dev(r, &r->data_mr) :
-		   reg(r, r->data, c->slot_bytes * 2 * c->nranks, DVX_ACCESS_REMOTE_WRITE,
+		   reg(r, r->data, c->slot_bytes * 2 * c->nranks, DVX_ACCESS_REMOTE_WRITE |
+		       (c->read ? DVX_ACCESS_REMOTE_READ : 0),
 		       &r->data_mr)) ||
 	    (err = reg(r, r->sig, nwords * 8, DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_ATOMIC,
 		       &r->sig_mr)) ||

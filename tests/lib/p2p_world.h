@@ -86,6 +86,9 @@ struct world_cfg {
 				 * verdict, and the victim's death is its success */
 	uint64_t wire_retry_ns;	/* processes: the wire's least transport time-out (0: its
 				 * default) */
+	uint32_t read;		/* 1: gets allowed (DVX_P2P_F_READ, data registered with
+				 * remote read); 2: data readable, the transport without the
+				 * flag */
 	uint32_t extra_objs;	/* QPs, CQs, MRs and umems each NIC's fabric has room for
 				 * beyond the transport's (other layers on the same NIC) */
 	/* ranks as threads: rank r's data area in device memory at data_dev[r] (the

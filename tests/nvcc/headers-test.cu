@@ -78,6 +78,12 @@ __global__ void dvx_nvl_on_gpu(uint8_t *dst, const uint8_t *src, uint64_t len, u
 	if (threadIdx.x < 32)
 		e |= dvx_nvl_ops(dvx_dev_tile(8), dst, src, len, sig, ctr);
 	e |= dvx_nvl_ops(dvx_dev_block(), dst, src, len, sig, ctr);
+	if (threadIdx.x < 32)
+		e |= dvx_nvl_dev_get(dvx_dev_warp(), dst, src, len);
+	e |= dvx_nvl_dev_amo(dvx_dev_block(), sig, DVX_NVL_AMO_FADD, 1, 0, ctr);
+	if (threadIdx.x < 32)
+		e |= dvx_nvl_dev_amo(dvx_dev_tile(4), sig, DVX_NVL_AMO_CSWAP, 1, 0, ctr);
+	e |= dvx_nvl_dev_quiet(dvx_dev_thread());
 	dvx_nvl_flush();
 	err[threadIdx.x] = e + (int)dvx_nvl_read(ctr);
 }
@@ -107,6 +113,22 @@ __device__ int dvx_p2p_ops(const struct dvx_dev_grp &g, const struct dvx_p2p_dev
 		e |= dvx_p2p_dev_wait_counter(d, 1, 0, (const uint64_t *)ctr.ptr, DVX_CMP_GE, 1,
 					      1000);
 		e |= dvx_p2p_dev_flush(d, 0, 1000);
+	}
+	{
+		struct dvx_p2p_rxfer gx = { &dst, 8 * g.lane, &src, 8 * g.lane, 8 };
+		struct dvx_p2p_amo fa = { &dst, 8 * g.lane, DVX_P2P_AMO_FADD, 1, 0, &src, 0 };
+		struct dvx_p2p_amo cs = { &dst, 0, DVX_P2P_AMO_CSWAP, 1, 0, &src, 8 };
+		struct dvx_p2p_amo pv = { &dst, 8, DVX_P2P_AMO_SET, 42, 0, nullptr, 0 };
+		struct dvx_p2p_amo ad = { &dst, 8, DVX_P2P_AMO_ADD, 1, 0, nullptr, 0 };
+
+		e |= dvx_p2p_dev_get(g, d, 1, 0, &gx, 0, &tk);
+		e |= dvx_p2p_dev_amo(g, d, 1, 1, &fa, 0, &tk);
+		e |= dvx_p2p_dev_fetch_add(g, d, 1, 1, &fa, 0, &tk);
+		e |= dvx_p2p_dev_compare_swap(g, d, 1, 2, &cs, 0, nullptr);
+		e |= dvx_p2p_dev_put_value(g, d, 1, 3, &pv, 0, nullptr);
+		e |= dvx_p2p_dev_add(g, d, 1, 3, &ad, 0, nullptr);
+		e |= dvx_p2p_dev_reset_signal(g, d, 1, 0, &dst, 16, 0, nullptr);
+		e |= dvx_p2p_dev_quiet(g, d, 0);
 	}
 	return e;
 }
@@ -148,6 +170,9 @@ __device__ int dvx_win_ops(const struct dvx_dev_grp &g, const struct dvx_win_dev
 	e |= dvx_win_dev_put_counter(g, d, 1, &x, 0);
 	e |= dvx_win_dev_put_signal_counter(g, d, 1, &x, 0, 1, 0);
 	e |= dvx_win_dev_put_ex(g, d, 1, &x, DVX_WIN_PUT_SIG, 0, 1, 0);
+	e |= dvx_win_dev_flush(g, d, 0);
+	e |= dvx_win_dev_quiet(g, d, 0);
+	e |= (int)dvx_win_dev_chan(g, d);
 	e |= dvx_win_dev_send(g, d, 1, buf, 1000, 1000);
 	e |= dvx_win_dev_recv(g, d, 1, buf, 1000, 1000);
 	return e + (int)dvx_win_read_signal(d, 0) + (int)dvx_win_read_signal_from(d, 1, 0) +

@@ -218,6 +218,92 @@ DVX_DEV int dvx_nvl_dev_wait_ll(const struct dvx_dev_grp &g, const void *lines, 
 	return err == -EINVAL ? -EINVAL : late ? -ETIMEDOUT : 0;
 }
 
+
+/* the one-word operations of dvx_nvl_dev_amo(): the values of the IB path's
+ * DVX_P2P_AMO_* (dvx/p2p/ops.h) */
+#define DVX_NVL_AMO_SET 0u	/* put_value: a system-scope exchange of @value */
+#define DVX_NVL_AMO_ADD 1u	/* a system-scope add, the old value not returned */
+#define DVX_NVL_AMO_FADD 2u	/* a system-scope fetch-add, the old value into *@old */
+#define DVX_NVL_AMO_CSWAP 3u	/* a system-scope compare-swap, the old value into *@old */
+
+/**
+ * dvx_nvl_dev_get() - the group copies @len bytes from a peer's mapped buffer @src
+ * into @dst (loads through the peer mapping), then synchronises: the bytes are in
+ * @dst when it returns.
+ * @g:		the group (every thread passes the same arguments)
+ * @dst:	destination (this GPU's memory)
+ * @src:	the peer's buffer as mapped (dvx_nvl_exchange())
+ * @len:	bytes (0: none)
+ *
+ * The loads see what the peer made visible before the caller's acquire of its signal
+ * (dvx_nvl_dev_wait()); nothing else is ordered.
+ *
+ * Context: device; every thread of @g together. Return: 0.
+ */
+DVX_DEV int dvx_nvl_dev_get(const struct dvx_dev_grp &g, void *dst, const void *src, uint64_t len)
+{
+	dvx_nvl_copy(dst, src, len, g.lane, g.size);
+	dvx_dev_grp_sync(g);
+	return 0;
+}
+
+/**
+ * dvx_nvl_dev_amo() - each member's one-word operation on a peer's 8-byte word through
+ * the mapping: system-scope atomics (atomic with every GPU thread's system-scope
+ * atomics on the word, not with a NIC's), then the group synchronises.
+ * @g:		the group
+ * @word:	this member's word (8-byte aligned; NULL: none)
+ * @op:		DVX_NVL_AMO_SET, _ADD, _FADD or _CSWAP
+ * @value:	the value written, the addend, or the swap value
+ * @compare:	_CSWAP: the value the word must hold
+ * @old:	_FADD, _CSWAP (and _SET): where the old value goes (NULL: dropped)
+ *
+ * Context: device; every thread of @g together. Return: 0; -EINVAL (a misaligned word
+ * or an unknown @op on any member: the group's first such error, that member's
+ * operation not done).
+ */
+DVX_DEV int dvx_nvl_dev_amo(const struct dvx_dev_grp &g, uint64_t *word, uint32_t op,
+			    uint64_t value, uint64_t compare, uint64_t *old)
+{
+	unsigned long long *w = (unsigned long long *)word, o = 0;
+	int err = 0;
+
+	if (word && (((uintptr_t)word & 7u) || op > DVX_NVL_AMO_CSWAP)) {
+		err = -EINVAL;
+	} else if (word) {
+		switch (op) {
+		case DVX_NVL_AMO_SET:
+			o = atomicExch_system(w, (unsigned long long)value);
+			break;
+		case DVX_NVL_AMO_ADD:
+		case DVX_NVL_AMO_FADD:
+			o = atomicAdd_system(w, (unsigned long long)value);
+			break;
+		default:
+			o = atomicCAS_system(w, (unsigned long long)compare,
+					     (unsigned long long)value);
+			break;
+		}
+		if (old && op != DVX_NVL_AMO_ADD)
+			*old = (uint64_t)o;
+	}
+	return dvx_dev_grp_first_err(g, err);
+}
+
+/**
+ * dvx_nvl_dev_quiet() - this thread's NVL stores and atomics visible at system scope
+ * (a system fence), for the group.
+ * @g:		the group
+ *
+ * Context: device; every thread of @g together. Return: 0.
+ */
+DVX_DEV int dvx_nvl_dev_quiet(const struct dvx_dev_grp &g)
+{
+	dvx_nvl_flush();
+	dvx_dev_grp_sync(g);
+	return 0;
+}
+
 #endif /* __CUDACC__ */
 
 #endif /* DVX_NVL_DEV_CUH */

@@ -12,8 +12,15 @@
  * Completions are consumed by whichever GPU thread needs room or waits (a try-lock per
  * queue); an error CQE is recorded in the queue's state (first error kept), freezes its
  * watermark, and every later post or wait on the lane returns that errno. Timeouts are
- * nanoseconds of %globaltimer and return -ETIMEDOUT, never success. The channel is
- * always an explicit argument (lane = channel mod lanes per peer).
+ * nanoseconds of %globaltimer and return -ETIMEDOUT, never success; a timeout of 0
+ * means the default, DVX_P2P_DEV_TIMEOUT_NS (5 s, the seed's kDefaultDeviceTimeoutCycles
+ * as time), and it too ends in -ETIMEDOUT. The channel is always an explicit argument
+ * (lane = channel mod lanes per peer).
+ *
+ * Beside the puts and notifications: gets (RDMA READs into local memory), the one-word
+ * operations (put_value, add, fetch_add, compare_swap: struct dvx_p2p_amo), a device
+ * reset of a peer's signal word (a fenced inline WRITE of zero) and quiet (every lane of
+ * every channel drained), each at the same scopes with the same group argument.
  *
  * Scopes: every post takes the group that makes it (struct dvx_dev_grp,
  * dvx/gpu/grp.cuh: a thread, a warp, a block or a caller-sized tile of a warp), and one
@@ -30,16 +37,30 @@
 #include <dvx/gpu/post.cuh>
 #include <dvx/p2p/dev.h>
 
+/* a device wait's bound when the caller passes 0: about 5 s of %globaltimer */
+#define DVX_P2P_DEV_TIMEOUT_NS 5000000000ull
+
+/**
+ * dvx_p2p_dev_timeout() - the bound a device wait uses for @timeout_ns.
+ * @timeout_ns:	the caller's bound; 0 means DVX_P2P_DEV_TIMEOUT_NS
+ *
+ * Context: device, any thread. Return: the bound in nanoseconds.
+ */
+DVX_DEV uint64_t dvx_p2p_dev_timeout(uint64_t timeout_ns)
+{
+	return timeout_ns ? timeout_ns : DVX_P2P_DEV_TIMEOUT_NS;
+}
+
 /**
  * dvx_p2p_dev_waiter() - a %globaltimer waiter of @timeout_ns.
  * @w:		filled
- * @timeout_ns:	the bound
+ * @timeout_ns:	the bound (0: DVX_P2P_DEV_TIMEOUT_NS)
  *
  * Context: device, any thread. Return: nothing.
  */
 DVX_DEV void dvx_p2p_dev_waiter(struct dvx_p2p_waiter *w, uint64_t timeout_ns)
 {
-	dvx_p2p_waiter_init(w, timeout_ns, nullptr, nullptr, nullptr);
+	dvx_p2p_waiter_init(w, dvx_p2p_dev_timeout(timeout_ns), nullptr, nullptr, nullptr);
 }
 
 /**
@@ -358,7 +379,7 @@ DVX_DEV int dvx_p2p_dev_group_finish(const struct dvx_p2p_dev_lane &l,
 	int berr = 0, err;
 
 	dvx_p2p_dev_waiter(&pw, timeout_ns);
-	if (gop.has_sig)
+	if (gop.has_sig || gop.reset)
 		berr = dvx_p2p_op_build_main(&l.main.sq.wq, l.sink_lkey, &gop, t + total);
 	err = dvx_p2p_q_publish(&l.main, t, nmain, &pw);
 	if (gop.has_ctr) {
@@ -385,6 +406,68 @@ struct dvx_p2p_dev_resv {
 	uint32_t nmain;
 	int32_t err;
 };
+
+/**
+ * dvx_p2p_dev_post_op() - the body of every group post: each member's resolved data
+ * operation (WRITEs, READs or one-word operations) at its place, then one signal (or
+ * the reset of one) and at most one counter increment for the group.
+ * @g:		the group that posts together; group-uniform
+ * @l:		group-uniform: the lane (dvx_p2p_dev_lane_of(), not NULL)
+ * @op:		this member's resolved operation (zeroed: none); its signal fields unused
+ * @oerr:	this member's resolve error (0, or -EINVAL: nothing is posted)
+ * @n:		the notification (the leader's; NULL: none)
+ * @timeout_ns:	bound for each wait (0: DVX_P2P_DEV_TIMEOUT_NS)
+ * @tk:		optional: the group's ticket, to every member
+ *
+ * Context: device; every thread of @g together. Return: as dvx_p2p_dev_post().
+ */
+DVX_DEV int dvx_p2p_dev_post_op(const struct dvx_dev_grp &g, const struct dvx_p2p_dev_lane *l,
+				const struct dvx_p2p_op &op, int oerr, const struct dvx_p2p_notify *n,
+				uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+{
+	struct dvx_p2p_dev_resv r = { 0, 0, 0, 0 };
+	struct dvx_p2p_op gop;
+	uint32_t nw = 0, excl, total;
+	int gerr = 0, err = 0, berr = 0;
+
+	if (!oerr)
+		nw = dvx_p2p_op_nwrites(&op);
+	memset(&gop, 0, sizeof(gop));
+	if (g.lane == 0)
+		gerr = dvx_p2p_op_make_group(l->nic, l->has_comp, n, &gop);
+	excl = dvx_dev_grp_scan(g, nw, &total);
+	if (dvx_dev_grp_any(g, oerr != 0 || gerr != 0)) {
+		gerr = dvx_dev_grp_bcast(g, gerr);
+		return oerr ? oerr : (gerr ? gerr : -ECANCELED);
+	}
+	if (g.lane == 0) {
+		r.nmain = total + gop.has_sig + gop.reset;
+		r.err = dvx_p2p_dev_group_reserve(*l, r.nmain, gop.has_ctr ? 2 : 0, timeout_ns,
+						  &r.t, &r.c);
+	}
+	r = dvx_dev_grp_bcast(g, r);
+	if (r.err)
+		return r.err;
+	if (nw)
+		berr = dvx_p2p_op_build_main(&l->main.sq.wq, l->sink_lkey, &op, r.t + excl);
+	/* every member's WQE stores before the leader's signal, fence and publish; a
+	 * member's failed build (its slots hold NOPs) turns the signal into a NOP too: no
+	 * signal without its data */
+	if (dvx_dev_grp_sync_any(g, berr != 0) && g.lane == 0 && (gop.has_sig || gop.reset)) {
+		dvx_mlx5_wqe_nop(&l->main.sq.wq, (uint32_t)(r.t + total), DVX_P2P_CE);
+		gop.has_sig = 0;
+		gop.reset = 0;
+	}
+	if (g.lane == 0)
+		err = dvx_p2p_dev_group_finish(*l, gop, r.t, total, r.nmain, r.c, timeout_ns);
+	err = dvx_dev_grp_bcast(g, err);
+	if (tk) {
+		tk->peer = l->peer;
+		tk->lane = l->index;
+		tk->idx = r.t + r.nmain - 1;
+	}
+	return err ? err : berr;
+}
 
 /**
  * dvx_p2p_dev_post() - post one operation per group on the lane (@peer, @channel): each
@@ -428,51 +511,14 @@ DVX_DEV int dvx_p2p_dev_post(const struct dvx_dev_grp &g, const struct dvx_p2p_d
 			     struct dvx_p2p_ticket *tk)
 {
 	const struct dvx_p2p_dev_lane *l = dvx_p2p_dev_lane_of(d, peer, channel);
-	struct dvx_p2p_dev_resv r = { 0, 0, 0, 0 };
-	struct dvx_p2p_op op, gop;
-	uint32_t nw = 0, excl, total;
-	int oerr, gerr = 0, err = 0, berr = 0;
+	struct dvx_p2p_op op;
+	int oerr;
 
 	if (!l)
 		return -EINVAL;		/* group-uniform: every member returns */
 	memset(&op, 0, sizeof(op));
 	oerr = dvx_p2p_op_make_data(l->nic, x, &op);
-	if (!oerr)
-		nw = dvx_p2p_op_nwrites(&op);
-	memset(&gop, 0, sizeof(gop));
-	if (g.lane == 0)
-		gerr = dvx_p2p_op_make_group(l->nic, l->has_comp, n, &gop);
-	excl = dvx_dev_grp_scan(g, nw, &total);
-	if (dvx_dev_grp_any(g, oerr != 0 || gerr != 0)) {
-		gerr = dvx_dev_grp_bcast(g, gerr);
-		return oerr ? oerr : (gerr ? gerr : -ECANCELED);
-	}
-	if (g.lane == 0) {
-		r.nmain = total + gop.has_sig;
-		r.err = dvx_p2p_dev_group_reserve(*l, r.nmain, gop.has_ctr ? 2 : 0, timeout_ns,
-						  &r.t, &r.c);
-	}
-	r = dvx_dev_grp_bcast(g, r);
-	if (r.err)
-		return r.err;
-	if (nw)
-		berr = dvx_p2p_op_build_main(&l->main.sq.wq, l->sink_lkey, &op, r.t + excl);
-	/* every member's WQE stores before the leader's signal, fence and publish; a
-	 * member's failed build (its slots hold NOPs) turns the signal into a NOP too: no
-	 * signal without its data */
-	if (dvx_dev_grp_sync_any(g, berr != 0) && g.lane == 0 && gop.has_sig) {
-		dvx_mlx5_wqe_nop(&l->main.sq.wq, (uint32_t)(r.t + total), DVX_P2P_CE);
-		gop.has_sig = 0;
-	}
-	if (g.lane == 0)
-		err = dvx_p2p_dev_group_finish(*l, gop, r.t, total, r.nmain, r.c, timeout_ns);
-	err = dvx_dev_grp_bcast(g, err);
-	if (tk) {
-		tk->peer = l->peer;
-		tk->lane = l->index;
-		tk->idx = r.t + r.nmain - 1;
-	}
-	return err ? err : berr;
+	return dvx_p2p_dev_post_op(g, l, op, oerr, n, timeout_ns, tk);
 }
 
 /**
@@ -557,6 +603,183 @@ DVX_DEV int dvx_p2p_dev_signal_counter(const struct dvx_dev_grp &g, const struct
 {
 	return dvx_p2p_dev_shape_ok(g, nullptr, n, DVX_P2P_HAS_SIG | DVX_P2P_HAS_CTR) ?
 		dvx_p2p_dev_post(g, d, peer, channel, nullptr, n, timeout_ns, tk) : -EINVAL;
+}
+
+/**
+ * dvx_p2p_dev_get() - each member of @g reads its own range of the peer's buffer into
+ * local (host or GPU) memory: RDMA READs on the lane (@peer, @channel), posted for the
+ * group at once (dvx_p2p_dev_post_op()); the bytes are there when the ticket completed
+ * (dvx_p2p_dev_wait_local(), dvx_p2p_dev_flush(), dvx_p2p_dev_quiet()).
+ * @g:		the group (thread, warp, block, tile)
+ * @d:		group-uniform: the device handle
+ * @peer:	group-uniform: the rank read from
+ * @channel:	group-uniform: selects the lane
+ * @x:		this member's get (NULL: none); the peer's buffer registered with remote
+ *		read, the transport built with DVX_P2P_F_READ
+ * @timeout_ns:	bound for each wait (0: DVX_P2P_DEV_TIMEOUT_NS)
+ * @tk:		optional: the group's ticket (its last READ)
+ *
+ * A peer buffer without remote read fails at the responder: the ticket's wait returns
+ * -EPERM (the lane is failed) and the destination is not written.
+ *
+ * Context: device; every thread of @g together. Return: as dvx_p2p_dev_post(); -EINVAL
+ * when no member has a get.
+ */
+DVX_DEV int dvx_p2p_dev_get(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d, int peer,
+			    uint32_t channel, const struct dvx_p2p_rxfer *x, uint64_t timeout_ns,
+			    struct dvx_p2p_ticket *tk)
+{
+	const struct dvx_p2p_dev_lane *l = dvx_p2p_dev_lane_of(d, peer, channel);
+	struct dvx_p2p_op op;
+	int oerr;
+
+	if (!l)
+		return -EINVAL;
+	memset(&op, 0, sizeof(op));
+	oerr = dvx_p2p_op_make_get(l->nic, x, &op);
+	return dvx_p2p_dev_post_op(g, l, op, oerr, nullptr, timeout_ns, tk);
+}
+
+/**
+ * dvx_p2p_dev_amo() - each member of @g posts its own one-word operation on the peer
+ * (put_value, add, fetch_add, compare_swap: struct dvx_p2p_amo), for the group at once;
+ * a fetching one's old value is in its result word (host or GPU memory) when the
+ * ticket completed.
+ * @g, @d, @peer, @channel, @timeout_ns, @tk: as dvx_p2p_dev_get()
+ * @a:		this member's operation (NULL: none)
+ *
+ * Context: device; every thread of @g together. Return: as dvx_p2p_dev_post(); -EINVAL
+ * when no member has an operation.
+ */
+DVX_DEV int dvx_p2p_dev_amo(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d, int peer,
+			    uint32_t channel, const struct dvx_p2p_amo *a, uint64_t timeout_ns,
+			    struct dvx_p2p_ticket *tk)
+{
+	const struct dvx_p2p_dev_lane *l = dvx_p2p_dev_lane_of(d, peer, channel);
+	struct dvx_p2p_op op;
+	int oerr;
+
+	if (!l)
+		return -EINVAL;
+	memset(&op, 0, sizeof(op));
+	oerr = dvx_p2p_op_make_amo(l->nic, a, l->sink_lkey, &op);
+	return dvx_p2p_dev_post_op(g, l, op, oerr, nullptr, timeout_ns, tk);
+}
+
+/**
+ * dvx_p2p_dev_amo_of(), dvx_p2p_dev_put_value(), dvx_p2p_dev_add(),
+ * dvx_p2p_dev_fetch_add(), dvx_p2p_dev_compare_swap() - dvx_p2p_dev_amo() of one kind
+ * each: a member's @a must have op @kind (dvx_p2p_dev_amo_of()), DVX_P2P_AMO_SET,
+ * _ADD, _FADD, _CSWAP respectively; every member its own word and values.
+ * @g, @d, @peer, @channel, @timeout_ns, @tk: as dvx_p2p_dev_amo()
+ * @a:		this member's operation (NULL: none)
+ * @kind:	dvx_p2p_dev_amo_of(): the op a member's @a must have
+ *
+ * Context: device; every thread of @g together. Return: as dvx_p2p_dev_amo(); -EINVAL
+ * for an operation of another kind (nothing is posted for the group).
+ */
+DVX_DEV int dvx_p2p_dev_amo_of(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d,
+			       int peer, uint32_t channel, const struct dvx_p2p_amo *a,
+			       uint32_t kind, uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+{
+	const struct dvx_p2p_dev_lane *l = dvx_p2p_dev_lane_of(d, peer, channel);
+	struct dvx_p2p_op op;
+	int oerr;
+
+	if (!l)
+		return -EINVAL;
+	memset(&op, 0, sizeof(op));
+	oerr = a && a->op != kind ? -EINVAL : dvx_p2p_op_make_amo(l->nic, a, l->sink_lkey, &op);
+	return dvx_p2p_dev_post_op(g, l, op, oerr, nullptr, timeout_ns, tk);
+}
+
+DVX_DEV int dvx_p2p_dev_put_value(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d,
+				  int peer, uint32_t channel, const struct dvx_p2p_amo *a,
+				  uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_dev_amo_of(g, d, peer, channel, a, DVX_P2P_AMO_SET, timeout_ns, tk);
+}
+
+DVX_DEV int dvx_p2p_dev_add(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d, int peer,
+			    uint32_t channel, const struct dvx_p2p_amo *a, uint64_t timeout_ns,
+			    struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_dev_amo_of(g, d, peer, channel, a, DVX_P2P_AMO_ADD, timeout_ns, tk);
+}
+
+DVX_DEV int dvx_p2p_dev_fetch_add(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d,
+				  int peer, uint32_t channel, const struct dvx_p2p_amo *a,
+				  uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_dev_amo_of(g, d, peer, channel, a, DVX_P2P_AMO_FADD, timeout_ns, tk);
+}
+
+DVX_DEV int dvx_p2p_dev_compare_swap(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d,
+				     int peer, uint32_t channel, const struct dvx_p2p_amo *a,
+				     uint64_t timeout_ns, struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_dev_amo_of(g, d, peer, channel, a, DVX_P2P_AMO_CSWAP, timeout_ns, tk);
+}
+
+/**
+ * dvx_p2p_dev_reset_signal() - set the peer's signal word to 0 from the GPU: one fenced
+ * RDMA inline WRITE of 8 zero bytes per group on the lane (@peer, @channel), after
+ * everything posted earlier on it (signals are only ever changed by the NIC, so the
+ * reset is the NIC's too).
+ * @g, @d, @peer, @channel, @timeout_ns, @tk: as dvx_p2p_dev_post() (@tk: the reset's WQE)
+ * @sig:	group-uniform: the peer's signal buffer
+ * @sigoff:	group-uniform: the word's offset (8-byte aligned)
+ *
+ * The word is 0 at the peer once the ticket completed.
+ *
+ * Context: device; every thread of @g together. Return: as dvx_p2p_dev_post().
+ */
+DVX_DEV int dvx_p2p_dev_reset_signal(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d,
+				     int peer, uint32_t channel, const struct dvx_p2p_rbuf *sig,
+				     uint64_t sigoff, uint64_t timeout_ns,
+				     struct dvx_p2p_ticket *tk)
+{
+	struct dvx_p2p_notify n = { sig, sigoff, 0, nullptr, 0, DVX_P2P_RESET | DVX_P2P_FENCE };
+
+	if (!sig)
+		return -EINVAL;
+	return dvx_p2p_dev_post(g, d, peer, channel, nullptr, &n, timeout_ns, tk);
+}
+
+/**
+ * dvx_p2p_dev_quiet() - wait until everything published so far on every lane of the
+ * handle (every channel, every peer, companions included) has completed: the
+ * group's leader drains them all, the group learns the result.
+ * @g:		the group (thread: the calling thread drains)
+ * @d:		group-uniform: the device handle
+ * @timeout_ns:	bound for the whole quiet (0: DVX_P2P_DEV_TIMEOUT_NS)
+ *
+ * Gets' bytes and fetching operations' old values are in place after it.
+ *
+ * Context: device; every thread of @g together. Return: 0; the first lane error;
+ * -ETIMEDOUT.
+ */
+DVX_DEV int dvx_p2p_dev_quiet(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d,
+			      uint64_t timeout_ns)
+{
+	struct dvx_p2p_waiter w;
+	int err = 0;
+
+	if (g.lane == 0) {
+		dvx_p2p_dev_waiter(&w, timeout_ns);
+		for (int p = 0; p < d.nranks && !err; p++) {
+			for (uint32_t c = 0; c < d.nlanes && !err; c++) {
+				const struct dvx_p2p_dev_lane *l = dvx_p2p_dev_lane_of(d, p, c);
+
+				if (!l)
+					break;
+				err = dvx_p2p_dev_q_drain(l->main, &w);
+				if (!err && l->has_comp)
+					err = dvx_p2p_dev_q_drain(l->comp, &w);
+			}
+		}
+	}
+	return dvx_dev_grp_bcast(g, err);
 }
 
 #endif /* DVX_P2P_DEV_CUH */

@@ -10,6 +10,13 @@
  *   *_counter          main WQEs, then on the companion WAIT(main CQ, last main WQE)
  *                      and a loopback FETCH_ADD(counter, 1) whose old value lands in
  *                      the NIC's iova-0 sink
+ *   get                READ x ceil(len / 1 GiB) into a local buffer (struct
+ *                      dvx_p2p_rxfer; the peer's buffer registered with remote read,
+ *                      the lane connected with it: DVX_P2P_F_READ)
+ *   put_value          an inline WRITE of one 8-byte value (struct dvx_p2p_amo)
+ *   add                FETCH_ADD, the old value into the sink
+ *   fetch_add          FETCH_ADD, the old value into the caller's result word
+ *   compare_swap       CMP_SWAP, the old value into the caller's result word
  *
  * dvx_p2p_op_make() checks an operation and resolves it to one NIC's addresses and
  * keys; dvx_p2p_op_build_main() and dvx_p2p_op_build_comp() write its WQEs;
@@ -34,6 +41,23 @@ DVX_BEGIN_DECLS
 enum {
 	DVX_P2P_FENCE = 1u << 0,	/* the signal's fetch-add waits for earlier WQEs (IBV_SEND_FENCE) */
 	DVX_P2P_RESET = 1u << 1,	/* dvx_p2p_op_make() only: zero the signal word instead */
+};
+
+/** struct dvx_p2p_amo.op: the one-word operations */
+enum {
+	DVX_P2P_AMO_SET = 0,	/* put_value: an inline WRITE of @value */
+	DVX_P2P_AMO_ADD = 1,	/* fetch-add of @value, the old value discarded (the sink) */
+	DVX_P2P_AMO_FADD = 2,	/* fetch-add of @value, the old value into @res */
+	DVX_P2P_AMO_CSWAP = 3,	/* @value if the word equals @compare; the old value into @res */
+};
+
+/* struct dvx_p2p_op.kind: what its data WQEs are */
+enum {
+	DVX_P2P_K_WRITE = 0,	/* RDMA WRITEs from laddr to raddr (put) */
+	DVX_P2P_K_READ = 1,	/* RDMA READs from raddr into laddr (get) */
+	DVX_P2P_K_SET = 2,	/* one inline WRITE of value (put_value) */
+	DVX_P2P_K_FADD = 3,	/* one FETCH_ADD of value, old value into laddr/lkey */
+	DVX_P2P_K_CSWAP = 4,	/* one CMP_SWAP(compare, value), old value into laddr/lkey */
 };
 
 /* every transport WQE asks for a CQE: CQ index == WQE index */
@@ -76,6 +100,8 @@ struct dvx_p2p_rbuf {
  * @lkey, @rkey, @sig_rkey, @ctr_rkey: their keys on the lane's NIC
  * @flags:	DVX_P2P_FENCE
  * @has_sig, @has_ctr, @reset: which parts it has
+ * @kind:	DVX_P2P_K_*: what the data WQEs are (0: WRITEs)
+ * @value, @compare: the one-word operations' operands (DVX_P2P_K_SET, _FADD, _CSWAP)
  */
 struct dvx_p2p_op {
 	uint64_t laddr;
@@ -92,6 +118,9 @@ struct dvx_p2p_op {
 	uint32_t has_sig;
 	uint32_t has_ctr;
 	uint32_t reset;
+	uint32_t kind;
+	uint64_t value;
+	uint64_t compare;
 };
 
 /**
@@ -167,6 +196,51 @@ struct dvx_p2p_notify {
 	uint32_t flags;
 };
 
+/**
+ * struct dvx_p2p_rxfer - a get: @len bytes from the peer's @src + @soff into the local
+ * @dst + @doff (RDMA READs, split at 1 GiB).
+ * @src:	the peer's buffer as exchanged (registered there with remote read)
+ * @soff:	offset into @src
+ * @dst:	the local destination (registered on the lane's NIC with local write)
+ * @doff:	offset into @dst
+ * @len:	bytes (at least 1)
+ *
+ * The caller owns the struct and the buffers; calls read it during the call only. The
+ * bytes are in @dst once the get's ticket completed (wait_local, flush, quiet).
+ */
+struct dvx_p2p_rxfer {
+	const struct dvx_p2p_rbuf *src;
+	uint64_t soff;
+	const struct dvx_p2p_lbuf *dst;
+	uint64_t doff;
+	uint64_t len;
+};
+
+/**
+ * struct dvx_p2p_amo - a one-word operation on the peer's 8-byte word @dst + @doff.
+ * @dst:	the peer's buffer as exchanged (remote atomic for DVX_P2P_AMO_ADD, _FADD
+ *		and _CSWAP, remote write for _SET)
+ * @doff:	offset of the word (8-byte aligned, inside @dst)
+ * @op:		DVX_P2P_AMO_SET, _ADD, _FADD or _CSWAP
+ * @value:	the value written (SET), the addend (ADD, FADD), the swap value (CSWAP)
+ * @compare:	CSWAP: the value the word must hold for the swap
+ * @res:	FADD and CSWAP: the local buffer that receives the word's old value
+ *		(registered with local write); NULL for SET and ADD
+ * @resoff:	offset of the result word in @res (8-byte aligned)
+ *
+ * The caller owns the struct and the buffers; calls read it during the call only. The
+ * old value is in @res once the operation's ticket completed.
+ */
+struct dvx_p2p_amo {
+	const struct dvx_p2p_rbuf *dst;
+	uint64_t doff;
+	uint32_t op;
+	uint64_t value;
+	uint64_t compare;
+	const struct dvx_p2p_lbuf *res;
+	uint64_t resoff;
+};
+
 /* what an operation carries (dvx_p2p_shape()): the familiar names each post one shape */
 enum {
 	DVX_P2P_HAS_DATA = 1u << 0,
@@ -215,6 +289,74 @@ DVX_INLINE int dvx_p2p_op_make_data(uint32_t nic, const struct dvx_p2p_xfer *x,
 	op->raddr = x->dst->addr + x->doff;
 	op->rkey = x->dst->rkey[nic];
 	op->len = x->len;
+	return 0;
+}
+
+/**
+ * dvx_p2p_op_make_get() - check a get and resolve it for NIC @nic.
+ * @nic:	the lane's NIC index (< DVX_P2P_MAX_NICS)
+ * @x:		the get, or NULL (nothing: @op stays without data)
+ * @op:		its data fields are set (kind DVX_P2P_K_READ)
+ *
+ * Context: any, host or device. Return: 0 or -EINVAL (a missing buffer, a length of 0,
+ * outside a buffer, a missing key).
+ */
+DVX_INLINE int dvx_p2p_op_make_get(uint32_t nic, const struct dvx_p2p_rxfer *x,
+				   struct dvx_p2p_op *op)
+{
+	if (!x)
+		return 0;
+	if (nic >= DVX_P2P_MAX_NICS || !x->src || !x->dst || !x->len ||
+	    !dvx_p2p_in_bounds(x->soff, x->len, x->src->len) ||
+	    !dvx_p2p_in_bounds(x->doff, x->len, x->dst->len) || !x->src->rkey[nic] ||
+	    !x->dst->lkey[nic])
+		return -EINVAL;
+	op->kind = DVX_P2P_K_READ;
+	op->raddr = x->src->addr + x->soff;
+	op->rkey = x->src->rkey[nic];
+	op->laddr = x->dst->addr + x->doff;
+	op->lkey = x->dst->lkey[nic];
+	op->len = x->len;
+	return 0;
+}
+
+/**
+ * dvx_p2p_op_make_amo() - check a one-word operation and resolve it for NIC @nic.
+ * @nic:	the lane's NIC index
+ * @a:		the operation, or NULL (nothing)
+ * @sink_lkey:	the lane NIC's sink lkey (DVX_P2P_AMO_ADD's old value goes there)
+ * @op:		its data fields are set (@op->len 8)
+ *
+ * The peer's word must be inside its buffer and 8-byte aligned; FADD and CSWAP need a
+ * result word (inside @a->res, aligned, with an lkey), SET and ADD take none.
+ *
+ * Context: any, host or device. Return: 0 or -EINVAL.
+ */
+DVX_INLINE int dvx_p2p_op_make_amo(uint32_t nic, const struct dvx_p2p_amo *a,
+				   uint32_t sink_lkey, struct dvx_p2p_op *op)
+{
+	uint32_t fetch;
+
+	if (!a)
+		return 0;
+	if (nic >= DVX_P2P_MAX_NICS || a->op > DVX_P2P_AMO_CSWAP || !a->dst ||
+	    !dvx_p2p_word_ok(a->dst->addr, a->doff, a->dst->len) || !a->dst->rkey[nic])
+		return -EINVAL;
+	fetch = a->op == DVX_P2P_AMO_FADD || a->op == DVX_P2P_AMO_CSWAP;
+	if (fetch != (a->res != NULL))
+		return -EINVAL;
+	if (fetch && (!dvx_p2p_word_ok(a->res->addr, a->resoff, a->res->len) ||
+		      !a->res->lkey[nic]))
+		return -EINVAL;
+	op->kind = a->op == DVX_P2P_AMO_SET ? DVX_P2P_K_SET :
+		   a->op == DVX_P2P_AMO_CSWAP ? DVX_P2P_K_CSWAP : DVX_P2P_K_FADD;
+	op->raddr = a->dst->addr + a->doff;
+	op->rkey = a->dst->rkey[nic];
+	op->laddr = fetch ? a->res->addr + a->resoff : 0;
+	op->lkey = fetch ? a->res->lkey[nic] : sink_lkey;
+	op->len = 8;
+	op->value = a->value;
+	op->compare = a->compare;
 	return 0;
 }
 
@@ -298,13 +440,16 @@ DVX_INLINE int dvx_p2p_op_make(uint32_t nic, uint32_t has_comp, const struct dvx
 }
 
 /**
- * dvx_p2p_op_nwrites() - the WRITEs an operation's data takes (split at 1 GiB).
+ * dvx_p2p_op_nwrites() - the data WQEs an operation takes: WRITEs or READs split at
+ * 1 GiB, one for a one-word operation.
  * @op:		the operation
  *
  * Context: any, host or device. Return: 0 ... ceil(len / 1 GiB).
  */
 DVX_INLINE uint32_t dvx_p2p_op_nwrites(const struct dvx_p2p_op *op)
 {
+	if (op->kind >= DVX_P2P_K_SET)
+		return 1;
 	return (uint32_t)((op->len + DVX_P2P_MAX_SPLIT - 1) / DVX_P2P_MAX_SPLIT);
 }
 
@@ -341,19 +486,40 @@ DVX_INLINE int dvx_p2p_op_build_main(const struct dvx_mlx5_wq *wq, uint32_t sink
 	uint32_t nw = dvx_p2p_op_nwrites(op), w = 0, i;
 	int r = 0;
 
-	for (i = 0; i < nw && r >= 0; i++) {
+	if (op->kind == DVX_P2P_K_SET) {
+		struct dvx_mlx5_raddr ra = { op->raddr, op->rkey };
+		uint64_t v = op->value;	/* the word's bytes as the host (and GPU) store it */
+
+		r = dvx_mlx5_wqe_rdma_write_inline(wq, (uint32_t)(t + w++),
+						   DVX_MLX5_OPCODE_RDMA_WRITE, DVX_P2P_CE, 0, &ra,
+						   &v, sizeof(v));
+	} else if (op->kind == DVX_P2P_K_FADD) {
+		r = dvx_mlx5_wqe_atomic_fa(wq, (uint32_t)(t + w++), DVX_P2P_CE, op->raddr,
+					   op->rkey, op->value, op->laddr, op->lkey);
+	} else if (op->kind == DVX_P2P_K_CSWAP) {
+		struct dvx_mlx5_raddr ra = { op->raddr, op->rkey };
+
+		r = dvx_mlx5_wqe_atomic_cs(wq, (uint32_t)(t + w++), DVX_P2P_CE, &ra, op->compare,
+					   op->value, op->laddr, op->lkey);
+	}
+	for (i = 0; op->kind <= DVX_P2P_K_READ && i < nw && r >= 0; i++) {
 		uint64_t off = (uint64_t)i * DVX_P2P_MAX_SPLIT;
 		uint64_t chunk = op->len - off < DVX_P2P_MAX_SPLIT ? op->len - off : DVX_P2P_MAX_SPLIT;
 
-		r = dvx_mlx5_wqe_rdma_write(wq, (uint32_t)(t + w++), DVX_P2P_CE, op->raddr + off,
-					    op->rkey, op->laddr + off, op->lkey, (uint32_t)chunk);
+		r = op->kind == DVX_P2P_K_READ ?
+			dvx_mlx5_wqe_rdma_read(wq, (uint32_t)(t + w++), DVX_P2P_CE, op->raddr + off,
+					       op->rkey, op->laddr + off, op->lkey, (uint32_t)chunk) :
+			dvx_mlx5_wqe_rdma_write(wq, (uint32_t)(t + w++), DVX_P2P_CE, op->raddr + off,
+						op->rkey, op->laddr + off, op->lkey, (uint32_t)chunk);
 	}
 	if (r >= 0 && op->reset) {
 		struct dvx_mlx5_raddr sig = { op->sig_addr, op->sig_rkey };
 
 		r = dvx_mlx5_wqe_rdma_write_inline(wq, (uint32_t)(t + w++),
-						   DVX_MLX5_OPCODE_RDMA_WRITE, DVX_P2P_CE, 0, &sig,
-						   &zero, sizeof(zero));
+						   DVX_MLX5_OPCODE_RDMA_WRITE,
+						   DVX_P2P_CE |
+						   ((op->flags & DVX_P2P_FENCE) ? DVX_P2P_WQE_FENCE : 0),
+						   0, &sig, &zero, sizeof(zero));
 	} else if (r >= 0 && op->has_sig) {
 		r = dvx_mlx5_wqe_atomic_fa(wq, (uint32_t)(t + w++),
 					   DVX_P2P_CE |

@@ -319,6 +319,104 @@ int dvx_p2p_wait_local(struct dvx_p2p *t, const struct dvx_p2p_ticket *tk, uint6
 int dvx_p2p_flush(struct dvx_p2p *t, uint32_t channel, uint64_t timeout_ns,
 		  struct dvx_p2p_wait_report *rep);
 
+/**
+ * dvx_p2p_quiet() - wait until everything posted so far on every lane of the transport
+ * (every channel, every peer, companions included) has completed: dvx_p2p_flush() of
+ * all channels at once.
+ * @t:		transport
+ * @timeout_ns:	bound for the whole quiet
+ * @rep:	filled with the lane that failed or timed out (may be NULL)
+ *
+ * Context: a host thread. Return: 0; the first lane error; -ETIMEDOUT; -EINVAL.
+ */
+int dvx_p2p_quiet(struct dvx_p2p *t, uint64_t timeout_ns, struct dvx_p2p_wait_report *rep);
+
+/**
+ * dvx_p2p_get() - read @x->len bytes of the peer's buffer into a local one (RDMA READs
+ * on the lane (@peer, @channel), split at 1 GiB); the bytes are there once the ticket
+ * completed (dvx_p2p_wait_local(), dvx_p2p_flush(), dvx_p2p_quiet()).
+ * @t:		transport (built with DVX_P2P_F_READ)
+ * @peer:	the rank read from
+ * @channel:	selects the lane (modulo the lanes per peer)
+ * @x:		the get (struct dvx_p2p_rxfer): the peer's buffer must be registered
+ *		there with remote read
+ * @timeout_ns:	bound for waiting for room
+ * @tk:		optional: the ticket of the last READ
+ *
+ * A peer buffer registered without remote read (or a transport without DVX_P2P_F_READ)
+ * fails the READ at the responder: the ticket's wait returns -EPERM, the lane is
+ * failed (dvx_p2p_lane_health()) and the local destination is not written.
+ *
+ * Context: any host thread. Return: 0; -EINVAL (bad lane or description, its cause in
+ * the diagnostic); -ETIMEDOUT (no room: nothing posted); the lane's error.
+ */
+int dvx_p2p_get(struct dvx_p2p *t, int peer, uint32_t channel, const struct dvx_p2p_rxfer *x,
+		uint64_t timeout_ns, struct dvx_p2p_ticket *tk);
+
+/**
+ * dvx_p2p_amo() - one operation on the peer's 8-byte word (struct dvx_p2p_amo):
+ * put_value (an inline WRITE), add (FETCH_ADD, old value to the sink), fetch_add
+ * (FETCH_ADD) or compare_swap (CMP_SWAP) with the old value into the caller's result
+ * word once the ticket completed.
+ * @t:		transport
+ * @peer, @channel: the lane
+ * @a:		the operation
+ * @timeout_ns:	bound for waiting for room
+ * @tk:		optional: its ticket
+ *
+ * The peer's word is 8-byte aligned, registered with remote atomic (remote write for
+ * put_value). Atomics of the NIC are atomic with each other, not with the peer's own
+ * CPU or GPU stores to the word.
+ *
+ * Context: any host thread. Return: 0; -EINVAL (bad lane or description, its cause in
+ * the diagnostic); -EOPNOTSUPP (put_value on main QPs of less than 8 inline bytes);
+ * -ETIMEDOUT (no room: nothing posted); the lane's error.
+ */
+int dvx_p2p_amo(struct dvx_p2p *t, int peer, uint32_t channel, const struct dvx_p2p_amo *a,
+		uint64_t timeout_ns, struct dvx_p2p_ticket *tk);
+
+/**
+ * dvx_p2p_amo_of(), dvx_p2p_put_value(), dvx_p2p_add(), dvx_p2p_fetch_add(),
+ * dvx_p2p_compare_swap() - dvx_p2p_amo() of one kind each: @a->op must be @kind
+ * (dvx_p2p_amo_of()), DVX_P2P_AMO_SET, _ADD, _FADD or _CSWAP respectively.
+ * @t, @peer, @channel, @timeout_ns, @tk: as dvx_p2p_amo()
+ * @a:		the operation
+ * @kind:	dvx_p2p_amo_of(): the op @a must have
+ *
+ * Context: any host thread. Return: as dvx_p2p_amo(); -EINVAL for an operation of
+ * another kind (its cause in the diagnostic).
+ */
+int dvx_p2p_amo_of(struct dvx_p2p *t, int peer, uint32_t channel, const struct dvx_p2p_amo *a,
+		   uint32_t kind, uint64_t timeout_ns, struct dvx_p2p_ticket *tk);
+
+DVX_INLINE int dvx_p2p_put_value(struct dvx_p2p *t, int peer, uint32_t channel,
+				 const struct dvx_p2p_amo *a, uint64_t timeout_ns,
+				 struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_amo_of(t, peer, channel, a, DVX_P2P_AMO_SET, timeout_ns, tk);
+}
+
+DVX_INLINE int dvx_p2p_add(struct dvx_p2p *t, int peer, uint32_t channel,
+			   const struct dvx_p2p_amo *a, uint64_t timeout_ns,
+			   struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_amo_of(t, peer, channel, a, DVX_P2P_AMO_ADD, timeout_ns, tk);
+}
+
+DVX_INLINE int dvx_p2p_fetch_add(struct dvx_p2p *t, int peer, uint32_t channel,
+				 const struct dvx_p2p_amo *a, uint64_t timeout_ns,
+				 struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_amo_of(t, peer, channel, a, DVX_P2P_AMO_FADD, timeout_ns, tk);
+}
+
+DVX_INLINE int dvx_p2p_compare_swap(struct dvx_p2p *t, int peer, uint32_t channel,
+				    const struct dvx_p2p_amo *a, uint64_t timeout_ns,
+				    struct dvx_p2p_ticket *tk)
+{
+	return dvx_p2p_amo_of(t, peer, channel, a, DVX_P2P_AMO_CSWAP, timeout_ns, tk);
+}
+
 /** dvx_p2p_lane_health() - copy the health record of (@peer, @lane). Return 0 or -EINVAL. */
 int dvx_p2p_lane_health(struct dvx_p2p *t, int peer, uint32_t lane,
 			struct dvx_p2p_lane_health *h);

@@ -21,6 +21,9 @@ DVX_BEGIN_DECLS
 enum {
 	/* companions talk to a local partner QP even where force-loopback would do */
 	DVX_P2P_F_LOCAL_PAIR = 1u << 0,
+	/* main QPs let the peer READ (gets); without it a get fails with -EPERM on the
+	 * lane, whatever the buffer's registration (least privilege: off by default) */
+	DVX_P2P_F_READ = 1u << 1,
 };
 
 /**
@@ -36,8 +39,9 @@ enum {
  * @flags:		DVX_P2P_F_*
  * @conn:		connection attributes (zero: dvx_qp_connect_cfg_init()'s); the
  *			remote access is the transport's own, whatever @conn says:
- *			REMOTE_WRITE | REMOTE_ATOMIC on main QPs (puts, signals),
- *			REMOTE_ATOMIC on companions and partners (counters), never READ
+ *			REMOTE_WRITE | REMOTE_ATOMIC on main QPs (puts, signals,
+ *			atomics), REMOTE_READ too only with DVX_P2P_F_READ (gets),
+ *			REMOTE_ATOMIC on companions and partners (counters)
  * @bs:			the bootstrap used for the exchange (caller's)
  * @timeout_ns:		bound on the exchange and the closing barrier
  * @peers:		NULL: lanes to every other rank. Else the ranks to connect,

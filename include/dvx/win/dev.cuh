@@ -476,6 +476,89 @@ DVX_DEV int dvx_win_dev_barrier_peer(const struct dvx_dev_grp &g, const struct d
 #define DVX_WIN_PUT_CTR 2u
 
 /**
+ * dvx_win_dev_chan() - the IB channel a put of group @g takes: the window's channel
+ * plus the group's index (its block at block scope, its global warp otherwise) modulo
+ * the window's channel count (struct dvx_win_cfg.nchannels).
+ * @g:		the group
+ * @d:		the window
+ *
+ * Context: device, any thread. Return: the channel (the same for the whole group).
+ */
+DVX_DEV uint32_t dvx_win_dev_chan(const struct dvx_dev_grp &g, const struct dvx_win_dev &d)
+{
+	uint32_t blk = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+	uint32_t idx;
+
+	if (d.nchannels <= 1)
+		return d.channel;
+	idx = g.scope == DVX_DEV_BLOCK ? blk :
+	      blk * ((dvx_dev_block_nthreads() + 31) / 32) + dvx_dev_block_tid() / 32;
+	return d.channel + idx % d.nchannels;
+}
+
+/**
+ * dvx_win_dev_flush() - wait until every IB operation published so far on the window's
+ * channels (all of them: @d.channel ... + nchannels - 1, to every peer) completed, and
+ * make this thread's NVL stores visible system-wide; the group's leader waits, the
+ * group learns the result.
+ * @g:		the group
+ * @d:		the window
+ * @timeout_ns:	bound for the whole flush (0: DVX_P2P_DEV_TIMEOUT_NS)
+ *
+ * Context: device; every thread of @g together. Return: 0; the first lane error;
+ * -ETIMEDOUT; -EPROTO (a window of other headers).
+ */
+DVX_DEV int dvx_win_dev_flush(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
+			      uint64_t timeout_ns)
+{
+	int err = 0;
+
+	if (dvx_win_dev_check(d))
+		return -EPROTO;
+	dvx_nvl_flush();
+	dvx_dev_grp_sync(g);
+	if (g.lane == 0 && d.nib) {
+		uint32_t n = d.nchannels ? d.nchannels : 1;
+		struct dvx_p2p_waiter w;
+
+		dvx_p2p_dev_waiter(&w, timeout_ns);
+		for (int p = 0; p < d.nranks && !err; p++)
+			for (uint32_t c = 0; c < n && !err; c++) {
+				const struct dvx_p2p_dev_lane *l =
+					dvx_p2p_dev_lane_of(d.ib, p, d.channel + c);
+
+				if (!l)
+					break;
+				err = dvx_p2p_dev_q_drain(l->main, &w);
+				if (!err && l->has_comp)
+					err = dvx_p2p_dev_q_drain(l->comp, &w);
+			}
+	}
+	return dvx_dev_grp_bcast(g, err);
+}
+
+/**
+ * dvx_win_dev_quiet() - dvx_win_dev_flush() of everything: every lane of the window's
+ * IB transport (every channel, every peer) and this thread's NVL stores.
+ * @g:		the group
+ * @d:		the window
+ * @timeout_ns:	bound (0: DVX_P2P_DEV_TIMEOUT_NS)
+ *
+ * Context: device; every thread of @g together. Return: as dvx_win_dev_flush().
+ */
+DVX_DEV int dvx_win_dev_quiet(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
+			      uint64_t timeout_ns)
+{
+	if (dvx_win_dev_check(d))
+		return -EPROTO;
+	dvx_nvl_flush();
+	dvx_dev_grp_sync(g);
+	if (!d.nib)
+		return 0;
+	return dvx_p2p_dev_quiet(g, d.ib, timeout_ns);
+}
+
+/**
  * dvx_win_dev_put_ex() - copy @wx->len bytes from @wx->src + @wx->soff into @target's window
  * buffer at @wx->doff (struct dvx_win_xfer); with DVX_WIN_PUT_SIG then add @value to signal @sig of this rank's row there,
  * with DVX_WIN_PUT_CTR raise this rank's counter @ctr of @target once the data is
@@ -522,6 +605,8 @@ DVX_DEV int dvx_win_dev_put_ex(const struct dvx_dev_grp &g, const struct dvx_win
 		}
 		return dvx_dev_grp_bcast(g, err);
 	}
+	uint32_t chan = dvx_win_dev_chan(g, d);
+
 	if (g.lane == 0) {
 		struct dvx_p2p_lbuf me = dvx_win_ib_lbuf(d);
 		uint64_t so = dvx_win_ib_sig_off(&d.geom, (uint32_t)e->row_at, sig);
@@ -539,7 +624,7 @@ DVX_DEV int dvx_win_dev_put_ex(const struct dvx_dev_grp &g, const struct dvx_win
 			n.ctroff = co;
 		}
 		dvx_nvl_flush();	/* the group's writes of @src before the NIC reads them */
-		err = dvx_p2p_dev_post(dvx_dev_thread(), d.ib, target, d.channel, &x, &n,
+		err = dvx_p2p_dev_post(dvx_dev_thread(), d.ib, target, chan, &x, &n,
 				       d.post_timeout_ns, nullptr);
 	}
 	return dvx_dev_grp_bcast(g, err);

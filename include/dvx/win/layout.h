@@ -363,6 +363,8 @@ DVX_INLINE void dvx_win_dev_peer_clear(struct dvx_win_dev_peer *p)
  * @cursors:	device address of uint64_t[nranks][2]: chunks sent to, received from
  *		each rank (kept across launches)
  * @nvl_rows:	rows of the NVL region (the NVL domain's other ranks)
+ * @nchannels:	IB channels the window's puts spread over: @channel ... @channel +
+ *		@nchannels - 1 (1: all on @channel; 0 in a handle of before: 1)
  * @post_timeout_ns: how long an IB post waits for ring room
  * @ib:		the IB transport's lanes (dvx/p2p/dev.cuh); version 0 without IB peers
  */
@@ -387,7 +389,7 @@ struct dvx_win_dev {
 	uint64_t cursors;
 	uint32_t ib_rkey[DVX_P2P_MAX_NICS];
 	int32_t nvl_rows;
-	uint32_t rsvd0;
+	uint32_t nchannels;
 	uint64_t post_timeout_ns;
 	struct dvx_p2p_dev ib;
 };

@@ -65,6 +65,13 @@ enum dvx_win_sig_op {
  * @stream:	host operations on NVL peers are queued here (NULL: the GPU's default
  *		stream)
  * @timeout_ns:	bound on each collective step and on host posts waiting for ring room
+ * @nchannels:	IB channels the device puts spread over (0 or 1: every put on
+ *		@channel): a put takes channel @channel + (its group's index mod
+ *		@nchannels), so the blocks of a kernel use up to @nchannels QPs per peer
+ *		(the transport's lanes per peer; channels wrap modulo them) instead of
+ *		one; signals and counters stay exact (NIC atomics), each signal after its
+ *		own data on its own QP. Signals alone, barriers, send/recv stay on
+ *		@channel. The same on every rank.
  */
 struct dvx_win_cfg {
 	uint32_t signals;
@@ -76,6 +83,7 @@ struct dvx_win_cfg {
 	uint32_t flags;
 	struct dvx_gpu_stream *stream;
 	uint64_t timeout_ns;
+	uint32_t nchannels;
 };
 
 /**

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Kernels of gpu-rma-test: gets, fetch-adds, compare-swap and put_value posted by GPU
+ * threads (dvx/p2p/dev.cuh) at thread, warp, block and tile scope on lanes exported
+ * from a rank on the software NIC. status[i] receives thread i's first error.
+ */
+#include <dvx/p2p/dev.cuh>
+
+#define S_THREAD 0u
+#define S_WARP 1u
+#define S_BLOCK 2u
+#define S_TILE 3u
+
+static __device__ struct dvx_dev_grp grp_of(uint32_t scope)
+{
+	return scope == S_WARP ? dvx_dev_warp() : scope == S_BLOCK ? dvx_dev_block() :
+	       scope == S_TILE ? dvx_dev_tile(8) : dvx_dev_thread();
+}
+
+/* every thread i fetch-adds 1 to the peer's word (@word), its old value into result
+ * word i of @res; the group posts together on channel blockIdx.x, then quiets. The
+ * default timeout (0) is used throughout. */
+extern "C" __global__ void t_fadd(struct dvx_p2p_dev d, int peer, struct dvx_p2p_rbuf dst,
+				  uint64_t word, struct dvx_p2p_lbuf res, uint32_t scope,
+				  int32_t *status)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+	struct dvx_dev_grp g = grp_of(scope);
+	struct dvx_p2p_amo a = { &dst, word, DVX_P2P_AMO_FADD, 1, 0, &res, 8ull * i };
+	struct dvx_p2p_ticket tk;
+	int err;
+
+	err = dvx_p2p_dev_fetch_add(g, d, peer, blockIdx.x, &a, 0, &tk);
+	if (!err)
+		err = dvx_p2p_dev_quiet(g, d, 0);
+	status[i] = err;
+}
+
+/* every thread gets its own 8-byte piece (i) of the peer's area at @soff into the
+ * local area at @doff, at the group's scope, then waits for the group's ticket */
+extern "C" __global__ void t_get(struct dvx_p2p_dev d, int peer, struct dvx_p2p_rbuf src,
+				 uint64_t soff, struct dvx_p2p_lbuf dst, uint64_t doff,
+				 uint32_t scope, int32_t *status)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+	struct dvx_dev_grp g = grp_of(scope);
+	struct dvx_p2p_rxfer x = { &src, soff + 8ull * i, &dst, doff + 8ull * i, 8 };
+	struct dvx_p2p_ticket tk;
+	int err;
+
+	err = dvx_p2p_dev_get(g, d, peer, blockIdx.x, &x, 0, &tk);
+	if (!err)
+		err = dvx_p2p_dev_wait_local(d, tk, 0);
+	status[i] = err;
+}
+
+/*
+ * compare-swap as a lock by every block: thread 0 of each block takes the peer's lock
+ * word (@lock, 0 -> block + 1) by compare-swap, reads the peer's count (@cnt, in its
+ * readable data) with a get, writes count + 1 back with put_value, releases the lock
+ * with put_value 0, @rounds times. The old values land in @res (host memory the GPU
+ * reads at @res_ptr): word 2 * block (compare-swap), the get into @scratch/@scr_ptr
+ * at word block. The count ends at blocks * rounds only if the lock excluded.
+ */
+extern "C" __global__ void t_lock(struct dvx_p2p_dev d, int peer, struct dvx_p2p_rbuf sig,
+				  uint64_t lock, struct dvx_p2p_rbuf data, uint64_t cnt,
+				  struct dvx_p2p_lbuf res, const uint64_t *res_ptr,
+				  struct dvx_p2p_lbuf scratch, uint64_t scr_off,
+				  const uint64_t *scr_ptr, uint32_t rounds, int32_t *status)
+{
+	struct dvx_dev_grp g = dvx_dev_thread();
+	uint32_t b = blockIdx.x, ch = b, k;
+	struct dvx_p2p_ticket tk;
+	int err = 0;
+
+	if (threadIdx.x)
+		return;
+	for (k = 0; k < rounds && !err; k++) {
+		struct dvx_p2p_amo cs = { &sig, lock, DVX_P2P_AMO_CSWAP, b + 1, 0, &res, 16ull * b };
+		struct dvx_p2p_rxfer gx = { &data, cnt, &scratch, scr_off + 8ull * b, 8 };
+		uint64_t v;
+
+		for (;;) {	/* take the lock */
+			err = dvx_p2p_dev_compare_swap(g, d, peer, ch, &cs, 0, &tk);
+			if (!err)
+				err = dvx_p2p_dev_wait_local(d, tk, 0);
+			if (err || dvx_p2p_dev_read_signal(res_ptr + 2 * b) == 0)
+				break;
+		}
+		if (!err)
+			err = dvx_p2p_dev_get(g, d, peer, ch, &gx, 0, &tk);
+		if (!err)
+			err = dvx_p2p_dev_wait_local(d, tk, 0);
+		if (err)
+			break;
+		v = dvx_p2p_dev_read_signal(scr_ptr + b) + 1;
+		{
+			struct dvx_p2p_amo pv = { &data, cnt, DVX_P2P_AMO_SET, v, 0, nullptr, 0 };
+			struct dvx_p2p_amo un = { &sig, lock, DVX_P2P_AMO_SET, 0, 0, nullptr, 0 };
+
+			err = dvx_p2p_dev_put_value(g, d, peer, ch, &pv, 0, &tk);
+			if (!err)
+				err = dvx_p2p_dev_wait_local(d, tk, 0);
+			if (!err)
+				err = dvx_p2p_dev_put_value(g, d, peer, ch, &un, 0, &tk);
+			if (!err)
+				err = dvx_p2p_dev_wait_local(d, tk, 0);
+		}
+	}
+	status[b] = err;
+}
+
+/* the device reset of the peer's signal word, then a timeout: a wait for a word that
+ * never moves, bounded at @tmo, is -ETIMEDOUT */
+extern "C" __global__ void t_reset(struct dvx_p2p_dev d, int peer, struct dvx_p2p_rbuf sig,
+				   uint64_t sigoff, const uint64_t *still, uint64_t tmo,
+				   int32_t *status)
+{
+	struct dvx_p2p_ticket tk;
+	int err;
+
+	err = dvx_p2p_dev_reset_signal(dvx_dev_warp(), d, peer, 0, &sig, sigoff, 0, &tk);
+	if (!err)
+		err = dvx_p2p_dev_wait_local(d, tk, 0);
+	status[threadIdx.x] = err;
+	if (threadIdx.x == 0)
+		status[32] = dvx_p2p_dev_wait_signal(still, DVX_CMP_EQ, 7, tmo);
+}
+
+#include <dvx/nvl/dev.cuh>
+
+/* NVL: every thread fetch-adds 1 to @word (GPU memory standing for a peer's mapped
+ * word) at the group's scope, its old value into old[i] */
+extern "C" __global__ void t_nvl_fadd(uint64_t *word, uint64_t *old, uint32_t scope,
+				      int32_t *status)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	status[i] = dvx_nvl_dev_amo(grp_of(scope), word, DVX_NVL_AMO_FADD, 1, 0, old + i);
+	if (!status[i])
+		status[i] = dvx_nvl_dev_quiet(grp_of(scope));
+}
+
+/* NVL: compare-swap as a lock by every block around a plain (non-atomic) increment of
+ * *@cnt, @rounds times per block; put_value releases it */
+extern "C" __global__ void t_nvl_lock(uint64_t *lock, volatile uint64_t *cnt, uint32_t rounds,
+				      int32_t *status)
+{
+	struct dvx_dev_grp g = dvx_dev_thread();
+	uint32_t k;
+	int err = 0;
+
+	if (threadIdx.x)
+		return;
+	for (k = 0; k < rounds && !err; k++) {
+		uint64_t old = 1;
+
+		while (!err && old != 0)
+			err = dvx_nvl_dev_amo(g, lock, DVX_NVL_AMO_CSWAP, blockIdx.x + 1, 0, &old);
+		__threadfence_system();
+		*cnt = *cnt + 1;
+		__threadfence_system();
+		if (!err)
+			err = dvx_nvl_dev_amo(g, lock, DVX_NVL_AMO_SET, 0, 0, nullptr);
+	}
+	status[blockIdx.x] = err;
+}

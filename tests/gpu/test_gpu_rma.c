@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/gpu/test_gpu_rma.c - GPU threads post gets, fetch-adds, compare-swaps,
+ * put_values, the device reset of a signal and quiet (dvx/p2p/dev.cuh) on lanes
+ * exported from rank 0; two ranks run as host threads over the software NIC with its
+ * progress thread. Checked exactly: the fetch-adds of every thread at thread, warp,
+ * tile and block scope return old values that are a permutation of 0 ... n-1 and the
+ * peer's word ends at the sum; gets of every thread's piece land byte-exactly;
+ * compare-swap as a lock by all blocks guards a get + put_value increment, so the count
+ * ends at blocks x rounds; the reset zeroes the peer's word; a bounded wait times out.
+ *
+ * Needs an NVIDIA GPU: without one it skips (exit 77) naming 'make gpu-check', which
+ * runs it and fails instead.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/dvx_test.h"
+#include "../lib/p2p_world.h"
+
+#include <dvx/gpu/gpu.h>
+#include <dvx/p2p/gpu.h>
+
+extern const unsigned char dvx_fatbin_tests_gpu_rma_kernels[];
+extern const size_t dvx_fatbin_tests_gpu_rma_kernels_len;
+
+#define TMO (20 * W_SEC)
+#define MAX_REGS 160
+#define GRID 8u
+#define BLOCK 256u
+#define NTH (GRID * BLOCK)
+#define SLOT (NTH * 8u)		/* data slot bytes: a word per thread */
+#define ROUNDS 16u
+
+static struct {
+	const struct dvx_hal *hal;
+	struct dvx_gpu g;
+	struct dvx_gpu_module mod;
+	void *k_fadd, *k_get, *k_lock, *k_reset, *k_nvl_fadd, *k_nvl_lock;
+	struct dvx_gpu_stream s;
+	struct dvx_gpu_mem status;
+} E;
+
+static const char *const scope_name[] = { "thread", "warp", "block", "tile(8)" };
+
+static int skip_or_fail(const char *why)
+{
+	const char *req = getenv("DVX_GPU_REQUIRED");
+
+	printf("%s; run 'make gpu-check' on a machine with an NVIDIA GPU and driver\n", why);
+	return req && *req == '1' ? 1 : DVX_TEST_SKIP_ALL;
+}
+
+static int run(void *k, uint32_t grid, uint32_t block, void **args, uint32_t n, int *at)
+{
+	static int32_t st[NTH + 64];
+	uint32_t i;
+	int err;
+
+	err = dvx_gpu_memcpy_htod(&E.g, E.status.dptr, memset(st, 0x7f, n * 4), n * 4);
+	if (!err)
+		err = dvx_gpu_launch(&E.g, k, grid, block, 0, &E.s, args);
+	if (!err)
+		err = dvx_gpu_stream_wait(&E.s, 120 * W_SEC);
+	if (!err)
+		err = dvx_gpu_memcpy_dtoh(&E.g, st, E.status.dptr, n * 4);
+	if (err) {
+		*at = -1;
+		return err;
+	}
+	for (i = 0; i < n; i++)
+		if (st[i]) {
+			*at = (int)i;
+			return st[i];
+		}
+	return 0;
+}
+
+/* rank 1 fills what rank 0 reads, then meets rank 0 at each step */
+static void passive(struct wrank *r)
+{
+	uint64_t i, *w = (uint64_t *)(r->data + wsend_off(r, 0));
+	uint32_t k;
+
+	for (i = 0; i < NTH; i++)
+		w[i] = 0x1000000ull + i * 0x9E3779B97F4A7C15ull;
+	*(uint64_t *)(r->data + wrecv_off(r, 0)) = 0;	/* the lock-guarded count */
+	for (k = 0; k < 8; k++)
+		W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));
+}
+
+static void active(struct wrank *r)
+{
+	struct dvx_gpu_hostreg regs[MAX_REGS], ctr_reg, data_reg;
+	struct dvx_gpu_mem dmem;
+	struct dvx_p2p_dev d;
+	struct wrank *r1 = &r->w->r[1];	/* threads: rank 1's memory is here to check */
+	uint64_t need, *res = r->ctr, total = 0, i;
+	uint64_t ctr_bytes = (uint64_t)r->w->cfg.nranks * r->w->cfg.nslots * 8;
+	uint64_t data_bytes = (uint64_t)SLOT * 2 * r->w->cfg.nranks;
+	uint32_t sc, nregs, k;
+	int peer = 1, at = 0, err;
+	static uint8_t seen[NTH];
+
+	W_OK(r, dvx_gpu_make_current(&E.g));
+	err = dvx_p2p_gpu_register(&r->t, &E.g, r->rings, r->rings_len, 0, regs, &nregs);
+	W_CHECK(r, err == 0, "register: %d (%s: %s)", err, E.g.hg.diag.op, E.g.hg.diag.msg);
+	W_OK(r, dvx_gpu_host_register(&E.g, r->ctr, ctr_bytes, 0, &ctr_reg));
+	W_OK(r, dvx_gpu_host_register(&E.g, r->data, data_bytes, 0, &data_reg));
+	W_OK(r, dvx_p2p_gpu_mem_req(&r->t, &need));
+	W_OK(r, dvx_gpu_mem_alloc(&E.g, need, 0, &dmem));
+	W_OK(r, dvx_p2p_gpu_export(&r->t, &E.g, regs, nregs, dmem.dptr, need, TMO, &d));
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));	/* 1: rank 1 filled */
+
+	/* fetch-adds at every scope: old values 0 ... NTH-1 once each (word 5 per scope) */
+	for (sc = 0; sc < 4; sc++) {
+		uint64_t word = wsig_off(r, 0, 5 + sc);
+		void *args[] = { &d, &peer, &r->sig_r[1], &word, &r->ctr_l, &sc, &E.status.dptr };
+
+		memset(res, 0xff, NTH * 8);
+		err = run(E.k_fadd, GRID, BLOCK, args, NTH, &at);
+		W_CHECK(r, err == 0, "fetch-add %s: thread %d: %d", scope_name[sc], at, err);
+		if (err)
+			return;
+		memset(seen, 0, sizeof(seen));
+		for (i = 0; i < NTH; i++) {
+			uint64_t v = __atomic_load_n(&res[i], __ATOMIC_ACQUIRE);
+
+			W_CHECK(r, v < NTH && !seen[v], "fetch-add %s: thread %llu got %llu",
+				scope_name[sc], (unsigned long long)i, (unsigned long long)v);
+			if (v < NTH)
+				seen[v] = 1;
+		}
+		W_CHECK(r, r1->sig[5 + sc] == NTH, "fetch-add %s: the word is %llu, want %u",
+			scope_name[sc], (unsigned long long)r1->sig[5 + sc], NTH);
+		total += NTH;
+	}
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));	/* 2 */
+
+	/* gets at every scope: each thread's word of rank 1's send area, exactly */
+	for (sc = 0; sc < 4; sc++) {
+		uint64_t soff = wsend_off(r, 0), doff = wrecv_off(r, 1);
+		const uint64_t *want = (const uint64_t *)(r1->data + soff);
+		const uint64_t *got = (const uint64_t *)(r->data + doff);
+		void *args[] = { &d, &peer, &r->data_r[1], &soff, &r->data_l, &doff, &sc,
+				 &E.status.dptr };
+
+		memset(r->data + doff, 0, SLOT);
+		err = run(E.k_get, GRID, BLOCK, args, NTH, &at);
+		W_CHECK(r, err == 0, "get %s: thread %d: %d", scope_name[sc], at, err);
+		for (i = 0; !err && i < NTH; i++)
+			if (got[i] != want[i]) {
+				W_CHECK(r, 0, "get %s: word %llu is %#llx, want %#llx",
+					scope_name[sc], (unsigned long long)i,
+					(unsigned long long)got[i], (unsigned long long)want[i]);
+				break;
+			}
+	}
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));	/* 3 */
+
+	/* compare-swap as a lock by every block around a get + put_value increment */
+	{
+		uint64_t lock = wsig_off(r, 0, 12), cnt = wrecv_off(r, 0);
+		uint64_t scr = wsend_off(r, 1);
+		uint64_t res_ptr = ctr_reg.dptr, scr_ptr = data_reg.dptr + scr;
+		uint32_t rounds = ROUNDS;
+		void *args[] = { &d, &peer, &r->sig_r[1], &lock, &r->data_r[1], &cnt, &r->ctr_l,
+				 &res_ptr, &r->data_l, &scr, &scr_ptr, &rounds, &E.status.dptr };
+
+		err = run(E.k_lock, GRID, 32, args, GRID, &at);
+		W_CHECK(r, err == 0, "lock: block %d: %d", at, err);
+		W_CHECK(r, *(uint64_t *)(r1->data + cnt) == (uint64_t)GRID * ROUNDS,
+			"lock-guarded count %llu, want %u",
+			(unsigned long long)*(uint64_t *)(r1->data + cnt), GRID * ROUNDS);
+		W_CHECK(r, r1->sig[12] == 0, "lock left at %llu", (unsigned long long)r1->sig[12]);
+	}
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));	/* 4 */
+
+	/* the device reset of a peer's word; a bounded wait times out */
+	{
+		uint64_t sigoff = wsig_off(r, 0, 5), tmo = 2 * W_MS;
+		const uint64_t *still = (const uint64_t *)(uintptr_t)(ctr_reg.dptr + 8 * 100);
+		void *args[] = { &d, &peer, &r->sig_r[1], &sigoff, &still, &tmo, &E.status.dptr };
+		int32_t st[33];
+
+		res[100] = 0;
+		W_OK(r, dvx_gpu_launch(&E.g, E.k_reset, 1, 32, 0, &E.s, args));
+		W_OK(r, dvx_gpu_stream_wait(&E.s, 60 * W_SEC));
+		W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.status.dptr, sizeof(st)));
+		for (k = 0; k < 32; k++)
+			W_CHECK(r, st[k] == 0, "reset: lane %u: %d", k, st[k]);
+		W_CHECK(r, st[32] == -ETIMEDOUT, "a bounded wait: %d", st[32]);
+		W_CHECK(r, r1->sig[5] == 0, "reset left %llu", (unsigned long long)r1->sig[5]);
+	}
+	(void)total;
+	for (k = 4; k < 8; k++)
+		W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));
+	W_OK(r, dvx_p2p_gpu_import(&r->t, &E.g, &d));
+	W_OK(r, dvx_gpu_mem_free(&dmem));
+	W_OK(r, dvx_gpu_host_unregister(&data_reg));
+	W_OK(r, dvx_gpu_host_unregister(&ctr_reg));
+	W_OK(r, dvx_p2p_gpu_unregister(regs, nregs));
+}
+
+static void body(struct wrank *r)
+{
+	if (r->rank == 0)
+		active(r);
+	else
+		passive(r);
+}
+
+static void test_gpu_rma(void **state)
+{
+	struct world_cfg c;
+
+	(void)state;
+	world_cfg_default(&c);
+	c.nranks = 2;
+	c.qps_per_nic = GRID;		/* a lane per block */
+	c.nslots = NTH / 2;		/* nranks x nslots result words: one per thread */
+	c.sq_depth = 512;		/* a 256-thread block's posts */
+	c.slot_bytes = SLOT;
+	c.progress_thread = 1;
+	c.read = 1;
+	assert_int_equal(world_run(&c, body, NULL), 0);
+}
+
+/* the NVL forms on this GPU's memory (the mapping of a peer is the same kind of
+ * pointer): fetch-adds at every scope, and compare-swap as a lock by every block */
+static void test_gpu_nvl_amo(void **state)
+{
+	static uint64_t old[NTH];
+	static uint8_t seen[NTH];
+	struct dvx_gpu_mem m;
+	uint64_t word, oldp, v;
+	uint32_t sc, i, rounds = 64;
+	int at = 0, err;
+
+	(void)state;
+	assert_int_equal(dvx_gpu_mem_alloc(&E.g, 16 + NTH * 8, 0, &m), 0);
+	word = m.dptr;
+	oldp = m.dptr + 16;
+	for (sc = 0; sc < 4; sc++) {
+		void *args[] = { &word, &oldp, &sc, &E.status.dptr };
+
+		v = 0;
+		assert_int_equal(dvx_gpu_memcpy_htod(&E.g, word, &v, 8), 0);
+		err = run(E.k_nvl_fadd, GRID, BLOCK, args, NTH, &at);
+		if (err)
+			fail_msg("nvl fetch-add %s: thread %d: %d", scope_name[sc], at, err);
+		assert_int_equal(dvx_gpu_memcpy_dtoh(&E.g, old, oldp, NTH * 8), 0);
+		assert_int_equal(dvx_gpu_memcpy_dtoh(&E.g, &v, word, 8), 0);
+		assert_true(v == NTH);
+		memset(seen, 0, sizeof(seen));
+		for (i = 0; i < NTH; i++) {
+			if (old[i] >= NTH || seen[old[i]])
+				fail_msg("nvl fetch-add %s: thread %u got %llu", scope_name[sc], i,
+					 (unsigned long long)old[i]);
+			seen[old[i]] = 1;
+		}
+	}
+	{
+		uint64_t z[2] = { 0, 0 }, cnt = m.dptr + 8;
+		void *args[] = { &word, &cnt, &rounds, &E.status.dptr };
+
+		assert_int_equal(dvx_gpu_memcpy_htod(&E.g, word, z, 16), 0);
+		err = run(E.k_nvl_lock, GRID, 32, args, GRID, &at);
+		if (err)
+			fail_msg("nvl lock: block %d: %d", at, err);
+		assert_int_equal(dvx_gpu_memcpy_dtoh(&E.g, z, word, 16), 0);
+		assert_true(z[0] == 0);
+		assert_true(z[1] == (uint64_t)GRID * rounds);
+	}
+	assert_int_equal(dvx_gpu_mem_free(&m), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gpu_rma),
+		cmocka_unit_test(test_gpu_nvl_amo),
+	};
+	unsigned n = 0;
+	int rc;
+
+	E.hal = dvx_hal_cuda();
+	if (!E.hal)
+		return skip_or_fail("libdvx was built without CUDA (CONFIG_DVX_GPU=n)");
+	if (dvx_fatbin_tests_gpu_rma_kernels_len == 0)
+		return skip_or_fail("the test kernels were built without nvcc");
+	if (dvx_gpu_count(E.hal, &n) || n == 0)
+		return skip_or_fail("no NVIDIA GPU or driver found");
+	if (dvx_gpu_open(&E.g, E.hal, 0, NULL) ||
+	    dvx_gpu_module_load(&E.g, dvx_fatbin_tests_gpu_rma_kernels,
+				dvx_fatbin_tests_gpu_rma_kernels_len, &E.mod) ||
+	    dvx_gpu_module_function(&E.mod, "t_fadd", &E.k_fadd) ||
+	    dvx_gpu_module_function(&E.mod, "t_get", &E.k_get) ||
+	    dvx_gpu_module_function(&E.mod, "t_lock", &E.k_lock) ||
+	    dvx_gpu_module_function(&E.mod, "t_reset", &E.k_reset) ||
+	    dvx_gpu_module_function(&E.mod, "t_nvl_fadd", &E.k_nvl_fadd) ||
+	    dvx_gpu_module_function(&E.mod, "t_nvl_lock", &E.k_nvl_lock) ||
+	    dvx_gpu_stream_create(&E.g, &E.s) ||
+	    dvx_gpu_mem_alloc(&E.g, (NTH + 64) * 4, 0, &E.status)) {
+		fprintf(stderr, "gpu set-up failed: %s: %s\n", E.g.hg.diag.op, E.g.hg.diag.msg);
+		return 1;
+	}
+	printf("gpu: %s (%s) sm_%d%d, %u SMs\n", E.g.attr.name, E.g.attr.pci, E.g.attr.cc_major,
+	       E.g.attr.cc_minor, E.g.attr.sm_count);
+	rc = cmocka_run_group_tests_name("gpu-rma", tests, NULL, NULL);
+	dvx_gpu_mem_free(&E.status);
+	dvx_gpu_stream_destroy(&E.s);
+	dvx_gpu_module_unload(&E.mod);
+	dvx_gpu_close(&E.g);
+	return rc;
+}
