@@ -7,7 +7,7 @@
 # builders and decoded back by dvx-wqe's decoder (which shares the builders' PRM structs:
 # it checks the tools, the layouts are checked against rdma-core and by the software
 # NIC in the suite), and dvx-probe reports the mlx5
-# devices of this machine (status 2, "no mlx5 device", is the expected answer on a
+# devices of this machine (status 3, "no mlx5 device", is the expected answer on a
 # machine without one). Then the main job itself: dvx-loop, two ranks on the software
 # NIC running every data-path operation (RDMA WRITE/READ, WRITE with immediate,
 # SEND/RECV, atomics, the companion counter), each checked byte for byte; the job
