@@ -192,6 +192,7 @@ static uint64_t now_ns(void)
 struct run {
 	int nranks, ncomms, nmsgs, inflight, version, procs, reverse_tags;
 	int kill_last;		/* procs: the last rank dies after the traffic */
+	int ondemand;		/* procs: DVX_NET_WIRE=ondemand (joins through the handles) */
 	size_t max_size;
 	const char *env[8];	/* NAME=VALUE set in the case's process */
 };
@@ -807,6 +808,8 @@ static void run_case(const struct run *R, uint64_t *digest)
 			snprintf(dir, sizeof(dir), "/tmp/dvx-nccl-test.%d", (int)getpid());
 			mkdir(dir, 0700);
 			snprintf(wire, sizeof(wire), "DVX_NET_WIRE=unix:%s", dir);
+			if (R->ondemand)
+				snprintf(wire, sizeof(wire), "DVX_NET_WIRE=ondemand");
 			putenv(wire);
 			st = dvx_test_fork_all(R->nranks, proc_rank, w);
 			unlink(dir);
@@ -926,6 +929,31 @@ static void test_v11_procs(void **state)
 	R.procs = 1;
 #ifdef __SANITIZE_THREAD__
 	/* TSan slows the processes tenfold on a shared machine: a longer transport timer */
+	R.env[1] = "DVX_NET_WIRE_RETRY_MS=5000";
+#endif
+	run_case(&R, off);
+	digests_equal(thr, off, R.nranks);
+	R.env[0] = "DVX_NET_COMM_NGROUPS=2";
+	run_case(&R, on);
+	digests_equal(thr, on, R.nranks);
+}
+
+/* ranks as forked processes that find each other through the handles alone: each
+ * process's wire listens and joins the listener's process named by a handle on its
+ * first connect (DVX_NET_WIRE=ondemand); 3 ranks, every pair both ways, sharing off and
+ * on, the same bytes as ranks that are threads */
+static void test_v11_procs_ondemand(void **state)
+{
+	struct run R = base;
+	uint64_t thr[MAX_RANKS], off[MAX_RANKS], on[MAX_RANKS];
+
+	R.nranks = 3;
+	R.ncomms = 2;
+	R.nmsgs = 32;
+	run_case(&R, thr);
+	R.procs = 1;
+	R.ondemand = 1;
+#ifdef __SANITIZE_THREAD__
 	R.env[1] = "DVX_NET_WIRE_RETRY_MS=5000";
 #endif
 	run_case(&R, off);
@@ -1449,6 +1477,7 @@ int main(void)
 		cmocka_unit_test(test_v11_4_ranks),
 		cmocka_unit_test(test_v11_procs),
 		cmocka_unit_test(test_v11_procs_killed),
+		cmocka_unit_test(test_v11_procs_ondemand),
 		cmocka_unit_test(test_stats_sharing),
 		cmocka_unit_test(test_pool_full_fallback),
 		cmocka_unit_test(test_fault_handles),
