@@ -1172,6 +1172,60 @@ static int fault_handles(void)
 	return 0;
 }
 
+/* the wire on demand, rank 0 of 2 in this process: handles naming rank 1 with a
+ * corrupted wire address, a rank the job lacks, or an address nobody answers at fail
+ * cleanly (one WARN line each) and change nothing; the good handle then connects */
+static int fault_ondemand_handles(void)
+{
+	struct pair p;
+	uint8_t bad[DVX_NCCL_HANDLE_BYTES];
+	void *sc, *rc;
+	int w0, err;
+
+	putenv((char *)"DVX_NET_RANK=0");
+	putenv((char *)"DVX_NET_NRANKS=2");
+	putenv((char *)"DVX_NET_TIMEOUT_MS=300");
+	if (pair_up(&p))
+		return 1;
+	if (p.h[48] != 4 || !(p.h[50] | p.h[51]))
+		return fprintf(stderr, "no wire address in the handle\n"), 2;
+	/* rank 1's NIC (sim_1) with the address's family broken */
+	memcpy(bad, p.h, sizeof(bad));
+	bad[114] = 1;
+	bad[116] = 1;
+	bad[48] = 9;
+	w0 = nwarn;
+	err = try_connect(&p, bad, &sc, &rc);
+	if (err != DVX_NCCL_INTERNAL_ERROR || nwarn != w0 + 1 || !strstr(last_warn, "not one"))
+		return fprintf(stderr, "bad address: %d, %s\n", err, last_warn), 3;
+	/* a rank the job of 2 does not have */
+	memcpy(bad, p.h, sizeof(bad));
+	bad[114] = 7;
+	bad[116] = 7;
+	w0 = nwarn;
+	err = try_connect(&p, bad, &sc, &rc);
+	if (err != DVX_NCCL_INTERNAL_ERROR || nwarn != w0 + 1 || !strstr(last_warn, "rank 7"))
+		return fprintf(stderr, "bad rank: %d, %s\n", err, last_warn), 4;
+	/* rank 1 at an address where nothing listens (port 1): bounded, ncclSystemError */
+	memcpy(bad, p.h, sizeof(bad));
+	bad[114] = 1;
+	bad[116] = 1;
+	bad[50] = 1;
+	bad[51] = 0;
+	w0 = nwarn;
+	err = try_connect(&p, bad, &sc, &rc);
+	if (err != DVX_NCCL_SYSTEM_ERROR || nwarn != w0 + 1 || !strstr(last_warn, "joining"))
+		return fprintf(stderr, "nobody there: %d, %s\n", err, last_warn), 5;
+	err = try_connect(&p, p.h, &sc, &rc);
+	if (err || !sc || !rc)
+		return fprintf(stderr, "good handle: %d, %s\n", err, last_warn), 6;
+	if (p.a.t11->close_send(sc) || p.a.t11->close_recv(rc) || p.a.t11->close_listen(p.lc))
+		return 7;
+	if (p.a.t11->finalize(p.ca) || p.a.t11->finalize(p.cb))
+		return 8;
+	return 0;
+}
+
 static int wait_req(struct pair *p, void *req, int *sizes)
 {
 	uint64_t t0 = now_ns();
@@ -1301,6 +1355,11 @@ static void run_fault(int (*fn)(void), const char *env0, const char *env1)
 static void test_fault_handles(void **state)
 {
 	run_fault(fault_handles, NULL, NULL);
+}
+
+static void test_fault_ondemand_handles(void **state)
+{
+	run_fault(fault_ondemand_handles, "DVX_NET_WIRE=ondemand", NULL);
 }
 
 static void test_fault_oversize(void **state)
@@ -1481,6 +1540,7 @@ int main(void)
 		cmocka_unit_test(test_stats_sharing),
 		cmocka_unit_test(test_pool_full_fallback),
 		cmocka_unit_test(test_fault_handles),
+		cmocka_unit_test(test_fault_ondemand_handles),
 		cmocka_unit_test(test_fault_oversize),
 		cmocka_unit_test(test_fault_no_room),
 		cmocka_unit_test(test_fault_config),
