@@ -16,6 +16,9 @@
 #              'make O=build-min minimal_defconfig && make O=build-min plugins' so that
 #              the .so needs nothing but libc (no rdma-core on the GPU machine)
 #   MAX_BYTES  the sweep's largest message (default 268435456)
+#   WIRE       how the two processes' software NICs find each other: ondemand (default:
+#              through the handles alone, DVX_NET_WIRE=ondemand) or mesh (a UNIX wire
+#              joined at start-up, DVX_NET_WIRE=unix:DIR)
 #   PER_RUN_S  time limit of one configuration (default 150: a sweep to 256 MiB is
 #              estimated at about a minute with NCCL's start-up; three fit in 10 minutes)
 # Configurations: off, g{1,2,4}d{1,2,4}q1, g{1,2,4}d1q4, off-2nics, g2-2nics, socket.
@@ -67,7 +70,9 @@ run() {	# NAME, then VAR=VALUE ... for that configuration
 	name=$1
 	shift
 	wire=$(mktemp -d /tmp/dvx-nccl.XXXXXX)
-	env "$@" DVX_NET_WIRE="unix:$wire" DVX_NET_STATS="$out/$name.stats.%p.%c.json" \
+	w=ondemand
+	[ "${WIRE:-ondemand}" = mesh ] && w="unix:$wire"
+	env "$@" DVX_NET_WIRE="$w" DVX_NET_STATS="$out/$name.stats.%p.%c.json" \
 		timeout "$per" $launch --nproc-per-node 2 "$here/torch_sweep.py" \
 		--max-bytes "$max" > "$out/$name.log" 2>&1
 	rc=$?
