@@ -354,6 +354,41 @@ static uint32_t max_chunk(uint32_t log_a, uint32_t log_b)
 	return l >= 31 ? 0x7fffffffu : (1u << l);
 }
 
+/* 1 while a NEW proposal of this context's own to the HELLO's sender is unanswered
+ * (a connector past its proposal, before its REPLY) and this context's id is the
+ * higher: both ends ran out of room for each other's NEW, and the tie-break is that the
+ * lower end answers at once (PRIVATE, for want of room) while the higher end waits for
+ * that answer, which gives back its own set, and then takes the lower end's NEW. The
+ * lower end never waits on the higher one, so the wait is one round trip, and both ends
+ * agree on one set instead of each holding its own for a connection the other refused. */
+static int acc_must_wait(const struct dvx_msg_state *st, const struct dvx_msg_comm *c)
+{
+	uint32_t i;
+
+	if (st->ctx_id <= c->peer_ctx)
+		return 0;
+	for (i = 0; i < st->cfg.max_pending; i++) {
+		const struct msg_hs *o = &st->hs[i];
+
+		if (o->state >= MSG_HC_CONNECTING && o->state <= MSG_HC_REPLY &&
+		    o->proposal == MSG_D_NEW && o->comm >= 0 &&
+		    st->comms[o->comm].peer_ctx == c->peer_ctx)
+			return 1;
+	}
+	return 0;
+}
+
+/* an acceptor of this context waits in MSG_HA_DECIDE for a set (acc_must_wait()) */
+static int acc_deciding(const struct dvx_msg_state *st)
+{
+	uint32_t i;
+
+	for (i = 0; i < st->cfg.max_pending; i++)
+		if (st->hs[i].state == MSG_HA_DECIDE)
+			return 1;
+	return 0;
+}
+
 /* ------------------------------------------------------------------------------
  * Connector
  */
@@ -417,6 +452,8 @@ static int conn_propose(struct dvx_msg_state *st, struct msg_hs *hs)
 	if (!e) {
 		if (!dvx_msg_set_free_count(st, 1) || dvx_msg_pool_free_count(st) < hs->want_nqps)
 			return (st->cfg.flags & DVX_MSG_F_NO_FALLBACK) ? -ENOSPC : 0;
+		if (acc_deciding(st))
+			return 1;	/* the room is an acceptor's that waited for it */
 		hs->serial = ++st->serial;
 		err = set_make(st, hs, 1, MSG_DIR_SEND, hs->want_nqps, st->ctx_id, hs->serial);
 		if (err)
@@ -661,7 +698,8 @@ static void acc_refuse(struct dvx_msg_state *st, struct msg_hs *hs, int err)
 	st->cnt.refused++;
 }
 
-/* the decision for a HELLO, the set reserved or pinned; 0 or an errno to refuse with */
+/* the decision for a HELLO, the set reserved or pinned; 0, 1 (wait: MSG_HA_DECIDE) or
+ * an errno to refuse with */
 static int acc_decide(struct dvx_msg_state *st, struct msg_hs *hs, uint8_t proposal,
 		      uint64_t serial, uint8_t mask, uint32_t nqps)
 {
@@ -699,6 +737,8 @@ static int acc_decide(struct dvx_msg_state *st, struct msg_hs *hs, uint8_t propo
 			hs->decision = MSG_D_NEW;
 			return dvx_msg_set_create(st, (uint32_t)hs->set, c->nic, MSG_DIR_RECV, nqps);
 		}
+		if (acc_must_wait(st, c))
+			return 1;
 		if (st->cfg.flags & DVX_MSG_F_NO_FALLBACK)
 			return -ENOSPC;
 	}
@@ -708,13 +748,14 @@ static int acc_decide(struct dvx_msg_state *st, struct msg_hs *hs, uint8_t propo
 	return dvx_msg_set_create(st, (uint32_t)hs->set, c->nic, MSG_DIR_RECV, nqps);
 }
 
-/* HELLO arrived: 0 (REPLY built) or an errno to refuse with */
+static int acc_answer(struct dvx_msg_state *st, struct msg_hs *hs);
+
+/* HELLO arrived: 0 (REPLY built), 1 (wait: MSG_HA_DECIDE) or an errno to refuse with */
 static int acc_hello(struct dvx_msg_state *st, struct msg_hs *hs)
 {
 	const uint8_t *b = hs->in + MSG_HS_HDR;
 	struct dvx_msg_comm *l, *c;
-	uint32_t want, nqps, rreqs, rrecvs, set_nqps;
-	uint8_t *r;
+	uint32_t want, nqps, rreqs, rrecvs;
 	int err;
 
 	if (hs->in_len - MSG_HS_HDR != HELLO_BODY)
@@ -755,6 +796,18 @@ static int acc_hello(struct dvx_msg_state *st, struct msg_hs *hs)
 	c->max_chunk = max_chunk(st->nic[c->nic].log_max_msg, b[50]);
 	nqps = want < st->cfg.nqps ? want : st->cfg.nqps;
 	c->nqps = (uint8_t)nqps;
+	return acc_answer(st, hs);
+}
+
+/* the HELLO (still in hs->in) decided and its REPLY built: 0, 1 (wait) or an errno */
+static int acc_answer(struct dvx_msg_state *st, struct msg_hs *hs)
+{
+	const uint8_t *b = hs->in + MSG_HS_HDR;
+	struct dvx_msg_comm *c = hs_comm(st, hs);
+	uint32_t nqps = c->nqps, set_nqps;
+	uint8_t *r;
+	int err;
+
 	err = acc_decide(st, hs, b[46], dvx_msg_get64(b + 16), b[48], nqps);
 	if (err)
 		return err;
@@ -832,6 +885,20 @@ static int acc_step(struct dvx_msg_state *st, struct msg_hs *hs)
 			acc_drop(st, hs);	/* not a peer of ours: no answer */
 			return 0;
 		}
+		if (err == 1) {
+			hs->state = MSG_HA_DECIDE;
+			return 0;
+		}
+		if (err) {
+			acc_refuse(st, hs, err);
+			return 1;
+		}
+		hs->state = MSG_HA_REPLY;
+		return 1;
+	case MSG_HA_DECIDE:
+		err = acc_answer(st, hs);
+		if (err == 1)
+			return 0;
 		if (err) {
 			acc_refuse(st, hs, err);
 			return 1;

@@ -266,6 +266,9 @@ enum msg_hs_state {
 	MSG_HA_READY,		/* receiving READY */
 	MSG_HA_DONE,		/* sending DONE */
 	MSG_HA_REFUSE,		/* sending a refusal, then closing */
+	MSG_HA_DECIDE,		/* NEW with no room while this context's own NEW to the same
+				 * peer is unanswered and its id is the higher: wait for the
+				 * answer (the tie-break, docs/msg.md "Connecting") */
 };
 
 struct msg_hs {

@@ -340,7 +340,8 @@ static int conf_read(void)
 	info("%u %s NIC%s, groups %u, depth x%u, %u QP%s per connection, %s, GPU buffers %s",
 	     conf.ndev, conf.hw ? "mlx5" : "software", conf.ndev == 1 ? "" : "s", conf.groups,
 	     conf.depth_mult, conf.nqps, conf.nqps == 1 ? "" : "s",
-	     conf.hw ? "hardware" : getenv("DVX_NET_WIRE") ? "wire mesh" : "one process",
+	     conf.hw ? "hardware" : !getenv("DVX_NET_WIRE") ? "one process" :
+	     !strncmp(getenv("DVX_NET_WIRE"), "ondemand", 8) ? "wire on demand" : "wire mesh",
 	     conf.hw ? "no" : conf.gdr == DVXN_GDR_CUDA ? "through CUDA copies" :
 	     conf.gdr == DVXN_GDR_HOST ? "host-backed (DVX_NET_GDR=host)" : "no");
 	conf.ready = 1;
@@ -652,8 +653,12 @@ static uint32_t get32(const uint8_t *p)
  * The handle (128 bytes): 0-95 the messaging layer's (the listener's address, context,
  * listen comm, cookie); 96-103 the connecting side's stage (a connect in progress:
  * magic, slot, generation); 104-107 "DVXN", 108 the version, 109 the listener's
- * device, 110-111 zero; 112-127 the listener's NIC (struct dvxn_sw_id).
+ * device, 110-111 zero; 112-127 the listener's NIC (struct dvxn_sw_id). With the wire
+ * on demand (DVX_NET_WIRE=ondemand) the handshake listens on TCP, which leaves bytes
+ * 48-95 of the messaging layer's part unused, and 48-59 carry the listener's wire
+ * address (dvxn_sw_at_put()).
  */
+#define HANDLE_AT 48
 int dvxn_listen(void *ctx, int dev, void *handle, void **listen_comm)
 {
 	struct dvxn_ctx *c = ctx_of(ctx, "listen");
@@ -693,6 +698,7 @@ int dvxn_listen(void *ctx, int dev, void *handle, void **listen_comm)
 	if (!conf.hw) {
 		dvxn_sw_ident((unsigned)dev, &id);
 		dvxn_sw_id_put(out + 112, &id);
+		dvxn_sw_at_put(out + HANDLE_AT);
 	}
 	*listen_comm = k;
 	return DVX_NCCL_OK;
@@ -738,7 +744,11 @@ int dvxn_connect(void *ctx, int dev, void *handle, void **send_comm)
 		}
 		if (!conf.hw) {
 			dvxn_sw_id_get(&id, in + 112);
-			rc = dvxn_sw_reach(&id, why, sizeof(why));
+			rc = dvxn_sw_reach(&id, in + HANDLE_AT, why, sizeof(why));
+			if (rc == -EAGAIN) {
+				pthread_mutex_unlock(&c->lock);
+				return DVX_NCCL_OK;	/* another thread joins that process: later */
+			}
 			if (rc) {
 				pthread_mutex_unlock(&c->lock);
 				WARN("connect from %s: %s", conf.names[dev], why);

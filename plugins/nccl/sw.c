@@ -33,6 +33,8 @@ static struct {
 	struct dvx_sim_fabric *fab;
 	void *wire_mem;
 	struct dvx_hal_sock_addr listen;	/* TCP wire: where the handshakes listen */
+	struct dvx_hal_sock_addr wire_at;	/* DVXN_SW_ONDEMAND: where the wire listens */
+	uint64_t join_ns;			/* bound on one join */
 } sw = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void say(char *why, size_t len, const char *fmt, ...)
@@ -126,6 +128,74 @@ static int mesh_join(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	return rc;
 }
 
+/* the nic configuration process @rank's NIC @i was added with (every process the same) */
+static void nic_cfg_of(unsigned index, struct dvx_sim_nic_cfg *nc)
+{
+	int log2 = 0;
+
+	dvx_sim_nic_cfg_default(nc, index);
+	while ((1ull << (log2 + 1)) <= sw.max_msg && log2 < 30)
+		log2++;
+	nc->log_max_msg = (uint8_t)log2;	/* what one WQE carries on this transport */
+}
+
+/*
+ * The wire on demand: this process's end listens (TCP on the address after
+ * "ondemand:tcp:", else 127.0.0.1, any port) and knows every other rank's NICs (their
+ * configurations follow from their indexes), but joins nobody: a connect joins the
+ * listener's process at the address its handle carries (dvxn_sw_reach()).
+ */
+static int ondemand_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
+{
+	struct dvx_sim_wire_cfg wc;
+	struct dvx_hal_sock_addr bind;
+	const char *ip = "127.0.0.1";
+	size_t wlen;
+	int r, rc;
+	unsigned i;
+
+	if (!strncmp(cfg->wire + 8, ":tcp:", 5))
+		ip = cfg->wire + 13;
+	else if (cfg->wire[8]) {
+		say(why, len, "DVX_NET_WIRE=%s: ondemand or ondemand:tcp:A.B.C.D", cfg->wire);
+		return -EINVAL;
+	}
+	memset(&bind, 0, sizeof(bind));
+	bind.family = DVX_HAL_SOCK_IP4;
+	if (inet_pton(AF_INET, ip, bind.ip) != 1) {
+		say(why, len, "DVX_NET_WIRE=%s: not an IPv4 address", cfg->wire);
+		return -EINVAL;
+	}
+	sw.listen = bind;	/* the handshakes listen there too (their port: any) */
+	memset(&wc, 0, sizeof(wc));
+	wc.rank = cfg->rank;
+	wc.nranks = cfg->nranks;
+	wc.max_msg = (uint32_t)cfg->max_msg;
+	wc.max_remote_nics = (uint32_t)cfg->nranks * sw.nnics;
+	wc.min_retry_ns = cfg->retry_ns;
+	wlen = dvx_sim_wire_mem_size(&wc);
+	sw.wire_mem = wlen ? calloc(1, wlen) : NULL;
+	if (!sw.wire_mem) {
+		say(why, len, "no memory for the wire of %d ranks", cfg->nranks);
+		return -ENOMEM;
+	}
+	rc = dvx_sim_wire_init(sw.fab, &wc, sw.wire_mem, wlen);
+	if (!rc)
+		rc = dvx_sim_wire_listen(sw.fab, &bind, &sw.wire_at);
+	for (r = 0; !rc && r < cfg->nranks; r++) {
+		for (i = 0; r != cfg->rank && !rc && i < sw.nnics; i++) {
+			struct dvx_sim_nic_cfg nc;
+
+			nic_cfg_of((unsigned)r * sw.nnics + i, &nc);
+			rc = dvx_sim_wire_add_remote_nic(sw.fab, r, &nc);
+		}
+	}
+	if (rc)
+		say(why, len, "the wire on demand at %s (rank %d of %d): %s", ip, cfg->rank,
+		    cfg->nranks, strerror(-rc));
+	return rc;
+}
+
 static void teardown(void)
 {
 	if (sw.fab) {
@@ -151,11 +221,12 @@ static int bring_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 		say(why, len, "%u software NICs (1..%d)", cfg->nnics, DVXN_SW_MAX_NICS);
 		return -EINVAL;
 	}
-	sw.kind = cfg->wire && cfg->wire[0] ? DVXN_SW_MESH : DVXN_SW_LOCAL;
+	sw.kind = !cfg->wire || !cfg->wire[0] ? DVXN_SW_LOCAL :
+		  !strncmp(cfg->wire, "ondemand", 8) ? DVXN_SW_ONDEMAND : DVXN_SW_MESH;
 	sw.nnics = cfg->nnics;
-	sw.rank = sw.kind == DVXN_SW_MESH ? cfg->rank : 0;
-	sw.nranks = sw.kind == DVXN_SW_MESH ? cfg->nranks : 1;
-	if (sw.kind == DVXN_SW_MESH && (cfg->nranks < 1 || cfg->rank < 0 ||
+	sw.rank = sw.kind != DVXN_SW_LOCAL ? cfg->rank : 0;
+	sw.nranks = sw.kind != DVXN_SW_LOCAL ? cfg->nranks : 1;
+	if (sw.kind != DVXN_SW_LOCAL && (cfg->nranks < 1 || cfg->rank < 0 ||
 					cfg->rank >= cfg->nranks ||
 					cfg->nranks > DVX_SIM_WIRE_MAX_RANKS ||
 					(uint64_t)cfg->nranks * cfg->nnics > 0xfff0)) {
@@ -165,8 +236,10 @@ static int bring_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	}
 	sw.first = (unsigned)sw.rank * sw.nnics;
 	sw.fabric_id = fabric_id();
-	sw.max_msg = sw.kind == DVXN_SW_MESH ? cfg->max_msg : (1ull << 30);
+	sw.join_ns = cfg->timeout_ns;
+	sw.max_msg = sw.kind != DVXN_SW_LOCAL ? cfg->max_msg : (1ull << 30);
 	memset(&sw.listen, 0, sizeof(sw.listen));
+	memset(&sw.wire_at, 0, sizeof(sw.wire_at));
 	dvx_sim_fabric_cfg_default(&fc);
 	fc.max_nics = sw.nnics;
 	fc.max_qps = cfg->max_qps;
@@ -192,20 +265,16 @@ static int bring_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	}
 	for (i = 0; i < sw.nnics; i++) {
 		struct dvx_sim_nic_cfg nc;
-		int log2 = 0;
 
-		dvx_sim_nic_cfg_default(&nc, sw.first + i);
-		while ((1ull << (log2 + 1)) <= sw.max_msg && log2 < 30)
-			log2++;
-		nc.log_max_msg = (uint8_t)log2;	/* what one WQE carries on this transport */
+		nic_cfg_of(sw.first + i, &nc);
 		rc = dvx_sim_add_nic(sw.fab, &nc);
 		if (rc < 0) {
 			say(why, len, "software NIC %u: %s", sw.first + i, strerror(-rc));
 			goto fail;
 		}
 	}
-	if (sw.kind == DVXN_SW_MESH) {
-		rc = mesh_join(cfg, why, len);
+	if (sw.kind == DVXN_SW_MESH || sw.kind == DVXN_SW_ONDEMAND) {
+		rc = sw.kind == DVXN_SW_MESH ? mesh_join(cfg, why, len) : ondemand_up(cfg, why, len);
 		if (rc)
 			goto fail;
 	}
@@ -311,29 +380,87 @@ void dvxn_sw_id_get(struct dvxn_sw_id *id, const uint8_t in[16])
 		id->fabric |= (uint64_t)in[8 + i] << (8 * i);
 }
 
-int dvxn_sw_reach(const struct dvxn_sw_id *id, char *why, size_t len)
+static const char *kind_name(unsigned k)
+{
+	return k == DVXN_SW_MESH ? "a mesh" : k == DVXN_SW_ONDEMAND ? "on demand" : "none";
+}
+
+/* the listener's wire address as the handle has it (nothing written unless on demand): [0] family (4: IPv4), [1] 0,
+ * [2-3] port (little-endian), [4-7] 0, [8-11] the IPv4 address */
+void dvxn_sw_at_put(uint8_t out[DVXN_SW_AT_BYTES])
+{
+	if (sw.kind != DVXN_SW_ONDEMAND)
+		return;
+	memset(out, 0, DVXN_SW_AT_BYTES);
+	out[0] = 4;
+	out[2] = (uint8_t)sw.wire_at.port;
+	out[3] = (uint8_t)(sw.wire_at.port >> 8);
+	memcpy(out + 8, sw.wire_at.ip, 4);
+}
+
+static int ondemand_reach(const struct dvxn_sw_id *id, const uint8_t at[DVXN_SW_AT_BYTES],
+			  char *why, size_t len)
+{
+	struct dvx_hal_sock_addr a;
+	unsigned i;
+	int rc;
+
+	if (id->rank < 0 || id->rank >= sw.nranks ||
+	    id->nic != (unsigned)id->rank * sw.nnics + id->nic % sw.nnics) {
+		say(why, len, "the handle names NIC sim_%u of rank %d, which a job of %d ranks "
+			      "with %u NICs each does not have", id->nic, id->rank, sw.nranks,
+		    sw.nnics);
+		return -EINVAL;
+	}
+	if (id->rank == sw.rank) {
+		if (id->fabric != sw.fabric_id) {
+			say(why, len, "the handle names rank %d, this process's rank, from another "
+				      "process", id->rank);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	for (i = 1; i < DVXN_SW_AT_BYTES; i++)
+		if (i != 2 && i != 3 && i < 8 && at[i])
+			break;
+	if (at[0] != 4 || i < DVXN_SW_AT_BYTES || !(at[2] | at[3])) {
+		say(why, len, "the handle's wire address of rank %d is not one (family %u, port "
+			      "%u)", id->rank, at[0], at[2] | at[3] << 8);
+		return -EINVAL;
+	}
+	memset(&a, 0, sizeof(a));
+	a.family = DVX_HAL_SOCK_IP4;
+	a.port = (uint16_t)(at[2] | at[3] << 8);
+	memcpy(a.ip, at + 8, 4);
+	/* joined already (by this process or the peer): at once; else one join */
+	rc = dvx_sim_wire_connect_peer(sw.fab, id->rank, &a, sw.join_ns);
+	if (rc == -EBUSY)
+		return -EAGAIN;	/* another thread joins it: later */
+	if (rc) {
+		char s[DVX_SIM_WIRE_ADDR_MAX];
+
+		if (dvx_sim_wire_addr_format(&a, s, sizeof(s)))
+			snprintf(s, sizeof(s), "?");
+		say(why, len, "joining rank %d's wire at %s: %s", id->rank, s, strerror(-rc));
+		return rc == -EINVAL || rc == -EPROTO ? -EINVAL : -EHOSTUNREACH;
+	}
+	return 0;
+}
+
+int dvxn_sw_reach(const struct dvxn_sw_id *id, const uint8_t at[DVXN_SW_AT_BYTES], char *why,
+		  size_t len)
 {
 	if (!sw.fab)
 		return -EINVAL;
-	if (id->kind == DVXN_SW_ONDEMAND) {
-		/*
-		 * The seam for peers that join on demand: dial the listener's wire address
-		 * (to be carried in the identity), let the wire check its hello and add the
-		 * peer's NIC as a remote NIC, once per peer process. Not yet: the wire has
-		 * no such call.
-		 */
-		say(why, len, "the listener's wire admits peers on demand, which this build "
-			      "cannot join");
-		return -ENOSYS;
-	}
-	if (id->kind != DVXN_SW_LOCAL && id->kind != DVXN_SW_MESH) {
+	if (id->kind == DVXN_SW_ONDEMAND && sw.kind == DVXN_SW_ONDEMAND)
+		return ondemand_reach(id, at, why, len);
+	if (id->kind < DVXN_SW_LOCAL || id->kind > DVXN_SW_ONDEMAND) {
 		say(why, len, "the handle names a NIC of unknown kind %u", id->kind);
 		return -EINVAL;
 	}
 	if (id->kind != sw.kind) {
-		say(why, len, "the listener %s a wire and this process %s: set DVX_NET_WIRE alike on "
-			      "every rank", id->kind == DVXN_SW_MESH ? "joined" : "has no",
-		    sw.kind == DVXN_SW_MESH ? "joined one" : "has none");
+		say(why, len, "the listener's wire is %s and this process's %s: set DVX_NET_WIRE "
+			      "alike on every rank", kind_name(id->kind), kind_name(sw.kind));
 		return -EHOSTUNREACH;
 	}
 	if (sw.kind == DVXN_SW_LOCAL) {

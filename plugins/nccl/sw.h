@@ -5,14 +5,14 @@
  *
  * One fabric per process (hal/sim), shared by every plugin instance of the process:
  * ranks that are threads of one process reach each other inside it. Ranks that are
- * processes reach each other over the fabric's wire (docs/sim-wire.md). Today the wire
- * is a mesh joined once, when the first instance comes up (DVX_NET_WIRE, a rank and a
- * size: every process of the job joins, through a socket bootstrap). Each listen
- * handle carries the identity of its NIC (struct dvxn_sw_id); a connect first asks
- * dvxn_sw_reach() to make that NIC reachable. That call is the seam for peers that
- * join on demand: it is where a process will dial the listener's wire address (which
- * the identity will then carry) and add the peer's NIC, one pair at a time, instead of
- * checking that the mesh has it.
+ * processes reach each other over the fabric's wire (docs/sim-wire.md): either a mesh
+ * joined once, when the first instance comes up (DVX_NET_WIRE=unix:DIR or tcp:IP, a rank
+ * and a size: every process of the job joins, through a socket bootstrap), or on demand
+ * (DVX_NET_WIRE=ondemand): each process's wire listens, its address travels in the
+ * listen handles, and a connect joins the listener's process the first time a handle
+ * names it. Each listen handle carries the identity of its NIC (struct dvxn_sw_id) and,
+ * on demand, the wire address; a connect first asks dvxn_sw_reach() to make that NIC
+ * reachable.
  */
 #ifndef DVX_PLUGINS_NCCL_SW_H
 #define DVX_PLUGINS_NCCL_SW_H
@@ -29,7 +29,8 @@
 enum dvxn_sw_kind {
 	DVXN_SW_LOCAL = 1,	/* no wire: only ranks of this process */
 	DVXN_SW_MESH = 2,	/* the wire joined as a mesh at start-up (DVX_NET_WIRE) */
-	DVXN_SW_ONDEMAND = 3,	/* reserved: the wire admits peers as handles name them */
+	DVXN_SW_ONDEMAND = 3,	/* the wire admits peers as handles name them
+				 * (DVX_NET_WIRE=ondemand[:tcp:A.B.C.D]) */
 };
 
 /* what a handle says about its NIC: 16 bytes, little-endian in the handle */
@@ -71,10 +72,15 @@ uint64_t dvxn_sw_max_msg(void);
 void dvxn_sw_ident(unsigned i, struct dvxn_sw_id *id);
 void dvxn_sw_id_put(uint8_t out[16], const struct dvxn_sw_id *id);
 void dvxn_sw_id_get(struct dvxn_sw_id *id, const uint8_t in[16]);
-/* make the NIC a peer's handle names reachable from this process: 0, or -EINVAL (not
- * a NIC this job can have), -EHOSTUNREACH (another process with no wire between),
- * -ENOSYS (the on-demand join, not yet), with @why saying which */
-int dvxn_sw_reach(const struct dvxn_sw_id *id, char *why, size_t len);
+/* the listener's wire address in a handle (DVXN_SW_ONDEMAND only; else @out untouched) */
+#define DVXN_SW_AT_BYTES 12
+void dvxn_sw_at_put(uint8_t out[DVXN_SW_AT_BYTES]);
+/* make the NIC a peer's handle names reachable from this process, joining the
+ * listener's process at @at on demand: 0, or -EINVAL (not a NIC this job can have, a
+ * bad address), -EHOSTUNREACH (another process with no wire between, or the join
+ * failed), -EAGAIN (another thread joins it now: call again), with @why saying which */
+int dvxn_sw_reach(const struct dvxn_sw_id *id, const uint8_t at[DVXN_SW_AT_BYTES], char *why,
+		  size_t len);
 /* the wire's address family the messaging layer's handshake should listen on: 0 for
  * its default (TCP on 127.0.0.1), or an IPv4 address for a TCP wire */
 int dvxn_sw_listen_addr(struct dvx_hal_sock_addr *a);

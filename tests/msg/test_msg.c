@@ -588,6 +588,93 @@ static void test_pool_full(void **state)
 	assert_int_equal(mw_fini(&w), 0);
 }
 
+/* one context's handshakes: is one of them an acceptor waiting in MSG_HA_DECIDE? */
+static int deciding(const struct mw *w, int r)
+{
+	const struct dvx_msg_state *st = w->r[r].m.st;
+	uint32_t i;
+
+	for (i = 0; i < st->cfg.max_pending; i++)
+		if (st->hs[i].state == MSG_HA_DECIDE)
+			return 1;
+	return 0;
+}
+
+/*
+ * The tie-break: each context has room for one shared set and both connect to each
+ * other at once, each proposing NEW with its one set. Without it each end refuses the
+ * other's NEW for want of room and both connections fall back. With it the lower context
+ * refuses at once, the higher waits (MSG_HA_DECIDE) for that refusal, which frees its
+ * set, and takes the lower's NEW: the lower's connection is shared, the higher's
+ * private, on both ends. Both interleavings are forced: the lower's HELLO waiting for
+ * the higher's first call (the higher waits), and the higher's first (no wait needed).
+ */
+static void test_pool_tie_break(void **state)
+{
+	struct dvx_msg_cfg c;
+	int order;
+
+	(void)state;
+	cfg_base(&c);
+	c.groups = 1;
+	c.max_shared_sets = 1;
+	for (order = 0; order < 2; order++) {
+		struct mw w;
+		struct dvx_msg_handle h[2];
+		struct dvx_msg_comm *l[2], *s[2] = { NULL, NULL }, *r[2] = { NULL, NULL };
+		struct dvx_msg_stats a;
+		int lo, hi, first, i, shared, rounds = 0;
+
+		assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+		lo = w.r[0].m.st->ctx_id < w.r[1].m.st->ctx_id ? 0 : 1;
+		hi = 1 - lo;
+		for (i = 0; i < 2; i++)
+			assert_int_equal(dvx_msg_listen(&w.r[i].m, 0, &h[i], &l[i]), 0);
+		/* s[i]: rank i's send comm to the other; r[i]: rank i's recv comm from it */
+		first = order ? hi : lo;
+		assert_int_equal(dvx_msg_connect(&w.r[first].m, 0, 0, &h[1 - first], &s[first]),
+				 0);
+		assert_int_equal(dvx_msg_connect(&w.r[1 - first].m, 0, 0, &h[first],
+						 &s[1 - first]), 0);
+		if (!order)
+			assert_true(deciding(&w, hi));	/* its own NEW is unanswered */
+		while (!s[0] || !s[1] || !r[0] || !r[1]) {
+			for (i = 0; i < 2; i++) {
+				if (!s[i])
+					assert_int_equal(dvx_msg_connect(&w.r[i].m, 0, 0, &h[1 - i],
+									 &s[i]), 0);
+				if (!r[i])
+					assert_int_equal(dvx_msg_accept(l[i], &r[i]), 0);
+			}
+			assert_true(++rounds < 100000);
+		}
+		assert_false(deciding(&w, hi));
+		/* the lower's connection shared on both ends, the higher's private */
+		assert_int_equal(dvx_msg_comm_info(s[lo], &shared, NULL, NULL), 0);
+		assert_int_equal(shared, 1);
+		assert_int_equal(dvx_msg_comm_info(r[hi], &shared, NULL, NULL), 0);
+		assert_int_equal(shared, 1);
+		assert_int_equal(dvx_msg_comm_info(s[hi], &shared, NULL, NULL), 0);
+		assert_int_equal(shared, 0);
+		assert_int_equal(dvx_msg_comm_info(r[lo], &shared, NULL, NULL), 0);
+		assert_int_equal(shared, 0);
+		for (i = 0; i < 2; i++) {
+			dvx_msg_get_stats(&w.r[i].m, &a);
+			assert_int_equal(a.primaries, 1);
+			assert_int_equal(a.fallbacks, 1);
+		}
+		assert_int_equal(mw_check(&w), 0);
+		one_message(&w, s[0], r[1], 3000, 40 + order);	/* shared if rank 0 is lo */
+		one_message(&w, s[0], r[1], 100000, 50 + order);
+		for (i = 0; i < 2; i++) {
+			dvx_msg_close(s[i]);
+			dvx_msg_close(r[i]);
+			dvx_msg_close(l[i]);
+		}
+		assert_int_equal(mw_fini(&w), 0);
+	}
+}
+
 /*
  * Late completions: a recv comm closed with a buffer announced keeps its slot (its id
  * routes to nobody else) until the message arrives, which is then counted and dropped;
@@ -933,6 +1020,7 @@ int main(void)
 		cmocka_unit_test(test_modulo),
 		cmocka_unit_test(test_stale_set_fallback),
 		cmocka_unit_test(test_pool_full),
+		cmocka_unit_test(test_pool_tie_break),
 		cmocka_unit_test(test_late_completion),
 		cmocka_unit_test(test_fault_isolation),
 		cmocka_unit_test(test_refusals),

@@ -197,6 +197,7 @@ struct run {
 	int nranks, ncomms, nmsgs, inflight, version, procs, reverse_tags;
 	int kill_last;		/* procs: the last rank dies after the traffic */
 	int cuda;		/* register the buffers as NCCL_PTR_CUDA */
+	int ondemand;		/* procs: DVX_NET_WIRE=ondemand (joins through the handles) */
 	size_t max_size;
 	const char *env[8];	/* NAME=VALUE set in the case's process */
 };
@@ -813,6 +814,8 @@ static void run_case(const struct run *R, uint64_t *digest)
 			snprintf(dir, sizeof(dir), "/tmp/dvx-nccl-test.%d", (int)getpid());
 			mkdir(dir, 0700);
 			snprintf(wire, sizeof(wire), "DVX_NET_WIRE=unix:%s", dir);
+			if (R->ondemand)
+				snprintf(wire, sizeof(wire), "DVX_NET_WIRE=ondemand");
 			putenv(wire);
 			st = dvx_test_fork_all(R->nranks, proc_rank, w);
 			unlink(dir);
@@ -932,6 +935,31 @@ static void test_v11_procs(void **state)
 	R.procs = 1;
 #ifdef __SANITIZE_THREAD__
 	/* TSan slows the processes tenfold on a shared machine: a longer transport timer */
+	R.env[1] = "DVX_NET_WIRE_RETRY_MS=5000";
+#endif
+	run_case(&R, off);
+	digests_equal(thr, off, R.nranks);
+	R.env[0] = "DVX_NET_COMM_NGROUPS=2";
+	run_case(&R, on);
+	digests_equal(thr, on, R.nranks);
+}
+
+/* ranks as forked processes that find each other through the handles alone: each
+ * process's wire listens and joins the listener's process named by a handle on its
+ * first connect (DVX_NET_WIRE=ondemand); 3 ranks, every pair both ways, sharing off and
+ * on, the same bytes as ranks that are threads */
+static void test_v11_procs_ondemand(void **state)
+{
+	struct run R = base;
+	uint64_t thr[MAX_RANKS], off[MAX_RANKS], on[MAX_RANKS];
+
+	R.nranks = 3;
+	R.ncomms = 2;
+	R.nmsgs = 32;
+	run_case(&R, thr);
+	R.procs = 1;
+	R.ondemand = 1;
+#ifdef __SANITIZE_THREAD__
 	R.env[1] = "DVX_NET_WIRE_RETRY_MS=5000";
 #endif
 	run_case(&R, off);
@@ -1087,11 +1115,9 @@ static void test_pool_full_fallback(void **state)
 	R.env[1] = "DVX_NET_SHARED_SETS=1";
 	stats_case(&R, "DVX_NET_COMM_NGROUPS=4", 2, full, path, sizeof(path));
 	assert_true(json_sum(path, "fallbacks") > 0);
-	/* no "primaries > 0": each process's one shared set goes to whichever of its
-	 * connections claims it first, and a shared connection needs the set on both ends;
-	 * with traffic both ways, rank 0's set can go to a group whose peer end lost rank
-	 * 1's set to another group, and then every connection falls back (seen about one
-	 * run in three). Agreement and the same bytes are what the pool guarantees. */
+	/* with traffic both ways each process's one set is proposed to the other at once;
+	 * the handshake's tie-break (docs/msg.md "Connecting") gives one of them to both */
+	assert_true(json_sum(path, "primaries") > 0);
 	digests_equal(off, full, R.nranks);
 	unlink(path);
 }
@@ -1182,6 +1208,60 @@ static int fault_handles(void)
 		return 8;
 	if (p.a.t11->finalize(p.ca) || p.a.t11->finalize(p.cb))
 		return 9;
+	return 0;
+}
+
+/* the wire on demand, rank 0 of 2 in this process: handles naming rank 1 with a
+ * corrupted wire address, a rank the job lacks, or an address nobody answers at fail
+ * cleanly (one WARN line each) and change nothing; the good handle then connects */
+static int fault_ondemand_handles(void)
+{
+	struct pair p;
+	uint8_t bad[DVX_NCCL_HANDLE_BYTES];
+	void *sc, *rc;
+	int w0, err;
+
+	putenv((char *)"DVX_NET_RANK=0");
+	putenv((char *)"DVX_NET_NRANKS=2");
+	putenv((char *)"DVX_NET_TIMEOUT_MS=300");
+	if (pair_up(&p))
+		return 1;
+	if (p.h[48] != 4 || !(p.h[50] | p.h[51]))
+		return fprintf(stderr, "no wire address in the handle\n"), 2;
+	/* rank 1's NIC (sim_1) with the address's family broken */
+	memcpy(bad, p.h, sizeof(bad));
+	bad[114] = 1;
+	bad[116] = 1;
+	bad[48] = 9;
+	w0 = nwarn;
+	err = try_connect(&p, bad, &sc, &rc);
+	if (err != DVX_NCCL_INTERNAL_ERROR || nwarn != w0 + 1 || !strstr(last_warn, "not one"))
+		return fprintf(stderr, "bad address: %d, %s\n", err, last_warn), 3;
+	/* a rank the job of 2 does not have */
+	memcpy(bad, p.h, sizeof(bad));
+	bad[114] = 7;
+	bad[116] = 7;
+	w0 = nwarn;
+	err = try_connect(&p, bad, &sc, &rc);
+	if (err != DVX_NCCL_INTERNAL_ERROR || nwarn != w0 + 1 || !strstr(last_warn, "rank 7"))
+		return fprintf(stderr, "bad rank: %d, %s\n", err, last_warn), 4;
+	/* rank 1 at an address where nothing listens (port 1): bounded, ncclSystemError */
+	memcpy(bad, p.h, sizeof(bad));
+	bad[114] = 1;
+	bad[116] = 1;
+	bad[50] = 1;
+	bad[51] = 0;
+	w0 = nwarn;
+	err = try_connect(&p, bad, &sc, &rc);
+	if (err != DVX_NCCL_SYSTEM_ERROR || nwarn != w0 + 1 || !strstr(last_warn, "joining"))
+		return fprintf(stderr, "nobody there: %d, %s\n", err, last_warn), 5;
+	err = try_connect(&p, p.h, &sc, &rc);
+	if (err || !sc || !rc)
+		return fprintf(stderr, "good handle: %d, %s\n", err, last_warn), 6;
+	if (p.a.t11->close_send(sc) || p.a.t11->close_recv(rc) || p.a.t11->close_listen(p.lc))
+		return 7;
+	if (p.a.t11->finalize(p.ca) || p.a.t11->finalize(p.cb))
+		return 8;
 	return 0;
 }
 
@@ -1314,6 +1394,11 @@ static void run_fault(int (*fn)(void), const char *env0, const char *env1)
 static void test_fault_handles(void **state)
 {
 	run_fault(fault_handles, NULL, NULL);
+}
+
+static void test_fault_ondemand_handles(void **state)
+{
+	run_fault(fault_ondemand_handles, "DVX_NET_WIRE=ondemand", NULL);
 }
 
 static void test_fault_oversize(void **state)
@@ -1490,10 +1575,12 @@ int main(void)
 		cmocka_unit_test(test_v11_4_ranks),
 		cmocka_unit_test(test_v11_procs),
 		cmocka_unit_test(test_v11_procs_killed),
+		cmocka_unit_test(test_v11_procs_ondemand),
 		cmocka_unit_test(test_stats_sharing),
 		cmocka_unit_test(test_pool_full_fallback),
 		cmocka_unit_test(test_gpu_buffers),
 		cmocka_unit_test(test_fault_handles),
+		cmocka_unit_test(test_fault_ondemand_handles),
 		cmocka_unit_test(test_fault_oversize),
 		cmocka_unit_test(test_fault_no_room),
 		cmocka_unit_test(test_fault_config),
