@@ -104,7 +104,8 @@ static struct {
 	uint8_t *arena;
 	void *guard;
 	uint64_t base;
-	uint64_t fail_lo, fail_hi;	/* a copy touching [lo, hi) fails */
+	uint64_t fail_lo, fail_hi;	/* a copy touching [lo, hi) fails (atomics: set by
+					 * the case, read by the NIC's progress thread) */
 } DV;
 
 static int dv_ok(uint64_t a, uint64_t len)
@@ -112,11 +113,17 @@ static int dv_ok(uint64_t a, uint64_t len)
 	return a >= DV.base && a - DV.base <= DEV_LEN && len <= DEV_LEN - (a - DV.base);
 }
 
+static int dv_fails(uint64_t a, uint64_t len)
+{
+	return a < __atomic_load_n(&DV.fail_hi, __ATOMIC_ACQUIRE) &&
+	       a + len > __atomic_load_n(&DV.fail_lo, __ATOMIC_ACQUIRE);
+}
+
 static int dv_read(void *arg, void *dst, uint64_t src, uint64_t len)
 {
 	if (arg != &DV || !len || !dv_ok(src, len))
 		return -EFAULT;
-	if (src < DV.fail_hi && src + len > DV.fail_lo)
+	if (dv_fails(src, len))
 		return -EIO;
 	memcpy(dst, DV.arena + (src - DV.base), len);
 	return 0;
@@ -126,7 +133,7 @@ static int dv_write(void *arg, uint64_t dst, const void *src, uint64_t len)
 {
 	if (arg != &DV || !len || !dv_ok(dst, len))
 		return -EFAULT;
-	if (dst < DV.fail_hi && dst + len > DV.fail_lo)
+	if (dv_fails(dst, len))
 		return -EIO;
 	memcpy(DV.arena + (dst - DV.base), src, len);
 	return 0;
@@ -716,8 +723,8 @@ static int do_dev_fail(const struct opts *o)
 	int victim = o->fail == 2 || o->fail == 4 ? 0 : 1;	/* who posts */
 
 	if (P.rank == 0) {
-		DV.fail_lo = DA(0x10000);
-		DV.fail_hi = DA(0x10008);
+		__atomic_store_n(&DV.fail_lo, DA(0x10000), __ATOMIC_RELEASE);
+		__atomic_store_n(&DV.fail_hi, DA(0x10008), __ATOMIC_RELEASE);
 	}
 	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
 	if (P.rank == victim) {
