@@ -140,3 +140,21 @@ int dvx_tw_fini(struct dvx_tw *w, unsigned *what)
 	free(w->fab_mem);
 	return err;
 }
+
+void dvx_tw_mp_cfg(const struct dvx_tw *w, int me, struct dvx_bootstrap *bs, struct dvx_gpu *gpu,
+		   struct dvx_nic *nic, uint32_t flags, struct dvx_mp_cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->rank = me;
+	c->nranks = w->n;
+	c->bs = bs;
+	c->gpu = gpu;
+	c->flags = flags;
+	c->ib.nnics = 1;
+	c->ib.nics[0] = nic;
+	c->ib.qps_per_nic = 1;
+	c->ib.sq_depth = 64;
+	c->ib.comp_depth = 16;
+	c->inject = w->inf;
+	c->timeout_ns = 20000000000ull;
+}

@@ -13,6 +13,7 @@
 #include <dvx/mp/topo.h>
 #include <dvx/bootstrap/bootstrap.h>
 #include <dvx/hal/sim.h>
+#include <dvx/mp/mp.h>
 
 #define DVX_TW_MAX 8
 
@@ -49,6 +50,14 @@ int dvx_tw_init(struct dvx_tw *w, int n, const int *host, const uint8_t *gpu_uui
  * are NVL peers as dvx_mp_init() would find them.
  */
 void dvx_tw_gpus(struct dvx_tw *w, const uint8_t (*uuid)[16], int n);
+
+/*
+ * dvx_tw_mp_cfg() - the multi-peer configuration rank @me of @w's ranks uses in the
+ * suites: its bootstrap, GPU and one NIC with one QP of 64 WQEBBs per peer, the world's
+ * topology injected, @flags, 20 s bounds. @c is overwritten.
+ */
+void dvx_tw_mp_cfg(const struct dvx_tw *w, int me, struct dvx_bootstrap *bs, struct dvx_gpu *gpu,
+		   struct dvx_nic *nic, uint32_t flags, struct dvx_mp_cfg *c);
 
 /* dvx_tw_run() - fn(args + r * stride) on one thread per rank r, all joined. */
 void dvx_tw_run(struct dvx_tw *w, void *(*fn)(void *), void *args, size_t stride);

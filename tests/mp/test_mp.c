@@ -109,19 +109,7 @@ static int mr_open(struct mctx *x)
 	ROK(x->r, dvx_gpu_open(&x->gpu, dvx_sim_hal(w->tw.fab), w->tw.host[x->me], NULL));
 	x->gpu_up = 1;
 
-	memset(&x->c, 0, sizeof(x->c));
-	x->c.rank = x->me;
-	x->c.nranks = x->n;
-	x->c.bs = &x->bs;
-	x->c.gpu = &x->gpu;
-	x->c.flags = w->flags;
-	x->c.ib.nnics = 1;
-	x->c.ib.nics[0] = &x->nic;
-	x->c.ib.qps_per_nic = 1;
-	x->c.ib.sq_depth = 64;
-	x->c.ib.comp_depth = 16;
-	x->c.inject = w->tw.inf;
-	x->c.timeout_ns = 20 * SEC;
+	dvx_tw_mp_cfg(&w->tw, x->me, &x->bs, &x->gpu, &x->nic, w->flags, &x->c);
 	x->state = aligned_alloc(64, (dvx_mp_mem_size(&x->c) + 63) & ~(size_t)63);
 	if (!x->state)
 		RBAD(x->r, "no memory for the state");

@@ -215,7 +215,6 @@ static int wr_open(struct wctx *x)
 	struct world *w = x->r->w;
 	struct wrank *r = x->r;
 	int me = x->me;
-	int n = x->n;
 
 	memset(&x->win, 0, sizeof(x->win));
 	ROK(r, dvx_bootstrap_thread_init(&x->bs, w->tw.g, me));
@@ -229,19 +228,7 @@ static int wr_open(struct wctx *x)
 	ROK(r, dvx_gpu_open(&x->gpu, dvx_sim_hal(w->tw.fab), w->tw.host[me], NULL));
 	x->gpu_up = 1;
 
-	memset(&x->c, 0, sizeof(x->c));
-	x->c.rank = me;
-	x->c.nranks = n;
-	x->c.bs = &x->bs;
-	x->c.gpu = &x->gpu;
-	x->c.flags = w->flags;
-	x->c.ib.nnics = 1;
-	x->c.ib.nics[0] = &x->nic;
-	x->c.ib.qps_per_nic = 1;
-	x->c.ib.sq_depth = 64;
-	x->c.ib.comp_depth = 16;
-	x->c.inject = w->tw.inf;
-	x->c.timeout_ns = 20 * SEC;
+	dvx_tw_mp_cfg(&w->tw, me, &x->bs, &x->gpu, &x->nic, w->flags, &x->c);
 	x->state = aligned_alloc(64, (dvx_mp_mem_size(&x->c) + 63) & ~(size_t)63);
 	ROK(r, dvx_mp_init(&x->mp, &x->c, x->state, dvx_mp_mem_size(&x->c)));
 	x->mp_up = 1;
