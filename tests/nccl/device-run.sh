@@ -21,6 +21,9 @@
 #              joined at start-up, DVX_NET_WIRE=unix:DIR)
 #   PER_RUN_S  time limit of one configuration (default 150: a sweep to 256 MiB is
 #              estimated at about a minute with NCCL's start-up; three fit in 10 minutes)
+#   JOBS       configurations run at once (default 1). More than one shares the two GPUs
+#              and the CPUs between them: the results are still checked exactly, but the
+#              bandwidth figures are not one configuration's alone (time with JOBS=1)
 # Configurations: off, g{1,2,4}d{1,2,4}q1, g{1,2,4}d1q4, off-2nics, g2-2nics, socket.
 # Sets: quick (off g2d1q1 g2d1q4 off-2nics socket), pool (the g* ones), all (default).
 # One line per configuration on stdout and in $OUT/summary.txt; the exit status is
@@ -66,22 +69,32 @@ P="NCCL_NET_PLUGIN=$plugin NCCL_NET=dvx DVX_NET_SIM=1"
 failed=0
 : > "$out/summary.txt"
 
-run() {	# NAME, then VAR=VALUE ... for that configuration
-	name=$1
-	shift
+jobs=${JOBS:-1}
+nrun=0
+
+run1() {	# PORT NAME, then VAR=VALUE ... for that configuration
+	port=$1
+	name=$2
+	shift 2
 	wire=$(mktemp -d /tmp/dvx-nccl.XXXXXX)
 	w=ondemand
 	[ "${WIRE:-ondemand}" = mesh ] && w="unix:$wire"
 	env "$@" DVX_NET_WIRE="$w" DVX_NET_STATS="$out/$name.stats.%p.%c.json" \
-		timeout "$per" $launch --nproc-per-node 2 "$here/torch_sweep.py" \
-		--max-bytes "$max" > "$out/$name.log" 2>&1
+		timeout "$per" $launch --nproc-per-node 2 --master-port "$port" \
+		"$here/torch_sweep.py" --max-bytes "$max" > "$out/$name.log" 2>&1
 	rc=$?
 	rm -rf "$wire"
 	loaded=$(grep -m 1 -io 'loaded net plugin [^ ]*[^)]*)\?' "$out/$name.log")
 	wrong=$(grep -m 1 'wrong at' "$out/$name.log")
 	line="$name: rc=$rc ${loaded:-plugin not seen loaded} $(grep -c ' GB/s' "$out/$name.log") rows${wrong:+ $wrong}"
 	echo "$line" | tee -a "$out/summary.txt"
-	[ "$rc" = 0 ] || failed=1
+}
+
+run() {	# NAME, then VAR=VALUE ...: at most $jobs at once
+	nrun=$((nrun + 1))
+	run1 $((29500 + nrun)) "$@" &
+	[ $((nrun % jobs)) = 0 ] && wait
+	return 0
 }
 
 one() {
@@ -108,4 +121,6 @@ for a in "$@"; do
 	*) one "$a" ;;
 	esac
 done
+wait
+grep -qv ': rc=0 ' "$out/summary.txt" && failed=1
 exit $failed
