@@ -424,7 +424,8 @@ $(objtree)/dvx-test.pc: $(srctree)/scripts/gen-pc.sh $(srctree)/include/dvx/vers
 # the clear-to-send bug (msg-ranks-test, msg-edges-test; docs/testing.md)
 reorder-tests := p2p-test p2p-procs-test win-test msg-test msg-ranks-test msg-model-test \
 	msg-edges-test msg-procs-test ht-test ht-cb-test ht-cache-test ht-fault-test \
-	ht-recover-test ht-procs-test mp-e2e-test soak-test soak-procs-test fuzz-test
+	ht-recover-test ht-procs-test mp-e2e-test soak-test soak-procs-test fuzz-test \
+	nccl-net-test
 REORDER_SEEDS ?= 1 4
 
 # (the reorder passes first, so the run ends with the whole suite's summary)

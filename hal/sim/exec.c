@@ -359,21 +359,22 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
 /*
  * Reorder mode: place a random part of a message of @total bytes (>= 16) in a random
  * chunk order, its last 8 bytes a chunk of their own, and leave the rest for a later
- * generation (the next dvx_sim_step() or thread pass): nothing promises when a byte is
+ * generation (the next dvx_sim_step() or thread pass; on the wire, the next pass over
+ * the frame, which stays in the receive buffer): nothing promises when a byte is
  * visible before the completion, nor in which order (docs/prm.md 10.2). 1 when it did
- * (the WQE stalls; its re-run places the whole message and completes it), 0 when the
+ * (the caller's re-run places the whole message and completes it), 0 when the
  * message is to be placed whole now, -CP_SRC or -CP_DST when a copy through the DMA
  * callbacks failed. @to_sg: the message goes from @buf into @sg (a READ's response),
  * else from @sg into @buf (a WRITE).
  */
-static int ro_split(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_sge *sg,
-		    uint32_t nsg, const struct sim_sge *buf, uint64_t total, int to_sg)
+static int ro_place_part(struct sim_fabric *fab, const struct sim_sge *sg, uint32_t nsg,
+			 const struct sim_sge *buf, uint64_t total, int to_sg)
 {
 	static const uint32_t csz[4] = { 8, 64, 512, 4096 };
 	uint64_t cs, body = total - 8, nch, step, mask = 0, all, j, k;
 	int cp;
 
-	if (X_LIKELY(!fab->ro_on) || qp->exec.ro_split || total < 16 || sim_ro_rand(fab, 4))
+	if (total < 16 || sim_ro_rand(fab, 4))
 		return 0;
 	cs = csz[sim_ro_rand(fab, 4)];
 	while ((body + cs - 1) / cs > 63)
@@ -404,11 +405,26 @@ static int ro_split(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_
 		if (X_UNLIKELY(cp))
 			return -cp;
 	}
-	qp->exec.ro_split = 1;
-	qp->exec.ro_gen = fab->ro_gen;
 	fab->ro_splits++;
 	fab->ro_tail_first += mask >> (nch - 1) & 1;
 	return 1;
+}
+
+/* ro_place_part() for the WQE at @qp's sq_ci, once: the WQE stalls after a part and its
+ * re-run in a later generation places the whole message */
+static int ro_split(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_sge *sg,
+		    uint32_t nsg, const struct sim_sge *buf, uint64_t total, int to_sg)
+{
+	int rc;
+
+	if (X_LIKELY(!fab->ro_on) || qp->exec.ro_split)
+		return 0;
+	rc = ro_place_part(fab, sg, nsg, buf, total, to_sg);
+	if (rc > 0) {
+		qp->exec.ro_split = 1;
+		qp->exec.ro_gen = fab->ro_gen;
+	}
+	return rc;
 }
 
 /* the stage holds @qp's WQE @idx, gathered early */
@@ -1658,6 +1674,7 @@ static int wire_transmit(struct sim_fabric *fab, struct sim_qp *qp, const struct
 	sl->ci = x->w_next_ci;
 	sl->bytes = 0;
 	sl->resp = 0;
+	sl->ro_held = 0;
 	sl->data = w->opcode == SIM_OP_RDMA_READ || o;
 	sl->deadline = sim_wire_now(fab) + wire_retry_ns(fab, qp);
 	x->w_cnt++;
@@ -1881,6 +1898,17 @@ static int wire_ack_data(struct sim_fabric *fab, struct sim_qp *qp, struct sim_w
 		if (local_sgl(qp, &w, 2, 1, 0, sg, &nsg, &total, &r) == X_DONE &&
 		    total == f->payload) {
 			sge_host(&src, payload, total);
+			if (X_UNLIKELY(fab->ro_on) && !sl->ro_held) {
+				/* reorder mode: a part now, the whole in the frame's next pass */
+				int rc = ro_place_part(fab, sg, nsg, &src, total, 1);
+
+				if (rc > 0) {
+					sl->ro_held = 1;
+					return 1;
+				}
+				if (rc < 0)
+					return -EIO;
+			}
 			if (total && copy_scatter(fab, sg, nsg, &src, total))
 				return -EIO;
 		}
@@ -1904,28 +1932,30 @@ static int wire_ack_data(struct sim_fabric *fab, struct sim_qp *qp, struct sim_w
  * executes in order), so one to a PSN also acknowledges the requests before it that
  * carry no data (WRITE, SEND); a READ's or an atomic's answer that did not come is lost
  * and the head's time-out sends it again. An answer to nothing on the wire (a duplicate,
- * one before a go-back, a QP reset meanwhile) is dropped.
+ * one before a go-back, a QP reset meanwhile) is dropped. In the reorder mode a READ's
+ * data may be placed in part first (return 1: the frame is held and comes again).
  */
-void dvx_sim_exec_wire_response(struct sim_fabric *fab, const struct sim_wire_frame *f,
-				const uint8_t *payload)
+int dvx_sim_exec_wire_response(struct sim_fabric *fab, const struct sim_wire_frame *f,
+			       const uint8_t *payload)
 {
 	struct sim_qp_exec *x;
 	struct sim_wslot *sl;
 	struct sim_qp *qp;
 	uint32_t off, i;
+	int rc = 0;
 
 	if (f->src_nic >= fab->nnics)
-		return;
+		return 0;
 	qp = dvx_sim_qp_find(&fab->nics[f->src_nic], f->dst_qpn);
 	if (!qp || qp->state != SIM_QPS_RTS || f->src_qpn != qp->remote_qpn)
-		return;
+		return 0;
 	x = &qp->exec;
 	off = (f->psn - x->w_una) & 0xffffffu;
 	if (!x->w_cnt || off >= x->w_cnt)
-		return;
+		return 0;
 	sl = wslot(x, f->psn);
 	if (sl->resp)
-		return;
+		return 0;
 	for (i = 0; i < off; i++) {
 		struct sim_wslot *e = wslot(x, (x->w_una + i) & 0xffffffu);
 
@@ -1934,7 +1964,11 @@ void dvx_sim_exec_wire_response(struct sim_fabric *fab, const struct sim_wire_fr
 			e->bytes = 0;
 		}
 	}
-	if (f->type == SIM_WIRE_ACK && sl->data && X_UNLIKELY(wire_ack_data(fab, qp, sl, f, payload))) {
+	if (f->type == SIM_WIRE_ACK && sl->data)
+		rc = wire_ack_data(fab, qp, sl, f, payload);
+	if (rc > 0)
+		return 1;	/* placed in part: the rest in the frame's next pass */
+	if (X_UNLIKELY(rc)) {
 		/* the data could not be placed: the WQE fails at the requester */
 		sl->synd = SIM_SYND_LOCAL_PROT_ERR;
 		sl->vendor = SIM_VS_DMA_LOCAL;
@@ -1948,6 +1982,7 @@ void dvx_sim_exec_wire_response(struct sim_fabric *fab, const struct sim_wire_fr
 	 * would reset it) */
 	if (wslot(x, x->w_una)->resp)
 		qp->stall_until_ns = 1;
+	return 0;
 }
 
 /*
@@ -2068,6 +2103,24 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 			goto nak;
 		if (is_write && f->len) {
 			sge_host(&pl, payload, f->len);
+			if (X_UNLIKELY(fab->ro_on)) {
+				/* reorder mode: a part now; the frame stays, and its next pass
+				 * (ro_wheld) places the whole message and goes on */
+				if (x->ro_wheld && x->ro_wpsn == f->psn) {
+					x->ro_wheld = 0;
+				} else {
+					rc = ro_place_part(fab, &pl, 1, &t, f->len, 0);
+					if (rc > 0) {
+						x->ro_wheld = 1;
+						x->ro_wpsn = f->psn;
+						return SIM_WIRE_HELD;
+					}
+					if (X_UNLIKELY(rc < 0)) {
+						rc = dma_fail(&r, 1);
+						goto nak;
+					}
+				}
+			}
 			if (X_UNLIKELY(seg_copy(fab, &t, 0, &pl, 0, f->len))) {
 				rc = dma_fail(&r, 1);
 				goto nak;

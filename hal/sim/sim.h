@@ -161,7 +161,7 @@ struct sim_qp_exec {
 	uint32_t w_next_ci;	/* the WQE after the last one sent */
 	uint32_t w_win;		/* how many may be on the wire now (1 after a loss, grows) */
 	uint32_t w_hi;		/* the PSN after the highest one ever sent (retransmissions) */
-	uint32_t rsvd_w2;
+	uint32_t ro_wpsn;	/* responder, reorder mode: the request placed in part (ro_wheld) */
 	uint8_t w_seeded;	/* w_nxt has its first value */
 	uint8_t w_ahead;	/* exec_one() runs a WQE beyond sq_ci only to send it */
 	uint8_t wr_valid;	/* responder: wr_epsn and wr_src hold */
@@ -176,7 +176,8 @@ struct sim_qp_exec {
 		uint8_t synd;		/* NAK: the requester's syndrome; RNR: min_rnr_nak */
 		uint8_t vendor;
 		uint8_t data;		/* a READ or an atomic: its answer carries data */
-		uint32_t rsvd;
+		uint8_t ro_held;	/* reorder mode: its READ response was placed in part */
+		uint8_t rsvd[3];
 	} w_slot[SIM_WIRE_WIN];
 	/* responder: the atomics executed last, replayed to a retransmission */
 	struct sim_whist {
@@ -191,7 +192,10 @@ struct sim_qp_exec {
 	/* the wire: the WQE at dma_fail_ci could not gather its data (a DMA callback
 	 * failed while it was sent ahead): it fails when it is the head */
 	uint8_t dma_fail;
-	uint8_t rsvd_ro[6];
+	/* the wire, responder, reorder mode: the request ro_wpsn was placed in part and its
+	 * frame held for the next pass, which places it whole */
+	uint8_t ro_wheld;
+	uint8_t rsvd_ro[5];
 	uint64_t ro_gen;
 	uint32_t dma_fail_ci;
 	uint32_t rsvd_df;
@@ -602,14 +606,18 @@ void dvx_sim_kick_open(struct sim_fabric *fab);
 
 /* dvx_sim_wire_send()'s @reserve for a request sent again after its time-out */
 #define SIM_WIRE_RETRANSMIT 2
-/* what dvx_sim_exec_wire_request() did with a request */
-enum { SIM_WIRE_DONE = 0, SIM_WIRE_DUP, SIM_WIRE_DROPPED };
+/* what dvx_sim_exec_wire_request() did with a request: executed, a duplicate answered, dropped, or placed in part
+ * in the reorder mode (SIM_WIRE_HELD: the frame stays in the receive buffer and is
+ * executed again in the next pass, whole) */
+enum { SIM_WIRE_DONE = 0, SIM_WIRE_DUP, SIM_WIRE_DROPPED, SIM_WIRE_HELD };
 
 /* the responder and requester halves of exec.c that the wire calls */
 int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_qp *peer,
 			      const struct sim_wire_frame *f, const uint8_t *payload);
-void dvx_sim_exec_wire_response(struct sim_fabric *fab, const struct sim_wire_frame *f,
-				const uint8_t *payload);
+/* 1 when a READ response was placed in part (reorder mode): the frame is held, as
+ * SIM_WIRE_HELD; else 0 */
+int dvx_sim_exec_wire_response(struct sim_fabric *fab, const struct sim_wire_frame *f,
+			       const uint8_t *payload);
 /** the local QP that a path and a QPN name, or NULL (fabric.c) */
 struct sim_qp *dvx_sim_qp_by_path(struct sim_fabric *fab, uint8_t link_layer, uint16_t lid,
 				  const uint8_t gid[16], const uint8_t mac[6], uint32_t qpn);

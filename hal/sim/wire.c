@@ -1232,25 +1232,33 @@ static void wire_flush(struct sim_fabric *fab)
 
 /* ---- progress ------------------------------------------------------------------------ */
 
-static void rx_frame(struct sim_fabric *fab, uint32_t rank, const uint8_t *payload,
+/* execute one frame; true when the reorder mode placed its message in part and holds it:
+ * the frame stays where it is, and nothing after it from @rank runs before its next
+ * pass executes it whole (docs/sim-wire.md "Reorder mode") */
+static bool rx_frame(struct sim_fabric *fab, uint32_t rank, const uint8_t *payload,
 		     const struct sim_wire_frame *f)
 {
 	struct sim_wire *w = fab->wire;
 	int rc;
 
-	w->st.frames_rx++;
 	if (f->type != SIM_WIRE_REQ) {
-		dvx_sim_exec_wire_response(fab, f, payload);
-		return;
+		if (dvx_sim_exec_wire_response(fab, f, payload))
+			return true;
+		w->st.frames_rx++;
+		return false;
 	}
 	rc = dvx_sim_exec_wire_request(fab, rank,
 				       dvx_sim_qp_by_path(fab, f->link_layer, f->dlid, f->dgid,
 							  f->dmac, f->dst_qpn),
 				       f, payload);
+	if (rc == SIM_WIRE_HELD)
+		return true;
+	w->st.frames_rx++;
 	if (rc == SIM_WIRE_DUP)
 		w->st.duplicates++;
 	else if (rc == SIM_WIRE_DROPPED)
 		w->st.dropped++;
+	return false;
 }
 
 /*
@@ -1278,8 +1286,11 @@ static bool rx_peer(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 				return true;
 			}
 			if (have >= SIM_WIRE_HDR + (uint64_t)f.payload) {
+				if (rx_frame(fab, rank, b + SIM_WIRE_HDR, &f)) {
+					moved = true;	/* held: again in the next pass */
+					break;
+				}
 				p->rx_head += SIM_WIRE_HDR + (uint64_t)f.payload;
-				rx_frame(fab, rank, b + SIM_WIRE_HDR, &f);
 				frames++;
 				continue;
 			}

@@ -174,6 +174,7 @@ struct opts {
 	uint8_t rq_sge;		/* receive scatter entries (0: 1) */
 	uint8_t fail;		/* do_dev_fail: which copy fails */
 	uint8_t no_ring;	/* UNIX sockets without the shared-memory rings */
+	uint32_t reorder;	/* the reorder mode with this seed (0: in order) */
 };
 
 #define RING_BYTES_WIRE (256u << 10)	/* each direction's ring (less than a 1 MiB WRITE:
@@ -232,7 +233,8 @@ static int world_net(int rank, int n, const struct opts *o)
 	P.fab_mem = calloc(1, len);
 	CHECK(P.fab_mem);
 	CHECK_RET(dvx_sim_fabric_init(P.fab_mem, len, &fc, &P.fab), 0);
-	CHECK_RET(dvx_sim_set_reorder(P.fab, 0, 0), 0);	/* the in-order model's counts */
+	/* the in-order model's counts, unless the case asks for the reorder mode */
+	CHECK_RET(dvx_sim_set_reorder(P.fab, o->reorder != 0, o->reorder + (uint64_t)rank), 0);
 	dvx_sim_nic_cfg_default(&nc, (unsigned)rank);
 	CHECK_RET(dvx_sim_add_nic(P.fab, &nc), 0);
 	memset(&wc, 0, sizeof(wc));
@@ -557,6 +559,63 @@ static int do_ops(const struct opts *o)
 		CHECK(P.data[(1300u << 10) + i] == pat(peer, i));
 	for (i = 0; i < 3000; i++)
 		CHECK(P.data[(1536u << 10) + 4096 + i] == pat(peer, 1000 + i));
+	return 0;
+}
+
+/*
+ * The reorder mode across processes (docs/sim-wire.md "Reorder mode"): 32 WRITEs of
+ * 16 B-64 KiB into the peer, all on the wire at once, then 32 READs of the peer's bytes.
+ * A message placed in part leaves its frame in the receive buffer for the next pass,
+ * which places it whole; nothing after it from that process runs before. Every byte is
+ * checked, and this process's NIC says it placed messages in part (the peer's WRITEs
+ * here, the answers to its own READs).
+ */
+static int do_reorder(const struct opts *o)
+{
+	const uint32_t N = 32, STRIDE = 64u << 10;
+	int peer = 1 - P.rank;
+	struct dvx_qp *qp = &P.qp[peer];
+	uint64_t ra = P.info[peer].addr;
+	uint32_t rk = P.info[peer].rkey, lk = P.mr.lkey, k;
+	uint8_t *src = P.data + SRC;
+	struct dvx_sim_stats st;
+	struct dvx_wc wc;
+	size_t i;
+
+	(void)o;
+	for (i = 0; i < SRC; i++)
+		src[i] = pat(P.rank, i);
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	for (k = 0; k < N; k++)
+		CHECK_RET(dvx_qp_post_write(qp, k, (uintptr_t)src + k * STRIDE, lk, 16u << (k % 13),
+					    ra + k * STRIDE, rk, DVX_POST_SIGNALED), 0);
+	for (k = 0; k < N; k++) {
+		CHECK_RET(wait_wc(&wc), 0);
+		CHECK(wc.wr_id == k && wc.opcode == DVX_WC_RDMA_WRITE);
+	}
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	seen_by_nic();
+	for (k = 0; k < N; k++)
+		for (i = 0; i < (16u << (k % 13)); i++)
+			CHECK(P.data[k * STRIDE + i] == pat(peer, k * STRIDE + i));
+	/* both checked before the READs overwrite what the peer wrote */
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	memset(P.data, 0, SRC);
+	for (k = 0; k < N; k++)
+		CHECK_RET(dvx_qp_post_read(qp, 100 + k, (uintptr_t)P.data + k * STRIDE, lk,
+					   16u << (k % 13), ra + SRC + k * STRIDE, rk,
+					   DVX_POST_SIGNALED), 0);
+	for (k = 0; k < N; k++) {
+		CHECK_RET(wait_wc(&wc), 0);
+		CHECK(wc.wr_id == 100 + k && wc.opcode == DVX_WC_RDMA_READ &&
+		      wc.byte_len == 16u << (k % 13));
+		for (i = 0; i < (16u << (k % 13)); i++)
+			CHECK(P.data[k * STRIDE + i] == pat(peer, k * STRIDE + i));
+	}
+	CHECK_RET(dvx_sim_get_stats(P.fab, &st), 0);
+	/* 64 messages of >= 16 B placed here, each split with probability 1/4 */
+	CHECK(st.ro_splits > 0);
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
 	return 0;
 }
 
@@ -1151,6 +1210,24 @@ static void test_ops(void **state)
 	run_ranks(2, do_ops, &o);
 }
 
+static void test_reorder(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .rq = 1, .reorder = 0x5eed };
+
+	run_ranks(2, do_reorder, &o);
+	/* every opcode, the ring off and on */
+	run_ranks(2, do_ops, &o);
+	o.no_ring = 1;
+	run_ranks(2, do_reorder, &o);
+}
+
+static void test_reorder_dev(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .rq = 1, .dev = 1, .rq_sge = 4, .reorder = 0x5eed };
+
+	run_ranks(2, do_dev_ops, &o);
+}
+
 static void test_dev_ops(void **state)
 {
 	struct opts o = { .rnr_retry = 7, .rq = 1, .dev = 1, .rq_sge = 4 };
@@ -1649,6 +1726,8 @@ int main(void)
 		cmocka_unit_test(test_setup),
 		cmocka_unit_test(test_ops),
 		cmocka_unit_test(test_ops_noring),
+		cmocka_unit_test(test_reorder),
+		cmocka_unit_test(test_reorder_dev),
 		cmocka_unit_test(test_ops_tcp),
 		cmocka_unit_test(test_dev_ops),
 		cmocka_unit_test(test_dev_fail_place),
