@@ -175,65 +175,83 @@ static int reg_dev(struct wrank *r, struct dvx_mr *mr)
 	return err;
 }
 
-static void rank_body(struct wrank *r)
+/* phase open: the rank's NIC */
+static int rank_open_nic(struct wrank *r)
 {
-	const struct world_cfg *c = &r->w->cfg;
 	struct dvx_nic_cfg na;
-	struct dvx_p2p_cfg pc;
-	struct dvx_mem_req sreq, rreq;
-	struct dvx_mr *mrs[1];
 	char name[32];
-	uint64_t nwords = (uint64_t)c->nranks * c->nslots;
 	int err;
 
 	memset(&na, 0, sizeof(na));
 	snprintf(name, sizeof(name), "sim_%d", r->rank);
 	na.name = name;
 	na.gid_index = -1;
-	W_OK(r, dvx_nic_open(&r->nic, rank_hal(r), &na));
+	err = dvx_nic_open(&r->nic, rank_hal(r), &na);
+	if (err)
+		wfail(r, __LINE__, err, "dvx_nic_open = %d", err);
+	return err;
+}
 
-	memset(&pc, 0, sizeof(pc));
-	pc.rank = r->rank;
-	pc.nranks = c->nranks;
-	pc.nnics = 1;
-	pc.nics[0] = &r->nic;
-	pc.qps_per_nic = c->qps_per_nic;
-	pc.sq_depth = c->sq_depth;
-	pc.comp_depth = c->comp_depth;
-	pc.flags = (c->local_pair ? DVX_P2P_F_LOCAL_PAIR : 0) |
-		   (c->read == 1 ? DVX_P2P_F_READ : 0);
-	pc.bs = &r->bs;
-	pc.timeout_ns = 30 * W_SEC;
+/* phase configure: the transport the world asks of this rank */
+static void rank_p2p_cfg(struct wrank *r, struct dvx_p2p_cfg *pc)
+{
+	const struct world_cfg *c = &r->w->cfg;
+
+	memset(pc, 0, sizeof(*pc));
+	pc->rank = r->rank;
+	pc->nranks = c->nranks;
+	pc->nnics = 1;
+	pc->nics[0] = &r->nic;
+	pc->qps_per_nic = c->qps_per_nic;
+	pc->sq_depth = c->sq_depth;
+	pc->comp_depth = c->comp_depth;
+	pc->flags = (c->local_pair ? DVX_P2P_F_LOCAL_PAIR : 0) |
+		    (c->read == 1 ? DVX_P2P_F_READ : 0);
+	pc->bs = &r->bs;
+	pc->timeout_ns = 30 * W_SEC;
 	if (c->subset) {
 		static __thread int32_t peers[W_MAX_RANKS];
 		int p;
 
-		pc.peers = peers;
+		pc->peers = peers;
 		for (p = 0; p < c->nranks; p++)
 			if (p != r->rank && c->link[r->rank][p])
-				peers[pc.npeers++] = p;
+				peers[pc->npeers++] = p;
 	}
-	err = dvx_p2p_mem_req(&pc, &sreq, &rreq);
-	if (err) {
-		wfail(r, __LINE__, err, "dvx_p2p_mem_req = %d", err);
-		goto close;
+	if (c->conn_mtu) {
+		dvx_qp_connect_cfg_init(&pc->conn);
+		pc->conn.max_mtu = c->conn_mtu;
 	}
-	r->state = aligned(64, sreq.bytes);
-	r->rings = aligned(4096, rreq.bytes);
-	r->rings_len = rreq.bytes;
+}
+
+/* phase memory: the transport's state and rings, the data, signal and counter words */
+static int rank_alloc(struct wrank *r, const struct dvx_mem_req *sreq,
+		      const struct dvx_mem_req *rreq)
+{
+	const struct world_cfg *c = &r->w->cfg;
+	uint64_t nwords = (uint64_t)c->nranks * c->nslots;
+
+	r->state = aligned(64, sreq->bytes);
+	r->rings = aligned(4096, rreq->bytes);
+	r->rings_len = rreq->bytes;
 	r->data = c->data_dma[r->rank] ? (uint8_t *)(uintptr_t)c->data_dev[r->rank] :
 					 aligned(4096, (size_t)c->slot_bytes * 2 * c->nranks);
 	r->sig = aligned(64, nwords * 8);
 	r->ctr = aligned(64, nwords * 8);
 	if (!r->state || !r->rings || !r->data || !r->sig || !r->ctr) {
 		wfail(r, __LINE__, -ENOMEM, "out of memory");
-		goto mem;
+		return -ENOMEM;
 	}
-	if (c->conn_mtu) {
-		dvx_qp_connect_cfg_init(&pc.conn);
-		pc.conn.max_mtu = c->conn_mtu;
-	}
-	err = dvx_p2p_init(&r->t, &pc, r->state, sreq.bytes, r->rings, rreq.bytes);
+	return 0;
+}
+
+/* phase transport: dvx_p2p_init(), or the failure the world expects of it (0: up) */
+static int rank_init(struct wrank *r, const struct dvx_p2p_cfg *pc,
+		     const struct dvx_mem_req *sreq, const struct dvx_mem_req *rreq)
+{
+	const struct world_cfg *c = &r->w->cfg;
+	int err = dvx_p2p_init(&r->t, pc, r->state, sreq->bytes, r->rings, rreq->bytes);
+
 	if (c->init_err) {
 		r->init_diag = r->nic.hal.diag;
 		if (err != c->init_err)
@@ -241,32 +259,41 @@ static void rank_body(struct wrank *r)
 		else if (r->init_diag.err != err || !r->init_diag.msg[0])
 			wfail(r, __LINE__, -1, "after the failed init the NIC's record is err %d "
 			      "\"%s\"", r->init_diag.err, r->init_diag.msg);
-		goto mem;
+		return err ? err : -EINVAL;
 	}
-	if (err) {
+	if (err)
 		wfail(r, __LINE__, err, "dvx_p2p_init = %d", err);
-		goto mem;
-	}
-	/* data: puts land there; signals: fetch-adds, and the write of
-	 * dvx_p2p_reset_signal(); counters: only fetch-adds */
+	return err;
+}
+
+/*
+ * phase buffers: data (puts land there), signals (fetch-adds, and the write of
+ * dvx_p2p_reset_signal()) and counters (only fetch-adds) registered, the data and
+ * signal buffers exchanged with every rank
+ */
+static int rank_buffers(struct wrank *r, const struct dvx_p2p_cfg *pc)
+{
+	const struct world_cfg *c = &r->w->cfg;
+	uint64_t nwords = (uint64_t)c->nranks * c->nslots, dlen = c->slot_bytes * 2 * c->nranks;
+	struct dvx_mr *mrs[1];
+	int err;
+
 	r->dev_fd = -1;
-	r->dev_len = c->slot_bytes * 2 * c->nranks;
-	if ((err = c->data_dma[r->rank] ?
-		   reg_gpu(r, c->data_dma[r->rank], c->slot_bytes * 2 * c->nranks, &r->data_mr) :
+	r->dev_len = dlen;
+	if ((err = c->data_dma[r->rank] ? reg_gpu(r, c->data_dma[r->rank], dlen, &r->data_mr) :
 		   c->dev_data ? reg_dev(r, &r->data_mr) :
-		   reg(r, r->data, c->slot_bytes * 2 * c->nranks, DVX_ACCESS_REMOTE_WRITE |
-		       (c->read ? DVX_ACCESS_REMOTE_READ : 0),
-		       &r->data_mr)) ||
+		   reg(r, r->data, dlen, DVX_ACCESS_REMOTE_WRITE |
+		       (c->read ? DVX_ACCESS_REMOTE_READ : 0), &r->data_mr)) ||
 	    (err = reg(r, r->sig, nwords * 8, DVX_ACCESS_REMOTE_WRITE | DVX_ACCESS_REMOTE_ATOMIC,
 		       &r->sig_mr)) ||
 	    (err = reg(r, r->ctr, nwords * 8, DVX_ACCESS_REMOTE_ATOMIC, &r->ctr_mr))) {
 		wfail(r, __LINE__, err, "dvx_mr_reg = %d", err);
-		goto mrs;
+		return err;
 	}
 	mrs[0] = &r->data_mr;
 	err = dvx_p2p_lbuf_init(&r->data_l,
 				c->dev_data ? (void *)(uintptr_t)r->dev_addr : (void *)r->data,
-				c->slot_bytes * 2 * c->nranks, mrs, 1);
+				dlen, mrs, 1);
 	mrs[0] = &r->sig_mr;
 	if (!err)
 		err = dvx_p2p_lbuf_init(&r->sig_l, r->sig, nwords * 8, mrs, 1);
@@ -274,33 +301,34 @@ static void rank_body(struct wrank *r)
 	if (!err)
 		err = dvx_p2p_lbuf_init(&r->ctr_l, r->ctr, nwords * 8, mrs, 1);
 	if (!err)
-		err = dvx_p2p_exchange(&r->t, &r->bs, &r->data_l, r->data_r, pc.timeout_ns);
+		err = dvx_p2p_exchange(&r->t, &r->bs, &r->data_l, r->data_r, pc->timeout_ns);
 	if (!err)
-		err = dvx_p2p_exchange(&r->t, &r->bs, &r->sig_l, r->sig_r, pc.timeout_ns);
-	if (err) {
+		err = dvx_p2p_exchange(&r->t, &r->bs, &r->sig_l, r->sig_r, pc->timeout_ns);
+	if (err)
 		wfail(r, __LINE__, err, "buffer exchange = %d", err);
-		goto mrs;
-	}
-	r->w->body(r);
-	if (r->alone) {
-		/* nothing to close with: a rank died */
-	} else if (!r->fail_line && !r->no_final_flush) {
-		/* nobody tears down while a peer still posts to it */
-		uint32_t ch;
+	return err;
+}
 
-		err = 0;
+/* phase quiesce, after the body: nobody tears down while a peer still posts to it */
+static void rank_quiesce(struct wrank *r)
+{
+	uint32_t ch;
+	int err = 0;
+
+	if (r->alone || r->fail_line)
+		return;		/* nothing to close with (a rank died), or failed already */
+	if (!r->no_final_flush)
 		for (ch = 0; ch < r->t.nlanes && !err; ch++)
 			err = dvx_p2p_flush(&r->t, ch, 30 * W_SEC, NULL);
-		if (err == 0)
-			err = dvx_bootstrap_barrier(&r->bs, 60 * W_SEC);
-		if (err)
-			wfail(r, __LINE__, err, "closing flush/barrier = %d", err);
-	} else if (!r->fail_line) {
+	if (!err)
 		err = dvx_bootstrap_barrier(&r->bs, 60 * W_SEC);
-		if (err)
-			wfail(r, __LINE__, err, "closing barrier = %d", err);
-	}
-mrs:
+	if (err)
+		wfail(r, __LINE__, err, "closing flush/barrier = %d", err);
+}
+
+/* phase close: the MRs (and the device memory's dma-buf), the transport */
+static void rank_close(struct wrank *r)
+{
 	if (r->ctr_mr.live)
 		dvx_mr_dereg(&r->ctr_mr);
 	if (r->sig_mr.live)
@@ -310,14 +338,41 @@ mrs:
 	if (r->dev_fd >= 0)
 		dvx_sim_dmabuf_release(r->w->fab, r->dev_fd);
 	dvx_p2p_fini(&r->t);
-mem:
+}
+
+static void rank_free(struct wrank *r)
+{
 	free(r->ctr);
 	free(r->sig);
-	if (!c->data_dma[r->rank])
+	if (!r->w->cfg.data_dma[r->rank])
 		free(r->data);
 	free(r->rings);
 	free(r->state);
-close:
+}
+
+/* one rank, in its phases: open, configure, size, memory, transport, buffers, the
+ * world's body, quiesce, close */
+static void rank_body(struct wrank *r)
+{
+	struct dvx_p2p_cfg pc;
+	struct dvx_mem_req sreq, rreq;
+	int err;
+
+	if (rank_open_nic(r))
+		return;
+	rank_p2p_cfg(r, &pc);
+	err = dvx_p2p_mem_req(&pc, &sreq, &rreq);
+	if (err) {
+		wfail(r, __LINE__, err, "dvx_p2p_mem_req = %d", err);
+	} else if (!rank_alloc(r, &sreq, &rreq) && !rank_init(r, &pc, &sreq, &rreq)) {
+		if (!rank_buffers(r, &pc)) {
+			r->w->body(r);
+			rank_quiesce(r);
+		}
+		rank_close(r);
+	}
+	if (!err)
+		rank_free(r);
 	dvx_nic_close(&r->nic);
 }
 
@@ -427,30 +482,15 @@ static int mpi_root(void)
 	return 0;
 }
 
-/*
- * One rank in this process: its bootstrap (a duplicate of the MPI job's, or the sockets
- * adapter at @bsaddr), its fabric with its NIC, the wire to the others, the body.
- * Return: 0 when every rank passed, else this rank's error or -EIO for another's.
- */
-static int world_proc(const struct world_cfg *c, wbody_fn body, void *user, int mode, int rank,
-		      const char *bsaddr)
+/* world_proc()'s bootstrap: a duplicate of the MPI job's, or the sockets adapter at
+ * @bsaddr; sets w->me */
+static int world_proc_bootstrap(struct world *w, int mode, int rank, const char *bsaddr)
 {
-	struct dvx_bootstrap_wire_cfg wa;
-	struct dvx_sim_fabric_cfg fc;
-	struct world *w;
-	struct wrank *r;
-	size_t fsz, wsz;
-	int32_t errs[W_MAX_RANKS];
-	int err, i;
+	const struct world_cfg *c = &w->cfg;
+	struct dvx_bootstrap_sock_cfg ba;
+	size_t bsz;
+	int err = 0, i;
 
-	w = calloc(1, sizeof(*w));
-	if (!w)
-		return -ENOMEM;
-	w->cfg = *c;
-	w->cfg.progress_thread = 1;	/* a rank blocked in its bootstrap still answers */
-	w->body = body;
-	w->procs = mode;
-	w_query_hook = c->query_hook;
 	if (mode == WORLD_MPI) {
 		err = mpi_root();
 		if (!err && dvx_bootstrap_nranks(&w_mpi_root) != c->nranks)
@@ -463,40 +503,43 @@ static int world_proc(const struct world_cfg *c, wbody_fn body, void *user, int 
 		w->r[i].w = w;
 		w->r[i].rank = i;
 	}
-	r = &w->r[rank];
-	r->user = user;
 	if (mode == WORLD_MPI) {
 		if (!err)
-			err = dvx_bootstrap_dup(&w_mpi_root, &r->bs);
+			err = dvx_bootstrap_dup(&w_mpi_root, &w->r[rank].bs);
 		if (c->victim)
 			w_mpi_lost = 1;
-	} else {
-		struct dvx_bootstrap_sock_cfg ba;
-		size_t bsz = dvx_bootstrap_sock_mem_size(c->nranks, 64, 4096);
-
-		memset(&ba, 0, sizeof(ba));
-		ba.addr = bsaddr;
-		ba.rank = rank;
-		ba.nranks = c->nranks;
-		ba.max_unexpected = 64;
-		ba.slot_bytes = 4096;
-		ba.timeout_ns = 60 * W_SEC;
-		w->bs_mem = aligned(8, bsz);
-		err = w->bs_mem ? dvx_bootstrap_sock_init(&r->bs, &ba, w->bs_mem, bsz) : -ENOMEM;
-	}
-	if (err) {
-		fprintf(stderr, "rank %d: the bootstrap: %d\n", rank, err);
-		free(w);
 		return err;
 	}
+	bsz = dvx_bootstrap_sock_mem_size(c->nranks, 64, 4096);
+	memset(&ba, 0, sizeof(ba));
+	ba.addr = bsaddr;
+	ba.rank = rank;
+	ba.nranks = c->nranks;
+	ba.max_unexpected = 64;
+	ba.slot_bytes = 4096;
+	ba.timeout_ns = 60 * W_SEC;
+	w->bs_mem = aligned(8, bsz);
+	return w->bs_mem ? dvx_bootstrap_sock_init(&w->r[rank].bs, &ba, w->bs_mem, bsz) : -ENOMEM;
+}
+
+/* world_proc()'s software NIC: its fabric and NIC, the wire to the other processes
+ * joined through the bootstrap, started. 0, or an error with the fabric finished */
+static int world_proc_fabric(struct world *w, struct wrank *r)
+{
+	const struct world_cfg *c = &w->cfg;
+	struct dvx_bootstrap_wire_cfg wa;
+	struct dvx_sim_fabric_cfg fc;
+	size_t fsz, wsz;
+	int err;
+
 	fabric_cfg(c, &fc);
 	fc.max_nics = 1;
 	fsz = dvx_sim_fabric_mem_size(&fc);
 	w->fab_mem = malloc(fsz);
 	err = w->fab_mem ? dvx_sim_fabric_init(w->fab_mem, fsz, &fc, &w->fab) : -ENOMEM;
 	if (err)
-		goto bs;
-	err = add_nic(c, w->fab, rank);
+		return err;
+	err = add_nic(c, w->fab, w->me);
 	if (err < 0)
 		goto fab;
 	if (c->query_hook) {
@@ -515,40 +558,85 @@ static int world_proc(const struct world_cfg *c, wbody_fn body, void *user, int 
 			    -ENOMEM;
 	if (!err)
 		err = dvx_sim_start(w->fab);
-	if (err) {
-		fprintf(stderr, "rank %d: the wire: %d\n", rank, err);
-		goto fab;
-	}
-	rank_body(r);
-	dvx_sim_stop(w->fab);
-	if (r->fail_line) {
-		struct dvx_sim_wire_stats ws;
-
-		fprintf(stderr, "rank %d failed at line %d: %s (err %d)\n", rank, r->fail_line,
-			r->fail_msg, r->fail_err);
-		if (!dvx_sim_wire_get_stats(w->fab, &ws))
-			fprintf(stderr, "rank %d: the wire: %llu frames sent, %llu received, %llu "
-				"requests (%llu again), %llu duplicates, %llu dropped, %llu peers "
-				"gone\n", rank, (unsigned long long)ws.frames_tx,
-				(unsigned long long)ws.frames_rx, (unsigned long long)ws.requests,
-				(unsigned long long)ws.retransmits,
-				(unsigned long long)ws.duplicates, (unsigned long long)ws.dropped,
-				(unsigned long long)ws.peers_down);
-	}
-	err = db_check(w->fab, r->fail_line ? r->fail_err : 0);
-	/* every rank returns the same verdict: the first rank's error, if any (not when a
-	 * rank died: each its own) */
-	errs[rank] = err;
-	if (!c->victim &&
-	    dvx_bootstrap_allgather(&r->bs, &errs[rank], errs, sizeof(errs[0]), 30 * W_SEC) == 0)
-		for (i = 0; i < c->nranks; i++)
-			if (errs[i]) {
-				err = i == rank ? errs[i] : err ? err : -EIO;
-				break;
-			}
+	if (!err)
+		return 0;
+	fprintf(stderr, "rank %d: the wire: %d\n", w->me, err);
 fab:
 	dvx_sim_fini(w->fab);
-bs:
+	return err;
+}
+
+/* world_proc()'s report of a failed rank, with its wire's counters */
+static void world_proc_report(struct world *w, const struct wrank *r)
+{
+	struct dvx_sim_wire_stats ws;
+
+	fprintf(stderr, "rank %d failed at line %d: %s (err %d)\n", w->me, r->fail_line,
+		r->fail_msg, r->fail_err);
+	if (!dvx_sim_wire_get_stats(w->fab, &ws))
+		fprintf(stderr, "rank %d: the wire: %llu frames sent, %llu received, %llu "
+			"requests (%llu again), %llu duplicates, %llu dropped, %llu peers "
+			"gone\n", w->me, (unsigned long long)ws.frames_tx,
+			(unsigned long long)ws.frames_rx, (unsigned long long)ws.requests,
+			(unsigned long long)ws.retransmits, (unsigned long long)ws.duplicates,
+			(unsigned long long)ws.dropped, (unsigned long long)ws.peers_down);
+}
+
+/* world_proc()'s verdict: every rank returns the same, the first rank's error if any
+ * (not when a rank died: each its own) */
+static int world_proc_verdict(struct world *w, struct wrank *r, int err)
+{
+	int32_t errs[W_MAX_RANKS];
+	int i;
+
+	errs[w->me] = err;
+	if (w->cfg.victim ||
+	    dvx_bootstrap_allgather(&r->bs, &errs[w->me], errs, sizeof(errs[0]), 30 * W_SEC))
+		return err;
+	for (i = 0; i < w->cfg.nranks; i++)
+		if (errs[i])
+			return i == w->me ? errs[i] : err ? err : -EIO;
+	return err;
+}
+
+/*
+ * One rank in this process, in its phases: the bootstrap, the software NIC and the
+ * wire, the rank (rank_body()), the report and the common verdict, the teardown.
+ * Return: 0 when every rank passed, else this rank's error or -EIO for another's.
+ */
+static int world_proc(const struct world_cfg *c, wbody_fn body, void *user, int mode, int rank,
+		      const char *bsaddr)
+{
+	struct world *w;
+	struct wrank *r;
+	int err;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->cfg = *c;
+	w->cfg.progress_thread = 1;	/* a rank blocked in its bootstrap still answers */
+	w->body = body;
+	w->procs = mode;
+	w_query_hook = c->query_hook;
+	err = world_proc_bootstrap(w, mode, rank, bsaddr);
+	r = &w->r[w->me];
+	r->user = user;
+	if (err) {
+		fprintf(stderr, "rank %d: the bootstrap: %d\n", w->me, err);
+		free(w->bs_mem);
+		free(w);
+		return err;
+	}
+	err = world_proc_fabric(w, r);
+	if (!err) {
+		rank_body(r);
+		dvx_sim_stop(w->fab);
+		if (r->fail_line)
+			world_proc_report(w, r);
+		err = world_proc_verdict(w, r, db_check(w->fab, r->fail_line ? r->fail_err : 0));
+		dvx_sim_fini(w->fab);
+	}
 	dvx_bootstrap_fini(&r->bs);
 	free(w->wire_mem);
 	free(w->fab_mem);
