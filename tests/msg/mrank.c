@@ -122,144 +122,174 @@ int mr_connect(struct mrank *r)
 	return 0;
 }
 
+/* a round's phase fill: every message this rank sends in @round, in its send area */
+static void mr_fill(struct mrank *r, uint32_t round)
+{
+	int me = r->me, q, k, b;
+
+	for (q = 0; q < r->n; q++)
+		for (k = 0; q != me && !r->dead[q] && k < r->K; k++)
+			for (b = 0; b < MR_NB; b++) {
+				uint8_t *src = r->buf + tx_off(r, q, k, b);
+				size_t len = msg_len(me, q, k, b, round), j;
+
+				for (j = 0; j < len; j++)
+					src[j] = msg_byte(me, q, k, b, round, j);
+			}
+}
+
+/* the grouped receive from @q on comm @k came: every byte, into the digest (a sum: the
+ * order of completions must not matter) */
+static int mr_check_recv(struct mrank *r, int q, int k, uint32_t round, const size_t *got)
+{
+	int me = r->me, b;
+
+	for (b = 0; b < MR_NB; b++) {
+		const uint8_t *d = r->buf + rx_off(r, q, k, b);
+		size_t len = msg_len(q, me, k, b, round), j;
+
+		if (got[b] != len) {
+			MR_FAIL(r, "from %d/%d/%d: %zu bytes, want %zu", q, k, b, got[b], len);
+			return -1;
+		}
+		for (j = 0; j < len; j++)
+			if (d[j] != msg_byte(q, me, k, b, round, j)) {
+				MR_FAIL(r, "from %d/%d/%d: byte %zu", q, k, b, j);
+				return -1;
+			}
+		r->digest += mix(got[b] + ((uint64_t)q << 48) + ((uint64_t)k << 40) +
+				 ((uint64_t)b << 36) + round +
+				 (len ? ((uint64_t)d[len - 1] << 20 | (uint64_t)d[len / 2] << 28) : 0));
+	}
+	return 0;
+}
+
+/* one step of the receive from @q on comm @k: post it, or test it. -1 failed, 1 it
+ * completed now (checked), else 0 */
+static int mr_recv_step(struct mrank *r, int q, int k, uint32_t round)
+{
+	size_t got[MR_NB];
+	int done = 0, b, err;
+
+	if (!r->rposted[q][k]) {
+		void *bufs[MR_NB];
+		size_t sz[MR_NB];
+		uint32_t tags[MR_NB];
+		struct dvx_mr *mrs[MR_NB];
+
+		for (b = 0; b < MR_NB; b++) {
+			bufs[b] = r->buf + rx_off(r, q, k, b);
+			sz[b] = MR_SLOT;
+			tags[b] = (uint32_t)(k * 16 + b);
+			mrs[b] = r->mr;
+		}
+		err = dvx_msg_irecv(r->rc[q][k], MR_NB, bufs, sz, tags, mrs, &r->rq[q][k]);
+		if (err) {
+			MR_FAIL(r, "irecv from %d/%d = %d", q, k, err);
+			return -1;
+		}
+		r->rposted[q][k] = r->rq[q][k] != NULL;
+		return 0;
+	}
+	if (r->rdone[q][k])
+		return 0;
+	err = dvx_msg_test(r->rq[q][k], &done, got);
+	if (err) {
+		MR_FAIL(r, "receive from %d/%d round %u = %d", q, k, round, err);
+		return -1;
+	}
+	if (!done)
+		return 0;
+	r->rdone[q][k] = 1;
+	return mr_check_recv(r, q, k, round, got) ? -1 : 1;
+}
+
+/* one step of the send of buffer @b to @q on comm @k: as mr_recv_step() */
+static int mr_send_step(struct mrank *r, int q, int k, int b, uint32_t round)
+{
+	int done = 0, err;
+
+	if (!r->sposted[q][k][b]) {
+		err = dvx_msg_isend(r->sc[q][k], r->buf + tx_off(r, q, k, b),
+				    msg_len(r->me, q, k, b, round), (uint32_t)(k * 16 + b), r->mr,
+				    &r->sq[q][k][b]);
+		if (err) {
+			MR_FAIL(r, "isend to %d/%d = %d", q, k, err);
+			return -1;
+		}
+		r->sposted[q][k][b] = r->sq[q][k][b] != NULL;
+		return 0;
+	}
+	if (r->sdone[q][k][b])
+		return 0;
+	err = dvx_msg_test(r->sq[q][k][b], &done, NULL);
+	if (err) {
+		MR_FAIL(r, "send to %d/%d = %d", q, k, err);
+		return -1;
+	}
+	r->sdone[q][k][b] = done;
+	return done;
+}
+
+/* a round's phase traffic: until every receive and send of @round completed */
+static int mr_traffic(struct mrank *r, uint32_t round, int todo)
+{
+	int me = r->me, n = r->n, K = r->K, q, k, b, rc, pass = 0;
+	uint64_t end = mw_now() + r->timeout_ns;
+
+	while (todo) {
+		/* receives posted and tested from the last comm to the first, sends from
+		 * the first: completions of shared CQs reach every comm whichever is tested */
+		for (q = n; q-- > 0;)
+			for (k = K; q != me && !r->dead[q] && k-- > 0;) {
+				rc = mr_recv_step(r, q, k, round);
+				if (rc < 0)
+					return -1;
+				todo -= rc;
+			}
+		for (q = 0; q < n; q++)
+			for (k = 0; q != me && !r->dead[q] && k < K; k++)
+				for (b = MR_NB; b-- > 0;) {	/* buffers in reverse order */
+					rc = mr_send_step(r, q, k, b, round);
+					if (rc < 0)
+						return -1;
+					todo -= rc;
+				}
+		if (!(++pass & 255) && mw_now() > end) {
+			MR_FAIL(r, "round %u: %d operations left", round, todo);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /*
  * Rounds of traffic on every comm, driven without ever blocking on one call: shared
  * QPs have room for only some comms' receives at a time (the depth multiplier decides
  * how many), so posts that find none are tried again while everything else progresses,
- * as a collective library's proxy does.
+ * as a collective library's proxy does. Each round's phases: fill, traffic, check (the
+ * layer's invariants), barrier (the peers reuse their send areas next round).
  */
 int mr_rounds(struct mrank *r, uint32_t rounds)
 {
-	int me = r->me, n = r->n, K = r->K, q, k, b, err, live = 0;
-	uint64_t end;
+	int q, live = 0;
 	uint32_t round;
 	const char *why = NULL;
 
-	for (q = 0; q < n; q++)
-		live += q != me && !r->dead[q];
+	for (q = 0; q < r->n; q++)
+		live += q != r->me && !r->dead[q];
 	for (round = 0; round < rounds; round++) {
-		int todo = live * K * (1 + MR_NB), pass = 0;
-
 		memset(r->rposted, 0, sizeof(r->rposted));
 		memset(r->rdone, 0, sizeof(r->rdone));
 		memset(r->sposted, 0, sizeof(r->sposted));
 		memset(r->sdone, 0, sizeof(r->sdone));
-		for (q = 0; q < n; q++)
-			for (k = 0; q != me && !r->dead[q] && k < K; k++)
-				for (b = 0; b < MR_NB; b++) {
-					uint8_t *src = r->buf + tx_off(r, q, k, b);
-					size_t len = msg_len(me, q, k, b, round), j;
-
-					for (j = 0; j < len; j++)
-						src[j] = msg_byte(me, q, k, b, round, j);
-				}
-		end = mw_now() + r->timeout_ns;
-		while (todo) {
-			/* receives posted and tested from the last comm to the first, sends
-			 * from the first: completions of shared CQs reach every comm whichever
-			 * is tested */
-			for (q = n; q-- > 0;)
-				for (k = K; q != me && !r->dead[q] && k-- > 0;) {
-					size_t got[MR_NB];
-					int done = 0;
-
-					if (!r->rposted[q][k]) {
-						void *bufs[MR_NB];
-						size_t sz[MR_NB];
-						uint32_t tags[MR_NB];
-						struct dvx_mr *mrs[MR_NB];
-
-						for (b = 0; b < MR_NB; b++) {
-							bufs[b] = r->buf + rx_off(r, q, k, b);
-							sz[b] = MR_SLOT;
-							tags[b] = (uint32_t)(k * 16 + b);
-							mrs[b] = r->mr;
-						}
-						err = dvx_msg_irecv(r->rc[q][k], MR_NB, bufs, sz, tags, mrs,
-								    &r->rq[q][k]);
-						if (err) {
-							MR_FAIL(r, "irecv from %d/%d = %d", q, k, err);
-							return -1;
-						}
-						r->rposted[q][k] = r->rq[q][k] != NULL;
-						continue;
-					}
-					if (r->rdone[q][k])
-						continue;
-					err = dvx_msg_test(r->rq[q][k], &done, got);
-					if (err) {
-						MR_FAIL(r, "receive from %d/%d round %u = %d", q, k, round,
-						      err);
-						return -1;
-					}
-					if (!done)
-						continue;
-					r->rdone[q][k] = 1;
-					todo--;
-					for (b = 0; b < MR_NB; b++) {
-						const uint8_t *d = r->buf + rx_off(r, q, k, b);
-						size_t len = msg_len(q, me, k, b, round), j;
-
-						if (got[b] != len) {
-							MR_FAIL(r, "from %d/%d/%d: %zu bytes, want %zu", q,
-							      k, b, got[b], len);
-							return -1;
-						}
-						for (j = 0; j < len; j++)
-							if (d[j] != msg_byte(q, me, k, b, round, j)) {
-								MR_FAIL(r, "from %d/%d/%d: byte %zu", q, k,
-								      b, j);
-								return -1;
-							}
-						/* a sum: the order of completions must not matter */
-						r->digest += mix(got[b] + ((uint64_t)q << 48) +
-							   ((uint64_t)k << 40) + ((uint64_t)b << 36) +
-							   round +
-							   (len ? ((uint64_t)d[len - 1] << 20 |
-								   (uint64_t)d[len / 2] << 28) :
-								  0));
-					}
-				}
-			for (q = 0; q < n; q++)
-				for (k = 0; q != me && !r->dead[q] && k < K; k++)
-					for (b = MR_NB; b-- > 0;) {	/* buffers in reverse order */
-						int done = 0;
-
-						if (!r->sposted[q][k][b]) {
-							err = dvx_msg_isend(
-								r->sc[q][k], r->buf + tx_off(r, q, k, b),
-								msg_len(me, q, k, b, round),
-								(uint32_t)(k * 16 + b), r->mr,
-								&r->sq[q][k][b]);
-							if (err) {
-								MR_FAIL(r, "isend to %d/%d = %d", q, k, err);
-								return -1;
-							}
-							r->sposted[q][k][b] = r->sq[q][k][b] != NULL;
-							continue;
-						}
-						if (r->sdone[q][k][b])
-							continue;
-						err = dvx_msg_test(r->sq[q][k][b], &done, NULL);
-						if (err) {
-							MR_FAIL(r, "send to %d/%d = %d", q, k, err);
-							return -1;
-						}
-						if (done) {
-							r->sdone[q][k][b] = 1;
-							todo--;
-						}
-					}
-			if (!(++pass & 255) && mw_now() > end) {
-				MR_FAIL(r, "round %u: %d operations left", round, todo);
-				return -1;
-			}
-		}
+		mr_fill(r, round);
+		if (mr_traffic(r, round, live * r->K * (1 + MR_NB)))
+			return -1;
 		if (dvx_msg_check(r->m, &why)) {
 			MR_FAIL(r, "round %u: %s", round, why);
 			return -1;
 		}
-		/* the peers reuse their send areas next round */
 		if (r->barrier && r->barrier(r->barrier_arg))
 			return -1;
 	}
