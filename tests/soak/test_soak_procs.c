@@ -337,48 +337,64 @@ static void set_faults(struct sp *s, uint32_t k)
 	s->faults_rounds += (f.delay_ns || f.drop_every) != 0;
 }
 
-/* round @k among the members: every layer, every byte checked; 0 or the failure */
-static int round_k(struct sp *s, uint32_t k)
-{
-	struct wrank *r = s->r;
-	struct dvx_msg_req *rq[W_MAX_RANKS] = { 0 }, *sq[W_MAX_RANKS] = { 0 };
+/* one round's requests and what has completed of them, per peer */
+struct rk {
+	uint32_t k;
+	uint64_t end;
+	struct dvx_msg_req *rq[W_MAX_RANKS], *sq[W_MAX_RANKS];
 	struct dvx_ht_req hr[W_MAX_RANKS], hs[W_MAX_RANKS];
 	struct dvx_p2p_ticket tk[W_MAX_RANKS];
-	int rdone[W_MAX_RANKS] = { 0 }, sdone[W_MAX_RANKS] = { 0 };
-	int hrd[W_MAX_RANKS] = { 0 }, hsd[W_MAX_RANKS] = { 0 }, sig[W_MAX_RANKS] = { 0 };
-	uint64_t max = s->cfg->maxlen, end = now_ns() + T_WAIT, len;
-	int p, left, e;
-	int64_t b;
+	int rdone[W_MAX_RANKS], sdone[W_MAX_RANKS];
+	int hrd[W_MAX_RANKS], hsd[W_MAX_RANKS], sig[W_MAX_RANKS];
+};
 
-	for (p = 0; p < s->n; p++) {	/* the connections take turns */
-		s->snd[p] = s->snd2[p][k % NCONN];
-		s->rcv[p] = s->rcv2[p][k % NCONN];
-	}
-	/* receives first (the messaging layer's clear-to-sends, the control receives) */
+static int other(const struct sp *s, int p)
+{
+	return p != s->me && s->member[p];
+}
+
+/* phase receives (first: the messaging layer's clear-to-sends, the control receives) */
+static int rk_recvs(struct sp *s, struct rk *x)
+{
+	struct wrank *r = s->r;
+	uint64_t max = s->cfg->maxlen;
+	uint32_t k = x->k;
+	int p, e;
+
 	for (p = 0; p < s->n; p++) {
 		void *bufs[1];
 		size_t sz[1] = { max };
 		uint32_t tg[1] = { k & 0xffffu };
 		struct dvx_mr *mrs[1] = { &s->mmr };
 
-		if (p == s->me || !s->member[p])
+		if (!other(s, p))
 			continue;
 		bufs[0] = s->mbuf + (uint64_t)(s->n + p) * max;
-		while (!rq[p]) {
-			e = dvx_msg_irecv(s->rcv[p], 1, bufs, sz, tg, mrs, &rq[p]);
+		while (!x->rq[p]) {
+			e = dvx_msg_irecv(s->rcv[p], 1, bufs, sz, tg, mrs, &x->rq[p]);
 			S_CHECK(r, !e, "round %u: irecv from %d: %d", k, p, e);
-			if (!rq[p])
+			if (!x->rq[p])
 				progress_all(s);
-			S_CHECK(r, now_ns() < end, "round %u: irecv from %d not taken", k, p);
+			S_CHECK(r, now_ns() < x->end, "round %u: irecv from %d not taken", k, p);
 		}
-		memset(&hr[p], 0, sizeof(hr[p]));
-		e = dvx_ht_recv_ctrl(&s->ht[p].ht, s->hrecv[p], CTRL_MAX, &hr[p]);
+		e = dvx_ht_recv_ctrl(&s->ht[p].ht, s->hrecv[p], CTRL_MAX, &x->hr[p]);
 		S_CHECK(r, !e, "round %u: recv_ctrl from %d: %d", k, p, e);
 		s->ops += 2;
 	}
-	/* P2P: the peer's slot for me is free once its ack of the last round is here */
+	return 0;
+}
+
+/* phase puts: P2P (the peer's slot for me is free once its ack of the last round is
+ * here) and the host transport's control message */
+static int rk_puts(struct sp *s, struct rk *x)
+{
+	struct wrank *r = s->r;
+	uint32_t k = x->k;
+	uint64_t len;
+	int p, e;
+
 	for (p = 0; p < s->n; p++) {
-		if (p == s->me || !s->member[p])
+		if (!other(s, p))
 			continue;
 		if (k) {
 			e = dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, p, 1), DVX_CMP_GE, k,
@@ -393,119 +409,170 @@ static int round_k(struct sp *s, uint32_t k)
 				       &(struct dvx_p2p_notify){ .sig = &r->sig_r[p],
 								 .sigoff = wsig_off(r, s->me, 0),
 								 .add = 1 },
-				       T_WAIT, &tk[p]);
+				       T_WAIT, &x->tk[p]);
 		S_CHECK(r, !e, "round %u: put_signal to %d (%llu bytes): %d (%s)", k, p,
 			(unsigned long long)len, e, r->nic.hal.diag.msg);
 		s->sent[L_P2P][p]++;
 		s->bytes += len;
 		s->ops++;
-		/* the host transport's control message */
 		len = len_of(s->me, p, k, L_HT, CTRL_MAX);
 		fill(s->hsend[p], s->me, p, k, L_HT, len);
-		memset(&hs[p], 0, sizeof(hs[p]));
-		e = dvx_ht_send_ctrl(&s->ht[p].ht, s->hsend[p], len, &hs[p]);
+		e = dvx_ht_send_ctrl(&s->ht[p].ht, s->hsend[p], len, &x->hs[p]);
 		S_CHECK(r, !e, "round %u: send_ctrl to %d: %d", k, p, e);
 		s->sent[L_HT][p]++;
 		s->bytes += len;
 		s->ops++;
 	}
-	/* the messages (a send goes once the receiver's clear-to-send is here) */
+	return 0;
+}
+
+/* phase sends: the messages (a send goes once the receiver's clear-to-send is here) */
+static int rk_sends(struct sp *s, struct rk *x)
+{
+	struct wrank *r = s->r;
+	uint64_t max = s->cfg->maxlen, len;
+	uint32_t k = x->k;
+	int p, e;
+
 	for (p = 0; p < s->n; p++) {
 		uint8_t *src = s->mbuf + (uint64_t)p * max;
 
-		if (p == s->me || !s->member[p])
+		if (!other(s, p))
 			continue;
 		len = len_of(s->me, p, k, L_MSG, max);
 		fill(src, s->me, p, k, L_MSG, len);
-		while (!sq[p]) {
-			e = dvx_msg_isend(s->snd[p], src, len, k & 0xffffu, &s->mmr, &sq[p]);
+		while (!x->sq[p]) {
+			e = dvx_msg_isend(s->snd[p], src, len, k & 0xffffu, &s->mmr, &x->sq[p]);
 			S_CHECK(r, !e, "round %u: isend to %d: %d", k, p, e);
-			if (!sq[p])
+			if (!x->sq[p])
 				progress_all(s);
-			S_CHECK(r, now_ns() < end, "round %u: isend to %d not taken", k, p);
+			S_CHECK(r, now_ns() < x->end, "round %u: isend to %d not taken", k, p);
 		}
 		s->sent[L_MSG][p]++;
 		s->bytes += len;
 		s->ops++;
 	}
-	/* everything completes */
+	return 0;
+}
+
+/* what completed of peer @p's four operations, each checked byte for byte as it does */
+static int rk_test_peer(struct sp *s, struct rk *x, int p)
+{
+	struct wrank *r = s->r;
+	uint64_t max = s->cfg->maxlen, len, v;
+	uint32_t k = x->k;
+	size_t got[1] = { 0 };
+	int64_t b;
+	int e;
+
+	if (!x->sdone[p]) {
+		e = dvx_msg_test(x->sq[p], &x->sdone[p], NULL);
+		S_CHECK(r, !e, "round %u: the send to %d: %d", k, p, e);
+	}
+	if (!x->rdone[p]) {
+		e = dvx_msg_test(x->rq[p], &x->rdone[p], got);
+		S_CHECK(r, !e, "round %u: the receive from %d: %d", k, p, e);
+		if (x->rdone[p]) {
+			len = len_of(p, s->me, k, L_MSG, max);
+			S_CHECK(r, got[0] == len, "round %u: %zu bytes from %d, want %llu", k,
+				got[0], p, (unsigned long long)len);
+			b = bad_byte(s->mbuf + (uint64_t)(s->n + p) * max, p, s->me, k, L_MSG, len);
+			S_CHECK(r, b < 0, "round %u: message from %d: byte %lld", k, p, (long long)b);
+			s->got[L_MSG][p]++;
+		}
+	}
+	if (!x->hsd[p]) {
+		e = dvx_ht_test(&x->hs[p], &x->hsd[p]);
+		S_CHECK(r, !e, "round %u: control message to %d: %d", k, p, e);
+	}
+	if (!x->hrd[p]) {
+		e = dvx_ht_test(&x->hr[p], &x->hrd[p]);
+		S_CHECK(r, !e, "round %u: control message from %d: %d", k, p, e);
+		if (x->hrd[p]) {
+			len = len_of(p, s->me, k, L_HT, CTRL_MAX);
+			S_CHECK(r, x->hr[p].bytes == len,
+				"round %u: control message of %llu bytes from %d, want %llu", k,
+				(unsigned long long)x->hr[p].bytes, p, (unsigned long long)len);
+			b = bad_byte(s->hrecv[p], p, s->me, k, L_HT, len);
+			S_CHECK(r, b < 0, "round %u: control message from %d: byte %lld", k, p,
+				(long long)b);
+			s->got[L_HT][p]++;
+		}
+	}
+	if (!x->sig[p] && (v = dvx_p2p_read_signal(&r->sig_l, wsig_off(r, p, 0))) >= k + 1) {
+		S_CHECK(r, v == k + 1, "round %u: signal from %d is %llu", k, p,
+			(unsigned long long)v);
+		len = len_of(p, s->me, k, L_P2P, r->w->cfg.slot_bytes);
+		b = bad_byte(wrecv(r, p), p, s->me, k, L_P2P, len);
+		S_CHECK(r, b < 0, "round %u: put from %d: byte %lld", k, p, (long long)b);
+		s->got[L_P2P][p]++;
+		x->sig[p] = 1;
+	}
+	return 0;
+}
+
+/* phase complete: everything of the round, within T_WAIT of its start */
+static int rk_complete(struct sp *s, struct rk *x)
+{
+	int p, left;
+
 	do {
 		left = 0;
 		for (p = 0; p < s->n; p++) {
-			size_t got[1] = { 0 };
-
-			if (p == s->me || !s->member[p])
+			if (!other(s, p))
 				continue;
-			if (!sdone[p]) {
-				e = dvx_msg_test(sq[p], &sdone[p], NULL);
-				S_CHECK(r, !e, "round %u: the send to %d: %d", k, p, e);
-			}
-			if (!rdone[p]) {
-				e = dvx_msg_test(rq[p], &rdone[p], got);
-				S_CHECK(r, !e, "round %u: the receive from %d: %d", k, p, e);
-				if (rdone[p]) {
-					len = len_of(p, s->me, k, L_MSG, max);
-					S_CHECK(r, got[0] == len, "round %u: %zu bytes from %d, want %llu",
-						k, got[0], p, (unsigned long long)len);
-					b = bad_byte(s->mbuf + (uint64_t)(s->n + p) * max, p, s->me, k,
-						     L_MSG, len);
-					S_CHECK(r, b < 0, "round %u: message from %d: byte %lld", k, p,
-						(long long)b);
-					s->got[L_MSG][p]++;
-				}
-			}
-			if (!hsd[p]) {
-				e = dvx_ht_test(&hs[p], &hsd[p]);
-				S_CHECK(r, !e, "round %u: control message to %d: %d", k, p, e);
-			}
-			if (!hrd[p]) {
-				e = dvx_ht_test(&hr[p], &hrd[p]);
-				S_CHECK(r, !e, "round %u: control message from %d: %d", k, p, e);
-				if (hrd[p]) {
-					len = len_of(p, s->me, k, L_HT, CTRL_MAX);
-					S_CHECK(r, hr[p].bytes == len,
-						"round %u: control message of %llu bytes from %d, want %llu",
-						k, (unsigned long long)hr[p].bytes, p,
-						(unsigned long long)len);
-					b = bad_byte(s->hrecv[p], p, s->me, k, L_HT, len);
-					S_CHECK(r, b < 0, "round %u: control message from %d: byte %lld",
-						k, p, (long long)b);
-					s->got[L_HT][p]++;
-				}
-			}
-			if (!sig[p] && dvx_p2p_read_signal(&r->sig_l, wsig_off(r, p, 0)) >= k + 1) {
-				uint64_t v = dvx_p2p_read_signal(&r->sig_l, wsig_off(r, p, 0));
-
-				S_CHECK(r, v == k + 1, "round %u: signal from %d is %llu", k, p,
-					(unsigned long long)v);
-				len = len_of(p, s->me, k, L_P2P, r->w->cfg.slot_bytes);
-				b = bad_byte(wrecv(r, p), p, s->me, k, L_P2P, len);
-				S_CHECK(r, b < 0, "round %u: put from %d: byte %lld", k, p,
-					(long long)b);
-				s->got[L_P2P][p]++;
-				sig[p] = 1;
-			}
-			left += !sdone[p] + !rdone[p] + !hsd[p] + !hrd[p] + !sig[p];
+			if (rk_test_peer(s, x, p))
+				return -1;
+			left += !x->sdone[p] + !x->rdone[p] + !x->hsd[p] + !x->hrd[p] + !x->sig[p];
 		}
 		if (left)
 			progress_all(s);
-		S_CHECK(r, now_ns() < end, "round %u: %d operations unfinished", k, left);
+		S_CHECK(s->r, now_ns() < x->end, "round %u: %d operations unfinished", x->k, left);
 	} while (left);
-	/* my puts are done, and the peers' slots read: ack them */
+	return 0;
+}
+
+/* phase ack: my puts are done, and the peers' slots read: ack them */
+static int rk_ack(struct sp *s, struct rk *x)
+{
+	struct wrank *r = s->r;
+	uint32_t k = x->k;
+	int p, e;
+
 	for (p = 0; p < s->n; p++) {
-		if (p == s->me || !s->member[p])
+		if (!other(s, p))
 			continue;
-		e = dvx_p2p_wait_local(&r->t, &tk[p], T_WAIT, NULL);
+		e = dvx_p2p_wait_local(&r->t, &x->tk[p], T_WAIT, NULL);
 		S_CHECK(r, !e, "round %u: put to %d: %d", k, p, e);
 		e = dvx_p2p_signal(&r->t, p, 0,
 				   &(struct dvx_p2p_notify){ .sig = &r->sig_r[p],
 							     .sigoff = wsig_off(r, s->me, 1), .add = 1 },
-				   T_WAIT, &tk[p]);
+				   T_WAIT, &x->tk[p]);
 		S_CHECK(r, !e, "round %u: ack to %d: %d", k, p, e);
-		e = dvx_p2p_wait_local(&r->t, &tk[p], T_WAIT, NULL);
+		e = dvx_p2p_wait_local(&r->t, &x->tk[p], T_WAIT, NULL);
 		S_CHECK(r, !e, "round %u: ack to %d done: %d", k, p, e);
 		s->ops++;
 	}
+	return 0;
+}
+
+/* round @k among the members: every layer, every byte checked; 0 or the failure. Its
+ * phases: receives, puts, sends, complete, ack */
+static int round_k(struct sp *s, uint32_t k)
+{
+	struct rk x;
+	int p;
+
+	memset(&x, 0, sizeof(x));
+	x.k = k;
+	x.end = now_ns() + T_WAIT;
+	for (p = 0; p < s->n; p++) {	/* the connections take turns */
+		s->snd[p] = s->snd2[p][k % NCONN];
+		s->rcv[p] = s->rcv2[p][k % NCONN];
+	}
+	if (rk_recvs(s, &x) || rk_puts(s, &x) || rk_sends(s, &x) || rk_complete(s, &x) ||
+	    rk_ack(s, &x))
+		return -1;
 	return 0;
 }
 
