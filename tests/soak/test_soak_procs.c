@@ -165,18 +165,13 @@ static void progress_all(struct sp *s)
 			dvx_ht_progress(&s->ht[p].ht);
 }
 
-static void msg_up(struct sp *s)
+/* msg_up()'s phase open: the layer over caller memory, sharing on, the message MR */
+static void msg_open(struct sp *s)
 {
 	struct wrank *r = s->r;
 	struct dvx_msg_cfg c;
 	struct dvx_mem_req a, b, d;
 	struct dvx_mr_cfg ma;
-	struct dvx_msg_handle h, all[W_MAX_RANKS], hc[W_MAX_RANKS][NCONN];
-	struct dvx_msg_comm *acc[W_MAX_RANKS * NCONN];
-	struct dvx_msg_req *q[W_MAX_RANKS * NCONN];
-	uint32_t ids[W_MAX_RANKS][NCONN];
-	int nacc = 0, nsnd = 0, want = NCONN * (s->n - 1), p, i, cn;
-	uint64_t end;
 
 	memset(&c, 0, sizeof(c));
 	c.nnics = 1;
@@ -200,6 +195,16 @@ static void msg_up(struct sp *s)
 	ma.addr = s->mbuf;
 	ma.len = 2 * (uint64_t)s->n * s->cfg->maxlen + 64;
 	W_OK(r, dvx_msg_reg_mr(&s->m, 0, &ma, &s->mmr));
+}
+
+/* msg_up()'s phase connect: NCONN send comms to every peer, as many accepted */
+static void msg_connect_all(struct sp *s, struct dvx_msg_comm **acc, int want)
+{
+	struct wrank *r = s->r;
+	struct dvx_msg_handle h, all[W_MAX_RANKS], hc[W_MAX_RANKS][NCONN];
+	int nacc = 0, nsnd = 0, p, cn;
+	uint64_t end;
+
 	W_OK(r, dvx_msg_listen(&s->m, 0, &h, &s->lc));
 	W_OK(r, dvx_bootstrap_allgather(&r->bs, &h, all, sizeof(h), T_WAIT));
 	for (p = 0; p < s->n; p++)
@@ -220,30 +225,24 @@ static void msg_up(struct sp *s)
 			nacc += !!acc[nacc];
 		}
 	}
-	/* which peer is at the other end of each recv comm: its first message says */
-	for (i = 0; i < nacc; i++) {
-		void *bufs[1] = { s->mbuf + (uint64_t)s->n * s->cfg->maxlen + (uint64_t)i * 4 };
-		size_t sz[1] = { 4 };
-		uint32_t tg[1] = { ID_TAG };
-		struct dvx_mr *mrs[1] = { &s->mmr };
+}
 
-		q[i] = NULL;
-		end = now_ns() + T_WAIT;
-		while (!q[i]) {
-			W_OK(r, dvx_msg_irecv(acc[i], 1, bufs, sz, tg, mrs, &q[i]));
-			W_CHECK(r, now_ns() < end, "irecv of the peer's rank");
-			progress_all(s);
-		}
-	}
+/* msg_up()'s phase identify, sending half: this rank's connection number on each send
+ * comm, sent and completed */
+static void msg_say_who(struct sp *s)
+{
+	struct wrank *r = s->r;
+	int p, cn;
+
 	for (p = 0; p < s->n; p++) {
 		for (cn = 0; cn < NCONN && p != s->me; cn++) {
 			struct dvx_msg_req *sq = NULL;
 			uint8_t *src = s->mbuf + (uint64_t)p * s->cfg->maxlen + (uint64_t)cn * 4;
+			uint32_t id = (uint32_t)(s->me * NCONN + cn);
+			uint64_t end = now_ns() + T_WAIT;
 			int done = 0;
 
-			ids[p][cn] = (uint32_t)(s->me * NCONN + cn);
-			memcpy(src, &ids[p][cn], 4);
-			end = now_ns() + T_WAIT;
+			memcpy(src, &id, 4);
 			while (!sq) {
 				W_OK(r, dvx_msg_isend(s->snd2[p][cn], src, 4, ID_TAG, &s->mmr, &sq));
 				W_CHECK(r, now_ns() < end, "isend of this rank to %d", p);
@@ -256,6 +255,35 @@ static void msg_up(struct sp *s)
 			}
 		}
 	}
+}
+
+/* msg_up()'s phase identify: which peer is at the other end of each recv comm (its
+ * first message says), into rcv2[][] */
+static void msg_identify(struct sp *s, struct dvx_msg_comm **acc, int nacc)
+{
+	struct wrank *r = s->r;
+	struct dvx_msg_req *q[W_MAX_RANKS * NCONN];
+	uint8_t *ids = s->mbuf + (uint64_t)s->n * s->cfg->maxlen;
+	uint64_t end;
+	int i;
+
+	for (i = 0; i < nacc; i++) {
+		void *bufs[1] = { ids + (uint64_t)i * 4 };
+		size_t sz[1] = { 4 };
+		uint32_t tg[1] = { ID_TAG };
+		struct dvx_mr *mrs[1] = { &s->mmr };
+
+		q[i] = NULL;
+		end = now_ns() + T_WAIT;
+		while (!q[i]) {
+			W_OK(r, dvx_msg_irecv(acc[i], 1, bufs, sz, tg, mrs, &q[i]));
+			W_CHECK(r, now_ns() < end, "irecv of the peer's rank");
+			progress_all(s);
+		}
+	}
+	msg_say_who(s);
+	if (r->fail_line)
+		return;
 	for (i = 0; i < nacc; i++) {
 		int done = 0;
 		uint32_t who;
@@ -266,12 +294,25 @@ static void msg_up(struct sp *s)
 			W_CHECK(r, now_ns() < end, "the peers' ranks");
 			progress_all(s);
 		}
-		memcpy(&who, s->mbuf + (uint64_t)s->n * s->cfg->maxlen + (uint64_t)i * 4, 4);
+		memcpy(&who, ids + (uint64_t)i * 4, 4);
 		W_CHECK(r, who < (uint32_t)(s->n * NCONN) && (int)who / NCONN != s->me &&
 				   !s->rcv2[who / NCONN][who % NCONN],
 			"recv comm %d says it is connection %u", i, who);
 		s->rcv2[who / NCONN][who % NCONN] = acc[i];
 	}
+}
+
+/* the messaging layer, in its phases: open, connect, identify */
+static void msg_up(struct sp *s)
+{
+	struct dvx_msg_comm *acc[W_MAX_RANKS * NCONN];
+	int want = NCONN * (s->n - 1);
+
+	msg_open(s);
+	if (!s->r->fail_line)
+		msg_connect_all(s, acc, want);
+	if (!s->r->fail_line)
+		msg_identify(s, acc, want);
 }
 
 static void ht_up(struct sp *s)
