@@ -212,147 +212,206 @@ static void shape(int scope, uint32_t *grid, uint32_t *block, uint32_t *groups)
 	*groups = scope == S_THREAD ? *grid * *block : scope == S_WARP ? *grid * *block / 32 : *grid;
 }
 
-static int proc_rank(const char *addr, int me, int n, uint32_t flags)
-{
-	static uint64_t bsmem[65536];
-	struct dvx_bootstrap_sock_cfg a;
+/* one rank of the processes' run, its objects from open to close */
+struct nvp {
+	int me, n;
+	uint32_t flags;
 	struct dvx_bootstrap bs;
 	struct dvx_gpu g;
 	struct dvx_mp mp;
-	struct dvx_mp_cfg c;
 	struct dvx_gpu_mem buf, src;
 	struct dvx_nvl_peer peers[4];
 	struct dvx_nvl_buf nb;
 	struct dvx_gpu_stream s;
 	struct kern k;
-	uint64_t expect[4] = { 0 }, ctr_expect = 0, ctr;
-	static uint8_t host[WIN];
+	uint64_t expect[4], ctr_expect;
+	uint8_t host[WIN];
 	void *state;
-	unsigned cnt = 0;
-	uint32_t round = 0;
-	int scope, op, p, at, err;
+};
 
-	if (dvx_gpu_count(dvx_hal_cuda(), &cnt) || !cnt)
-		return SKIP;
-	memset(&g, 0, sizeof(g));
-	COK(dvx_gpu_open(&g, dvx_hal_cuda(), me % (int)cnt, NULL));
-	memset(&a, 0, sizeof(a));
-	a.addr = addr;
-	a.rank = me;
-	a.nranks = n;
-	a.max_unexpected = 16;
-	a.slot_bytes = 8192;
-	a.timeout_ns = TMO;
-	COK(dvx_bootstrap_sock_init(&bs, &a, bsmem, sizeof(bsmem)));
+/* phase transport, once the bootstrap and the GPU are up: the multi-peer transport
+ * (everyone NVL), kernels, stream, the buffer (signals zeroed) shared with the peers,
+ * the source */
+static int nvp_up(struct nvp *x)
+{
+	struct dvx_mp_cfg c;
+	int me = x->me, n = x->n, err;
+
 	memset(&c, 0, sizeof(c));
 	c.rank = me;
 	c.nranks = n;
-	c.bs = &bs;
-	c.gpu = &g;
+	c.bs = &x->bs;
+	c.gpu = &x->g;
 	c.timeout_ns = TMO;
-	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
-	COK(dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c)));
-	if (mp.topo.nnvl != n || mp.topo.nib)
-		CFAIL("rank %d: %d NVL, %d IB: the GPUs of one host should make everyone NVL", me, mp.topo.nnvl,
-		      mp.topo.nib);
-	COK(dvx_mp_connect(&mp, NULL, 0, NULL, 0));
-	COK(kern_up(&g, &k));
-	COK(dvx_gpu_stream_create(&g, &s));
-	COK(dvx_gpu_mem_alloc(&g, BUF_LEN(n), flags, &buf));
-	COK(dvx_gpu_mem_alloc(&g, WIN, 0, &src));
-	memset(host, 0, sizeof(host));
-	COK(dvx_gpu_memcpy_htod(&g, buf.dptr + SIG_OFF(n), host, BUF_LEN(n) - SIG_OFF(n)));
-	err = dvx_nvl_exchange(&nb, peers, dvx_mp_nvl_bootstrap(&mp), &mp.topo, &g,
-			       &(struct dvx_nvl_cfg){ (void *)(uintptr_t)buf.dptr, BUF_LEN(n), NULL,
-						      TMO });
+	x->state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	COK(dvx_mp_init(&x->mp, &c, x->state, dvx_mp_mem_size(&c)));
+	if (x->mp.topo.nnvl != n || x->mp.topo.nib)
+		CFAIL("rank %d: %d NVL, %d IB: the GPUs of one host should make everyone NVL", me,
+		      x->mp.topo.nnvl, x->mp.topo.nib);
+	COK(dvx_mp_connect(&x->mp, NULL, 0, NULL, 0));
+	COK(kern_up(&x->g, &x->k));
+	COK(dvx_gpu_stream_create(&x->g, &x->s));
+	COK(dvx_gpu_mem_alloc(&x->g, BUF_LEN(n), x->flags, &x->buf));
+	COK(dvx_gpu_mem_alloc(&x->g, WIN, 0, &x->src));
+	memset(x->host, 0, sizeof(x->host));
+	COK(dvx_gpu_memcpy_htod(&x->g, x->buf.dptr + SIG_OFF(n), x->host,
+				BUF_LEN(n) - SIG_OFF(n)));
+	err = dvx_nvl_exchange(&x->nb, x->peers, dvx_mp_nvl_bootstrap(&x->mp), &x->mp.topo, &x->g,
+			       &(struct dvx_nvl_cfg){ (void *)(uintptr_t)x->buf.dptr, BUF_LEN(n),
+						      NULL, TMO });
 	if (err)
-		CFAIL("rank %d: exchange %d (%s)", me, err, nb.diag.msg);
-	if (nb.mode != (flags & DVX_GPU_MEM_LEGACY ? DVX_NVL_IPC : DVX_NVL_FD))
-		CFAIL("rank %d: shared as mode %u", me, nb.mode);
+		CFAIL("rank %d: exchange %d (%s)", me, err, x->nb.diag.msg);
+	return 0;
+}
+
+/* phase open: the GPU (rank r on GPU r mod n), the sockets bootstrap at @addr, the
+ * transport (nvp_up()), shared as the memory's kind asks */
+static int nvp_open(struct nvp *x, const char *addr, unsigned cnt)
+{
+	static uint64_t bsmem[65536];
+	struct dvx_bootstrap_sock_cfg a;
+
+	COK(dvx_gpu_open(&x->g, dvx_hal_cuda(), x->me % (int)cnt, NULL));
+	memset(&a, 0, sizeof(a));
+	a.addr = addr;
+	a.rank = x->me;
+	a.nranks = x->n;
+	a.max_unexpected = 16;
+	a.slot_bytes = 8192;
+	a.timeout_ns = TMO;
+	COK(dvx_bootstrap_sock_init(&x->bs, &a, bsmem, sizeof(bsmem)));
+	if (nvp_up(x))
+		return 1;
+	if (x->nb.mode != (x->flags & DVX_GPU_MEM_LEGACY ? DVX_NVL_IPC : DVX_NVL_FD))
+		CFAIL("rank %d: shared as mode %u", x->me, x->nb.mode);
+	return 0;
+}
+
+/* a round's phase send: @op at @scope into every peer's window, signals, counters */
+static int nvp_send(struct nvp *x, int scope, int op, uint32_t round)
+{
+	uint32_t grid, block, groups, sc = (uint32_t)scope, o = (uint32_t)op;
+	uint64_t chunk, i, dst, sig, ctrp = x->buf.dptr + CTR_OFF(x->n);
+	void *args[] = { &sc, &o, &dst, &x->src.dptr, &chunk, &sig, &ctrp, &x->k.status.dptr };
+	int p, at, err;
+
+	shape(scope, &grid, &block, &groups);
+	chunk = WIN / groups;
+	for (p = 0; p < x->n; p++) {
+		if (p == x->me)
+			continue;
+		for (i = 0; i < WIN; i++)
+			x->host[i] = pat(x->me, p, round, i);
+		COK(dvx_gpu_memcpy_htod(&x->g, x->src.dptr, x->host, WIN));
+		dst = dvx_nvl_peer_ptr(&x->nb, p) + (uint64_t)x->me * WIN;
+		sig = dvx_nvl_peer_ptr(&x->nb, p) + SIG_OFF(x->n) + (uint64_t)x->me * 128;
+		err = run_k(&x->g, &x->k, &x->s, x->k.send, grid, block, args, &at);
+		if (err)
+			CFAIL("rank %d %s %s to %d: thread %d: %d", x->me, scope_name[scope],
+			      op_name[op], p, at, err);
+		if (op >= 2)
+			x->ctr_expect += groups;
+	}
+	return 0;
+}
+
+/* a round's phase check: every peer's signals waited for at @scope on the GPU, its bytes
+ * and the counter checked */
+static int nvp_check(struct nvp *x, int scope, int op, uint32_t round)
+{
+	uint32_t grid, block, groups;
+	uint64_t ctr, i;
+	int p, at, err;
+
+	shape(scope, &grid, &block, &groups);
+	for (p = 0; p < x->n; p++) {
+		uint64_t w = x->buf.dptr + SIG_OFF(x->n) + (uint64_t)p * 128, tmo = TMO;
+		uint32_t sc = (uint32_t)scope, cmp = DVX_CMP_GE;
+		void *args[] = { &sc, &w, &cmp, &x->expect[p], &tmo, &x->k.status.dptr };
+
+		if (p == x->me)
+			continue;
+		x->expect[p] += groups;
+		err = run_k(&x->g, &x->k, &x->s, x->k.wait, 1,
+			    scope == S_THREAD ? 1 : scope == S_WARP ? 32 : 128, args, &at);
+		if (err)
+			CFAIL("rank %d %s %s: wait for %d's %llu signals: %d", x->me,
+			      scope_name[scope], op_name[op], p, (unsigned long long)x->expect[p],
+			      err);
+		COK(dvx_gpu_memcpy_dtoh(&x->g, x->host, x->buf.dptr + (uint64_t)p * WIN, WIN));
+		for (i = 0; i < WIN; i++)
+			if (x->host[i] != pat(p, x->me, round, i))
+				CFAIL("rank %d %s %s: byte %llu from %d is %u", x->me,
+				      scope_name[scope], op_name[op], (unsigned long long)i, p,
+				      x->host[i]);
+	}
+	COK(dvx_gpu_memcpy_dtoh(&x->g, &ctr, x->buf.dptr + CTR_OFF(x->n), 8));
+	if (ctr != x->ctr_expect)
+		CFAIL("rank %d %s %s: counter %llu, want %llu", x->me, scope_name[scope],
+		      op_name[op], (unsigned long long)ctr, (unsigned long long)x->ctr_expect);
+	return 0;
+}
+
+/* phase rounds: every operation at every scope (quick: two of them), send, barrier,
+ * check, barrier; then a wait that cannot be satisfied: -ETIMEDOUT, never a success */
+static int nvp_rounds(struct nvp *x)
+{
+	uint32_t round = 0;
+	int scope, op, at, err;
 
 	for (scope = S_THREAD; scope <= S_BLOCK; scope++)
 		for (op = 0; op < 4; op++, round++) {
-			uint32_t grid, block, groups, one = 1;
-			uint64_t chunk, i;
-
 			if (quick && op != 1 && op != 3)
 				continue;
-			shape(scope, &grid, &block, &groups);
-			chunk = WIN / groups;
-			for (p = 0; p < n; p++) {
-				uint64_t dst, sig, ctrp, wv;
-				uint32_t sc = (uint32_t)scope, o = (uint32_t)op;
-				void *args[] = { &sc, &o, &dst, &src.dptr, &chunk, &sig, &ctrp,
-						 &k.status.dptr };
-
-				if (p == me)
-					continue;
-				for (i = 0; i < WIN; i++)
-					host[i] = pat(me, p, round, i);
-				COK(dvx_gpu_memcpy_htod(&g, src.dptr, host, WIN));
-				dst = dvx_nvl_peer_ptr(&nb, p) + (uint64_t)me * WIN;
-				sig = dvx_nvl_peer_ptr(&nb, p) + SIG_OFF(n) + (uint64_t)me * 128;
-				ctrp = buf.dptr + CTR_OFF(n);
-				err = run_k(&g, &k, &s, k.send, grid, block, args, &at);
-				if (err)
-					CFAIL("rank %d %s %s to %d: thread %d: %d", me,
-					      scope_name[scope], op_name[op], p, at, err);
-				if (op >= 2)
-					ctr_expect += groups;
-				(void)wv;
-				(void)one;
-			}
-			COK(dvx_bootstrap_barrier(&bs, TMO));
-			for (p = 0; p < n; p++) {
-				uint64_t w = buf.dptr + SIG_OFF(n) + (uint64_t)p * 128, tmo = TMO;
-				uint32_t sc = (uint32_t)scope, cmp = DVX_CMP_GE;
-				void *args[] = { &sc, &w, &cmp, &expect[p], &tmo, &k.status.dptr };
-
-				if (p == me)
-					continue;
-				expect[p] += groups;
-				err = run_k(&g, &k, &s, k.wait, scope == S_BLOCK ? 1 : 1,
-					    scope == S_THREAD ? 1 : scope == S_WARP ? 32 : 128, args, &at);
-				if (err)
-					CFAIL("rank %d %s %s: wait for %d's %llu signals: %d", me,
-					      scope_name[scope], op_name[op], p,
-					      (unsigned long long)expect[p], err);
-				COK(dvx_gpu_memcpy_dtoh(&g, host, buf.dptr + (uint64_t)p * WIN, WIN));
-				for (i = 0; i < WIN; i++)
-					if (host[i] != pat(p, me, round, i))
-						CFAIL("rank %d %s %s: byte %llu from %d is %u", me,
-						      scope_name[scope], op_name[op],
-						      (unsigned long long)i, p, host[i]);
-			}
-			COK(dvx_gpu_memcpy_dtoh(&g, &ctr, buf.dptr + CTR_OFF(n), 8));
-			if (ctr != ctr_expect)
-				CFAIL("rank %d %s %s: counter %llu, want %llu", me, scope_name[scope],
-				      op_name[op], (unsigned long long)ctr,
-				      (unsigned long long)ctr_expect);
-			COK(dvx_bootstrap_barrier(&bs, TMO));
+			if (nvp_send(x, scope, op, round))
+				return 1;
+			COK(dvx_bootstrap_barrier(&x->bs, TMO));
+			if (nvp_check(x, scope, op, round))
+				return 1;
+			COK(dvx_bootstrap_barrier(&x->bs, TMO));
 		}
-	/* a wait that cannot be satisfied: -ETIMEDOUT, never a success */
 	{
-		uint64_t w = buf.dptr + SIG_OFF(n) + (uint64_t)((me + 1) % n) * 128, tmo = 2000000;
-		uint64_t v = expect[(me + 1) % n] + 1;
+		int nx = (x->me + 1) % x->n;
+		uint64_t w = x->buf.dptr + SIG_OFF(x->n) + (uint64_t)nx * 128, tmo = 2000000;
+		uint64_t v = x->expect[nx] + 1;
 		uint32_t sc = S_BLOCK, cmp = DVX_CMP_GE;
-		void *args[] = { &sc, &w, &cmp, &v, &tmo, &k.status.dptr };
+		void *args[] = { &sc, &w, &cmp, &v, &tmo, &x->k.status.dptr };
 
-		err = run_k(&g, &k, &s, k.wait, 1, 64, args, &at);
+		err = run_k(&x->g, &x->k, &x->s, x->k.wait, 1, 64, args, &at);
 		if (err != -ETIMEDOUT)
-			CFAIL("rank %d: an unsatisfiable wait answered %d", me, err);
+			CFAIL("rank %d: an unsatisfiable wait answered %d", x->me, err);
 	}
-	COK(dvx_nvl_unmap(&nb));
-	COK(dvx_bootstrap_barrier(&bs, TMO));
-	COK(dvx_gpu_mem_free(&src));
-	COK(dvx_gpu_mem_free(&buf));
-	COK(dvx_gpu_stream_destroy(&s));
-	kern_down(&k);
-	COK(dvx_mp_fini(&mp));
-	dvx_bootstrap_fini(&bs);
-	COK(dvx_gpu_close(&g));
-	free(state);
 	return 0;
+}
+
+static int nvp_close(struct nvp *x)
+{
+	COK(dvx_nvl_unmap(&x->nb));
+	COK(dvx_bootstrap_barrier(&x->bs, TMO));
+	COK(dvx_gpu_mem_free(&x->src));
+	COK(dvx_gpu_mem_free(&x->buf));
+	COK(dvx_gpu_stream_destroy(&x->s));
+	kern_down(&x->k);
+	COK(dvx_mp_fini(&x->mp));
+	dvx_bootstrap_fini(&x->bs);
+	COK(dvx_gpu_close(&x->g));
+	free(x->state);
+	return 0;
+}
+
+/* one rank as a process, in its phases: open, rounds, close (SKIP without a GPU) */
+static int proc_rank(const char *addr, int me, int n, uint32_t flags)
+{
+	static struct nvp x;
+	unsigned cnt = 0;
+
+	if (dvx_gpu_count(dvx_hal_cuda(), &cnt) || !cnt)
+		return SKIP;
+	memset(&x, 0, sizeof(x));
+	x.me = me;
+	x.n = n;
+	x.flags = flags;
+	return nvp_open(&x, addr, cnt) || nvp_rounds(&x) || nvp_close(&x);
 }
 
 struct proc_arg {
@@ -406,128 +465,126 @@ struct trank {
 
 static pthread_barrier_t tbar;
 
-static int thread_rank(struct trank *t)
+/* thread rank's phase ping-pong: at every scope, both kernels at once, words SET to the
+ * round; the times into @t, the peer's 4 KiB checked */
+static int tr_pingpong(struct nvp *x, struct trank *t)
 {
-	struct dvx_bootstrap bs;
-	struct dvx_gpu g;
-	struct dvx_mp mp;
-	struct dvx_mp_cfg c;
-	struct dvx_gpu_mem buf, src;
-	struct dvx_nvl_peer peers[2];
-	struct dvx_nvl_buf nb;
-	struct dvx_gpu_stream s;
-	struct kern k;
-	static __thread uint8_t host[WIN];
-	void *state;
-	int me = t->rank, peer = 1 - t->rank, scope, at, err;
+	int me = x->me, peer = 1 - me, scope, at, err;
 	uint32_t rounds = quick ? 50 : 2000;
 	uint64_t i;
 
-	COK(dvx_bootstrap_thread_init(&bs, t->grp, me));
-	memset(&g, 0, sizeof(g));
-	COK(dvx_gpu_open(&g, dvx_hal_cuda(), gpu_of_rank(me), NULL));
-	memset(&c, 0, sizeof(c));
-	c.rank = me;
-	c.nranks = 2;
-	c.bs = &bs;
-	c.gpu = &g;
-	c.timeout_ns = TMO;
-	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
-	COK(dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c)));
-	COK(dvx_mp_connect(&mp, NULL, 0, NULL, 0));
-	COK(kern_up(&g, &k));
-	COK(dvx_gpu_stream_create(&g, &s));
-	COK(dvx_gpu_mem_alloc(&g, BUF_LEN(2), t->flags, &buf));
-	COK(dvx_gpu_mem_alloc(&g, WIN, 0, &src));
-	memset(host, 0, sizeof(host));
-	COK(dvx_gpu_memcpy_htod(&g, buf.dptr + SIG_OFF(2), host, BUF_LEN(2) - SIG_OFF(2)));
-	for (i = 0; i < WIN; i++)
-		host[i] = pat(me, peer, 99, i);
-	COK(dvx_gpu_memcpy_htod(&g, src.dptr, host, WIN));
-	err = dvx_nvl_exchange(&nb, peers, dvx_mp_nvl_bootstrap(&mp), &mp.topo, &g,
-			       &(struct dvx_nvl_cfg){ (void *)(uintptr_t)buf.dptr, BUF_LEN(2), NULL,
-						      TMO });
-	if (err)
-		CFAIL("thread rank %d: exchange %d (%s)", me, err, nb.diag.msg);
-
-	/* ping-pong at every scope: both kernels run at once; words SET to the round */
 	for (scope = S_THREAD; scope <= S_BLOCK; scope++) {
-		uint64_t dst = dvx_nvl_peer_ptr(&nb, peer) + (uint64_t)me * WIN;
-		uint64_t pw = dvx_nvl_peer_ptr(&nb, peer) + SIG_OFF(2) + 128 * (uint64_t)scope;
-		uint64_t mw = buf.dptr + SIG_OFF(2) + 128 * (uint64_t)scope, len = 4096, tmo = TMO;
-		uint32_t sc = (uint32_t)scope, block = scope == S_THREAD ? 1 : scope == S_WARP ? 32 : 256;
-		void *args[] = { &sc, &me, &dst, &src.dptr, &len, &pw, &mw, &rounds, &tmo,
-				 &k.status.dptr };
+		uint64_t dst = dvx_nvl_peer_ptr(&x->nb, peer) + (uint64_t)me * WIN;
+		uint64_t pw = dvx_nvl_peer_ptr(&x->nb, peer) + SIG_OFF(2) + 128 * (uint64_t)scope;
+		uint64_t mw = x->buf.dptr + SIG_OFF(2) + 128 * (uint64_t)scope, len = 4096;
+		uint64_t tmo = TMO;
+		uint32_t sc = (uint32_t)scope;
+		uint32_t block = scope == S_THREAD ? 1 : scope == S_WARP ? 32 : 256;
+		void *args[] = { &sc, &me, &dst, &x->src.dptr, &len, &pw, &mw, &rounds, &tmo,
+				 &x->k.status.dptr };
 		struct timespec t0, t1;
 
 		pthread_barrier_wait(&tbar);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		err = run_k(&g, &k, &s, k.pingpong, 1, block, args, &at);
+		err = run_k(&x->g, &x->k, &x->s, x->k.pingpong, 1, block, args, &at);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (err)
 			CFAIL("thread rank %d: %s ping-pong: %d", me, scope_name[scope], err);
 		t->pp_ns[scope] = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 +
 				   (double)(t1.tv_nsec - t0.tv_nsec)) / (2.0 * rounds);
 	}
-	COK(dvx_bootstrap_barrier(&bs, TMO));
-	COK(dvx_gpu_memcpy_dtoh(&g, host, buf.dptr + (uint64_t)peer * WIN, 4096));
+	COK(dvx_bootstrap_barrier(&x->bs, TMO));
+	COK(dvx_gpu_memcpy_dtoh(&x->g, x->host, x->buf.dptr + (uint64_t)peer * WIN, 4096));
 	for (i = 0; i < 4096; i++)
-		if (host[i] != pat(peer, me, 99, i))
-			CFAIL("thread rank %d: ping-pong byte %llu is %u", me, (unsigned long long)i,
-			      host[i]);
+		if (x->host[i] != pat(peer, me, 99, i))
+			CFAIL("thread rank %d: ping-pong byte %llu is %u", me,
+			      (unsigned long long)i, x->host[i]);
+	return 0;
+}
 
-	/* host-initiated: rank 0 copies on a stream and signals after it */
-	if (me == 0) {
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* thread rank's phase host put: rank 0 copies on a stream and signals after it, rank 1
+ * waits for the signal on the GPU and checks the bytes */
+static int tr_host_put(struct nvp *x)
+{
+	uint64_t i;
+	int at, err;
+
+	if (x->me == 0) {
 		uint64_t seen = 0, t0, t1, t2, t3;
-		struct timespec ts;
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		t0 = (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
-		COK(dvx_mp_nvl_put(&mp, &s, dvx_nvl_peer_ptr(&nb, 1) + WIN / 2, src.dptr, WIN / 2));
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		t1 = (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
-		COK(dvx_mp_nvl_signal(&mp, &s, dvx_nvl_peer_ptr(&nb, 1) + SIG_OFF(2) + 3 * 128,
+		t0 = mono_ns();
+		COK(dvx_mp_nvl_put(&x->mp, &x->s, dvx_nvl_peer_ptr(&x->nb, 1) + WIN / 2, x->src.dptr,
+				   WIN / 2));
+		t1 = mono_ns();
+		COK(dvx_mp_nvl_signal(&x->mp, &x->s,
+				      dvx_nvl_peer_ptr(&x->nb, 1) + SIG_OFF(2) + 3 * 128,
 				      DVX_NVL_SIG_ADD, 5));
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		t2 = (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
-		COK(dvx_gpu_stream_wait(&s, TMO));
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		t3 = (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
+		t2 = mono_ns();
+		COK(dvx_gpu_stream_wait(&x->s, TMO));
+		t3 = mono_ns();
 		fprintf(stderr, "host put_signal: put %.3f ms, signal %.3f ms, wait %.3f ms\n",
 			(double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6, (double)(t3 - t2) / 1e6);
-		COK(dvx_gpu_memcpy_dtoh(&g, &seen, dvx_nvl_peer_ptr(&nb, 1) + SIG_OFF(2) + 3 * 128, 8));
+		COK(dvx_gpu_memcpy_dtoh(&x->g, &seen,
+					dvx_nvl_peer_ptr(&x->nb, 1) + SIG_OFF(2) + 3 * 128, 8));
 		if (seen != 5)
 			CFAIL("host put_signal: the word reads %llu through the mapping",
 			      (unsigned long long)seen);
-	} else {
-		uint64_t w = buf.dptr + SIG_OFF(2) + 3 * 128, v = 5, tmo = TMO;
+		return 0;
+	}
+	{
+		uint64_t w = x->buf.dptr + SIG_OFF(2) + 3 * 128, v = 5, tmo = TMO;
 		uint32_t sc = S_THREAD, cmp = DVX_CMP_EQ;
-		void *args[] = { &sc, &w, &cmp, &v, &tmo, &k.status.dptr };
+		void *args[] = { &sc, &w, &cmp, &v, &tmo, &x->k.status.dptr };
 
-		err = run_k(&g, &k, &s, k.wait, 1, 1, args, &at);
+		err = run_k(&x->g, &x->k, &x->s, x->k.wait, 1, 1, args, &at);
 		if (err) {
 			uint64_t seen = 0;
 
-			dvx_gpu_memcpy_dtoh(&g, &seen, w, 8);
+			dvx_gpu_memcpy_dtoh(&x->g, &seen, w, 8);
 			CFAIL("host put_signal: waited %d, the word reads %llu", err,
 			      (unsigned long long)seen);
 		}
-		COK(dvx_gpu_memcpy_dtoh(&g, host, buf.dptr + WIN / 2, WIN / 2));
-		for (i = 0; i < WIN / 2; i++)
-			if (host[i] != pat(0, 1, 99, i))
-				CFAIL("host put: byte %llu is %u", (unsigned long long)i, host[i]);
 	}
-	COK(dvx_bootstrap_barrier(&bs, TMO));
-	COK(dvx_nvl_unmap(&nb));
-	COK(dvx_bootstrap_barrier(&bs, TMO));
-	COK(dvx_gpu_mem_free(&src));
-	COK(dvx_gpu_mem_free(&buf));
-	COK(dvx_gpu_stream_destroy(&s));
-	kern_down(&k);
-	COK(dvx_mp_fini(&mp));
-	dvx_bootstrap_fini(&bs);
-	COK(dvx_gpu_close(&g));
-	free(state);
+	COK(dvx_gpu_memcpy_dtoh(&x->g, x->host, x->buf.dptr + WIN / 2, WIN / 2));
+	for (i = 0; i < WIN / 2; i++)
+		if (x->host[i] != pat(0, 1, 99, i))
+			CFAIL("host put: byte %llu is %u", (unsigned long long)i, x->host[i]);
+	return 0;
+}
+
+/* one rank as a thread, in its phases: open (nvp_up()), the source's pattern,
+ * ping-pong, host put, close (nvp_close()) */
+static int thread_rank(struct trank *t)
+{
+	struct nvp *x = calloc(1, sizeof(*x));
+	uint64_t i;
+
+	if (!x)
+		CFAIL("thread rank %d: no memory", t->rank);
+	x->me = t->rank;
+	x->n = 2;
+	x->flags = t->flags;
+	COK(dvx_bootstrap_thread_init(&x->bs, t->grp, x->me));
+	COK(dvx_gpu_open(&x->g, dvx_hal_cuda(), gpu_of_rank(x->me), NULL));
+	if (nvp_up(x))
+		return 1;
+	for (i = 0; i < WIN; i++)
+		x->host[i] = pat(x->me, 1 - x->me, 99, i);
+	COK(dvx_gpu_memcpy_htod(&x->g, x->src.dptr, x->host, WIN));
+	if (tr_pingpong(x, t) || tr_host_put(x))
+		return 1;
+	COK(dvx_bootstrap_barrier(&x->bs, TMO));
+	if (nvp_close(x))
+		return 1;
+	free(x);
 	return 0;
 }
 
@@ -606,137 +663,199 @@ struct mixed {
 	int ret[MIXN];
 };
 
-static int mixed_rank(struct mixed *w, int me)
-{
+/* one rank of the mixed run, its objects */
+struct mixr {
+	struct mixed *w;
+	int me;
 	struct dvx_bootstrap bs;
 	struct dvx_gpu g;
 	struct dvx_nic nic;
-	struct dvx_nic_cfg na;
 	struct dvx_mp mp;
-	struct dvx_mp_cfg c;
-	struct dvx_mem_req sreq, rreq;
-	struct dvx_gpu_mem buf, src, dm;
+	struct dvx_mem_req rreq;
+	struct dvx_gpu_mem buf, src;
 	struct dvx_nvl_peer peers[MIXN];
 	struct dvx_nvl_buf nb;
 	struct dvx_gpu_stream s;
-	struct dvx_gpu_hostreg regs[16], hr;
 	struct dvx_p2p_lbuf ilb;
 	struct dvx_p2p_rbuf all[MIXN], ib[MIXN];
-	struct dvx_gpu_mem ibd;
-	struct dvx_mp_dev dev;
 	struct kern k;
 	uint8_t *ibuf;
-	void *state, *ist = NULL, *irings = NULL;
-	static __thread uint8_t host[WIN];
-	char name[16];
-	uint32_t nregs = 0;
-	uint64_t need, i;
-	int at, err;
+	uint8_t host[WIN];
+	void *state, *ist, *irings;
+};
 
-	COK(dvx_bootstrap_thread_init(&bs, w->tw.g, me));
-	memset(&g, 0, sizeof(g));
-	COK(dvx_gpu_open(&g, dvx_hal_cuda(), gpu_of_rank(me), NULL));
+/* phase open: bootstrap, GPU, NIC, the multi-peer transport with its IB lanes, kernels,
+ * stream */
+static int mix_open(struct mixr *x)
+{
+	struct dvx_nic_cfg na;
+	struct dvx_mp_cfg c;
+	struct dvx_mem_req sreq;
+	char name[16];
+
+	COK(dvx_bootstrap_thread_init(&x->bs, x->w->tw.g, x->me));
+	COK(dvx_gpu_open(&x->g, dvx_hal_cuda(), gpu_of_rank(x->me), NULL));
 	memset(&na, 0, sizeof(na));
-	snprintf(name, sizeof(name), "sim_%d", me);
+	snprintf(name, sizeof(name), "sim_%d", x->me);
 	na.name = name;
 	na.gid_index = -1;
-	COK(dvx_nic_open(&nic, dvx_sim_hal(w->tw.fab), &na));
+	COK(dvx_nic_open(&x->nic, dvx_sim_hal(x->w->tw.fab), &na));
 	memset(&c, 0, sizeof(c));
-	c.rank = me;
+	c.rank = x->me;
 	c.nranks = MIXN;
-	c.bs = &bs;
-	c.gpu = &g;
+	c.bs = &x->bs;
+	c.gpu = &x->g;
 	c.ib.nnics = 1;
-	c.ib.nics[0] = &nic;
+	c.ib.nics[0] = &x->nic;
 	c.ib.qps_per_nic = 1;
 	c.ib.sq_depth = 256;
 	c.ib.comp_depth = 16;
-	c.inject = w->tw.inf;
+	c.inject = x->w->tw.inf;
 	c.timeout_ns = TMO;
-	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
-	COK(dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c)));
-	COK(dvx_mp_ib_mem_req(&mp, &sreq, &rreq));
-	ist = aligned_alloc(64, (sreq.bytes + 63) & ~(uint64_t)63);
-	irings = aligned_alloc(4096, (rreq.bytes + 4095) & ~(uint64_t)4095);
-	COK(dvx_mp_connect(&mp, ist, sreq.bytes, irings, rreq.bytes));
-	COK(kern_up(&g, &k));
-	COK(dvx_gpu_stream_create(&g, &s));
-	/* NVL: a GPU buffer; IB: host memory the software NIC reads and writes */
-	COK(dvx_gpu_mem_alloc(&g, BUF_LEN(MIXN), DVX_GPU_MEM_EXPORT, &buf));
-	COK(dvx_gpu_mem_alloc(&g, WIN, 0, &src));
-	memset(host, 0, sizeof(host));
-	COK(dvx_gpu_memcpy_htod(&g, buf.dptr + SIG_OFF(MIXN), host, BUF_LEN(MIXN) - SIG_OFF(MIXN)));
-	for (i = 0; i < WIN; i++)
-		host[i] = pat(me, 9, 7, i);
-	COK(dvx_gpu_memcpy_htod(&g, src.dptr, host, WIN));
-	ibuf = aligned_alloc(4096, BUF_LEN(MIXN));
-	memset(ibuf, 0, BUF_LEN(MIXN));
-	memcpy(ibuf + (uint64_t)me * WIN, host, WIN);	/* this rank's IB source: its own window */
-	COK(dvx_mp_register(&mp, ibuf, BUF_LEN(MIXN), DVX_MP_REG_WRITE | DVX_MP_REG_ATOMIC, &ilb));
-	COK(dvx_mp_exchange_ib(&mp, &ilb, all, ib, TMO));
-	err = dvx_nvl_exchange(&nb, peers, dvx_mp_nvl_bootstrap(&mp), &mp.topo, &g,
-			       &(struct dvx_nvl_cfg){ (void *)(uintptr_t)buf.dptr, BUF_LEN(MIXN),
-						      NULL, TMO });
-	if (err)
-		CFAIL("mixed rank %d: exchange %d (%s)", me, err, nb.diag.msg);
-	COK(dvx_bootstrap_barrier(&bs, TMO));
-	if (me == 0) {
-		uint64_t len = WIN, win = WIN, nsig = SIG_OFF(MIXN), isig = SIG_OFF(MIXN), tmo = TMO;
-		void *args[10];
-
-		COK(dvx_gpu_host_register(&g, ibuf, BUF_LEN(MIXN), 0, &hr));
-		COK(dvx_p2p_gpu_register(&mp.ib, &g, irings, rreq.bytes, 0, regs, &nregs));
-		COK(dvx_mp_dev_mem_req(&mp, &need));
-		COK(dvx_gpu_mem_alloc(&g, need, 0, &dm));
-		COK(dvx_mp_dev_export(&mp, &nb, regs, nregs, dm.dptr, dm.len, TMO, &dev));
-		COK(dvx_gpu_mem_alloc(&g, sizeof(ib), 0, &ibd));
-		COK(dvx_gpu_memcpy_htod(&g, ibd.dptr, ib, sizeof(ib)));
-		args[0] = &dev; args[1] = &src.dptr; args[2] = &len; args[3] = &win;
-		args[4] = &nsig; args[5] = &ilb; args[6] = &ibd.dptr; args[7] = &isig;
-		args[8] = &tmo; args[9] = &k.status.dptr;
-		err = run_k(&g, &k, &s, k.mixed, MIXN, 128, args, &at);
-		if (err)
-			CFAIL("mixed kernel: thread %d: %d", at, err);
-		COK(dvx_mp_dev_import(&mp, &dev));
-		COK(dvx_p2p_gpu_unregister(regs, nregs));
-		COK(dvx_gpu_host_unregister(&hr));
-		COK(dvx_gpu_mem_free(&ibd));
-		COK(dvx_gpu_mem_free(&dm));
-	} else if (me == 1) {	/* the NVL peer */
-		uint64_t wd = buf.dptr + SIG_OFF(MIXN), v = 1, tmo = TMO;
-		uint32_t sc = S_THREAD, cmp = DVX_CMP_EQ;
-		void *args[] = { &sc, &wd, &cmp, &v, &tmo, &k.status.dptr };
-
-		COK(run_k(&g, &k, &s, k.wait, 1, 1, args, &at));
-		COK(dvx_gpu_memcpy_dtoh(&g, host, buf.dptr, WIN));
-		for (i = 0; i < WIN; i++)
-			if (host[i] != pat(0, 9, 7, i))
-				CFAIL("NVL peer: byte %llu is %u", (unsigned long long)i, host[i]);
-	} else {		/* the IB peer */
-		COK(dvx_p2p_wait_signal(&mp.ib, &ilb, SIG_OFF(MIXN), DVX_CMP_EQ, 1, TMO, NULL));
-		for (i = 0; i < WIN; i++)
-			if (ibuf[i] != pat(0, 9, 7, i))
-				CFAIL("IB peer: byte %llu is %u", (unsigned long long)i, ibuf[i]);
-	}
-	if (mp.ib_live)
-		COK(dvx_p2p_flush(&mp.ib, 0, TMO, NULL));
-	COK(dvx_bootstrap_barrier(&bs, TMO));
-	COK(dvx_nvl_unmap(&nb));
-	COK(dvx_bootstrap_barrier(&bs, TMO));
-	COK(dvx_mp_deregister(&mp, ibuf));
-	COK(dvx_gpu_mem_free(&src));
-	COK(dvx_gpu_mem_free(&buf));
-	COK(dvx_gpu_stream_destroy(&s));
-	kern_down(&k);
-	COK(dvx_mp_fini(&mp));
-	dvx_nic_close(&nic);
-	dvx_bootstrap_fini(&bs);
-	COK(dvx_gpu_close(&g));
-	free(ibuf);
-	free(irings);
-	free(ist);
-	free(state);
+	x->state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	COK(dvx_mp_init(&x->mp, &c, x->state, dvx_mp_mem_size(&c)));
+	COK(dvx_mp_ib_mem_req(&x->mp, &sreq, &x->rreq));
+	x->ist = aligned_alloc(64, (sreq.bytes + 63) & ~(uint64_t)63);
+	x->irings = aligned_alloc(4096, (x->rreq.bytes + 4095) & ~(uint64_t)4095);
+	COK(dvx_mp_connect(&x->mp, x->ist, sreq.bytes, x->irings, x->rreq.bytes));
+	COK(kern_up(&x->g, &x->k));
+	COK(dvx_gpu_stream_create(&x->g, &x->s));
 	return 0;
+}
+
+/* phase buffers: NVL, a GPU buffer; IB, host memory the software NIC reads and writes
+ * (this rank's IB source: its own window); both exchanged */
+static int mix_buffers(struct mixr *x)
+{
+	uint64_t i;
+	int err;
+
+	COK(dvx_gpu_mem_alloc(&x->g, BUF_LEN(MIXN), DVX_GPU_MEM_EXPORT, &x->buf));
+	COK(dvx_gpu_mem_alloc(&x->g, WIN, 0, &x->src));
+	memset(x->host, 0, sizeof(x->host));
+	COK(dvx_gpu_memcpy_htod(&x->g, x->buf.dptr + SIG_OFF(MIXN), x->host,
+				BUF_LEN(MIXN) - SIG_OFF(MIXN)));
+	for (i = 0; i < WIN; i++)
+		x->host[i] = pat(x->me, 9, 7, i);
+	COK(dvx_gpu_memcpy_htod(&x->g, x->src.dptr, x->host, WIN));
+	x->ibuf = aligned_alloc(4096, BUF_LEN(MIXN));
+	if (!x->ibuf)
+		CFAIL("mixed rank %d: no memory", x->me);
+	memset(x->ibuf, 0, BUF_LEN(MIXN));
+	memcpy(x->ibuf + (uint64_t)x->me * WIN, x->host, WIN);
+	COK(dvx_mp_register(&x->mp, x->ibuf, BUF_LEN(MIXN), DVX_MP_REG_WRITE | DVX_MP_REG_ATOMIC,
+			    &x->ilb));
+	COK(dvx_mp_exchange_ib(&x->mp, &x->ilb, x->all, x->ib, TMO));
+	err = dvx_nvl_exchange(&x->nb, x->peers, dvx_mp_nvl_bootstrap(&x->mp), &x->mp.topo,
+			       &x->g, &(struct dvx_nvl_cfg){ (void *)(uintptr_t)x->buf.dptr,
+							     BUF_LEN(MIXN), NULL, TMO });
+	if (err)
+		CFAIL("mixed rank %d: exchange %d (%s)", x->me, err, x->nb.diag.msg);
+	COK(dvx_bootstrap_barrier(&x->bs, TMO));
+	return 0;
+}
+
+/* rank 0: the lanes exported, one kernel that puts to the NVL and the IB peer */
+static int mix_poster(struct mixr *x)
+{
+	uint64_t len = WIN, win = WIN, nsig = SIG_OFF(MIXN), isig = SIG_OFF(MIXN), tmo = TMO;
+	struct dvx_gpu_hostreg regs[16], hr;
+	struct dvx_gpu_mem dm, ibd;
+	struct dvx_mp_dev dev;
+	uint32_t nregs = 0;
+	uint64_t need;
+	void *args[10];
+	int at, err;
+
+	COK(dvx_gpu_host_register(&x->g, x->ibuf, BUF_LEN(MIXN), 0, &hr));
+	COK(dvx_p2p_gpu_register(&x->mp.ib, &x->g, x->irings, x->rreq.bytes, 0, regs, &nregs));
+	COK(dvx_mp_dev_mem_req(&x->mp, &need));
+	COK(dvx_gpu_mem_alloc(&x->g, need, 0, &dm));
+	COK(dvx_mp_dev_export(&x->mp, &x->nb, regs, nregs, dm.dptr, dm.len, TMO, &dev));
+	COK(dvx_gpu_mem_alloc(&x->g, sizeof(x->ib), 0, &ibd));
+	COK(dvx_gpu_memcpy_htod(&x->g, ibd.dptr, x->ib, sizeof(x->ib)));
+	args[0] = &dev; args[1] = &x->src.dptr; args[2] = &len; args[3] = &win;
+	args[4] = &nsig; args[5] = &x->ilb; args[6] = &ibd.dptr; args[7] = &isig;
+	args[8] = &tmo; args[9] = &x->k.status.dptr;
+	err = run_k(&x->g, &x->k, &x->s, x->k.mixed, MIXN, 128, args, &at);
+	if (err)
+		CFAIL("mixed kernel: thread %d: %d", at, err);
+	COK(dvx_mp_dev_import(&x->mp, &dev));
+	COK(dvx_p2p_gpu_unregister(regs, nregs));
+	COK(dvx_gpu_host_unregister(&hr));
+	COK(dvx_gpu_mem_free(&ibd));
+	COK(dvx_gpu_mem_free(&dm));
+	return 0;
+}
+
+/* rank 1, the NVL peer: the signal waited for on the GPU, the bytes checked */
+static int mix_nvl_peer(struct mixr *x)
+{
+	uint64_t wd = x->buf.dptr + SIG_OFF(MIXN), v = 1, tmo = TMO, i;
+	uint32_t sc = S_THREAD, cmp = DVX_CMP_EQ;
+	void *args[] = { &sc, &wd, &cmp, &v, &tmo, &x->k.status.dptr };
+	int at;
+
+	COK(run_k(&x->g, &x->k, &x->s, x->k.wait, 1, 1, args, &at));
+	COK(dvx_gpu_memcpy_dtoh(&x->g, x->host, x->buf.dptr, WIN));
+	for (i = 0; i < WIN; i++)
+		if (x->host[i] != pat(0, 9, 7, i))
+			CFAIL("NVL peer: byte %llu is %u", (unsigned long long)i, x->host[i]);
+	return 0;
+}
+
+/* rank 2, the IB peer: the signal waited for on the host, the bytes checked */
+static int mix_ib_peer(struct mixr *x)
+{
+	uint64_t i;
+
+	COK(dvx_p2p_wait_signal(&x->mp.ib, &x->ilb, SIG_OFF(MIXN), DVX_CMP_EQ, 1, TMO, NULL));
+	for (i = 0; i < WIN; i++)
+		if (x->ibuf[i] != pat(0, 9, 7, i))
+			CFAIL("IB peer: byte %llu is %u", (unsigned long long)i, x->ibuf[i]);
+	return 0;
+}
+
+static int mix_close(struct mixr *x)
+{
+	if (x->mp.ib_live)
+		COK(dvx_p2p_flush(&x->mp.ib, 0, TMO, NULL));
+	COK(dvx_bootstrap_barrier(&x->bs, TMO));
+	COK(dvx_nvl_unmap(&x->nb));
+	COK(dvx_bootstrap_barrier(&x->bs, TMO));
+	COK(dvx_mp_deregister(&x->mp, x->ibuf));
+	COK(dvx_gpu_mem_free(&x->src));
+	COK(dvx_gpu_mem_free(&x->buf));
+	COK(dvx_gpu_stream_destroy(&x->s));
+	kern_down(&x->k);
+	COK(dvx_mp_fini(&x->mp));
+	dvx_nic_close(&x->nic);
+	dvx_bootstrap_fini(&x->bs);
+	COK(dvx_gpu_close(&x->g));
+	free(x->ibuf);
+	free(x->irings);
+	free(x->ist);
+	free(x->state);
+	return 0;
+}
+
+/* one rank of the mixed run, in its phases: open, buffers, its role (the poster, the
+ * NVL peer, the IB peer), close */
+static int mixed_rank(struct mixed *w, int me)
+{
+	struct mixr *x = calloc(1, sizeof(*x));
+	int err;
+
+	if (!x)
+		CFAIL("mixed rank %d: no memory", me);
+	x->w = w;
+	x->me = me;
+	err = mix_open(x) || mix_buffers(x) ||
+	      (me == 0 ? mix_poster(x) : me == 1 ? mix_nvl_peer(x) : mix_ib_peer(x)) ||
+	      mix_close(x);
+	if (!err)
+		free(x);
+	return err;
 }
 
 struct marg {
@@ -857,127 +976,182 @@ struct ll_arg {
 	int spread;	/* rank r on GPU r % count (two GPUs where there are two) */
 };
 
-static int ll_rank(const struct ll_arg *la, int me, int n)
-{
-	static uint64_t bsmem[65536];
-	static const uint64_t lens[] = { 0, 1, 7, 8, 9, 15, 16, 17, 100, 1000,
-					 DVX_NVL_LL_MAX - 1, DVX_NVL_LL_MAX, DVX_NVL_LL_MAX + 1,
-					 2 * DVX_NVL_LL_MAX };
-	struct dvx_bootstrap_sock_cfg a;
+static const uint64_t ll_lens[] = { 0, 1, 7, 8, 9, 15, 16, 17, 100, 1000, DVX_NVL_LL_MAX - 1,
+				    DVX_NVL_LL_MAX, DVX_NVL_LL_MAX + 1, 2 * DVX_NVL_LL_MAX };
+static uint8_t ll_zero[LL_AREA];
+
+/* one rank of the flagged lines' run, its objects */
+struct llr {
+	int me, n, ordinal, other;	/* its GPU and the peer's */
 	struct dvx_bootstrap bs;
 	struct dvx_gpu g;
 	struct dvx_mp mp;
-	struct dvx_mp_cfg c;
 	struct dvx_gpu_mem buf;
 	struct dvx_nvl_peer peers[2];
 	struct dvx_nvl_buf nb;
 	struct dvx_gpu_stream s;
 	struct kern k;
-	static uint8_t zero[LL_AREA];
 	void *state;
-	unsigned cnt = 0;
-	int scope, err, at, ordinal, other;
-	unsigned j;
+};
 
-	if (dvx_gpu_count(dvx_hal_cuda(), &cnt) || !cnt)
-		return SKIP;
-	ordinal = la->spread ? me % (int)cnt : 0;
-	memset(&g, 0, sizeof(g));
-	COK(dvx_gpu_open(&g, dvx_hal_cuda(), ordinal, NULL));
+/* phase open: GPU, bootstrap at @addr, the transport (everyone NVL), kernels, stream,
+ * the lines, source and destination shared with the peer */
+static int ll_open(struct llr *x, const char *addr)
+{
+	static uint64_t bsmem[65536];
+	struct dvx_bootstrap_sock_cfg a;
+	struct dvx_mp_cfg c;
+	int err;
+
+	COK(dvx_gpu_open(&x->g, dvx_hal_cuda(), x->ordinal, NULL));
 	memset(&a, 0, sizeof(a));
-	a.addr = la->addr;
-	a.rank = me;
-	a.nranks = n;
+	a.addr = addr;
+	a.rank = x->me;
+	a.nranks = x->n;
 	a.max_unexpected = 16;
 	a.slot_bytes = 8192;
 	a.timeout_ns = TMO;
-	COK(dvx_bootstrap_sock_init(&bs, &a, bsmem, sizeof(bsmem)));
+	COK(dvx_bootstrap_sock_init(&x->bs, &a, bsmem, sizeof(bsmem)));
 	memset(&c, 0, sizeof(c));
-	c.rank = me;
-	c.nranks = n;
-	c.bs = &bs;
-	c.gpu = &g;
+	c.rank = x->me;
+	c.nranks = x->n;
+	c.bs = &x->bs;
+	c.gpu = &x->g;
 	c.timeout_ns = TMO;
-	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
-	COK(dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c)));
-	if (mp.topo.nnvl != n)
-		CFAIL("rank %d: %d NVL of %d: GPUs of one host should be NVL peers", me, mp.topo.nnvl, n);
-	COK(dvx_mp_connect(&mp, NULL, 0, NULL, 0));
-	COK(kern_up(&g, &k));
-	COK(dvx_gpu_stream_create(&g, &s));
-	COK(dvx_gpu_mem_alloc(&g, 3 * LL_AREA, DVX_GPU_MEM_EXPORT, &buf));
-	err = dvx_nvl_exchange(&nb, peers, dvx_mp_nvl_bootstrap(&mp), &mp.topo, &g,
-			       &(struct dvx_nvl_cfg){ (void *)(uintptr_t)buf.dptr, 3 * LL_AREA, NULL,
-						      TMO });
+	x->state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	COK(dvx_mp_init(&x->mp, &c, x->state, dvx_mp_mem_size(&c)));
+	if (x->mp.topo.nnvl != x->n)
+		CFAIL("rank %d: %d NVL of %d: GPUs of one host should be NVL peers", x->me,
+		      x->mp.topo.nnvl, x->n);
+	COK(dvx_mp_connect(&x->mp, NULL, 0, NULL, 0));
+	COK(kern_up(&x->g, &x->k));
+	COK(dvx_gpu_stream_create(&x->g, &x->s));
+	COK(dvx_gpu_mem_alloc(&x->g, 3 * LL_AREA, DVX_GPU_MEM_EXPORT, &x->buf));
+	err = dvx_nvl_exchange(&x->nb, x->peers, dvx_mp_nvl_bootstrap(&x->mp), &x->mp.topo, &x->g,
+			       &(struct dvx_nvl_cfg){ (void *)(uintptr_t)x->buf.dptr, 3 * LL_AREA,
+						      NULL, TMO });
 	if (err)
-		CFAIL("rank %d: exchange %d (%s)", me, err, nb.diag.msg);
-	/* two processes on one GPU take turns on it (their kernels do not run at once):
-	 * a few rounds there; thousands where each has its GPU, and in one launch below */
-	other = la->spread ? (1 - me) % (int)cnt : 0;
-	for (scope = S_THREAD; scope <= S_BLOCK; scope++)
-		for (j = 0; j < sizeof(lens) / sizeof(lens[0]); j++) {
-			uint64_t plines = dvx_nvl_peer_ptr(&nb, 1 - me), mlines = buf.dptr;
-			uint64_t src = buf.dptr + LL_AREA, dst = buf.dptr + 2 * LL_AREA;
-			uint64_t len = lens[j], tmo = TMO;
-			uint32_t sc = (uint32_t)scope;
-			uint32_t rounds = other == ordinal ? 3 : quick ? 200 : 3000;
-			void *args[] = { &sc, &me, &plines, &mlines, &src, &dst, &len, &rounds, &tmo,
-					 &k.status.dptr };
-
-			/* lines start unwritten (0: no sequence) for every case */
-			COK(dvx_gpu_memcpy_htod(&g, buf.dptr, zero, LL_AREA));
-			COK(dvx_bootstrap_barrier(&bs, TMO));
-			err = run_k(&g, &k, &s, k.llpp, 1,
-				    scope == S_THREAD ? 1 : scope == S_WARP ? 32 : 128, args, &at);
-			if (err)
-				CFAIL("rank %d (GPU %d, peer on GPU %d): flagged lines, %s, %llu bytes, "
-				      "%u rounds: thread %d: %d", me, ordinal, other, scope_name[scope],
-				      (unsigned long long)len, rounds, at, err);
-			COK(dvx_bootstrap_barrier(&bs, TMO));
-		}
-	/* both sides in one launch of rank 0 (two blocks at once), over rank 1's mapping
-	 * and rank 0's own lines: thousands of rounds on one GPU too */
-	for (scope = S_THREAD; me == 0 && scope <= S_BLOCK; scope++)
-		for (j = 0; j < sizeof(lens) / sizeof(lens[0]); j++) {
-			uint64_t l0 = buf.dptr, l1 = dvx_nvl_peer_ptr(&nb, 1);
-			uint64_t src = buf.dptr + LL_AREA, dst = buf.dptr + 2 * LL_AREA;
-			uint64_t len = lens[j], tmo = TMO;
-			uint32_t sc = (uint32_t)scope, rounds = quick ? 200 : 3000;
-			int both = -1;
-			void *args[] = { &sc, &both, &l0, &l1, &src, &dst, &len, &rounds, &tmo,
-					 &k.status.dptr };
-
-			COK(dvx_gpu_memcpy_htod(&g, buf.dptr, zero, LL_AREA));
-			COK(dvx_gpu_memcpy_htod(&g, l1, zero, LL_AREA));
-			err = run_k(&g, &k, &s, k.llpp, 2,
-				    scope == S_THREAD ? 1 : scope == S_WARP ? 32 : 128, args, &at);
-			if (err)
-				CFAIL("one launch, both ranks: flagged lines, %s, %llu bytes: thread %d: %d",
-				      scope_name[scope], (unsigned long long)len, at, err);
-		}
-	COK(dvx_bootstrap_barrier(&bs, TMO));
-	if (me == 0) {
-		uint64_t dst = buf.dptr + 2 * LL_AREA, l = buf.dptr;
-		void *args[] = { &l, &dst, &k.status.dptr };
-
-		COK(dvx_gpu_memcpy_htod(&g, buf.dptr, zero, LL_AREA));
-		(void)run_k(&g, &k, &s, k.llbad, 1, 4, args, &at);	/* status[0..3] back */
-		if (k.st[0] != -EINVAL || k.st[1] != -EINVAL || k.st[2] != -EINVAL ||
-		    k.st[3] != -ETIMEDOUT)
-			CFAIL("flagged lines: seq 0 %d, misaligned %d / %d, never written %d", k.st[0],
-			      k.st[1], k.st[2], k.st[3]);
-	}
-	COK(dvx_bootstrap_barrier(&bs, TMO));
-	COK(dvx_nvl_unmap(&nb));
-	COK(dvx_bootstrap_barrier(&bs, TMO));
-	COK(dvx_gpu_mem_free(&buf));
-	COK(dvx_gpu_stream_destroy(&s));
-	kern_down(&k);
-	COK(dvx_mp_fini(&mp));
-	dvx_bootstrap_fini(&bs);
-	COK(dvx_gpu_close(&g));
-	free(state);
+		CFAIL("rank %d: exchange %d (%s)", x->me, err, x->nb.diag.msg);
 	return 0;
+}
+
+static uint32_t ll_block(int scope)
+{
+	return scope == S_THREAD ? 1 : scope == S_WARP ? 32 : 128;
+}
+
+/* phase pairs: both processes ping-pong every length at every scope. Two processes on
+ * one GPU take turns on it (their kernels do not run at once): a few rounds there;
+ * thousands where each has its GPU (and in one launch, ll_one_launch()) */
+static int ll_pairs(struct llr *x)
+{
+	uint64_t plines = dvx_nvl_peer_ptr(&x->nb, 1 - x->me), mlines = x->buf.dptr;
+	uint64_t src = x->buf.dptr + LL_AREA, dst = x->buf.dptr + 2 * LL_AREA, len, tmo = TMO;
+	uint32_t sc, rounds = x->other == x->ordinal ? 3 : quick ? 200 : 3000;
+	void *args[] = { &sc, &x->me, &plines, &mlines, &src, &dst, &len, &rounds, &tmo,
+			 &x->k.status.dptr };
+	int scope, err, at;
+	unsigned j;
+
+	for (scope = S_THREAD; scope <= S_BLOCK; scope++)
+		for (j = 0; j < sizeof(ll_lens) / sizeof(ll_lens[0]); j++) {
+			sc = (uint32_t)scope;
+			len = ll_lens[j];
+			/* lines start unwritten (0: no sequence) for every case */
+			COK(dvx_gpu_memcpy_htod(&x->g, x->buf.dptr, ll_zero, LL_AREA));
+			COK(dvx_bootstrap_barrier(&x->bs, TMO));
+			err = run_k(&x->g, &x->k, &x->s, x->k.llpp, 1, ll_block(scope), args, &at);
+			if (err)
+				CFAIL("rank %d (GPU %d, peer on GPU %d): flagged lines, %s, %llu "
+				      "bytes, %u rounds: thread %d: %d", x->me, x->ordinal, x->other,
+				      scope_name[scope], (unsigned long long)len, rounds, at, err);
+			COK(dvx_bootstrap_barrier(&x->bs, TMO));
+		}
+	return 0;
+}
+
+/* phase one launch (rank 0): both sides in one launch (two blocks at once), over rank
+ * 1's mapping and rank 0's own lines: thousands of rounds on one GPU too */
+static int ll_one_launch(struct llr *x)
+{
+	uint64_t l0 = x->buf.dptr, l1 = dvx_nvl_peer_ptr(&x->nb, 1);
+	uint64_t src = x->buf.dptr + LL_AREA, dst = x->buf.dptr + 2 * LL_AREA, len, tmo = TMO;
+	uint32_t sc, rounds = quick ? 200 : 3000;
+	int both = -1, scope, err, at;
+	void *args[] = { &sc, &both, &l0, &l1, &src, &dst, &len, &rounds, &tmo,
+			 &x->k.status.dptr };
+	unsigned j;
+
+	for (scope = S_THREAD; scope <= S_BLOCK; scope++)
+		for (j = 0; j < sizeof(ll_lens) / sizeof(ll_lens[0]); j++) {
+			sc = (uint32_t)scope;
+			len = ll_lens[j];
+			COK(dvx_gpu_memcpy_htod(&x->g, l0, ll_zero, LL_AREA));
+			COK(dvx_gpu_memcpy_htod(&x->g, l1, ll_zero, LL_AREA));
+			err = run_k(&x->g, &x->k, &x->s, x->k.llpp, 2, ll_block(scope), args, &at);
+			if (err)
+				CFAIL("one launch, both ranks: flagged lines, %s, %llu bytes: "
+				      "thread %d: %d", scope_name[scope], (unsigned long long)len, at,
+				      err);
+		}
+	return 0;
+}
+
+/* phase refusals (rank 0): sequence 0, misaligned lines, a line never written */
+static int ll_refusals(struct llr *x)
+{
+	uint64_t dst = x->buf.dptr + 2 * LL_AREA, l = x->buf.dptr;
+	void *args[] = { &l, &dst, &x->k.status.dptr };
+	int at;
+
+	COK(dvx_gpu_memcpy_htod(&x->g, x->buf.dptr, ll_zero, LL_AREA));
+	(void)run_k(&x->g, &x->k, &x->s, x->k.llbad, 1, 4, args, &at);	/* status[0..3] back */
+	if (x->k.st[0] != -EINVAL || x->k.st[1] != -EINVAL || x->k.st[2] != -EINVAL ||
+	    x->k.st[3] != -ETIMEDOUT)
+		CFAIL("flagged lines: seq 0 %d, misaligned %d / %d, never written %d", x->k.st[0],
+		      x->k.st[1], x->k.st[2], x->k.st[3]);
+	return 0;
+}
+
+static int ll_close(struct llr *x)
+{
+	COK(dvx_bootstrap_barrier(&x->bs, TMO));
+	COK(dvx_nvl_unmap(&x->nb));
+	COK(dvx_bootstrap_barrier(&x->bs, TMO));
+	COK(dvx_gpu_mem_free(&x->buf));
+	COK(dvx_gpu_stream_destroy(&x->s));
+	kern_down(&x->k);
+	COK(dvx_mp_fini(&x->mp));
+	dvx_bootstrap_fini(&x->bs);
+	COK(dvx_gpu_close(&x->g));
+	free(x->state);
+	return 0;
+}
+
+/* one rank as a process, in its phases: open, pairs, one launch and refusals (rank 0),
+ * close (SKIP without a GPU) */
+static int ll_rank(const struct ll_arg *la, int me, int n)
+{
+	static struct llr x;
+	unsigned cnt = 0;
+
+	if (dvx_gpu_count(dvx_hal_cuda(), &cnt) || !cnt)
+		return SKIP;
+	memset(&x, 0, sizeof(x));
+	x.me = me;
+	x.n = n;
+	x.ordinal = la->spread ? me % (int)cnt : 0;
+	x.other = la->spread ? (1 - me) % (int)cnt : 0;
+	if (ll_open(&x, la->addr) || ll_pairs(&x))
+		return 1;
+	if (me == 0) {
+		COK(dvx_bootstrap_barrier(&x.bs, TMO));
+		if (ll_one_launch(&x) || ll_refusals(&x))
+			return 1;
+	} else {
+		COK(dvx_bootstrap_barrier(&x.bs, TMO));
+	}
+	return ll_close(&x);
 }
 
 static int ll_main(int r, int n, void *arg)

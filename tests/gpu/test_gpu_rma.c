@@ -91,117 +91,156 @@ static void passive(struct wrank *r)
 		W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));
 }
 
-static void active(struct wrank *r)
-{
+/* rank 0's exported lanes and the host memory its kernels reach */
+struct act {
 	struct dvx_gpu_hostreg regs[MAX_REGS], ctr_reg, data_reg;
 	struct dvx_gpu_mem dmem;
 	struct dvx_p2p_dev d;
-	struct wrank *r1 = &r->w->r[1];	/* threads: rank 1's memory is here to check */
-	uint64_t need, *res = r->ctr, total = 0, i;
+	uint32_t nregs;
+};
+
+/* phase export: the rings, counters and data mapped for the GPU, the lanes exported */
+static void act_export(struct wrank *r, struct act *x)
+{
 	uint64_t ctr_bytes = (uint64_t)r->w->cfg.nranks * r->w->cfg.nslots * 8;
-	uint64_t data_bytes = (uint64_t)SLOT * 2 * r->w->cfg.nranks;
-	uint32_t sc, nregs, k;
-	int peer = 1, at = 0, err;
-	static uint8_t seen[NTH];
+	uint64_t data_bytes = (uint64_t)SLOT * 2 * r->w->cfg.nranks, need;
+	int err;
 
 	W_OK(r, dvx_gpu_make_current(&E.g));
-	err = dvx_p2p_gpu_register(&r->t, &E.g, r->rings, r->rings_len, 0, regs, &nregs);
+	err = dvx_p2p_gpu_register(&r->t, &E.g, r->rings, r->rings_len, 0, x->regs, &x->nregs);
 	W_CHECK(r, err == 0, "register: %d (%s: %s)", err, E.g.hg.diag.op, E.g.hg.diag.msg);
-	W_OK(r, dvx_gpu_host_register(&E.g, r->ctr, ctr_bytes, 0, &ctr_reg));
-	W_OK(r, dvx_gpu_host_register(&E.g, r->data, data_bytes, 0, &data_reg));
+	W_OK(r, dvx_gpu_host_register(&E.g, r->ctr, ctr_bytes, 0, &x->ctr_reg));
+	W_OK(r, dvx_gpu_host_register(&E.g, r->data, data_bytes, 0, &x->data_reg));
 	W_OK(r, dvx_p2p_gpu_mem_req(&r->t, &need));
-	W_OK(r, dvx_gpu_mem_alloc(&E.g, need, 0, &dmem));
-	W_OK(r, dvx_p2p_gpu_export(&r->t, &E.g, regs, nregs, dmem.dptr, need, TMO, &d));
-	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));	/* 1: rank 1 filled */
+	W_OK(r, dvx_gpu_mem_alloc(&E.g, need, 0, &x->dmem));
+	W_OK(r, dvx_p2p_gpu_export(&r->t, &E.g, x->regs, x->nregs, x->dmem.dptr, need, TMO,
+				   &x->d));
+}
 
-	/* fetch-adds at every scope: old values 0 ... NTH-1 once each (word 5 per scope) */
+/* phase fetch-adds at every scope: old values 0 ... NTH-1 once each (word 5 per scope) */
+static void act_fadd(struct wrank *r, struct act *x)
+{
+	static uint8_t seen[NTH];
+	struct wrank *r1 = &r->w->r[1];	/* threads: rank 1's memory is here to check */
+	uint64_t *res = r->ctr, i;
+	uint32_t sc;
+	int peer = 1, at = 0, err;
+
 	for (sc = 0; sc < 4; sc++) {
 		uint64_t word = wsig_off(r, 0, 5 + sc);
-		void *args[] = { &d, &peer, &r->sig_r[1], &word, &r->ctr_l, &sc, &E.status.dptr };
+		void *args[] = { &x->d, &peer, &r->sig_r[1], &word, &r->ctr_l, &sc, &E.status.dptr };
 
 		memset(res, 0xff, NTH * 8);
 		err = run(E.k_fadd, GRID, BLOCK, args, NTH, &at);
 		W_CHECK(r, err == 0, "fetch-add %s: thread %d: %d", scope_name[sc], at, err);
-		if (err)
-			return;
 		memset(seen, 0, sizeof(seen));
 		for (i = 0; i < NTH; i++) {
 			uint64_t v = __atomic_load_n(&res[i], __ATOMIC_ACQUIRE);
 
 			W_CHECK(r, v < NTH && !seen[v], "fetch-add %s: thread %llu got %llu",
 				scope_name[sc], (unsigned long long)i, (unsigned long long)v);
-			if (v < NTH)
-				seen[v] = 1;
+			seen[v] = 1;
 		}
 		W_CHECK(r, r1->sig[5 + sc] == NTH, "fetch-add %s: the word is %llu, want %u",
 			scope_name[sc], (unsigned long long)r1->sig[5 + sc], NTH);
-		total += NTH;
 	}
-	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));	/* 2 */
+}
 
-	/* gets at every scope: each thread's word of rank 1's send area, exactly */
+/* phase gets at every scope: each thread's word of rank 1's send area, exactly */
+static void act_get(struct wrank *r, struct act *x)
+{
+	struct wrank *r1 = &r->w->r[1];
+	uint64_t i;
+	uint32_t sc;
+	int peer = 1, at = 0, err;
+
 	for (sc = 0; sc < 4; sc++) {
 		uint64_t soff = wsend_off(r, 0), doff = wrecv_off(r, 1);
 		const uint64_t *want = (const uint64_t *)(r1->data + soff);
 		const uint64_t *got = (const uint64_t *)(r->data + doff);
-		void *args[] = { &d, &peer, &r->data_r[1], &soff, &r->data_l, &doff, &sc,
+		void *args[] = { &x->d, &peer, &r->data_r[1], &soff, &r->data_l, &doff, &sc,
 				 &E.status.dptr };
 
 		memset(r->data + doff, 0, SLOT);
 		err = run(E.k_get, GRID, BLOCK, args, NTH, &at);
 		W_CHECK(r, err == 0, "get %s: thread %d: %d", scope_name[sc], at, err);
-		for (i = 0; !err && i < NTH; i++)
-			if (got[i] != want[i]) {
-				W_CHECK(r, 0, "get %s: word %llu is %#llx, want %#llx",
-					scope_name[sc], (unsigned long long)i,
-					(unsigned long long)got[i], (unsigned long long)want[i]);
-				break;
-			}
+		for (i = 0; i < NTH; i++)
+			W_CHECK(r, got[i] == want[i], "get %s: word %llu is %#llx, want %#llx",
+				scope_name[sc], (unsigned long long)i, (unsigned long long)got[i],
+				(unsigned long long)want[i]);
 	}
-	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));	/* 3 */
+}
 
-	/* compare-swap as a lock by every block around a get + put_value increment */
-	{
-		uint64_t lock = wsig_off(r, 0, 12), cnt = wrecv_off(r, 0);
-		uint64_t scr = wsend_off(r, 1);
-		uint64_t res_ptr = ctr_reg.dptr, scr_ptr = data_reg.dptr + scr;
-		uint32_t rounds = ROUNDS;
-		void *args[] = { &d, &peer, &r->sig_r[1], &lock, &r->data_r[1], &cnt, &r->ctr_l,
-				 &res_ptr, &r->data_l, &scr, &scr_ptr, &rounds, &E.status.dptr };
+/* phase lock: compare-swap as a lock by every block around a get + put_value increment */
+static void act_lock(struct wrank *r, struct act *x)
+{
+	struct wrank *r1 = &r->w->r[1];
+	uint64_t lock = wsig_off(r, 0, 12), cnt = wrecv_off(r, 0), scr = wsend_off(r, 1);
+	uint64_t res_ptr = x->ctr_reg.dptr, scr_ptr = x->data_reg.dptr + scr;
+	uint32_t rounds = ROUNDS;
+	int peer = 1, at = 0, err;
+	void *args[] = { &x->d, &peer, &r->sig_r[1], &lock, &r->data_r[1], &cnt, &r->ctr_l,
+			 &res_ptr, &r->data_l, &scr, &scr_ptr, &rounds, &E.status.dptr };
 
-		err = run(E.k_lock, GRID, 32, args, GRID, &at);
-		W_CHECK(r, err == 0, "lock: block %d: %d", at, err);
-		W_CHECK(r, *(uint64_t *)(r1->data + cnt) == (uint64_t)GRID * ROUNDS,
-			"lock-guarded count %llu, want %u",
-			(unsigned long long)*(uint64_t *)(r1->data + cnt), GRID * ROUNDS);
-		W_CHECK(r, r1->sig[12] == 0, "lock left at %llu", (unsigned long long)r1->sig[12]);
-	}
-	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));	/* 4 */
+	err = run(E.k_lock, GRID, 32, args, GRID, &at);
+	W_CHECK(r, err == 0, "lock: block %d: %d", at, err);
+	W_CHECK(r, *(uint64_t *)(r1->data + cnt) == (uint64_t)GRID * ROUNDS,
+		"lock-guarded count %llu, want %u",
+		(unsigned long long)*(uint64_t *)(r1->data + cnt), GRID * ROUNDS);
+	W_CHECK(r, r1->sig[12] == 0, "lock left at %llu", (unsigned long long)r1->sig[12]);
+}
 
-	/* the device reset of a peer's word; a bounded wait times out */
-	{
-		uint64_t sigoff = wsig_off(r, 0, 5), tmo = 2 * W_MS;
-		const uint64_t *still = (const uint64_t *)(uintptr_t)(ctr_reg.dptr + 8 * 100);
-		void *args[] = { &d, &peer, &r->sig_r[1], &sigoff, &still, &tmo, &E.status.dptr };
-		int32_t st[33];
+/* phase reset: the device reset of a peer's word; a bounded wait times out */
+static void act_reset(struct wrank *r, struct act *x)
+{
+	struct wrank *r1 = &r->w->r[1];
+	uint64_t sigoff = wsig_off(r, 0, 5), tmo = 2 * W_MS;
+	const uint64_t *still = (const uint64_t *)(uintptr_t)(x->ctr_reg.dptr + 8 * 100);
+	int peer = 1;
+	void *args[] = { &x->d, &peer, &r->sig_r[1], &sigoff, &still, &tmo, &E.status.dptr };
+	int32_t st[33];
+	uint32_t k;
 
-		res[100] = 0;
-		W_OK(r, dvx_gpu_launch(&E.g, E.k_reset, 1, 32, 0, &E.s, args));
-		W_OK(r, dvx_gpu_stream_wait(&E.s, 60 * W_SEC));
-		W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.status.dptr, sizeof(st)));
-		for (k = 0; k < 32; k++)
-			W_CHECK(r, st[k] == 0, "reset: lane %u: %d", k, st[k]);
-		W_CHECK(r, st[32] == -ETIMEDOUT, "a bounded wait: %d", st[32]);
-		W_CHECK(r, r1->sig[5] == 0, "reset left %llu", (unsigned long long)r1->sig[5]);
-	}
-	(void)total;
-	for (k = 4; k < 8; k++)
+	r->ctr[100] = 0;
+	W_OK(r, dvx_gpu_launch(&E.g, E.k_reset, 1, 32, 0, &E.s, args));
+	W_OK(r, dvx_gpu_stream_wait(&E.s, 60 * W_SEC));
+	W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.status.dptr, sizeof(st)));
+	for (k = 0; k < 32; k++)
+		W_CHECK(r, st[k] == 0, "reset: lane %u: %d", k, st[k]);
+	W_CHECK(r, st[32] == -ETIMEDOUT, "a bounded wait: %d", st[32]);
+	W_CHECK(r, r1->sig[5] == 0, "reset left %llu", (unsigned long long)r1->sig[5]);
+}
+
+/* phase import: the lanes back to the host, the mappings undone */
+static void act_import(struct wrank *r, struct act *x)
+{
+	W_OK(r, dvx_p2p_gpu_import(&r->t, &E.g, &x->d));
+	W_OK(r, dvx_gpu_mem_free(&x->dmem));
+	W_OK(r, dvx_gpu_host_unregister(&x->data_reg));
+	W_OK(r, dvx_gpu_host_unregister(&x->ctr_reg));
+	W_OK(r, dvx_p2p_gpu_unregister(x->regs, x->nregs));
+}
+
+/* rank 0, in its phases, each after a barrier with rank 1 (passive(): 8 in all): export,
+ * fetch-adds, gets, lock, reset, import */
+static void active(struct wrank *r)
+{
+	static struct act x;
+	static void (*const phase[])(struct wrank *, struct act *) = {
+		act_fadd, act_get, act_lock, act_reset,
+	};
+	uint32_t k;
+
+	memset(&x, 0, sizeof(x));
+	act_export(r, &x);
+	for (k = 0; k < 8 && !r->fail_line; k++) {
+		/* barrier k + 1 (the first: rank 1 filled its memory) */
 		W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));
-	W_OK(r, dvx_p2p_gpu_import(&r->t, &E.g, &d));
-	W_OK(r, dvx_gpu_mem_free(&dmem));
-	W_OK(r, dvx_gpu_host_unregister(&data_reg));
-	W_OK(r, dvx_gpu_host_unregister(&ctr_reg));
-	W_OK(r, dvx_p2p_gpu_unregister(regs, nregs));
+		if (k < sizeof(phase) / sizeof(phase[0]))
+			phase[k](r, &x);
+	}
+	if (!r->fail_line)
+		act_import(r, &x);
 }
 
 static void body(struct wrank *r)

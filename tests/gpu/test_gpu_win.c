@@ -233,51 +233,63 @@ static int run_all(struct wrun *w)
 
 /* ---- part 1: processes, all NVL ------------------------------------------------------ */
 
-static int proc_rank(const char *addr, int me, int n, uint32_t memflags)
-{
-	static uint64_t bsmem[65536];
-	struct dvx_bootstrap_sock_cfg a;
+/* one rank of the processes' run, its objects from open to close */
+struct pr {
+	int me, n;
+	uint32_t memflags;
 	struct dvx_bootstrap bs;
 	struct dvx_gpu g;
 	struct dvx_mp mp;
-	struct dvx_mp_cfg c;
 	struct dvx_win win;
-	struct dvx_win_cfg wc;
-	struct dvx_mem_req req[DVX_WIN_MEM_N];
-	struct dvx_win_regions mem;
 	struct dvx_gpu_mem nvl, dev, data, src, sr;
 	struct dvx_gpu_stream s;
 	struct kern k;
 	struct wrun w;
 	void *state, *wstate;
-	unsigned cnt = 0;
-	int err;
+};
 
-	if (dvx_gpu_count(dvx_hal_cuda(), &cnt) || !cnt)
-		return SKIP;
-	memset(&g, 0, sizeof(g));
-	COK(dvx_gpu_open(&g, dvx_hal_cuda(), me % (int)cnt, NULL));
+/* phase open: the GPU (rank r on GPU r mod n), the sockets bootstrap at @addr, the
+ * multi-peer transport (everyone NVL), the kernels and a stream */
+static int pr_open(struct pr *x, const char *addr, unsigned cnt)
+{
+	static uint64_t bsmem[65536];
+	struct dvx_bootstrap_sock_cfg a;
+	struct dvx_mp_cfg c;
+
+	COK(dvx_gpu_open(&x->g, dvx_hal_cuda(), x->me % (int)cnt, NULL));
 	memset(&a, 0, sizeof(a));
 	a.addr = addr;
-	a.rank = me;
-	a.nranks = n;
+	a.rank = x->me;
+	a.nranks = x->n;
 	a.max_unexpected = 16;
 	a.slot_bytes = 8192;
 	a.timeout_ns = TMO;
-	COK(dvx_bootstrap_sock_init(&bs, &a, bsmem, sizeof(bsmem)));
+	COK(dvx_bootstrap_sock_init(&x->bs, &a, bsmem, sizeof(bsmem)));
 	memset(&c, 0, sizeof(c));
-	c.rank = me;
-	c.nranks = n;
-	c.bs = &bs;
-	c.gpu = &g;
+	c.rank = x->me;
+	c.nranks = x->n;
+	c.bs = &x->bs;
+	c.gpu = &x->g;
 	c.timeout_ns = TMO;
-	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
-	COK(dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c)));
-	if (mp.topo.nnvl != n || mp.topo.nib)
-		CFAIL("rank %d: the GPUs of one host should make everyone NVL", me);
-	COK(dvx_mp_connect(&mp, NULL, 0, NULL, 0));
-	COK(kern_up(&g, &k));
-	COK(dvx_gpu_stream_create(&g, &s));
+	x->state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	COK(dvx_mp_init(&x->mp, &c, x->state, dvx_mp_mem_size(&c)));
+	if (x->mp.topo.nnvl != x->n || x->mp.topo.nib)
+		CFAIL("rank %d: the GPUs of one host should make everyone NVL", x->me);
+	COK(dvx_mp_connect(&x->mp, NULL, 0, NULL, 0));
+	COK(kern_up(&x->g, &x->k));
+	COK(dvx_gpu_stream_create(&x->g, &x->s));
+	return 0;
+}
+
+/* phase window: configuration, regions in GPU memory, init, the exchange (and a second
+ * one refused) */
+static int pr_window(struct pr *x)
+{
+	struct dvx_win_cfg wc;
+	struct dvx_mem_req req[DVX_WIN_MEM_N];
+	struct dvx_win_regions mem;
+	uint64_t dlen = (uint64_t)x->n * SLOT;
+	int err;
 
 	memset(&wc, 0, sizeof(wc));
 	wc.signals = 4;
@@ -285,58 +297,84 @@ static int proc_rank(const char *addr, int me, int n, uint32_t memflags)
 	wc.barriers = 2;
 	wc.slots = 4;
 	wc.slot_bytes = SLOT;
-	wc.stream = &s;
+	wc.stream = &x->s;
 	wc.timeout_ns = TMO;
-	COK(dvx_win_mem_req(&mp, &wc, req));
-	wstate = aligned_alloc(64, (req[DVX_WIN_MEM_STATE].bytes + 63) & ~(uint64_t)63);
-	COK(dvx_gpu_mem_alloc(&g, req[DVX_WIN_MEM_NVL].bytes, memflags, &nvl));
-	COK(dvx_gpu_mem_alloc(&g, req[DVX_WIN_MEM_DEV].bytes, 0, &dev));
-	COK(dvx_gpu_mem_alloc(&g, (uint64_t)n * SLOT, memflags, &data));
-	COK(dvx_gpu_mem_alloc(&g, (uint64_t)n * SLOT, 0, &src));
-	COK(dvx_gpu_mem_alloc(&g, 2 * (SR_MAX + 64), 0, &sr));
+	COK(dvx_win_mem_req(&x->mp, &wc, req));
+	x->wstate = aligned_alloc(64, (req[DVX_WIN_MEM_STATE].bytes + 63) & ~(uint64_t)63);
+	COK(dvx_gpu_mem_alloc(&x->g, req[DVX_WIN_MEM_NVL].bytes, x->memflags, &x->nvl));
+	COK(dvx_gpu_mem_alloc(&x->g, req[DVX_WIN_MEM_DEV].bytes, 0, &x->dev));
+	COK(dvx_gpu_mem_alloc(&x->g, dlen, x->memflags, &x->data));
+	COK(dvx_gpu_mem_alloc(&x->g, dlen, 0, &x->src));
+	COK(dvx_gpu_mem_alloc(&x->g, 2 * (SR_MAX + 64), 0, &x->sr));
 	memset(&mem, 0, sizeof(mem));
-	mem.state = wstate;
+	mem.state = x->wstate;
 	mem.state_len = req[DVX_WIN_MEM_STATE].bytes;
-	mem.nvl = (void *)(uintptr_t)nvl.dptr;
+	mem.nvl = (void *)(uintptr_t)x->nvl.dptr;
 	mem.nvl_len = req[DVX_WIN_MEM_NVL].bytes;
-	mem.dev = dev.dptr;
+	mem.dev = x->dev.dptr;
 	mem.dev_len = req[DVX_WIN_MEM_DEV].bytes;
-	memset(&win, 0, sizeof(win));
-	COK(dvx_win_init(&win, &mp, &wc, &mem));
-	err = dvx_win_exchange(&win, (void *)(uintptr_t)data.dptr, (uint64_t)n * SLOT);
+	memset(&x->win, 0, sizeof(x->win));
+	COK(dvx_win_init(&x->win, &x->mp, &wc, &mem));
+	err = dvx_win_exchange(&x->win, (void *)(uintptr_t)x->data.dptr, dlen);
 	if (err)
-		CFAIL("rank %d: exchange %d (%s)", me, err, win.diag.msg);
-	if (dvx_win_exchange(&win, (void *)(uintptr_t)data.dptr, (uint64_t)n * SLOT) != -EALREADY)
-		CFAIL("rank %d: a second exchange was not -EALREADY", me);
-	memset(&w, 0, sizeof(w));
-	COK(dvx_win_dev_make(&win, NULL, &w.d));
-	w.g = &g;
-	w.k = &k;
-	w.s = &s;
-	w.src.ptr = (void *)(uintptr_t)src.dptr;
-	w.src.addr = src.dptr;
-	w.src.len = (uint64_t)n * SLOT;
-	w.sbuf = sr.dptr;
-	w.rbuf = sr.dptr + SR_MAX + 64;
-	w.bs = &bs;
-	w.me = me;
-	if (run_all(&w))
-		return 1;
-	COK(dvx_win_fini(&win));
-	COK(dvx_bootstrap_barrier(&bs, TMO));
-	dvx_gpu_mem_free(&sr);
-	dvx_gpu_mem_free(&src);
-	dvx_gpu_mem_free(&data);
-	dvx_gpu_mem_free(&dev);
-	dvx_gpu_mem_free(&nvl);
-	dvx_gpu_stream_destroy(&s);
-	kern_down(&k);
-	COK(dvx_mp_fini(&mp));
-	dvx_bootstrap_fini(&bs);
-	COK(dvx_gpu_close(&g));
-	free(wstate);
-	free(state);
+		CFAIL("rank %d: exchange %d (%s)", x->me, err, x->win.diag.msg);
+	if (dvx_win_exchange(&x->win, (void *)(uintptr_t)x->data.dptr, dlen) != -EALREADY)
+		CFAIL("rank %d: a second exchange was not -EALREADY", x->me);
 	return 0;
+}
+
+/* phase run: the device handle and run_all() */
+static int pr_run(struct pr *x)
+{
+	struct wrun *w = &x->w;
+
+	memset(w, 0, sizeof(*w));
+	COK(dvx_win_dev_make(&x->win, NULL, &w->d));
+	w->g = &x->g;
+	w->k = &x->k;
+	w->s = &x->s;
+	w->src.ptr = (void *)(uintptr_t)x->src.dptr;
+	w->src.addr = x->src.dptr;
+	w->src.len = (uint64_t)x->n * SLOT;
+	w->sbuf = x->sr.dptr;
+	w->rbuf = x->sr.dptr + SR_MAX + 64;
+	w->bs = &x->bs;
+	w->me = x->me;
+	return run_all(w);
+}
+
+static int pr_close(struct pr *x)
+{
+	COK(dvx_win_fini(&x->win));
+	COK(dvx_bootstrap_barrier(&x->bs, TMO));
+	dvx_gpu_mem_free(&x->sr);
+	dvx_gpu_mem_free(&x->src);
+	dvx_gpu_mem_free(&x->data);
+	dvx_gpu_mem_free(&x->dev);
+	dvx_gpu_mem_free(&x->nvl);
+	dvx_gpu_stream_destroy(&x->s);
+	kern_down(&x->k);
+	COK(dvx_mp_fini(&x->mp));
+	dvx_bootstrap_fini(&x->bs);
+	COK(dvx_gpu_close(&x->g));
+	free(x->wstate);
+	free(x->state);
+	return 0;
+}
+
+/* one rank as a process, in its phases: open, window, run, close (SKIP without a GPU) */
+static int proc_rank(const char *addr, int me, int n, uint32_t memflags)
+{
+	static struct pr x;
+	unsigned cnt = 0;
+
+	if (dvx_gpu_count(dvx_hal_cuda(), &cnt) || !cnt)
+		return SKIP;
+	memset(&x, 0, sizeof(x));
+	x.me = me;
+	x.n = n;
+	x.memflags = memflags;
+	return pr_open(&x, addr, cnt) || pr_window(&x) || pr_run(&x) || pr_close(&x);
 }
 
 struct proc_arg {
@@ -403,179 +441,237 @@ static int run_verbs(struct wrun *w, struct dvx_p2p_lbuf *src)
 	return 0;
 }
 
-static int mixed_rank(struct mixed *mx, int me)
-{
+/* one rank of the mixed run, its objects from open to close */
+struct mxr {
+	struct mixed *mx;
+	int me;
 	struct dvx_bootstrap bs;
 	struct dvx_gpu g;
 	struct dvx_nic nic;
-	struct dvx_nic_cfg na;
 	struct dvx_mp mp;
-	struct dvx_mp_cfg c;
-	struct dvx_mem_req sreq, rreq;
+	struct dvx_mem_req rreq;
 	struct dvx_win win;
 	struct dvx_win_cfg wc;
 	struct dvx_mem_req req[DVX_WIN_MEM_N];
-	struct dvx_win_regions mem;
 	struct dvx_gpu_mem nvl, dev, sr, dm, gdata, gsrc;
 	struct dvx_gpu_hostreg regs[16], hr, hdata, hsrc;
+	uint32_t nregs;
 	struct dvx_p2p_lbuf lsrc;
-	void *data = NULL, *srcp = NULL, *hd = NULL, *hs = NULL;
-	uint64_t dlen = (uint64_t)mx->n * VSLOT;
+	void *data, *srcp, *hd, *hs;	/* the window buffer and sources (verbs) */
+	uint64_t dlen;
 	struct dvx_mp_dev mpdev;
 	struct dvx_gpu_stream s;
 	struct kern k;
 	struct wrun w;
-	uint32_t nregs = 0;
-	uint64_t need;
-	void *state, *wstate, *ist, *irings, *ibmem = NULL;
-	char name[16];
-	int err;
+	void *state, *wstate, *ist, *irings, *ibmem;
+};
 
-	COK(dvx_bootstrap_thread_init(&bs, mx->tw.g, me));
-	memset(&g, 0, sizeof(g));
-	COK(dvx_gpu_open(&g, mx->data_gpu ? dvx_gdma_hal(&mx->gdma) : dvx_hal_cuda(),
-			 gpu_of_rank(me), NULL));
+/* phase open: bootstrap, GPU, NIC, the multi-peer transport with its IB lanes
+ * connected, the kernels and a stream */
+static int mxr_open(struct mxr *x)
+{
+	struct mixed *mx = x->mx;
+	struct dvx_nic_cfg na;
+	struct dvx_mp_cfg c;
+	struct dvx_mem_req sreq;
+	char name[16];
+
+	COK(dvx_bootstrap_thread_init(&x->bs, mx->tw.g, x->me));
+	COK(dvx_gpu_open(&x->g, mx->data_gpu ? dvx_gdma_hal(&mx->gdma) : dvx_hal_cuda(),
+			 gpu_of_rank(x->me), NULL));
 	memset(&na, 0, sizeof(na));
-	snprintf(name, sizeof(name), "sim_%d", me);
+	snprintf(name, sizeof(name), "sim_%d", x->me);
 	na.name = name;
 	na.gid_index = -1;
-	COK(dvx_nic_open(&nic, dvx_sim_hal(mx->tw.fab), &na));
+	COK(dvx_nic_open(&x->nic, dvx_sim_hal(mx->tw.fab), &na));
 	memset(&c, 0, sizeof(c));
-	c.rank = me;
+	c.rank = x->me;
 	c.nranks = mx->n;
-	c.bs = &bs;
-	c.gpu = &g;
+	c.bs = &x->bs;
+	c.gpu = &x->g;
 	c.ib.nnics = 1;
-	c.ib.nics[0] = &nic;
+	c.ib.nics[0] = &x->nic;
 	c.ib.qps_per_nic = 1;
 	c.ib.sq_depth = 256;
 	c.ib.comp_depth = 16;
 	c.inject = mx->tw.inf;
 	c.timeout_ns = TMO;
-	state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
-	COK(dvx_mp_init(&mp, &c, state, dvx_mp_mem_size(&c)));
-	COK(dvx_mp_ib_mem_req(&mp, &sreq, &rreq));
-	ist = aligned_alloc(64, (sreq.bytes + 63) & ~(uint64_t)63);
-	irings = aligned_alloc(4096, (rreq.bytes + 4095) & ~(uint64_t)4095);
-	COK(dvx_mp_connect(&mp, ist, sreq.bytes, irings, rreq.bytes));
-	COK(kern_up(&g, &k));
-	COK(dvx_gpu_stream_create(&g, &s));
+	x->state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+	COK(dvx_mp_init(&x->mp, &c, x->state, dvx_mp_mem_size(&c)));
+	COK(dvx_mp_ib_mem_req(&x->mp, &sreq, &x->rreq));
+	x->ist = aligned_alloc(64, (sreq.bytes + 63) & ~(uint64_t)63);
+	x->irings = aligned_alloc(4096, (x->rreq.bytes + 4095) & ~(uint64_t)4095);
+	COK(dvx_mp_connect(&x->mp, x->ist, sreq.bytes, x->irings, x->rreq.bytes));
+	COK(kern_up(&x->g, &x->k));
+	COK(dvx_gpu_stream_create(&x->g, &x->s));
+	return 0;
+}
 
-	memset(&wc, 0, sizeof(wc));
-	wc.signals = 4;
-	wc.counters = 2;
-	wc.barriers = mx->verbs ? 1 + (uint32_t)mx->n : 2;
-	wc.slots = 4;
-	wc.slot_bytes = 16384;
-	wc.flags = DVX_WIN_F_IB_HOST;
-	wc.stream = &s;
-	wc.timeout_ns = TMO;
-	COK(dvx_win_mem_req(&mp, &wc, req));
-	wstate = aligned_alloc(64, (req[DVX_WIN_MEM_STATE].bytes + 63) & ~(uint64_t)63);
+/* phase window: its configuration and regions (the IB region in host memory the
+ * software NIC reaches and the GPU maps), dvx_win_init() */
+static int mxr_window(struct mxr *x)
+{
+	struct dvx_win_cfg *wc = &x->wc;
+	struct dvx_mem_req *req = x->req;
+	struct dvx_win_regions mem;
+
+	memset(wc, 0, sizeof(*wc));
+	wc->signals = 4;
+	wc->counters = 2;
+	wc->barriers = x->mx->verbs ? 1 + (uint32_t)x->mx->n : 2;
+	wc->slots = 4;
+	wc->slot_bytes = 16384;
+	wc->flags = DVX_WIN_F_IB_HOST;
+	wc->stream = &x->s;
+	wc->timeout_ns = TMO;
+	COK(dvx_win_mem_req(&x->mp, wc, req));
+	x->wstate = aligned_alloc(64, (req[DVX_WIN_MEM_STATE].bytes + 63) & ~(uint64_t)63);
 	memset(&mem, 0, sizeof(mem));
-	mem.state = wstate;
+	mem.state = x->wstate;
 	mem.state_len = req[DVX_WIN_MEM_STATE].bytes;
 	if (req[DVX_WIN_MEM_NVL].bytes) {
-		COK(dvx_gpu_mem_alloc(&g, req[DVX_WIN_MEM_NVL].bytes, DVX_GPU_MEM_EXPORT, &nvl));
-		mem.nvl = (void *)(uintptr_t)nvl.dptr;
+		COK(dvx_gpu_mem_alloc(&x->g, req[DVX_WIN_MEM_NVL].bytes, DVX_GPU_MEM_EXPORT,
+				      &x->nvl));
+		mem.nvl = (void *)(uintptr_t)x->nvl.dptr;
 		mem.nvl_len = req[DVX_WIN_MEM_NVL].bytes;
 	}
-	/* the IB region: host memory the software NIC reaches and the GPU maps */
-	ibmem = aligned_alloc(4096, (req[DVX_WIN_MEM_IB].bytes + 4095) & ~(uint64_t)4095);
-	COK(dvx_gpu_host_register(&g, ibmem, req[DVX_WIN_MEM_IB].bytes, 0, &hr));
-	if (hr.dptr != (uint64_t)(uintptr_t)ibmem)
-		CFAIL("rank %d: host memory mapped at another address", me);
-	mem.ib = ibmem;
+	x->ibmem = aligned_alloc(4096, (req[DVX_WIN_MEM_IB].bytes + 4095) & ~(uint64_t)4095);
+	COK(dvx_gpu_host_register(&x->g, x->ibmem, req[DVX_WIN_MEM_IB].bytes, 0, &x->hr));
+	if (x->hr.dptr != (uint64_t)(uintptr_t)x->ibmem)
+		CFAIL("rank %d: host memory mapped at another address", x->me);
+	mem.ib = x->ibmem;
 	mem.ib_len = req[DVX_WIN_MEM_IB].bytes;
-	COK(dvx_gpu_mem_alloc(&g, req[DVX_WIN_MEM_DEV].bytes, 0, &dev));
-	mem.dev = dev.dptr;
+	COK(dvx_gpu_mem_alloc(&x->g, req[DVX_WIN_MEM_DEV].bytes, 0, &x->dev));
+	mem.dev = x->dev.dptr;
 	mem.dev_len = req[DVX_WIN_MEM_DEV].bytes;
-	COK(dvx_gpu_mem_alloc(&g, 2 * (SR_MAX + 64), 0, &sr));
-	memset(&win, 0, sizeof(win));
-	COK(dvx_win_init(&win, &mp, &wc, &mem));
-	if (mx->verbs && mx->data_gpu) {
-		/* the window buffer and the sources in GPU memory (the NVL peers map it, the
-		 * software NIC reaches it through its DMA callbacks) */
-		COK(dvx_gpu_mem_alloc(&g, dlen, DVX_GPU_MEM_EXPORT, &gdata));
-		COK(dvx_gpu_mem_alloc(&g, dlen, DVX_GPU_MEM_EXPORT, &gsrc));
-		data = (void *)(uintptr_t)gdata.dptr;
-		srcp = (void *)(uintptr_t)gsrc.dptr;
-	} else if (mx->verbs) {
-		/* host memory the GPU maps and the software NIC addresses */
-		hd = aligned_alloc(4096, dlen);
-		hs = aligned_alloc(4096, dlen);
-		if (!hd || !hs)
-			CFAIL("no memory");
-		memset(hd, 0, dlen);
-		COK(dvx_gpu_host_register(&g, hd, dlen, 0, &hdata));
-		COK(dvx_gpu_host_register(&g, hs, dlen, 0, &hsrc));
-		if (hdata.dptr != (uint64_t)(uintptr_t)hd || hsrc.dptr != (uint64_t)(uintptr_t)hs)
-			CFAIL("rank %d: host memory mapped at another address", me);
-		data = hd;
-		srcp = hs;
-	}
-	err = dvx_win_exchange(&win, data, data ? dlen : 0);
-	if (err)
-		CFAIL("mixed rank %d: exchange %d (%s)", me, err, win.diag.msg);
-	if (data) {
-		err = dvx_win_register_src(&win, srcp, dlen, &lsrc);
-		if (err)
-			CFAIL("rank %d: register_src %d (%s)", me, err, win.diag.msg);
-	}
-	/* the IB lanes for kernels */
-	COK(dvx_p2p_gpu_register(&mp.ib, &g, irings, rreq.bytes, 0, regs, &nregs));
-	COK(dvx_mp_dev_mem_req(&mp, &need));
-	COK(dvx_gpu_mem_alloc(&g, need, 0, &dm));
-	COK(dvx_mp_dev_export(&mp, NULL, regs, nregs, dm.dptr, dm.len, TMO, &mpdev));
-	memset(&w, 0, sizeof(w));
-	COK(dvx_win_dev_make(&win, &mpdev, &w.d));
-	w.g = &g;
-	w.k = &k;
-	w.s = &s;
-	w.sbuf = sr.dptr;
-	w.rbuf = sr.dptr + SR_MAX + 64;
-	w.bs = &bs;
-	w.me = me;
-	w.ib = 1;
-	/* every rank's kernels are loaded before any kernel spins (lazy loading) */
-	COK(dvx_bootstrap_barrier(&bs, TMO));
-	if (mx->verbs ? run_verbs(&w, &lsrc) : run_all(&w))
-		return 1;
-	COK(dvx_mp_dev_import(&mp, &mpdev));
-	COK(dvx_p2p_gpu_unregister(regs, nregs));
-	COK(dvx_p2p_flush(&mp.ib, 0, TMO, NULL));
-	COK(dvx_bootstrap_barrier(&bs, TMO));
-	if (data)
-		COK(dvx_win_deregister_src(&win, srcp));
-	COK(dvx_win_fini(&win));
-	COK(dvx_bootstrap_barrier(&bs, TMO));
-	COK(dvx_gpu_host_unregister(&hr));
-	if (hd) {
-		COK(dvx_gpu_host_unregister(&hdata));
-		COK(dvx_gpu_host_unregister(&hsrc));
-	} else if (data) {
-		dvx_gpu_mem_free(&gsrc);
-		dvx_gpu_mem_free(&gdata);
-	}
-	free(hd);
-	free(hs);
-	dvx_gpu_mem_free(&dm);
-	dvx_gpu_mem_free(&sr);
-	dvx_gpu_mem_free(&dev);
-	if (req[DVX_WIN_MEM_NVL].bytes)
-		dvx_gpu_mem_free(&nvl);
-	dvx_gpu_stream_destroy(&s);
-	kern_down(&k);
-	COK(dvx_mp_fini(&mp));
-	dvx_nic_close(&nic);
-	dvx_bootstrap_fini(&bs);
-	COK(dvx_gpu_close(&g));
-	free(ibmem);
-	free(irings);
-	free(ist);
-	free(wstate);
-	free(state);
+	COK(dvx_gpu_mem_alloc(&x->g, 2 * (SR_MAX + 64), 0, &x->sr));
+	memset(&x->win, 0, sizeof(x->win));
+	COK(dvx_win_init(&x->win, &x->mp, wc, &mem));
 	return 0;
+}
+
+/* phase buffers (verbs): the window buffer and the sources, in GPU memory (the NVL
+ * peers map it, the software NIC reaches it through its DMA callbacks) or in host memory
+ * the GPU maps; exchanged, the sources registered */
+static int mxr_buffers(struct mxr *x)
+{
+	struct mixed *mx = x->mx;
+	int err;
+
+	x->dlen = (uint64_t)mx->n * VSLOT;
+	if (mx->verbs && mx->data_gpu) {
+		COK(dvx_gpu_mem_alloc(&x->g, x->dlen, DVX_GPU_MEM_EXPORT, &x->gdata));
+		COK(dvx_gpu_mem_alloc(&x->g, x->dlen, DVX_GPU_MEM_EXPORT, &x->gsrc));
+		x->data = (void *)(uintptr_t)x->gdata.dptr;
+		x->srcp = (void *)(uintptr_t)x->gsrc.dptr;
+	} else if (mx->verbs) {
+		x->hd = aligned_alloc(4096, x->dlen);
+		x->hs = aligned_alloc(4096, x->dlen);
+		if (!x->hd || !x->hs)
+			CFAIL("no memory");
+		memset(x->hd, 0, x->dlen);
+		COK(dvx_gpu_host_register(&x->g, x->hd, x->dlen, 0, &x->hdata));
+		COK(dvx_gpu_host_register(&x->g, x->hs, x->dlen, 0, &x->hsrc));
+		if (x->hdata.dptr != (uint64_t)(uintptr_t)x->hd ||
+		    x->hsrc.dptr != (uint64_t)(uintptr_t)x->hs)
+			CFAIL("rank %d: host memory mapped at another address", x->me);
+		x->data = x->hd;
+		x->srcp = x->hs;
+	}
+	err = dvx_win_exchange(&x->win, x->data, x->data ? x->dlen : 0);
+	if (err)
+		CFAIL("mixed rank %d: exchange %d (%s)", x->me, err, x->win.diag.msg);
+	if (x->data) {
+		err = dvx_win_register_src(&x->win, x->srcp, x->dlen, &x->lsrc);
+		if (err)
+			CFAIL("rank %d: register_src %d (%s)", x->me, err, x->win.diag.msg);
+	}
+	return 0;
+}
+
+/* phase export: the IB lanes for kernels, the window's device handle, the run's
+ * context; every rank's kernels loaded before any kernel spins (lazy loading) */
+static int mxr_export(struct mxr *x)
+{
+	uint64_t need;
+
+	COK(dvx_p2p_gpu_register(&x->mp.ib, &x->g, x->irings, x->rreq.bytes, 0, x->regs,
+				 &x->nregs));
+	COK(dvx_mp_dev_mem_req(&x->mp, &need));
+	COK(dvx_gpu_mem_alloc(&x->g, need, 0, &x->dm));
+	COK(dvx_mp_dev_export(&x->mp, NULL, x->regs, x->nregs, x->dm.dptr, x->dm.len, TMO,
+			      &x->mpdev));
+	memset(&x->w, 0, sizeof(x->w));
+	COK(dvx_win_dev_make(&x->win, &x->mpdev, &x->w.d));
+	x->w.g = &x->g;
+	x->w.k = &x->k;
+	x->w.s = &x->s;
+	x->w.sbuf = x->sr.dptr;
+	x->w.rbuf = x->sr.dptr + SR_MAX + 64;
+	x->w.bs = &x->bs;
+	x->w.me = x->me;
+	x->w.ib = 1;
+	COK(dvx_bootstrap_barrier(&x->bs, TMO));
+	return 0;
+}
+
+/* phase close: the lanes back to the host, flushed, the window, every region */
+static int mxr_close(struct mxr *x)
+{
+	COK(dvx_mp_dev_import(&x->mp, &x->mpdev));
+	COK(dvx_p2p_gpu_unregister(x->regs, x->nregs));
+	COK(dvx_p2p_flush(&x->mp.ib, 0, TMO, NULL));
+	COK(dvx_bootstrap_barrier(&x->bs, TMO));
+	if (x->data)
+		COK(dvx_win_deregister_src(&x->win, x->srcp));
+	COK(dvx_win_fini(&x->win));
+	COK(dvx_bootstrap_barrier(&x->bs, TMO));
+	COK(dvx_gpu_host_unregister(&x->hr));
+	if (x->hd) {
+		COK(dvx_gpu_host_unregister(&x->hdata));
+		COK(dvx_gpu_host_unregister(&x->hsrc));
+	} else if (x->data) {
+		dvx_gpu_mem_free(&x->gsrc);
+		dvx_gpu_mem_free(&x->gdata);
+	}
+	free(x->hd);
+	free(x->hs);
+	dvx_gpu_mem_free(&x->dm);
+	dvx_gpu_mem_free(&x->sr);
+	dvx_gpu_mem_free(&x->dev);
+	if (x->req[DVX_WIN_MEM_NVL].bytes)
+		dvx_gpu_mem_free(&x->nvl);
+	dvx_gpu_stream_destroy(&x->s);
+	kern_down(&x->k);
+	COK(dvx_mp_fini(&x->mp));
+	dvx_nic_close(&x->nic);
+	dvx_bootstrap_fini(&x->bs);
+	COK(dvx_gpu_close(&x->g));
+	free(x->ibmem);
+	free(x->irings);
+	free(x->ist);
+	free(x->wstate);
+	free(x->state);
+	return 0;
+}
+
+/* one rank of the mixed run, in its phases: open, window, buffers, export, run (every
+ * verb, or run_all()), close. 0, or 1 with the cause on stderr (what a failed phase
+ * made is left: the process ends) */
+static int mixed_rank(struct mixed *mx, int me)
+{
+	struct mxr *x = calloc(1, sizeof(*x));
+	int err;
+
+	if (!x)
+		CFAIL("rank %d: no memory", me);
+	x->mx = mx;
+	x->me = me;
+	err = mxr_open(x) || mxr_window(x) || mxr_buffers(x) || mxr_export(x) ||
+	      (mx->verbs ? run_verbs(&x->w, &x->lsrc) : run_all(&x->w)) || mxr_close(x);
+	if (!err)
+		free(x);
+	return err;
 }
 
 struct marg {

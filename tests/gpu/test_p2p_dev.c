@@ -329,139 +329,173 @@ static void receiver(struct wrank *r)
 	}
 }
 
-static void sender(struct wrank *r)
-{
+/* the sender's exported lanes and what they need */
+struct sdr {
 	struct dvx_gpu_hostreg regs[MAX_REGS], ctr_reg;
 	struct dvx_gpu_mem dmem;
 	struct dvx_p2p_dev d;
-	struct dvx_p2p_lane_health h;
-	struct dvx_p2p_ticket tk;
-	struct dvx_p2p_rbuf bad;
-	uint64_t need, soff = wsend_off(r, 1), doff = wrecv_off(r, 0), sigoff = wsig_off(r, 0, 0);
-	uint64_t ctr_dev, tmo = TMO;
-	uint32_t nregs, v, i, ncw = r->t.nlanes, k;
-	int peer = 1, at = 0, err;
+	uint64_t ctr_dev;
+	uint32_t nregs;
+};
+
+/* phase export: the rings registered with the GPU, the counter words mapped, the lanes
+ * exported (short device memory refused first) */
+static void sender_export(struct wrank *r, struct sdr *x)
+{
+	uint64_t need;
+	int err;
 
 	W_OK(r, dvx_gpu_make_current(E.side[0].g));	/* the context is per thread */
 	W_CHECK(r, dvx_p2p_gpu_nregs(&r->t) <= MAX_REGS, "too many registrations");
-	err = dvx_p2p_gpu_register(&r->t, E.side[0].g, r->rings, r->rings_len, 0, regs, &nregs);
-	W_CHECK(r, err == 0, "register: %d (%s: %s)", err, E.side[0].g->hg.diag.op, E.side[0].g->hg.diag.msg);
+	err = dvx_p2p_gpu_register(&r->t, E.side[0].g, r->rings, r->rings_len, 0, x->regs,
+				   &x->nregs);
+	W_CHECK(r, err == 0, "register: %d (%s: %s)", err, E.side[0].g->hg.diag.op,
+		E.side[0].g->hg.diag.msg);
 	W_OK(r, dvx_gpu_host_register(E.side[0].g, r->ctr, (uint64_t)r->w->cfg.nranks *
-				      r->w->cfg.nslots * 8, 0, &ctr_reg));
-	ctr_dev = ctr_reg.dptr;
+				      r->w->cfg.nslots * 8, 0, &x->ctr_reg));
+	x->ctr_dev = x->ctr_reg.dptr;
 	W_OK(r, dvx_p2p_gpu_mem_req(&r->t, &need));
-	W_OK(r, dvx_gpu_mem_alloc(E.side[0].g, need, 0, &dmem));
+	W_OK(r, dvx_gpu_mem_alloc(E.side[0].g, need, 0, &x->dmem));
 	/* bad arguments change nothing */
-	W_CHECK(r, dvx_p2p_gpu_export(&r->t, E.side[0].g, regs, nregs, dmem.dptr, need - 1, tmo, &d) ==
-		-EINVAL, "short device memory accepted");
-	W_OK(r, dvx_p2p_gpu_export(&r->t, E.side[0].g, regs, nregs, dmem.dptr, need, tmo, &d));
+	W_CHECK(r, dvx_p2p_gpu_export(&r->t, E.side[0].g, x->regs, x->nregs, x->dmem.dptr,
+				      need - 1, TMO, &x->d) == -EINVAL,
+		"short device memory accepted");
+	W_OK(r, dvx_p2p_gpu_export(&r->t, E.side[0].g, x->regs, x->nregs, x->dmem.dptr, need, TMO,
+				   &x->d));
+}
+
+/* phase rounds: every variant from the GPU, then both ranks at once (rank 0's lanes stay
+ * exported) */
+static void sender_rounds(struct wrank *r, struct sdr *x)
+{
+	uint64_t want = 0;
+	uint32_t v;
 
 	for (v = 0; v < NVAR; v++) {
-		fill(r, peer, v);
-		post_round(r, &d, &variants[v], v, &E.ms[v], NULL);
+		fill(r, 1, v);
+		post_round(r, &x->d, &variants[v], v, &E.ms[v], NULL);
 		if (r->fail_line)
 			return;
 		W_OK(r, dvx_bootstrap_barrier(&r->bs, 60 * W_SEC));
 	}
+	duplex(r, &x->d, &want);
+}
 
-	/* both ranks at once (rank 0's lanes stay exported) */
+/* what the software NIC and the DMA engines saw, for the log of a failed counters run */
+static void sender_counters_log(struct wrank *r)
+{
+	struct dvx_sim_stats ss;
+	uint32_t i;
+
+	if (!dvx_sim_get_stats(wfab(r), &ss))
+		fprintf(stderr, "counters failed: sim: %llu WQEs, %llu CQEs, dma %llu reads "
+			"%llu writes %llu errors, db faults %llu; counter words 0-3: "
+			"%llu %llu %llu %llu\n", (unsigned long long)ss.wqes_executed,
+			(unsigned long long)ss.cqes_written, (unsigned long long)ss.dma_reads,
+			(unsigned long long)ss.dma_writes, (unsigned long long)ss.dma_errors,
+			(unsigned long long)ss.db_faults, (unsigned long long)r->ctr[0],
+			(unsigned long long)r->ctr[1], (unsigned long long)r->ctr[2],
+			(unsigned long long)r->ctr[3]);
+	for (i = 0; i < DVX_GDMA_GPUS; i++)
+		if (E.gd.eng[i].up)
+			fprintf(stderr, "counters failed: engine %u: %llu reads %llu writes, "
+				"first error %d\n", i, (unsigned long long)E.gd.eng[i].reads,
+				(unsigned long long)E.gd.eng[i].writes, E.gd.eng[i].err);
+}
+
+/* phase counters: 3 per thread on word (i % lanes), data and 2 signals each */
+static void sender_counters(struct wrank *r, struct sdr *x)
+{
+	uint64_t soff = wsend_off(r, 1), doff = wrecv_off(r, 0), sigoff = wsig_off(r, 0, 0);
+	uint64_t chunk = E.bytes / N_CTR, tmo = TMO;
+	uint32_t n = N_CTR, ncw = r->t.nlanes, i;
+	int peer = 1, at = 0, err;
+	void *args[] = { &x->d, &peer, &r->data_l, &soff, &r->data_r[1], &doff, &r->sig_r[1],
+			 &sigoff, &r->ctr_l, &x->ctr_dev, &chunk, &n, &tmo,
+			 &E.side[0].status.dptr };
+
+	fill(r, peer, NVAR);
+	err = launch(0, E.side[0].k_ctr, 2, 32, args, n, &at, NULL);
+	if (err)
+		sender_counters_log(r);
+	W_CHECK(r, err == 0, "counters: thread %d: %d", at, err);
+	for (i = 0; i < N_CTR; i++)	/* words 0 ... N_CTR - 1 (ncw >= N_CTR) */
+		W_CHECK(r, r->ctr[i] == 3ull * (n / ncw + (i < n % ncw)), "counter %u = %llu", i,
+			(unsigned long long)r->ctr[i]);
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 60 * W_SEC));
+}
+
+/* a kernel's statuses: launched alone on side 0's stream, waited for, copied back */
+static int run_status(struct wrank *r, void *fn, uint32_t threads, void **args, int32_t *st,
+		      size_t bytes)
+{
+	int err = dvx_gpu_launch(E.side[0].g, fn, 1, threads, 0, &E.side[0].s, args);
+
+	if (!err)
+		err = dvx_gpu_stream_wait(&E.side[0].s, 60 * W_SEC);
+	if (!err)
+		err = dvx_gpu_memcpy_dtoh(E.side[0].g, st, E.side[0].status.dptr, bytes);
+	if (err)
+		wfail(r, __LINE__, err, "status kernel: %d", err);
+	return err;
+}
+
+/* phase refusals: timeouts and bad input come back as errors, at thread, warp and block
+ * scope (nothing posted, every thread gets an error); a bad rkey on lane 1 fails there,
+ * on the GPU, with the error CQE's errno */
+static void sender_refusals(struct wrank *r, struct sdr *x)
+{
+	const uint64_t *still = (const uint64_t *)(uintptr_t)(x->ctr_dev + 100 * 8);
+	struct dvx_p2p_rbuf bad;
+	uint64_t tmo = TMO;
+	uint32_t k, ch = 1;
+	int peer = 1;
+	int32_t st[9];
+
 	{
-		uint64_t want = 0;
+		void *args[] = { &x->d, &peer, &still, &E.side[0].status.dptr };
 
-		duplex(r, &d, &want);
-		if (r->fail_line)
+		if (run_status(r, E.side[0].k_tmo, 1, args, st, 5 * sizeof(st[0])))
 			return;
-	}
-
-	/* counters: 3 per thread on word (i % lanes), data and 2 signals each */
-	{
-		uint64_t chunk = E.bytes / N_CTR;
-		uint32_t n = N_CTR;
-		void *args[] = { &d, &peer, &r->data_l, &soff, &r->data_r[1], &doff, &r->sig_r[1],
-				 &sigoff, &r->ctr_l, &ctr_dev, &chunk, &n, &tmo,
-				 &E.side[0].status.dptr };
-
-		fill(r, peer, NVAR);
-		err = launch(0, E.side[0].k_ctr, 2, 32, args, n, &at, NULL);
-		if (err) {
-			/* what the software NIC saw, for the log */
-			struct dvx_sim_stats ss;
-
-			if (!dvx_sim_get_stats(wfab(r), &ss))
-				fprintf(stderr, "counters failed: sim: %llu WQEs, %llu CQEs, dma %llu reads "
-					"%llu writes %llu errors, db faults %llu; counter words 0-3: "
-					"%llu %llu %llu %llu\n", (unsigned long long)ss.wqes_executed,
-					(unsigned long long)ss.cqes_written,
-					(unsigned long long)ss.dma_reads,
-					(unsigned long long)ss.dma_writes,
-					(unsigned long long)ss.dma_errors,
-					(unsigned long long)ss.db_faults,
-					(unsigned long long)r->ctr[0], (unsigned long long)r->ctr[1],
-					(unsigned long long)r->ctr[2], (unsigned long long)r->ctr[3]);
-			for (i = 0; i < DVX_GDMA_GPUS; i++)
-				if (E.gd.eng[i].up)
-					fprintf(stderr, "counters failed: engine %u: %llu reads %llu writes, "
-						"first error %d\n", i,
-						(unsigned long long)E.gd.eng[i].reads,
-						(unsigned long long)E.gd.eng[i].writes, E.gd.eng[i].err);
-		}
-		W_CHECK(r, err == 0, "counters: thread %d: %d", at, err);
-		for (i = 0; i < N_CTR; i++)	/* words 0 ... N_CTR - 1 (ncw >= N_CTR) */
-			W_CHECK(r, r->ctr[i] == 3ull * (n / ncw + (i < n % ncw)),
-				"counter %u = %llu", i, (unsigned long long)r->ctr[i]);
-		W_OK(r, dvx_bootstrap_barrier(&r->bs, 60 * W_SEC));
-	}
-
-	/* timeouts and bad input come back as errors */
-	{
-		const uint64_t *still = (const uint64_t *)(uintptr_t)(ctr_dev + 100 * 8);	/* never raised */
-		int32_t st[5];
-		void *args[] = { &d, &peer, &still, &E.side[0].status.dptr };
-
-		W_OK(r, dvx_gpu_launch(E.side[0].g, E.side[0].k_tmo, 1, 1, 0, &E.side[0].s, args));
-		W_OK(r, dvx_gpu_stream_wait(&E.side[0].s, 60 * W_SEC));
-		W_OK(r, dvx_gpu_memcpy_dtoh(E.side[0].g, st, E.side[0].status.dptr, sizeof(st)));
 		W_CHECK(r, st[0] == -ETIMEDOUT && st[1] == -ETIMEDOUT && st[2] == -EINVAL &&
 			st[3] == -EINVAL && st[4] == -EINVAL, "timeouts: %d %d %d %d %d", st[0],
 			st[1], st[2], st[3], st[4]);
 	}
-
-	/* warp and block scope, bad input: nothing posted, every thread gets an error */
 	for (k = 0; k < 2; k++) {
 		uint32_t warp = !k;
-		int32_t st[9];
-		void *args[] = { &d, &peer, &r->data_l, &r->data_r[1], &r->sig_r[1], &warp, &tmo,
+		void *args[] = { &x->d, &peer, &r->data_l, &r->data_r[1], &r->sig_r[1], &warp, &tmo,
 				 &E.side[0].status.dptr };
 
-		W_OK(r, dvx_gpu_launch(E.side[0].g, E.side[0].k_group_bad, 1, warp ? 32 : 8, 0, &E.side[0].s,
-				       args));
-		W_OK(r, dvx_gpu_stream_wait(&E.side[0].s, 60 * W_SEC));
-		W_OK(r, dvx_gpu_memcpy_dtoh(E.side[0].g, st, E.side[0].status.dptr, sizeof(st)));
+		if (run_status(r, E.side[0].k_group_bad, warp ? 32 : 8, args, st, sizeof(st)))
+			return;
 		W_CHECK(r, st[0] == -ECANCELED && st[1] == -ECANCELED && st[2] == -EINVAL &&
 			st[3] == -EINVAL && st[4] == -EINVAL && st[5] == -EINVAL &&
 			st[6] == -EINVAL && st[7] == -EINVAL && st[8] == -EINVAL,
 			"%s bad input: %d %d %d / %d %d %d / %d %d %d", warp ? "warp" : "block",
 			st[0], st[1], st[2], st[3], st[4], st[5], st[6], st[7], st[8]);
 	}
-
-	/* a bad rkey on lane 1 fails there, on the GPU, with the error CQE's errno */
 	bad = r->data_r[1];
 	bad.rkey[0] ^= 0x5a5a00u;
 	{
-		uint32_t ch = 1;
-		int32_t st[4];
-		void *args[] = { &d, &peer, &ch, &r->data_l, &bad, &tmo, &E.side[0].status.dptr };
+		void *args[] = { &x->d, &peer, &ch, &r->data_l, &bad, &tmo, &E.side[0].status.dptr };
 
-		W_OK(r, dvx_gpu_launch(E.side[0].g, E.side[0].k_bad, 1, 1, 0, &E.side[0].s, args));
-		W_OK(r, dvx_gpu_stream_wait(&E.side[0].s, 60 * W_SEC));
-		W_OK(r, dvx_gpu_memcpy_dtoh(E.side[0].g, st, E.side[0].status.dptr, sizeof(st)));
+		if (run_status(r, E.side[0].k_bad, 1, args, st, 4 * sizeof(st[0])))
+			return;
 		W_CHECK(r, st[0] == 0 && st[1] == -EPERM && st[2] == -EPERM && st[3] != 0,
 			"bad rkey: post %d, wait %d, next post %d, syndrome %#x", st[0], st[1],
 			st[2], st[3]);
 	}
+}
 
-	/* back to the host: lane 1 failed with the GPU's record, lane 0 goes on */
-	W_OK(r, dvx_p2p_gpu_import(&r->t, E.side[0].g, &d));
+/* phase import: back to the host: lane 1 failed with the GPU's record, lane 0 goes on */
+static void sender_import(struct wrank *r, struct sdr *x)
+{
+	uint64_t soff = wsend_off(r, 1), doff = wrecv_off(r, 0), sigoff = wsig_off(r, 0, 0);
+	struct dvx_p2p_lane_health h;
+	struct dvx_p2p_ticket tk;
+	int peer = 1;
+
+	W_OK(r, dvx_p2p_gpu_import(&r->t, E.side[0].g, &x->d));
 	W_OK(r, dvx_p2p_lane_health(&r->t, peer, 1, &h));
 	W_CHECK(r, h.err == -EPERM && h.syndrome != 0, "lane 1 health: err %d syndrome %#x",
 		h.err, h.syndrome);
@@ -470,14 +504,30 @@ static void sender(struct wrank *r)
 				   &(struct dvx_p2p_xfer){ &r->data_l, soff, &r->data_r[1], doff,
 							   E.bytes },
 				   &(struct dvx_p2p_notify){ &r->sig_r[1], sigoff, 1, NULL, 0, 0 },
-				   tmo, &tk));
-	W_OK(r, dvx_p2p_wait_local(&r->t, &tk, tmo, NULL));
+				   TMO, &tk));
+	W_OK(r, dvx_p2p_wait_local(&r->t, &tk, TMO, NULL));
 	W_OK(r, dvx_bootstrap_barrier(&r->bs, 60 * W_SEC));
 	r->no_final_flush = 1;
+	W_OK(r, dvx_gpu_mem_free(&x->dmem));
+	W_OK(r, dvx_gpu_host_unregister(&x->ctr_reg));
+	W_OK(r, dvx_p2p_gpu_unregister(x->regs, x->nregs));
+}
 
-	W_OK(r, dvx_gpu_mem_free(&dmem));
-	W_OK(r, dvx_gpu_host_unregister(&ctr_reg));
-	W_OK(r, dvx_p2p_gpu_unregister(regs, nregs));
+/* rank 0, in its phases: export, rounds, counters, refusals, import */
+static void sender(struct wrank *r)
+{
+	static struct sdr x;
+
+	memset(&x, 0, sizeof(x));
+	sender_export(r, &x);
+	if (!r->fail_line)
+		sender_rounds(r, &x);
+	if (!r->fail_line)
+		sender_counters(r, &x);
+	if (!r->fail_line)
+		sender_refusals(r, &x);
+	if (!r->fail_line)
+		sender_import(r, &x);
 }
 
 static void body(struct wrank *r)
