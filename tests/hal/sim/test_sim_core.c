@@ -1678,59 +1678,88 @@ static void t_progress(struct rk *r)
  * k % T_SLOTS of the peer's data; the receiver checks it and reposts the receive, so
  * with T_SLOTS receives a slot is never overwritten before it was read.
  */
-static void *rank_thread(void *arg)
+/* rank_thread()'s phase queues: a CQ and a QP in the rank's umem, T_SLOTS receives
+ * posted, the QP exported (0, or -1 with the failed line recorded) */
+static int rt_queues(int me, struct rk *r)
 {
-	int me = (int)(intptr_t)arg, peer = 1 - me;
-	struct rk *r = &W.r[me];
+	struct dvx_cq *cq = &r->cq[0];
+	struct dvx_qp *qp = &r->qp[0];
 	struct qpo o = { 64, 0, T_SLOTS, 1, 0, NULL };
-	struct dvx_mlx5_cqe_info i;
-	struct dvx_cq *cq;
-	struct dvx_qp *qp;
-	uint32_t sent = 0, done = 0, got = 0, k;
-	uint64_t n = 0;
-	long spins = 0;
-	int rc, bars = 0;
+	struct dvx_cq_cfg ca;
+	struct dvx_qp_cfg qa;
+	struct dvx_mem_req wq, dbr;
+	uint32_t k;
 
-	/* cmocka's asserts are not for threads: failures are recorded (T_CHECK) and
-	 * reported by the main thread */
-	cq = &r->cq[0];
-	qp = &r->qp[0];
-	{
-		struct dvx_cq_cfg ca;
-		struct dvx_qp_cfg qa;
-		struct dvx_mem_req wq, dbr;
-
-		memset(&ca, 0, sizeof(ca));
-		ca.depth = 64;
-		ca.ring_umem = &r->umem;
-		ca.ring_offset = 0;
-		ca.dbr_umem = &r->umem;
-		ca.dbr_offset = 64 * 64;
-		T_CHECK(me, dvx_cq_create(&r->nic, &ca, cq) == 0);
-		r->ncq = 1;
-		memset(&qa, 0, sizeof(qa));
-		qa.sq_depth = o.sq_depth;
-		qa.rq_depth = o.rq_depth;
-		qa.rq_max_sge = o.rq_sge;
-		qa.send_cq = cq;
-		T_CHECK(me, dvx_qp_mem_req(&qa, &wq, &dbr) == 0);
-		qa.wq_umem = &r->umem;
-		qa.wq_offset = 8192;
-		qa.dbr_umem = &r->umem;
-		qa.dbr_offset = 64 * 64 + 8;
-		T_CHECK(me, wq.bytes <= Q_MEM - 8192);
-		T_CHECK(me, dvx_qp_create(&r->nic, &qa, qp) == 0);
-		r->nqp = 1;
-	}
+	memset(&ca, 0, sizeof(ca));
+	ca.depth = 64;
+	ca.ring_umem = &r->umem;
+	ca.ring_offset = 0;
+	ca.dbr_umem = &r->umem;
+	ca.dbr_offset = 64 * 64;
+	T_CHECK(me, dvx_cq_create(&r->nic, &ca, cq) == 0);
+	r->ncq = 1;
+	memset(&qa, 0, sizeof(qa));
+	qa.sq_depth = o.sq_depth;
+	qa.rq_depth = o.rq_depth;
+	qa.rq_max_sge = o.rq_sge;
+	qa.send_cq = cq;
+	T_CHECK(me, dvx_qp_mem_req(&qa, &wq, &dbr) == 0);
+	qa.wq_umem = &r->umem;
+	qa.wq_offset = 8192;
+	qa.dbr_umem = &r->umem;
+	qa.dbr_offset = 64 * 64 + 8;
+	T_CHECK(me, wq.bytes <= Q_MEM - 8192);
+	T_CHECK(me, dvx_qp_create(&r->nic, &qa, qp) == 0);
+	r->nqp = 1;
 	for (k = 0; k < T_SLOTS; k++)
 		T_CHECK(me, dvx_mlx5_rq_post(&qp->rq, NULL, 0) >= 0);
 	dvx_mlx5_rq_ring(&qp->rq);
 	T_CHECK(me, dvx_qp_export(qp, &W.conn[me]) == 0);
-	W.raddr[me] = va(r, 0);
-	W.rkey[me] = r->mr.rkey;
-	t_barrier(&bars);
-	T_CHECK(me, dvx_qp_connect(qp, &W.conn[peer], NULL) == 0);
-	t_barrier(&bars);	/* both in RTS before anything is sent */
+	return 0;
+out:
+	return -1;
+}
+
+/* rank_thread()'s traffic, one completion: a requester CQE in order, or the peer's
+ * message k checked and its receive posted again (0, or -1 with the line recorded) */
+static int rt_completion(int me, struct rk *r, const struct dvx_mlx5_cqe_info *i,
+			 uint32_t *done, uint32_t *got)
+{
+	struct dvx_qp *qp = &r->qp[0];
+	int peer = 1 - me;
+	uint8_t want[T_MSG];
+
+	if (i->opcode == DVX_MLX5_CQE_REQ) {
+		T_CHECK(me, i->wqe_counter == (uint16_t)*done);
+		T_CHECK(me, dvx_mlx5_sq_completed(&qp->sq, &qp->sqc, i->wqe_counter) == 1);
+		(*done)++;
+		return 0;
+	}
+	T_CHECK(me, i->opcode == DVX_MLX5_CQE_RESP_WR_IMM);
+	T_CHECK(me, i->imm == ((uint32_t)(peer << 16) | *got));
+	T_CHECK(me, i->byte_cnt == T_MSG);
+	memset(want, (int)(peer * 128 + *got % 128), T_MSG);
+	T_CHECK(me, !memcmp(r->data + (*got % T_SLOTS) * T_MSG, want, T_MSG));
+	T_CHECK(me, dvx_mlx5_rq_completed(&qp->rq) == *got);
+	T_CHECK(me, dvx_mlx5_rq_post(&qp->rq, NULL, 0) >= 0);
+	dvx_mlx5_rq_ring(&qp->rq);
+	(*got)++;
+	return 0;
+out:
+	return -1;
+}
+
+/* rank_thread()'s phase traffic: T_MSGS WRITE_IMMs out (at most T_SLOTS unanswered) and
+ * the peer's T_MSGS in, until both are done, the peer failed, or the spins run out */
+static int rt_traffic(int me, struct rk *r)
+{
+	struct dvx_cq *cq = &r->cq[0];
+	struct dvx_qp *qp = &r->qp[0];
+	struct dvx_mlx5_cqe_info i;
+	uint32_t sent = 0, done = 0, got = 0;
+	uint64_t n = 0;
+	long spins = 0;
+	int peer = 1 - me, rc;
 
 	while ((done < T_MSGS || got < T_MSGS) && spins < 50L * SPINS &&
 	       !__atomic_load_n(&W.fail_line[peer], __ATOMIC_ACQUIRE)) {
@@ -1758,25 +1787,32 @@ static void *rank_thread(void *arg)
 			continue;
 		}
 		T_CHECK(me, rc == 1);
-		if (i.opcode == DVX_MLX5_CQE_REQ) {
-			T_CHECK(me, i.wqe_counter == (uint16_t)done);
-			T_CHECK(me, dvx_mlx5_sq_completed(&qp->sq, &qp->sqc, i.wqe_counter) == 1);
-			done++;
-		} else {
-			uint8_t want[T_MSG];
-
-			T_CHECK(me, i.opcode == DVX_MLX5_CQE_RESP_WR_IMM);
-			T_CHECK(me, i.imm == ((uint32_t)(peer << 16) | got));
-			T_CHECK(me, i.byte_cnt == T_MSG);
-			memset(want, (int)(peer * 128 + got % 128), T_MSG);
-			T_CHECK(me, !memcmp(r->data + (got % T_SLOTS) * T_MSG, want, T_MSG));
-			T_CHECK(me, dvx_mlx5_rq_completed(&qp->rq) == got);
-			T_CHECK(me, dvx_mlx5_rq_post(&qp->rq, NULL, 0) >= 0);
-			dvx_mlx5_rq_ring(&qp->rq);
-			got++;
-		}
+		if (rt_completion(me, r, &i, &done, &got))
+			return -1;
 	}
 	T_CHECK(me, done == T_MSGS && got == T_MSGS);
+	return 0;
+out:
+	return -1;
+}
+
+/* one rank as a thread, in its phases: queues, connect (through memory and barriers),
+ * traffic, and the barriers not met yet (cmocka's asserts are not for threads: failures
+ * are recorded, T_CHECK, and reported by the main thread) */
+static void *rank_thread(void *arg)
+{
+	int me = (int)(intptr_t)arg, peer = 1 - me;
+	struct rk *r = &W.r[me];
+	int bars = 0;
+
+	if (rt_queues(me, r))
+		goto out;
+	W.raddr[me] = va(r, 0);
+	W.rkey[me] = r->mr.rkey;
+	t_barrier(&bars);
+	T_CHECK(me, dvx_qp_connect(&r->qp[0], &W.conn[peer], NULL) == 0);
+	t_barrier(&bars);	/* both in RTS before anything is sent */
+	(void)rt_traffic(me, r);
 out:
 	/* nobody tears down while the peer may still send to it; after a failure the
 	 * barriers not passed yet are still met, so the peer never hangs on one */
