@@ -290,7 +290,9 @@ static void test_fenced_and_local_pair(void **s)
 
 /* ---- several slots with distinct values; reset_signal; cmp modes ---- */
 
-static void body_slots(struct wrank *r)
+/* slots' phase values: four slots with distinct values (odd ones fenced), each waited
+ * for with every comparison */
+static void slots_values(struct wrank *r)
 {
 	int peer = r->rank ^ 1;
 	uint32_t sl;
@@ -323,6 +325,15 @@ static void body_slots(struct wrank *r)
 		W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, peer, sl), DVX_CMP_GE,
 					    want, 0, NULL));
 	}
+}
+
+/* slots' phase reset: the peer's slot 2 through the network, a timed-out wait waited
+ * again, the local reset */
+static void slots_reset(struct wrank *r)
+{
+	int peer = r->rank ^ 1;
+	struct dvx_p2p_wait_report rep;
+
 	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
 	/* reset the peer's slot 2 (what I raised there) through the network */
 	{
@@ -354,6 +365,13 @@ static void body_slots(struct wrank *r)
 	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
 	W_OK(r, dvx_p2p_reset_local_signal(&r->sig_l, wsig_off(r, peer, 2)));
 	W_CHECK(r, dvx_p2p_read_signal(&r->sig_l, wsig_off(r, peer, 2)) == 0, "local reset");
+}
+
+/* slots' phase refusals: bad arguments change nothing and name their cause */
+static void slots_refusals(struct wrank *r)
+{
+	int peer = r->rank ^ 1;
+
 	/* bad arguments change nothing */
 	W_CHECK(r,
 		dvx_p2p_signal(&r->t, r->rank, 0,
@@ -382,6 +400,13 @@ static void body_slots(struct wrank *r)
 	W_CHECK(r, strstr(r->nic.hal.diag.msg, "outside the destination"), "diag: %s", r->nic.hal.diag.msg);
 	W_CHECK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, 0, (enum dvx_p2p_cmp)9, 0, 0, NULL) ==
 			   -EINVAL, "bad cmp");
+}
+
+/* slots' phase as data: the one entry dvx_p2p_post() and the shapes of its wrappers */
+static void slots_as_data(struct wrank *r)
+{
+	int peer = r->rank ^ 1;
+
 	/* operations as data: the one entry and the shapes of its wrappers */
 	{
 		struct dvx_p2p_xfer x = { &r->data_l, 0, &r->data_r[peer], 0, 8 };
@@ -422,6 +447,18 @@ static void body_slots(struct wrank *r)
 					    before + 1, T_OUT, NULL));
 		W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
 	}
+}
+
+/* several slots with distinct values, reset_signal, the comparisons, in phases */
+static void body_slots(struct wrank *r)
+{
+	static void (*const phase[])(struct wrank *) = {
+		slots_values, slots_reset, slots_refusals, slots_as_data,
+	};
+	size_t k;
+
+	for (k = 0; k < sizeof(phase) / sizeof(phase[0]) && !r->fail_line; k++)
+		phase[k](r);
 }
 
 static void test_slots_reset_cmp(void **s)

@@ -44,19 +44,14 @@ static void fill_and_meet(struct wrank *r, int peer, uint64_t want)
 				    T_OUT, NULL));
 }
 
-static void body_rma(struct wrank *r)
+/* rma's phase gets: random ranges, on both lanes, into this rank's receive area */
+static void rma_gets(struct wrank *r)
 {
 	int peer = r->rank ^ 1, me = r->rank;
 	uint64_t slot = r->w->cfg.slot_bytes, seed = 0x1234567ull + (uint64_t)me;
-	uint64_t *res = r->ctr;	/* result words (local write) */
-	uint8_t seen[N_FADD];
 	struct dvx_p2p_ticket tk;
 	uint32_t k;
-	uint64_t v;
 
-	fill_and_meet(r, peer, 1);
-
-	/* gets of random ranges, on both lanes, into this rank's receive area */
 	for (k = 0; k < 64; k++) {
 		uint64_t off = rnd(&seed) % slot, len = 1 + rnd(&seed) % (slot - off), i;
 		uint8_t *d = wrecv(r, peer);
@@ -71,16 +66,22 @@ static void body_rma(struct wrank *r)
 		for (i = 0; i < slot; i++) {
 			uint8_t want = i >= off && i < off + len ? wpat(peer, me, ROUND, i) : 0xA5;
 
-			if (d[i] != want) {
-				W_CHECK(r, 0, "get %u [%llu, +%llu): byte %llu is %#x, not %#x", k,
-					(unsigned long long)off, (unsigned long long)len,
-					(unsigned long long)i, d[i], want);
-				return;
-			}
+			W_CHECK(r, d[i] == want, "get %u [%llu, +%llu): byte %llu is %#x, not %#x",
+				k, (unsigned long long)off, (unsigned long long)len,
+				(unsigned long long)i, d[i], want);
 		}
 	}
+}
 
-	/* fetch-adds in flight together: the old values are 0 ... N_FADD - 1 exactly */
+/* rma's phase fetch-adds, in flight together: the old values are 0 ... N_FADD - 1
+ * exactly */
+static void rma_fadds(struct wrank *r)
+{
+	int peer = r->rank ^ 1, me = r->rank;
+	uint64_t *res = r->ctr, v;	/* result words (local write) */
+	uint8_t seen[N_FADD];
+	uint32_t k;
+
 	for (k = 0; k < N_FADD; k++) {
 		res[k] = ~0ull;
 		W_OK(r, dvx_p2p_fetch_add(&r->t, peer, k & 1,
@@ -96,11 +97,18 @@ static void body_rma(struct wrank *r)
 		v = __atomic_load_n(&res[k], __ATOMIC_ACQUIRE);
 		W_CHECK(r, v < N_FADD && !seen[v], "fetch-add %u: old value %llu", k,
 			(unsigned long long)v);
-		if (v < N_FADD)
-			seen[v] = 1;
+		seen[v] = 1;
 	}
+}
 
-	/* compare-swap: a hit, then a miss that changes nothing */
+/* rma's phase words: compare-swap, a hit then a miss that changes nothing; put_value,
+ * then a non-fetching add on the same lane */
+static void rma_words(struct wrank *r)
+{
+	int peer = r->rank ^ 1, me = r->rank;
+	uint64_t *res = r->ctr;
+	struct dvx_p2p_ticket tk;
+
 	W_OK(r, dvx_p2p_compare_swap(&r->t, peer, 0,
 				     &(struct dvx_p2p_amo){ &r->sig_r[peer], wsig_off(r, me, 3),
 							    DVX_P2P_AMO_CSWAP, 1000, N_FADD,
@@ -115,8 +123,6 @@ static void body_rma(struct wrank *r)
 				     T_OUT, &tk));
 	W_OK(r, dvx_p2p_wait_local(&r->t, &tk, T_OUT, NULL));
 	W_CHECK(r, res[1] == 1000, "compare-swap miss: old %llu", (unsigned long long)res[1]);
-
-	/* put_value, then a non-fetching add on the same lane */
 	W_OK(r, dvx_p2p_put_value(&r->t, peer, 1,
 				  &(struct dvx_p2p_amo){ &r->sig_r[peer], wsig_off(r, me, 4),
 							 DVX_P2P_AMO_SET, 0xdeadbeefcafe0000ull, 0,
@@ -127,8 +133,13 @@ static void body_rma(struct wrank *r)
 						   DVX_P2P_AMO_ADD, 0xf00d, 0, NULL, 0 },
 			    T_OUT, NULL));
 	W_OK(r, dvx_p2p_quiet(&r->t, T_OUT, NULL));
+}
 
-	/* bad descriptions: -EINVAL, nothing posted */
+/* rma's phase refusals: bad descriptions, -EINVAL, nothing posted */
+static void rma_refusals(struct wrank *r)
+{
+	int peer = r->rank ^ 1, me = r->rank;
+
 	W_CHECK(r, dvx_p2p_get(&r->t, peer, 0,
 			       &(struct dvx_p2p_rxfer){ &r->data_r[peer], 0, &r->data_l, 0, 0 },
 			       T_OUT, NULL) == -EINVAL, "a get of 0 bytes");
@@ -154,29 +165,56 @@ static void body_rma(struct wrank *r)
 	W_CHECK(r, dvx_p2p_get(&r->t, me, 0,
 			       &(struct dvx_p2p_rxfer){ &r->data_r[peer], 0, &r->data_l, 0, 8 },
 			       T_OUT, NULL) == -EINVAL, "a get from itself");
+}
 
-	/* both sides done: each checks what the other did to its words */
+/* rma's phase check: both sides done, each checks what the other did to its words */
+static void rma_check(struct wrank *r)
+{
+	int peer = r->rank ^ 1;
+	uint64_t v;
+
 	fill_and_meet(r, peer, 2);
 	v = dvx_p2p_read_signal(&r->sig_l, wsig_off(r, peer, 3));
 	W_CHECK(r, v == 1000, "fetch-adds and compare-swaps left %llu", (unsigned long long)v);
 	v = dvx_p2p_read_signal(&r->sig_l, wsig_off(r, peer, 4));
 	W_CHECK(r, v == 0xdeadbeefcafef00dull, "put_value + add left %#llx", (unsigned long long)v);
+}
 
-	/* a get from memory registered without remote read (the signals): -EPERM on its
-	 * lane (channel 1, failed after it), the destination unchanged; rank 0 only, as
-	 * the failed lane flushes what the other end posts on it */
+/* rma's phase no read: a get from memory registered without remote read (the signals):
+ * -EPERM on its lane (channel 1, failed after it), the destination unchanged; rank 0
+ * only, as the failed lane flushes what the other end posts on it */
+static void rma_no_read(struct wrank *r)
+{
+	int peer = r->rank ^ 1;
+	struct dvx_p2p_ticket tk;
+	uint32_t k;
+	int e;
+
 	r->no_final_flush = 1;
-	if (me)
+	if (r->rank)
 		return;
 	memset(wrecv(r, peer), 0x5A, 64);
 	W_OK(r, dvx_p2p_get(&r->t, peer, 1,
 			    &(struct dvx_p2p_rxfer){ &r->sig_r[peer], 0, &r->data_l,
 						     wrecv_off(r, peer), 64 },
 			    T_OUT, &tk));
-	v = (uint64_t)(int64_t)dvx_p2p_wait_local(&r->t, &tk, T_OUT, NULL);
-	W_CHECK(r, (int)v == -EPERM, "a get without remote read: %d", (int)v);
+	e = dvx_p2p_wait_local(&r->t, &tk, T_OUT, NULL);
+	W_CHECK(r, e == -EPERM, "a get without remote read: %d", e);
 	for (k = 0; k < 64; k++)
 		W_CHECK(r, wrecv(r, peer)[k] == 0x5A, "byte %u written by a refused get", k);
+}
+
+/* get, the one-word operations and their refusals, in phases */
+static void body_rma(struct wrank *r)
+{
+	static void (*const phase[])(struct wrank *) = {
+		rma_gets, rma_fadds, rma_words, rma_refusals, rma_check, rma_no_read,
+	};
+	size_t k;
+
+	fill_and_meet(r, r->rank ^ 1, 1);
+	for (k = 0; k < sizeof(phase) / sizeof(phase[0]) && !r->fail_line; k++)
+		phase[k](r);
 }
 
 static void test_get_amo_quiet(void **s)
