@@ -1272,19 +1272,9 @@ static uint64_t env_u64(const char *name, uint64_t def)
 	return *end ? def : (uint64_t)x;
 }
 
-static void test_soak(void **state)
+/* the soak's parameters from the environment (docs/testing.md), checked */
+static void soak_params(struct soak *s, struct rng *g)
 {
-	struct soak *s = calloc(1, sizeof(*s));
-	struct world_cfg wc;
-	uint64_t msgs = 0, partial = 0, bytes = 0, errs = 0, ctrs = 0, moved = 0, calls = 0;
-	uint64_t again = 0, ops = 0, unreach = 0, canceled = 0, reset = 0, kinds[K_NKINDS] = { 0 };
-	uint64_t t0;
-	double secs;
-	int a, b, k;
-	struct rng g;
-
-	(void)state;
-	assert_non_null(s);
 	s->seed = env_u64("DVX_SOAK_SEED", 0x50a4);
 	s->seconds = env_u64("DVX_SOAK_SECONDS", 0);
 	s->overlap = env_u64("DVX_SOAK_OVERLAP", 1) != 0;
@@ -1296,38 +1286,41 @@ static void test_soak(void **state)
 	s->span = S_SPAN(s->max_len);
 	s->min_ops = env_u64("DVX_SOAK_OPS", 0);
 	s->rounds = (uint32_t)env_u64("DVX_SOAK_ROUNDS", s->seconds || s->min_ops ? 0 : 200);
-	g = rseed(s->seed, 0, 0, 0, 0);
-	s->nranks = (int)env_u64("DVX_SOAK_RANKS", rrange(&g, 3, 4));
-	s->nlanes = (uint32_t)env_u64("DVX_SOAK_LANES", rrange(&g, 2, 4));
+	*g = rseed(s->seed, 0, 0, 0, 0);
+	s->nranks = (int)env_u64("DVX_SOAK_RANKS", rrange(g, 3, 4));
+	s->nlanes = (uint32_t)env_u64("DVX_SOAK_LANES", rrange(g, 2, 4));
 	assert_true(s->nranks >= 2 && s->nranks <= W_MAX_RANKS);
 	assert_true(s->nlanes >= 1 && s->nlanes <= S_LANE_BITS);
+}
 
-	world_cfg_default(&wc);
-	wc.nranks = s->nranks;
-	wc.slot_bytes = s->max_msgs * s->span;
+/* the world the seed draws: depths, companions, progress, the victim of a process run */
+static void soak_world(struct soak *s, struct rng *g, struct world_cfg *wc)
+{
+	world_cfg_default(wc);
+	wc->nranks = s->nranks;
+	wc->slot_bytes = s->max_msgs * s->span;
 	/* counter words (peer, message); signal words: data (slot 0) and ready (slot 1) */
-	wc.nslots = s->max_msgs > S_SIG_READY ? s->max_msgs : S_SIG_READY + 1;
-	wc.qps_per_nic = s->nlanes;
-	wc.sq_depth = 32u << rrange(&g, 0, 3);		/* 32 .. 256: rings wrap */
-	wc.comp_depth = 8u << rrange(&g, 0, 2);		/* 8 .. 32 */
-	wc.local_pair = (uint32_t)rrange(&g, 0, 3) == 0;	/* partner companions */
-	wc.no_loopback = wc.local_pair;
-	wc.progress_thread = rrange(&g, 0, 3) != 0;	/* else the ranks step the sim */
+	wc->nslots = s->max_msgs > S_SIG_READY ? s->max_msgs : S_SIG_READY + 1;
+	wc->qps_per_nic = s->nlanes;
+	wc->sq_depth = 32u << rrange(g, 0, 3);		/* 32 .. 256: rings wrap */
+	wc->comp_depth = 8u << rrange(g, 0, 2);		/* 8 .. 32 */
+	wc->local_pair = (uint32_t)rrange(g, 0, 3) == 0;	/* partner companions */
+	wc->no_loopback = wc->local_pair;
+	wc->progress_thread = rrange(g, 0, 3) != 0;	/* else the ranks step the sim */
 	/* as processes: a lost request costs this; a port or link down exhausts 8 of them */
-	wc.wire_retry_ns = 100 * W_MS;
+	wc->wire_retry_ns = 100 * W_MS;
 	s->victim = -1;
-	if (world_mode(&wc) != WORLD_THREADS && env_u64("DVX_SOAK_KILL", 1)) {
+	if (world_mode(wc) != WORLD_THREADS && env_u64("DVX_SOAK_KILL", 1)) {
 		struct rng gk = rseed(s->seed, 5, 0, 0, 0);
 
 		s->victim = (int)rrange(&gk, 1, (uint64_t)s->nranks - 1);
-		wc.victim = s->victim + 1;
+		wc->victim = s->victim + 1;
 	}
-
 	printf("soak: seed %#llx, %d ranks, %u lanes per peer, sq %u, companion %u%s%s, "
 	       "%s, up to %u messages of %u B per peer and round, %s %llu",
-	       (unsigned long long)s->seed, s->nranks, s->nlanes, wc.sq_depth, wc.comp_depth,
-	       wc.local_pair ? ", partner companions" : "",
-	       wc.progress_thread ? "" : ", stepped sim",
+	       (unsigned long long)s->seed, s->nranks, s->nlanes, wc->sq_depth, wc->comp_depth,
+	       wc->local_pair ? ", partner companions" : "",
+	       wc->progress_thread ? "" : ", stepped sim",
 	       s->overlap ? "strict, overlapping" : s->strict ? "strict" : "second passes allowed",
 	       s->max_msgs, s->max_len, s->rounds ? "rounds" : s->min_ops ? "operations" : "seconds",
 	       (unsigned long long)(s->rounds ? s->rounds : s->min_ops ? s->min_ops : s->seconds));
@@ -1335,16 +1328,17 @@ static void test_soak(void **state)
 		printf(", then rank %d killed", s->victim);
 	printf("\n");
 	fflush(stdout);
-	t0 = now_ns();
-	s->start_ns = t0;
-	assert_int_equal(world_run(&wc, body_soak, s), 0);
-	if (world_mode(&wc) == WORLD_FORK) {
-		/* the ranks checked and printed their accounting (gather()) */
-		free(s);
-		return;
-	}
+}
 
-	/* what was sent in accepted attempts is what was received and verified */
+/* the ranks' accounts summed: what was sent in accepted attempts is what was received
+ * and verified; then the report */
+static void soak_report(struct soak *s, uint64_t t0)
+{
+	uint64_t msgs = 0, partial = 0, bytes = 0, errs = 0, ctrs = 0, moved = 0, calls = 0;
+	uint64_t again = 0, ops = 0, unreach = 0, canceled = 0, reset = 0, kinds[K_NKINDS] = { 0 };
+	double secs;
+	int a, b, k;
+
 	for (a = 0; a < s->nranks; a++) {
 		struct rank_stats *st = &s->st[a];
 
@@ -1394,6 +1388,26 @@ static void test_soak(void **state)
 	       (unsigned long long)reset, (unsigned long long)moved);
 	printf("soak: %llu lane ends failed again inside their recovery (recovered by a second pass)\n",
 	       (unsigned long long)again);
+}
+
+/* the soak, in its phases: parameters, world, run, report (threads; processes report
+ * their own, gather()) */
+static void test_soak(void **state)
+{
+	struct soak *s = calloc(1, sizeof(*s));
+	struct world_cfg wc;
+	struct rng g;
+	uint64_t t0;
+
+	(void)state;
+	assert_non_null(s);
+	soak_params(s, &g);
+	soak_world(s, &g, &wc);
+	t0 = now_ns();
+	s->start_ns = t0;
+	assert_int_equal(world_run(&wc, body_soak, s), 0);
+	if (world_mode(&wc) != WORLD_FORK)
+		soak_report(s, t0);
 	free(s);
 }
 
