@@ -922,26 +922,34 @@ static void test_v8_threads(void **state)
 	digests_equal(d8, d11, R.nranks);
 }
 
+/* the same traffic with ranks as threads, then as forked processes with sharing off
+ * and on: every run gives the threads' bytes */
+static void procs_digests(struct run *R)
+{
+	uint64_t thr[MAX_RANKS], off[MAX_RANKS], on[MAX_RANKS];
+
+	run_case(R, thr);
+	R->procs = 1;
+#ifdef __SANITIZE_THREAD__
+	/* TSan slows the processes tenfold on a shared machine: a longer transport timer */
+	R->env[1] = "DVX_NET_WIRE_RETRY_MS=5000";
+#endif
+	run_case(R, off);
+	digests_equal(thr, off, R->nranks);
+	R->env[0] = "DVX_NET_COMM_NGROUPS=2";
+	run_case(R, on);
+	digests_equal(thr, on, R->nranks);
+}
+
 /* ranks as forked processes joined by the software NIC's wire (a mesh today) */
 static void test_v11_procs(void **state)
 {
 	struct run R = base;
-	uint64_t thr[MAX_RANKS], off[MAX_RANKS], on[MAX_RANKS];
 
 	R.ncomms = 4;
 	R.nmsgs = 48;
 	R.reverse_tags = 1;
-	run_case(&R, thr);
-	R.procs = 1;
-#ifdef __SANITIZE_THREAD__
-	/* TSan slows the processes tenfold on a shared machine: a longer transport timer */
-	R.env[1] = "DVX_NET_WIRE_RETRY_MS=5000";
-#endif
-	run_case(&R, off);
-	digests_equal(thr, off, R.nranks);
-	R.env[0] = "DVX_NET_COMM_NGROUPS=2";
-	run_case(&R, on);
-	digests_equal(thr, on, R.nranks);
+	procs_digests(&R);
 }
 
 /* ranks as forked processes that find each other through the handles alone: each
@@ -951,22 +959,12 @@ static void test_v11_procs(void **state)
 static void test_v11_procs_ondemand(void **state)
 {
 	struct run R = base;
-	uint64_t thr[MAX_RANKS], off[MAX_RANKS], on[MAX_RANKS];
 
 	R.nranks = 3;
 	R.ncomms = 2;
 	R.nmsgs = 32;
-	run_case(&R, thr);
-	R.procs = 1;
-	R.ondemand = 1;
-#ifdef __SANITIZE_THREAD__
-	R.env[1] = "DVX_NET_WIRE_RETRY_MS=5000";
-#endif
-	run_case(&R, off);
-	digests_equal(thr, off, R.nranks);
-	R.env[0] = "DVX_NET_COMM_NGROUPS=2";
-	run_case(&R, on);
-	digests_equal(thr, on, R.nranks);
+	R.ondemand = 1;	/* read by process runs only */
+	procs_digests(&R);
 }
 
 /* 3 ranks as processes, the last one killed after the traffic: the comms to it fail,
