@@ -981,15 +981,6 @@ static struct msg_hs *hs_alloc(struct dvx_msg_state *st)
 	return NULL;
 }
 
-/* a connection waits on the listening socket (a failed look counts as one: accept
- * then says) */
-static int listen_ready(struct dvx_msg_state *st)
-{
-	struct dvx_hal_pollfd p = { st->lfd, DVX_HAL_POLL_IN, 0 };
-
-	return dvx_hal_sock_poll(st->hal, &p, 1, 0) != 0;
-}
-
 static void accept_new(struct dvx_msg_state *st)
 {
 	for (;;) {
@@ -1003,11 +994,6 @@ static void accept_new(struct dvx_msg_state *st)
 		for (i = 0; i < st->cfg.max_pending; i++)
 			free_slots += st->hs[i].state == MSG_HS_FREE;
 		if (!free_slots)
-			return;
-		/* look before accepting: an accept with nothing queued still makes (and
-		 * drops) a socket in the kernel, and this runs at every progress call of the
-		 * data path (a plugin's isend that waits for its clear-to-send) */
-		if (!listen_ready(st))
 			return;
 		if (dvx_hal_sock_accept(st->hal, st->lfd, &fd))
 			return;	/* none (-EAGAIN), or an aborted one: the next pass tries again */
