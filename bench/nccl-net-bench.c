@@ -9,7 +9,10 @@
  * the figures are the CPU cost of the plugin, the messaging layer and the model,
  * repeatable on a shared machine.
  *
- *   nccl-net-bench [--comms C] [--quick]
+ * --small: 8 B-64 KiB, the rate and the round trip at each size, and how many test()
+ * and retried isend() calls one round trip takes (the small-message profile).
+ *
+ *   nccl-net-bench [--comms C] [--quick] [--small]
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -73,13 +76,18 @@ static void connect_pair(void *ca, void *cb, struct link *l, size_t bytes)
 		die("regMr", -1);
 }
 
+/* calls through the table during round trips (--small) */
+static long n_test, n_isend_null;
+
 static void wait_req(void *q)
 {
 	int done = 0, sizes[8], rc;
 
-	while (!done)
+	while (!done) {
 		if ((rc = T->test(q, &done, sizes)))
 			die("test", rc);
+		n_test++;
+	}
 }
 
 /* @n messages of @size per comm over @nc comms, WIN in flight per comm: seconds */
@@ -131,10 +139,9 @@ static double stream(struct link *l, int nc, size_t size, int n)
 	return now() - t0;
 }
 
-/* the 8-byte round trip, A to B and back: microseconds */
-static double round_trip(struct link *ab, struct link *ba, int n)
+/* the @sz-byte round trip, A to B and back: microseconds */
+static double round_trip(struct link *ab, struct link *ba, size_t sz, int n)
 {
-	size_t sz = 8;
 	int tag = 1, i, rc;
 	void *q1, *q2, *b1 = ab->rbuf, *b2 = ba->rbuf;
 	double t0 = now();
@@ -143,17 +150,21 @@ static double round_trip(struct link *ab, struct link *ba, int n)
 		q1 = q2 = NULL;
 		if ((rc = T->irecv(ab->rc, 1, &b1, &sz, &tag, &ab->rmr, NULL, &q1)) || !q1)
 			die("irecv", rc);
-		while (!q2)
-			if ((rc = T->isend(ab->sc, ab->sbuf, 8, tag, ab->smr, NULL, &q2)))
+		while (!q2) {
+			if ((rc = T->isend(ab->sc, ab->sbuf, sz, tag, ab->smr, NULL, &q2)))
 				die("isend", rc);
+			n_isend_null += !q2;
+		}
 		wait_req(q1);
 		wait_req(q2);
 		q1 = q2 = NULL;
 		if ((rc = T->irecv(ba->rc, 1, &b2, &sz, &tag, &ba->rmr, NULL, &q1)) || !q1)
 			die("irecv", rc);
-		while (!q2)
-			if ((rc = T->isend(ba->sc, ba->sbuf, 8, tag, ba->smr, NULL, &q2)))
+		while (!q2) {
+			if ((rc = T->isend(ba->sc, ba->sbuf, sz, tag, ba->smr, NULL, &q2)))
 				die("isend", rc);
+			n_isend_null += !q2;
+		}
 		wait_req(q1);
 		wait_req(q2);
 	}
@@ -164,6 +175,36 @@ static const size_t sizes[] = { 8, 1024, 65536, 1 << 20, 4 << 20 };
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 /* the child: one configuration; writes its figures to @fd */
+static const size_t small_sizes[] = { 8, 256, 4096, 65536 };
+#define NSMALL (sizeof(small_sizes) / sizeof(small_sizes[0]))
+#define SMALL_FIGS (NSMALL * 4)
+
+/* --small: per size, the message rate over @nc comms, the round trip, and the calls
+ * one round trip took (test() calls, isend() calls that returned no request) */
+static int child_small(struct link *l, struct link *back, int nc, int quick, int fd)
+{
+	double fig[SMALL_FIGS];
+	unsigned i;
+
+	for (i = 0; i < NSMALL; i++) {
+		size_t s = small_sizes[i];
+		int n = quick ? 200 : 2000, rt = quick ? 100 : 1000;
+		double t;
+
+		stream(l, nc, s, 4);
+		t = stream(l, nc, s, n);
+		fig[i * 4] = (double)n * nc / t / 1e6;
+		round_trip(l, back, s, 8);
+		n_test = n_isend_null = 0;
+		fig[i * 4 + 1] = round_trip(l, back, s, rt);
+		fig[i * 4 + 2] = (double)n_test / rt;
+		fig[i * 4 + 3] = (double)n_isend_null / rt;
+	}
+	return write(fd, fig, sizeof(fig)) == (ssize_t)sizeof(fig) ? 0 : 1;
+}
+
+static int small;
+
 static int child(int nc, int quick, int fd)
 {
 	const char *path = getenv("DVX_NCCL_PLUGIN") ? getenv("DVX_NCCL_PLUGIN") : DVX_NCCL_PLUGIN;
@@ -180,7 +221,9 @@ static int child(int nc, int quick, int fd)
 		die("init", -1);
 	for (c = 0; c < nc; c++)
 		connect_pair(ca, cb, &l[c], 4 << 20);
-	connect_pair(cb, ca, &back, 4096);
+	connect_pair(cb, ca, &back, 65536);
+	if (small)
+		return child_small(l, &back, nc, quick, fd);
 	for (i = 0; i < NSIZES; i++) {
 		size_t s = sizes[i];
 		int n = (int)((quick ? 2 : 16) * (1 << 20) / (s < 4096 ? 4096 : s));
@@ -193,7 +236,7 @@ static int child(int nc, int quick, int fd)
 		if (s == 8)
 			fig[i] = (double)n * nc / t / 1e6;	/* M msg/s */
 	}
-	fig[NSIZES] = round_trip(&l[0], &back, quick ? 200 : 2000);
+	fig[NSIZES] = round_trip(&l[0], &back, 8, quick ? 200 : 2000);
 	return write(fd, fig, sizeof(fig)) == (ssize_t)sizeof(fig) ? 0 : 1;
 }
 
@@ -214,10 +257,33 @@ static int run(const char *env[], int nc, int quick, double *fig)
 		_exit(child(nc, quick, p[1]));
 	}
 	close(p[1]);
-	st = read(p[0], fig, sizeof(double) * (NSIZES + 1)) == (ssize_t)(sizeof(double) * (NSIZES + 1));
+	{
+		size_t want = sizeof(double) * (small ? SMALL_FIGS : NSIZES + 1);
+
+		st = read(p[0], fig, want) == (ssize_t)want;
+	}
 	close(p[0]);
 	waitpid(pid, NULL, 0);
 	return st ? 0 : -1;
+}
+
+static int print_small(double (*fig)[SMALL_FIGS > NSIZES + 1 ? SMALL_FIGS : NSIZES + 1],
+		       const char **name, int nc)
+{
+	unsigned i;
+	int k;
+
+	printf("libnccl-net-dvx.so v11, 8 B-64 KiB: rate over %d comms A->B (%d in flight each), "
+	       "round trip A->B->A on one comm; per round trip: test() calls and isend() calls "
+	       "answered 'try later'; software NIC stepped by the one thread\n", nc, WIN);
+	printf("%-16s %8s %10s %10s %9s %9s  %s\n", "config", "size", "Mmsg/s", "RTT us",
+	       "tests/RT", "retry/RT", "RTT vs ref");
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < NSMALL; i++)
+			printf("%-16s %8zu %10.4f %10.1f %9.1f %9.1f  %+6.1f%%\n", name[k], small_sizes[i],
+			       fig[k][i * 4], fig[k][i * 4 + 1], fig[k][i * 4 + 2], fig[k][i * 4 + 3],
+			       100.0 * (fig[k][i * 4 + 1] / fig[0][i * 4 + 1] - 1.0));
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -230,7 +296,7 @@ int main(int argc, char **argv)
 	const char **cfg[] = { off, g1, g4, g4d4, q4 };
 	const char *name[] = { "private (ref)", "shared 1 grp", "shared 4 grp", "4 grp depth x4",
 			       "private 4 QPs" };
-	double fig[5][NSIZES + 1];
+	double fig[5][SMALL_FIGS > NSIZES + 1 ? SMALL_FIGS : NSIZES + 1];
 	int nc = 4, quick = 0, i, k;
 	unsigned s;
 
@@ -239,18 +305,22 @@ int main(int argc, char **argv)
 			nc = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--quick"))
 			quick = 1;
+		else if (!strcmp(argv[i], "--small"))
+			small = 1;
 		else {
-			fprintf(stderr, "usage: nccl-net-bench [--comms 1..%d] [--quick]\n", MAXC);
+			fprintf(stderr, "usage: nccl-net-bench [--comms 1..%d] [--quick] [--small]\n", MAXC);
 			return 2;
 		}
 	}
 	if (nc < 1 || nc > MAXC)
 		return 2;
-	for (k = 0; k < 5; k++)
+	for (k = 0; k < (small ? 2 : 5); k++)
 		if (run(cfg[k], nc, quick, fig[k])) {
 			fprintf(stderr, "nccl-net-bench: configuration '%s' failed\n", name[k]);
 			return 1;
 		}
+	if (small)
+		return print_small(fig, name, nc);
 	printf("libnccl-net-dvx.so v11, %d comms A->B, %d in flight each, software NIC stepped by "
 	       "the one thread\n", nc, WIN);
 	printf("%-16s %10s", "config", "8 B Mmsg/s");
