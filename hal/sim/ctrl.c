@@ -375,6 +375,8 @@ static int create_qp(struct sim_nic *nic, const uint8_t *in, size_t inlen, void 
 	qp = &nic->qps[slot];
 	memset(qp, 0, sizeof(*qp));
 	qp->qpn = dvx_sim_make_id(nic, slot, nic->fab->cfg.max_qps, 24);
+	if (slot >= nic->qp_hi)
+		nic->qp_hi = slot + 1;
 	qp->state = SIM_QPS_RST;
 	qp->pdn = sim_get(in, 28, 23, 0);
 	qp->uar_page = sim_get(in, 36, 23, 0);
@@ -437,6 +439,8 @@ static int destroy_qp(struct sim_nic *nic, struct sim_qp *qp, void *out)
 		qp->cq_rcv->qp_users--;
 	forget_peer(nic->fab, qp);
 	memset(qp, 0, sizeof(*qp));
+	while (nic->qp_hi && !nic->qps[nic->qp_hi - 1].qpn)
+		nic->qp_hi--;
 	memset(out, 0, 16);
 	return 0;
 }

@@ -399,14 +399,14 @@ void dvx_sim_nic_doorbells(struct sim_fabric *fab, struct sim_nic *nic)
 	uint32_t j, k, named[2];
 	unsigned nnamed;
 
-	for (j = 0; j < fab->cfg.max_uars; j++) {
+	for (j = 0; j < nic->uar_hi; j++) {
 		struct sim_uar *u = &nic->uars[j];
 
 		if (!u->page_id || !uar_consume(fab, nic, u, named, &nnamed))
 			continue;
 		if (fab->db_mode == DVX_SIM_DB_STRICT && !nnamed)
 			continue;	/* only strays: they start nothing */
-		for (k = 0; k < fab->cfg.max_qps; k++) {
+		for (k = 0; k < nic->qp_hi; k++) {
 			struct sim_qp *qp = &nic->qps[k];
 
 			if (!qp->qpn || qp->uar_page != u->page_id || qp->state == SIM_QPS_RST)
@@ -460,9 +460,14 @@ unsigned dvx_sim_pass(struct sim_fabric *fab, bool *progress)
 	scan_doorbells(fab);
 	for (i = 0; i < fab->nnics; i++) {
 		struct sim_nic *nic = &fab->nics[(n0 + i) % fab->nnics];
+		/* the slots from qp_hi on are empty: visiting [0, hi) from s in the same
+		 * direction meets the live QPs in the order a walk over the whole table would */
+		uint32_t hi = nic->qp_hi, s = start, d = dir == 1 ? 1 : hi - 1;
 
-		for (k = 0; k < nq; k++) {
-			struct sim_qp *qp = &nic->qps[(start + (uint64_t)k * dir) % nq];
+		if (s >= hi)
+			s = dir == 1 ? 0 : hi - 1;
+		for (k = 0; k < hi; k++) {
+			struct sim_qp *qp = &nic->qps[(s + (uint64_t)k * d) % hi];
 			unsigned n;
 
 			if (!qp->qpn)
@@ -533,7 +538,7 @@ static bool doorbells_pending(struct sim_fabric *fab)
 	uint32_t i, j;
 
 	for (i = 0; i < fab->nnics; i++)
-		for (j = 0; j < fab->cfg.max_uars; j++) {
+		for (j = 0; j < fab->nics[i].uar_hi; j++) {
 			const struct sim_uar *u = &fab->nics[i].uars[j];
 			const uint64_t *r0, *r1;
 

@@ -554,6 +554,8 @@ static int sim_uar_alloc(struct dvx_hal_nic *dev, enum dvx_uar_type type, struct
 	u->reg_off = DVX_SIM_UAR_REG_OFFSET;
 	u->refs = 1;
 	u->page_id = dvx_sim_make_id(nic, i, f->cfg.max_uars, 24);
+	if (i >= nic->uar_hi)
+		nic->uar_hi = i + 1;
 	if (type == DVX_UAR_NC_SHARED)
 		nic->shared_uar = i + 1;
 fill:
@@ -587,6 +589,8 @@ static int sim_uar_free(struct dvx_hal_nic *dev, struct dvx_hal_uar *uar)
 				nic->shared_uar = 0;
 			memset(u->page, 0, DVX_SIM_UAR_PAGE_SIZE);
 			memset(u, 0, sizeof(*u));
+			while (nic->uar_hi && !nic->uars[nic->uar_hi - 1].page_id)
+				nic->uar_hi--;
 		}
 		uar->priv = NULL;
 	}

@@ -276,6 +276,9 @@ struct sim_nic {
 	struct sim_qp *qps;
 	uint32_t next_id;	/* id/key generator */
 	uint32_t shared_uar;	/* slot + 1 of the NC shared UAR page, 0 if none */
+	/* slots are taken lowest first: every live QP (UAR) is below qp_hi (uar_hi), so
+	 * the passes and the doorbell scans look at these, not at the whole tables */
+	uint32_t qp_hi, uar_hi;
 	uint32_t rsvd;
 };
 
