@@ -52,6 +52,7 @@
 
 #include "../lib/sim_world.h"
 #include "gpu_ranks.h"
+#include "gpu_proc.h"
 
 extern const unsigned char dvx_fatbin_tests_gpu_nvl_kernels[];
 extern const size_t dvx_fatbin_tests_gpu_nvl_kernels_len;
@@ -229,26 +230,12 @@ struct nvp {
 	void *state;
 };
 
-/* phase transport, once the bootstrap and the GPU are up: the multi-peer transport
- * (everyone NVL), kernels, stream, the buffer (signals zeroed) shared with the peers,
- * the source */
+/* phase buffers, once the transport is up: kernels, stream, the buffer (signals zeroed)
+ * shared with the peers, the source */
 static int nvp_up(struct nvp *x)
 {
-	struct dvx_mp_cfg c;
 	int me = x->me, n = x->n, err;
 
-	memset(&c, 0, sizeof(c));
-	c.rank = me;
-	c.nranks = n;
-	c.bs = &x->bs;
-	c.gpu = &x->g;
-	c.timeout_ns = TMO;
-	x->state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
-	COK(dvx_mp_init(&x->mp, &c, x->state, dvx_mp_mem_size(&c)));
-	if (x->mp.topo.nnvl != n || x->mp.topo.nib)
-		CFAIL("rank %d: %d NVL, %d IB: the GPUs of one host should make everyone NVL", me,
-		      x->mp.topo.nnvl, x->mp.topo.nib);
-	COK(dvx_mp_connect(&x->mp, NULL, 0, NULL, 0));
 	COK(kern_up(&x->g, &x->k));
 	COK(dvx_gpu_stream_create(&x->g, &x->s));
 	COK(dvx_gpu_mem_alloc(&x->g, BUF_LEN(n), x->flags, &x->buf));
@@ -265,22 +252,12 @@ static int nvp_up(struct nvp *x)
 }
 
 /* phase open: the GPU (rank r on GPU r mod n), the sockets bootstrap at @addr, the
- * transport (nvp_up()), shared as the memory's kind asks */
+ * transport (gpu_proc_up()), the buffers (nvp_up()), shared as the memory's kind asks */
 static int nvp_open(struct nvp *x, const char *addr, unsigned cnt)
 {
-	static uint64_t bsmem[65536];
-	struct dvx_bootstrap_sock_cfg a;
-
-	COK(dvx_gpu_open(&x->g, dvx_hal_cuda(), x->me % (int)cnt, NULL));
-	memset(&a, 0, sizeof(a));
-	a.addr = addr;
-	a.rank = x->me;
-	a.nranks = x->n;
-	a.max_unexpected = 16;
-	a.slot_bytes = 8192;
-	a.timeout_ns = TMO;
-	COK(dvx_bootstrap_sock_init(&x->bs, &a, bsmem, sizeof(bsmem)));
-	if (nvp_up(x))
+	if (gpu_proc_up(&(struct gpu_proc){ &x->bs, &x->g, &x->mp, &x->state, addr, x->me, x->n,
+					    x->me % (int)cnt, 0, TMO }) ||
+	    nvp_up(x))
 		return 1;
 	if (x->nb.mode != (x->flags & DVX_GPU_MEM_LEGACY ? DVX_NVL_IPC : DVX_NVL_FD))
 		CFAIL("rank %d: shared as mode %u", x->me, x->nb.mode);
@@ -392,11 +369,7 @@ static int nvp_close(struct nvp *x)
 	COK(dvx_gpu_mem_free(&x->buf));
 	COK(dvx_gpu_stream_destroy(&x->s));
 	kern_down(&x->k);
-	COK(dvx_mp_fini(&x->mp));
-	dvx_bootstrap_fini(&x->bs);
-	COK(dvx_gpu_close(&x->g));
-	free(x->state);
-	return 0;
+	return gpu_proc_down(&x->mp, &x->bs, &x->g, x->state) ? 1 : 0;
 }
 
 /* one rank as a process, in its phases: open, rounds, close (SKIP without a GPU) */
@@ -574,6 +547,19 @@ static int thread_rank(struct trank *t)
 	x->flags = t->flags;
 	COK(dvx_bootstrap_thread_init(&x->bs, t->grp, x->me));
 	COK(dvx_gpu_open(&x->g, dvx_hal_cuda(), gpu_of_rank(x->me), NULL));
+	{
+		struct dvx_mp_cfg c;
+
+		memset(&c, 0, sizeof(c));
+		c.rank = x->me;
+		c.nranks = 2;
+		c.bs = &x->bs;
+		c.gpu = &x->g;
+		c.timeout_ns = TMO;
+		x->state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
+		COK(dvx_mp_init(&x->mp, &c, x->state, dvx_mp_mem_size(&c)));
+		COK(dvx_mp_connect(&x->mp, NULL, 0, NULL, 0));
+	}
 	if (nvp_up(x))
 		return 1;
 	for (i = 0; i < WIN; i++)
@@ -998,32 +984,11 @@ struct llr {
  * the lines, source and destination shared with the peer */
 static int ll_open(struct llr *x, const char *addr)
 {
-	static uint64_t bsmem[65536];
-	struct dvx_bootstrap_sock_cfg a;
-	struct dvx_mp_cfg c;
 	int err;
 
-	COK(dvx_gpu_open(&x->g, dvx_hal_cuda(), x->ordinal, NULL));
-	memset(&a, 0, sizeof(a));
-	a.addr = addr;
-	a.rank = x->me;
-	a.nranks = x->n;
-	a.max_unexpected = 16;
-	a.slot_bytes = 8192;
-	a.timeout_ns = TMO;
-	COK(dvx_bootstrap_sock_init(&x->bs, &a, bsmem, sizeof(bsmem)));
-	memset(&c, 0, sizeof(c));
-	c.rank = x->me;
-	c.nranks = x->n;
-	c.bs = &x->bs;
-	c.gpu = &x->g;
-	c.timeout_ns = TMO;
-	x->state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
-	COK(dvx_mp_init(&x->mp, &c, x->state, dvx_mp_mem_size(&c)));
-	if (x->mp.topo.nnvl != x->n)
-		CFAIL("rank %d: %d NVL of %d: GPUs of one host should be NVL peers", x->me,
-		      x->mp.topo.nnvl, x->n);
-	COK(dvx_mp_connect(&x->mp, NULL, 0, NULL, 0));
+	if (gpu_proc_up(&(struct gpu_proc){ &x->bs, &x->g, &x->mp, &x->state, addr, x->me, x->n,
+					    x->ordinal, 1, TMO }))
+		return 1;
 	COK(kern_up(&x->g, &x->k));
 	COK(dvx_gpu_stream_create(&x->g, &x->s));
 	COK(dvx_gpu_mem_alloc(&x->g, 3 * LL_AREA, DVX_GPU_MEM_EXPORT, &x->buf));
@@ -1121,11 +1086,7 @@ static int ll_close(struct llr *x)
 	COK(dvx_gpu_mem_free(&x->buf));
 	COK(dvx_gpu_stream_destroy(&x->s));
 	kern_down(&x->k);
-	COK(dvx_mp_fini(&x->mp));
-	dvx_bootstrap_fini(&x->bs);
-	COK(dvx_gpu_close(&x->g));
-	free(x->state);
-	return 0;
+	return gpu_proc_down(&x->mp, &x->bs, &x->g, x->state) ? 1 : 0;
 }
 
 /* one rank as a process, in its phases: open, pairs, one launch and refusals (rank 0),

@@ -44,6 +44,7 @@
 
 #include "../lib/sim_world.h"
 #include "gpu_ranks.h"
+#include "gpu_proc.h"
 #include "../lib/gpu_dma.h"
 
 extern const unsigned char dvx_fatbin_tests_gpu_win_kernels[];
@@ -252,30 +253,9 @@ struct pr {
  * multi-peer transport (everyone NVL), the kernels and a stream */
 static int pr_open(struct pr *x, const char *addr, unsigned cnt)
 {
-	static uint64_t bsmem[65536];
-	struct dvx_bootstrap_sock_cfg a;
-	struct dvx_mp_cfg c;
-
-	COK(dvx_gpu_open(&x->g, dvx_hal_cuda(), x->me % (int)cnt, NULL));
-	memset(&a, 0, sizeof(a));
-	a.addr = addr;
-	a.rank = x->me;
-	a.nranks = x->n;
-	a.max_unexpected = 16;
-	a.slot_bytes = 8192;
-	a.timeout_ns = TMO;
-	COK(dvx_bootstrap_sock_init(&x->bs, &a, bsmem, sizeof(bsmem)));
-	memset(&c, 0, sizeof(c));
-	c.rank = x->me;
-	c.nranks = x->n;
-	c.bs = &x->bs;
-	c.gpu = &x->g;
-	c.timeout_ns = TMO;
-	x->state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
-	COK(dvx_mp_init(&x->mp, &c, x->state, dvx_mp_mem_size(&c)));
-	if (x->mp.topo.nnvl != x->n || x->mp.topo.nib)
-		CFAIL("rank %d: the GPUs of one host should make everyone NVL", x->me);
-	COK(dvx_mp_connect(&x->mp, NULL, 0, NULL, 0));
+	if (gpu_proc_up(&(struct gpu_proc){ &x->bs, &x->g, &x->mp, &x->state, addr, x->me, x->n,
+					    x->me % (int)cnt, 0, TMO }))
+		return 1;
 	COK(kern_up(&x->g, &x->k));
 	COK(dvx_gpu_stream_create(&x->g, &x->s));
 	return 0;
@@ -354,12 +334,8 @@ static int pr_close(struct pr *x)
 	dvx_gpu_mem_free(&x->nvl);
 	dvx_gpu_stream_destroy(&x->s);
 	kern_down(&x->k);
-	COK(dvx_mp_fini(&x->mp));
-	dvx_bootstrap_fini(&x->bs);
-	COK(dvx_gpu_close(&x->g));
 	free(x->wstate);
-	free(x->state);
-	return 0;
+	return gpu_proc_down(&x->mp, &x->bs, &x->g, x->state) ? 1 : 0;
 }
 
 /* one rank as a process, in its phases: open, window, run, close (SKIP without a GPU) */
