@@ -1215,7 +1215,7 @@ static void test_reorder(void **state)
 	struct opts o = { .rnr_retry = 7, .rq = 1, .reorder = 0x5eed };
 
 	run_ranks(2, do_reorder, &o);
-	/* every opcode, the ring off and on */
+	/* every opcode in the mode, then the splits again without the shared-memory ring */
 	run_ranks(2, do_ops, &o);
 	o.no_ring = 1;
 	run_ranks(2, do_reorder, &o);
