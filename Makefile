@@ -423,10 +423,15 @@ $(objtree)/dvx-test.pc: $(srctree)/scripts/gen-pc.sh $(srctree)/include/dvx/vers
 # docs/sim-datapath.md), once per seed of REORDER_SEEDS: 1 and 4 are the seeds that found
 # the clear-to-send bug (msg-ranks-test, msg-edges-test; docs/testing.md)
 reorder-tests := p2p-test p2p-procs-test win-test msg-test msg-ranks-test msg-model-test \
-	msg-edges-test msg-procs-test ht-test ht-cb-test ht-cache-test ht-fault-test \
+	msg-edges-test msg-procs-test msg-offload-test ht-test ht-cb-test ht-cache-test ht-fault-test \
 	ht-recover-test ht-procs-test mp-e2e-test soak-test soak-procs-test fuzz-test \
 	nccl-net-test
 REORDER_SEEDS ?= 1 4
+
+# the messaging suites again with every context asking for the CTS receiver offload
+# (DVX_MSG_TEST_OFFLOAD=1, docs/msg.md; the cases that test the FIFO clear-to-send itself
+# keep it), in order and in reorder mode seed 4
+offload-tests := msg-test msg-ranks-test msg-edges-test msg-procs-test
 
 # (the reorder passes first, so the run ends with the whole suite's summary)
 check: tests tools bench $(objtree)/tests/nvcc-headers-test
@@ -437,6 +442,15 @@ check: tests tools bench $(objtree)/tests/nvcc-headers-test
 		[ -n "$$t" ] || break; \
 		echo "reorder mode: DVX_SIM_REORDER=$$s"; \
 		TESTS= DVX_SIM_REORDER=$$s $(srctree)/scripts/run-tests.sh $(objtree) $$t || exit 1; \
+	done
+	$(Q)t=; for b in $(filter $(offload-tests),$(tests-y)); do \
+		case " $${TESTS:-$$b} " in *" $$b "*) t="$$t $$b" ;; esac; \
+	done; \
+	for s in 0 4; do \
+		[ -n "$$t" ] || break; \
+		echo "CTS offload: DVX_MSG_TEST_OFFLOAD=1 DVX_SIM_REORDER=$$s"; \
+		TESTS= DVX_MSG_TEST_OFFLOAD=1 DVX_SIM_REORDER=$$s \
+			$(srctree)/scripts/run-tests.sh $(objtree) $$t || exit 1; \
 	done
 	$(Q)$(junit-env) $(srctree)/scripts/run-tests.sh $(objtree) $(tests-y) nvcc-headers-test
 

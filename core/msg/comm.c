@@ -83,6 +83,11 @@ int dvx_msg_comm_alloc(struct dvx_msg_state *st, uint8_t kind, struct dvx_msg_co
 		memset(c->fifo, 0, st->fifo_stride);
 		memset(c->stage, 0, st->fifo_stride);
 		memset(c->reqs, 0, st->req_stride);
+		/* offload: a recv comm's ring (what peers write; its headers are checked) or
+		 * a send comm's staging, by kind */
+		c->eager = !st->ring_stride ? NULL :
+			   kind == MSG_K_RECV ? st->fifo + st->ring_off + (uint64_t)s * st->ring_stride :
+						st->fifo + st->estage_off + (uint64_t)s * st->ring_stride;
 		st->next_slot = (s + 1) % n;
 		*out = c;
 		return 0;

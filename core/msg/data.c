@@ -13,6 +13,15 @@
 #include <dvx/hal.h>
 
 
+/* CTS offload (the end of this file) */
+static int isend_offload(struct dvx_msg_comm *c, const void *buf, size_t size, uint32_t tag,
+			 const struct dvx_mr *mr, struct dvx_msg_req **req);
+static int irecv_offload(struct dvx_msg_comm *c, int n, void *const *bufs, const size_t *sizes,
+			 const uint32_t *tags, struct dvx_mr *const *mrs,
+			 struct dvx_msg_req **req);
+static void revoke_offload(struct dvx_msg_state *st, struct dvx_msg_comm *c);
+static void close_note(struct dvx_msg_state *st, struct dvx_msg_comm *c);
+
 static int comm_ok(const struct dvx_msg_comm *c, uint8_t kind)
 {
 	return c && c->magic == MSG_COMM_MAGIC && c->kind == kind && c->st &&
@@ -127,7 +136,8 @@ static void on_send(struct dvx_msg_state *st, const struct dvx_wc *wc, int err)
 	struct dvx_msg_comm *c;
 	struct msg_sreq *r;
 
-	if (kind != MSG_WR_DATA && kind != MSG_WR_NOTE && kind != MSG_WR_CTS)
+	if (kind != MSG_WR_DATA && kind != MSG_WR_NOTE && kind != MSG_WR_CTS &&
+	    kind != MSG_WR_EAGER && kind != MSG_WR_RTS && kind != MSG_WR_CREDIT)
 		return;
 	c = dvx_msg_comm_any(st, MSG_WR_ID(wc->wr_id));
 	if (!c || c->epoch != MSG_WR_EPOCH(wc->wr_id) || !c->wqe_out) {
@@ -136,13 +146,14 @@ static void on_send(struct dvx_msg_state *st, const struct dvx_wc *wc, int err)
 	}
 	c->wqe_out--;
 	if (c->state == MSG_CS_CLOSING) {
-		if (kind == MSG_WR_DATA)
+		if (kind == MSG_WR_DATA || kind == MSG_WR_EAGER)
 			st->cnt.late++;	/* a send of a closed comm: counted and dropped */
 		dvx_msg_closing_check(st, c);
 		return;
 	}
-	if (kind != MSG_WR_DATA)
-		return;		/* notices and clear-to-sends: only their ring room mattered */
+	if (kind != MSG_WR_DATA && kind != MSG_WR_EAGER)
+		return;		/* notices, clear-to-sends, rendezvous requests and credit
+				 * words: only their ring room mattered */
 	if (idx >= c->max_reqs * DVX_MSG_MAX_RECVS) {
 		st->cnt.late++;
 		return;
@@ -175,13 +186,20 @@ static void spare_receive(struct dvx_msg_state *st, uint32_t set, struct dvx_qp 
 	dvx_qp_post_recv(qp, MSG_WR(0, MSG_WR_SPARE, 0, 0, 0), 0, 0, 0, 0);
 }
 
+static void on_eager(struct dvx_msg_state *st, uint32_t set, const struct dvx_wc *wc);
+static void rreq_settle(struct msg_rreq *r);
+
 static void on_recv(struct dvx_msg_state *st, uint32_t set, const struct dvx_wc *wc)
 {
-	uint32_t idx = MSG_IMM_IDX(wc->imm), slot = idx >> 3, b = idx & 7u, i;
+	uint32_t idx = MSG_IMM_IDX(wc->imm), slot = idx >> 3, b = idx & 7u;
 	uint32_t q = (uint32_t)(wc->qp - st->sets[set].qp);
 	struct dvx_msg_comm *c = dvx_msg_comm_any(st, MSG_IMM_ID(wc->imm));
 	struct msg_rreq *r;
 
+	if (MSG_IMM_KIND(wc->imm) == MSG_IMM_EAGER) {
+		on_eager(st, set, wc);
+		return;
+	}
 	if (!c || c->kind != MSG_K_RECV || !c->rx_out[q]) {
 		spare_receive(st, set, wc->qp);
 		return;
@@ -209,6 +227,14 @@ static void on_recv(struct dvx_msg_state *st, uint32_t set, const struct dvx_wc 
 	else if (MSG_IMM_KIND(wc->imm) != MSG_IMM_DATA)
 		r->berr[b] = -EPROTO;
 	r->left[b]--;
+	rreq_settle(r);
+}
+
+/* a receive request whose buffers expect nothing more is done, with its first error */
+static void rreq_settle(struct msg_rreq *r)
+{
+	uint32_t i;
+
 	for (i = 0; i < r->n; i++)
 		if (r->left[i])
 			return;
@@ -405,12 +431,18 @@ int dvx_msg_isend(struct dvx_msg_comm *c, const void *buf, size_t size, uint32_t
 		return arg_bad(c, "dvx_msg_isend", "%s", why);
 	if (c->err)
 		return c->err;
+	if (c->offload)
+		return isend_offload(c, buf, size, tag, mr, req);
 	st = c->st;
 	x = &st->sets[c->set];
 	fslot = (uint32_t)(c->head % c->max_reqs);
-	if (!cts_take(c, fslot, (uint16_t)(c->seq_base + c->head + 1), e, &nreqs))
+	if (!cts_take(c, fslot, (uint16_t)(c->seq_base + c->head + 1), e, &nreqs)) {
 		/* the receiver has not posted this slot yet, or closed its end */
-		return marker_seen(st, c) ? -ECONNRESET : 0;
+		if (marker_seen(st, c))
+			return -ECONNRESET;
+		st->cnt.cts_waits++;
+		return 0;
+	}
 	for (b = 0; b < nreqs; b++)
 		if (!(c->head_mask & (1u << b)) && e[b].tag == tag)
 			break;
@@ -512,6 +544,8 @@ int dvx_msg_irecv(struct dvx_msg_comm *c, int n, void *const *bufs, const size_t
 	}
 	if (c->err)
 		return c->err;
+	if (c->offload)
+		return irecv_offload(c, n, bufs, sizes, tags, mrs, req);
 	st = c->st;
 	x = &st->sets[c->set];
 	rslot = (uint32_t)(c->head % c->max_reqs);
@@ -711,6 +745,8 @@ int dvx_msg_test(struct dvx_msg_req *req, int *done, size_t *sizes)
 			dvx_msg_poll_flush(st, c->nic, MSG_POLL_BUDGET);
 		else if (c->mapped)
 			dvx_msg_poll_set(st, c->set, MSG_POLL_BUDGET);
+		if (req->kind != MSG_RK_FLUSH && c->offload)
+			dvx_msg_offload_kick(st, c);
 	}
 	if (req->state != MSG_RS_DONE) {
 		*done = 0;
@@ -740,6 +776,15 @@ void dvx_msg_comm_finish_close(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 {
 	if (c->state == MSG_CS_CLOSING && st->nclosing)
 		st->nclosing--;
+	/* offload: its credit receives stay posted; a late eager message uses one up */
+	if (c->kind == MSG_K_RECV && c->mapped && c->cr_out) {
+		struct msg_set *x = &st->sets[c->set];
+		uint32_t q = c->map[0];
+
+		if (!(x->failed_mask & (1u << q)))
+			x->orphans[q] = (uint16_t)(x->orphans[q] + c->cr_out);
+		c->cr_out = 0;
+	}
 	dvx_msg_set_unref(st, c);
 	dvx_msg_comm_free(st, c);
 }
@@ -771,6 +816,8 @@ void dvx_msg_closing_check(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 	}
 	if (c->todo & MSG_TODO_REVOKE)
 		revoke_unused(st, c);
+	if (c->todo & MSG_TODO_NOTE)
+		close_note(st, c);
 	if (c->state != MSG_CS_CLOSING)
 		return;	/* the polls above may have finished it */
 	for (q = 0; q < DVX_MSG_MAX_QPS; q++)
@@ -827,6 +874,10 @@ static void revoke_unused(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 	c->todo &= (uint8_t)~MSG_TODO_REVOKE;
 	if (c->err)
 		return;
+	if (c->offload) {
+		revoke_offload(st, c);
+		return;
+	}
 	for (p = 0; p < c->max_reqs; p++) {
 		uint64_t pos = start + p;
 		uint32_t fslot = (uint32_t)(pos % c->max_reqs);
@@ -933,7 +984,11 @@ int dvx_msg_close_conn(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 	if (c->kind == MSG_K_SEND) {
 		c->marked = (uint8_t)marker_seen(st, c);
 		revoke_unused(st, c);	/* what the receiver announced and it will not fill */
+		if (c->offload)
+			close_note(st, c);
 	} else {
+		if (c->offload && c->arrived > c->freed)
+			st->cnt.late += c->arrived - c->freed;	/* parked: dropped */
 		mark_close(st, c);
 	}
 	/* its requests are gone: a test() of one is -EINVAL from now on */
@@ -949,4 +1004,631 @@ int dvx_msg_close_conn(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 	if (c->state == MSG_CS_CLOSING)
 		dvx_msg_closing_check(st, c);
 	return err;
+}
+
+/* ------------------------------------------------------------------------------
+ * CTS receiver offload (docs/msg.md "CTS receiver offload"): a message of at most the
+ * eager size goes at once, header and payload in one WRITE with immediate into the
+ * receiver's eager ring slot seq mod C, on QP slot 0; each such WRITE consumes one of
+ * the receive WQEs the receiver keeps posted for the comm (its credits). A larger
+ * message sends a header with MSG_EF_RTS; the receiver answers it, once matched, with
+ * the FIFO clear-to-send of that one buffer in FIFO slot seq mod C, and the data goes
+ * as in FIFO mode. The receiver matches in sequence order and writes back, now and
+ * then, how far the sender may go: the credit word after the sender's close marker.
+ */
+
+/* the ring slot of sequence number @s is consumed (recv) */
+static int ring_used(const struct dvx_msg_comm *c, uint64_t s)
+{
+	uint32_t k = (uint32_t)(s % c->max_reqs);
+
+	return (c->used[k >> 3] >> (k & 7u)) & 1u;
+}
+
+static void ring_mark(struct dvx_msg_comm *c, uint64_t s, int on)
+{
+	uint32_t k = (uint32_t)(s % c->max_reqs);
+
+	if (on)
+		c->used[k >> 3] = (uint8_t)(c->used[k >> 3] | (1u << (k & 7u)));
+	else
+		c->used[k >> 3] = (uint8_t)(c->used[k >> 3] & ~(1u << (k & 7u)));
+}
+
+/* where, in the sender's FIFO area, the credit word lies: after its close marker */
+static uint64_t credit_off(uint64_t reqs, uint64_t recvs)
+{
+	return (reqs * recvs + 1) * sizeof(struct msg_cts);
+}
+
+/* credit receives a comm keeps posted: reserved when it was accepted (docs/msg.md) */
+static uint32_t credit_target(const struct dvx_msg_state *st, const struct dvx_msg_comm *c)
+{
+	(void)st;
+	return c->cr_want;
+}
+
+/*
+ * Keep the credits posted and tell the sender how far it may go: sequence numbers
+ * below min(freed + C, arrived + credits posted), written when that moved by half a
+ * ring, or at once when the sender has used all it was given. The receives are rung
+ * before the word is written, so a WRITE with immediate never meets an empty queue.
+ */
+static void credit_update(struct dvx_msg_state *st, struct dvx_msg_comm *c, int probe)
+{
+	struct msg_set *x = &st->sets[c->set];
+	struct dvx_qp *qp = &x->qp[c->map[0]];
+	uint32_t want = credit_target(st, c);
+	uint64_t lim, *w;
+	int posted = 0;
+
+	c->todo &= (uint8_t)~MSG_TODO_CREDIT;
+	if (c->err || c->state != MSG_CS_LIVE)
+		return;
+	while (c->cr_out < want && qp->rq.nwqe - (qp->rq.pi - qp->rq.ci) > 0) {
+		if (dvx_qp_post_recv(qp, MSG_WR(c->id, MSG_WR_CREDIT, 0, c->epoch, 0), 0, 0, 0,
+				     DVX_POST_MORE))
+			break;
+		c->cr_out++;
+		posted = 1;
+	}
+	if (posted)
+		dvx_mlx5_rq_ring(&qp->rq);
+	if (c->cr_out < want)
+		c->todo |= MSG_TODO_CREDIT;	/* the queue is full: again at a later look */
+	lim = c->arrived + c->cr_out;
+	if (lim > c->freed + c->max_reqs)
+		lim = c->freed + c->max_reqs;
+	if (lim < c->granted)
+		lim = c->granted;	/* a shrunk share: never less than given */
+	/* a probe (an irecv with nothing of this comm in flight) writes even when there is
+	 * nothing new, so a dead peer fails the receive's QP as a clear-to-send would */
+	if (!(probe && !c->wqe_out)) {
+		if (lim == c->granted)
+			return;
+		if (c->granted > c->arrived && lim - c->granted < (c->max_reqs + 1) / 2)
+			return;	/* the sender has credit left: batch */
+	}
+	if (dvx_mlx5_sq_room(&qp->sq, &qp->sqc) < 1) {
+		c->todo |= MSG_TODO_CREDIT;
+		return;
+	}
+	w = (uint64_t *)(void *)(c->stage + credit_off(st->cfg.max_reqs, st->cfg.max_recvs));
+	*w = dvx_le64(lim);
+	if (dvx_qp_post_write(qp, MSG_WR(c->id, MSG_WR_CREDIT, 0, c->epoch, 0),
+			      (uint64_t)(uintptr_t)w, st->nic[c->nic].stage_mr.lkey, 8,
+			      c->rfifo_addr + credit_off(c->fifo_depth, c->fifo_recvs),
+			      c->rfifo_rkey, DVX_POST_SIGNALED))
+		return;
+	c->wqe_out++;
+	c->granted = lim;
+	st->cnt.credits++;
+}
+
+/* skip the requests whose buffers are all matched (and those done long ago) */
+static void r_lo_advance(struct dvx_msg_comm *c)
+{
+	while (c->r_lo < c->head) {
+		const struct msg_rreq *r = dvx_msg_rreq(c, (uint32_t)(c->r_lo % c->max_reqs));
+
+		if (c->r_lo + c->max_reqs >= c->head && r->h.state == MSG_RS_BUSY &&
+		    r->matched != (uint8_t)((1u << r->n) - 1))
+			break;
+		c->r_lo++;
+	}
+}
+
+/*
+ * Answer a rendezvous matched to buffer @b of request slot @rslot: post the receives
+ * its data will take, then the clear-to-send of that one buffer into the sender's FIFO
+ * slot @s mod C (entries, then the sequence: dvx_msg_irecv() says why). 0, or -ENOSPC
+ * when a queue has no room (matched again later).
+ */
+static int rts_answer(struct dvx_msg_state *st, struct dvx_msg_comm *c, struct msg_rreq *r,
+		      uint32_t rslot, uint32_t b, uint64_t s)
+{
+	struct msg_set *x = &st->sets[c->set];
+	struct dvx_qp *cts_qp = &x->qp[c->map[0]];
+	uint32_t rneed[DVX_MSG_MAX_QPS] = { 0 }, k = 1, f, t, q, fslot;
+	struct msg_cts *stg;
+	uint64_t raddr;
+	uint16_t seq;
+	int err;
+
+	if (r->size[b] >= st->cfg.split_bytes && c->nqps > 1) {
+		k = c->nqps;
+		f = 0;
+	} else {
+		f = c->rr;
+	}
+	for (t = 0; t < k; t++)
+		rneed[c->map[(f + t) % c->nqps]]++;
+	for (q = 0; q < x->nqps; q++)
+		if (rneed[q] && x->qp[q].rq.nwqe - (x->qp[q].rq.pi - x->qp[q].rq.ci) < rneed[q])
+			return -ENOSPC;
+	if (dvx_mlx5_sq_room(&cts_qp->sq, &cts_qp->sqc) < 2)
+		return -ENOSPC;
+	for (t = 0; t < k; t++) {
+		uint32_t slot = (f + t) % c->nqps;
+
+		err = dvx_qp_post_recv(&x->qp[c->map[slot]],
+				       MSG_WR(c->id, MSG_WR_RECV, slot, c->epoch, (rslot << 3) | b),
+				       0, 0, 0, DVX_POST_MORE);
+		if (err)
+			return err;	/* cannot happen: room was checked */
+	}
+	for (q = 0; q < x->nqps; q++)
+		if (rneed[q]) {
+			c->rx_out[q] = (uint16_t)(c->rx_out[q] + rneed[q]);
+			dvx_mlx5_rq_ring(&x->qp[q].rq);
+		}
+	if (k == 1)
+		c->rr = (uint8_t)((f + 1) % c->nqps);
+	r->left[b] = (uint8_t)k;
+	fslot = (uint32_t)(s % c->max_reqs);
+	seq = (uint16_t)(c->seq_base + s + 1);
+	stg = (struct msg_cts *)(void *)c->stage + (uint64_t)fslot * st->cfg.max_recvs;
+	stg->addr = dvx_le64(r->addr[b]);
+	stg->size = dvx_le32(r->size[b] > UINT32_MAX ? UINT32_MAX : (uint32_t)r->size[b]);
+	stg->rkey = dvx_le32(r->rkey[b]);
+	stg->tag = dvx_le32(r->tag[b]);
+	stg->rcomm = dvx_le16(c->id);
+	stg->scomm = dvx_le16(c->peer_comm);
+	stg->idx = dvx_le16((uint16_t)((rslot << 3) | b));
+	stg->nreqs = 1;
+	stg->stripe = (uint8_t)((f << 4) | k);
+	stg->rsvd = dvx_le16(seq);
+	stg->seq = dvx_le16((uint16_t)~seq);
+	raddr = c->rfifo_addr + (uint64_t)fslot * c->fifo_recvs * sizeof(struct msg_cts);
+	err = dvx_qp_post_write(cts_qp, MSG_WR(c->id, 0, 0, c->epoch, rslot << 3),
+				(uint64_t)(uintptr_t)stg, st->nic[c->nic].stage_mr.lkey,
+				(uint32_t)sizeof(*stg), raddr, c->rfifo_rkey, DVX_POST_MORE);
+	if (!err)
+		err = dvx_qp_post_write(cts_qp, MSG_WR(c->id, MSG_WR_CTS, 0, c->epoch, rslot << 3),
+					(uint64_t)(uintptr_t)&stg->rsvd,
+					st->nic[c->nic].stage_mr.lkey, sizeof(stg->seq),
+					raddr + offsetof(struct msg_cts, seq), c->rfifo_rkey,
+					DVX_POST_SIGNALED);
+	if (err)
+		return err;	/* cannot happen: room was checked */
+	c->wqe_out++;
+	return 0;
+}
+
+/* the eager header of ring slot @s */
+static const struct msg_eager_hdr *ring_hdr(const struct dvx_msg_state *st,
+					    const struct dvx_msg_comm *c, uint64_t s)
+{
+	return (const struct msg_eager_hdr *)(const void *)(c->eager +
+							    (s % c->max_reqs) *
+								    (MSG_EAGER_HDR +
+								     st->cfg.eager_bytes));
+}
+
+/* match message @s to the first unmatched buffer with its tag in the earliest posted
+ * request that has one: 1 matched, 0 none (it stays parked), -ENOSPC no room yet */
+static int match_one(struct dvx_msg_state *st, struct dvx_msg_comm *c, uint64_t s)
+{
+	const struct msg_eager_hdr *h = ring_hdr(st, c, s);
+	uint32_t tag = dvx_le32(h->tag), size = dvx_le32(h->size), b = 0, rslot = 0;
+	struct msg_rreq *r = NULL;
+	uint64_t p;
+	int err;
+
+	for (p = c->r_lo; p < c->head && !r; p++) {
+		struct msg_rreq *o = dvx_msg_rreq(c, (uint32_t)(p % c->max_reqs));
+
+		if (o->h.state != MSG_RS_BUSY)
+			continue;
+		for (b = 0; b < o->n; b++)
+			if (!(o->matched & (1u << b)) && o->tag[b] == tag) {
+				r = o;
+				rslot = (uint32_t)(p % c->max_reqs);
+				break;
+			}
+	}
+	if (!r)
+		return 0;
+	if (dvx_le32(h->flags) & MSG_EF_RTS) {
+		err = rts_answer(st, c, r, rslot, b, s);
+		if (err)
+			return err;
+	} else {
+		if (size > r->size[b]) {
+			r->berr[b] = -EMSGSIZE;	/* larger than the receive: never truncated */
+		} else {
+			if (size)
+				memcpy((void *)(uintptr_t)r->addr[b], h + 1, size);
+			r->bytes[b] = size;
+		}
+		r->left[b] = 0;
+	}
+	r->matched = (uint8_t)(r->matched | (1u << b));
+	ring_mark(c, s, 1);
+	rreq_settle(r);
+	return 1;
+}
+
+/* the sender closed: every buffer no message was matched to ends with -ECONNRESET */
+static void gone_fail(struct dvx_msg_comm *c)
+{
+	uint64_t p;
+	uint32_t b;
+
+	for (p = c->r_lo; p < c->head; p++) {
+		struct msg_rreq *r = dvx_msg_rreq(c, (uint32_t)(p % c->max_reqs));
+
+		if (r->h.state != MSG_RS_BUSY)
+			continue;
+		for (b = 0; b < r->n; b++)
+			if (!(r->matched & (1u << b))) {
+				r->matched = (uint8_t)(r->matched | (1u << b));
+				r->berr[b] = -ECONNRESET;
+				r->left[b] = 0;
+			}
+		rreq_settle(r);
+	}
+}
+
+/* match the parked messages in sequence order, then free the consumed prefix */
+static void rx_match(struct dvx_msg_state *st, struct dvx_msg_comm *c)
+{
+	uint64_t s;
+
+	c->todo &= (uint8_t)~MSG_TODO_MATCH;
+	if (c->err || c->state != MSG_CS_LIVE)
+		return;
+	r_lo_advance(c);
+	for (s = c->freed; s < c->arrived; s++) {
+		if (ring_used(c, s))
+			continue;
+		if (match_one(st, c, s) < 0) {
+			c->todo |= MSG_TODO_MATCH;	/* no room: again at a later look */
+			break;
+		}
+	}
+	while (c->freed < c->arrived && ring_used(c, c->freed)) {
+		ring_mark(c, c->freed, 0);
+		c->freed++;
+	}
+	if (c->peer_gone)
+		gone_fail(c);
+	r_lo_advance(c);
+}
+
+/* a WRITE with immediate into the eager ring: check its header, match it */
+static void on_eager(struct dvx_msg_state *st, uint32_t set, const struct dvx_wc *wc)
+{
+	uint32_t q = (uint32_t)(wc->qp - st->sets[set].qp), slot = MSG_IMM_IDX(wc->imm);
+	struct dvx_msg_comm *c = dvx_msg_comm_any(st, MSG_IMM_ID(wc->imm));
+	const struct msg_eager_hdr *h;
+	uint32_t size, flags;
+
+	if (!c || c->kind != MSG_K_RECV || !c->offload || !comm_on_set(c, set) ||
+	    c->map[0] != q || !c->cr_out) {
+		spare_receive(st, set, wc->qp);
+		return;
+	}
+	c->cr_out--;
+	if (c->state == MSG_CS_CLOSING) {
+		st->cnt.late++;	/* sent before the close was known: counted and dropped */
+		dvx_msg_closing_check(st, c);
+		return;
+	}
+	if (c->err)
+		return;
+	h = ring_hdr(st, c, c->arrived);
+	size = dvx_le32(h->size);
+	flags = dvx_le32(h->flags);
+	/* the slot is the next in sequence, the header names it, the length fits the kind */
+	if (slot != c->arrived % c->max_reqs || dvx_le32(h->seq) != (uint32_t)c->arrived ||
+	    (flags & ~(MSG_EF_RTS | MSG_EF_CLOSE)) || flags == (MSG_EF_RTS | MSG_EF_CLOSE) ||
+	    c->peer_gone ||
+	    (flags ? wc->byte_len != MSG_EAGER_HDR :
+		     size > st->cfg.eager_bytes || wc->byte_len != MSG_EAGER_HDR + size)) {
+		dvx_msg_comm_fail(c, -EPROTO);
+		return;
+	}
+	if (flags & MSG_EF_CLOSE) {
+		ring_mark(c, c->arrived, 1);	/* nothing to match: consumed */
+		c->peer_gone = 1;
+	}
+	c->arrived++;
+	rx_match(st, c);
+	credit_update(st, c, 0);
+}
+
+/* sender: the clear-to-send answering rendezvous @r, if it is there: its data goes */
+static void rts_data(struct dvx_msg_state *st, struct dvx_msg_comm *c, struct msg_sreq *r)
+{
+	struct msg_set *x = &st->sets[c->set];
+	uint32_t need[DVX_MSG_MAX_QPS] = { 0 }, fslot = (uint32_t)(r->seq % c->max_reqs);
+	uint32_t nreqs, k, f, t, kind;
+	struct msg_cts e[DVX_MSG_MAX_RECVS];
+	struct msg_cts *fe;
+	uint64_t per;
+	int polled = 1;
+
+	if (!cts_take(c, fslot, (uint16_t)(c->seq_base + r->seq + 1), e, &nreqs))
+		return;
+	k = e[0].stripe & 15u;
+	f = e[0].stripe >> 4;
+	if (nreqs != 1 || !k || k > c->nqps || f >= c->nqps) {
+		dvx_msg_comm_fail(c, -EPROTO);
+		return;
+	}
+	per = k > 1 ? ((r->size + k - 1) / k + 63) & ~63ull : r->size;
+	kind = r->size > e[0].size || per > c->max_chunk ? MSG_IMM_TOOBIG : MSG_IMM_DATA;
+	for (t = 0; t < k; t++)
+		need[c->map[(f + t) % c->nqps]]++;
+	if (!sq_room(st, x, need, &polled, c->set))
+		return;		/* at a later look */
+	for (t = 0; t < k; t++) {
+		uint32_t slot = (f + t) % c->nqps, len = 0;
+		uint64_t off = (uint64_t)t * per;
+
+		if (kind == MSG_IMM_DATA && off < r->size)
+			len = (uint32_t)(r->size - off < per ? r->size - off : per);
+		if (dvx_qp_post_write_imm(&x->qp[c->map[slot]],
+					  MSG_WR(c->id,
+						 kind == MSG_IMM_DATA ? MSG_WR_DATA : MSG_WR_NOTE,
+						 slot, c->epoch, r->h.idx),
+					  &(struct dvx_mlx5_sge){ r->addr + off, len, r->lkey },
+					  &(struct dvx_mlx5_raddr){ e[0].addr + off, e[0].rkey },
+					  MSG_IMM(kind, e[0].idx, e[0].rcomm),
+					  DVX_POST_SIGNALED | DVX_POST_MORE))
+			return;	/* cannot happen: room was checked */
+		c->wqe_out++;
+	}
+	for (t = 0; t < x->nqps; t++)
+		if (need[t])
+			dvx_qp_ring(&x->qp[t]);
+	/* taken: the slot's next answer (sequence + C) finds it clear */
+	fe = (struct msg_cts *)(void *)c->fifo + (uint64_t)fslot * c->fifo_recvs;
+	__atomic_store_n(&fe->seq, 0, __ATOMIC_RELAXED);
+	r->rts = 0;
+	c->rts_n--;
+	if (kind != MSG_IMM_DATA)
+		req_done(&r->h, -EMSGSIZE);	/* larger than the receive: both ends learn */
+	else
+		r->left = (uint8_t)k;
+}
+
+/* sender: the rendezvous sends whose answers came, in any order */
+static void rts_progress(struct dvx_msg_state *st, struct dvx_msg_comm *c)
+{
+	uint32_t nsreq = c->max_reqs * DVX_MSG_MAX_RECVS;
+	uint64_t p;
+
+	for (p = c->rts_lo; p < c->head && c->rts_n && !c->err; p++) {
+		struct msg_sreq *r = dvx_msg_sreq(c, (uint32_t)(p % nsreq));
+
+		if (r->h.state == MSG_RS_BUSY && r->rts && r->seq == p)
+			rts_data(st, c, r);
+	}
+	while (c->rts_lo < c->head) {
+		struct msg_sreq *r = dvx_msg_sreq(c, (uint32_t)(c->rts_lo % nsreq));
+
+		if (c->rts_n && r->h.state == MSG_RS_BUSY && r->rts && r->seq == c->rts_lo)
+			break;
+		c->rts_lo++;
+	}
+}
+
+void dvx_msg_offload_kick(struct dvx_msg_state *st, struct dvx_msg_comm *c)
+{
+	if (!c->offload || c->state != MSG_CS_LIVE || c->err)
+		return;
+	if (c->kind == MSG_K_SEND) {
+		rts_progress(st, c);
+		return;
+	}
+	if (c->todo & MSG_TODO_MATCH)
+		rx_match(st, c);
+	credit_update(st, c, 0);
+}
+
+static int isend_offload(struct dvx_msg_comm *c, const void *buf, size_t size, uint32_t tag,
+			 const struct dvx_mr *mr, struct dvx_msg_req **req)
+{
+	struct dvx_msg_state *st = c->st;
+	struct msg_set *x = &st->sets[c->set];
+	uint32_t nsreq = c->max_reqs * DVX_MSG_MAX_RECVS, ridx = (uint32_t)(c->head % nsreq);
+	uint32_t slot = (uint32_t)(c->head % c->max_reqs), need[DVX_MSG_MAX_QPS] = { 0 };
+	int eager = size <= c->eager_max && !(mr->flags & DVX_MR_DEVMEM), polled = 0, err;
+	const uint64_t *cw;
+	struct msg_eager_hdr *h;
+	struct msg_sreq *r;
+
+	rts_progress(st, c);
+	if (c->err)
+		return c->err;
+	if (marker_seen(st, c))
+		return -ECONNRESET;	/* the receiver closed its end */
+	if (c->head >= c->lim) {
+		cw = (const uint64_t *)(const void *)(c->fifo +
+						      credit_off(st->cfg.max_reqs, st->cfg.max_recvs));
+		c->lim = dvx_le64(__atomic_load_n(cw, __ATOMIC_ACQUIRE));
+		if (c->head >= c->lim) {
+			st->cnt.credit_waits++;
+			return 0;
+		}
+	}
+	/* the answer to this send's slot must not land on an older one not yet read */
+	if (c->rts_n && c->head >= c->rts_lo + c->max_reqs) {
+		st->cnt.cts_waits++;
+		return 0;
+	}
+	r = dvx_msg_sreq(c, ridx);
+	if (r->h.state != MSG_RS_FREE)
+		return 0;	/* the previous lap's request was not tested yet */
+	need[c->map[0]] = 1;
+	if (!sq_room(st, x, need, &polled, c->set))
+		return 0;
+	if (c->err)
+		return c->err;
+	h = (struct msg_eager_hdr *)(void *)(c->eager +
+					     (uint64_t)slot * (MSG_EAGER_HDR + st->cfg.eager_bytes));
+	h->tag = dvx_le32(tag);
+	h->size = dvx_le32(size > UINT32_MAX ? UINT32_MAX : (uint32_t)size);
+	h->seq = dvx_le32((uint32_t)c->head);
+	h->flags = dvx_le32(eager ? 0 : MSG_EF_RTS);
+	if (eager && size)
+		memcpy(h + 1, buf, size);
+	err = dvx_qp_post_write_imm(&x->qp[c->map[0]],
+				    MSG_WR(c->id, eager ? MSG_WR_EAGER : MSG_WR_RTS, 0, c->epoch,
+					   ridx),
+				    &(struct dvx_mlx5_sge){ (uint64_t)(uintptr_t)h,
+							    MSG_EAGER_HDR +
+								    (eager ? (uint32_t)size : 0),
+							    st->nic[c->nic].stage_mr.lkey },
+				    &(struct dvx_mlx5_raddr){ c->ring_addr +
+								      (uint64_t)slot * c->ring_slot,
+							      c->ring_rkey },
+				    MSG_IMM(MSG_IMM_EAGER, slot, c->peer_comm), DVX_POST_SIGNALED);
+	if (err)
+		return err;	/* cannot happen: room was checked */
+	dvx_qp_ring(&x->qp[c->map[0]]);
+	c->wqe_out++;
+	memset(r, 0, sizeof(*r));
+	r->h.magic = MSG_REQ_MAGIC;
+	r->h.kind = MSG_RK_SEND;
+	r->h.state = MSG_RS_BUSY;
+	r->h.idx = (uint16_t)ridx;
+	r->h.comm = c;
+	r->size = size;
+	r->seq = c->head;
+	if (eager) {
+		r->left = 1;
+		st->cnt.eager++;
+	} else {
+		r->rts = 1;
+		r->addr = (uint64_t)(uintptr_t)buf;
+		r->lkey = mr->lkey;
+		if (!c->rts_n++)
+			c->rts_lo = c->head;
+		st->cnt.rts++;
+	}
+	c->head++;
+	c->busy++;
+	*req = &r->h;
+	return 0;
+}
+
+static int irecv_offload(struct dvx_msg_comm *c, int n, void *const *bufs, const size_t *sizes,
+			 const uint32_t *tags, struct dvx_mr *const *mrs,
+			 struct dvx_msg_req **req)
+{
+	struct dvx_msg_state *st = c->st;
+	uint32_t rslot = (uint32_t)(c->head % c->max_reqs), i;
+	struct msg_rreq *r = dvx_msg_rreq(c, rslot);
+
+	for (i = 0; i < (uint32_t)n; i++)
+		if (mrs[i]->flags & DVX_MR_DEVMEM)
+			return arg_bad(c, "dvx_msg_irecv",
+				       "buffer %u: device memory (a dma-buf MR) on a CTS-offload connection, whose eager messages the CPU copies",
+				       i);
+	if (r->h.state != MSG_RS_FREE)
+		return 0;	/* that slot's request was not tested yet */
+	r_lo_advance(c);
+	memset(r, 0, sizeof(*r));
+	r->h.magic = MSG_REQ_MAGIC;
+	r->h.kind = MSG_RK_RECV;
+	r->h.state = MSG_RS_BUSY;
+	r->h.idx = (uint16_t)rslot;
+	r->h.comm = c;
+	r->n = (uint8_t)n;
+	for (i = 0; i < (uint32_t)n; i++) {
+		r->left[i] = 1;	/* a message to match */
+		r->addr[i] = (uint64_t)(uintptr_t)bufs[i];
+		r->size[i] = sizes[i];
+		r->tag[i] = tags[i];
+		r->rkey[i] = mrs[i]->rkey;
+	}
+	c->head++;
+	c->busy++;
+	*req = &r->h;
+	rx_match(st, c);	/* parked messages first */
+	credit_update(st, c, 1);
+	return 0;
+}
+
+/* a send comm closing tells its receiver with a header of its own, the last sequence
+ * number (a credit like any message), so the receives it will not fill end */
+static void close_note(struct dvx_msg_state *st, struct dvx_msg_comm *c)
+{
+	struct msg_set *x = &st->sets[c->set];
+	struct dvx_qp *qp = &x->qp[c->map[0]];
+	uint32_t slot = (uint32_t)(c->head % c->max_reqs);
+	struct msg_eager_hdr *h;
+
+	c->todo &= (uint8_t)~MSG_TODO_NOTE;
+	if (c->err || c->marked || marker_seen(st, c))
+		return;		/* the receiver is gone already */
+	if (c->head >= c->lim)
+		c->lim = dvx_le64(__atomic_load_n((const uint64_t *)(const void *)(c->fifo +
+								  credit_off(st->cfg.max_reqs,
+									     st->cfg.max_recvs)),
+						  __ATOMIC_ACQUIRE));
+	if (c->head >= c->lim || dvx_mlx5_sq_room(&qp->sq, &qp->sqc) < 1) {
+		c->todo |= MSG_TODO_NOTE;	/* again at a later look */
+		return;
+	}
+	h = (struct msg_eager_hdr *)(void *)(c->eager +
+					     (uint64_t)slot * (MSG_EAGER_HDR + st->cfg.eager_bytes));
+	memset(h, 0, sizeof(*h));
+	h->seq = dvx_le32((uint32_t)c->head);
+	h->flags = dvx_le32(MSG_EF_CLOSE);
+	if (dvx_qp_post_write_imm(qp, MSG_WR(c->id, MSG_WR_RTS, 0, c->epoch, 0),
+				  &(struct dvx_mlx5_sge){ (uint64_t)(uintptr_t)h, MSG_EAGER_HDR,
+							  st->nic[c->nic].stage_mr.lkey },
+				  &(struct dvx_mlx5_raddr){ c->ring_addr + (uint64_t)slot * c->ring_slot,
+							    c->ring_rkey },
+				  MSG_IMM(MSG_IMM_EAGER, slot, c->peer_comm), DVX_POST_SIGNALED))
+		return;
+	dvx_qp_ring(qp);
+	c->wqe_out++;
+	c->head++;
+}
+
+/* a send comm closing: the answers to its rendezvous it will not use are revoked */
+static void revoke_offload(struct dvx_msg_state *st, struct dvx_msg_comm *c)
+{
+	struct msg_set *x = &st->sets[c->set];
+	struct msg_cts e[DVX_MSG_MAX_RECVS];
+	uint32_t nreqs, t;
+	uint64_t p;
+
+	for (p = c->rts_lo; p < c->head; p++) {
+		uint32_t fslot = (uint32_t)(p % c->max_reqs), need[DVX_MSG_MAX_QPS] = { 0 }, k, f;
+		struct msg_cts *fe = (struct msg_cts *)(void *)c->fifo +
+				     (uint64_t)fslot * c->fifo_recvs;
+		int polled = 0;
+
+		if (!cts_take(c, fslot, (uint16_t)(c->seq_base + p + 1), e, &nreqs) || nreqs != 1)
+			continue;
+		k = e[0].stripe & 15u;
+		f = e[0].stripe >> 4;
+		if (!k || k > c->nqps || f >= c->nqps)
+			continue;
+		for (t = 0; t < k; t++)
+			need[c->map[(f + t) % c->nqps]]++;
+		if (!sq_room(st, x, need, &polled, c->set) || c->err) {
+			if (!c->err)
+				c->todo |= MSG_TODO_REVOKE;	/* again at a later look */
+			return;
+		}
+		for (t = 0; t < k; t++) {
+			uint32_t slot = (f + t) % c->nqps;
+
+			if (!dvx_qp_post_write_imm(&x->qp[c->map[slot]],
+						   MSG_WR(c->id, MSG_WR_NOTE, slot, c->epoch, 0),
+						   &(struct dvx_mlx5_sge){ 0, 0, 0 },
+						   &(struct dvx_mlx5_raddr){ e[0].addr, e[0].rkey },
+						   MSG_IMM(MSG_IMM_REVOKED, e[0].idx, e[0].rcomm),
+						   DVX_POST_SIGNALED))
+				c->wqe_out++;
+		}
+		__atomic_store_n(&fe->seq, 0, __ATOMIC_RELAXED);
+	}
 }

@@ -25,7 +25,7 @@
 #define HANDLE_VERSION 1
 #define HANDLE_PATH_MAX 48
 #define HELLO_BODY 64
-#define REPLY_FIXED 32
+#define REPLY_FIXED 48
 #define READY_FIXED 16
 #define DONE_BODY 16
 #define CONN_BYTES ((uint32_t)sizeof(struct dvx_qp_conn))
@@ -503,6 +503,32 @@ static void conn_hello(struct dvx_msg_state *st, struct msg_hs *hs)
 	b[50] = (uint8_t)n->log_max_msg;
 	b[51] = (uint8_t)st->cfg.nics[c->nic]->link_layer;
 	dvx_msg_put16(b + 52, c->seq_base);
+	b[54] = (st->cfg.flags & DVX_MSG_F_CTS_OFFLOAD) ? 1 : 0;	/* offload wished */
+}
+
+/* REPLY's offload answer (bytes 22-43): the receiver's eager ring, or FIFO mode */
+static int conn_offload(struct dvx_msg_state *st, struct dvx_msg_comm *c, const uint8_t *b)
+{
+	uint32_t e = dvx_msg_get32(b + 36);
+
+	c->offload = 0;
+	if (!(b[22] & 1)) {
+		if (st->cfg.flags & DVX_MSG_F_CTS_OFFLOAD)
+			st->cnt.cts_fallbacks++;	/* the acceptor did not take it */
+		return 0;
+	}
+	/* offload only if asked for, with a ring of whole 64-byte slots */
+	if (!(st->cfg.flags & DVX_MSG_F_CTS_OFFLOAD) || e > 65536 || (e & 63) ||
+	    !dvx_msg_get64(b + 24))
+		return -EPROTO;
+	c->offload = 1;
+	c->eager_max = e < st->cfg.eager_bytes ? e : st->cfg.eager_bytes;
+	c->ring_slot = MSG_EAGER_HDR + e;
+	c->ring_addr = dvx_msg_get64(b + 24);
+	c->ring_rkey = dvx_msg_get32(b + 32);
+	c->lim = 0;	/* the receiver's first credit word says how far */
+	st->cnt.offloads++;
+	return 0;
 }
 
 /* REPLY arrived: act on the decision; 0 or an error */
@@ -533,6 +559,9 @@ static int conn_reply(struct dvx_msg_state *st, struct msg_hs *hs)
 	if (!c->max_reqs || c->max_reqs > st->cfg.max_reqs || (c->max_reqs & (c->max_reqs - 1)) ||
 	    !c->max_recvs || c->max_recvs > st->cfg.max_recvs)
 		return -EPROTO;
+	err = conn_offload(st, c, b);
+	if (err)
+		return err;
 	/* the decision is taken once it is known to be one: until then a failure gives
 	 * back what the proposal reserved (hs_release_but()) */
 	switch (dec) {
@@ -750,6 +779,31 @@ static int acc_decide(struct dvx_msg_state *st, struct msg_hs *hs, uint8_t propo
 
 static int acc_answer(struct dvx_msg_state *st, struct msg_hs *hs);
 
+/*
+ * Offload: the credits the recv comm will keep posted on its first QP, min(C, its
+ * receive queue / 8, at least 1), reserved there; the comms of one QP reserve at most
+ * half its receive queue (the rest is for rendezvous data and FIFO-mode comms), so a
+ * connection that would pass that runs in FIFO mode, both ends agreeing (REPLY).
+ */
+static void acc_credits(struct dvx_msg_state *st, struct msg_hs *hs, struct dvx_msg_comm *c)
+{
+	struct msg_set *x = &st->sets[hs->set];
+	uint32_t q = hs->decision == MSG_D_JOIN ? c->map[0] : 0, k = x->rq_depth / 8;
+
+	if (k > c->max_reqs)
+		k = c->max_reqs;
+	if (!k)
+		k = 1;
+	if (x->cr_res[q] + k > x->rq_depth / 2) {
+		c->offload = 0;
+		st->cnt.offloads--;
+		st->cnt.cts_fallbacks++;
+		return;
+	}
+	x->cr_res[q] += k;
+	c->cr_want = k;
+}
+
 /* HELLO arrived: 0 (REPLY built), 1 (wait: MSG_HA_DECIDE) or an errno to refuse with */
 static int acc_hello(struct dvx_msg_state *st, struct msg_hs *hs)
 {
@@ -794,6 +848,12 @@ static int acc_hello(struct dvx_msg_state *st, struct msg_hs *hs)
 	c->fifo_recvs = rrecvs;
 	c->seq_base = dvx_msg_get16(b + 52);
 	c->max_chunk = max_chunk(st->nic[c->nic].log_max_msg, b[50]);
+	/* CTS offload when both ends ask for it; one that asked alone falls back */
+	c->offload = (b[54] & 1) && (st->cfg.flags & DVX_MSG_F_CTS_OFFLOAD);
+	if (c->offload)
+		st->cnt.offloads++;
+	else if ((b[54] & 1) || (st->cfg.flags & DVX_MSG_F_CTS_OFFLOAD))
+		st->cnt.cts_fallbacks++;
 	nqps = want < st->cfg.nqps ? want : st->cfg.nqps;
 	c->nqps = (uint8_t)nqps;
 	return acc_answer(st, hs);
@@ -811,6 +871,8 @@ static int acc_answer(struct dvx_msg_state *st, struct msg_hs *hs)
 	err = acc_decide(st, hs, b[46], dvx_msg_get64(b + 16), b[48], nqps);
 	if (err)
 		return err;
+	if (c->offload)
+		acc_credits(st, hs, c);
 	set_nqps = hs->decision == MSG_D_JOIN ? 0 : st->sets[hs->set].nqps;
 	r = msg_begin(hs, MSG_HS_REPLY, REPLY_FIXED + set_nqps * CONN_BYTES);
 	r[4] = hs->decision;
@@ -822,6 +884,12 @@ static int acc_answer(struct dvx_msg_state *st, struct msg_hs *hs)
 	dvx_msg_put16(r + 18, (uint16_t)c->max_reqs);
 	r[20] = (uint8_t)c->max_recvs;
 	r[21] = (uint8_t)st->nic[c->nic].log_max_msg;
+	if (c->offload) {
+		r[22] = 1;
+		dvx_msg_put64(r + 24, (uint64_t)(uintptr_t)c->eager);
+		dvx_msg_put32(r + 32, st->nic[c->nic].fifo_mr.rkey);
+		dvx_msg_put32(r + 36, st->cfg.eager_bytes);
+	}
 	if (set_nqps)
 		return put_infos(st, (uint32_t)hs->set, r + REPLY_FIXED);
 	return 0;
@@ -1271,6 +1339,7 @@ int dvx_msg_accept(struct dvx_msg_comm *listen, struct dvx_msg_comm **recv)
 		listen->q_tail = -1;
 	c->q_next = -1;
 	c->state = MSG_CS_LIVE;
+	dvx_msg_offload_kick(st, c);	/* offload: the credits, and the first word of them */
 	*recv = c;
 	return 0;
 }

@@ -18,6 +18,8 @@
 #define MSG_DEF_REQS 32
 #define MSG_DEF_TIMEOUT_NS (30ull * 1000000000ull)
 #define MSG_DEF_SPLIT 65536
+#define MSG_DEF_EAGER 4096
+#define MSG_FLAGS (DVX_MSG_F_FLUSH | DVX_MSG_F_NO_FALLBACK | DVX_MSG_F_CTS_OFFLOAD)
 #define MSG_PARTNER_DEPTH 64
 #define MSG_RING_ALIGN 4096u
 
@@ -102,9 +104,15 @@ static int cfg_norm(const struct dvx_msg_cfg *in, struct dvx_msg_cfg *c, const c
 		return cfg_bad(in, op, "groups %u above %u", c->groups, DVX_MSG_MAX_GROUPS);
 	if (c->depth_mult > 16)
 		return cfg_bad(in, op, "depth_mult %u above 16", c->depth_mult);
-	if (c->flags & ~(uint32_t)(DVX_MSG_F_FLUSH | DVX_MSG_F_NO_FALLBACK))
-		return cfg_bad(in, op, "unknown flags %#x",
-			       c->flags & ~(uint32_t)(DVX_MSG_F_FLUSH | DVX_MSG_F_NO_FALLBACK));
+	if (c->flags & ~(uint32_t)MSG_FLAGS)
+		return cfg_bad(in, op, "unknown flags %#x", c->flags & ~(uint32_t)MSG_FLAGS);
+	if (!(c->flags & DVX_MSG_F_CTS_OFFLOAD))
+		c->eager_bytes = 0;	/* no ring without offload */
+	else if (!c->eager_bytes)
+		c->eager_bytes = MSG_DEF_EAGER;
+	else if (c->eager_bytes > 65536 || (c->eager_bytes & 63))
+		return cfg_bad(in, op, "eager_bytes %u is not a multiple of 64 up to 65536",
+			       c->eager_bytes);
 	/* the default depths hold max_reqs * max_recvs WQEs, rounded up to a power of two
 	 * (max_recvs 3, 5, 6, 7 are fine: the queues are a little deeper) */
 	if (!c->sq_depth)	/* a receiver's irecv takes two WQEBBs (its CTS, then its seq) */
@@ -164,14 +172,14 @@ static int cfg_norm(const struct dvx_msg_cfg *in, struct dvx_msg_cfg *c, const c
 /* The layout every region is carved by. */
 struct msg_layout {
 	uint32_t priv_sq, priv_rq, priv_cq, shr_sq, shr_rq, shr_cq, f_depth;
-	uint64_t req_stride, fifo_stride, wq_bytes_p, wq_bytes_s;
+	uint64_t req_stride, fifo_stride, ring_stride, wq_bytes_p, wq_bytes_s;
 	uint64_t private_stride, shared_stride, flush_stride;
 	/* state */
 	uint64_t o_comms, o_gens, o_epochs, o_sets, o_pool, o_hs, o_peers, o_reqs, o_wrids,
 		o_fwr, o_freq, state_bytes;
 	uint64_t wr_private, wr_shared;	/* wr_id entries per set */
 	/* fifo */
-	uint64_t stage_off, flush_off, fifo_bytes;
+	uint64_t ring_off, stage_off, estage_off, flush_off, fifo_bytes;
 	/* rings */
 	uint64_t sets_off, rings_bytes;
 };
@@ -213,8 +221,13 @@ static void layout(const struct dvx_msg_cfg *c, struct msg_layout *l)
 	if ((uint64_t)c->max_reqs * sizeof(struct msg_rreq) > l->req_stride)
 		l->req_stride = (uint64_t)c->max_reqs * sizeof(struct msg_rreq);
 	l->req_stride = align_up(l->req_stride, 64);
-	/* the FIFO's entries, then the close marker's entry */
-	l->fifo_stride = align_up((rr + 1) * sizeof(struct msg_cts), 64);
+	/* the FIFO's entries, then the close marker's entry, then (offload) the credit word */
+	l->fifo_stride = align_up((rr + 1) * sizeof(struct msg_cts) +
+				  ((c->flags & DVX_MSG_F_CTS_OFFLOAD) ? 8 : 0), 64);
+	/* offload: an eager ring of max_reqs slots (recv comms) or its staging (send) */
+	l->ring_stride = c->eager_bytes ?
+				 align_up((uint64_t)c->max_reqs * (MSG_EAGER_HDR + c->eager_bytes), 64) :
+				 0;
 
 	/* state */
 	o = align_up(sizeof(struct dvx_msg_state), 64);
@@ -250,8 +263,11 @@ static void layout(const struct dvx_msg_cfg *c, struct msg_layout *l)
 	/* fifo: a FIFO per communicator slot (peers write them: one MR with remote write);
 	 * from the next page on a staging area per slot and 64 bytes of flush target per
 	 * NIC (only this NIC reads and writes them: an MR without remote rights) */
-	l->stage_off = align_up((uint64_t)c->max_comms * l->fifo_stride, MSG_RING_ALIGN);
-	l->flush_off = l->stage_off + (uint64_t)c->max_comms * l->fifo_stride;
+	l->ring_off = align_up((uint64_t)c->max_comms * l->fifo_stride, 64);
+	l->stage_off = align_up(l->ring_off + (uint64_t)c->max_comms * l->ring_stride,
+				MSG_RING_ALIGN);
+	l->estage_off = l->stage_off + (uint64_t)c->max_comms * l->fifo_stride;
+	l->flush_off = l->estage_off + (uint64_t)c->max_comms * l->ring_stride;
 	l->fifo_bytes = align_up(l->flush_off + (uint64_t)c->nnics * 64, MSG_RING_ALIGN);
 
 	/* rings: the flush QPs per NIC, then the shared sets, then the private ones */
@@ -494,6 +510,9 @@ int dvx_msg_init(struct dvx_msg *m, const struct dvx_msg_cfg *cfg, void *state,
 	st->fifo_stride = l.fifo_stride;
 	st->stage_off = l.stage_off;
 	st->flush_off = l.flush_off;
+	st->ring_off = l.ring_off;
+	st->estage_off = l.estage_off;
+	st->ring_stride = l.ring_stride;
 	st->fifo_len = l.fifo_bytes;
 	st->rings = rings;
 	st->rings_len = l.rings_bytes;
@@ -789,7 +808,7 @@ int dvx_msg_check(const struct dvx_msg *m, const char **why)
 				const struct dvx_msg_comm *c = &st->comms[j];
 
 				if (c->kind == MSG_K_RECV && c->mapped && c->set == i)
-					want += c->rx_out[q];
+					want += c->rx_out[q] + (c->map[0] == q ? c->cr_out : 0);
 			}
 			CHECK(x->qp[q].rq.pi - x->qp[q].rq.ci == want + x->orphans[q],
 			      "posted receives that are not the messages the comms expect");
@@ -861,6 +880,12 @@ int dvx_msg_progress(struct dvx_msg *m)
 	if (st->cfg.flags & DVX_MSG_F_FLUSH)
 		for (i = 0; i < st->cfg.nnics; i++)
 			dvx_msg_poll_flush(st, i, MSG_POLL_BUDGET);
+	/* offload: rendezvous answers to act on, credits and matches left for later */
+	if (st->cfg.flags & DVX_MSG_F_CTS_OFFLOAD)
+		for (i = 0; i < st->cfg.max_comms; i++)
+			if (st->comms[i].offload && st->comms[i].state == MSG_CS_LIVE &&
+			    (st->comms[i].rts_n || st->comms[i].todo))
+				dvx_msg_offload_kick(st, &st->comms[i]);
 	return 0;
 }
 

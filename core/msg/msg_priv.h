@@ -36,6 +36,10 @@ enum msg_wr_kind {
 	MSG_WR_RECV = 4,	/* receiver: a posted receive */
 	MSG_WR_FLUSH = 5,	/* the flush QP's READ */
 	MSG_WR_SPARE = 6,	/* a receive reposted for one a late message used up */
+	MSG_WR_EAGER = 7,	/* sender, offload: an eager message (WRITE with immediate) */
+	MSG_WR_RTS = 8,		/* sender, offload: a rendezvous request (header only) */
+	MSG_WR_CREDIT = 9,	/* receiver, offload: a credit receive, or the credit word's
+				 * WRITE */
 };
 #define MSG_WR(id, kind, slot, epoch, idx)                                             \
 	(((uint64_t)(id) << 48) | ((uint64_t)(kind) << 40) | ((uint64_t)(slot) << 32) |  \
@@ -54,6 +58,7 @@ enum msg_wr_kind {
 #define MSG_IMM_DATA 0u
 #define MSG_IMM_TOOBIG 1u
 #define MSG_IMM_REVOKED 2u	/* the sender closed without sending into this buffer */
+#define MSG_IMM_EAGER 3u	/* offload: a message in eager ring slot [29:16] */
 #define MSG_IMM(kind, idx, id) (((uint32_t)(kind) << 30) | ((uint32_t)(idx) << 16) | (uint32_t)(id))
 #define MSG_IMM_KIND(i) ((uint32_t)(i) >> 30)
 #define MSG_IMM_IDX(i) (((uint32_t)(i) >> 16) & 0x3fffu)
@@ -94,7 +99,28 @@ struct msg_close_mark {
 	uint8_t rsvd[16];
 };
 
-enum { MSG_TODO_MARK = 1, MSG_TODO_REVOKE = 2 };
+enum {
+	MSG_TODO_MARK = 1,
+	MSG_TODO_REVOKE = 2,
+	MSG_TODO_MATCH = 4,	/* offload, recv: parked messages to match (no room before) */
+	MSG_TODO_CREDIT = 8,	/* offload, recv: credits to post or write */
+	MSG_TODO_NOTE = 16,	/* offload, send: the close note to send */
+};
+
+/*
+ * Offload (DVX_MSG_F_CTS_OFFLOAD): the 16-byte header at the start of each eager ring
+ * slot, little-endian, written by the sender with its payload in one WRITE with
+ * immediate (docs/msg.md "CTS receiver offload").
+ */
+#define MSG_EAGER_HDR 16u
+#define MSG_EF_RTS 1u		/* no payload: @size bytes wait for a clear-to-send */
+#define MSG_EF_CLOSE 2u		/* no payload: the sender closed, nothing follows */
+struct msg_eager_hdr {
+	uint32_t tag;
+	uint32_t size;
+	uint32_t seq;		/* the message's sequence number on this connection */
+	uint32_t flags;		/* MSG_EF_* */
+};
 
 enum msg_comm_kind { MSG_K_FREE = 0, MSG_K_LISTEN, MSG_K_SEND, MSG_K_RECV };
 enum msg_comm_state {
@@ -122,7 +148,11 @@ struct msg_sreq {
 	struct dvx_msg_req h;
 	uint64_t size;
 	uint8_t left;		/* chunk completions still expected */
-	uint8_t rsvd[7];
+	uint8_t rts;		/* offload: waiting for the answer to its rendezvous */
+	uint8_t rsvd[2];
+	uint32_t lkey;		/* offload rendezvous: the source, for the data */
+	uint64_t seq;
+	uint64_t addr;
 };
 
 struct msg_rreq {
@@ -133,6 +163,13 @@ struct msg_rreq {
 	uint8_t rsvd[6];
 	int32_t berr[DVX_MSG_MAX_RECVS];
 	uint64_t bytes[DVX_MSG_MAX_RECVS];
+	/* offload: the buffers, matched at this end */
+	uint8_t matched;	/* buffers a message was matched to */
+	uint8_t rsvd2[7];
+	uint64_t addr[DVX_MSG_MAX_RECVS];
+	uint64_t size[DVX_MSG_MAX_RECVS];
+	uint32_t tag[DVX_MSG_MAX_RECVS];
+	uint32_t rkey[DVX_MSG_MAX_RECVS];
 };
 
 struct dvx_msg_comm {
@@ -184,6 +221,25 @@ struct dvx_msg_comm {
 	uint8_t *fifo;		/* send: this slot's FIFO (peers write it) */
 	uint8_t *stage;		/* recv: this slot's clear-to-send staging (local) */
 	uint8_t *reqs;		/* this slot's request area */
+	/* CTS offload (both ends agreed; docs/msg.md "CTS receiver offload") */
+	uint8_t offload;
+	uint8_t peer_gone;	/* recv: the sender's close note arrived */
+	uint8_t rsvd3[2];
+	uint32_t eager_max;	/* send: the largest eager payload (both ends' least) */
+	uint32_t ring_slot;	/* bytes of one slot of the receiver's ring */
+	uint32_t ring_rkey;	/* send: the receiver's ring */
+	uint64_t ring_addr;
+	uint8_t *eager;		/* recv: this slot's ring (peers write it); send: staging */
+	uint64_t lim;		/* send: sequence numbers below it have a credit */
+	uint64_t rts_lo;	/* send: no rendezvous before it waits for its answer */
+	uint32_t rts_n;		/* send: rendezvous sends waiting for their answer */
+	uint32_t cr_out;	/* recv: credit receives posted on map[0]'s QP */
+	uint32_t cr_want;	/* recv: the credits it keeps posted (reserved on that QP) */
+	uint64_t arrived;	/* recv: eager ring messages arrived */
+	uint64_t freed;		/* recv: ring slots below it consumed */
+	uint64_t granted;	/* recv: the credit limit last written to the sender */
+	uint64_t r_lo;		/* recv: the oldest irecv with a buffer not yet matched */
+	uint8_t used[DVX_MSG_MAX_REQS / 8];	/* recv: ring slots consumed, by seq mod C */
 };
 
 /* a QP set: a connection's QPs and their CQ (shared: a pool group's) */
@@ -211,6 +267,8 @@ struct msg_set {
 	uint32_t nretired;	/* QPs destroyed while the CQ lives: their CQEs left in */
 	uint32_t retired_qpn[DVX_MSG_MAX_QPS];	/* the CQ are counted late, not errors */
 	uint32_t qp_refs[DVX_MSG_MAX_QPS];	/* communicator slots mapped to each QP */
+	uint32_t cr_res[DVX_MSG_MAX_QPS];	/* offload: credits its comms reserved (at most
+						 * half the receive queue) */
 	int32_t qp_err[DVX_MSG_MAX_QPS];
 	uint32_t sq_depth, rq_depth, cq_depth;
 	uint64_t ring_off;	/* the slot's offset in the ring region */
@@ -336,6 +394,9 @@ struct dvx_msg_state {
 	uint64_t fifo_stride;	/* bytes per comm slot, of the FIFOs and of staging */
 	uint64_t stage_off;	/* where staging starts in the region */
 	uint64_t flush_off;	/* flush READ targets in the region */
+	uint64_t ring_off;	/* offload: the eager rings (in the FIFO MR) */
+	uint64_t estage_off;	/* offload: the eager staging (in the staging MR) */
+	uint64_t ring_stride;	/* offload: bytes of one comm slot's ring (and staging) */
 	uint64_t fifo_len;	/* bytes of the region */
 	uint16_t *epochs;	/* per comm slot: its current 16-bit epoch */
 	uint32_t nclosing;	/* communicators CLOSING */
@@ -396,6 +457,8 @@ void dvx_msg_comm_finish_close(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 void dvx_msg_closing_poll(struct dvx_msg_state *st);
 void dvx_msg_closing_check(struct dvx_msg_state *st, struct dvx_msg_comm *c);
 int dvx_msg_close_conn(struct dvx_msg_state *st, struct dvx_msg_comm *c);
+/* CTS offload: a live comm's deferred work (credits, matches, rendezvous answers) */
+void dvx_msg_offload_kick(struct dvx_msg_state *st, struct dvx_msg_comm *c);
 
 static inline struct msg_sreq *dvx_msg_sreq(struct dvx_msg_comm *c, uint32_t idx)
 {

@@ -214,6 +214,10 @@ int dvx_msg_set_unref(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 		return 0;
 	x = &st->sets[c->set];
 	c->mapped = 0;
+	if (c->cr_want) {	/* offload: its credit reservation goes */
+		x->cr_res[c->map[0]] -= c->cr_want;
+		c->cr_want = 0;
+	}
 	for (j = 0; j < c->nqps; j++) {
 		uint32_t q = c->map[j];
 

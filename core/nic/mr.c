@@ -66,6 +66,8 @@ static int mr_reg(struct dvx_nic *nic, const struct dvx_mr_cfg *attr, struct dvx
 			    "%s: relaxed ordering dropped (device lacks it)", op);
 	}
 
+	if (dmabuf)
+		flags |= DVX_MR_DEVMEM;
 	memset(&req, 0, sizeof(req));
 	req.addr = attr->addr;
 	req.len = attr->len;

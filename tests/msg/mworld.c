@@ -67,6 +67,8 @@ static int rank_up(struct mw *w, int i)
 	return dvx_msg_reg_mr(&r->m, 0, &ma, &r->mr);
 }
 
+int mw_fifo_only;
+
 int mw_init(struct mw *w, int n, const struct dvx_msg_cfg *cfg, uint64_t buf_len, int threaded)
 {
 	struct dvx_sim_fabric_cfg fc;
@@ -81,6 +83,11 @@ int mw_init(struct mw *w, int n, const struct dvx_msg_cfg *cfg, uint64_t buf_len
 	w->threaded = threaded;
 	if (cfg)
 		w->cfg = *cfg;
+	/* DVX_MSG_TEST_OFFLOAD=1: every context asks for the CTS receiver offload, but in
+	 * the cases that test the FIFO clear-to-send itself (mw_fifo_only) */
+	if (!mw_fifo_only && getenv("DVX_MSG_TEST_OFFLOAD") &&
+	    atoi(getenv("DVX_MSG_TEST_OFFLOAD")))
+		w->cfg.flags |= DVX_MSG_F_CTS_OFFLOAD;
 	dvx_sim_fabric_cfg_default(&fc);
 	fc.max_nics = (uint32_t)n;
 	fc.max_qps = 1200;
@@ -287,4 +294,27 @@ int mw_settle(struct mw *w)
 			return 0;
 	} while (mw_now() < end);
 	return -ETIMEDOUT;
+}
+
+uint8_t mw_pat(uint32_t seed, uint64_t i)
+{
+	return (uint8_t)(seed * 131u + i * 7u + (i >> 9) + 1u);
+}
+
+void mw_fill(uint8_t *p, uint64_t len, uint32_t seed)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = mw_pat(seed, i);
+}
+
+int64_t mw_verify(const uint8_t *p, uint64_t len, uint32_t seed)
+{
+	uint64_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != mw_pat(seed, i))
+			return (int64_t)i;
+	return -1;
 }

@@ -69,4 +69,14 @@ int mw_check(struct mw *w);
 
 uint64_t mw_now(void);
 
+/* a message's bytes from @seed: byte @i, @len of them at @p, and the first byte that
+ * differs (-1: none) */
+uint8_t mw_pat(uint32_t seed, uint64_t i);
+void mw_fill(uint8_t *p, uint64_t len, uint32_t seed);
+int64_t mw_verify(const uint8_t *p, uint64_t len, uint32_t seed);
+
+/* set by a case that tests the FIFO clear-to-send itself: DVX_MSG_TEST_OFFLOAD=1 (every
+ * context asks for the CTS receiver offload) leaves its contexts alone */
+extern int mw_fifo_only;
+
 #endif

@@ -61,6 +61,10 @@ enum {
 					 * the data QPs never allow reads) */
 	DVX_MSG_F_NO_FALLBACK = 1u << 1,	/* a full pool is -ENOSPC at connect instead
 						 * of private QPs for that connection */
+	DVX_MSG_F_CTS_OFFLOAD = 1u << 2,	/* CTS receiver offload: connections whose two
+						 * ends both ask for it send small messages at
+						 * once into the receiver's eager ring, each
+						 * posted receive a credit (docs/msg.md) */
 };
 
 /**
@@ -102,6 +106,11 @@ enum {
  *		of the connection, a smaller one goes to one QP, round robin (default
  *		65536)
  * @flags:	DVX_MSG_F_*
+ * @eager_bytes: with DVX_MSG_F_CTS_OFFLOAD, the largest message sent eagerly (the
+ *		payload of one eager ring slot): a multiple of 64 up to 65536 (default
+ *		4096); larger messages go by rendezvous. Each communicator slot then
+ *		holds a ring and a staging area of max_reqs * (16 + @eager_bytes)
+ *		bytes in the FIFO region
  * @conn:	QP connection parameters (zero: dvx_qp_connect_cfg_init()'s); the
  *		remote access is the layer's own: REMOTE_WRITE only
  * @timeout_ns:	bound on one handshake, from its first connect call or its arrival
@@ -125,6 +134,7 @@ struct dvx_msg_cfg {
 	uint32_t max_shared_sets;
 	uint32_t max_private_sets;
 	uint32_t flags;
+	uint32_t eager_bytes;
 	uint64_t split_bytes;
 	struct dvx_qp_connect_cfg conn;
 	uint64_t timeout_ns;
@@ -186,6 +196,16 @@ struct dvx_msg {
  *		comm, no room, a peer that went away, a timeout), connects nobody collected,
  *		closes that ended at their deadline
  * @qp_errors:	QPs that failed (an error completion)
+ * @offloads:	connections in CTS-offload mode (either end)
+ * @cts_fallbacks: connections one end of which asked for CTS offload and that run
+ *		with the FIFO clear-to-send, both ends agreeing
+ * @eager:	messages sent eagerly into a receiver's ring
+ * @rts:	messages sent by rendezvous (offload mode, larger than the eager size
+ *		or from device memory)
+ * @cts_waits:	isend calls answered "try later" for want of a clear-to-send (FIFO
+ *		mode) or of its answer to a rendezvous
+ * @credit_waits: isend calls answered "try later" for want of a credit (offload)
+ * @credits:	credit words written back to senders
  */
 struct dvx_msg_stats {
 	uint32_t comms;
@@ -205,6 +225,13 @@ struct dvx_msg_stats {
 	uint64_t late;
 	uint64_t refused;
 	uint64_t qp_errors;
+	uint64_t offloads;
+	uint64_t cts_fallbacks;
+	uint64_t eager;
+	uint64_t rts;
+	uint64_t cts_waits;
+	uint64_t credit_waits;
+	uint64_t credits;
 };
 
 /**

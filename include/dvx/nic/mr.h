@@ -28,6 +28,8 @@ enum {
 /* struct dvx_mr.flags (what happened) */
 enum {
 	DVX_MR_RO_DROPPED = 1u << 0,	/* relaxed ordering asked for, device lacks it */
+	DVX_MR_DEVMEM = 1u << 1,	/* registered from a dma-buf: device memory, which
+					 * the CPU may not read or write */
 };
 
 /**
@@ -63,7 +65,7 @@ struct dvx_mr_cfg {
  * @lkey:	local key (data segments)
  * @rkey:	remote key (CPU order; send it to peers as dvx_cpu_to_be32(rkey))
  * @access:	access actually registered (RO removed when dropped)
- * @flags:	DVX_MR_RO_DROPPED
+ * @flags:	DVX_MR_RO_DROPPED, DVX_MR_DEVMEM
  * @live:	DVX_LIVE between reg and dereg (a create into a live object is -EBUSY)
  */
 struct dvx_mr {
