@@ -59,6 +59,7 @@ static struct {
 	const char *stats;
 	int sw_refs;
 	enum dvxn_gdr_mode gdr;	/* software NICs: what NCCL_PTR_CUDA memory goes through */
+	uint32_t cts, eager;	/* the CTS receiver offload, its eager size */
 } conf;
 
 static pthread_mutex_t conf_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -269,6 +270,7 @@ static int conf_read(void)
 	bad |= env_u32("DVX_NET_SIM_THREAD", 1, 0, 1, &thread);
 	bad |= env_u32("DVX_NET_WIRE_MAX_MSG", 4u << 20, 4096, 1u << 30, &max_msg);
 	bad |= env_u32("DVX_NET_CTS_OFFLOAD", 0, 0, 1, &cts);
+	bad |= env_u32("DVX_NET_EAGER_BYTES", 4096, 64, 65536, &conf.eager);
 	bad |= env_u32("DVX_NET_WIRE_RETRY_MS", 0, 0, 600000, &retry);
 	bad |= env_u32("DVX_NET_SIM_QPS", 512, 16, 65536, &qps);
 	bad |= env_u32("DVX_NET_GDR_MAX_REGS", 4096, 16, 65535, &gdr_regs);
@@ -277,11 +279,11 @@ static int conf_read(void)
 		bad |= env_u32("DVX_NET_SIM", 1, 1, DVXN_SW_MAX_NICS, &nsim);
 	if (bad)
 		return DVX_NCCL_INVALID_USAGE;
-	if (cts) {
-		WARN("DVX_NET_CTS_OFFLOAD=1: the receiver-side clear-to-send is not implemented yet "
-		     "(unset it)");
+	if (conf.eager & 63) {
+		WARN("DVX_NET_EAGER_BYTES=%u: a multiple of 64 (64 ... 65536)", conf.eager);
 		return DVX_NCCL_INVALID_USAGE;
 	}
+	conf.cts = cts;
 	conf.timeout_ns = (uint64_t)tmo * 1000000ull;
 	conf.speed = (int)speed;
 	conf.stats = getenv("DVX_NET_STATS");
@@ -308,6 +310,11 @@ static int conf_read(void)
 		rc = dvxn_gdr_probe(getenv("DVX_NET_GDR"), &conf.gdr, why, sizeof(why));
 		if (rc) {
 			WARN("GPU buffers: %s", why);
+			return DVX_NCCL_INVALID_USAGE;
+		}
+		if (conf.cts && conf.gdr != DVXN_GDR_OFF) {
+			WARN("DVX_NET_CTS_OFFLOAD=1 with DVX_NET_GDR: the receiver copies eager "
+			     "messages with the CPU, which GPU buffers do not allow (unset one)");
 			return DVX_NCCL_INVALID_USAGE;
 		}
 		sc.max_dmabufs = conf.gdr != DVXN_GDR_OFF ? gdr_regs : 0;
@@ -337,9 +344,11 @@ static int conf_read(void)
 			conf.guid[i] = nc.node_guid;
 		}
 	}
-	info("%u %s NIC%s, groups %u, depth x%u, %u QP%s per connection, %s, GPU buffers %s",
+	info("%u %s NIC%s, groups %u, depth x%u, %u QP%s per connection, CTS %s, %s, "
+	     "GPU buffers %s",
 	     conf.ndev, conf.hw ? "mlx5" : "software", conf.ndev == 1 ? "" : "s", conf.groups,
 	     conf.depth_mult, conf.nqps, conf.nqps == 1 ? "" : "s",
+	     conf.cts ? "offload (eager ring)" : "FIFO",
 	     conf.hw ? "hardware" : !getenv("DVX_NET_WIRE") ? "one process" :
 	     !strncmp(getenv("DVX_NET_WIRE"), "ondemand", 8) ? "wire on demand" : "wire mesh",
 	     conf.hw ? "no" : conf.gdr == DVXN_GDR_CUDA ? "through CUDA copies" :
@@ -439,6 +448,10 @@ static int ctx_make(int version, uint64_t comm_id, struct dvxn_ctx **out)
 	c->cfg.max_shared_sets = conf.groups ? conf.shared_sets : 0;
 	c->cfg.max_private_sets = conf.private_sets;
 	c->cfg.timeout_ns = conf.timeout_ns;
+	if (conf.cts) {
+		c->cfg.flags |= DVX_MSG_F_CTS_OFFLOAD;
+		c->cfg.eager_bytes = conf.eager;
+	}
 	rc = dvx_msg_mem_req(&c->cfg, &s, &f, &g);
 	if (rc) {
 		WARN("init: the messaging layer refused the configuration (groups %u, depth x%u, "
@@ -1279,9 +1292,13 @@ static void stats_write(struct dvxn_ctx *c)
 	fprintf(f, "\"msg\":{\"comms\":%u,\"closing\":%u,\"sets\":%u,\"shared_sets\":%u,\"qps\":%u,"
 		"\"cqs\":%u,\"pool_entries\":%u,\"ring_bytes\":%" PRIu64 ",\"primaries\":%" PRIu64
 		",\"secondaries\":%" PRIu64 ",\"privates\":%" PRIu64 ",\"fallbacks\":%" PRIu64
-		",\"late\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"qp_errors\":%" PRIu64 "},",
+		",\"late\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"qp_errors\":%" PRIu64 ",",
 		s.comms, s.closing, s.sets, s.shared_sets, s.qps, s.cqs, s.pool_entries, s.ring_bytes,
 		s.primaries, s.secondaries, s.privates, s.fallbacks, s.late, s.refused, s.qp_errors);
+	fprintf(f, "\"cts_offload\":%u,\"offloads\":%" PRIu64 ",\"cts_fallbacks\":%" PRIu64
+		",\"eager\":%" PRIu64 ",\"rts\":%" PRIu64 ",\"cts_waits\":%" PRIu64
+		",\"credit_waits\":%" PRIu64 ",\"credits\":%" PRIu64 "},", conf.cts, s.offloads,
+		s.cts_fallbacks, s.eager, s.rts, s.cts_waits, s.credit_waits, s.credits);
 	dvxn_gdr_counts(&copies, &failed);
 	fprintf(f, "\"gdr\":{\"mode\":\"%s\",\"gdr_copies\":%" PRIu64 ",\"gdr_failed\":%" PRIu64
 		"},", conf.hw ? "no" : conf.gdr == DVXN_GDR_CUDA ? "cuda" :
