@@ -79,14 +79,23 @@ static void connect_pair(void *ca, void *cb, struct link *l, size_t bytes)
 /* calls through the table during round trips (--small) */
 static long n_test, n_isend_null;
 
-static void wait_req(void *q)
+/* both requests of one leg, tested in turn as NCCL's proxy does (a rendezvous send
+ * of the CTS offload moves only when its sender is called) */
+static void wait_reqs(void *q1, void *q2)
 {
-	int done = 0, sizes[8], rc;
+	int d1 = 0, d2 = 0, sizes[8], rc;
 
-	while (!done) {
-		if ((rc = T->test(q, &done, sizes)))
-			die("test", rc);
-		n_test++;
+	while (!d1 || !d2) {
+		if (!d1) {
+			if ((rc = T->test(q1, &d1, sizes)))
+				die("test", rc);
+			n_test++;
+		}
+		if (!d2) {
+			if ((rc = T->test(q2, &d2, sizes)))
+				die("test", rc);
+			n_test++;
+		}
 	}
 }
 
@@ -155,8 +164,7 @@ static double round_trip(struct link *ab, struct link *ba, size_t sz, int n)
 				die("isend", rc);
 			n_isend_null += !q2;
 		}
-		wait_req(q1);
-		wait_req(q2);
+		wait_reqs(q1, q2);
 		q1 = q2 = NULL;
 		if ((rc = T->irecv(ba->rc, 1, &b2, &sz, &tag, &ba->rmr, NULL, &q1)) || !q1)
 			die("irecv", rc);
@@ -165,8 +173,7 @@ static double round_trip(struct link *ab, struct link *ba, size_t sz, int n)
 				die("isend", rc);
 			n_isend_null += !q2;
 		}
-		wait_req(q1);
-		wait_req(q2);
+		wait_reqs(q1, q2);
 	}
 	return (now() - t0) / n * 1e6;
 }
@@ -267,6 +274,9 @@ static int run(const char *env[], int nc, int quick, double *fig)
 	return st ? 0 : -1;
 }
 
+#define NCFG 6	/* configurations of the bandwidth table */
+#define NSCFG 4	/* and of --small: FIFO and CTS offload, private and shared */
+
 static int print_small(double (*fig)[SMALL_FIGS > NSIZES + 1 ? SMALL_FIGS : NSIZES + 1],
 		       const char **name, int nc)
 {
@@ -278,7 +288,7 @@ static int print_small(double (*fig)[SMALL_FIGS > NSIZES + 1 ? SMALL_FIGS : NSIZ
 	       "answered 'try later'; software NIC stepped by the one thread\n", nc, WIN);
 	printf("%-16s %8s %10s %10s %9s %9s  %s\n", "config", "size", "Mmsg/s", "RTT us",
 	       "tests/RT", "retry/RT", "RTT vs ref");
-	for (k = 0; k < 2; k++)
+	for (k = 0; k < NSCFG; k++)
 		for (i = 0; i < NSMALL; i++)
 			printf("%-16s %8zu %10.4f %10.1f %9.1f %9.1f  %+6.1f%%\n", name[k], small_sizes[i],
 			       fig[k][i * 4], fig[k][i * 4 + 1], fig[k][i * 4 + 2], fig[k][i * 4 + 3],
@@ -293,10 +303,14 @@ int main(int argc, char **argv)
 	static const char *g4[] = { "DVX_NET_COMM_NGROUPS=4", NULL };
 	static const char *g4d4[] = { "DVX_NET_COMM_NGROUPS=4", "DVX_NET_QP_DEPTH_MULT=4", NULL };
 	static const char *q4[] = { "DVX_NET_COMM_NGROUPS=0", "DVX_NET_QPS_PER_CONN=4", NULL };
-	const char **cfg[] = { off, g1, g4, g4d4, q4 };
+	static const char *co[] = { "DVX_NET_COMM_NGROUPS=0", "DVX_NET_CTS_OFFLOAD=1", NULL };
+	static const char *cog1[] = { "DVX_NET_COMM_NGROUPS=1", "DVX_NET_CTS_OFFLOAD=1", NULL };
+	const char **cfg[] = { off, g1, g4, g4d4, q4, co };
 	const char *name[] = { "private (ref)", "shared 1 grp", "shared 4 grp", "4 grp depth x4",
-			       "private 4 QPs" };
-	double fig[5][SMALL_FIGS > NSIZES + 1 ? SMALL_FIGS : NSIZES + 1];
+			       "private 4 QPs", "CTS offload" };
+	const char **scfg[] = { off, g1, co, cog1 };
+	const char *sname[] = { "private (ref)", "shared 1 grp", "CTS offload", "offload 1 grp" };
+	double fig[NCFG][SMALL_FIGS > NSIZES + 1 ? SMALL_FIGS : NSIZES + 1];
 	int nc = 4, quick = 0, i, k;
 	unsigned s;
 
@@ -314,20 +328,21 @@ int main(int argc, char **argv)
 	}
 	if (nc < 1 || nc > MAXC)
 		return 2;
-	for (k = 0; k < (small ? 2 : 5); k++)
-		if (run(cfg[k], nc, quick, fig[k])) {
-			fprintf(stderr, "nccl-net-bench: configuration '%s' failed\n", name[k]);
+	for (k = 0; k < (small ? NSCFG : NCFG); k++)
+		if (run(small ? scfg[k] : cfg[k], nc, quick, fig[k])) {
+			fprintf(stderr, "nccl-net-bench: configuration '%s' failed\n",
+				small ? sname[k] : name[k]);
 			return 1;
 		}
 	if (small)
-		return print_small(fig, name, nc);
+		return print_small(fig, sname, nc);
 	printf("libnccl-net-dvx.so v11, %d comms A->B, %d in flight each, software NIC stepped by "
 	       "the one thread\n", nc, WIN);
 	printf("%-16s %10s", "config", "8 B Mmsg/s");
 	for (s = 1; s < NSIZES; s++)
 		printf(" %9zuK", sizes[s] / 1024);
 	printf(" %10s  vs ref\n", "RTT 8B us");
-	for (k = 0; k < 5; k++) {
+	for (k = 0; k < NCFG; k++) {
 		printf("%-16s %10.3f", name[k], fig[k][0]);
 		for (s = 1; s < NSIZES; s++)
 			printf(" %8.2fGB", fig[k][s]);
