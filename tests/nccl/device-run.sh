@@ -24,8 +24,10 @@
 #   JOBS       configurations run at once (default 1). More than one shares the two GPUs
 #              and the CPUs between them: the results are still checked exactly, but the
 #              bandwidth figures are not one configuration's alone (time with JOBS=1)
-# Configurations: off, g{1,2,4}d{1,2,4}q1, g{1,2,4}d1q4, off-2nics, g2-2nics, socket.
-# Sets: quick (off g2d1q1 g2d1q4 off-2nics socket), pool (the g* ones), all (default).
+# Configurations: off, g{1,2,4}d{1,2,4}q1, g{1,2,4}d1q4, off-2nics, g2-2nics, socket;
+# NAME-cts is NAME with the CTS receiver offload (DVX_NET_CTS_OFFLOAD=1).
+# Sets: quick (off g2d1q1 g2d1q4 off-2nics socket), pool (the g* ones), cts (off-cts
+# g2d1q1-cts g4d4q4-cts off-2nics-cts g2-2nics-cts), all (default: not the cts ones).
 # One line per configuration on stdout and in $OUT/summary.txt; the exit status is
 # non-zero if any configuration failed.
 # shellcheck disable=SC2086 # $P and $launch are lists of words
@@ -98,14 +100,18 @@ run() {	# NAME, then VAR=VALUE ...: at most $jobs at once
 }
 
 one() {
-	case $1 in
-	off) run off $P DVX_NET_COMM_NGROUPS=0 ;;
-	off-2nics) run off-2nics $P DVX_NET_SIM=2 DVX_NET_COMM_NGROUPS=0 ;;
-	g2-2nics) run g2-2nics $P DVX_NET_SIM=2 DVX_NET_COMM_NGROUPS=2 ;;
+	# NAME-cts: the configuration with the CTS receiver offload (DVX_NET_CTS_OFFLOAD=1)
+	X=DVX_NET_CTS_OFFLOAD=0
+	c=$1
+	case $c in *-cts) c=${c%-cts}; X=DVX_NET_CTS_OFFLOAD=1 ;; esac
+	case $c in
+	off) run "$1" $P $X DVX_NET_COMM_NGROUPS=0 ;;
+	off-2nics) run "$1" $P $X DVX_NET_SIM=2 DVX_NET_COMM_NGROUPS=0 ;;
+	g2-2nics) run "$1" $P $X DVX_NET_SIM=2 DVX_NET_COMM_NGROUPS=2 ;;
 	socket) run socket NCCL_NET=Socket ;;
 	g[124]d[124]q[14])
-		g=${1#g}; g=${g%%d*}; d=${1#*d}; d=${d%%q*}; q=${1#*q}
-		run "$1" $P DVX_NET_COMM_NGROUPS="$g" DVX_NET_QP_DEPTH_MULT="$d" \
+		g=${c#g}; g=${g%%d*}; d=${c#*d}; d=${d%%q*}; q=${c#*q}
+		run "$1" $P $X DVX_NET_COMM_NGROUPS="$g" DVX_NET_QP_DEPTH_MULT="$d" \
 			DVX_NET_QPS_PER_CONN="$q" ;;
 	*) echo "$1: no such configuration" | tee -a "$out/summary.txt"; failed=1 ;;
 	esac
@@ -116,6 +122,7 @@ pool="g1d1q1 g1d2q1 g1d4q1 g1d1q4 g2d1q1 g2d2q1 g2d4q1 g2d1q4 g4d1q1 g4d2q1 g4d4
 for a in "$@"; do
 	case $a in
 	quick) for c in off g2d1q1 g2d1q4 off-2nics socket; do one "$c"; done ;;
+	cts) for c in off-cts g2d1q1-cts g4d4q4-cts off-2nics-cts g2-2nics-cts; do one "$c"; done ;;
 	pool) for c in $pool; do one "$c"; done ;;
 	all) for c in off $pool off-2nics g2-2nics socket; do one "$c"; done ;;
 	*) one "$a" ;;
