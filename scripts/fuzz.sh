@@ -84,6 +84,7 @@ max_len() {
 	sim-wqe) echo 8192 ;;
 	bootstrap) echo 8192 ;;
 	msg-hs) echo 4096 ;;
+	msg-data) echo 2048 ;;
 	ht-hs) echo 4096 ;;
 	win-rec) echo 1024 ;;
 	sim-wire) echo 16384 ;;
@@ -98,7 +99,7 @@ max_len() {
 # software NIC make) cost them as much as the input; off for those two (bench/RESULTS.md)
 harness_args() {
 	case $1 in
-	msg-hs|ht-hs) echo "-use_value_profile=0 -entropic=0" ;;
+	msg-hs|ht-hs|msg-data) echo "-use_value_profile=0 -entropic=0" ;;
 	*) echo "-use_value_profile=1" ;;
 	esac
 }

@@ -5,7 +5,8 @@
  * HELLO and READY to an acceptor, the acceptor's REPLY and DONE to a connector.
  *
  * Public API only (dvx/msg/msg.h) over the software NIC. Two contexts live for the whole
- * run, A (tested, NIC 0, sharing on: 2 groups, 2 QPs per connection) with a listen comm,
+ * run, A (tested, NIC 0, sharing on: 2 groups, 2 QPs per connection, the CTS receiver
+ * offload asked for: HELLO byte 54, REPLY bytes 22-43) with a listen comm,
  * and B (NIC 1, the honest peer the seeds are recorded from) with one. Their cfg.hal is
  * this file's host table: stream sockets of its own (no OS socket), a virtual clock
  * (each pass costs 1 ms; silence ends at the handshake's 1 s timeout), random bytes from
@@ -387,6 +388,9 @@ static void setup(void)
 		c.max_reqs = 4;
 		c.max_recvs = 2;
 		c.groups = 2;
+		/* both ask for the CTS offload: HELLO's wish, REPLY's ring (docs/msg.md) */
+		c.flags = DVX_MSG_F_CTS_OFFLOAD;
+		c.eager_bytes = 256;
 		c.max_shared_sets = 4;
 		c.max_private_sets = 4;
 		c.timeout_ns = TIMEOUT_NS;

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tests/fuzz/lf/msg_data.c - libFuzzer harness: the messaging layer's data path (core/msg/
+ * data.c), the bytes a peer writes into this end's memory with its RDMA rights: the
+ * clear-to-send entries, close marker and credit word of a send comm's FIFO, and the
+ * eager ring of a recv comm (CTS receiver offload, docs/msg.md), as plain WRITEs and
+ * as WRITEs with immediate whose immediates it chooses.
+ *
+ * Per input, on the software NIC in one process (tests/msg/mworld.c): A (tested) and B
+ * (the peer) connect both ways, each connection with the offload or without (byte 0);
+ * then a script of operations: A's irecv (1-2 buffers between guard bands), A's isend,
+ * B's honest isend and irecv, B's raw WRITE or WRITE with immediate (any bytes, any
+ * immediate, at any offset of A's ring or A's FIFO area, with the keys B was given), and
+ * progress with a test of every request of A's. Then everything closes.
+ *
+ * Checks: A's invariant checker (dvx_msg_check()) after every operation; a request of
+ * A's that completes without error reports at most its buffers' sizes; the guard bands
+ * around A's buffers never change (A writes only where it posted); every close finishes
+ * (bounded by the contexts' 50 ms timeout) and A then holds no communicator.
+ *
+ * Feeds: byte 0 [0] A->B offload, [1] B->A offload; then operations, one byte each
+ * (op % 7) with their arguments from the bytes after it.
+ */
+#include "lf.h"
+
+#include "../../msg/mworld.h"
+#include "../../../core/msg/msg_priv.h"	/* white box: B's QPs, the keys it holds */
+
+#define NREQ 8
+#define BUF 2048	/* a buffer's largest size */
+#define GUARD 64
+#define SLOT (BUF + 2 * GUARD)
+#define GBYTE 0xa5
+
+static struct mw W;
+static int up;
+
+struct areq {
+	struct dvx_msg_req *q;
+	int n;
+	size_t size[2];
+};
+
+static struct areq rq[NREQ], sq[NREQ];
+
+static void guards_set(void)
+{
+	memset(W.r[1].buf, GBYTE, NREQ * 2 * SLOT);
+}
+
+static void guards_check(void)
+{
+	uint8_t *b = W.r[1].buf;
+	int i, j;
+
+	for (i = 0; i < NREQ * 2; i++)
+		for (j = 0; j < GUARD; j++) {
+			LF_CHECK(b[i * SLOT + j] == GBYTE);
+			LF_CHECK(b[i * SLOT + GUARD + BUF + j] == GBYTE);
+		}
+}
+
+static void world_up(void)
+{
+	struct dvx_msg_cfg c;
+
+	memset(&c, 0, sizeof(c));
+	c.max_comms = 8;
+	c.max_pending = 4;
+	c.max_reqs = 4;
+	c.max_recvs = 2;
+	c.flags = DVX_MSG_F_CTS_OFFLOAD;
+	c.eager_bytes = 256;
+	c.timeout_ns = 50000000ull;
+	LF_CHECK(!mw_init(&W, 2, &c, 1u << 20, 0));
+	up = 1;
+}
+
+/* test every request of A's once; completed ones are checked and let go */
+static void test_all(void)
+{
+	int i, k, done;
+
+	for (i = 0; i < NREQ; i++)
+		for (k = 0; k < 2; k++) {
+			struct areq *a = k ? &sq[i] : &rq[i];
+			size_t got[DVX_MSG_MAX_RECVS] = { 0 };
+			int err, b;
+
+			if (!a->q)
+				continue;
+			done = 0;
+			err = dvx_msg_test(a->q, &done, got);
+			if (!done) {
+				LF_CHECK(!err);
+				continue;
+			}
+			for (b = 0; !err && b < a->n; b++)
+				LF_CHECK(got[b] <= a->size[b]);
+			a->q = NULL;
+		}
+}
+
+static void check_a(void)
+{
+	const char *why = NULL;
+
+	if (dvx_msg_check(&W.r[1].m, &why)) {
+		fprintf(stderr, "A: %s\n", why);
+		LF_CHECK(0);
+	}
+	guards_check();
+}
+
+/* B's raw WRITE (with immediate when @imm_on) of @len input bytes into A's memory */
+static void raw_write(struct dvx_msg_comm *bs, struct dvx_msg_comm *br, struct lf_in *in)
+{
+	struct dvx_msg_state *st = W.r[0].m.st;
+	uint8_t how = lf_u8(in);
+	uint32_t len = lf_u16(in) % 320, off = lf_u16(in), imm = lf_u32(in), i;
+	struct dvx_msg_comm *via = (how & 2) ? bs : br;
+	struct msg_set *x;
+	struct dvx_qp *qp;
+	uint64_t raddr;
+	uint32_t rkey;
+	int err;
+
+	if (!via || via->state != MSG_CS_LIVE || via->err || !via->mapped)
+		return;
+	x = &st->sets[via->set];
+	qp = &x->qp[via->map[0]];
+	if (via == bs && bs->offload) {	/* A's eager ring */
+		raddr = bs->ring_addr + off % (bs->max_reqs * bs->ring_slot);
+		rkey = bs->ring_rkey;
+	} else if (via == br) {	/* A's send comm's FIFO, marker and credit word */
+		raddr = br->rfifo_addr + off % ((br->fifo_depth * br->fifo_recvs + 2) * 32);
+		rkey = br->rfifo_rkey;
+	} else {
+		return;
+	}
+	if (how & 4)
+		imm = (imm & ~0xffffu) | bs->peer_comm;	/* names A's recv comm */
+	for (i = 0; i < len; i++)
+		W.r[0].buf[(1u << 19) + i] = lf_u8(in);
+	if (dvx_mlx5_sq_room(&qp->sq, &qp->sqc) < 1)
+		return;
+	if (how & 1) {
+		/* a WRITE with immediate: it takes one of A's receives (none: the peer's QP
+		 * waits, receiver not ready, until its close) */
+		err = dvx_qp_post_write_imm(qp, 0,
+					    &(struct dvx_mlx5_sge){ (uint64_t)(uintptr_t)(W.r[0].buf +
+											  (1u << 19)),
+								    len, W.r[0].mr.lkey },
+					    &(struct dvx_mlx5_raddr){ raddr, rkey }, imm,
+					    DVX_POST_SIGNALED);
+	} else {
+		err = dvx_qp_post_write(qp, 0, (uint64_t)(uintptr_t)(W.r[0].buf + (1u << 19)),
+					W.r[0].mr.lkey, len, raddr, rkey, DVX_POST_SIGNALED);
+	}
+	if (!err)
+		dvx_qp_ring(qp);
+}
+
+static void a_irecv(struct dvx_msg_comm *ar, struct lf_in *in)
+{
+	int i = lf_u8(in) % NREQ, n = 1 + (lf_u8(in) & 1), b;
+	void *bufs[2];
+	size_t sizes[2];
+	uint32_t tags[2];
+	struct dvx_mr *mrs[2] = { &W.r[1].mr, &W.r[1].mr };
+
+	if (rq[i].q || ar->state != MSG_CS_LIVE)
+		return;
+	for (b = 0; b < n; b++) {
+		bufs[b] = W.r[1].buf + (i * 2 + b) * SLOT + GUARD;
+		sizes[b] = lf_u16(in) % (BUF + 1);
+		tags[b] = lf_u8(in) & 3;
+		rq[i].size[b] = sizes[b];
+	}
+	rq[i].n = n;
+	if (dvx_msg_irecv(ar, n, bufs, sizes, tags, mrs, &rq[i].q))
+		rq[i].q = NULL;
+}
+
+static void a_isend(struct dvx_msg_comm *as, struct lf_in *in)
+{
+	int i = lf_u8(in) % NREQ;
+	size_t size = lf_u16(in) % 4096;
+	uint32_t tag = lf_u8(in) & 3;
+
+	if (sq[i].q || as->state != MSG_CS_LIVE)
+		return;
+	sq[i].n = 1;
+	sq[i].size[0] = size;
+	if (dvx_msg_isend(as, W.r[1].buf + (1u << 19), size, tag, &W.r[1].mr, &sq[i].q))
+		sq[i].q = NULL;
+}
+
+/* B as an honest peer: an isend to A, an irecv from A (whose requests it drops) */
+static void b_honest(struct dvx_msg_comm *bs, struct dvx_msg_comm *br, struct lf_in *in)
+{
+	struct dvx_msg_req *q = NULL;
+	size_t size = lf_u16(in) % 4096;
+	uint32_t tag = lf_u8(in) & 3;
+	void *buf = W.r[0].buf + (1u << 18);
+	struct dvx_mr *mr = &W.r[0].mr;
+
+	if (lf_u8(in) & 1) {
+		if (bs->state == MSG_CS_LIVE)
+			dvx_msg_isend(bs, W.r[0].buf, size, tag, &W.r[0].mr, &q);
+	} else if (br->state == MSG_CS_LIVE) {
+		dvx_msg_irecv(br, 1, &buf, &size, &tag, &mr, &q);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct lf_in in = { data, size };
+	struct dvx_msg_comm *bs = NULL, *ar = NULL, *as = NULL, *br = NULL;
+	struct dvx_msg_stats st;
+	uint8_t f;
+	int ops = 0;
+
+	if (!up)
+		world_up();
+	f = lf_u8(&in);
+	memset(rq, 0, sizeof(rq));
+	memset(sq, 0, sizeof(sq));
+	guards_set();
+	/* B -> A, then A -> B, each with the offload when its bit says so (both ends ask) */
+	W.r[0].m.st->cfg.flags = W.r[1].m.st->cfg.flags = (f & 2) ? DVX_MSG_F_CTS_OFFLOAD : 0;
+	LF_CHECK(!mw_pair(&W, 0, 1, 0, &bs, &ar));
+	W.r[0].m.st->cfg.flags = W.r[1].m.st->cfg.flags = (f & 1) ? DVX_MSG_F_CTS_OFFLOAD : 0;
+	LF_CHECK(!mw_pair(&W, 1, 0, 0, &as, &br));
+	W.r[0].m.st->cfg.flags = W.r[1].m.st->cfg.flags = DVX_MSG_F_CTS_OFFLOAD;
+	check_a();
+	while (in.n && ops++ < 64) {
+		switch (lf_u8(&in) % 7) {
+		case 0:
+			a_irecv(ar, &in);
+			break;
+		case 1:
+			a_isend(as, &in);
+			break;
+		case 2:
+			b_honest(bs, br, &in);
+			break;
+		case 3:
+		case 4:
+			raw_write(bs, br, &in);
+			break;
+		default: {
+			int k = 1 + (lf_u8(&in) & 3);
+
+			while (k--)
+				mw_progress(&W);
+			test_all();
+			break;
+		}
+		}
+		check_a();
+	}
+	mw_progress(&W);
+	test_all();
+	check_a();
+	dvx_msg_close(ar);
+	dvx_msg_close(as);
+	dvx_msg_close(bs);
+	dvx_msg_close(br);
+	LF_CHECK(!mw_settle(&W));
+	check_a();
+	dvx_msg_get_stats(&W.r[1].m, &st);
+	LF_CHECK(st.comms == 0);
+	dvx_msg_get_stats(&W.r[0].m, &st);
+	LF_CHECK(st.comms == 0);
+	return 0;
+}
+
+/* ---- seeds: scripts of honest traffic both ways, with and without the offload ---- */
+
+static void write_seeds(void)
+{
+	static const uint8_t honest[] = {
+		3,			/* offload both ways */
+		0, 0, 0, 100, 0, 1,	/* A irecv slot 0, 1 buffer of 100, tag 1 */
+		2, 50, 0, 1, 1,		/* B isend 50 B tag 1 */
+		5, 3,			/* progress, test */
+		2, 100, 0, 2, 0,	/* B irecv 100 tag 2 */
+		1, 1, 80, 0, 2,		/* A isend 80 tag 2 */
+		5, 3, 5, 3,
+		0, 2, 1, 0, 1, 1, 8, 0, 2,	/* A irecv slot 2, 2 buffers */
+		2, 0, 2, 1, 1,		/* B isend 512 tag 1 (rendezvous past 256) */
+		5, 3, 5, 3,
+	};
+	static const uint8_t raw[] = {
+		3,
+		0, 0, 0, 1, 3,		/* A irecv 256 tag 3 */
+		3, 7, 16, 0, 0, 0, 0, 0, 0, 0,	/* B raw WRITE_IMM into the ring */
+		1, 0, 0, 0, 3, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0,
+		5, 3,
+		4, 0, 32, 0, 0, 0, 0, 0, 0, 0,	/* B raw WRITE into A's FIFO */
+		0x53, 0x43, 0x4c, 0x44, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		1, 0, 64, 0, 1,		/* A isend 64 tag 1 */
+		5, 3,
+	};
+	uint8_t fifo[sizeof(honest)];
+
+	lf_seed("honest-offload", honest, sizeof(honest));
+	memcpy(fifo, honest, sizeof(honest));
+	fifo[0] = 0;
+	lf_seed("honest-fifo", fifo, sizeof(fifo));
+	lf_seed("raw-offload", raw, sizeof(raw));
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	lf_seed_mode(write_seeds);
+	return 0;
+}
