@@ -694,6 +694,39 @@ void dvx_msg_get_stats(const struct dvx_msg *m, struct dvx_msg_stats *s)
 	dvx_msg_stats_of(m->st, s);
 }
 
+int dvx_msg_comm_qp_stats(const struct dvx_msg_comm *comm, uint32_t slot,
+			  struct dvx_msg_qp_stats *out)
+{
+	const struct msg_set *x;
+	const struct dvx_qp *qp;
+	uint32_t q;
+
+	if (!comm || !out || comm->magic != MSG_COMM_MAGIC || !comm->st ||
+	    (comm->kind != MSG_K_SEND && comm->kind != MSG_K_RECV))
+		return -EINVAL;
+	if (slot >= comm->nqps || !comm->mapped)
+		return -ENOENT;
+	x = &comm->st->sets[comm->set];
+	q = comm->map[slot];
+	qp = &x->qp[q];
+	if (qp->live != DVX_LIVE)
+		return -ENOENT;
+	memset(out, 0, sizeof(*out));
+	out->qpn = qp->qpn;
+	out->nic = x->nic;
+	out->shared = x->shared;
+	out->dir = x->dir;
+	out->failed = (x->failed_mask >> q) & 1u;
+	out->comms = x->qp_refs[q];
+	out->sq_posted = qp->sqc.resv;
+	out->sq_done = qp->sqc.ci;
+	out->rq_posted = qp->rq.pi;
+	out->rq_done = qp->rq.ci;
+	out->cqes = x->cqes[q];
+	out->errors = x->cqe_errs[q];
+	return 0;
+}
+
 int dvx_msg_comm_info(const struct dvx_msg_comm *comm, int *shared, uint32_t *nqps,
 		      uint32_t *id)
 {

@@ -267,6 +267,8 @@ struct msg_set {
 	uint32_t nretired;	/* QPs destroyed while the CQ lives: their CQEs left in */
 	uint32_t retired_qpn[DVX_MSG_MAX_QPS];	/* the CQ are counted late, not errors */
 	uint32_t qp_refs[DVX_MSG_MAX_QPS];	/* communicator slots mapped to each QP */
+	uint64_t cqes[DVX_MSG_MAX_QPS];	/* completions taken per QP (telemetry) */
+	uint64_t cqe_errs[DVX_MSG_MAX_QPS];
 	uint32_t cr_res[DVX_MSG_MAX_QPS];	/* offload: credits its comms reserved (at most
 						 * half the receive queue) */
 	int32_t qp_err[DVX_MSG_MAX_QPS];

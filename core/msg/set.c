@@ -43,6 +43,9 @@ int dvx_msg_set_alloc(struct dvx_msg_state *st, int shared, uint32_t *set)
 		memset(x->orphans, 0, sizeof(x->orphans));
 		memset(x->qp_refs, 0, sizeof(x->qp_refs));
 		memset(x->qp_err, 0, sizeof(x->qp_err));
+		memset(x->cr_res, 0, sizeof(x->cr_res));
+		memset(x->cqes, 0, sizeof(x->cqes));
+		memset(x->cqe_errs, 0, sizeof(x->cqe_errs));
 		*set = i;
 		return 0;
 	}

@@ -90,6 +90,7 @@ struct dvxn_comm {
 	uint32_t id, nqps;
 	int shared;
 	uint64_t posted, completed, bytes, waits, errors;
+	struct dvx_msg_qp_stats qps[DVX_MSG_MAX_QPS];	/* its QPs when it closed (telemetry) */
 	struct dvxn_comm *next;
 };
 
@@ -844,6 +845,17 @@ int dvxn_accept(void *listen_comm, void **recv_comm)
 	return DVX_NCCL_OK;
 }
 
+/* the counters of a comm's QPs, kept for the telemetry (a shared QP's are all its
+ * comms' together; a QP gone already stays zero) */
+static void qp_snap(struct dvxn_comm *k)
+{
+	uint32_t i;
+
+	for (i = 0; k->mc && i < k->nqps && i < DVX_MSG_MAX_QPS; i++)
+		if (dvx_msg_comm_qp_stats(k->mc, i, &k->qps[i]))
+			memset(&k->qps[i], 0, sizeof(k->qps[i]));
+}
+
 static int close_comm(void *comm, int kind, const char *call)
 {
 	struct dvxn_comm *k = comm_of(comm, kind, call);
@@ -854,6 +866,7 @@ static int close_comm(void *comm, int kind, const char *call)
 		return DVX_NCCL_INTERNAL_ERROR;
 	c = k->ctx;
 	pthread_mutex_lock(&c->lock);
+	qp_snap(k);
 	rc = dvx_msg_close(k->mc);
 	k->closed = 1;		/* kept for the telemetry until the instance goes */
 	k->mc = NULL;
@@ -1305,13 +1318,27 @@ static void stats_write(struct dvxn_ctx *c)
 		conf.gdr == DVXN_GDR_HOST ? "host" : "no", copies, failed);
 	fprintf(f, "\"comms\":[");
 	for (k = c->comms; k; k = k->next) {
+		uint32_t q;
+
 		if (k->kind == K_LISTEN)
 			continue;
+		if (!k->closed)
+			qp_snap(k);
 		fprintf(f, "%s{\"kind\":\"%s\",\"nic\":\"%s\",\"id\":%u,\"shared\":%d,\"qps\":%u,"
 			"\"posted\":%" PRIu64 ",\"completed\":%" PRIu64 ",\"bytes\":%" PRIu64
-			",\"waits\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"closed\":%d}", first ? "" : ",",
-			kinds[k->kind], conf.names[k->nic], k->id, k->shared, k->nqps, k->posted,
-			k->completed, k->bytes, k->waits, k->errors, k->closed);
+			",\"waits\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"closed\":%d,\"qp\":[",
+			first ? "" : ",", kinds[k->kind], conf.names[k->nic], k->id, k->shared, k->nqps,
+			k->posted, k->completed, k->bytes, k->waits, k->errors, k->closed);
+		for (q = 0; q < k->nqps && q < DVX_MSG_MAX_QPS; q++) {
+			const struct dvx_msg_qp_stats *x = &k->qps[q];
+
+			fprintf(f, "%s{\"qpn\":%u,\"shared\":%u,\"comms\":%u,\"sq_posted\":%" PRIu64
+				",\"sq_done\":%" PRIu64 ",\"rq_posted\":%" PRIu64 ",\"rq_done\":%" PRIu64
+				",\"cqes\":%" PRIu64 ",\"errors\":%" PRIu64 "}", q ? "," : "", x->qpn,
+				x->shared, x->comms, x->sq_posted, x->sq_done, x->rq_posted, x->rq_done,
+				x->cqes, x->errors);
+		}
+		fprintf(f, "]}");
 		first = 0;
 	}
 	fprintf(f, "]}\n");

@@ -1088,8 +1088,12 @@ static void test_stats_sharing(void **state)
 	assert_int_equal(json_sum(path, "primaries"), 0);
 	assert_int_equal(json_sum(path, "secondaries"), 0);
 	assert_int_equal(json_sum(path, "privates"), 2 * 2 * 8);	/* both ends of 16 */
-	assert_int_equal(json_sum(path, "errors"), 0);
+	assert_int_equal(json_sum(path, "errors"), 0);	/* per comm and per QP */
 	assert_true(json_sum(path, "completed") > 0);
+	/* per QP: the send side's WQEs and the receive side's receives, all completed */
+	assert_true(json_sum(path, "sq_posted") > 0);
+	assert_true(json_sum(path, "rq_done") > 0);
+	assert_true(json_sum(path, "cqes") > 0);
 	stats_case(&R, "DVX_NET_COMM_NGROUPS=2", 1, on, path, sizeof(path));
 	assert_true(json_sum(path, "primaries") > 0);
 	assert_true(json_sum(path, "secondaries") > 0);

@@ -483,6 +483,51 @@ int dvx_msg_check(const struct dvx_msg *m, const char **why);
 void dvx_msg_get_stats(const struct dvx_msg *m, struct dvx_msg_stats *s);
 
 /**
+ * struct dvx_msg_qp_stats - one QP of a communicator, as its NIC's queues count it.
+ * @qpn:	the QP's number
+ * @nic:	the context's NIC index it is on
+ * @shared:	1: a shared set's QP (the pool's), 0: private
+ * @dir:	0: a send comm's (sends data), 1: a recv comm's (takes data)
+ * @failed:	1 once the QP saw an error completion
+ * @rsvd:	zero
+ * @comms:	communicator slots mapped to it now
+ * @sq_posted:	send WQEBBs posted (data, clear-to-sends, notices, credit words)
+ * @sq_done:	send WQEBBs the NIC is done with (completions seen)
+ * @rq_posted:	receive WQEs posted (data, credits, spares)
+ * @rq_done:	receive WQEs consumed
+ * @cqes:	completions of this QP taken from its set's CQ
+ * @errors:	error completions among them
+ */
+struct dvx_msg_qp_stats {
+	uint32_t qpn;
+	uint32_t nic;
+	uint8_t shared;
+	uint8_t dir;
+	uint8_t failed;
+	uint8_t rsvd;
+	uint32_t comms;
+	uint64_t sq_posted;
+	uint64_t sq_done;
+	uint64_t rq_posted;
+	uint64_t rq_done;
+	uint64_t cqes;
+	uint64_t errors;
+};
+
+/**
+ * dvx_msg_comm_qp_stats() - the counters of one QP a communicator uses (per-QP
+ * telemetry: a plugin snapshots them before it closes the communicator; a shared QP's
+ * counters are all its communicators' together).
+ * @comm:	a live send or recv communicator
+ * @slot:	its QP slot (0 ... nqps - 1, dvx_msg_comm_info())
+ * @out:	filled on success
+ * Context: between calls on its context. Return: 0; -EINVAL (not a live send/recv comm,
+ * NULL @out); -ENOENT (@slot past its QPs, or the QP is gone).
+ */
+int dvx_msg_comm_qp_stats(const struct dvx_msg_comm *comm, uint32_t slot,
+			  struct dvx_msg_qp_stats *out);
+
+/**
  * dvx_msg_comm_info() - what a communicator is (for tools and tests).
  * @comm:	a send or recv communicator
  * @shared:	1 when it uses a shared set, 0 for private QPs
