@@ -367,8 +367,10 @@ int dvxn_sw_reach(const struct dvxn_sw_id *id, const uint8_t at[DVXN_SW_AT_BYTES
 	struct dvx_hal_sock_addr a;
 	int rc;
 
-	if (!sw.fab)
+	if (!sw.fab) {
+		say(why, len, "the process's software NICs are not up");
 		return -EINVAL;
+	}
 	self.kind = sw.kind;
 	self.rank = sw.rank;
 	self.nranks = sw.nranks;
