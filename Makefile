@@ -196,7 +196,7 @@ bench-bins := $(addprefix $(objtree)/bench/,$(bench-y))
 # (plugins/nccl, docs/nccl.md), links a PIC build of the library ($(O)/pic/) statically:
 # it needs no libdvx.so at run time and exports only NCCL's four tables.
 PLUGIN_NCCL := $(objtree)/plugins/nccl/libnccl-net-dvx.so
-plugin-nccl-objs := $(addprefix $(objtree)/plugins/nccl/,net.o sw.o gdr.o exports.o)
+plugin-nccl-objs := $(addprefix $(objtree)/plugins/nccl/,net.o handle.o sw.o gdr.o exports.o)
 PICLIB := $(objtree)/pic/libdvx-pic.a
 pic-objs := $(patsubst $(objtree)/%,$(objtree)/pic/%,$(all-lib-objs))
 plugins-y := $(if $(filter y,$(CONFIG_DVX_SIM)),$(PLUGIN_NCCL))

@@ -89,6 +89,7 @@ max_len() {
 	win-rec) echo 1024 ;;
 	sim-wire) echo 16384 ;;
 	sim-ring) echo 16384 ;;
+	nccl-handle) echo 512 ;;
 	*) echo 4096 ;;
 	esac
 }

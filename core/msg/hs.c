@@ -20,73 +20,12 @@
 
 #include <dvx/hal.h>
 
-#define HANDLE_MAGIC 0x48585644u	/* "DVXH" */
 #define STAGE_MAGIC 0x53585644u		/* "DVXS" */
-#define HANDLE_VERSION 1
-#define HANDLE_PATH_MAX 48
 #define HELLO_BODY 64
 #define REPLY_FIXED 48
 #define READY_FIXED 16
 #define DONE_BODY 16
 #define CONN_BYTES ((uint32_t)sizeof(struct dvx_qp_conn))
-
-/* ------------------------------------------------------------------------------
- * Handles
- */
-static void handle_fill(const struct dvx_msg_state *st, const struct dvx_msg_comm *l,
-			struct dvx_msg_handle *h)
-{
-	uint8_t *w = h->wire;
-	size_t n;
-
-	memset(h, 0, sizeof(*h));
-	dvx_msg_put32(w, HANDLE_MAGIC);
-	w[4] = HANDLE_VERSION;
-	w[5] = (uint8_t)st->addr.family;
-	w[6] = (uint8_t)l->nic;
-	dvx_msg_put64(w + 8, st->ctx_id);
-	dvx_msg_put64(w + 16, l->cookie);
-	dvx_msg_put16(w + 24, l->id);
-	dvx_msg_put16(w + 26, st->addr.port);
-	dvx_msg_put32(w + 28, st->addr.scope_id);
-	memcpy(w + 32, st->addr.ip, 16);
-	n = strnlen(st->addr.path, HANDLE_PATH_MAX - 1);
-	memcpy(w + 48, st->addr.path, n);
-}
-
-static int handle_parse(const struct dvx_msg_handle *h, struct dvx_hal_sock_addr *a,
-			uint64_t *ctx, uint64_t *cookie, uint16_t *listen_id, uint8_t *nic)
-{
-	const uint8_t *w = h->wire;
-
-	if (dvx_msg_get32(w) != HANDLE_MAGIC || w[4] != HANDLE_VERSION)
-		return -EINVAL;
-	memset(a, 0, sizeof(*a));
-	a->family = w[5];
-	*nic = w[6];
-	*ctx = dvx_msg_get64(w + 8);
-	*cookie = dvx_msg_get64(w + 16);
-	*listen_id = dvx_msg_get16(w + 24);
-	switch (a->family) {
-	case DVX_HAL_SOCK_IP4:
-	case DVX_HAL_SOCK_IP6:
-		a->port = dvx_msg_get16(w + 26);
-		a->scope_id = dvx_msg_get32(w + 28);
-		memcpy(a->ip, w + 32, 16);
-		if (!a->port)
-			return -EINVAL;
-		break;
-	case DVX_HAL_SOCK_UNIX:
-	case DVX_HAL_SOCK_ABSTRACT:
-		if (!memchr(w + 48, 0, HANDLE_PATH_MAX) || !w[48])
-			return -EINVAL;
-		memcpy(a->path, w + 48, HANDLE_PATH_MAX);
-		break;
-	default:
-		return -EINVAL;
-	}
-	return 0;
-}
 
 /* ------------------------------------------------------------------------------
  * Messages
@@ -1184,6 +1123,7 @@ int dvx_msg_listen(struct dvx_msg *m, uint32_t nic, struct dvx_msg_handle *handl
 		   struct dvx_msg_comm **listen)
 {
 	struct dvx_msg_state *st;
+	struct msg_handle_info info;
 	struct dvx_msg_comm *c;
 	uint64_t cookie;
 	int err;
@@ -1202,7 +1142,12 @@ int dvx_msg_listen(struct dvx_msg *m, uint32_t nic, struct dvx_msg_handle *handl
 	c->nic = nic;
 	c->cookie = cookie;
 	c->state = MSG_CS_LIVE;
-	handle_fill(st, c, handle);
+	info.addr = st->addr;
+	info.ctx = st->ctx_id;
+	info.cookie = c->cookie;
+	info.listen_id = c->id;
+	info.nic = (uint8_t)c->nic;
+	dvx_msg_handle_put(handle, &info);
 	*listen = c;
 	return 0;
 }
@@ -1254,17 +1199,14 @@ int dvx_msg_connect(struct dvx_msg *m, uint32_t nic, uint32_t nqps,
 	*send = NULL;
 	hs = stage_hs(st, handle);
 	if (!hs) {
-		struct dvx_hal_sock_addr a;
-		uint64_t peer, cookie;
-		uint16_t lid;
-		uint8_t lnic;
+		struct msg_handle_info hi;
 
 		stage_clear(handle);
 		if (!nqps)
 			nqps = st->cfg.nqps;
 		if (nic >= st->cfg.nnics || nqps > st->cfg.nqps)
 			return -EINVAL;
-		err = handle_parse(handle, &a, &peer, &cookie, &lid, &lnic);
+		err = dvx_msg_handle_parse(handle, &hi);
 		if (err)
 			return err;
 		/* at most half the handshake table connects out, so that incoming ones always
@@ -1287,13 +1229,13 @@ int dvx_msg_connect(struct dvx_msg *m, uint32_t nic, uint32_t nqps,
 		hs->comm = (int32_t)dvx_msg_slot_of(st, c);
 		hs->state = MSG_HC_WAIT_KEY;
 		hs->want_nqps = nqps;
-		hs->addr = a;
-		hs->cookie = cookie;
-		hs->listen_id = lid;
-		hs->listen_nic = lnic;
+		hs->addr = hi.addr;
+		hs->cookie = hi.cookie;
+		hs->listen_id = hi.listen_id;
+		hs->listen_nic = hi.nic;
 		c->nic = nic;
-		c->peer_ctx = peer;
-		c->peer_nic = lnic;
+		c->peer_ctx = hi.ctx;
+		c->peer_nic = hi.nic;
 		c->nqps = (uint8_t)nqps;
 		c->group = st->cfg.groups ? next_group(st, c) : 0;
 		/* the clear-to-send sequence starts anywhere: a receiver still writing into

@@ -512,4 +512,32 @@ static inline uint64_t dvx_msg_get64(const uint8_t *p)
 	return (uint64_t)dvx_msg_get32(p) | ((uint64_t)dvx_msg_get32(p + 4) << 32);
 }
 
+/*
+ * A listen handle's travelling part (struct dvx_msg_handle's wire, docs/msg.md
+ * "Connecting"), little-endian: [0-3] "DVXH", [4] version 1, [5] the address family,
+ * [6] the listener's NIC, [8-15] its context id, [16-23] the cookie, [24-25] the listen
+ * comm's id, [26-27] port, [28-31] scope id, [32-47] IP address, [48-95] a UNIX path
+ * (NUL-terminated within 48 bytes). Pure functions of handle.c (the fuzz harnesses call
+ * them without a context).
+ */
+#define MSG_HANDLE_MAGIC 0x48585644u	/* "DVXH" */
+#define MSG_HANDLE_VERSION 1
+#define MSG_HANDLE_PATH_MAX 48
+
+struct msg_handle_info {
+	struct dvx_hal_sock_addr addr;	/* where the listener's handshakes listen */
+	uint64_t ctx;			/* its context id */
+	uint64_t cookie;		/* the listen comm's cookie */
+	uint16_t listen_id;		/* the listen comm's id */
+	uint8_t nic;			/* the listener's NIC */
+};
+
+/* write @i into @h (its stage zeroed); the IP fields and the path are written as they
+ * are, whatever the family, the path cut to 47 bytes */
+void dvx_msg_handle_put(struct dvx_msg_handle *h, const struct msg_handle_info *i);
+/* read @h's travelling part: 0, or -EINVAL (not this layer's magic or version, an
+ * unknown family, port 0 for IP, a UNIX path empty or not NUL-terminated in 48 bytes);
+ * for IP the path is empty, for a path the IP fields are zero */
+int dvx_msg_handle_parse(const struct dvx_msg_handle *h, struct msg_handle_info *i);
+
 #endif

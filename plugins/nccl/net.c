@@ -28,6 +28,7 @@
 
 #include "net.h"
 #include "gdr.h"
+#include "handle.h"
 #include "sw.h"
 
 #define CTX_MAGIC 0x5854434eu	/* "NCTX" */
@@ -35,10 +36,7 @@
 #define REQ_LIVE 0x5145524eu	/* "NREQ" */
 #define REQ_FREE 0x4545524eu
 #define MR_MAGIC 0x524d4e44u
-#define HANDLE_MAGIC 0x4e585644u	/* "DVXN", bytes 104-107 of a handle */
-#define HANDLE_VERSION 1
-#define STAGE_MAGIC 0x4e43u		/* bytes 96-97: a connect in progress */
-#define MAX_PEND 256			/* connects in progress per instance */
+#define MAX_PEND DVXN_MAX_PEND		/* connects in progress per instance */
 #define SEND_REQS (DVX_NCCL_MAX_REQUESTS * DVX_MSG_MAX_RECVS)
 #define RECV_REQS (2 * DVX_NCCL_MAX_REQUESTS)
 
@@ -124,6 +122,7 @@ struct dvxn_ctx {
 	uint32_t gen;
 	struct dvxn_pend pend[MAX_PEND];
 	uint64_t connects, accepts, mrs;
+	uint64_t handles_refused;	/* connects refused for their handle (handle.h) */
 };
 
 static struct dvxn_ctx *global_ctx;
@@ -650,37 +649,22 @@ static struct dvxn_comm *comm_new(struct dvxn_ctx *c, int kind, unsigned nic,
 	return k;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /*
- * The handle (128 bytes): 0-95 the messaging layer's (the listener's address, context,
- * listen comm, cookie); 96-103 the connecting side's stage (a connect in progress:
- * magic, slot, generation); 104-107 "DVXN", 108 the version, 109 the listener's
- * device, 110-111 zero; 112-127 the listener's NIC (struct dvxn_sw_id). With the wire
- * on demand (DVX_NET_WIRE=ondemand) the handshake listens on TCP, which leaves bytes
- * 48-95 of the messaging layer's part unused, and 48-59 carry the listener's wire
+ * The handle (128 bytes, handle.h): 0-95 the messaging layer's (the listener's address,
+ * context, listen comm, cookie); 96-103 the connecting side's stage (a connect in
+ * progress: magic, slot, generation); 104-107 "DVXN", 108 the version, 109 the
+ * listener's device, 110-111 zero; 112-127 the listener's NIC (struct dvxn_sw_id). With
+ * the wire on demand (DVX_NET_WIRE=ondemand) the handshake listens on TCP, which leaves
+ * bytes 48-95 of the messaging layer's part unused, and 48-59 carry the listener's wire
  * address (dvxn_sw_at_put()).
  */
-#define HANDLE_AT 48
 int dvxn_listen(void *ctx, int dev, void *handle, void **listen_comm)
 {
 	struct dvxn_ctx *c = ctx_of(ctx, "listen");
 	struct dvx_msg_handle h;
 	struct dvx_msg_comm *mc;
-	struct dvxn_sw_id id;
+	struct dvxn_handle d;
 	struct dvxn_comm *k;
-	uint8_t *out = handle;
 	int rc;
 
 	if (!c)
@@ -704,23 +688,18 @@ int dvxn_listen(void *ctx, int dev, void *handle, void **listen_comm)
 		return DVX_NCCL_SYSTEM_ERROR;
 	}
 	pthread_mutex_unlock(&c->lock);
-	memset(out, 0, DVX_NCCL_HANDLE_BYTES);
-	memcpy(out, h.wire, sizeof(h.wire));
-	put32(out + 104, HANDLE_MAGIC);
-	out[108] = HANDLE_VERSION;
-	out[109] = (uint8_t)dev;
+	memset(&d, 0, sizeof(d));
+	memcpy(d.msg, h.wire, sizeof(d.msg));
+	d.dev = (uint8_t)dev;
 	if (!conf.hw) {
-		dvxn_sw_ident((unsigned)dev, &id);
-		dvxn_sw_id_put(out + 112, &id);
-		dvxn_sw_at_put(out + HANDLE_AT);
+		d.sw = 1;
+		dvxn_sw_ident((unsigned)dev, &d.id);
+		memcpy(d.at, d.msg + DVXN_HANDLE_AT, sizeof(d.at));
+		dvxn_sw_at_put(d.at);
 	}
+	dvxn_handle_put(handle, &d);
 	*listen_comm = k;
 	return DVX_NCCL_OK;
-}
-
-static void stage_clear(uint8_t *handle)
-{
-	memset(handle + 96, 0, 8);
 }
 
 int dvxn_connect(void *ctx, int dev, void *handle, void **send_comm)
@@ -731,6 +710,7 @@ int dvxn_connect(void *ctx, int dev, void *handle, void **send_comm)
 	struct dvx_msg_comm *mc = NULL;
 	struct dvxn_comm *k;
 	unsigned slot;
+	uint32_t gen;
 	char why[256];
 	int rc;
 
@@ -742,32 +722,25 @@ int dvxn_connect(void *ctx, int dev, void *handle, void **send_comm)
 	}
 	*send_comm = NULL;
 	pthread_mutex_lock(&c->lock);
-	slot = (unsigned)(in[98] | in[99] << 8);
-	if ((unsigned)(in[96] | in[97] << 8) == STAGE_MAGIC && slot < MAX_PEND &&
-	    c->pend[slot].live && c->pend[slot].gen == get32(in + 100))
+	if (dvxn_handle_stage_get(in, &slot, &gen) && c->pend[slot].live &&
+	    c->pend[slot].gen == gen)
 		p = &c->pend[slot];
 	if (!p) {
-		struct dvxn_sw_id id;
+		struct dvxn_handle d;
 
-		if (get32(in + 104) != HANDLE_MAGIC || in[108] != HANDLE_VERSION || in[110] ||
-		    in[111]) {
-			pthread_mutex_unlock(&c->lock);
-			WARN("connect on %s: the handle is not a dvx listen handle (magic %08x, "
-			     "version %u)", conf.names[dev], get32(in + 104), in[108]);
-			return DVX_NCCL_INTERNAL_ERROR;
-		}
-		if (!conf.hw) {
-			dvxn_sw_id_get(&id, in + 112);
-			rc = dvxn_sw_reach(&id, in + HANDLE_AT, why, sizeof(why));
+		rc = dvxn_handle_get(&d, in, !conf.hw, why, sizeof(why));
+		if (!rc && !conf.hw) {
+			rc = dvxn_sw_reach(&d.id, d.at, why, sizeof(why));
 			if (rc == -EAGAIN) {
 				pthread_mutex_unlock(&c->lock);
 				return DVX_NCCL_OK;	/* another thread joins that process: later */
 			}
-			if (rc) {
-				pthread_mutex_unlock(&c->lock);
-				WARN("connect from %s: %s", conf.names[dev], why);
-				return rc == -EINVAL ? DVX_NCCL_INTERNAL_ERROR : DVX_NCCL_SYSTEM_ERROR;
-			}
+		}
+		if (rc) {
+			c->handles_refused++;
+			pthread_mutex_unlock(&c->lock);
+			WARN("connect from %s: %s", conf.names[dev], why);
+			return dvxn_handle_code(rc);
 		}
 		for (slot = 0; slot < MAX_PEND && c->pend[slot].live; slot++)
 			;
@@ -780,16 +753,12 @@ int dvxn_connect(void *ctx, int dev, void *handle, void **send_comm)
 		p->gen = ++c->gen;
 		memset(&p->h, 0, sizeof(p->h));
 		memcpy(p->h.wire, in, sizeof(p->h.wire));
-		in[96] = (uint8_t)STAGE_MAGIC;
-		in[97] = (uint8_t)(STAGE_MAGIC >> 8);
-		in[98] = (uint8_t)slot;
-		in[99] = (uint8_t)(slot >> 8);
-		put32(in + 100, p->gen);
+		dvxn_handle_stage_put(in, slot, p->gen);
 	}
 	rc = dvx_msg_connect(&c->m, (uint32_t)dev, conf.nqps, &p->h, &mc);
 	if (rc || mc) {
 		p->live = 0;
-		stage_clear(in);
+		dvxn_handle_stage_clear(in);
 	}
 	if (rc) {
 		pthread_mutex_unlock(&c->lock);
@@ -1297,9 +1266,10 @@ static void stats_write(struct dvxn_ctx *c)
 	fprintf(f, "{\"plugin\":\"dvx\",\"version\":%d,\"pid\":%ld,\"instance\":%u,"
 		"\"comm_id\":\"0x%" PRIx64 "\",\"nics\":%u,\"groups\":%u,\"depth_mult\":%u,"
 		"\"qps_per_conn\":%u,\"connects\":%" PRIu64 ",\"accepts\":%" PRIu64
-		",\"regs\":%" PRIu64 ",", c->version, (long)getpid(), c->serial, c->comm_id, c->nnics,
-		c->cfg.groups, c->cfg.depth_mult ? c->cfg.depth_mult : 1, c->cfg.nqps, c->connects,
-		c->accepts, c->mrs);
+		",\"regs\":%" PRIu64 ",\"handles_refused\":%" PRIu64 ",", c->version,
+		(long)getpid(), c->serial, c->comm_id, c->nnics, c->cfg.groups,
+		c->cfg.depth_mult ? c->cfg.depth_mult : 1, c->cfg.nqps, c->connects, c->accepts,
+		c->mrs, c->handles_refused);
 	fprintf(f, "\"ring_region\":%" PRIu64 ",\"state_bytes\":%" PRIu64 ",\"fifo_bytes\":%"
 		PRIu64 ",", s.ring_region, c->state_len, c->fifo_len);
 	fprintf(f, "\"msg\":{\"comms\":%u,\"closing\":%u,\"sets\":%u,\"shared_sets\":%u,\"qps\":%u,"

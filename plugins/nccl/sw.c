@@ -17,6 +17,7 @@
 #include <dvx/bootstrap/bootstrap.h>
 #include <dvx/bootstrap/wire.h>
 
+#include "handle.h"
 #include "sw.h"
 
 static struct {
@@ -350,89 +351,36 @@ void dvxn_sw_ident(unsigned i, struct dvxn_sw_id *id)
 	id->fabric = sw.fabric_id;
 }
 
-void dvxn_sw_id_put(uint8_t out[16], const struct dvxn_sw_id *id)
-{
-	unsigned i;
-
-	out[0] = id->kind;
-	out[1] = 0;
-	out[2] = (uint8_t)id->nic;
-	out[3] = (uint8_t)(id->nic >> 8);
-	for (i = 0; i < 4; i++)
-		out[4 + i] = (uint8_t)((uint32_t)id->rank >> (8 * i));
-	for (i = 0; i < 8; i++)
-		out[8 + i] = (uint8_t)(id->fabric >> (8 * i));
-}
-
-void dvxn_sw_id_get(struct dvxn_sw_id *id, const uint8_t in[16])
-{
-	uint32_t r = 0;
-	unsigned i;
-
-	memset(id, 0, sizeof(*id));
-	id->kind = in[0];
-	id->rsvd = in[1];
-	id->nic = (uint16_t)(in[2] | in[3] << 8);
-	for (i = 0; i < 4; i++)
-		r |= (uint32_t)in[4 + i] << (8 * i);
-	id->rank = (int32_t)r;
-	for (i = 0; i < 8; i++)
-		id->fabric |= (uint64_t)in[8 + i] << (8 * i);
-}
-
-static const char *kind_name(unsigned k)
-{
-	return k == DVXN_SW_MESH ? "a mesh" : k == DVXN_SW_ONDEMAND ? "on demand" : "none";
-}
-
-/* the listener's wire address as the handle has it (nothing written unless on demand): [0] family (4: IPv4), [1] 0,
- * [2-3] port (little-endian), [4-7] 0, [8-11] the IPv4 address */
+/* the listener's wire address as the handle has it (handle.h; nothing written unless on
+ * demand) */
 void dvxn_sw_at_put(uint8_t out[DVXN_SW_AT_BYTES])
 {
 	if (sw.kind != DVXN_SW_ONDEMAND)
 		return;
-	memset(out, 0, DVXN_SW_AT_BYTES);
-	out[0] = 4;
-	out[2] = (uint8_t)sw.wire_at.port;
-	out[3] = (uint8_t)(sw.wire_at.port >> 8);
-	memcpy(out + 8, sw.wire_at.ip, 4);
+	dvxn_sw_at_encode(out, &sw.wire_at);
 }
 
-static int ondemand_reach(const struct dvxn_sw_id *id, const uint8_t at[DVXN_SW_AT_BYTES],
-			  char *why, size_t len)
+int dvxn_sw_reach(const struct dvxn_sw_id *id, const uint8_t at[DVXN_SW_AT_BYTES], char *why,
+		  size_t len)
 {
+	struct dvxn_sw_self self;
 	struct dvx_hal_sock_addr a;
-	unsigned i;
 	int rc;
 
-	if (id->rank < 0 || id->rank >= sw.nranks ||
-	    id->nic != (unsigned)id->rank * sw.nnics + id->nic % sw.nnics) {
-		say(why, len, "the handle names NIC sim_%u of rank %d, which a job of %d ranks "
-			      "with %u NICs each does not have", id->nic, id->rank, sw.nranks,
-		    sw.nnics);
+	if (!sw.fab) {
+		say(why, len, "the process's software NICs are not up");
 		return -EINVAL;
 	}
-	if (id->rank == sw.rank) {
-		if (id->fabric != sw.fabric_id) {
-			say(why, len, "the handle names rank %d, this process's rank, from another "
-				      "process", id->rank);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	for (i = 1; i < DVXN_SW_AT_BYTES; i++)
-		if (i != 2 && i != 3 && i < 8 && at[i])
-			break;
-	if (at[0] != 4 || i < DVXN_SW_AT_BYTES || !(at[2] | at[3])) {
-		say(why, len, "the handle's wire address of rank %d is not one (family %u, port "
-			      "%u)", id->rank, at[0], at[2] | at[3] << 8);
-		return -EINVAL;
-	}
-	memset(&a, 0, sizeof(a));
-	a.family = DVX_HAL_SOCK_IP4;
-	a.port = (uint16_t)(at[2] | at[3] << 8);
-	memcpy(a.ip, at + 8, 4);
-	/* joined already (by this process or the peer): at once; else one join */
+	self.kind = sw.kind;
+	self.rank = sw.rank;
+	self.nranks = sw.nranks;
+	self.nnics = sw.nnics;
+	self.fabric = sw.fabric_id;
+	rc = dvxn_sw_check(&self, id, at, &a, why, len);
+	if (rc <= 0)
+		return rc;
+	/* on demand, another rank: joined already (by this process or the peer): at once;
+	 * else one join */
 	rc = dvx_sim_wire_connect_peer(sw.fab, id->rank, &a, sw.join_ns);
 	if (rc == -EBUSY)
 		return -EAGAIN;	/* another thread joins it: later */
@@ -443,45 +391,6 @@ static int ondemand_reach(const struct dvxn_sw_id *id, const uint8_t at[DVXN_SW_
 			snprintf(s, sizeof(s), "?");
 		say(why, len, "joining rank %d's wire at %s: %s", id->rank, s, strerror(-rc));
 		return rc == -EINVAL || rc == -EPROTO ? -EINVAL : -EHOSTUNREACH;
-	}
-	return 0;
-}
-
-int dvxn_sw_reach(const struct dvxn_sw_id *id, const uint8_t at[DVXN_SW_AT_BYTES], char *why,
-		  size_t len)
-{
-	if (!sw.fab)
-		return -EINVAL;
-	if (id->kind == DVXN_SW_ONDEMAND && sw.kind == DVXN_SW_ONDEMAND)
-		return ondemand_reach(id, at, why, len);
-	if (id->kind < DVXN_SW_LOCAL || id->kind > DVXN_SW_ONDEMAND) {
-		say(why, len, "the handle names a NIC of unknown kind %u", id->kind);
-		return -EINVAL;
-	}
-	if (id->kind != sw.kind) {
-		say(why, len, "the listener's wire is %s and this process's %s: set DVX_NET_WIRE "
-			      "alike on every rank", kind_name(id->kind), kind_name(sw.kind));
-		return -EHOSTUNREACH;
-	}
-	if (sw.kind == DVXN_SW_LOCAL) {
-		if (id->fabric != sw.fabric_id || id->nic >= sw.nnics) {
-			say(why, len, "the listener's software NIC sim_%u is in another process and "
-				      "no wire joins them (DVX_NET_WIRE)", id->nic);
-			return -EHOSTUNREACH;
-		}
-		return 0;
-	}
-	/* the mesh: every process of the job joined at start-up, each with sw.nnics NICs */
-	if (id->rank < 0 || id->rank >= sw.nranks ||
-	    id->nic != (unsigned)id->rank * sw.nnics + id->nic % sw.nnics) {
-		say(why, len, "the handle names NIC sim_%u of rank %d, which the wire of %d ranks "
-			      "does not have", id->nic, id->rank, sw.nranks);
-		return -EINVAL;
-	}
-	if (id->rank == sw.rank && id->fabric != sw.fabric_id) {
-		say(why, len, "the handle names rank %d, this process's rank, from another process",
-		    id->rank);
-		return -EINVAL;
 	}
 	return 0;
 }

@@ -12,7 +12,7 @@
  * listen handles, and a connect joins the listener's process the first time a handle
  * names it. Each listen handle carries the identity of its NIC (struct dvxn_sw_id) and,
  * on demand, the wire address; a connect first asks dvxn_sw_reach() to make that NIC
- * reachable.
+ * reachable (the check itself is handle.h's dvxn_sw_check()).
  */
 #ifndef DVX_PLUGINS_NCCL_SW_H
 #define DVX_PLUGINS_NCCL_SW_H
@@ -70,9 +70,8 @@ int dvxn_sw_nic_cfg(unsigned i, struct dvx_sim_nic_cfg *cfg);
 uint64_t dvxn_sw_max_msg(void);
 /* the identity of local NIC @i, for a listen handle */
 void dvxn_sw_ident(unsigned i, struct dvxn_sw_id *id);
-void dvxn_sw_id_put(uint8_t out[16], const struct dvxn_sw_id *id);
-void dvxn_sw_id_get(struct dvxn_sw_id *id, const uint8_t in[16]);
-/* the listener's wire address in a handle (DVXN_SW_ONDEMAND only; else @out untouched) */
+/* the listener's wire address in a handle (DVXN_SW_ONDEMAND only; else @out untouched);
+ * the handle's encoders and decoders are handle.h's */
 #define DVXN_SW_AT_BYTES 12
 void dvxn_sw_at_put(uint8_t out[DVXN_SW_AT_BYTES]);
 /* make the NIC a peer's handle names reachable from this process, joining the

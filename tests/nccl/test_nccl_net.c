@@ -1201,9 +1201,14 @@ static int fault_handles(void)
 {
 	struct pair p;
 	uint8_t bad[DVX_NCCL_HANDLE_BYTES];
+	char stats[128];
 	void *sc, *rc;
 	int w0, err;
 
+	/* the refusals of the plugin's part are counted (the telemetry's handles_refused) */
+	snprintf(stats, sizeof(stats), "/tmp/dvx-nccl-handles.%d.json", (int)getpid());
+	unlink(stats);
+	setenv("DVX_NET_STATS", stats, 1);
 	if (pair_up(&p))
 		return 1;
 	/* not a dvx handle */
@@ -1242,6 +1247,10 @@ static int fault_handles(void)
 		return 8;
 	if (p.a.t11->finalize(p.ca) || p.a.t11->finalize(p.cb))
 		return 9;
+	err = (int)json_sum(stats, "handles_refused");
+	unlink(stats);
+	if (err != 2)	/* the bad magic and the foreign NIC; the layer's part is its own */
+		return fprintf(stderr, "handles_refused %d, not 2\n", err), 10;
 	return 0;
 }
 

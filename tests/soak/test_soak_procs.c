@@ -29,8 +29,16 @@
  * written), a control message to it fails, all within the waits' bounds, and one more
  * round among the survivors is checked like the others.
  *
- * Not here: a link taken down (every layer's QPs fail with it; only the P2P lanes come
- * back, dvx_p2p_lane_recover(), and tests/soak does that), a killed rank that rejoins.
+ * The link down (between two rounds: in the middle of a short run, every LINK_ROUNDS
+ * rounds of a long one): every layer's queues fail with it, then the P2P lanes and the
+ * host transport's channels are recovered and the messaging layer's comms made again
+ * (link_phase() says how, and why the messaging layer's are remade).
+ *
+ * Not here: a killed rank that rejoins. The wire would take it (a rank whose
+ * connection ended may join again), but the sockets bootstrap marks a peer whose socket
+ * ended gone for good (docs/bootstrap.md), so a restarted process cannot enter the
+ * group over which every layer exchanges its QP numbers, and a P2P lane's recovery
+ * reconnects to the QP it knew (dvx_qp_recover()), which a new process does not have.
  *
  *   DVX_SOAK_OPS    operations in all (posted sends and receives of the three layers,
  *                   every rank counted): default 2400 (a few seconds), make soak-procs
@@ -38,6 +46,7 @@
  *   DVX_SOAK_RANKS  ranks (2 ... 8, default 3; make soak-procs 4)
  *   DVX_SOAK_KILL   0: no rank killed at the end
  *   DVX_SOAK_MAXLEN the longest message (default 8192)
+ *   DVX_SOAK_LINK_EVERY  rounds between link downs (0: none)
  */
 #include <errno.h>
 #include <signal.h>
@@ -60,6 +69,7 @@
 #define PHASE 40		/* rounds per fault phase */
 #define NLAYERS 3
 #define NCONN 2			/* connections per peer and direction: the second joins */
+#define LINK_ROUNDS 2000	/* rounds between link downs in a long run */
 
 /* W_CHECK for a function that returns -1 on a failure */
 #define S_CHECK(r, cond, ...)                                  \
@@ -79,6 +89,7 @@ struct soak_cfg {
 	int nranks;
 	int kill;
 	uint32_t rounds;
+	uint32_t link_every;	/* rounds between two link downs (0: none) */
 };
 
 struct sp {
@@ -100,6 +111,8 @@ struct sp {
 	/* what went where: [layer][peer] */
 	uint64_t sent[NLAYERS][W_MAX_RANKS], got[NLAYERS][W_MAX_RANKS];
 	uint64_t bytes, ops, faults_rounds;
+	/* link downs: how many, what failed in them, what came back */
+	uint64_t links, link_failed, lanes_recovered, chans_recovered, msg_remade;
 };
 
 static struct soak_cfg g_cfg;
@@ -176,13 +189,14 @@ static void msg_open(struct sp *s)
 	memset(&c, 0, sizeof(c));
 	c.nnics = 1;
 	c.nics[0] = &r->nic;
-	c.max_comms = (uint32_t)(2 * NCONN * s->n + 4);
+	/* room for a second generation of comms while the first closes (the link down) */
+	c.max_comms = (uint32_t)(2 * (2 * NCONN * s->n + 4));
 	c.max_reqs = 4;
 	c.max_recvs = 1;
 	c.groups = 1;		/* sharing on: a peer's first connection makes a set
 				 * (NEW), its second joins it (JOIN) */
 	c.max_shared_sets = 2 * (uint32_t)s->n;
-	c.max_private_sets = 2 * (uint32_t)s->n;
+	c.max_private_sets = 4 * NCONN * (uint32_t)s->n;	/* after a link down */
 	c.timeout_ns = T_WAIT;
 	W_OK(r, dvx_msg_mem_req(&c, &a, &b, &d));
 	s->mst = zalloc(a.bytes, a.align);
@@ -639,6 +653,213 @@ static int check_counts(struct sp *s)
 	return 0;
 }
 
+/* ---- the link down ---- */
+
+/*
+ * The link goes down on every rank's NIC at once (each process sets its own fabric's
+ * fault after a barrier: no round is in flight), and every layer's QPs fail with it:
+ *   P2P        a put on every lane to every peer fails (retry exhausted)
+ *   messaging  an irecv on every recv comm fails (its clear-to-send cannot be written)
+ *   host transport  a control message to every peer fails
+ * Then the link comes back (a barrier: nobody recovers before everyone's link is up),
+ * and each layer comes back as it can: P2P lanes by dvx_p2p_lane_recover() and the host
+ * transport's channels by dvx_ht_recover() (both pairwise, in one order every rank
+ * agrees on: the pairs (i, j), i < j, in order, each pair's lanes or channels in
+ * order); the messaging layer has no recovery of a comm whose QP failed (docs/msg.md,
+ * "Failures"), so every comm is closed and a new listen comm, new connections and a new
+ * identification are made, as at the start. Every queue must be healthy afterwards (the
+ * lanes' health records, the channels' status), and the rounds go on, checked as before.
+ */
+#define LINK_LANES 8
+
+/* every layer's operations to every peer posted at once (their retries run out side by
+ * side), then each must fail: with an error, never a completion, never a hang */
+static int link_fail_all(struct sp *s, uint64_t end)
+{
+	struct wrank *r = s->r;
+	struct dvx_p2p_ticket tk[W_MAX_RANKS][LINK_LANES];
+	int pe[W_MAX_RANKS][LINK_LANES], he[W_MAX_RANKS];
+	struct dvx_msg_req *rq[W_MAX_RANKS][NCONN];
+	struct dvx_ht_req hs[W_MAX_RANKS];
+	uint32_t l;
+	int p, cn, e, done, left;
+
+	S_CHECK(r, r->t.nlanes <= LINK_LANES, "%u lanes", r->t.nlanes);
+	memset(rq, 0, sizeof(rq));
+	memset(hs, 0, sizeof(hs));
+	for (p = 0; p < s->n; p++) {
+		if (!other(s, p))
+			continue;
+		for (l = 0; l < r->t.nlanes; l++)
+			pe[p][l] = dvx_p2p_put(&r->t, p, l,
+					       &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, p),
+								       &r->data_r[p],
+								       wrecv_off(r, s->me), 64 },
+					       T_WAIT, &tk[p][l]);
+		he[p] = dvx_ht_send_ctrl(&s->ht[p].ht, s->hsend[p], 16, &hs[p]);
+	}
+	/* the irecvs (each writes a clear-to-send); one refused at once is fine: the comm
+	 * failed already (the other connection's QP is the same shared set's) */
+	do {
+		left = 0;
+		for (p = 0; p < s->n; p++)
+			for (cn = 0; cn < NCONN && other(s, p); cn++) {
+				void *bufs[1] = { s->mbuf + (uint64_t)(s->n + p) * s->cfg->maxlen };
+				size_t sz[1] = { 64 };
+				uint32_t tg[1] = { 0xfffdu };
+				struct dvx_mr *mrs[1] = { &s->mmr };
+
+				if (rq[p][cn])
+					continue;
+				e = dvx_msg_irecv(s->rcv2[p][cn], 1, bufs, sz, tg, mrs, &rq[p][cn]);
+				if (e) {
+					S_CHECK(r, e < 0, "link down: irecv from %d: %d", p, e);
+					rq[p][cn] = (void *)&rq;	/* failed at once */
+				}
+				left += !rq[p][cn];
+			}
+		if (left)
+			progress_all(s);
+		S_CHECK(r, now_ns() < end, "link down: %d irecvs not taken", left);
+	} while (left);
+	for (p = 0; p < s->n; p++) {
+		if (!other(s, p))
+			continue;
+		for (l = 0; l < r->t.nlanes; l++) {
+			e = pe[p][l] ? pe[p][l] : dvx_p2p_wait_local(&r->t, &tk[p][l], T_WAIT, NULL);
+			S_CHECK(r, e < 0 && e != -ETIMEDOUT, "link down: a put to %d on lane %u: %d",
+				p, l, e);
+			s->link_failed++;
+		}
+		for (cn = 0; cn < NCONN; cn++) {
+			for (e = 0, done = 0; rq[p][cn] != (void *)&rq && !e && !done;) {
+				e = dvx_msg_test(rq[p][cn], &done, NULL);
+				progress_all(s);
+				S_CHECK(r, now_ns() < end, "link down: an irecv from %d neither done "
+					"nor failed", p);
+			}
+			S_CHECK(r, rq[p][cn] == (void *)&rq || e < 0,
+				"link down: an irecv from %d (connection %d): %d, done %d", p, cn, e,
+				done);
+			s->link_failed++;
+		}
+		e = he[p] ? he[p] : dvx_ht_wait(&hs[p], T_WAIT);
+		S_CHECK(r, e < 0 && e != -ETIMEDOUT, "link down: a control message to %d: %d", p,
+			e);
+		s->link_failed++;
+	}
+	return 0;
+}
+
+/* P2P lanes and host transport channels, pair by pair in the agreed order */
+static int link_recover(struct sp *s)
+{
+	struct wrank *r = s->r;
+	struct dvx_p2p_lane_health h;
+	uint32_t l, ch, before;
+	int p, e;
+
+	for (p = 0; p < s->n; p++) {
+		if (!other(s, p))
+			continue;
+		for (l = 0; l < r->t.nlanes; l++) {
+			S_CHECK(r, !dvx_p2p_lane_health(&r->t, p, l, &h), "lane health");
+			before = h.recoveries;
+			e = dvx_p2p_lane_recover(&r->t, p, l, T_WAIT);
+			S_CHECK(r, !e, "link up: dvx_p2p_lane_recover(%d, %u): %d", p, l, e);
+			S_CHECK(r, !dvx_p2p_lane_health(&r->t, p, l, &h), "lane health");
+			S_CHECK(r, h.state == DVX_P2P_Q_OK &&
+					   (!r->t.companions || h.comp_state == DVX_P2P_Q_OK),
+				"link up: lane (%d, %u) still failed (state %u/%u, err %d)", p, l,
+				h.state, h.comp_state, h.err);
+			s->lanes_recovered += h.recoveries != before;
+		}
+		for (ch = 0; ch < s->ht[p].ht.nchannels; ch++) {
+			e = dvx_ht_recover(&s->ht[p].ht, ch, T_WAIT);
+			S_CHECK(r, !e, "link up: dvx_ht_recover(%d, %u): %d", p, ch, e);
+			S_CHECK(r, !dvx_ht_status(&s->ht[p].ht, (int32_t)ch),
+				"link up: channel %u to %d: %d", ch, p,
+				dvx_ht_status(&s->ht[p].ht, (int32_t)ch));
+			s->chans_recovered++;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The messaging layer again: every comm closed, then made as at the start. A close of a
+ * comm whose QP failed waits for what cannot come (the peer's close marker) until the
+ * layer's close deadline (cfg.timeout_ns, docs/msg.md "Closing"), so the old comms
+ * finish closing in the background, counted in the layer's refused, and the new ones
+ * take other slots and sets (a new connection never joins a set with a failed QP).
+ */
+static int link_remake_msg(struct sp *s)
+{
+	struct wrank *r = s->r;
+	struct dvx_msg_comm *acc[W_MAX_RANKS * NCONN];
+	int p, cn, want = NCONN * (s->n - 1);
+
+	for (p = 0; p < s->n; p++)
+		for (cn = 0; cn < NCONN; cn++) {
+			if (s->snd2[p][cn])
+				dvx_msg_close(s->snd2[p][cn]);
+			if (s->rcv2[p][cn])
+				dvx_msg_close(s->rcv2[p][cn]);
+			s->snd2[p][cn] = s->rcv2[p][cn] = NULL;
+		}
+	dvx_msg_close(s->lc);
+	s->lc = NULL;
+	msg_connect_all(s, acc, want);
+	if (!r->fail_line)
+		msg_identify(s, acc, want);
+	if (r->fail_line)
+		return -1;
+	s->msg_remade += 2 * (uint64_t)want;
+	return 0;
+}
+
+static int link_phase(struct sp *s, uint32_t k)
+{
+	struct wrank *r = s->r;
+	struct dvx_sim_faults f;
+	struct dvx_msg_stats ms;
+	uint64_t t0 = now_ns(), end;
+
+	/* the comms of the last link down finish closing first (at the layer's close
+	 * deadline, T_WAIT after they were closed): their slots and sets come back */
+	end = t0 + 2 * T_WAIT;
+	for (;;) {
+		dvx_msg_get_stats(&s->m, &ms);
+		if (!ms.closing)
+			break;
+		S_CHECK(r, now_ns() < end, "link down: %u comms of the last one still closing",
+			ms.closing);
+		progress_all(s);
+		usleep(1000);
+	}
+	t0 = now_ns();
+	end = t0 + T_WAIT;
+	dvx_sim_set_faults(wfab(r), NULL);
+	S_CHECK(r, !dvx_bootstrap_barrier(&r->bs, T_WAIT), "link down: barrier");
+	memset(&f, 0, sizeof(f));
+	f.link_down = 1;
+	dvx_sim_set_faults(wfab(r), &f);
+	S_CHECK(r, !dvx_bootstrap_barrier(&r->bs, T_WAIT), "link down: barrier");
+	if (link_fail_all(s, end))
+		return -1;
+	dvx_sim_set_faults(wfab(r), NULL);
+	S_CHECK(r, !dvx_bootstrap_barrier(&r->bs, T_WAIT), "link up: barrier");
+	if (link_recover(s) || link_remake_msg(s))
+		return -1;
+	s->links++;
+	printf("soak-procs: rank %d: link down before round %u: every layer's queues failed "
+	       "(%llu operations); P2P lanes and host transport channels recovered, "
+	       "messaging comms made again, in %.2f s\n", s->me, k,
+	       (unsigned long long)s->link_failed, (double)(now_ns() - t0) / 1e9);
+	fflush(stdout);
+	return 0;
+}
+
 /* ---- the killed rank ---- */
 
 static void kill_phase(struct sp *s, uint32_t k)
@@ -764,6 +985,8 @@ static void body(struct wrank *r)
 	if (!r->fail_line)
 		ht_up(s);
 	for (k = 0; !r->fail_line && k < g_cfg.rounds; k++) {
+		if (g_cfg.link_every && k && k % g_cfg.link_every == 0 && link_phase(s, k))
+			break;
 		set_faults(s, k);
 		if (round_k(s, k))
 			break;
@@ -773,10 +996,14 @@ static void body(struct wrank *r)
 		dvx_msg_get_stats(&s->m, &ms);
 		printf("soak-procs: rank %d: %u rounds (%llu with faults), %llu operations, %llu "
 		       "bytes checked; messaging: %llu shared set(s) made, %llu joined, %llu "
-		       "private\n", s->me, k, (unsigned long long)s->faults_rounds,
-		       (unsigned long long)s->ops, (unsigned long long)s->bytes,
-		       (unsigned long long)ms.primaries, (unsigned long long)ms.secondaries,
-		       (unsigned long long)ms.privates);
+		       "private; %llu link down(s): %llu operations failed, %llu P2P lanes and "
+		       "%llu channels recovered, %llu comms made again\n", s->me, k,
+		       (unsigned long long)s->faults_rounds, (unsigned long long)s->ops,
+		       (unsigned long long)s->bytes, (unsigned long long)ms.primaries,
+		       (unsigned long long)ms.secondaries, (unsigned long long)ms.privates,
+		       (unsigned long long)s->links, (unsigned long long)s->link_failed,
+		       (unsigned long long)s->lanes_recovered,
+		       (unsigned long long)s->chans_recovered, (unsigned long long)s->msg_remade);
 		{
 			struct dvx_sim_stats ss;
 
@@ -842,11 +1069,15 @@ static void test_soak_procs(void **state)
 	 * ack */
 	per_round = (uint64_t)g_cfg.nranks * (uint64_t)(g_cfg.nranks - 1) * 6;
 	g_cfg.rounds = (uint32_t)((g_cfg.ops + per_round - 1) / per_round);
+	/* a link down in the middle of a short run, every LINK_ROUNDS rounds of a long one */
+	g_cfg.link_every = (uint32_t)env_u64("DVX_SOAK_LINK_EVERY",
+					     g_cfg.rounds < 2 * LINK_ROUNDS ? g_cfg.rounds / 2 + 1 :
+									      LINK_ROUNDS);
 	printf("soak-procs: %d ranks as processes on the wire, %u rounds (%llu operations), "
-	       "messages up to %llu bytes, faults in cycles of %d rounds%s\n", g_cfg.nranks,
-	       g_cfg.rounds, (unsigned long long)(g_cfg.rounds * per_round),
-	       (unsigned long long)g_cfg.maxlen, PHASE,
-	       g_cfg.kill ? ", then the last rank killed" : "");
+	       "messages up to %llu bytes, faults in cycles of %d rounds, the link down every "
+	       "%u rounds%s\n", g_cfg.nranks, g_cfg.rounds,
+	       (unsigned long long)(g_cfg.rounds * per_round), (unsigned long long)g_cfg.maxlen,
+	       PHASE, g_cfg.link_every, g_cfg.kill ? ", then the last rank killed" : "");
 	fflush(stdout);
 	world_cfg_default(&c);
 	c.nranks = g_cfg.nranks;
@@ -855,7 +1086,7 @@ static void test_soak_procs(void **state)
 	c.nslots = 4;
 	c.qps_per_nic = 2;
 	c.wire_retry_ns = RETRY_NS;
-	c.extra_objs = (uint32_t)(8 * g_cfg.nranks + 16);
+	c.extra_objs = (uint32_t)(16 * g_cfg.nranks + 24);	/* and the comms made again */
 	if (g_cfg.kill)
 		c.victim = g_cfg.nranks;	/* the last rank, + 1 */
 	assert_int_equal(world_run(&c, body, NULL), 0);
