@@ -412,18 +412,67 @@ static int sq_room(struct dvx_msg_state *st, struct msg_set *x, const uint32_t *
 	return 1;
 }
 
+/*
+ * The data of one message into the buffer clear-to-send entry @e names: one WRITE with
+ * immediate per QP slot of its stripe (chunks of ceil(size / k) rounded to 64 bytes,
+ * trailing ones possibly empty), or zero-length notices of kind TOOBIG when the message
+ * is larger than the buffer or than a WQE carries on the path. Returns the number of
+ * WRITEs posted (their kind in *@kind), 0 when a send queue has no room after one poll
+ * (nothing posted: call again), or a negative errno (-EPROTO: a stripe this connection
+ * cannot have; the comm's error found by the poll).
+ */
+static int post_data(struct dvx_msg_state *st, struct dvx_msg_comm *c, const struct msg_cts *e,
+		     uint32_t ridx, uint64_t addr, uint64_t size, uint32_t lkey, uint32_t *kind)
+{
+	struct msg_set *x = &st->sets[c->set];
+	uint32_t need[DVX_MSG_MAX_QPS] = { 0 }, k = e->stripe & 15u, f = e->stripe >> 4, t;
+	uint64_t per;
+	int polled = 0, err;
+
+	if (!k || k > c->nqps || f >= c->nqps)
+		return -EPROTO;
+	per = k > 1 ? ((size + k - 1) / k + 63) & ~63ull : size;
+	/* larger than the receive, or than the path carries per WQE: both ends learn */
+	*kind = size > e->size || per > c->max_chunk ? MSG_IMM_TOOBIG : MSG_IMM_DATA;
+	for (t = 0; t < k; t++)
+		need[c->map[(f + t) % c->nqps]]++;
+	if (!sq_room(st, x, need, &polled, c->set))
+		return 0;
+	if (c->err)	/* the poll found a failure */
+		return c->err;
+	for (t = 0; t < k; t++) {
+		uint32_t slot = (f + t) % c->nqps, len = 0;
+		uint64_t off = (uint64_t)t * per;
+
+		if (*kind == MSG_IMM_DATA && off < size)
+			len = (uint32_t)(size - off < per ? size - off : per);
+		err = dvx_qp_post_write_imm(&x->qp[c->map[slot]],
+					    MSG_WR(c->id,
+						   *kind == MSG_IMM_DATA ? MSG_WR_DATA : MSG_WR_NOTE,
+						   slot, c->epoch, ridx),
+					    &(struct dvx_mlx5_sge){ addr + off, len, lkey },
+					    &(struct dvx_mlx5_raddr){ e->addr + off, e->rkey },
+					    MSG_IMM(*kind, e->idx, e->rcomm),
+					    DVX_POST_SIGNALED | DVX_POST_MORE);
+		if (err)
+			return err;	/* cannot happen: room was checked */
+		c->wqe_out++;
+	}
+	for (t = 0; t < x->nqps; t++)
+		if (need[t])
+			dvx_qp_ring(&x->qp[t]);
+	return (int)k;
+}
+
 int dvx_msg_isend(struct dvx_msg_comm *c, const void *buf, size_t size, uint32_t tag,
 		  const struct dvx_mr *mr, struct dvx_msg_req **req)
 {
 	struct msg_cts e[DVX_MSG_MAX_RECVS];
-	uint32_t need[DVX_MSG_MAX_QPS] = { 0 };
 	struct dvx_msg_state *st;
-	struct msg_set *x;
 	struct msg_sreq *r = NULL;
-	uint32_t nreqs = 0, fslot, b, k, f, t, kind, ridx;
+	uint32_t nreqs = 0, fslot, b, kind, ridx;
 	const char *why;
-	uint64_t per;
-	int polled = 0, err;
+	int k;
 
 	if (!req)
 		return -EINVAL;
@@ -438,7 +487,6 @@ int dvx_msg_isend(struct dvx_msg_comm *c, const void *buf, size_t size, uint32_t
 	if (c->offload)
 		return isend_offload(c, buf, size, tag, mr, req);
 	st = c->st;
-	x = &st->sets[c->set];
 	fslot = (uint32_t)(c->head % c->max_reqs);
 	if (!cts_take(c, fslot, (uint16_t)(c->seq_base + c->head + 1), e, &nreqs)) {
 		/* the receiver has not posted this slot yet, or closed its end */
@@ -453,45 +501,12 @@ int dvx_msg_isend(struct dvx_msg_comm *c, const void *buf, size_t size, uint32_t
 	if (b == nreqs)
 		return 0;	/* no buffer with this tag in the slot (yet) */
 	ridx = (fslot << 3) | b;
-	k = e[b].stripe & 15u;
-	f = e[b].stripe >> 4;
-	if (!k || k > c->nqps || f >= c->nqps)
-		return -EPROTO;
 	r = dvx_msg_sreq(c, ridx);
 	if (r->h.state != MSG_RS_FREE)
 		return 0;	/* the previous lap's request was not tested yet */
-	per = k > 1 ? ((size + k - 1) / k + 63) & ~63ull : size;
-	/* larger than the receive, or than the path carries per WQE: both ends learn */
-	kind = size > e[b].size || per > c->max_chunk ? MSG_IMM_TOOBIG : MSG_IMM_DATA;
-	for (t = 0; t < k; t++)
-		need[c->map[(f + t) % c->nqps]]++;
-	if (!sq_room(st, x, need, &polled, c->set))
-		return 0;
-	if (c->err)	/* the poll found a failure */
-		return c->err;
-	for (t = 0; t < k; t++) {
-		uint32_t slot = (f + t) % c->nqps, len = 0;
-		uint64_t off = (uint64_t)t * per;
-		struct dvx_qp *qp = &x->qp[c->map[slot]];
-
-		if (kind == MSG_IMM_DATA && off < size)
-			len = (uint32_t)(size - off < per ? size - off : per);
-		err = dvx_qp_post_write_imm(qp,
-					    MSG_WR(c->id,
-						   kind == MSG_IMM_DATA ? MSG_WR_DATA : MSG_WR_NOTE,
-						   slot, c->epoch, ridx),
-					    &(struct dvx_mlx5_sge){ (uint64_t)(uintptr_t)buf + off,
-								    len, mr->lkey },
-					    &(struct dvx_mlx5_raddr){ e[b].addr + off, e[b].rkey },
-					    MSG_IMM(kind, e[b].idx, e[b].rcomm),
-					    DVX_POST_SIGNALED | DVX_POST_MORE);
-		if (err)
-			return err;	/* cannot happen: room was checked */
-		c->wqe_out++;
-	}
-	for (t = 0; t < x->nqps; t++)
-		if (need[t])
-			dvx_qp_ring(&x->qp[t]);
+	k = post_data(st, c, &e[b], ridx, (uint64_t)(uintptr_t)buf, size, mr->lkey, &kind);
+	if (k <= 0)
+		return k;	/* no room yet (0), or an error */
 	c->head_mask |= (uint8_t)(1u << b);
 	if (c->head_mask == (uint8_t)((1u << nreqs) - 1)) {
 		c->head++;
@@ -868,12 +883,44 @@ void dvx_msg_closing_poll(struct dvx_msg_state *st)
  * end (-ECONNRESET) and its receive queues get their receives back. Best effort: an
  * entry that finds no room in the send queue after one poll stays unrevoked.
  */
-static void revoke_unused(struct dvx_msg_state *st, struct dvx_msg_comm *c)
+/* one revoked buffer: a zero-length WRITE with immediate of kind REVOKED per QP slot of
+ * its stripe (a stripe this connection cannot have is skipped); 1 when a send queue has
+ * no room (MSG_TODO_REVOKE: again at a later look) or the comm failed, else 0 */
+static int revoke_entry(struct dvx_msg_state *st, struct dvx_msg_comm *c,
+			const struct msg_cts *e, uint32_t ridx)
 {
 	struct msg_set *x = &st->sets[c->set];
+	uint32_t need[DVX_MSG_MAX_QPS] = { 0 }, k = e->stripe & 15u, f = e->stripe >> 4, t;
+	int polled = 0;
+
+	if (!k || k > c->nqps || f >= c->nqps)
+		return 0;
+	for (t = 0; t < k; t++)
+		need[c->map[(f + t) % c->nqps]]++;
+	if (!sq_room(st, x, need, &polled, c->set) || c->err) {
+		if (!c->err)
+			c->todo |= MSG_TODO_REVOKE;
+		return 1;
+	}
+	for (t = 0; t < k; t++) {
+		uint32_t slot = (f + t) % c->nqps;
+
+		if (!dvx_qp_post_write_imm(&x->qp[c->map[slot]],
+					   MSG_WR(c->id, MSG_WR_NOTE, slot, c->epoch, ridx),
+					   &(struct dvx_mlx5_sge){ 0, 0, 0 },
+					   &(struct dvx_mlx5_raddr){ e->addr, e->rkey },
+					   MSG_IMM(MSG_IMM_REVOKED, e->idx, e->rcomm),
+					   DVX_POST_SIGNALED))
+			c->wqe_out++;
+	}
+	return 0;
+}
+
+static void revoke_unused(struct dvx_msg_state *st, struct dvx_msg_comm *c)
+{
 	struct msg_cts e[DVX_MSG_MAX_RECVS];
 	uint64_t start = c->head;
-	uint32_t p, b, t, nreqs;
+	uint32_t p, b, nreqs;
 
 	c->todo &= (uint8_t)~MSG_TODO_REVOKE;
 	if (c->err)
@@ -889,35 +936,10 @@ static void revoke_unused(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 		if (!cts_take(c, fslot, (uint16_t)(c->seq_base + pos + 1), e, &nreqs))
 			break;
 		for (b = 0; b < nreqs; b++) {
-			uint32_t need[DVX_MSG_MAX_QPS] = { 0 }, k = e[b].stripe & 15u,
-				 f = e[b].stripe >> 4;
-			int polled = 0;
-
 			if (c->head_mask & (1u << b))
 				continue;	/* matched, or revoked already */
-			if (!k || k > c->nqps || f >= c->nqps)
-				continue;
-			for (t = 0; t < k; t++)
-				need[c->map[(f + t) % c->nqps]]++;
-			if (!sq_room(st, x, need, &polled, c->set) || c->err) {
-				if (!c->err)
-					c->todo |= MSG_TODO_REVOKE;	/* again at a later look */
+			if (revoke_entry(st, c, &e[b], (fslot << 3) | b))
 				return;
-			}
-			for (t = 0; t < k; t++) {
-				uint32_t slot = (f + t) % c->nqps;
-
-				if (!dvx_qp_post_write_imm(&x->qp[c->map[slot]],
-							   MSG_WR(c->id, MSG_WR_NOTE, slot,
-								  c->epoch, (fslot << 3) | b),
-							   &(struct dvx_mlx5_sge){ 0, 0, 0 },
-							   &(struct dvx_mlx5_raddr){ e[b].addr,
-										     e[b].rkey },
-							   MSG_IMM(MSG_IMM_REVOKED, e[b].idx,
-								   e[b].rcomm),
-							   DVX_POST_SIGNALED))
-					c->wqe_out++;
-			}
 			c->head_mask |= (uint8_t)(1u << b);
 		}
 		/* this slot is done: a later look starts after it */
@@ -1358,48 +1380,19 @@ static void on_eager(struct dvx_msg_state *st, uint32_t set, const struct dvx_wc
 /* sender: the clear-to-send answering rendezvous @r, if it is there: its data goes */
 static void rts_data(struct dvx_msg_state *st, struct dvx_msg_comm *c, struct msg_sreq *r)
 {
-	struct msg_set *x = &st->sets[c->set];
-	uint32_t need[DVX_MSG_MAX_QPS] = { 0 }, fslot = (uint32_t)(r->seq % c->max_reqs);
-	uint32_t nreqs, k, f, t, kind;
+	uint32_t fslot = (uint32_t)(r->seq % c->max_reqs), nreqs, kind;
 	struct msg_cts e[DVX_MSG_MAX_RECVS];
 	struct msg_cts *fe;
-	uint64_t per;
-	int polled = 1;
+	int k;
 
 	if (!cts_take(c, fslot, (uint16_t)(c->seq_base + r->seq + 1), e, &nreqs))
 		return;
-	k = e[0].stripe & 15u;
-	f = e[0].stripe >> 4;
-	if (nreqs != 1 || !k || k > c->nqps || f >= c->nqps) {
-		dvx_msg_comm_fail(c, -EPROTO);
-		return;
-	}
-	per = k > 1 ? ((r->size + k - 1) / k + 63) & ~63ull : r->size;
-	kind = r->size > e[0].size || per > c->max_chunk ? MSG_IMM_TOOBIG : MSG_IMM_DATA;
-	for (t = 0; t < k; t++)
-		need[c->map[(f + t) % c->nqps]]++;
-	if (!sq_room(st, x, need, &polled, c->set))
-		return;		/* at a later look */
-	for (t = 0; t < k; t++) {
-		uint32_t slot = (f + t) % c->nqps, len = 0;
-		uint64_t off = (uint64_t)t * per;
-
-		if (kind == MSG_IMM_DATA && off < r->size)
-			len = (uint32_t)(r->size - off < per ? r->size - off : per);
-		if (dvx_qp_post_write_imm(&x->qp[c->map[slot]],
-					  MSG_WR(c->id,
-						 kind == MSG_IMM_DATA ? MSG_WR_DATA : MSG_WR_NOTE,
-						 slot, c->epoch, r->h.idx),
-					  &(struct dvx_mlx5_sge){ r->addr + off, len, r->lkey },
-					  &(struct dvx_mlx5_raddr){ e[0].addr + off, e[0].rkey },
-					  MSG_IMM(kind, e[0].idx, e[0].rcomm),
-					  DVX_POST_SIGNALED | DVX_POST_MORE))
-			return;	/* cannot happen: room was checked */
-		c->wqe_out++;
-	}
-	for (t = 0; t < x->nqps; t++)
-		if (need[t])
-			dvx_qp_ring(&x->qp[t]);
+	k = nreqs == 1 ? post_data(st, c, &e[0], r->h.idx, r->addr, r->size, r->lkey, &kind) :
+			 -EPROTO;
+	if (k < 0 && !c->err)
+		dvx_msg_comm_fail(c, k);
+	if (k <= 0)
+		return;		/* no room: at a later look */
 	/* taken: the slot's next answer (sequence + C) finds it clear */
 	fe = (struct msg_cts *)(void *)c->fifo + (uint64_t)fslot * c->fifo_recvs;
 	__atomic_store_n(&fe->seq, 0, __ATOMIC_RELAXED);
@@ -1605,41 +1598,19 @@ static void close_note(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 /* a send comm closing: the answers to its rendezvous it will not use are revoked */
 static void revoke_offload(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 {
-	struct msg_set *x = &st->sets[c->set];
 	struct msg_cts e[DVX_MSG_MAX_RECVS];
-	uint32_t nreqs, t;
+	uint32_t nreqs;
 	uint64_t p;
 
 	for (p = c->rts_lo; p < c->head; p++) {
-		uint32_t fslot = (uint32_t)(p % c->max_reqs), need[DVX_MSG_MAX_QPS] = { 0 }, k, f;
+		uint32_t fslot = (uint32_t)(p % c->max_reqs);
 		struct msg_cts *fe = (struct msg_cts *)(void *)c->fifo +
 				     (uint64_t)fslot * c->fifo_recvs;
-		int polled = 0;
 
 		if (!cts_take(c, fslot, (uint16_t)(c->seq_base + p + 1), e, &nreqs) || nreqs != 1)
 			continue;
-		k = e[0].stripe & 15u;
-		f = e[0].stripe >> 4;
-		if (!k || k > c->nqps || f >= c->nqps)
-			continue;
-		for (t = 0; t < k; t++)
-			need[c->map[(f + t) % c->nqps]]++;
-		if (!sq_room(st, x, need, &polled, c->set) || c->err) {
-			if (!c->err)
-				c->todo |= MSG_TODO_REVOKE;	/* again at a later look */
+		if (revoke_entry(st, c, &e[0], 0))
 			return;
-		}
-		for (t = 0; t < k; t++) {
-			uint32_t slot = (f + t) % c->nqps;
-
-			if (!dvx_qp_post_write_imm(&x->qp[c->map[slot]],
-						   MSG_WR(c->id, MSG_WR_NOTE, slot, c->epoch, 0),
-						   &(struct dvx_mlx5_sge){ 0, 0, 0 },
-						   &(struct dvx_mlx5_raddr){ e[0].addr, e[0].rkey },
-						   MSG_IMM(MSG_IMM_REVOKED, e[0].idx, e[0].rcomm),
-						   DVX_POST_SIGNALED))
-				c->wqe_out++;
-		}
 		__atomic_store_n(&fe->seq, 0, __ATOMIC_RELAXED);
 	}
 }
