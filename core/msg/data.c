@@ -21,6 +21,7 @@ static int irecv_offload(struct dvx_msg_comm *c, int n, void *const *bufs, const
 			 struct dvx_msg_req **req);
 static void revoke_offload(struct dvx_msg_state *st, struct dvx_msg_comm *c);
 static void close_note(struct dvx_msg_state *st, struct dvx_msg_comm *c);
+static void credit_update(struct dvx_msg_state *st, struct dvx_msg_comm *c, int probe);
 
 static int comm_ok(const struct dvx_msg_comm *c, uint8_t kind)
 {
@@ -151,9 +152,15 @@ static void on_send(struct dvx_msg_state *st, const struct dvx_wc *wc, int err)
 		dvx_msg_closing_check(st, c);
 		return;
 	}
+	if (kind == MSG_WR_CREDIT) {
+		c->cr_busy = 0;	/* the credit word's source is free: a later limit goes now */
+		if ((c->todo & MSG_TODO_CREDIT) && !err)
+			credit_update(st, c, 0);
+		return;
+	}
 	if (kind != MSG_WR_DATA && kind != MSG_WR_EAGER)
-		return;		/* notices, clear-to-sends, rendezvous requests and credit
-				 * words: only their ring room mattered */
+		return;		/* notices, clear-to-sends and rendezvous requests: only their
+				 * ring room mattered */
 	if (idx >= c->max_reqs * DVX_MSG_MAX_RECVS) {
 		st->cnt.late++;
 		return;
@@ -1128,7 +1135,9 @@ static void credit_update(struct dvx_msg_state *st, struct dvx_msg_comm *c, int 
 		if (c->granted > c->arrived && lim - c->granted < (c->max_reqs + 1) / 2)
 			return;	/* the sender has credit left: batch */
 	}
-	if (dvx_mlx5_sq_room(&qp->sq, &qp->sqc) < 1) {
+	/* one credit WRITE at a time: its source word is not rewritten while the NIC may
+	 * still read it (its completion writes the next) */
+	if (c->cr_busy || dvx_mlx5_sq_room(&qp->sq, &qp->sqc) < 1) {
 		c->todo |= MSG_TODO_CREDIT;
 		return;
 	}
@@ -1140,6 +1149,7 @@ static void credit_update(struct dvx_msg_state *st, struct dvx_msg_comm *c, int 
 			      c->rfifo_rkey, DVX_POST_SIGNALED))
 		return;
 	c->wqe_out++;
+	c->cr_busy = 1;
 	c->granted = lim;
 	st->cnt.credits++;
 }

@@ -224,7 +224,8 @@ struct dvx_msg_comm {
 	/* CTS offload (both ends agreed; docs/msg.md "CTS receiver offload") */
 	uint8_t offload;
 	uint8_t peer_gone;	/* recv: the sender's close note arrived */
-	uint8_t rsvd3[2];
+	uint8_t cr_busy;	/* recv: a credit WRITE in flight (its source word in use) */
+	uint8_t rsvd3;
 	uint32_t eager_max;	/* send: the largest eager payload (both ends' least) */
 	uint32_t ring_slot;	/* bytes of one slot of the receiver's ring */
 	uint32_t ring_rkey;	/* send: the receiver's ring */
