@@ -16,7 +16,7 @@
  * Checks: A's invariant checker (dvx_msg_check()) after every operation; a request of
  * A's that completes without error reports at most its buffers' sizes; the guard bands
  * around A's buffers never change (A writes only where it posted); every close finishes
- * (bounded by the contexts' 50 ms timeout) and A then holds no communicator.
+ * (bounded by the contexts' 10 ms timeout) and A then holds no communicator.
  *
  * Feeds: byte 0 [0] A->B offload, [1] B->A offload; then operations, one byte each
  * (op % 7) with their arguments from the bytes after it.
@@ -71,7 +71,7 @@ static void world_up(void)
 	c.max_recvs = 2;
 	c.flags = DVX_MSG_F_CTS_OFFLOAD;
 	c.eager_bytes = 256;
-	c.timeout_ns = 50000000ull;
+	c.timeout_ns = 10000000ull;	/* 10 ms: a close waiting for a broken peer ends soon */
 	LF_CHECK(!mw_init(&W, 2, &c, 1u << 20, 0));
 	up = 1;
 }
