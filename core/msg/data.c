@@ -72,6 +72,18 @@ static const char *buf_why(const struct dvx_msg_comm *c, const struct dvx_mr *mr
 /* ------------------------------------------------------------------------------
  * Failures and completions
  */
+/* a request slot taken: zeroed (@size bytes from @h), then its head filled in */
+static void req_begin(struct dvx_msg_req *h, size_t size, uint8_t kind, uint32_t idx,
+		      struct dvx_msg_comm *c)
+{
+	memset(h, 0, size);
+	h->magic = MSG_REQ_MAGIC;
+	h->kind = kind;
+	h->state = MSG_RS_BUSY;
+	h->idx = (uint16_t)idx;
+	h->comm = c;
+}
+
 static void req_done(struct dvx_msg_req *h, int err)
 {
 	if (h->state != MSG_RS_BUSY)
@@ -521,12 +533,7 @@ int dvx_msg_isend(struct dvx_msg_comm *c, const void *buf, size_t size, uint32_t
 	}
 	if (kind != MSG_IMM_DATA)
 		return -EMSGSIZE;
-	memset(r, 0, sizeof(*r));
-	r->h.magic = MSG_REQ_MAGIC;
-	r->h.kind = MSG_RK_SEND;
-	r->h.state = MSG_RS_BUSY;
-	r->h.idx = (uint16_t)ridx;
-	r->h.comm = c;
+	req_begin(&r->h, sizeof(*r), MSG_RK_SEND, ridx, c);
 	r->size = size;
 	r->left = (uint8_t)k;
 	c->busy++;
@@ -681,12 +688,7 @@ int dvx_msg_irecv(struct dvx_msg_comm *c, int n, void *const *bufs, const size_t
 		return err;
 	c->wqe_out++;
 	c->rr = (uint8_t)rr;
-	memset(r, 0, sizeof(*r));
-	r->h.magic = MSG_REQ_MAGIC;
-	r->h.kind = MSG_RK_RECV;
-	r->h.state = MSG_RS_BUSY;
-	r->h.idx = (uint16_t)rslot;
-	r->h.comm = c;
+	req_begin(&r->h, sizeof(*r), MSG_RK_RECV, rslot, c);
 	r->n = (uint8_t)n;
 	for (i = 0; i < (uint32_t)n; i++)
 		r->left[i] = kb[i];
@@ -737,12 +739,7 @@ int dvx_msg_iflush(struct dvx_msg_comm *c, int n, void *const *bufs, const size_
 	}
 	if (err)
 		return err;
-	memset(r, 0, sizeof(*r));
-	r->h.magic = MSG_REQ_MAGIC;
-	r->h.kind = MSG_RK_FLUSH;
-	r->h.state = MSG_RS_BUSY;
-	r->h.idx = (uint16_t)idx;
-	r->h.comm = c;
+	req_begin(&r->h, sizeof(*r), MSG_RK_FLUSH, idx, c);
 	x->fhead++;
 	*req = &r->h;
 	return 0;
@@ -1507,12 +1504,7 @@ static int isend_offload(struct dvx_msg_comm *c, const void *buf, size_t size, u
 		return err;	/* cannot happen: room was checked */
 	dvx_qp_ring(&x->qp[c->map[0]]);
 	c->wqe_out++;
-	memset(r, 0, sizeof(*r));
-	r->h.magic = MSG_REQ_MAGIC;
-	r->h.kind = MSG_RK_SEND;
-	r->h.state = MSG_RS_BUSY;
-	r->h.idx = (uint16_t)ridx;
-	r->h.comm = c;
+	req_begin(&r->h, sizeof(*r), MSG_RK_SEND, ridx, c);
 	r->size = size;
 	r->seq = c->head;
 	if (eager) {
@@ -1548,12 +1540,7 @@ static int irecv_offload(struct dvx_msg_comm *c, int n, void *const *bufs, const
 	if (r->h.state != MSG_RS_FREE)
 		return 0;	/* that slot's request was not tested yet */
 	r_lo_advance(c);
-	memset(r, 0, sizeof(*r));
-	r->h.magic = MSG_REQ_MAGIC;
-	r->h.kind = MSG_RK_RECV;
-	r->h.state = MSG_RS_BUSY;
-	r->h.idx = (uint16_t)rslot;
-	r->h.comm = c;
+	req_begin(&r->h, sizeof(*r), MSG_RK_RECV, rslot, c);
 	r->n = (uint8_t)n;
 	for (i = 0; i < (uint32_t)n; i++) {
 		r->left[i] = 1;	/* a message to match */
