@@ -448,6 +448,13 @@ static int wr_peers(struct wctx *x)
 			RCHECK(r, !e->nvl_base && e->ib_region.addr && e->ib_region.rkey[0] &&
 				  e->ib_data.addr && !dvx_win_nvlink_address(&x->win, p, 0),
 			       "IB peer %d: views", p);
+		if (k == DVX_MP_IB)
+			RCHECK(r, e->ib_region.access == (DVX_P2P_ACC_KNOWN | DVX_P2P_ACC_WRITE |
+							  DVX_P2P_ACC_ATOMIC) &&
+				  e->ib_data.access == (DVX_P2P_ACC_KNOWN | DVX_P2P_ACC_WRITE |
+							DVX_P2P_ACC_ATOMIC |
+							(w->read ? DVX_P2P_ACC_READ : 0u)),
+			       "IB peer %d: rights %#x, %#x", p, e->ib_region.access, e->ib_data.access);
 	}
 	RCHECK(r, !dvx_win_nvlink_address(&x->win, me, 0), "nvlink_address of self");
 	ROK(r, dvx_bootstrap_barrier(&x->bs, x->c.timeout_ns));

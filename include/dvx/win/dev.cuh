@@ -703,8 +703,10 @@ DVX_DEV int dvx_win_dev_get(const struct dvx_dev_grp &g, const struct dvx_win_de
 
 	struct dvx_p2p_rxfer rx = { &e->ib_data, x->soff, x->dst, x->doff, x->len };
 
-	return dvx_p2p_dev_get(g, d.ib, target, dvx_win_dev_chan(g, d), g.lane == 0 ? &rx : nullptr,
-			       d.post_timeout_ns, nullptr);
+	/* only the leader has a get: its answer is the group's */
+	return dvx_dev_grp_bcast(g, dvx_p2p_dev_get(g, d.ib, target, dvx_win_dev_chan(g, d),
+						    g.lane == 0 ? &rx : nullptr, d.post_timeout_ns,
+						    nullptr));
 }
 
 /**
@@ -755,8 +757,10 @@ DVX_DEV int dvx_win_dev_amo(const struct dvx_dev_grp &g, const struct dvx_win_de
 	struct dvx_p2p_amo pa = { &e->ib_data, a ? a->doff : 0, op, a ? a->value : 0,
 				  a ? a->compare : 0, a ? a->res : nullptr, a ? a->resoff : 0 };
 
-	return dvx_p2p_dev_amo(g, d.ib, target, dvx_win_dev_chan(g, d), a ? &pa : nullptr,
-			       d.post_timeout_ns, nullptr);
+	err = dvx_p2p_dev_amo(g, d.ib, target, dvx_win_dev_chan(g, d), a ? &pa : nullptr,
+			      d.post_timeout_ns, nullptr);
+	/* the members that were refused say why, not the ones cancelled with them */
+	return dvx_dev_grp_first_err(g, err == -ECANCELED ? 0 : err);
 }
 
 /**

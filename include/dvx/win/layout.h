@@ -389,7 +389,7 @@ struct dvx_win_dev_peer {
 	uint64_t data_len;
 	struct dvx_p2p_rbuf ib_region;
 	struct dvx_p2p_rbuf ib_data;
-	uint64_t rsvd[3];
+	uint64_t rsvd[1];
 };
 
 DVX_ASSERT_SIZE(struct dvx_win_dev_peer, DVX_WIN_PEER_BYTES);
