@@ -120,7 +120,7 @@ static int rank_run(struct world *W, int me)
 	struct dvx_win_regions mem;
 	struct dvx_win_dev d;
 	struct dvx_gpu_mem nvl, dev, dm;
-	struct dvx_gpu_hostreg regs[16], hr, hdata, hsrc, hloc, hst;
+	struct dvx_gpu_hostreg *regs, hr, hdata, hsrc, hloc, hst;
 	struct dvx_mp_dev mpdev;
 	struct dvx_gpu_stream s;
 	struct dvx_gpu_module mod;
@@ -210,6 +210,9 @@ static int rank_run(struct world *W, int me)
 	CK(dvx_win_exchange(&win, data, DLEN));
 	CK(dvx_win_register_src(&win, srcp, PUTMAX, &src));
 	CK(dvx_win_register_src(&win, locp, LOCLEN, &loc));
+	/* the ring region and a UAR page per lane at most */
+	regs = calloc(dvx_p2p_gpu_nregs(&mp.ib), sizeof(*regs));
+	CHECK(regs, "calloc of %u registrations", dvx_p2p_gpu_nregs(&mp.ib));
 	CK(dvx_p2p_gpu_register(&mp.ib, &g, irings, rreq.bytes, 0, regs, &nregs));
 	CK(dvx_mp_dev_mem_req(&mp, &need));
 	CK(dvx_gpu_mem_alloc(&g, need, 0, &dm));
@@ -354,6 +357,7 @@ static int rank_run(struct world *W, int me)
 	CK(dvx_bootstrap_barrier(&bs, TMO));
 	CK(dvx_mp_dev_import(&mp, &mpdev));
 	CK(dvx_p2p_gpu_unregister(regs, nregs));
+	free(regs);
 	CK(dvx_win_flush(&win, TMO, NULL));
 	CK(dvx_bootstrap_barrier(&bs, TMO));
 	CK(dvx_win_deregister_src(&win, locp));
@@ -435,7 +439,7 @@ int winch_run(const struct winch_opts *o, struct winch_res *res)
 		memcpy(uuid[i], g.attr.uuid, 16);
 		dvx_gpu_close(&g);
 	}
-	if (dvx_tw_init(&W.tw, 2, hosts, uuid[0])) {
+	if (dvx_tw_init_lanes(&W.tw, 2, hosts, uuid[0], o->nch)) {
 		snprintf(res->why, sizeof(res->why), "the world");
 		return 1;
 	}

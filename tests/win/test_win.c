@@ -1041,7 +1041,7 @@ static void run_ex(int n, const int *host, uint32_t flags, int rounds, int misma
 	w->mismatch = mismatch;
 	w->read = read;
 	w->nch = nch;
-	assert_int_equal(dvx_tw_init(&w->tw, n, host, NULL), 0);
+	assert_int_equal(dvx_tw_init_lanes(&w->tw, n, host, NULL, nch), 0);
 	for (r = 0; r < n; r++) {
 		w->r[r].w = w;
 		w->r[r].rank = r;
@@ -1079,6 +1079,7 @@ static void test_all_ib(void **state)
 	run(3, h, 0, 12, 0);
 	run_ex(3, h, 0, 4, 0, 0, 1);	/* no remote read: gets to IB peers -EPERM */
 	run_ex(3, h, 0, 4, 0, 1, 4);	/* host puts over 4 channels */
+	run_ex(2, h, 0, 2, 0, 1, 32);	/* and 32, the fabric sized for them */
 }
 
 static void test_mixed(void **state)
