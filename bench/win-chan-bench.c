@@ -12,7 +12,9 @@
  * put was acknowledged; latency: a launch of calls each waited for (dvx_win_dev_flush),
  * over their number; rate: a launch of calls waited for once at the end.
  *
- *   win-chan-bench [--quick] [N]     (N: the channels of the second column, default 32)
+ *   win-chan-bench [--quick] [--gpu-data] [N]
+ *	N: the channels of the second column (default 32); --gpu-data: the window buffer,
+ *	sources and results in GPU memory (the software NIC's copies, tests/lib/gpu_dma.h)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,12 +28,14 @@ int main(int argc, char **argv)
 	struct winch_res r1, rn;
 	struct winch_opts o;
 	uint32_t n = 32;
-	int quick = 0, i, rc;
+	int quick = 0, gpu_data = 0, i, rc;
 
 	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = 1;
+		else if (!strcmp(argv[i], "--gpu-data"))
+			gpu_data = 1;
 		else
 			n = (uint32_t)atoi(argv[i]);
 	}
@@ -46,6 +50,7 @@ int main(int argc, char **argv)
 	o.put_iters = quick ? 2 : 8;
 	o.lat_iters = quick ? 50 : 500;
 	o.rate_iters = quick ? 128 : 1024;
+	o.gpu_data = gpu_data;
 	o.nch = 1;
 	rc = winch_run(&o, &r1);
 	if (rc == 77) {
@@ -63,7 +68,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("win-chan-bench: 2 ranks on 2 injected hosts (IB over the software NIC), the window "
-	       "buffer in host memory the GPU maps; %llu MiB a launch round, %u rounds\n",
+	       "buffer in %s; %llu MiB a launch round, %u rounds\n",
+	       gpu_data ? "GPU memory (the NIC's copies: cuMemcpyAsync)" : "host memory the GPU maps",
 	       (unsigned long long)(o.put_bytes >> 20), o.put_iters);
 	printf("\nput_signal_counter bandwidth from B blocks to one peer, GB/s\n");
 	printf("| blocks | 1 channel | %u channels | %u / 1 |\n", n, n);

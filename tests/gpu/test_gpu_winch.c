@@ -6,7 +6,9 @@
  * channel and of 8 (block b on channel b mod 8, a QP each): every byte lands, rank 1's
  * signal and rank 0's counter are exact whatever the channel (and stay so after the
  * barrier); then gets of 8 B and 4 KiB (every byte) and fetch-adds one at a time (old
- * values 0, 1, ... in order) and 32 lanes a call (a permutation), the word exact.
+ * values 0, 1, ... in order) and 32 lanes a call (a permutation), the word exact. The
+ * 8-channel case runs again with every buffer in GPU memory (the software NIC's copies
+ * through tests/lib/gpu_dma.h, as a ConnectX reaches dma-bufs).
  *
  * Without a GPU it skips (exit 77); 'make gpu-check' runs it and fails instead.
  * DVX_GPU_TEST_QUICK=1: fewer rounds.
@@ -20,11 +22,11 @@
 
 static int quick, skipped;
 
-static void one(uint32_t nch)
+static void one(uint32_t nch, int gpu_data)
 {
 	static const uint32_t blocks[] = { 1, 8, 32, 128 };
 	struct winch_opts o = { nch, blocks, 4, 1u << 20, quick ? 2 : 8, quick ? 16 : 64,
-				quick ? 64 : 256 };
+				quick ? 64 : 256, gpu_data };
 	struct winch_res res;
 	int rc = winch_run(&o, &res);
 
@@ -34,8 +36,9 @@ static void one(uint32_t nch)
 	}
 	if (rc)
 		fail_msg("%s", res.why);
-	printf("%u channel(s): %llu values and bytes checked; put GB/s (1/8/32/128 blocks) "
+	printf("%u channel(s), %s memory: %llu values and bytes checked; put GB/s (1/8/32/128 blocks) "
 	       "%.3f %.3f %.3f %.3f, get 8 B %.2f us, fetch-add %.2f us (software NIC)\n", nch,
+	       gpu_data ? "GPU" : "host",
 	       (unsigned long long)res.checked, res.put_gbs[0], res.put_gbs[1], res.put_gbs[2],
 	       res.put_gbs[3], res.get_lat_ns[0] / 1e3, res.fadd_lat_ns / 1e3);
 }
@@ -43,13 +46,21 @@ static void one(uint32_t nch)
 static void test_one_channel(void **state)
 {
 	(void)state;
-	one(1);
+	one(1, 0);
 }
 
 static void test_eight_channels(void **state)
 {
 	(void)state;
-	one(8);
+	one(8, 0);
+}
+
+/* the same with the window buffer, sources, gets' destination and results in GPU
+ * memory: the software NIC reaches them through its DMA callbacks (gpu_dma.h) */
+static void test_eight_channels_gpu_data(void **state)
+{
+	(void)state;
+	one(8, 1);
 }
 
 int main(void)
@@ -57,6 +68,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_channel),
 		cmocka_unit_test(test_eight_channels),
+		cmocka_unit_test(test_eight_channels_gpu_data),
 	};
 	const char *q = getenv("DVX_GPU_TEST_QUICK");
 	const char *req = getenv("DVX_GPU_REQUIRED");

@@ -14,6 +14,7 @@
 #include <dvx/hal/sim.h>
 
 #include "../lib/sim_world.h"
+#include "../lib/gpu_dma.h"
 #include "winch_world.h"
 
 extern const unsigned char dvx_fatbin_tests_gpu_winch_kernels[];
@@ -32,6 +33,7 @@ extern const size_t dvx_fatbin_tests_gpu_winch_kernels_len;
 
 struct world {
 	struct dvx_tw tw;
+	struct dvx_gdma gdma;		/* gpu_data: the GPUs' hal whose dma-bufs the fabric reaches */
 	const struct winch_opts *o;
 	struct winch_res *res;
 	int ngpus;
@@ -91,6 +93,26 @@ static int spin(struct dvx_win *w, int ctr, int peer, uint64_t want, uint64_t *s
 	}
 }
 
+/* host bytes into a buffer of the run (host memory, or GPU memory by a copy) */
+static int wr(struct dvx_gpu *g, int gpu_data, uint8_t *dst, const void *src, uint64_t len)
+{
+	if (!gpu_data) {
+		memcpy(dst, src, len);
+		return 0;
+	}
+	return dvx_gpu_memcpy_htod(g, (uint64_t)(uintptr_t)dst, src, len);
+}
+
+/* a buffer's bytes into host memory (a copy of GPU memory, or the bytes themselves) */
+static int rdb(struct dvx_gpu *g, int gpu_data, void *dst, const uint8_t *src, uint64_t len)
+{
+	if (!gpu_data) {
+		memcpy(dst, src, len);
+		return 0;
+	}
+	return dvx_gpu_memcpy_dtoh(g, dst, (uint64_t)(uintptr_t)src, len);
+}
+
 static int launch(struct dvx_gpu *g, void *f, uint32_t grid, uint32_t block,
 		  struct dvx_gpu_stream *s, void **a, uint64_t *ns)
 {
@@ -119,14 +141,15 @@ static int rank_run(struct world *W, int me)
 	struct dvx_mem_req req[DVX_WIN_MEM_N];
 	struct dvx_win_regions mem;
 	struct dvx_win_dev d;
-	struct dvx_gpu_mem nvl, dev, dm;
+	struct dvx_gpu_mem nvl, dev, dm, gdata, gsrc, gloc;
 	struct dvx_gpu_hostreg *regs, hr, hdata, hsrc, hloc, hst;
 	struct dvx_mp_dev mpdev;
 	struct dvx_gpu_stream s;
 	struct dvx_gpu_module mod;
 	struct dvx_p2p_lbuf src, loc;
 	void *k_put, *k_get, *k_fadd, *state, *wstate, *ist, *irings, *ibmem;
-	uint8_t *data, *srcp, *locp;
+	uint8_t *data, *srcp, *locp, *hb;	/* hb: host staging for GPU-memory runs */
+	int gd = o->gpu_data;
 	int32_t *st;
 	uint64_t need, out, cum = 0, seen, ns, i, fadds = 0;
 	uint32_t nregs = 0;
@@ -135,7 +158,7 @@ static int rank_run(struct world *W, int me)
 
 	CK(dvx_bootstrap_thread_init(&bs, W->tw.g, me));
 	memset(&g, 0, sizeof(g));
-	CK(dvx_gpu_open(&g, dvx_hal_cuda(), me % W->ngpus, NULL));
+	CK(dvx_gpu_open(&g, gd ? dvx_gdma_hal(&W->gdma) : dvx_hal_cuda(), me % W->ngpus, NULL));
 	memset(&na, 0, sizeof(na));
 	snprintf(name, sizeof(name), "sim_%d", me);
 	na.name = name;
@@ -197,16 +220,29 @@ static int rank_run(struct world *W, int me)
 	mem.dev_len = req[DVX_WIN_MEM_DEV].bytes;
 	memset(&win, 0, sizeof(win));
 	CK(dvx_win_init(&win, &mp, &wc, &mem));
-	data = aligned_alloc(4096, DLEN);
-	srcp = aligned_alloc(4096, PUTMAX);
-	locp = aligned_alloc(4096, LOCLEN);
-	memset(data, 0, DLEN);
+	hb = aligned_alloc(4096, DLEN);
+	CHECK(hb, "no host memory");
+	if (gd) {
+		CK(dvx_gpu_mem_alloc(&g, DLEN, 0, &gdata));
+		CK(dvx_gpu_mem_alloc(&g, PUTMAX, 0, &gsrc));
+		CK(dvx_gpu_mem_alloc(&g, LOCLEN, 0, &gloc));
+		data = (uint8_t *)(uintptr_t)gdata.dptr;
+		srcp = (uint8_t *)(uintptr_t)gsrc.dptr;
+		locp = (uint8_t *)(uintptr_t)gloc.dptr;
+	} else {
+		data = aligned_alloc(4096, DLEN);
+		srcp = aligned_alloc(4096, PUTMAX);
+		locp = aligned_alloc(4096, LOCLEN);
+		CK(dvx_gpu_host_register(&g, data, DLEN, 0, &hdata));
+		CK(dvx_gpu_host_register(&g, srcp, PUTMAX, 0, &hsrc));
+		CK(dvx_gpu_host_register(&g, locp, LOCLEN, 0, &hloc));
+	}
+	memset(hb, 0, DLEN);
 	for (i = 0; i < GETMAX; i++)
-		data[GOFF + i] = gpat(i);
-	memset(locp, 0, LOCLEN);
-	CK(dvx_gpu_host_register(&g, data, DLEN, 0, &hdata));
-	CK(dvx_gpu_host_register(&g, srcp, PUTMAX, 0, &hsrc));
-	CK(dvx_gpu_host_register(&g, locp, LOCLEN, 0, &hloc));
+		hb[GOFF + i] = gpat(i);
+	CK(wr(&g, gd, data, hb, DLEN));
+	memset(hb, 0, LOCLEN);
+	CK(wr(&g, gd, locp, hb, LOCLEN));
 	CK(dvx_win_exchange(&win, data, DLEN));
 	CK(dvx_win_register_src(&win, srcp, PUTMAX, &src));
 	CK(dvx_win_register_src(&win, locp, LOCLEN, &loc));
@@ -229,9 +265,11 @@ static int rank_run(struct world *W, int me)
 
 		CHECK(share && nb * share <= PUTMAX && nb <= 1024, "put of %u blocks: share %llu", nb,
 		      (unsigned long long)share);
-		if (me == 0)
+		if (me == 0) {
 			for (i = 0; i < nb * share; i++)
-				srcp[i] = ppat((uint32_t)k + 1, i);
+				hb[i] = ppat((uint32_t)k + 1, i);
+			CK(wr(&g, gd, srcp, hb, nb * share));
+		}
 		CK(dvx_bootstrap_barrier(&bs, TMO));
 		if (me == 0) {
 			uint64_t t0 = now_ns();
@@ -253,10 +291,11 @@ static int rank_run(struct world *W, int me)
 			e = spin(&win, 0, 0, want, &seen);
 			CHECK(!e, "%u blocks, %u channels: signal %llu, want %llu (%d)", nb, o->nch,
 			      (unsigned long long)seen, (unsigned long long)want, e);
+			CK(rdb(&g, gd, hb, data, nb * share));
 			for (i = 0; i < nb * share; i++)
-				CHECK(data[i] == ppat((uint32_t)k + 1, i),
+				CHECK(hb[i] == ppat((uint32_t)k + 1, i),
 				      "%u blocks, %u channels: byte %llu is %#x, want %#x", nb, o->nch,
-				      (unsigned long long)i, data[i], ppat((uint32_t)k + 1, i));
+				      (unsigned long long)i, hb[i], ppat((uint32_t)k + 1, i));
 			res->checked += nb * share;
 		}
 		CK(dvx_bootstrap_barrier(&bs, TMO));
@@ -283,12 +322,14 @@ static int rank_run(struct world *W, int me)
 			int each = k < 2;
 			void *a[] = { &d, &loc, &soff, &len, &iters, &each, &out };
 
-			memset(locp, 0, GETMAX);
+			memset(hb, 0, GETMAX);
+			CK(wr(&g, gd, locp, hb, GETMAX));
 			st[0] = 0x7f7f7f7f;
 			CK(launch(&g, k_get, 1, 1, &s, a, &ns));
 			CHECK(st[0] == 0, "get of %llu B: %d", (unsigned long long)len, st[0]);
+			CK(rdb(&g, gd, hb, locp, len));
 			for (i = 0; i < len; i++)
-				CHECK(locp[i] == gpat(soff - GOFF + i), "get of %llu B: byte %llu",
+				CHECK(hb[i] == gpat(soff - GOFF + i), "get of %llu B: byte %llu",
 				      (unsigned long long)len, (unsigned long long)i);
 			res->checked += len;
 			if (k < 2)
@@ -303,7 +344,7 @@ static int rank_run(struct world *W, int me)
 	 * then 32 lanes a call (old values a permutation of the next ones) */
 	if (me == 0) {
 		uint32_t lat = o->lat_iters, rate = o->rate_iters, lanes;
-		uint64_t *r = (uint64_t *)(void *)(locp + GETMAX), *v;
+		uint64_t *r = (uint64_t *)(void *)hb, *v;
 		uint64_t doff = FWORD, roff = GETMAX;
 		int each;
 
@@ -315,9 +356,11 @@ static int rank_run(struct world *W, int me)
 			lanes = k ? 32 : 1;
 			each = !k;
 			memset(r, 0xff, RESMAX);
+			CK(wr(&g, gd, locp + GETMAX, r, RESMAX));
 			st[0] = 0x7f7f7f7f;
 			CK(launch(&g, k_fadd, 1, 32, &s, a, &ns));
 			CHECK(st[0] == 0, "fetch-adds: %d", st[0]);
+			CK(rdb(&g, gd, r, locp + GETMAX, RESMAX));
 			v = malloc((size_t)iters * lanes * 8);
 			CHECK(v, "malloc");
 			for (i = 0; i < (uint64_t)iters * lanes; i++)
@@ -349,7 +392,10 @@ static int rank_run(struct world *W, int me)
 	if (me == 1) {
 		uint64_t want = (uint64_t)o->lat_iters + 32ull * o->rate_iters, w;
 
-		w = __atomic_load_n((uint64_t *)(void *)(data + FWORD), __ATOMIC_ACQUIRE);
+		if (gd)
+			CK(rdb(&g, gd, &w, data + FWORD, 8));
+		else
+			w = __atomic_load_n((uint64_t *)(void *)(data + FWORD), __ATOMIC_ACQUIRE);
 		CHECK(w == want, "the fetch-add word is %llu, want %llu", (unsigned long long)w,
 		      (unsigned long long)want);
 	}
@@ -365,9 +411,18 @@ static int rank_run(struct world *W, int me)
 	CK(dvx_win_fini(&win));
 	CK(dvx_bootstrap_barrier(&bs, TMO));
 	CK(dvx_gpu_host_unregister(&hr));
-	CK(dvx_gpu_host_unregister(&hdata));
-	CK(dvx_gpu_host_unregister(&hsrc));
-	CK(dvx_gpu_host_unregister(&hloc));
+	if (gd) {
+		dvx_gpu_mem_free(&gloc);
+		dvx_gpu_mem_free(&gsrc);
+		dvx_gpu_mem_free(&gdata);
+	} else {
+		CK(dvx_gpu_host_unregister(&hdata));
+		CK(dvx_gpu_host_unregister(&hsrc));
+		CK(dvx_gpu_host_unregister(&hloc));
+		free(data);
+		free(srcp);
+		free(locp);
+	}
 	dvx_gpu_mem_free(&dm);
 	dvx_gpu_mem_free(&dev);
 	if (req[DVX_WIN_MEM_NVL].bytes)
@@ -380,9 +435,7 @@ static int rank_run(struct world *W, int me)
 	dvx_bootstrap_fini(&bs);
 	CK(dvx_gpu_close(&g));
 	free(st);
-	free(data);
-	free(srcp);
-	free(locp);
+	free(hb);
 	free(ibmem);
 	free(irings);
 	free(ist);
@@ -444,6 +497,11 @@ int winch_run(const struct winch_opts *o, struct winch_res *res)
 		return 1;
 	}
 	dvx_tw_gpus(&W.tw, (const uint8_t (*)[16])uuid, W.ngpus);
+	if (o->gpu_data && dvx_gdma_init(&W.gdma, W.tw.fab)) {
+		snprintf(res->why, sizeof(res->why), "the software NIC's DMA callbacks");
+		dvx_tw_fini(&W.tw, NULL);
+		return 1;
+	}
 	for (i = 0; i < 2; i++) {
 		ra[i].w = &W;
 		ra[i].rank = i;
@@ -451,11 +509,15 @@ int winch_run(const struct winch_opts *o, struct winch_res *res)
 	dvx_tw_run(&W.tw, rank_main, ra, sizeof(ra[0]));
 	for (i = 0; i < 2; i++)
 		if (W.ret[i]) {
-			snprintf(res->why, sizeof(res->why), "%u channels, rank %d: %s", o->nch, i,
-				 W.why[i]);
+			snprintf(res->why, sizeof(res->why), "%u channels, %s memory, rank %d: %s",
+				 o->nch, o->gpu_data ? "GPU" : "host", i, W.why[i]);
+			if (o->gpu_data)
+				dvx_gdma_fini(&W.gdma);
 			dvx_tw_fini(&W.tw, NULL);
 			return 1;
 		}
+	if (o->gpu_data)
+		dvx_gdma_fini(&W.gdma);
 	if (dvx_tw_fini(&W.tw, NULL)) {
 		snprintf(res->why, sizeof(res->why), "objects left in the world");
 		return 1;

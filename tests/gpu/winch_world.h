@@ -6,7 +6,8 @@
  * the peer's signal and this rank's counter exact whatever the channel) and timed,
  * gets and fetch-adds checked and timed. gpu-winch-test asserts it, bench/win-chan-bench
  * prints its figures. The window buffer, sources and results are host memory the GPU
- * maps (the software NIC reaches it with memcpy).
+ * maps (the software NIC reaches it with memcpy) or, with @gpu_data, GPU memory (the
+ * software NIC's copies through tests/lib/gpu_dma.h, as on a ConnectX's dma-bufs).
  */
 #ifndef DVX_TESTS_GPU_WINCH_WORLD_H
 #define DVX_TESTS_GPU_WINCH_WORLD_H
@@ -24,6 +25,10 @@ struct winch_opts {
 	uint32_t put_iters;		/* rounds per launch */
 	uint32_t lat_iters;		/* gets / fetch-adds waited for one by one */
 	uint32_t rate_iters;		/* calls of the rate runs (fetch-adds: x 32 lanes) */
+	int gpu_data;			/* the window buffer, sources, gets' destination and
+					 * results in GPU memory (the software NIC reaches them
+					 * through its DMA callbacks, tests/lib/gpu_dma.h);
+					 * else host memory the GPU maps */
 };
 
 struct winch_res {
