@@ -57,8 +57,8 @@ int dvx_tw_init_lanes(struct dvx_tw *w, int n, const int *host, const uint8_t *g
 		lanes = 1;
 	fc.max_qps = (uint32_t)n * 3u * lanes + 8u;
 	fc.max_cqs = fc.max_qps;
-	if (fc.max_uars < (uint32_t)n * lanes + 16u)
-		fc.max_uars = (uint32_t)n * lanes + 16u;
+	if (lanes > 1 && fc.max_uars < (uint32_t)n * lanes + 16u)
+		fc.max_uars = (uint32_t)n * lanes + 16u;	/* one lane: the defaults, as before */
 	sz = dvx_sim_fabric_mem_size(&fc);
 	w->fab_mem = calloc(1, sz);
 	if (!w->fab_mem)
