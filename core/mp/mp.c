@@ -335,6 +335,7 @@ int dvx_mp_exchange_ib(struct dvx_mp *mp, const struct dvx_p2p_lbuf *mine,
 		r.len = dvx_le64(mine->len);
 		for (k = 0; k < DVX_P2P_MAX_NICS; k++)
 			r.rkey[k] = dvx_le32(mine->rkey[k]);
+		r.access = dvx_le32(mine->access);
 	}
 	err = dvx_bootstrap_allgather(mp->cfg.bs, &r, all, sizeof(r), timeout_ns);
 	if (err)
@@ -344,6 +345,8 @@ int dvx_mp_exchange_ib(struct dvx_mp *mp, const struct dvx_p2p_lbuf *mine,
 		all[i].len = dvx_le64(all[i].len);
 		for (k = 0; k < DVX_P2P_MAX_NICS; k++)
 			all[i].rkey[k] = dvx_le32(all[i].rkey[k]);
+		all[i].access = dvx_le32(all[i].access);
+		all[i].rsvd = 0;
 	}
 	/* IB arrays are indexed by the IB map, never by the global peer index */
 	if (ib)

@@ -428,11 +428,18 @@ int dvx_p2p_get(struct dvx_p2p *t, int peer, uint32_t channel, const struct dvx_
 {
 	struct dvx_p2p_lane *l = lane_of(t, peer, channel);
 	struct dvx_p2p_op op;
+	int err;
 
 	if (!l)
 		return lane_bad(t, "dvx_p2p_get", peer);
 	memset(&op, 0, sizeof(op));
-	if (!x || dvx_p2p_op_make_get(l->nic, x, &op))
+	if (!x)
+		return get_bad(t, x);
+	err = dvx_p2p_op_make_get(l->nic, x, &op);
+	if (err == -EPERM)
+		return dvx_hal_diag_set(&t->nics[0]->diag, -EPERM, DVX_DIAG_ARG, "dvx_p2p_get",
+					"the peer's buffer was registered without remote read: nothing posted");
+	if (err)
 		return get_bad(t, x);
 	return lane_post_op(l, &op, timeout_ns, tk);
 }

@@ -542,6 +542,11 @@ int dvx_p2p_fini(struct dvx_p2p *t)
 	return 0;
 }
 
+DVX_STATIC_ASSERT((uint32_t)DVX_P2P_ACC_WRITE == (uint32_t)DVX_ACCESS_REMOTE_WRITE &&
+			  (uint32_t)DVX_P2P_ACC_READ == (uint32_t)DVX_ACCESS_REMOTE_READ &&
+			  (uint32_t)DVX_P2P_ACC_ATOMIC == (uint32_t)DVX_ACCESS_REMOTE_ATOMIC,
+		  "a buffer's rights are the registration's bits");
+
 int dvx_p2p_lbuf_init(struct dvx_p2p_lbuf *b, void *ptr, uint64_t len,
 		      struct dvx_mr *const *mrs, uint32_t nmrs)
 {
@@ -568,9 +573,13 @@ int dvx_p2p_lbuf_init(struct dvx_p2p_lbuf *b, void *ptr, uint64_t len,
 	b->ptr = ptr;
 	b->addr = addr;
 	b->len = len;
+	/* the rights every NIC's registration has */
+	b->access = DVX_P2P_ACC_KNOWN | DVX_P2P_ACC_WRITE | DVX_P2P_ACC_READ | DVX_P2P_ACC_ATOMIC;
 	for (i = 0; i < nmrs; i++) {
 		b->lkey[i] = mrs[i]->lkey;
 		b->rkey[i] = mrs[i]->rkey;
+		b->access &= DVX_P2P_ACC_KNOWN | (mrs[i]->access & (DVX_P2P_ACC_WRITE | DVX_P2P_ACC_READ |
+									 DVX_P2P_ACC_ATOMIC));
 	}
 	return 0;
 }
@@ -588,6 +597,7 @@ int dvx_p2p_exchange(struct dvx_p2p *t, struct dvx_bootstrap *bs, const struct d
 	r.len = dvx_le64(mine->len);
 	for (i = 0; i < DVX_P2P_MAX_NICS; i++)
 		r.rkey[i] = dvx_le32(mine->rkey[i]);
+	r.access = dvx_le32(mine->access);
 	{
 		int err = dvx_bootstrap_allgather(bs, &r, all, sizeof(r), timeout_ns);
 
@@ -601,6 +611,8 @@ int dvx_p2p_exchange(struct dvx_p2p *t, struct dvx_bootstrap *bs, const struct d
 		all[i].len = dvx_le64(all[i].len);
 		for (k = 0; k < DVX_P2P_MAX_NICS; k++)
 			all[i].rkey[k] = dvx_le32(all[i].rkey[k]);
+		all[i].access = dvx_le32(all[i].access);
+		all[i].rsvd = 0;
 	}
 	return 0;
 }

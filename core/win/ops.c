@@ -451,6 +451,14 @@ int dvx_win_barrier_peer(struct dvx_win *w, int peer, uint32_t id, uint64_t time
 
 /* ---- puts --------------------------------------------------------------------- */
 
+/* the channel of the next host put to an IB peer: the window's channels in turn */
+static uint32_t put_chan(struct dvx_win *w)
+{
+	uint32_t n = w->cfg.nchannels ? w->cfg.nchannels : 1;
+
+	return w->cfg.channel + w->next_chan++ % n;
+}
+
 static int put_any(struct dvx_win *w, int p, const struct dvx_win_xfer *wx, int has_sig,
 		   uint32_t sig, uint64_t value, int has_ctr, uint32_t ctr)
 {
@@ -507,7 +515,7 @@ static int put_any(struct dvx_win *w, int p, const struct dvx_win_xfer *wx, int 
 		n.ctr = &w->ib_lbuf;
 		n.ctroff = dvx_win_ib_ctr_off(&w->geom, (uint32_t)e->row, ctr);
 	}
-	return dvx_p2p_post(t, p, w->cfg.channel, &x, &n, w->cfg.timeout_ns, NULL);
+	return dvx_p2p_post(t, p, put_chan(w), &x, &n, w->cfg.timeout_ns, NULL);
 }
 
 int dvx_win_put(struct dvx_win *w, int peer, const struct dvx_win_xfer *x)
@@ -739,4 +747,186 @@ int dvx_win_recv(struct dvx_win *w, int peer, void *dst, uint64_t n, uint64_t ti
 		*cursor = k + 1;
 	}
 	return 0;
+}
+
+/* ---- gets, one-word operations, resets, flush ---------------------------------- */
+
+/* an NVL operation the CPU does itself comes after the host work queued on the stream */
+static int nvl_cpu_ready(struct dvx_win *w)
+{
+	if (!w->cfg.stream)
+		return 0;
+	return dvx_gpu_stream_wait(w->cfg.stream, w->cfg.timeout_ns);
+}
+
+int dvx_win_get(struct dvx_win *w, int peer, const struct dvx_win_rxfer *x)
+{
+	const struct dvx_win_dev_peer *e = peer_of(w, peer);
+	struct dvx_p2p_ticket tk;
+	uint8_t *dst;
+	int err;
+
+	if (!e)
+		return refuse(w, "dvx_win_get", peer, 0, K_NONE, NULL);
+	if (!x || !x->dst || !x->len)
+		return refuse(w, "dvx_win_get", peer, 0, K_NONE, "no get, no destination, or length 0");
+	if (!dvx_p2p_in_bounds(x->doff, x->len, x->dst->len))
+		return refuse(w, "dvx_win_get", peer, 0, K_NONE,
+			      "[doff, doff + len) outside the destination");
+	if (!dvx_p2p_in_bounds(x->soff, x->len, e->data_len))
+		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "dvx_win_get",
+					"[%llu, +%llu) outside peer %d's buffer of %llu bytes",
+					(unsigned long long)x->soff, (unsigned long long)x->len, peer,
+					(unsigned long long)e->data_len);
+	if (e->kind == DVX_MP_NVL) {
+		if (!e->nvl_data)
+			return refuse(w, "dvx_win_get", peer, 0, K_NONE,
+				      "no window buffer: none was given at the exchange");
+		dst = (uint8_t *)x->dst->ptr + x->doff;
+		if (dvx_win_cpu(w)) {
+			err = nvl_cpu_ready(w);
+			if (!err)
+				memcpy(dst, (const void *)(uintptr_t)(e->nvl_data + x->soff), x->len);
+			return err;
+		}
+		if (!w->cfg.stream)
+			return dvx_hal_diag_set(&w->diag, -ENOTSUP, DVX_DIAG_ARG, "dvx_win_get",
+						"a host get from an NVL peer needs DVX_WIN_F_CPU or a stream (cfg.stream)");
+		err = dvx_mp_nvl_put(w->mp, w->cfg.stream, (uint64_t)(uintptr_t)dst,
+				     e->nvl_data + x->soff, x->len);
+		return err ? err : dvx_gpu_stream_wait(w->cfg.stream, w->cfg.timeout_ns);
+	}
+	if (!(w->cfg.flags & DVX_WIN_F_READ))
+		return dvx_hal_diag_set(&w->diag, -EPERM, DVX_DIAG_ARG, "dvx_win_get",
+					"peer %d is an IB peer and the window has no remote read (DVX_WIN_F_READ)",
+					peer);
+	err = dvx_p2p_get(&w->mp->ib, peer, w->cfg.channel,
+			  &(struct dvx_p2p_rxfer){ &e->ib_data, x->soff, x->dst, x->doff, x->len },
+			  w->cfg.timeout_ns, &tk);
+	if (err)
+		return dvx_hal_diag_set(&w->diag, err, DVX_DIAG_ARG, "dvx_win_get", "%s",
+					w->mp->ib.nics[0] ? w->mp->ib.nics[0]->diag.msg :
+							    "the transport refused");
+	return dvx_p2p_wait_local(&w->mp->ib, &tk, w->cfg.timeout_ns, NULL);
+}
+
+int dvx_win_amo(struct dvx_win *w, int peer, uint32_t op, const struct dvx_win_amo *a)
+{
+	const struct dvx_win_dev_peer *e = peer_of(w, peer);
+	uint32_t fetch = op == DVX_WIN_AMO_FADD || op == DVX_WIN_AMO_CSWAP;
+	struct dvx_p2p_ticket tk;
+	int err;
+
+	if (!e)
+		return refuse(w, "dvx_win_amo", peer, 0, K_NONE, NULL);
+	if (!a || op > DVX_WIN_AMO_CSWAP)
+		return refuse(w, "dvx_win_amo", peer, 0, K_NONE, "no operation, or op not a DVX_WIN_AMO_*");
+	if (!dvx_p2p_in_bounds(a->doff, 8, e->data_len) || (a->doff & 7u))
+		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "dvx_win_amo",
+					"word %llu: not 8-byte aligned or outside peer %d's buffer of %llu bytes",
+					(unsigned long long)a->doff, peer,
+					(unsigned long long)e->data_len);
+	if (fetch != (a->res != NULL))
+		return refuse(w, "dvx_win_amo", peer, 0, K_NONE,
+			      "fetch_add and compare_swap take a result buffer, put_value and add none");
+	if (fetch && (!dvx_p2p_in_bounds(a->resoff, 8, a->res->len) || (a->resoff & 7u) ||
+		      (((uintptr_t)a->res->ptr + a->resoff) & 7u)))
+		return refuse(w, "dvx_win_amo", peer, 0, K_NONE,
+			      "the result word: not 8-byte aligned or outside its buffer");
+	if (e->kind == DVX_MP_NVL) {
+		uint64_t *word = (uint64_t *)(uintptr_t)(e->nvl_data + a->doff), old;
+
+		if (!e->nvl_data)
+			return refuse(w, "dvx_win_amo", peer, 0, K_NONE,
+				      "no window buffer: none was given at the exchange");
+		if (!dvx_win_cpu(w)) {
+			if (fetch)
+				return dvx_hal_diag_set(&w->diag, -ENOTSUP, DVX_DIAG_ARG, "dvx_win_amo",
+							"a fetching operation on NVL peer %d from the host needs DVX_WIN_F_CPU; kernels use the device form",
+							peer);
+			return dvx_mp_nvl_signal(w->mp, w->cfg.stream, (uint64_t)(uintptr_t)word,
+						 op == DVX_WIN_AMO_SET ? DVX_WIN_SIG_SET : DVX_WIN_SIG_ADD,
+						 a->value);
+		}
+		err = nvl_cpu_ready(w);
+		if (err)
+			return err;
+		switch (op) {
+		case DVX_WIN_AMO_SET:
+			__atomic_store_n(word, a->value, __ATOMIC_SEQ_CST);
+			return 0;
+		case DVX_WIN_AMO_ADD:
+		case DVX_WIN_AMO_FADD:
+			old = __atomic_fetch_add(word, a->value, __ATOMIC_SEQ_CST);
+			break;
+		default:
+			old = a->compare;
+			(void)__atomic_compare_exchange_n(word, &old, a->value, 0, __ATOMIC_SEQ_CST,
+							  __ATOMIC_SEQ_CST);
+			break;
+		}
+		if (fetch)
+			__atomic_store_n((uint64_t *)(void *)((uint8_t *)a->res->ptr + a->resoff), old,
+					 __ATOMIC_RELEASE);
+		return 0;
+	}
+	err = dvx_p2p_amo(&w->mp->ib, peer, w->cfg.channel,
+			  &(struct dvx_p2p_amo){ &e->ib_data, a->doff, op, a->value, a->compare,
+						 a->res, a->resoff },
+			  w->cfg.timeout_ns, fetch ? &tk : NULL);
+	if (err || !fetch)
+		return err;
+	return dvx_p2p_wait_local(&w->mp->ib, &tk, w->cfg.timeout_ns, NULL);
+}
+
+int dvx_win_reset_peer_signal(struct dvx_win *w, int peer, uint32_t id)
+{
+	const struct dvx_win_dev_peer *e = peer_of(w, peer);
+	int err;
+
+	if (!e || id >= w->geom.signals)
+		return refuse(w, "dvx_win_reset_peer_signal", peer, id, K_SIG, NULL);
+	if (e->kind == DVX_MP_NVL) {
+		uint64_t *word = (uint64_t *)(uintptr_t)(e->nvl_base +
+							 dvx_win_nvl_sig_off(&w->geom, (uint32_t)e->row_at, id));
+
+		if (dvx_win_cpu(w)) {
+			err = nvl_cpu_ready(w);
+			if (!err)
+				__atomic_store_n(word, 0, __ATOMIC_RELEASE);
+			return err;
+		}
+		err = dvx_mp_nvl_signal(w->mp, w->cfg.stream, (uint64_t)(uintptr_t)word,
+					DVX_WIN_SIG_SET, 0);
+		return err || !w->cfg.stream ? err : dvx_gpu_stream_wait(w->cfg.stream, w->cfg.timeout_ns);
+	}
+	return dvx_p2p_reset_signal(&w->mp->ib, peer, w->cfg.channel, &e->ib_region,
+				    dvx_win_ib_sig_off(&w->geom, (uint32_t)e->row_at, id),
+				    w->cfg.timeout_ns);
+}
+
+int dvx_win_flush(struct dvx_win *w, uint64_t timeout_ns, struct dvx_p2p_wait_report *rep)
+{
+	uint32_t c, n;
+	uint64_t t0, spent;
+	int err = 0;
+
+	if (!ok(w))
+		return refuse(w, "dvx_win_flush", NO_PEER, 0, K_NONE, NULL);
+	n = w->cfg.nchannels ? w->cfg.nchannels : 1;
+	t0 = now(w);
+	if (w->mp->ib_live && w->mp->topo.nib)
+		for (c = 0; !err && c < n && c < w->mp->ib.nlanes; c++) {
+			spent = now(w) - t0;
+			err = dvx_p2p_flush(&w->mp->ib, w->cfg.channel + c,
+					    spent < timeout_ns ? timeout_ns - spent : 0, rep);
+		}
+	if (!err && w->cfg.stream && w->mp->gpu) {
+		spent = now(w) - t0;
+		err = dvx_gpu_stream_wait(w->cfg.stream, spent < timeout_ns ? timeout_ns - spent : 0);
+	}
+	if (err == -ETIMEDOUT)
+		dvx_hal_diag_set(&w->diag, err, DVX_DIAG_ARG, "win_flush",
+				 "the window's channels did not complete in time");
+	return err;
 }

@@ -10,6 +10,7 @@
 
 #include <dvx/byteorder.h>
 #include <dvx/p2p/ops.h>
+#include <dvx/mp/mp.h>
 
 #include "win_priv.h"
 
@@ -27,6 +28,9 @@ void dvx_win_rec_make(const struct dvx_win *w, uint64_t data_len, int has_data,
 	r->channel = dvx_le32(w->cfg.channel);
 	r->has_data = dvx_le32((uint32_t)has_data);
 	r->data_len = dvx_le64(data_len);
+	r->read = dvx_le32((w->cfg.flags & DVX_WIN_F_READ) ? 1u : 0u);
+	r->nchannels = dvx_le32(w->cfg.nchannels ? w->cfg.nchannels : 1u);
+	r->lanes = dvx_le32(w->mp && w->mp->topo.nib && w->mp->ib_live ? w->mp->ib.nlanes : 0u);
 }
 
 int dvx_win_recs_check(const struct dvx_win_rec *recs, int nranks, const struct dvx_win_rec *mine,
@@ -43,10 +47,25 @@ int dvx_win_recs_check(const struct dvx_win_rec *recs, int nranks, const struct 
 	for (r = 0; r < nranks; r++) {
 		struct dvx_win_rec a = recs[r];
 
+		if (a.nchannels != mine->nchannels) {
+			*bad = r;
+			return DVX_WIN_REC_CHANNELS;
+		}
 		a.data_len = mine->data_len;	/* the buffers' lengths may differ */
+		a.lanes = mine->lanes;		/* and the lanes */
 		if (memcmp(&a, mine, sizeof(a))) {
 			*bad = r;
 			return DVX_WIN_REC_DIFFERS;
+		}
+	}
+	/* every rank that posts over IB has a QP per channel to each peer (lanes pair
+	 * by index, so the peer has them too) */
+	for (r = 0; r < nranks; r++) {
+		uint32_t l = dvx_le32(recs[r].lanes);
+
+		if (l && l < dvx_le32(mine->nchannels)) {
+			*bad = r;
+			return DVX_WIN_REC_LANES;
 		}
 	}
 	return 0;

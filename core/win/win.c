@@ -55,7 +55,7 @@ int dvx_win_mem_req(const struct dvx_mp *mp, const struct dvx_win_cfg *cfg,
 	struct state_lay l;
 
 	if (!mp || !mp->infos || !req || geom_of(cfg, &g) ||
-	    (cfg->flags & ~(uint32_t)(DVX_WIN_F_CPU | DVX_WIN_F_IB_HOST)))
+	    (cfg->flags & ~(uint32_t)WIN_FLAGS))
 		return -EINVAL;
 	state_layout(mp, &g, &l);
 	req[DVX_WIN_MEM_STATE] = (struct dvx_mem_req){ l.total, 64 };
@@ -161,9 +161,9 @@ int dvx_win_init(struct dvx_win *w, struct dvx_mp *mp, const struct dvx_win_cfg 
 		return bad_init(w, "geometry: ids up to %u each, slots up to %u, slot_bytes 128*k in [%u, %u] (0: no slots)",
 				(unsigned)DVX_WIN_MAX_IDS, (unsigned)DVX_WIN_MAX_SLOTS,
 				(unsigned)DVX_WIN_MIN_SLOT_BYTES, (unsigned)DVX_WIN_MAX_SLOT_BYTES);
-	if (cfg->flags & ~(uint32_t)(DVX_WIN_F_CPU | DVX_WIN_F_IB_HOST))
+	if (cfg->flags & ~(uint32_t)WIN_FLAGS)
 		return bad_init(w, "unknown flags %#x",
-				cfg->flags & ~(uint32_t)(DVX_WIN_F_CPU | DVX_WIN_F_IB_HOST));
+				cfg->flags & ~(uint32_t)WIN_FLAGS);
 	if (dvx_win_mem_req(mp, cfg, req))
 		return bad_init(w, "the configuration");
 	if (!mem->state || ((uintptr_t)mem->state & 63) || mem->state_len < req[DVX_WIN_MEM_STATE].bytes)
@@ -183,6 +183,9 @@ int dvx_win_init(struct dvx_win *w, struct dvx_mp *mp, const struct dvx_win_cfg 
 				(unsigned long long)DVX_WIN_DEV_BYTES(mp->nranks, g.barriers));
 	if (req[DVX_WIN_MEM_IB].bytes && (!mp->ib_live || !mp->reg_live))
 		return bad_init(w, "IB peers: connect the transport first (dvx_mp_connect())");
+	if (req[DVX_WIN_MEM_IB].bytes && cfg->nchannels > mp->ib.nlanes)
+		return bad_init(w, "nchannels %u: the transport has %u lanes per peer (a QP per channel)",
+				cfg->nchannels, mp->ib.nlanes);
 
 	memset(w, 0, sizeof(*w));
 	w->rank = mp->rank;
@@ -316,9 +319,18 @@ int dvx_win_exchange(struct dvx_win *w, void *data, uint64_t data_len)
 		return r == w->rank ? -EINVAL :
 		       dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_exchange",
 					"rank %d gave bad arguments", r);
+	if (err == DVX_WIN_REC_CHANNELS)
+		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_exchange",
+					"rank %d's nchannels %u differs from rank %d's %u (the same on every rank)",
+					r, dvx_le32(recs[r].nchannels), w->rank,
+					dvx_le32(mine.nchannels));
+	if (err == DVX_WIN_REC_LANES)
+		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_exchange",
+					"rank %d has %u lanes per IB peer, the window's nchannels is %u (a QP per channel)",
+					r, dvx_le32(recs[r].lanes), dvx_le32(mine.nchannels));
 	if (err)
 		return dvx_hal_diag_set(&w->diag, -EINVAL, DVX_DIAG_ARG, "win_exchange",
-					"rank %d's window differs from rank %d's (shape, channel or whether a buffer is given)",
+					"rank %d's window differs from rank %d's (shape, channel, DVX_WIN_F_READ or whether a buffer is given)",
 					r, w->rank);
 	if (mp->gpu) {
 		err = dvx_gpu_make_current(mp->gpu);
@@ -371,8 +383,12 @@ int dvx_win_exchange(struct dvx_win *w, void *data, uint64_t data_len)
 			int lerr = 0;
 
 			if (t->nib) {
-				/* the destination of IB puts: peers only write */
-				lerr = dvx_mp_register(mp, data, data_len, DVX_MP_REG_WRITE,
+				/* the destination of IB puts and the word of their atomics;
+				 * read by peers only when the window says so (gets) */
+				lerr = dvx_mp_register(mp, data, data_len,
+						       DVX_MP_REG_WRITE | DVX_MP_REG_ATOMIC |
+						       ((w->cfg.flags & DVX_WIN_F_READ) ?
+							DVX_MP_REG_READ : 0u),
 						       &w->data_lbuf);
 				if (lerr)
 					dvx_hal_diag_set(&w->diag, lerr, DVX_DIAG_ARG, "win_exchange",

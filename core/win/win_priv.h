@@ -20,21 +20,31 @@ struct dvx_win_rec {
 	uint32_t has_data;
 	uint64_t data_len;
 	int32_t status;		/* this rank's arguments: 0 or -EINVAL */
-	uint32_t rsvd;
+	uint32_t read;		/* 1: DVX_WIN_F_READ (the same on every rank) */
+	uint32_t nchannels;	/* IB channels of the puts (cfg.nchannels, 0 as 1): the same
+				 * on every rank */
+	uint32_t lanes;		/* the rank's lanes per IB peer (0: no IB peers): at least
+				 * nchannels (may differ between ranks) */
 };
+
+/* the flags a configuration may have */
+#define WIN_FLAGS (DVX_WIN_F_CPU | DVX_WIN_F_IB_HOST | DVX_WIN_F_READ)
 
 /* the record of this rank's window (the exchange's first allgather; the encoder) */
 void dvx_win_rec_make(const struct dvx_win *w, uint64_t data_len, int has_data,
 		      struct dvx_win_rec *r);
 
 /* dvx_win_recs_check()'s answers besides 0 */
-enum { DVX_WIN_REC_BAD_ARGS = 1, DVX_WIN_REC_DIFFERS = 2 };
+enum { DVX_WIN_REC_BAD_ARGS = 1, DVX_WIN_REC_DIFFERS = 2, DVX_WIN_REC_CHANNELS = 3,
+       DVX_WIN_REC_LANES = 4 };
 
 /*
  * The gathered records against this rank's (@mine, also at its own index): 0 when
- * every rank gave good arguments and the same window (the buffers' lengths may
- * differ); else DVX_WIN_REC_BAD_ARGS (a rank's status says its arguments were bad) or
- * DVX_WIN_REC_DIFFERS, with the first such rank in *@bad. Reads only.
+ * every rank gave good arguments and the same window (the buffers' lengths and the
+ * lanes may differ); else DVX_WIN_REC_BAD_ARGS (a rank's status says its arguments
+ * were bad), DVX_WIN_REC_CHANNELS (another channel count), DVX_WIN_REC_DIFFERS
+ * (another window) or DVX_WIN_REC_LANES (a rank with IB peers has fewer lanes per
+ * peer than the channel count), with the first such rank in *@bad. Reads only.
  */
 int dvx_win_recs_check(const struct dvx_win_rec *recs, int nranks, const struct dvx_win_rec *mine,
 		       int *bad);

@@ -8,7 +8,8 @@
 # benchmarks, and compute-sanitizer memcheck/racecheck over a quick run of the tests.
 # Logs go to OUTDIR; a summary to stdout. NVLink multicast stays off. DVX_SAN_TESTS
 # names the tests the sanitizers run over (default: gpu-post-test gpu-p2p-test
-# gpu-win-test), DVX_BENCHES the benchmarks (default: gpu-post gpu-p2p-bench win-ib-bench).
+# gpu-win-test), DVX_BENCHES the benchmarks (default: gpu-post gpu-p2p-bench win-ib-bench
+# win-chan-bench).
 set -u
 b=$1 out=$2
 mkdir -p "$out"
@@ -17,7 +18,7 @@ export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
 { date -u; nvidia-smi --query-gpu=name,driver_version,pci.bus_id --format=csv,noheader; } 2>&1 | tee "$out/env.txt"
 ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 sum() { grep -E '^\[  (PASSED|FAILED|SKIPPED)|^\[  FAILED|^\[  ERROR|failed|^(processes|threads|mixed|verbs|gpu [0-9]):|^  GPU' "$1" | tail -${2:-12}; }
-for t in gpu-mock-test gpu-post-test gpu-resident-test gpu-p2p-test gpu-nvl-test gpu-win-test; do
+for t in gpu-mock-test gpu-post-test gpu-resident-test gpu-p2p-test gpu-nvl-test gpu-win-test gpu-winch-test; do
 	echo "== $t ($ngpus GPUs)"; s=$(date +%s)
 	DVX_GPU_REQUIRED=1 timeout 150 "$b/tests/$t" > "$out/$t.log" 2>&1
 	echo "rc=$? $(( $(date +%s) - s ))s"; sum "$out/$t.log"
@@ -30,7 +31,7 @@ if [ "$ngpus" -gt 1 ]; then
 		echo "rc=$? $(( $(date +%s) - s ))s"; sum "$out/$t-1gpu.log" 6
 	done
 fi
-for x in ${DVX_BENCHES-gpu-post gpu-p2p-bench win-ib-bench}; do
+for x in ${DVX_BENCHES-gpu-post gpu-p2p-bench win-ib-bench win-chan-bench}; do
 	echo "== bench $x"
 	timeout 120 "$b/bench/$x" > "$out/$x.txt" 2>&1; echo "rc=$?"; tail -24 "$out/$x.txt"
 done

@@ -11,6 +11,12 @@
 
 int dvx_tw_init(struct dvx_tw *w, int n, const int *host, const uint8_t *gpu_uuid)
 {
+	return dvx_tw_init_lanes(w, n, host, gpu_uuid, 1);
+}
+
+int dvx_tw_init_lanes(struct dvx_tw *w, int n, const int *host, const uint8_t *gpu_uuid,
+		      uint32_t lanes)
+{
 	struct dvx_sim_fabric_cfg fc;
 	struct dvx_bootstrap_tgroup_cfg ga;
 	int r, nhosts = 0, err;
@@ -46,8 +52,13 @@ int dvx_tw_init(struct dvx_tw *w, int n, const int *host, const uint8_t *gpu_uui
 	fc.max_gpus = gpu_uuid ? 0 : (uint32_t)nhosts;
 	if (gpu_uuid)
 		fc.max_gpu_mems = 0;
-	fc.max_qps = (uint32_t)(n * 3 + 8);
+	/* a lane: its main QP, companion and partner, each with a CQ, and a UAR */
+	if (!lanes)
+		lanes = 1;
+	fc.max_qps = (uint32_t)n * 3u * lanes + 8u;
 	fc.max_cqs = fc.max_qps;
+	if (lanes > 1 && fc.max_uars < (uint32_t)n * lanes + 16u)
+		fc.max_uars = (uint32_t)n * lanes + 16u;	/* one lane: the defaults, as before */
 	sz = dvx_sim_fabric_mem_size(&fc);
 	w->fab_mem = calloc(1, sz);
 	if (!w->fab_mem)

@@ -44,6 +44,13 @@ struct dvx_tw {
 int dvx_tw_init(struct dvx_tw *w, int n, const int *host, const uint8_t *gpu_uuid);
 
 /*
+ * dvx_tw_init_lanes() - dvx_tw_init() with a fabric sized for @lanes lanes per peer
+ * (QPs, CQs and UARs: a transport of qps_per_nic @lanes); dvx_tw_init() is @lanes 1.
+ */
+int dvx_tw_init_lanes(struct dvx_tw *w, int n, const int *host, const uint8_t *gpu_uuid,
+		      uint32_t lanes);
+
+/*
  * dvx_tw_gpus() - after dvx_tw_init() with a real GPU: rank r's GPU is @uuid[r % @n]
  * (rank r runs on ordinal r % n), and each rank's facts list the other @n - 1 GPUs as
  * ones it maps (the caller checked peer access), so ranks of one host on different GPUs

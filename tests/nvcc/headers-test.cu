@@ -175,6 +175,19 @@ __device__ int dvx_win_ops(const struct dvx_dev_grp &g, const struct dvx_win_dev
 	e |= (int)dvx_win_dev_chan(g, d);
 	e |= dvx_win_dev_send(g, d, 1, buf, 1000, 1000);
 	e |= dvx_win_dev_recv(g, d, 1, buf, 1000, 1000);
+	{
+		struct dvx_win_rxfer rx = { &src, 0, 0, 64 };
+		struct dvx_win_amo a = { 8, 1, 0, nullptr, 0 };
+		struct dvx_win_amo f = { 16, 1, 0, &src, 8 * (uint64_t)g.lane };
+
+		e |= dvx_win_dev_get(g, d, 1, &rx);
+		e |= dvx_win_dev_amo(g, d, 1, DVX_WIN_AMO_ADD, &a);
+		e |= dvx_win_dev_put_value(g, d, 1, &a);
+		e |= dvx_win_dev_add(g, d, 1, &a);
+		e |= dvx_win_dev_fetch_add(g, d, 1, &f);
+		e |= dvx_win_dev_compare_swap(g, d, 1, &f);
+		e |= dvx_win_dev_reset_peer_signal(g, d, 1, 0);
+	}
 	return e + (int)dvx_win_read_signal(d, 0) + (int)dvx_win_read_signal_from(d, 1, 0) +
 	       (int)dvx_win_read_counter(d, 1, 0) + dvx_win_reset_counter(d, 1, 0) +
 	       (int)dvx_win_dev_nvlink_address(d, 1, 0) + (int)dvx_win_kind(d, 1);

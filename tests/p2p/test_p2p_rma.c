@@ -5,8 +5,9 @@
  * byte by byte on every lane, fetch-adds in flight at once whose old values are
  * exactly 0 ... n-1, compare-swap hits and misses, put_value then add, the refusals
  * (bad descriptions: -EINVAL with nothing posted; a get from memory registered
- * without remote read, or over a transport without DVX_P2P_F_READ: -EPERM, the
- * destination unchanged). test_op_bytes checks the WQEs of dvx/p2p/ops.h (what the
+ * without remote read: -EPERM before posting when its exchanged rights say so, on
+ * the lane when they are unknown; over a transport without DVX_P2P_F_READ:
+ * -EREMOTEIO; the destination unchanged). test_op_bytes checks the WQEs of dvx/p2p/ops.h (what the
  * host and the device forms post) field by field and against the mlx5 builders'
  * bytes (which mlx5-wqe-test and the rdma-core test check against mlx5dv.h).
  */
@@ -181,11 +182,15 @@ static void rma_check(struct wrank *r)
 }
 
 /* rma's phase no read: a get from memory registered without remote read (the signals):
- * -EPERM on its lane (channel 1, failed after it), the destination unchanged; rank 0
- * only, as the failed lane flushes what the other end posts on it */
+ * as exchanged (its rights known) -EPERM before posting, the cause in the diagnostic,
+ * the lane healthy; described by hand (rights unknown) -EPERM on its lane (channel 1,
+ * failed after it); the destination unchanged both times. Rank 0 only, as the failed
+ * lane flushes what the other end posts on it */
 static void rma_no_read(struct wrank *r)
 {
 	int peer = r->rank ^ 1;
+	struct dvx_p2p_rbuf hand = r->sig_r[peer];
+	struct dvx_p2p_lane_health h;
 	struct dvx_p2p_ticket tk;
 	uint32_t k;
 	int e;
@@ -194,9 +199,24 @@ static void rma_no_read(struct wrank *r)
 	if (r->rank)
 		return;
 	memset(wrecv(r, peer), 0x5A, 64);
+	W_CHECK(r, r->sig_r[peer].access == (DVX_P2P_ACC_KNOWN | DVX_P2P_ACC_WRITE | DVX_P2P_ACC_ATOMIC),
+		"the signals' exchanged rights: %#x", r->sig_r[peer].access);
+	W_CHECK(r, r->data_r[peer].access == (DVX_P2P_ACC_KNOWN | DVX_P2P_ACC_WRITE | DVX_P2P_ACC_READ),
+		"the data's exchanged rights: %#x", r->data_r[peer].access);
+	e = dvx_p2p_get(&r->t, peer, 1,
+			&(struct dvx_p2p_rxfer){ &r->sig_r[peer], 0, &r->data_l, wrecv_off(r, peer), 64 },
+			T_OUT, &tk);
+	W_CHECK(r, e == -EPERM, "a get from a buffer known to be without remote read: %d", e);
+	W_CHECK(r, strstr(r->t.nics[0]->diag.msg, "without remote read"), "diag: %s",
+		r->t.nics[0]->diag.msg);
+	W_OK(r, dvx_p2p_lane_health(&r->t, peer, 1, &h));
+	W_CHECK(r, !h.err && !h.in_flight, "the refused get reached the lane: err %d, %llu in flight",
+		h.err, (unsigned long long)h.in_flight);
+	for (k = 0; k < 64; k++)
+		W_CHECK(r, wrecv(r, peer)[k] == 0x5A, "byte %u written by a refused get", k);
+	hand.access = 0;	/* rights unknown: the responder decides */
 	W_OK(r, dvx_p2p_get(&r->t, peer, 1,
-			    &(struct dvx_p2p_rxfer){ &r->sig_r[peer], 0, &r->data_l,
-						     wrecv_off(r, peer), 64 },
+			    &(struct dvx_p2p_rxfer){ &hand, 0, &r->data_l, wrecv_off(r, peer), 64 },
 			    T_OUT, &tk));
 	e = dvx_p2p_wait_local(&r->t, &tk, T_OUT, NULL);
 	W_CHECK(r, e == -EPERM, "a get without remote read: %d", e);
@@ -286,8 +306,8 @@ static void check_ctrl(const uint8_t *w, uint32_t idx, uint8_t opcode, uint8_t d
 static void test_op_bytes(void **s)
 {
 	struct dvx_mlx5_wq a, b;
-	struct dvx_p2p_lbuf l = { NULL, 0x10000, 4096, { 0x11 }, { 0x22 } };
-	struct dvx_p2p_rbuf rb = { 0x7000000000ull, 4096, { 0x33 } };
+	struct dvx_p2p_lbuf l = { NULL, 0x10000, 4096, { 0x11 }, { 0x22 }, 0, 0 };
+	struct dvx_p2p_rbuf rb = { 0x7000000000ull, 4096, { 0x33 }, 0, 0 };
 	struct dvx_p2p_op op;
 	const uint8_t *w;
 

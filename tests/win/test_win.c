@@ -17,6 +17,8 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -37,6 +39,8 @@
 #define NBAR 2
 #define NSLOTS 4
 #define SLOT_BYTES 256u
+#define RMA_K 24		/* fetch-adds and lock turns per rank */
+#define RMA_GETS 40		/* random gets per peer */
 
 /* ---- layout against hand-computed numbers ---- */
 
@@ -133,7 +137,11 @@ struct world {
 	int n;
 	uint32_t flags;
 	int rounds;
-	int mismatch;			/* 1: rank 1 configures another shape; 2: bad args */
+	int mismatch;			/* 1: rank 1 configures another shape; 2: bad args;
+					 * 3: rank 1 another channel count */
+	int read;			/* 1: DVX_WIN_F_READ (and the lanes' DVX_P2P_F_READ) */
+	uint32_t nch;			/* the window's nchannels (and the lanes per peer) */
+	uint64_t olds[MAXR][2][RMA_K];	/* every rank's fetch-add old values, by kind */
 	struct dvx_tw tw;		/* hosts, facts, fabric, bootstrap group */
 	struct dvx_win *wins[MAXR];	/* published for the cross-check */
 	struct wrank r[MAXR];
@@ -191,7 +199,10 @@ struct wctx {
 	struct dvx_nic nic;
 	struct dvx_nic_cfg na;
 	struct dvx_gpu gpu;
-	struct dvx_gpu_mem m_nvl, m_ib, m_dev, m_data, m_src;
+	struct dvx_gpu_mem m_nvl, m_ib, m_dev, m_data, m_src, m_get;
+	struct dvx_p2p_lbuf gsrc;	/* gets' destination, fetches' results */
+	uint8_t *gbuf;
+	int getm_up, get_up;
 	struct dvx_mp mp;
 	struct dvx_mp_cfg c;
 	struct dvx_mem_req sreq, rreq;
@@ -229,6 +240,10 @@ static int wr_open(struct wctx *x)
 	x->gpu_up = 1;
 
 	dvx_tw_mp_cfg(&w->tw, me, &x->bs, &x->gpu, &x->nic, w->flags, &x->c);
+	if (w->read)
+		x->c.ib.flags |= DVX_P2P_F_READ;
+	if (w->nch > 1)
+		x->c.ib.qps_per_nic = w->nch;
 	x->state = aligned_alloc(64, (dvx_mp_mem_size(&x->c) + 63) & ~(size_t)63);
 	ROK(r, dvx_mp_init(&x->mp, &x->c, x->state, dvx_mp_mem_size(&x->c)));
 	x->mp_up = 1;
@@ -257,7 +272,8 @@ static int wr_regions(struct wctx *x)
 	x->wc.barriers = NBAR;
 	x->wc.slots = NSLOTS;
 	x->wc.slot_bytes = SLOT_BYTES;
-	x->wc.flags = DVX_WIN_F_CPU;
+	x->wc.flags = DVX_WIN_F_CPU | (w->read ? DVX_WIN_F_READ : 0u);
+	x->wc.nchannels = w->nch - (w->mismatch == 3 && me == 1);
 	x->wc.stream = &x->st;
 	x->wc.timeout_ns = 10 * SEC;
 	ROK(r, dvx_win_mem_req(&x->mp, &x->wc, x->req));
@@ -327,6 +343,12 @@ static int wr_refusals(struct wctx *x)
 			bc.slot_bytes = 100;
 			RWANT(r, dvx_win_init(&x->win, &x->mp, &bc, &x->mem), -EINVAL);
 			RCHECK(r, strstr(x->win.diag.msg, "geometry"), "diag: %s", x->win.diag.msg);
+			if (x->mp.topo.nib) {
+				bc = x->wc;
+				bc.nchannels = x->mp.ib.nlanes + 1;
+				RWANT(r, dvx_win_init(&x->win, &x->mp, &bc, &x->mem), -EINVAL);
+				RCHECK(r, strstr(x->win.diag.msg, "nchannels"), "diag: %s", x->win.diag.msg);
+			}
 			bc = x->wc;
 			bc.flags |= 1u << 9;
 			RWANT(r, dvx_win_init(&x->win, &x->mp, &bc, &x->mem), -EINVAL);
@@ -370,6 +392,11 @@ static int wr_exchange(struct wctx *x)
 		RCHECK(r, err == -EINVAL && strstr(x->win.diag.msg, "differs"),
 		       "a differing window: exchange = %d (%s)", err, x->win.diag.msg);
 		return 1;	/* refused as it must be: this world ends here */
+	}
+	if (w->mismatch == 3) {
+		RCHECK(r, err == -EINVAL && strstr(x->win.diag.msg, "nchannels"),
+		       "another channel count: exchange = %d (%s)", err, x->win.diag.msg);
+		return 1;
 	}
 	if (w->mismatch == 2) {
 		RCHECK(r, err == -EINVAL && (me == 1 || strstr(x->win.diag.msg, "rank 1")),
@@ -421,6 +448,13 @@ static int wr_peers(struct wctx *x)
 			RCHECK(r, !e->nvl_base && e->ib_region.addr && e->ib_region.rkey[0] &&
 				  e->ib_data.addr && !dvx_win_nvlink_address(&x->win, p, 0),
 			       "IB peer %d: views", p);
+		if (k == DVX_MP_IB)
+			RCHECK(r, e->ib_region.access == (DVX_P2P_ACC_KNOWN | DVX_P2P_ACC_WRITE |
+							  DVX_P2P_ACC_ATOMIC) &&
+				  e->ib_data.access == (DVX_P2P_ACC_KNOWN | DVX_P2P_ACC_WRITE |
+							DVX_P2P_ACC_ATOMIC |
+							(w->read ? DVX_P2P_ACC_READ : 0u)),
+			       "IB peer %d: rights %#x, %#x", p, e->ib_region.access, e->ib_data.access);
 	}
 	RCHECK(r, !dvx_win_nvlink_address(&x->win, me, 0), "nvlink_address of self");
 	ROK(r, dvx_bootstrap_barrier(&x->bs, x->c.timeout_ns));
@@ -473,8 +507,7 @@ static int wr_rounds(struct wctx *x)
 				x->sbuf[i] = pat(me, p, i, round);
 			ROK(r, dvx_win_put_signal(&x->win, p, &(struct dvx_win_xfer){ &x->src, 0, (uint64_t)me * SLOT, SLOT }, 0, 1));
 			/* the source is reused: let the IB write read it first */
-			if (dvx_mp_kind(&x->mp, p) == DVX_MP_IB)
-				ROK(r, dvx_p2p_flush(&x->mp.ib, x->wc.channel, 10 * SEC, &x->rep));
+			ROK(r, dvx_win_flush(&x->win, 10 * SEC, &x->rep));
 		}
 		ROK(r, dvx_win_wait_signal(&x->win, 0, DVX_CMP_GE, (uint64_t)(round + 1) * (uint64_t)(n - 1),
 					   10 * SEC, &x->rep));
@@ -614,6 +647,234 @@ static int wr_checks(struct wctx *x)
 	return 0;
 }
 
+/* a word at @off of rank @p's buffer, from the slot nobody's puts write (p's own) */
+#define RMA_WORD(p, off) ((uint64_t)(p) * SLOT + (off))
+#define RMA_VAL(from, to) (0x5100000000000000ull | (uint64_t)(from) << 16 | (uint64_t)(to))
+
+static uint64_t ld64(const uint8_t *p)
+{
+	return __atomic_load_n((const uint64_t *)(const void *)p, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * gets, one-word operations, resets: put_value into every peer (exact), fetch-adds by
+ * every rank into rank 0's word (one word per transport: NIC and GPU atomics are not
+ * atomic with each other) summing exactly with the old values a permutation,
+ * compare_swap as a lock around a get + put_value counter, gets of random ranges
+ * (every byte), reset_peer_signal, and the refusals
+ */
+static int wr_rma(struct wctx *x)
+{
+	struct world *w = x->r->w;
+	struct wrank *r = x->r;
+	int me = x->me;
+	int n = x->n;
+	int p, q, k;
+	unsigned i;
+	uint64_t v, *scratch;
+	unsigned seed = 12345u + (unsigned)me * 77u;
+
+	ROK(r, dvx_gpu_mem_alloc(&x->gpu, SLOT + 64, DVX_GPU_MEM_RDMA, &x->m_get));
+	x->getm_up = 1;
+	x->gbuf = (uint8_t *)(uintptr_t)x->m_get.dptr;
+	if (x->mp.topo.nib) {
+		ROK(r, dvx_win_register_src(&x->win, x->gbuf, SLOT + 64, &x->gsrc));
+		x->get_up = 1;
+	} else {
+		memset(&x->gsrc, 0, sizeof(x->gsrc));
+		x->gsrc.ptr = x->gbuf;
+		x->gsrc.addr = (uint64_t)(uintptr_t)x->gbuf;
+		x->gsrc.len = SLOT + 64;
+	}
+	/* my own slot's words start at 0; fresh data in my slot at every peer */
+	memset(x->data + (uint64_t)me * SLOT, 0, SLOT);
+	for (p = 0; p < n; p++) {
+		if (p == me)
+			continue;
+		for (i = 0; i < SLOT; i++)
+			x->sbuf[i] = pat(me, p, i, 999);
+		ROK(r, dvx_win_put(&x->win, p, &(struct dvx_win_xfer){ &x->src, 0, (uint64_t)me * SLOT, SLOT }));
+		ROK(r, dvx_win_flush(&x->win, 10 * SEC, &x->rep));
+	}
+	ROK(r, dvx_win_barrier(&x->win, 0, 10 * SEC, &x->rep));
+
+	/* 1. put_value: my value into every peer's slot, word 8 + me */
+	for (p = 0; p < n; p++)
+		if (p != me)
+			ROK(r, dvx_win_put_value(&x->win, p, &(struct dvx_win_amo){
+					RMA_WORD(p, 64 + 8 * (uint64_t)me), RMA_VAL(me, p), 0, NULL, 0 }));
+	ROK(r, dvx_win_flush(&x->win, 10 * SEC, &x->rep));
+	ROK(r, dvx_win_barrier(&x->win, 0, 10 * SEC, &x->rep));
+	for (q = 0; q < n; q++)
+		if (q != me) {
+			v = ld64(x->data + RMA_WORD(me, 64 + 8 * (uint64_t)q));
+			RCHECK(r, v == RMA_VAL(q, me), "put_value from %d: %#llx", q, (unsigned long long)v);
+		}
+
+	/* 2. fetch-adds into rank 0's word of my transport (0: IB, 8: NVL) */
+	if (me) {
+		int kind = dvx_mp_kind(&x->mp, 0) == DVX_MP_NVL;
+
+		for (k = 0; k < RMA_K; k++) {
+			ROK(r, dvx_win_fetch_add(&x->win, 0, &(struct dvx_win_amo){
+						RMA_WORD(0, 8 * (uint64_t)kind), 1, 0, &x->gsrc, SLOT }));
+			w->olds[me][kind][k] = ld64(x->gbuf + SLOT);
+			/* a plain add in between: counted by the old values too */
+			if (k % 6 == 5)
+				ROK(r, dvx_win_add(&x->win, 0, &(struct dvx_win_amo){
+						RMA_WORD(0, 8 * (uint64_t)kind), 1000, 0, NULL, 0 }));
+		}
+	}
+	ROK(r, dvx_win_flush(&x->win, 10 * SEC, &x->rep));
+	ROK(r, dvx_win_barrier(&x->win, 0, 10 * SEC, &x->rep));
+	if (me == 0) {
+		for (k = 0; k < 2; k++) {
+			uint64_t want = 0, adds = 0, seen[MAXR * RMA_K];
+			int m = 0, a, b;
+
+			for (q = 1; q < n; q++)
+				if ((dvx_mp_kind(&x->mp, q) == DVX_MP_NVL) == k) {
+					for (a = 0; a < RMA_K; a++)
+						seen[m++] = w->olds[q][k][a];
+					adds += RMA_K / 6;
+				}
+			want = (uint64_t)m + adds * 1000;
+			v = ld64(x->data + RMA_WORD(0, 8 * (uint64_t)k));
+			RCHECK(r, v == want, "fetch-add word %d: %llu, want %llu", k,
+			       (unsigned long long)v, (unsigned long long)want);
+			/* the old values without the adds' thousands are 0 ... m - 1, once each */
+			for (a = 0; a < m; a++) {
+				uint64_t o = seen[a] % 1000;
+
+				for (b = 0; b < a; b++)
+					RCHECK(r, seen[b] % 1000 != o, "old value %llu twice",
+					       (unsigned long long)o);
+				RCHECK(r, o < (uint64_t)m, "old value %llu", (unsigned long long)seen[a]);
+			}
+		}
+	}
+
+	/* 3. compare_swap as a lock (word 16 IB, 24 NVL) around a counter (32, 40) read
+	 * with a get and written with put_value; needs remote read over IB */
+	if (me) {
+		int kind = dvx_mp_kind(&x->mp, 0) == DVX_MP_NVL;
+		uint64_t lockw = RMA_WORD(0, 16 + 8 * (uint64_t)kind);
+		uint64_t ctrw = RMA_WORD(0, 32 + 8 * (uint64_t)kind);
+
+		for (k = 0; (kind || w->read) && k < RMA_K; k++) {
+			uint64_t t0 = dvx_hal_now_ns(x->mp.hal);
+
+			for (;;) {
+				ROK(r, dvx_win_compare_swap(&x->win, 0, &(struct dvx_win_amo){
+							lockw, (uint64_t)me, 0, &x->gsrc, SLOT }));
+				if (ld64(x->gbuf + SLOT) == 0)
+					break;
+				RCHECK(r, dvx_hal_now_ns(x->mp.hal) - t0 < 20 * SEC, "lock never free");
+				sched_yield();
+			}
+			ROK(r, dvx_win_get(&x->win, 0, &(struct dvx_win_rxfer){ &x->gsrc, 0, ctrw, 8 }));
+			v = ld64(x->gbuf);
+			ROK(r, dvx_win_put_value(&x->win, 0, &(struct dvx_win_amo){ ctrw, v + 1, 0, NULL, 0 }));
+			/* the release: compare_swap(me -> 0) after the counter (one QP: in order) */
+			ROK(r, dvx_win_compare_swap(&x->win, 0, &(struct dvx_win_amo){
+						lockw, 0, (uint64_t)me, &x->gsrc, SLOT }));
+			RCHECK(r, ld64(x->gbuf + SLOT) == (uint64_t)me, "lock held by %llu",
+			       (unsigned long long)ld64(x->gbuf + SLOT));
+		}
+	}
+	ROK(r, dvx_win_flush(&x->win, 10 * SEC, &x->rep));
+	ROK(r, dvx_win_barrier(&x->win, 0, 10 * SEC, &x->rep));
+	if (me == 0)
+		for (k = 0; k < 2; k++) {
+			uint64_t want = 0;
+
+			for (q = 1; q < n; q++)
+				if ((dvx_mp_kind(&x->mp, q) == DVX_MP_NVL) == k && (k || w->read))
+					want += RMA_K;
+			v = ld64(x->data + RMA_WORD(0, 32 + 8 * (uint64_t)k));
+			RCHECK(r, v == want, "locked counter %d: %llu, want %llu", k,
+			       (unsigned long long)v, (unsigned long long)want);
+			RCHECK(r, ld64(x->data + RMA_WORD(0, 16 + 8 * (uint64_t)k)) == 0, "lock %d held", k);
+		}
+
+	/* 4. gets of random ranges of the peers' slots of other ranks (every byte), or
+	 * -EPERM with nothing written where the window has no remote read */
+	for (p = 0; p < n; p++) {
+		if (p == me)
+			continue;
+		for (k = 0; k < RMA_GETS; k++) {
+			uint64_t off, len;
+
+			do
+				q = (int)(rand_r(&seed) % (unsigned)n);
+			while (q == p);
+			len = 1 + rand_r(&seed) % SLOT;
+			off = rand_r(&seed) % (SLOT - len + 1);
+			memset(x->gbuf, 0xc3, SLOT + 64);
+			if (dvx_mp_kind(&x->mp, p) == DVX_MP_IB && !w->read) {
+				RWANT(r, dvx_win_get(&x->win, p, &(struct dvx_win_rxfer){
+							&x->gsrc, 0, (uint64_t)q * SLOT + off, len }), -EPERM);
+				RCHECK(r, strstr(x->win.diag.msg, "DVX_WIN_F_READ"), "diag: %s", x->win.diag.msg);
+				for (i = 0; i < SLOT + 64; i++)
+					RCHECK(r, x->gbuf[i] == 0xc3, "a refused get wrote byte %u", i);
+				break;
+			}
+			ROK(r, dvx_win_get(&x->win, p, &(struct dvx_win_rxfer){
+						&x->gsrc, 7, (uint64_t)q * SLOT + off, len }));
+			for (i = 0; i < len; i++)
+				RCHECK(r, x->gbuf[7 + i] == pat(q, p, (unsigned)off + i, 999),
+				       "get from %d of %d's slot [%llu, +%llu): byte %u", p, q,
+				       (unsigned long long)off, (unsigned long long)len, i);
+			RCHECK(r, x->gbuf[6] == 0xc3 && x->gbuf[7 + len] == 0xc3, "a get wrote outside");
+		}
+	}
+
+	/* 5. reset_peer_signal: signal 3 raised at every peer, then reset by me */
+	for (p = 0; p < n; p++)
+		if (p != me)
+			ROK(r, dvx_win_signal(&x->win, p, 3, DVX_WIN_SIG_ADD, 5));
+	ROK(r, dvx_win_flush(&x->win, 10 * SEC, &x->rep));
+	ROK(r, dvx_win_barrier(&x->win, 0, 10 * SEC, &x->rep));
+	for (p = 0; p < n; p++)
+		if (p != me) {
+			ROK(r, dvx_win_read_signal_from(&x->win, p, 3, &v));
+			RCHECK(r, v == 5, "signal 3 from %d: %llu", p, (unsigned long long)v);
+		}
+	ROK(r, dvx_win_barrier(&x->win, 0, 10 * SEC, &x->rep));
+	for (p = 0; p < n; p++)
+		if (p != me)
+			ROK(r, dvx_win_reset_peer_signal(&x->win, p, 3));
+	ROK(r, dvx_win_barrier(&x->win, 0, 10 * SEC, &x->rep));
+	for (p = 0; p < n; p++)
+		if (p != me) {
+			ROK(r, dvx_win_read_signal_from(&x->win, p, 3, &v));
+			RCHECK(r, v == 0, "signal 3 from %d after its reset: %llu", p, (unsigned long long)v);
+		}
+
+	/* 6. refusals: nothing posted, nothing written */
+	p = (me + 1) % n;
+	scratch = (uint64_t *)(void *)(x->gbuf + SLOT);
+	*scratch = 77;
+	RWANT(r, dvx_win_fetch_add(&x->win, p, &(struct dvx_win_amo){ 4, 1, 0, &x->gsrc, SLOT }), -EINVAL);
+	RCHECK(r, strstr(x->win.diag.msg, "aligned"), "diag: %s", x->win.diag.msg);
+	RWANT(r, dvx_win_fetch_add(&x->win, p, &(struct dvx_win_amo){ DATA_LEN, 1, 0, &x->gsrc, SLOT }), -EINVAL);
+	RWANT(r, dvx_win_fetch_add(&x->win, p, &(struct dvx_win_amo){ 0, 1, 0, NULL, 0 }), -EINVAL);
+	RCHECK(r, strstr(x->win.diag.msg, "result"), "diag: %s", x->win.diag.msg);
+	RWANT(r, dvx_win_add(&x->win, p, &(struct dvx_win_amo){ 0, 1, 0, &x->gsrc, SLOT }), -EINVAL);
+	RWANT(r, dvx_win_compare_swap(&x->win, p, &(struct dvx_win_amo){ 0, 1, 0, &x->gsrc, SLOT + 60 }), -EINVAL);
+	RWANT(r, dvx_win_amo(&x->win, p, 9, &(struct dvx_win_amo){ 0, 1, 0, NULL, 0 }), -EINVAL);
+	RWANT(r, dvx_win_amo(&x->win, me, DVX_WIN_AMO_ADD, &(struct dvx_win_amo){ 0, 1, 0, NULL, 0 }), -EINVAL);
+	RCHECK(r, *scratch == 77, "a refused fetch wrote its result");
+	RWANT(r, dvx_win_get(&x->win, p, &(struct dvx_win_rxfer){ &x->gsrc, 0, 0, 0 }), -EINVAL);
+	RWANT(r, dvx_win_get(&x->win, p, &(struct dvx_win_rxfer){ &x->gsrc, 0, DATA_LEN - 8, 16 }), -EINVAL);
+	RCHECK(r, strstr(x->win.diag.msg, "outside"), "diag: %s", x->win.diag.msg);
+	RWANT(r, dvx_win_get(&x->win, p, &(struct dvx_win_rxfer){ &x->gsrc, SLOT, 0, 65 }), -EINVAL);
+	RWANT(r, dvx_win_reset_peer_signal(&x->win, p, NSIG), -EINVAL);
+	RWANT(r, dvx_win_get(&x->win, me, &(struct dvx_win_rxfer){ &x->gsrc, 0, 0, 8 }), -EINVAL);
+	ROK(r, dvx_win_barrier(&x->win, 0, 10 * SEC, &x->rep));
+	return 0;
+}
+
 /* a receive of another size: -EMSGSIZE, nothing consumed, then the right one */
 static int wr_msgsize(struct wctx *x)
 {
@@ -704,6 +965,8 @@ static void wr_close(struct wctx *x)
 
 	free(x->sendb);
 	free(x->rbuf);
+	if (x->get_up && (err = dvx_win_deregister_src(&x->win, x->gbuf)))
+		RFAIL(r, "deregister gets' buffer %d", err);
 	if (x->src_up && (err = dvx_win_deregister_src(&x->win, x->sbuf)))
 		RFAIL(r, "deregister_src %d", err);
 	if (x->win_up && (err = dvx_win_fini(&x->win)))
@@ -712,6 +975,8 @@ static void wr_close(struct wctx *x)
 		RFAIL(r, "a second fini is not -EINVAL");
 	if (x->win_up && !r->why[0])
 		dvx_bootstrap_barrier(&x->bs, x->c.timeout_ns);	/* unmapped everywhere */
+	if (x->getm_up)
+		dvx_gpu_mem_free(&x->m_get);
 	if (x->srcm_up)
 		dvx_gpu_mem_free(&x->m_src);
 	if (x->data_up)
@@ -742,7 +1007,7 @@ static void rank_run(struct wrank *r)
 	struct wctx x;
 	int (*const phase[])(struct wctx *) = {
 		wr_open, wr_regions, wr_refusals, wr_init, wr_exchange, wr_peers, wr_source,
-		wr_rounds, wr_checks, wr_msgsize, wr_reset, wr_devwin, wr_leave,
+		wr_rounds, wr_checks, wr_rma, wr_msgsize, wr_reset, wr_devwin, wr_leave,
 	};
 	size_t k;
 
@@ -762,7 +1027,8 @@ static void *rank_thread(void *arg)
 	return NULL;
 }
 
-static void run(int n, const int *host, uint32_t flags, int rounds, int mismatch)
+static void run_ex(int n, const int *host, uint32_t flags, int rounds, int mismatch, int read,
+		   uint32_t nch)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	unsigned what = 0;
@@ -773,7 +1039,9 @@ static void run(int n, const int *host, uint32_t flags, int rounds, int mismatch
 	w->flags = flags;
 	w->rounds = rounds;
 	w->mismatch = mismatch;
-	assert_int_equal(dvx_tw_init(&w->tw, n, host, NULL), 0);
+	w->read = read;
+	w->nch = nch;
+	assert_int_equal(dvx_tw_init_lanes(&w->tw, n, host, NULL, nch), 0);
 	for (r = 0; r < n; r++) {
 		w->r[r].w = w;
 		w->r[r].rank = r;
@@ -786,6 +1054,11 @@ static void run(int n, const int *host, uint32_t flags, int rounds, int mismatch
 	if (err)
 		fail_msg("world: %d (objects of kind %u left?)", err, what);
 	free(w);
+}
+
+static void run(int n, const int *host, uint32_t flags, int rounds, int mismatch)
+{
+	run_ex(n, host, flags, rounds, mismatch, 1, 1);
 }
 
 static void test_one_host(void **state)
@@ -804,6 +1077,9 @@ static void test_all_ib(void **state)
 	(void)state;
 	run(2, h, 0, 6, 0);
 	run(3, h, 0, 12, 0);
+	run_ex(3, h, 0, 4, 0, 0, 1);	/* no remote read: gets to IB peers -EPERM */
+	run_ex(3, h, 0, 4, 0, 1, 4);	/* host puts over 4 channels */
+	run_ex(2, h, 0, 2, 0, 1, 32);	/* and 32, the fabric sized for them */
 }
 
 static void test_mixed(void **state)
@@ -816,6 +1092,7 @@ static void test_mixed(void **state)
 	run(6, inter, 0, 6, 0);
 	run(6, blocks, 0, 6, 0);
 	run(4, inter, DVX_MP_F_FORCE_IB, 6, 0);
+	run_ex(4, inter, 0, 4, 0, 1, 2);
 }
 
 static void test_mismatch(void **state)
@@ -825,6 +1102,7 @@ static void test_mismatch(void **state)
 	(void)state;
 	run(3, h, 0, 0, 1);	/* rank 1 has another shape: every rank refuses */
 	run(3, h, 0, 0, 2);	/* rank 1's arguments are bad: every rank refuses */
+	run_ex(3, h, 0, 0, 3, 1, 2);	/* rank 1 puts on 1 channel, the others 2: all refuse */
 }
 
 int main(void)

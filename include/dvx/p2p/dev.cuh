@@ -414,7 +414,7 @@ struct dvx_p2p_dev_resv {
  * @g:		the group that posts together; group-uniform
  * @l:		group-uniform: the lane (dvx_p2p_dev_lane_of(), not NULL)
  * @op:		this member's resolved operation (zeroed: none); its signal fields unused
- * @oerr:	this member's resolve error (0, or -EINVAL: nothing is posted)
+ * @oerr:	this member's resolve error (0, or -EINVAL or -EPERM: nothing is posted)
  * @n:		the notification (the leader's; NULL: none)
  * @timeout_ns:	bound for each wait (0: DVX_P2P_DEV_TIMEOUT_NS)
  * @tk:		optional: the group's ticket, to every member
@@ -619,11 +619,14 @@ DVX_DEV int dvx_p2p_dev_signal_counter(const struct dvx_dev_grp &g, const struct
  * @timeout_ns:	bound for each wait (0: DVX_P2P_DEV_TIMEOUT_NS)
  * @tk:		optional: the group's ticket (its last READ)
  *
- * A peer buffer without remote read fails at the responder: the ticket's wait returns
- * -EPERM (the lane is failed) and the destination is not written.
+ * A peer buffer known to be registered without remote read (struct
+ * dvx_p2p_rbuf.access) is refused before posting: that member gets -EPERM, the others
+ * -ECANCELED, nothing is posted for the group and no destination is written. One whose
+ * rights are unknown fails at the responder: the ticket's wait returns -EPERM (the
+ * lane is failed) and the destination is not written.
  *
  * Context: device; every thread of @g together. Return: as dvx_p2p_dev_post(); -EINVAL
- * when no member has a get.
+ * when no member has a get; -EPERM (see above).
  */
 DVX_DEV int dvx_p2p_dev_get(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d, int peer,
 			    uint32_t channel, const struct dvx_p2p_rxfer *x, uint64_t timeout_ns,

@@ -65,6 +65,17 @@ enum {
 /* DVX_P2P_FENCE: rdma-core's IBV_SEND_FENCE (prm 2.2, 9.3) */
 #define DVX_P2P_WQE_FENCE DVX_MLX5_WQE_CTRL_FM(DVX_MLX5_FM_FENCE_AND_INITIATOR_SMALL)
 
+/* struct dvx_p2p_lbuf.access, struct dvx_p2p_rbuf.access: the remote rights a buffer
+ * was registered with on every NIC (the values of DVX_ACCESS_REMOTE_*, dvx/hal/nic.h),
+ * valid with DVX_P2P_ACC_KNOWN. Without it (0: a description made by hand) nothing
+ * is refused early and the responder decides, as for any bad key. */
+enum {
+	DVX_P2P_ACC_WRITE = 1u << 1,
+	DVX_P2P_ACC_READ = 1u << 2,
+	DVX_P2P_ACC_ATOMIC = 1u << 3,
+	DVX_P2P_ACC_KNOWN = 1u << 31,
+};
+
 /**
  * struct dvx_p2p_lbuf - a local buffer registered on the transport's NICs.
  * @ptr:	where the host (or the GPU) reads it; signals and counters are read here
@@ -72,6 +83,8 @@ enum {
  * @len:	bytes
  * @lkey:	per-NIC lkeys (source of puts)
  * @rkey:	per-NIC rkeys (target of the companion's loopback fetch-add: counters)
+ * @access:	DVX_P2P_ACC_*: the remote rights of every NIC's registration
+ *		(dvx_p2p_lbuf_init() sets it; 0: unknown)
  */
 struct dvx_p2p_lbuf {
 	void *ptr;
@@ -79,17 +92,26 @@ struct dvx_p2p_lbuf {
 	uint64_t len;
 	uint32_t lkey[DVX_P2P_MAX_NICS];
 	uint32_t rkey[DVX_P2P_MAX_NICS];
+	uint32_t access;
+	uint32_t rsvd;
 };
 
 /**
- * struct dvx_p2p_rbuf - a peer's buffer as exchanged: address and per-NIC rkeys.
- * Fixed size, little-endian on the wire (dvx_p2p_exchange() does the exchange).
+ * struct dvx_p2p_rbuf - a peer's buffer as exchanged: address, per-NIC rkeys and the
+ * remote rights its owner registered it with (@access, DVX_P2P_ACC_*; 0: unknown).
+ * Fixed size (40 bytes), little-endian on the wire (dvx_p2p_exchange(),
+ * dvx_mp_exchange_ib()). A get from a buffer whose known rights lack
+ * DVX_P2P_ACC_READ is refused before posting (-EPERM).
  */
 struct dvx_p2p_rbuf {
 	uint64_t addr;
 	uint64_t len;
 	uint32_t rkey[DVX_P2P_MAX_NICS];
+	uint32_t access;
+	uint32_t rsvd;
 };
+
+DVX_ASSERT_SIZE(struct dvx_p2p_rbuf, 40);
 
 /**
  * struct dvx_p2p_op - one operation, resolved to a NIC's addresses and keys.
@@ -298,8 +320,9 @@ DVX_INLINE int dvx_p2p_op_make_data(uint32_t nic, const struct dvx_p2p_xfer *x,
  * @x:		the get, or NULL (nothing: @op stays without data)
  * @op:		its data fields are set (kind DVX_P2P_K_READ)
  *
- * Context: any, host or device. Return: 0 or -EINVAL (a missing buffer, a length of 0,
- * outside a buffer, a missing key).
+ * Context: any, host or device. Return: 0; -EINVAL (a missing buffer, a length of 0,
+ * outside a buffer, a missing key); -EPERM (the peer's buffer is known to be
+ * registered without remote read: posting it would fail the lane).
  */
 DVX_INLINE int dvx_p2p_op_make_get(uint32_t nic, const struct dvx_p2p_rxfer *x,
 				   struct dvx_p2p_op *op)
@@ -311,6 +334,8 @@ DVX_INLINE int dvx_p2p_op_make_get(uint32_t nic, const struct dvx_p2p_rxfer *x,
 	    !dvx_p2p_in_bounds(x->doff, x->len, x->dst->len) || !x->src->rkey[nic] ||
 	    !x->dst->lkey[nic])
 		return -EINVAL;
+	if ((x->src->access & DVX_P2P_ACC_KNOWN) && !(x->src->access & DVX_P2P_ACC_READ))
+		return -EPERM;
 	op->kind = DVX_P2P_K_READ;
 	op->raddr = x->src->addr + x->soff;
 	op->rkey = x->src->rkey[nic];

@@ -343,12 +343,17 @@ int dvx_p2p_quiet(struct dvx_p2p *t, uint64_t timeout_ns, struct dvx_p2p_wait_re
  * @timeout_ns:	bound for waiting for room
  * @tk:		optional: the ticket of the last READ
  *
- * A peer buffer registered without remote read (or a transport without DVX_P2P_F_READ)
- * fails the READ at the responder: the ticket's wait returns -EPERM, the lane is
- * failed (dvx_p2p_lane_health()) and the local destination is not written.
+ * A peer buffer known to be registered without remote read (its exchanged @access,
+ * DVX_P2P_ACC_*) is refused before posting: -EPERM, the cause in the diagnostic,
+ * nothing posted, the lane healthy and the destination unchanged. One whose rights
+ * are unknown (a description made by hand), or a transport without DVX_P2P_F_READ,
+ * fails the READ at the responder: the ticket's wait returns -EPERM (-EREMOTEIO for
+ * the transport), the lane is failed (dvx_p2p_lane_health()) and the local
+ * destination is not written.
  *
  * Context: any host thread. Return: 0; -EINVAL (bad lane or description, its cause in
- * the diagnostic); -ETIMEDOUT (no room: nothing posted); the lane's error.
+ * the diagnostic); -EPERM (see above); -ETIMEDOUT (no room: nothing posted); the
+ * lane's error.
  */
 int dvx_p2p_get(struct dvx_p2p *t, int peer, uint32_t channel, const struct dvx_p2p_rxfer *x,
 		uint64_t timeout_ns, struct dvx_p2p_ticket *tk);

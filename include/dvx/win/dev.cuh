@@ -33,6 +33,7 @@
 
 #include <dvx/win/layout.h>
 #include <dvx/nvl/ops.h>
+#include <dvx/nvl/dev.cuh>
 #include <dvx/p2p/dev.cuh>
 
 /** dvx_win_dev_check() - 0 when @d is of these headers' layout, else -EPROTO. */
@@ -661,6 +662,177 @@ DVX_DEV int dvx_win_dev_put_signal_counter(const struct dvx_dev_grp &g, const st
 {
 	return dvx_win_dev_put_ex(g, d, target, x, DVX_WIN_PUT_SIG | DVX_WIN_PUT_CTR, sig, value,
 			      ctr);
+}
+
+/* ---- gets, one-word operations, resets ---- */
+
+/**
+ * dvx_win_dev_get() - read @x->len bytes of @target's window buffer at @x->soff into
+ * @x->dst + @x->doff (struct dvx_win_rxfer, the same for the whole group). NVL: the
+ * group loads through the mapping, the bytes are there on return; IB: the leader posts
+ * RDMA READs on the group's channel (dvx_win_dev_chan()), the bytes are there after
+ * dvx_win_dev_flush() or dvx_win_dev_quiet().
+ * @g:		the group
+ * @d:		the window
+ * @target:	the rank read from (group-uniform)
+ * @x:		the get (group-uniform): @x->dst registered for IB peers
+ *
+ * Context: device, every thread of @g together. Return: 0; -EINVAL (a length of 0,
+ * out of bounds, a bad peer or destination); -EPERM (an IB peer and a window without
+ * DVX_WIN_F_READ, or a peer buffer registered without remote read: nothing posted);
+ * -EPROTO (a window of other headers); the lane's error.
+ */
+DVX_DEV int dvx_win_dev_get(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
+			    const struct dvx_win_rxfer *x)
+{
+	const struct dvx_win_dev_peer *e = dvx_win_peer(d, target);
+
+	if (dvx_win_dev_check(d))
+		return -EPROTO;
+	if (!e || !x || !x->dst || !x->len || !dvx_p2p_in_bounds(x->doff, x->len, x->dst->len) ||
+	    !dvx_p2p_in_bounds(x->soff, x->len, e->data_len))
+		return -EINVAL;
+	if (e->kind == DVX_MP_NVL) {
+		if (!e->nvl_data)
+			return -EINVAL;
+		return dvx_nvl_dev_get(g, (uint8_t *)x->dst->ptr + x->doff,
+				       (const void *)(e->nvl_data + x->soff), x->len);
+	}
+	if (!(d.flags & DVX_WIN_F_READ))
+		return -EPERM;
+
+	struct dvx_p2p_rxfer rx = { &e->ib_data, x->soff, x->dst, x->doff, x->len };
+
+	/* only the leader has a get: its answer is the group's */
+	return dvx_dev_grp_bcast(g, dvx_p2p_dev_get(g, d.ib, target, dvx_win_dev_chan(g, d),
+						    g.lane == 0 ? &rx : nullptr, d.post_timeout_ns,
+						    nullptr));
+}
+
+/**
+ * dvx_win_dev_amo() - each member of @g its own one-word operation on @target's window
+ * buffer: put_value (DVX_WIN_AMO_SET), add (_ADD), fetch_add (_FADD), compare_swap
+ * (_CSWAP) on the word at @a->doff (struct dvx_win_amo). NVL: system-scope atomics
+ * through the mapping (dvx_nvl_dev_amo()), a fetching one's old value in its result
+ * word on return; IB: inline WRITE, FETCH_ADD or CMP_SWAP posted for the group at once
+ * on the group's channel (dvx_win_dev_chan()), complete (and the old values in place)
+ * after dvx_win_dev_flush() or dvx_win_dev_quiet(). NIC atomics are atomic with each
+ * other, GPU system-scope atomics with each other: use one kind of peer per word.
+ * @g:		the group
+ * @d:		the window
+ * @target:	the target rank (group-uniform)
+ * @op:		enum dvx_win_amo_op (group-uniform)
+ * @a:		this member's operation (NULL: none); @a->res for FADD and CSWAP (IB:
+ *		registered; NVL: its @ptr written), none for SET and ADD
+ *
+ * Context: device, every thread of @g together. Return: 0; -EINVAL (a member's word
+ * misaligned or out of bounds, a result buffer missing or extra, a bad op or peer, no
+ * member with an operation: nothing done for the group); -EPROTO; the lane's error.
+ */
+DVX_DEV int dvx_win_dev_amo(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
+			    uint32_t op, const struct dvx_win_amo *a)
+{
+	const struct dvx_win_dev_peer *e = dvx_win_peer(d, target);
+	uint32_t fetch = op == DVX_WIN_AMO_FADD || op == DVX_WIN_AMO_CSWAP;
+	int err = 0;
+
+	if (dvx_win_dev_check(d))
+		return -EPROTO;
+	if (!e || op > DVX_WIN_AMO_CSWAP || (e->kind == DVX_MP_NVL && !e->nvl_data))
+		return -EINVAL;
+	if (a && (!dvx_p2p_in_bounds(a->doff, 8, e->data_len) || (a->doff & 7u) ||
+		  fetch != (a->res != nullptr) ||
+		  (fetch && (!dvx_p2p_in_bounds(a->resoff, 8, a->res->len) || (a->resoff & 7u) ||
+			     (((uintptr_t)a->res->ptr + a->resoff) & 7u)))))
+		err = -EINVAL;
+	err = dvx_dev_grp_first_err(g, err);
+	if (err)
+		return err;
+	if (e->kind == DVX_MP_NVL)
+		return dvx_nvl_dev_amo(g, a ? (uint64_t *)(e->nvl_data + a->doff) : nullptr, op,
+				       a ? a->value : 0, a ? a->compare : 0,
+				       a && fetch ? (uint64_t *)((uint8_t *)a->res->ptr + a->resoff) :
+						    nullptr);
+
+	struct dvx_p2p_amo pa = { &e->ib_data, a ? a->doff : 0, op, a ? a->value : 0,
+				  a ? a->compare : 0, a ? a->res : nullptr, a ? a->resoff : 0 };
+
+	err = dvx_p2p_dev_amo(g, d.ib, target, dvx_win_dev_chan(g, d), a ? &pa : nullptr,
+			      d.post_timeout_ns, nullptr);
+	/* the members that were refused say why, not the ones cancelled with them */
+	return dvx_dev_grp_first_err(g, err == -ECANCELED ? 0 : err);
+}
+
+/**
+ * dvx_win_dev_put_value(), dvx_win_dev_add(), dvx_win_dev_fetch_add(),
+ * dvx_win_dev_compare_swap() - dvx_win_dev_amo() with op DVX_WIN_AMO_SET, _ADD, _FADD,
+ * _CSWAP.
+ * @g, @d, @target, @a: as dvx_win_dev_amo()
+ *
+ * Context: device, every thread of @g together. Return: as dvx_win_dev_amo().
+ */
+DVX_DEV int dvx_win_dev_put_value(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
+				  int target, const struct dvx_win_amo *a)
+{
+	return dvx_win_dev_amo(g, d, target, DVX_WIN_AMO_SET, a);
+}
+
+DVX_DEV int dvx_win_dev_add(const struct dvx_dev_grp &g, const struct dvx_win_dev &d, int target,
+			    const struct dvx_win_amo *a)
+{
+	return dvx_win_dev_amo(g, d, target, DVX_WIN_AMO_ADD, a);
+}
+
+DVX_DEV int dvx_win_dev_fetch_add(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
+				  int target, const struct dvx_win_amo *a)
+{
+	return dvx_win_dev_amo(g, d, target, DVX_WIN_AMO_FADD, a);
+}
+
+DVX_DEV int dvx_win_dev_compare_swap(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
+				     int target, const struct dvx_win_amo *a)
+{
+	return dvx_win_dev_amo(g, d, target, DVX_WIN_AMO_CSWAP, a);
+}
+
+/**
+ * dvx_win_dev_reset_peer_signal() - set signal @id of this rank's row at @target to 0,
+ * after the group's earlier operations: IB one fenced RDMA inline WRITE of zero on the
+ * window's channel (signals are only ever changed by the NIC; 0 at the peer after
+ * dvx_win_dev_flush()); NVL a fence and a store through the mapping. Only while this
+ * rank has no signal to that word in flight.
+ * @g:		the group
+ * @d:		the window
+ * @target:	the target rank (group-uniform)
+ * @id:		the signal (group-uniform)
+ *
+ * Context: device, every thread of @g together. Return: 0; -EINVAL (bad peer or id);
+ * -EPROTO; the lane's error.
+ */
+DVX_DEV int dvx_win_dev_reset_peer_signal(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
+					  int target, uint32_t id)
+{
+	const struct dvx_win_dev_peer *e = dvx_win_peer(d, target);
+	int err = 0;
+
+	if (dvx_win_dev_check(d))
+		return -EPROTO;
+	if (!e || id >= d.geom.signals)
+		return -EINVAL;
+	if (e->kind == DVX_MP_NVL) {
+		dvx_dev_grp_sync(g);
+		if (g.lane == 0) {
+			dvx_nvl_flush();
+			err = dvx_nvl_signal_relaxed(
+				(uint64_t *)(e->nvl_base +
+					     dvx_win_nvl_sig_off(&d.geom, (uint32_t)e->row_at, id)),
+				DVX_NVL_SIG_SET, 0);
+		}
+		return dvx_dev_grp_bcast(g, err);
+	}
+	return dvx_p2p_dev_reset_signal(g, d.ib, target, d.channel, &e->ib_region,
+					dvx_win_ib_sig_off(&d.geom, (uint32_t)e->row_at, id),
+					d.post_timeout_ns, nullptr);
 }
 
 /* ---- send / recv ---- */

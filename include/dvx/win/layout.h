@@ -45,6 +45,26 @@ DVX_BEGIN_DECLS
 
 #define DVX_WIN_DEV_VERSION 1u
 
+/* struct dvx_win_cfg.flags */
+enum {
+	/* the NVL and IB regions and the window buffer are memory the CPU reads and
+	 * writes (host memory, a software GPU's memory): host waits load the words,
+	 * host send/recv copies through them. Without it host reads go through the
+	 * GPU (dvx_gpu_memcpy_dtoh) and host send/recv is -ENOTSUP. */
+	DVX_WIN_F_CPU = 1u << 0,
+	/* the IB region alone is host memory (registered with the GPU for kernels: the
+	 * software NIC, host-driven IB): the CPU zeroes and reads its words directly */
+	DVX_WIN_F_IB_HOST = 1u << 1,
+	/* IB peers may READ this rank's window buffer (gets: dvx_win_get(),
+	 * dvx_win_dev_get()): the buffer is registered with remote read, and this rank's
+	 * gets are allowed. Least privilege: without it the buffer is registered for
+	 * remote write and atomics only, and a get is -EPERM before anything is posted.
+	 * The same on every rank (the exchange checks); the transport's lanes must let
+	 * peers read too (struct dvx_mp_cfg.ib.flags: DVX_P2P_F_READ). NVL peers read
+	 * through the mapping whatever it says. */
+	DVX_WIN_F_READ = 1u << 2,
+};
+
 #define DVX_WIN_NVL_WORD 128u	/* bytes between two NVL words */
 #define DVX_WIN_IB_WORD 8u	/* bytes between two IB words */
 #define DVX_WIN_HDR 16u		/* header of a send/recv slot: message bytes, chunk number */
@@ -297,6 +317,55 @@ struct dvx_win_xfer {
 };
 
 /**
+ * struct dvx_win_rxfer - the data of a window get (host and device): @len bytes of the
+ * peer's window buffer at @soff into @dst + @doff.
+ * @dst:	the local destination (IB peers: registered, dvx_win_register_src(); NVL
+ *		peers: memory the caller's side writes: this GPU in kernels, the CPU or
+ *		the configuration's stream on the host)
+ * @doff:	offset into @dst
+ * @soff:	offset into the peer's window buffer
+ * @len:	bytes (0 is -EINVAL)
+ *
+ * The caller owns it; calls read it during the call only.
+ */
+struct dvx_win_rxfer {
+	const struct dvx_p2p_lbuf *dst;
+	uint64_t doff;
+	uint64_t soff;
+	uint64_t len;
+};
+
+/* the one-word operations on a peer's window buffer (the values of DVX_P2P_AMO_*,
+ * dvx/p2p/ops.h, and of DVX_NVL_AMO_*, dvx/nvl/dev.cuh) */
+enum dvx_win_amo_op {
+	DVX_WIN_AMO_SET = 0,	/* put_value: write the 8-byte value */
+	DVX_WIN_AMO_ADD = 1,	/* add, the old value not returned */
+	DVX_WIN_AMO_FADD = 2,	/* fetch_add: the old value into the result word */
+	DVX_WIN_AMO_CSWAP = 3,	/* compare_swap: the old value into the result word */
+};
+
+/**
+ * struct dvx_win_amo - a one-word operation on the 8-byte word at @doff of a peer's
+ * window buffer (host and device).
+ * @doff:	the word's offset (8-byte aligned, inside the peer's buffer)
+ * @value:	the value written (SET), the addend (ADD, FADD), the swap value (CSWAP)
+ * @compare:	CSWAP: the value the word must hold for the swap
+ * @res:	FADD and CSWAP: where the old value goes (IB peers: registered,
+ *		dvx_win_register_src(); NVL peers: its @ptr is written); NULL for SET and
+ *		ADD
+ * @resoff:	offset of the result word in @res (8-byte aligned)
+ *
+ * The caller owns it; calls read it during the call only.
+ */
+struct dvx_win_amo {
+	uint64_t doff;
+	uint64_t value;
+	uint64_t compare;
+	const struct dvx_p2p_lbuf *res;
+	uint64_t resoff;
+};
+
+/**
  * struct dvx_win_dev_peer - one rank as the window sees it (the peer table, by rank;
  * the host keeps the same table).
  * @kind:	enum dvx_mp_kind
@@ -320,7 +389,7 @@ struct dvx_win_dev_peer {
 	uint64_t data_len;
 	struct dvx_p2p_rbuf ib_region;
 	struct dvx_p2p_rbuf ib_data;
-	uint64_t rsvd[3];
+	uint64_t rsvd[1];
 };
 
 DVX_ASSERT_SIZE(struct dvx_win_dev_peer, DVX_WIN_PEER_BYTES);

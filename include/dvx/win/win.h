@@ -33,17 +33,8 @@
 
 DVX_BEGIN_DECLS
 
-/* struct dvx_win_cfg.flags */
-enum {
-	/* the NVL and IB regions and the window buffer are memory the CPU reads and
-	 * writes (host memory, a software GPU's memory): host waits load the words,
-	 * host send/recv copies through them. Without it host reads go through the
-	 * GPU (dvx_gpu_memcpy_dtoh) and host send/recv is -ENOTSUP. */
-	DVX_WIN_F_CPU = 1u << 0,
-	/* the IB region alone is host memory (registered with the GPU for kernels: the
-	 * software NIC, host-driven IB): the CPU zeroes and reads its words directly */
-	DVX_WIN_F_IB_HOST = 1u << 1,
-};
+/* struct dvx_win_cfg.flags: DVX_WIN_F_* (dvx/win/layout.h, kernels read them too) */
+
 
 #define DVX_WIN_LIVE 0x57494e44u	/* "WIND": struct dvx_win.live of a live window */
 
@@ -64,14 +55,17 @@ enum dvx_win_sig_op {
  * @flags:	DVX_WIN_F_*
  * @stream:	host operations on NVL peers are queued here (NULL: the GPU's default
  *		stream)
- * @timeout_ns:	bound on each collective step and on host posts waiting for ring room
- * @nchannels:	IB channels the device puts spread over (0 or 1: every put on
- *		@channel): a put takes channel @channel + (its group's index mod
- *		@nchannels), so the blocks of a kernel use up to @nchannels QPs per peer
- *		(the transport's lanes per peer; channels wrap modulo them) instead of
- *		one; signals and counters stay exact (NIC atomics), each signal after its
- *		own data on its own QP. Signals alone, barriers, send/recv stay on
- *		@channel. The same on every rank.
+ * @timeout_ns:	bound on each collective step, on host posts waiting for ring room and
+ *		on the completion the host gets, fetching operations and resets wait for
+ * @nchannels:	IB channels the puts spread over (0 or 1: every put on @channel): a
+ *		device put (get, one-word operation) takes channel @channel + (its
+ *		group's index mod @nchannels), so the blocks of a kernel use up to
+ *		@nchannels QPs per peer instead of one; host puts take the channels in
+ *		turn. Signals and counters stay exact (NIC atomics), each signal after
+ *		its own data on its own QP. Signals alone, barriers, send/recv stay on
+ *		@channel. The same on every rank, and at most the transport's lanes per
+ *		peer on every rank with IB peers (dvx_win_init() and
+ *		dvx_win_exchange() refuse otherwise).
  */
 struct dvx_win_cfg {
 	uint32_t signals;
@@ -165,7 +159,7 @@ struct dvx_win {
 	uint32_t nvl_mapped;
 	uint32_t data_mapped;
 	uint32_t dev_made;
-	uint32_t rsvd2;
+	uint32_t next_chan;		/* host puts so far: the next one's channel (mod nchannels) */
 };
 
 /**
@@ -342,6 +336,102 @@ int dvx_win_put_signal(struct dvx_win *w, int peer, const struct dvx_win_xfer *x
 int dvx_win_put_counter(struct dvx_win *w, int peer, const struct dvx_win_xfer *x, uint32_t ctr);
 int dvx_win_put_signal_counter(struct dvx_win *w, int peer, const struct dvx_win_xfer *x,
 			       uint32_t sig, uint64_t value, uint32_t ctr);
+
+/**
+ * dvx_win_get() - read @x->len bytes of @peer's window buffer at @x->soff into
+ * @x->dst + @x->doff, and wait until they are there. IB: RDMA READs on the window's
+ * channel (the window configured with DVX_WIN_F_READ, @x->dst registered); NVL: the
+ * CPU copies through the mapping (DVX_WIN_F_CPU), else a copy queued on the
+ * configuration's stream and waited for.
+ * @w:		the window
+ * @peer:	the rank read from
+ * @x:		the get (struct dvx_win_rxfer), read during the call only
+ *
+ * Not ordered after this rank's puts to @peer still in flight on other channels
+ * (dvx_win_flush() first).
+ * Context: a host thread. Return: 0; -EINVAL (a length of 0, out of bounds, a bad peer
+ * or destination); -EPERM (an IB peer and a window without DVX_WIN_F_READ, or a peer
+ * buffer registered without remote read: nothing posted, @x->dst unchanged);
+ * -ENOTSUP (an NVL peer, neither DVX_WIN_F_CPU nor a stream); -ETIMEDOUT (not
+ * complete within the configuration's timeout); the lane's or the GPU's error.
+ */
+int dvx_win_get(struct dvx_win *w, int peer, const struct dvx_win_rxfer *x);
+
+/**
+ * dvx_win_amo() - one operation on the 8-byte word at @a->doff of @peer's window
+ * buffer: put_value (DVX_WIN_AMO_SET), add (_ADD), fetch_add (_FADD), compare_swap
+ * (_CSWAP). IB: an inline WRITE, a FETCH_ADD or a CMP_SWAP on the window's channel
+ * (NIC atomics: atomic with each other and with the window's signals, not with the
+ * peer's own stores); NVL: with DVX_WIN_F_CPU the CPU's atomics on the mapped word
+ * (after the configuration's stream drained), else put_value and add queued on the
+ * stream (fetching ones: -ENOTSUP; kernels use the device form).
+ * @w:		the window
+ * @peer:	the target rank
+ * @op:		enum dvx_win_amo_op
+ * @a:		the operation (struct dvx_win_amo), read during the call only
+ *
+ * put_value and add return once posted (complete after dvx_win_flush()); fetch_add
+ * and compare_swap return once the old value is in @a->res at @a->resoff.
+ * Context: a host thread. Return: 0; -EINVAL (a misaligned or out-of-bounds word, a
+ * missing or extra result buffer, a bad op or peer); -ENOTSUP; -ETIMEDOUT (no
+ * completion within the configuration's timeout); the lane's or the GPU's error.
+ */
+int dvx_win_amo(struct dvx_win *w, int peer, uint32_t op, const struct dvx_win_amo *a);
+
+/**
+ * dvx_win_put_value(), dvx_win_add(), dvx_win_fetch_add(), dvx_win_compare_swap() -
+ * dvx_win_amo() with op DVX_WIN_AMO_SET, _ADD, _FADD, _CSWAP.
+ * @w, @peer, @a: as dvx_win_amo()
+ *
+ * Context: a host thread. Return: as dvx_win_amo().
+ */
+DVX_INLINE int dvx_win_put_value(struct dvx_win *w, int peer, const struct dvx_win_amo *a)
+{
+	return dvx_win_amo(w, peer, DVX_WIN_AMO_SET, a);
+}
+
+DVX_INLINE int dvx_win_add(struct dvx_win *w, int peer, const struct dvx_win_amo *a)
+{
+	return dvx_win_amo(w, peer, DVX_WIN_AMO_ADD, a);
+}
+
+DVX_INLINE int dvx_win_fetch_add(struct dvx_win *w, int peer, const struct dvx_win_amo *a)
+{
+	return dvx_win_amo(w, peer, DVX_WIN_AMO_FADD, a);
+}
+
+DVX_INLINE int dvx_win_compare_swap(struct dvx_win *w, int peer, const struct dvx_win_amo *a)
+{
+	return dvx_win_amo(w, peer, DVX_WIN_AMO_CSWAP, a);
+}
+
+/**
+ * dvx_win_reset_peer_signal() - set signal @id of this rank's row at @peer to 0, and
+ * wait until it is: IB an inline RDMA WRITE of zero on the window's channel after
+ * everything posted there (signals are only ever changed by the NIC); NVL a store
+ * (the CPU's with DVX_WIN_F_CPU, else queued on the stream). Only while this rank
+ * has no signal to @peer's @id in flight.
+ * @w:		the window
+ * @peer:	the target rank
+ * @id:		the signal
+ *
+ * Context: a host thread. Return: 0; -EINVAL (bad peer or id); -ETIMEDOUT; the lane's
+ * or the GPU's error.
+ */
+int dvx_win_reset_peer_signal(struct dvx_win *w, int peer, uint32_t id);
+
+/**
+ * dvx_win_flush() - wait until every IB operation this rank posted through the window
+ * so far (on its channels: cfg.channel ... + nchannels - 1, to every peer) completed,
+ * and the configuration's stream drained (NVL work queued by the host forms).
+ * @w:		the window
+ * @timeout_ns:	bound for the whole flush
+ * @rep:	filled with the lane that failed or timed out (may be NULL)
+ *
+ * Context: a host thread. Return: 0; the first lane error; -ETIMEDOUT; -EINVAL; the
+ * GPU's error.
+ */
+int dvx_win_flush(struct dvx_win *w, uint64_t timeout_ns, struct dvx_p2p_wait_report *rep);
 
 /**
  * dvx_win_send(), dvx_win_recv() - two-sided: @n bytes (any size, 0 too) to / from

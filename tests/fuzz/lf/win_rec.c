@@ -14,10 +14,11 @@
  * Feeds:
  *   byte 0  nranks 2 + b % 7; byte 1: this rank (b % nranks); byte 2: which records
  *           (b % 3: 0 configurations, 1 statuses, 2 an IB peer's region and buffer)
- *   bytes 3-14  this rank's window: signals, counters, barriers, slots (a byte each,
+ *   bytes 3-15  this rank's window: signals, counters, barriers, slots (a byte each,
  *           4 x), slot_bytes (128 * a byte), channel (a byte), a buffer of the length
- *           in the next 6 bytes (0: none); a geometry dvx_win_geom_init() refuses is
- *           made empty
+ *           in the next 6 bytes (0: none), then a byte: bit 0 DVX_WIN_F_READ, bits 1-3
+ *           nchannels (0-7); a geometry dvx_win_geom_init() refuses is made empty
+ *           (this rank's lanes: 0, as a rank without a transport)
  *   the rest: the other ranks' records as they arrived (this rank's own is put at its
  *           index, as the allgather does); an IB record: the region's need in bytes 0-3,
  *           then a region and a buffer record.
@@ -52,6 +53,12 @@ static void mine_of(struct lf_in *in, struct dvx_win *w, struct dvx_win_rec *min
 	lf_bytes(in, lb, sizeof(lb));
 	len = (uint64_t)lb[0] | (uint64_t)lb[1] << 8 | (uint64_t)lb[2] << 16 |
 	      (uint64_t)lb[3] << 24 | (uint64_t)lb[4] << 32 | (uint64_t)lb[5] << 40;
+	{
+		uint8_t f = lf_u8(in);
+
+		w->cfg.flags = (f & 1) ? DVX_WIN_F_READ : 0;
+		w->cfg.nchannels = (f >> 1) & 7;
+	}
 	dvx_win_rec_make(w, len, len != 0, mine);
 }
 
@@ -78,11 +85,21 @@ static void run_configs(struct lf_in *in, int n, int me, const struct dvx_win_re
 		struct dvx_win_rec a = recs[r];
 
 		a.data_len = mine->data_len;
-		if (memcmp(&a, mine, sizeof(a))) {
+		a.lanes = mine->lanes;
+		if (a.nchannels != mine->nchannels) {
+			want = DVX_WIN_REC_CHANNELS;
+			want_bad = r;
+		} else if (memcmp(&a, mine, sizeof(a))) {
 			want = DVX_WIN_REC_DIFFERS;
 			want_bad = r;
 		}
 	}
+	/* then a rank with IB lanes fewer than the channels */
+	for (r = 0; r < n && !want; r++)
+		if (dvx_le32(recs[r].lanes) && dvx_le32(recs[r].lanes) < dvx_le32(mine->nchannels)) {
+			want = DVX_WIN_REC_LANES;
+			want_bad = r;
+		}
 	LF_CHECK(ret == want);
 	if (ret)
 		LF_CHECK(bad == want_bad && bad != me);
@@ -156,19 +173,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 /* ---- seeds: the encoder's records ---- */
 
-static void seed_configs(const char *name, int n, int me, const uint8_t shape[12])
+static void seed_configs(const char *name, int n, int me, const uint8_t shape[13])
 {
-	uint8_t buf[15 + MAXR * sizeof(struct dvx_win_rec)];
-	struct lf_in in = { shape, 12 };
+	uint8_t buf[16 + MAXR * sizeof(struct dvx_win_rec)];
+	struct lf_in in = { shape, 13 };
 	struct dvx_win w;
 	struct dvx_win_rec mine;
-	size_t o = 15;
+	size_t o = 16;
 	int r;
 
 	buf[0] = (uint8_t)(n - 2);
 	buf[1] = (uint8_t)me;
 	buf[2] = 0;
-	memcpy(buf + 3, shape, 12);
+	memcpy(buf + 3, shape, 13);
 	mine_of(&in, &w, &mine);
 	for (r = 0; r < n; r++)
 		if (r != me) {
@@ -185,9 +202,9 @@ static void seed_configs(const char *name, int n, int me, const uint8_t shape[12
 
 static void write_seeds(void)
 {
-	static const uint8_t plain[12] = { 4, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
-	static const uint8_t slots[12] = { 4, 2, 2, 4, 2, 1, 0, 0x10, 0, 0, 0, 0 };
-	static const uint8_t big[12] = { 255, 255, 255, 8, 255, 3, 0, 0, 0x10, 0, 0, 0 };
+	static const uint8_t plain[13] = { 4, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	static const uint8_t slots[13] = { 4, 2, 2, 4, 2, 1, 0, 0x10, 0, 0, 0, 0, 1 | 4 << 1 };
+	static const uint8_t big[13] = { 255, 255, 255, 8, 255, 3, 0, 0, 0x10, 0, 0, 0, 7 << 1 };
 	uint8_t b[256];
 	struct dvx_p2p_rbuf rr[2];
 	int i;
@@ -199,15 +216,15 @@ static void write_seeds(void)
 	b[0] = 6;
 	b[1] = 3;
 	b[2] = 1;	/* statuses: all 0 */
-	lf_seed("statuses-ok", b, 15 + 7 * 4);
-	b[15] = 0xea;	/* -22 from rank 0 */
-	b[16] = b[17] = b[18] = 0xff;
-	lf_seed("statuses-einval", b, 15 + 7 * 4);
+	lf_seed("statuses-ok", b, 16 + 7 * 4);
+	b[16] = 0xea;	/* -22 from rank 0 */
+	b[17] = b[18] = b[19] = 0xff;
+	lf_seed("statuses-einval", b, 16 + 7 * 4);
 	memset(b, 0, sizeof(b));
 	b[0] = 0;
 	b[2] = 2;
 	/* need 2 * 4096 + with_data, then the region and the buffer */
-	i = 15;
+	i = 16;
 	b[i++] = 1;
 	b[i++] = 0x20;
 	memset(rr, 0, sizeof(rr));
