@@ -727,6 +727,10 @@ static int wr_rma(struct wctx *x)
 	}
 	ROK(r, dvx_win_flush(&x->win, 10 * SEC, &x->rep));
 	ROK(r, dvx_win_barrier(&x->win, 0, 10 * SEC, &x->rep));
+	/* olds[] is this process's memory, written by the other ranks' threads: the
+	 * bootstrap's barrier orders those writes before rank 0 reads them (the window's
+	 * barrier orders the NIC's words, not the threads' plain stores; TSan) */
+	ROK(r, dvx_bootstrap_barrier(&x->bs, x->c.timeout_ns));
 	if (me == 0) {
 		for (k = 0; k < 2; k++) {
 			uint64_t want = 0, adds = 0, seen[MAXR * RMA_K];
