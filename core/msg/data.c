@@ -239,6 +239,10 @@ static void on_recv(struct dvx_msg_state *st, uint32_t set, const struct dvx_wc 
 		return;
 	}
 	r->bytes[b] += wc->byte_len;
+	/* more than the buffer holds: the peer wrote outside it (its key covers the whole
+	 * MR); never reported as a size */
+	if (r->bytes[b] > r->size[b] && !r->berr[b])
+		r->berr[b] = -EPROTO;
 	if (MSG_IMM_KIND(wc->imm) == MSG_IMM_TOOBIG)
 		r->berr[b] = -EMSGSIZE;
 	else if (MSG_IMM_KIND(wc->imm) == MSG_IMM_REVOKED)
@@ -690,8 +694,10 @@ int dvx_msg_irecv(struct dvx_msg_comm *c, int n, void *const *bufs, const size_t
 	c->rr = (uint8_t)rr;
 	req_begin(&r->h, sizeof(*r), MSG_RK_RECV, rslot, c);
 	r->n = (uint8_t)n;
-	for (i = 0; i < (uint32_t)n; i++)
+	for (i = 0; i < (uint32_t)n; i++) {
 		r->left[i] = kb[i];
+		r->size[i] = sizes[i];	/* what a message may report at most */
+	}
 	c->head++;
 	c->busy++;
 	*req = &r->h;
