@@ -1090,13 +1090,6 @@ static uint64_t __attribute__((noinline)) credit_read(const struct dvx_msg_state
 	return v > c->lim ? v : c->lim;
 }
 
-/* credit receives a comm keeps posted: reserved when it was accepted (docs/msg.md) */
-static uint32_t credit_target(const struct dvx_msg_state *st, const struct dvx_msg_comm *c)
-{
-	(void)st;
-	return c->cr_want;
-}
-
 /*
  * Keep the credits posted and tell the sender how far it may go: sequence numbers
  * below min(freed + C, arrived + credits posted), written when that moved by half a
@@ -1107,7 +1100,7 @@ static void credit_update(struct dvx_msg_state *st, struct dvx_msg_comm *c, int 
 {
 	struct msg_set *x = &st->sets[c->set];
 	struct dvx_qp *qp = &x->qp[c->map[0]];
-	uint32_t want = credit_target(st, c);
+	uint32_t want = c->cr_want;	/* reserved when it was accepted (acc_credits()) */
 	uint64_t lim, *w;
 	int posted = 0;
 

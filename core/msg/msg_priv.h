@@ -37,7 +37,8 @@ enum msg_wr_kind {
 	MSG_WR_FLUSH = 5,	/* the flush QP's READ */
 	MSG_WR_SPARE = 6,	/* a receive reposted for one a late message used up */
 	MSG_WR_EAGER = 7,	/* sender, offload: an eager message (WRITE with immediate) */
-	MSG_WR_RTS = 8,		/* sender, offload: a rendezvous request (header only) */
+	MSG_WR_RTS = 8,		/* sender, offload: a header alone (a rendezvous request or
+				 * the close note) */
 	MSG_WR_CREDIT = 9,	/* receiver, offload: a credit receive, or the credit word's
 				 * WRITE */
 };

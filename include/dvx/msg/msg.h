@@ -26,6 +26,11 @@
  * upper 16 bits of the wr_id (the sender's communicator id). docs/msg.md has the
  * encodings.
  *
+ * With DVX_MSG_F_CTS_OFFLOAD on both ends, small messages skip the CTS: the sender
+ * writes them into the receiver's eager ring, each receive the receiver keeps posted
+ * being a credit, and larger ones ask for their CTS first (docs/msg.md, "CTS receiver
+ * offload").
+ *
  * Calls: 0 or a negative errno. Non-blocking calls that cannot proceed yet (connect,
  * accept, isend, irecv with no CTS, no room or no slot) return 0 with their output
  * NULL: call again. Every wait the layer does on its own (a handshake, a close waiting
