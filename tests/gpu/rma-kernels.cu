@@ -110,6 +110,30 @@ extern "C" __global__ void t_lock(struct dvx_p2p_dev d, int peer, struct dvx_p2p
 	status[b] = err;
 }
 
+/*
+ * refusals before posting: every thread gets its own 8-byte piece as t_get does, but
+ * from @bad (the peer's buffer described with its rights known and no remote read) when
+ * its lane in the warp is @badlane (32: every thread); at warp scope a refused member
+ * gets -EPERM and the others of its warp -ECANCELED, nothing posted for the warp. The
+ * host checks the codes and that no destination byte changed.
+ */
+extern "C" __global__ void t_get_perm(struct dvx_p2p_dev d, int peer, struct dvx_p2p_rbuf good,
+				      struct dvx_p2p_rbuf bad, uint32_t badlane, uint64_t soff,
+				      struct dvx_p2p_lbuf dst, uint64_t doff, uint32_t scope,
+				      int32_t *status)
+{
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+	int refused = badlane >= 32 || threadIdx.x % 32 == badlane;
+	struct dvx_p2p_rxfer x = { refused ? &bad : &good, soff + 8ull * i, &dst, doff + 8ull * i, 8 };
+	struct dvx_p2p_ticket tk;
+	int err;
+
+	err = dvx_p2p_dev_get(grp_of(scope), d, peer, blockIdx.x, &x, 0, &tk);
+	if (!err)
+		err = dvx_p2p_dev_wait_local(d, tk, 0);
+	status[i] = err;
+}
+
 /* the device reset of the peer's signal word, then a timeout: a wait for a word that
  * never moves, bounded at @tmo, is -ETIMEDOUT */
 extern "C" __global__ void t_reset(struct dvx_p2p_dev d, int peer, struct dvx_p2p_rbuf sig,

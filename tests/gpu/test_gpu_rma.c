@@ -7,7 +7,10 @@
  * tile and block scope return old values that are a permutation of 0 ... n-1 and the
  * peer's word ends at the sum; gets of every thread's piece land byte-exactly;
  * compare-swap as a lock by all blocks guards a get + put_value increment, so the count
- * ends at blocks x rounds; the reset zeroes the peer's word; a bounded wait times out.
+ * ends at blocks x rounds; the reset zeroes the peer's word; a bounded wait times out;
+ * gets from a buffer whose exchanged rights lack remote read are refused on the GPU
+ * before posting (-EPERM, the rest of a warp -ECANCELED, no byte written) and the lanes
+ * serve the gets after them.
  *
  * Needs an NVIDIA GPU: without one it skips (exit 77) naming 'make gpu-check', which
  * runs it and fails instead.
@@ -38,7 +41,7 @@ static struct {
 	const struct dvx_hal *hal;
 	struct dvx_gpu g;
 	struct dvx_gpu_module mod;
-	void *k_fadd, *k_get, *k_lock, *k_reset, *k_nvl_fadd, *k_nvl_lock;
+	void *k_fadd, *k_get, *k_get_perm, *k_lock, *k_reset, *k_nvl_fadd, *k_nvl_lock;
 	struct dvx_gpu_stream s;
 	struct dvx_gpu_mem status;
 } E;
@@ -171,6 +174,44 @@ static void act_get(struct wrank *r, struct act *x)
 	}
 }
 
+/* phase refusals: gets from rank 1's buffer described without remote read are refused
+ * on the GPU before posting (thread scope: every thread -EPERM; warp scope with one
+ * refused lane a warp: it -EPERM, the rest of its warp -ECANCELED), no destination byte
+ * written; the gets phase after it runs on the same lanes (they stayed healthy) */
+static void act_perm(struct wrank *r, struct act *x)
+{
+	static const struct { uint32_t scope, badlane; } runs[] = { { 0, 32 }, { 1, 5 }, { 2, 17 } };
+	struct dvx_p2p_rbuf bad = r->data_r[1];
+	uint64_t soff = wsend_off(r, 0), doff = wrecv_off(r, 1), i;
+	const uint8_t *got = r->data + doff;
+	uint32_t k;
+	int peer = 1;
+
+	bad.access = DVX_P2P_ACC_KNOWN | DVX_P2P_ACC_WRITE | DVX_P2P_ACC_ATOMIC;
+	for (k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+		uint32_t sc = runs[k].scope, bl = runs[k].badlane;
+		void *args[] = { &x->d, &peer, &r->data_r[1], &bad, &bl, &soff, &r->data_l, &doff,
+				 &sc, &E.status.dptr };
+		static int32_t st[NTH];
+
+		memset(r->data + doff, 0xee, SLOT);
+		W_OK(r, dvx_gpu_memcpy_htod(&E.g, E.status.dptr, memset(st, 0x7f, sizeof(st)),
+					    sizeof(st)));
+		W_OK(r, dvx_gpu_launch(&E.g, E.k_get_perm, GRID, BLOCK, 0, &E.s, args));
+		W_OK(r, dvx_gpu_stream_wait(&E.s, 120 * W_SEC));
+		W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.status.dptr, sizeof(st)));
+		for (i = 0; i < NTH; i++) {
+			int want = bl >= 32 || i % 32 == bl ? -EPERM : -ECANCELED;
+
+			W_CHECK(r, st[i] == want, "refusal (%s, lane %u refused): thread %llu: %d, want %d",
+				scope_name[sc], bl, (unsigned long long)i, st[i], want);
+		}
+		for (i = 0; i < SLOT; i++)
+			W_CHECK(r, got[i] == 0xee, "refusal (%s): byte %llu written", scope_name[sc],
+				(unsigned long long)i);
+	}
+}
+
 /* phase lock: compare-swap as a lock by every block around a get + put_value increment */
 static void act_lock(struct wrank *r, struct act *x)
 {
@@ -222,12 +263,12 @@ static void act_import(struct wrank *r, struct act *x)
 }
 
 /* rank 0, in its phases, each after a barrier with rank 1 (passive(): 8 in all): export,
- * fetch-adds, gets, lock, reset, import */
+ * fetch-adds, refusals, gets, lock, reset, import */
 static void active(struct wrank *r)
 {
 	static struct act x;
 	static void (*const phase[])(struct wrank *, struct act *) = {
-		act_fadd, act_get, act_lock, act_reset,
+		act_fadd, act_perm, act_get, act_lock, act_reset,
 	};
 	uint32_t k;
 
@@ -337,6 +378,7 @@ int main(void)
 				dvx_fatbin_tests_gpu_rma_kernels_len, &E.mod) ||
 	    dvx_gpu_module_function(&E.mod, "t_fadd", &E.k_fadd) ||
 	    dvx_gpu_module_function(&E.mod, "t_get", &E.k_get) ||
+	    dvx_gpu_module_function(&E.mod, "t_get_perm", &E.k_get_perm) ||
 	    dvx_gpu_module_function(&E.mod, "t_lock", &E.k_lock) ||
 	    dvx_gpu_module_function(&E.mod, "t_reset", &E.k_reset) ||
 	    dvx_gpu_module_function(&E.mod, "t_nvl_fadd", &E.k_nvl_fadd) ||

@@ -19,7 +19,15 @@
  *    launches, send/recv with the NVL peer and the IB peer at warp and block scope,
  *    small messages around the flagged-line threshold, 300 rounds back to back in one
  *    launch at every scope,
- *    SET refused on an IB peer.
+ *    SET refused on an IB peer;
+ *  - verbs: every one-sided verb from one kernel to IB peers (3 ranks on 3 hosts, the
+ *    window buffer in host memory, then in GPU memory) and to NVL and IB peers at once
+ *    (4 ranks, 2 per host, GPU memory), at every scope, every byte checked on the GPU;
+ *    then (k_win_rma) gets of random ranges checked byte by byte, put_value, add,
+ *    fetch_add (old values a permutation), compare_swap (one winner a word),
+ *    reset_peer_signal and quiet, the default device timeout, a get through a window
+ *    without DVX_WIN_F_READ (IB: -EPERM, nothing written; NVL: allowed), and
+ *    compare-swap as a lock at rank 0 by the IB and by the NVL contenders, counted.
  *
  * Under compute-sanitizer (DVX_GPU_SANITIZER=1) a launch waits for the process's
  * running kernels, so the threads' part reuses its barrier over one launch only.
@@ -72,7 +80,7 @@ static int quick, skipped, sanitizer;
  * spin (compute-sanitizer turns synchronous copies into device-wide waits) */
 struct kern {
 	struct dvx_gpu_module mod;
-	void *rounds, *barrier, *sendrecv, *refuse, *srrounds, *verbs;
+	void *rounds, *barrier, *sendrecv, *refuse, *srrounds, *verbs, *rma;
 	struct dvx_gpu_hostreg hr;
 	volatile int32_t *st;
 	uint64_t status;
@@ -88,6 +96,7 @@ static int kern_up(struct dvx_gpu *g, struct kern *k)
 	COK(dvx_gpu_module_function(&k->mod, "k_win_sendrecv_rounds", &k->srrounds));
 	COK(dvx_gpu_module_function(&k->mod, "k_win_refuse", &k->refuse));
 	COK(dvx_gpu_module_function(&k->mod, "k_win_verbs", &k->verbs));
+	COK(dvx_gpu_module_function(&k->mod, "k_win_rma", &k->rma));
 	k->st = aligned_alloc(4096, 4096);
 	if (!k->st)
 		CFAIL("no memory");
@@ -398,7 +407,8 @@ struct mixed {
 	int ret[VMAX];
 };
 
-/* the verbs at every scope, over the window buffer */
+/* the verbs at every scope, over the window buffer; then gets, the one-word
+ * operations and the resets (k_win_rma) at every scope */
 static int run_verbs(struct wrun *w, struct dvx_p2p_lbuf *src)
 {
 	uint64_t slot = VSLOT, round0 = 0, tmo = TMO;
@@ -412,6 +422,16 @@ static int run_verbs(struct wrun *w, struct dvx_p2p_lbuf *src)
 		err = run_k(w->g, w->k, w->s, w->k->verbs, scope_block[scope], args);
 		if (err)
 			CFAIL("rank %d: every verb at %s scope: %d", w->me, scope_name[scope], err);
+	}
+	nrounds = quick ? 2 : 8;
+	for (scope = S_THREAD; scope <= S_BLOCK; scope++, round0 += nrounds) {
+		void *args[] = { &w->d, &scope, src, &slot, &round0, &nrounds, &tmo, &w->k->status };
+
+		COK(dvx_bootstrap_barrier(w->bs, TMO));
+		err = run_k(w->g, w->k, w->s, w->k->rma, scope_block[scope], args);
+		if (err)
+			CFAIL("rank %d: gets, one-word operations, resets at %s scope: %d", w->me,
+			      scope_name[scope], err);
 	}
 	COK(dvx_bootstrap_barrier(w->bs, TMO));
 	return 0;
@@ -468,8 +488,9 @@ static int mxr_open(struct mxr *x)
 	c.ib.nnics = 1;
 	c.ib.nics[0] = &x->nic;
 	c.ib.qps_per_nic = 1;
-	c.ib.sq_depth = 256;
+	c.ib.sq_depth = mx->verbs ? 1024 : 256;	/* k_win_rma: 256 members post at once */
 	c.ib.comp_depth = 16;
+	c.ib.flags = mx->verbs ? DVX_P2P_F_READ : 0;	/* k_win_rma's gets */
 	c.inject = mx->tw.inf;
 	c.timeout_ns = TMO;
 	x->state = aligned_alloc(64, (dvx_mp_mem_size(&c) + 63) & ~(size_t)63);
@@ -497,7 +518,7 @@ static int mxr_window(struct mxr *x)
 	wc->barriers = x->mx->verbs ? 1 + (uint32_t)x->mx->n : 2;
 	wc->slots = 4;
 	wc->slot_bytes = 16384;
-	wc->flags = DVX_WIN_F_IB_HOST;
+	wc->flags = DVX_WIN_F_IB_HOST | (x->mx->verbs ? DVX_WIN_F_READ : 0);
 	wc->stream = &x->s;
 	wc->timeout_ns = TMO;
 	COK(dvx_win_mem_req(&x->mp, wc, req));
@@ -757,7 +778,9 @@ static void verbs_world(int n, const int *hosts, int data_gpu, const char *what)
 		fail_msg("verbs, %s: %d", what, ret);
 	printf("verbs: %s, data in %s memory: put + barrier_peer, put_signal, put_signal_counter, "
 	       "wait/reset_counter, signal_peer, barrier; %d rounds a scope, every byte checked on "
-	       "the GPU\n", what, data_gpu ? "GPU" : "host", quick ? 2 : 20);
+	       "the GPU; get, put_value, add, fetch_add, compare_swap, reset_peer_signal, quiet, "
+	       "the refused get, the lock at rank 0: %d rounds a scope\n", what,
+	       data_gpu ? "GPU" : "host", quick ? 2 : 20, quick ? 2 : 8);
 }
 
 /* every verb from one kernel over IB peers (software NIC): 3 ranks on 3 hosts, the

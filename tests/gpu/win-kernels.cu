@@ -310,3 +310,281 @@ extern "C" __global__ void k_win_verbs(const struct dvx_win_dev d, uint32_t scop
 out:
 	status[threadIdx.x] = err;
 }
+
+/* ---- gets, one-word operations, resets (k_win_rma) ---- */
+
+#define RMA_GET 8192u		/* an owner's get source: the first bytes of its own slot */
+#define RMA_LOCK RMA_GET	/* rank 0's own slot: lock (IB contenders), count, lock (NVL), count */
+#define RMA_ADD 2048u		/* in a peer's buffer, this rank's slot: the add word */
+#define RMA_FA 2056u		/* the fetch-add word */
+#define RMA_CS 2064u		/* the compare-swap word */
+#define RMA_RES 0u		/* this rank's local area: fetch-add results (a word a member) */
+#define RMA_CSRES 2048u		/* compare-swap results */
+#define RMA_LRES 4096u		/* the lock's compare-swap result, then the count's get */
+#define RMA_DST 8192u		/* get destinations: 4 pieces of 2 KiB */
+#define RMA_GETS 4u
+#define RMA_PIECE 2048u
+#define RMA_LOCKR 8u		/* lock rounds per contender a launch */
+
+__device__ static uint8_t gpat(int owner, uint64_t i)
+{
+	return (uint8_t)(owner * 131 + i * 7 + (i >> 8) * 13 + 0x5a);
+}
+
+__device__ static uint64_t rma_val(int from, int to, uint64_t r, uint32_t l)
+{
+	return 0x5100000000000000ull ^ ((uint64_t)from << 40) ^ ((uint64_t)to << 32) ^ (r << 12) ^ l;
+}
+
+__device__ static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+/* the lock at rank 0 by this rank's group (every thread; the leader holds the
+ * operations): compare-swap 0 -> rank + 1 until it is won, get the count, put_value
+ * count + 1, put_value 0 into the lock; each step completed by a quiet before the next */
+__device__ static int rma_lock_round(const struct dvx_dev_grp &g, const struct dvx_win_dev &d,
+				     const struct dvx_p2p_lbuf &src, uint64_t loc, uint64_t lock)
+{
+	volatile uint64_t *lres = (volatile uint64_t *)((uint8_t *)src.ptr + loc + RMA_LRES);
+	uint64_t old = 1, spins = 0;
+	int err = 0;
+
+	while (old) {
+		struct dvx_win_amo cs = { lock, (uint64_t)d.rank + 1, 0, &src, loc + RMA_LRES };
+
+		if (++spins > 1000000)
+			return -ETIMEDOUT;
+		if (g.lane == 0)
+			lres[0] = ~0ull;
+		dvx_dev_grp_sync(g);
+		TRY(dvx_win_dev_compare_swap(g, d, 0, g.lane == 0 ? &cs : nullptr));
+		TRY(dvx_win_dev_quiet(g, d, 0));
+		old = dvx_dev_grp_bcast(g, g.lane == 0 ? lres[0] : 0ull);
+		if (old && old > (uint64_t)d.nranks)
+			return -EBADMSG;	/* a lock word nobody could have written */
+	}
+	{
+		struct dvx_win_rxfer gx = { &src, loc + RMA_LRES + 8, lock + 8, 8 };
+		struct dvx_win_amo inc = { lock + 8, 0, 0, nullptr, 0 };
+		struct dvx_win_amo rel = { lock, 0, 0, nullptr, 0 };
+
+		TRY(dvx_win_dev_get(g, d, 0, &gx));
+		TRY(dvx_win_dev_quiet(g, d, 0));
+		inc.value = dvx_dev_grp_bcast(g, g.lane == 0 ? lres[1] : 0ull) + 1;
+		TRY(dvx_win_dev_put_value(g, d, 0, g.lane == 0 ? &inc : nullptr));
+		TRY(dvx_win_dev_quiet(g, d, 0));
+		TRY(dvx_win_dev_put_value(g, d, 0, g.lane == 0 ? &rel : nullptr));
+		TRY(dvx_win_dev_quiet(g, d, 0));
+	}
+out:
+	return err;
+}
+
+/*
+ * Gets, put_value, add, fetch_add, compare_swap, reset_peer_signal, quiet and the
+ * default device timeout (0) from one kernel, to NVL and IB peers alike, @nrounds
+ * rounds; the window built with DVX_WIN_F_READ. Each rank's part of a window buffer
+ * and of @src is @slot (>= 16 KiB) bytes: an owner's own part of its window buffer
+ * holds its get source (gpat()) and, at rank 0, the lock words; this rank's part of a
+ * peer's buffer takes its one-word operations (every member its put_value word, the
+ * add, fetch-add and compare-swap words, zeroed by put_value first); this rank's own
+ * part of @src takes the fetched old values and the gets. Per round and peer: every
+ * member a put_value of its own word, an add of lane + 1, a fetch-add of 1 (old values
+ * a permutation of the round's range), a compare-swap 0 -> lane + 1 (exactly one
+ * winner, every other member sees its value), a put_value 0 of the compare-swap word,
+ * four gets of random ranges checked byte by byte, and a get through a copy of the
+ * window without DVX_WIN_F_READ (IB: -EPERM, nothing written; NVL: allowed); then
+ * signal_peer of signal 1, its values exact, each owner checks the words its peers
+ * wrote, reset_peer_signal zeroes every row. Last, compare-swap as a lock at rank 0 by
+ * every other rank, separately for IB and NVL contenders (one kind of atomics a word),
+ * guarding a get + put_value increment: rank 0 finds each count at contenders x
+ * RMA_LOCKR and both locks free.
+ */
+extern "C" __global__ void k_win_rma(const struct dvx_win_dev d, uint32_t scope,
+				     const struct dvx_p2p_lbuf src, uint64_t slot, uint64_t round0,
+				     uint32_t nrounds, uint64_t tmo, int32_t *status)
+{
+	__shared__ uint32_t seen[256], nwin;
+	__shared__ uint64_t wval;
+	struct dvx_dev_grp g = grp_of(scope);
+	struct dvx_win_dev nr = d;
+	int me = d.rank, n = d.nranks, p, k, err = 0, bad;
+	uint32_t S = g.size, l = g.lane, j, nib = 0, nnvl = 0;
+	uint64_t r, i, loc = (uint64_t)me * slot, base = (uint64_t)me * slot;
+	uint8_t *data = (uint8_t *)d.data, *own;
+	uint8_t *lp = (uint8_t *)src.ptr + loc;
+	volatile uint64_t *res = (volatile uint64_t *)(lp + RMA_RES);
+	volatile uint64_t *cres = (volatile uint64_t *)(lp + RMA_CSRES);
+
+	if (!data || slot < 16384 || S > 256 || !(d.flags & DVX_WIN_F_READ)) {
+		err = -EINVAL;
+		goto out;
+	}
+	nr.flags &= ~DVX_WIN_F_READ;
+	own = data + (uint64_t)me * slot;
+	for (i = l; i < RMA_GET; i += S)
+		own[i] = gpat(me, i);
+	if (l < 4)
+		((volatile uint64_t *)(own + RMA_LOCK))[l] = 0;
+	/* this rank's words at every peer zeroed by put_value */
+	for (p = 0; p < n; p++) {
+		if (p == me)
+			continue;
+		if (dvx_win_kind(d, p) == DVX_MP_NVL)
+			nnvl++;
+		else
+			nib++;
+		for (j = 0; j < 3; j++) {
+			struct dvx_win_amo z = { base + RMA_ADD + 8ull * j, 0, 0, nullptr, 0 };
+
+			TRY(dvx_win_dev_put_value(g, d, p, l == 0 ? &z : nullptr));
+		}
+	}
+	TRY(dvx_win_dev_quiet(g, d, 0));
+	TRY(dvx_win_dev_barrier(g, d, 0, tmo));
+	for (r = 0; r < nrounds; r++) {
+		for (p = 0; p < n; p++) {
+			struct dvx_win_amo pv = { base + 8ull * l, rma_val(me, p, round0 + r, l), 0,
+						  nullptr, 0 };
+			struct dvx_win_amo ad = { base + RMA_ADD, l + 1ull, 0, nullptr, 0 };
+			struct dvx_win_amo fa = { base + RMA_FA, 1, 0, &src, loc + RMA_RES + 8ull * l };
+			struct dvx_win_amo cs = { base + RMA_CS, l + 1ull, 0, &src,
+						  loc + RMA_CSRES + 8ull * l };
+			struct dvx_win_amo csz = { base + RMA_CS, 0, 0, nullptr, 0 };
+			uint64_t old;
+
+			if (p == me)
+				continue;
+			res[l] = ~0ull;
+			cres[l] = ~0ull;
+			seen[l] = 0;
+			if (l == 0)
+				nwin = 0;
+			dvx_dev_grp_sync(g);
+			TRY(dvx_win_dev_put_value(g, d, p, &pv));
+			TRY(dvx_win_dev_add(g, d, p, &ad));
+			TRY(dvx_win_dev_fetch_add(g, d, p, &fa));
+			TRY(dvx_win_dev_compare_swap(g, d, p, &cs));
+			TRY(dvx_win_dev_quiet(g, d, 0));
+			/* fetch-add: the old values are r * S ... (r + 1) * S - 1, once each */
+			bad = 0;
+			old = res[l];
+			if (old < r * S || old >= (r + 1) * S)
+				bad = -EBADMSG;
+			else if (atomicExch(&seen[old - r * S], 1u))
+				bad = -EBADMSG;
+			/* compare-swap: one winner; the others see its value */
+			old = cres[l];
+			if (!old) {
+				atomicAdd(&nwin, 1u);
+				wval = l + 1ull;
+			}
+			dvx_dev_grp_sync(g);
+			if (nwin != 1 || (old && old != wval))
+				bad = bad ? bad : -EILSEQ;
+			TRY(dvx_dev_grp_first_err(g, bad));
+			TRY(dvx_win_dev_put_value(g, d, p, l == 0 ? &csz : nullptr));
+			/* gets of random ranges of the peer's source, 4 in flight */
+			for (k = 0; k < (int)RMA_GETS; k++) {
+				uint64_t h = mix64(((uint64_t)me << 48) ^ ((uint64_t)p << 40) ^
+						   ((round0 + r) << 8) ^ (uint64_t)k);
+				uint64_t len = 1 + h % RMA_PIECE;
+				uint64_t soff = (h >> 16) % (RMA_GET - len + 1);
+				struct dvx_win_rxfer gx = { &src, loc + RMA_DST + (uint64_t)k * RMA_PIECE,
+							    (uint64_t)p * slot + soff, len };
+
+				/* the owner's source is at its own slot: p * slot of its buffer */
+				for (i = l; i < RMA_PIECE; i += S)
+					lp[RMA_DST + (uint64_t)k * RMA_PIECE + i] = 0xee;
+				dvx_dev_grp_sync(g);
+				TRY(dvx_win_dev_get(g, d, p, &gx));
+			}
+			TRY(dvx_win_dev_quiet(g, d, 0));
+			bad = 0;
+			for (k = 0; k < (int)RMA_GETS; k++) {
+				uint64_t h = mix64(((uint64_t)me << 48) ^ ((uint64_t)p << 40) ^
+						   ((round0 + r) << 8) ^ (uint64_t)k);
+				uint64_t len = 1 + h % RMA_PIECE;
+				uint64_t soff = (h >> 16) % (RMA_GET - len + 1);
+				const uint8_t *got = lp + RMA_DST + (uint64_t)k * RMA_PIECE;
+
+				for (i = l; i < RMA_PIECE; i += S)
+					if (got[i] != (i < len ? gpat(p, soff + i) : 0xee))
+						bad = -EIO;
+			}
+			TRY(dvx_dev_grp_first_err(g, bad));
+			/* a window without DVX_WIN_F_READ: IB refused before posting */
+			for (i = l; i < 64; i += S)
+				lp[RMA_DST + i] = 0xee;
+			dvx_dev_grp_sync(g);
+			{
+				struct dvx_win_rxfer gx = { &src, loc + RMA_DST, (uint64_t)p * slot, 64 };
+				int want = dvx_win_kind(d, p) == DVX_MP_NVL ? 0 : -EPERM;
+
+				if (dvx_win_dev_get(g, nr, p, &gx) != want)
+					TRY(-ENOTRECOVERABLE);
+			}
+			TRY(dvx_win_dev_quiet(g, d, 0));
+			bad = 0;
+			for (i = l; i < 64; i += S)
+				if (lp[RMA_DST + i] != (dvx_win_kind(d, p) == DVX_MP_NVL ?
+							gpat(p, i) : 0xee))
+					bad = -EIO;
+			TRY(dvx_dev_grp_first_err(g, bad));
+		}
+		/* signal 1: rank + 1 from every peer, exact; the words each peer wrote */
+		for (p = 0; p < n; p++)
+			if (p != me)
+				TRY(dvx_win_dev_signal_peer(g, d, p, 1, DVX_NVL_SIG_ADD, (uint64_t)me + 1));
+		TRY(dvx_win_dev_quiet(g, d, 0));
+		TRY(dvx_win_dev_barrier(g, d, 0, tmo));
+		bad = 0;
+		for (p = 0; p < n; p++) {
+			const volatile uint64_t *w = (const volatile uint64_t *)(data + (uint64_t)p * slot);
+
+			if (p == me)
+				continue;
+			if (dvx_win_read_signal_from(d, p, 1) != (uint64_t)p + 1)
+				bad = -EBADMSG;
+			if (w[l] != rma_val(p, me, round0 + r, l))
+				bad = -EIO;
+			if (w[RMA_ADD / 8] != (r + 1) * ((uint64_t)S * (S + 1) / 2) ||
+			    w[RMA_FA / 8] != (r + 1) * S || w[RMA_CS / 8] != 0)
+				bad = -EBADMSG;
+		}
+		TRY(dvx_dev_grp_first_err(g, bad));
+		TRY(dvx_win_dev_barrier(g, d, 0, tmo));
+		for (p = 0; p < n; p++)
+			if (p != me)
+				TRY(dvx_win_dev_reset_peer_signal(g, d, p, 1));
+		TRY(dvx_win_dev_quiet(g, d, 0));
+		TRY(dvx_win_dev_barrier(g, d, 0, tmo));
+		bad = 0;
+		for (p = 0; p < n; p++)
+			if (p != me && dvx_win_read_signal_from(d, p, 1) != 0)
+				bad = -EBADMSG;
+		TRY(dvx_dev_grp_first_err(g, bad));
+	}
+	/* compare-swap as a lock at rank 0, IB and NVL contenders on their own words */
+	if (me != 0)
+		for (j = 0; j < RMA_LOCKR; j++)
+			TRY(rma_lock_round(g, d, src, loc, RMA_LOCK +
+					   (dvx_win_kind(d, 0) == DVX_MP_NVL ? 16u : 0u)));
+	TRY(dvx_win_dev_barrier(g, d, 0, tmo));
+	if (me == 0) {
+		const volatile uint64_t *lw = (const volatile uint64_t *)(own + RMA_LOCK);
+
+		if (lw[0] || lw[2] || lw[1] != (uint64_t)nib * RMA_LOCKR ||
+		    lw[3] != (uint64_t)nnvl * RMA_LOCKR)
+			TRY(-EDEADLK);
+	}
+	TRY(dvx_win_dev_barrier(g, d, 0, tmo));
+out:
+	status[threadIdx.x] = err;
+}
