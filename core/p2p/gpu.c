@@ -6,10 +6,14 @@
  * (dvx/p2p/queue.h) on the same state layout.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <dvx/p2p/gpu.h>
+#include <dvx/p2p/setup.h>
 #include <dvx/gpu/gpu.h>
+#include <dvx/hal/host.h>
+#include <dvx/hal/nic.h>
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
@@ -273,4 +277,167 @@ int dvx_p2p_gpu_import(struct dvx_p2p *t, struct dvx_gpu *gpu, const struct dvx_
 			import_q(&l->comp, &st[1]);
 	}
 	return 0;
+}
+
+/* ---- recovering a lane the GPU drives ---- */
+
+#define QS_GATE offsetof(struct dvx_p2p_qstate, gate)
+#define QS_INSIDE offsetof(struct dvx_p2p_qstate, inside)
+
+/* the device addresses of lane @idx's descriptor and its two queue states */
+static void lane_addrs(const struct dvx_p2p *t, const struct dvx_p2p_dev *dev, uint32_t idx,
+		       uint64_t *desc, uint64_t *st)
+{
+	uint64_t qs_base = dev->lanes + (uint64_t)total_lanes(t) * DVX_P2P_DEV_LANE_BYTES;
+
+	*desc = dev->lanes + (uint64_t)idx * DVX_P2P_DEV_LANE_BYTES;
+	*st = qs_base + (uint64_t)idx * 2 * DVX_P2P_QSTATE_BYTES;
+}
+
+static int set_gates(struct dvx_gpu *gpu, uint64_t st, int comp, uint32_t v)
+{
+	int err = dvx_gpu_memcpy_htod(gpu, st + QS_GATE, &v, sizeof(v));
+
+	if (!err && comp)
+		err = dvx_gpu_memcpy_htod(gpu, st + DVX_P2P_QSTATE_BYTES + QS_GATE, &v, sizeof(v));
+	return err;
+}
+
+/* wait until no device thread is inside the lane's queues (they saw the gate) */
+static int wait_outside(struct dvx_gpu *gpu, const struct dvx_hal *clk, uint64_t st, int comp,
+			uint64_t deadline)
+{
+	uint32_t in[2];
+	int err;
+
+	for (;;) {
+		in[1] = 0;
+		err = dvx_gpu_memcpy_dtoh(gpu, &in[0], st + QS_INSIDE, sizeof(in[0]));
+		if (!err && comp)
+			err = dvx_gpu_memcpy_dtoh(gpu, &in[1], st + DVX_P2P_QSTATE_BYTES + QS_INSIDE,
+						  sizeof(in[1]));
+		if (err)
+			return err;
+		if (!in[0] && !in[1])
+			return 0;
+		if (dvx_hal_now_ns(clk) >= deadline)
+			return -EAGAIN;
+		dvx_cpu_relax();
+	}
+}
+
+/* the GPU's copy of host queue @q after a recovery: its state with the gate still
+ * closed and the WQEs the last restart gave up; @lost_base where the restart before it
+ * put the queue */
+static void recovered_state(const struct dvx_p2p_q *q, struct dvx_p2p_qstate *st,
+			    uint64_t *lost_base)
+{
+	uint32_t n = __atomic_load_n(&q->recoveries, __ATOMIC_ACQUIRE);
+
+	*st = q->s;
+	st->poll_lock = 0;
+	st->ctrs.ci_poll = 0;
+	st->gate = 1;
+	st->inside = 0;
+	st->lost_lo = st->lost_hi = 0;
+	st->lost_err = 0;
+	*lost_base = 0;
+	if (n) {
+		const struct dvx_p2p_q_lost *lo = &q->lost[(n - 1) % DVX_P2P_Q_LOST_KEEP];
+
+		st->lost_lo = lo->lo;
+		st->lost_hi = lo->hi;
+		st->lost_err = lo->err ? lo->err : -ECANCELED;
+	}
+	if (n > 1)
+		*lost_base = q->lost[(n - 2) % DVX_P2P_Q_LOST_KEEP].hi;
+}
+
+/*
+ * write queue state @st to @addr while device threads may look at it: the lost range
+ * first, then everything below the gate (a thread that sees the new watermark sees the
+ * range it passes); never @inside (device threads count themselves there) nor the gate
+ */
+static int put_state(struct dvx_gpu *gpu, uint64_t addr, const struct dvx_p2p_qstate *st)
+{
+	int err = dvx_gpu_memcpy_htod(gpu, addr + offsetof(struct dvx_p2p_qstate, lost_lo),
+				      &st->lost_lo, 2 * sizeof(uint64_t));
+
+	if (!err)
+		err = dvx_gpu_memcpy_htod(gpu, addr + offsetof(struct dvx_p2p_qstate, lost_err),
+					  &st->lost_err, sizeof(st->lost_err));
+	if (!err)
+		err = dvx_gpu_memcpy_htod(gpu, addr, st, QS_GATE);
+	return err;
+}
+
+int dvx_p2p_gpu_lane_recover(struct dvx_p2p *t, struct dvx_gpu *gpu, const struct dvx_p2p_dev *dev,
+			     int peer, uint32_t lane, uint64_t timeout_ns)
+{
+	const struct dvx_hal *clk;
+	struct dvx_p2p_dev_lane dl;
+	struct dvx_p2p_qstate st[2];
+	struct dvx_p2p_lane *l;
+	uint64_t desc, sd, deadline, now, base[2] = { 0, 0 };
+	uint32_t n = total_lanes(t), idx;
+	int pi, comp, err, e;
+
+	if (!n || !gpu || !dev || dev->version != DVX_P2P_DEV_VERSION || !dev->lanes ||
+	    dev->nlanes != t->nlanes || dev->nranks != t->nranks || dev->npeers != t->npeers ||
+	    peer < 0 || peer >= t->nranks || lane >= t->nlanes || !t->nics[0])
+		return -EINVAL;
+	pi = t->peer_idx[peer];
+	if (pi < 0)
+		return -EINVAL;
+	idx = (uint32_t)pi * t->nlanes + lane;
+	l = &t->lanes[idx];
+	comp = l->comp.s.state != DVX_P2P_Q_UNUSED;
+	lane_addrs(t, dev, idx, &desc, &sd);
+	clk = t->nics[0]->hal;
+	now = dvx_hal_now_ns(clk);
+	deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
+
+	/* close the gate, then wait for the device threads inside to leave */
+	err = set_gates(gpu, sd, comp, 1);
+	if (!err)
+		err = wait_outside(gpu, clk, sd, comp, deadline);
+	if (!err)
+		err = dvx_gpu_memcpy_dtoh(gpu, st, sd, sizeof(st));
+	if (!err && (st[0].ctrs.resv != st[0].ctrs.ready ||
+		     (comp && st[1].ctrs.resv != st[1].ctrs.ready)))
+		err = -EIO;	/* a reservation nobody will publish: only a reset helps */
+	if (!err)
+		err = dvx_gpu_memcpy_dtoh(gpu, &dl, desc, sizeof(dl));
+	if (err) {
+		/* the lane stays as it was: reopen the gate */
+		e = set_gates(gpu, sd, comp, 0);
+		return err == -ETIMEDOUT ? -EAGAIN : (err ? err : e);
+	}
+
+	/* the host engine recovers the lane from the GPU's state, as after an import */
+	import_q(&l->main, &st[0]);
+	if (comp)
+		import_q(&l->comp, &st[1]);
+	now = dvx_hal_now_ns(clk);
+	err = dvx_p2p_lane_recover(t, peer, lane, deadline > now ? deadline - now : 0);
+
+	/* whatever came of it, the GPU continues from the host's state: a lane that did
+	 * not come back stays failed there too */
+	recovered_state(&l->main, &st[0], &base[0]);
+	if (comp)
+		recovered_state(&l->comp, &st[1], &base[1]);
+	dl.main.cq_base = l->main.d.cq_base;
+	dl.main.lost_base = base[0];
+	if (comp) {
+		dl.comp.cq_base = l->comp.d.cq_base;
+		dl.comp.lost_base = base[1];
+	}
+	e = dvx_gpu_memcpy_htod(gpu, desc, &dl, sizeof(dl));
+	if (!e)
+		e = put_state(gpu, sd, &st[0]);
+	if (!e && comp)
+		e = put_state(gpu, sd + DVX_P2P_QSTATE_BYTES, &st[1]);
+	if (!e)
+		e = set_gates(gpu, sd, comp, 0);
+	return err ? err : e;
 }

@@ -10,12 +10,17 @@
  * ends at blocks x rounds; the reset zeroes the peer's word; a bounded wait times out;
  * gets from a buffer whose exchanged rights lack remote read are refused on the GPU
  * before posting (-EPERM, the rest of a warp -ECANCELED, no byte written) and the lanes
- * serve the gets after them.
+ * serve the gets after them. test_gpu_recover: a lane fails under a running kernel (a
+ * put under a wrong key) and dvx_p2p_gpu_lane_recover() brings it back while the kernel
+ * waits (docs/gpu.md, "Recovering a lane the GPU drives"): a recovery the peer does not
+ * join fails and says so, the one both ends run succeeds, tickets stay truthful, every
+ * round after it lands and the signal count is exact.
  *
  * Needs an NVIDIA GPU: without one it skips (exit 77) naming 'make gpu-check', which
  * runs it and fails instead.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +29,7 @@
 #include "../lib/p2p_world.h"
 
 #include <dvx/gpu/gpu.h>
+#include <dvx/hal/host.h>
 #include <dvx/p2p/gpu.h>
 
 extern const unsigned char dvx_fatbin_tests_gpu_rma_kernels[];
@@ -41,7 +47,7 @@ static struct {
 	const struct dvx_hal *hal;
 	struct dvx_gpu g;
 	struct dvx_gpu_module mod;
-	void *k_fadd, *k_get, *k_get_perm, *k_lock, *k_reset, *k_nvl_fadd, *k_nvl_lock;
+	void *k_fadd, *k_get, *k_get_perm, *k_lock, *k_reset, *k_nvl_fadd, *k_nvl_lock, *k_recover;
 	struct dvx_gpu_stream s;
 	struct dvx_gpu_mem status;
 } E;
@@ -308,6 +314,131 @@ static void test_gpu_rma(void **state)
 	assert_int_equal(world_run(&c, body, NULL), 0);
 }
 
+/* ---- a lane the GPU drives, failed and recovered under the running kernel ---- */
+
+#define REC_ROUNDS 64u
+#define REC_FAIL_AT 20u
+#define REC_SIG 40u		/* the signal slot rank 0 raises at rank 1 */
+#define REC_FLAG 300u		/* rank 0's counter word the kernel raises: recover now */
+
+static uint64_t rec_pat(uint32_t k)
+{
+	return 0xc0ffee0000000000ull + k;
+}
+
+/* rank 0: export, launch t_recover, and when it asks: a recovery the peer does not
+ * join (it must fail, the lane stays failed on the GPU), then one with the peer (it
+ * must succeed while the kernel runs); the kernel finishes every round */
+static void rec_active(struct wrank *r)
+{
+	static struct act x;
+	struct dvx_p2p_rbuf bad = r->data_r[1];
+	uint64_t soff = wsend_off(r, 1), doff = wrecv_off(r, 0), sigoff = wsig_off(r, 0, REC_SIG);
+	uint64_t flag_ptr, t0;
+	uint32_t rounds = REC_ROUNDS, fail_at = REC_FAIL_AT, k;
+	volatile uint64_t *flag = &r->ctr[REC_FLAG];
+	int peer = 1, err, alone;
+	int32_t st[4];
+	void *args[] = { &x.d, &peer, &r->data_l, &soff, &r->data_r[1], &doff, &bad,
+			 &r->sig_r[1], &sigoff, &rounds, &fail_at, &flag_ptr, &E.status.dptr };
+
+	memset(&x, 0, sizeof(x));
+	for (k = 0; k < REC_ROUNDS; k++)
+		((uint64_t *)(r->data + soff))[k] = rec_pat(k);
+	*flag = 0;
+	bad.rkey[0] ^= 0x00a5a500u;	/* the responder refuses the key */
+	act_export(r, &x);
+	flag_ptr = x.ctr_reg.dptr + 8ull * REC_FLAG;
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* A: started */
+	W_OK(r, dvx_gpu_memcpy_htod(&E.g, E.status.dptr, memset(st, 0x7f, sizeof(st)), sizeof(st)));
+	W_OK(r, dvx_gpu_launch(&E.g, E.k_recover, 1, 1, 0, &E.s, args));
+	t0 = dvx_hal_now_ns(r->t.nics[0]->hal);
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {
+		W_CHECK(r, dvx_hal_now_ns(r->t.nics[0]->hal) - t0 < 60 * W_SEC,
+			"the kernel never asked for a recovery");
+		sched_yield();
+	}
+	/* refusals: self, a lane it does not have, a handle of another layout */
+	{
+		struct dvx_p2p_dev other = x.d;
+
+		other.version = 3;
+		W_CHECK(r, dvx_p2p_gpu_lane_recover(&r->t, &E.g, &x.d, 0, 0, W_SEC) == -EINVAL &&
+			   dvx_p2p_gpu_lane_recover(&r->t, &E.g, &x.d, 1, 99, W_SEC) == -EINVAL &&
+			   dvx_p2p_gpu_lane_recover(&r->t, &E.g, &other, 1, 0, W_SEC) == -EINVAL,
+			"a bad recovery call was not refused");
+	}
+	/* alone: the peer is not there, the recovery cannot finish and says so */
+	alone = dvx_p2p_gpu_lane_recover(&r->t, &E.g, &x.d, 1, 0, 300 * W_MS);
+	W_CHECK(r, alone != 0, "a recovery the peer did not join returned 0");
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* B: recover now */
+	err = dvx_p2p_gpu_lane_recover(&r->t, &E.g, &x.d, 1, 0, 30 * W_SEC);
+	W_CHECK(r, err == 0, "the recovery with the peer: %d", err);
+	W_OK(r, dvx_gpu_stream_wait(&E.s, 120 * W_SEC));
+	W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.status.dptr, sizeof(st)));
+	W_CHECK(r, st[0] == 0, "the kernel: %d (bad put %d, put on the failed lane %d, the bad "
+		"ticket after the recovery %d)", st[0], st[1], st[2], st[3]);
+	W_CHECK(r, st[1] < 0 && st[2] < 0 && st[3] < 0, "the errors: %d %d %d", st[1], st[2], st[3]);
+	{
+		struct dvx_p2p_lane_health h;
+
+		W_OK(r, dvx_p2p_gpu_import(&r->t, &E.g, &x.d));
+		W_OK(r, dvx_p2p_lane_health(&r->t, 1, 0, &h));
+		W_CHECK(r, h.recoveries >= 1 && h.err == 0, "after import: %u recoveries, err %d",
+			h.recoveries, h.err);
+		printf("recover: the bad key's put %d, a put on the failed lane %d, its ticket after "
+		       "the recovery %d; a recovery without the peer %d; %u recoveries, %u rounds "
+		       "after\n", st[1], st[2], st[3], alone, h.recoveries, REC_ROUNDS - REC_FAIL_AT);
+	}
+	W_OK(r, dvx_gpu_mem_free(&x.dmem));
+	W_OK(r, dvx_gpu_host_unregister(&x.data_reg));
+	W_OK(r, dvx_gpu_host_unregister(&x.ctr_reg));
+	W_OK(r, dvx_p2p_gpu_unregister(x.regs, x.nregs));
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* C: done */
+}
+
+/* rank 1: its host-driven end of the lane, recovered when rank 0 says; then every
+ * round's word and the signal count checked */
+static void rec_passive(struct wrank *r)
+{
+	const uint64_t *got = (const uint64_t *)wrecv(r, 0);
+	uint32_t k;
+	int err;
+
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* A */
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* B */
+	err = dvx_p2p_lane_recover(&r->t, 0, 0, 30 * W_SEC);
+	W_CHECK(r, err == 0, "rank 1's recovery: %d", err);
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* C */
+	for (k = 0; k < REC_ROUNDS; k++)
+		W_CHECK(r, got[k] == rec_pat(k), "round %u's word: %#llx", k,
+			(unsigned long long)got[k]);
+	W_CHECK(r, r->sig[REC_SIG] == REC_ROUNDS, "the signal: %llu, want %u",
+		(unsigned long long)r->sig[REC_SIG], REC_ROUNDS);
+}
+
+static void rec_body(struct wrank *r)
+{
+	if (r->rank == 0)
+		rec_active(r);
+	else
+		rec_passive(r);
+}
+
+static void test_gpu_recover(void **state)
+{
+	struct world_cfg c;
+
+	(void)state;
+	world_cfg_default(&c);
+	c.nranks = 2;
+	c.qps_per_nic = 1;
+	c.nslots = NTH / 2;
+	c.slot_bytes = SLOT;
+	c.progress_thread = 1;
+	assert_int_equal(world_run(&c, rec_body, NULL), 0);
+}
+
 /* the NVL forms on this GPU's memory (the mapping of a peer is the same kind of
  * pointer): fetch-adds at every scope, and compare-swap as a lock by every block */
 static void test_gpu_nvl_amo(void **state)
@@ -362,6 +493,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gpu_rma),
 		cmocka_unit_test(test_gpu_nvl_amo),
+		cmocka_unit_test(test_gpu_recover),
 	};
 	unsigned n = 0;
 	int rc;
@@ -380,6 +512,7 @@ int main(void)
 	    dvx_gpu_module_function(&E.mod, "t_get", &E.k_get) ||
 	    dvx_gpu_module_function(&E.mod, "t_get_perm", &E.k_get_perm) ||
 	    dvx_gpu_module_function(&E.mod, "t_lock", &E.k_lock) ||
+	    dvx_gpu_module_function(&E.mod, "t_recover", &E.k_recover) ||
 	    dvx_gpu_module_function(&E.mod, "t_reset", &E.k_reset) ||
 	    dvx_gpu_module_function(&E.mod, "t_nvl_fadd", &E.k_nvl_fadd) ||
 	    dvx_gpu_module_function(&E.mod, "t_nvl_lock", &E.k_nvl_lock) ||

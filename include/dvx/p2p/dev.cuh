@@ -100,17 +100,62 @@ DVX_DEV int dvx_p2p_dev_q_err(const struct dvx_p2p_qdesc &q)
 	return dvx_p2p_q_err(q.st);
 }
 
+/* ---- the recovery gate (docs/gpu.md, "Recovering a lane the GPU drives") ---- */
+
+/**
+ * dvx_p2p_dev_q_enter() - count this thread in on queue @q unless the host is
+ * recovering its lane: add 1 to @q's @inside, a sequentially consistent fence at
+ * system scope, then look at @gate. The host sets @gate and then reads @inside, so
+ * either this thread sees the gate or the host sees this thread (and waits for it).
+ * @q:		the queue
+ *
+ * Context: device, any thread; every 0 must be matched by dvx_p2p_dev_q_leave().
+ * Return: 0 (counted in); -EAGAIN (the lane is being recovered: not counted, nothing
+ * touched; dvx_p2p_dev_wait_lane() waits for the end).
+ */
+DVX_DEV int dvx_p2p_dev_q_enter(const struct dvx_p2p_qdesc &q)
+{
+	uint32_t *in = &q.st->inside, gate;
+
+	asm volatile("red.relaxed.sys.global.add.u32 [%0], 1;" ::"l"(in) : "memory");
+	asm volatile("fence.sc.sys;" ::: "memory");
+	asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(gate) : "l"(&q.st->gate) : "memory");
+	if (!gate)
+		return 0;
+	asm volatile("red.release.sys.global.add.u32 [%0], %1;" ::"l"(in), "r"(0xffffffffu) : "memory");
+	return -EAGAIN;
+}
+
+/**
+ * dvx_p2p_dev_q_leave() - count this thread out of @q: everything it wrote to the
+ * queue before, then @inside less 1 (release, system scope).
+ * @q:		the queue
+ *
+ * Context: device, a thread that dvx_p2p_dev_q_enter() let in. Return: nothing.
+ */
+DVX_DEV void dvx_p2p_dev_q_leave(const struct dvx_p2p_qdesc &q)
+{
+	asm volatile("red.release.sys.global.add.u32 [%0], %1;" ::"l"(&q.st->inside),
+		     "r"(0xffffffffu) : "memory");
+}
+
 /**
  * dvx_p2p_dev_q_poll() - consume the CQEs of published WQEs, if no other thread is
- * (dvx_p2p_q_consume()).
+ * (dvx_p2p_q_consume()), unless the lane is being recovered.
  * @q:		the queue
  *
  * Context: device, any thread. Return: CQEs consumed (0 when none, or another thread
- * polls).
+ * polls); -EAGAIN while the host recovers the lane.
  */
 DVX_DEV int dvx_p2p_dev_q_poll(const struct dvx_p2p_qdesc &q)
 {
-	return dvx_p2p_q_consume(&q);
+	int n = dvx_p2p_dev_q_enter(q);
+
+	if (n)
+		return n;
+	n = dvx_p2p_q_consume(&q);
+	dvx_p2p_dev_q_leave(q);
+	return n;
 }
 
 /**
@@ -119,25 +164,42 @@ DVX_DEV int dvx_p2p_dev_q_poll(const struct dvx_p2p_qdesc &q)
  * @idx:	a ticket of this queue
  * @timeout_ns:	the bound
  *
+ * A ticket whose WQE a recovery of the lane gave up answers the error that failed the
+ * lane (the last recovery's; one from before the recovery before it, -ESTALE), never 0.
+ *
  * Context: device, any thread. Return: 0; the error CQE's errno if it or an earlier WQE
- * failed; -ETIMEDOUT; -EINVAL for an index never handed out.
+ * failed; -ETIMEDOUT; -EINVAL for an index never handed out; -EAGAIN while the host
+ * recovers the lane; the error (or -ESTALE) of a WQE a recovery gave up.
  */
 DVX_DEV int dvx_p2p_dev_q_wait(const struct dvx_p2p_qdesc &q, uint64_t idx, uint64_t timeout_ns)
 {
 	struct dvx_p2p_qstate *st = q.st;
 	struct dvx_p2p_waiter w;
-	int err;
+	int err, n;
 
-	if (idx >= dvx_ld_relaxed_u64(&st->ctrs.resv))
-		return -EINVAL;
+	err = dvx_p2p_dev_q_enter(q);
+	if (err)
+		return err;
+	err = idx >= dvx_ld_relaxed_u64(&st->ctrs.resv) ? -EINVAL : 0;
+	dvx_p2p_dev_q_leave(q);
+	if (err)
+		return err;
 	dvx_p2p_dev_waiter(&w, timeout_ns);
 	for (;;) {
-		if (dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) > idx)
-			return 0;
+		/* below the watermark: done, unless a recovery gave it up (the host writes
+		 * the lost range before the watermark that passes it) */
+		if (dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) > idx) {
+			if (st->lost_err && idx >= st->lost_lo && idx < st->lost_hi)
+				return st->lost_err;
+			return idx < q.lost_base ? -ESTALE : 0;
+		}
 		err = dvx_p2p_q_err(st);
 		if (err)
 			return err;
-		if (dvx_p2p_q_consume(&q))
+		n = dvx_p2p_dev_q_poll(q);
+		if (n < 0)
+			return n;
+		if (n)
 			continue;
 		if (dvx_p2p_waiter_step(&w))
 			return dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) > idx ? 0 : -ETIMEDOUT;
@@ -149,21 +211,30 @@ DVX_DEV int dvx_p2p_dev_q_wait(const struct dvx_p2p_qdesc &q, uint64_t idx, uint
  * @q:		the lane queue (its CQ is polled while waiting)
  * @w:		the wait (shared by a flush's queues)
  *
- * Context: device, any thread. Return: 0; the queue's error; -ETIMEDOUT.
+ * Context: device, any thread. Return: 0; the queue's error; -ETIMEDOUT; -EAGAIN while
+ * the host recovers the lane.
  */
 DVX_DEV int dvx_p2p_dev_q_drain(const struct dvx_p2p_qdesc &q, struct dvx_p2p_waiter *w)
 {
 	struct dvx_p2p_qstate *st = q.st;
-	uint64_t end = dvx_ld_acquire_u64(&st->ctrs.ready, DVX_SCOPE_GPU);
-	int err;
+	uint64_t end;
+	int err, n;
 
+	err = dvx_p2p_dev_q_enter(q);
+	if (err)
+		return err;
+	end = dvx_ld_acquire_u64(&st->ctrs.ready, DVX_SCOPE_GPU);
+	dvx_p2p_dev_q_leave(q);
 	for (;;) {
 		if (dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) >= end)
 			return 0;
 		err = dvx_p2p_q_err(st);
 		if (err)
 			return err;
-		if (dvx_p2p_q_consume(&q))
+		n = dvx_p2p_dev_q_poll(q);
+		if (n < 0)
+			return n;
+		if (n)
 			continue;
 		if (dvx_p2p_waiter_step(w))
 			return -ETIMEDOUT;
@@ -186,6 +257,61 @@ DVX_DEV int dvx_p2p_dev_wait_local(const struct dvx_p2p_dev &d, const struct dvx
 		dvx_p2p_dev_lane_of(d, (int)tk.peer, tk.lane) : nullptr;
 
 	return l ? dvx_p2p_dev_q_wait(l->main, tk.idx, timeout_ns) : -EINVAL;
+}
+
+/**
+ * dvx_p2p_dev_lane_health() - the lane (@peer, @channel) as posts would find it: 0
+ * healthy; -EAGAIN while the host recovers it (dvx_p2p_gpu_lane_recover()); else its
+ * first error (the main queue's, then the companion's).
+ * @d:		the device handle
+ * @peer:	the rank
+ * @channel:	selects the lane
+ *
+ * Context: device, any thread. Return: as above; -EINVAL for a bad peer.
+ */
+DVX_DEV int dvx_p2p_dev_lane_health(const struct dvx_p2p_dev &d, int peer, uint32_t channel)
+{
+	const struct dvx_p2p_dev_lane *l = dvx_p2p_dev_lane_of(d, peer, channel);
+	int err;
+
+	if (!l)
+		return -EINVAL;
+	if (dvx_ld_acquire_u32(&l->main.st->gate) ||
+	    (l->has_comp && dvx_ld_acquire_u32(&l->comp.st->gate)))
+		return -EAGAIN;
+	err = dvx_p2p_q_err(l->main.st);
+	if (!err && l->has_comp)
+		err = dvx_p2p_q_err(l->comp.st);
+	return err;
+}
+
+/**
+ * dvx_p2p_dev_wait_lane() - wait until the lane (@peer, @channel) is healthy again: a
+ * kernel whose post or wait met the lane's error (or -EAGAIN) waits here while the
+ * host recovers the lane at both ends (dvx_p2p_gpu_lane_recover(), docs/gpu.md), then
+ * posts again. Tickets of WQEs the recovery gave up keep answering its error.
+ * @d:		the device handle
+ * @peer:	the rank
+ * @channel:	selects the lane
+ * @timeout_ns:	the bound (0: DVX_P2P_DEV_TIMEOUT_NS)
+ *
+ * Context: device, any thread. Return: 0 (healthy); -ETIMEDOUT (still failed or being
+ * recovered); -EINVAL.
+ */
+DVX_DEV int dvx_p2p_dev_wait_lane(const struct dvx_p2p_dev &d, int peer, uint32_t channel,
+				  uint64_t timeout_ns)
+{
+	struct dvx_p2p_waiter w;
+	int err;
+
+	dvx_p2p_dev_waiter(&w, timeout_ns);
+	for (;;) {
+		err = dvx_p2p_dev_lane_health(d, peer, channel);
+		if (err == 0 || err == -EINVAL)
+			return err;
+		if (dvx_p2p_waiter_step(&w))
+			return dvx_p2p_dev_lane_health(d, peer, channel) ? -ETIMEDOUT : 0;
+	}
 }
 
 /**
@@ -251,7 +377,8 @@ DVX_DEV int dvx_p2p_dev_wait_signal(const uint64_t *word, uint32_t cmp, uint64_t
  * @timeout_ns:	the bound
  * @observed:	optional: the last value read
  *
- * Context: device, any thread. Return: 0; -ETIMEDOUT; the lane's error; -EINVAL.
+ * Context: device, any thread. Return: 0; -ETIMEDOUT; the lane's error; -EINVAL;
+ * -EAGAIN while the host recovers the lane.
  */
 DVX_DEV int dvx_p2p_dev_wait_counter(const struct dvx_p2p_dev &d, int peer, uint32_t channel,
 				     const uint64_t *word, uint32_t cmp, uint64_t expected,
@@ -277,9 +404,11 @@ DVX_DEV int dvx_p2p_dev_wait_counter(const struct dvx_p2p_dev &d, int peer, uint
 			err = dvx_p2p_q_err(l->comp.st);
 		if (err)
 			return err;
-		dvx_p2p_q_consume(&l->main);
-		if (l->has_comp)
-			dvx_p2p_q_consume(&l->comp);
+		err = dvx_p2p_dev_q_poll(l->main);
+		if (err >= 0 && l->has_comp)
+			err = dvx_p2p_dev_q_poll(l->comp);
+		if (err < 0)
+			return err;
 		if (dvx_p2p_waiter_step(&w))
 			return -ETIMEDOUT;
 	}
@@ -442,8 +571,19 @@ DVX_DEV int dvx_p2p_dev_post_op(const struct dvx_dev_grp &g, const struct dvx_p2
 	}
 	if (g.lane == 0) {
 		r.nmain = total + gop.has_sig + gop.reset;
-		r.err = dvx_p2p_dev_group_reserve(*l, r.nmain, gop.has_ctr ? 2 : 0, timeout_ns,
-						  &r.t, &r.c);
+		/* counted in on the queues it touches until it published (the recovery gate) */
+		r.err = dvx_p2p_dev_q_enter(l->main);
+		if (!r.err && gop.has_ctr && (r.err = dvx_p2p_dev_q_enter(l->comp)))
+			dvx_p2p_dev_q_leave(l->main);
+		if (!r.err) {
+			r.err = dvx_p2p_dev_group_reserve(*l, r.nmain, gop.has_ctr ? 2 : 0,
+							  timeout_ns, &r.t, &r.c);
+			if (r.err) {
+				if (gop.has_ctr)
+					dvx_p2p_dev_q_leave(l->comp);
+				dvx_p2p_dev_q_leave(l->main);
+			}
+		}
 	}
 	r = dvx_dev_grp_bcast(g, r);
 	if (r.err)
@@ -458,8 +598,12 @@ DVX_DEV int dvx_p2p_dev_post_op(const struct dvx_dev_grp &g, const struct dvx_p2
 		gop.has_sig = 0;
 		gop.reset = 0;
 	}
-	if (g.lane == 0)
+	if (g.lane == 0) {
 		err = dvx_p2p_dev_group_finish(*l, gop, r.t, total, r.nmain, r.c, timeout_ns);
+		if (gop.has_ctr)
+			dvx_p2p_dev_q_leave(l->comp);
+		dvx_p2p_dev_q_leave(l->main);
+	}
 	err = dvx_dev_grp_bcast(g, err);
 	if (tk) {
 		tk->peer = l->peer;

@@ -16,7 +16,7 @@
 
 DVX_BEGIN_DECLS
 
-#define DVX_P2P_DEV_VERSION 3u
+#define DVX_P2P_DEV_VERSION 4u	/* 4: the recovery gate in the queue states */
 
 /* struct dvx_p2p_dev.flags */
 #define DVX_P2P_DEV_ALL_PEERS 1u	/* lanes to every other rank, by skip-self index */

@@ -20,7 +20,9 @@
  * Between export and import the GPU owns every lane of the transport: the host must not
  * post to them, poll them, flush or wait on them (the host's copy of the state is stale
  * and its doorbell record would go backwards). Signals and counters may be read by
- * anyone. Nothing here allocates.
+ * anyone. The one exception is dvx_p2p_gpu_lane_recover(): it shuts the GPU out of one
+ * lane (a gate in the lane's state that device posts and polls respect), recovers it
+ * with the host engine and hands it back, while kernels run. Nothing here allocates.
  */
 #ifndef DVX_P2P_GPU_H
 #define DVX_P2P_GPU_H
@@ -99,6 +101,40 @@ int dvx_p2p_gpu_export(struct dvx_p2p *t, struct dvx_gpu *gpu,
  * between reserve and publish: the lane needs a QP reset); a copy's error.
  */
 int dvx_p2p_gpu_import(struct dvx_p2p *t, struct dvx_gpu *gpu, const struct dvx_p2p_dev *dev);
+
+/**
+ * dvx_p2p_gpu_lane_recover() - recover the exported lane (@peer, @lane) while kernels
+ * may be running on the transport: the host side of docs/gpu.md "Recovering a lane the
+ * GPU drives". The peer calls dvx_p2p_lane_recover() (or this, if its lanes are
+ * exported too) for the same lane at the same time.
+ * @t:		the transport, exported by dvx_p2p_gpu_export() into @dev
+ * @gpu:	the GPU of the export (the copies go through it, beside running kernels:
+ *		its streams are non-blocking)
+ * @dev:	the device handle of the export
+ * @peer:	the rank at the other end
+ * @lane:	the lane index within the peer
+ * @timeout_ns:	bound for the whole recovery (the device threads leaving the lane, the
+ *		two ends agreeing, the drains)
+ *
+ * Steps: close the lane's gate (its queues' states in GPU memory); wait until no device
+ * thread is inside a post or a poll of the lane (each counts itself in before it looks
+ * at the gate, so none is missed); copy the lane's state back to the host queues; run
+ * dvx_p2p_lane_recover() (both ends agree, stop, drain, reset, reconnect, agree again);
+ * write the resulting state, the new CQ base and the WQEs given up back into GPU
+ * memory; open the gate. Meanwhile device posts and waits on the lane return -EAGAIN
+ * (dvx_p2p_dev_wait_lane() waits for the end). Tickets of WQEs the restart gave up
+ * answer its error on the GPU too, never 0.
+ *
+ * Context: host, one call per lane at a time, no other host call on @t's lanes.
+ * Return: 0 (the lane is usable at this end: every QP of it in RTS, the GPU may post);
+ * -EAGAIN (device threads did not leave the lane in time: nothing changed, the gate is
+ * open again; or the recovery could not finish: call again at both ends); -EIO (a
+ * device reservation that was never published: the lane stays failed); -EINVAL;
+ * dvx_p2p_lane_recover()'s errors (the lane then stays failed, on the GPU too); a
+ * copy's error.
+ */
+int dvx_p2p_gpu_lane_recover(struct dvx_p2p *t, struct dvx_gpu *gpu, const struct dvx_p2p_dev *dev,
+			     int peer, uint32_t lane, uint64_t timeout_ns);
 
 DVX_END_DECLS
 

@@ -59,6 +59,14 @@ enum dvx_p2p_q_state {
  * @is_cqe:	1 when @err came from a CQE
  * @err_wqe:	its 16-bit WQE counter
  * @err_qpn:	its QPN
+ * @gate:	GPU-driven queues: 1 while the host recovers the lane (posters and
+ *		pollers stay out: -EAGAIN); written by the host only (docs/gpu.md,
+ *		"Recovering a lane the GPU drives")
+ * @lost_lo, @lost_hi: WQEs [@lost_lo, @lost_hi) were given up by the last restart of
+ *		a GPU-driven queue: their tickets answer @lost_err
+ * @inside:	GPU-driven queues: device threads posting on or polling the queue now
+ *		(each adds 1 before it looks at @gate and takes it back when done)
+ * @lost_err:	the error those tickets answer (0: none lost)
  *
  * Every field is fixed-width: the host copies it to and from GPU memory as it is.
  */
@@ -76,7 +84,11 @@ struct dvx_p2p_qstate {
 	uint16_t err_wqe;
 	uint16_t rsvd0;
 	uint32_t err_qpn;
-	uint32_t rsvd1[7];
+	uint32_t gate;
+	uint64_t lost_lo;
+	uint64_t lost_hi;
+	uint32_t inside;
+	int32_t lost_err;
 };
 #define DVX_P2P_QSTATE_BYTES 320u
 DVX_ASSERT_SIZE(struct dvx_p2p_qstate, DVX_P2P_QSTATE_BYTES);
@@ -90,6 +102,9 @@ DVX_ASSERT_SIZE(struct dvx_p2p_qstate, DVX_P2P_QSTATE_BYTES);
  *		(non-zero after a recovery reused the CQ)
  * @cqn:	the CQ number (the target of a companion's WAIT)
  * @st:		the state (a host or a device address, as the queue is driven)
+ * @lost_base:	GPU-driven queues: where the run of WQEs that the last restart ended
+ *		began (the restart before it); the GPU does not know the fate of tickets
+ *		below it: they answer -ESTALE. 0 on the host, and before a second restart
  * @rsvd:	zero
  */
 struct dvx_p2p_qdesc {
@@ -98,7 +113,8 @@ struct dvx_p2p_qdesc {
 	uint32_t cq_base;
 	uint32_t cqn;
 	struct dvx_p2p_qstate *st;
-	uint64_t rsvd[2];
+	uint64_t lost_base;
+	uint64_t rsvd;
 };
 DVX_ASSERT_SIZE(struct dvx_p2p_qdesc, 128);
 
