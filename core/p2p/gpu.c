@@ -118,7 +118,7 @@ int dvx_p2p_gpu_register(const struct dvx_p2p *t, struct dvx_gpu *gpu, void *rin
 
 /* describe host queue @q for kernels; its state goes to @state_dptr as it is */
 static int export_q(const struct dvx_p2p_q *q, const struct dvx_gpu_hostreg *regs,
-		    uint32_t nregs, uint64_t state_dptr, struct dvx_p2p_qdesc *dq,
+		    uint32_t nregs, uint64_t state_dptr, uint32_t gated, struct dvx_p2p_qdesc *dq,
 		    struct dvx_p2p_qstate *st)
 {
 	const struct dvx_p2p_qdesc *d = &q->d;
@@ -147,6 +147,7 @@ static int export_q(const struct dvx_p2p_q *q, const struct dvx_gpu_hostreg *reg
 	dq->cq.flags = DVX_MLX5_CQ_SYS;
 	dq->cq_base = d->cq_base;
 	dq->cqn = d->cqn;
+	dq->gated = gated;
 	dq->st = (struct dvx_p2p_qstate *)(uintptr_t)state_dptr;
 	*st = q->s;
 	st->poll_lock = 0;
@@ -158,7 +159,7 @@ int dvx_p2p_gpu_export(struct dvx_p2p *t, struct dvx_gpu *gpu,
 		       const struct dvx_gpu_hostreg *regs, uint32_t nregs, uint64_t dmem,
 		       uint64_t dmem_len, uint64_t timeout_ns, struct dvx_p2p_dev *dev)
 {
-	uint32_t n = total_lanes(t), i;
+	uint32_t n = total_lanes(t), i, gated = (t && (t->flags & DVX_P2P_F_GPU_RECOVER)) ? 1 : 0;
 	uint64_t qs_base;
 	int err;
 
@@ -188,9 +189,9 @@ int dvx_p2p_gpu_export(struct dvx_p2p *t, struct dvx_gpu *gpu,
 
 		memset(&dl, 0, sizeof(dl));
 		memset(st, 0, sizeof(st));
-		err = export_q(&l->main, regs, nregs, sd, &dl.main, &st[0]);
+		err = export_q(&l->main, regs, nregs, sd, gated, &dl.main, &st[0]);
 		if (!err && l->comp.s.state != DVX_P2P_Q_UNUSED) {
-			err = export_q(&l->comp, regs, nregs, sd + DVX_P2P_QSTATE_BYTES,
+			err = export_q(&l->comp, regs, nregs, sd + DVX_P2P_QSTATE_BYTES, gated,
 				       &dl.comp, &st[1]);
 			dl.has_comp = 1;
 		}
@@ -386,6 +387,8 @@ int dvx_p2p_gpu_lane_recover(struct dvx_p2p *t, struct dvx_gpu *gpu, const struc
 	    dev->nlanes != t->nlanes || dev->nranks != t->nranks || dev->npeers != t->npeers ||
 	    peer < 0 || peer >= t->nranks || lane >= t->nlanes || !t->nics[0])
 		return -EINVAL;
+	if (!(t->flags & DVX_P2P_F_GPU_RECOVER))
+		return -EOPNOTSUPP;
 	pi = t->peer_idx[peer];
 	if (pi < 0)
 		return -EINVAL;

@@ -424,6 +424,7 @@ int dvx_p2p_init(struct dvx_p2p *t, const struct dvx_p2p_cfg *cfg, void *state,
 	}
 	t->npeers = npeers;
 	t->all_peers = npeers == (uint32_t)cfg->nranks - 1;
+	t->flags = cfg->flags;
 	if (!s->cfg.max_inline)
 		s->cfg.max_inline = 8;	/* reset_signal's 8 zero bytes */
 	t->lanes = carve_state(&cur, (uint64_t)npeers * nl * sizeof(struct dvx_p2p_lane));

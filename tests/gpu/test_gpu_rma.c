@@ -280,6 +280,9 @@ static void active(struct wrank *r)
 
 	memset(&x, 0, sizeof(x));
 	act_export(r, &x);
+	/* made without DVX_P2P_F_GPU_RECOVER: its lanes keep no gate */
+	W_CHECK(r, dvx_p2p_gpu_lane_recover(&r->t, &E.g, &x.d, 1, 0, W_SEC) == -EOPNOTSUPP,
+		"a recovery of an ungated export was not refused");
 	for (k = 0; k < 8 && !r->fail_line; k++) {
 		/* barrier k + 1 (the first: rank 1 filled its memory) */
 		W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));
@@ -436,6 +439,7 @@ static void test_gpu_recover(void **state)
 	c.nslots = NTH / 2;
 	c.slot_bytes = SLOT;
 	c.progress_thread = 1;
+	c.gpu_recover = 1;
 	assert_int_equal(world_run(&c, rec_body, NULL), 0);
 }
 

@@ -206,7 +206,8 @@ static void rank_p2p_cfg(struct wrank *r, struct dvx_p2p_cfg *pc)
 	pc->sq_depth = c->sq_depth;
 	pc->comp_depth = c->comp_depth;
 	pc->flags = (c->local_pair ? DVX_P2P_F_LOCAL_PAIR : 0) |
-		    (c->read == 1 ? DVX_P2P_F_READ : 0);
+		    (c->read == 1 ? DVX_P2P_F_READ : 0) |
+		    (c->gpu_recover ? DVX_P2P_F_GPU_RECOVER : 0);
 	pc->bs = &r->bs;
 	pc->timeout_ns = 30 * W_SEC;
 	if (c->subset) {

@@ -86,6 +86,7 @@ struct world_cfg {
 				 * verdict, and the victim's death is its success */
 	uint64_t wire_retry_ns;	/* processes: the wire's least transport time-out (0: its
 				 * default) */
+	uint32_t gpu_recover;	/* DVX_P2P_F_GPU_RECOVER: exported lanes recoverable */
 	uint32_t read;		/* 1: gets allowed (DVX_P2P_F_READ, data registered with
 				 * remote read); 2: data readable, the transport without the
 				 * flag */

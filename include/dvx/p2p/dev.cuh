@@ -104,38 +104,47 @@ DVX_DEV int dvx_p2p_dev_q_err(const struct dvx_p2p_qdesc &q)
 
 /**
  * dvx_p2p_dev_q_enter() - count this thread in on queue @q unless the host is
- * recovering its lane: add 1 to @q's @inside, a sequentially consistent fence at
- * system scope, then look at @gate. The host sets @gate and then reads @inside, so
- * either this thread sees the gate or the host sees this thread (and waits for it).
+ * recovering its lane: add 1 to @q's @inside, a sequentially consistent fence, then
+ * look at @gate. The host sets @gate and then reads @inside, so either this thread
+ * sees the gate or the host sees this thread (and waits for it). Both words are in GPU
+ * memory, whose one point of coherence (the L2) the host's copies go through too: GPU
+ * scope is enough, and much cheaper than system scope in a thread with writes to host
+ * memory in flight.
  * @q:		the queue
  *
  * Context: device, any thread; every 0 must be matched by dvx_p2p_dev_q_leave().
- * Return: 0 (counted in); -EAGAIN (the lane is being recovered: not counted, nothing
+ * Return: 0 (counted in, or a queue without a gate: @q.gated 0); -EAGAIN (the lane is being recovered: not counted, nothing
  * touched; dvx_p2p_dev_wait_lane() waits for the end).
  */
 DVX_DEV int dvx_p2p_dev_q_enter(const struct dvx_p2p_qdesc &q)
 {
 	uint32_t *in = &q.st->inside, gate;
 
-	asm volatile("red.relaxed.sys.global.add.u32 [%0], 1;" ::"l"(in) : "memory");
-	asm volatile("fence.sc.sys;" ::: "memory");
-	asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(gate) : "l"(&q.st->gate) : "memory");
+	if (!q.gated)
+		return 0;	/* a transport without DVX_P2P_F_GPU_RECOVER: no gate */
+	asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(in) : "memory");
+	asm volatile("fence.sc.gpu;" ::: "memory");
+	asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(gate) : "l"(&q.st->gate) : "memory");
 	if (!gate)
 		return 0;
-	asm volatile("red.release.sys.global.add.u32 [%0], %1;" ::"l"(in), "r"(0xffffffffu) : "memory");
+	asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(in), "r"(0xffffffffu) : "memory");
 	return -EAGAIN;
 }
 
 /**
- * dvx_p2p_dev_q_leave() - count this thread out of @q: everything it wrote to the
- * queue before, then @inside less 1 (release, system scope).
+ * dvx_p2p_dev_q_leave() - count this thread out of @q: its writes to the queue's
+ * state, then @inside less 1 (release, GPU scope: the host's copies read the state
+ * through the same L2). Its writes to host memory (WQEs, doorbell records, the
+ * doorbell, the CQ's record) were ordered at system scope by the steps that made them.
  * @q:		the queue
  *
  * Context: device, a thread that dvx_p2p_dev_q_enter() let in. Return: nothing.
  */
 DVX_DEV void dvx_p2p_dev_q_leave(const struct dvx_p2p_qdesc &q)
 {
-	asm volatile("red.release.sys.global.add.u32 [%0], %1;" ::"l"(&q.st->inside),
+	if (!q.gated)
+		return;
+	asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(&q.st->inside),
 		     "r"(0xffffffffu) : "memory");
 }
 
@@ -177,13 +186,8 @@ DVX_DEV int dvx_p2p_dev_q_wait(const struct dvx_p2p_qdesc &q, uint64_t idx, uint
 	struct dvx_p2p_waiter w;
 	int err, n;
 
-	err = dvx_p2p_dev_q_enter(q);
-	if (err)
-		return err;
-	err = idx >= dvx_ld_relaxed_u64(&st->ctrs.resv) ? -EINVAL : 0;
-	dvx_p2p_dev_q_leave(q);
-	if (err)
-		return err;
+	if (idx >= dvx_ld_relaxed_u64(&st->ctrs.resv))
+		return -EINVAL;
 	dvx_p2p_dev_waiter(&w, timeout_ns);
 	for (;;) {
 		/* below the watermark: done, unless a recovery gave it up (the host writes
@@ -220,11 +224,7 @@ DVX_DEV int dvx_p2p_dev_q_drain(const struct dvx_p2p_qdesc &q, struct dvx_p2p_wa
 	uint64_t end;
 	int err, n;
 
-	err = dvx_p2p_dev_q_enter(q);
-	if (err)
-		return err;
 	end = dvx_ld_acquire_u64(&st->ctrs.ready, DVX_SCOPE_GPU);
-	dvx_p2p_dev_q_leave(q);
 	for (;;) {
 		if (dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) >= end)
 			return 0;

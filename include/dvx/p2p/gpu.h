@@ -83,7 +83,9 @@ int dvx_p2p_gpu_unregister(struct dvx_gpu_hostreg *regs, uint32_t nregs);
  *
  * Drains every lane (host engine), then writes the lane table and each queue's state
  * (reservation counters at the host's next index, consumer index, watermark, CQ index)
- * to @dmem. From then on the GPU owns the lanes (see the file comment) until
+ * to @dmem; with DVX_P2P_F_GPU_RECOVER in the transport's flags the queues are gated
+ * (struct dvx_p2p_qdesc.gated: dvx_p2p_gpu_lane_recover() can take a lane back while
+ * kernels run). From then on the GPU owns the lanes (see the file comment) until
  * dvx_p2p_gpu_import().
  * Context: host, no host thread posting to @t. Return: 0; -EINVAL (arguments, memory
  * not registered, too small); -ETIMEDOUT (a lane did not drain); a failed lane's
@@ -127,6 +129,8 @@ int dvx_p2p_gpu_import(struct dvx_p2p *t, struct dvx_gpu *gpu, const struct dvx_
  *
  * Context: host, one call per lane at a time, no other host call on @t's lanes.
  * Return: 0 (the lane is usable at this end: every QP of it in RTS, the GPU may post);
+ * -EOPNOTSUPP (@t was made without DVX_P2P_F_GPU_RECOVER: its device posts keep no
+ * gate);
  * -EAGAIN (device threads did not leave the lane in time: nothing changed, the gate is
  * open again; or the recovery could not finish: call again at both ends); -EIO (a
  * device reservation that was never published: the lane stays failed); -EINVAL;

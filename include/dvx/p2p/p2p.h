@@ -112,6 +112,7 @@ struct dvx_p2p_wait_report {
  * @npeers:		ranks it has lanes to
  * @all_peers:		1 when those are all the other ranks (then a rank's lane index
  *			is its skip-self index, dvx_p2p_peer_index())
+ * @flags:		struct dvx_p2p_cfg.flags as given (DVX_P2P_F_*)
  * @lanes:		@npeers * @nlanes lanes, by lane peer index, then lane
  * @peer_idx:		[@nranks] rank -> lane peer index, -1 without lanes (self)
  * @peer_rank:		[@npeers] lane peer index -> rank
@@ -129,6 +130,7 @@ struct dvx_p2p {
 	uint32_t companions;
 	uint32_t npeers;
 	uint32_t all_peers;
+	uint32_t flags;
 	struct dvx_p2p_lane *lanes;
 	int32_t *peer_idx;
 	int32_t *peer_rank;

@@ -105,6 +105,8 @@ DVX_ASSERT_SIZE(struct dvx_p2p_qstate, DVX_P2P_QSTATE_BYTES);
  * @lost_base:	GPU-driven queues: where the run of WQEs that the last restart ended
  *		began (the restart before it); the GPU does not know the fate of tickets
  *		below it: they answer -ESTALE. 0 on the host, and before a second restart
+ * @gated:	1: device threads count themselves in at the state's @gate before they
+ *		post or poll (the transport made with DVX_P2P_F_GPU_RECOVER); 0 on the host
  * @rsvd:	zero
  */
 struct dvx_p2p_qdesc {
@@ -114,7 +116,8 @@ struct dvx_p2p_qdesc {
 	uint32_t cqn;
 	struct dvx_p2p_qstate *st;
 	uint64_t lost_base;
-	uint64_t rsvd;
+	uint32_t gated;
+	uint32_t rsvd;
 };
 DVX_ASSERT_SIZE(struct dvx_p2p_qdesc, 128);
 

@@ -24,6 +24,12 @@ enum {
 	/* main QPs let the peer READ (gets); without it a get fails with -EPERM on the
 	 * lane, whatever the buffer's registration (least privilege: off by default) */
 	DVX_P2P_F_READ = 1u << 1,
+	/* lanes exported to a GPU can be recovered while kernels run
+	 * (dvx_p2p_gpu_lane_recover(), docs/gpu.md "Recovering a lane the GPU drives"):
+	 * device posts and CQ polls then count themselves in at the lane's gate, an
+	 * atomic, a fence and a load each; without it they do not, and the recovery is
+	 * -EOPNOTSUPP */
+	DVX_P2P_F_GPU_RECOVER = 1u << 2,
 };
 
 /**
