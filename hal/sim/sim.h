@@ -614,13 +614,25 @@ void dvx_sim_kick_open(struct sim_fabric *fab);
  * executed again in the next pass, whole) */
 enum { SIM_WIRE_DONE = 0, SIM_WIRE_DUP, SIM_WIRE_DROPPED, SIM_WIRE_HELD };
 
+/**
+ * struct sim_wpay - a received frame's payload (f->payload bytes) for exec.c: @n[0]
+ * bytes at @p[0], then @n[1] at @p[1]. In the receive buffer it is one piece; read in
+ * place from a shared-memory ring it may be two (it wraps the data area's end), and the
+ * peer may rewrite those bytes while they are copied: exec.c takes them once, into the
+ * memory they are for, and decides nothing on them.
+ */
+struct sim_wpay {
+	const uint8_t *p[2];
+	uint64_t n[2];
+};
+
 /* the responder and requester halves of exec.c that the wire calls */
 int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_qp *peer,
-			      const struct sim_wire_frame *f, const uint8_t *payload);
+			      const struct sim_wire_frame *f, const struct sim_wpay *pay);
 /* 1 when a READ response was placed in part (reorder mode): the frame is held, as
  * SIM_WIRE_HELD; else 0 */
 int dvx_sim_exec_wire_response(struct sim_fabric *fab, const struct sim_wire_frame *f,
-			       const uint8_t *payload);
+			       const struct sim_wpay *pay);
 /** the local QP that a path and a QPN name, or NULL (fabric.c) */
 struct sim_qp *dvx_sim_qp_by_path(struct sim_fabric *fab, uint8_t link_layer, uint16_t lid,
 				  const uint8_t gid[16], const uint8_t mac[6], uint32_t qpn);
