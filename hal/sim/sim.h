@@ -334,6 +334,8 @@ struct sim_fabric {
 	pthread_t thread;
 	atomic_int run;			/* thread should keep going */
 	atomic_int thread_up;
+	atomic_int wire_on;		/* a wire is attached (read without the lock by
+					 * dvx_sim_help()) */
 	/* wake-ups (docs/sim-wire.md, Progress): 1 while the progress thread is about to
 	 * wait or waits; a poster's kick (dvx_sim_kick()) that takes it back to 0 writes
 	 * kick_fd (an eventfd in the thread's wait; -1 without one; closed at fini only) */
@@ -600,6 +602,9 @@ struct sim_wire_ops {
  * A poster: its doorbell store, dvx_sim_kick() (a full fence, then the flag read). One
  * of the two sees the other's store, so a doorbell is never left to the timeout.
  */
+/* a waiter's step (the hal's nic_progress): leaves the work to the progress thread when
+ * that is in a pass, with a wire (fabric.c) */
+void dvx_sim_help(struct sim_fabric *fab);
 bool dvx_sim_idle_arm(struct sim_fabric *fab);
 void dvx_sim_idle_disarm(struct sim_fabric *fab, bool kicked);
 void dvx_sim_kick(struct sim_fabric *fab);
