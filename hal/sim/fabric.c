@@ -544,16 +544,13 @@ unsigned dvx_sim_step(struct dvx_sim_fabric *fab)
  * wire and the progress thread running, a step that finds the thread in a pass leaves
  * the work to it instead of queueing behind it on the lock: two threads taking turns on
  * one lock for every pass cost each a futex wake-up, which doubled the wire's latency
- * when the poller stepped (bench/RESULTS.md). The thread's pass sees what this one
- * would have; the waiter polls again.
+ * when the poller stepped (bench/RESULTS.md, 2026-11-29). The thread's next pass does
+ * what this one would have (it waits only after a pass that found nothing, and its wait
+ * looks at the doorbells and the rings first); the waiter polls again.
  */
 void dvx_sim_help(struct sim_fabric *f)
 {
-	static int notry = -1;
-
-	if (notry < 0)
-		notry = getenv("NOTRY") != NULL;
-	if (!notry && atomic_load_explicit(&f->wire_on, memory_order_relaxed) &&
+	if (atomic_load_explicit(&f->wire_on, memory_order_relaxed) &&
 	    atomic_load_explicit(&f->thread_up, memory_order_relaxed)) {
 		if (pthread_mutex_trylock(&f->lock))
 			return;

@@ -19,7 +19,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -1250,10 +1249,7 @@ static int wire_send(struct sim_fabric *fab, uint32_t rank, const struct sim_wir
 		 * being copied twice (into the send buffer, later into the ring); the
 		 * requester sends it in a later pass, as when the send buffer is full.
 		 * Answers, and frames larger than the ring, take the send buffer */
-		static int noeagain = -1;
-		if (noeagain < 0)
-			noeagain = getenv("NOEAGAIN") != NULL;
-		if (!noeagain && reserve && need <= p->rtx.size)
+		if (reserve && need <= p->rtx.size)
 			return -EAGAIN;
 	}
 	if (p->tx_head && p->tx_tail + need > w->tx_cap) {
