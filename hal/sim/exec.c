@@ -335,14 +335,16 @@ static inline int copy_scatter(struct sim_fabric *fab, const struct sim_sge *sg,
 
 /* ---- the reorder mode (docs/sim-datapath.md "Reorder mode") ------------------------ */
 
-/* bytes [off, off + len) of a message between the contiguous @buf (its byte 0 at buf's
- * start) and the list @sg: @to_sg 1 copies buf -> list, 0 list -> buf */
+/* bytes [off, off + len) of a message between @buf (@nbuf pieces, its byte 0 at the
+ * first one's start; one, or a wire payload in two) and the list @sg: @to_sg 1 copies
+ * buf -> list, 0 list -> buf */
 static int sgl_range(struct sim_fabric *fab, const struct sim_sge *sg, uint32_t n,
-		     const struct sim_sge *buf, uint64_t off, uint64_t len, int to_sg)
+		     const struct sim_sge *buf, uint32_t nbuf, uint64_t off, uint64_t len,
+		     int to_sg)
 {
 	if (to_sg)
-		return sgl_copy(fab, sg, n, off, buf, 1, off, len);
-	return sgl_copy(fab, buf, 1, off, sg, n, off, len);
+		return sgl_copy(fab, sg, n, off, buf, nbuf, off, len);
+	return sgl_copy(fab, buf, nbuf, off, sg, n, off, len);
 }
 
 static uint64_t gcd64(uint64_t a, uint64_t b)
@@ -368,7 +370,7 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
  * else from @sg into @buf (a WRITE).
  */
 static int ro_place_part(struct sim_fabric *fab, const struct sim_sge *sg, uint32_t nsg,
-			 const struct sim_sge *buf, uint64_t total, int to_sg)
+			 const struct sim_sge *buf, uint32_t nbuf, uint64_t total, int to_sg)
 {
 	static const uint32_t csz[4] = { 8, 64, 512, 4096 };
 	uint64_t cs, body = total - 8, nch, step, mask = 0, all, j, k;
@@ -401,7 +403,7 @@ static int ro_place_part(struct sim_fabric *fab, const struct sim_sge *sg, uint3
 		} else {
 			len = off + cs > body ? body - off : cs;
 		}
-		cp = sgl_range(fab, sg, nsg, buf, off, len, to_sg);
+		cp = sgl_range(fab, sg, nsg, buf, nbuf, off, len, to_sg);
 		if (X_UNLIKELY(cp))
 			return -cp;
 	}
@@ -419,7 +421,7 @@ static int ro_split(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_
 
 	if (X_LIKELY(!fab->ro_on) || qp->exec.ro_split)
 		return 0;
-	rc = ro_place_part(fab, sg, nsg, buf, total, to_sg);
+	rc = ro_place_part(fab, sg, nsg, buf, 1, total, to_sg);
 	if (rc > 0) {
 		qp->exec.ro_split = 1;
 		qp->exec.ro_gen = fab->ro_gen;
@@ -1876,15 +1878,29 @@ static void wqe_at(const struct sim_qp *qp, uint32_t ci, struct sim_wqe *w, uint
 	}
 }
 
+/* a frame's payload as a list of host pieces (one, or two where it wraps a ring's end;
+ * none when empty); the count */
+static uint32_t wpay_sges(const struct sim_wpay *pay, struct sim_sge *s)
+{
+	uint32_t n = 0;
+
+	if (pay->n[0])
+		sge_host(&s[n++], pay->p[0], pay->n[0]);
+	if (pay->n[1])
+		sge_host(&s[n++], pay->p[1], pay->n[1]);
+	return n;
+}
+
 /*
  * An ACK's data for the WQE of @sl: a READ's bytes, an atomic's old value. 0, or -EIO
  * when they could not be written to the requester's device memory (the WQE then fails).
  */
 static int wire_ack_data(struct sim_fabric *fab, struct sim_qp *qp, struct sim_wslot *sl,
-			 const struct sim_wire_frame *f, const uint8_t *payload)
+			 const struct sim_wire_frame *f, const struct sim_wpay *pay)
 {
 	uint8_t lin[SIM_MAX_WQE_BYTES];
-	struct sim_sge sg[SIM_MAX_SGE], res, src;
+	struct sim_sge sg[SIM_MAX_SGE], res, src[2];
+	uint32_t nsrc;
 	struct sim_wqe w;
 	struct sim_xres r;
 	uint64_t total;
@@ -1897,10 +1913,10 @@ static int wire_ack_data(struct sim_fabric *fab, struct sim_qp *qp, struct sim_w
 		total = 0;
 		if (local_sgl(qp, &w, 2, 1, 0, sg, &nsg, &total, &r) == X_DONE &&
 		    total == f->payload) {
-			sge_host(&src, payload, total);
+			nsrc = wpay_sges(pay, src);
 			if (X_UNLIKELY(fab->ro_on) && !sl->ro_held) {
 				/* reorder mode: a part now, the whole in the frame's next pass */
-				int rc = ro_place_part(fab, sg, nsg, &src, total, 1);
+				int rc = ro_place_part(fab, sg, nsg, src, nsrc, total, 1);
 
 				if (rc > 0) {
 					sl->ro_held = 1;
@@ -1909,7 +1925,7 @@ static int wire_ack_data(struct sim_fabric *fab, struct sim_qp *qp, struct sim_w
 				if (rc < 0)
 					return -EIO;
 			}
-			if (total && copy_scatter(fab, sg, nsg, &src, total))
+			if (total && sgl_copy(fab, sg, nsg, 0, src, nsrc, 0, total))
 				return -EIO;
 		}
 		sl->bytes = (uint32_t)total;
@@ -1936,7 +1952,7 @@ static int wire_ack_data(struct sim_fabric *fab, struct sim_qp *qp, struct sim_w
  * data may be placed in part first (return 1: the frame is held and comes again).
  */
 int dvx_sim_exec_wire_response(struct sim_fabric *fab, const struct sim_wire_frame *f,
-			       const uint8_t *payload)
+			       const struct sim_wpay *pay)
 {
 	struct sim_qp_exec *x;
 	struct sim_wslot *sl;
@@ -1965,7 +1981,7 @@ int dvx_sim_exec_wire_response(struct sim_fabric *fab, const struct sim_wire_fra
 		}
 	}
 	if (f->type == SIM_WIRE_ACK && sl->data)
-		rc = wire_ack_data(fab, qp, sl, f, payload);
+		rc = wire_ack_data(fab, qp, sl, f, pay);
 	if (rc > 0)
 		return 1;	/* placed in part: the rest in the frame's next pass */
 	if (X_UNLIKELY(rc)) {
@@ -2040,12 +2056,13 @@ static int wire_answer(struct sim_fabric *fab, uint32_t rank, const struct sim_w
  * answer is dropped (the requester retries).
  */
 int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_qp *peer,
-			      const struct sim_wire_frame *f, const uint8_t *payload)
+			      const struct sim_wire_frame *f, const struct sim_wpay *pay)
 {
 	uint8_t fake[16] = { 0 };
 	struct sim_qp_exec *x;
 	struct sim_whist *h;
-	struct sim_sge sg, t, pl;
+	struct sim_sge t, pl[2];
+	uint32_t npl;
 	struct sim_xres r = { 0 };
 	struct sim_wqe w;
 	struct sim_atomic_op o;
@@ -2102,14 +2119,14 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 			       &r) != X_DONE)
 			goto nak;
 		if (is_write && f->len) {
-			sge_host(&pl, payload, f->len);
+			npl = wpay_sges(pay, pl);
 			if (X_UNLIKELY(fab->ro_on)) {
 				/* reorder mode: a part now; the frame stays, and its next pass
 				 * (ro_wheld) places the whole message and goes on */
 				if (x->ro_wheld && x->ro_wpsn == f->psn) {
 					x->ro_wheld = 0;
 				} else {
-					rc = ro_place_part(fab, &pl, 1, &t, f->len, 0);
+					rc = ro_place_part(fab, pl, npl, &t, 1, f->len, 0);
 					if (rc > 0) {
 						x->ro_wheld = 1;
 						x->ro_wpsn = f->psn;
@@ -2121,7 +2138,7 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 					}
 				}
 			}
-			if (X_UNLIKELY(seg_copy(fab, &t, 0, &pl, 0, f->len))) {
+			if (X_UNLIKELY(sgl_copy(fab, &t, 1, 0, pl, npl, 0, f->len))) {
 				rc = dma_fail(&r, 1);
 				goto nak;
 			}
@@ -2132,10 +2149,9 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 			w.b = fake;
 			w.opcode = f->opcode;
 			w.fm_ce_se = f->fm_ce_se;
-			sge_host(&sg, payload, f->len);
+			npl = wpay_sges(pay, pl);
 			rc = recv_complete(fab, f->src_qpn, f->slid, peer, &w,
-					   is_write ? NULL : &sg, is_write || !f->len ? 0 : 1,
-					   f->len, &r);
+					   is_write ? NULL : pl, is_write ? 0 : npl, f->len, &r);
 			if (rc == X_STALL)
 				return SIM_WIRE_DROPPED;	/* its CQ overran: ERR, no answer */
 			if (rc != X_DONE)

@@ -510,14 +510,11 @@ unsigned dvx_sim_pass(struct sim_fabric *fab, bool *progress)
 	return done;
 }
 
-unsigned dvx_sim_step(struct dvx_sim_fabric *fab)
+/* the passes of one step (fab->lock held) */
+static unsigned sim_step_locked(struct sim_fabric *f)
 {
-	struct sim_fabric *f = sim_fab_of(fab);
 	unsigned total = 0, i;
 
-	if (!fab)
-		return 0;
-	pthread_mutex_lock(&f->lock);
 	f->ro_gen++;	/* what the reorder mode left for later may go on now */
 	for (i = 0; i < SIM_MAX_PASSES; i++) {
 		bool progress = false;
@@ -526,8 +523,42 @@ unsigned dvx_sim_step(struct dvx_sim_fabric *fab)
 		if (!progress)
 			break;
 	}
+	return total;
+}
+
+unsigned dvx_sim_step(struct dvx_sim_fabric *fab)
+{
+	struct sim_fabric *f = sim_fab_of(fab);
+	unsigned total;
+
+	if (!fab)
+		return 0;
+	pthread_mutex_lock(&f->lock);
+	total = sim_step_locked(f);
 	pthread_mutex_unlock(&f->lock);
 	return total;
+}
+
+/*
+ * A waiter's step (the hal's nic_progress, which dvx's waits call as they poll): with a
+ * wire and the progress thread running, a step that finds the thread in a pass leaves
+ * the work to it instead of queueing behind it on the lock: two threads taking turns on
+ * one lock for every pass cost each a futex wake-up, which doubled the wire's latency
+ * when the poller stepped (bench/RESULTS.md, 2026-11-29). The thread's next pass does
+ * what this one would have (it waits only after a pass that found nothing, and its wait
+ * looks at the doorbells and the rings first); the waiter polls again.
+ */
+void dvx_sim_help(struct sim_fabric *f)
+{
+	if (atomic_load_explicit(&f->wire_on, memory_order_relaxed) &&
+	    atomic_load_explicit(&f->thread_up, memory_order_relaxed)) {
+		if (pthread_mutex_trylock(&f->lock))
+			return;
+	} else {
+		pthread_mutex_lock(&f->lock);
+	}
+	(void)sim_step_locked(f);
+	pthread_mutex_unlock(&f->lock);
 }
 
 /* ---- wake-ups ----------------------------------------------------------------------- */

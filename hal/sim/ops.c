@@ -823,7 +823,7 @@ static void sim_dev_progress(struct dvx_hal_nic *dev)
 	struct sim_fabric *f = hal_fab(dev->hal);
 
 	if (f)
-		dvx_sim_step((struct dvx_sim_fabric *)(void *)f);
+		dvx_sim_help(f);
 }
 
 /* a doorbell was written: wake the progress thread if it sleeps (fabric.c) */

@@ -120,3 +120,51 @@ void dvx_sim_ring_disarm(struct sim_ring *r)
 {
 	__atomic_store_n(&r->shm->waiting, 0, __ATOMIC_RELAXED);
 }
+
+/* Consumer, in place: the bytes the producer has published beyond this side's tail
+ * (read once: the caller keeps it); -EPROTO as dvx_sim_ring_read(). Nothing taken. */
+int dvx_sim_ring_avail(const struct sim_ring *r, uint64_t *avail)
+{
+	uint64_t head = ld64(&r->shm->head);
+
+	*avail = head - r->pos;
+	if (*avail > r->size) {
+		*avail = 0;
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* Consumer: the pieces of bytes [tail + @off, tail + @off + @len) in the data area, the
+ * first @n0 bytes at @p0, the rest at @p1 (the area's start: they wrap its end). The
+ * caller checked @off + @len against what dvx_sim_ring_avail() said (so both are at most
+ * the size); the pointers are inside the area whatever the peer writes. */
+void dvx_sim_ring_span(const struct sim_ring *r, uint64_t off, uint64_t len, const uint8_t **p0,
+		       uint64_t *n0, const uint8_t **p1)
+{
+	uint64_t at = (r->pos + off) & (r->size - 1);
+
+	*p0 = r->data + at;
+	*n0 = len < r->size - at ? len : r->size - at;
+	*p1 = r->data;
+}
+
+/* Consumer: a private copy of bytes [tail + @off, tail + @off + @len) (checked by the
+ * caller, as for dvx_sim_ring_span()); nothing taken */
+void dvx_sim_ring_peek(const struct sim_ring *r, uint64_t off, void *dst, uint64_t len)
+{
+	const uint8_t *p0, *p1;
+	uint64_t n0;
+
+	dvx_sim_ring_span(r, off, len, &p0, &n0, &p1);
+	memcpy(dst, p0, n0);
+	memcpy((uint8_t *)dst + n0, p1, len - n0);
+}
+
+/* Consumer: @len bytes (at most what dvx_sim_ring_avail() said) are done with: the tail
+ * moves on and is published, and the producer may write over them */
+void dvx_sim_ring_consume(struct sim_ring *r, uint64_t len)
+{
+	r->pos += len;
+	st64(&r->shm->tail, r->pos);
+}

@@ -13,7 +13,12 @@
  * bytes ahead of its tail and never behind it, a tail the producer sees at most size
  * bytes behind its head and never ahead of it. Anything else is -EPROTO (the wire then
  * drops the peer). Bytes are copied out before they are parsed, so a peer that writes
- * into the data area meanwhile changes only bytes it could have sent anyway.
+ * into the data area meanwhile changes only bytes it could have sent anyway. A consumer
+ * may also look at bytes in place (dvx_sim_ring_avail(), _peek(), _span(), then
+ * _consume()): it copies a header out with _peek() and decides on that copy only, and
+ * takes a payload's bytes once from the pieces _span() gives; the pieces lie inside the
+ * data area whatever the peer writes (they are computed from this side's own index and
+ * lengths it checked).
  */
 #ifndef DVX_HAL_SIM_RING_H
 #define DVX_HAL_SIM_RING_H
@@ -50,6 +55,11 @@ int dvx_sim_ring_room(const struct sim_ring *r, uint64_t *room);
 int dvx_sim_ring_write(struct sim_ring *r, const void *b, uint64_t len);
 bool dvx_sim_ring_publish(struct sim_ring *r);
 int dvx_sim_ring_read(struct sim_ring *r, void *dst, uint64_t cap, uint64_t *got);
+int dvx_sim_ring_avail(const struct sim_ring *r, uint64_t *avail);
+void dvx_sim_ring_peek(const struct sim_ring *r, uint64_t off, void *dst, uint64_t len);
+void dvx_sim_ring_span(const struct sim_ring *r, uint64_t off, uint64_t len, const uint8_t **p0,
+		       uint64_t *n0, const uint8_t **p1);
+void dvx_sim_ring_consume(struct sim_ring *r, uint64_t len);
 bool dvx_sim_ring_arm(struct sim_ring *r);
 void dvx_sim_ring_disarm(struct sim_ring *r);
 

@@ -334,6 +334,8 @@ struct sim_fabric {
 	pthread_t thread;
 	atomic_int run;			/* thread should keep going */
 	atomic_int thread_up;
+	atomic_int wire_on;		/* a wire is attached (read without the lock by
+					 * dvx_sim_help()) */
 	/* wake-ups (docs/sim-wire.md, Progress): 1 while the progress thread is about to
 	 * wait or waits; a poster's kick (dvx_sim_kick()) that takes it back to 0 writes
 	 * kick_fd (an eventfd in the thread's wait; -1 without one; closed at fini only) */
@@ -600,6 +602,9 @@ struct sim_wire_ops {
  * A poster: its doorbell store, dvx_sim_kick() (a full fence, then the flag read). One
  * of the two sees the other's store, so a doorbell is never left to the timeout.
  */
+/* a waiter's step (the hal's nic_progress): leaves the work to the progress thread when
+ * that is in a pass, with a wire (fabric.c) */
+void dvx_sim_help(struct sim_fabric *fab);
 bool dvx_sim_idle_arm(struct sim_fabric *fab);
 void dvx_sim_idle_disarm(struct sim_fabric *fab, bool kicked);
 void dvx_sim_kick(struct sim_fabric *fab);
@@ -614,13 +619,25 @@ void dvx_sim_kick_open(struct sim_fabric *fab);
  * executed again in the next pass, whole) */
 enum { SIM_WIRE_DONE = 0, SIM_WIRE_DUP, SIM_WIRE_DROPPED, SIM_WIRE_HELD };
 
+/**
+ * struct sim_wpay - a received frame's payload (f->payload bytes) for exec.c: @n[0]
+ * bytes at @p[0], then @n[1] at @p[1]. In the receive buffer it is one piece; read in
+ * place from a shared-memory ring it may be two (it wraps the data area's end), and the
+ * peer may rewrite those bytes while they are copied: exec.c takes them once, into the
+ * memory they are for, and decides nothing on them.
+ */
+struct sim_wpay {
+	const uint8_t *p[2];
+	uint64_t n[2];
+};
+
 /* the responder and requester halves of exec.c that the wire calls */
 int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_qp *peer,
-			      const struct sim_wire_frame *f, const uint8_t *payload);
+			      const struct sim_wire_frame *f, const struct sim_wpay *pay);
 /* 1 when a READ response was placed in part (reorder mode): the frame is held, as
  * SIM_WIRE_HELD; else 0 */
 int dvx_sim_exec_wire_response(struct sim_fabric *fab, const struct sim_wire_frame *f,
-			       const uint8_t *payload);
+			       const struct sim_wpay *pay);
 /** the local QP that a path and a QPN name, or NULL (fabric.c) */
 struct sim_qp *dvx_sim_qp_by_path(struct sim_fabric *fab, uint8_t link_layer, uint16_t lid,
 				  const uint8_t gid[16], const uint8_t mac[6], uint32_t qpn);

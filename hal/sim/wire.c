@@ -26,6 +26,7 @@
 
 #include "sim.h"
 #include "ctrl.h"
+#include "exec.h"
 #include "ring.h"
 
 #define WIRE_MAGIC 0x44565857u		/* "DVXW" */
@@ -49,14 +50,20 @@ struct sim_wpeer {
 				 * socket carries wake-ups and the end */
 	struct sim_ring rtx;	/* this process to the peer */
 	struct sim_ring rrx;	/* the peer to this process */
+	uint8_t busy;		/* a frame read in place from rrx is executing: its
+				 * mapping stays until it is done (shm_dead) */
 	void *shm;		/* the rings' mapping, shm_len bytes */
 	uint64_t shm_len;
+	void *shm_dead;		/* the mapping of a peer that went down while busy */
 	uint8_t *rx;		/* rx_cap bytes; [rx_head, rx_tail) read, not yet executed */
 	uint64_t rx_head;
 	uint64_t rx_tail;
 	uint8_t *tx;		/* tx_cap bytes; [tx_head, tx_tail) still to send */
 	uint64_t tx_head;
 	uint64_t tx_tail;
+	uint64_t tx_part;	/* ring: what is left to write of a frame larger than the
+				 * ring, streaming through it from tx_head (0: tx_head is
+				 * at a frame's start) */
 };
 
 struct sim_wremote {
@@ -223,6 +230,7 @@ int dvx_sim_wire_init(struct dvx_sim_fabric *fab, const struct dvx_sim_wire_cfg 
 	f->wire_max_msg = c.max_msg;
 	f->wire_min_retry_ns = c.min_retry_ns;
 	f->wire_ops = &wire_ops;
+	atomic_store(&f->wire_on, 1);
 	/* NIC time starts again with the wire: the time without one is no stall */
 	f->wire_last_pass = 0;
 	f->wire_frozen_ns = 0;
@@ -340,7 +348,11 @@ static void shm_drop(struct sim_wire *w, void *map)
 
 static void peer_down(struct sim_wire *w, struct sim_wpeer *p)
 {
-	if (p->shm)
+	/* a frame executing from the ring in place still reads its payload there: the
+	 * mapping goes when it is done (rx_direct()) */
+	if (p->shm && p->busy)
+		p->shm_dead = p->shm;
+	else if (p->shm)
 		munmap(p->shm, p->shm_len);
 	p->shm = NULL;
 	p->ring = 0;
@@ -352,7 +364,7 @@ static void peer_down(struct sim_wire *w, struct sim_wpeer *p)
 	p->up = 0;
 	p->mine = 0;
 	p->rx_head = p->rx_tail = 0;
-	p->tx_head = p->tx_tail = 0;
+	p->tx_head = p->tx_tail = p->tx_part = 0;
 }
 
 static void close_listener(struct sim_wire *w)
@@ -541,7 +553,7 @@ static bool accept_step(struct sim_wire *w)
 		w->peers[r].up = 1;
 		w->peers[r].mine = 0;
 		w->peers[r].rx_head = w->peers[r].rx_tail = 0;
-		w->peers[r].tx_head = w->peers[r].tx_tail = 0;
+		w->peers[r].tx_head = w->peers[r].tx_tail = w->peers[r].tx_part = 0;
 		if (map)
 			peer_ring(w, &w->peers[r], map, false);
 		a->fd = -1;
@@ -697,6 +709,7 @@ static int join_peer(struct sim_fabric *f, struct sim_wire *w, int32_t r,
 				w->peers[r].mine = 1;
 				w->peers[r].rx_head = w->peers[r].rx_tail = 0;
 				w->peers[r].tx_head = w->peers[r].tx_tail = 0;
+				w->peers[r].tx_part = 0;
 				if (map)
 					peer_ring(w, &w->peers[r], map, true);
 				map = NULL;
@@ -1060,7 +1073,12 @@ static bool frame_get(const uint8_t *b, struct sim_wire_frame *f, uint32_t max_m
 	f->payload = dvx_get_be32(b + 112);
 	f->una = dvx_get_be32(b + 116) & 0xffffffu;
 	f->psn &= 0xffffffu;
-	/* a request's payload is its message, an ACK's a READ's data: never more */
+	/* a request's payload is its message, an ACK's a READ's data: never more; a
+	 * WRITE's or SEND's message is all there (its length is the bytes that follow) */
+	if (f->type == SIM_WIRE_REQ && f->payload != f->len &&
+	    (f->opcode == SIM_OP_RDMA_WRITE || f->opcode == SIM_OP_RDMA_WRITE_IMM ||
+	     f->opcode == SIM_OP_SEND || f->opcode == SIM_OP_SEND_IMM))
+		return false;
 	return f->payload <= max_msg && (!f->payload || f->payload == f->len);
 }
 
@@ -1084,23 +1102,58 @@ static void ring_publish(struct sim_wire *w, struct sim_wpeer *p)
 		ring_wake(w, p);
 }
 
-/* what the send buffer holds into the ring, as much as fits */
+/*
+ * Of the send buffer (this process's own frames: trusted), the bytes to write into
+ * @room: the rest of a frame larger than the ring that streams through it, then the
+ * frames that fit whole, so that the peer finds whole frames in its ring and reads them
+ * in place (rx_direct()); a first frame larger than the ring starts to stream (*@part:
+ * what is then left of it).
+ */
+static uint64_t tx_whole(const struct sim_wpeer *p, uint64_t room, uint64_t *part)
+{
+	uint64_t have = p->tx_tail - p->tx_head, n = 0, len;
+	const uint8_t *t = p->tx + p->tx_head;
+
+	*part = 0;
+	if (p->tx_part) {
+		n = p->tx_part < room ? p->tx_part : room;
+		if (n < p->tx_part) {
+			*part = p->tx_part - n;
+			return n;
+		}
+	}
+	while (n + SIM_WIRE_HDR <= have) {
+		len = SIM_WIRE_HDR + (uint64_t)dvx_get_be32(t + n + 112);
+		if (n + len > room) {
+			if (!n && room && len > p->rtx.size) {
+				*part = len - room;
+				return room;
+			}
+			break;
+		}
+		n += len;
+	}
+	return n;
+}
+
+/* what the send buffer holds into the ring, as much as fits (whole frames) */
 static void ring_flush(struct sim_wire *w, struct sim_wpeer *p)
 {
-	uint64_t room, n;
+	uint64_t room, n, part;
 
 	if (p->tx_head < p->tx_tail) {
 		if (dvx_sim_ring_room(&p->rtx, &room)) {
 			peer_down(w, p);	/* its tail is not one it can have */
 			return;
 		}
-		n = p->tx_tail - p->tx_head < room ? p->tx_tail - p->tx_head : room;
+		n = tx_whole(p, room, &part);
 		if (n && !dvx_sim_ring_write(&p->rtx, p->tx + p->tx_head, n)) {
 			p->tx_head += n;
+			p->tx_part = part;
 			w->st.bytes_tx += n;
 		}
 		if (p->tx_head == p->tx_tail)
-			p->tx_head = p->tx_tail = 0;
+			p->tx_head = p->tx_tail = p->tx_part = 0;
 	}
 	ring_publish(w, p);
 }
@@ -1177,10 +1230,14 @@ static int wire_send(struct sim_fabric *fab, uint32_t rank, const struct sim_wir
 		uint64_t room;
 		uint8_t h[SIM_WIRE_HDR];
 
+		if (dvx_sim_ring_room(&p->rtx, &room)) {
+			peer_down(w, p);	/* its tail is not one it can have */
+			return -ENOTCONN;
+		}
 		/* straight into the ring when nothing waits before it (one copy fewer);
 		 * published at the end of the pass. Not for data in device memory: that
 		 * is read through its DMA callbacks into the frame below */
-		if (!dvx_sim_ring_room(&p->rtx, &room) && room >= need) {
+		if (room >= need) {
 			frame_put(h, f);
 			(void)dvx_sim_ring_write(&p->rtx, h, SIM_WIRE_HDR);
 			for (i = 0; i < nseg; i++)
@@ -1188,6 +1245,12 @@ static int wire_send(struct sim_fabric *fab, uint32_t rank, const struct sim_wir
 			w->st.bytes_tx += need;
 			goto sent;
 		}
+		/* a request that would fit the ring waits for room there rather than
+		 * being copied twice (into the send buffer, later into the ring); the
+		 * requester sends it in a later pass, as when the send buffer is full.
+		 * Answers, and frames larger than the ring, take the send buffer */
+		if (reserve && need <= p->rtx.size)
+			return -EAGAIN;
 	}
 	if (p->tx_head && p->tx_tail + need > w->tx_cap) {
 		memmove(p->tx, p->tx + p->tx_head, p->tx_tail - p->tx_head);
@@ -1235,7 +1298,7 @@ static void wire_flush(struct sim_fabric *fab)
 /* execute one frame; true when the reorder mode placed its message in part and holds it:
  * the frame stays where it is, and nothing after it from @rank runs before its next
  * pass executes it whole (docs/sim-wire.md "Reorder mode") */
-static bool rx_frame(struct sim_fabric *fab, uint32_t rank, const uint8_t *payload,
+static bool rx_frame(struct sim_fabric *fab, uint32_t rank, const struct sim_wpay *payload,
 		     const struct sim_wire_frame *f)
 {
 	struct sim_wire *w = fab->wire;
@@ -1261,9 +1324,77 @@ static bool rx_frame(struct sim_fabric *fab, uint32_t rank, const uint8_t *paylo
 	return false;
 }
 
+enum {
+	RXD_NONE,	/* no whole frame in the ring yet */
+	RXD_DONE,	/* one executed in place and taken */
+	RXD_HELD,	/* one held by the reorder mode: now in the receive buffer */
+	RXD_BUFFER,	/* one larger than the ring: through the receive buffer */
+	RXD_DOWN,	/* the peer broke the ring or its header: gone */
+};
+
+/*
+ * The frame at the tail of @p's ring, executed where it lies (docs/sim-wire.md, "The
+ * shared-memory ring"): its header copied out and decoded, and every decision made on
+ * that private copy (the peer may rewrite the ring at any time); the payload's bytes
+ * are taken once from the ring, in one or two pieces, by exec.c straight into the
+ * memory they are for. A frame the reorder mode holds goes into the receive buffer (the
+ * header as decoded, the payload as it is now) and is taken from there in the next
+ * pass; one larger than the ring is left to the receive buffer (RXD_BUFFER).
+ */
+static int rx_direct(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
+{
+	struct sim_wire *w = fab->wire;
+	uint8_t h[SIM_WIRE_HDR];
+	struct sim_wire_frame f;
+	struct sim_wpay pay;
+	uint64_t avail, len;
+	bool held;
+
+	if (dvx_sim_ring_avail(&p->rrx, &avail)) {
+		peer_down(w, p);	/* a head it cannot have */
+		return RXD_DOWN;
+	}
+	if (avail < SIM_WIRE_HDR)
+		return RXD_NONE;	/* frames come whole (tx_whole()) */
+	dvx_sim_ring_peek(&p->rrx, 0, h, SIM_WIRE_HDR);
+	if (!frame_get(h, &f, w->cfg.max_msg)) {
+		peer_down(w, p);	/* not our protocol: stop listening to it */
+		return RXD_DOWN;
+	}
+	len = SIM_WIRE_HDR + (uint64_t)f.payload;
+	if (len > p->rrx.size)
+		return RXD_BUFFER;
+	if (avail < len)
+		return RXD_NONE;	/* the rest is coming (whole frames fit the ring) */
+	dvx_sim_ring_span(&p->rrx, SIM_WIRE_HDR, f.payload, &pay.p[0], &pay.n[0], &pay.p[1]);
+	pay.n[1] = f.payload - pay.n[0];
+	p->busy = 1;
+	held = rx_frame(fab, rank, &pay, &f);
+	p->busy = 0;
+	if (p->shm_dead) {
+		/* it went down meanwhile (an answer that could not be sent ...) */
+		munmap(p->shm_dead, p->shm_len);
+		p->shm_dead = NULL;
+		return RXD_DOWN;
+	}
+	if (!p->up)
+		return RXD_DOWN;
+	if (held) {
+		/* executed again whole in the next pass, from the receive buffer: the
+		 * header decided on, the payload's bytes as the ring holds them now */
+		memcpy(p->rx, h, SIM_WIRE_HDR);
+		dvx_sim_ring_peek(&p->rrx, SIM_WIRE_HDR, p->rx + SIM_WIRE_HDR, f.payload);
+		p->rx_head = 0;
+		p->rx_tail = len;
+	}
+	dvx_sim_ring_consume(&p->rrx, len);
+	return held ? RXD_HELD : RXD_DONE;
+}
+
 /*
  * Read what @p sent, as much as the buffer takes in one call, and execute each complete
- * frame in it (at most WIRE_FRAMES_PER_ROUND); returns whether bytes came.
+ * frame in it (at most WIRE_FRAMES_PER_ROUND); returns whether bytes came. With a ring
+ * and the receive buffer empty, whole frames are executed where they lie (rx_direct()).
  */
 static bool rx_peer(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 {
@@ -1278,6 +1409,24 @@ static bool rx_peer(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 		size_t got = 0;
 		int rc;
 
+		/* the receive buffer empty: whole frames are executed in the ring itself */
+		if (p->ring && !have) {
+			rc = rx_direct(fab, rank, p);
+			if (rc == RXD_DONE) {
+				moved = true;
+				frames++;
+				continue;
+			}
+			if (rc == RXD_DOWN)
+				return true;
+			if (rc == RXD_HELD) {
+				moved = true;
+				break;
+			}
+			if (rc == RXD_NONE)
+				break;
+			/* RXD_BUFFER: through the receive buffer, as below */
+		}
 		if (have >= SIM_WIRE_HDR) {
 			const uint8_t *b = p->rx + p->rx_head;
 
@@ -1286,7 +1435,10 @@ static bool rx_peer(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 				return true;
 			}
 			if (have >= SIM_WIRE_HDR + (uint64_t)f.payload) {
-				if (rx_frame(fab, rank, b + SIM_WIRE_HDR, &f)) {
+				struct sim_wpay pay = { { b + SIM_WIRE_HDR, NULL },
+							{ f.payload, 0 } };
+
+				if (rx_frame(fab, rank, &pay, &f)) {
 					moved = true;	/* held: again in the next pass */
 					break;
 				}
@@ -1477,6 +1629,7 @@ static void wire_close(struct sim_fabric *fab)
 	w->connected = 0;
 	fab->wire = NULL;
 	fab->wire_ops = NULL;
+	atomic_store(&fab->wire_on, 0);
 }
 
 int dvx_sim_wire_fini(struct dvx_sim_fabric *fab)
