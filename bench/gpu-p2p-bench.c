@@ -289,6 +289,9 @@ int main(void)
 	c.qps_per_nic = NLANES;
 	c.sq_depth = 1024;
 	c.progress_thread = 1;
+	/* DVX_BENCH_GATED=1: a transport whose exported lanes can be recovered while
+	 * kernels run (DVX_P2P_F_GPU_RECOVER): the sim rows pay the recovery gate */
+	c.gpu_recover = getenv("DVX_BENCH_GATED") && getenv("DVX_BENCH_GATED")[0] == '1';
 	err = world_run(&c, body, NULL);
 	if (err) {
 		fprintf(stderr, "gpu-p2p-bench: sim mode failed: %d\n", err);
@@ -303,9 +306,9 @@ int main(void)
 	printf("gpu-p2p-bench: %s (%s) sm_%d%d, %u SMs, driver %d\n", B.g.attr.name,
 	       B.g.attr.pci, B.g.attr.cc_major, B.g.attr.cc_minor, B.sms,
 	       B.g.attr.driver_version);
-	printf("sim: P2P put (8 B WRITE) via dvx/p2p/dev.cuh, 2 ranks on the software NIC, %u lanes;\n"
+	printf("sim: P2P put (8 B WRITE) via dvx/p2p/dev.cuh, 2 ranks on the software NIC, %u lanes%s;\n"
 	       "recycle: one SQ of 4096 WQEBBs, a host thread frees slots (bench/gpu-post)\n",
-	       NLANES);
+	       NLANES, c.gpu_recover ? ", gated (DVX_P2P_F_GPU_RECOVER)" : "");
 	printf("%-16s %-7s %-8s %8s %10s %12s %9s\n", "posters", "scope", "against", "threads",
 	       "WQEs", "WQEs/s", "ns/WQE");
 	for (i = 0; i < B.nrows; i++) {

@@ -152,6 +152,8 @@ static int export_q(const struct dvx_p2p_q *q, const struct dvx_gpu_hostreg *reg
 	*st = q->s;
 	st->poll_lock = 0;
 	st->ctrs.ci_poll = 0;
+	st->gate = 0;
+	st->inside = 0;
 	return 0;
 }
 
@@ -235,6 +237,10 @@ static void import_q(struct dvx_p2p_q *q, const struct dvx_p2p_qstate *st)
 	q->s = *st;
 	q->s.poll_lock = 0;
 	q->s.ctrs.ci_poll = 0;
+	q->s.gate = 0;
+	q->s.inside = 0;
+	q->s.lost_lo = q->s.lost_hi = 0;
+	q->s.lost_err = 0;
 	if (err && q->s.state != DVX_P2P_Q_FAILED) {
 		/* failed on the host before the export: keep that */
 		q->s.err = err;
@@ -380,7 +386,7 @@ int dvx_p2p_gpu_lane_recover(struct dvx_p2p *t, struct dvx_gpu *gpu, const struc
 	struct dvx_p2p_qstate st[2];
 	struct dvx_p2p_lane *l;
 	uint64_t desc, sd, deadline, now, base[2] = { 0, 0 };
-	uint32_t n = total_lanes(t), idx;
+	uint32_t n = total_lanes(t), idx, gate = 0;
 	int pi, comp, err, e;
 
 	if (!n || !gpu || !dev || dev->version != DVX_P2P_DEV_VERSION || !dev->lanes ||
@@ -400,27 +406,38 @@ int dvx_p2p_gpu_lane_recover(struct dvx_p2p *t, struct dvx_gpu *gpu, const struc
 	now = dvx_hal_now_ns(clk);
 	deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
 
-	/* close the gate, then wait for the device threads inside to leave */
-	err = set_gates(gpu, sd, comp, 1);
-	if (!err)
-		err = wait_outside(gpu, clk, sd, comp, deadline);
-	if (!err)
-		err = dvx_gpu_memcpy_dtoh(gpu, st, sd, sizeof(st));
-	if (!err && (st[0].ctrs.resv != st[0].ctrs.ready ||
-		     (comp && st[1].ctrs.resv != st[1].ctrs.ready)))
-		err = -EIO;	/* a reservation nobody will publish: only a reset helps */
-	if (!err)
-		err = dvx_gpu_memcpy_dtoh(gpu, &dl, desc, sizeof(dl));
-	if (err) {
-		/* the lane stays as it was: reopen the gate */
-		e = set_gates(gpu, sd, comp, 0);
-		return err == -ETIMEDOUT ? -EAGAIN : (err ? err : e);
+	/* a gate still closed: the last call's write-back failed, the GPU's copy of the
+	 * lane is not to be trusted and the host's is the lane (it is written out below) */
+	err = dvx_gpu_memcpy_dtoh(gpu, &gate, sd + QS_GATE, sizeof(gate));
+	if (err)
+		return err;
+	if (!gate) {
+		/* close the gate, then wait for the device threads inside to leave */
+		err = set_gates(gpu, sd, comp, 1);
+		if (!err)
+			err = wait_outside(gpu, clk, sd, comp, deadline);
+		if (!err)
+			err = dvx_gpu_memcpy_dtoh(gpu, st, sd, sizeof(st));
+		if (err) {
+			/* the lane stays as it was: open the gate again */
+			e = set_gates(gpu, sd, comp, 0);
+			return e ? e : err;
+		}
+		/* the host engine recovers the lane from the GPU's state, as after an
+		 * import; a reservation that will never be published (its poster died or
+		 * was cut off: dvx_p2p_q_publish()'s timeout) fails the queue, and the
+		 * restart gives those slots up with the rest */
+		import_q(&l->main, &st[0]);
+		if (comp)
+			import_q(&l->comp, &st[1]);
+		if (st[0].ctrs.resv != st[0].ctrs.ready)
+			dvx_p2p_q_mark_failed(&l->main, -ETIMEDOUT);
+		if (comp && st[1].ctrs.resv != st[1].ctrs.ready)
+			dvx_p2p_q_mark_failed(&l->comp, -ETIMEDOUT);
 	}
-
-	/* the host engine recovers the lane from the GPU's state, as after an import */
-	import_q(&l->main, &st[0]);
-	if (comp)
-		import_q(&l->comp, &st[1]);
+	err = dvx_gpu_memcpy_dtoh(gpu, &dl, desc, sizeof(dl));
+	if (err)
+		return err;	/* the gate stays closed: the next call writes the lane out */
 	now = dvx_hal_now_ns(clk);
 	err = dvx_p2p_lane_recover(t, peer, lane, deadline > now ? deadline - now : 0);
 
@@ -442,5 +459,6 @@ int dvx_p2p_gpu_lane_recover(struct dvx_p2p *t, struct dvx_gpu *gpu, const struc
 		e = put_state(gpu, sd + DVX_P2P_QSTATE_BYTES, &st[1]);
 	if (!e)
 		e = set_gates(gpu, sd, comp, 0);
-	return err ? err : e;
+	/* a failed copy leaves the gate closed: the next call writes the host's state */
+	return e ? e : err;
 }

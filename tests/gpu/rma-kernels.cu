@@ -152,62 +152,77 @@ extern "C" __global__ void t_reset(struct dvx_p2p_dev d, int peer, struct dvx_p2
 }
 
 /*
- * a lane failed and recovered under a running kernel (one thread): @rounds puts of 8
- * bytes (word r of @src at @soff, filled by the host, into the peer's @dst at word r) with
- * signal @sigoff += 1, each waited for. At round @fail_at it first puts with @bad (the
- * peer's buffer under a wrong key): the wait answers the lane's error, a put after it
- * on the failed lane answers it too; it then asks the host for a recovery (@flag[0] =
- * 1, host memory), waits for the lane (dvx_p2p_dev_wait_lane()) and checks the tickets:
- * the bad put's keeps answering the error (the recovery gave it up), the last good
- * round's still answers 0. status[0]: the first error; status[1]: the bad put's wait;
- * status[2]: the wait of the put on the failed lane; status[3]: the bad ticket after
- * the recovery.
+ * a lane failed and recovered under a running kernel, twice (one thread): @rounds puts
+ * of 8 bytes (word r of @src at @soff, filled by the host, into the peer's @dst at word
+ * r) with signal @sigoff += 1, every odd round also raising counter @ctroff of @ctr
+ * (put_signal_counter), each waited for. At rounds @fail_at and 2 * @fail_at it first
+ * puts with @bad (the peer's buffer under a wrong key): the wait answers the lane's
+ * error, a put on the failed lane answers the same; it asks the host for a recovery
+ * (@flag[k] = 1, host memory), waits for the lane (dvx_p2p_dev_wait_lane()) and checks
+ * the tickets: the bad put's keeps answering the error (the recovery gave it up), the
+ * last good round's 0; after the second, the first bad put's answers -ESTALE (from
+ * before the recovery before the last). status[0]: the first error; [1], [2]: the bad
+ * put's wait and the put on the failed lane, first time; [3]: the bad ticket after the
+ * first recovery; [4]: the first bad ticket after the second.
  */
 extern "C" __global__ void t_recover(struct dvx_p2p_dev d, int peer, struct dvx_p2p_lbuf src,
 				     uint64_t soff, struct dvx_p2p_rbuf dst, uint64_t doff,
 				     struct dvx_p2p_rbuf bad, struct dvx_p2p_rbuf sig, uint64_t sigoff,
-				     uint32_t rounds, uint32_t fail_at, volatile uint64_t *flag,
-				     int32_t *status)
+				     struct dvx_p2p_lbuf ctr, uint64_t ctroff, uint32_t rounds,
+				     uint32_t fail_at, volatile uint64_t *flag, int32_t *status)
 {
 	struct dvx_dev_grp g = dvx_dev_thread();
 	struct dvx_p2p_notify n = { &sig, sigoff, 1, nullptr, 0, 0 };
-	struct dvx_p2p_ticket tk, last = { 0, 0, 0 }, tbad;
-	uint32_t r;
+	struct dvx_p2p_notify nc = { &sig, sigoff, 1, &ctr, ctroff, 0 };
+	struct dvx_p2p_ticket tk, last = { 0, 0, 0 }, tbad, first_bad = { 0, 0, 0 };
+	uint32_t r, k = 0;
 	int err = 0, e;
 
 	for (r = 0; r < rounds && !err; r++) {
 		struct dvx_p2p_xfer x = { &src, soff + 8ull * r, &dst, doff + 8ull * r, 8 };
 
-		if (r == fail_at) {
+		if (fail_at && r && r % fail_at == 0 && k < 2) {
 			struct dvx_p2p_xfer xb = { &src, soff, &bad, doff, 8 };
 
 			err = dvx_p2p_dev_put(g, d, peer, 0, &xb, 0, &tbad);
 			if (err)
 				break;
-			status[1] = dvx_p2p_dev_wait_local(d, tbad, 0);
-			if (!status[1]) {
+			e = dvx_p2p_dev_wait_local(d, tbad, 0);
+			if (!e) {
 				err = -EILSEQ;	/* a bad key's put must not complete */
 				break;
 			}
+			if (!k)
+				status[1] = e;
 			e = dvx_p2p_dev_put(g, d, peer, 0, &x, 0, &tk);
-			status[2] = e ? e : dvx_p2p_dev_wait_local(d, tk, 0);
-			if (!status[2]) {
+			e = e ? e : dvx_p2p_dev_wait_local(d, tk, 0);
+			if (!k)
+				status[2] = e;
+			if (!e) {
 				err = -EILSEQ;
 				break;
 			}
 			__threadfence_system();
-			flag[0] = 1;
+			flag[k] = 1;
 			__threadfence_system();
 			err = dvx_p2p_dev_wait_lane(d, peer, 0, 60000000000ull);
 			if (err)
 				break;
-			status[3] = dvx_p2p_dev_wait_local(d, tbad, 0);
-			if (!status[3] || dvx_p2p_dev_wait_local(d, last, 0)) {
+			e = dvx_p2p_dev_wait_local(d, tbad, 0);
+			if (!k)
+				status[3] = e;
+			if (!e || dvx_p2p_dev_wait_local(d, last, 0)) {
 				err = -ENOTRECOVERABLE;
 				break;
 			}
+			if (k)
+				status[4] = dvx_p2p_dev_wait_local(d, first_bad, 0);
+			else
+				first_bad = tbad;
+			k++;
 		}
-		err = dvx_p2p_dev_put_signal(g, d, peer, 0, &x, &n, 0, &tk);
+		err = (r & 1) ? dvx_p2p_dev_put_signal_counter(g, d, peer, 0, &x, &nc, 0, &tk) :
+				dvx_p2p_dev_put_signal(g, d, peer, 0, &x, &n, 0, &tk);
 		if (!err)
 			err = dvx_p2p_dev_wait_local(d, tk, 0);
 		last = tk;

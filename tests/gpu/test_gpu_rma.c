@@ -320,47 +320,55 @@ static void test_gpu_rma(void **state)
 /* ---- a lane the GPU drives, failed and recovered under the running kernel ---- */
 
 #define REC_ROUNDS 64u
-#define REC_FAIL_AT 20u
+#define REC_FAIL_AT 20u		/* the lane fails at rounds 20 and 40 */
 #define REC_SIG 40u		/* the signal slot rank 0 raises at rank 1 */
-#define REC_FLAG 300u		/* rank 0's counter word the kernel raises: recover now */
+#define REC_CTR 100u		/* rank 0's counter word the odd rounds raise */
+#define REC_FLAG 300u		/* rank 0's counter words the kernel raises: recover now */
 
 static uint64_t rec_pat(uint32_t k)
 {
 	return 0xc0ffee0000000000ull + k;
 }
 
-/* rank 0: export, launch t_recover, and when it asks: a recovery the peer does not
- * join (it must fail, the lane stays failed on the GPU), then one with the peer (it
- * must succeed while the kernel runs); the kernel finishes every round */
+/* wait until the kernel asks for recovery @k (its flag word in host memory) */
+static int rec_asked(struct wrank *r, uint32_t k)
+{
+	volatile uint64_t *flag = &r->ctr[REC_FLAG + k];
+	uint64_t t0 = dvx_hal_now_ns(r->t.nics[0]->hal);
+
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {
+		if (dvx_hal_now_ns(r->t.nics[0]->hal) - t0 > 60 * W_SEC)
+			return -ETIMEDOUT;
+		sched_yield();
+	}
+	return 0;
+}
+
+/* rank 0: export, launch t_recover, and when it asks: the first time a recovery the
+ * peer does not join (it must fail and say so, the lane stays failed on the GPU), then
+ * one with the peer (it must succeed while the kernel runs); the second time one with
+ * the peer; the kernel finishes every round */
 static void rec_active(struct wrank *r)
 {
 	static struct act x;
 	struct dvx_p2p_rbuf bad = r->data_r[1];
 	uint64_t soff = wsend_off(r, 1), doff = wrecv_off(r, 0), sigoff = wsig_off(r, 0, REC_SIG);
-	uint64_t flag_ptr, t0;
+	uint64_t ctroff = 8ull * REC_CTR, flag_ptr;
 	uint32_t rounds = REC_ROUNDS, fail_at = REC_FAIL_AT, k;
-	volatile uint64_t *flag = &r->ctr[REC_FLAG];
 	int peer = 1, err, alone;
-	int32_t st[4];
+	int32_t st[5];
 	void *args[] = { &x.d, &peer, &r->data_l, &soff, &r->data_r[1], &doff, &bad,
-			 &r->sig_r[1], &sigoff, &rounds, &fail_at, &flag_ptr, &E.status.dptr };
+			 &r->sig_r[1], &sigoff, &r->ctr_l, &ctroff, &rounds, &fail_at, &flag_ptr,
+			 &E.status.dptr };
 
 	memset(&x, 0, sizeof(x));
 	for (k = 0; k < REC_ROUNDS; k++)
 		((uint64_t *)(r->data + soff))[k] = rec_pat(k);
-	*flag = 0;
+	r->ctr[REC_FLAG] = r->ctr[REC_FLAG + 1] = 0;
+	r->ctr[REC_CTR] = 0;
 	bad.rkey[0] ^= 0x00a5a500u;	/* the responder refuses the key */
 	act_export(r, &x);
 	flag_ptr = x.ctr_reg.dptr + 8ull * REC_FLAG;
-	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* A: started */
-	W_OK(r, dvx_gpu_memcpy_htod(&E.g, E.status.dptr, memset(st, 0x7f, sizeof(st)), sizeof(st)));
-	W_OK(r, dvx_gpu_launch(&E.g, E.k_recover, 1, 1, 0, &E.s, args));
-	t0 = dvx_hal_now_ns(r->t.nics[0]->hal);
-	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) {
-		W_CHECK(r, dvx_hal_now_ns(r->t.nics[0]->hal) - t0 < 60 * W_SEC,
-			"the kernel never asked for a recovery");
-		sched_yield();
-	}
 	/* refusals: self, a lane it does not have, a handle of another layout */
 	{
 		struct dvx_p2p_dev other = x.d;
@@ -371,27 +379,49 @@ static void rec_active(struct wrank *r)
 			   dvx_p2p_gpu_lane_recover(&r->t, &E.g, &other, 1, 0, W_SEC) == -EINVAL,
 			"a bad recovery call was not refused");
 	}
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* A: started */
+	W_OK(r, dvx_gpu_memcpy_htod(&E.g, E.status.dptr, memset(st, 0x7f, sizeof(st)), sizeof(st)));
+	W_OK(r, dvx_gpu_launch(&E.g, E.k_recover, 1, 1, 0, &E.s, args));
+	W_OK(r, rec_asked(r, 0));
 	/* alone: the peer is not there, the recovery cannot finish and says so */
 	alone = dvx_p2p_gpu_lane_recover(&r->t, &E.g, &x.d, 1, 0, 300 * W_MS);
-	W_CHECK(r, alone != 0, "a recovery the peer did not join returned 0");
+	W_CHECK(r, alone == -ETIMEDOUT, "a recovery the peer did not join: %d", alone);
+	{
+		struct dvx_p2p_qstate gs;
+
+		/* the GPU still sees the lane failed, its gate open */
+		W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, &gs, x.d.lanes + (uint64_t)r->t.npeers *
+					    r->t.nlanes * DVX_P2P_DEV_LANE_BYTES, sizeof(gs)));
+		W_CHECK(r, gs.state == DVX_P2P_Q_FAILED && gs.err < 0 && gs.gate == 0,
+			"after the lone recovery: state %u err %d gate %u", gs.state, gs.err, gs.gate);
+	}
 	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* B: recover now */
 	err = dvx_p2p_gpu_lane_recover(&r->t, &E.g, &x.d, 1, 0, 30 * W_SEC);
 	W_CHECK(r, err == 0, "the recovery with the peer: %d", err);
+	W_OK(r, rec_asked(r, 1));
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* B2: again */
+	err = dvx_p2p_gpu_lane_recover(&r->t, &E.g, &x.d, 1, 0, 30 * W_SEC);
+	W_CHECK(r, err == 0, "the second recovery with the peer: %d", err);
 	W_OK(r, dvx_gpu_stream_wait(&E.s, 120 * W_SEC));
 	W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.status.dptr, sizeof(st)));
 	W_CHECK(r, st[0] == 0, "the kernel: %d (bad put %d, put on the failed lane %d, the bad "
-		"ticket after the recovery %d)", st[0], st[1], st[2], st[3]);
-	W_CHECK(r, st[1] < 0 && st[2] < 0 && st[3] < 0, "the errors: %d %d %d", st[1], st[2], st[3]);
+		"ticket after the recovery %d, the first after the second %d)", st[0], st[1],
+		st[2], st[3], st[4]);
+	W_CHECK(r, st[1] < 0 && st[2] == st[1] && st[3] == st[1] && st[4] == -ESTALE,
+		"the answers: %d %d %d %d", st[1], st[2], st[3], st[4]);
+	W_CHECK(r, r->ctr[REC_CTR] == REC_ROUNDS / 2, "the counter: %llu, want %u",
+		(unsigned long long)r->ctr[REC_CTR], REC_ROUNDS / 2);
 	{
 		struct dvx_p2p_lane_health h;
 
 		W_OK(r, dvx_p2p_gpu_import(&r->t, &E.g, &x.d));
 		W_OK(r, dvx_p2p_lane_health(&r->t, 1, 0, &h));
-		W_CHECK(r, h.recoveries >= 1 && h.err == 0, "after import: %u recoveries, err %d",
+		W_CHECK(r, h.recoveries >= 2 && h.err == 0, "after import: %u recoveries, err %d",
 			h.recoveries, h.err);
 		printf("recover: the bad key's put %d, a put on the failed lane %d, its ticket after "
-		       "the recovery %d; a recovery without the peer %d; %u recoveries, %u rounds "
-		       "after\n", st[1], st[2], st[3], alone, h.recoveries, REC_ROUNDS - REC_FAIL_AT);
+		       "the recovery %d, after the next %d; a recovery without the peer %d; %u "
+		       "recoveries, every round's word, signal and counter exact\n", st[1], st[2],
+		       st[3], st[4], alone, h.recoveries);
 	}
 	W_OK(r, dvx_gpu_mem_free(&x.dmem));
 	W_OK(r, dvx_gpu_host_unregister(&x.data_reg));
@@ -412,6 +442,9 @@ static void rec_passive(struct wrank *r)
 	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* B */
 	err = dvx_p2p_lane_recover(&r->t, 0, 0, 30 * W_SEC);
 	W_CHECK(r, err == 0, "rank 1's recovery: %d", err);
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* B2 */
+	err = dvx_p2p_lane_recover(&r->t, 0, 0, 30 * W_SEC);
+	W_CHECK(r, err == 0, "rank 1's second recovery: %d", err);
 	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* C */
 	for (k = 0; k < REC_ROUNDS; k++)
 		W_CHECK(r, got[k] == rec_pat(k), "round %u's word: %#llx", k,

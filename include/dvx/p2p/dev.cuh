@@ -113,8 +113,8 @@ DVX_DEV int dvx_p2p_dev_q_err(const struct dvx_p2p_qdesc &q)
  * @q:		the queue
  *
  * Context: device, any thread; every 0 must be matched by dvx_p2p_dev_q_leave().
- * Return: 0 (counted in, or a queue without a gate: @q.gated 0); -EAGAIN (the lane is being recovered: not counted, nothing
- * touched; dvx_p2p_dev_wait_lane() waits for the end).
+ * Return: 0 (counted in, or a queue without a gate: @q.gated 0); -EAGAIN (the lane is
+ * being recovered: not counted, nothing touched; dvx_p2p_dev_wait_lane() waits).
  */
 DVX_DEV int dvx_p2p_dev_q_enter(const struct dvx_p2p_qdesc &q)
 {
@@ -122,6 +122,11 @@ DVX_DEV int dvx_p2p_dev_q_enter(const struct dvx_p2p_qdesc &q)
 
 	if (!q.gated)
 		return 0;	/* a transport without DVX_P2P_F_GPU_RECOVER: no gate */
+	/* a gate seen closed refuses at once: threads retrying while the host waits for
+	 * the count to fall do not keep it up */
+	asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(gate) : "l"(&q.st->gate) : "memory");
+	if (gate)
+		return -EAGAIN;
 	asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(in) : "memory");
 	asm volatile("fence.sc.gpu;" ::: "memory");
 	asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(gate) : "l"(&q.st->gate) : "memory");
@@ -168,6 +173,27 @@ DVX_DEV int dvx_p2p_dev_q_poll(const struct dvx_p2p_qdesc &q)
 }
 
 /**
+ * dvx_p2p_dev_q_verdict() - what a ticket below the watermark answers: 0, unless a
+ * restart of the lane gave its WQE up (the last restart's error) or it is from before
+ * the restart before that (-ESTALE). Read after an acquire of the watermark: the host
+ * writes the lane's descriptor and lost range before the watermark that passes them.
+ * @q:		the queue
+ * @idx:	the WQE (below the watermark)
+ *
+ * Context: device, any thread. Return: 0, the lost range's error, or -ESTALE.
+ */
+DVX_DEV int dvx_p2p_dev_q_verdict(const struct dvx_p2p_qdesc &q, uint64_t idx)
+{
+	const struct dvx_p2p_qstate *st = q.st;
+	int lerr = *(volatile const int32_t *)&st->lost_err;
+
+	if (lerr && idx >= *(volatile const uint64_t *)&st->lost_lo &&
+	    idx < *(volatile const uint64_t *)&st->lost_hi)
+		return lerr;
+	return idx < *(volatile const uint64_t *)&q.lost_base ? -ESTALE : 0;
+}
+
+/**
  * dvx_p2p_dev_q_wait() - wait until WQE @idx of the queue completed.
  * @q:		the queue
  * @idx:	a ticket of this queue
@@ -192,11 +218,8 @@ DVX_DEV int dvx_p2p_dev_q_wait(const struct dvx_p2p_qdesc &q, uint64_t idx, uint
 	for (;;) {
 		/* below the watermark: done, unless a recovery gave it up (the host writes
 		 * the lost range before the watermark that passes it) */
-		if (dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) > idx) {
-			if (st->lost_err && idx >= st->lost_lo && idx < st->lost_hi)
-				return st->lost_err;
-			return idx < q.lost_base ? -ESTALE : 0;
-		}
+		if (dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) > idx)
+			return dvx_p2p_dev_q_verdict(q, idx);
 		err = dvx_p2p_q_err(st);
 		if (err)
 			return err;
@@ -206,9 +229,11 @@ DVX_DEV int dvx_p2p_dev_q_wait(const struct dvx_p2p_qdesc &q, uint64_t idx, uint
 		if (n)
 			continue;
 		if (dvx_p2p_waiter_step(&w))
-			return dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) > idx ? 0 : -ETIMEDOUT;
+			return dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) > idx ?
+				dvx_p2p_dev_q_verdict(q, idx) : -ETIMEDOUT;
 	}
 }
+
 
 /**
  * dvx_p2p_dev_q_drain() - wait until everything published on @q so far has completed.
@@ -216,7 +241,7 @@ DVX_DEV int dvx_p2p_dev_q_wait(const struct dvx_p2p_qdesc &q, uint64_t idx, uint
  * @w:		the wait (shared by a flush's queues)
  *
  * Context: device, any thread. Return: 0; the queue's error; -ETIMEDOUT; -EAGAIN while
- * the host recovers the lane.
+ * the host recovers the lane; the error (or -ESTALE) of WQEs a recovery gave up.
  */
 DVX_DEV int dvx_p2p_dev_q_drain(const struct dvx_p2p_qdesc &q, struct dvx_p2p_waiter *w)
 {
@@ -225,9 +250,13 @@ DVX_DEV int dvx_p2p_dev_q_drain(const struct dvx_p2p_qdesc &q, struct dvx_p2p_wa
 	int err, n;
 
 	end = dvx_ld_acquire_u64(&st->ctrs.ready, DVX_SCOPE_GPU);
+	if (dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) >= end)
+		return 0;	/* nothing in flight (as on the host) */
 	for (;;) {
+		/* the last WQE published when the drain began: done, or given up by a
+		 * recovery that came in between */
 		if (dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) >= end)
-			return 0;
+			return dvx_p2p_dev_q_verdict(q, end - 1);
 		err = dvx_p2p_q_err(st);
 		if (err)
 			return err;
@@ -600,6 +629,10 @@ DVX_DEV int dvx_p2p_dev_post_op(const struct dvx_dev_grp &g, const struct dvx_p2
 	}
 	if (g.lane == 0) {
 		err = dvx_p2p_dev_group_finish(*l, gop, r.t, total, r.nmain, r.c, timeout_ns);
+		/* gated: the doorbells (MMIO) done before the host can see the count fall
+		 * and reset the QP */
+		if (l->main.gated)
+			asm volatile("fence.sc.sys;" ::: "memory");
 		if (gop.has_ctr)
 			dvx_p2p_dev_q_leave(l->comp);
 		dvx_p2p_dev_q_leave(l->main);

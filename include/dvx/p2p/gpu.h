@@ -120,22 +120,28 @@ int dvx_p2p_gpu_import(struct dvx_p2p *t, struct dvx_gpu *gpu, const struct dvx_
  *
  * Steps: close the lane's gate (its queues' states in GPU memory); wait until no device
  * thread is inside a post or a poll of the lane (each counts itself in before it looks
- * at the gate, so none is missed); copy the lane's state back to the host queues; run
+ * at the gate, so none is missed); copy the lane's state back to the host queues (a
+ * reservation never published, its poster dead or cut off, fails the queue: the restart
+ * gives it up); run
  * dvx_p2p_lane_recover() (both ends agree, stop, drain, reset, reconnect, agree again);
  * write the resulting state, the new CQ base and the WQEs given up back into GPU
  * memory; open the gate. Meanwhile device posts and waits on the lane return -EAGAIN
  * (dvx_p2p_dev_wait_lane() waits for the end). Tickets of WQEs the restart gave up
  * answer its error on the GPU too, never 0.
  *
+ * The kernels must run on non-blocking streams (dvx_gpu_stream_create() makes them):
+ * the copies wait for the default stream, and a kernel on a blocking stream waiting for
+ * the recovery would wait for ever.
+ *
  * Context: host, one call per lane at a time, no other host call on @t's lanes.
  * Return: 0 (the lane is usable at this end: every QP of it in RTS, the GPU may post);
  * -EOPNOTSUPP (@t was made without DVX_P2P_F_GPU_RECOVER: its device posts keep no
  * gate);
  * -EAGAIN (device threads did not leave the lane in time: nothing changed, the gate is
- * open again; or the recovery could not finish: call again at both ends); -EIO (a
- * device reservation that was never published: the lane stays failed); -EINVAL;
- * dvx_p2p_lane_recover()'s errors (the lane then stays failed, on the GPU too); a
- * copy's error.
+ * open again; or the recovery could not finish: call again at both ends); -EINVAL;
+ * dvx_p2p_lane_recover()'s errors (-ETIMEDOUT when the peer did not join: the lane
+ * then stays failed, on the GPU too); a copy's error (after the lane's state was read
+ * back, the gate stays closed and the next call writes the host's state out).
  */
 int dvx_p2p_gpu_lane_recover(struct dvx_p2p *t, struct dvx_gpu *gpu, const struct dvx_p2p_dev *dev,
 			     int peer, uint32_t lane, uint64_t timeout_ns);
