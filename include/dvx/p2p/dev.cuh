@@ -277,7 +277,9 @@ DVX_DEV int dvx_p2p_dev_q_drain(const struct dvx_p2p_qdesc &q, struct dvx_p2p_wa
  * @timeout_ns:	the bound
  *
  * Context: device, any thread. Return: 0; the lane's error CQE errno; -ETIMEDOUT (wait
- * again if you like); -EINVAL.
+ * again if you like); -EINVAL; on a gated lane (DVX_P2P_F_GPU_RECOVER) also -EAGAIN
+ * while the host recovers it, and the error or -ESTALE of a WQE a recovery gave up
+ * (dvx_p2p_dev_q_wait()).
  */
 DVX_DEV int dvx_p2p_dev_wait_local(const struct dvx_p2p_dev &d, const struct dvx_p2p_ticket &tk,
 				   uint64_t timeout_ns)
@@ -450,7 +452,8 @@ DVX_DEV int dvx_p2p_dev_wait_counter(const struct dvx_p2p_dev &d, int peer, uint
  * @channel:	selects the lanes
  * @timeout_ns:	bound for the whole flush
  *
- * Context: device, any thread. Return: 0; the first lane error; -ETIMEDOUT.
+ * Context: device, any thread. Return: 0; the first lane error; -ETIMEDOUT; on gated
+ * lanes also -EAGAIN and the error of WQEs a recovery gave up (dvx_p2p_dev_q_drain()).
  */
 DVX_DEV int dvx_p2p_dev_flush(const struct dvx_p2p_dev &d, uint32_t channel, uint64_t timeout_ns)
 {
@@ -680,7 +683,8 @@ DVX_DEV int dvx_p2p_dev_post_op(const struct dvx_dev_grp &g, const struct dvx_p2
  * block shape; static shared memory of a few words). Return: 0; -EINVAL (a bad peer
  * or operation); -EOPNOTSUPP (a counter without companions); -ECANCELED (see above);
  * -ETIMEDOUT (no room: nothing posted; or an earlier poster never published: the lane
- * is failed); the lane's error; a build error (its slots hold NOPs, published).
+ * is failed); the lane's error; a build error (its slots hold NOPs, published); -EAGAIN
+ * on a gated lane while the host recovers it (nothing posted).
  */
 DVX_DEV int dvx_p2p_dev_post(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d, int peer,
 			     uint32_t channel, const struct dvx_p2p_xfer *x,
@@ -937,7 +941,8 @@ DVX_DEV int dvx_p2p_dev_reset_signal(const struct dvx_dev_grp &g, const struct d
  * Gets' bytes and fetching operations' old values are in place after it.
  *
  * Context: device; every thread of @g together. Return: 0; the first lane error;
- * -ETIMEDOUT.
+ * -ETIMEDOUT; on gated lanes also -EAGAIN and the error of WQEs a recovery gave up
+ * (dvx_p2p_dev_q_drain()).
  */
 DVX_DEV int dvx_p2p_dev_quiet(const struct dvx_dev_grp &g, const struct dvx_p2p_dev &d,
 			      uint64_t timeout_ns)
