@@ -399,8 +399,11 @@ static void sender_counters_log(struct wrank *r)
 	for (i = 0; i < DVX_GDMA_GPUS; i++)
 		if (E.gd.eng[i].up)
 			fprintf(stderr, "counters failed: engine %u: %llu reads %llu writes, "
-				"first error %d\n", i, (unsigned long long)E.gd.eng[i].reads,
-				(unsigned long long)E.gd.eng[i].writes, E.gd.eng[i].err);
+				"first error %d, slowest copy %.1f ms, %llu over 100 ms\n", i,
+				(unsigned long long)E.gd.eng[i].reads,
+				(unsigned long long)E.gd.eng[i].writes, E.gd.eng[i].err,
+				(double)E.gd.eng[i].max_ns / 1e6,
+				(unsigned long long)E.gd.eng[i].slow);
 }
 
 /* phase counters: 3 per thread on word (i % lanes), data and 2 signals each */

@@ -3,22 +3,37 @@
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
+#include <time.h>
 
 #include <dvx/hal/gpu.h>
 
 #include "gpu_dma.h"
 
 #define GDMA_TMO (30ull * 1000000000ull)
+#define GDMA_SLOW (100ull * 1000000ull)
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* the progress thread, the fabric locked: the copy on the NIC's stream, then waited for */
 static int eng_copy(struct dvx_gdma_eng *e, uint64_t dst, uint64_t src, uint64_t len)
 {
+	uint64_t t0 = mono_ns(), dt;
 	int err = dvx_gpu_make_current(&e->g);
 
 	if (!err)
 		err = dvx_hal_gpu_memcpy_async(&e->g.hg, dst, src, len, e->s.handle);
 	if (!err)
 		err = dvx_gpu_stream_wait(&e->s, GDMA_TMO);
+	dt = mono_ns() - t0;
+	if (dt > e->max_ns)
+		e->max_ns = dt;
+	e->slow += dt > GDMA_SLOW;
 	if (err && !e->err)
 		e->err = err;
 	e->bytes += len;

@@ -37,7 +37,7 @@
  * @fab:	the fabric whose NICs register the memory
  * @eng:	per GPU ordinal: the NIC's own handle on it and its stream (opened at the
  *		first dma-buf of that GPU's memory), the copies and bytes it made, the
- *		first failure
+ *		first failure, the slowest copy (ns) and the copies that took over 100 ms
  */
 struct dvx_gdma {
 	struct dvx_hal hal;
@@ -52,6 +52,7 @@ struct dvx_gdma {
 		struct dvx_sim_dma dma;
 		int up;
 		uint64_t reads, writes, bytes;
+		uint64_t max_ns, slow;
 		int err;
 	} eng[DVX_GDMA_GPUS];
 };
