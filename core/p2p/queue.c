@@ -206,6 +206,7 @@ int dvx_p2p_q_restart(struct dvx_p2p_q *q, uint32_t cq_ci, uint32_t cq_index_bas
 	q->last_progress_ns = dvx_hal_now_ns(q->nic->hal);
 	q->s.err = 0;
 	q->s.is_cqe = 0;
+	q->s.frozen = 0;
 	STORE(&q->s.state, (uint32_t)DVX_P2P_Q_OK);
 	dvx_unlock(&q->s.poll_lock);
 	return 0;

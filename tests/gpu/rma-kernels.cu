@@ -230,6 +230,117 @@ extern "C" __global__ void t_recover(struct dvx_p2p_dev d, int peer, struct dvx_
 	status[0] = err;
 }
 
+/*
+ * contention at the recovery gate: every thread puts @rounds words through the one
+ * gated lane (word w = i * @rounds + r of @src at @soff into the peer's @dst at @doff,
+ * signal @sigoff += 1) while the host recovers the lane again and again: healthy (the
+ * gate closes, every thread inside leaves, both ends find nothing failed, the gate
+ * opens) and once after a real failure, thread 0's put under a wrong key at round
+ * @rounds / 2 (it then raises @flag[0], host memory). Every answer is taken at its
+ * word: a refused post (-EAGAIN, or the failed lane's error) posted nothing, so the
+ * thread waits for the lane and posts again; a ticket's wait that answers -EAGAIN or
+ * an error is asked again once the lane is back (0: it landed; an error or -ESTALE:
+ * the recovery gave it up, so it is posted again). So the peer's signal ends at
+ * exactly threads x @rounds only if no ticket lied. stats[3i ..]: the -EAGAINs and the
+ * lane errors thread i was answered, and its puts a recovery gave up (posted again;
+ * host memory); status[i]: 0 or what broke.
+ */
+extern "C" __global__ void t_contend(struct dvx_p2p_dev d, int peer, struct dvx_p2p_lbuf src,
+				     uint64_t soff, struct dvx_p2p_rbuf dst, uint64_t doff,
+				     struct dvx_p2p_rbuf bad, struct dvx_p2p_rbuf sig, uint64_t sigoff,
+				     uint32_t rounds, volatile uint64_t *flag, uint64_t *stats,
+				     int32_t *status)
+{
+	const uint64_t lane_tmo = 60000000000ull;
+	uint32_t i = blockIdx.x * blockDim.x + threadIdx.x, r, tries;
+	struct dvx_dev_grp g = dvx_dev_thread();
+	struct dvx_p2p_notify n = { &sig, sigoff, 1, nullptr, 0, 0 };
+	uint64_t eagain = 0, lerr = 0, lost = 0;
+	int err = 0, e;
+
+	for (r = 0; r < rounds && !err; r++) {
+		uint64_t w = (uint64_t)i * rounds + r;
+		struct dvx_p2p_xfer x = { &src, soff + 8ull * w, &dst, doff + 8ull * w, 8 };
+		struct dvx_p2p_ticket tk;
+		int landed = 0;
+
+		if (i == 0 && r == rounds / 2) {
+			struct dvx_p2p_xfer xb = { &src, soff, &bad, doff, 8 };
+
+			/* the bad put, until its own ticket fails (a healthy recovery may
+			 * refuse or interrupt it first) */
+			for (tries = 0, e = -EAGAIN; e == -EAGAIN && tries < 1000; tries++) {
+				e = dvx_p2p_dev_put(g, d, peer, 0, &xb, 0, &tk);
+				if (!e)
+					while ((e = dvx_p2p_dev_wait_local(d, tk, 0)) == -EAGAIN &&
+					       !dvx_p2p_dev_wait_lane(d, peer, 0, lane_tmo))
+						;
+				else if (e == -EAGAIN)
+					(void)dvx_p2p_dev_wait_lane(d, peer, 0, lane_tmo);
+			}
+			if (!e || e == -EAGAIN) {
+				err = e ? -ELOOP : -EILSEQ;	/* a bad key's put must fail */
+				break;
+			}
+			__threadfence_system();
+			flag[0] = 1;
+			__threadfence_system();
+		}
+		for (tries = 0; !landed && !err; tries++) {
+			if (tries > 1000) {
+				err = -ELOOP;
+				break;
+			}
+			e = dvx_p2p_dev_put_signal(g, d, peer, 0, &x, &n, 0, &tk);
+			if (e) {
+				/* refused: nothing posted */
+				if (e == -EAGAIN)
+					eagain++;
+				else
+					lerr++;
+				err = dvx_p2p_dev_wait_lane(d, peer, 0, lane_tmo);
+				continue;
+			}
+			for (;;) {
+				e = dvx_p2p_dev_wait_local(d, tk, 0);
+				if (!e) {
+					landed = 1;
+					break;
+				}
+				if (e == -ETIMEDOUT) {
+					err = e;
+					break;
+				}
+				if (e == -EAGAIN)
+					eagain++;
+				else
+					lerr++;
+				err = dvx_p2p_dev_wait_lane(d, peer, 0, lane_tmo);
+				if (err)
+					break;
+				/* the lane is back: the ticket's verdict */
+				e = dvx_p2p_dev_wait_local(d, tk, 0);
+				if (!e) {
+					landed = 1;
+					break;
+				}
+				if (e == -EAGAIN)
+					continue;	/* another recovery: ask again */
+				if (e == -ETIMEDOUT) {
+					err = e;
+					break;
+				}
+				lost++;			/* given up: post it again */
+				break;
+			}
+		}
+	}
+	stats[3 * i] = eagain;
+	stats[3 * i + 1] = lerr;
+	stats[3 * i + 2] = lost;
+	status[i] = err;
+}
+
 #include <dvx/nvl/dev.cuh>
 
 /* NVL: every thread fetch-adds 1 to @word (GPU memory standing for a peer's mapped

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../lib/dvx_test.h"
 #include "../lib/p2p_world.h"
@@ -47,7 +48,8 @@ static struct {
 	const struct dvx_hal *hal;
 	struct dvx_gpu g;
 	struct dvx_gpu_module mod;
-	void *k_fadd, *k_get, *k_get_perm, *k_lock, *k_reset, *k_nvl_fadd, *k_nvl_lock, *k_recover;
+	void *k_fadd, *k_get, *k_get_perm, *k_lock, *k_reset, *k_nvl_fadd, *k_nvl_lock, *k_recover,
+	     *k_contend;
 	struct dvx_gpu_stream s;
 	struct dvx_gpu_mem status;
 } E;
@@ -476,6 +478,165 @@ static void test_gpu_recover(void **state)
 	assert_int_equal(world_run(&c, rec_body, NULL), 0);
 }
 
+/* ---- contention at the recovery gate ---- */
+
+#define CON_GRID 4u
+#define CON_BLOCK 64u
+#define CON_NT (CON_GRID * CON_BLOCK)
+#define CON_ROUNDS 8u		/* CON_NT * CON_ROUNDS words: one data slot */
+#define CON_SIG 41u		/* the signal slot rank 0 raises at rank 1 */
+#define CON_STATS 400u		/* rank 0's counter words: 3 per thread, host memory */
+#define CON_MAX_REC 4000u	/* recoveries before the test gives up */
+
+/* what each end tells the other before every recovery: rank 0 whether it is ready to
+ * stop (1: the kernel is done and the failure recovered; 2: it gives up), each end its
+ * last recovery's answer; both stop when rank 0 is ready and both answered 0 */
+struct con_turn {
+	int32_t ready, err;
+};
+
+static int con_stop(const struct con_turn *both)
+{
+	return both[0].ready == 2 || (both[0].ready == 1 && both[0].err == 0 && both[1].err == 0);
+}
+
+static uint64_t con_pat(uint64_t w)
+{
+	return 0xc0de000000000000ull + w * 0x9E3779B97F4A7C15ull % 0xffffffffffull;
+}
+
+/* rank 0: launch t_contend, then recover the lane with the peer over and over while the
+ * threads post through its gate, until the kernel is done and the real failure (seen
+ * through the flag before a recovery began) has been recovered; every recovery answers
+ * 0, or -EAGAIN at one end for a lane that failed while it ran (both call again) */
+static void con_active(struct wrank *r)
+{
+	static struct act x;
+	static int32_t st[CON_NT];
+	struct dvx_p2p_rbuf bad = r->data_r[1];
+	uint64_t soff = wsend_off(r, 1), doff = wrecv_off(r, 0), sigoff = wsig_off(r, 0, CON_SIG);
+	uint64_t flag_ptr, stats_ptr, sum[3] = { 0, 0, 0 };
+	volatile uint64_t *flag = &r->ctr[REC_FLAG];
+	uint32_t rounds = CON_ROUNDS, nrec = 0, healthy_busy = 0, i;
+	struct con_turn me = { 0, 0 }, both[2];
+	int peer = 1, handled = 0, done = 0, err;
+	void *args[] = { &x.d, &peer, &r->data_l, &soff, &r->data_r[1], &doff, &bad,
+			 &r->sig_r[1], &sigoff, &rounds, &flag_ptr, &stats_ptr, &E.status.dptr };
+
+	memset(&x, 0, sizeof(x));
+	for (i = 0; i < CON_NT * CON_ROUNDS; i++)
+		((uint64_t *)(r->data + soff))[i] = con_pat(i);
+	memset(r->ctr + CON_STATS, 0, 3 * CON_NT * 8);
+	*flag = 0;
+	bad.rkey[0] ^= 0x00a5a500u;	/* the responder refuses the key */
+	act_export(r, &x);
+	flag_ptr = x.ctr_reg.dptr + 8ull * REC_FLAG;
+	stats_ptr = x.ctr_reg.dptr + 8ull * CON_STATS;
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* A: started */
+	W_OK(r, dvx_gpu_memcpy_htod(&E.g, E.status.dptr, memset(st, 0x7f, sizeof(st)), sizeof(st)));
+	W_OK(r, dvx_gpu_launch(&E.g, E.k_contend, CON_GRID, CON_BLOCK, 0, &E.s, args));
+	while (!r->fail_line) {
+		int saw;
+
+		if (!done) {
+			err = dvx_gpu_stream_wait(&E.s, 0);
+			W_CHECK(r, err == 0 || err == -ETIMEDOUT, "the kernel: %d", err);
+			done = err == 0;
+		}
+		me.ready = nrec >= CON_MAX_REC ? 2 : done && handled;
+		W_OK(r, dvx_bootstrap_allgather(&r->bs, &me, both, sizeof(me), 60 * W_SEC));
+		if (con_stop(both))
+			break;
+		saw = __atomic_load_n(flag, __ATOMIC_ACQUIRE) != 0;
+		me.err = dvx_p2p_gpu_lane_recover(&r->t, &E.g, &x.d, 1, 0, 30 * W_SEC);
+		W_CHECK(r, me.err == 0 || me.err == -EAGAIN, "recovery %u: %d", nrec, me.err);
+		healthy_busy += !saw && !done;
+		handled |= saw && me.err == 0;
+		nrec++;
+		usleep(1000);		/* the threads get on between recoveries */
+	}
+	W_CHECK(r, nrec < CON_MAX_REC, "still not done after %u recoveries", nrec);
+	W_OK(r, dvx_gpu_stream_wait(&E.s, 120 * W_SEC));
+	W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.status.dptr, sizeof(st)));
+	for (i = 0; i < CON_NT; i++) {
+		W_CHECK(r, st[i] == 0, "thread %u: %d", i, st[i]);
+		sum[0] += r->ctr[CON_STATS + 3 * i];
+		sum[1] += r->ctr[CON_STATS + 3 * i + 1];
+		sum[2] += r->ctr[CON_STATS + 3 * i + 2];
+	}
+	/* the gate was met closed under load (lane errors and given-up puts depend on
+	 * where the failure fell) */
+	W_CHECK(r, sum[0] > 0 && healthy_busy > 0, "-EAGAINs %llu, lane errors %llu, given up "
+		"%llu, recoveries while posting %u", (unsigned long long)sum[0],
+		(unsigned long long)sum[1], (unsigned long long)sum[2], healthy_busy);
+	{
+		struct dvx_p2p_lane_health h;
+
+		W_OK(r, dvx_p2p_gpu_import(&r->t, &E.g, &x.d));
+		W_OK(r, dvx_p2p_lane_health(&r->t, 1, 0, &h));
+		W_CHECK(r, h.recoveries >= 1 && h.err == 0, "after import: %u recoveries, err %d",
+			h.recoveries, h.err);
+		printf("contend: %u threads x %u puts through one gated lane, %u recoveries (%u "
+		       "while the kernel posted and before the failure), the lane reset %u "
+		       "time(s); the threads were answered -EAGAIN %llu times and lane errors "
+		       "%llu times, %llu puts were given up and posted again\n", CON_NT,
+		       CON_ROUNDS, nrec, healthy_busy, h.recoveries, (unsigned long long)sum[0], (unsigned long long)sum[1],
+		       (unsigned long long)sum[2]);
+	}
+	W_OK(r, dvx_gpu_mem_free(&x.dmem));
+	W_OK(r, dvx_gpu_host_unregister(&x.data_reg));
+	W_OK(r, dvx_gpu_host_unregister(&x.ctr_reg));
+	W_OK(r, dvx_p2p_gpu_unregister(x.regs, x.nregs));
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* C: done */
+}
+
+/* rank 1: a recovery for every one of rank 0's, then every word and the signal exact */
+static void con_passive(struct wrank *r)
+{
+	const uint64_t *got = (const uint64_t *)wrecv(r, 0);
+	struct con_turn me = { 1, 0 }, both[2];
+	uint32_t k;
+
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* A */
+	while (!r->fail_line) {
+		W_OK(r, dvx_bootstrap_allgather(&r->bs, &me, both, sizeof(me), 60 * W_SEC));
+		if (con_stop(both))
+			break;
+		me.err = dvx_p2p_lane_recover(&r->t, 0, 0, 30 * W_SEC);
+		W_CHECK(r, me.err == 0 || me.err == -EAGAIN, "rank 1's recovery: %d", me.err);
+	}
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* C */
+	for (k = 0; k < CON_NT * CON_ROUNDS; k++)
+		W_CHECK(r, got[k] == con_pat(k), "word %u: %#llx", k, (unsigned long long)got[k]);
+	W_CHECK(r, r->sig[CON_SIG] == CON_NT * CON_ROUNDS, "the signal: %llu, want %u",
+		(unsigned long long)r->sig[CON_SIG], CON_NT * CON_ROUNDS);
+}
+
+static void con_body(struct wrank *r)
+{
+	if (r->rank == 0)
+		con_active(r);
+	else
+		con_passive(r);
+}
+
+/* many threads through one gated lane while it is recovered again and again */
+static void test_gpu_recover_contended(void **state)
+{
+	struct world_cfg c;
+
+	(void)state;
+	world_cfg_default(&c);
+	c.nranks = 2;
+	c.qps_per_nic = 1;
+	c.nslots = NTH / 2;
+	c.slot_bytes = SLOT;
+	c.sq_depth = 1024;	/* every thread's put and signal in flight at once */
+	c.progress_thread = 1;
+	c.gpu_recover = 1;
+	assert_int_equal(world_run(&c, con_body, NULL), 0);
+}
+
 /* the NVL forms on this GPU's memory (the mapping of a peer is the same kind of
  * pointer): fetch-adds at every scope, and compare-swap as a lock by every block */
 static void test_gpu_nvl_amo(void **state)
@@ -531,6 +692,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_rma),
 		cmocka_unit_test(test_gpu_nvl_amo),
 		cmocka_unit_test(test_gpu_recover),
+		cmocka_unit_test(test_gpu_recover_contended),
 	};
 	unsigned n = 0;
 	int rc;
@@ -550,6 +712,7 @@ int main(void)
 	    dvx_gpu_module_function(&E.mod, "t_get_perm", &E.k_get_perm) ||
 	    dvx_gpu_module_function(&E.mod, "t_lock", &E.k_lock) ||
 	    dvx_gpu_module_function(&E.mod, "t_recover", &E.k_recover) ||
+	    dvx_gpu_module_function(&E.mod, "t_contend", &E.k_contend) ||
 	    dvx_gpu_module_function(&E.mod, "t_reset", &E.k_reset) ||
 	    dvx_gpu_module_function(&E.mod, "t_nvl_fadd", &E.k_nvl_fadd) ||
 	    dvx_gpu_module_function(&E.mod, "t_nvl_lock", &E.k_nvl_lock) ||

@@ -846,6 +846,84 @@ static void test_recover_port_down(void **s)
 	assert_int_equal(world_run(&c, body_port_down, NULL), 0);
 }
 
+/*
+ * a lane failed while its poster polled nothing: rank 0 posts UP_GOOD put_signals, a
+ * put under a wrong key and UP_AFTER more, and waits for none of them, so their CQEs
+ * are still in its CQ when both ends recover. Rank 1's responder is out of RTS and
+ * says so; rank 0 marks its queue failed for that word before its drain consumes the
+ * good CQEs: those WQEs were executed at the peer and their tickets must answer 0
+ * (answering the error would have the caller post again what the peer already has),
+ * the bad put's and those after it the lane's error; the peer's signal counts exactly
+ * the good ones.
+ */
+#define UP_GOOD 8
+#define UP_AFTER 4
+#define UP_SIG 4	/* the signal slot */
+
+static void body_unpolled(struct wrank *r)
+{
+	struct dvx_p2p_ticket good[UP_GOOD], after[UP_AFTER], bad_tk, tk;
+	struct dvx_p2p_lane_health h;
+	int peer = r->rank ^ 1, i, e;
+
+	if (r->rank == 0) {
+		struct dvx_p2p_rbuf bad = r->data_r[1];
+		struct dvx_p2p_xfer x = { &r->data_l, wsend_off(r, 1), &r->data_r[1],
+					  wrecv_off(r, 0), 256 };
+		struct dvx_p2p_notify n = { &r->sig_r[1], wsig_off(r, 0, UP_SIG), 1, NULL, 0, 0 };
+
+		bad.rkey[0] ^= 0x00a5a500u;	/* the responder refuses the key */
+		fill(r, 1, 21, 256);
+		for (i = 0; i < UP_GOOD; i++)
+			W_OK(r, dvx_p2p_put_signal(&r->t, 1, 0, &x, &n, T_OUT, &good[i]));
+		W_OK(r, dvx_p2p_put(&r->t, 1, 0,
+				    &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, 1), &bad,
+							    wrecv_off(r, 0), 64 },
+				    T_OUT, &bad_tk));
+		for (i = 0; i < UP_AFTER; i++)
+			W_OK(r, dvx_p2p_put_signal(&r->t, 1, 0, &x, &n, T_OUT, &after[i]));
+	} else {
+		/* the good ones land; the bad one stops the rest */
+		W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, 0, UP_SIG), DVX_CMP_GE,
+					    UP_GOOD, T_OUT, NULL));
+	}
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	W_OK(r, dvx_p2p_lane_recover(&r->t, peer, 0, T_OUT));
+	W_OK(r, dvx_p2p_lane_health(&r->t, peer, 0, &h));
+	W_CHECK(r, h.state == DVX_P2P_Q_OK && h.recoveries == 1 && h.last_err < 0,
+		"after recovery: state %u recoveries %u last_err %d", h.state, h.recoveries,
+		h.last_err);
+	if (r->rank == 0) {
+		for (i = 0; i < UP_GOOD; i++) {
+			e = dvx_p2p_wait_local(&r->t, &good[i], 0, NULL);
+			W_CHECK(r, e == 0, "put_signal %d before the bad put: %d", i, e);
+		}
+		e = dvx_p2p_wait_local(&r->t, &bad_tk, 0, NULL);
+		W_CHECK(r, e < 0 && e != -ETIMEDOUT, "the bad put: %d", e);
+		for (i = 0; i < UP_AFTER; i++) {
+			e = dvx_p2p_wait_local(&r->t, &after[i], 0, NULL);
+			W_CHECK(r, e < 0 && e != -ETIMEDOUT, "put_signal %d after the bad put: %d",
+				i, e);
+		}
+	} else {
+		W_CHECK(r, r->sig[wsig_off(r, 0, UP_SIG) / 8] == UP_GOOD,
+			"the signal: %llu, want %d",
+			(unsigned long long)r->sig[wsig_off(r, 0, UP_SIG) / 8], UP_GOOD);
+	}
+	recovered_traffic(r, 0, 22, 1, 1, &tk);
+}
+
+static void test_recover_unpolled(void **s)
+{
+	struct world_cfg c;
+
+	(void)s;
+	world_cfg_default(&c);
+	assert_int_equal(world_run(&c, body_unpolled, NULL), 0);
+	c.progress_thread = 0;	/* ranks step the sim */
+	assert_int_equal(world_run(&c, body_unpolled, NULL), 0);
+}
+
 /* a companion that fails (its loopback fetch-add names a bad rkey) */
 static void body_comp_fail(struct wrank *r)
 {
@@ -1214,6 +1292,7 @@ int main(void)
 		cmocka_unit_test(test_bad_rkey),
 		cmocka_unit_test(test_no_companions),
 		cmocka_unit_test(test_recover_port_down),
+		cmocka_unit_test(test_recover_unpolled),
 		cmocka_unit_test(test_recover_companion),
 		cmocka_unit_test(test_recover_relapse),
 		cmocka_unit_test(test_least_privilege),

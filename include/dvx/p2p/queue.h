@@ -48,7 +48,9 @@ enum dvx_p2p_q_state {
  * @ctrs:	the SQ's posting counters: resv (reserved), ready (published), db_pi
  *		(rung), ci (CQEs consumed: the next WQE to complete; slots below it free)
  * @completed:	WQEs [0, @completed) completed successfully; frozen at the failed WQE
- *		once @state is FAILED
+ *		once an error CQE was consumed (@frozen); a queue failed by other means (a
+ *		peer's word, a recovery's stop, a timeout) still counts the good CQEs
+ *		that arrive before its flushes: each is a WQE the responder executed
  * @cq_ci:	the CQ's free-running consumer index
  * @poll_lock:	1 while a thread consumes CQEs
  * @state:	enum dvx_p2p_q_state
@@ -58,6 +60,8 @@ enum dvx_p2p_q_state {
  *		not come from a CQE)
  * @is_cqe:	1 when @err came from a CQE
  * @err_wqe:	its 16-bit WQE counter
+ * @frozen:	1 once an error CQE (or one that names an unexpected index) was
+ *		consumed, whether or not it was the first error: @completed stays
  * @err_qpn:	its QPN
  * @gate:	GPU-driven queues: 1 while the host recovers the lane (posters and
  *		pollers stay out: -EAGAIN); written by the host only (docs/gpu.md,
@@ -82,7 +86,7 @@ struct dvx_p2p_qstate {
 	uint8_t wqe_opcode;
 	uint8_t is_cqe;
 	uint16_t err_wqe;
-	uint16_t rsvd0;
+	uint16_t frozen;
 	uint32_t err_qpn;
 	uint32_t gate;
 	uint64_t lost_lo;
@@ -301,10 +305,15 @@ DVX_INLINE int dvx_p2p_q_consume(const struct dvx_p2p_qdesc *d)
 			info.is_error = 1;
 			r = -EPROTO;
 		}
-		if (r < 0)
+		if (r < 0) {
 			dvx_p2p_q_record(s, &info, r, 0);	/* RC in order: WQE @polled */
-		else if (dvx_ld_acquire_u32(&s->state) != DVX_P2P_Q_FAILED)
+			s->frozen = 1;
+		} else if (!s->frozen) {
+			/* a good CQE before any error CQE is a WQE done, also on a queue
+			 * marked failed meanwhile (a recovery's stop marks it before it
+			 * drains): giving it up would repost what the peer executed */
 			dvx_st_release_u64(&s->completed, polled + 1, DVX_SCOPE_GPU);
+		}
 		polled++;
 	}
 	if (n) {
