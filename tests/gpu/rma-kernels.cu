@@ -341,6 +341,39 @@ extern "C" __global__ void t_contend(struct dvx_p2p_dev d, int peer, struct dvx_
 	status[i] = err;
 }
 
+/*
+ * a device thread that counts itself in at the lane's gate and does not leave (one
+ * thread): it tells the host (@flag[0] = 1) and stays inside until @flag[1] (the host
+ * gave up waiting for it: its recovery must answer -EAGAIN and open the gate again);
+ * then it leaves and the lane serves a put_signal. status[0]: the count-in, [1]: the
+ * stay, [2]: the put after it.
+ */
+extern "C" __global__ void t_stuck(struct dvx_p2p_dev d, int peer, struct dvx_p2p_lbuf src,
+				   uint64_t soff, struct dvx_p2p_rbuf dst, uint64_t doff,
+				   struct dvx_p2p_rbuf sig, uint64_t sigoff, volatile uint64_t *flag,
+				   int32_t *status)
+{
+	const struct dvx_p2p_dev_lane *l = dvx_p2p_dev_lane_of(d, peer, 0);
+	struct dvx_p2p_notify n = { &sig, sigoff, 1, nullptr, 0, 0 };
+	struct dvx_p2p_xfer x = { &src, soff, &dst, doff, 8 };
+	struct dvx_p2p_ticket tk;
+	uint64_t t0 = dvx_dev_now_ns();
+	int e = dvx_p2p_dev_q_enter(l->main);
+
+	status[0] = e;
+	if (e)
+		return;
+	__threadfence_system();
+	flag[0] = 1;
+	__threadfence_system();
+	while (!flag[1] && dvx_dev_now_ns() - t0 < 60000000000ull)
+		;
+	status[1] = flag[1] ? 0 : -ETIMEDOUT;
+	dvx_p2p_dev_q_leave(l->main);
+	e = dvx_p2p_dev_put_signal(dvx_dev_thread(), d, peer, 0, &x, &n, 0, &tk);
+	status[2] = e ? e : dvx_p2p_dev_wait_local(d, tk, 0);
+}
+
 #include <dvx/nvl/dev.cuh>
 
 /* NVL: every thread fetch-adds 1 to @word (GPU memory standing for a peer's mapped

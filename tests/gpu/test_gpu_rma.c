@@ -14,7 +14,13 @@
  * put under a wrong key) and dvx_p2p_gpu_lane_recover() brings it back while the kernel
  * waits (docs/gpu.md, "Recovering a lane the GPU drives"): a recovery the peer does not
  * join fails and says so, the one both ends run succeeds, tickets stay truthful, every
- * round after it lands and the signal count is exact.
+ * round after it lands and the signal count is exact. test_gpu_recover_contended: 256
+ * threads put through one gated lane while both ends recover it again and again
+ * (healthy: the gate closes under load and opens) and once after a real failure; every
+ * refusal and verdict is taken at its word (refused: post again; given up: post
+ * again; landed: done), so the peer's signal is exact only if no ticket lied.
+ * test_gpu_recover_stuck: a device thread that stays inside the gate makes a recovery
+ * answer -EAGAIN with the gate open again, and the lane serves it once it leaves.
  *
  * Needs an NVIDIA GPU: without one it skips (exit 77) naming 'make gpu-check', which
  * runs it and fails instead.
@@ -49,7 +55,7 @@ static struct {
 	struct dvx_gpu g;
 	struct dvx_gpu_module mod;
 	void *k_fadd, *k_get, *k_get_perm, *k_lock, *k_reset, *k_nvl_fadd, *k_nvl_lock, *k_recover,
-	     *k_contend;
+	     *k_contend, *k_stuck;
 	struct dvx_gpu_stream s;
 	struct dvx_gpu_mem status;
 } E;
@@ -637,6 +643,91 @@ static void test_gpu_recover_contended(void **state)
 	assert_int_equal(world_run(&c, con_body, NULL), 0);
 }
 
+/* ---- a device thread that stays inside the gate ---- */
+
+#define STUCK_SIG 42u		/* the signal slot rank 0 raises at rank 1 */
+
+/* rank 0: t_stuck counts itself in and stays; a recovery waits for it in vain and
+ * answers -EAGAIN with the lane as it was and its gate open; once the thread leaves,
+ * the lane serves it */
+static void stuck_active(struct wrank *r)
+{
+	static struct act x;
+	uint64_t soff = wsend_off(r, 1), doff = wrecv_off(r, 0), sigoff = wsig_off(r, 0, STUCK_SIG);
+	volatile uint64_t *flag = &r->ctr[REC_FLAG];
+	uint64_t flag_ptr;
+	struct dvx_p2p_qstate gs;
+	int32_t st[3];
+	int peer = 1, err;
+	void *args[] = { &x.d, &peer, &r->data_l, &soff, &r->data_r[1], &doff, &r->sig_r[1],
+			 &sigoff, &flag_ptr, &E.status.dptr };
+
+	memset(&x, 0, sizeof(x));
+	*(uint64_t *)(r->data + soff) = 0x57c4;
+	flag[0] = flag[1] = 0;
+	act_export(r, &x);
+	flag_ptr = x.ctr_reg.dptr + 8ull * REC_FLAG;
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* A */
+	W_OK(r, dvx_gpu_memcpy_htod(&E.g, E.status.dptr, memset(st, 0x7f, sizeof(st)), sizeof(st)));
+	W_OK(r, dvx_gpu_launch(&E.g, E.k_stuck, 1, 1, 0, &E.s, args));
+	W_OK(r, rec_asked(r, 0));
+	err = dvx_p2p_gpu_lane_recover(&r->t, &E.g, &x.d, 1, 0, 200 * W_MS);
+	W_CHECK(r, err == -EAGAIN, "a recovery with a thread inside: %d", err);
+	W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, &gs, x.d.lanes + (uint64_t)r->t.npeers *
+				    r->t.nlanes * DVX_P2P_DEV_LANE_BYTES, sizeof(gs)));
+	W_CHECK(r, gs.state == DVX_P2P_Q_OK && gs.gate == 0 && gs.inside == 1,
+		"after it: state %u gate %u inside %u", gs.state, gs.gate, gs.inside);
+	__atomic_store_n(&r->ctr[REC_FLAG + 1], 1, __ATOMIC_RELEASE);
+	W_OK(r, dvx_gpu_stream_wait(&E.s, 120 * W_SEC));
+	W_OK(r, dvx_gpu_memcpy_dtoh(&E.g, st, E.status.dptr, sizeof(st)));
+	W_CHECK(r, st[0] == 0 && st[1] == 0 && st[2] == 0, "the kernel: %d %d %d", st[0], st[1],
+		st[2]);
+	{
+		struct dvx_p2p_lane_health h;
+
+		W_OK(r, dvx_p2p_gpu_import(&r->t, &E.g, &x.d));
+		W_OK(r, dvx_p2p_lane_health(&r->t, 1, 0, &h));
+		W_CHECK(r, h.recoveries == 0 && h.err == 0, "after import: %u recoveries, err %d",
+			h.recoveries, h.err);
+		printf("stuck: a recovery with a device thread inside the gate answered %d, the "
+		       "gate open again, the lane served the thread once it left\n", err);
+	}
+	W_OK(r, dvx_gpu_mem_free(&x.dmem));
+	W_OK(r, dvx_gpu_host_unregister(&x.data_reg));
+	W_OK(r, dvx_gpu_host_unregister(&x.ctr_reg));
+	W_OK(r, dvx_p2p_gpu_unregister(x.regs, x.nregs));
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* C */
+}
+
+static void stuck_body(struct wrank *r)
+{
+	if (r->rank == 0) {
+		stuck_active(r);
+		return;
+	}
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* A */
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, 120 * W_SEC));		/* C */
+	W_CHECK(r, *(const uint64_t *)wrecv(r, 0) == 0x57c4 && r->sig[STUCK_SIG] == 1,
+		"the put after the stay: %#llx, signal %llu",
+		(unsigned long long)*(const uint64_t *)wrecv(r, 0),
+		(unsigned long long)r->sig[STUCK_SIG]);
+}
+
+static void test_gpu_recover_stuck(void **state)
+{
+	struct world_cfg c;
+
+	(void)state;
+	world_cfg_default(&c);
+	c.nranks = 2;
+	c.qps_per_nic = 1;
+	c.nslots = NTH / 2;
+	c.slot_bytes = SLOT;
+	c.progress_thread = 1;
+	c.gpu_recover = 1;
+	assert_int_equal(world_run(&c, stuck_body, NULL), 0);
+}
+
 /* the NVL forms on this GPU's memory (the mapping of a peer is the same kind of
  * pointer): fetch-adds at every scope, and compare-swap as a lock by every block */
 static void test_gpu_nvl_amo(void **state)
@@ -693,6 +784,7 @@ int main(void)
 		cmocka_unit_test(test_gpu_nvl_amo),
 		cmocka_unit_test(test_gpu_recover),
 		cmocka_unit_test(test_gpu_recover_contended),
+		cmocka_unit_test(test_gpu_recover_stuck),
 	};
 	unsigned n = 0;
 	int rc;
@@ -713,6 +805,7 @@ int main(void)
 	    dvx_gpu_module_function(&E.mod, "t_lock", &E.k_lock) ||
 	    dvx_gpu_module_function(&E.mod, "t_recover", &E.k_recover) ||
 	    dvx_gpu_module_function(&E.mod, "t_contend", &E.k_contend) ||
+	    dvx_gpu_module_function(&E.mod, "t_stuck", &E.k_stuck) ||
 	    dvx_gpu_module_function(&E.mod, "t_reset", &E.k_reset) ||
 	    dvx_gpu_module_function(&E.mod, "t_nvl_fadd", &E.k_nvl_fadd) ||
 	    dvx_gpu_module_function(&E.mod, "t_nvl_lock", &E.k_nvl_lock) ||
