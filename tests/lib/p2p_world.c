@@ -2,6 +2,7 @@
 /*
  * tests/lib/p2p_world.c - ranks as threads over the software NIC (see p2p_world.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -400,15 +401,21 @@ static void fabric_cfg(const struct world_cfg *c, struct dvx_sim_fabric_cfg *fc)
 	fc->max_mrs += c->extra_objs;
 }
 
+/* rank @rank's NIC as the world makes it (every process knows every rank's) */
+static void nic_cfg(const struct world_cfg *c, int rank, struct dvx_sim_nic_cfg *nc)
+{
+	dvx_sim_nic_cfg_default(nc, (unsigned)rank);
+	if (c->no_loopback)
+		nc->force_loopback = 0;
+	if (c->ib)
+		nc->port[0].link_layer = DVX_LINK_LAYER_IB;
+}
+
 static int add_nic(const struct world_cfg *c, struct dvx_sim_fabric *fab, int rank)
 {
 	struct dvx_sim_nic_cfg nc;
 
-	dvx_sim_nic_cfg_default(&nc, (unsigned)rank);
-	if (c->no_loopback)
-		nc.force_loopback = 0;
-	if (c->ib)
-		nc.port[0].link_layer = DVX_LINK_LAYER_IB;
+	nic_cfg(c, rank, &nc);
 	return dvx_sim_add_nic(fab, &nc);
 }
 
@@ -606,7 +613,7 @@ static int world_proc_verdict(struct world *w, struct wrank *r, int err)
  * Return: 0 when every rank passed, else this rank's error or -EIO for another's.
  */
 static int world_proc(const struct world_cfg *c, wbody_fn body, void *user, int mode, int rank,
-		      const char *bsaddr)
+		      const char *bsaddr, const char *dir)
 {
 	struct world *w;
 	struct wrank *r;
@@ -615,6 +622,8 @@ static int world_proc(const struct world_cfg *c, wbody_fn body, void *user, int 
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
+	if (dir)
+		snprintf(w->dir, sizeof(w->dir), "%s", dir);
 	w->cfg = *c;
 	w->cfg.progress_thread = 1;	/* a rank blocked in its bootstrap still answers */
 	w->body = body;
@@ -646,12 +655,160 @@ static int world_proc(const struct world_cfg *c, wbody_fn body, void *user, int 
 	return err;
 }
 
+char *world_rejoin_path(const struct wrank *r, const char *what, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/rj-%s", r->w->dir, what);
+	return buf;
+}
+
+/* the run's folder and what the ranks left in it */
+static void world_rmdir(const char *dir)
+{
+	char p[400];
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) < (int)sizeof(p))
+			unlink(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+/*
+ * A killed rank's process started again (cfg.restart): rank @rank's NIC on a fabric of
+ * its own, a wire of the job's shape that listens at world_rejoin_path(r, "wire") and
+ * knows every other rank's NIC but joins nobody (the survivors' mesh listeners are
+ * closed: they join it), started with its progress thread. No bootstrap: the group's
+ * sockets bootstrap has marked this rank gone for good; the body meets the survivors
+ * through files in the run's folder. 0 when the body passed.
+ */
+static int world_restarted(const struct world_cfg *c, void *user, int rank, const char *dir)
+{
+	struct dvx_sim_fabric_cfg fc;
+	struct dvx_sim_wire_cfg wc;
+	struct dvx_hal_sock_addr bind, at;
+	struct world *w;
+	struct wrank *r;
+	char path[160];
+	size_t fsz, wsz;
+	int err, j;
+
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->cfg = *c;
+	w->cfg.progress_thread = 1;
+	w->procs = WORLD_FORK;
+	w->me = rank;
+	snprintf(w->dir, sizeof(w->dir), "%s", dir);
+	for (j = 0; j < c->nranks; j++) {
+		w->r[j].w = w;
+		w->r[j].rank = j;
+	}
+	r = &w->r[rank];
+	r->user = user;
+	fabric_cfg(c, &fc);
+	fc.max_nics = 1;
+	fsz = dvx_sim_fabric_mem_size(&fc);
+	w->fab_mem = malloc(fsz);
+	err = w->fab_mem ? dvx_sim_fabric_init(w->fab_mem, fsz, &fc, &w->fab) : -ENOMEM;
+	if (err)
+		goto out;
+	err = add_nic(c, w->fab, rank);
+	if (err < 0)
+		goto fab;
+	memset(&wc, 0, sizeof(wc));
+	wc.rank = rank;
+	wc.nranks = c->nranks;
+	wc.max_msg = (uint32_t)(c->slot_bytes < 4096 ? 4096 : c->slot_bytes);	/* the job's */
+	wc.max_remote_nics = (uint32_t)c->nranks;
+	wc.min_retry_ns = c->wire_retry_ns;
+	wc.ring_bytes = DVX_BOOTSTRAP_WIRE_RING_DEFAULT;
+	wsz = dvx_sim_wire_mem_size(&wc);
+	w->wire_mem = calloc(1, wsz);
+	err = w->wire_mem ? dvx_sim_wire_init(w->fab, &wc, w->wire_mem, wsz) : -ENOMEM;
+	memset(&bind, 0, sizeof(bind));
+	bind.family = DVX_HAL_SOCK_UNIX;
+	world_rejoin_path(r, "wire", path, sizeof(path));
+	if (strlen(path) >= sizeof(bind.path))
+		err = err ? err : -ENAMETOOLONG;
+	else
+		memcpy(bind.path, path, strlen(path) + 1);
+	if (!err)
+		err = dvx_sim_wire_listen(w->fab, &bind, &at);
+	for (j = 0; !err && j < c->nranks; j++) {
+		struct dvx_sim_nic_cfg nc;
+
+		if (j == rank)
+			continue;
+		nic_cfg(c, j, &nc);
+		err = dvx_sim_wire_add_remote_nic(w->fab, j, &nc);
+	}
+	if (!err)
+		err = dvx_sim_start(w->fab);
+	if (err) {
+		fprintf(stderr, "rank %d restarted: its wire: %d\n", rank, err);
+		goto fab;
+	}
+	if (!rank_open_nic(r)) {
+		c->restart(r);
+		dvx_nic_close(&r->nic);
+	}
+	dvx_sim_stop(w->fab);
+	if (r->fail_line)
+		fprintf(stderr, "rank %d restarted: failed at line %d: %s (err %d)\n", rank,
+			r->fail_line, r->fail_msg, r->fail_err);
+	err = db_check(w->fab, r->fail_line ? (r->fail_err ? r->fail_err : -EIO) : 0);
+fab:
+	dvx_sim_fini(w->fab);
+out:
+	free(w->wire_mem);
+	free(w->fab_mem);
+	free(w);
+	return err;
+}
+
+/* the victim is waited for first (it dies before the others end), then its rank is
+ * started again in a new process (pid[nranks]); pid[victim] is 0 afterwards */
+static int world_fork_restart(const struct world_cfg *c, void *user, const char *dir, pid_t *pid)
+{
+	int v = c->victim - 1, st, err = 0;
+
+	if (pid[v] < 0 || waitpid(pid[v], &st, 0) != pid[v])
+		return -EIO;
+	pid[v] = 0;
+	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL) {
+		fprintf(stderr, "rank %d: should have been killed, exited with %d\n", v,
+			WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		err = -EIO;
+	}
+	fflush(NULL);
+	pid[c->nranks] = fork();
+	if (pid[c->nranks] == 0) {
+		signal(SIGSEGV, SIG_DFL);
+		signal(SIGBUS, SIG_DFL);
+		signal(SIGILL, SIG_DFL);
+		signal(SIGFPE, SIG_DFL);
+		signal(SIGABRT, SIG_DFL);
+		st = world_restarted(c, user, v, dir);
+		fflush(NULL);
+		_exit(st ? 1 : 0);
+	}
+	return pid[c->nranks] < 0 ? -errno : err;
+}
+
 static int world_fork(const struct world_cfg *c, wbody_fn body, void *user)
 {
 	char dir[64], addr[96];
-	pid_t pid[W_MAX_RANKS];
+	pid_t pid[W_MAX_RANKS + 1];
 	int i, st, err = 0;
 
+	pid[W_MAX_RANKS] = -1;
 	snprintf(dir, sizeof(dir), "/tmp/dvx-world-XXXXXX");
 	if (!mkdtemp(dir))
 		return -errno;
@@ -666,12 +823,16 @@ static int world_fork(const struct world_cfg *c, wbody_fn body, void *user)
 			signal(SIGILL, SIG_DFL);
 			signal(SIGFPE, SIG_DFL);
 			signal(SIGABRT, SIG_DFL);
-			st = world_proc(c, body, user, WORLD_FORK, i, addr);
+			st = world_proc(c, body, user, WORLD_FORK, i, addr, dir);
 			fflush(NULL);
 			_exit(st ? 1 : 0);
 		}
 	}
+	if (c->victim && c->restart)
+		err = world_fork_restart(c, user, dir, pid);
 	for (i = 0; i < c->nranks; i++) {
+		if (pid[i] == 0)
+			continue;	/* the victim, waited for by world_fork_restart() */
 		if (pid[i] < 0 || waitpid(pid[i], &st, 0) != pid[i]) {
 			err = err ? err : -EIO;
 			continue;
@@ -686,7 +847,15 @@ static int world_fork(const struct world_cfg *c, wbody_fn body, void *user)
 		else if (!WIFEXITED(st) || WEXITSTATUS(st))
 			err = err ? err : -EIO;
 	}
-	rmdir(dir);
+	if (c->victim && c->restart && pid[c->nranks] > 0) {
+		/* the restarted rank */
+		if (waitpid(pid[c->nranks], &st, 0) != pid[c->nranks] || !WIFEXITED(st) ||
+		    WEXITSTATUS(st)) {
+			fprintf(stderr, "rank %d restarted: failed\n", c->victim - 1);
+			err = err ? err : -EIO;
+		}
+	}
+	world_rmdir(dir);
 	return err;
 }
 
@@ -725,7 +894,7 @@ int world_run(const struct world_cfg *c, wbody_fn body, void *user)
 				world_skip();
 			return -ERANGE;
 		}
-		return world_proc(c, body, user, WORLD_MPI, 0, NULL);
+		return world_proc(c, body, user, WORLD_MPI, 0, NULL, NULL);
 	default:
 		break;
 	}

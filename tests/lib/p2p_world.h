@@ -104,6 +104,11 @@ struct world_cfg {
 				 * callbacks copy from and to r->data, at device addresses that
 				 * are no host addresses (r->dev_addr); the sim reaches the
 				 * buffer only through them */
+	void (*restart)(struct wrank *r);	/* WORLD_FORK with a victim: once the
+				 * victim died, a new process runs this as its rank
+				 * (world_restarted(): its NIC open, a wire that listens at
+				 * world_rejoin_path(r, "wire") and joins nobody, no bootstrap
+				 * and no transport); it must pass for the run to */
 };
 
 /*
@@ -131,7 +136,17 @@ struct world {
 	struct dvx_bootstrap_tgroup *group;
 	struct wrank r[W_MAX_RANKS];
 	wbody_fn body;
+	char dir[64];		/* processes (WORLD_FORK): the run's folder (its files are
+				 * the bootstrap's socket and what a restarted rank and the
+				 * survivors leave for each other) */
 };
+
+/*
+ * world_rejoin_path() - @buf: the file @what of the run's folder (WORLD_FORK), where a
+ * restarted rank (cfg.restart) and the survivors leave what they tell each other.
+ * Returns @buf.
+ */
+char *world_rejoin_path(const struct wrank *r, const char *what, char *buf, size_t len);
 
 /** world_cfg_default() - 2 ranks, 64 KiB slots, 4 signal slots, depth 256/64. */
 void world_cfg_default(struct world_cfg *c);

@@ -34,10 +34,14 @@
  * host transport's channels are recovered and the messaging layer's comms made again
  * (link_phase() says how, and why the messaging layer's are remade).
  *
- * Not here: a killed rank that rejoins. The wire would take it (a rank whose
- * connection ended may join again), but the sockets bootstrap marks a peer whose socket
- * ended gone for good (docs/bootstrap.md), so a restarted process cannot enter the
- * group over which every layer exchanges its QP numbers, and a P2P lane's recovery
+ * Then (unless DVX_SOAK_REJOIN=0) the killed rank is started again as a new process
+ * (world_cfg.restart) and rejoins the messaging layer (soak_rejoin.c): the survivors'
+ * wires join its listener, each side connects to the other's handle (left in the run's
+ * folder: the new process has no bootstrap), and REJOIN_ROUNDS messages go each way
+ * between it and every survivor, every length and byte checked. The other layers do not
+ * take it back: the sockets bootstrap marks a peer whose socket ended gone for good
+ * (docs/bootstrap.md), so a restarted process cannot enter the group over which the P2P
+ * lanes and the host transport exchange their QP numbers, and a P2P lane's recovery
  * reconnects to the QP it knew (dvx_qp_recover()), which a new process does not have.
  *
  *   DVX_SOAK_OPS    operations in all (posted sends and receives of the three layers,
@@ -45,6 +49,7 @@
  *                   10^7
  *   DVX_SOAK_RANKS  ranks (2 ... 8, default 3; make soak-procs 4)
  *   DVX_SOAK_KILL   0: no rank killed at the end
+ *   DVX_SOAK_REJOIN 0: the killed rank is not started again
  *   DVX_SOAK_MAXLEN the longest message (default 8192)
  *   DVX_SOAK_LINK_EVERY  rounds between link downs (0: none)
  */
@@ -56,6 +61,7 @@
 
 #include "../lib/dvx_test.h"
 #include "../lib/p2p_world.h"
+#include "soak_rejoin.h"
 
 #include <dvx/ht/ib.h>
 #include <dvx/msg/msg.h>
@@ -70,6 +76,8 @@
 #define NLAYERS 3
 #define NCONN 2			/* connections per peer and direction: the second joins */
 #define LINK_ROUNDS 2000	/* rounds between link downs in a long run */
+#define REJOIN_ROUNDS 32	/* messages each way between the restarted rank and each
+				 * survivor */
 
 /* W_CHECK for a function that returns -1 on a failure */
 #define S_CHECK(r, cond, ...)                                  \
@@ -88,6 +96,7 @@ struct soak_cfg {
 	uint64_t maxlen;
 	int nranks;
 	int kill;
+	int rejoin;		/* the killed rank started again rejoins the messaging layer */
 	uint32_t rounds;
 	uint32_t link_every;	/* rounds between two link downs (0: none) */
 };
@@ -945,6 +954,26 @@ static void kill_phase(struct sp *s, uint32_t k)
 
 /* ---- the body ---- */
 
+/* ---- the killed rank started again ---- */
+
+static void progress_cb(void *arg)
+{
+	progress_all(arg);
+}
+
+/* a survivor's half of the rejoin (soak_rejoin.c): the new process's wire joined, a
+ * comm each way made from handles, REJOIN_ROUNDS messages each way checked */
+static void rejoin_phase(struct sp *s)
+{
+	uint64_t ops = 0, bytes = 0;
+
+	soak_rejoin_survivor(s->r, &s->m, s->victim, progress_cb, s, &ops, &bytes);
+	if (!s->r->fail_line)
+		printf("soak-procs: rank %d: the killed rank %d started again and rejoined the "
+		       "messaging layer: %llu messages (%llu bytes) with it checked\n", s->me,
+		       s->victim, (unsigned long long)ops, (unsigned long long)bytes);
+}
+
 static void teardown(struct sp *s)
 {
 	int p, k;
@@ -1022,6 +1051,8 @@ static void body(struct wrank *r)
 		fflush(stdout);
 		if (s->victim >= 0)
 			kill_phase(s, k);
+		if (s->victim >= 0 && g_cfg.rejoin && !r->fail_line)
+			rejoin_phase(s);
 	}
 	if (!r->alone && !r->fail_line) {
 		/* the comms close with everyone still there */
@@ -1065,6 +1096,8 @@ static void test_soak_procs(void **state)
 	g_cfg.ops = env_u64("DVX_SOAK_OPS", 2400);
 	g_cfg.maxlen = env_u64("DVX_SOAK_MAXLEN", 8192);
 	g_cfg.kill = (int)env_u64("DVX_SOAK_KILL", 1);
+	g_cfg.rejoin = g_cfg.kill && env_u64("DVX_SOAK_REJOIN", 1);
+	soak_rejoin_setup(REJOIN_ROUNDS, g_cfg.maxlen);
 	/* per rank and peer a round posts 2 receives, a put, a control message, a send and an
 	 * ack */
 	per_round = (uint64_t)g_cfg.nranks * (uint64_t)(g_cfg.nranks - 1) * 6;
@@ -1077,7 +1110,8 @@ static void test_soak_procs(void **state)
 	       "messages up to %llu bytes, faults in cycles of %d rounds, the link down every "
 	       "%u rounds%s\n", g_cfg.nranks, g_cfg.rounds,
 	       (unsigned long long)(g_cfg.rounds * per_round), (unsigned long long)g_cfg.maxlen,
-	       PHASE, g_cfg.link_every, g_cfg.kill ? ", then the last rank killed" : "");
+	       PHASE, g_cfg.link_every, g_cfg.rejoin ? ", then the last rank killed and started "
+	       "again" : g_cfg.kill ? ", then the last rank killed" : "");
 	fflush(stdout);
 	world_cfg_default(&c);
 	c.nranks = g_cfg.nranks;
@@ -1086,9 +1120,12 @@ static void test_soak_procs(void **state)
 	c.nslots = 4;
 	c.qps_per_nic = 2;
 	c.wire_retry_ns = RETRY_NS;
-	c.extra_objs = (uint32_t)(16 * g_cfg.nranks + 24);	/* and the comms made again */
+	/* and the comms made again, and those with the restarted rank */
+	c.extra_objs = (uint32_t)(16 * g_cfg.nranks + 32);
 	if (g_cfg.kill)
 		c.victim = g_cfg.nranks;	/* the last rank, + 1 */
+	if (g_cfg.rejoin)
+		c.restart = soak_rejoin_restarted;
 	assert_int_equal(world_run(&c, body, NULL), 0);
 }
 
