@@ -404,11 +404,14 @@ out:
  * wrote, reset_peer_signal zeroes every row. Last, compare-swap as a lock at rank 0 by
  * every other rank, separately for IB and NVL contenders (one kind of atomics a word),
  * guarding a get + put_value increment: rank 0 finds each count at contenders x
- * RMA_LOCKR and both locks free.
+ * RMA_LOCKR and both locks free. Its quiets wait @qtmo: 0 (the default device timeout)
+ * where the ranks' kernels run at once; ranks as processes sharing one GPU are
+ * time-sliced (no MPS), and their quiets are given the run's bound.
  */
 extern "C" __global__ void k_win_rma(const struct dvx_win_dev d, uint32_t scope,
 				     const struct dvx_p2p_lbuf src, uint64_t slot, uint64_t round0,
-				     uint32_t nrounds, uint64_t tmo, int32_t *status)
+				     uint32_t nrounds, uint64_t tmo, uint64_t qtmo,
+				     int32_t *status)
 {
 	__shared__ uint32_t seen[256], nwin;
 	__shared__ uint64_t wval;
@@ -446,7 +449,7 @@ extern "C" __global__ void k_win_rma(const struct dvx_win_dev d, uint32_t scope,
 			TRY(dvx_win_dev_put_value(g, d, p, l == 0 ? &z : nullptr));
 		}
 	}
-	TRY(dvx_win_dev_quiet(g, d, 0));
+	TRY(dvx_win_dev_quiet(g, d, qtmo));
 	TRY(dvx_win_dev_barrier(g, d, 0, tmo));
 	for (r = 0; r < nrounds; r++) {
 		for (p = 0; p < n; p++) {
@@ -471,7 +474,7 @@ extern "C" __global__ void k_win_rma(const struct dvx_win_dev d, uint32_t scope,
 			TRY(dvx_win_dev_add(g, d, p, &ad));
 			TRY(dvx_win_dev_fetch_add(g, d, p, &fa));
 			TRY(dvx_win_dev_compare_swap(g, d, p, &cs));
-			TRY(dvx_win_dev_quiet(g, d, 0));
+			TRY(dvx_win_dev_quiet(g, d, qtmo));
 			/* fetch-add: the old values are r * S ... (r + 1) * S - 1, once each */
 			bad = 0;
 			old = res[l];
@@ -505,7 +508,7 @@ extern "C" __global__ void k_win_rma(const struct dvx_win_dev d, uint32_t scope,
 				dvx_dev_grp_sync(g);
 				TRY(dvx_win_dev_get(g, d, p, &gx));
 			}
-			TRY(dvx_win_dev_quiet(g, d, 0));
+			TRY(dvx_win_dev_quiet(g, d, qtmo));
 			bad = 0;
 			for (k = 0; k < (int)RMA_GETS; k++) {
 				uint64_t h = mix64(((uint64_t)me << 48) ^ ((uint64_t)p << 40) ^
@@ -530,7 +533,7 @@ extern "C" __global__ void k_win_rma(const struct dvx_win_dev d, uint32_t scope,
 				if (dvx_win_dev_get(g, nr, p, &gx) != want)
 					TRY(-ENOTRECOVERABLE);
 			}
-			TRY(dvx_win_dev_quiet(g, d, 0));
+			TRY(dvx_win_dev_quiet(g, d, qtmo));
 			bad = 0;
 			for (i = l; i < 64; i += S)
 				if (lp[RMA_DST + i] != (dvx_win_kind(d, p) == DVX_MP_NVL ?
@@ -542,7 +545,7 @@ extern "C" __global__ void k_win_rma(const struct dvx_win_dev d, uint32_t scope,
 		for (p = 0; p < n; p++)
 			if (p != me)
 				TRY(dvx_win_dev_signal_peer(g, d, p, 1, DVX_NVL_SIG_ADD, (uint64_t)me + 1));
-		TRY(dvx_win_dev_quiet(g, d, 0));
+		TRY(dvx_win_dev_quiet(g, d, qtmo));
 		TRY(dvx_win_dev_barrier(g, d, 0, tmo));
 		bad = 0;
 		for (p = 0; p < n; p++) {
@@ -563,7 +566,7 @@ extern "C" __global__ void k_win_rma(const struct dvx_win_dev d, uint32_t scope,
 		for (p = 0; p < n; p++)
 			if (p != me)
 				TRY(dvx_win_dev_reset_peer_signal(g, d, p, 1));
-		TRY(dvx_win_dev_quiet(g, d, 0));
+		TRY(dvx_win_dev_quiet(g, d, qtmo));
 		TRY(dvx_win_dev_barrier(g, d, 0, tmo));
 		bad = 0;
 		for (p = 0; p < n; p++)
