@@ -27,7 +27,11 @@
  *    fetch_add (old values a permutation), compare_swap (one winner a word),
  *    reset_peer_signal and quiet, the default device timeout, a get through a window
  *    without DVX_WIN_F_READ (IB: -EPERM, nothing written; NVL: allowed), and
- *    compare-swap as a lock at rank 0 by the IB and by the NVL contenders, counted.
+ *    compare-swap as a lock at rank 0 by the IB and by the NVL contenders, counted;
+ *  - verbs as processes: the 4-rank world (2 per host) with every rank a process on
+ *    the software NIC's wire, each with its own fabric and copy engines for GPU memory,
+ *    the window buffer in GPU memory: every verb at every scope, k_win_rma at thread and
+ *    warp scope (4 processes on one GPU are time-sliced; at block scope it timed out).
  *
  * Under compute-sanitizer (DVX_GPU_SANITIZER=1) a launch waits for the process's
  * running kernels, so the threads' part reuses its barrier over one launch only.
