@@ -31,7 +31,7 @@ if [ "$ngpus" -gt 1 ]; then
 		echo "rc=$? $(( $(date +%s) - s ))s"; sum "$out/$t-1gpu.log" 6
 	done
 fi
-for x in ${DVX_BENCHES-gpu-post gpu-p2p-bench win-ib-bench win-chan-bench}; do
+for x in ${DVX_BENCHES-gpu-post gpu-p2p-bench gpu-dma-bench win-ib-bench win-chan-bench}; do
 	echo "== bench $x"
 	timeout 120 "$b/bench/$x" > "$out/$x.txt" 2>&1; echo "rc=$?"; tail -24 "$out/$x.txt"
 done
