@@ -115,17 +115,26 @@ int dvx_p2p_q_wait(struct dvx_p2p_q *q, uint64_t idx, uint64_t timeout_ns)
 	for (;;) {
 		if (LOAD(&q->recoveries) && lost_answer(q, idx, &err))
 			return err;
-		if (LOAD(&q->s.completed) > idx)
+		if (LOAD(&q->s.completed) > idx) {
+			/* a restart raises the watermark after its lost range: look again */
+			if (LOAD(&q->recoveries) && lost_answer(q, idx, &err))
+				return err;
 			return 0;
+		}
 		err = dvx_p2p_q_err(&q->s);
-		if (err && LOAD(&q->s.completed) <= idx)
+		/* a failed queue answers with its error only where the WQE's fate is known;
+		 * else its own CQE is still to come (dvx_p2p_q_fate_known()) */
+		if (err && LOAD(&q->s.completed) <= idx && dvx_p2p_q_fate_known(&q->s, idx))
 			return err;
 		if (dvx_p2p_q_poll(q))
 			continue;
 		if (dvx_p2p_waiter_step(&w)) {
 			/* one last look, so a completion that raced the clock counts */
 			dvx_p2p_q_poll(q);
-			return LOAD(&q->s.completed) > idx ? 0 : -ETIMEDOUT;
+			if (LOAD(&q->s.completed) > idx)
+				return LOAD(&q->recoveries) && lost_answer(q, idx, &err) ? err : 0;
+			err = dvx_p2p_q_err(&q->s);
+			return err ? err : -ETIMEDOUT;
 		}
 	}
 }

@@ -326,8 +326,8 @@ extern "C" __global__ void t_contend(struct dvx_p2p_dev d, int peer, struct dvx_
 				}
 				if (e == -EAGAIN)
 					continue;	/* another recovery: ask again */
-				if (e == -ETIMEDOUT) {
-					err = e;
+				if (e == -ETIMEDOUT || e == -ESTALE) {
+					err = e;	/* its fate unknown: the test cannot count it */
 					break;
 				}
 				lost++;			/* given up: post it again */

@@ -417,6 +417,7 @@ struct mixed {
 	 * processes) and the facts */
 	struct dvx_bootstrap *pbs;
 	char addr[96];		/* the sockets bootstrap's address */
+	int ngpus;		/* processes: the GPUs the ranks share (r on r % ngpus) */
 };
 
 /* the verbs at every scope, over the window buffer; then gets, the one-word
@@ -627,7 +628,7 @@ static int mxr_export(struct mxr *x)
 	x->w.bs = &x->bs;
 	x->w.me = x->me;
 	x->w.ib = 1;
-	x->w.sliced = x->mx->pbs != NULL;
+	x->w.sliced = x->mx->pbs && x->mx->ngpus < x->mx->n;
 	COK(dvx_bootstrap_barrier(&x->bs, TMO));
 	return 0;
 }
@@ -833,10 +834,13 @@ static int verbs_proc(int r, int n, void *arg)
 	sz = dvx_sim_fabric_mem_size(&fc);
 	fmem = calloc(1, sz);
 	dvx_sim_nic_cfg_default(&nc, (unsigned)r);
-	if (!fmem || dvx_sim_fabric_init(fmem, sz, &fc, &mx->tw.fab) ||
-	    dvx_sim_add_nic(mx->tw.fab, &nc) != 0) {
+	if (!fmem || dvx_sim_fabric_init(fmem, sz, &fc, &mx->tw.fab)) {
 		ret = 5;
 		goto out;
+	}
+	if (dvx_sim_add_nic(mx->tw.fab, &nc) != 0) {
+		ret = 5;
+		goto fab;
 	}
 	memset(&wa, 0, sizeof(wa));
 	wa.fab = mx->tw.fab;
@@ -844,12 +848,17 @@ static int verbs_proc(int r, int n, void *arg)
 	sz = dvx_bootstrap_wire_mem_size(n, wa.max_msg);
 	wmem = calloc(1, sz);
 	if (!wmem || dvx_bootstrap_wire_join(&bs, &wa, wmem, sz, TMO) ||
-	    dvx_gdma_init(&mx->gdma, mx->tw.fab) || dvx_sim_start(mx->tw.fab)) {
+	    dvx_gdma_init(&mx->gdma, mx->tw.fab)) {
 		fprintf(stderr, "rank %d: the wire or the copy engines\n", r);
 		ret = 6;
 		goto fab;
 	}
+	if (dvx_sim_start(mx->tw.fab)) {
+		ret = 6;
+		goto gdma;
+	}
 	mx->pbs = &bs;
+	mx->ngpus = ngpus;
 	mx->data_gpu = 1;
 	mx->verbs = 1;
 	ret = mixed_rank(mx, r);
@@ -873,6 +882,7 @@ static int verbs_proc(int r, int n, void *arg)
 			ret = 8;
 	}
 	dvx_sim_stop(mx->tw.fab);
+gdma:
 	dvx_gdma_fini(&mx->gdma);
 fab:
 	dvx_sim_fini(mx->tw.fab);

@@ -777,15 +777,16 @@ out:
  * started again in a new process (pid[nranks]); pid[victim] is 0 afterwards */
 static int world_fork_restart(const struct world_cfg *c, void *user, const char *dir, pid_t *pid)
 {
-	int v = c->victim - 1, st, err = 0;
+	int v = c->victim - 1, st;
 
 	if (pid[v] < 0 || waitpid(pid[v], &st, 0) != pid[v])
 		return -EIO;
 	pid[v] = 0;
 	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL) {
+		/* the run failed before the kill: nobody waits for a restarted rank */
 		fprintf(stderr, "rank %d: should have been killed, exited with %d\n", v,
 			WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-		err = -EIO;
+		return -EIO;
 	}
 	fflush(NULL);
 	pid[c->nranks] = fork();
@@ -799,7 +800,7 @@ static int world_fork_restart(const struct world_cfg *c, void *user, const char 
 		fflush(NULL);
 		_exit(st ? 1 : 0);
 	}
-	return pid[c->nranks] < 0 ? -errno : err;
+	return pid[c->nranks] < 0 ? -errno : 0;
 }
 
 static int world_fork(const struct world_cfg *c, wbody_fn body, void *user)
@@ -808,7 +809,8 @@ static int world_fork(const struct world_cfg *c, wbody_fn body, void *user)
 	pid_t pid[W_MAX_RANKS + 1];
 	int i, st, err = 0;
 
-	pid[W_MAX_RANKS] = -1;
+	for (i = 0; i <= W_MAX_RANKS; i++)
+		pid[i] = -1;
 	snprintf(dir, sizeof(dir), "/tmp/dvx-world-XXXXXX");
 	if (!mkdtemp(dir))
 		return -errno;

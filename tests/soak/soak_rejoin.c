@@ -315,6 +315,8 @@ out:
 			progress(arg);
 		usleep(1000);
 	}
+	if (r->fail_line)
+		return;	/* a receive it announced may still be written: the buffer stays */
 	dvx_msg_dereg_mr(m, &mr);
 	free(buf);
 }

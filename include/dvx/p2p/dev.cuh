@@ -220,17 +220,23 @@ DVX_DEV int dvx_p2p_dev_q_wait(const struct dvx_p2p_qdesc &q, uint64_t idx, uint
 		 * the lost range before the watermark that passes it) */
 		if (dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) > idx)
 			return dvx_p2p_dev_q_verdict(q, idx);
+		/* a failed queue answers with its error only where the WQE's fate is
+		 * known; else its own CQE is still to come (dvx_p2p_q_fate_known()) */
 		err = dvx_p2p_q_err(st);
-		if (err)
-			return err;
+		if (err && dvx_p2p_q_fate_known(st, idx))
+			return dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) > idx ?
+				dvx_p2p_dev_q_verdict(q, idx) : err;
 		n = dvx_p2p_dev_q_poll(q);
 		if (n < 0)
 			return n;
 		if (n)
 			continue;
-		if (dvx_p2p_waiter_step(&w))
-			return dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) > idx ?
-				dvx_p2p_dev_q_verdict(q, idx) : -ETIMEDOUT;
+		if (dvx_p2p_waiter_step(&w)) {
+			if (dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) > idx)
+				return dvx_p2p_dev_q_verdict(q, idx);
+			err = dvx_p2p_q_err(st);
+			return err ? err : -ETIMEDOUT;
+		}
 	}
 }
 
@@ -258,15 +264,20 @@ DVX_DEV int dvx_p2p_dev_q_drain(const struct dvx_p2p_qdesc &q, struct dvx_p2p_wa
 		if (dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) >= end)
 			return dvx_p2p_dev_q_verdict(q, end - 1);
 		err = dvx_p2p_q_err(st);
-		if (err)
-			return err;
+		if (err && dvx_p2p_q_fate_known(st, end - 1))
+			return dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) >= end ?
+				dvx_p2p_dev_q_verdict(q, end - 1) : err;
 		n = dvx_p2p_dev_q_poll(q);
 		if (n < 0)
 			return n;
 		if (n)
 			continue;
-		if (dvx_p2p_waiter_step(w))
-			return -ETIMEDOUT;
+		if (dvx_p2p_waiter_step(w)) {
+			if (dvx_ld_acquire_u64(&st->completed, DVX_SCOPE_GPU) >= end)
+				return dvx_p2p_dev_q_verdict(q, end - 1);
+			err = dvx_p2p_q_err(st);
+			return err ? err : -ETIMEDOUT;
+		}
 	}
 }
 

@@ -242,6 +242,24 @@ DVX_INLINE int dvx_p2p_q_err(const struct dvx_p2p_qstate *s)
 }
 
 /**
+ * dvx_p2p_q_fate_known() - whether a failed queue's error is ticket @idx's answer now.
+ * @s:		the state (its queue failed)
+ * @idx:	a ticket not below the watermark
+ *
+ * It is once an error CQE was consumed (@s->frozen: RC fails the WQE it names and
+ * flushes every later one) or when @idx was never published (it cannot execute). A
+ * queue failed by other means (the peer's word in a recovery, a timeout) still has the
+ * WQE's own CQE to come, good or not: a wait takes that instead of guessing.
+ *
+ * Context: any, host or device. Return: 1 or 0.
+ */
+DVX_INLINE int dvx_p2p_q_fate_known(const struct dvx_p2p_qstate *s, uint64_t idx)
+{
+	return *(const volatile uint16_t *)&s->frozen ||
+	       idx >= dvx_ld_acquire_u64(&s->ctrs.ready, DVX_SCOPE_GPU);
+}
+
+/**
  * dvx_p2p_q_record() - record the queue's first error and mark it failed (later
  * errors, such as the flushes that follow, change nothing).
  * @s:		the state; the caller holds @s->poll_lock
@@ -306,8 +324,10 @@ DVX_INLINE int dvx_p2p_q_consume(const struct dvx_p2p_qdesc *d)
 			r = -EPROTO;
 		}
 		if (r < 0) {
+			/* frozen before the state that says failed (a waiter that sees the
+			 * error and not this knows the WQE's CQE is still to come) */
+			*(volatile uint16_t *)&s->frozen = 1;
 			dvx_p2p_q_record(s, &info, r, 0);	/* RC in order: WQE @polled */
-			s->frozen = 1;
 		} else if (!s->frozen) {
 			/* a good CQE before any error CQE is a WQE done, also on a queue
 			 * marked failed meanwhile (a recovery's stop marks it before it
