@@ -14,7 +14,8 @@
  *  - completions are consumed under a try-lock by whichever poster or waiter polls
  *    (dvx_p2p_q_consume()); an error CQE freezes the watermark at the failed WQE and
  *    marks the queue failed: the first error is kept (errno, syndrome, opcode, QPN,
- *    index) and every later post or wait reports it.
+ *    index) and every later post reports it; a wait reports it for a ticket whose fate
+ *    it decides (dvx_p2p_q_fate_known()), else it takes the WQE's own CQE first.
  *
  * A queue is two parts: struct dvx_p2p_qdesc (constant: the SQ and CQ descriptions,
  * where its state is) and struct dvx_p2p_qstate (the counters, the watermark, the
