@@ -58,9 +58,10 @@
 #define MAX_INPUT (128u << 10)
 #define RING 4096u
 #define SHM_LEN 12288u		/* two 256-byte headers and two areas, in pages */
-/* steps without a new frame, once rank 0 has all the input, that end a run: nothing is
- * in flight in this process (a frame held for room goes in the next step); ending too
- * early could only fail the count check, never hide a frame */
+/* steps without a new frame and without an answer, once rank 0 has all the input, that
+ * end a run: nothing is in flight in this process (a frame is held only for room to
+ * answer, and answers flowing make the step not quiet); ending too early could only
+ * fail the count check, never hide a frame */
 #define QUIET 3
 
 /* ---- the wire's hal: the host's, with one stream connection in this process ----
@@ -85,6 +86,7 @@ static struct {
 	int sfd;			/* the memfd to pass with the first byte, or -1 */
 	uint8_t back[16];		/* rank 0's hello (answers after it are dropped) */
 	size_t back_len;
+	uint64_t answered;		/* bytes rank 0 sent, all told */
 	uint64_t vclock;
 	int fds_closed;			/* received descriptors the wire closed */
 } net;
@@ -185,6 +187,7 @@ static int n_send(const struct dvx_hal *h, int fd, const struct dvx_hal_iov *iov
 		memcpy(net.back + net.back_len, iov[i].base, k < room ? k : room);
 		net.back_len += k < room ? k : room;
 		*sent += k;
+		net.answered += k;
 	}
 	return 0;
 }
@@ -419,12 +422,13 @@ static void scribble(struct world *w, const uint8_t *d, size_t size, size_t pub,
 }
 
 /* feed the input to rank 0 through the socket (@ring 0) or the ring; the stats after */
-static void run(const uint8_t *dp, size_t size, int bad, int ring, struct dvx_sim_wire_stats *st)
+static void run(const uint8_t *dp, size_t size, int ring, struct dvx_sim_wire_stats *st)
 {
 	struct world w;
 	uint64_t last = ~0ull;
 	size_t off = 0, n;
 	int quiet = 0, i;
+	uint64_t ans = 0, before;
 
 	world_init(&w, ring);
 	if (!ring) {
@@ -434,31 +438,37 @@ static void run(const uint8_t *dp, size_t size, int bad, int ring, struct dvx_si
 		net.in_off = 0;
 		off = size;
 	}
-	(void)bad;
 	for (i = 0; i < 100000 && quiet < QUIET; i++) {
 		if (off < size && ring) {
-			uint64_t room = 0, got;
-			uint8_t sink[4096];
+			uint64_t room = 0;
 
 			LF_CHECK(dvx_sim_ring_room(&w.tx, &room) == 0);
 			n = size - off < room ? size - off : room;
 			LF_CHECK(dvx_sim_ring_write(&w.tx, dp + off, n) == 0);
 			off += n;
 			(void)dvx_sim_ring_publish(&w.tx);
-			while (!dvx_sim_ring_read(&w.rx, sink, sizeof(sink), &got) && got)
-				;
 			scribble(&w, dp, size, off, (uint8_t)i);
 		}
+		before = net.answered;
 		dvx_sim_step(w.fab);
+		if (ring) {
+			uint64_t got;
+			uint8_t sink[4096];
+
+			while (!dvx_sim_ring_read(&w.rx, sink, sizeof(sink), &got) && got)
+				ans += got;
+		}
+		ans += net.answered - before;
 		net.back_len = 0;	/* answers read and thrown away */
 		LF_CHECK(dvx_sim_wire_get_stats(w.fab, st) == 0);
 		if (st->peers_down)
 			break;
-		if (off == size && net.in_off == net.in_len && st->frames_rx == last)
+		if (off == size && net.in_off == net.in_len && st->frames_rx == last && !ans)
 			quiet++;
 		else
 			quiet = 0;
 		last = st->frames_rx;
+		ans = 0;
 	}
 	LF_CHECK(dvx_sim_wire_get_stats(w.fab, st) == 0);
 	world_fini(&w);
@@ -474,7 +484,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *dp, size_t size)
 		return 0;
 	want = count_frames(dp, size, &bad);
 	for (ring = 0; ring < 2; ring++) {
-		run(dp, size, bad, ring, &st);
+		run(dp, size, ring, &st);
 		if (lf_verbose())
 			fprintf(stderr,
 				"sim-wire (%s): %zu bytes, %llu frames%s; received %llu, down %llu\n",
