@@ -258,7 +258,10 @@ static void world_up(void)
 		W.r[0].m.st->cfg.flags = W.r[1].m.st->cfg.flags = (f & 1) ? DVX_MSG_F_CTS_OFFLOAD : 0;
 		LF_CHECK(!mw_pair(&W, 1, 0, 0, &as, &br));
 		W.r[0].m.st->cfg.flags = W.r[1].m.st->cfg.flags = DVX_MSG_F_CTS_OFFLOAD;
-		LF_CHECK(!settle());	/* the listen comms and handshakes gone */
+		/* copied as mw_pair() leaves them, not one pass more: an input's first
+		 * progress is the pair's first, as when each input made its own (the
+		 * regression inputs need that); the listen comms and handshakes are gone
+		 * already (snap_verify() checks it) */
 		snap_take(&snaps[f], bs, ar, as, br);
 	}
 	quiet = 1;
