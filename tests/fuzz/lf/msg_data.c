@@ -230,8 +230,8 @@ static void world_up(void)
 	vhal.host = &vhost;
 	memset(&c, 0, sizeof(c));
 	c.hal = &vhal;
-	c.max_comms = 8;
-	c.max_pending = 4;
+	c.max_comms = 4;
+	c.max_pending = 2;
 	c.max_reqs = 4;
 	c.max_recvs = 2;
 	c.flags = DVX_MSG_F_CTS_OFFLOAD;
