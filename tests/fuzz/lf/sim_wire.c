@@ -285,8 +285,10 @@ static void world_init(struct world *w, int ring)
 {
 	struct dvx_sim_wire_cfg wc = { .rank = 0, .nranks = 2, .max_msg = MAX_MSG,
 				       .ring_bytes = ring ? RING : 0, .hal = &nhal };
+	/* the NICs' configurations: the defaults of index 0 and 1, made once (they depend
+	 * on the index alone) */
+	static struct dvx_sim_nic_cfg nc[2];
 	struct dvx_sim_fabric_cfg fc;
-	struct dvx_sim_nic_cfg nc;
 	struct dvx_hal_sock_addr bind, addr;
 	uint8_t hello[16];
 	int i;
@@ -308,6 +310,8 @@ static void world_init(struct world *w, int ring)
 			.rank = 0, .nranks = 2, .max_msg = MAX_MSG, .ring_bytes = RING });
 		wire_mem = calloc(1, wire_len);
 		LF_CHECK(fab_mem && wire_mem);
+		dvx_sim_nic_cfg_default(&nc[0], 0);
+		dvx_sim_nic_cfg_default(&nc[1], 1);
 		/* all but the send buffer (docs/sim-wire.md: 2 (120 + max_msg) + 1 MiB) */
 		wire_clear = wire_len - (2 * (HDR + MAX_MSG) + (1u << 20));
 	}
@@ -318,11 +322,9 @@ static void world_init(struct world *w, int ring)
 	LF_CHECK(dvx_sim_wire_mem_size(&wc) <= wire_len && wire_clear <= wire_len);
 	memset(wire_mem, 0, wire_clear);
 	LF_CHECK(dvx_sim_fabric_init(fab_mem, fab_len, &fc, &w->fab) == 0);
-	dvx_sim_nic_cfg_default(&nc, 0);
-	LF_CHECK(dvx_sim_add_nic(w->fab, &nc) == 0);
+	LF_CHECK(dvx_sim_add_nic(w->fab, &nc[0]) == 0);
 	LF_CHECK(dvx_sim_wire_init(w->fab, &wc, wire_mem, wire_len) == 0);
-	dvx_sim_nic_cfg_default(&nc, 1);
-	LF_CHECK(dvx_sim_wire_add_remote_nic(w->fab, 1, &nc) == 0);
+	LF_CHECK(dvx_sim_wire_add_remote_nic(w->fab, 1, &nc[1]) == 0);
 	memset(&bind, 0, sizeof(bind));
 	bind.family = DVX_HAL_SOCK_ABSTRACT;
 	snprintf(bind.path, sizeof(bind.path), "dvx-fuzz-wire");
