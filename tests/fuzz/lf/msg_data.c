@@ -28,17 +28,20 @@
  * with a virtual clock (1 us per reading, 1 ms per settling pass: a close that waits for
  * a broken peer, a WRITE with immediate of B's stalled receiver-not-ready say, ends at
  * its 10 ms deadline within 10 passes; the others finish in one or two). The software
- * NIC's tables are as small as these objects need: its passes walk them, and they are
- * copied. After the copy is put back the harness checks it took: both contexts' counts
- * (dvx_msg_get_stats()) and the software NIC's objects and counters are the copy's, A's
- * invariant checker passes. (Before, every input made and closed
- * its own two connections: about 3 ms of CPU an input, most of it the handshakes' real
- * sockets and closes waiting out their deadline on the real clock.)
+ * NIC's tables, and the contexts' (4 communicators, 2 handshakes), are as small as these
+ * objects need: passes and the checker walk them, and they are copied. After the copy
+ * is put back the harness checks it took: both contexts' counts (dvx_msg_get_stats())
+ * and the software NIC's objects and counters are the copy's, A's invariant checker
+ * passes. (Before, every input made and closed its own two connections: about 3 ms of
+ * CPU an input, most of it the handshakes' real sockets and closes waiting out their
+ * deadline on the real clock.)
  *
- * Checks: A's invariant checker (dvx_msg_check()) after every operation; a request of
- * A's that completes without error reports at most its buffers' sizes; the guard bands
- * around A's buffers never change (A writes only where it posted); every close finishes
- * (bounded by the contexts' 10 ms timeout, virtual) and A then holds no communicator.
+ * Checks: A's invariant checker (dvx_msg_check()) after every operation that ran A's
+ * code (after one that ran none, what it reads is what it passed before: a_ran below); a
+ * request of A's that completes without error reports at most its buffers' sizes; the
+ * guard bands around A's buffers never change (A writes only where it posted), checked
+ * after every operation; every close finishes (bounded by the contexts' 10 ms timeout,
+ * virtual) and A then holds no communicator.
  *
  * Feeds: byte 0 [0] A->B offload, [1] B->A offload; then operations, one byte each
  * (op % 7) with their arguments from the bytes after it.
