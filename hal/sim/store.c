@@ -68,7 +68,9 @@ bool dvx_sim_cfg_has_gid(const struct dvx_sim_nic_cfg *c, unsigned port, const u
 	uint32_t i, n = cfg_gid_tbl_len(c, port);
 	uint8_t g[16], t;
 
-	for (i = 0; i < n; i++)
+	/* entries 2k and 2k + 1 hold one address (its RoCE v1 and v2 GIDs; an IB port has
+	 * one entry): each address made and compared once */
+	for (i = 0; i < n; i += 2)
 		if (cfg_gid_of(c, port, i, g, &t) && !memcmp(g, gid, 16))
 			return true;
 	return false;
@@ -199,7 +201,7 @@ struct sim_qp *dvx_sim_qp_by_path(struct sim_fabric *fab, uint8_t link_layer, ui
 			if (pc->link_layer == DVX_LINK_LAYER_IB) {
 				if (pc->lid != lid)
 					continue;
-			} else if (!dvx_sim_port_has_gid(n, p, gid) || memcmp(pc->mac, mac, 6)) {
+			} else if (memcmp(pc->mac, mac, 6) || !dvx_sim_port_has_gid(n, p, gid)) {
 				continue;	/* wrong GID or MAC: the frame goes nowhere */
 			}
 			cand = dvx_sim_qp_find(n, qpn);

@@ -68,6 +68,7 @@ static int rank_up(struct mw *w, int i)
 }
 
 int mw_fifo_only;
+const struct dvx_sim_fabric_cfg *mw_fab_cfg;
 
 int mw_init(struct mw *w, int n, const struct dvx_msg_cfg *cfg, uint64_t buf_len, int threaded)
 {
@@ -94,8 +95,13 @@ int mw_init(struct mw *w, int n, const struct dvx_msg_cfg *cfg, uint64_t buf_len
 	fc.max_cqs = 1200;
 	fc.max_mrs = 64;
 	fc.max_umems = 16;
+	if (mw_fab_cfg) {
+		fc = *mw_fab_cfg;
+		fc.max_nics = (uint32_t)n;
+	}
 	fsz = dvx_sim_fabric_mem_size(&fc);
 	w->fab_mem = calloc(1, fsz);
+	w->fab_len = fsz;
 	if (!w->fab_mem)
 		return -ENOMEM;
 	err = dvx_sim_fabric_init(w->fab_mem, fsz, &fc, &w->fab);

@@ -27,7 +27,8 @@ struct mw_rank {
 struct mw {
 	int n;
 	uint64_t buf_len;
-	void *fab_mem;
+	void *fab_mem;		/* fab_len bytes: the software NICs' whole state */
+	size_t fab_len;
 	struct dvx_sim_fabric *fab;
 	int threaded;
 	struct dvx_msg_cfg cfg;
@@ -78,5 +79,10 @@ int64_t mw_verify(const uint8_t *p, uint64_t len, uint32_t seed);
 /* set by a case that tests the FIFO clear-to-send itself: DVX_MSG_TEST_OFFLOAD=1 (every
  * context asks for the CTS receiver offload) leaves its contexts alone */
 extern int mw_fifo_only;
+
+/* while set, the capacities of the fabrics mw_init() makes (max_nics: its @n); else
+ * 1200 QPs and CQs per NIC. A harness that copies the fabric's memory, or whose sim
+ * passes walk its tables, sets them small */
+extern const struct dvx_sim_fabric_cfg *mw_fab_cfg;
 
 #endif

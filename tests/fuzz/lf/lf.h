@@ -37,6 +37,15 @@ static inline void lf_fail(const char *file, int line, const char *what)
 			lf_fail(__FILE__, __LINE__, #cond);     \
 	} while (0)
 
+/* a harness's own bookkeeping (copying its world back, checking guard bands) is not
+ * what is fuzzed: kept out of libFuzzer's coverage and comparison tracing, which would
+ * cost per loop turn and count its turns as features */
+#if defined(__clang__)
+#define LF_NO_COV __attribute__((no_sanitize("coverage")))
+#else
+#define LF_NO_COV
+#endif
+
 /* DVX_FUZZ_VERBOSE=1: harnesses say what they do with an input (to read a reproducer) */
 static inline int lf_verbose(void)
 {

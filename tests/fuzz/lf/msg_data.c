@@ -6,17 +6,42 @@
  * eager ring of a recv comm (CTS receiver offload, docs/msg.md), as plain WRITEs and
  * as WRITEs with immediate whose immediates it chooses.
  *
- * Per input, on the software NIC in one process (tests/msg/mworld.c): A (tested) and B
- * (the peer) connect both ways, each connection with the offload or without (byte 0);
- * then a script of operations: A's irecv (1-2 buffers between guard bands), A's isend,
- * B's honest isend and irecv, B's raw WRITE or WRITE with immediate (any bytes, any
+ * On the software NIC in one process (tests/msg/mworld.c): A (tested) and B (the peer)
+ * connected both ways, each connection with the offload or without (byte 0); then a
+ * script of operations: A's irecv (1-2 buffers between guard bands), A's isend, B's
+ * honest isend and irecv, B's raw WRITE or WRITE with immediate (any bytes, any
  * immediate, at any offset of A's ring or A's FIFO area, with the keys B was given), and
  * progress with a test of every request of A's. Then everything closes.
  *
- * Checks: A's invariant checker (dvx_msg_check()) after every operation; a request of
- * A's that completes without error reports at most its buffers' sizes; the guard bands
- * around A's buffers never change (A writes only where it posted); every close finishes
- * (bounded by the contexts' 10 ms timeout) and A then holds no communicator.
+ * The world is made once per process (speed: bench/RESULTS.md). The fabric, both NICs
+ * and both contexts come up at the first input; then, for each of the four choices of
+ * byte 0, the two connections are made (the real handshake, over the hal's sockets) and
+ * everything the world is made of is copied aside: the fabric's memory (the software
+ * NICs: QPs, CQs, MRs, their rings' state), each context's state, FIFO and ring regions
+ * (the library keeps nothing anywhere else: no allocation, no static state), struct mw
+ * (the NICs' and contexts' handles, the MRs) and the clock. Before every input the copy
+ * of its byte 0 is put back, so every input starts from the same freshly connected
+ * pair, whatever the one before it did; what lies outside that memory is the buffers
+ * (A's guard areas rewritten, payload never decided on), the contexts' listening
+ * sockets (nothing connects after the start: the harness's hal answers their accept()
+ * "none pending" without a system call) and the clock: the contexts' hal is the host's
+ * with a virtual clock (1 us per reading, 1 ms per settling pass: a close that waits for
+ * a broken peer, a WRITE with immediate of B's stalled receiver-not-ready say, ends at
+ * its 10 ms deadline within 10 passes; the others finish in one or two). The software
+ * NIC's tables, and the contexts' (4 communicators, 2 handshakes), are as small as these
+ * objects need: passes and the checker walk them, and they are copied. After the copy
+ * is put back the harness checks it took: both contexts' counts (dvx_msg_get_stats())
+ * and the software NIC's objects and counters are the copy's, A's invariant checker
+ * passes. (Before, every input made and closed its own two connections: about 3 ms of
+ * CPU an input, most of it the handshakes' real sockets and closes waiting out their
+ * deadline on the real clock.)
+ *
+ * Checks: A's invariant checker (dvx_msg_check()) after every operation that ran A's
+ * code (after one that ran none, what it reads is what it passed before: a_ran below); a
+ * request of A's that completes without error reports at most its buffers' sizes; the
+ * guard bands around A's buffers never change (A writes only where it posted), checked
+ * after every operation; every close finishes (bounded by the contexts' 10 ms timeout,
+ * virtual) and A then holds no communicator.
  *
  * Feeds: byte 0 [0] A->B offload, [1] B->A offload; then operations, one byte each
  * (op % 7) with their arguments from the bytes after it.
@@ -43,36 +68,226 @@ struct areq {
 
 static struct areq rq[NREQ], sq[NREQ];
 
-static void guards_set(void)
+/*
+ * A step ran A's code: one of A's calls (irecv, isend, test, progress, close; a progress of
+ * B's too, which steps the software NIC that writes A's FIFO, rings and buffers). A's
+ * checker reads only A's state region (and struct dvx_msg), which nothing but A's calls
+ * writes: it is no NIC's memory (dvx_msg_init() registers the FIFO and rings regions,
+ * never the state), B's calls write B's regions and doorbells (the software NIC executes
+ * nothing before a progress: no thread here), the harness none. After a step that ran
+ * none of A's code the checker would read what it passed the step before: it is not run
+ * again (the guard bands are checked after every step whatever ran).
+ */
+static int a_ran = 1;
+
+/* ---- the contexts' hal: the host's, with a virtual clock and a quiet accept() ---- */
+
+#define TICK_NS 1000ull		/* a reading of the clock */
+#define PASS_NS 1000000ull	/* a settling pass */
+#define SETTLE_PASSES 100	/* 100 ms of passes: ten times the close bound */
+#define NOBJ 4			/* QPs and CQs per NIC: each context's two connections */
+
+static uint64_t vclock = 1000000000ull;
+static int quiet;		/* the world is up: nobody connects any more */
+static struct dvx_hal vhal;
+static struct dvx_hal_host_ops vhost;
+static const struct dvx_hal_host_ops *real_host;
+
+static uint64_t v_now(const struct dvx_hal *h)
+{
+	(void)h;
+	vclock += TICK_NS;
+	return vclock;
+}
+
+static int v_accept(const struct dvx_hal *h, int lfd, int *fd)
+{
+	if (!quiet)
+		return real_host->sock_accept(h, lfd, fd);
+	*fd = -1;
+	return -EAGAIN;	/* what the kernel would answer: nothing in this process connects */
+}
+
+/* ---- the world, and its copies: one per choice of byte 0 ---- */
+
+struct snap {
+	struct mw w;
+	uint8_t *fab, *state[2], *fifo[2], *rings[2];
+	uint64_t vclock;
+	struct dvx_msg_comm *bs, *ar, *as, *br;
+	struct dvx_msg_stats st[2];
+	struct dvx_sim_stats sim;
+};
+
+static struct snap base, snaps[4];
+static size_t fab_len;
+static uint8_t gpat[GUARD];	/* a guard band as it must stay */
+
+static LF_NO_COV void guards_set(void)
 {
 	memset(W.r[1].buf, GBYTE, NREQ * 2 * SLOT);
 }
 
-static void guards_check(void)
+/* every guard band still GBYTE: 8 bytes at a time, no call per band (ASan's memcmp()
+ * interceptor would be 32 calls per check, after every operation) */
+static LF_NO_COV void guards_check(void)
 {
-	uint8_t *b = W.r[1].buf;
+	const uint8_t *b = W.r[1].buf;
+	uint64_t pat, w, acc = 0;
 	int i, j;
 
+	memcpy(&pat, gpat, sizeof(pat));
 	for (i = 0; i < NREQ * 2; i++)
-		for (j = 0; j < GUARD; j++) {
-			LF_CHECK(b[i * SLOT + j] == GBYTE);
-			LF_CHECK(b[i * SLOT + GUARD + BUF + j] == GBYTE);
+		for (j = 0; j < GUARD; j += 8) {
+			memcpy(&w, b + i * SLOT + j, sizeof(w));
+			acc |= w ^ pat;
+			memcpy(&w, b + i * SLOT + GUARD + BUF + j, sizeof(w));
+			acc |= w ^ pat;
 		}
+	LF_CHECK(acc == 0);
+}
+
+static void *dup_of(const void *p, size_t len)
+{
+	void *d = malloc(len);
+
+	LF_CHECK(d != NULL);
+	memcpy(d, p, len);
+	return d;
+}
+
+static void sim_counts(struct dvx_sim_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	dvx_sim_get_stats(W.fab, s);
+}
+
+static void snap_take(struct snap *s, struct dvx_msg_comm *bs, struct dvx_msg_comm *ar,
+		      struct dvx_msg_comm *as, struct dvx_msg_comm *br)
+{
+	int i;
+
+	s->w = W;
+	s->fab = dup_of(W.fab_mem, fab_len);
+	for (i = 0; i < 2; i++) {
+		s->state[i] = dup_of(W.r[i].state, W.r[i].state_len);
+		s->fifo[i] = dup_of(W.r[i].fifo, W.r[i].fifo_len);
+		s->rings[i] = dup_of(W.r[i].rings, W.r[i].rings_len);
+		dvx_msg_get_stats(&W.r[i].m, &s->st[i]);
+	}
+	s->vclock = vclock;
+	s->bs = bs;
+	s->ar = ar;
+	s->as = as;
+	s->br = br;
+	sim_counts(&s->sim);
+}
+
+static LF_NO_COV void snap_put(const struct snap *s)
+{
+	int i;
+
+	W = s->w;
+	memcpy(W.fab_mem, s->fab, fab_len);
+	for (i = 0; i < 2; i++) {
+		memcpy(W.r[i].state, s->state[i], W.r[i].state_len);
+		memcpy(W.r[i].fifo, s->fifo[i], W.r[i].fifo_len);
+		memcpy(W.r[i].rings, s->rings[i], W.r[i].rings_len);
+	}
+	vclock = s->vclock;
+}
+
+/* the copy took: the counts of the contexts and of the software NIC are the copy's */
+static LF_NO_COV void snap_verify(const struct snap *s)
+{
+	struct dvx_msg_stats st;
+	struct dvx_sim_stats sim;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		dvx_msg_get_stats(&W.r[i].m, &st);
+		LF_CHECK(!memcmp(&st, &s->st[i], sizeof(st)));
+		LF_CHECK(st.comms == 2 && !st.closing && !st.pending);
+	}
+	sim_counts(&sim);
+	LF_CHECK(!memcmp(sim.live, s->sim.live, sizeof(sim.live)));
+	LF_CHECK(sim.wqes_executed == s->sim.wqes_executed && sim.cqes_written == s->sim.cqes_written);
+}
+
+/* progress until no context has a closing communicator: 0, or -ETIMEDOUT */
+static int settle(void)
+{
+	int k;
+
+	for (k = 0; k < SETTLE_PASSES; k++) {
+		vclock += PASS_NS;
+		mw_progress(&W);
+		/* white box: no handshake can be pending (nothing connects), and the count of
+		 * closing communicators is what dvx_msg_get_stats() would walk the table for */
+		if (!W.r[0].m.st->nclosing && !W.r[1].m.st->nclosing)
+			return 0;
+	}
+	return -ETIMEDOUT;
 }
 
 static void world_up(void)
 {
 	struct dvx_msg_cfg c;
+	struct dvx_sim_fabric_cfg fc;
+	int f;
 
+	memset(gpat, GBYTE, sizeof(gpat));
+	real_host = dvx_hal_host()->host;
+	vhal = *dvx_hal_host();
+	vhost = *real_host;
+	vhost.now_ns = v_now;
+	vhost.sock_accept = v_accept;
+	vhal.host = &vhost;
 	memset(&c, 0, sizeof(c));
-	c.max_comms = 8;
-	c.max_pending = 4;
+	c.hal = &vhal;
+	c.max_comms = 4;
+	c.max_pending = 2;
 	c.max_reqs = 4;
 	c.max_recvs = 2;
 	c.flags = DVX_MSG_F_CTS_OFFLOAD;
 	c.eager_bytes = 256;
 	c.timeout_ns = 10000000ull;	/* 10 ms: a close waiting for a broken peer ends soon */
+	/* the software NIC's tables as small as two contexts of two connections need: the
+	 * copies are of its memory, and its passes walk them */
+	dvx_sim_fabric_cfg_default(&fc);
+	fc.max_qps = NOBJ;
+	fc.max_cqs = NOBJ;
+	fc.max_mrs = 4;
+	fc.max_umems = 2;
+	fc.max_uars = 2;
+	fc.max_pds = 2;
+	fc.max_dmabufs = 1;
+	fc.max_gpus = 0;
+	fc.max_gpu_mems = 1;
+	fc.reorder_stage = 0;
+	mw_fab_cfg = &fc;
 	LF_CHECK(!mw_init(&W, 2, &c, 1u << 20, 0));
+	mw_fab_cfg = NULL;
+	fab_len = W.fab_len;
+	snap_take(&base, NULL, NULL, NULL, NULL);	/* no connection yet */
+	for (f = 0; f < 4; f++) {
+		struct dvx_msg_comm *bs, *ar, *as, *br;
+
+		snap_put(&base);
+		/* B -> A, then A -> B, each with the offload when its bit says so (both ends
+		 * ask) */
+		W.r[0].m.st->cfg.flags = W.r[1].m.st->cfg.flags = (f & 2) ? DVX_MSG_F_CTS_OFFLOAD : 0;
+		LF_CHECK(!mw_pair(&W, 0, 1, 0, &bs, &ar));
+		W.r[0].m.st->cfg.flags = W.r[1].m.st->cfg.flags = (f & 1) ? DVX_MSG_F_CTS_OFFLOAD : 0;
+		LF_CHECK(!mw_pair(&W, 1, 0, 0, &as, &br));
+		W.r[0].m.st->cfg.flags = W.r[1].m.st->cfg.flags = DVX_MSG_F_CTS_OFFLOAD;
+		/* copied as mw_pair() leaves them, not one pass more: an input's first
+		 * progress is the pair's first, as when each input made its own (the
+		 * regression inputs need that); the listen comms and handshakes are gone
+		 * already (snap_verify() checks it) */
+		snap_take(&snaps[f], bs, ar, as, br);
+	}
+	quiet = 1;
 	up = 1;
 }
 
@@ -90,6 +305,7 @@ static void test_all(void)
 			if (!a->q)
 				continue;
 			done = 0;
+			a_ran = 1;
 			err = dvx_msg_test(a->q, &done, got);
 			if (!done) {
 				LF_CHECK(!err);
@@ -105,10 +321,11 @@ static void check_a(void)
 {
 	const char *why = NULL;
 
-	if (dvx_msg_check(&W.r[1].m, &why)) {
+	if (a_ran && dvx_msg_check(&W.r[1].m, &why)) {
 		fprintf(stderr, "A: %s\n", why);
 		LF_CHECK(0);
 	}
+	a_ran = 0;
 	guards_check();
 }
 
@@ -178,6 +395,7 @@ static void a_irecv(struct dvx_msg_comm *ar, struct lf_in *in)
 		rq[i].size[b] = sizes[b];
 	}
 	rq[i].n = n;
+	a_ran = 1;
 	if (dvx_msg_irecv(ar, n, bufs, sizes, tags, mrs, &rq[i].q))
 		rq[i].q = NULL;
 }
@@ -192,6 +410,7 @@ static void a_isend(struct dvx_msg_comm *as, struct lf_in *in)
 		return;
 	sq[i].n = 1;
 	sq[i].size[0] = size;
+	a_ran = 1;
 	if (dvx_msg_isend(as, W.r[1].buf + (1u << 19), size, tag, &W.r[1].mr, &sq[i].q))
 		sq[i].q = NULL;
 }
@@ -216,23 +435,25 @@ static void b_honest(struct dvx_msg_comm *bs, struct dvx_msg_comm *br, struct lf
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct lf_in in = { data, size };
-	struct dvx_msg_comm *bs = NULL, *ar = NULL, *as = NULL, *br = NULL;
+	struct dvx_msg_comm *bs, *ar, *as, *br;
+	const struct snap *s;
 	struct dvx_msg_stats st;
-	uint8_t f;
 	int ops = 0;
 
 	if (!up)
 		world_up();
-	f = lf_u8(&in);
+	/* the pair connected as byte 0 says, whatever the input before did */
+	s = &snaps[lf_u8(&in) & 3];
+	snap_put(s);
+	snap_verify(s);
+	bs = s->bs;
+	ar = s->ar;
+	as = s->as;
+	br = s->br;
 	memset(rq, 0, sizeof(rq));
 	memset(sq, 0, sizeof(sq));
 	guards_set();
-	/* B -> A, then A -> B, each with the offload when its bit says so (both ends ask) */
-	W.r[0].m.st->cfg.flags = W.r[1].m.st->cfg.flags = (f & 2) ? DVX_MSG_F_CTS_OFFLOAD : 0;
-	LF_CHECK(!mw_pair(&W, 0, 1, 0, &bs, &ar));
-	W.r[0].m.st->cfg.flags = W.r[1].m.st->cfg.flags = (f & 1) ? DVX_MSG_F_CTS_OFFLOAD : 0;
-	LF_CHECK(!mw_pair(&W, 1, 0, 0, &as, &br));
-	W.r[0].m.st->cfg.flags = W.r[1].m.st->cfg.flags = DVX_MSG_F_CTS_OFFLOAD;
+	a_ran = 1;	/* the copy put back: checked whatever the input before left */
 	check_a();
 	while (in.n && ops++ < 64) {
 		switch (lf_u8(&in) % 7) {
@@ -252,6 +473,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		default: {
 			int k = 1 + (lf_u8(&in) & 3);
 
+			a_ran = 1;
 			while (k--)
 				mw_progress(&W);
 			test_all();
@@ -260,6 +482,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		check_a();
 	}
+	a_ran = 1;
 	mw_progress(&W);
 	test_all();
 	check_a();
@@ -267,7 +490,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dvx_msg_close(as);
 	dvx_msg_close(bs);
 	dvx_msg_close(br);
-	LF_CHECK(!mw_settle(&W));
+	LF_CHECK(!settle());
+	a_ran = 1;
 	check_a();
 	dvx_msg_get_stats(&W.r[1].m, &st);
 	LF_CHECK(st.comms == 0);
