@@ -69,6 +69,7 @@
 #include <dvx/msg/msg.h>
 
 #define T_WAIT (60 * W_SEC)
+#define MSG_CLOSE_NS (10 * W_SEC)
 #define RETRY_MS 50		/* the wire's least retry time-out (DVX_SOAK_RETRY_MS) */
 #define CTRL_MAX 256u
 #define HT_TAG 0x5350u
@@ -230,7 +231,10 @@ static void msg_open(struct sp *s)
 				 * (NEW), its second joins it (JOIN) */
 	c.max_shared_sets = 2 * (uint32_t)s->n;
 	c.max_private_sets = 4 * NCONN * (uint32_t)s->n;	/* after a link down */
-	c.timeout_ns = T_WAIT;
+	/* a handshake's bound and the close deadline: the comms closed at a link down are
+	 * done this long after it (their peers' close markers cannot come), well before the
+	 * next one (link_phase()) */
+	c.timeout_ns = MSG_CLOSE_NS;
 	W_OK(r, dvx_msg_mem_req(&c, &a, &b, &d));
 	s->mst = zalloc(a.bytes, a.align);
 	s->mfifo = zalloc(b.bytes, b.align);
@@ -909,7 +913,7 @@ static int link_phase(struct sp *s, uint32_t k)
 	uint64_t t00 = now_ns(), t0 = t00, end;
 
 	/* the comms of the last link down finish closing first (at the layer's close
-	 * deadline, T_WAIT after they were closed): their slots and sets come back */
+	 * deadline, MSG_CLOSE_NS after they were closed): their slots and sets come back */
 	end = t0 + 2 * T_WAIT;
 	for (;;) {
 		dvx_msg_get_stats(&s->m, &ms);
