@@ -28,7 +28,7 @@
  * fabric's, dvx_sim_set_faults()): in every PHASE rounds, a clean half, a quarter with a
  * delay before each WQE, an eighth with every 8th request of each QP dropped (the wire
  * and the local loopback send it again after the retry time-out: the wire's least is
- * RETRY_MS, the QPs' own in the software NIC at most 50 ms) and an eighth with
+ * RETRY_MS, the QPs' own in the software NIC 4.3 ms) and an eighth with
  * both. Last (unless
  * DVX_SOAK_KILL=0), the highest rank is killed with SIGKILL: each survivor's P2P lane to
  * it fails with -EHOSTUNREACH, an irecv from it fails (its clear-to-send cannot be
@@ -54,7 +54,7 @@
  *   DVX_SOAK_MAXLEN the longest message (default 8192)
  *   DVX_SOAK_LINK_EVERY  rounds between link downs (0: none)
  *   DVX_SOAK_WIN    messages per peer, layer and round (1 ... 16, default 8)
- *   DVX_SOAK_RETRY_MS  the wire's least retry time-out (default 50)
+ *   DVX_SOAK_RETRY_MS  the wire's least retry time-out (default 100)
  */
 #include <errno.h>
 #include <signal.h>
@@ -70,7 +70,7 @@
 
 #define T_WAIT (60 * W_SEC)
 #define MSG_CLOSE_NS (10 * W_SEC)
-#define RETRY_MS 50		/* the wire's least retry time-out (DVX_SOAK_RETRY_MS) */
+#define RETRY_MS 100		/* the wire's least retry time-out (DVX_SOAK_RETRY_MS) */
 #define CTRL_MAX 256u
 #define HT_TAG 0x5350u
 #define ID_TAG 0xfffffu
