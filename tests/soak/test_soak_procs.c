@@ -5,32 +5,38 @@
  * ranks as forked processes on the software NIC's wire (tests/lib/p2p_world.c,
  * WORLD_FORK):
  *
- *   P2P        every round each rank puts a message with a signal into every peer's
- *              slot for it and, once it has checked what it got, acks with a second
- *              signal (the sender waits for the ack before it writes the slot again)
+ * Every round each rank has a window of win messages (DVX_SOAK_WIN, default 8) in flight
+ * to and from every peer in every layer at once:
+ *
+ *   P2P        win puts, each with a signal, into the window's parts of every peer's
+ *              slot for it, on the lanes in turn; once it has checked all of them, the
+ *              receiver acks with a second signal (the sender waits for the ack before it
+ *              writes the slot again)
  *   messaging  a context per rank with sharing on (1 group), two send and two recv
  *              communicators to every peer (the first makes the shared set, NEW; the
- *              second joins it, JOIN); every round an irecv from and an isend to each
+ *              second joins it, JOIN); every round win irecvs from and win isends to each
  *              peer, on the two connections in turn
- *   host transport  an IB transport (zero-copy mode) to every peer; every round a
- *              control message each way
+ *   host transport  an IB transport (zero-copy mode) to every peer; every round win
+ *              control messages each way
  *
- * Every message's length and bytes come from (sender, receiver, round, layer) and are
- * checked byte by byte at the receiver, with the length the receive reported; signal
- * words are exact (round + 1 after each round, the acks too); at the end every rank's
+ * Every message's length and bytes come from (sender, receiver, its number, layer), its
+ * number being round * win + its place in the window, and are checked byte by byte at
+ * the receiver, with the length the receive reported; signal words are exact ((round +
+ * 1) * win after each round, the acks round + 1); at the end every rank's
  * counts of what it sent to and received from each peer, per layer, are gathered and
  * must match pairwise. Faults, the same schedule in every process (each sets its own
  * fabric's, dvx_sim_set_faults()): in every PHASE rounds, a clean half, a quarter with a
  * delay before each WQE, an eighth with every 8th request of each QP dropped (the wire
- * and the local loopback send it again after the retry time-out) and an eighth with
+ * and the local loopback send it again after the retry time-out: the wire's least is
+ * RETRY_MS, the QPs' own in the software NIC 4.3 ms) and an eighth with
  * both. Last (unless
  * DVX_SOAK_KILL=0), the highest rank is killed with SIGKILL: each survivor's P2P lane to
  * it fails with -EHOSTUNREACH, an irecv from it fails (its clear-to-send cannot be
  * written), a control message to it fails, all within the waits' bounds, and one more
  * round among the survivors is checked like the others.
  *
- * The link down (between two rounds: in the middle of a short run, every LINK_ROUNDS
- * rounds of a long one): every layer's queues fail with it, then the P2P lanes and the
+ * The link down (between two rounds: in the middle of a short run, in a long one every
+ * LINK_ROUNDS rounds' worth of operations of a window of 1, 144 000 with 4 ranks): every layer's queues fail with it, then the P2P lanes and the
  * host transport's channels are recovered and the messaging layer's comms made again
  * (link_phase() says how, and why the messaging layer's are remade).
  *
@@ -52,6 +58,8 @@
  *   DVX_SOAK_REJOIN 0: the killed rank is not started again
  *   DVX_SOAK_MAXLEN the longest message (default 8192)
  *   DVX_SOAK_LINK_EVERY  rounds between link downs (0: none)
+ *   DVX_SOAK_WIN    messages per peer, layer and round (1 ... 16, default 8)
+ *   DVX_SOAK_RETRY_MS  the wire's least retry time-out (default 100)
  */
 #include <errno.h>
 #include <signal.h>
@@ -67,17 +75,21 @@
 #include <dvx/msg/msg.h>
 
 #define T_WAIT (60 * W_SEC)
-#define RETRY_NS (100 * W_MS)
+#define MSG_CLOSE_NS (10 * W_SEC)
+#define RETRY_MS 100		/* the wire's least retry time-out (DVX_SOAK_RETRY_MS) */
 #define CTRL_MAX 256u
 #define HT_TAG 0x5350u
 #define ID_TAG 0xfffffu
 #define S_TAG_KILL 0x53504b4cu
-#define PHASE 40		/* rounds per fault phase */
+#define PHASE 8			/* rounds per cycle of faults */
 #define NLAYERS 3
 #define NCONN 2			/* connections per peer and direction: the second joins */
 #define LINK_ROUNDS 2000	/* rounds between link downs in a long run */
 #define REJOIN_ROUNDS 32	/* messages each way between the restarted rank and each
 				 * survivor */
+#define WIN_MAX 16		/* messages per peer, layer and round, at most */
+#define WIN_DEFAULT 8
+#define P2P_MAX 16384u		/* the longest put */
 
 /* W_CHECK for a function that returns -1 on a failure */
 #define S_CHECK(r, cond, ...)                                  \
@@ -89,11 +101,15 @@
 	} while (0)
 
 enum { L_P2P, L_MSG, L_HT };
+/* a round's faults (set_faults()) */
+enum { F_CLEAN, F_DELAY, F_DROP, F_BOTH, F_NKINDS };
+static const char *const fname[F_NKINDS] = { "clean", "delays", "drops", "both" };
 static const char *const lname[NLAYERS] = { "P2P", "messaging", "host transport" };
 
 struct soak_cfg {
 	uint64_t ops;
 	uint64_t maxlen;
+	uint32_t win;		/* messages per peer, layer and round */
 	int nranks;
 	int kill;
 	int rejoin;		/* the killed rank started again rejoins the messaging layer */
@@ -109,19 +125,23 @@ struct sp {
 	/* messaging */
 	struct dvx_msg m;
 	void *mst, *mfifo, *mrings;
-	uint8_t *mbuf;		/* [n] send areas, then [n] receive areas, maxlen each */
+	uint8_t *mbuf;		/* [n][win] send areas, then [n][win] receive areas, maxlen
+				 * each (sbuf(), rbuf()) */
 	struct dvx_mr mmr;
-	struct dvx_msg_comm *lc, *snd[W_MAX_RANKS], *rcv[W_MAX_RANKS];	/* this round's */
+	struct dvx_msg_comm *lc;
 	struct dvx_msg_comm *snd2[W_MAX_RANKS][NCONN], *rcv2[W_MAX_RANKS][NCONN];
 	/* host transport */
 	struct dvx_ht_ib ht[W_MAX_RANKS];
 	void *hreg[W_MAX_RANKS][3];
-	uint8_t hsend[W_MAX_RANKS][CTRL_MAX], hrecv[W_MAX_RANKS][CTRL_MAX];
+	uint8_t hsend[W_MAX_RANKS][WIN_MAX][CTRL_MAX], hrecv[W_MAX_RANKS][WIN_MAX][CTRL_MAX];
 	/* what went where: [layer][peer] */
 	uint64_t sent[NLAYERS][W_MAX_RANKS], got[NLAYERS][W_MAX_RANKS];
 	uint64_t bytes, ops, faults_rounds;
 	/* link downs: how many, what failed in them, what came back */
 	uint64_t links, link_failed, lanes_recovered, chans_recovered, msg_remade;
+	/* wall time: per fault kind of set_faults() (F_*), the link downs, the set-up */
+	uint64_t ph_ns[F_NKINDS], ph_rounds[F_NKINDS], link_ns, setup_ns;
+	int fkind;		/* this round's */
 };
 
 static struct soak_cfg g_cfg;
@@ -134,7 +154,19 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * W_SEC + (uint64_t)ts.tv_nsec;
 }
 
-/* a message's length: 0 ... max, from (from, to, round, layer) */
+/* the messaging layer's send area for message @i to @p, and receive area for @i from @p */
+static uint8_t *sbuf(const struct sp *s, int p, uint32_t i)
+{
+	return s->mbuf + ((uint64_t)p * s->cfg->win + i) * s->cfg->maxlen;
+}
+
+static uint8_t *rbuf(const struct sp *s, int p, uint32_t i)
+{
+	return s->mbuf + ((uint64_t)(s->n + p) * s->cfg->win + i) * s->cfg->maxlen;
+}
+
+/* a message's length: 0 ... max, from (from, to, message, layer); a message's number is
+ * round * win + its place in the round's window */
 static uint64_t len_of(int from, int to, uint32_t k, int layer, uint64_t max)
 {
 	uint64_t x = ((uint64_t)from * 131 + (uint64_t)to * 7919 + (uint64_t)k * 104729 +
@@ -200,23 +232,28 @@ static void msg_open(struct sp *s)
 	c.nics[0] = &r->nic;
 	/* room for a second generation of comms while the first closes (the link down) */
 	c.max_comms = (uint32_t)(2 * (2 * NCONN * s->n + 4));
-	c.max_reqs = 4;
+	c.max_reqs = 4;		/* a comm's part of the window: win / NCONN */
+	while (c.max_reqs < s->cfg->win)
+		c.max_reqs *= 2;
 	c.max_recvs = 1;
 	c.groups = 1;		/* sharing on: a peer's first connection makes a set
 				 * (NEW), its second joins it (JOIN) */
 	c.max_shared_sets = 2 * (uint32_t)s->n;
 	c.max_private_sets = 4 * NCONN * (uint32_t)s->n;	/* after a link down */
-	c.timeout_ns = T_WAIT;
+	/* a handshake's bound and the close deadline: the comms closed at a link down are
+	 * done this long after it (their peers' close markers cannot come), well before the
+	 * next one (link_phase()) */
+	c.timeout_ns = MSG_CLOSE_NS;
 	W_OK(r, dvx_msg_mem_req(&c, &a, &b, &d));
 	s->mst = zalloc(a.bytes, a.align);
 	s->mfifo = zalloc(b.bytes, b.align);
 	s->mrings = zalloc(d.bytes, d.align);
-	s->mbuf = zalloc(2 * (uint64_t)s->n * s->cfg->maxlen + 64, 4096);
+	s->mbuf = zalloc(2 * (uint64_t)s->n * s->cfg->win * s->cfg->maxlen + 64, 4096);
 	W_CHECK(r, s->mst && s->mfifo && s->mrings && s->mbuf, "out of memory");
 	W_OK(r, dvx_msg_init(&s->m, &c, s->mst, a.bytes, s->mfifo, b.bytes, s->mrings, d.bytes));
 	memset(&ma, 0, sizeof(ma));
 	ma.addr = s->mbuf;
-	ma.len = 2 * (uint64_t)s->n * s->cfg->maxlen + 64;
+	ma.len = 2 * (uint64_t)s->n * s->cfg->win * s->cfg->maxlen + 64;
 	W_OK(r, dvx_msg_reg_mr(&s->m, 0, &ma, &s->mmr));
 }
 
@@ -260,7 +297,7 @@ static void msg_say_who(struct sp *s)
 	for (p = 0; p < s->n; p++) {
 		for (cn = 0; cn < NCONN && p != s->me; cn++) {
 			struct dvx_msg_req *sq = NULL;
-			uint8_t *src = s->mbuf + (uint64_t)p * s->cfg->maxlen + (uint64_t)cn * 4;
+			uint8_t *src = sbuf(s, p, 0) + (uint64_t)cn * 4;
 			uint32_t id = (uint32_t)(s->me * NCONN + cn);
 			uint64_t end = now_ns() + T_WAIT;
 			int done = 0;
@@ -286,7 +323,7 @@ static void msg_identify(struct sp *s, struct dvx_msg_comm **acc, int nacc)
 {
 	struct wrank *r = s->r;
 	struct dvx_msg_req *q[W_MAX_RANKS * NCONN];
-	uint8_t *ids = s->mbuf + (uint64_t)s->n * s->cfg->maxlen;
+	uint8_t *ids = rbuf(s, 0, 0);
 	uint64_t end;
 	int i;
 
@@ -359,7 +396,7 @@ static void ht_up(struct sp *s)
 		c.sq_depth = 64;
 		c.rq_depth = 64;
 		c.max_ctrl = CTRL_MAX;
-		c.ctrl_slots = 8;
+		c.ctrl_slots = s->cfg->win < 8 ? 8 : s->cfg->win;
 		W_OK(r, dvx_ht_ib_mem_req(&c, &m[0], &m[1], &m[2]));
 		for (k = 0; k < 3; k++) {
 			s->hreg[p][k] = zalloc(m[k].bytes, m[k].align);
@@ -398,18 +435,20 @@ static void set_faults(struct sp *s, uint32_t k)
 	if (at >= PHASE * 7 / 8)
 		f.delay_ns = 5000;
 	dvx_sim_set_faults(wfab(s->r), (f.delay_ns || f.drop_every) ? &f : NULL);
+	s->fkind = f.drop_every ? (f.delay_ns ? F_BOTH : F_DROP) : f.delay_ns ? F_DELAY : F_CLEAN;
 	s->faults_rounds += (f.delay_ns || f.drop_every) != 0;
 }
 
-/* one round's requests and what has completed of them, per peer */
+/* one round's requests and what has completed of them, per peer and place in the window */
 struct rk {
 	uint32_t k;
 	uint64_t end;
-	struct dvx_msg_req *rq[W_MAX_RANKS], *sq[W_MAX_RANKS];
-	struct dvx_ht_req hr[W_MAX_RANKS], hs[W_MAX_RANKS];
-	struct dvx_p2p_ticket tk[W_MAX_RANKS];
-	int rdone[W_MAX_RANKS], sdone[W_MAX_RANKS];
-	int hrd[W_MAX_RANKS], hsd[W_MAX_RANKS], sig[W_MAX_RANKS];
+	struct dvx_msg_req *rq[W_MAX_RANKS][WIN_MAX], *sq[W_MAX_RANKS][WIN_MAX];
+	struct dvx_ht_req hr[W_MAX_RANKS][WIN_MAX], hs[W_MAX_RANKS][WIN_MAX];
+	struct dvx_p2p_ticket tk[W_MAX_RANKS][WIN_MAX];
+	int rdone[W_MAX_RANKS][WIN_MAX], sdone[W_MAX_RANKS][WIN_MAX];
+	int hrd[W_MAX_RANKS][WIN_MAX], hsd[W_MAX_RANKS][WIN_MAX], sig[W_MAX_RANKS];
+	int left[W_MAX_RANKS];	/* operations of the peer not yet complete */
 };
 
 static int other(const struct sp *s, int p)
@@ -417,44 +456,63 @@ static int other(const struct sp *s, int p)
 	return p != s->me && s->member[p];
 }
 
-/* phase receives (first: the messaging layer's clear-to-sends, the control receives) */
+/* message @i of round @k: its number, and the connection it takes (the two in turn) */
+static uint32_t seq_of(const struct sp *s, uint32_t k, uint32_t i)
+{
+	return k * s->cfg->win + i;
+}
+
+static struct dvx_msg_comm *msg_comm(struct dvx_msg_comm *const c[NCONN], uint32_t seq)
+{
+	return c[seq % NCONN];
+}
+
+/* phase receives (first: the messaging layer's clear-to-sends, the control receives),
+ * the whole window of each peer */
 static int rk_recvs(struct sp *s, struct rk *x)
 {
 	struct wrank *r = s->r;
 	uint64_t max = s->cfg->maxlen;
-	uint32_t k = x->k;
+	uint32_t k = x->k, i, q;
 	int p, e;
 
 	for (p = 0; p < s->n; p++) {
-		void *bufs[1];
-		size_t sz[1] = { max };
-		uint32_t tg[1] = { k & 0xffffu };
-		struct dvx_mr *mrs[1] = { &s->mmr };
-
 		if (!other(s, p))
 			continue;
-		bufs[0] = s->mbuf + (uint64_t)(s->n + p) * max;
-		while (!x->rq[p]) {
-			e = dvx_msg_irecv(s->rcv[p], 1, bufs, sz, tg, mrs, &x->rq[p]);
-			S_CHECK(r, !e, "round %u: irecv from %d: %d", k, p, e);
-			if (!x->rq[p])
-				progress_all(s);
-			S_CHECK(r, now_ns() < x->end, "round %u: irecv from %d not taken", k, p);
+		for (i = 0; i < s->cfg->win; i++) {
+			void *bufs[1] = { rbuf(s, p, i) };
+			size_t sz[1] = { max };
+			uint32_t tg[1];
+			struct dvx_mr *mrs[1] = { &s->mmr };
+
+			q = seq_of(s, k, i);
+			tg[0] = q & 0xffffu;
+			while (!x->rq[p][i]) {
+				e = dvx_msg_irecv(msg_comm(s->rcv2[p], q), 1, bufs, sz, tg, mrs,
+						  &x->rq[p][i]);
+				S_CHECK(r, !e, "round %u: irecv %u from %d: %d", k, i, p, e);
+				if (!x->rq[p][i])
+					progress_all(s);
+				S_CHECK(r, now_ns() < x->end, "round %u: irecv %u from %d not taken",
+					k, i, p);
+			}
+			e = dvx_ht_recv_ctrl(&s->ht[p].ht, s->hrecv[p][i], CTRL_MAX, &x->hr[p][i]);
+			S_CHECK(r, !e, "round %u: recv_ctrl %u from %d: %d", k, i, p, e);
+			s->ops += 2;
 		}
-		e = dvx_ht_recv_ctrl(&s->ht[p].ht, s->hrecv[p], CTRL_MAX, &x->hr[p]);
-		S_CHECK(r, !e, "round %u: recv_ctrl from %d: %d", k, p, e);
-		s->ops += 2;
+		x->left[p] = (int)(4 * s->cfg->win + 1);
 	}
 	return 0;
 }
 
 /* phase puts: P2P (the peer's slot for me is free once its ack of the last round is
- * here) and the host transport's control message */
+ * here: the window's puts go to their own parts of it, on the lanes in turn, each with
+ * a signal) and the host transport's control messages */
 static int rk_puts(struct sp *s, struct rk *x)
 {
 	struct wrank *r = s->r;
-	uint32_t k = x->k;
-	uint64_t len;
+	uint32_t k = x->k, i, q;
+	uint64_t len, off;
 	int p, e;
 
 	for (p = 0; p < s->n; p++) {
@@ -465,27 +523,36 @@ static int rk_puts(struct sp *s, struct rk *x)
 						T_WAIT, NULL);
 			S_CHECK(r, !e, "round %u: the ack of %d: %d", k, p, e);
 		}
-		len = len_of(s->me, p, k, L_P2P, r->w->cfg.slot_bytes);
-		fill(r->data + wsend_off(r, p), s->me, p, k, L_P2P, len);
-		e = dvx_p2p_put_signal(&r->t, p, k % r->t.nlanes,
-				       &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, p), &r->data_r[p],
-							       wrecv_off(r, s->me), len },
-				       &(struct dvx_p2p_notify){ .sig = &r->sig_r[p],
-								 .sigoff = wsig_off(r, s->me, 0),
-								 .add = 1 },
-				       T_WAIT, &x->tk[p]);
-		S_CHECK(r, !e, "round %u: put_signal to %d (%llu bytes): %d (%s)", k, p,
-			(unsigned long long)len, e, r->nic.hal.diag.msg);
-		s->sent[L_P2P][p]++;
-		s->bytes += len;
-		s->ops++;
-		len = len_of(s->me, p, k, L_HT, CTRL_MAX);
-		fill(s->hsend[p], s->me, p, k, L_HT, len);
-		e = dvx_ht_send_ctrl(&s->ht[p].ht, s->hsend[p], len, &x->hs[p]);
-		S_CHECK(r, !e, "round %u: send_ctrl to %d: %d", k, p, e);
-		s->sent[L_HT][p]++;
-		s->bytes += len;
-		s->ops++;
+		for (i = 0; i < s->cfg->win; i++) {
+			q = seq_of(s, k, i);
+			off = (uint64_t)i * P2P_MAX;
+			len = len_of(s->me, p, q, L_P2P, P2P_MAX);
+			fill(r->data + wsend_off(r, p) + off, s->me, p, q, L_P2P, len);
+			e = dvx_p2p_put_signal(&r->t, p, q % r->t.nlanes,
+					       &(struct dvx_p2p_xfer){ &r->data_l,
+								       wsend_off(r, p) + off,
+								       &r->data_r[p],
+								       wrecv_off(r, s->me) + off, len },
+					       &(struct dvx_p2p_notify){ .sig = &r->sig_r[p],
+									 .sigoff = wsig_off(r, s->me, 0),
+									 .add = 1 },
+					       T_WAIT, &x->tk[p][i]);
+			S_CHECK(r, !e, "round %u: put_signal %u to %d (%llu bytes): %d (%s)", k, i,
+				p, (unsigned long long)len, e, r->nic.hal.diag.msg);
+			s->sent[L_P2P][p]++;
+			s->bytes += len;
+			s->ops++;
+		}
+		for (i = 0; i < s->cfg->win; i++) {
+			q = seq_of(s, k, i);
+			len = len_of(s->me, p, q, L_HT, CTRL_MAX);
+			fill(s->hsend[p][i], s->me, p, q, L_HT, len);
+			e = dvx_ht_send_ctrl(&s->ht[p].ht, s->hsend[p][i], len, &x->hs[p][i]);
+			S_CHECK(r, !e, "round %u: send_ctrl %u to %d: %d", k, i, p, e);
+			s->sent[L_HT][p]++;
+			s->bytes += len;
+			s->ops++;
+		}
 	}
 	return 0;
 }
@@ -495,82 +562,104 @@ static int rk_sends(struct sp *s, struct rk *x)
 {
 	struct wrank *r = s->r;
 	uint64_t max = s->cfg->maxlen, len;
-	uint32_t k = x->k;
+	uint32_t k = x->k, i, q;
 	int p, e;
 
 	for (p = 0; p < s->n; p++) {
-		uint8_t *src = s->mbuf + (uint64_t)p * max;
-
 		if (!other(s, p))
 			continue;
-		len = len_of(s->me, p, k, L_MSG, max);
-		fill(src, s->me, p, k, L_MSG, len);
-		while (!x->sq[p]) {
-			e = dvx_msg_isend(s->snd[p], src, len, k & 0xffffu, &s->mmr, &x->sq[p]);
-			S_CHECK(r, !e, "round %u: isend to %d: %d", k, p, e);
-			if (!x->sq[p])
-				progress_all(s);
-			S_CHECK(r, now_ns() < x->end, "round %u: isend to %d not taken", k, p);
+		for (i = 0; i < s->cfg->win; i++) {
+			uint8_t *src = sbuf(s, p, i);
+
+			q = seq_of(s, k, i);
+			len = len_of(s->me, p, q, L_MSG, max);
+			fill(src, s->me, p, q, L_MSG, len);
+			while (!x->sq[p][i]) {
+				e = dvx_msg_isend(msg_comm(s->snd2[p], q), src, len, q & 0xffffu,
+						  &s->mmr, &x->sq[p][i]);
+				S_CHECK(r, !e, "round %u: isend %u to %d: %d", k, i, p, e);
+				if (!x->sq[p][i])
+					progress_all(s);
+				S_CHECK(r, now_ns() < x->end, "round %u: isend %u to %d not taken",
+					k, i, p);
+			}
+			s->sent[L_MSG][p]++;
+			s->bytes += len;
+			s->ops++;
 		}
-		s->sent[L_MSG][p]++;
-		s->bytes += len;
-		s->ops++;
 	}
 	return 0;
 }
 
-/* what completed of peer @p's four operations, each checked byte for byte as it does */
+/* what completed of peer @p's window, each message checked byte for byte as it does */
 static int rk_test_peer(struct sp *s, struct rk *x, int p)
 {
 	struct wrank *r = s->r;
-	uint64_t max = s->cfg->maxlen, len, v;
-	uint32_t k = x->k;
-	size_t got[1] = { 0 };
+	uint64_t max = s->cfg->maxlen, len, v, want;
+	uint32_t k = x->k, i, q;
 	int64_t b;
 	int e;
 
-	if (!x->sdone[p]) {
-		e = dvx_msg_test(x->sq[p], &x->sdone[p], NULL);
-		S_CHECK(r, !e, "round %u: the send to %d: %d", k, p, e);
-	}
-	if (!x->rdone[p]) {
-		e = dvx_msg_test(x->rq[p], &x->rdone[p], got);
-		S_CHECK(r, !e, "round %u: the receive from %d: %d", k, p, e);
-		if (x->rdone[p]) {
-			len = len_of(p, s->me, k, L_MSG, max);
-			S_CHECK(r, got[0] == len, "round %u: %zu bytes from %d, want %llu", k,
-				got[0], p, (unsigned long long)len);
-			b = bad_byte(s->mbuf + (uint64_t)(s->n + p) * max, p, s->me, k, L_MSG, len);
-			S_CHECK(r, b < 0, "round %u: message from %d: byte %lld", k, p, (long long)b);
-			s->got[L_MSG][p]++;
+	for (i = 0; i < s->cfg->win; i++) {
+		size_t got[1] = { 0 };
+
+		q = seq_of(s, k, i);
+		if (!x->sdone[p][i]) {
+			e = dvx_msg_test(x->sq[p][i], &x->sdone[p][i], NULL);
+			S_CHECK(r, !e, "round %u: send %u to %d: %d", k, i, p, e);
+			x->left[p] -= x->sdone[p][i];
+		}
+		if (!x->rdone[p][i]) {
+			e = dvx_msg_test(x->rq[p][i], &x->rdone[p][i], got);
+			S_CHECK(r, !e, "round %u: receive %u from %d: %d", k, i, p, e);
+			if (x->rdone[p][i]) {
+				len = len_of(p, s->me, q, L_MSG, max);
+				S_CHECK(r, got[0] == len, "round %u: %zu bytes from %d (message %u), "
+					"want %llu", k, got[0], p, i, (unsigned long long)len);
+				b = bad_byte(rbuf(s, p, i), p, s->me, q, L_MSG, len);
+				S_CHECK(r, b < 0, "round %u: message %u from %d: byte %lld", k, i, p,
+					(long long)b);
+				s->got[L_MSG][p]++;
+				x->left[p]--;
+			}
+		}
+		if (!x->hsd[p][i]) {
+			e = dvx_ht_test(&x->hs[p][i], &x->hsd[p][i]);
+			S_CHECK(r, !e, "round %u: control message %u to %d: %d", k, i, p, e);
+			x->left[p] -= x->hsd[p][i];
+		}
+		if (!x->hrd[p][i]) {
+			e = dvx_ht_test(&x->hr[p][i], &x->hrd[p][i]);
+			S_CHECK(r, !e, "round %u: control message %u from %d: %d", k, i, p, e);
+			if (x->hrd[p][i]) {
+				len = len_of(p, s->me, q, L_HT, CTRL_MAX);
+				S_CHECK(r, x->hr[p][i].bytes == len,
+					"round %u: control message %u of %llu bytes from %d, want "
+					"%llu", k, i, (unsigned long long)x->hr[p][i].bytes, p,
+					(unsigned long long)len);
+				b = bad_byte(s->hrecv[p][i], p, s->me, q, L_HT, len);
+				S_CHECK(r, b < 0, "round %u: control message %u from %d: byte %lld",
+					k, i, p, (long long)b);
+				s->got[L_HT][p]++;
+				x->left[p]--;
+			}
 		}
 	}
-	if (!x->hsd[p]) {
-		e = dvx_ht_test(&x->hs[p], &x->hsd[p]);
-		S_CHECK(r, !e, "round %u: control message to %d: %d", k, p, e);
-	}
-	if (!x->hrd[p]) {
-		e = dvx_ht_test(&x->hr[p], &x->hrd[p]);
-		S_CHECK(r, !e, "round %u: control message from %d: %d", k, p, e);
-		if (x->hrd[p]) {
-			len = len_of(p, s->me, k, L_HT, CTRL_MAX);
-			S_CHECK(r, x->hr[p].bytes == len,
-				"round %u: control message of %llu bytes from %d, want %llu", k,
-				(unsigned long long)x->hr[p].bytes, p, (unsigned long long)len);
-			b = bad_byte(s->hrecv[p], p, s->me, k, L_HT, len);
-			S_CHECK(r, b < 0, "round %u: control message from %d: byte %lld", k, p,
+	/* the window's puts each raise the signal by one after their data */
+	want = (uint64_t)(k + 1) * s->cfg->win;
+	if (!x->sig[p] && (v = dvx_p2p_read_signal(&r->sig_l, wsig_off(r, p, 0))) >= want) {
+		S_CHECK(r, v == want, "round %u: signal from %d is %llu, want %llu", k, p,
+			(unsigned long long)v, (unsigned long long)want);
+		for (i = 0; i < s->cfg->win; i++) {
+			q = seq_of(s, k, i);
+			len = len_of(p, s->me, q, L_P2P, P2P_MAX);
+			b = bad_byte(wrecv(r, p) + (uint64_t)i * P2P_MAX, p, s->me, q, L_P2P, len);
+			S_CHECK(r, b < 0, "round %u: put %u from %d: byte %lld", k, i, p,
 				(long long)b);
-			s->got[L_HT][p]++;
+			s->got[L_P2P][p]++;
 		}
-	}
-	if (!x->sig[p] && (v = dvx_p2p_read_signal(&r->sig_l, wsig_off(r, p, 0))) >= k + 1) {
-		S_CHECK(r, v == k + 1, "round %u: signal from %d is %llu", k, p,
-			(unsigned long long)v);
-		len = len_of(p, s->me, k, L_P2P, r->w->cfg.slot_bytes);
-		b = bad_byte(wrecv(r, p), p, s->me, k, L_P2P, len);
-		S_CHECK(r, b < 0, "round %u: put from %d: byte %lld", k, p, (long long)b);
-		s->got[L_P2P][p]++;
 		x->sig[p] = 1;
+		x->left[p]--;
 	}
 	return 0;
 }
@@ -583,11 +672,11 @@ static int rk_complete(struct sp *s, struct rk *x)
 	do {
 		left = 0;
 		for (p = 0; p < s->n; p++) {
-			if (!other(s, p))
+			if (!other(s, p) || !x->left[p])
 				continue;
 			if (rk_test_peer(s, x, p))
 				return -1;
-			left += !x->sdone[p] + !x->rdone[p] + !x->hsd[p] + !x->hrd[p] + !x->sig[p];
+			left += x->left[p];
 		}
 		if (left)
 			progress_all(s);
@@ -600,20 +689,22 @@ static int rk_complete(struct sp *s, struct rk *x)
 static int rk_ack(struct sp *s, struct rk *x)
 {
 	struct wrank *r = s->r;
-	uint32_t k = x->k;
+	uint32_t k = x->k, i;
 	int p, e;
 
 	for (p = 0; p < s->n; p++) {
 		if (!other(s, p))
 			continue;
-		e = dvx_p2p_wait_local(&r->t, &x->tk[p], T_WAIT, NULL);
-		S_CHECK(r, !e, "round %u: put to %d: %d", k, p, e);
+		for (i = 0; i < s->cfg->win; i++) {
+			e = dvx_p2p_wait_local(&r->t, &x->tk[p][i], T_WAIT, NULL);
+			S_CHECK(r, !e, "round %u: put %u to %d: %d", k, i, p, e);
+		}
 		e = dvx_p2p_signal(&r->t, p, 0,
 				   &(struct dvx_p2p_notify){ .sig = &r->sig_r[p],
 							     .sigoff = wsig_off(r, s->me, 1), .add = 1 },
-				   T_WAIT, &x->tk[p]);
+				   T_WAIT, &x->tk[p][0]);
 		S_CHECK(r, !e, "round %u: ack to %d: %d", k, p, e);
-		e = dvx_p2p_wait_local(&r->t, &x->tk[p], T_WAIT, NULL);
+		e = dvx_p2p_wait_local(&r->t, &x->tk[p][0], T_WAIT, NULL);
 		S_CHECK(r, !e, "round %u: ack to %d done: %d", k, p, e);
 		s->ops++;
 	}
@@ -624,18 +715,14 @@ static int rk_ack(struct sp *s, struct rk *x)
  * phases: receives, puts, sends, complete, ack */
 static int round_k(struct sp *s, uint32_t k)
 {
-	struct rk x;
-	int p;
+	static struct rk xs;	/* a process's, one round at a time */
+	struct rk *x = &xs;
 
-	memset(&x, 0, sizeof(x));
-	x.k = k;
-	x.end = now_ns() + T_WAIT;
-	for (p = 0; p < s->n; p++) {	/* the connections take turns */
-		s->snd[p] = s->snd2[p][k % NCONN];
-		s->rcv[p] = s->rcv2[p][k % NCONN];
-	}
-	if (rk_recvs(s, &x) || rk_puts(s, &x) || rk_sends(s, &x) || rk_complete(s, &x) ||
-	    rk_ack(s, &x))
+	memset(x, 0, sizeof(*x));
+	x->k = k;
+	x->end = now_ns() + T_WAIT;
+	if (rk_recvs(s, x) || rk_puts(s, x) || rk_sends(s, x) || rk_complete(s, x) ||
+	    rk_ack(s, x))
 		return -1;
 	return 0;
 }
@@ -705,7 +792,7 @@ static int link_fail_all(struct sp *s, uint64_t end)
 								       &r->data_r[p],
 								       wrecv_off(r, s->me), 64 },
 					       T_WAIT, &tk[p][l]);
-		he[p] = dvx_ht_send_ctrl(&s->ht[p].ht, s->hsend[p], 16, &hs[p]);
+		he[p] = dvx_ht_send_ctrl(&s->ht[p].ht, s->hsend[p][0], 16, &hs[p]);
 	}
 	/* the irecvs (each writes a clear-to-send); one refused at once is fine: the comm
 	 * failed already (the other connection's QP is the same shared set's) */
@@ -713,7 +800,7 @@ static int link_fail_all(struct sp *s, uint64_t end)
 		left = 0;
 		for (p = 0; p < s->n; p++)
 			for (cn = 0; cn < NCONN && other(s, p); cn++) {
-				void *bufs[1] = { s->mbuf + (uint64_t)(s->n + p) * s->cfg->maxlen };
+				void *bufs[1] = { rbuf(s, p, 0) };
 				size_t sz[1] = { 64 };
 				uint32_t tg[1] = { 0xfffdu };
 				struct dvx_mr *mrs[1] = { &s->mmr };
@@ -832,10 +919,10 @@ static int link_phase(struct sp *s, uint32_t k)
 	struct wrank *r = s->r;
 	struct dvx_sim_faults f;
 	struct dvx_msg_stats ms;
-	uint64_t t0 = now_ns(), end;
+	uint64_t t00 = now_ns(), t0 = t00, end;
 
 	/* the comms of the last link down finish closing first (at the layer's close
-	 * deadline, T_WAIT after they were closed): their slots and sets come back */
+	 * deadline, MSG_CLOSE_NS after they were closed): their slots and sets come back */
 	end = t0 + 2 * T_WAIT;
 	for (;;) {
 		dvx_msg_get_stats(&s->m, &ms);
@@ -861,6 +948,7 @@ static int link_phase(struct sp *s, uint32_t k)
 	if (link_recover(s) || link_remake_msg(s))
 		return -1;
 	s->links++;
+	s->link_ns += now_ns() - t00;
 	printf("soak-procs: rank %d: link down before round %u: every layer's queues failed "
 	       "(%llu operations); P2P lanes and host transport channels recovered, "
 	       "messaging comms made again, in %.2f s\n", s->me, k,
@@ -879,7 +967,7 @@ static void kill_phase(struct sp *s, uint32_t k)
 	struct dvx_msg_req *rq = NULL;
 	struct dvx_ht_req hs;
 	uint64_t t0, end;
-	void *bufs[1] = { s->mbuf + (uint64_t)(s->n + v) * s->cfg->maxlen };
+	void *bufs[1] = { rbuf(s, v, 0) };
 	size_t sz[1] = { 64 };
 	uint32_t tg[1] = { 0xfffeu };
 	struct dvx_mr *mrs[1] = { &s->mmr };
@@ -910,7 +998,7 @@ static void kill_phase(struct sp *s, uint32_t k)
 	W_CHECK(r, e == -EHOSTUNREACH, "a put to the killed rank: %d", e);
 	/* messaging: an irecv from it fails, its clear-to-send has nowhere to go */
 	while (!rq) {
-		W_OK(r, dvx_msg_irecv(s->rcv[v], 1, bufs, sz, tg, mrs, &rq));
+		W_OK(r, dvx_msg_irecv(s->rcv2[v][0], 1, bufs, sz, tg, mrs, &rq));
 		W_CHECK(r, now_ns() < end, "an irecv from the killed rank not taken");
 		if (!rq)
 			progress_all(s);
@@ -923,7 +1011,7 @@ static void kill_phase(struct sp *s, uint32_t k)
 	W_CHECK(r, e < 0, "an irecv from the killed rank: %d, done %d", e, done);
 	/* the host transport: a control message to it fails */
 	memset(&hs, 0, sizeof(hs));
-	e = dvx_ht_send_ctrl(&s->ht[v].ht, s->hsend[v], 16, &hs);
+	e = dvx_ht_send_ctrl(&s->ht[v].ht, s->hsend[v][0], 16, &hs);
 	if (!e)
 		e = dvx_ht_wait(&hs, T_WAIT);
 	W_CHECK(r, e < 0 && e != -ETIMEDOUT, "a control message to the killed rank: %d", e);
@@ -995,10 +1083,25 @@ static void teardown(struct sp *s)
 	free(s->mbuf);
 }
 
+/* where this rank's wall time went: set-up, the rounds of each fault kind, link downs */
+static void print_times(const struct sp *s, uint64_t total)
+{
+	int f;
+
+	printf("soak-procs: rank %d: wall %.1f s: set-up %.2f s", s->me, (double)total / 1e9,
+	       (double)s->setup_ns / 1e9);
+	for (f = 0; f < F_NKINDS; f++)
+		printf(", %s %llu rounds %.1f s (%.2f ms each)", fname[f],
+		       (unsigned long long)s->ph_rounds[f], (double)s->ph_ns[f] / 1e9,
+		       s->ph_rounds[f] ? (double)s->ph_ns[f] / 1e6 / (double)s->ph_rounds[f] : 0.0);
+	printf(", link downs %.2f s\n", (double)s->link_ns / 1e9);
+}
+
 static void body(struct wrank *r)
 {
 	struct sp *s = calloc(1, sizeof(*s));
 	struct dvx_msg_stats ms;
+	uint64_t t0 = now_ns(), t1;
 	uint32_t k;
 	int p;
 
@@ -1013,12 +1116,16 @@ static void body(struct wrank *r)
 	msg_up(s);
 	if (!r->fail_line)
 		ht_up(s);
+	s->setup_ns = now_ns() - t0;
 	for (k = 0; !r->fail_line && k < g_cfg.rounds; k++) {
 		if (g_cfg.link_every && k && k % g_cfg.link_every == 0 && link_phase(s, k))
 			break;
 		set_faults(s, k);
+		t1 = now_ns();
 		if (round_k(s, k))
 			break;
+		s->ph_ns[s->fkind] += now_ns() - t1;
+		s->ph_rounds[s->fkind]++;
 	}
 	dvx_sim_set_faults(wfab(r), NULL);
 	if (!r->fail_line && !check_counts(s)) {
@@ -1033,6 +1140,7 @@ static void body(struct wrank *r)
 		       (unsigned long long)s->links, (unsigned long long)s->link_failed,
 		       (unsigned long long)s->lanes_recovered,
 		       (unsigned long long)s->chans_recovered, (unsigned long long)s->msg_remade);
+		print_times(s, now_ns() - t0);
 		{
 			struct dvx_sim_stats ss;
 
@@ -1088,6 +1196,7 @@ static void test_soak_procs(void **state)
 {
 	struct world_cfg c;
 	uint64_t per_round;
+	uint32_t lr;
 
 	(void)state;
 	g_cfg.nranks = (int)env_u64("DVX_SOAK_RANKS", 3);
@@ -1098,28 +1207,33 @@ static void test_soak_procs(void **state)
 	g_cfg.kill = (int)env_u64("DVX_SOAK_KILL", 1);
 	g_cfg.rejoin = g_cfg.kill && env_u64("DVX_SOAK_REJOIN", 1);
 	soak_rejoin_setup(REJOIN_ROUNDS, g_cfg.maxlen);
-	/* per rank and peer a round posts 2 receives, a put, a control message, a send and an
-	 * ack */
-	per_round = (uint64_t)g_cfg.nranks * (uint64_t)(g_cfg.nranks - 1) * 6;
+	g_cfg.win = (uint32_t)env_u64("DVX_SOAK_WIN", WIN_DEFAULT);
+	if (g_cfg.win < 1 || g_cfg.win > WIN_MAX)
+		g_cfg.win = WIN_DEFAULT;
+	/* per rank and peer a round posts win each of irecvs, control receives, puts,
+	 * control messages and isends, and an ack */
+	per_round = (uint64_t)g_cfg.nranks * (uint64_t)(g_cfg.nranks - 1) * (5 * g_cfg.win + 1);
 	g_cfg.rounds = (uint32_t)((g_cfg.ops + per_round - 1) / per_round);
-	/* a link down in the middle of a short run, every LINK_ROUNDS rounds of a long one */
+	/* a link down in the middle of a short run; in a long one every LINK_ROUNDS rounds
+	 * of one message per peer and layer (as many operations between two) */
+	lr = LINK_ROUNDS * 6 / (5 * g_cfg.win + 1);
 	g_cfg.link_every = (uint32_t)env_u64("DVX_SOAK_LINK_EVERY",
-					     g_cfg.rounds < 2 * LINK_ROUNDS ? g_cfg.rounds / 2 + 1 :
-									      LINK_ROUNDS);
-	printf("soak-procs: %d ranks as processes on the wire, %u rounds (%llu operations), "
-	       "messages up to %llu bytes, faults in cycles of %d rounds, the link down every "
-	       "%u rounds%s\n", g_cfg.nranks, g_cfg.rounds,
-	       (unsigned long long)(g_cfg.rounds * per_round), (unsigned long long)g_cfg.maxlen,
-	       PHASE, g_cfg.link_every, g_cfg.rejoin ? ", then the last rank killed and started "
-	       "again" : g_cfg.kill ? ", then the last rank killed" : "");
+					     g_cfg.rounds < 2 * lr ? g_cfg.rounds / 2 + 1 : lr);
+	printf("soak-procs: %d ranks as processes on the wire, %u rounds of %u messages per "
+	       "peer and layer (%llu operations), messages up to %llu bytes, faults in cycles "
+	       "of %d rounds, the link down every %u rounds%s\n", g_cfg.nranks, g_cfg.rounds,
+	       g_cfg.win, (unsigned long long)(g_cfg.rounds * per_round),
+	       (unsigned long long)g_cfg.maxlen, PHASE, g_cfg.link_every,
+	       g_cfg.rejoin ? ", then the last rank killed and started again" :
+	       g_cfg.kill ? ", then the last rank killed" : "");
 	fflush(stdout);
 	world_cfg_default(&c);
 	c.nranks = g_cfg.nranks;
 	c.procs = WORLD_FORK;
-	c.slot_bytes = 16384;
+	c.slot_bytes = (uint64_t)g_cfg.win * P2P_MAX;	/* a put's part each */
 	c.nslots = 4;
 	c.qps_per_nic = 2;
-	c.wire_retry_ns = RETRY_NS;
+	c.wire_retry_ns = env_u64("DVX_SOAK_RETRY_MS", RETRY_MS) * W_MS;
 	/* and the comms made again, and those with the restarted rank */
 	c.extra_objs = (uint32_t)(16 * g_cfg.nranks + 32);
 	if (g_cfg.kill)
