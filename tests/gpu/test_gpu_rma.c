@@ -469,19 +469,28 @@ static void rec_body(struct wrank *r)
 		rec_passive(r);
 }
 
-static void test_gpu_recover(void **state)
+/* the recovery tests' world: 2 ranks, a lane a peer, rank 0's exportable with a gate,
+ * @fn on each; @sq_depth 0: the default */
+static void gated_world(wbody_fn fn, uint32_t sq_depth)
 {
 	struct world_cfg c;
 
-	(void)state;
 	world_cfg_default(&c);
 	c.nranks = 2;
 	c.qps_per_nic = 1;
 	c.nslots = NTH / 2;
 	c.slot_bytes = SLOT;
+	if (sq_depth)
+		c.sq_depth = sq_depth;
 	c.progress_thread = 1;
 	c.gpu_recover = 1;
-	assert_int_equal(world_run(&c, rec_body, NULL), 0);
+	assert_int_equal(world_run(&c, fn, NULL), 0);
+}
+
+static void test_gpu_recover(void **state)
+{
+	(void)state;
+	gated_world(rec_body, 0);
 }
 
 /* ---- contention at the recovery gate ---- */
@@ -626,18 +635,8 @@ static void con_body(struct wrank *r)
 /* many threads through one gated lane while it is recovered again and again */
 static void test_gpu_recover_contended(void **state)
 {
-	struct world_cfg c;
-
 	(void)state;
-	world_cfg_default(&c);
-	c.nranks = 2;
-	c.qps_per_nic = 1;
-	c.nslots = NTH / 2;
-	c.slot_bytes = SLOT;
-	c.sq_depth = 1024;	/* every thread's put and signal in flight at once */
-	c.progress_thread = 1;
-	c.gpu_recover = 1;
-	assert_int_equal(world_run(&c, con_body, NULL), 0);
+	gated_world(con_body, 1024);	/* every thread's put and signal in flight at once */
 }
 
 /* ---- a device thread that stays inside the gate ---- */
@@ -712,17 +711,8 @@ static void stuck_body(struct wrank *r)
 
 static void test_gpu_recover_stuck(void **state)
 {
-	struct world_cfg c;
-
 	(void)state;
-	world_cfg_default(&c);
-	c.nranks = 2;
-	c.qps_per_nic = 1;
-	c.nslots = NTH / 2;
-	c.slot_bytes = SLOT;
-	c.progress_thread = 1;
-	c.gpu_recover = 1;
-	assert_int_equal(world_run(&c, stuck_body, NULL), 0);
+	gated_world(stuck_body, 0);
 }
 
 /* the NVL forms on this GPU's memory (the mapping of a peer is the same kind of

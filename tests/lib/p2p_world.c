@@ -530,26 +530,41 @@ static int world_proc_bootstrap(struct world *w, int mode, int rank, const char 
 	return w->bs_mem ? dvx_bootstrap_sock_init(&w->r[rank].bs, &ba, w->bs_mem, bsz) : -ENOMEM;
 }
 
-/* world_proc()'s software NIC: its fabric and NIC, the wire to the other processes
- * joined through the bootstrap, started. 0, or an error with the fabric finished */
-static int world_proc_fabric(struct world *w, struct wrank *r)
+/* a process's fabric (w->fab, its memory w->fab_mem) with rank @rank's NIC: 0, or an
+ * error with nothing made (the memory is the caller's to free) */
+static int proc_fabric(struct world *w, int rank)
 {
-	const struct world_cfg *c = &w->cfg;
-	struct dvx_bootstrap_wire_cfg wa;
 	struct dvx_sim_fabric_cfg fc;
-	size_t fsz, wsz;
+	size_t fsz;
 	int err;
 
-	fabric_cfg(c, &fc);
+	fabric_cfg(&w->cfg, &fc);
 	fc.max_nics = 1;
 	fsz = dvx_sim_fabric_mem_size(&fc);
 	w->fab_mem = malloc(fsz);
 	err = w->fab_mem ? dvx_sim_fabric_init(w->fab_mem, fsz, &fc, &w->fab) : -ENOMEM;
 	if (err)
 		return err;
-	err = add_nic(c, w->fab, w->me);
-	if (err < 0)
-		goto fab;
+	err = add_nic(&w->cfg, w->fab, rank);
+	if (err < 0) {
+		dvx_sim_fini(w->fab);
+		return err;
+	}
+	return 0;
+}
+
+/* world_proc()'s software NIC: its fabric and NIC, the wire to the other processes
+ * joined through the bootstrap, started. 0, or an error with the fabric finished */
+static int world_proc_fabric(struct world *w, struct wrank *r)
+{
+	const struct world_cfg *c = &w->cfg;
+	struct dvx_bootstrap_wire_cfg wa;
+	size_t wsz;
+	int err;
+
+	err = proc_fabric(w, w->me);
+	if (err)
+		return err;
 	if (c->query_hook) {
 		w_sim_nic = dvx_sim_hal(w->fab)->nic;
 		w_hooked_nic = *w_sim_nic;
@@ -569,7 +584,6 @@ static int world_proc_fabric(struct world *w, struct wrank *r)
 	if (!err)
 		return 0;
 	fprintf(stderr, "rank %d: the wire: %d\n", w->me, err);
-fab:
 	dvx_sim_fini(w->fab);
 	return err;
 }
@@ -689,13 +703,12 @@ static void world_rmdir(const char *dir)
  */
 static int world_restarted(const struct world_cfg *c, void *user, int rank, const char *dir)
 {
-	struct dvx_sim_fabric_cfg fc;
 	struct dvx_sim_wire_cfg wc;
 	struct dvx_hal_sock_addr bind, at;
 	struct world *w;
 	struct wrank *r;
 	char path[160];
-	size_t fsz, wsz;
+	size_t wsz;
 	int err, j;
 
 	w = calloc(1, sizeof(*w));
@@ -712,16 +725,9 @@ static int world_restarted(const struct world_cfg *c, void *user, int rank, cons
 	}
 	r = &w->r[rank];
 	r->user = user;
-	fabric_cfg(c, &fc);
-	fc.max_nics = 1;
-	fsz = dvx_sim_fabric_mem_size(&fc);
-	w->fab_mem = malloc(fsz);
-	err = w->fab_mem ? dvx_sim_fabric_init(w->fab_mem, fsz, &fc, &w->fab) : -ENOMEM;
+	err = proc_fabric(w, rank);
 	if (err)
 		goto out;
-	err = add_nic(c, w->fab, rank);
-	if (err < 0)
-		goto fab;
 	memset(&wc, 0, sizeof(wc));
 	wc.rank = rank;
 	wc.nranks = c->nranks;
