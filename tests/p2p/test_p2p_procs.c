@@ -70,6 +70,8 @@ static int ring_pos(const struct ring_arg *a, int rank)
  * Signals are cumulative, so the same ring can go on where it left off (another ring
  * takes other slots).
  */
+#define RING_DONE_TAG 9u		/* small: the MPI bootstrap maps tags onto MPI's */
+
 static void ring(struct wrank *r, const struct ring_arg *a, uint32_t first)
 {
 	int pos = ring_pos(a, r->rank);
@@ -115,6 +117,11 @@ static void ring(struct wrank *r, const struct ring_arg *a, uint32_t first)
 	/* and nothing coming: the successor's last ready signal is here before we go */
 	W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, wsig_off(r, next, a->slot + 1), DVX_CMP_GE,
 				    first + a->rounds, T_OUT, NULL));
+	/* nor on its way back: that signal's answer reached the successor (its wait_local
+	 * above), which says so; a rank that left as soon as the signal landed could take
+	 * the answer with it, and the successor's wait would fail as for a dead peer */
+	W_OK(r, dvx_bootstrap_send(&r->bs, prev, RING_DONE_TAG, NULL, 0, T_OUT));
+	W_OK(r, dvx_bootstrap_recv(&r->bs, next, RING_DONE_TAG, NULL, 0, T_OUT));
 }
 
 static void ring_all(struct ring_arg *a, int n, uint64_t len, uint32_t rounds)
