@@ -758,28 +758,6 @@ static int mixed_proc(int r, int n, void *arg)
 	return dvx_tw_fini(&mx.tw, NULL) ? 5 : 0;
 }
 
-/* the facts every process of verbs_procs() injects: as dvx_tw_init() and
- * dvx_tw_gpus() make them for threads (rank r on GPU r % ngpus) */
-static void procs_facts(struct dvx_tw *tw, int n, const int *hosts, const uint8_t (*uuid)[16],
-			int ngpus)
-{
-	int r;
-
-	for (r = 0; r < n; r++) {
-		struct dvx_mp_rank_info *i = &tw->inf[r];
-
-		tw->host[r] = hosts[r];
-		i->version = DVX_MP_INFO_VERSION;
-		i->rank = r;
-		i->flags = DVX_MP_INFO_GPU | DVX_MP_INFO_FD | DVX_MP_INFO_IB;
-		i->pid = (int32_t)getpid();
-		memset(i->boot_id, 0x30 + hosts[r], 16);
-		snprintf(i->hostname, sizeof(i->hostname), "host%d", hosts[r]);
-	}
-	tw->n = n;
-	dvx_tw_gpus(tw, uuid, ngpus);
-}
-
 /*
  * One rank of the verbs world as a process: the sockets bootstrap, a fabric of its own
  * with this rank's NIC joined to the other processes' by the wire, the GPUs' hal whose
@@ -824,7 +802,9 @@ static int verbs_proc(int r, int n, void *arg)
 		free(mx);
 		return 4;
 	}
-	procs_facts(&mx->tw, n, want->hosts, (const uint8_t (*)[16])uuid, ngpus);
+	/* the facts the threads' world injects: rank r on GPU r % ngpus */
+	dvx_tw_facts(&mx->tw, n, want->hosts, uuid[0]);
+	dvx_tw_gpus(&mx->tw, (const uint8_t (*)[16])uuid, ngpus);
 	dvx_sim_fabric_cfg_default(&fc);
 	fc.max_nics = 1;
 	fc.max_gpus = 0;

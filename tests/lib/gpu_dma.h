@@ -18,7 +18,9 @@
  * streams' count before CUDA starts (the GPU tests and win-ib-bench set 32). Seen, and
  * taken to be this: with the default, gpu-p2p-test's GPU-data case on one GPU timed out
  * in 2 runs of 3, its counters kernel waiting 20 s for counters that were all raised
- * once it had given up (the setting itself is not yet run on a GPU: bench/RESULTS.md).
+ * once it had given up. A second cause, measured since (bench/gpu-dma-bench,
+ * bench/RESULTS.md 2026-11-29): a kernel whose threads on every SM read host memory
+ * makes each of these copies 40-300 times slower.
  */
 #ifndef DVX_TEST_GPU_DMA_H
 #define DVX_TEST_GPU_DMA_H

@@ -14,21 +14,15 @@ int dvx_tw_init(struct dvx_tw *w, int n, const int *host, const uint8_t *gpu_uui
 	return dvx_tw_init_lanes(w, n, host, gpu_uuid, 1);
 }
 
-int dvx_tw_init_lanes(struct dvx_tw *w, int n, const int *host, const uint8_t *gpu_uuid,
-		      uint32_t lanes)
+int dvx_tw_facts(struct dvx_tw *w, int n, const int *host, const uint8_t *gpu_uuid)
 {
-	struct dvx_sim_fabric_cfg fc;
-	struct dvx_bootstrap_tgroup_cfg ga;
-	int r, nhosts = 0, err;
-	size_t sz;
+	int r, nhosts = 0;
 
-	if (n < 1 || n > DVX_TW_MAX)
-		return -EINVAL;
-	memset(w, 0, sizeof(*w));
 	w->n = n;
 	for (r = 0; r < n; r++) {
 		struct dvx_mp_rank_info *i = &w->inf[r];
 
+		memset(i, 0, sizeof(*i));
 		w->host[r] = host[r];
 		if (host[r] + 1 > nhosts)
 			nhosts = host[r] + 1;
@@ -47,6 +41,21 @@ int dvx_tw_init_lanes(struct dvx_tw *w, int n, const int *host, const uint8_t *g
 			memcpy(i->gpu_uuid, gc.attr.uuid, 16);
 		}
 	}
+	return nhosts;
+}
+
+int dvx_tw_init_lanes(struct dvx_tw *w, int n, const int *host, const uint8_t *gpu_uuid,
+		      uint32_t lanes)
+{
+	struct dvx_sim_fabric_cfg fc;
+	struct dvx_bootstrap_tgroup_cfg ga;
+	int r, nhosts = 0, err;
+	size_t sz;
+
+	if (n < 1 || n > DVX_TW_MAX)
+		return -EINVAL;
+	memset(w, 0, sizeof(*w));
+	nhosts = dvx_tw_facts(w, n, host, gpu_uuid);
 	dvx_sim_fabric_cfg_default(&fc);
 	fc.max_nics = (uint32_t)n;
 	fc.max_gpus = gpu_uuid ? 0 : (uint32_t)nhosts;

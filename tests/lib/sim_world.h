@@ -44,6 +44,12 @@ struct dvx_tw {
 int dvx_tw_init(struct dvx_tw *w, int n, const int *host, const uint8_t *gpu_uuid);
 
 /*
+ * dvx_tw_facts() - only the facts of dvx_tw_init() (@w->n, @w->host, @w->inf), for a
+ * world whose ranks are processes with fabrics of their own. Returns the hosts.
+ */
+int dvx_tw_facts(struct dvx_tw *w, int n, const int *host, const uint8_t *gpu_uuid);
+
+/*
  * dvx_tw_init_lanes() - dvx_tw_init() with a fabric sized for @lanes lanes per peer
  * (QPs, CQs and UARs: a transport of qps_per_nic @lanes); dvx_tw_init() is @lanes 1.
  */

@@ -162,37 +162,19 @@ static int rj_wait(struct rj_io *io, int n, struct dvx_msg *m, void (*progress)(
 	return 0;
 }
 
-static int rj_isend(struct dvx_msg *m, struct dvx_msg_comm *c, const void *buf, size_t len,
-		    uint32_t tag, const struct dvx_mr *mr, struct rj_io *io)
-{
-	uint64_t end = rj_now() + RJ_WAIT;
-	int e;
-
-	memset(io, 0, sizeof(*io));
-	while (!io->q) {
-		e = dvx_msg_isend(c, buf, len, tag, mr, &io->q);
-		if (e)
-			return e;
-		if (!io->q && rj_now() >= end)
-			return -ETIMEDOUT;
-		dvx_msg_progress(m);
-	}
-	return 0;
-}
-
-static int rj_irecv(struct dvx_msg *m, struct dvx_msg_comm *c, void *buf, size_t len,
-		    uint32_t tag, struct dvx_mr *mr, struct rj_io *io)
+/* an isend (@recv 0) or a one-buffer irecv (@recv 1) of @len bytes at @buf, posted
+ * again while the layer says "later" (bounded) */
+static int rj_post(struct dvx_msg *m, struct dvx_msg_comm *c, void *buf, size_t len,
+		   uint32_t tag, struct dvx_mr *mr, int recv, struct rj_io *io)
 {
 	uint64_t end = rj_now() + RJ_WAIT;
 	void *bufs[1] = { buf };
-	size_t sz[1] = { len };
-	uint32_t tg[1] = { tag };
-	struct dvx_mr *mrs[1] = { mr };
 	int e;
 
 	memset(io, 0, sizeof(*io));
 	while (!io->q) {
-		e = dvx_msg_irecv(c, 1, bufs, sz, tg, mrs, &io->q);
+		e = recv ? dvx_msg_irecv(c, 1, bufs, &len, &tag, &mr, &io->q) :
+			   dvx_msg_isend(c, buf, len, tag, mr, &io->q);
 		if (e)
 			return e;
 		if (!io->q && rj_now() >= end)
@@ -216,8 +198,8 @@ static void rj_rounds(struct wrank *r, struct dvx_msg *m, int p, struct dvx_msg_
 
 		rj_fill(sb, r->rank, p, k, slen);
 		memset(rb, 0xee, rj_cfg.maxlen);
-		W_OK(r, rj_irecv(m, rcv, rb, rj_cfg.maxlen, k, mr, &io[0]));
-		W_OK(r, rj_isend(m, snd, sb, slen, k, mr, &io[1]));
+		W_OK(r, rj_post(m, rcv, rb, rj_cfg.maxlen, k, mr, 1, &io[0]));
+		W_OK(r, rj_post(m, snd, sb, slen, k, mr, 0, &io[1]));
 		W_OK(r, rj_wait(io, 2, m, progress, arg));
 		W_CHECK(r, io[0].size == rlen && io[1].size == slen,
 			"round %u with rank %d: received %zu (want %llu), sent %zu", k, p,
@@ -289,7 +271,7 @@ void soak_rejoin_survivor(struct wrank *r, struct dvx_msg *m, int victim,
 	if (r->fail_line)
 		goto out;
 	memcpy(buf, &id, 4);	/* who is at this end of the new rank's recv comm */
-	e = rj_isend(m, snd, buf, 4, RJ_ID_TAG, &mr, &io);
+	e = rj_post(m, snd, buf, 4, RJ_ID_TAG, &mr, 0, &io);
 	if (!e)
 		e = rj_wait(&io, 1, m, progress, arg);
 	if (e) {
@@ -421,7 +403,7 @@ void soak_rejoin_restarted(struct wrank *r)
 	 * the registered buffer's last bytes) */
 	ids = (uint32_t *)(void *)(buf + slot * (uint64_t)n);
 	for (i = 0, e = 0; i < nacc && !e; i++)
-		e = rj_irecv(&m, acc[i], &ids[i], 4, RJ_ID_TAG, &mr, &io[i]);
+		e = rj_post(&m, acc[i], &ids[i], 4, RJ_ID_TAG, &mr, 1, &io[i]);
 	if (!e)
 		e = rj_wait(io, nacc, &m, NULL, NULL);
 	if (e) {
