@@ -5,6 +5,7 @@
  * and encoders, and the sim executing their bytes.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "../lib/dvx_test.h"
 #include "../lib/p2p_world.h"
@@ -924,6 +925,66 @@ static void test_recover_unpolled(void **s)
 	assert_int_equal(world_run(&c, body_unpolled, NULL), 0);
 }
 
+/*
+ * The NIC's reason kept: rank 0's put under a wrong key fails at its responder, and
+ * rank 0 waits until its NIC has written the error CQE, polls nothing, and recovers.
+ * The recovery marks its queue failed for the peer's word before its drain consumes
+ * that CQE; the record takes the CQE's errno and syndrome then (not the word's
+ * -ECONNRESET), so the bad put's ticket and the lane's last error say why it failed.
+ */
+static void body_reason_kept(struct wrank *r)
+{
+	struct dvx_p2p_lane_health h;
+	struct dvx_p2p_ticket bad_tk, tk;
+	struct dvx_sim_stats st;
+	int peer = r->rank ^ 1, e, i;
+
+	if (r->rank == 0) {
+		struct dvx_p2p_rbuf bad = r->data_r[1];
+		uint64_t before;
+
+		bad.rkey[0] ^= 0x00a5a500u;
+		W_OK(r, dvx_sim_get_stats(wfab(r), &st));
+		before = st.cqes_written;
+		W_OK(r, dvx_p2p_put(&r->t, 1, 0,
+				    &(struct dvx_p2p_xfer){ &r->data_l, wsend_off(r, 1), &bad,
+							    wrecv_off(r, 0), 64 },
+				    T_OUT, &bad_tk));
+		/* the only CQE of the fabric now: the bad put's */
+		for (i = 0; i < 10000; i++) {
+			W_OK(r, dvx_sim_get_stats(wfab(r), &st));
+			if (st.cqes_written > before)
+				break;
+			if (!r->w->cfg.progress_thread)
+				dvx_sim_step(wfab(r));
+			usleep(100);
+		}
+		W_CHECK(r, st.cqes_written > before, "no CQE for the bad put");
+	}
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, T_OUT));
+	W_OK(r, dvx_p2p_lane_recover(&r->t, peer, 0, T_OUT));
+	W_OK(r, dvx_p2p_lane_health(&r->t, peer, 0, &h));
+	if (r->rank == 0) {
+		W_CHECK(r, h.state == DVX_P2P_Q_OK && h.recoveries == 1 && h.last_err == -EPERM,
+			"after recovery: state %u recoveries %u last_err %d (want -EPERM, the "
+			"CQE's)", h.state, h.recoveries, h.last_err);
+		e = dvx_p2p_wait_local(&r->t, &bad_tk, 0, NULL);
+		W_CHECK(r, e == -EPERM, "the bad put: %d (want -EPERM, the CQE's)", e);
+	}
+	recovered_traffic(r, 0, 23, 1, 1, &tk);
+}
+
+static void test_recover_reason_kept(void **s)
+{
+	struct world_cfg c;
+
+	(void)s;
+	world_cfg_default(&c);
+	assert_int_equal(world_run(&c, body_reason_kept, NULL), 0);
+	c.progress_thread = 0;
+	assert_int_equal(world_run(&c, body_reason_kept, NULL), 0);
+}
+
 /* a companion that fails (its loopback fetch-add names a bad rkey) */
 static void body_comp_fail(struct wrank *r)
 {
@@ -1293,6 +1354,7 @@ int main(void)
 		cmocka_unit_test(test_no_companions),
 		cmocka_unit_test(test_recover_port_down),
 		cmocka_unit_test(test_recover_unpolled),
+		cmocka_unit_test(test_recover_reason_kept),
 		cmocka_unit_test(test_recover_companion),
 		cmocka_unit_test(test_recover_relapse),
 		cmocka_unit_test(test_least_privilege),

@@ -56,7 +56,9 @@ enum dvx_p2p_q_state {
  * @poll_lock:	1 while a thread consumes CQEs
  * @state:	enum dvx_p2p_q_state
  * @err:	the first error's errno (the CQE syndrome's, or -EPROTO for a CQE that
- *		names an unexpected index or is compressed), 0 if none
+ *		names an unexpected index or is compressed), 0 if none; on a queue failed
+ *		by other means first, the first error CQE that is not a flush replaces it
+ *		(dvx_p2p_q_record())
  * @syndrome, @vendor_syndrome, @wqe_opcode: of that error CQE (0 when the error did
  *		not come from a CQE)
  * @is_cqe:	1 when @err came from a CQE
@@ -268,13 +270,30 @@ DVX_INLINE int dvx_p2p_q_fate_known(const struct dvx_p2p_qstate *s, uint64_t idx
  * @err:	negative errno
  * @qpn:	QP number to record when @info is NULL
  *
+ * One later error does change the record: the first error CQE that is not a flush,
+ * on a queue failed by other means before (a peer's word, a recovery's stop, a
+ * time-out). The NIC's own reason replaces the word: its errno and syndrome are kept
+ * (the WQEs it fails and those after it then answer it), never a flush, which only
+ * says that the QP stopped.
+ *
  * Context: the poll lock's holder, host or device. Return: nothing.
  */
 DVX_INLINE void dvx_p2p_q_record(struct dvx_p2p_qstate *s, const struct dvx_mlx5_cqe_info *info,
 				 int err, uint32_t qpn)
 {
-	if (dvx_ld_acquire_u32(&s->state) == DVX_P2P_Q_FAILED)
+	if (dvx_ld_acquire_u32(&s->state) == DVX_P2P_Q_FAILED) {
+		if (s->is_cqe || !info || err == -ECANCELED)
+			return;
+		/* the details first, the errno last: each field is read on its own */
+		s->syndrome = info->syndrome;
+		s->vendor_syndrome = info->vendor_syndrome;
+		s->wqe_opcode = info->wqe_opcode;
+		s->err_wqe = info->wqe_counter;
+		s->err_qpn = info->qpn;
+		s->is_cqe = 1;
+		*(volatile int32_t *)&s->err = err;
 		return;
+	}
 	s->err = err;
 	s->is_cqe = info ? 1 : 0;
 	s->syndrome = info ? info->syndrome : 0;
