@@ -1768,6 +1768,12 @@ static int wire_req(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_
 		x->retry_left = qp->retry_cnt;
 	}
 	if (!x->retry_left) {
+		fab->wretry_exc[0] = qp->qpn;
+		fab->wretry_exc[1] = x->w_una;
+		fab->wretry_exc[2] = x->w_rank - 1;
+		fab->wretry_exc[3] = fab->wire_ops->quiet ?
+			(uint32_t)(fab->wire_ops->quiet(fab, x->w_rank - 1) / 1000000u) : 0;
+		fab->wretry_exc_n++;
 		wire_rewind(qp);
 		return x_fail(r, SIM_SYND_TRANSPORT_RETRY_EXC_ERR, SIM_VS_RETRY);
 	}
@@ -1963,15 +1969,17 @@ int dvx_sim_exec_wire_response(struct sim_fabric *fab, const struct sim_wire_fra
 	if (f->src_nic >= fab->nnics)
 		return 0;
 	qp = dvx_sim_qp_find(&fab->nics[f->src_nic], f->dst_qpn);
-	if (!qp || qp->state != SIM_QPS_RTS || f->src_qpn != qp->remote_qpn)
+	if (!qp || qp->state != SIM_QPS_RTS || f->src_qpn != qp->remote_qpn) {
+		fab->wstale++;
 		return 0;
+	}
 	x = &qp->exec;
 	off = (f->psn - x->w_una) & 0xffffffu;
-	if (!x->w_cnt || off >= x->w_cnt)
+	if (!x->w_cnt || off >= x->w_cnt || wslot(x, f->psn)->resp) {
+		fab->wstale++;
 		return 0;
+	}
 	sl = wslot(x, f->psn);
-	if (sl->resp)
-		return 0;
 	for (i = 0; i < off; i++) {
 		struct sim_wslot *e = wslot(x, (x->w_una + i) & 0xffffffu);
 
@@ -2055,6 +2063,18 @@ static int wire_answer(struct sim_fabric *fab, uint32_t rank, const struct sim_w
  * request that finds no responder, a port down, a QP not receiving, or no room for its
  * answer is dropped (the requester retries).
  */
+/* @f dropped for @why (enum dvx_sim_wire_drop): kept for the wire's counters */
+static int wdrop(struct sim_fabric *fab, const struct sim_wire_frame *f,
+		 const struct sim_qp *peer, uint32_t why)
+{
+	fab->wdrop[0] = why;
+	fab->wdrop[1] = f->dst_qpn;
+	fab->wdrop[2] = f->psn;
+	fab->wdrop[3] = peer ? peer->exec.wr_epsn : 0;
+	fab->wdrop[4] = peer ? peer->state : 0xffu;
+	return SIM_WIRE_DROPPED;
+}
+
 int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_qp *peer,
 			      const struct sim_wire_frame *f, const struct sim_wpay *pay)
 {
@@ -2071,19 +2091,24 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 	int is_write = f->opcode == SIM_OP_RDMA_WRITE || f->opcode == SIM_OP_RDMA_WRITE_IMM;
 	int rc, dup;
 
-	if (!peer || fab->faults.link_down || !port_up(peer->nic, peer->port) ||
-	    peer->state < SIM_QPS_RTR || peer->state == SIM_QPS_ERR)
-		return SIM_WIRE_DROPPED;
+	if (!peer)
+		return wdrop(fab, f, peer, DVX_SIM_WDROP_NO_QP);
+	if (fab->faults.link_down || !port_up(peer->nic, peer->port))
+		return wdrop(fab, f, peer, DVX_SIM_WDROP_LINK);
+	if (peer->state < SIM_QPS_RTR)
+		return wdrop(fab, f, peer, DVX_SIM_WDROP_NOT_RTR);
+	if (peer->state == SIM_QPS_ERR)
+		return wdrop(fab, f, peer, DVX_SIM_WDROP_QP_ERR);
 	if (!fab->wire_ops->room(fab, rank, f->opcode == SIM_OP_RDMA_READ ? f->len : 0))
-		return SIM_WIRE_DROPPED;
+		return wdrop(fab, f, peer, DVX_SIM_WDROP_ROOM);
 	x = &peer->exec;
 	back = (x->wr_epsn - f->psn) & 0xffffffu;	/* 1..WIN: done already */
 	dup = x->wr_valid && x->wr_src == f->src_qpn && back - 1u < SIM_WIRE_WIN;
 	if (!dup && (!x->wr_valid || x->wr_src != f->src_qpn || f->psn != x->wr_epsn)) {
 		/* a requester's first request, or one that went through RST (a new PSN
 		 * from its clock): it names itself the oldest on the wire */
-		if (f->una != f->psn)
-			return SIM_WIRE_DROPPED;	/* one before it was lost */
+		if (f->una != f->psn)	/* one before it was lost */
+			return wdrop(fab, f, peer, DVX_SIM_WDROP_ORDER);
 		x->wr_valid = 1;
 		x->wr_src = f->src_qpn;
 		x->wr_epsn = f->psn;
@@ -2152,8 +2177,8 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 			npl = wpay_sges(pay, pl);
 			rc = recv_complete(fab, f->src_qpn, f->slid, peer, &w,
 					   is_write ? NULL : pl, is_write ? 0 : npl, f->len, &r);
-			if (rc == X_STALL)
-				return SIM_WIRE_DROPPED;	/* its CQ overran: ERR, no answer */
+			if (rc == X_STALL)	/* its CQ overran: ERR, no answer */
+				return wdrop(fab, f, peer, DVX_SIM_WDROP_OVERRUN);
 			if (rc != X_DONE)
 				goto nak;
 		}
@@ -2187,8 +2212,8 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 	case SIM_OP_ATOMIC_MASKED_FA:
 		h = &x->wr_hist[f->psn % SIM_WIRE_WIN];
 		if (dup) {
-			if (!h->valid || h->psn != f->psn)
-				return SIM_WIRE_DROPPED;	/* not one it executed */
+			if (!h->valid || h->psn != f->psn)	/* not one it executed */
+				return wdrop(fab, f, peer, DVX_SIM_WDROP_ATOMIC);
 			old = h->old;
 			goto ack;
 		}
@@ -2226,7 +2251,8 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 		h->old = old;
 		goto ack;
 	default:
-		return SIM_WIRE_DROPPED;	/* the requester sends no other opcode */
+		/* the requester sends no other opcode */
+		return wdrop(fab, f, peer, DVX_SIM_WDROP_OPCODE);
 	}
 ack:
 	if (!dup)
@@ -2235,8 +2261,8 @@ ack:
 	return dup ? SIM_WIRE_DUP : SIM_WIRE_DONE;
 nak:
 	(void)rc;
-	if (dup)
-		return SIM_WIRE_DROPPED;	/* answered before; its QP is in ERR since */
+	if (dup)	/* answered before; its QP is in ERR since */
+		return wdrop(fab, f, peer, DVX_SIM_WDROP_QP_ERR);
 	x->wr_epsn = (f->psn + 1) & 0xffffffu;
 	if (r.peer_err)
 		set_err(fab, peer);

@@ -398,6 +398,13 @@ struct sim_fabric {
 	uint64_t wire_frozen_ns;	/* the gaps so far, less SIM_WIRE_GAP_NS each */
 	uint64_t wire_frozen;		/* how many such gaps */
 	uint64_t wire_window_max;	/* the most requests of one QP on the wire at once */
+	/* the request dvx_sim_exec_wire_request() dropped last (why, qpn, psn, epsn, state:
+	 * struct dvx_sim_wire_stats' last_drop), and the requester's failures (exec.c) */
+	uint32_t wdrop[5];
+	uint32_t wretry_exc[4];		/* qpn, psn, rank, quiet ms of the last retry
+					 * exhaustion */
+	uint64_t wretry_exc_n;
+	uint64_t wstale;		/* answers to nothing on the wire */
 	/* software GPUs (gpu.c) */
 	struct sim_gpu *gpus;
 	uint32_t ngpus;
@@ -576,6 +583,8 @@ struct sim_wseg {
  *		anything moved
  * @close:	close every connection (dvx_sim_fini())
  * @rmac:	the MAC of a remote NIC's port that owns @gid (roce_rmac)
+ * @quiet:	how long (ns) process @rank has sent nothing that was executed here
+ *		(0: nothing yet)
  * @idle_wait:	the progress thread found nothing to do: wait up to @ns for a frame from
  *		another process (instead of sleeping blind), so an answer is taken in as it
  *		arrives
@@ -593,6 +602,7 @@ struct sim_wire_ops {
 	bool (*rmac)(struct sim_fabric *fab, const uint8_t gid[16], uint8_t mac[6]);
 	void (*idle_wait)(struct sim_fabric *fab, uint64_t ns);
 	void (*flush)(struct sim_fabric *fab);
+	uint64_t (*quiet)(struct sim_fabric *fab, uint32_t rank);
 };
 
 /*

@@ -61,6 +61,8 @@ struct sim_wpeer {
 	uint8_t *tx;		/* tx_cap bytes; [tx_head, tx_tail) still to send */
 	uint64_t tx_head;
 	uint64_t tx_tail;
+	uint64_t last_rx;	/* when a frame from the peer was last executed (the
+				 * monotonic clock; 0: none yet) */
 	uint64_t tx_part;	/* ring: what is left to write of a frame larger than the
 				 * ring, streaming through it from tx_head (0: tx_head is
 				 * at a frame's start) */
@@ -957,6 +959,12 @@ int dvx_sim_wire_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_wire_stats
 	st->stalled_ns = sim_fab_of(fab)->wire_frozen_ns;
 	st->window_max = sim_fab_of(fab)->wire_window_max;
 	st->kicks = atomic_load(&sim_fab_of(fab)->kicks);
+	st->retry_exceeded = sim_fab_of(fab)->wretry_exc_n;
+	st->last_retry_exc.qpn = sim_fab_of(fab)->wretry_exc[0];
+	st->last_retry_exc.psn = sim_fab_of(fab)->wretry_exc[1];
+	st->last_retry_exc.rank = (int32_t)sim_fab_of(fab)->wretry_exc[2];
+	st->last_retry_exc.quiet_ms = sim_fab_of(fab)->wretry_exc[3];
+	st->stale_answers = sim_fab_of(fab)->wstale;
 	st->rings = 0;
 	for (int32_t r = 0; r < w->cfg.nranks; r++)
 		st->rings += w->peers[r].up && w->peers[r].ring;
@@ -1304,6 +1312,7 @@ static bool rx_frame(struct sim_fabric *fab, uint32_t rank, const struct sim_wpa
 	struct sim_wire *w = fab->wire;
 	int rc;
 
+	w->peers[rank].last_rx = dvx_sim_now_ns();
 	if (f->type != SIM_WIRE_REQ) {
 		if (dvx_sim_exec_wire_response(fab, f, payload))
 			return true;
@@ -1319,8 +1328,16 @@ static bool rx_frame(struct sim_fabric *fab, uint32_t rank, const struct sim_wpa
 	w->st.frames_rx++;
 	if (rc == SIM_WIRE_DUP)
 		w->st.duplicates++;
-	else if (rc == SIM_WIRE_DROPPED)
+	else if (rc == SIM_WIRE_DROPPED) {
 		w->st.dropped++;
+		if (fab->wdrop[0] < DVX_SIM_WDROP_NKINDS)
+			w->st.drop_why[fab->wdrop[0]]++;
+		w->st.last_drop.why = fab->wdrop[0];
+		w->st.last_drop.qpn = fab->wdrop[1];
+		w->st.last_drop.psn = fab->wdrop[2];
+		w->st.last_drop.epsn = fab->wdrop[3];
+		w->st.last_drop.state = fab->wdrop[4];
+	}
 	return false;
 }
 
@@ -1713,6 +1730,18 @@ static void wire_idle_wait(struct sim_fabric *fab, uint64_t ns)
 	pthread_mutex_unlock(&fab->lock);
 }
 
+/* how long process @rank has sent nothing this process executed (0: it never did) */
+static uint64_t wire_quiet(struct sim_fabric *fab, uint32_t rank)
+{
+	const struct sim_wire *w = fab->wire;
+	uint64_t t;
+
+	if (!w || rank >= (uint32_t)w->cfg.nranks || !w->peers[rank].last_rx)
+		return 0;
+	t = dvx_sim_now_ns();
+	return t > w->peers[rank].last_rx ? t - w->peers[rank].last_rx : 0;
+}
+
 static const struct sim_wire_ops wire_ops = {
 	.route = wire_route,
 	.send = wire_send,
@@ -1722,4 +1751,5 @@ static const struct sim_wire_ops wire_ops = {
 	.rmac = wire_rmac,
 	.idle_wait = wire_idle_wait,
 	.flush = wire_flush,
+	.quiet = wire_quiet,
 };

@@ -602,6 +602,19 @@ static void world_proc_report(struct world *w, const struct wrank *r)
 			(unsigned long long)ws.frames_rx, (unsigned long long)ws.requests,
 			(unsigned long long)ws.retransmits, (unsigned long long)ws.duplicates,
 			(unsigned long long)ws.dropped, (unsigned long long)ws.peers_down);
+	else
+		return;
+	fprintf(stderr, "rank %d: the wire's drops by reason (enum dvx_sim_wire_drop):",
+		w->me);
+	for (int i = 0; i < DVX_SIM_WDROP_NKINDS; i++)
+		fprintf(stderr, " %llu", (unsigned long long)ws.drop_why[i]);
+	fprintf(stderr, "; the last: reason %u, QP 0x%x, PSN 0x%x, expected 0x%x, state %u; "
+		"%llu retries exhausted, the last QP 0x%x PSN 0x%x to rank %d (quiet %u ms); "
+		"%llu stale answers; %llu stalls of this process (%llu ms)\n", ws.last_drop.why, ws.last_drop.qpn, ws.last_drop.psn,
+		ws.last_drop.epsn, ws.last_drop.state, (unsigned long long)ws.retry_exceeded,
+		ws.last_retry_exc.qpn, ws.last_retry_exc.psn, ws.last_retry_exc.rank,
+		ws.last_retry_exc.quiet_ms, (unsigned long long)ws.stale_answers,
+		(unsigned long long)ws.stalls, (unsigned long long)(ws.stalled_ns / 1000000u));
 }
 
 /* world_proc()'s verdict: every rank returns the same, the first rank's error if any

@@ -757,6 +757,34 @@ struct dvx_sim_wire_cfg {
 };
 
 /**
+ * enum dvx_sim_wire_drop - why a responder dropped a request from another process (the
+ * requester sends it again after its time-out; struct dvx_sim_wire_stats).
+ * @DVX_SIM_WDROP_NO_QP:	no QP at the address and QPN it named
+ * @DVX_SIM_WDROP_LINK:		the link, or the responder's port, down
+ * @DVX_SIM_WDROP_NOT_RTR:	the QP not ready to receive yet (RST, INIT)
+ * @DVX_SIM_WDROP_QP_ERR:	the QP in the error state
+ * @DVX_SIM_WDROP_ROOM:		no room towards the requester for the answer
+ * @DVX_SIM_WDROP_ORDER:	a request after one that was lost (go-back-N: the
+ *				requester sends from the lost one again)
+ * @DVX_SIM_WDROP_ATOMIC:	a retransmitted atomic whose result is not kept
+ * @DVX_SIM_WDROP_OVERRUN:	the responder's CQ overran (the QP went to ERR)
+ * @DVX_SIM_WDROP_OPCODE:	an opcode no requester sends
+ * @DVX_SIM_WDROP_NKINDS:	the number of reasons
+ */
+enum dvx_sim_wire_drop {
+	DVX_SIM_WDROP_NO_QP = 0,
+	DVX_SIM_WDROP_LINK,
+	DVX_SIM_WDROP_NOT_RTR,
+	DVX_SIM_WDROP_QP_ERR,
+	DVX_SIM_WDROP_ROOM,
+	DVX_SIM_WDROP_ORDER,
+	DVX_SIM_WDROP_ATOMIC,
+	DVX_SIM_WDROP_OVERRUN,
+	DVX_SIM_WDROP_OPCODE,
+	DVX_SIM_WDROP_NKINDS
+};
+
+/**
  * struct dvx_sim_wire_stats - what the wire of this process did (dvx_sim_wire_get_stats()).
  * @frames_tx:	frames sent (requests and answers)
  * @frames_rx:	frames received
@@ -783,6 +811,20 @@ struct dvx_sim_wire_cfg {
  * @window_max:	the most requests of one QP that were on the wire at once (at most 32)
  * @kicks:	doorbells whose poster woke the waiting progress thread (dvx_hal_nic_kick())
  * @rings:	peers whose frames go through a shared-memory ring (now)
+ * @drop_why:	@dropped by reason (enum dvx_sim_wire_drop)
+ * @last_drop:	the last request dropped: why (enum dvx_sim_wire_drop), the responder
+ *		QP it named (@qpn), its PSN, the responder's expected PSN then (@epsn:
+ *		0 when there was no QP) and the QP's state (@state: the PRM's qpc.state, 0 RST to 6 ERR;
+ *		0xff when there was no QP)
+ * @retry_exceeded: requests of this process's QPs that failed with no answer after
+ *		every retry (TRANSPORT_RETRY_EXC_ERR)
+ * @last_retry_exc: the last of them: the requester QP (@qpn), the PSN no answer came
+ *		for, the process it was sent to (@rank), and how long (@quiet_ms) that
+ *		process had then sent nothing this one executed (a process that did not
+ *		run, or a dead one, is quiet; a live responder that dropped the request
+ *		is not)
+ * @stale_answers: answers received for nothing on the wire (a duplicate's, one from
+ *		before a go-back or a QP reset): dropped
  */
 struct dvx_sim_wire_stats {
 	uint64_t frames_tx;
@@ -799,6 +841,23 @@ struct dvx_sim_wire_stats {
 	uint64_t window_max;
 	uint64_t kicks;
 	uint64_t rings;
+	uint64_t drop_why[DVX_SIM_WDROP_NKINDS];
+	struct {
+		uint32_t why;
+		uint32_t qpn;
+		uint32_t psn;
+		uint32_t epsn;
+		uint32_t state;
+		uint32_t rsvd;
+	} last_drop;
+	uint64_t retry_exceeded;
+	struct {
+		uint32_t qpn;
+		uint32_t psn;
+		int32_t rank;
+		uint32_t quiet_ms;
+	} last_retry_exc;
+	uint64_t stale_answers;
 };
 
 /**

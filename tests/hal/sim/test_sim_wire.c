@@ -1002,6 +1002,44 @@ static int do_link_down(const struct opts *o)
 }
 
 /*
+ * The counters say why: rank 1's link is down, so its responder drops rank 0's WRITE
+ * (reason LINK, naming its QP in RTS) every time it comes, and rank 0's QP fails with
+ * no answer after its retries, the last exhaustion naming its QP and rank 1.
+ */
+static int do_drop_reasons(const struct opts *o)
+{
+	struct dvx_sim_faults f = { .link_down = 1 };
+	struct dvx_sim_wire_stats st;
+	struct dvx_wc wc;
+
+	(void)o;
+	if (P.rank == 1)
+		dvx_sim_set_faults(P.fab, &f);
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	if (P.rank == 0) {
+		CHECK_RET(dvx_qp_post_write(&P.qp[1], 1, (uintptr_t)P.data, P.mr.lkey, 64,
+					    P.info[1].addr, P.info[1].rkey, DVX_POST_SIGNALED), 0);
+		CHECK(wait_wc(&wc) < 0);
+		CHECK(wc.syndrome == 0x15);	/* TRANSPORT_RETRY_EXC_ERR */
+		CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
+		CHECK(st.retry_exceeded == 1);
+		CHECK(st.last_retry_exc.qpn == P.qp[1].qpn && st.last_retry_exc.rank == 1);
+		CHECK(st.dropped == 0 && st.stale_answers == 0);
+	}
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	if (P.rank == 1) {
+		CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
+		/* the first send and every retry */
+		CHECK(st.dropped >= 2 && st.drop_why[DVX_SIM_WDROP_LINK] == st.dropped);
+		CHECK(st.last_drop.why == DVX_SIM_WDROP_LINK && st.last_drop.qpn == P.qp[0].qpn &&
+		      st.last_drop.state == 3);
+		CHECK(st.retry_exceeded == 0);
+		dvx_sim_set_faults(P.fab, NULL);
+	}
+	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
+}
+
+/*
  * Both processes stand still with a request on the wire, the requester's longer than its
  * time-out, the responder's longer still: neither counts it, so the request, with no
  * retry to spare, completes once the responder runs again (a loaded machine does this to
@@ -1357,6 +1395,13 @@ static void test_link_down(void **state)
 	struct opts o = { .rnr_retry = 7, .min_retry_ns = 2000000 };
 
 	run_ranks(2, do_link_down, &o);
+}
+
+static void test_drop_reasons(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .min_retry_ns = 2000000 };
+
+	run_ranks(2, do_drop_reasons, &o);
 }
 
 static void test_stalled(void **state)
@@ -1749,6 +1794,7 @@ int main(void)
 		cmocka_unit_test(test_window),
 		cmocka_unit_test(test_window_drops),
 		cmocka_unit_test(test_link_down),
+		cmocka_unit_test(test_drop_reasons),
 		cmocka_unit_test(test_stalled),
 		cmocka_unit_test(test_dead_peer),
 		cmocka_unit_test(test_duplicates),
