@@ -20,7 +20,7 @@ ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 sum() { grep -E '^\[  (PASSED|FAILED|SKIPPED)|^\[  FAILED|^\[  ERROR|failed|^(processes|threads|mixed|verbs|gpu [0-9]):|^  GPU' "$1" | tail -${2:-12}; }
 for t in gpu-mock-test gpu-post-test gpu-resident-test gpu-p2p-test gpu-rma-test gpu-nvl-test gpu-win-test gpu-winch-test; do
 	echo "== $t ($ngpus GPUs)"; s=$(date +%s)
-	DVX_GPU_REQUIRED=1 timeout 150 "$b/tests/$t" > "$out/$t.log" 2>&1
+	DVX_GPU_REQUIRED=1 timeout 240 "$b/tests/$t" > "$out/$t.log" 2>&1
 	echo "rc=$? $(( $(date +%s) - s ))s"; sum "$out/$t.log"
 done
 if [ "$ngpus" -gt 1 ]; then
