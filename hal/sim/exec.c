@@ -1670,6 +1670,10 @@ static int wire_transmit(struct sim_fabric *fab, struct sim_qp *qp, const struct
 			return X_ERR;
 		}
 		/* -ENOTCONN (the process is gone): lost */
+		sl->wend = rc || !fab->wire_ops->pos ? 0 :
+			   fab->wire_ops->pos(fab, x->w_rank - 1, &sl->wgen);
+	} else {
+		sl->wend = 0;
 	}
 	if (!x->w_cnt)
 		x->w_una = psn;
@@ -1760,6 +1764,16 @@ static int wire_req(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_
 	if (wnow < sl->deadline) {
 		/* woken early, or the process stood still meanwhile (SIM_WIRE_GAP_NS) */
 		qp->stall_until_ns = dvx_sim_now_ns() + (sl->deadline - wnow);
+		return X_STALL;
+	}
+	if (sl->wend && fab->wire_ops->unread &&
+	    fab->wire_ops->unread(fab, x->w_rank - 1, sl->wend, sl->wgen)) {
+		/* the responder's process has not read the request yet: it did not run,
+		 * and a NIC, which runs while its host stands still, would have answered
+		 * long ago. Not lost: no retry spent, nothing sent again */
+		fab->wunread++;
+		sl->deadline = wnow + wire_retry_ns(fab, qp);
+		qp->stall_until_ns = dvx_sim_now_ns() + wire_retry_ns(fab, qp);
 		return X_STALL;
 	}
 	/* lost (or its answer was): everything from the head again, with the same PSNs */

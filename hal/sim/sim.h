@@ -178,6 +178,9 @@ struct sim_qp_exec {
 		uint8_t data;		/* a READ or an atomic: its answer carries data */
 		uint8_t ro_held;	/* reorder mode: its READ response was placed in part */
 		uint8_t rsvd[3];
+		uint32_t wgen;		/* the ring's generation when it was sent */
+		uint64_t wend;		/* where it ends in that ring's stream (0: not on a
+					 * ring, or lost on its way) */
 	} w_slot[SIM_WIRE_WIN];
 	/* responder: the atomics executed last, replayed to a retransmission */
 	struct sim_whist {
@@ -405,6 +408,7 @@ struct sim_fabric {
 					 * exhaustion */
 	uint64_t wretry_exc_n;
 	uint64_t wstale;		/* answers to nothing on the wire */
+	uint64_t wunread;		/* time-outs of requests the responder had not read */
 	/* software GPUs (gpu.c) */
 	struct sim_gpu *gpus;
 	uint32_t ngpus;
@@ -585,6 +589,10 @@ struct sim_wseg {
  * @rmac:	the MAC of a remote NIC's port that owns @gid (roce_rmac)
  * @quiet:	how long (ns) process @rank has sent nothing that was executed here
  *		(0: nothing yet)
+ * @pos:	where the frames queued towards @rank so far end in its ring's byte
+ *		stream, and the ring's generation; 0 when it is not on a ring
+ * @unread:	whether @rank has not yet taken the bytes up to @end of that ring
+ *		(generation @gen) out of it
  * @idle_wait:	the progress thread found nothing to do: wait up to @ns for a frame from
  *		another process (instead of sleeping blind), so an answer is taken in as it
  *		arrives
@@ -603,6 +611,8 @@ struct sim_wire_ops {
 	void (*idle_wait)(struct sim_fabric *fab, uint64_t ns);
 	void (*flush)(struct sim_fabric *fab);
 	uint64_t (*quiet)(struct sim_fabric *fab, uint32_t rank);
+	uint64_t (*pos)(struct sim_fabric *fab, uint32_t rank, uint32_t *gen);
+	bool (*unread)(struct sim_fabric *fab, uint32_t rank, uint64_t end, uint32_t gen);
 };
 
 /*

@@ -61,6 +61,9 @@ struct sim_wpeer {
 	uint8_t *tx;		/* tx_cap bytes; [tx_head, tx_tail) still to send */
 	uint64_t tx_head;
 	uint64_t tx_tail;
+	uint32_t gen;		/* the ring's generation: counts its attachments and
+				 * the peer's ends (wire_pos(), wire_unread()) */
+	uint32_t rsvd_gen;
 	uint64_t last_rx;	/* when a frame from the peer was last executed (the
 				 * monotonic clock; 0: none yet) */
 	uint64_t tx_part;	/* ring: what is left to write of a frame larger than the
@@ -340,6 +343,7 @@ static void peer_ring(struct sim_wire *w, struct sim_wpeer *p, void *map, bool j
 	p->shm = map;
 	p->shm_len = shm_len_of(w);
 	p->ring = 1;
+	p->gen++;
 }
 
 static void shm_drop(struct sim_wire *w, void *map)
@@ -358,6 +362,7 @@ static void peer_down(struct sim_wire *w, struct sim_wpeer *p)
 		munmap(p->shm, p->shm_len);
 	p->shm = NULL;
 	p->ring = 0;
+	p->gen++;
 	if (p->fd >= 0)
 		dvx_hal_sock_close(w->hal, p->fd);
 	if (p->up)
@@ -965,6 +970,7 @@ int dvx_sim_wire_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_wire_stats
 	st->last_retry_exc.rank = (int32_t)sim_fab_of(fab)->wretry_exc[2];
 	st->last_retry_exc.quiet_ms = sim_fab_of(fab)->wretry_exc[3];
 	st->stale_answers = sim_fab_of(fab)->wstale;
+	st->unread_waits = sim_fab_of(fab)->wunread;
 	st->rings = 0;
 	for (int32_t r = 0; r < w->cfg.nranks; r++)
 		st->rings += w->peers[r].up && w->peers[r].ring;
@@ -1742,6 +1748,48 @@ static uint64_t wire_quiet(struct sim_fabric *fab, uint32_t rank)
 	return t > w->peers[rank].last_rx ? t - w->peers[rank].last_rx : 0;
 }
 
+/*
+ * Where the frames queued so far towards process @rank end in its ring's byte stream
+ * (the ring's head, written or not, and what the send buffer still holds before it: it
+ * goes into the ring in order), and the ring's generation in *@gen; 0 when the peer is
+ * not on a ring (a socket: what the peer has read is not known here).
+ */
+static uint64_t wire_pos(struct sim_fabric *fab, uint32_t rank, uint32_t *gen)
+{
+	const struct sim_wire *w = fab->wire;
+	const struct sim_wpeer *p;
+
+	*gen = 0;
+	if (!w || rank >= (uint32_t)w->cfg.nranks)
+		return 0;
+	p = &w->peers[rank];
+	if (!p->up || !p->ring)
+		return 0;
+	*gen = p->gen;
+	return p->rtx.pos + (p->tx_tail - p->tx_head);
+}
+
+/*
+ * Whether process @rank has not yet taken from its ring the bytes up to @end (from
+ * wire_pos() in generation @gen): it has not run since (a NIC would have read them
+ * long ago). False once it took them, when the ring is another one (the peer ended, or
+ * came back), and when the tail it published is not one it can have.
+ */
+static bool wire_unread(struct sim_fabric *fab, uint32_t rank, uint64_t end, uint32_t gen)
+{
+	const struct sim_wire *w = fab->wire;
+	const struct sim_wpeer *p;
+	uint64_t tail;
+
+	if (!w || !end || rank >= (uint32_t)w->cfg.nranks)
+		return false;
+	p = &w->peers[rank];
+	if (!p->up || !p->ring || p->gen != gen)
+		return false;
+	tail = __atomic_load_n(&p->rtx.shm->tail, __ATOMIC_ACQUIRE);
+	return tail < end && p->rtx.pos - tail <= p->rtx.size;
+}
+
 static const struct sim_wire_ops wire_ops = {
 	.route = wire_route,
 	.send = wire_send,
@@ -1752,4 +1800,6 @@ static const struct sim_wire_ops wire_ops = {
 	.idle_wait = wire_idle_wait,
 	.flush = wire_flush,
 	.quiet = wire_quiet,
+	.pos = wire_pos,
+	.unread = wire_unread,
 };

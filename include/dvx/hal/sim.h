@@ -825,6 +825,9 @@ enum dvx_sim_wire_drop {
  *		is not)
  * @stale_answers: answers received for nothing on the wire (a duplicate's, one from
  *		before a go-back or a QP reset): dropped
+ * @unread_waits: time-outs of requests that the responder's process had not yet read
+ *		from the shared-memory ring (it did not run meanwhile): not counted as
+ *		losses, no retry spent (docs/sim-wire.md)
  */
 struct dvx_sim_wire_stats {
 	uint64_t frames_tx;
@@ -858,6 +861,7 @@ struct dvx_sim_wire_stats {
 		uint32_t quiet_ms;
 	} last_retry_exc;
 	uint64_t stale_answers;
+	uint64_t unread_waits;
 };
 
 /**

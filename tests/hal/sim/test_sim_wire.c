@@ -1080,6 +1080,46 @@ static int do_stalled(const struct opts *o)
 	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
 }
 
+/*
+ * Only the responder stands still (its process does not run: nothing steps its fabric)
+ * for 15 of the requester's time-outs, with no retry to spare, while the requester runs:
+ * the request sits in the ring unread, which is not a loss (a NIC answers while its host
+ * stands still), so no retry is spent and nothing is sent again, and the WRITE completes
+ * once the responder runs again.
+ */
+static int do_responder_stalled(const struct opts *o)
+{
+	struct timespec still = { 0, 300000000 };
+	struct dvx_sim_wire_stats st;
+	int peer = 1 - P.rank;
+	struct dvx_wc wc;
+	uint32_t i;
+
+	(void)o;
+	if (P.rank == 1)
+		CHECK_RET(dvx_sim_stop(P.fab), 0);
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	if (P.rank == 0) {
+		memset(P.data + SRC, 0x3c, 64);
+		CHECK_RET(dvx_qp_post_write(&P.qp[peer], 9, (uintptr_t)P.data + SRC, P.mr.lkey, 64,
+					    P.info[peer].addr + 8192, P.info[peer].rkey,
+					    DVX_POST_SIGNALED), 0);
+		CHECK_RET(wait_wc(&wc), 0);
+		CHECK(wc.wr_id == 9 && wc.opcode == DVX_WC_RDMA_WRITE);
+		CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
+		CHECK(st.unread_waits >= 5 && st.retransmits == 0 && st.retry_exceeded == 0);
+	} else {
+		nanosleep(&still, NULL);
+		CHECK_RET(dvx_sim_start(P.fab), 0);
+	}
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	seen_by_nic();
+	if (P.rank == 1)
+		for (i = 0; i < 64; i++)
+			CHECK(P.data[8192 + i] == 0x3c);
+	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
+}
+
 /* rank 1 dies (SIGKILL: no goodbye of any kind); rank 0's QP fails, bounded */
 static int do_dead_peer(const struct opts *o)
 {
@@ -1410,6 +1450,14 @@ static void test_stalled(void **state)
 	struct opts o = { .rnr_retry = 7, .min_retry_ns = 500000000, .no_retry = 1 };
 
 	run_ranks(2, do_stalled, &o);
+}
+
+static void test_responder_stalled(void **state)
+{
+	/* 20 ms and no retry: the responder is held 300 ms */
+	struct opts o = { .rnr_retry = 7, .min_retry_ns = 20000000, .no_retry = 1 };
+
+	run_ranks(2, do_responder_stalled, &o);
 }
 
 static void test_dead_peer(void **state)
@@ -1796,6 +1844,7 @@ int main(void)
 		cmocka_unit_test(test_link_down),
 		cmocka_unit_test(test_drop_reasons),
 		cmocka_unit_test(test_stalled),
+		cmocka_unit_test(test_responder_stalled),
 		cmocka_unit_test(test_dead_peer),
 		cmocka_unit_test(test_duplicates),
 	};
