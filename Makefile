@@ -315,8 +315,27 @@ $(test-bins): $(objtree)/tests/%: $$(call src-to-obj,$$($$*-srcs)) $(objtree)/.l
 
 # libFuzzer harnesses: like tests, linked with -fsanitize=fuzzer (libFuzzer's main);
 # their objects and the library sources they list are built with $(SAN), which
-# scripts/fuzz.sh sets to fuzzer-no-link,address,undefined (clang only)
-$(fuzz-bins): $(objtree)/fuzz/%: $$(call src-to-obj,$$($$*-srcs)) $(objtree)/.layer-check \
+# scripts/fuzz.sh sets to fuzzer-no-link,address,undefined (clang only): edge counters,
+# comparison tracing, indirect calls and stack depth for libFuzzer. The sources a
+# harness's name-carrier-srcs names (tests/fuzz/Kbuild: the software NIC and the layers
+# that only carry the peer's bytes to the code under test, never decide on them) are
+# built once more into $(O)/carrier/ with the same sanitizers but only the edge counters
+# ($(FUZZ_CARRIER_COV)): their comparisons are not traced, which cost the harnesses
+# whose every input runs the software NIC a third of their time (bench/RESULTS.md).
+# FUZZ_FULL=1: every source of every harness fully instrumented, as before.
+FUZZ_CARRIER_COV ?= -fsanitize-coverage=inline-8bit-counters,pc-table
+carrier-cflags = $(filter-out -fsanitize=$(SAN),$(DVX_CFLAGS)) \
+	$(if $(subst fuzzer-no-link,,$(SAN)),-fsanitize=$(subst fuzzer-no-link$(comma),,$(SAN))) \
+	$(if $(findstring fuzzer-no-link,$(SAN)),$(FUZZ_CARRIER_COV))
+fuzz-carrier = $(if $(filter 1,$(FUZZ_FULL)),,$(filter $($(1)-carrier-srcs),$($(1)-srcs)))
+fuzz-objs = $(call src-to-obj,$(filter-out $(call fuzz-carrier,$(1)),$($(1)-srcs))) \
+	$(patsubst $(objtree)/%,$(objtree)/carrier/%,$(call src-to-obj,$(call fuzz-carrier,$(1))))
+$(objtree)/carrier/%.o: $(srctree)/%.c $(AUTOCONF)
+	$(call quiet,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(DVX_CPPFLAGS) $(carrier-cflags) $(call obj-flags,$(objtree)/$*.o) -MMD -MP \
+		-MF $(@:.o=.d) -c -o $@ $<
+$(fuzz-bins): $(objtree)/fuzz/%: $$(call fuzz-objs,$$*) $(objtree)/.layer-check \
 		$(objtree)/.kdoc-check
 	$(call quiet,LD,$@)
 	$(Q)mkdir -p $(@D)
