@@ -24,8 +24,10 @@
 #                             (tests/soak/test_soak_procs.c; short in make check)
 #   make fuzz                 coverage-guided libFuzzer harnesses (tests/fuzz/lf/, clang,
 #                             build folder $(O)-fuzz): replay tests/fuzz/regress, fuzz each
-#                             for FUZZ_SECONDS (60), print a table (scripts/fuzz.sh)
-#   make fuzz-ci              the same, FUZZ_SECONDS=10 (CI)
+#                             for FUZZ_RUNS executions (10^6), FUZZ_SECONDS (600) at most,
+#                             print a table that names a harness the cap stopped
+#                             (scripts/fuzz.sh)
+#   make fuzz-ci              the same for FUZZ_SECONDS=10 each, no count (CI)
 #   make fuzzers              only build the harnesses into $(O)/fuzz/ (needs CC=clang and
 #                             SAN=fuzzer-no-link,...; scripts/fuzz.sh passes both)
 #   make gpu-check            the GPU tests only (fail, not skip, without a GPU)
@@ -47,7 +49,9 @@
 # test binaries; a name that matches no binary is an error), DVX_TEST_TIMEOUT=s,
 # JUNIT=dir (make check, gpu-check: a JUnit XML file per test binary, the console as
 # without it; scripts/run-tests.sh, scripts/check-junit.sh),
-# FUZZ_SECONDS=s (per harness), FUZZ_HARNESSES="a b" (run only these harnesses).
+# FUZZ_RUNS=n (executions per harness; 0: time only), FUZZ_SECONDS=s (per harness, the
+# cap), FUZZ_HARNESSES="a b" (run only these harnesses), FUZZ_FULL=1 (every object of a
+# harness with comparison tracing, its carriers too).
 
 MAKEFLAGS += -rR --no-print-directory
 .SUFFIXES:
@@ -507,12 +511,17 @@ soak-procs: $(objtree)/tests/soak-procs-test
 		$(objtree)/tests/soak-procs-test
 
 # coverage-guided fuzzing with libFuzzer (scripts/fuzz.sh; build folder $(O)-fuzz)
-FUZZ_SECONDS ?= 60
+# make fuzz: 10^6 executions per harness (issue 30), at most 600 s each; fuzz-ci: 10 s each
+FUZZ_RUNS ?= 1000000
+FUZZ_SECONDS ?= 600
+FUZZ_FULL ?= 0
 fuzz:
-	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) $(srctree)/scripts/fuzz.sh $(objtree)
-fuzz-ci:
-	$(Q)FUZZ_SECONDS=$(if $(filter command line environment,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),10) \
+	$(Q)FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_FULL=$(FUZZ_FULL) \
 		$(srctree)/scripts/fuzz.sh $(objtree)
+fuzz-ci:
+	$(Q)FUZZ_RUNS=$(if $(filter command line environment,$(origin FUZZ_RUNS)),$(FUZZ_RUNS),0) \
+		FUZZ_SECONDS=$(if $(filter command line environment,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),10) \
+		FUZZ_FULL=$(FUZZ_FULL) $(srctree)/scripts/fuzz.sh $(objtree)
 
 # man pages (man/): section 1 for the tools, 7 for the library (scripts/check-man.sh)
 man1-pages := $(wildcard $(srctree)/man/*.1)
