@@ -117,8 +117,9 @@ max_len() {
 # would list and read it again every second; FUZZ_ARGS="-jobs=N -reload=1" for jobs).
 # libFuzzer flags of one harness: the handshakes make and finish real objects on the
 # software NIC for every input, and libFuzzer's own bookkeeping per input (the entropic
-# schedule's feature frequencies, value profiles of every comparison the layers and the
-# software NIC make) cost them as much as the input; off for those (bench/RESULTS.md).
+# schedule's feature frequencies, value profiles of every comparison the layers make;
+# the software NIC's are no longer traced there: tests/fuzz/Kbuild's carriers) cost them
+# as much as the input; off for those (bench/RESULTS.md).
 # sim-wire keeps its value profiles (without them libFuzzer keeps a tenth of its corpus)
 # but not the entropic schedule: the same coverage and corpus in 60 s for less CPU
 harness_args() {
