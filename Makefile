@@ -24,8 +24,10 @@
 #                             (tests/soak/test_soak_procs.c; short in make check)
 #   make fuzz                 coverage-guided libFuzzer harnesses (tests/fuzz/lf/, clang,
 #                             build folder $(O)-fuzz): replay tests/fuzz/regress, fuzz each
-#                             for FUZZ_SECONDS (60), print a table (scripts/fuzz.sh)
-#   make fuzz-ci              the same, FUZZ_SECONDS=10 (CI)
+#                             for FUZZ_RUNS executions (10^6), FUZZ_SECONDS (600) at most,
+#                             print a table that names a harness the cap stopped
+#                             (scripts/fuzz.sh)
+#   make fuzz-ci              the same for FUZZ_SECONDS=10 each, no count (CI)
 #   make fuzzers              only build the harnesses into $(O)/fuzz/ (needs CC=clang and
 #                             SAN=fuzzer-no-link,...; scripts/fuzz.sh passes both)
 #   make gpu-check            the GPU tests only (fail, not skip, without a GPU)
@@ -47,7 +49,9 @@
 # test binaries; a name that matches no binary is an error), DVX_TEST_TIMEOUT=s,
 # JUNIT=dir (make check, gpu-check: a JUnit XML file per test binary, the console as
 # without it; scripts/run-tests.sh, scripts/check-junit.sh),
-# FUZZ_SECONDS=s (per harness), FUZZ_HARNESSES="a b" (run only these harnesses).
+# FUZZ_RUNS=n (executions per harness; 0: time only), FUZZ_SECONDS=s (per harness, the
+# cap), FUZZ_HARNESSES="a b" (run only these harnesses), FUZZ_FULL=1 (every object of a
+# harness with comparison tracing, its carriers too).
 
 MAKEFLAGS += -rR --no-print-directory
 .SUFFIXES:
@@ -315,8 +319,27 @@ $(test-bins): $(objtree)/tests/%: $$(call src-to-obj,$$($$*-srcs)) $(objtree)/.l
 
 # libFuzzer harnesses: like tests, linked with -fsanitize=fuzzer (libFuzzer's main);
 # their objects and the library sources they list are built with $(SAN), which
-# scripts/fuzz.sh sets to fuzzer-no-link,address,undefined (clang only)
-$(fuzz-bins): $(objtree)/fuzz/%: $$(call src-to-obj,$$($$*-srcs)) $(objtree)/.layer-check \
+# scripts/fuzz.sh sets to fuzzer-no-link,address,undefined (clang only): edge counters,
+# comparison tracing, indirect calls and stack depth for libFuzzer. The sources a
+# harness's name-carrier-srcs names (tests/fuzz/Kbuild: the software NIC and the layers
+# that only carry the peer's bytes to the code under test, never decide on them) are
+# built once more into $(O)/carrier/ with the same sanitizers but only the edge counters
+# ($(FUZZ_CARRIER_COV)): their comparisons are not traced, which cost the harnesses
+# whose every input runs the software NIC a third of their time (bench/RESULTS.md).
+# FUZZ_FULL=1: every source of every harness fully instrumented, as before.
+FUZZ_CARRIER_COV ?= -fsanitize-coverage=inline-8bit-counters,pc-table
+carrier-cflags = $(filter-out -fsanitize=$(SAN),$(DVX_CFLAGS)) \
+	$(if $(subst fuzzer-no-link,,$(SAN)),-fsanitize=$(subst fuzzer-no-link$(comma),,$(SAN))) \
+	$(if $(findstring fuzzer-no-link,$(SAN)),$(FUZZ_CARRIER_COV))
+fuzz-carrier = $(if $(filter 1,$(FUZZ_FULL)),,$(filter $($(1)-carrier-srcs),$($(1)-srcs)))
+fuzz-objs = $(call src-to-obj,$(filter-out $(call fuzz-carrier,$(1)),$($(1)-srcs))) \
+	$(patsubst $(objtree)/%,$(objtree)/carrier/%,$(call src-to-obj,$(call fuzz-carrier,$(1))))
+$(objtree)/carrier/%.o: $(srctree)/%.c $(AUTOCONF)
+	$(call quiet,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(DVX_CPPFLAGS) $(carrier-cflags) $(call obj-flags,$(objtree)/$*.o) -MMD -MP \
+		-MF $(@:.o=.d) -c -o $@ $<
+$(fuzz-bins): $(objtree)/fuzz/%: $$(call fuzz-objs,$$*) $(objtree)/.layer-check \
 		$(objtree)/.kdoc-check
 	$(call quiet,LD,$@)
 	$(Q)mkdir -p $(@D)
@@ -488,12 +511,17 @@ soak-procs: $(objtree)/tests/soak-procs-test
 		$(objtree)/tests/soak-procs-test
 
 # coverage-guided fuzzing with libFuzzer (scripts/fuzz.sh; build folder $(O)-fuzz)
-FUZZ_SECONDS ?= 60
+# make fuzz: 10^6 executions per harness (issue 30), at most 600 s each; fuzz-ci: 10 s each
+FUZZ_RUNS ?= 1000000
+FUZZ_SECONDS ?= 600
+FUZZ_FULL ?= 0
 fuzz:
-	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) $(srctree)/scripts/fuzz.sh $(objtree)
-fuzz-ci:
-	$(Q)FUZZ_SECONDS=$(if $(filter command line environment,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),10) \
+	$(Q)FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_FULL=$(FUZZ_FULL) \
 		$(srctree)/scripts/fuzz.sh $(objtree)
+fuzz-ci:
+	$(Q)FUZZ_RUNS=$(if $(filter command line environment,$(origin FUZZ_RUNS)),$(FUZZ_RUNS),0) \
+		FUZZ_SECONDS=$(if $(filter command line environment,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),10) \
+		FUZZ_FULL=$(FUZZ_FULL) $(srctree)/scripts/fuzz.sh $(objtree)
 
 # man pages (man/): section 1 for the tools, 7 for the library (scripts/check-man.sh)
 man1-pages := $(wildcard $(srctree)/man/*.1)

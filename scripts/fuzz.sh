@@ -5,20 +5,30 @@
 # "Fuzzing"; TESTING.md ring 5). Build folder OBJ_PREFIX-fuzz (default build-fuzz):
 #   1. the harnesses of tests/fuzz/lf/ (fuzz-y in tests/fuzz/Kbuild) built with clang:
 #      the library sources with -fsanitize=fuzzer-no-link,address,undefined (UBSan not
-#      recoverable), the link with -fsanitize=fuzzer; configuration minimal_defconfig;
+#      recoverable), the link with -fsanitize=fuzzer; configuration minimal_defconfig.
+#      What a harness's name-carrier-srcs names (the software NIC and the layers that
+#      only carry a peer's bytes to the code under test) is built into
+#      OBJ_PREFIX-fuzz/carrier/ with ASan+UBSan and libFuzzer's edge counters but no
+#      comparison tracing (the Makefile's fuzz-objs; FUZZ_FULL=1: all of it as the rest);
 #   2. per harness, first the regression inputs: every file of tests/fuzz/regress/NAME/
-#      run once (a crash there fails the run before any fuzzing), then FUZZ_SECONDS of
-#      fuzzing that starts from the seeds in tests/fuzz/corpus/NAME/ (read only: new
-#      inputs go to OBJ_PREFIX-fuzz/corpus/NAME/, which later runs start from too);
-#   3. a table: harness, executions, exec/s, coverage (libFuzzer's final cov: and ft:),
-#      corpus (inputs/bytes), result.
+#      run once (a crash there fails the run before any fuzzing), then fuzzing until
+#      FUZZ_RUNS executions or FUZZ_SECONDS, whichever comes first, that starts from the
+#      seeds in tests/fuzz/corpus/NAME/ (read only: new inputs go to
+#      OBJ_PREFIX-fuzz/corpus/NAME/, which later runs start from too);
+#   3. a table: harness, executions, seconds, exec/s, coverage (libFuzzer's final cov:
+#      and ft:), corpus (inputs/bytes), result; a harness that stopped at FUZZ_SECONDS
+#      before FUZZ_RUNS executions says so ("cap") and is named under the table.
 # A crash, a leak (LeakSanitizer stays on), a sanitizer report, a timeout or a broken
 # contract (the harness aborts) fails the run; the input that did it is kept as
 # OBJ_PREFIX-fuzz/crashes/NAME/crash-<sha1> (leak-, timeout-, oom-) and named in the
 # output. Make it a regression test: copy it to tests/fuzz/regress/NAME/ (a name that
 # says what it caught), fix the bug, and the replay in step 2 keeps it fixed.
 #
-#   FUZZ_SECONDS=60        seconds of fuzzing per harness (make fuzz-ci: 10)
+#   FUZZ_RUNS=1000000      executions per harness (libFuzzer's -runs; 0: no count, only
+#                          FUZZ_SECONDS: make fuzz-ci)
+#   FUZZ_SECONDS=600       seconds of fuzzing per harness at most (make fuzz-ci: 10)
+#   FUZZ_FULL=1            the carriers fully instrumented too (comparison tracing
+#                          everywhere: slower, as before 2026-11-29)
 #   FUZZ_HARNESSES="a b"   only these harnesses
 #   FUZZ_ARGS="..."        more libFuzzer flags (-seed=N, -jobs=..., -dict=...)
 #   JOBS=n                 build parallelism (default: the number of CPUs)
@@ -36,7 +46,9 @@ fi
 pfx=${1:-build}
 out="$pfx-fuzz"
 case $out in /*) abs=$out ;; *) abs=$(pwd)/$out ;; esac
-secs=${FUZZ_SECONDS:-60}
+secs=${FUZZ_SECONDS:-600}
+runs=${FUZZ_RUNS:-1000000}
+full=${FUZZ_FULL:-0}
 jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 cc=${CC:-clang}
 case $cc in cc|gcc*|*/gcc*) cc=clang ;; esac	# libFuzzer is clang's
@@ -55,12 +67,19 @@ done
 
 echo "== libFuzzer: building the harnesses ($cc, $out) =="
 [ -f "$out/.config" ] || make -s O="$out" minimal_defconfig >/dev/null
+# the harnesses link other objects with FUZZ_FULL=1 (all older than the binaries): relink
+# them when it changes
+if [ "$(cat "$out/.fuzz-full" 2>/dev/null)" != "$full" ]; then
+	rm -f "$out"/fuzz/*
+	mkdir -p "$out"
+	echo "$full" > "$out/.fuzz-full"
+fi
 targets=""
 for n in $names; do
 	targets="$targets $abs/fuzz/$n"
 done
 # shellcheck disable=SC2086
-make -s O="$out" CC="$cc" SAN=fuzzer-no-link,address,undefined \
+make -s O="$out" CC="$cc" SAN=fuzzer-no-link,address,undefined FUZZ_FULL="$full" \
 	EXTRA_CFLAGS=-fno-sanitize-recover=undefined -j"$jobs" $targets
 
 if [ $seeds = 1 ]; then
@@ -98,8 +117,9 @@ max_len() {
 # would list and read it again every second; FUZZ_ARGS="-jobs=N -reload=1" for jobs).
 # libFuzzer flags of one harness: the handshakes make and finish real objects on the
 # software NIC for every input, and libFuzzer's own bookkeeping per input (the entropic
-# schedule's feature frequencies, value profiles of every comparison the layers and the
-# software NIC make) cost them as much as the input; off for those (bench/RESULTS.md).
+# schedule's feature frequencies, value profiles of every comparison the layers make;
+# the software NIC's are no longer traced there: tests/fuzz/Kbuild's carriers) cost them
+# as much as the input; off for those (bench/RESULTS.md).
 # sim-wire keeps its value profiles (without them libFuzzer keeps a tenth of its corpus)
 # but not the entropic schedule: the same coverage and corpus in 60 s for less CPU
 harness_args() {
@@ -116,6 +136,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 logs="$out/logs"
 mkdir -p "$logs"
 rc=0
+capped=""
 table="$out/fuzz-table.txt"
 : > "$table"
 for n in $names; do
@@ -142,11 +163,17 @@ for n in $names; do
 	fi
 
 	# 2. fuzzing
-	execs=- eps=- cov=- ft=- corp=-
+	execs=- t=- eps=- cov=- ft=- corp=-
 	if [ "$result" = ok ]; then
-		echo "== $n: fuzzing for ${secs}s =="
-		# shellcheck disable=SC2086
-		if "$bin" -max_total_time="$secs" -timeout=25 -max_len="$(max_len "$n")" -reload=0 \
+		if [ "$runs" -gt 0 ]; then
+			echo "== $n: fuzzing for $runs executions, ${secs}s at most =="
+			runarg=-runs=$runs
+		else
+			echo "== $n: fuzzing for ${secs}s =="
+			runarg=
+		fi
+		# shellcheck disable=SC2086,SC2046
+		if "$bin" $runarg -max_total_time="$secs" -timeout=25 -max_len="$(max_len "$n")" -reload=0 \
 			$(harness_args "$n") -print_final_stats=1 -artifact_prefix="$crashes/" \
 			${FUZZ_ARGS:-} "$work" "tests/fuzz/corpus/$n" > "$log" 2>&1; then
 			:
@@ -164,18 +191,32 @@ for n in $names; do
 		fi
 		execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 		eps=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+		t=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
 		last=$(grep -E '^#[0-9]+.* cov: ' "$log" | tail -1 || true)
 		cov=$(echo "$last" | sed -n 's/.* cov: \([0-9]*\).*/\1/p')
 		ft=$(echo "$last" | sed -n 's/.* ft: \([0-9]*\).*/\1/p')
 		corp=$(echo "$last" | sed -n 's/.* corp: \([^ ]*\).*/\1/p')
 	fi
 	[ "$nreg" -gt 0 ] && [ "$result" = ok ] && result="ok (regress $nreg ok)"
-	printf '%-10s %12s %8s %6s %7s %12s  %s\n' "$n" "${execs:--}" "${eps:--}" "${cov:--}" \
-		"${ft:--}" "${corp:--}" "$result" >> "$table"
+	# stopped by the time cap before the count
+	if [ "$runs" -gt 0 ] && [ "$execs" != - ] && [ -n "$execs" ] && [ "$execs" -lt "$runs" ]; then
+		result="$result, cap"
+		capped="$capped $n"
+	fi
+	printf '%-11s %10s %5s %7s %5s %6s %12s  %s\n' "$n" "${execs:--}" "${t:--}" "${eps:--}" \
+		"${cov:--}" "${ft:--}" "${corp:--}" "$result" >> "$table"
 done
 
 echo
-echo "== libFuzzer: ${secs}s per harness on $(nproc 2>/dev/null || echo '?') CPU(s); logs in $logs =="
-printf '%-10s %12s %8s %6s %7s %12s  %s\n' harness executions exec/s cov ft corpus result
+if [ "$runs" -gt 0 ]; then
+	what="$runs executions per harness, ${secs}s at most"
+else
+	what="${secs}s per harness"
+fi
+echo "== libFuzzer: $what on $(nproc 2>/dev/null || echo '?') CPU(s); logs in $logs =="
+printf '%-11s %10s %5s %7s %5s %6s %12s  %s\n' harness executions secs exec/s cov ft corpus result
 cat "$table"
+if [ -n "$capped" ]; then
+	echo "fuzz: stopped at ${secs}s before $runs executions:$capped"
+fi
 exit $rc
