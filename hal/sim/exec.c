@@ -1782,10 +1782,10 @@ static int wire_req(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_
 		x->retry_left = qp->retry_cnt;
 	}
 	if (!x->retry_left) {
-		fab->wretry_exc[0] = qp->qpn;
-		fab->wretry_exc[1] = x->w_una;
-		fab->wretry_exc[2] = x->w_rank - 1;
-		fab->wretry_exc[3] = fab->wire_ops->quiet ?
+		fab->wretry_exc.qpn = qp->qpn;
+		fab->wretry_exc.psn = x->w_una;
+		fab->wretry_exc.rank = x->w_rank - 1;
+		fab->wretry_exc.quiet_ms = fab->wire_ops->quiet ?
 			(uint32_t)(fab->wire_ops->quiet(fab, x->w_rank - 1) / 1000000u) : 0;
 		fab->wretry_exc_n++;
 		wire_rewind(qp);
@@ -2081,11 +2081,11 @@ static int wire_answer(struct sim_fabric *fab, uint32_t rank, const struct sim_w
 static int wdrop(struct sim_fabric *fab, const struct sim_wire_frame *f,
 		 const struct sim_qp *peer, uint32_t why)
 {
-	fab->wdrop[0] = why;
-	fab->wdrop[1] = f->dst_qpn;
-	fab->wdrop[2] = f->psn;
-	fab->wdrop[3] = peer ? peer->exec.wr_epsn : 0;
-	fab->wdrop[4] = peer ? peer->state : 0xffu;
+	fab->wdrop.why = why;
+	fab->wdrop.qpn = f->dst_qpn;
+	fab->wdrop.psn = f->psn;
+	fab->wdrop.epsn = peer ? peer->exec.wr_epsn : 0;
+	fab->wdrop.state = peer ? peer->state : 0xffu;
 	return SIM_WIRE_DROPPED;
 }
 

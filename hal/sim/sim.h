@@ -403,9 +403,12 @@ struct sim_fabric {
 	uint64_t wire_window_max;	/* the most requests of one QP on the wire at once */
 	/* the request dvx_sim_exec_wire_request() dropped last (why, qpn, psn, epsn, state:
 	 * struct dvx_sim_wire_stats' last_drop), and the requester's failures (exec.c) */
-	uint32_t wdrop[5];
-	uint32_t wretry_exc[4];		/* qpn, psn, rank, quiet ms of the last retry
-					 * exhaustion */
+	struct {
+		uint32_t why, qpn, psn, epsn, state;
+	} wdrop;
+	struct {
+		uint32_t qpn, psn, rank, quiet_ms;
+	} wretry_exc;			/* the last retry exhaustion */
 	uint64_t wretry_exc_n;
 	uint64_t wstale;		/* answers to nothing on the wire */
 	uint64_t wunread;		/* time-outs of requests the responder had not read */

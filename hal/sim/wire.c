@@ -64,7 +64,7 @@ struct sim_wpeer {
 	uint32_t gen;		/* the ring's generation: counts its attachments and
 				 * the peer's ends (wire_pos(), wire_unread()) */
 	uint32_t rsvd_gen;
-	uint64_t last_rx;	/* when a frame from the peer was last executed (the
+	uint64_t last_rx;	/* about when a frame from the peer was last executed (the
 				 * monotonic clock; 0: none yet) */
 	uint64_t tx_part;	/* ring: what is left to write of a frame larger than the
 				 * ring, streaming through it from tx_head (0: tx_head is
@@ -965,10 +965,10 @@ int dvx_sim_wire_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_wire_stats
 	st->window_max = sim_fab_of(fab)->wire_window_max;
 	st->kicks = atomic_load(&sim_fab_of(fab)->kicks);
 	st->retry_exceeded = sim_fab_of(fab)->wretry_exc_n;
-	st->last_retry_exc.qpn = sim_fab_of(fab)->wretry_exc[0];
-	st->last_retry_exc.psn = sim_fab_of(fab)->wretry_exc[1];
-	st->last_retry_exc.rank = (int32_t)sim_fab_of(fab)->wretry_exc[2];
-	st->last_retry_exc.quiet_ms = sim_fab_of(fab)->wretry_exc[3];
+	st->last_retry_exc.qpn = sim_fab_of(fab)->wretry_exc.qpn;
+	st->last_retry_exc.psn = sim_fab_of(fab)->wretry_exc.psn;
+	st->last_retry_exc.rank = (int32_t)sim_fab_of(fab)->wretry_exc.rank;
+	st->last_retry_exc.quiet_ms = sim_fab_of(fab)->wretry_exc.quiet_ms;
 	st->stale_answers = sim_fab_of(fab)->wstale;
 	st->unread_waits = sim_fab_of(fab)->wunread;
 	st->rings = 0;
@@ -1318,7 +1318,7 @@ static bool rx_frame(struct sim_fabric *fab, uint32_t rank, const struct sim_wpa
 	struct sim_wire *w = fab->wire;
 	int rc;
 
-	w->peers[rank].last_rx = dvx_sim_now_ns();
+	w->peers[rank].last_rx = fab->wire_last_pass;	/* within a pass of now: no clock read a frame */
 	if (f->type != SIM_WIRE_REQ) {
 		if (dvx_sim_exec_wire_response(fab, f, payload))
 			return true;
@@ -1336,13 +1336,13 @@ static bool rx_frame(struct sim_fabric *fab, uint32_t rank, const struct sim_wpa
 		w->st.duplicates++;
 	else if (rc == SIM_WIRE_DROPPED) {
 		w->st.dropped++;
-		if (fab->wdrop[0] < DVX_SIM_WDROP_NKINDS)
-			w->st.drop_why[fab->wdrop[0]]++;
-		w->st.last_drop.why = fab->wdrop[0];
-		w->st.last_drop.qpn = fab->wdrop[1];
-		w->st.last_drop.psn = fab->wdrop[2];
-		w->st.last_drop.epsn = fab->wdrop[3];
-		w->st.last_drop.state = fab->wdrop[4];
+		if (fab->wdrop.why < DVX_SIM_WDROP_NKINDS)
+			w->st.drop_why[fab->wdrop.why]++;
+		w->st.last_drop.why = fab->wdrop.why;
+		w->st.last_drop.qpn = fab->wdrop.qpn;
+		w->st.last_drop.psn = fab->wdrop.psn;
+		w->st.last_drop.epsn = fab->wdrop.epsn;
+		w->st.last_drop.state = fab->wdrop.state;
 	}
 	return false;
 }
