@@ -11,8 +11,19 @@
  * a word of host memory the GPU maps instead, as device waits on counters, signals or
  * CQs in host memory do.
  *
- * Prints one table; exits 77 without a GPU.
+ * The second table asks what holds the NIC's copies up while a kernel waits for them:
+ * a kernel (d_wait) spins on a word of device memory that the NIC's copy sets, as a
+ * collective's kernel waits on the software NIC with GPU buffers; while it spins, a
+ * second thread of the application makes one driver call (a launch, the first launch
+ * of a newly loaded module, an allocation and its free, a host registration, a stream),
+ * and 2 ms into that call the NIC copies the word. A call that waits for the context's
+ * work (the spinning kernel) and holds the NIC's copy up with it is a deadlock, broken
+ * only by the kernel's own bound (2 s): the row shows it as "gave up". Run it with
+ * CUDA_MODULE_LOADING=LAZY and EAGER to see whether lazy loading is the call that does.
+ *
+ * Prints two tables ("gpu-dma-bench calls": the second only); exits 77 without a GPU.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,13 +40,15 @@ extern const size_t dvx_fatbin_bench_gpu_dma_bench_len;
 #define SAMPLES 10
 #define TRIPS 50
 
-static struct dvx_gpu g;
+static struct dvx_gpu g, *g_err = &g;
+static struct dvx_gpu_module mod_bench;
+static void *k_spin;
 
 static void die(int err, const char *what)
 {
 	if (err) {
-		fprintf(stderr, "gpu-dma-bench: %s: %d (%s: %s)\n", what, err, g.hg.diag.op,
-			g.hg.diag.msg);
+		fprintf(stderr, "gpu-dma-bench: %s: %d (%s: %s)\n", what, err, g_err->hg.diag.op,
+			g_err->hg.diag.msg);
 		exit(1);
 	}
 }
@@ -67,7 +80,252 @@ static double sample(struct dvx_gpu_stream *cs, uint64_t dev, void *host)
 	return (double)(now_ns() - t0) / 1e3 / (2 * TRIPS);
 }
 
-int main(void)
+enum act_kind {
+	A_NONE, A_LAUNCH, A_LOAD, A_LOAD_ONLY, A_FIRST_LAUNCH, A_UNLOAD, A_ALLOC, A_HOSTREG,
+	A_REG_ONLY, A_UNREG_ONLY, A_STREAM
+};
+
+/* one driver call of the application's other thread, timed; @m, @f, @hr: what the
+ * main thread made before (or unmakes after) for the calls that take half a pair */
+struct act {
+	enum act_kind what;
+	uint64_t flag_dptr;
+	uint64_t ns;
+	int err;
+	struct dvx_gpu_module m;
+	void *f;
+	struct dvx_gpu_hostreg hr;
+};
+
+static uint8_t reg_buf[65536] __attribute__((aligned(4096)));
+
+/* before the kernel: the first half of a pair the other thread finishes */
+static void act_before(struct act *a)
+{
+	if (a->what == A_FIRST_LAUNCH || a->what == A_UNLOAD) {
+		die(dvx_gpu_module_load(&g, dvx_fatbin_bench_gpu_dma_bench,
+					dvx_fatbin_bench_gpu_dma_bench_len, &a->m), "module");
+		die(dvx_gpu_module_function(&a->m, "d_spin", &a->f), "function");
+	}
+	if (a->what == A_UNREG_ONLY)
+		die(dvx_gpu_host_register(&g, reg_buf, sizeof(reg_buf), 0, &a->hr), "register");
+}
+
+/* after the kernel: what the other thread's half left */
+static void act_after(struct act *a)
+{
+	if (a->what == A_LOAD_ONLY || a->what == A_FIRST_LAUNCH)
+		die(dvx_gpu_module_unload(&a->m), "unload");
+	if (a->what == A_REG_ONLY)
+		die(dvx_gpu_host_unregister(&a->hr), "unregister");
+}
+
+static void *act_main(void *p)
+{
+	struct act *a = p;
+	uint64_t t0 = now_ns(), zero = 0;
+	uint32_t none = 2;
+	void *args[] = { &a->flag_dptr, &zero, &none };
+	struct dvx_gpu_stream s;
+	struct dvx_gpu_module m;
+	struct dvx_gpu_mem mem;
+	struct dvx_gpu_hostreg hr;
+	void *f;
+	int err = dvx_gpu_make_current(&g);
+
+	switch (a->what) {
+	case A_NONE:
+		break;
+	case A_LAUNCH:	/* a kernel loaded long ago, on a stream of its own */
+		if (!err)
+			err = dvx_gpu_stream_create(&g, &s);
+		if (!err) {
+			err = dvx_gpu_launch(&g, k_spin, 1, 1, 0, &s, args);
+			if (!err)
+				err = dvx_gpu_stream_wait(&s, 30 * SEC);
+			dvx_gpu_stream_destroy(&s);
+		}
+		break;
+	case A_LOAD:	/* a module loaded now, its kernel launched for the first time */
+		if (!err)
+			err = dvx_gpu_stream_create(&g, &s);
+		if (!err) {
+			err = dvx_gpu_module_load(&g, dvx_fatbin_bench_gpu_dma_bench,
+						  dvx_fatbin_bench_gpu_dma_bench_len, &m);
+			if (!err) {
+				err = dvx_gpu_module_function(&m, "d_spin", &f);
+				if (!err)
+					err = dvx_gpu_launch(&g, f, 1, 1, 0, &s, args);
+				if (!err)
+					err = dvx_gpu_stream_wait(&s, 30 * SEC);
+				dvx_gpu_module_unload(&m);
+			}
+			dvx_gpu_stream_destroy(&s);
+		}
+		break;
+	case A_LOAD_ONLY:
+		if (!err)
+			err = dvx_gpu_module_load(&g, dvx_fatbin_bench_gpu_dma_bench,
+						  dvx_fatbin_bench_gpu_dma_bench_len, &a->m);
+		break;
+	case A_FIRST_LAUNCH:	/* loaded before the kernel, launched now for the first time */
+		if (!err)
+			err = dvx_gpu_stream_create(&g, &s);
+		if (!err) {
+			err = dvx_gpu_launch(&g, a->f, 1, 1, 0, &s, args);
+			if (!err)
+				err = dvx_gpu_stream_wait(&s, 30 * SEC);
+			dvx_gpu_stream_destroy(&s);
+		}
+		break;
+	case A_UNLOAD:
+		if (!err)
+			err = dvx_gpu_module_unload(&a->m);
+		break;
+	case A_REG_ONLY:
+		if (!err)
+			err = dvx_gpu_host_register(&g, reg_buf, sizeof(reg_buf), 0, &a->hr);
+		break;
+	case A_UNREG_ONLY:
+		if (!err)
+			err = dvx_gpu_host_unregister(&a->hr);
+		break;
+	case A_ALLOC:
+		if (!err)
+			err = dvx_gpu_mem_alloc(&g, 1 << 20, 0, &mem);
+		if (!err)
+			err = dvx_gpu_mem_free(&mem);
+		break;
+	case A_HOSTREG:
+		if (!err)
+			err = dvx_gpu_host_register(&g, reg_buf, sizeof(reg_buf), 0, &hr);
+		if (!err)
+			err = dvx_gpu_host_unregister(&hr);
+		break;
+	case A_STREAM:
+		if (!err)
+			err = dvx_gpu_stream_create(&g, &s);
+		if (!err)
+			err = dvx_gpu_stream_destroy(&s);
+		break;
+	}
+	a->ns = now_ns() - t0;
+	a->err = err;
+	return NULL;
+}
+
+static void pause_ns(uint64_t ns)
+{
+	uint64_t t = now_ns();
+
+	while (now_ns() - t < ns)
+		;
+}
+
+/* the second table: the NIC's copy a kernel waits for, beside one call of another
+ * thread; the NIC's copies in the application's (primary) context, then in @own's */
+static void copy_beside_calls(uint64_t flag_dptr, struct dvx_gpu *own)
+{
+	static const struct {
+		const char *what;
+		enum act_kind kind;
+	} rows[] = {
+		{ "nothing (the reference)", A_NONE },
+		{ "launch of a loaded kernel", A_LAUNCH },
+		{ "module load + first launch", A_LOAD },
+		{ "module load only", A_LOAD_ONLY },
+		{ "first launch (module loaded before)", A_FIRST_LAUNCH },
+		{ "module unload", A_UNLOAD },
+		{ "cuMemAlloc + cuMemFree, 1 MiB", A_ALLOC },
+		{ "host register + unregister, 64 KiB", A_HOSTREG },
+		{ "host register only", A_REG_ONLY },
+		{ "host unregister only", A_UNREG_ONLY },
+		{ "stream create + destroy", A_STREAM },
+	};
+	const char *lmode = getenv("CUDA_MODULE_LOADING");
+	struct dvx_gpu_stream ks, cs, os;
+	struct dvx_gpu_hostreg outr;
+	struct dvx_gpu_mem word;
+	uint64_t *out = aligned_alloc(4096, 4096);
+	uint32_t *one = malloc(sizeof(*one)), r, mode;
+	void *k_wait;
+
+	if (!out || !one)
+		die(-12, "host memory");
+	*one = 1;
+	memset(out, 0, 4096);
+	die(dvx_gpu_module_function(&mod_bench, "d_wait", &k_wait), "function d_wait");
+	die(dvx_gpu_stream_create(&g, &ks), "kernel stream");
+	die(dvx_gpu_stream_create(&g, &cs), "copy stream");
+	die(dvx_gpu_host_register(&g, out, 4096, 0, &outr), "register the result");
+	die(dvx_gpu_mem_alloc(&g, 4096, 0, &word), "device word");
+	if (own) {
+		die(dvx_gpu_stream_create(own, &os), "the NIC's own context: stream");
+		die(dvx_gpu_make_current(&g), "current");
+	}
+	printf("\nThe NIC's copy a kernel waits for, while another thread makes one driver call "
+	       "(CUDA_MODULE_LOADING=%s; the kernel gives up after 2 s)\n\n", lmode ? lmode : "unset");
+	printf("| the NIC's context | the other thread's call | NIC copy, us: mean (worst) | the kernel waited, us (worst) | the call took, us (worst) | kernel gave up |\n");
+	printf("|---|---|---|---|---|---|\n");
+	for (mode = 0; mode < (own ? 2u : 1u); mode++)
+	for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		struct dvx_gpu *nic = mode ? own : &g;
+		struct dvx_gpu_stream *nst = mode ? &os : &cs;
+		double copy = 0, cworst = 0, kworst = 0, aworst = 0;
+		unsigned s, gaveup = 0;
+
+		for (s = 0; s < 3; s++) {
+			uint64_t ns = 2 * SEC, t0;
+			uint32_t zero = 0;
+			void *args[] = { &word.dptr, &ns, &outr.dptr };
+			struct act a = { .what = rows[r].kind, .flag_dptr = flag_dptr };
+			pthread_t th;
+			double t;
+
+			die(dvx_gpu_memcpy_htod(&g, word.dptr, &zero, sizeof(zero)), "clear the word");
+			act_before(&a);
+			die(dvx_gpu_launch(&g, k_wait, 1, 1, 0, &ks, args), "launch d_wait");
+			pause_ns(2000000);
+			if (pthread_create(&th, NULL, act_main, &a))
+				die(-11, "thread");
+			pause_ns(2000000);
+			t0 = now_ns();
+			die(dvx_gpu_make_current(nic), "the NIC's context");
+			g_err = nic;
+			die(dvx_hal_gpu_memcpy_async(&nic->hg, word.dptr, (uint64_t)(uintptr_t)one,
+						     sizeof(*one), nst->handle), "the NIC's copy");
+			die(dvx_gpu_stream_wait(nst, 30 * SEC), "the NIC's copy, wait");
+			t = (double)(now_ns() - t0) / 1e3;
+			g_err = &g;
+			die(dvx_gpu_make_current(&g), "current");
+			die(dvx_gpu_stream_wait(&ks, 30 * SEC), "d_wait");
+			pthread_join(th, NULL);
+			die(a.err, "the other thread's call");
+			act_after(&a);
+			copy += t / 3;
+			if (t > cworst)
+				cworst = t;
+			if ((double)out[0] / 1e3 > kworst)
+				kworst = (double)out[0] / 1e3;
+			if ((double)a.ns / 1e3 > aworst)
+				aworst = (double)a.ns / 1e3;
+			gaveup += !out[1];
+		}
+		printf("| %s | %s | %.1f (%.1f) | %.1f | %.1f | %u of 3 |\n",
+		       mode ? "its own" : "primary", rows[r].what, copy, cworst, kworst, aworst,
+		       gaveup);
+	}
+	if (own)
+		dvx_gpu_stream_destroy(&os);
+	dvx_gpu_mem_free(&word);
+	dvx_gpu_host_unregister(&outr);
+	dvx_gpu_stream_destroy(&cs);
+	dvx_gpu_stream_destroy(&ks);
+	free(out);
+	free(one);
+}
+
+int main(int argc, char **argv)
 {
 	static const struct {
 		const char *what;
@@ -83,7 +341,6 @@ int main(void)
 	};
 	const struct dvx_hal *hal = dvx_hal_cuda();
 	struct dvx_gpu_stream ks, cs;
-	struct dvx_gpu_module mod;
 	struct dvx_gpu_hostreg fr, pr;
 	struct dvx_gpu_mem dm;
 	uint32_t *flag, r, bufk;
@@ -98,8 +355,9 @@ int main(void)
 	}
 	die(dvx_gpu_open(&g, hal, 0, NULL), "open");
 	die(dvx_gpu_module_load(&g, dvx_fatbin_bench_gpu_dma_bench,
-				dvx_fatbin_bench_gpu_dma_bench_len, &mod), "module");
-	die(dvx_gpu_module_function(&mod, "d_spin", &k), "function");
+				dvx_fatbin_bench_gpu_dma_bench_len, &mod_bench), "module");
+	die(dvx_gpu_module_function(&mod_bench, "d_spin", &k), "function");
+	k_spin = k;
 	die(dvx_gpu_stream_create(&g, &ks), "kernel stream");
 	die(dvx_gpu_stream_create(&g, &cs), "copy stream");
 	flag = aligned_alloc(4096, 4096);
@@ -118,7 +376,8 @@ int main(void)
 	       g.attr.name, g.attr.sm_count);
 	printf("| beside the copies | pageable: us a copy, mean (worst) | x ref | registered: us (worst) | x ref |\n");
 	printf("|---|---|---|---|---|\n");
-	for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+	for (r = 0; r < sizeof(rows) / sizeof(rows[0]) && !(argc > 1 && !strcmp(argv[1], "calls"));
+	     r++) {
 		double mean[2] = { 0, 0 }, worst[2] = { 0, 0 };
 		int s;
 
@@ -152,12 +411,24 @@ int main(void)
 		printf("| %s | %.1f (%.1f) | %.1f | %.1f (%.1f) | %.1f |\n", rows[r].what, mean[0],
 		       worst[0], mean[0] / base[0], mean[1], worst[1], mean[1] / base[1]);
 	}
+	{
+		static struct dvx_gpu own;
+		int err = dvx_gpu_open_own(&own, hal, 0, NULL);
+
+		if (err)
+			printf("\n(no context of the NIC's own: %d, %s: %s)\n", err, own.hg.diag.op,
+			       own.hg.diag.msg);
+		die(dvx_gpu_make_current(&g), "current");
+		copy_beside_calls(fr.dptr, err ? NULL : &own);
+		if (!err)
+			dvx_gpu_close(&own);
+	}
 	dvx_gpu_mem_free(&dm);
 	dvx_gpu_host_unregister(&pr);
 	dvx_gpu_host_unregister(&fr);
 	dvx_gpu_stream_destroy(&cs);
 	dvx_gpu_stream_destroy(&ks);
-	dvx_gpu_module_unload(&mod);
+	dvx_gpu_module_unload(&mod_bench);
 	dvx_gpu_close(&g);
 	free(flag);
 	free(pageable);
