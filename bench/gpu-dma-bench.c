@@ -14,20 +14,34 @@
  * The second table asks what holds the NIC's copies up while a kernel waits for them:
  * a kernel (d_wait) spins on a word of device memory that the NIC's copy sets, as a
  * collective's kernel waits on the software NIC with GPU buffers; while it spins, a
- * second thread of the application makes one driver call (a launch, the first launch
- * of a newly loaded module, an allocation and its free, a host registration, a stream),
- * and 2 ms into that call the NIC copies the word. A call that waits for the context's
- * work (the spinning kernel) and holds the NIC's copy up with it is a deadlock, broken
- * only by the kernel's own bound (2 s): the row shows it as "gave up". Run it with
- * CUDA_MODULE_LOADING=LAZY and EAGER to see whether lazy loading is the call that does.
+ * second thread of the application makes one driver call (a launch, a module load, the
+ * first launch of a module loaded before, an unload, an allocation and its free, a host
+ * registration or its undoing, a stream), and 2 ms into that call the NIC copies the
+ * word. A call that waits for the running kernel and holds the NIC's copy up meanwhile
+ * is a deadlock, broken only by the kernel's own bound (2 s): the row says "gave up".
+ * Every call is tried twice: the NIC's copy made in this process (as the software NIC
+ * makes it), then by a process of its own that maps the word by a legacy IPC handle.
+ * (On an H200 with driver 580 a module load and a host unregister do, under any
+ * CUDA_MODULE_LOADING, and under compute-sanitizer a plain launch too: bench/RESULTS.md.)
  *
  * Prints two tables ("gpu-dma-bench calls": the second only); exits 77 without a GPU.
+ *
+ * "gpu-dma-bench fork-probe" checks a test set-up instead: a forked child (no exec, as
+ * the GPU tests' process worlds fork) launches d_wait with its result pointer 1 MiB
+ * past the end of a 4 KiB allocation, a write out of bounds, and ends with _exit() as
+ * those children do, then a second child the same with exit(). Under compute-sanitizer
+ * memcheck (--target-processes all) a report of the write says the children are
+ * checked; no report says a clean run of such a world checked nothing in them.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <dvx/gpu/gpu.h>
 #include <dvx/hal/gpu.h>
@@ -40,15 +54,15 @@ extern const size_t dvx_fatbin_bench_gpu_dma_bench_len;
 #define SAMPLES 10
 #define TRIPS 50
 
-static struct dvx_gpu g, *g_err = &g;
+static struct dvx_gpu g;
 static struct dvx_gpu_module mod_bench;
 static void *k_spin;
 
 static void die(int err, const char *what)
 {
 	if (err) {
-		fprintf(stderr, "gpu-dma-bench: %s: %d (%s: %s)\n", what, err, g_err->hg.diag.op,
-			g_err->hg.diag.msg);
+		fprintf(stderr, "gpu-dma-bench: %s: %d (%s: %s)\n", what, err, g.hg.diag.op,
+			g.hg.diag.msg);
 		exit(1);
 	}
 }
@@ -222,9 +236,91 @@ static void pause_ns(uint64_t ns)
 		;
 }
 
-/* the second table: the NIC's copy a kernel waits for, beside one call of another
- * thread; the NIC's copies in the application's (primary) context, then in @own's */
-static void copy_beside_calls(uint64_t flag_dptr, struct dvx_gpu *own)
+/*
+ * The NIC's copies from a process of their own: forked before this one starts CUDA, it
+ * opens the GPU, maps the word by a legacy IPC handle and, per byte 'c' on its pipe,
+ * copies 1 into it on a stream of its own, waited for, and answers the result.
+ */
+static int nic_to[2] = { -1, -1 }, nic_from[2] = { -1, -1 };
+static pid_t nic_pid = -1;
+
+static int full_io(int fd, void *p, size_t n, int wr)
+{
+	size_t d = 0;
+
+	while (d < n) {
+		ssize_t k = wr ? write(fd, (char *)p + d, n - d) : read(fd, (char *)p + d, n - d);
+
+		if (k <= 0)
+			return -1;
+		d += (size_t)k;
+	}
+	return 0;
+}
+
+static int nic_main(void)
+{
+	static struct dvx_gpu cg;
+	struct dvx_hal_gpu_handle h;
+	struct dvx_gpu_stream st;
+	struct dvx_gpu_mem m;
+	uint32_t one = 1;
+	int err;
+	char c;
+
+	if (full_io(nic_to[0], &h, sizeof(h), 0))
+		return 0;	/* no GPU in the parent: nothing to do */
+	err = dvx_gpu_open(&cg, dvx_hal_cuda(), 0, NULL);
+	if (!err)
+		err = dvx_gpu_stream_create(&cg, &st);
+	if (!err)
+		err = dvx_gpu_mem_import(&cg, &h, &m);
+	if (full_io(nic_from[1], &err, sizeof(err), 1) || err)
+		return 1;
+	while (read(nic_to[0], &c, 1) == 1 && c == 'c') {
+		err = dvx_hal_gpu_memcpy_async(&cg.hg, m.dptr, (uint64_t)(uintptr_t)&one,
+					       sizeof(one), st.handle);
+		if (!err)
+			err = dvx_gpu_stream_wait(&st, 30 * SEC);
+		if (full_io(nic_from[1], &err, sizeof(err), 1))
+			return 1;
+	}
+	dvx_gpu_mem_free(&m);
+	dvx_gpu_stream_destroy(&st);
+	dvx_gpu_close(&cg);
+	return 0;
+}
+
+/* before CUDA starts here: the NIC's process, waiting for its handle */
+static void nic_fork(void)
+{
+	if (pipe(nic_to) || pipe(nic_from))
+		die(-errno, "pipes");
+	nic_pid = fork();
+	if (nic_pid < 0)
+		die(-errno, "fork");
+	if (nic_pid == 0) {
+		close(nic_to[1]);
+		close(nic_from[0]);
+		_exit(nic_main());
+	}
+	close(nic_to[0]);
+	close(nic_from[1]);
+}
+
+static void nic_end(void)
+{
+	if (nic_pid <= 0)
+		return;
+	(void)!write(nic_to[1], "q", 1);
+	close(nic_to[1]);
+	close(nic_from[0]);
+	waitpid(nic_pid, NULL, 0);
+	nic_pid = -1;
+}
+
+/* the second table: the NIC's copy a kernel waits for, beside one call of another thread */
+static void copy_beside_calls(uint64_t flag_dptr)
 {
 	static const struct {
 		const char *what;
@@ -243,11 +339,11 @@ static void copy_beside_calls(uint64_t flag_dptr, struct dvx_gpu *own)
 		{ "stream create + destroy", A_STREAM },
 	};
 	const char *lmode = getenv("CUDA_MODULE_LOADING");
-	struct dvx_gpu_stream ks, cs, os;
+	struct dvx_gpu_stream ks, cs;
 	struct dvx_gpu_hostreg outr;
 	struct dvx_gpu_mem word;
 	uint64_t *out = aligned_alloc(4096, 4096);
-	uint32_t *one = malloc(sizeof(*one)), r, mode;
+	uint32_t *one = malloc(sizeof(*one)), r, proc;
 	void *k_wait;
 
 	if (!out || !one)
@@ -258,19 +354,22 @@ static void copy_beside_calls(uint64_t flag_dptr, struct dvx_gpu *own)
 	die(dvx_gpu_stream_create(&g, &ks), "kernel stream");
 	die(dvx_gpu_stream_create(&g, &cs), "copy stream");
 	die(dvx_gpu_host_register(&g, out, 4096, 0, &outr), "register the result");
-	die(dvx_gpu_mem_alloc(&g, 4096, 0, &word), "device word");
-	if (own) {
-		die(dvx_gpu_stream_create(own, &os), "the NIC's own context: stream");
-		die(dvx_gpu_make_current(&g), "current");
+	die(dvx_gpu_mem_alloc(&g, 4096, DVX_GPU_MEM_LEGACY, &word), "device word");
+	{
+		struct dvx_hal_gpu_handle h;
+		int err = -1;
+
+		die(dvx_gpu_mem_export(&word, DVX_HAL_GPU_HANDLE_IPC, &h), "export the word");
+		if (full_io(nic_to[1], &h, sizeof(h), 1) ||
+		    full_io(nic_from[0], &err, sizeof(err), 0) || err)
+			die(err ? err : -EPIPE, "the NIC's process");
 	}
 	printf("\nThe NIC's copy a kernel waits for, while another thread makes one driver call "
 	       "(CUDA_MODULE_LOADING=%s; the kernel gives up after 2 s)\n\n", lmode ? lmode : "unset");
-	printf("| the NIC's context | the other thread's call | NIC copy, us: mean (worst) | the kernel waited, us (worst) | the call took, us (worst) | kernel gave up |\n");
+	printf("| the NIC's copy from | the other thread's call | NIC copy, us: mean (worst) | the kernel waited, us (worst) | the call took, us (worst) | kernel gave up |\n");
 	printf("|---|---|---|---|---|---|\n");
-	for (mode = 0; mode < (own ? 2u : 1u); mode++)
+	for (proc = 0; proc < 2; proc++)
 	for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
-		struct dvx_gpu *nic = mode ? own : &g;
-		struct dvx_gpu_stream *nst = mode ? &os : &cs;
 		double copy = 0, cworst = 0, kworst = 0, aworst = 0;
 		unsigned s, gaveup = 0;
 
@@ -290,14 +389,20 @@ static void copy_beside_calls(uint64_t flag_dptr, struct dvx_gpu *own)
 				die(-11, "thread");
 			pause_ns(2000000);
 			t0 = now_ns();
-			die(dvx_gpu_make_current(nic), "the NIC's context");
-			g_err = nic;
-			die(dvx_hal_gpu_memcpy_async(&nic->hg, word.dptr, (uint64_t)(uintptr_t)one,
-						     sizeof(*one), nst->handle), "the NIC's copy");
-			die(dvx_gpu_stream_wait(nst, 30 * SEC), "the NIC's copy, wait");
+			if (proc) {
+				int err = -EPIPE;
+				char c = 'c';
+
+				if (full_io(nic_to[1], &c, 1, 1) ||
+				    full_io(nic_from[0], &err, sizeof(err), 0) || err)
+					die(err ? err : -EPIPE, "the NIC process's copy");
+			} else {
+				die(dvx_hal_gpu_memcpy_async(&g.hg, word.dptr,
+							     (uint64_t)(uintptr_t)one, sizeof(*one),
+							     cs.handle), "the NIC's copy");
+				die(dvx_gpu_stream_wait(&cs, 30 * SEC), "the NIC's copy, wait");
+			}
 			t = (double)(now_ns() - t0) / 1e3;
-			g_err = &g;
-			die(dvx_gpu_make_current(&g), "current");
 			die(dvx_gpu_stream_wait(&ks, 30 * SEC), "d_wait");
 			pthread_join(th, NULL);
 			die(a.err, "the other thread's call");
@@ -312,17 +417,58 @@ static void copy_beside_calls(uint64_t flag_dptr, struct dvx_gpu *own)
 			gaveup += !out[1];
 		}
 		printf("| %s | %s | %.1f (%.1f) | %.1f | %.1f | %u of 3 |\n",
-		       mode ? "its own" : "primary", rows[r].what, copy, cworst, kworst, aworst,
-		       gaveup);
+		       proc ? "another process (IPC)" : "this process", rows[r].what, copy, cworst,
+		       kworst, aworst, gaveup);
 	}
-	if (own)
-		dvx_gpu_stream_destroy(&os);
+	nic_end();
 	dvx_gpu_mem_free(&word);
 	dvx_gpu_host_unregister(&outr);
 	dvx_gpu_stream_destroy(&cs);
 	dvx_gpu_stream_destroy(&ks);
 	free(out);
 	free(one);
+}
+
+/* a child that writes out of bounds (see the top); @how 0: _exit(), 1: exit() */
+static int fork_probe(void)
+{
+	int how;
+
+	for (how = 0; how < 2; how++) {
+		pid_t pid;
+		int st = 0;
+
+		fflush(NULL);
+		pid = fork();
+		if (pid < 0)
+			die(-errno, "fork");
+		if (pid == 0) {
+			struct dvx_gpu_module m;
+			struct dvx_gpu_stream s;
+			struct dvx_gpu_mem mem;
+			uint64_t ns = 1000, bad;
+			void *f, *args[] = { NULL, &ns, &bad };
+
+			die(dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL), "open");
+			die(dvx_gpu_module_load(&g, dvx_fatbin_bench_gpu_dma_bench,
+						dvx_fatbin_bench_gpu_dma_bench_len, &m), "module");
+			die(dvx_gpu_module_function(&m, "d_wait", &f), "function");
+			die(dvx_gpu_stream_create(&g, &s), "stream");
+			die(dvx_gpu_mem_alloc(&g, 4096, DVX_GPU_MEM_LEGACY, &mem), "memory");
+			args[0] = &mem.dptr;	/* d_wait reads the word: in bounds */
+			bad = mem.dptr + (1u << 20);
+			die(dvx_gpu_launch(&g, f, 1, 1, 0, &s, args), "launch");
+			printf("fork-probe child %d (%s): launched, wait: %d\n", how,
+			       how ? "exit()" : "_exit()", dvx_gpu_stream_wait(&s, 10 * SEC));
+			fflush(NULL);
+			if (how)
+				exit(0);
+			_exit(0);
+		}
+		waitpid(pid, &st, 0);
+		printf("fork-probe child %d: ended, status %#x\n", how, st);
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -349,7 +495,11 @@ int main(int argc, char **argv)
 	unsigned n = 0;
 	double base[2] = { 0, 0 };
 
+	if (argc > 1 && !strcmp(argv[1], "fork-probe"))
+		return dvx_hal_cuda() ? fork_probe() : 77;
+	nic_fork();	/* before CUDA starts in this process */
 	if (!hal || !dvx_fatbin_bench_gpu_dma_bench_len || dvx_gpu_count(hal, &n) || !n) {
+		nic_end();
 		printf("gpu-dma-bench: needs CUDA (CONFIG_DVX_GPU=y, nvcc) and an NVIDIA GPU; skipped\n");
 		return 77;
 	}
@@ -411,18 +561,7 @@ int main(int argc, char **argv)
 		printf("| %s | %.1f (%.1f) | %.1f | %.1f (%.1f) | %.1f |\n", rows[r].what, mean[0],
 		       worst[0], mean[0] / base[0], mean[1], worst[1], mean[1] / base[1]);
 	}
-	{
-		static struct dvx_gpu own;
-		int err = dvx_gpu_open_own(&own, hal, 0, NULL);
-
-		if (err)
-			printf("\n(no context of the NIC's own: %d, %s: %s)\n", err, own.hg.diag.op,
-			       own.hg.diag.msg);
-		die(dvx_gpu_make_current(&g), "current");
-		copy_beside_calls(fr.dptr, err ? NULL : &own);
-		if (!err)
-			dvx_gpu_close(&own);
-	}
+	copy_beside_calls(fr.dptr);
 	dvx_gpu_mem_free(&dm);
 	dvx_gpu_host_unregister(&pr);
 	dvx_gpu_host_unregister(&fr);

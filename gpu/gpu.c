@@ -37,8 +37,7 @@ int dvx_gpu_count(const struct dvx_hal *hal, unsigned *count)
 	return 0;
 }
 
-static int gpu_open(struct dvx_gpu *gpu, const struct dvx_hal *hal, int ordinal, const char *pci,
-		    uint32_t own)
+int dvx_gpu_open(struct dvx_gpu *gpu, const struct dvx_hal *hal, int ordinal, const char *pci)
 {
 	struct dvx_hal_limits lim;
 	struct dvx_log log;
@@ -68,7 +67,6 @@ static int gpu_open(struct dvx_gpu *gpu, const struct dvx_hal *hal, int ordinal,
 	err = dvx_hal_gpu_query(&gpu->hg, &gpu->attr);
 	if (err)
 		return err;
-	gpu->hg.ctx_own = own;
 	err = dvx_hal_gpu_ctx_retain(&gpu->hg);
 	if (err)
 		return err;
@@ -91,17 +89,6 @@ err_release:
 		gpu->hg.diag = keep;	/* report the first failure, not the unwinding */
 	}
 	return err;
-}
-
-int dvx_gpu_open(struct dvx_gpu *gpu, const struct dvx_hal *hal, int ordinal, const char *pci)
-{
-	return gpu_open(gpu, hal, ordinal, pci, 0);
-}
-
-int dvx_gpu_open_own(struct dvx_gpu *gpu, const struct dvx_hal *hal, int ordinal,
-		     const char *pci)
-{
-	return gpu_open(gpu, hal, ordinal, pci, 1);
 }
 
 int dvx_gpu_close(struct dvx_gpu *gpu)

@@ -91,12 +91,6 @@ static struct {
 #undef CU_FIELD
 } cu;
 
-/* entry points some drivers lack: NULL there, and what needs them is refused */
-static struct {
-	CUresult (*ctx_create)(CUcontext *ctx, void *params, unsigned int flags, CUdevice dev);
-	CUresult (*ctx_destroy)(CUcontext ctx);
-} cu_opt;
-
 static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
 static int cu_load_err;			/* 0 once every entry point was found */
 static char cu_load_msg[96];
@@ -123,9 +117,6 @@ static void cu_load(void)
 	}
 	CU_FNS(CU_LOOKUP)
 #undef CU_LOOKUP
-	/* a context of a handle's own (ctx_own): CUDA 12.5's form, drivers 555 and later */
-	cu_opt.ctx_create = (__typeof__(cu_opt.ctx_create))dlsym(lib, "cuCtxCreate_v4");
-	cu_opt.ctx_destroy = (__typeof__(cu_opt.ctx_destroy))dlsym(lib, "cuCtxDestroy_v2");
 	/* the library stays loaded for the life of the process */
 }
 
@@ -360,31 +351,6 @@ static void peers_release(uint32_t mask)
 			(void)cu.cuDevicePrimaryCtxRelease(pd);
 }
 
-/* a context of the handle's own (ctx_own) or the device's primary one, retained */
-static CUresult ctx_get(struct dvx_hal_gpu *gpu, CUcontext *ctx)
-{
-	CUcontext prev;
-	CUresult r;
-
-	if (!gpu->ctx_own)
-		return cu.cuDevicePrimaryCtxRetain(ctx, (CUdevice)gpu->handle);
-	if (!cu_opt.ctx_create || !cu_opt.ctx_destroy)
-		return CUDA_ERROR_NOT_SUPPORTED;
-	/* cuCtxCreate makes the new context current: give the thread its old one back */
-	r = cu_opt.ctx_create(ctx, NULL, CU_CTX_SCHED_AUTO, (CUdevice)gpu->handle);
-	if (r == CUDA_SUCCESS)
-		(void)cu.cuCtxPopCurrent(&prev);
-	return r;
-}
-
-static void ctx_put(struct dvx_hal_gpu *gpu, CUcontext ctx)
-{
-	if (gpu->ctx_own)
-		(void)cu_opt.ctx_destroy(ctx);
-	else
-		(void)cu.cuDevicePrimaryCtxRelease((CUdevice)gpu->handle);
-}
-
 int dvx_cuda_gpu_ctx_retain(struct dvx_hal_gpu *gpu)
 {
 	CUcontext ctx, prev;
@@ -393,18 +359,12 @@ int dvx_cuda_gpu_ctx_retain(struct dvx_hal_gpu *gpu)
 	CUresult r;
 
 	CU_READY(gpu, "gpu_ctx_retain");
-	r = ctx_get(gpu, &ctx);
-	if (r == CUDA_ERROR_NOT_SUPPORTED && gpu->ctx_own)
-		return dvx_hal_diag_set(&gpu->diag, -EOPNOTSUPP, DVX_DIAG_STATE, "gpu_ctx_retain",
-					"a context of its own needs cuCtxCreate_v4 (driver 555 or later)");
-	if (r != CUDA_SUCCESS)
-		return cu_fail(gpu, r, "gpu_ctx_retain",
-			       gpu->ctx_own ? "cuCtxCreate" : "cuDevicePrimaryCtxRetain");
+	CU_CHECK(gpu, "gpu_ctx_retain", cuDevicePrimaryCtxRetain(&ctx, (CUdevice)gpu->handle));
 	/*
 	 * The stream-atomic kernel is loaded now, function and all, not at its first use:
-	 * loading a module waits for the kernels running in the context, and holds up the
-	 * context's copies meanwhile (bench/gpu-dma-bench), so a signal queued while a
-	 * kernel of this process spins for it would wait for that kernel's timeout.
+	 * a module load waits for the kernels running on the device and holds every copy
+	 * meanwhile (bench/gpu-dma-bench), so a signal queued while a kernel of this
+	 * process spins for it would wait for that kernel's timeout.
 	 */
 	r = cu.cuCtxPushCurrent(ctx);
 	if (r == CUDA_SUCCESS) {
@@ -416,13 +376,12 @@ int dvx_cuda_gpu_ctx_retain(struct dvx_hal_gpu *gpu)
 			if (r != CUDA_SUCCESS)
 				(void)cu.cuModuleUnload(m);
 		}
-		/* peer access is the primary contexts' (other GPUs' legacy memory by address) */
-		if (r == CUDA_SUCCESS && !gpu->ctx_own)
+		if (r == CUDA_SUCCESS)
 			gpu->peers = peers_enable(gpu);
 		(void)cu.cuCtxPopCurrent(&prev);
 	}
 	if (r != CUDA_SUCCESS) {
-		ctx_put(gpu, ctx);
+		(void)cu.cuDevicePrimaryCtxRelease((CUdevice)gpu->handle);
 		return cu_fail(gpu, r, "gpu_ctx_retain", "loading the hal's stream-atomic kernel");
 	}
 	gpu->aux = m;
@@ -447,14 +406,7 @@ int dvx_cuda_gpu_ctx_release(struct dvx_hal_gpu *gpu)
 	}
 	peers_release(gpu->peers);
 	gpu->peers = 0;
-	if (gpu->ctx_own) {
-		CUresult r = cu_opt.ctx_destroy((CUcontext)gpu->priv);
-
-		if (r != CUDA_SUCCESS)
-			return cu_fail(gpu, r, "gpu_ctx_release", "cuCtxDestroy");
-	} else {
-		CU_CHECK(gpu, "gpu_ctx_release", cuDevicePrimaryCtxRelease((CUdevice)gpu->handle));
-	}
+	CU_CHECK(gpu, "gpu_ctx_release", cuDevicePrimaryCtxRelease((CUdevice)gpu->handle));
 	gpu->priv = NULL;
 	gpu->ctx_retained = 0;
 	return 0;

@@ -353,6 +353,10 @@ static int conf_read(void)
 	     !strncmp(getenv("DVX_NET_WIRE"), "ondemand", 8) ? "wire on demand" : "wire mesh",
 	     conf.hw ? "no" : conf.gdr == DVXN_GDR_CUDA ? "through CUDA copies" :
 	     conf.gdr == DVXN_GDR_HOST ? "host-backed (DVX_NET_GDR=host)" : "no");
+	if (!conf.hw && conf.gdr == DVXN_GDR_CUDA)
+		WARN("GPU buffers: a CUDA module load or host unregister by any thread of this "
+		     "process, while a kernel waits for a software NIC's copy, holds that copy "
+		     "until the kernel ends: a hang (docs/nccl.md, \"GPU buffers\")");
 	conf.ready = 1;
 	return DVX_NCCL_OK;
 }

@@ -914,7 +914,7 @@ static void test_verbs_procs_gpu(void **state)
 		fail_msg("verbs, 4 ranks as processes, 2 per host (NVL and IB), GPU memory: %d",
 			 ret);
 	printf("verbs: 4 ranks as processes on the wire, 2 per host (NVL and IB), data in GPU "
-	       "memory: every verb at every scope, k_win_rma at thread and warp scope, every "
+	       "memory: every verb and k_win_rma at every scope (block scope one round), every "
 	       "byte checked on the GPU\n");
 }
 

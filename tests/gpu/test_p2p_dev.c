@@ -42,8 +42,8 @@ static uint64_t hwait(void)
 {
 	return getenv("DVX_GPU_SANITIZER") ? 300 * W_SEC : 60 * W_SEC;
 }
-/* the duplex rounds with GPU data, left out under the sanitizer (duplex()) unless
- * DVX_GPU_TEST_DUPLEX=1 asks for them */
+/* the duplex rounds with GPU data, left out under the sanitizer (duplex() says why)
+ * unless DVX_GPU_TEST_DUPLEX=1 asks for them */
 static int duplex_skipped(int gpu_data)
 {
 	return gpu_data && getenv("DVX_GPU_SANITIZER") && !getenv("DVX_GPU_TEST_DUPLEX");
@@ -289,10 +289,11 @@ static void duplex(struct wrank *r, const struct dvx_p2p_dev *d0, uint64_t *want
 	int peer = 1 - r->rank, err;
 
 	/* under compute-sanitizer, with the data in GPU memory, both ranks' kernels at once
-	 * never finished (each ran out its bound at the first duplex round, memcheck and
-	 * racecheck alike, 2026-11-29), while every one-way round passed: left out there,
-	 * cause not proven (the sanitizer queueing the NIC's copies behind the two spinning
-	 * kernels is the suspect, as gpu_dma.h describes for too few hardware queues) */
+	 * never finish: there a kernel launch by one thread waits for the running kernels
+	 * and holds every copy of the process meanwhile (bench/gpu-dma-bench, 2026-11-29),
+	 * so rank 1's launch holds the NIC's copies that rank 0's kernel waits for, until
+	 * that kernel's bound (memcheck and racecheck alike; CUDA_MODULE_LOADING makes no
+	 * difference). Left out there unless DVX_GPU_TEST_DUPLEX=1 */
 	if (duplex_skipped(E.gpu_data)) {
 		if (r->rank == 0)
 			printf("  both ranks at once: not under the sanitizer with GPU data\n");

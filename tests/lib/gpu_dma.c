@@ -2,7 +2,6 @@
 /* tests/lib/gpu_dma.c - a real GPU beside the software NIC (gpu_dma.h). */
 #include <errno.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -74,10 +73,7 @@ static struct dvx_gdma_eng *eng_up(struct dvx_gdma *x, int o, struct dvx_hal_gpu
 	pthread_mutex_lock(&x->lock);
 	if (!e->up) {
 		memset(&e->g, 0, sizeof(e->g));
-		const char *c = getenv("DVX_GDMA_CTX");
-
-		err = c && !strcmp(c, "own") ? dvx_gpu_open_own(&e->g, dvx_hal_cuda(), o, NULL) :
-					       dvx_gpu_open(&e->g, dvx_hal_cuda(), o, NULL);
+		err = dvx_gpu_open(&e->g, dvx_hal_cuda(), o, NULL);
 		if (!err) {
 			err = dvx_gpu_stream_create(&e->g, &e->s);
 			if (err)

@@ -11,16 +11,19 @@
  * the CUDA backend's; descriptors close through the fabric's hal (a fake dma-buf closes
  * as a dma-buf does).
  *
- * The copies wait for nothing but themselves, as long as their stream has a hardware
- * queue of its own: with CUDA's default of 8 (CUDA_DEVICE_MAX_CONNECTIONS) a stream can
- * share one with a stream whose kernel spins for the NIC, and the copy then waits behind
- * that kernel until it times out. A program that uses this sets the variable above its
- * streams' count before CUDA starts (the GPU tests and win-ib-bench set 32). Seen, and
- * taken to be this: with the default, gpu-p2p-test's GPU-data case on one GPU timed out
- * in 2 runs of 3, its counters kernel waiting 20 s for counters that were all raised
- * once it had given up. A second cause, measured since (bench/gpu-dma-bench,
- * bench/RESULTS.md 2026-11-29): a kernel whose threads on every SM read host memory
- * makes each of these copies 40-300 times slower.
+ * The copies are driver calls in the application's own process, so they wait for
+ * whatever holds the driver (bench/gpu-dma-bench, bench/RESULTS.md 2026-11-29, one
+ * H200, driver 580): a module load or a host unregister by any thread of the process
+ * waits for the running kernels and holds every copy meanwhile, in any context of the
+ * process and under any CUDA_MODULE_LOADING; a copy made by another process is not
+ * held. A kernel that waits for such a copy then waits for its own bound. So a program
+ * that runs kernels against the NIC must load its modules before those kernels start
+ * and unregister host memory only after they end. Under compute-sanitizer a
+ * plain launch holds the copies the same way. Two slowdowns as well: with CUDA's
+ * default of 8 hardware queues (CUDA_DEVICE_MAX_CONNECTIONS) the copies' stream can
+ * share one with a spinning kernel's (the GPU tests and win-ib-bench set 32), and a
+ * kernel whose threads on every SM read host memory makes each copy 40-300 times
+ * slower.
  */
 #ifndef DVX_TEST_GPU_DMA_H
 #define DVX_TEST_GPU_DMA_H

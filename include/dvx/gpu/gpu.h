@@ -65,26 +65,7 @@ int dvx_gpu_count(const struct dvx_hal *hal, unsigned *count);
 int dvx_gpu_open(struct dvx_gpu *gpu, const struct dvx_hal *hal, int ordinal, const char *pci);
 
 /**
- * dvx_gpu_open_own() - dvx_gpu_open() with a context of @gpu's own instead of the
- * device's primary context: for a DMA engine (the software NIC's copies of GPU memory)
- * whose copies must not queue behind the application's driver calls. In one context,
- * a module load or a host registration by any thread waits for the context's running
- * kernels and holds every other copy in that context until they end; a kernel that
- * spins for the NIC's copy then never ends (bench/gpu-dma-bench, docs/sim.md "Device
- * memory"). Its memory, modules and streams are its own; memory of the primary context
- * is reached by address where the driver copies across contexts. No peer access.
- * @gpu, @hal, @ordinal, @pci: as for dvx_gpu_open()
- *
- * Context: any thread; the new context is current on it on return.
- * Return: as dvx_gpu_open(); -EOPNOTSUPP where the driver cannot make one
- * (cuCtxCreate_v4: drivers 555 and later). dvx_gpu_close() destroys the context.
- */
-int dvx_gpu_open_own(struct dvx_gpu *gpu, const struct dvx_hal *hal, int ordinal,
-		     const char *pci);
-
-/**
- * dvx_gpu_close() - release the primary context (destroy a context of its own).
- * Objects made on @gpu must be gone.
+ * dvx_gpu_close() - release the primary context. Objects made on @gpu must be gone.
  * Return: 0 or the driver's error (then the context is still held).
  */
 int dvx_gpu_close(struct dvx_gpu *gpu);

@@ -128,14 +128,10 @@ struct dvx_hal_gpu_attr {
 /**
  * struct dvx_hal_gpu - one GPU as the hal drives it, in caller storage.
  * @hal:	the backend instance (set by dvx_hal_gpu_init())
- * @priv:	backend: the retained context, NULL when none
+ * @priv:	backend: the retained primary context, NULL when none
  * @ordinal:	device ordinal chosen by gpu_get, -1 before
  * @handle:	backend device handle (CUdevice)
- * @ctx_retained: 1 while the context is retained
- * @ctx_own:	set by the caller before gpu_ctx_retain: 0 retains the device's primary
- *		context (the one the application and CUDA's runtime use), 1 creates a
- *		context of this handle's own on the device, destroyed by gpu_ctx_release
- *		(-EOPNOTSUPP where the driver cannot; no peer access from it)
+ * @ctx_retained: 1 while the primary context is retained
  * @peers:	backend: the ordinals (bit mask) of the other GPUs whose primary contexts
  *		are retained with this one and reached by peer access (several GPUs in
  *		one process: cuMemAlloc memory by address), released with the context
@@ -152,8 +148,6 @@ struct dvx_hal_gpu {
 	int32_t handle;
 	uint32_t ctx_retained;
 	uint32_t peers;
-	uint32_t ctx_own;
-	uint32_t rsvd;
 	void *aux;
 	void *aux_fn;
 	struct dvx_diag diag;
@@ -289,9 +283,8 @@ struct dvx_hal_gpu_ops {
  * @attr:	gpu_query: caller storage for the device's attributes
  *
  * gpu_get sets gpu->ordinal and gpu->handle; gpu_query needs them. ctx_retain
- * retains the device's primary context (gpu->priv, gpu->ctx_retained), or with
- * gpu->ctx_own set after gpu_init creates a context of the handle's own, and
- * ctx_release gives it back (destroys it); ctx_set_current makes it current on the calling thread, which CUDA
+ * retains the device's primary context (gpu->priv, gpu->ctx_retained) and ctx_release
+ * gives it back; ctx_set_current makes it current on the calling thread, which CUDA
  * calls on that thread then need. Common contract: a NULL @hal/@gpu or an unbound
  * handle is -EINVAL; a bad argument (NULL output, neither @ordinal >= 0 nor @pci, no
  * device chosen, a context already retained or not retained) is -EINVAL recorded in
