@@ -12,7 +12,18 @@
  * --small: 8 B-64 KiB, the rate and the round trip at each size, and how many test()
  * and retried isend() calls one round trip takes (the small-message profile).
  *
- *   nccl-net-bench [--comms C] [--quick] [--small]
+ * --procs: the ranks as two processes, as NCCL runs them: RANK 0 sends and RANK 1
+ * receives, each with its own instance and software NIC, the NICs' progress threads on
+ * (DVX_NET_SIM_THREAD=1), the two joined by the wire on demand through the handles
+ * (DVX_NET_WIRE=ondemand: shared-memory rings on one host; and ondemand:tcp:127.0.0.1,
+ * the sockets), or as a mesh at start (unix:DIR); the handles pass through a pipe as
+ * NCCL's bootstrap passes them. Bandwidth from 64 KiB to 4 MiB (512 KiB is the step NCCL's Simple protocol
+ * sends with its default buffer), the FIFO clear-to-send and the CTS offload, beside
+ * the same messages between two instances of one process stepped by one thread. The
+ * figures include the processes' share of the CPUs: on a small machine they are CPU
+ * bound.
+ *
+ *   nccl-net-bench [--comms C] [--quick] [--small | --procs]
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -21,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "../plugins/nccl/abi.h"
@@ -99,8 +111,9 @@ static void wait_reqs(void *q1, void *q2)
 	}
 }
 
-/* @n messages of @size per comm over @nc comms, WIN in flight per comm: seconds */
-static double stream(struct link *l, int nc, size_t size, int n)
+/* @n messages of @size per comm over @nc comms, WIN in flight per comm: seconds.
+ * @sides: 1 the sends, 2 the receives, 3 both (both ranks in this process) */
+static double stream_sides(struct link *l, int nc, size_t size, int n, int sides)
 {
 	void *sq[MAXC][WIN], *rq[MAXC][WIN];
 	int sent[MAXC] = { 0 }, posted[MAXC] = { 0 }, sdone[MAXC] = { 0 }, rdone[MAXC] = { 0 };
@@ -116,14 +129,15 @@ static double stream(struct link *l, int nc, size_t size, int n)
 			void *buf = k->rbuf;
 			size_t sz = size;
 
-			if (posted[c] < n && posted[c] - rdone[c] < WIN) {
+			if ((sides & 2) && posted[c] < n && posted[c] - rdone[c] < WIN) {
 				void **slot = &rq[c][posted[c] % WIN];
 
 				if ((rc = T->irecv(k->rc, 1, &buf, &sz, &tag, &k->rmr, NULL, slot)))
 					die("irecv", rc);
 				posted[c] += *slot != NULL;
 			}
-			if (sent[c] < posted[c] && sent[c] - sdone[c] < WIN) {
+			if ((sides & 1) && sent[c] < (sides & 2 ? posted[c] : n) &&
+			    sent[c] - sdone[c] < WIN) {
 				void **slot = &sq[c][sent[c] % WIN];
 
 				if ((rc = T->isend(k->sc, k->sbuf, size, tag, k->smr, NULL, slot)))
@@ -142,10 +156,15 @@ static double stream(struct link *l, int nc, size_t size, int n)
 					die("test", rc);
 				sdone[c] += done;
 			}
-			left += rdone[c] < n || sdone[c] < n;
+			left += ((sides & 2) && rdone[c] < n) || ((sides & 1) && sdone[c] < n);
 		}
 	}
 	return now() - t0;
+}
+
+static double stream(struct link *l, int nc, size_t size, int n)
+{
+	return stream_sides(l, nc, size, n, 3);
 }
 
 /* the @sz-byte round trip, A to B and back: microseconds */
@@ -210,7 +229,18 @@ static int child_small(struct link *l, struct link *back, int nc, int quick, int
 	return write(fd, fig, sizeof(fig)) == (ssize_t)sizeof(fig) ? 0 : 1;
 }
 
-static int small;
+static int small, procs_ref;
+
+/* --procs: message sizes, and how many of each a comm carries */
+static const size_t proc_sizes[] = { 65536, 524288, 4 << 20 };
+#define NPROC (sizeof(proc_sizes) / sizeof(proc_sizes[0]))
+
+static int proc_count(size_t s, int quick)
+{
+	int n = (int)((quick ? 32 : 256) * (1 << 20) / s);
+
+	return n < 16 ? 16 : n;
+}
 
 static int child(int nc, int quick, int fd)
 {
@@ -231,6 +261,16 @@ static int child(int nc, int quick, int fd)
 	connect_pair(cb, ca, &back, 65536);
 	if (small)
 		return child_small(l, &back, nc, quick, fd);
+	if (procs_ref) {	/* --procs' reference: its sizes, both ranks here */
+		for (i = 0; i < NPROC; i++) {
+			int n = proc_count(proc_sizes[i], quick);
+
+			stream(l, nc, proc_sizes[i], 4);
+			fig[i] = (double)proc_sizes[i] * n * nc / stream(l, nc, proc_sizes[i], n) /
+				 1e9;
+		}
+		return write(fd, fig, sizeof(fig)) == (ssize_t)sizeof(fig) ? 0 : 1;
+	}
 	for (i = 0; i < NSIZES; i++) {
 		size_t s = sizes[i];
 		int n = (int)((quick ? 2 : 16) * (1 << 20) / (s < 4096 ? 4096 : s));
@@ -296,6 +336,190 @@ static int print_small(double (*fig)[SMALL_FIGS > NSIZES + 1 ? SMALL_FIGS : NSIZ
 	return 0;
 }
 
+static void *plugin_open(void)
+{
+	const char *path = getenv("DVX_NCCL_PLUGIN") ? getenv("DVX_NCCL_PLUGIN") : DVX_NCCL_PLUGIN;
+	void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+	if (!dl || !(T = dlsym(dl, "ncclNetPlugin_v11")))
+		die(dlerror() ? dlerror() : "dlsym", -1);
+	return dl;
+}
+
+static int full_io(int fd, void *p, size_t n, int wr)
+{
+	size_t d = 0;
+
+	while (d < n) {
+		ssize_t k = wr ? write(fd, (char *)p + d, n - d) : read(fd, (char *)p + d, n - d);
+
+		if (k <= 0)
+			return -1;
+		d += (size_t)k;
+	}
+	return 0;
+}
+
+/* one rank of --procs: 1 listens, sends its handles on @hfd, receives; 0 reads the
+ * handles from @hfd, connects, sends, and writes GB/s per size on @out */
+static int proc_rank(int rank, int nc, int quick, int hfd, int out)
+{
+	static unsigned char h[MAXC][DVX_NCCL_HANDLE_BYTES];
+	struct link l[MAXC];
+	void *ctx, *lc[MAXC];
+	size_t bytes = 4 << 20;
+	double fig[NPROC];
+	unsigned i;
+	int c, rc, todo;
+
+	plugin_open();
+	if ((rc = T->init(&ctx, 1, NULL, NULL, NULL)))
+		die("init", rc);
+	memset(l, 0, sizeof(l));
+	if (rank == 1) {
+		for (c = 0; c < nc; c++)
+			if ((rc = T->listen(ctx, 0, h[c], &lc[c])))
+				die("listen", rc);
+		if (full_io(hfd, h, sizeof(h[0]) * (size_t)nc, 1))
+			die("handles out", -1);
+		for (todo = nc; todo;)
+			for (c = 0, todo = 0; c < nc; c++)
+				if (!l[c].rc && (rc = T->accept(lc[c], &l[c].rc, NULL)))
+					die("accept", rc);
+				else
+					todo += !l[c].rc;
+		for (c = 0; c < nc; c++) {
+			T->close_listen(lc[c]);
+			l[c].rbuf = aligned_alloc(4096, bytes);
+			if (!l[c].rbuf || T->reg_mr(l[c].rc, l[c].rbuf, bytes, DVX_NCCL_PTR_HOST,
+						    &l[c].rmr))
+				die("regMr", -1);
+		}
+	} else {
+		if (full_io(hfd, h, sizeof(h[0]) * (size_t)nc, 0))
+			die("handles in", -1);
+		for (todo = nc; todo;)
+			for (c = 0, todo = 0; c < nc; c++)
+				if (!l[c].sc && (rc = T->connect(ctx, 0, h[c], &l[c].sc, NULL)))
+					die("connect", rc);
+				else
+					todo += !l[c].sc;
+		for (c = 0; c < nc; c++) {
+			l[c].sbuf = aligned_alloc(4096, bytes);
+			if (!l[c].sbuf)
+				die("memory", -1);
+			memset(l[c].sbuf, 1, bytes);
+			if (T->reg_mr(l[c].sc, l[c].sbuf, bytes, DVX_NCCL_PTR_HOST, &l[c].smr))
+				die("regMr", -1);
+		}
+	}
+	for (i = 0; i < NPROC; i++) {
+		int n = proc_count(proc_sizes[i], quick);
+		double t;
+
+		stream_sides(l, nc, proc_sizes[i], 4, rank ? 2 : 1);	/* warm */
+		t = stream_sides(l, nc, proc_sizes[i], n, rank ? 2 : 1);
+		fig[i] = (double)proc_sizes[i] * n * nc / t / 1e9;
+	}
+	return rank ? 0 : full_io(out, fig, sizeof(fig), 1) ? 1 : 0;
+}
+
+/* --procs, one configuration: the two ranks forked, GB/s per size into @fig */
+static int run_procs(const char *env[], int nc, int quick, double *fig)
+{
+	int hp[2], op[2], r, st, bad = 0;
+	pid_t pid[2];
+
+	if (pipe(hp) || pipe(op))
+		return -1;
+	for (r = 0; r < 2; r++) {
+		fflush(NULL);
+		pid[r] = fork();
+		if (pid[r] == 0) {
+			const char **e;
+
+			putenv((char *)(r ? "RANK=1" : "RANK=0"));
+			putenv((char *)"WORLD_SIZE=2");
+			putenv((char *)(r ? "DVX_NET_RANK=1" : "DVX_NET_RANK=0"));
+			putenv((char *)"DVX_NET_NRANKS=2");
+			putenv((char *)"DVX_NET_SIM_THREAD=1");
+			for (e = env; *e; e++)
+				putenv((char *)*e);
+			if (!getenv("DVX_NET_WIRE"))
+				putenv((char *)"DVX_NET_WIRE=ondemand");
+			close(op[0]);
+			_exit(proc_rank(r, nc, quick, r ? hp[1] : hp[0], op[1]));
+		}
+	}
+	close(hp[0]);
+	close(hp[1]);
+	close(op[1]);
+	bad = full_io(op[0], fig, sizeof(double) * NPROC, 0);
+	close(op[0]);
+	for (r = 0; r < 2; r++)
+		if (pid[r] > 0 && (waitpid(pid[r], &st, 0) != pid[r] || !WIFEXITED(st) ||
+				   WEXITSTATUS(st)))
+			bad = 1;
+	return bad ? -1 : 0;
+}
+
+/* --procs: two processes against one, FIFO and CTS offload */
+static int main_procs(int nc, int quick)
+{
+	static const char *fifo[] = { "DVX_NET_COMM_NGROUPS=0", NULL };
+	static const char *co[] = { "DVX_NET_COMM_NGROUPS=0", "DVX_NET_CTS_OFFLOAD=1", NULL };
+	static char wire[64];
+	static const char *mesh[] = { "DVX_NET_COMM_NGROUPS=0", wire, NULL };
+	static const char *tcp[] = { "DVX_NET_COMM_NGROUPS=0", "DVX_NET_WIRE=ondemand:tcp:127.0.0.1",
+				     NULL };
+	const char **cfg[] = { fifo, co, tcp, mesh };
+	const char *name[] = { "FIFO CTS", "CTS offload", "FIFO, TCP", "FIFO, mesh" };
+	double fig[4][2][NPROC];
+	unsigned i;
+	int k;
+
+	/* the mesh: a UNIX wire joined at start (same-host shared-memory rings) */
+	snprintf(wire, sizeof(wire), "DVX_NET_WIRE=unix:/tmp/dvx-ncb-%d", (int)getpid());
+	if (mkdir(wire + strlen("DVX_NET_WIRE=unix:"), 0700))
+		return 1;
+	for (k = 0; k < 4; k++) {
+		if (run_procs(cfg[k], nc, quick, fig[k][0])) {
+			fprintf(stderr, "nccl-net-bench: --procs '%s' failed\n", name[k]);
+			rmdir(wire + strlen("DVX_NET_WIRE=unix:"));
+			return 1;
+		}
+		/* the reference: both ranks in one process, one thread stepping the NIC (no
+		 * wire: the mesh's is the FIFO row's) */
+		if (cfg[k] == mesh || cfg[k] == tcp) {
+			memcpy(fig[k][1], fig[0][1], sizeof(fig[k][1]));
+		} else {
+			double one[NSIZES + 1];
+
+			procs_ref = 1;
+			if (run(cfg[k], nc, quick, one))
+				return 1;
+			for (i = 0; i < NPROC; i++)
+				fig[k][1][i] = one[i];
+		}
+	}
+	rmdir(wire + strlen("DVX_NET_WIRE=unix:"));
+	printf("libnccl-net-dvx.so v11, %d comms A->B, %d in flight each, GB/s: two processes "
+	       "(progress threads; the wire on demand, one host: shared-memory rings; 'TCP': on "
+	       "demand over TCP; 'mesh': joined at start, rings) / one process (one thread)\n",
+	       nc, WIN);
+	printf("%-12s", "config");
+	for (i = 0; i < NPROC; i++)
+		printf(" %17zuK", proc_sizes[i] / 1024);
+	printf("\n");
+	for (k = 0; k < 4; k++) {
+		printf("%-12s", name[k]);
+		for (i = 0; i < NPROC; i++)
+			printf("   %6.2f / %6.2f", fig[k][0][i], fig[k][1][i]);
+		printf("\n");
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *off[] = { "DVX_NET_COMM_NGROUPS=0", NULL };
@@ -311,7 +535,7 @@ int main(int argc, char **argv)
 	const char **scfg[] = { off, g1, co, cog1 };
 	const char *sname[] = { "private (ref)", "shared 1 grp", "CTS offload", "offload 1 grp" };
 	double fig[NCFG][SMALL_FIGS > NSIZES + 1 ? SMALL_FIGS : NSIZES + 1];
-	int nc = 4, quick = 0, i, k;
+	int nc = 4, quick = 0, procs = 0, i, k;
 	unsigned s;
 
 	for (i = 1; i < argc; i++) {
@@ -321,13 +545,18 @@ int main(int argc, char **argv)
 			quick = 1;
 		else if (!strcmp(argv[i], "--small"))
 			small = 1;
+		else if (!strcmp(argv[i], "--procs"))
+			procs = 1;
 		else {
-			fprintf(stderr, "usage: nccl-net-bench [--comms 1..%d] [--quick] [--small]\n", MAXC);
+			fprintf(stderr, "usage: nccl-net-bench [--comms 1..%d] [--quick] "
+				"[--small | --procs]\n", MAXC);
 			return 2;
 		}
 	}
 	if (nc < 1 || nc > MAXC)
 		return 2;
+	if (procs)
+		return main_procs(nc, quick);
 	for (k = 0; k < (small ? NSCFG : NCFG); k++)
 		if (run(small ? scfg[k] : cfg[k], nc, quick, fig[k])) {
 			fprintf(stderr, "nccl-net-bench: configuration '%s' failed\n",

@@ -73,20 +73,45 @@ void dvxn_sw_id_get(struct dvxn_sw_id *id, const uint8_t in[16])
 
 void dvxn_sw_at_encode(uint8_t out[DVXN_SW_AT_BYTES], const struct dvx_hal_sock_addr *a)
 {
+	unsigned long long token;
+	unsigned i;
+	int end = 0;
+
 	memset(out, 0, DVXN_SW_AT_BYTES);
-	out[0] = 4;
+	if (a->family == DVX_HAL_SOCK_ABSTRACT) {
+		/* only names of the form dvxn_sw_at_decode() makes; else family 0 */
+		if (sscanf(a->path, DVXN_SW_AT_NAME "%16llx%n", &token, &end) != 1 ||
+		    end != (int)strlen(DVXN_SW_AT_NAME) + 16 || a->path[end])
+			return;
+		out[0] = DVXN_SW_AT_ABSTRACT;
+		for (i = 0; i < 8; i++)
+			out[4 + i] = (uint8_t)(token >> (8 * i));
+		return;
+	}
+	out[0] = DVXN_SW_AT_IP4;
 	put16(out + 2, a->port);
 	memcpy(out + 8, a->ip, 4);
 }
 
 int dvxn_sw_at_decode(struct dvx_hal_sock_addr *a, const uint8_t at[DVXN_SW_AT_BYTES])
 {
+	unsigned long long token = 0;
 	unsigned i;
 
+	if (at[0] == DVXN_SW_AT_ABSTRACT) {
+		if (at[1] || at[2] || at[3])
+			return -EINVAL;
+		for (i = 0; i < 8; i++)
+			token |= (unsigned long long)at[4 + i] << (8 * i);
+		memset(a, 0, sizeof(*a));
+		a->family = DVX_HAL_SOCK_ABSTRACT;
+		snprintf(a->path, sizeof(a->path), DVXN_SW_AT_NAME "%016llx", token);
+		return 0;
+	}
 	for (i = 1; i < 8; i++)
 		if (i != 2 && i != 3 && at[i])
 			return -EINVAL;
-	if (at[0] != 4 || !get16(at + 2))
+	if (at[0] != DVXN_SW_AT_IP4 || !get16(at + 2))
 		return -EINVAL;
 	memset(a, 0, sizeof(*a));
 	a->family = DVX_HAL_SOCK_IP4;

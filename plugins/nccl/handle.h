@@ -6,6 +6,7 @@
  *
  *	0-95	the messaging layer's handle (struct dvx_msg_handle's wire; docs/msg.md)
  *	48-59	  inside it, with the wire on demand: the listener's wire address
+ *		  (TCP, or an abstract UNIX name on one host: dvxn_sw_at_encode())
  *	96-103	the connecting side's stage: 96-97 0x4e43, 98-99 slot, 100-103 generation
  *	104-107	"DVXN"; 108 the version (1); 109 the listener's device; 110-111 zero
  *	112-127	software NICs: the listener's NIC (struct dvxn_sw_id); else zero
@@ -61,9 +62,14 @@ void dvxn_handle_stage_clear(uint8_t io[DVXN_HANDLE_BYTES]);
 
 void dvxn_sw_id_put(uint8_t out[16], const struct dvxn_sw_id *id);
 void dvxn_sw_id_get(struct dvxn_sw_id *id, const uint8_t in[16]);
-/* the wire address as a handle has it: [0] family (4: IPv4), [1] 0, [2-3] port, [4-7]
- * 0, [8-11] the IPv4 address. get: 0, or -EINVAL (another family, a byte that must be
- * zero, port 0) */
+/* the wire address as a handle has it: [0] family; IPv4 (4): [1] 0, [2-3] port, [4-7] 0,
+ * [8-11] the address; abstract UNIX (1, one host): [1-3] 0, [4-11] a token, the name
+ * being DVXN_SW_AT_NAME and the token in 16 hex digits (put: an abstract name of
+ * another form writes family 0, which get refuses). get: 0, or -EINVAL (another
+ * family, a byte that must be zero, port 0) */
+#define DVXN_SW_AT_IP4 4
+#define DVXN_SW_AT_ABSTRACT 1
+#define DVXN_SW_AT_NAME "dvxn-wire-"
 void dvxn_sw_at_encode(uint8_t out[DVXN_SW_AT_BYTES], const struct dvx_hal_sock_addr *a);
 int dvxn_sw_at_decode(struct dvx_hal_sock_addr *a, const uint8_t at[DVXN_SW_AT_BYTES]);
 

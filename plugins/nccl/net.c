@@ -1254,6 +1254,7 @@ static void stats_write(struct dvxn_ctx *c)
 	struct dvx_msg_stats s;
 	struct dvxn_comm *k;
 	uint64_t copies, failed;
+	struct dvx_sim_wire_stats ws;
 	char path[512];
 	int append, first = 1;
 	FILE *f;
@@ -1290,6 +1291,12 @@ static void stats_write(struct dvxn_ctx *c)
 	fprintf(f, "\"gdr\":{\"mode\":\"%s\",\"gdr_copies\":%" PRIu64 ",\"gdr_failed\":%" PRIu64
 		"},", conf.hw ? "no" : conf.gdr == DVXN_GDR_CUDA ? "cuda" :
 		conf.gdr == DVXN_GDR_HOST ? "host" : "no", copies, failed);
+	if (!conf.hw && !dvxn_sw_wire_stats(&ws))
+		fprintf(f, "\"wire\":{\"rings\":%" PRIu64 ",\"frames_tx\":%" PRIu64
+			",\"frames_rx\":%" PRIu64 ",\"bytes_tx\":%" PRIu64 ",\"retransmits\":%"
+			PRIu64 ",\"dropped\":%" PRIu64 ",\"peers_down\":%" PRIu64 "},", ws.rings,
+			ws.frames_tx, ws.frames_rx, ws.bytes_tx, ws.retransmits, ws.dropped,
+			ws.peers_down);
 	fprintf(f, "\"comms\":[");
 	for (k = c->comms; k; k = k->next) {
 		uint32_t q;

@@ -141,23 +141,29 @@ static void nic_cfg_of(unsigned index, struct dvx_sim_nic_cfg *nc)
 }
 
 /*
- * The wire on demand: this process's end listens (TCP on the address after
- * "ondemand:tcp:", else 127.0.0.1, any port) and knows every other rank's NICs (their
- * configurations follow from their indexes), but joins nobody: a connect joins the
- * listener's process at the address its handle carries (dvxn_sw_reach()).
+ * The wire on demand: this process's end listens and knows every other rank's NICs
+ * (their configurations follow from their indexes), but joins nobody: a connect joins
+ * the listener's process at the address its handle carries (dvxn_sw_reach()). With
+ * "ondemand" the processes are on one host: the wire listens on an abstract UNIX name
+ * of this process (DVXN_SW_AT_NAME and its fabric identity) and every join brings a
+ * shared-memory ring of DVXN_SW_RING_BYTES a direction, the frames going through it
+ * rather than a socket (docs/sim-wire.md); the handshakes listen on TCP at 127.0.0.1.
+ * With "ondemand:tcp:A.B.C.D" (across hosts) both listen on TCP at that address, any
+ * port, and the frames go through the sockets.
  */
 static int ondemand_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 {
 	struct dvx_sim_wire_cfg wc;
-	struct dvx_hal_sock_addr bind;
+	struct dvx_hal_sock_addr bind, wbind;
 	const char *ip = "127.0.0.1";
 	size_t wlen;
-	int r, rc;
+	int r, rc, tcp = 0;
 	unsigned i;
 
-	if (!strncmp(cfg->wire + 8, ":tcp:", 5))
+	if (!strncmp(cfg->wire + 8, ":tcp:", 5)) {
 		ip = cfg->wire + 13;
-	else if (cfg->wire[8]) {
+		tcp = 1;
+	} else if (cfg->wire[8]) {
 		say(why, len, "DVX_NET_WIRE=%s: ondemand or ondemand:tcp:A.B.C.D", cfg->wire);
 		return -EINVAL;
 	}
@@ -168,12 +174,20 @@ static int ondemand_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 		return -EINVAL;
 	}
 	sw.listen = bind;	/* the handshakes listen there too (their port: any) */
+	wbind = bind;
+	if (!tcp) {
+		memset(&wbind, 0, sizeof(wbind));
+		wbind.family = DVX_HAL_SOCK_ABSTRACT;
+		snprintf(wbind.path, sizeof(wbind.path), DVXN_SW_AT_NAME "%016llx",
+			 (unsigned long long)sw.fabric_id);
+	}
 	memset(&wc, 0, sizeof(wc));
 	wc.rank = cfg->rank;
 	wc.nranks = cfg->nranks;
 	wc.max_msg = (uint32_t)cfg->max_msg;
 	wc.max_remote_nics = (uint32_t)cfg->nranks * sw.nnics;
 	wc.min_retry_ns = cfg->retry_ns;
+	wc.ring_bytes = tcp ? 0 : DVXN_SW_RING_BYTES;
 	wlen = dvx_sim_wire_mem_size(&wc);
 	sw.wire_mem = wlen ? calloc(1, wlen) : NULL;
 	if (!sw.wire_mem) {
@@ -182,7 +196,7 @@ static int ondemand_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	}
 	rc = dvx_sim_wire_init(sw.fab, &wc, sw.wire_mem, wlen);
 	if (!rc)
-		rc = dvx_sim_wire_listen(sw.fab, &bind, &sw.wire_at);
+		rc = dvx_sim_wire_listen(sw.fab, &wbind, &sw.wire_at);
 	for (r = 0; !rc && r < cfg->nranks; r++) {
 		for (i = 0; r != cfg->rank && !rc && i < sw.nnics; i++) {
 			struct dvx_sim_nic_cfg nc;
@@ -192,8 +206,8 @@ static int ondemand_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 		}
 	}
 	if (rc)
-		say(why, len, "the wire on demand at %s (rank %d of %d): %s", ip, cfg->rank,
-		    cfg->nranks, strerror(-rc));
+		say(why, len, "the wire on demand at %s (rank %d of %d): %s",
+		    tcp ? ip : wbind.path, cfg->rank, cfg->nranks, strerror(-rc));
 	return rc;
 }
 
@@ -393,6 +407,13 @@ int dvxn_sw_reach(const struct dvxn_sw_id *id, const uint8_t at[DVXN_SW_AT_BYTES
 		return rc == -EINVAL || rc == -EPROTO ? -EINVAL : -EHOSTUNREACH;
 	}
 	return 0;
+}
+
+int dvxn_sw_wire_stats(struct dvx_sim_wire_stats *st)
+{
+	if (!sw.fab || sw.kind == DVXN_SW_LOCAL)
+		return -ENOENT;
+	return dvx_sim_wire_get_stats(sw.fab, st);
 }
 
 int dvxn_sw_listen_addr(struct dvx_hal_sock_addr *a)

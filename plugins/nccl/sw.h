@@ -24,6 +24,7 @@
 #include <dvx/hal/sim.h>
 
 #define DVXN_SW_MAX_NICS 4
+#define DVXN_SW_RING_BYTES (1u << 20)	/* on demand, one host: each direction of a peer's ring */
 
 /* how a process's software NICs reach other processes */
 enum dvxn_sw_kind {
@@ -83,5 +84,7 @@ int dvxn_sw_reach(const struct dvxn_sw_id *id, const uint8_t at[DVXN_SW_AT_BYTES
 /* the wire's address family the messaging layer's handshake should listen on: 0 for
  * its default (TCP on 127.0.0.1), or an IPv4 address for a TCP wire */
 int dvxn_sw_listen_addr(struct dvx_hal_sock_addr *a);
+/* the process's wire counters (the telemetry's "wire"): 0, or -ENOENT (no wire) */
+int dvxn_sw_wire_stats(struct dvx_sim_wire_stats *st);
 
 #endif /* DVX_PLUGINS_NCCL_SW_H */

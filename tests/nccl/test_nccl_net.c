@@ -197,7 +197,8 @@ struct run {
 	int nranks, ncomms, nmsgs, inflight, version, procs, reverse_tags;
 	int kill_last;		/* procs: the last rank dies after the traffic */
 	int cuda;		/* register the buffers as NCCL_PTR_CUDA */
-	int ondemand;		/* procs: DVX_NET_WIRE=ondemand (joins through the handles) */
+	int ondemand;		/* procs: DVX_NET_WIRE=ondemand (joins through the handles; 2:
+				 * ondemand:tcp:127.0.0.1) */
 	size_t max_size;
 	const char *env[8];	/* NAME=VALUE set in the case's process */
 };
@@ -816,7 +817,8 @@ static void run_case(const struct run *R, uint64_t *digest)
 			mkdir(dir, 0700);
 			snprintf(wire, sizeof(wire), "DVX_NET_WIRE=unix:%s", dir);
 			if (R->ondemand)
-				snprintf(wire, sizeof(wire), "DVX_NET_WIRE=ondemand");
+				snprintf(wire, sizeof(wire), "DVX_NET_WIRE=ondemand%s",
+					 R->ondemand == 2 ? ":tcp:127.0.0.1" : "");
 			putenv(wire);
 			st = dvx_test_fork_all(R->nranks, proc_rank, w);
 			unlink(dir);
@@ -988,15 +990,39 @@ static void test_v11_cts_offload(void **state)
  * process's wire listens and joins the listener's process named by a handle on its
  * first connect (DVX_NET_WIRE=ondemand); 3 ranks, every pair both ways, sharing off and
  * on, the same bytes as ranks that are threads */
+static long json_sum(const char *path, const char *key);
+static void stats_case(struct run *R, const char *groups, int slot, uint64_t *digest, char *path,
+		       size_t len);
+
 static void test_v11_procs_ondemand(void **state)
 {
 	struct run R = base;
+	uint64_t thr[MAX_RANKS], got[MAX_RANKS];
+	char path[128];
 
 	R.nranks = 3;
 	R.ncomms = 2;
 	R.nmsgs = 32;
 	R.ondemand = 1;	/* read by process runs only */
 	procs_digests(&R);
+	/* on one host the joins bring shared-memory rings (each of the 3 processes has one
+	 * with each of the 2 others: the telemetry's "wire" counts those still up when the
+	 * process writes it, so the first writer has 2, later ones maybe fewer); over TCP
+	 * none */
+	R.env[0] = NULL;
+	R.procs = 0;
+	run_case(&R, thr);
+	R.procs = 1;
+	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 2, got, path, sizeof(path));
+	digests_equal(thr, got, R.nranks);
+	assert_true(json_sum(path, "rings") >= 2);
+	assert_true(json_sum(path, "frames_rx") > 0);
+	R.ondemand = 2;	/* ondemand:tcp:127.0.0.1 */
+	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 2, got, path, sizeof(path));
+	digests_equal(thr, got, R.nranks);
+	assert_int_equal(json_sum(path, "rings"), 0);
+	assert_true(json_sum(path, "frames_rx") > 0);
+	unlink(path);
 }
 
 /* 3 ranks as processes, the last one killed after the traffic: the comms to it fail,
@@ -1256,20 +1282,24 @@ static int fault_handles(void)
 
 /* the wire on demand, rank 0 of 2 in this process: handles naming rank 1 with a
  * corrupted wire address, a rank the job lacks, or an address nobody answers at fail
- * cleanly (one WARN line each) and change nothing; the good handle then connects */
+ * cleanly (one WARN line each) and change nothing; the good handle then connects. One
+ * host ("ondemand"): the address is an abstract UNIX name (family 1, bytes 52-59 its
+ * token); across hosts ("ondemand:tcp:..."): TCP (family 4, bytes 50-51 the port) */
 static int fault_ondemand_handles(void)
 {
 	struct pair p;
 	uint8_t bad[DVX_NCCL_HANDLE_BYTES];
 	void *sc, *rc;
-	int w0, err;
+	int w0, err, tcp = !!strstr(getenv("DVX_NET_WIRE"), ":tcp:");
 
 	putenv((char *)"DVX_NET_RANK=0");
 	putenv((char *)"DVX_NET_NRANKS=2");
 	putenv((char *)"DVX_NET_TIMEOUT_MS=300");
 	if (pair_up(&p))
 		return 1;
-	if (p.h[48] != 4 || !(p.h[50] | p.h[51]))
+	if (tcp ? p.h[48] != 4 || !(p.h[50] | p.h[51]) :
+		  p.h[48] != 1 || p.h[49] | p.h[50] | p.h[51] ||
+		  !(p.h[52] | p.h[53] | p.h[54] | p.h[55] | p.h[56] | p.h[57] | p.h[58] | p.h[59]))
 		return fprintf(stderr, "no wire address in the handle\n"), 2;
 	/* rank 1's NIC (sim_1) with the address's family broken */
 	memcpy(bad, p.h, sizeof(bad));
@@ -1288,12 +1318,17 @@ static int fault_ondemand_handles(void)
 	err = try_connect(&p, bad, &sc, &rc);
 	if (err != DVX_NCCL_INTERNAL_ERROR || nwarn != w0 + 1 || !strstr(last_warn, "rank 7"))
 		return fprintf(stderr, "bad rank: %d, %s\n", err, last_warn), 4;
-	/* rank 1 at an address where nothing listens (port 1): bounded, ncclSystemError */
+	/* rank 1 at an address where nothing listens (port 1, another name): bounded,
+	 * ncclSystemError */
 	memcpy(bad, p.h, sizeof(bad));
 	bad[114] = 1;
 	bad[116] = 1;
-	bad[50] = 1;
-	bad[51] = 0;
+	if (tcp) {
+		bad[50] = 1;
+		bad[51] = 0;
+	} else {
+		bad[52] ^= 0x5a;
+	}
 	w0 = nwarn;
 	err = try_connect(&p, bad, &sc, &rc);
 	if (err != DVX_NCCL_SYSTEM_ERROR || nwarn != w0 + 1 || !strstr(last_warn, "joining"))
@@ -1446,6 +1481,7 @@ static void test_fault_handles(void **state)
 static void test_fault_ondemand_handles(void **state)
 {
 	run_fault(fault_ondemand_handles, "DVX_NET_WIRE=ondemand", NULL);
+	run_fault(fault_ondemand_handles, "DVX_NET_WIRE=ondemand:tcp:127.0.0.1", NULL);
 }
 
 static void test_fault_oversize(void **state)

@@ -94,6 +94,8 @@ static int want_check(const struct dvxn_sw_self *s, const struct dvxn_sw_id *id,
 		return id->fabric == s->fabric ? 0 : -EINVAL;
 	if (s->kind == DVXN_SW_MESH)
 		return 0;
+	if (at[0] == 1)		/* an abstract UNIX name (one host): [1-3] zero, any token */
+		return at[1] || at[2] || at[3] ? -EINVAL : 1;
 	if (at[0] != 4 || at[1] || !(at[2] | at[3]))
 		return -EINVAL;
 	for (i = 4; i < 8; i++)
@@ -216,7 +218,19 @@ static void check_connect(const struct dvxn_sw_self *self, int sw, const uint8_t
 					  DVX_NCCL_SYSTEM_ERROR));
 			return;
 		}
-		if (rc == 1) {
+		if (rc == 1 && d.at[0] == 1) {
+			/* the name DVXN_SW_AT_NAME and the token in hex, which encodes back */
+			uint8_t at2[DVXN_SW_AT_BYTES];
+			char nm[64];
+
+			LF_CHECK(self->kind == DVXN_SW_ONDEMAND && d.id.rank != self->rank);
+			snprintf(nm, sizeof(nm), DVXN_SW_AT_NAME "%016llx",
+				 (unsigned long long)le64(d.at + 4));
+			LF_CHECK(join.family == DVX_HAL_SOCK_ABSTRACT && !join.port &&
+				 !strcmp(join.path, nm) && !join.scope_id);
+			dvxn_sw_at_encode(at2, &join);
+			LF_CHECK(!memcmp(at2, d.at, sizeof(at2)));
+		} else if (rc == 1) {
 			LF_CHECK(self->kind == DVXN_SW_ONDEMAND && d.id.rank != self->rank);
 			LF_CHECK(join.family == DVX_HAL_SOCK_IP4 && join.port &&
 				 join.port == (d.at[2] | d.at[3] << 8) &&
@@ -411,6 +425,19 @@ static void write_seeds(void)
 				wa.ip[0] = 127;
 				wa.ip[3] = 1;
 				dvxn_sw_at_encode(h.at, &wa);
+				/* and one host's abstract name */
+				memset(&wa, 0, sizeof(wa));
+				wa.family = DVX_HAL_SOCK_ABSTRACT;
+				snprintf(wa.path, sizeof(wa.path), DVXN_SW_AT_NAME "%016llx",
+					 (unsigned long long)(fab ^ 0xff));
+				{
+					struct dvxn_handle ha = h;
+
+					dvxn_sw_at_encode(ha.at, &wa);
+					snprintf(name, sizeof(name), "%s-family%u-abstract",
+						 names[kind], fam);
+					seed_one(name, kind | 1u << 2, 4, 1, fab, &ha, 0);
+				}
 			}
 			/* 2 NICs per process ([3:2] = 1), 4 ranks, this one rank 1 */
 			snprintf(name, sizeof(name), "%s-family%u", names[kind], fam);
