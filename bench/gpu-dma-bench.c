@@ -43,6 +43,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench_io.h"
 #include <dvx/gpu/gpu.h>
 #include <dvx/hal/gpu.h>
 
@@ -244,20 +245,6 @@ static void pause_ns(uint64_t ns)
 static int nic_to[2] = { -1, -1 }, nic_from[2] = { -1, -1 };
 static pid_t nic_pid = -1;
 
-static int full_io(int fd, void *p, size_t n, int wr)
-{
-	size_t d = 0;
-
-	while (d < n) {
-		ssize_t k = wr ? write(fd, (char *)p + d, n - d) : read(fd, (char *)p + d, n - d);
-
-		if (k <= 0)
-			return -1;
-		d += (size_t)k;
-	}
-	return 0;
-}
-
 static int nic_main(void)
 {
 	static struct dvx_gpu cg;
@@ -268,21 +255,21 @@ static int nic_main(void)
 	int err;
 	char c;
 
-	if (full_io(nic_to[0], &h, sizeof(h), 0))
+	if (bench_full_io(nic_to[0], &h, sizeof(h), 0))
 		return 0;	/* no GPU in the parent: nothing to do */
 	err = dvx_gpu_open(&cg, dvx_hal_cuda(), 0, NULL);
 	if (!err)
 		err = dvx_gpu_stream_create(&cg, &st);
 	if (!err)
 		err = dvx_gpu_mem_import(&cg, &h, &m);
-	if (full_io(nic_from[1], &err, sizeof(err), 1) || err)
+	if (bench_full_io(nic_from[1], &err, sizeof(err), 1) || err)
 		return 1;
 	while (read(nic_to[0], &c, 1) == 1 && c == 'c') {
 		err = dvx_hal_gpu_memcpy_async(&cg.hg, m.dptr, (uint64_t)(uintptr_t)&one,
 					       sizeof(one), st.handle);
 		if (!err)
 			err = dvx_gpu_stream_wait(&st, 30 * SEC);
-		if (full_io(nic_from[1], &err, sizeof(err), 1))
+		if (bench_full_io(nic_from[1], &err, sizeof(err), 1))
 			return 1;
 	}
 	dvx_gpu_mem_free(&m);
@@ -360,8 +347,8 @@ static void copy_beside_calls(uint64_t flag_dptr)
 		int err = -1;
 
 		die(dvx_gpu_mem_export(&word, DVX_HAL_GPU_HANDLE_IPC, &h), "export the word");
-		if (full_io(nic_to[1], &h, sizeof(h), 1) ||
-		    full_io(nic_from[0], &err, sizeof(err), 0) || err)
+		if (bench_full_io(nic_to[1], &h, sizeof(h), 1) ||
+		    bench_full_io(nic_from[0], &err, sizeof(err), 0) || err)
 			die(err ? err : -EPIPE, "the NIC's process");
 	}
 	printf("\nThe NIC's copy a kernel waits for, while another thread makes one driver call "
@@ -393,8 +380,8 @@ static void copy_beside_calls(uint64_t flag_dptr)
 				int err = -EPIPE;
 				char c = 'c';
 
-				if (full_io(nic_to[1], &c, 1, 1) ||
-				    full_io(nic_from[0], &err, sizeof(err), 0) || err)
+				if (bench_full_io(nic_to[1], &c, 1, 1) ||
+				    bench_full_io(nic_from[0], &err, sizeof(err), 0) || err)
 					die(err ? err : -EPIPE, "the NIC process's copy");
 			} else {
 				die(dvx_hal_gpu_memcpy_async(&g.hg, word.dptr,

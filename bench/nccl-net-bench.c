@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "bench_io.h"
 #include "../plugins/nccl/abi.h"
 
 #ifndef DVX_NCCL_PLUGIN
@@ -346,20 +347,6 @@ static void *plugin_open(void)
 	return dl;
 }
 
-static int full_io(int fd, void *p, size_t n, int wr)
-{
-	size_t d = 0;
-
-	while (d < n) {
-		ssize_t k = wr ? write(fd, (char *)p + d, n - d) : read(fd, (char *)p + d, n - d);
-
-		if (k <= 0)
-			return -1;
-		d += (size_t)k;
-	}
-	return 0;
-}
-
 /* one rank of --procs: 1 listens, sends its handles on @hfd, receives; 0 reads the
  * handles from @hfd, connects, sends, and writes GB/s per size on @out */
 static int proc_rank(int rank, int nc, int quick, int hfd, int out)
@@ -380,7 +367,7 @@ static int proc_rank(int rank, int nc, int quick, int hfd, int out)
 		for (c = 0; c < nc; c++)
 			if ((rc = T->listen(ctx, 0, h[c], &lc[c])))
 				die("listen", rc);
-		if (full_io(hfd, h, sizeof(h[0]) * (size_t)nc, 1))
+		if (bench_full_io(hfd, h, sizeof(h[0]) * (size_t)nc, 1))
 			die("handles out", -1);
 		for (todo = nc; todo;)
 			for (c = 0, todo = 0; c < nc; c++)
@@ -396,7 +383,7 @@ static int proc_rank(int rank, int nc, int quick, int hfd, int out)
 				die("regMr", -1);
 		}
 	} else {
-		if (full_io(hfd, h, sizeof(h[0]) * (size_t)nc, 0))
+		if (bench_full_io(hfd, h, sizeof(h[0]) * (size_t)nc, 0))
 			die("handles in", -1);
 		for (todo = nc; todo;)
 			for (c = 0, todo = 0; c < nc; c++)
@@ -421,7 +408,7 @@ static int proc_rank(int rank, int nc, int quick, int hfd, int out)
 		t = stream_sides(l, nc, proc_sizes[i], n, rank ? 2 : 1);
 		fig[i] = (double)proc_sizes[i] * n * nc / t / 1e9;
 	}
-	return rank ? 0 : full_io(out, fig, sizeof(fig), 1) ? 1 : 0;
+	return rank ? 0 : bench_full_io(out, fig, sizeof(fig), 1) ? 1 : 0;
 }
 
 /* --procs, one configuration: the two ranks forked, GB/s per size into @fig */
@@ -454,7 +441,7 @@ static int run_procs(const char *env[], int nc, int quick, double *fig)
 	close(hp[0]);
 	close(hp[1]);
 	close(op[1]);
-	bad = full_io(op[0], fig, sizeof(double) * NPROC, 0);
+	bad = bench_full_io(op[0], fig, sizeof(double) * NPROC, 0);
 	close(op[0]);
 	for (r = 0; r < 2; r++)
 		if (pid[r] > 0 && (waitpid(pid[r], &st, 0) != pid[r] || !WIFEXITED(st) ||
