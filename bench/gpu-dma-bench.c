@@ -436,6 +436,10 @@ static int fork_probe(void)
 			uint64_t ns = 1000, bad;
 			void *f, *args[] = { NULL, &ns, &bad };
 
+			unsigned ngpu = 0;
+
+			if (dvx_gpu_count(dvx_hal_cuda(), &ngpu) || !ngpu)
+				_exit(77);	/* no GPU here */
 			die(dvx_gpu_open(&g, dvx_hal_cuda(), 0, NULL), "open");
 			die(dvx_gpu_module_load(&g, dvx_fatbin_bench_gpu_dma_bench,
 						dvx_fatbin_bench_gpu_dma_bench_len, &m), "module");
@@ -453,6 +457,10 @@ static int fork_probe(void)
 			_exit(0);
 		}
 		waitpid(pid, &st, 0);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
+			printf("gpu-dma-bench fork-probe: no NVIDIA GPU or driver; skipped\n");
+			return 77;
+		}
 		printf("fork-probe child %d: ended, status %#x\n", how, st);
 	}
 	return 0;
