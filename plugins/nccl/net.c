@@ -255,6 +255,7 @@ static int conf_read(void)
 					     NULL };
 	struct dvxn_sw_cfg sc;
 	uint32_t nsim = 0, tmo, thread, max_msg, cts, speed, retry, qps, gdr_regs, gdr_trace;
+	uint32_t ring_kb;
 	char why[256];
 	int rc, bad = 0;
 	unsigned i;
@@ -272,6 +273,7 @@ static int conf_read(void)
 	bad |= env_u32("DVX_NET_CTS_OFFLOAD", 0, 0, 1, &cts);
 	bad |= env_u32("DVX_NET_EAGER_BYTES", 4096, 64, 65536, &conf.eager);
 	bad |= env_u32("DVX_NET_WIRE_RETRY_MS", 0, 0, 600000, &retry);
+	bad |= env_u32("DVX_NET_WIRE_RING_KB", 4096, 0, 1u << 20, &ring_kb);
 	bad |= env_u32("DVX_NET_SIM_QPS", 512, 16, 65536, &qps);
 	bad |= env_u32("DVX_NET_GDR_MAX_REGS", 4096, 16, 65535, &gdr_regs);
 	bad |= env_u32("DVX_NET_GDR_TRACE", 0, 0, 1u << 20, &gdr_trace);
@@ -281,6 +283,11 @@ static int conf_read(void)
 		return DVX_NCCL_INVALID_USAGE;
 	if (conf.eager & 63) {
 		WARN("DVX_NET_EAGER_BYTES=%u: a multiple of 64 (64 ... 65536)", conf.eager);
+		return DVX_NCCL_INVALID_USAGE;
+	}
+	if (ring_kb && (ring_kb < 4 || (ring_kb & (ring_kb - 1)))) {
+		WARN("DVX_NET_WIRE_RING_KB=%u: 0 (no ring) or a power of two from 4 to 1048576",
+		     ring_kb);
 		return DVX_NCCL_INVALID_USAGE;
 	}
 	conf.cts = cts;
@@ -306,6 +313,7 @@ static int conf_read(void)
 		sc.timeout_ns = conf.timeout_ns;
 		sc.retry_ns = (uint64_t)retry * 1000000ull;
 		sc.max_qps = qps;
+		sc.ring_bytes = (uint64_t)ring_kb << 10;
 		sc.thread = (int)thread;
 		rc = dvxn_gdr_probe(getenv("DVX_NET_GDR"), &conf.gdr, why, sizeof(why));
 		if (rc) {

@@ -120,6 +120,7 @@ static int mesh_join(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	wa.addr = cfg->wire;
 	wa.max_msg = (uint32_t)cfg->max_msg;
 	wa.min_retry_ns = cfg->retry_ns;
+	wa.ring_bytes = cfg->ring_bytes ? cfg->ring_bytes : DVX_BOOTSTRAP_WIRE_NO_RING;
 	rc = dvx_bootstrap_wire_join(&bs, &wa, sw.wire_mem, wlen, cfg->timeout_ns);
 	dvx_bootstrap_fini(&bs);
 	free(bmem);
@@ -146,8 +147,8 @@ static void nic_cfg_of(unsigned index, struct dvx_sim_nic_cfg *nc)
  * the listener's process at the address its handle carries (dvxn_sw_reach()). With
  * "ondemand" the processes are on one host: the wire listens on an abstract UNIX name
  * of this process (DVXN_SW_AT_NAME and its fabric identity) and every join brings a
- * shared-memory ring of DVXN_SW_RING_BYTES a direction, the frames going through it
- * rather than a socket (docs/sim-wire.md); the handshakes listen on TCP at 127.0.0.1.
+ * shared-memory ring of cfg->ring_bytes a direction (none: 0), the frames going through
+ * it rather than a socket (docs/sim-wire.md); the handshakes listen on TCP at 127.0.0.1.
  * With "ondemand:tcp:A.B.C.D" (across hosts) both listen on TCP at that address, any
  * port, and the frames go through the sockets.
  */
@@ -187,7 +188,7 @@ static int ondemand_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	wc.max_msg = (uint32_t)cfg->max_msg;
 	wc.max_remote_nics = (uint32_t)cfg->nranks * sw.nnics;
 	wc.min_retry_ns = cfg->retry_ns;
-	wc.ring_bytes = tcp ? 0 : DVXN_SW_RING_BYTES;
+	wc.ring_bytes = tcp ? 0 : cfg->ring_bytes;
 	wlen = dvx_sim_wire_mem_size(&wc);
 	sw.wire_mem = wlen ? calloc(1, wlen) : NULL;
 	if (!sw.wire_mem) {

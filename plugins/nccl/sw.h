@@ -24,7 +24,6 @@
 #include <dvx/hal/sim.h>
 
 #define DVXN_SW_MAX_NICS 4
-#define DVXN_SW_RING_BYTES (1u << 20)	/* on demand, one host: each direction of a peer's ring */
 
 /* how a process's software NICs reach other processes */
 enum dvxn_sw_kind {
@@ -55,6 +54,8 @@ struct dvxn_sw_cfg {
 	uint32_t max_qps;	/* QPs (and CQs) per software NIC: every pass of the model
 				 * walks them, so no more than needed */
 	uint32_t max_dmabufs;	/* software dma-bufs (GPU buffers, gdr.h); 0: the default */
+	uint64_t ring_bytes;	/* one host (ondemand, unix:DIR): each direction of the
+				 * shared-memory ring to a peer; 0: none (the sockets) */
 };
 
 /* bring the process's fabric up (the first call) or take a reference: 0 or a negative

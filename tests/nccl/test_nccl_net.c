@@ -997,7 +997,7 @@ static void stats_case(struct run *R, const char *groups, int slot, uint64_t *di
 static void test_v11_procs_ondemand(void **state)
 {
 	struct run R = base;
-	uint64_t thr[MAX_RANKS], got[MAX_RANKS];
+	uint64_t thr[MAX_RANKS], got[MAX_RANKS], big[MAX_RANKS];
 	char path[128];
 
 	R.nranks = 3;
@@ -1017,6 +1017,23 @@ static void test_v11_procs_ondemand(void **state)
 	digests_equal(thr, got, R.nranks);
 	assert_true(json_sum(path, "rings") >= 2);
 	assert_true(json_sum(path, "frames_rx") > 0);
+	R.env[3] = "DVX_NET_WIRE_RING_KB=0";	/* one host, no ring: the abstract sockets */
+	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 2, got, path, sizeof(path));
+	digests_equal(thr, got, R.nranks);
+	assert_int_equal(json_sum(path, "rings"), 0);
+	assert_true(json_sum(path, "frames_rx") > 0);
+	/* a small ring (64 KiB) with messages up to 256 KiB: frames stream through it */
+	R.env[3] = NULL;
+	R.max_size = 256 * 1024;
+	R.procs = 0;
+	run_case(&R, big);
+	R.procs = 1;
+	R.env[3] = "DVX_NET_WIRE_RING_KB=64";
+	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 2, got, path, sizeof(path));
+	digests_equal(big, got, R.nranks);
+	assert_true(json_sum(path, "rings") >= 2);
+	R.max_size = base.max_size;
+	R.env[3] = NULL;
 	R.ondemand = 2;	/* ondemand:tcp:127.0.0.1 */
 	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 2, got, path, sizeof(path));
 	digests_equal(thr, got, R.nranks);
@@ -1438,9 +1455,10 @@ static int fault_no_room(void)
 static int fault_config(void)
 {
 	/* the variable set for this run is the one the warning must name */
-	const char *var = getenv("DVX_NET_EAGER_BYTES")	  ? "DVX_NET_EAGER_BYTES"
-			  : getenv("DVX_NET_CTS_OFFLOAD") ? "DVX_NET_CTS_OFFLOAD"
-							  : "DVX_NET_QPS_PER_CONN";
+	const char *var = getenv("DVX_NET_EAGER_BYTES")	   ? "DVX_NET_EAGER_BYTES"
+			  : getenv("DVX_NET_CTS_OFFLOAD")  ? "DVX_NET_CTS_OFFLOAD"
+			  : getenv("DVX_NET_WIRE_RING_KB") ? "DVX_NET_WIRE_RING_KB"
+							   : "DVX_NET_QPS_PER_CONN";
 	struct api a;
 	void *ctx = NULL;
 	int err;
@@ -1500,6 +1518,9 @@ static void test_fault_config(void **state)
 	/* the CTS receiver offload copies eager messages with the CPU: not with GPU buffers */
 	run_fault(fault_config, "DVX_NET_CTS_OFFLOAD=1", "DVX_NET_GDR=host");
 	run_fault(fault_config, "DVX_NET_EAGER_BYTES=100", NULL);
+	/* the ring: 0 or a power of two from 4 KiB */
+	run_fault(fault_config, "DVX_NET_WIRE_RING_KB=3000", NULL);
+	run_fault(fault_config, "DVX_NET_WIRE_RING_KB=2", NULL);
 }
 
 /* ------------------------------------------------------------------------------
