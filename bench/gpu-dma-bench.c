@@ -16,8 +16,8 @@
  * collective's kernel waits on the software NIC with GPU buffers; while it spins, a
  * second thread of the application makes one driver call (a launch, a module load, the
  * first launch of a module loaded before, an unload, an allocation and its free, a host
- * registration or its undoing, a stream), and 2 ms into that call the NIC copies the
- * word. A call that waits for the running kernel and holds the NIC's copy up meanwhile
+ * registration or its undoing, a stream), and 2 ms after that thread starts the NIC
+ * copies the word (the calls that hold it take far longer than 2 ms: "the call took"). A call that waits for the running kernel and holds the NIC's copy up meanwhile
  * is a deadlock, broken only by the kernel's own bound (2 s): the row says "gave up".
  * Every call is tried twice: the NIC's copy made in this process (as the software NIC
  * makes it), then by a process of its own that maps the word by a legacy IPC handle.

@@ -434,14 +434,21 @@ static int run_procs(const char *env[], int nc, int quick, double *fig)
 				putenv((char *)*e);
 			if (!getenv("DVX_NET_WIRE"))
 				putenv((char *)"DVX_NET_WIRE=ondemand");
+			/* each rank keeps only its own ends: a rank that dies is an end of
+			 * file for the other and for the parent, never a hang */
 			close(op[0]);
+			close(r ? hp[0] : hp[1]);
+			if (r)
+				close(op[1]);
 			_exit(proc_rank(r, nc, quick, r ? hp[1] : hp[0], op[1]));
 		}
+		if (pid[r] < 0)
+			bad = 1;
 	}
 	close(hp[0]);
 	close(hp[1]);
 	close(op[1]);
-	bad = bench_full_io(op[0], fig, sizeof(double) * NPROC, 0);
+	bad |= bench_full_io(op[0], fig, sizeof(double) * NPROC, 0);
 	close(op[0]);
 	for (r = 0; r < 2; r++)
 		if (pid[r] > 0 && (waitpid(pid[r], &st, 0) != pid[r] || !WIFEXITED(st) ||
@@ -483,8 +490,10 @@ static int main_procs(int nc, int quick)
 			double one[NSIZES + 1];
 
 			procs_ref = 1;
-			if (run(cfg[k], nc, quick, one))
+			if (run(cfg[k], nc, quick, one)) {
+				rmdir(wire + strlen("DVX_NET_WIRE=unix:"));
 				return 1;
+			}
 			for (i = 0; i < NPROC; i++)
 				fig[k][1][i] = one[i];
 		}

@@ -362,9 +362,9 @@ int dvx_cuda_gpu_ctx_retain(struct dvx_hal_gpu *gpu)
 	CU_CHECK(gpu, "gpu_ctx_retain", cuDevicePrimaryCtxRetain(&ctx, (CUdevice)gpu->handle));
 	/*
 	 * The stream-atomic kernel is loaded now, function and all, not at its first use:
-	 * a module load waits for the kernels running on the device and holds every copy
-	 * meanwhile (bench/gpu-dma-bench), so a signal queued while a kernel of this
-	 * process spins for it would wait for that kernel's timeout.
+	 * a module load waits for the kernels running on the device and holds this
+	 * process's copies meanwhile (bench/gpu-dma-bench), so a signal queued while a
+	 * kernel of this process spins for it would wait for that kernel's timeout.
 	 */
 	r = cu.cuCtxPushCurrent(ctx);
 	if (r == CUDA_SUCCESS) {

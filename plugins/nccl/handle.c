@@ -79,9 +79,14 @@ void dvxn_sw_at_encode(uint8_t out[DVXN_SW_AT_BYTES], const struct dvx_hal_sock_
 
 	memset(out, 0, DVXN_SW_AT_BYTES);
 	if (a->family == DVX_HAL_SOCK_ABSTRACT) {
-		/* only names of the form dvxn_sw_at_decode() makes; else family 0 */
+		/* only names exactly as dvxn_sw_at_decode() makes them; else family 0 */
+		char canon[sizeof(DVXN_SW_AT_NAME) + 16];
+
 		if (sscanf(a->path, DVXN_SW_AT_NAME "%16llx%n", &token, &end) != 1 ||
-		    end != (int)strlen(DVXN_SW_AT_NAME) + 16 || a->path[end])
+		    end != (int)strlen(DVXN_SW_AT_NAME) + 16)
+			return;
+		snprintf(canon, sizeof(canon), DVXN_SW_AT_NAME "%016llx", token);
+		if (strcmp(canon, a->path))
 			return;
 		out[0] = DVXN_SW_AT_ABSTRACT;
 		for (i = 0; i < 8; i++)
@@ -227,8 +232,16 @@ int dvxn_sw_check(const struct dvxn_sw_self *self, const struct dvxn_sw_id *id,
 	if (self->kind == DVXN_SW_MESH)
 		return 0;	/* joined at start-up */
 	if (dvxn_sw_at_decode(join, at)) {
-		say(why, len, "the handle's wire address of rank %d is not one (family %u, port "
-			      "%u)", id->rank, at[0], get16(at + 2));
+		say(why, len, "the handle's wire address of rank %d is not one (family %u, bytes "
+			      "%02x %02x %02x)", id->rank, at[0], at[1], at[2], at[3]);
+		return -EINVAL;
+	}
+	/* one host: the listener's name is made from its fabric identity, which the handle
+	 * names too; a token that is not that identity names some other process's wire */
+	if (at[0] == DVXN_SW_AT_ABSTRACT &&
+	    (get32(at + 4) | (uint64_t)get32(at + 8) << 32) != id->fabric) {
+		say(why, len, "the handle's wire name of rank %d is not its listener's (token "
+			      "and fabric identity differ)", id->rank);
 		return -EINVAL;
 	}
 	return 1;

@@ -77,8 +77,9 @@ int dvxn_sw_at_decode(struct dvx_hal_sock_addr *a, const uint8_t at[DVXN_SW_AT_B
  * Whether the NIC @id names can be reached from the process @self describes: 0 (it
  * can, now), 1 (on demand, another rank: join its process at @join first), or, with
  * @why saying which, -EINVAL (not a NIC this job can have, an unknown kind, a bad
- * address) or -EHOSTUNREACH (another process with no wire between, another kind of
- * wire). Reads its arguments only.
+ * address, an abstract name whose token is not @id's fabric identity: the listener
+ * names its wire after that) or -EHOSTUNREACH (another process with no wire between,
+ * another kind of wire). Reads its arguments only.
  */
 int dvxn_sw_check(const struct dvxn_sw_self *self, const struct dvxn_sw_id *id,
 		  const uint8_t at[DVXN_SW_AT_BYTES], struct dvx_hal_sock_addr *join, char *why,

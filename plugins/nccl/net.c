@@ -1275,6 +1275,9 @@ static void stats_write(struct dvxn_ctx *c)
 		WARN("DVX_NET_STATS=%s: cannot write %s", conf.stats, path);
 		return;
 	}
+	/* one record, one write at fclose: processes appending to one file do not mix
+	 * their lines (O_APPEND puts each write whole at the end) */
+	setvbuf(f, NULL, _IOFBF, 1u << 20);
 	dvx_msg_get_stats(&c->m, &s);
 	fprintf(f, "{\"plugin\":\"dvx\",\"version\":%d,\"pid\":%ld,\"instance\":%u,"
 		"\"comm_id\":\"0x%" PRIx64 "\",\"nics\":%u,\"groups\":%u,\"depth_mult\":%u,"

@@ -1327,6 +1327,18 @@ static int fault_ondemand_handles(void)
 	err = try_connect(&p, bad, &sc, &rc);
 	if (err != DVX_NCCL_INTERNAL_ERROR || nwarn != w0 + 1 || !strstr(last_warn, "not one"))
 		return fprintf(stderr, "bad address: %d, %s\n", err, last_warn), 3;
+	/* one host: a name that is not the one the listener's identity makes */
+	if (!tcp) {
+		memcpy(bad, p.h, sizeof(bad));
+		bad[114] = 1;
+		bad[116] = 1;
+		bad[52] ^= 0x5a;
+		w0 = nwarn;
+		err = try_connect(&p, bad, &sc, &rc);
+		if (err != DVX_NCCL_INTERNAL_ERROR || nwarn != w0 + 1 ||
+		    !strstr(last_warn, "not its listener's"))
+			return fprintf(stderr, "bad token: %d, %s\n", err, last_warn), 9;
+	}
 	/* a rank the job of 2 does not have */
 	memcpy(bad, p.h, sizeof(bad));
 	bad[114] = 7;
@@ -1344,7 +1356,8 @@ static int fault_ondemand_handles(void)
 		bad[50] = 1;
 		bad[51] = 0;
 	} else {
-		bad[52] ^= 0x5a;
+		bad[52] ^= 0x5a;	/* another name, and the identity it is made from */
+		bad[120] ^= 0x5a;
 	}
 	w0 = nwarn;
 	err = try_connect(&p, bad, &sc, &rc);

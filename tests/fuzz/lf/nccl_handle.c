@@ -94,8 +94,9 @@ static int want_check(const struct dvxn_sw_self *s, const struct dvxn_sw_id *id,
 		return id->fabric == s->fabric ? 0 : -EINVAL;
 	if (s->kind == DVXN_SW_MESH)
 		return 0;
-	if (at[0] == 1)		/* an abstract UNIX name (one host): [1-3] zero, any token */
-		return at[1] || at[2] || at[3] ? -EINVAL : 1;
+	if (at[0] == 1)		/* an abstract UNIX name (one host): [1-3] zero, the token
+				 * the listener's fabric identity */
+		return at[1] || at[2] || at[3] || le64(at + 4) != id->fabric ? -EINVAL : 1;
 	if (at[0] != 4 || at[1] || !(at[2] | at[3]))
 		return -EINVAL;
 	for (i = 4; i < 8; i++)
