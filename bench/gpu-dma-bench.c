@@ -17,8 +17,9 @@
  * second thread of the application makes one driver call (a launch, a module load, the
  * first launch of a module loaded before, an unload, an allocation and its free, a host
  * registration or its undoing, a stream), and 2 ms after that thread starts the NIC
- * copies the word (the calls that hold it take far longer than 2 ms: "the call took"). A call that waits for the running kernel and holds the NIC's copy up meanwhile
- * is a deadlock, broken only by the kernel's own bound (2 s): the row says "gave up".
+ * copies the word (the calls that hold it take far longer than 2 ms: "the call took").
+ * A call that waits for the running kernel and holds the NIC's copy up meanwhile is a
+ * deadlock, broken only by the kernel's own bound (2 s): the row says "gave up".
  * Every call is tried twice: the NIC's copy made in this process (as the software NIC
  * makes it), then by a process of its own that maps the word by a legacy IPC handle.
  * (On an H200 with driver 580 a module load and a host unregister do, under any
@@ -35,7 +36,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +135,21 @@ static void act_after(struct act *a)
 		die(dvx_gpu_host_unregister(&a->hr), "unregister");
 }
 
+/* @f launched once, one thread, on a stream of its own, and waited for */
+static int launch_once(void *f, void **args)
+{
+	struct dvx_gpu_stream s;
+	int err = dvx_gpu_stream_create(&g, &s);
+
+	if (!err) {
+		err = dvx_gpu_launch(&g, f, 1, 1, 0, &s, args);
+		if (!err)
+			err = dvx_gpu_stream_wait(&s, 30 * SEC);
+		dvx_gpu_stream_destroy(&s);
+	}
+	return err;
+}
+
 static void *act_main(void *p)
 {
 	struct act *a = p;
@@ -148,78 +163,50 @@ static void *act_main(void *p)
 	void *f;
 	int err = dvx_gpu_make_current(&g);
 
-	switch (a->what) {
+	switch (err ? A_NONE : a->what) {
 	case A_NONE:
 		break;
-	case A_LAUNCH:	/* a kernel loaded long ago, on a stream of its own */
-		if (!err)
-			err = dvx_gpu_stream_create(&g, &s);
-		if (!err) {
-			err = dvx_gpu_launch(&g, k_spin, 1, 1, 0, &s, args);
-			if (!err)
-				err = dvx_gpu_stream_wait(&s, 30 * SEC);
-			dvx_gpu_stream_destroy(&s);
-		}
+	case A_LAUNCH:	/* a kernel loaded long ago */
+		err = launch_once(k_spin, args);
 		break;
 	case A_LOAD:	/* a module loaded now, its kernel launched for the first time */
-		if (!err)
-			err = dvx_gpu_stream_create(&g, &s);
+		err = dvx_gpu_module_load(&g, dvx_fatbin_bench_gpu_dma_bench,
+					  dvx_fatbin_bench_gpu_dma_bench_len, &m);
 		if (!err) {
-			err = dvx_gpu_module_load(&g, dvx_fatbin_bench_gpu_dma_bench,
-						  dvx_fatbin_bench_gpu_dma_bench_len, &m);
-			if (!err) {
-				err = dvx_gpu_module_function(&m, "d_spin", &f);
-				if (!err)
-					err = dvx_gpu_launch(&g, f, 1, 1, 0, &s, args);
-				if (!err)
-					err = dvx_gpu_stream_wait(&s, 30 * SEC);
-				dvx_gpu_module_unload(&m);
-			}
-			dvx_gpu_stream_destroy(&s);
+			err = dvx_gpu_module_function(&m, "d_spin", &f);
+			if (!err)
+				err = launch_once(f, args);
+			dvx_gpu_module_unload(&m);
 		}
 		break;
 	case A_LOAD_ONLY:
-		if (!err)
-			err = dvx_gpu_module_load(&g, dvx_fatbin_bench_gpu_dma_bench,
-						  dvx_fatbin_bench_gpu_dma_bench_len, &a->m);
+		err = dvx_gpu_module_load(&g, dvx_fatbin_bench_gpu_dma_bench,
+					  dvx_fatbin_bench_gpu_dma_bench_len, &a->m);
 		break;
 	case A_FIRST_LAUNCH:	/* loaded before the kernel, launched now for the first time */
-		if (!err)
-			err = dvx_gpu_stream_create(&g, &s);
-		if (!err) {
-			err = dvx_gpu_launch(&g, a->f, 1, 1, 0, &s, args);
-			if (!err)
-				err = dvx_gpu_stream_wait(&s, 30 * SEC);
-			dvx_gpu_stream_destroy(&s);
-		}
+		err = launch_once(a->f, args);
 		break;
 	case A_UNLOAD:
-		if (!err)
-			err = dvx_gpu_module_unload(&a->m);
+		err = dvx_gpu_module_unload(&a->m);
 		break;
 	case A_REG_ONLY:
-		if (!err)
-			err = dvx_gpu_host_register(&g, reg_buf, sizeof(reg_buf), 0, &a->hr);
+		err = dvx_gpu_host_register(&g, reg_buf, sizeof(reg_buf), 0, &a->hr);
 		break;
 	case A_UNREG_ONLY:
-		if (!err)
-			err = dvx_gpu_host_unregister(&a->hr);
+		err = dvx_gpu_host_unregister(&a->hr);
 		break;
 	case A_ALLOC:
-		if (!err)
-			err = dvx_gpu_mem_alloc(&g, 1 << 20, 0, &mem);
+		err = dvx_gpu_mem_alloc(&g, 1 << 20, 0, &mem);
 		if (!err)
 			err = dvx_gpu_mem_free(&mem);
 		break;
 	case A_HOSTREG:
-		if (!err)
-			err = dvx_gpu_host_register(&g, reg_buf, sizeof(reg_buf), 0, &hr);
+		err = dvx_gpu_host_register(&g, reg_buf, sizeof(reg_buf), 0, &hr);
 		if (!err)
 			err = dvx_gpu_host_unregister(&hr);
 		break;
 	case A_STREAM:
-		if (!err)
-			err = dvx_gpu_stream_create(&g, &s);
+		err = dvx_gpu_stream_create(&g, &s);
 		if (!err)
 			err = dvx_gpu_stream_destroy(&s);
 		break;
@@ -435,7 +422,6 @@ static int fork_probe(void)
 			struct dvx_gpu_mem mem;
 			uint64_t ns = 1000, bad;
 			void *f, *args[] = { NULL, &ns, &bad };
-
 			unsigned ngpu = 0;
 
 			if (dvx_gpu_count(dvx_hal_cuda(), &ngpu) || !ngpu)

@@ -17,9 +17,10 @@
  * (DVX_NET_SIM_THREAD=1), the two joined by the wire on demand through the handles
  * (DVX_NET_WIRE=ondemand: shared-memory rings on one host; and ondemand:tcp:127.0.0.1,
  * the sockets), or as a mesh at start (unix:DIR); the handles pass through a pipe as
- * NCCL's bootstrap passes them. Bandwidth from 64 KiB to 4 MiB (512 KiB is the step NCCL's Simple protocol
- * sends with its default buffer), the FIFO clear-to-send and the CTS offload, beside
- * the same messages between two instances of one process stepped by one thread. The
+ * NCCL's bootstrap passes them. Bandwidth from 64 KiB to 4 MiB (512 KiB is the step
+ * NCCL's Simple protocol sends with its default buffer), the FIFO clear-to-send and the
+ * CTS offload, beside the same messages between two instances of one process stepped
+ * by one thread. The
  * figures include the processes' share of the CPUs: on a small machine they are CPU
  * bound.
  *
@@ -243,18 +244,29 @@ static int proc_count(size_t s, int quick)
 	return n < 16 ? 16 : n;
 }
 
-static int child(int nc, int quick, int fd)
+/* the plugin's v11 table into T (DVX_NCCL_PLUGIN, else the loader's search) */
+static void plugin_open(void)
 {
 	const char *path = getenv("DVX_NCCL_PLUGIN") ? getenv("DVX_NCCL_PLUGIN") : DVX_NCCL_PLUGIN;
+	void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+	const char *e;
+
+	if (!dl || !(T = dlsym(dl, "ncclNetPlugin_v11"))) {
+		e = dlerror();	/* once: a second call answers NULL */
+		die(e ? e : "dlsym", -1);
+	}
+}
+
+static int child(int nc, int quick, int fd)
+{
 	struct link l[MAXC], back;
 	double fig[NSIZES + 1];
-	void *dl, *ca, *cb;
+	void *ca, *cb;
 	unsigned i;
 	int c;
 
-	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!dl || !(T = dlsym(dl, "ncclNetPlugin_v11")))
-		die(dlerror() ? dlerror() : "dlsym", -1);
+	plugin_open();
 	if (T->init(&ca, 1, NULL, NULL, NULL) || T->init(&cb, 2, NULL, NULL, NULL))
 		die("init", -1);
 	for (c = 0; c < nc; c++)
@@ -335,16 +347,6 @@ static int print_small(double (*fig)[SMALL_FIGS > NSIZES + 1 ? SMALL_FIGS : NSIZ
 			       fig[k][i * 4], fig[k][i * 4 + 1], fig[k][i * 4 + 2], fig[k][i * 4 + 3],
 			       100.0 * (fig[k][i * 4 + 1] / fig[0][i * 4 + 1] - 1.0));
 	return 0;
-}
-
-static void *plugin_open(void)
-{
-	const char *path = getenv("DVX_NCCL_PLUGIN") ? getenv("DVX_NCCL_PLUGIN") : DVX_NCCL_PLUGIN;
-	void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-
-	if (!dl || !(T = dlsym(dl, "ncclNetPlugin_v11")))
-		die(dlerror() ? dlerror() : "dlsym", -1);
-	return dl;
 }
 
 /* one rank of --procs: 1 listens, sends its handles on @hfd, receives; 0 reads the
@@ -469,36 +471,35 @@ static int main_procs(int nc, int quick)
 	const char **cfg[] = { fifo, co, tcp, mesh };
 	const char *name[] = { "FIFO CTS", "CTS offload", "FIFO, TCP", "FIFO, mesh" };
 	double fig[4][2][NPROC];
+	const char *dir;
 	unsigned i;
-	int k;
+	int k, bad = 0;
 
 	/* the mesh: a UNIX wire joined at start (same-host shared-memory rings) */
 	snprintf(wire, sizeof(wire), "DVX_NET_WIRE=unix:/tmp/dvx-ncb-%d", (int)getpid());
-	if (mkdir(wire + strlen("DVX_NET_WIRE=unix:"), 0700))
+	dir = wire + strlen("DVX_NET_WIRE=unix:");
+	if (mkdir(dir, 0700))
 		return 1;
-	for (k = 0; k < 4; k++) {
-		if (run_procs(cfg[k], nc, quick, fig[k][0])) {
+	for (k = 0; k < 4 && !bad; k++) {
+		bad = run_procs(cfg[k], nc, quick, fig[k][0]);
+		if (bad) {
 			fprintf(stderr, "nccl-net-bench: --procs '%s' failed\n", name[k]);
-			rmdir(wire + strlen("DVX_NET_WIRE=unix:"));
-			return 1;
-		}
-		/* the reference: both ranks in one process, one thread stepping the NIC (no
-		 * wire: the mesh's is the FIFO row's) */
-		if (cfg[k] == mesh || cfg[k] == tcp) {
+		} else if (cfg[k] == mesh || cfg[k] == tcp) {
+			/* no wire in one process: the FIFO row's reference */
 			memcpy(fig[k][1], fig[0][1], sizeof(fig[k][1]));
 		} else {
+			/* the reference: both ranks in one process, one thread stepping the NIC */
 			double one[NSIZES + 1];
 
 			procs_ref = 1;
-			if (run(cfg[k], nc, quick, one)) {
-				rmdir(wire + strlen("DVX_NET_WIRE=unix:"));
-				return 1;
-			}
-			for (i = 0; i < NPROC; i++)
+			bad = run(cfg[k], nc, quick, one);
+			for (i = 0; i < NPROC && !bad; i++)
 				fig[k][1][i] = one[i];
 		}
 	}
-	rmdir(wire + strlen("DVX_NET_WIRE=unix:"));
+	rmdir(dir);
+	if (bad)
+		return 1;
 	printf("libnccl-net-dvx.so v11, %d comms A->B, %d in flight each, GB/s: two processes "
 	       "(progress threads; the wire on demand, one host: shared-memory rings; 'TCP': on "
 	       "demand over TCP; 'mesh': joined at start, rings) / one process (one thread)\n",

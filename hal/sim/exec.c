@@ -1784,7 +1784,7 @@ static int wire_req(struct sim_fabric *fab, struct sim_qp *qp, const struct sim_
 	if (!x->retry_left) {
 		fab->wretry_exc.qpn = qp->qpn;
 		fab->wretry_exc.psn = x->w_una;
-		fab->wretry_exc.rank = x->w_rank - 1;
+		fab->wretry_exc.rank = (int32_t)x->w_rank - 1;
 		fab->wretry_exc.quiet_ms = fab->wire_ops->quiet ?
 			(uint32_t)(fab->wire_ops->quiet(fab, x->w_rank - 1) / 1000000u) : 0;
 		fab->wretry_exc_n++;

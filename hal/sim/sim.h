@@ -401,14 +401,10 @@ struct sim_fabric {
 	uint64_t wire_frozen_ns;	/* the gaps so far, less SIM_WIRE_GAP_NS each */
 	uint64_t wire_frozen;		/* how many such gaps */
 	uint64_t wire_window_max;	/* the most requests of one QP on the wire at once */
-	/* the request dvx_sim_exec_wire_request() dropped last (why, qpn, psn, epsn, state:
-	 * struct dvx_sim_wire_stats' last_drop), and the requester's failures (exec.c) */
-	struct {
-		uint32_t why, qpn, psn, epsn, state;
-	} wdrop;
-	struct {
-		uint32_t qpn, psn, rank, quiet_ms;
-	} wretry_exc;			/* the last retry exhaustion */
+	/* the request dvx_sim_exec_wire_request() dropped last and the last retry
+	 * exhaustion of a requester (exec.c), as struct dvx_sim_wire_stats reports them */
+	struct dvx_sim_wire_drop_rec wdrop;
+	struct dvx_sim_wire_retry_rec wretry_exc;
 	uint64_t wretry_exc_n;
 	uint64_t wstale;		/* answers to nothing on the wire */
 	uint64_t wunread;		/* time-outs of requests the responder had not read */

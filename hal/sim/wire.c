@@ -965,10 +965,7 @@ int dvx_sim_wire_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_wire_stats
 	st->window_max = sim_fab_of(fab)->wire_window_max;
 	st->kicks = atomic_load(&sim_fab_of(fab)->kicks);
 	st->retry_exceeded = sim_fab_of(fab)->wretry_exc_n;
-	st->last_retry_exc.qpn = sim_fab_of(fab)->wretry_exc.qpn;
-	st->last_retry_exc.psn = sim_fab_of(fab)->wretry_exc.psn;
-	st->last_retry_exc.rank = (int32_t)sim_fab_of(fab)->wretry_exc.rank;
-	st->last_retry_exc.quiet_ms = sim_fab_of(fab)->wretry_exc.quiet_ms;
+	st->last_retry_exc = sim_fab_of(fab)->wretry_exc;
 	st->stale_answers = sim_fab_of(fab)->wstale;
 	st->unread_waits = sim_fab_of(fab)->wunread;
 	st->rings = 0;
@@ -1338,11 +1335,7 @@ static bool rx_frame(struct sim_fabric *fab, uint32_t rank, const struct sim_wpa
 		w->st.dropped++;
 		if (fab->wdrop.why < DVX_SIM_WDROP_NKINDS)
 			w->st.drop_why[fab->wdrop.why]++;
-		w->st.last_drop.why = fab->wdrop.why;
-		w->st.last_drop.qpn = fab->wdrop.qpn;
-		w->st.last_drop.psn = fab->wdrop.psn;
-		w->st.last_drop.epsn = fab->wdrop.epsn;
-		w->st.last_drop.state = fab->wdrop.state;
+		w->st.last_drop = fab->wdrop;
 	}
 	return false;
 }

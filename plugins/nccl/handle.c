@@ -46,51 +46,51 @@ static uint32_t get32(const uint8_t *p)
 	return (uint32_t)get16(p) | (uint32_t)get16(p + 2) << 16;
 }
 
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
 void dvxn_sw_id_put(uint8_t out[16], const struct dvxn_sw_id *id)
 {
-	unsigned i;
-
 	out[0] = id->kind;
 	out[1] = 0;
 	put16(out + 2, id->nic);
 	put32(out + 4, (uint32_t)id->rank);
-	for (i = 0; i < 8; i++)
-		out[8 + i] = (uint8_t)(id->fabric >> (8 * i));
+	put64(out + 8, id->fabric);
 }
 
 void dvxn_sw_id_get(struct dvxn_sw_id *id, const uint8_t in[16])
 {
-	unsigned i;
-
 	memset(id, 0, sizeof(*id));
 	id->kind = in[0];
 	id->rsvd = in[1];
 	id->nic = get16(in + 2);
 	id->rank = (int32_t)get32(in + 4);
-	for (i = 0; i < 8; i++)
-		id->fabric |= (uint64_t)in[8 + i] << (8 * i);
+	id->fabric = get64(in + 8);
 }
 
 void dvxn_sw_at_encode(uint8_t out[DVXN_SW_AT_BYTES], const struct dvx_hal_sock_addr *a)
 {
-	unsigned long long token;
-	unsigned i;
-	int end = 0;
-
 	memset(out, 0, DVXN_SW_AT_BYTES);
 	if (a->family == DVX_HAL_SOCK_ABSTRACT) {
 		/* only names exactly as dvxn_sw_at_decode() makes them; else family 0 */
+		unsigned long long token = 0;
 		char canon[sizeof(DVXN_SW_AT_NAME) + 16];
 
-		if (sscanf(a->path, DVXN_SW_AT_NAME "%16llx%n", &token, &end) != 1 ||
-		    end != (int)strlen(DVXN_SW_AT_NAME) + 16)
+		if (sscanf(a->path, DVXN_SW_AT_NAME "%16llx", &token) != 1)
 			return;
 		snprintf(canon, sizeof(canon), DVXN_SW_AT_NAME "%016llx", token);
 		if (strcmp(canon, a->path))
 			return;
 		out[0] = DVXN_SW_AT_ABSTRACT;
-		for (i = 0; i < 8; i++)
-			out[4 + i] = (uint8_t)(token >> (8 * i));
+		put64(out + 4, token);
 		return;
 	}
 	out[0] = DVXN_SW_AT_IP4;
@@ -100,17 +100,15 @@ void dvxn_sw_at_encode(uint8_t out[DVXN_SW_AT_BYTES], const struct dvx_hal_sock_
 
 int dvxn_sw_at_decode(struct dvx_hal_sock_addr *a, const uint8_t at[DVXN_SW_AT_BYTES])
 {
-	unsigned long long token = 0;
 	unsigned i;
 
 	if (at[0] == DVXN_SW_AT_ABSTRACT) {
 		if (at[1] || at[2] || at[3])
 			return -EINVAL;
-		for (i = 0; i < 8; i++)
-			token |= (unsigned long long)at[4 + i] << (8 * i);
 		memset(a, 0, sizeof(*a));
 		a->family = DVX_HAL_SOCK_ABSTRACT;
-		snprintf(a->path, sizeof(a->path), DVXN_SW_AT_NAME "%016llx", token);
+		snprintf(a->path, sizeof(a->path), DVXN_SW_AT_NAME "%016llx",
+			 (unsigned long long)get64(at + 4));
 		return 0;
 	}
 	for (i = 1; i < 8; i++)
@@ -238,8 +236,7 @@ int dvxn_sw_check(const struct dvxn_sw_self *self, const struct dvxn_sw_id *id,
 	}
 	/* one host: the listener's name is made from its fabric identity, which the handle
 	 * names too; a token that is not that identity names some other process's wire */
-	if (at[0] == DVXN_SW_AT_ABSTRACT &&
-	    (get32(at + 4) | (uint64_t)get32(at + 8) << 32) != id->fabric) {
+	if (at[0] == DVXN_SW_AT_ABSTRACT && get64(at + 4) != id->fabric) {
 		say(why, len, "the handle's wire name of rank %d is not its listener's (token "
 			      "and fabric identity differ)", id->rank);
 		return -EINVAL;

@@ -19,11 +19,10 @@
  * held. A kernel that waits for such a copy then waits for its own bound. So a program
  * that runs kernels against the NIC must load its modules before those kernels start
  * and unregister host memory only after they end. Under compute-sanitizer a
- * plain launch holds the copies the same way. Two slowdowns as well: with CUDA's
- * default of 8 hardware queues (CUDA_DEVICE_MAX_CONNECTIONS) the copies' stream can
- * share one with a spinning kernel's (the GPU tests and win-ib-bench set 32), and a
- * kernel whose threads on every SM read host memory makes each copy 40-300 times
- * slower.
+ * plain launch holds the copies the same way. Measured too: a kernel whose threads on
+ * every SM read host memory makes each copy 40-300 times slower. Not measured: whether
+ * CUDA's default of 8 hardware queues (CUDA_DEVICE_MAX_CONNECTIONS) can put the copies'
+ * stream behind a spinning kernel's; the GPU tests and win-ib-bench set 32 to be sure.
  */
 #ifndef DVX_TEST_GPU_DMA_H
 #define DVX_TEST_GPU_DMA_H

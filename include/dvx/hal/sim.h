@@ -845,7 +845,7 @@ struct dvx_sim_wire_stats {
 	uint64_t kicks;
 	uint64_t rings;
 	uint64_t drop_why[DVX_SIM_WDROP_NKINDS];
-	struct {
+	struct dvx_sim_wire_drop_rec {
 		uint32_t why;
 		uint32_t qpn;
 		uint32_t psn;
@@ -854,7 +854,7 @@ struct dvx_sim_wire_stats {
 		uint32_t rsvd;
 	} last_drop;
 	uint64_t retry_exceeded;
-	struct {
+	struct dvx_sim_wire_retry_rec {
 		uint32_t qpn;
 		uint32_t psn;
 		int32_t rank;
