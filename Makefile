@@ -200,10 +200,13 @@ bench-bins := $(addprefix $(objtree)/bench/,$(bench-y))
 # (plugins/nccl, docs/nccl.md), links a PIC build of the library ($(O)/pic/) statically:
 # it needs no libdvx.so at run time and exports only NCCL's four tables.
 PLUGIN_NCCL := $(objtree)/plugins/nccl/libnccl-net-dvx.so
-plugin-nccl-objs := $(addprefix $(objtree)/plugins/nccl/,net.o handle.o sw.o gdr.o exports.o)
+plugin-nccl-objs := $(addprefix $(objtree)/plugins/nccl/,net.o handle.o sw.o gdr.o copier.o exports.o)
+# dvx-copier: the plugin's copies into GPU memory in a process of their own
+# (plugins/nccl/copier.h), spawned from beside the plugin or $(PREFIX)/libexec/dvx/
+COPIER := $(objtree)/plugins/nccl/dvx-copier
 PICLIB := $(objtree)/pic/libdvx-pic.a
 pic-objs := $(patsubst $(objtree)/%,$(objtree)/pic/%,$(all-lib-objs))
-plugins-y := $(if $(filter y,$(CONFIG_DVX_SIM)),$(PLUGIN_NCCL))
+plugins-y := $(if $(filter y,$(CONFIG_DVX_SIM)),$(PLUGIN_NCCL) $(COPIER))
 
 LIB := $(objtree)/libdvx.a
 # libdvx-test.a: what users' own test suites link beside libdvx.a (testing/: the
@@ -373,8 +376,12 @@ $(PLUGIN_NCCL): $(plugin-nccl-objs) $(PICLIB) $(srctree)/plugins/nccl/exports.ma
 	$(Q)$(CC) $(DVX_CFLAGS) $(LDSAN) -shared -fPIC -o $@ $(plugin-nccl-objs) $(PICLIB) \
 		-Wl,--version-script=$(srctree)/plugins/nccl/exports.map -Wl,--no-undefined \
 		-Wl,--as-needed $(LDLIBS)
-# nccl-net-test and nccl-net-bench dlopen() the plugin
-$(objtree)/tests/nccl-net-test $(objtree)/bench/nccl-net-bench: $(PLUGIN_NCCL)
+$(COPIER): $(objtree)/plugins/nccl/copier_main.o $(PICLIB)
+	$(call quiet,LD,$@)
+	$(Q)$(CC) $(DVX_CFLAGS) $(LDSAN) -o $@ $< $(PICLIB) -Wl,--as-needed $(LDLIBS)
+# nccl-net-test and nccl-net-bench dlopen() the plugin, which spawns the copier
+$(objtree)/tests/nccl-net-test $(objtree)/bench/nccl-net-bench: $(PLUGIN_NCCL) $(COPIER)
+$(objtree)/tests/copier-test: $(COPIER)
 
 comma := ,
 
@@ -536,7 +543,8 @@ install: lib tools plugins
 	$(if $(testlib-y),$(Q)install -m 644 $(TESTLIB) $(DESTDIR)$(PREFIX)/lib/libdvx-test.a)
 	$(if $(testlib-y),$(Q)install -m 644 $(objtree)/dvx-test.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx-test.pc)
 	$(Q)install -m 755 $(tool-bins) $(DESTDIR)$(PREFIX)/bin/
-	$(if $(plugins-y),$(Q)install -m 755 $(plugins-y) $(DESTDIR)$(PREFIX)/lib/)
+	$(if $(plugins-y),$(Q)install -m 755 $(PLUGIN_NCCL) $(DESTDIR)$(PREFIX)/lib/)
+	$(if $(plugins-y),$(Q)install -D -m 755 $(COPIER) $(DESTDIR)$(PREFIX)/libexec/dvx/dvx-copier)
 	$(Q)install -d $(DESTDIR)$(PREFIX)/share/doc/dvx
 	$(Q)install -m 644 $(srctree)/LICENSE $(srctree)/README.md $(srctree)/docs/*.md \
 		$(DESTDIR)$(PREFIX)/share/doc/dvx/
@@ -558,7 +566,7 @@ uninstall:
 	$(Q)rm -rf $(DESTDIR)$(PREFIX)/include/dvx $(DESTDIR)$(PREFIX)/lib/libdvx.a \
 		$(DESTDIR)$(PREFIX)/lib/libdvx-test.a $(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx-test.pc \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/dvx.pc $(addprefix $(DESTDIR)$(PREFIX)/bin/,$(tools-y)) \
-		$(DESTDIR)$(PREFIX)/lib/libnccl-net-dvx.so \
+		$(DESTDIR)$(PREFIX)/lib/libnccl-net-dvx.so $(DESTDIR)$(PREFIX)/libexec/dvx \
 		$(DESTDIR)$(PREFIX)/share/doc/dvx \
 		$(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,$(notdir $(man1-pages))) \
 		$(addprefix $(DESTDIR)$(PREFIX)/share/man/man7/,$(notdir $(man7-pages)))

@@ -20,8 +20,11 @@
  * copies the word (the calls that hold it take far longer than 2 ms: "the call took").
  * A call that waits for the running kernel and holds the NIC's copy up meanwhile is a
  * deadlock, broken only by the kernel's own bound (2 s): the row says "gave up".
- * Every call is tried twice: the NIC's copy made in this process (as the software NIC
- * makes it), then by a process of its own that maps the word by a legacy IPC handle.
+ * Every call is tried three times: the NIC's copy made in this process (as the software
+ * NIC makes it), then by a process of its own that maps the word by a legacy IPC handle,
+ * then by dvx-copier (plugins/nccl/copier.h: the NCCL plugin's engine for GPU buffers,
+ * spawned after CUDA started here, through its staging area; found beside this program,
+ * at ../plugins/nccl/dvx-copier from it, or at $DVX_NET_GDR_COPIER).
  * (On an H200 with driver 580 a module load and a host unregister do, under any
  * CUDA_MODULE_LOADING, and under compute-sanitizer a plain launch too: bench/RESULTS.md.)
  *
@@ -44,6 +47,7 @@
 #include <unistd.h>
 
 #include "bench_io.h"
+#include "copier.h"
 #include <dvx/gpu/gpu.h>
 #include <dvx/hal/gpu.h>
 
@@ -293,6 +297,33 @@ static void nic_end(void)
 	nic_pid = -1;
 }
 
+/* dvx-copier: $DVX_NET_GDR_COPIER, beside this program, or where the build puts it */
+static int copier_up(struct dvxn_copier *c)
+{
+	char exe[512], path[600];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+	int rc = -ENOENT;
+
+	if (getenv("DVX_NET_GDR_COPIER"))
+		rc = dvxn_copier_path(getenv("DVX_NET_GDR_COPIER"), path, sizeof(path));
+	else if (n > 0) {
+		exe[n] = 0;
+		if ((slash = strrchr(exe, '/')))
+			*slash = 0;
+		snprintf(path, sizeof(path), "%s/dvx-copier", exe);
+		if (access(path, X_OK))
+			snprintf(path, sizeof(path), "%s/../plugins/nccl/dvx-copier", exe);
+		rc = access(path, X_OK) ? -ENOENT : 0;
+	}
+	if (!rc)
+		rc = dvxn_copier_start(c, path, 0, 65536, 30 * SEC);
+	if (rc)
+		printf("(no dvx-copier row: %s)\n", rc == -ENOENT && !c->why[0] ?
+		       "dvx-copier not found" : c->why);
+	return rc;
+}
+
 /* the second table: the NIC's copy a kernel waits for, beside one call of another thread */
 static void copy_beside_calls(uint64_t flag_dptr)
 {
@@ -317,7 +348,9 @@ static void copy_beside_calls(uint64_t flag_dptr)
 	struct dvx_gpu_hostreg outr;
 	struct dvx_gpu_mem word;
 	uint64_t *out = aligned_alloc(4096, 4096);
-	uint32_t *one = malloc(sizeof(*one)), r, proc;
+	uint32_t *one = malloc(sizeof(*one)), r, proc, nproc = 2;
+	struct dvxn_copier cop;
+	struct dvxn_copier_map cmap;
 	void *k_wait;
 
 	if (!out || !one)
@@ -338,11 +371,18 @@ static void copy_beside_calls(uint64_t flag_dptr)
 		    bench_full_io(nic_from[0], &err, sizeof(err), 0) || err)
 			die(err ? err : -EPIPE, "the NIC's process");
 	}
+	memset(&cop, 0, sizeof(cop));
+	if (!copier_up(&cop)) {
+		if (dvxn_copier_map(&cop, &g.hg, word.dptr, sizeof(uint32_t), &cmap))
+			printf("(no dvx-copier row: %s)\n", cop.why);
+		else
+			nproc = 3;
+	}
 	printf("\nThe NIC's copy a kernel waits for, while another thread makes one driver call "
 	       "(CUDA_MODULE_LOADING=%s; the kernel gives up after 2 s)\n\n", lmode ? lmode : "unset");
 	printf("| the NIC's copy from | the other thread's call | NIC copy, us: mean (worst) | the kernel waited, us (worst) | the call took, us (worst) | kernel gave up |\n");
 	printf("|---|---|---|---|---|---|\n");
-	for (proc = 0; proc < 2; proc++)
+	for (proc = 0; proc < nproc; proc++)
 	for (r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
 		double copy = 0, cworst = 0, kworst = 0, aworst = 0;
 		unsigned s, gaveup = 0;
@@ -363,7 +403,10 @@ static void copy_beside_calls(uint64_t flag_dptr)
 				die(-11, "thread");
 			pause_ns(2000000);
 			t0 = now_ns();
-			if (proc) {
+			if (proc == 2) {
+				die(dvxn_copier_write(&cop, &cmap, word.dptr, one, sizeof(*one)),
+				    cop.why);
+			} else if (proc) {
 				int err = -EPIPE;
 				char c = 'c';
 
@@ -391,10 +434,15 @@ static void copy_beside_calls(uint64_t flag_dptr)
 			gaveup += !out[1];
 		}
 		printf("| %s | %s | %.1f (%.1f) | %.1f | %.1f | %u of 3 |\n",
-		       proc ? "another process (IPC)" : "this process", rows[r].what, copy, cworst,
+		       proc == 2 ? "dvx-copier" : proc ? "another process (IPC)" : "this process",
+		       rows[r].what, copy, cworst,
 		       kworst, aworst, gaveup);
 	}
 	nic_end();
+	if (nproc == 3)
+		dvxn_copier_unmap(&cop, &cmap);
+	if (cop.pid)
+		dvxn_copier_end(&cop);
 	dvx_gpu_mem_free(&word);
 	dvx_gpu_host_unregister(&outr);
 	dvx_gpu_stream_destroy(&cs);

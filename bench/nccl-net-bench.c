@@ -24,7 +24,15 @@
  * figures include the processes' share of the CPUs: on a small machine they are CPU
  * bound.
  *
- *   nccl-net-bench [--comms C] [--quick] [--small | --procs]
+ * --gpu: --procs's two processes with their buffers in GPU memory, registered as
+ * NCCL_PTR_CUDA (DVX_NET_GDR=cuda; plugins/nccl/gdr.h): the sender's a VMM allocation
+ * made exportable as a POSIX fd, the receiver's cuMemAlloc memory, both on GPU 0 (the
+ * software NIC reaches them through copies, so one GPU serves both ranks). Rows: the
+ * copies made by dvx-copier (the default engine), by the NIC's thread in the rank's own
+ * process, and host buffers (the reference) in the same run; the receiver checks every
+ * byte of the last message of each comm. Exits 77 without a GPU.
+ *
+ *   nccl-net-bench [--comms C] [--quick] [--small | --procs | --gpu]
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -38,6 +46,7 @@
 
 #include "bench_io.h"
 #include "../plugins/nccl/abi.h"
+#include <dvx/gpu/gpu.h>
 
 #ifndef DVX_NCCL_PLUGIN
 #define DVX_NCCL_PLUGIN "libnccl-net-dvx.so"
@@ -349,6 +358,64 @@ static int print_small(double (*fig)[SMALL_FIGS > NSIZES + 1 ? SMALL_FIGS : NSIZ
 	return 0;
 }
 
+/* --gpu: the ranks' buffers in GPU memory (0: host memory) */
+static int gpu_bufs;
+static struct dvx_gpu gpu;
+
+static uint8_t pattern(size_t i, int c)
+{
+	return (uint8_t)(i * 7u + (i >> 12) + (unsigned)c * 29u);
+}
+
+/* a buffer of @bytes for comm @c of @rank: host memory, or GPU memory (--gpu) */
+static char *proc_buf(int rank, int c, size_t bytes, int *type)
+{
+	static struct dvx_gpu_mem m[2][MAXC];
+	uint8_t *p = aligned_alloc(4096, bytes);
+	size_t i;
+
+	if (!p)
+		die("memory", -1);
+	*type = DVX_NCCL_PTR_HOST;
+	if (!rank)
+		for (i = 0; i < bytes; i++)
+			p[i] = pattern(i, c);
+	if (!gpu_bufs)
+		return (char *)p;
+	if (!gpu.hg.hal && dvx_gpu_open(&gpu, dvx_hal_cuda(), 0, NULL))
+		die("open GPU 0", -1);
+	/* the sender's as NCCL makes its buffers (VMM, POSIX fd), the receiver's cuMemAlloc */
+	if (dvx_gpu_mem_alloc(&gpu, bytes, rank ? DVX_GPU_MEM_LEGACY : DVX_GPU_MEM_EXPORT,
+			      &m[rank][c]))
+		die("GPU memory", -1);
+	if (!rank && dvx_gpu_memcpy_htod(&gpu, m[rank][c].dptr, p, bytes))
+		die("fill the GPU buffer", -1);
+	free(p);
+	*type = DVX_NCCL_PTR_CUDA;
+	return (char *)(uintptr_t)m[rank][c].dptr;
+}
+
+/* the receiver: every byte of comm @c's last message (the largest) */
+static int proc_check(const char *buf, int c, size_t bytes)
+{
+	uint8_t *p = malloc(bytes);
+	size_t i;
+	int bad = !p;
+
+	if (p && gpu_bufs)
+		bad = dvx_gpu_memcpy_dtoh(&gpu, p, (uint64_t)(uintptr_t)buf, bytes) != 0;
+	else if (p)
+		memcpy(p, buf, bytes);
+	for (i = 0; !bad && i < bytes; i++)
+		if (p[i] != pattern(i, c)) {
+			fprintf(stderr, "nccl-net-bench: comm %d, byte %zu: %#x, not %#x\n", c, i,
+				p[i], pattern(i, c));
+			bad = 1;
+		}
+	free(p);
+	return bad;
+}
+
 /* one rank of --procs: 1 listens, sends its handles on @hfd, receives; 0 reads the
  * handles from @hfd, connects, sends, and writes GB/s per size on @out */
 static int proc_rank(int rank, int nc, int quick, int hfd, int out)
@@ -359,7 +426,7 @@ static int proc_rank(int rank, int nc, int quick, int hfd, int out)
 	size_t bytes = 4 << 20;
 	double fig[NPROC];
 	unsigned i;
-	int c, rc, todo;
+	int c, rc, todo, type;
 
 	plugin_open();
 	if ((rc = T->init(&ctx, 1, NULL, NULL, NULL)))
@@ -379,10 +446,9 @@ static int proc_rank(int rank, int nc, int quick, int hfd, int out)
 					todo += !l[c].rc;
 		for (c = 0; c < nc; c++) {
 			T->close_listen(lc[c]);
-			l[c].rbuf = aligned_alloc(4096, bytes);
-			if (!l[c].rbuf || T->reg_mr(l[c].rc, l[c].rbuf, bytes, DVX_NCCL_PTR_HOST,
-						    &l[c].rmr))
-				die("regMr", -1);
+			l[c].rbuf = proc_buf(rank, c, bytes, &type);
+			if ((rc = T->reg_mr(l[c].rc, l[c].rbuf, bytes, type, &l[c].rmr)))
+				die("regMr", rc);
 		}
 	} else {
 		if (bench_full_io(hfd, h, sizeof(h[0]) * (size_t)nc, 0))
@@ -394,12 +460,9 @@ static int proc_rank(int rank, int nc, int quick, int hfd, int out)
 				else
 					todo += !l[c].sc;
 		for (c = 0; c < nc; c++) {
-			l[c].sbuf = aligned_alloc(4096, bytes);
-			if (!l[c].sbuf)
-				die("memory", -1);
-			memset(l[c].sbuf, 1, bytes);
-			if (T->reg_mr(l[c].sc, l[c].sbuf, bytes, DVX_NCCL_PTR_HOST, &l[c].smr))
-				die("regMr", -1);
+			l[c].sbuf = proc_buf(rank, c, bytes, &type);
+			if ((rc = T->reg_mr(l[c].sc, l[c].sbuf, bytes, type, &l[c].smr)))
+				die("regMr", rc);
 		}
 	}
 	for (i = 0; i < NPROC; i++) {
@@ -410,6 +473,9 @@ static int proc_rank(int rank, int nc, int quick, int hfd, int out)
 		t = stream_sides(l, nc, proc_sizes[i], n, rank ? 2 : 1);
 		fig[i] = (double)proc_sizes[i] * n * nc / t / 1e9;
 	}
+	for (c = 0; rank && c < nc; c++)
+		if (proc_check(l[c].rbuf, c, proc_sizes[NPROC - 1]))
+			return 3;
 	return rank ? 0 : bench_full_io(out, fig, sizeof(fig), 1) ? 1 : 0;
 }
 
@@ -517,6 +583,57 @@ static int main_procs(int nc, int quick)
 	return 0;
 }
 
+/* --gpu: host buffers against GPU buffers through each engine */
+static int main_gpu(int nc, int quick)
+{
+	static const char *host[] = { "DVX_NET_COMM_NGROUPS=0", NULL };
+	static const char *proc[] = { "DVX_NET_COMM_NGROUPS=0", "DVX_NET_GDR=cuda",
+				      "DVX_NET_GDR_ENGINE=process", NULL };
+	static const char *thr[] = { "DVX_NET_COMM_NGROUPS=0", "DVX_NET_GDR=cuda",
+				     "DVX_NET_GDR_ENGINE=thread", NULL };
+	const char **cfg[] = { host, proc, thr };
+	const char *name[] = { "host buffers (ref)", "GPU, dvx-copier", "GPU, in-process" };
+	double fig[3][NPROC];
+	unsigned i;
+	pid_t pid;
+	int k, st;
+
+	/* a GPU? asked in a child: this process must not start CUDA before the ranks fork */
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		unsigned n = 0;
+
+		_exit(dvx_hal_cuda() && !dvx_gpu_count(dvx_hal_cuda(), &n) && n ? 0 : 77);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		printf("nccl-net-bench --gpu: no NVIDIA GPU or driver; skipped\n");
+		return 77;
+	}
+	for (k = 0; k < 3; k++) {
+		gpu_bufs = k > 0;
+		if (run_procs(cfg[k], nc, quick, fig[k])) {
+			fprintf(stderr, "nccl-net-bench: --gpu '%s' failed\n", name[k]);
+			return 1;
+		}
+	}
+	printf("libnccl-net-dvx.so v11, %d comms A->B, %d in flight each, GB/s, two processes "
+	       "(the wire on demand, shared-memory rings), buffers in GPU 0's memory "
+	       "(NCCL_PTR_CUDA) or host memory; every byte of the last message checked\n",
+	       nc, WIN);
+	printf("%-20s", "buffers");
+	for (i = 0; i < NPROC; i++)
+		printf(" %8zuK", proc_sizes[i] / 1024);
+	printf("\n");
+	for (k = 0; k < 3; k++) {
+		printf("%-20s", name[k]);
+		for (i = 0; i < NPROC; i++)
+			printf(" %9.3f", fig[k][i]);
+		printf("\n");
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const char *off[] = { "DVX_NET_COMM_NGROUPS=0", NULL };
@@ -532,7 +649,7 @@ int main(int argc, char **argv)
 	const char **scfg[] = { off, g1, co, cog1 };
 	const char *sname[] = { "private (ref)", "shared 1 grp", "CTS offload", "offload 1 grp" };
 	double fig[NCFG][SMALL_FIGS > NSIZES + 1 ? SMALL_FIGS : NSIZES + 1];
-	int nc = 4, quick = 0, procs = 0, i, k;
+	int nc = 4, quick = 0, procs = 0, gpu_mode = 0, i, k;
 	unsigned s;
 
 	for (i = 1; i < argc; i++) {
@@ -544,14 +661,18 @@ int main(int argc, char **argv)
 			small = 1;
 		else if (!strcmp(argv[i], "--procs"))
 			procs = 1;
+		else if (!strcmp(argv[i], "--gpu"))
+			gpu_mode = 1;
 		else {
 			fprintf(stderr, "usage: nccl-net-bench [--comms 1..%d] [--quick] "
-				"[--small | --procs]\n", MAXC);
+				"[--small | --procs | --gpu]\n", MAXC);
 			return 2;
 		}
 	}
 	if (nc < 1 || nc > MAXC)
 		return 2;
+	if (gpu_mode)
+		return main_gpu(nc, quick);
 	if (procs)
 		return main_procs(nc, quick);
 	for (k = 0; k < (small ? NSCFG : NCFG); k++)

@@ -33,7 +33,7 @@ echo "== ThreadSanitizer: the multi-threaded tests =="
 tsan_tests="mlx5-sq-test p2p-test sim-core-test sim-ctrl-test bootstrap-thread-test soak-test"
 tsan_tests="$tsan_tests bootstrap-sock-fault-test bootstrap-sub-test sim-wire-test"
 tsan_tests="$tsan_tests mp-fdx-test mp-nvl-test mp-nvl-ops-test mp-e2e-test win-test msg-ranks-test"
-tsan_tests="$tsan_tests ht-test ht-cache-test ht-recover-test nccl-net-test"
+tsan_tests="$tsan_tests ht-test ht-cache-test ht-recover-test nccl-net-test copier-test"
 TESTS="$tsan_tests" \
 	make -s O="$pfx-tsan" SAN=thread REORDER_SEEDS="${TSAN_REORDER_SEEDS-1}" -j"$jobs" check || rc=1
 exit $rc

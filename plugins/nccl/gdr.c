@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -19,10 +20,14 @@
 #include <dvx/hal/hal.h>
 #include <dvx/hal/sim.h>
 
+#include "copier.h"
 #include "gdr.h"
 
 #define GDR_MAX_GPUS 16
+#define GDR_MAX_REGS 65536			/* DVX_NET_GDR_MAX_REGS at most */
 #define GDR_COPY_TIMEOUT_NS 10000000000ull	/* one copy: far beyond any bus stall */
+/* one answer of dvx-copier: a copy, or a map whose first GPU the copier opens */
+#define GDR_COPIER_TIMEOUT_NS 30000000000ull
 
 /*
  * One device's DMA engine: its primary context and a stream of its own. The copies go
@@ -38,9 +43,23 @@ struct gdr_engine {
 	struct dvx_sim_dma dma;
 };
 
+/* a registration through dvx-copier: its mapping there and its DMA callbacks */
+struct gdr_reg {
+	int used;
+	int fd;				/* the software dma-buf */
+	struct dvxn_copier_map map;
+	struct dvx_sim_dma dma;
+};
+
 static struct {
 	pthread_mutex_t lock;
 	enum dvxn_gdr_mode mode;
+	enum dvxn_gdr_engine engine;
+	char copier_path[512];		/* DVXN_GDR_PROCESS: found by the probe */
+	size_t stage_bytes;
+	int copier_tried;		/* started once, at the first registration */
+	struct dvxn_copier cop;
+	struct gdr_reg regs[GDR_MAX_REGS];
 	struct dvx_sim_fabric *fab;
 	int probe_up;
 	struct dvx_hal_gpu probe;		/* cuInit'ed, no device: pointer lookups */
@@ -97,6 +116,32 @@ static int engine_copy(struct gdr_engine *e, uint64_t dst, uint64_t src, uint64_
 	return counted(rc ? (rc == -ETIMEDOUT ? rc : -EIO) : 0);
 }
 
+/* DVXN_GDR_PROCESS: the same copies, made by dvx-copier (copier.h) */
+static int proc_copy(struct gdr_reg *r, void *host, uint64_t dptr, uint64_t len, int dtoh)
+{
+	uint64_t t0 = gdr.trace ? now_ns() : 0, n;
+	int rc = dtoh ? dvxn_copier_read(&gdr.cop, &r->map, host, dptr, len) :
+			dvxn_copier_write(&gdr.cop, &r->map, dptr, host, len);
+
+	n = __atomic_load_n(&gdr.copies, __ATOMIC_RELAXED);
+	if (gdr.trace && n < gdr.ntrace)
+		gdr.trace("GPU copy %llu (dvx-copier): %s %#llx, %llu bytes: %d (%s) in %llu us",
+			  (unsigned long long)n, dtoh ? "from" : "to", (unsigned long long)dptr,
+			  (unsigned long long)len, rc, rc ? gdr.cop.why : "ok",
+			  (unsigned long long)((now_ns() - t0) / 1000));
+	return counted(rc ? (rc == -ETIMEDOUT ? rc : -EIO) : 0);
+}
+
+static int proc_read(void *arg, void *dst, uint64_t src, uint64_t len)
+{
+	return proc_copy(arg, dst, src, len, 1);
+}
+
+static int proc_write(void *arg, uint64_t dst, const void *src, uint64_t len)
+{
+	return proc_copy(arg, (void *)src, dst, len, 0);
+}
+
 static int cuda_read(void *arg, void *dst, uint64_t src, uint64_t len)
 {
 	return engine_copy(arg, (uint64_t)(uintptr_t)dst, src, len, 1);
@@ -146,12 +191,38 @@ static int cuda_probe(struct dvx_hal_gpu *g, char *why, size_t len)
 	return 0;
 }
 
-int dvxn_gdr_probe(const char *env, enum dvxn_gdr_mode *mode, char *why, size_t len)
+/* the engine DVX_NET_GDR_ENGINE (@env) asks for, and dvx-copier's path for PROCESS */
+static int engine_probe(const char *env, enum dvxn_gdr_engine *engine, char *why, size_t len)
+{
+	int rc;
+
+	*engine = env && !strcmp(env, "thread") ? DVXN_GDR_THREAD : DVXN_GDR_PROCESS;
+	if (*engine == DVXN_GDR_THREAD)
+		return 0;
+	rc = dvxn_copier_path(getenv("DVX_NET_GDR_COPIER"), gdr.copier_path,
+			      sizeof(gdr.copier_path));
+	if (rc)
+		say(why, len, "no dvx-copier %s%s (DVX_NET_GDR_COPIER names it; "
+		    "DVX_NET_GDR_ENGINE=thread copies in this process instead)",
+		    getenv("DVX_NET_GDR_COPIER") ? "at " : "beside the plugin or in "
+		    "../libexec/dvx/", getenv("DVX_NET_GDR_COPIER") ? gdr.copier_path : "");
+	return rc;
+}
+
+int dvxn_gdr_probe(const char *env, const char *engine_env, enum dvxn_gdr_mode *mode,
+		   enum dvxn_gdr_engine *engine, char *why, size_t len)
 {
 	struct dvx_hal_gpu g;
 
+	*engine = DVXN_GDR_PROCESS;
+	if (engine_env && *engine_env && strcmp(engine_env, "process") &&
+	    strcmp(engine_env, "thread")) {	/* refused whatever the mode */
+		say(why, len, "DVX_NET_GDR_ENGINE=%s: process (the default) or thread", engine_env);
+		return -EINVAL;
+	}
 	if (!strcmp(env ? env : "", "auto")) {
-		*mode = cuda_probe(&g, NULL, 0) ? DVXN_GDR_OFF : DVXN_GDR_CUDA;
+		*mode = cuda_probe(&g, NULL, 0) || engine_probe(engine_env, engine, NULL, 0) ?
+			DVXN_GDR_OFF : DVXN_GDR_CUDA;
 		return 0;
 	}
 	/* off unless asked for: on two H200s the path ran exact and then stalled (gdr.h) */
@@ -164,7 +235,7 @@ int dvxn_gdr_probe(const char *env, enum dvxn_gdr_mode *mode, char *why, size_t 
 		return 0;
 	}
 	if (!strcmp(env, "cuda") || !strcmp(env, "1")) {
-		if (cuda_probe(&g, why, len))
+		if (cuda_probe(&g, why, len) || engine_probe(engine_env, engine, why, len))
 			return -EINVAL;
 		*mode = DVXN_GDR_CUDA;
 		return 0;
@@ -174,12 +245,16 @@ int dvxn_gdr_probe(const char *env, enum dvxn_gdr_mode *mode, char *why, size_t 
 }
 
 void dvxn_gdr_up(struct dvx_sim_fabric *fab, enum dvxn_gdr_mode mode,
+		 enum dvxn_gdr_engine engine, size_t stage_bytes,
 		 void (*trace)(const char *fmt, ...), unsigned ntrace)
 {
 	unsigned i;
 
 	pthread_mutex_lock(&gdr.lock);
 	gdr.fab = fab;
+	gdr.engine = engine;
+	gdr.stage_bytes = stage_bytes;
+	gdr.copier_tried = 0;
 	gdr.trace = ntrace ? trace : NULL;
 	gdr.ntrace = ntrace;
 	gdr.mode = mode;
@@ -203,6 +278,14 @@ void dvxn_gdr_down(void)
 	unsigned i;
 
 	pthread_mutex_lock(&gdr.lock);
+	for (i = 0; i < GDR_MAX_REGS; i++)
+		if (gdr.regs[i].used) {	/* registrations NCCL left: the fabric is going */
+			dvxn_copier_unmap(&gdr.cop, &gdr.regs[i].map);
+			gdr.regs[i].used = 0;
+		}
+	if (gdr.copier_tried)
+		dvxn_copier_end(&gdr.cop);
+	gdr.copier_tried = 0;
 	for (i = 0; i < GDR_MAX_GPUS; i++)
 		if (gdr.eng[i].open) {
 			if (!dvx_gpu_make_current(&gdr.eng[i].gpu))
@@ -220,9 +303,14 @@ enum dvxn_gdr_mode dvxn_gdr_mode(void)
 	return gdr.mode;
 }
 
+enum dvxn_gdr_engine dvxn_gdr_engine(void)
+{
+	return gdr.engine;
+}
+
 /* the engine for CUDA memory at [@dptr, +@size): its device, opened once */
-static const struct dvx_sim_dma *cuda_engine(uint64_t dptr, uint64_t size, int *err, char *why,
-					     size_t len)
+static struct gdr_engine *cuda_engine(uint64_t dptr, uint64_t size, int *err, char *why,
+				      size_t len)
 {
 	struct dvx_hal_gpu_mem m;
 	struct gdr_engine *e;
@@ -267,13 +355,66 @@ static const struct dvx_sim_dma *cuda_engine(uint64_t dptr, uint64_t size, int *
 		}
 		e->open = 1;
 	}
-	return &e->dma;
+	return e;
+}
+
+/*
+ * DVXN_GDR_PROCESS: map the allocation around [@dptr, +@size) of @e's device into
+ * dvx-copier (started at the first registration) and lend a slot whose callbacks copy
+ * through it; the caller sets the slot's fd once the dma-buf exists
+ */
+static struct gdr_reg *copier_reg(struct gdr_engine *e, uint64_t dptr, uint64_t size, int *err,
+				  char *why, size_t len)
+{
+	struct gdr_reg *r = NULL;
+	unsigned i;
+	int rc;
+
+	if (!gdr.copier_tried) {
+		gdr.copier_tried = 1;
+		rc = dvxn_copier_start(&gdr.cop, gdr.copier_path, 0, gdr.stage_bytes,
+				       GDR_COPIER_TIMEOUT_NS);
+		if (rc && gdr.trace)
+			gdr.trace("GPU buffers: %s", gdr.cop.why);
+	}
+	if (gdr.cop.dead) {
+		*err = -EIO;
+		say(why, len, "%s", gdr.cop.why);
+		return NULL;
+	}
+	for (i = 0; i < GDR_MAX_REGS && !r; i++)
+		if (!gdr.regs[i].used)
+			r = &gdr.regs[i];
+	if (!r) {
+		*err = -ENOSPC;
+		say(why, len, "%u GPU buffers are registered already", GDR_MAX_REGS);
+		return NULL;
+	}
+	rc = dvx_gpu_make_current(&e->gpu);
+	if (rc) {
+		*err = -ENODEV;
+		say(why, len, "GPU %d current: %s", e->gpu.hg.ordinal, e->gpu.hg.diag.msg);
+		return NULL;
+	}
+	rc = dvxn_copier_map(&gdr.cop, &e->gpu.hg, dptr, size, &r->map);
+	if (rc) {
+		*err = rc;
+		say(why, len, "%s", gdr.cop.why);
+		return NULL;
+	}
+	r->fd = -1;
+	r->dma.read = proc_read;
+	r->dma.write = proc_write;
+	r->dma.arg = r;
+	return r;
 }
 
 int dvxn_gdr_export(void *data, size_t size, int *fd, char *why, size_t len)
 {
 	const struct dvx_sim_dma *dma = NULL;
 	uint64_t dptr = (uint64_t)(uintptr_t)data;
+	struct gdr_engine *e;
+	struct gdr_reg *r = NULL;
 	int rc = 0;
 
 	pthread_mutex_lock(&gdr.lock);
@@ -285,14 +426,23 @@ int dvxn_gdr_export(void *data, size_t size, int *fd, char *why, size_t len)
 		say(why, len, "no buffer (%p, %zu bytes)", data, size);
 	} else if (gdr.mode == DVXN_GDR_HOST) {
 		dma = &host_dma;
-	} else {
-		dma = cuda_engine(dptr, size, &rc, why, len);
+	} else if ((e = cuda_engine(dptr, size, &rc, why, len))) {
+		if (gdr.engine == DVXN_GDR_THREAD)
+			dma = &e->dma;
+		else if ((r = copier_reg(e, dptr, size, &rc, why, len)))
+			dma = &r->dma;
 	}
 	if (dma) {
 		rc = dvx_sim_dmabuf_export_dma(gdr.fab, dptr, size, dma, fd);
 		if (rc)
 			say(why, len, "%s", rc == -ENOSPC ? "every dma-buf of the software NICs is "
 				       "in use (DVX_NET_GDR_MAX_REGS)" : strerror(-rc));
+		if (r && rc)
+			dvxn_copier_unmap(&gdr.cop, &r->map);
+		else if (r) {
+			r->fd = *fd;
+			r->used = 1;
+		}
 	}
 	pthread_mutex_unlock(&gdr.lock);
 	return rc;
@@ -300,10 +450,17 @@ int dvxn_gdr_export(void *data, size_t size, int *fd, char *why, size_t len)
 
 int dvxn_gdr_release(int fd)
 {
+	unsigned i;
 	int rc;
 
 	pthread_mutex_lock(&gdr.lock);
 	rc = gdr.fab ? dvx_sim_dmabuf_release(gdr.fab, fd) : -EINVAL;
+	for (i = 0; !rc && i < GDR_MAX_REGS; i++)
+		if (gdr.regs[i].used && gdr.regs[i].fd == fd) {
+			gdr.regs[i].used = 0;
+			rc = dvxn_copier_unmap(&gdr.cop, &gdr.regs[i].map);
+			break;
+		}
 	pthread_mutex_unlock(&gdr.lock);
 	return rc;
 }

@@ -57,6 +57,7 @@ static struct {
 	const char *stats;
 	int sw_refs;
 	enum dvxn_gdr_mode gdr;	/* software NICs: what NCCL_PTR_CUDA memory goes through */
+	enum dvxn_gdr_engine gdr_engine;	/* and who copies it (gdr.h) */
 	uint32_t cts, eager;	/* the CTS receiver offload, its eager size */
 } conf;
 
@@ -255,7 +256,7 @@ static int conf_read(void)
 					     NULL };
 	struct dvxn_sw_cfg sc;
 	uint32_t nsim = 0, tmo, thread, max_msg, cts, speed, retry, qps, gdr_regs, gdr_trace;
-	uint32_t ring_kb;
+	uint32_t ring_kb, stage_kb;
 	char why[256];
 	int rc, bad = 0;
 	unsigned i;
@@ -277,6 +278,7 @@ static int conf_read(void)
 	bad |= env_u32("DVX_NET_SIM_QPS", 512, 16, 65536, &qps);
 	bad |= env_u32("DVX_NET_GDR_MAX_REGS", 4096, 16, 65535, &gdr_regs);
 	bad |= env_u32("DVX_NET_GDR_TRACE", 0, 0, 1u << 20, &gdr_trace);
+	bad |= env_u32("DVX_NET_GDR_STAGE_KB", 4096, 64, 1u << 20, &stage_kb);
 	if (getenv("DVX_NET_SIM") && *getenv("DVX_NET_SIM"))
 		bad |= env_u32("DVX_NET_SIM", 1, 1, DVXN_SW_MAX_NICS, &nsim);
 	if (bad)
@@ -315,7 +317,8 @@ static int conf_read(void)
 		sc.max_qps = qps;
 		sc.ring_bytes = (uint64_t)ring_kb << 10;
 		sc.thread = (int)thread;
-		rc = dvxn_gdr_probe(getenv("DVX_NET_GDR"), &conf.gdr, why, sizeof(why));
+		rc = dvxn_gdr_probe(getenv("DVX_NET_GDR"), getenv("DVX_NET_GDR_ENGINE"), &conf.gdr,
+				    &conf.gdr_engine, why, sizeof(why));
 		if (rc) {
 			WARN("GPU buffers: %s", why);
 			return DVX_NCCL_INVALID_USAGE;
@@ -340,7 +343,8 @@ static int conf_read(void)
 			return rc == -EINVAL ? DVX_NCCL_INVALID_USAGE : DVX_NCCL_SYSTEM_ERROR;
 		}
 		conf.sw_refs = 1;
-		dvxn_gdr_up(dvxn_sw_fabric(), conf.gdr, info, gdr_trace);
+		dvxn_gdr_up(dvxn_sw_fabric(), conf.gdr, conf.gdr_engine, (size_t)stage_kb << 10,
+			    info, gdr_trace);
 		conf.gdr = dvxn_gdr_mode();
 		conf.ndev = dvxn_sw_nnics();
 		for (i = 0; i < conf.ndev; i++) {
@@ -359,9 +363,11 @@ static int conf_read(void)
 	     conf.cts ? "offload (eager ring)" : "FIFO",
 	     conf.hw ? "hardware" : !getenv("DVX_NET_WIRE") ? "one process" :
 	     !strncmp(getenv("DVX_NET_WIRE"), "ondemand", 8) ? "wire on demand" : "wire mesh",
-	     conf.hw ? "no" : conf.gdr == DVXN_GDR_CUDA ? "through CUDA copies" :
-	     conf.gdr == DVXN_GDR_HOST ? "host-backed (DVX_NET_GDR=host)" : "no");
-	if (!conf.hw && conf.gdr == DVXN_GDR_CUDA)
+	     conf.hw ? "no" : conf.gdr != DVXN_GDR_CUDA ?
+	     (conf.gdr == DVXN_GDR_HOST ? "host-backed (DVX_NET_GDR=host)" : "no") :
+	     conf.gdr_engine == DVXN_GDR_PROCESS ? "through dvx-copier's CUDA copies" :
+	     "through CUDA copies in this process");
+	if (!conf.hw && conf.gdr == DVXN_GDR_CUDA && conf.gdr_engine == DVXN_GDR_THREAD)
 		WARN("GPU buffers: a CUDA module load or host unregister by any thread of this "
 		     "process, while a kernel waits for a software NIC's copy, holds that copy "
 		     "until the kernel ends: a hang (docs/nccl.md, \"GPU buffers\")");
@@ -1300,8 +1306,10 @@ static void stats_write(struct dvxn_ctx *c)
 		s.cts_fallbacks, s.eager, s.rts, s.cts_waits, s.credit_waits, s.credits);
 	dvxn_gdr_counts(&copies, &failed);
 	fprintf(f, "\"gdr\":{\"mode\":\"%s\",\"gdr_copies\":%" PRIu64 ",\"gdr_failed\":%" PRIu64
-		"},", conf.hw ? "no" : conf.gdr == DVXN_GDR_CUDA ? "cuda" :
-		conf.gdr == DVXN_GDR_HOST ? "host" : "no", copies, failed);
+		",\"engine\":\"%s\"},", conf.hw ? "no" : conf.gdr == DVXN_GDR_CUDA ? "cuda" :
+		conf.gdr == DVXN_GDR_HOST ? "host" : "no", copies, failed,
+		conf.gdr != DVXN_GDR_CUDA ? "none" :
+		conf.gdr_engine == DVXN_GDR_PROCESS ? "process" : "thread");
 	if (!conf.hw && !dvxn_sw_wire_stats(&ws))
 		fprintf(f, "\"wire\":{\"rings\":%" PRIu64 ",\"frames_tx\":%" PRIu64
 			",\"frames_rx\":%" PRIu64 ",\"bytes_tx\":%" PRIu64 ",\"retransmits\":%"

@@ -1486,6 +1486,8 @@ static int fault_config(void)
 	const char *var = getenv("DVX_NET_EAGER_BYTES")	   ? "DVX_NET_EAGER_BYTES"
 			  : getenv("DVX_NET_CTS_OFFLOAD")  ? "DVX_NET_CTS_OFFLOAD"
 			  : getenv("DVX_NET_WIRE_RING_KB") ? "DVX_NET_WIRE_RING_KB"
+			  : getenv("DVX_NET_GDR_ENGINE")   ? "DVX_NET_GDR_ENGINE"
+			  : getenv("DVX_NET_GDR_STAGE_KB") ? "DVX_NET_GDR_STAGE_KB"
 							   : "DVX_NET_QPS_PER_CONN";
 	struct api a;
 	void *ctx = NULL;
@@ -1549,6 +1551,10 @@ static void test_fault_config(void **state)
 	/* the ring: 0 or a power of two from 4 KiB */
 	run_fault(fault_config, "DVX_NET_WIRE_RING_KB=3000", NULL);
 	run_fault(fault_config, "DVX_NET_WIRE_RING_KB=2", NULL);
+	/* GPU buffers' engine and its staging area (refused in any mode) */
+	run_fault(fault_config, "DVX_NET_GDR_ENGINE=dma", "DVX_NET_GDR=host");
+	run_fault(fault_config, "DVX_NET_GDR_ENGINE=dma", NULL);
+	run_fault(fault_config, "DVX_NET_GDR_STAGE_KB=8", NULL);
 }
 
 /* ------------------------------------------------------------------------------
