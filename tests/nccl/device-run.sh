@@ -25,9 +25,14 @@
 #              and the CPUs between them: the results are still checked exactly, but the
 #              bandwidth figures are not one configuration's alone (time with JOBS=1)
 # Configurations: off, g{1,2,4}d{1,2,4}q1, g{1,2,4}d1q4, off-2nics, g2-2nics, socket;
-# NAME-cts is NAME with the CTS receiver offload (DVX_NET_CTS_OFFLOAD=1).
+# NAME-cts is NAME with the CTS receiver offload (DVX_NET_CTS_OFFLOAD=1); NAME-gdr is
+# NAME with GPU buffers (DVX_NET_GDR=1 through dvx-copier, NCCL_NET_GDR_LEVEL=SYS,
+# NCCL_NET_GDR_READ=1; the plugin must be built with CONFIG_DVX_GPU, which
+# minimal_defconfig leaves out: BUILD=a build of gpu_min_defconfig), NAME-gdrt the same
+# with the copies in the rank's own process (DVX_NET_GDR_ENGINE=thread).
 # Sets: quick (off g2d1q1 g2d1q4 off-2nics socket), pool (the g* ones), cts (off-cts
-# g2d1q1-cts g4d4q4-cts off-2nics-cts g2-2nics-cts), all (default: not the cts ones).
+# g2d1q1-cts g4d4q4-cts off-2nics-cts g2-2nics-cts), gdr (off-gdr g2d1q1-gdr
+# off-2nics-gdr), all (default: not the cts or gdr ones).
 # One line per configuration on stdout and in $OUT/summary.txt; the exit status is
 # non-zero if any configuration failed.
 # shellcheck disable=SC2086 # $P and $launch are lists of words
@@ -103,7 +108,13 @@ one() {
 	# NAME-cts: the configuration with the CTS receiver offload (DVX_NET_CTS_OFFLOAD=1)
 	X=DVX_NET_CTS_OFFLOAD=0
 	c=$1
-	case $c in *-cts) c=${c%-cts}; X=DVX_NET_CTS_OFFLOAD=1 ;; esac
+	case $c in
+	*-cts) c=${c%-cts}; X=DVX_NET_CTS_OFFLOAD=1 ;;
+	*-gdr) c=${c%-gdr}
+		X="DVX_NET_GDR=1 NCCL_NET_GDR_LEVEL=SYS NCCL_NET_GDR_READ=1 DVX_NET_GDR_TRACE=4" ;;
+	*-gdrt) c=${c%-gdrt}
+		X="DVX_NET_GDR=1 DVX_NET_GDR_ENGINE=thread NCCL_NET_GDR_LEVEL=SYS NCCL_NET_GDR_READ=1" ;;
+	esac
 	case $c in
 	off) run "$1" $P $X DVX_NET_COMM_NGROUPS=0 ;;
 	off-2nics) run "$1" $P $X DVX_NET_SIM=2 DVX_NET_COMM_NGROUPS=0 ;;
@@ -123,6 +134,7 @@ for a in "$@"; do
 	case $a in
 	quick) for c in off g2d1q1 g2d1q4 off-2nics socket; do one "$c"; done ;;
 	cts) for c in off-cts g2d1q1-cts g4d4q4-cts off-2nics-cts g2-2nics-cts; do one "$c"; done ;;
+	gdr) for c in off-gdr g2d1q1-gdr off-2nics-gdr; do one "$c"; done ;;
 	pool) for c in $pool; do one "$c"; done ;;
 	all) for c in off $pool off-2nics g2-2nics socket; do one "$c"; done ;;
 	*) one "$a" ;;
