@@ -300,22 +300,9 @@ static void nic_end(void)
 /* dvx-copier: $DVX_NET_GDR_COPIER, beside this program, or where the build puts it */
 static int copier_up(struct dvxn_copier *c)
 {
-	char exe[512], path[600];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
-	int rc = -ENOENT;
+	char path[600];
+	int rc = dvxn_copier_path(getenv("DVX_NET_GDR_COPIER"), path, sizeof(path));
 
-	if (getenv("DVX_NET_GDR_COPIER"))
-		rc = dvxn_copier_path(getenv("DVX_NET_GDR_COPIER"), path, sizeof(path));
-	else if (n > 0) {
-		exe[n] = 0;
-		if ((slash = strrchr(exe, '/')))
-			*slash = 0;
-		snprintf(path, sizeof(path), "%s/dvx-copier", exe);
-		if (access(path, X_OK))
-			snprintf(path, sizeof(path), "%s/../plugins/nccl/dvx-copier", exe);
-		rc = access(path, X_OK) ? -ENOENT : 0;
-	}
 	if (!rc)
 		rc = dvxn_copier_start(c, path, 0, 65536, 30 * SEC);
 	if (rc)

@@ -157,25 +157,42 @@ static int transact(struct dvxn_copier *c, const struct dvxn_cop_req *q, int fd,
 	return r->rc;
 }
 
+/* @dir/dvx-copier, @dir/../libexec/dvx/ or @dir/../plugins/nccl/ (a build tree): 0 if found */
+static int copier_in(const char *dir, size_t dlen, char *buf, size_t len)
+{
+	static const char *const where[] = { "", "/../libexec/dvx", "/../plugins/nccl" };
+	unsigned i;
+
+	for (i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
+		snprintf(buf, len, "%.*s%s/" COPIER_NAME, (int)dlen, dir, where[i]);
+		if (!access(buf, X_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
+
 int dvxn_copier_path(const char *env, char *buf, size_t len)
 {
-	Dl_info di;
+	char exe[512];
 	const char *slash;
-	size_t dir;
+	Dl_info di;
+	ssize_t n;
 
 	if (env && *env) {
 		snprintf(buf, len, "%s", env);
 		return access(buf, X_OK) ? -ENOENT : 0;
 	}
-	if (!dladdr((void *)dvxn_copier_path, &di) || !di.dli_fname ||
-	    !(slash = strrchr(di.dli_fname, '/')))
-		return -ENOENT;
-	dir = (size_t)(slash - di.dli_fname);
-	snprintf(buf, len, "%.*s/" COPIER_NAME, (int)dir, di.dli_fname);
-	if (!access(buf, X_OK))
+	/* the shared object holding this code (the plugin), then the program */
+	if (dladdr((void *)dvxn_copier_path, &di) && di.dli_fname &&
+	    (slash = strrchr(di.dli_fname, '/')) &&
+	    !copier_in(di.dli_fname, (size_t)(slash - di.dli_fname), buf, len))
 		return 0;
-	snprintf(buf, len, "%.*s/../libexec/dvx/" COPIER_NAME, (int)dir, di.dli_fname);
-	return access(buf, X_OK) ? -ENOENT : 0;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	return slash ? copier_in(exe, (size_t)(slash - exe), buf, len) : -ENOENT;
 }
 
 int dvxn_copier_start(struct dvxn_copier *c, const char *path, int sim, size_t stage_len,

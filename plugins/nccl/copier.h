@@ -136,8 +136,9 @@ int dvxn_copier_write(struct dvxn_copier *c, const struct dvxn_copier_map *m, ui
 /* ask the copier to end, wait for it (bounded; then killed) and unmap the staging area */
 void dvxn_copier_end(struct dvxn_copier *c);
 
-/* the copier's program beside the shared object that holds this code, or @env when set:
- * 0 with @buf filled, -ENOENT when neither is there */
+/* the copier's program: @env when set; else dvx-copier in the folder of the shared object
+ * that holds this code (the plugin), or of the running program, or in ../libexec/dvx/ or
+ * ../plugins/nccl/ (a build tree) from either: 0 with @buf filled, -ENOENT if none */
 int dvxn_copier_path(const char *env, char *buf, size_t len);
 
 #endif /* DVX_PLUGINS_NCCL_COPIER_H */

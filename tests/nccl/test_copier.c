@@ -199,6 +199,10 @@ static void test_refusals(void **state)
 	assert_int_equal(dvxn_copier_start(&c, DVX_COPIER, 1, 0, SEC), -EINVAL);
 	assert_int_equal(dvxn_copier_path("/nonexistent/x", path, sizeof(path)), -ENOENT);
 	assert_int_equal(dvxn_copier_path(DVX_COPIER, path, sizeof(path)), 0);
+	/* unnamed: found from this program, ../plugins/nccl/ in the build tree */
+	assert_int_equal(dvxn_copier_path(NULL, path, sizeof(path)), 0);
+	assert_non_null(strstr(path, "/dvx-copier"));
+	assert_int_equal(access(path, X_OK), 0);
 
 	assert_int_equal(dvx_gpu_mem_alloc(&gpu[0], 2u << 20, 0, &plain), 0);
 	assert_int_equal(dvx_gpu_mem_alloc(&gpu[0], 2u << 20, DVX_GPU_MEM_EXPORT, &vmm), 0);
