@@ -20,7 +20,9 @@
  * NCCL's bootstrap passes them. Bandwidth from 64 KiB to 4 MiB (512 KiB is the step
  * NCCL's Simple protocol sends with its default buffer), the FIFO clear-to-send and the
  * CTS offload, beside the same messages between two instances of one process stepped
- * by one thread. The
+ * by one thread; then the round trip at 8 B and 8 KiB between the processes (rank 0
+ * sends, rank 1 answers on a comm the other way, every receive posted before its
+ * message can come; the reference's 8-byte round trip beside it). The
  * figures include the processes' share of the CPUs: on a small machine they are CPU
  * bound.
  *
@@ -245,6 +247,10 @@ static int small, procs_ref;
 /* --procs: message sizes, and how many of each a comm carries */
 static const size_t proc_sizes[] = { 65536, 524288, 4 << 20 };
 #define NPROC (sizeof(proc_sizes) / sizeof(proc_sizes[0]))
+/* --procs and --gpu figures: GB/s per size, then the round trips (us) at these sizes */
+static const size_t rtt_sizes[] = { 8, 8192 };
+#define NRTT (sizeof(rtt_sizes) / sizeof(rtt_sizes[0]))
+#define NPFIG (NPROC + NRTT)
 
 static int proc_count(size_t s, int quick)
 {
@@ -290,6 +296,10 @@ static int child(int nc, int quick, int fd)
 			stream(l, nc, proc_sizes[i], 4);
 			fig[i] = (double)proc_sizes[i] * n * nc / stream(l, nc, proc_sizes[i], n) /
 				 1e9;
+		}
+		for (i = 0; i < NRTT; i++) {
+			round_trip(&l[0], &back, rtt_sizes[i], quick ? 20 : 200);
+			fig[NPROC + i] = round_trip(&l[0], &back, rtt_sizes[i], quick ? 200 : 2000);
 		}
 		return write(fd, fig, sizeof(fig)) == (ssize_t)sizeof(fig) ? 0 : 1;
 	}
@@ -370,7 +380,7 @@ static uint8_t pattern(size_t i, int c)
 /* a buffer of @bytes for comm @c of @rank: host memory, or GPU memory (--gpu) */
 static char *proc_buf(int rank, int c, size_t bytes, int *type)
 {
-	static struct dvx_gpu_mem m[2][MAXC];
+	static struct dvx_gpu_mem m[2][MAXC + 1];
 	uint8_t *p = aligned_alloc(4096, bytes);
 	size_t i;
 
@@ -416,15 +426,109 @@ static int proc_check(const char *buf, int c, size_t bytes)
 	return bad;
 }
 
+static void wait1(void *q)
+{
+	int done = 0, got[8], rc;
+
+	while (!done)
+		if ((rc = T->test(q, &done, got)))
+			die("test", rc);
+}
+
+static void *post_recv(void *rc, void *buf, size_t sz, void *mr)
+{
+	void *q = NULL;
+	int tag = 1, e;
+
+	if ((e = T->irecv(rc, 1, &buf, &sz, &tag, &mr, NULL, &q)) || !q)
+		die("irecv", e);
+	return q;
+}
+
+static void *post_send(void *sc, void *buf, size_t sz, void *mr)
+{
+	void *q = NULL;
+	int e;
+
+	while (!q)
+		if ((e = T->isend(sc, buf, sz, 1, mr, NULL, &q)))
+			die("isend", e);
+	return q;
+}
+
+/*
+ * the @sz-byte round trip between the processes, @n times: 0 sends on @fw and 1 answers
+ * on @bw, each receive posted before the message it waits for can come (as NCCL's
+ * proxy posts them): microseconds on rank 0
+ */
+static double proc_rtt(int rank, struct link *fw, struct link *bw, size_t sz, int n)
+{
+	double t0 = now();
+	void *rq, *sq;
+	int i;
+
+	if (rank) {
+		rq = post_recv(fw->rc, fw->rbuf, sz, fw->rmr);
+		for (i = 0; i < n; i++) {
+			wait1(rq);
+			if (i + 1 < n)
+				rq = post_recv(fw->rc, fw->rbuf, sz, fw->rmr);
+			wait1(post_send(bw->sc, bw->sbuf, sz, bw->smr));
+		}
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		rq = post_recv(bw->rc, bw->rbuf, sz, bw->rmr);
+		sq = post_send(fw->sc, fw->sbuf, sz, fw->smr);
+		wait1(sq);
+		wait1(rq);
+	}
+	return (now() - t0) / n * 1e6;
+}
+
+/* the way back for the round trips: 0 listens, its handle through @qfd to 1 */
+static void proc_back(void *ctx, int rank, int qfd, struct link *bw)
+{
+	unsigned char h[DVX_NCCL_HANDLE_BYTES];
+	void *lc = NULL;
+	int rc, type;
+
+	memset(bw, 0, sizeof(*bw));
+	if (!rank) {
+		if ((rc = T->listen(ctx, 0, h, &lc)))
+			die("listen back", rc);
+		if (bench_full_io(qfd, h, sizeof(h), 1))
+			die("handle back out", -1);
+		while (!bw->rc)
+			if ((rc = T->accept(lc, &bw->rc, NULL)))
+				die("accept back", rc);
+		T->close_listen(lc);
+		bw->rbuf = proc_buf(1, MAXC, 8192, &type);	/* not filled: the answers */
+		if ((rc = T->reg_mr(bw->rc, bw->rbuf, 8192, type, &bw->rmr)))
+			die("regMr back", rc);
+		return;
+	}
+	if (bench_full_io(qfd, h, sizeof(h), 0))
+		die("handle back in", -1);
+	while (!bw->sc)
+		if ((rc = T->connect(ctx, 0, h, &bw->sc, NULL)))
+			die("connect back", rc);
+	bw->sbuf = proc_buf(0, MAXC, 8192, &type);
+	if ((rc = T->reg_mr(bw->sc, bw->sbuf, 8192, type, &bw->smr)))
+		die("regMr back", rc);
+}
+
 /* one rank of --procs: 1 listens, sends its handles on @hfd, receives; 0 reads the
- * handles from @hfd, connects, sends, and writes GB/s per size on @out */
-static int proc_rank(int rank, int nc, int quick, int hfd, int out)
+ * handles from @hfd, connects, sends, and writes GB/s per size on @out; then the round
+ * trips, the way back joined through @qfd */
+static int proc_rank(int rank, int nc, int quick, int hfd, int qfd, int out)
 {
 	static unsigned char h[MAXC][DVX_NCCL_HANDLE_BYTES];
 	struct link l[MAXC];
 	void *ctx, *lc[MAXC];
 	size_t bytes = 4 << 20;
-	double fig[NPROC];
+	double fig[NPFIG];
+	struct link bw;
 	unsigned i;
 	int c, rc, todo, type;
 
@@ -476,16 +580,23 @@ static int proc_rank(int rank, int nc, int quick, int hfd, int out)
 	for (c = 0; rank && c < nc; c++)
 		if (proc_check(l[c].rbuf, c, proc_sizes[NPROC - 1]))
 			return 3;
+	proc_back(ctx, rank, qfd, &bw);
+	for (i = 0; i < NRTT; i++) {
+		int n = quick ? 200 : 2000;
+
+		proc_rtt(rank, &l[0], &bw, rtt_sizes[i], n / 10);	/* warm */
+		fig[NPROC + i] = proc_rtt(rank, &l[0], &bw, rtt_sizes[i], n);
+	}
 	return rank ? 0 : bench_full_io(out, fig, sizeof(fig), 1) ? 1 : 0;
 }
 
 /* --procs, one configuration: the two ranks forked, GB/s per size into @fig */
 static int run_procs(const char *env[], int nc, int quick, double *fig)
 {
-	int hp[2], op[2], r, st, bad = 0;
+	int hp[2], qp[2], op[2], r, st, bad = 0;
 	pid_t pid[2];
 
-	if (pipe(hp) || pipe(op))
+	if (pipe(hp) || pipe(qp) || pipe(op))
 		return -1;
 	for (r = 0; r < 2; r++) {
 		fflush(NULL);
@@ -506,17 +617,20 @@ static int run_procs(const char *env[], int nc, int quick, double *fig)
 			 * file for the other and for the parent, never a hang */
 			close(op[0]);
 			close(r ? hp[0] : hp[1]);
+			close(r ? qp[1] : qp[0]);
 			if (r)
 				close(op[1]);
-			_exit(proc_rank(r, nc, quick, r ? hp[1] : hp[0], op[1]));
+			_exit(proc_rank(r, nc, quick, r ? hp[1] : hp[0], r ? qp[0] : qp[1], op[1]));
 		}
 		if (pid[r] < 0)
 			bad = 1;
 	}
 	close(hp[0]);
 	close(hp[1]);
+	close(qp[0]);
+	close(qp[1]);
 	close(op[1]);
-	bad |= bench_full_io(op[0], fig, sizeof(double) * NPROC, 0);
+	bad |= bench_full_io(op[0], fig, sizeof(double) * NPFIG, 0);
 	close(op[0]);
 	for (r = 0; r < 2; r++)
 		if (pid[r] > 0 && (waitpid(pid[r], &st, 0) != pid[r] || !WIFEXITED(st) ||
@@ -536,7 +650,7 @@ static int main_procs(int nc, int quick)
 				     NULL };
 	const char **cfg[] = { fifo, co, tcp, mesh };
 	const char *name[] = { "FIFO CTS", "CTS offload", "FIFO, TCP", "FIFO, mesh" };
-	double fig[4][2][NPROC];
+	double fig[4][2][NPFIG];
 	const char *dir;
 	unsigned i;
 	int k, bad = 0;
@@ -561,6 +675,8 @@ static int main_procs(int nc, int quick)
 			bad = run(cfg[k], nc, quick, one);
 			for (i = 0; i < NPROC && !bad; i++)
 				fig[k][1][i] = one[i];
+			for (i = NPROC; i < NPFIG && !bad; i++)
+				fig[k][1][i] = one[i];	/* its round trips */
 		}
 	}
 	rmdir(dir);
@@ -573,12 +689,13 @@ static int main_procs(int nc, int quick)
 	printf("%-12s", "config");
 	for (i = 0; i < NPROC; i++)
 		printf(" %17zuK", proc_sizes[i] / 1024);
-	printf("\n");
+	printf(" %17s %17s\n", "RTT 8 B us", "RTT 8 KiB us");
 	for (k = 0; k < 4; k++) {
 		printf("%-12s", name[k]);
 		for (i = 0; i < NPROC; i++)
 			printf("   %6.2f / %6.2f", fig[k][0][i], fig[k][1][i]);
-		printf("\n");
+		printf("   %6.1f / %6.1f   %6.1f / %6.1f\n", fig[k][0][NPROC], fig[k][1][NPROC],
+		       fig[k][0][NPROC + 1], fig[k][1][NPROC + 1]);
 	}
 	return 0;
 }
@@ -593,7 +710,7 @@ static int main_gpu(int nc, int quick)
 				     "DVX_NET_GDR_ENGINE=thread", NULL };
 	const char **cfg[] = { host, proc, thr };
 	const char *name[] = { "host buffers (ref)", "GPU, dvx-copier", "GPU, in-process" };
-	double fig[3][NPROC];
+	double fig[3][NPFIG];
 	unsigned i;
 	pid_t pid;
 	int k, st;
@@ -624,12 +741,12 @@ static int main_gpu(int nc, int quick)
 	printf("%-20s", "buffers");
 	for (i = 0; i < NPROC; i++)
 		printf(" %8zuK", proc_sizes[i] / 1024);
-	printf("\n");
+	printf(" %11s %13s\n", "RTT 8 B us", "RTT 8 KiB us");
 	for (k = 0; k < 3; k++) {
 		printf("%-20s", name[k]);
 		for (i = 0; i < NPROC; i++)
 			printf(" %9.3f", fig[k][i]);
-		printf("\n");
+		printf(" %11.1f %13.1f\n", fig[k][NPROC], fig[k][NPROC + 1]);
 	}
 	return 0;
 }
