@@ -360,8 +360,13 @@ static void copy_beside_calls(uint64_t flag_dptr)
 	}
 	memset(&cop, 0, sizeof(cop));
 	if (!copier_up(&cop)) {
-		if (dvxn_copier_map(&cop, &g.hg, word.dptr, sizeof(uint32_t), &cmap))
-			printf("(no dvx-copier row: %s)\n", cop.why);
+		struct dvxn_copier_mem cm;
+		char why[256];
+
+		if (dvxn_copier_export(&g.hg, word.dptr, sizeof(uint32_t), &cm, why, sizeof(why)) ||
+		    (dvxn_copier_map(&cop, &cm, &cmap) &&
+		     (dvxn_copier_why(&cop, why, sizeof(why)), 1)))
+			printf("(no dvx-copier row: %s)\n", why);
 		else
 			nproc = 3;
 	}

@@ -6,14 +6,21 @@
  *   dvx-copier [--sim]
  *
  * Spawned by the NCCL plugin (and by tests) with its socket as descriptor 3; not a
- * program to run by hand. It serves requests until the socket closes or QUIT comes,
- * one at a time, each answered when done. The GPUs are opened as mappings name them
- * (their primary contexts, a non-blocking stream each); the staging area is registered
- * with the first, so the copies run as DMA from pinned memory. --sim serves the
- * software GPU model (hal/sim/gpu.c) instead of CUDA: tests without a GPU.
+ * program to run by hand. It serves requests until the socket closes, QUIT comes or its
+ * parent is gone, one at a time, each answered when done. The GPUs are opened as
+ * mappings name them (their primary contexts, a non-blocking stream each); the staging
+ * area is registered with the first, so the copies run as DMA from pinned memory. A copy
+ * that fails or is not done within the caller's bound (less a second) is answered, and
+ * then the copier ends: the DMA may still be queued on its stream, and no later copy may
+ * meet it in the staging area. It holds no descriptor of its parent's but its socket,
+ * and ignores SIGINT, SIGTERM, SIGHUP and SIGQUIT (a job's signals are for the
+ * application, which ends the copier by closing its socket). --sim serves the software
+ * GPU model (hal/sim/gpu.c) instead of CUDA: tests without a GPU; there
+ * DVX_COPIER_FAIL_AFTER=N fails the copy after the N-th (fault injection).
  *
- * Exit status: 0 at the end of its socket or QUIT; 2 on a request that is not one
- * (a caller of another version); 3 when it cannot start (no CUDA, no memory).
+ * Exit status: 0 at the end of its socket, QUIT or its parent's end; 2 on a request
+ * that is not one (a caller of another build); 3 when it cannot start (no CUDA, no
+ * memory); 4 after a copy failed.
  */
 #include <errno.h>
 #include <signal.h>
@@ -23,8 +30,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include <dvx/gpu/gpu.h>
 #include <dvx/hal/gpu.h>
@@ -32,7 +42,6 @@
 
 #include "copier.h"
 
-#define COPY_TIMEOUT_NS 10000000000ull	/* one copy: far beyond any bus stall */
 #define NGPUS 16
 
 static const struct dvx_hal *hal;
@@ -46,10 +55,14 @@ static struct {
 	uint32_t refs, gen;
 	int32_t ordinal;
 	uint64_t base, len;	/* the caller's */
+	struct dvx_hal_gpu_handle h;	/* how it came (fd: -1) */
 	struct dvx_gpu_mem m;	/* here */
 } maps[DVXN_COP_MAX_MAPS];
 static uint8_t *stage;
 static uint64_t stage_len;
+static uint64_t copy_timeout_ns = 10000000000ull;	/* the caller's bound less 1 s */
+static uint64_t copies, fail_after;	/* --sim: DVX_COPIER_FAIL_AFTER */
+static int copy_failed;
 static struct dvx_gpu_hostreg stage_reg;
 static int stage_registered;
 
@@ -106,10 +119,14 @@ static void do_map(const struct dvxn_cop_req *q, int fd, struct dvxn_cop_rep *r)
 				free_slot = i;
 			continue;
 		}
-		if (maps[i].ordinal == q->ordinal && maps[i].base == q->base &&
+		/* an IPC handle names its allocation (CUDA opens one once per process); an
+		 * fd does not, and another allocation may sit at the same address since */
+		if (h.type == DVX_HAL_GPU_HANDLE_IPC && maps[i].h.type == h.type &&
+		    !memcmp(maps[i].h.data, h.data, sizeof(h.data)) &&
+		    maps[i].ordinal == q->ordinal && maps[i].base == q->base &&
 		    maps[i].len == q->len) {
 			maps[i].refs++;
-			r->id = maps[i].gen << 12 | (uint32_t)i;
+			r->id = maps[i].gen << DVXN_COP_SLOT_BITS | (uint32_t)i;
 			return;
 		}
 	}
@@ -142,7 +159,9 @@ static void do_map(const struct dvxn_cop_req *q, int fd, struct dvxn_cop_rep *r)
 	maps[free_slot].ordinal = q->ordinal;
 	maps[free_slot].base = q->base;
 	maps[free_slot].len = q->len;
-	r->id = maps[free_slot].gen << 12 | (uint32_t)free_slot;
+	maps[free_slot].h = h;
+	maps[free_slot].h.fd = -1;
+	r->id = maps[free_slot].gen << DVXN_COP_SLOT_BITS | (uint32_t)free_slot;
 }
 
 /* the mapping @id names, or NULL with @r saying so */
@@ -150,7 +169,7 @@ static int slot_of(uint32_t id, struct dvxn_cop_rep *r)
 {
 	uint32_t i = id & (DVXN_COP_MAX_MAPS - 1);
 
-	if (!maps[i].used || maps[i].gen != id >> 12) {
+	if (!maps[i].used || maps[i].gen != id >> DVXN_COP_SLOT_BITS) {
 		say(r, -EINVAL, "mapping %#x is not mapped", id);
 		return -1;
 	}
@@ -161,11 +180,17 @@ static void do_unmap(const struct dvxn_cop_req *q, struct dvxn_cop_rep *r)
 {
 	int i = slot_of(q->id, r);
 
+	int rc;
+
 	if (i < 0 || --maps[i].refs)
 		return;
-	if (gpu(maps[i].ordinal, r))
-		r->rc = dvx_gpu_mem_free(&maps[i].m);
 	maps[i].used = 0;
+	if (!gpu(maps[i].ordinal, r))
+		return;
+	rc = dvx_gpu_mem_free(&maps[i].m);
+	if (rc)
+		say(r, rc, "unmap [%#llx, +%llu) on GPU %d: %s", (unsigned long long)maps[i].base,
+		    (unsigned long long)maps[i].len, maps[i].ordinal, gpus[maps[i].ordinal].g.hg.diag.msg);
 }
 
 static void do_copy(const struct dvxn_cop_req *q, struct dvxn_cop_rep *r)
@@ -188,23 +213,47 @@ static void do_copy(const struct dvxn_cop_req *q, struct dvxn_cop_rep *r)
 		return;
 	dev = maps[i].m.dptr + q->off;
 	host = (uint64_t)(uintptr_t)(stage + q->stage_off);
+	if (fail_after && ++copies >= fail_after) {
+		copy_failed = 1;
+		say(r, -EIO, "copy %s GPU %d: failed as DVX_COPIER_FAIL_AFTER=%llu asks",
+		    to_dev ? "to" : "from", maps[i].ordinal, (unsigned long long)fail_after);
+		return;
+	}
 	rc = dvx_hal_gpu_memcpy_async(&g->hg, to_dev ? dev : host, to_dev ? host : dev, q->len,
 				      gpus[maps[i].ordinal].st.handle);
 	if (!rc)
-		rc = dvx_gpu_stream_wait(&gpus[maps[i].ordinal].st, COPY_TIMEOUT_NS);
-	if (rc)
+		rc = dvx_gpu_stream_wait(&gpus[maps[i].ordinal].st, copy_timeout_ns);
+	if (rc) {
+		copy_failed = 1;	/* answered, then the end: the stream may hold it */
 		say(r, rc, "copy %s GPU %d: %s", to_dev ? "to" : "from", maps[i].ordinal,
-		    rc == -ETIMEDOUT ? "not done in 10 s" : g->hg.diag.msg);
+		    rc == -ETIMEDOUT ? "not done in time" : g->hg.diag.msg);
+	}
 }
 
 static void do_hello(const struct dvxn_cop_req *q, int fd, struct dvxn_cop_rep *r)
 {
+	struct stat st;
 	void *p;
 
+	r->id = DVXN_COP_VERSION;
+	if (q->id != DVXN_COP_VERSION) {
+		say(r, -EPROTO, "the caller speaks version %u, this copier %u", q->id,
+		    DVXN_COP_VERSION);
+		return;
+	}
 	if (stage || fd < 0 || !q->len) {
 		say(r, -EINVAL, "hello without a staging area, or twice");
 		return;
 	}
+	if (fstat(fd, &st) || (uint64_t)st.st_size < q->len) {
+		say(r, -EINVAL, "the staging area's file is shorter than %llu bytes",
+		    (unsigned long long)q->len);
+		return;
+	}
+	if (q->off > 2000000000ull)
+		copy_timeout_ns = q->off - 1000000000ull;
+	else if (q->off)
+		copy_timeout_ns = q->off / 2;
 	p = mmap(NULL, q->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		say(r, -errno, "map the staging area (%llu bytes): %s",
@@ -250,14 +299,28 @@ int main(int argc, char **argv)
 	struct msghdr mh;
 	struct cmsghdr *cm;
 	ssize_t n;
+	struct pollfd pf = { .fd = DVXN_COP_FD, .events = POLLIN };
+	pid_t parent = getppid();
+	const char *fa = getenv("DVX_COPIER_FAIL_AFTER");
 	int fd, i;
 
+	/* nothing of the caller's but the socket (posix_spawn closed them already where
+	 * glibc can; not everywhere) */
+#ifdef SYS_close_range
+	(void)syscall(SYS_close_range, DVXN_COP_FD + 1, ~0u, 0);
+#endif
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
 	if (argc > 1 && strcmp(argv[1], "--sim")) {
 		fprintf(stderr, "usage: dvx-copier [--sim] (spawned by libnccl-net-dvx.so with "
 			"its socket as descriptor 3)\n");
 		return 3;
 	}
+	if (argc > 1 && fa)
+		fail_after = strtoull(fa, NULL, 0);
 	hal = argc > 1 ? sim_hal() : dvx_hal_cuda();
 	if (!hal) {
 		fprintf(stderr, "dvx-copier: %s\n", argc > 1 ? "no software GPUs" :
@@ -270,6 +333,12 @@ int main(int argc, char **argv)
 		mh.msg_iovlen = 1;
 		mh.msg_control = cbuf;
 		mh.msg_controllen = sizeof(cbuf);
+		/* a parent that is gone ends it, even if another process holds the socket */
+		i = poll(&pf, 1, 1000);
+		if (getppid() != parent)
+			break;
+		if (i == 0 || (i < 0 && errno == EINTR))
+			continue;
 		n = recvmsg(DVXN_COP_FD, &mh, MSG_CMSG_CLOEXEC);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -280,7 +349,8 @@ int main(int argc, char **argv)
 			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
 			    cm->cmsg_len == CMSG_LEN(sizeof(int)))
 				memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-		if (n != (ssize_t)sizeof(q) || q.magic != DVXN_COP_MAGIC)
+		if (n != (ssize_t)sizeof(q) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+		    q.magic != DVXN_COP_MAGIC)
 			return 2;
 		if (q.op == DVXN_COP_QUIT)
 			break;
@@ -303,6 +373,8 @@ int main(int argc, char **argv)
 			close(fd);
 		if (send(DVXN_COP_FD, &r, sizeof(r), MSG_NOSIGNAL) != (ssize_t)sizeof(r))
 			break;
+		if (copy_failed)
+			_exit(4);	/* not through the driver's teardown of a stuck stream */
 	}
 	for (i = 0; i < DVXN_COP_MAX_MAPS; i++)
 		if (maps[i].used && gpu(maps[i].ordinal, &r))

@@ -5,9 +5,12 @@
  * One state per process, like the fabric it serves. Registrations come from NCCL's
  * service threads (under gdr.lock); the copies from the fabric's progress thread (or a
  * thread stepping it) with the fabric's lock held, which is why they touch nothing here
- * but their own GPU and two counters.
+ * but their own GPU (thread engine) or dvx-copier (its own lock: one bounded request),
+ * two counters and the once-only warning. Lock order: gdr.lock, then the fabric's or
+ * the copier's; the fabric's, then the copier's.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -55,9 +58,10 @@ static struct {
 	pthread_mutex_t lock;
 	enum dvxn_gdr_mode mode;
 	enum dvxn_gdr_engine engine;
-	char copier_path[512];		/* DVXN_GDR_PROCESS: found by the probe */
-	size_t stage_bytes;
-	int copier_tried;		/* started once, at the first registration */
+	char copier_path[PATH_MAX];	/* DVXN_GDR_PROCESS: found by the probe */
+	int optional;			/* DVX_NET_GDR=auto: off if the engine cannot start */
+	int copier_up;			/* started by dvxn_gdr_up() */
+	int warned;			/* the copier's failure told once */
 	struct dvxn_copier cop;
 	struct gdr_reg regs[GDR_MAX_REGS];
 	struct dvx_sim_fabric *fab;
@@ -66,6 +70,7 @@ static struct {
 	struct gdr_engine eng[GDR_MAX_GPUS];	/* opened as registrations name them */
 	uint64_t copies, failed;		/* atomics: the progress thread counts */
 	void (*trace)(const char *fmt, ...);
+	void (*warn)(const char *fmt, ...);
 	unsigned ntrace;
 } gdr = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -122,13 +127,19 @@ static int proc_copy(struct gdr_reg *r, void *host, uint64_t dptr, uint64_t len,
 	uint64_t t0 = gdr.trace ? now_ns() : 0, n;
 	int rc = dtoh ? dvxn_copier_read(&gdr.cop, &r->map, host, dptr, len) :
 			dvxn_copier_write(&gdr.cop, &r->map, dptr, host, len);
+	char why[256] = "ok";
 
+	if (rc)
+		dvxn_copier_why(&gdr.cop, why, sizeof(why));
 	n = __atomic_load_n(&gdr.copies, __ATOMIC_RELAXED);
 	if (gdr.trace && n < gdr.ntrace)
 		gdr.trace("GPU copy %llu (dvx-copier): %s %#llx, %llu bytes: %d (%s) in %llu us",
 			  (unsigned long long)n, dtoh ? "from" : "to", (unsigned long long)dptr,
-			  (unsigned long long)len, rc, rc ? gdr.cop.why : "ok",
+			  (unsigned long long)len, rc, why,
 			  (unsigned long long)((now_ns() - t0) / 1000));
+	/* once: the copier is gone, and with it every later copy (error completions) */
+	if (rc && gdr.warn && !__atomic_exchange_n(&gdr.warned, 1, __ATOMIC_RELAXED))
+		gdr.warn("GPU buffers: %s; every copy of GPU memory fails from now on", why);
 	return counted(rc ? (rc == -ETIMEDOUT ? rc : -EIO) : 0);
 }
 
@@ -204,8 +215,9 @@ static int engine_probe(const char *env, enum dvxn_gdr_engine *engine, char *why
 	if (rc)
 		say(why, len, "no dvx-copier %s%s (DVX_NET_GDR_COPIER names it; "
 		    "DVX_NET_GDR_ENGINE=thread copies in this process instead)",
-		    getenv("DVX_NET_GDR_COPIER") ? "at " : "beside the plugin or in "
-		    "../libexec/dvx/", getenv("DVX_NET_GDR_COPIER") ? gdr.copier_path : "");
+		    getenv("DVX_NET_GDR_COPIER") ? "at " : "beside the plugin or the program, "
+		    "or in ../libexec/dvx/ or ../plugins/nccl/ from either",
+		    getenv("DVX_NET_GDR_COPIER") ? getenv("DVX_NET_GDR_COPIER") : "");
 	return rc;
 }
 
@@ -215,6 +227,7 @@ int dvxn_gdr_probe(const char *env, const char *engine_env, enum dvxn_gdr_mode *
 	struct dvx_hal_gpu g;
 
 	*engine = DVXN_GDR_PROCESS;
+	gdr.optional = 0;
 	if (engine_env && *engine_env && strcmp(engine_env, "process") &&
 	    strcmp(engine_env, "thread")) {	/* refused whatever the mode */
 		say(why, len, "DVX_NET_GDR_ENGINE=%s: process (the default) or thread", engine_env);
@@ -223,9 +236,10 @@ int dvxn_gdr_probe(const char *env, const char *engine_env, enum dvxn_gdr_mode *
 	if (!strcmp(env ? env : "", "auto")) {
 		*mode = cuda_probe(&g, NULL, 0) || engine_probe(engine_env, engine, NULL, 0) ?
 			DVXN_GDR_OFF : DVXN_GDR_CUDA;
+		gdr.optional = 1;
 		return 0;
 	}
-	/* off unless asked for: on two H200s the path ran exact and then stalled (gdr.h) */
+	/* off unless asked for: NCCL has not run over dvx-copier yet (gdr.h) */
 	if (!env || !*env || !strcmp(env, "0")) {
 		*mode = DVXN_GDR_OFF;
 		return 0;
@@ -234,43 +248,89 @@ int dvxn_gdr_probe(const char *env, const char *engine_env, enum dvxn_gdr_mode *
 		*mode = DVXN_GDR_HOST;
 		return 0;
 	}
+	if (!strcmp(env, "hostproc")) {
+		if (engine_env && !strcmp(engine_env, "thread")) {
+			say(why, len, "DVX_NET_GDR=hostproc is dvx-copier's test: not with "
+			    "DVX_NET_GDR_ENGINE=thread");
+			return -EINVAL;
+		}
+		if (engine_probe(engine_env, engine, why, len))
+			return -EINVAL;
+		*mode = DVXN_GDR_HOSTPROC;
+		return 0;
+	}
 	if (!strcmp(env, "cuda") || !strcmp(env, "1")) {
 		if (cuda_probe(&g, why, len) || engine_probe(engine_env, engine, why, len))
 			return -EINVAL;
 		*mode = DVXN_GDR_CUDA;
 		return 0;
 	}
-	say(why, len, "DVX_NET_GDR=%s: auto, 0, 1 (cuda) or host", env);
+	say(why, len, "DVX_NET_GDR=%s: auto, 0, 1 (cuda), host or hostproc", env);
 	return -EINVAL;
 }
 
-void dvxn_gdr_up(struct dvx_sim_fabric *fab, enum dvxn_gdr_mode mode,
-		 enum dvxn_gdr_engine engine, size_t stage_bytes,
-		 void (*trace)(const char *fmt, ...), unsigned ntrace)
+/* a child after fork(): the parent's copier and registrations are not its own, and a
+ * lock a parent's thread held at the fork would never be let go */
+static void gdr_forked(void)
 {
-	unsigned i;
+	pthread_mutex_init(&gdr.lock, NULL);
+	dvxn_copier_forked(&gdr.cop);
+}
 
+static void gdr_atfork(void)
+{
+	pthread_atfork(NULL, NULL, gdr_forked);
+}
+
+int dvxn_gdr_up(struct dvx_sim_fabric *fab, enum dvxn_gdr_mode mode,
+		enum dvxn_gdr_engine engine, size_t stage_bytes,
+		void (*trace)(const char *fmt, ...), void (*warn)(const char *fmt, ...),
+		unsigned ntrace, char *why, size_t len)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	unsigned i;
+	int rc = 0;
+
+	pthread_once(&once, gdr_atfork);
 	pthread_mutex_lock(&gdr.lock);
 	gdr.fab = fab;
 	gdr.engine = engine;
-	gdr.stage_bytes = stage_bytes;
-	gdr.copier_tried = 0;
 	gdr.trace = ntrace ? trace : NULL;
+	gdr.warn = warn;
 	gdr.ntrace = ntrace;
 	gdr.mode = mode;
 	gdr.copies = gdr.failed = 0;
+	gdr.warned = 0;
 	if (mode == DVXN_GDR_CUDA && !gdr.probe_up) {
-		if (cuda_probe(&gdr.probe, NULL, 0))
+		if (cuda_probe(&gdr.probe, why, len)) {
 			gdr.mode = DVXN_GDR_OFF;	/* the driver went away since the probe */
-		else
+			rc = -ENODEV;
+		} else {
 			gdr.probe_up = 1;
+		}
 	}
 	for (i = 0; i < GDR_MAX_GPUS; i++) {
 		gdr.eng[i].dma.read = cuda_read;
 		gdr.eng[i].dma.write = cuda_write;
 		gdr.eng[i].dma.arg = &gdr.eng[i];
 	}
+	/* dvx-copier now, not at the first registration: NCCL is told CUDA pointers are
+	 * supported only when the engine runs */
+	if (!rc && engine == DVXN_GDR_PROCESS &&
+	    (gdr.mode == DVXN_GDR_CUDA || gdr.mode == DVXN_GDR_HOSTPROC)) {
+		rc = dvxn_copier_start(&gdr.cop, gdr.copier_path, gdr.mode == DVXN_GDR_HOSTPROC,
+				       stage_bytes, GDR_COPIER_TIMEOUT_NS);
+		if (rc) {
+			dvxn_copier_why(&gdr.cop, why, len);
+			gdr.mode = DVXN_GDR_OFF;
+		} else {
+			gdr.copier_up = 1;
+		}
+	}
+	if (rc && gdr.optional)
+		rc = 0;	/* auto: GPU buffers off, said at init (the caller) */
 	pthread_mutex_unlock(&gdr.lock);
+	return rc;
 }
 
 void dvxn_gdr_down(void)
@@ -283,9 +343,9 @@ void dvxn_gdr_down(void)
 			dvxn_copier_unmap(&gdr.cop, &gdr.regs[i].map);
 			gdr.regs[i].used = 0;
 		}
-	if (gdr.copier_tried)
+	if (gdr.copier_up)
 		dvxn_copier_end(&gdr.cop);
-	gdr.copier_tried = 0;
+	gdr.copier_up = 0;
 	for (i = 0; i < GDR_MAX_GPUS; i++)
 		if (gdr.eng[i].open) {
 			if (!dvx_gpu_make_current(&gdr.eng[i].gpu))
@@ -308,7 +368,8 @@ enum dvxn_gdr_engine dvxn_gdr_engine(void)
 	return gdr.engine;
 }
 
-/* the engine for CUDA memory at [@dptr, +@size): its device, opened once */
+/* the engine for CUDA memory at [@dptr, +@size): its device, opened once (with a stream
+ * of the plugin's for the thread engine) */
 static struct gdr_engine *cuda_engine(uint64_t dptr, uint64_t size, int *err, char *why,
 				      size_t len)
 {
@@ -342,7 +403,7 @@ static struct gdr_engine *cuda_engine(uint64_t dptr, uint64_t size, int *err, ch
 	if (!e->open) {
 		memset(&e->gpu, 0, sizeof(e->gpu));
 		rc = dvx_gpu_open(&e->gpu, dvx_hal_cuda(), o, NULL);
-		if (!rc) {
+		if (!rc && gdr.engine == DVXN_GDR_THREAD) {
 			rc = dvx_gpu_stream_create(&e->gpu, &e->st);
 			if (rc)
 				dvx_gpu_close(&e->gpu);
@@ -359,29 +420,19 @@ static struct gdr_engine *cuda_engine(uint64_t dptr, uint64_t size, int *err, ch
 }
 
 /*
- * DVXN_GDR_PROCESS: map the allocation around [@dptr, +@size) of @e's device into
- * dvx-copier (started at the first registration) and lend a slot whose callbacks copy
- * through it; the caller sets the slot's fd once the dma-buf exists
+ * DVXN_GDR_PROCESS: export the allocation around [@dptr, +@size) (of @e's device; with
+ * no @e, memfd-backed host memory: DVXN_GDR_HOSTPROC), map it into dvx-copier and lend
+ * a slot whose callbacks copy through it; the caller sets the slot's fd once the
+ * dma-buf exists. The export's driver calls are made before any copier lock is taken.
  */
 static struct gdr_reg *copier_reg(struct gdr_engine *e, uint64_t dptr, uint64_t size, int *err,
 				  char *why, size_t len)
 {
+	struct dvxn_copier_mem mem;
 	struct gdr_reg *r = NULL;
 	unsigned i;
 	int rc;
 
-	if (!gdr.copier_tried) {
-		gdr.copier_tried = 1;
-		rc = dvxn_copier_start(&gdr.cop, gdr.copier_path, 0, gdr.stage_bytes,
-				       GDR_COPIER_TIMEOUT_NS);
-		if (rc && gdr.trace)
-			gdr.trace("GPU buffers: %s", gdr.cop.why);
-	}
-	if (gdr.cop.dead) {
-		*err = -EIO;
-		say(why, len, "%s", gdr.cop.why);
-		return NULL;
-	}
 	for (i = 0; i < GDR_MAX_REGS && !r; i++)
 		if (!gdr.regs[i].used)
 			r = &gdr.regs[i];
@@ -390,16 +441,21 @@ static struct gdr_reg *copier_reg(struct gdr_engine *e, uint64_t dptr, uint64_t 
 		say(why, len, "%u GPU buffers are registered already", GDR_MAX_REGS);
 		return NULL;
 	}
-	rc = dvx_gpu_make_current(&e->gpu);
-	if (rc) {
+	if (e && (rc = dvx_gpu_make_current(&e->gpu))) {
 		*err = -ENODEV;
 		say(why, len, "GPU %d current: %s", e->gpu.hg.ordinal, e->gpu.hg.diag.msg);
 		return NULL;
 	}
-	rc = dvxn_copier_map(&gdr.cop, &e->gpu.hg, dptr, size, &r->map);
+	rc = e ? dvxn_copier_export(&e->gpu.hg, dptr, size, &mem, why, len) :
+		 dvxn_copier_export_host(dptr, size, &mem, why, len);
 	if (rc) {
 		*err = rc;
-		say(why, len, "%s", gdr.cop.why);
+		return NULL;
+	}
+	rc = dvxn_copier_map(&gdr.cop, &mem, &r->map);
+	if (rc) {
+		*err = rc;
+		dvxn_copier_why(&gdr.cop, why, len);
 		return NULL;
 	}
 	r->fd = -1;
@@ -426,6 +482,9 @@ int dvxn_gdr_export(void *data, size_t size, int *fd, char *why, size_t len)
 		say(why, len, "no buffer (%p, %zu bytes)", data, size);
 	} else if (gdr.mode == DVXN_GDR_HOST) {
 		dma = &host_dma;
+	} else if (gdr.mode == DVXN_GDR_HOSTPROC) {
+		if ((r = copier_reg(NULL, dptr, size, &rc, why, len)))
+			dma = &r->dma;
 	} else if ((e = cuda_engine(dptr, size, &rc, why, len))) {
 		if (gdr.engine == DVXN_GDR_THREAD)
 			dma = &e->dma;
@@ -458,7 +517,7 @@ int dvxn_gdr_release(int fd)
 	for (i = 0; !rc && i < GDR_MAX_REGS; i++)
 		if (gdr.regs[i].used && gdr.regs[i].fd == fd) {
 			gdr.regs[i].used = 0;
-			rc = dvxn_copier_unmap(&gdr.cop, &gdr.regs[i].map);
+			rc = dvxn_copier_unmap(&gdr.cop, &gdr.regs[i].map);	/* 0 if it is gone */
 			break;
 		}
 	pthread_mutex_unlock(&gdr.lock);

@@ -29,7 +29,10 @@
  * is required, and dvx-copier for the process engine), "auto" (on when this libdvx has
  * CUDA, the driver finds a GPU and the engine can run), "host" (tests without a GPU:
  * NCCL_PTR_CUDA pointers are host memory, reached through the same software dma-bufs
- * by memcpy, so that every step but the engine runs). docs/nccl.md says what was seen.
+ * by memcpy, so that every step but the engine runs), "hostproc" (tests without a GPU
+ * of the process engine: NCCL_PTR_CUDA pointers are host memory mapped shared from a
+ * memfd the process holds open, exported by fd to dvx-copier --sim, which copies as it
+ * would on a GPU). docs/nccl.md says what was seen.
  */
 #ifndef DVX_PLUGINS_NCCL_GDR_H
 #define DVX_PLUGINS_NCCL_GDR_H
@@ -43,6 +46,7 @@ enum dvxn_gdr_mode {
 	DVXN_GDR_OFF = 0,
 	DVXN_GDR_CUDA = 1,	/* the CUDA driver's copies */
 	DVXN_GDR_HOST = 2,	/* memcpy over host memory: tests */
+	DVXN_GDR_HOSTPROC = 3,	/* dvx-copier --sim over memfd-backed host memory: tests */
 };
 
 enum dvxn_gdr_engine {
@@ -58,13 +62,18 @@ enum dvxn_gdr_engine {
  */
 int dvxn_gdr_probe(const char *env, const char *engine_env, enum dvxn_gdr_mode *mode,
 		   enum dvxn_gdr_engine *engine, char *why, size_t len);
-/* start serving registrations over @fab in @mode through @engine (dvx-copier, with a
- * staging area of @stage_bytes, starts at the first registration); undone by
- * dvxn_gdr_down(). With @trace, the first @ntrace copies are told to it
- * (DVX_NET_GDR_TRACE=N): direction, device address, length, result and time */
-void dvxn_gdr_up(struct dvx_sim_fabric *fab, enum dvxn_gdr_mode mode,
-		 enum dvxn_gdr_engine engine, size_t stage_bytes,
-		 void (*trace)(const char *fmt, ...), unsigned ntrace);
+/*
+ * start serving registrations over @fab in @mode through @engine (dvx-copier, with a
+ * staging area of @stage_bytes, starts here); undone by dvxn_gdr_down(). With @trace,
+ * the first @ntrace copies are told to it (DVX_NET_GDR_TRACE=N): direction, device
+ * address, length, result and time; @warn is told once when dvx-copier fails. Return:
+ * 0 (with "auto" also when the engine could not start: the mode is then off, and @why
+ * says why), or a negative errno with @why saying why (the mode is off)
+ */
+int dvxn_gdr_up(struct dvx_sim_fabric *fab, enum dvxn_gdr_mode mode,
+		enum dvxn_gdr_engine engine, size_t stage_bytes,
+		void (*trace)(const char *fmt, ...), void (*warn)(const char *fmt, ...),
+		unsigned ntrace, char *why, size_t len);
 void dvxn_gdr_down(void);
 enum dvxn_gdr_mode dvxn_gdr_mode(void);
 enum dvxn_gdr_engine dvxn_gdr_engine(void);

@@ -170,6 +170,19 @@ static void info(const char *fmt, ...)
 
 #define WARN(...) warn(__FILE__, __LINE__, __VA_ARGS__)
 
+/* a WARN line for modules that have none (gdr.c: dvx-copier's failure, once) */
+static void warn_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void warn_line(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	WARN("%s", msg);
+}
+
 /* bad arguments and handles, messages larger than the receive: the caller's error;
  * everything else (the NIC, the wire, the peer, room): the system's */
 static int code_of(int err)
@@ -343,8 +356,19 @@ static int conf_read(void)
 			return rc == -EINVAL ? DVX_NCCL_INVALID_USAGE : DVX_NCCL_SYSTEM_ERROR;
 		}
 		conf.sw_refs = 1;
-		dvxn_gdr_up(dvxn_sw_fabric(), conf.gdr, conf.gdr_engine, (size_t)stage_kb << 10,
-			    info, gdr_trace);
+		why[0] = 0;
+		rc = dvxn_gdr_up(dvxn_sw_fabric(), conf.gdr, conf.gdr_engine,
+				 (size_t)stage_kb << 10, info, warn_line, gdr_trace, why,
+				 sizeof(why));
+		if (rc) {
+			WARN("GPU buffers: %s", why);
+			dvxn_gdr_down();
+			dvxn_sw_down();
+			conf.sw_refs = 0;
+			return DVX_NCCL_SYSTEM_ERROR;
+		}
+		if (conf.gdr != DVXN_GDR_OFF && dvxn_gdr_mode() == DVXN_GDR_OFF)
+			info("GPU buffers off (DVX_NET_GDR=auto): %s", why);
 		conf.gdr = dvxn_gdr_mode();
 		conf.ndev = dvxn_sw_nnics();
 		for (i = 0; i < conf.ndev; i++) {
@@ -363,7 +387,9 @@ static int conf_read(void)
 	     conf.cts ? "offload (eager ring)" : "FIFO",
 	     conf.hw ? "hardware" : !getenv("DVX_NET_WIRE") ? "one process" :
 	     !strncmp(getenv("DVX_NET_WIRE"), "ondemand", 8) ? "wire on demand" : "wire mesh",
-	     conf.hw ? "no" : conf.gdr != DVXN_GDR_CUDA ?
+	     conf.hw ? "no" : conf.gdr == DVXN_GDR_HOSTPROC ?
+	     "host-backed through dvx-copier --sim (DVX_NET_GDR=hostproc)" :
+	     conf.gdr != DVXN_GDR_CUDA ?
 	     (conf.gdr == DVXN_GDR_HOST ? "host-backed (DVX_NET_GDR=host)" : "no") :
 	     conf.gdr_engine == DVXN_GDR_PROCESS ? "through dvx-copier's CUDA copies" :
 	     "through CUDA copies in this process");
@@ -1307,8 +1333,9 @@ static void stats_write(struct dvxn_ctx *c)
 	dvxn_gdr_counts(&copies, &failed);
 	fprintf(f, "\"gdr\":{\"mode\":\"%s\",\"gdr_copies\":%" PRIu64 ",\"gdr_failed\":%" PRIu64
 		",\"engine\":\"%s\"},", conf.hw ? "no" : conf.gdr == DVXN_GDR_CUDA ? "cuda" :
-		conf.gdr == DVXN_GDR_HOST ? "host" : "no", copies, failed,
-		conf.gdr != DVXN_GDR_CUDA ? "none" :
+		conf.gdr == DVXN_GDR_HOST ? "host" : conf.gdr == DVXN_GDR_HOSTPROC ? "hostproc" :
+		"no", copies, failed,
+		conf.gdr == DVXN_GDR_HOSTPROC ? "process" : conf.gdr != DVXN_GDR_CUDA ? "none" :
 		conf.gdr_engine == DVXN_GDR_PROCESS ? "process" : "thread");
 	if (!conf.hw && !dvxn_sw_wire_stats(&ws))
 		fprintf(f, "\"wire\":{\"rings\":%" PRIu64 ",\"frames_tx\":%" PRIu64

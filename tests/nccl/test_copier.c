@@ -6,12 +6,16 @@
  * CUDA shares it (a POSIX fd over SCM_RIGHTS for VMM allocations, an IPC handle for
  * cuMemAlloc ones), so every step but the driver's copy runs as on a GPU.
  *
- * Covered: the copier holds none of the caller's descriptors; bytes both ways through a staging area smaller than the copy (pieces), at
- * odd offsets, on two GPUs and both handle kinds; an allocation mapped twice is one
- * mapping until two unmaps; refusals (host memory, a range past its allocation, memory
- * that cannot be shared, a copy outside its mapping, a stale mapping, no program); a
- * copier killed or stopped: the call fails within its bound, the copier is reaped, and
- * every later call fails at once; four threads copying at once.
+ * Covered: the copier holds none of the caller's descriptors; bytes both ways through a
+ * staging area smaller than the copy (pieces), at odd offsets, on two GPUs and both
+ * handle kinds; an allocation asked twice by IPC handle is one mapping until two
+ * unmaps, by fd two; a stale id after its slot was taken again; refusals (host memory,
+ * a range past its allocation, memory that cannot be shared, a copy outside its
+ * mapping, a stale mapping, no program); a copier killed or stopped: the call fails
+ * within its bound, the copier is reaped, and every later call fails at once; a copy
+ * the copier fails (fault injection): it ends itself; a program that ends before its
+ * hello: nothing left open, no zombie; a child forked with the copier up leaves it
+ * alone; SIGCHLD ignored; four threads copying at once.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -73,6 +77,21 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * SEC + (uint64_t)ts.tv_nsec;
 }
 
+/* the export's reason, when it failed */
+static char ewhy[256];
+
+/* export the allocation around [@dptr, +@len) of @g's and map it into @c */
+static int map(struct dvxn_copier *c, struct dvx_gpu *g, uint64_t dptr, uint64_t len,
+	       struct dvxn_copier_map *m)
+{
+	struct dvxn_copier_mem mem;
+	int rc;
+
+	ewhy[0] = 0;
+	rc = dvxn_copier_export(&g->hg, dptr, len, &mem, ewhy, sizeof(ewhy));
+	return rc ? rc : dvxn_copier_map(c, &mem, m);
+}
+
 static void start(struct dvxn_copier *c, uint64_t timeout_ns)
 {
 	int rc = dvxn_copier_start(c, DVX_COPIER, 1, STAGE, timeout_ns);
@@ -123,7 +142,7 @@ static int fds_above(pid_t pid, int fd)
 	assert_non_null(dir);
 	while ((d = readdir(dir)))
 		if (d->d_name[0] != '.' && atoi(d->d_name) > fd) {
-			print_message("the copier holds descriptor %s\n", d->d_name);
+			print_message("process %d holds descriptor %s\n", (int)pid, d->d_name);
 			n++;
 		}
 	closedir(dir);
@@ -133,7 +152,7 @@ static int fds_above(pid_t pid, int fd)
 static void test_bytes_both_ways(void **state)
 {
 	struct dvx_gpu_mem vmm, legacy;
-	struct dvxn_copier_map a, b, l;
+	struct dvxn_copier_map a, b, l, l2;
 	struct dvxn_copier c;
 	uint64_t copies;
 	int leak;
@@ -148,7 +167,7 @@ static void test_bytes_both_ways(void **state)
 	assert_int_equal(fds_above(c.pid, DVXN_COP_FD), 0);
 
 	/* a VMM allocation on GPU 1 by its POSIX fd: the whole allocation is mapped */
-	assert_int_equal(dvxn_copier_map(&c, &gpu[1].hg, vmm.dptr + 4096, 8192, &a), 0);
+	assert_int_equal(map(&c, &gpu[1], vmm.dptr + 4096, 8192, &a), 0);
 	assert_int_equal(a.base, vmm.dptr);
 	assert_int_equal(a.len, vmm.len);
 	round_trip(&c, &a, &vmm, 1001, 1, 1);
@@ -156,9 +175,9 @@ static void test_bytes_both_ways(void **state)
 	round_trip(&c, &a, &vmm, 77, 3 * STAGE + 12345, 3);	/* four pieces */
 	round_trip(&c, &a, &vmm, vmm.len - 100, 100, 4);	/* the last bytes */
 
-	/* asked again: the same mapping, kept until both unmaps */
-	assert_int_equal(dvxn_copier_map(&c, &gpu[1].hg, vmm.dptr, vmm.len, &b), 0);
-	assert_int_equal(b.id, a.id);
+	/* asked again by fd: a mapping of its own (an fd does not say which allocation) */
+	assert_int_equal(map(&c, &gpu[1], vmm.dptr, vmm.len, &b), 0);
+	assert_int_not_equal(b.id, a.id);
 	assert_int_equal(dvxn_copier_unmap(&c, &a), 0);
 	round_trip(&c, &b, &vmm, 5, 4096, 5);
 	assert_int_equal(dvxn_copier_unmap(&c, &b), 0);
@@ -167,17 +186,32 @@ static void test_bytes_both_ways(void **state)
 
 		assert_int_equal(dvxn_copier_write(&c, &b, vmm.dptr, &x, 1), -EINVAL);
 		assert_non_null(strstr(c.why, "is not mapped"));
+		assert_false(c.dead);	/* a refused request is not a failed copy */
 		assert_int_equal(dvxn_copier_unmap(&c, &b), -EINVAL);
 	}
 
-	/* cuMemAlloc memory on GPU 0 by its IPC handle */
-	assert_int_equal(dvxn_copier_map(&c, &gpu[0].hg, legacy.dptr, legacy.len, &l), 0);
-	assert_int_not_equal(l.id, a.id);
+	/* cuMemAlloc memory on GPU 0 by its IPC handle: asked twice, one mapping, kept
+	 * until both unmaps */
+	assert_int_equal(map(&c, &gpu[0], legacy.dptr, legacy.len, &l), 0);
+	assert_int_equal(map(&c, &gpu[0], legacy.dptr, 64, &l2), 0);
+	assert_int_equal(l2.id, l.id);
+	assert_int_equal(dvxn_copier_unmap(&c, &l2), 0);
 	round_trip(&c, &l, &legacy, 0, legacy.len, 6);
 	assert_int_equal(dvxn_copier_unmap(&c, &l), 0);
+	/* the slot taken again: the old id is stale, not the new mapping */
+	assert_int_equal(map(&c, &gpu[0], legacy.dptr, legacy.len, &l2), 0);
+	assert_int_equal(l2.id & (DVXN_COP_MAX_MAPS - 1), l.id & (DVXN_COP_MAX_MAPS - 1));
+	assert_int_not_equal(l2.id, l.id);
+	{
+		uint8_t x = 1;
+
+		assert_int_equal(dvxn_copier_write(&c, &l, legacy.dptr, &x, 1), -EINVAL);
+		assert_int_equal(dvxn_copier_write(&c, &l2, legacy.dptr, &x, 1), 0);
+	}
+	assert_int_equal(dvxn_copier_unmap(&c, &l2), 0);
 
 	copies = c.copies;
-	assert_int_equal(copies, 2 * 6);
+	assert_int_equal(copies, 2 * 6 + 1);
 	assert_false(c.dead);
 	dvxn_copier_end(&c);
 	assert_int_equal(c.pid, 0);
@@ -207,15 +241,15 @@ static void test_refusals(void **state)
 	assert_int_equal(dvx_gpu_mem_alloc(&gpu[0], 2u << 20, 0, &plain), 0);
 	assert_int_equal(dvx_gpu_mem_alloc(&gpu[0], 2u << 20, DVX_GPU_MEM_EXPORT, &vmm), 0);
 	start(&c, 10 * SEC);
-	assert_int_equal(dvxn_copier_map(&c, &gpu[0].hg, (uint64_t)(uintptr_t)host, 64, &m),
+	assert_int_equal(map(&c, &gpu[0], (uint64_t)(uintptr_t)host, 64, &m),
 			 -ENOENT);
-	assert_non_null(strstr(c.why, "not device memory"));
-	assert_int_equal(dvxn_copier_map(&c, &gpu[0].hg, vmm.dptr + 4096, vmm.len, &m), -EINVAL);
-	assert_non_null(strstr(c.why, "runs past its allocation"));
-	assert_int_equal(dvxn_copier_map(&c, &gpu[0].hg, plain.dptr, 64, &m), -EOPNOTSUPP);
-	assert_non_null(strstr(c.why, "neither by an IPC handle nor a POSIX fd"));
+	assert_non_null(strstr(ewhy, "not device memory"));
+	assert_int_equal(map(&c, &gpu[0], vmm.dptr + 4096, vmm.len, &m), -EINVAL);
+	assert_non_null(strstr(ewhy, "runs past its allocation"));
+	assert_int_equal(map(&c, &gpu[0], plain.dptr, 64, &m), -EOPNOTSUPP);
+	assert_non_null(strstr(ewhy, "neither by an IPC handle, a POSIX fd nor a fabric"));
 	/* a copy outside its mapping is refused before the copier is asked */
-	assert_int_equal(dvxn_copier_map(&c, &gpu[0].hg, vmm.dptr, 64, &m), 0);
+	assert_int_equal(map(&c, &gpu[0], vmm.dptr, 64, &m), 0);
 	assert_int_equal(dvxn_copier_write(&c, &m, vmm.dptr + vmm.len - 1, &x, 2), -EINVAL);
 	assert_non_null(strstr(c.why, "outside the mapping"));
 	assert_int_equal(dvxn_copier_read(&c, &m, &x, vmm.dptr - 1, 1), -EINVAL);
@@ -227,7 +261,7 @@ static void test_refusals(void **state)
 	dvxn_copier_end(&c);
 	/* after the end: at once, -EIO */
 	assert_int_equal(dvxn_copier_write(&c, &m, vmm.dptr, &x, 1), -EIO);
-	assert_int_equal(dvxn_copier_map(&c, &gpu[0].hg, vmm.dptr, 64, &m), -EIO);
+	assert_int_equal(map(&c, &gpu[0], vmm.dptr, 64, &m), -EIO);
 	assert_int_equal(dvx_gpu_mem_free(&plain), 0);
 	assert_int_equal(dvx_gpu_mem_free(&vmm), 0);
 	dvx_test_free(host);
@@ -245,7 +279,7 @@ static void dies(int stop)
 
 	assert_int_equal(dvx_gpu_mem_alloc(&gpu[0], 2u << 20, DVX_GPU_MEM_EXPORT, &vmm), 0);
 	start(&c, stop ? SEC / 2 : 10 * SEC);
-	assert_int_equal(dvxn_copier_map(&c, &gpu[0].hg, vmm.dptr, vmm.len, &m), 0);
+	assert_int_equal(map(&c, &gpu[0], vmm.dptr, vmm.len, &m), 0);
 	assert_int_equal(dvxn_copier_write(&c, &m, vmm.dptr, buf, sizeof(buf)), 0);
 	pid = c.pid;
 	assert_int_equal(kill(pid, stop ? SIGSTOP : SIGKILL), 0);
@@ -257,13 +291,13 @@ static void dies(int stop)
 	assert_true(c.dead);
 	assert_int_equal(c.pid, 0);	/* reaped */
 	assert_int_equal(kill(pid, 0), -1);
-	assert_non_null(strstr(c.why, stop ? "did not answer in time" : "ended"));
+	assert_non_null(strstr(c.why, stop ? "did not answer in 500 ms" : "ended"));
 	assert_non_null(strstr(c.why, "signal 9"));
 	if (stop)
 		assert_true(took >= SEC / 2 && took < 5 * SEC);
 	t0 = now_ns();
 	assert_int_equal(dvxn_copier_write(&c, &m, vmm.dptr, buf, 1), -EIO);
-	assert_int_equal(dvxn_copier_unmap(&c, &m), -EIO);
+	assert_int_equal(dvxn_copier_unmap(&c, &m), 0);	/* gone with the copier */
 	assert_true(now_ns() - t0 < SEC / 10);
 	dvxn_copier_end(&c);
 	assert_int_equal(dvx_gpu_mem_free(&vmm), 0);
@@ -279,6 +313,103 @@ static void test_copier_stopped(void **state)
 {
 	(void)state;
 	dies(1);
+}
+
+/* the copier fails the third copy (DVX_COPIER_FAIL_AFTER, --sim): it answers, ends
+ * itself (status 4), and every later call fails at once */
+static void test_copy_fails(void **state)
+{
+	struct dvx_gpu_mem vmm;
+	struct dvxn_copier_map m;
+	struct dvxn_copier c;
+	uint8_t buf[64] = { 0 };
+	uint64_t t0;
+
+	(void)state;
+	assert_int_equal(dvx_gpu_mem_alloc(&gpu[0], 2u << 20, DVX_GPU_MEM_EXPORT, &vmm), 0);
+	setenv("DVX_COPIER_FAIL_AFTER", "3", 1);
+	start(&c, 10 * SEC);
+	unsetenv("DVX_COPIER_FAIL_AFTER");
+	assert_int_equal(map(&c, &gpu[0], vmm.dptr, vmm.len, &m), 0);
+	assert_int_equal(dvxn_copier_write(&c, &m, vmm.dptr, buf, sizeof(buf)), 0);
+	assert_int_equal(dvxn_copier_read(&c, &m, buf, vmm.dptr, sizeof(buf)), 0);
+	assert_int_equal(dvxn_copier_write(&c, &m, vmm.dptr, buf, sizeof(buf)), -EIO);
+	print_message("the third copy: %s\n", c.why);
+	assert_non_null(strstr(c.why, "failed a copy"));
+	assert_non_null(strstr(c.why, "DVX_COPIER_FAIL_AFTER"));
+	assert_non_null(strstr(c.why, "exit status 4"));
+	assert_true(c.dead);
+	assert_int_equal(c.pid, 0);
+	t0 = now_ns();
+	assert_int_equal(dvxn_copier_read(&c, &m, buf, vmm.dptr, 1), -EIO);
+	assert_int_equal(dvxn_copier_unmap(&c, &m), 0);	/* nothing is mapped any more */
+	assert_true(now_ns() - t0 < SEC / 10);
+	dvxn_copier_end(&c);
+	assert_int_equal(dvx_gpu_mem_free(&vmm), 0);
+}
+
+/* programs that are not a copier: one that ends at once, one that is not there */
+static void test_start_fails(void **state)
+{
+	struct dvxn_copier c;
+	int before = fds_above(getpid(), 2);
+
+	(void)state;
+	assert_int_equal(dvxn_copier_start(&c, "/bin/true", 1, STAGE, 5 * SEC), -EIO);
+	print_message("/bin/true as the copier: %s\n", c.why);
+	assert_non_null(strstr(c.why, "ended"));
+	assert_non_null(strstr(c.why, "exit status 0"));
+	assert_true(c.dead);
+	assert_int_equal(c.pid, 0);	/* reaped: no zombie */
+	assert_null(c.stage);
+	assert_int_equal(fds_above(getpid(), 2), before);	/* nothing left open */
+	assert_int_equal(dvxn_copier_start(&c, "/nonexistent", 1, STAGE, SEC), -ENOENT);
+	assert_int_equal(fds_above(getpid(), 2), before);
+	dvxn_copier_end(&c);
+}
+
+/* a child forked with the copier up and ending with exit() leaves it alone; the child's
+ * calls fail at once; with SIGCHLD ignored a copier that is killed is still told */
+static void test_fork_and_sigchld(void **state)
+{
+	struct dvx_gpu_mem vmm;
+	struct dvxn_copier_map m;
+	struct dvxn_copier c;
+	uint8_t x = 7, y = 0;
+	pid_t pid, cp;
+	int st;
+
+	(void)state;
+	assert_int_equal(dvx_gpu_mem_alloc(&gpu[0], 2u << 20, DVX_GPU_MEM_EXPORT, &vmm), 0);
+	start(&c, 10 * SEC);
+	assert_int_equal(map(&c, &gpu[0], vmm.dptr, vmm.len, &m), 0);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int bad = dvxn_copier_write(&c, &m, vmm.dptr, &x, 1) != -EIO;
+
+		dvxn_copier_end(&c);	/* not the child's: no QUIT, no signal */
+		exit(bad);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(dvxn_copier_write(&c, &m, vmm.dptr, &x, 1), 0);
+	assert_int_equal(dvxn_copier_read(&c, &m, &y, vmm.dptr, 1), 0);
+	assert_int_equal(y, 7);
+	dvxn_copier_end(&c);
+
+	signal(SIGCHLD, SIG_IGN);
+	start(&c, 10 * SEC);
+	assert_int_equal(map(&c, &gpu[0], vmm.dptr, vmm.len, &m), 0);
+	cp = c.pid;
+	assert_int_equal(kill(cp, SIGKILL), 0);
+	assert_int_equal(dvxn_copier_read(&c, &m, &y, vmm.dptr, 1), -EIO);
+	print_message("SIGCHLD ignored: %s\n", c.why);
+	assert_non_null(strstr(c.why, "reaped elsewhere"));
+	dvxn_copier_end(&c);
+	signal(SIGCHLD, SIG_DFL);
+	assert_int_equal(dvx_gpu_mem_free(&vmm), 0);
 }
 
 /* four threads, each its own range of one allocation, 200 round trips each */
@@ -319,7 +450,7 @@ static void test_threads(void **state)
 	(void)state;
 	assert_int_equal(dvx_gpu_mem_alloc(&gpu[1], 2u << 20, DVX_GPU_MEM_EXPORT, &vmm), 0);
 	start(&c, 10 * SEC);
-	assert_int_equal(dvxn_copier_map(&c, &gpu[1].hg, vmm.dptr, vmm.len, &m), 0);
+	assert_int_equal(map(&c, &gpu[1], vmm.dptr, vmm.len, &m), 0);
 	for (i = 0; i < 4; i++) {
 		w[i] = (struct worker){ &c, &m, vmm.dptr + (uint64_t)i * 65536, (unsigned)i * 11, 0 };
 		assert_int_equal(pthread_create(&th[i], NULL, work, &w[i]), 0);
@@ -340,6 +471,9 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_copier_killed),
 		cmocka_unit_test(test_copier_stopped),
+		cmocka_unit_test(test_copy_fails),
+		cmocka_unit_test(test_start_fails),
+		cmocka_unit_test(test_fork_and_sigchld),
 		cmocka_unit_test(test_threads),
 	};
 

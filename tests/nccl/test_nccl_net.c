@@ -55,6 +55,7 @@ struct api {
 
 static int nwarn;
 static char last_warn[200];
+static char copier_warn[512], copier_warn_next[512];	/* whole lines */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void logger(int level, unsigned long flags, const char *file, int line, const char *fmt,
@@ -66,9 +67,12 @@ static void logger(int level, unsigned long flags, const char *file, int line, c
 		return;
 	pthread_mutex_lock(&log_lock);
 	va_start(ap, fmt);
-	vsnprintf(last_warn, sizeof(last_warn), fmt, ap);
+	vsnprintf(copier_warn_next, sizeof(copier_warn_next), fmt, ap);
 	va_end(ap);
+	snprintf(last_warn, sizeof(last_warn), "%.199s", copier_warn_next);
 	nwarn++;
+	if (strstr(copier_warn_next, "dvx-copier"))	/* fault_copier looks for it later */
+		memcpy(copier_warn, copier_warn_next, sizeof(copier_warn));
 	if (getenv("DVX_NCCL_TEST_VERBOSE"))
 		fprintf(stderr, "[%d] WARN %s:%d %s\n", (int)getpid(), file, line, last_warn);
 	pthread_mutex_unlock(&log_lock);
@@ -127,6 +131,74 @@ static int api_accept(struct api *a, void *lc, void **rc)
 /* the type the traffic's buffers are registered as: NCCL_PTR_CUDA in the GPU-buffer
  * case (host memory behind the plugin's DVX_NET_GDR=host path), set in its process */
 static int reg_type = DVX_NCCL_PTR_HOST;
+
+/*
+ * The traffic's buffers: test memory, or with NCCL_PTR_CUDA under DVX_NET_GDR=hostproc
+ * a shared mapping of a memfd this process keeps open (what the plugin exports to
+ * dvx-copier --sim as a GPU allocation's fd)
+ */
+static struct {
+	pthread_mutex_t lock;
+	struct { void *p; size_t len; int fd; } b[1024];
+} memfds = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int hostproc(void)
+{
+	const char *g = getenv("DVX_NET_GDR");
+
+	return reg_type == DVX_NCCL_PTR_CUDA && g && !strcmp(g, "hostproc");
+}
+
+static void *memfd_buf(size_t bytes)
+{
+	int fd = memfd_create("dvx-test-gpu", MFD_CLOEXEC), i;
+	void *p;
+
+	if (fd < 0 || ftruncate(fd, (off_t)bytes))
+		return NULL;
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		close(fd);
+		return NULL;
+	}
+	pthread_mutex_lock(&memfds.lock);
+	for (i = 0; i < 1024 && memfds.b[i].p; i++)
+		;
+	if (i < 1024) {
+		memfds.b[i].p = p;
+		memfds.b[i].len = bytes;
+		memfds.b[i].fd = fd;
+	}
+	pthread_mutex_unlock(&memfds.lock);
+	if (i == 1024) {
+		munmap(p, bytes);
+		close(fd);
+		return NULL;
+	}
+	return p;
+}
+
+static void *buf_alloc(size_t bytes)
+{
+	return hostproc() ? memfd_buf(bytes) : dvx_test_alloc(bytes, 0);
+}
+
+static void buf_free(void *p)
+{
+	int i;
+
+	pthread_mutex_lock(&memfds.lock);
+	for (i = 0; i < 1024 && memfds.b[i].p != p; i++)
+		;
+	if (i < 1024) {
+		munmap(p, memfds.b[i].len);
+		close(memfds.b[i].fd);
+		memfds.b[i].p = NULL;
+	}
+	pthread_mutex_unlock(&memfds.lock);
+	if (i == 1024)
+		dvx_test_free(p);
+}
 
 static int api_reg(struct api *a, void *comm, void *p, size_t n, void **mh)
 {
@@ -342,8 +414,12 @@ static void *service(void *p)
 					}
 				}
 				if (k->sc && k->rc && !atomic_load(&k->ready)) {
-					k->sbuf = dvx_test_alloc(sbytes, 0);
-					k->rbuf = dvx_test_alloc(sbytes, 0);
+					k->sbuf = buf_alloc(sbytes);
+					k->rbuf = buf_alloc(sbytes);
+					if (!k->sbuf || !k->rbuf) {
+						FAIL(rk, "no memory for the buffers");
+						return NULL;
+					}
 					if (api_reg(&rk->a, k->sc, k->sbuf, sbytes, &k->smr) ||
 					    api_reg(&rk->a, k->rc, k->rbuf, sbytes, &k->rmr)) {
 						FAIL(rk, "regMr: %s", last_warn);
@@ -578,8 +654,8 @@ static void rank_close(struct rank *rk)
 				FAIL(rk, "closeRecv: %s", last_warn);
 			if (k->lc && api_close(&rk->a, 0, k->lc))
 				FAIL(rk, "closeListen: %s", last_warn);
-			dvx_test_free(k->sbuf);
-			dvx_test_free(k->rbuf);
+			buf_free(k->sbuf);
+			buf_free(k->rbuf);
 		}
 }
 
@@ -1190,6 +1266,19 @@ static void test_gpu_buffers(void **state)
 	assert_true(json_sum(path, "gdr_copies") > 0);
 	assert_int_equal(json_sum(path, "gdr_failed"), 0);
 	digests_equal(host, gpu, R.nranks);
+	/* the process engine: buffers in memfds, every copy made by dvx-copier --sim */
+	R.env[2] = "DVX_NET_GDR=hostproc";
+	R.procs = 0;
+	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 1, gpu, path, sizeof(path));
+	assert_true(json_sum(path, "gdr_copies") > 0);
+	assert_int_equal(json_sum(path, "gdr_failed"), 0);
+	assert_int_equal(json_sum(path, "errors"), 0);
+	digests_equal(host, gpu, R.nranks);
+	R.procs = 1;
+	stats_case(&R, "DVX_NET_COMM_NGROUPS=2", 1, gpu, path, sizeof(path));
+	assert_true(json_sum(path, "gdr_copies") > 0);
+	assert_int_equal(json_sum(path, "gdr_failed"), 0);
+	digests_equal(host, gpu, R.nranks);
 	unlink(path);
 }
 
@@ -1532,6 +1621,96 @@ static void test_fault_ondemand_handles(void **state)
 	run_fault(fault_ondemand_handles, "DVX_NET_WIRE=ondemand:tcp:127.0.0.1", NULL);
 }
 
+/*
+ * dvx-copier fails (DVX_NET_GDR=hostproc, DVX_COPIER_FAIL_AFTER=6): the copies of GPU
+ * buffers that come after are error completions, one WARN says why; the MRs deregister
+ * and everything closes. Then a program that is not a copier: init fails, saying so.
+ */
+static int fault_copier(void)
+{
+	struct pair p;
+	static uint8_t plain[4096];
+	uint8_t *sbuf, *rbuf;
+	void *sc, *rc, *smr, *rmr, *mr, *bufs[1], *mhs[1];
+	size_t sz[1] = { 256 };
+	int tags[1] = { 7 }, sizes[NMAX] = { 0 }, err = 0, i, w0;
+	uint64_t t0;
+
+	reg_type = DVX_NCCL_PTR_CUDA;
+	if (pair_up(&p) || try_connect(&p, p.h, &sc, &rc))
+		return 1;
+	sbuf = memfd_buf(1 << 16);
+	rbuf = memfd_buf(1 << 16);
+	if (!sbuf || !rbuf)
+		return 2;
+	/* host memory that is no memfd: the export says why */
+	w0 = nwarn;
+	if (p.a.t11->reg_mr(sc, plain, sizeof(plain), DVX_NCCL_PTR_CUDA, &mr) == DVX_NCCL_OK ||
+	    nwarn != w0 + 1 || !strstr(last_warn, "shared mapping"))
+		return fprintf(stderr, "plain memory: %s\n", last_warn), 3;
+	if (p.a.t11->reg_mr(sc, sbuf, 1 << 16, DVX_NCCL_PTR_CUDA, &smr) ||
+	    p.a.t11->reg_mr(rc, rbuf, 1 << 16, DVX_NCCL_PTR_CUDA, &rmr))
+		return fprintf(stderr, "regMr: %s\n", last_warn), 4;
+	bufs[0] = rbuf;
+	mhs[0] = rmr;
+	w0 = nwarn;
+	for (i = 0; i < 20 && !err; i++) {
+		void *rq = NULL, *sq = NULL;
+
+		memset(sbuf, i + 1, 256);
+		if (p.a.t11->irecv(rc, 1, bufs, sz, tags, mhs, NULL, &rq) || !rq)
+			return 5;
+		t0 = now_ns();
+		do
+			err = p.a.t11->isend(sc, sbuf, 256, 7, smr, NULL, &sq);
+		while (!err && !sq && now_ns() - t0 < 20 * SEC);
+		if (!err)
+			err = wait_req(&p, sq, sizes);
+		if (!err)
+			err = wait_req(&p, rq, sizes);
+		if (!err && (sizes[0] != 256 || rbuf[0] != i + 1 || rbuf[255] != i + 1))
+			return fprintf(stderr, "message %d: %d bytes, %#x\n", i, sizes[0], rbuf[0]), 6;
+	}
+	/* the copier failed its 6th copy: the messages before were exact, that one an error */
+	if (err == DVX_NCCL_OK || i < 2 || nwarn < w0 + 1)
+		return fprintf(stderr, "the failed copy: %d at message %d, %d WARNs\n", err, i,
+			       nwarn - w0), 7;
+	if (!strstr(copier_warn, "DVX_COPIER_FAIL_AFTER") ||
+	    !strstr(copier_warn, "every copy of GPU memory fails"))
+		return fprintf(stderr, "the copier's WARN: %s\n", copier_warn), 8;
+	/* it stays gone: deregistration and closing still work */
+	if (p.a.t11->dereg_mr(sc, smr) || p.a.t11->dereg_mr(rc, rmr))
+		return fprintf(stderr, "deregMr after the copier: %s\n", last_warn), 9;
+	p.a.t11->close_send(sc);
+	p.a.t11->close_recv(rc);
+	if (p.a.t11->close_listen(p.lc) || p.a.t11->finalize(p.ca) || p.a.t11->finalize(p.cb))
+		return 10;
+	return 0;
+}
+
+static int fault_copier_start(void)
+{
+	struct api a;
+	void *ctx = NULL;
+	int err;
+
+	if (api_open(&a, 11))
+		return 1;
+	err = a.t11->init(&ctx, 1, NULL, logger, NULL);
+	if (err != DVX_NCCL_SYSTEM_ERROR || !strstr(last_warn, "GPU buffers") ||
+	    !strstr(last_warn, "ended"))
+		return fprintf(stderr, "no copier: %d, %s\n", err, last_warn), 2;
+	return 0;
+}
+
+static void test_fault_copier(void **state)
+{
+	setenv("DVX_COPIER_FAIL_AFTER", "6", 1);
+	run_fault(fault_copier, "DVX_NET_GDR=hostproc", NULL);
+	unsetenv("DVX_COPIER_FAIL_AFTER");
+	run_fault(fault_copier_start, "DVX_NET_GDR=hostproc", "DVX_NET_GDR_COPIER=/bin/true");
+}
+
 static void test_fault_oversize(void **state)
 {
 	run_fault(fault_oversize, NULL, NULL);
@@ -1724,6 +1903,7 @@ int main(void)
 		cmocka_unit_test(test_fault_handles),
 		cmocka_unit_test(test_fault_ondemand_handles),
 		cmocka_unit_test(test_fault_oversize),
+		cmocka_unit_test(test_fault_copier),
 		cmocka_unit_test(test_fault_no_room),
 		cmocka_unit_test(test_fault_config),
 	};
