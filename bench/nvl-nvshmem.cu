@@ -12,10 +12,15 @@
  *
  * Latency (two GPUs only: kernels of two processes on one GPU take turns): one thread per PE (a block for the _block rows), 10000 round trips timed
  * with %globaltimer inside the kernel, half a round trip reported (a barrier: per
- * barrier). Bandwidth: PE 0 puts into PE 1's heap, 20 back-to-back launches between
- * CUDA events after a warm-up, GB/s = 1e9 B/s.
+ * barrier). Bandwidth: PE 0 puts into PE 1's heap, back-to-back launches between CUDA
+ * events after a warm-up (below), GB/s = 1e9 B/s.
  *
  *   nvl-nvshmem [--quick]
+ *
+ * Bandwidth: each size's four puts (dvx sized, NVSHMEM putmem_block over all SMs and on
+ * dvx's grid, the reference SM copy on dvx's grid) measured in turn, seven times, each
+ * time ~64 MiB of back-to-back launches (20-400): the medians, and the median of the
+ * seven dvx/ref ratios (one 20-launch sample moved 64 KiB-1 MiB rows by 5-20%).
  */
 #include <dvx/nvl/dev.cuh>
 
@@ -191,7 +196,8 @@ static double lat(int which, uint64_t len, int threads)
 	return which >= L_BAR_DVX ? (double)o[me] / iters : (double)o[me] / (2.0 * iters);
 }
 
-static double bw(int kind, uint64_t len)
+/* GB/s of @reps back-to-back launches of kind @kind (after one to warm) */
+static double bw(int kind, uint64_t len, int reps)
 {
 	cudaEvent_t a, b;
 	float ms;
@@ -200,7 +206,7 @@ static double bw(int kind, uint64_t len)
 
 	CK(cudaEventCreate(&a));
 	CK(cudaEventCreate(&b));
-	for (i = -1; i < 20; i++) {
+	for (i = -1; i < reps; i++) {
 		if (i == 0)
 			CK(cudaEventRecord(a));
 		if (kind == 0)
@@ -216,7 +222,41 @@ static double bw(int kind, uint64_t len)
 	CK(cudaGetLastError());
 	CK(cudaEventSynchronize(b));
 	CK(cudaEventElapsedTime(&ms, a, b));
-	return (double)len * 20 / (ms * 1e6);
+	CK(cudaEventDestroy(a));
+	CK(cudaEventDestroy(b));
+	return (double)len * reps / (ms * 1e6);
+}
+
+static int cmp_d(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * the four kinds at @len, TRIALS times interleaved (a drift of the clocks or the link
+ * meets all four alike), each trial about 64 MiB of launches (20 to 400): the median
+ * trial of each into @out, and the median of the per-trial dvx/ref ratios
+ */
+#define TRIALS 7
+static double bw_median(uint64_t len, double out[4])
+{
+	double v[4][TRIALS], r[TRIALS];
+	int reps = (int)((64ull << 20) / len), k, t;
+
+	reps = reps < 20 ? 20 : reps > 400 ? 400 : reps;
+	for (t = 0; t < TRIALS; t++) {
+		for (k = 0; k < 4; k++)
+			v[k][t] = bw(k, len, reps);
+		r[t] = v[0][t] / v[3][t];
+	}
+	for (k = 0; k < 4; k++) {
+		qsort(v[k], TRIALS, sizeof(double), cmp_d);
+		out[k] = v[k][TRIALS / 2];
+	}
+	qsort(r, TRIALS, sizeof(double), cmp_d);
+	return r[TRIALS / 2];
 }
 
 static int pe_main(int rank, const nvshmemx_uniqueid_t *id)
@@ -295,13 +335,14 @@ static int pe_main(int rank, const nvshmemx_uniqueid_t *id)
 	}
 	nvshmem_barrier_all();
 	if (me == 0) {
-		printf("\nput 0 -> 1, GB/s     dvx sized |  NVSHMEM putmem_block %d x 512  same grid | ref SM copy  dvx/ref\n",
-		       sms);
+		printf("\nput 0 -> 1, GB/s, median of %d interleaved trials of ~64 MiB of launches each\n"
+		       "                     dvx sized |  NVSHMEM putmem_block %d x 512  same grid | ref SM copy  dvx/ref (median ratio)\n",
+		       TRIALS, sms);
 		for (len = 64 << 10; len <= BIG; len *= 4) {
-			double d = bw(0, len), s1 = bw(1, len), s2 = bw(2, len), ref = bw(3, len);
+			double v[4], ratio = bw_median(len, v);
 
-			printf("%10llu %14.2f | %22.2f %10.2f | %11.2f  %7.3f\n", (unsigned long long)len, d,
-			       s1, s2, ref, d / ref);
+			printf("%10llu %14.2f | %22.2f %10.2f | %11.2f  %7.3f\n", (unsigned long long)len,
+			       v[0], v[1], v[2], v[3], ratio);
 			fflush(stdout);
 		}
 	}

@@ -120,6 +120,7 @@ static struct {
 		struct dvx_gpu_module mod;
 		void *k_put, *k_warp, *k_ctr, *k_tmo, *k_bad, *k_block, *k_group_bad, *k_stamp;
 		struct dvx_gpu_stream s;
+		struct dvx_gpu_stream cs;	/* the rank's own copies of its GPU data */
 		struct dvx_gpu_mem status;	/* MAX_STATUS words, then 2 time stamps */
 	} side[2];
 	uint64_t bytes;
@@ -150,10 +151,14 @@ static void fill(struct wrank *r, int to, uint32_t round)
 	for (i = 0; i < E.bytes; i++)
 		p[i] = wpat(r->rank, to, round, i);
 	if (E.gpu_data) {
-		/* into the rank's GPU memory, where the software NIC gathers from */
+		/* into the rank's GPU memory, where the software NIC gathers from; on the
+		 * rank's own non-blocking stream, as check_recv() reads it back */
 		W_OK(r, dvx_gpu_make_current(E.side[r->rank].g));
-		W_OK(r, dvx_gpu_memcpy_htod(E.side[r->rank].g,
-					    (uint64_t)(uintptr_t)r->data + wsend_off(r, to), p, E.bytes));
+		W_OK(r, dvx_hal_gpu_memcpy_async(&E.side[r->rank].g->hg,
+						 (uint64_t)(uintptr_t)r->data + wsend_off(r, to),
+						 (uint64_t)(uintptr_t)p, E.bytes,
+						 E.side[r->rank].cs.handle));
+		W_OK(r, dvx_gpu_stream_wait(&E.side[r->rank].cs, hwait()));
 	}
 }
 
@@ -259,10 +264,19 @@ static void check_recv(struct wrank *r, int from, uint32_t round, uint64_t want)
 
 	W_OK(r, dvx_p2p_wait_signal(&r->t, &r->sig_l, so, DVX_CMP_GE, want, hwait(), NULL));
 	if (E.gpu_data) {
-		/* what the software NIC placed in the rank's GPU memory */
-		W_OK(r, dvx_gpu_make_current(E.side[r->rank].g));
-		W_OK(r, dvx_gpu_memcpy_dtoh(E.side[r->rank].g, E.shadow[r->rank],
-					    (uint64_t)(uintptr_t)p, E.bytes));
+		/*
+		 * What the software NIC placed in the rank's GPU memory, copied on a
+		 * non-blocking stream of the rank's own and waited for: never a synchronous
+		 * cuMemcpy, which on one GPU waits behind the other rank's running kernel
+		 * and holds the NIC's copies that kernel waits for meanwhile (2026-11-29,
+		 * two H200s with one visible: the counters phase stalled for its 20 s bound)
+		 */
+		struct side *sd = &E.side[r->rank];
+
+		W_OK(r, dvx_gpu_make_current(sd->g));
+		W_OK(r, dvx_hal_gpu_memcpy_async(&sd->g->hg, (uint64_t)(uintptr_t)E.shadow[r->rank],
+						 (uint64_t)(uintptr_t)p, E.bytes, sd->cs.handle));
+		W_OK(r, dvx_gpu_stream_wait(&sd->cs, hwait()));
 		p = E.shadow[r->rank];
 	}
 	W_CHECK(r, dvx_p2p_read_signal(&r->sig_l, so) == want,
@@ -329,6 +343,11 @@ static void duplex(struct wrank *r, const struct dvx_p2p_dev *d0, uint64_t *want
 		W_OK(r, dvx_gpu_mem_free(&dmem));
 		W_OK(r, dvx_p2p_gpu_unregister(regs, nregs));
 	}
+	/* rank 0's next kernel waits for the NIC's copies, and a host unregister waits for
+	 * the running kernels while it holds those copies (bench/gpu-dma-bench): rank 0
+	 * launches only after rank 1's unregister is done (one GPU: the counters phase
+	 * stalled for its 20 s bound on 2026-11-29 without this) */
+	W_OK(r, dvx_bootstrap_barrier(&r->bs, hwait()));
 }
 
 /* rank 1: wait for each round's signals, verify every byte, meet rank 0 */
@@ -693,6 +712,7 @@ int main(void)
 		    dvx_gpu_module_function(&sd->mod, "t_group_bad", &sd->k_group_bad) ||
 		    dvx_gpu_module_function(&sd->mod, "t_stamp", &sd->k_stamp) ||
 		    dvx_gpu_stream_create(sd->g, &sd->s) ||
+		    dvx_gpu_stream_create(sd->g, &sd->cs) ||
 		    dvx_gpu_mem_alloc(sd->g, STAMP_OFF + 16, 0, &sd->status)) {
 			fprintf(stderr, "gpu set-up failed: %s: %s\n", sd->g->hg.diag.op,
 				sd->g->hg.diag.msg);
@@ -709,6 +729,7 @@ int main(void)
 		dvx_gpu_make_current(E.side[r].g);
 		dvx_gpu_mem_free(&E.side[r].status);
 		dvx_gpu_stream_destroy(&E.side[r].s);
+		dvx_gpu_stream_destroy(&E.side[r].cs);
 		dvx_gpu_module_unload(&E.side[r].mod);
 	}
 	dvx_gdma_fini(&E.gd);
