@@ -239,7 +239,7 @@ int dvxn_gdr_probe(const char *env, const char *engine_env, enum dvxn_gdr_mode *
 		gdr.optional = 1;
 		return 0;
 	}
-	/* off unless asked for: NCCL has not run over dvx-copier yet (gdr.h) */
+	/* off unless asked for: host buffers are faster on software NICs (gdr.h) */
 	if (!env || !*env || !strcmp(env, "0")) {
 		*mode = DVXN_GDR_OFF;
 		return 0;

@@ -22,8 +22,9 @@
  *    against 15-25 us in-process, measured the same way).
  *  - "thread": the CUDA driver's copies on the memory's own device, on a non-blocking
  *    stream of the plugin's own, made by the NIC's progress thread in the application's
- *    process: fast, and exposed to the hold above. On two H200s (2026-11-28) NCCL's
- *    traffic through it ran exact and then stalled.
+ *    process: fast, and exposed to the hold above. On two H200s NCCL's traffic
+ *    through it ran exact and then stalled (2026-11-28), and failed at the first
+ *    all_gather (2026-11-29), where dvx-copier ran every collective exact.
  *
  * Modes (DVX_NET_GDR): "0" (the default: host memory only), "1" or "cuda" (on; a GPU
  * is required, and dvx-copier for the process engine), "auto" (on when this libdvx has

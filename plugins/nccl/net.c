@@ -394,9 +394,10 @@ static int conf_read(void)
 	     conf.gdr_engine == DVXN_GDR_PROCESS ? "through dvx-copier's CUDA copies" :
 	     "through CUDA copies in this process");
 	if (!conf.hw && conf.gdr == DVXN_GDR_CUDA && conf.gdr_engine == DVXN_GDR_THREAD)
-		WARN("GPU buffers: a CUDA module load or host unregister by any thread of this "
-		     "process, while a kernel waits for a software NIC's copy, holds that copy "
-		     "until the kernel ends: a hang (docs/nccl.md, \"GPU buffers\")");
+		WARN("GPU buffers with DVX_NET_GDR_ENGINE=thread: a CUDA module load or host "
+		     "unregister by any thread of this process, while a kernel waits for a "
+		     "software NIC's copy, holds that copy until the kernel ends: a failed "
+		     "collective or a hang (docs/nccl.md, \"GPU buffers\")");
 	conf.ready = 1;
 	return DVX_NCCL_OK;
 }
