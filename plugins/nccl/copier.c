@@ -32,6 +32,7 @@
 #include <dvx/hal/host.h>
 
 #include "copier.h"
+#include "say.h"
 
 extern char **environ;
 
@@ -50,17 +51,6 @@ static int say(struct dvxn_copier *c, int err, const char *fmt, ...)
 	vsnprintf(c->why, sizeof(c->why), fmt, ap);
 	va_end(ap);
 	return err;
-}
-
-static void sayw(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
 }
 
 static uint64_t now_ns(void)
@@ -373,12 +363,12 @@ int dvxn_copier_export(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t len,
 	memset(&m, 0, sizeof(m));
 	rc = dvx_hal_gpu_mem_lookup(gpu, dptr, &m);
 	if (rc) {
-		sayw(why, wlen, "%#llx is not device memory the driver knows (%s)",
+		dvxn_say(why, wlen, "%#llx is not device memory the driver knows (%s)",
 		     (unsigned long long)dptr, rc == -ENOENT ? "host memory?" : gpu->diag.msg);
 		return rc;
 	}
 	if (!len || dptr < m.dptr || dptr + len > m.dptr + m.len || dptr + len < dptr) {
-		sayw(why, wlen, "[%#llx, +%llu) runs past its allocation [%#llx, +%llu)",
+		dvxn_say(why, wlen, "[%#llx, +%llu) runs past its allocation [%#llx, +%llu)",
 		     (unsigned long long)dptr, (unsigned long long)len,
 		     (unsigned long long)m.dptr, (unsigned long long)m.len);
 		return -EINVAL;
@@ -387,7 +377,7 @@ int dvxn_copier_export(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t len,
 	       m.flags & DVX_HAL_GPU_MEM_EXPORT ? DVX_HAL_GPU_HANDLE_FD :
 	       m.flags & DVX_HAL_GPU_MEM_FABRIC ? DVX_HAL_GPU_HANDLE_FABRIC : 0;
 	if (!type) {
-		sayw(why, wlen, "the allocation [%#llx, +%llu) can be shared with the copier "
+		dvxn_say(why, wlen, "the allocation [%#llx, +%llu) can be shared with the copier "
 		     "neither by an IPC handle, a POSIX fd nor a fabric handle (a VMM "
 		     "allocation made with no shareable handle type)",
 		     (unsigned long long)m.dptr, (unsigned long long)m.len);
@@ -396,7 +386,7 @@ int dvxn_copier_export(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t len,
 	rc = dvx_hal_gpu_mem_export(gpu, &m, type, &mem->h);
 	if (rc) {
 		mem->h.fd = -1;
-		sayw(why, wlen, "export [%#llx, +%llu): %s", (unsigned long long)m.dptr,
+		dvxn_say(why, wlen, "export [%#llx, +%llu): %s", (unsigned long long)m.dptr,
 		     (unsigned long long)m.len, gpu->diag.msg);
 		return rc;
 	}
@@ -437,7 +427,7 @@ int dvxn_copier_export_host(uint64_t dptr, uint64_t len, struct dvxn_copier_mem 
 	memset(mem, 0, sizeof(*mem));
 	mem->h.fd = -1;
 	if (!f) {
-		sayw(why, wlen, "/proc/self/maps: %s", strerror(errno));
+		dvxn_say(why, wlen, "/proc/self/maps: %s", strerror(errno));
 		return -ENOENT;
 	}
 	while (!found && fgets(line, sizeof(line), f))
@@ -445,18 +435,18 @@ int dvxn_copier_export_host(uint64_t dptr, uint64_t len, struct dvxn_copier_mem 
 			       &mnr, &ino) == 7 && dptr >= lo && dptr < hi;
 	fclose(f);
 	if (!found || !ino || perm[3] != 's' || off) {
-		sayw(why, wlen, "%#llx is not in a shared mapping of a file from its start",
+		dvxn_say(why, wlen, "%#llx is not in a shared mapping of a file from its start",
 		     (unsigned long long)dptr);
 		return -ENOENT;
 	}
 	if (!len || dptr + len > hi || dptr + len < dptr) {
-		sayw(why, wlen, "[%#llx, +%llu) runs past its mapping [%#llx, %#llx)",
+		dvxn_say(why, wlen, "[%#llx, +%llu) runs past its mapping [%#llx, %#llx)",
 		     (unsigned long long)dptr, (unsigned long long)len, lo, hi);
 		return -EINVAL;
 	}
 	fd = fd_of(makedev(maj, mnr), (ino_t)ino);
 	if (fd < 0) {
-		sayw(why, wlen, "the file behind [%#llx, %#llx) is not open in this process", lo, hi);
+		dvxn_say(why, wlen, "the file behind [%#llx, %#llx) is not open in this process", lo, hi);
 		return -ENOENT;
 	}
 	mem->ordinal = 0;

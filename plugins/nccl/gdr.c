@@ -25,6 +25,7 @@
 
 #include "copier.h"
 #include "gdr.h"
+#include "say.h"
 
 #define GDR_MAX_GPUS 16
 #define GDR_MAX_REGS 65536			/* DVX_NET_GDR_MAX_REGS at most */
@@ -73,17 +74,6 @@ static struct {
 	void (*warn)(const char *fmt, ...);
 	unsigned ntrace;
 } gdr = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-static void say(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-}
 
 static int counted(int err)
 {
@@ -187,7 +177,7 @@ static int cuda_probe(struct dvx_hal_gpu *g, char *why, size_t len)
 	int n = 0, rc;
 
 	if (!hal) {
-		say(why, len, "this libdvx was built without CUDA");
+		dvxn_say(why, len, "this libdvx was built without CUDA");
 		return -ENODEV;
 	}
 	memset(g, 0, sizeof(*g));
@@ -195,7 +185,7 @@ static int cuda_probe(struct dvx_hal_gpu *g, char *why, size_t len)
 	if (!rc)
 		rc = dvx_hal_gpu_count(g, &n);
 	if (rc || n < 1) {
-		say(why, len, "no CUDA driver or no GPU (%s: %s)", g->diag.op[0] ? g->diag.op : "-",
+		dvxn_say(why, len, "no CUDA driver or no GPU (%s: %s)", g->diag.op[0] ? g->diag.op : "-",
 		    g->diag.msg[0] ? g->diag.msg : "no device");
 		return -ENODEV;
 	}
@@ -213,7 +203,7 @@ static int engine_probe(const char *env, enum dvxn_gdr_engine *engine, char *why
 	rc = dvxn_copier_path(getenv("DVX_NET_GDR_COPIER"), gdr.copier_path,
 			      sizeof(gdr.copier_path));
 	if (rc)
-		say(why, len, "no dvx-copier %s%s (DVX_NET_GDR_COPIER names it; "
+		dvxn_say(why, len, "no dvx-copier %s%s (DVX_NET_GDR_COPIER names it; "
 		    "DVX_NET_GDR_ENGINE=thread copies in this process instead)",
 		    getenv("DVX_NET_GDR_COPIER") ? "at " : "beside the plugin or the program, "
 		    "or in ../libexec/dvx/ or ../plugins/nccl/ from either",
@@ -230,7 +220,7 @@ int dvxn_gdr_probe(const char *env, const char *engine_env, enum dvxn_gdr_mode *
 	gdr.optional = 0;
 	if (engine_env && *engine_env && strcmp(engine_env, "process") &&
 	    strcmp(engine_env, "thread")) {	/* refused whatever the mode */
-		say(why, len, "DVX_NET_GDR_ENGINE=%s: process (the default) or thread", engine_env);
+		dvxn_say(why, len, "DVX_NET_GDR_ENGINE=%s: process (the default) or thread", engine_env);
 		return -EINVAL;
 	}
 	if (!strcmp(env ? env : "", "auto")) {
@@ -250,7 +240,7 @@ int dvxn_gdr_probe(const char *env, const char *engine_env, enum dvxn_gdr_mode *
 	}
 	if (!strcmp(env, "hostproc")) {
 		if (engine_env && !strcmp(engine_env, "thread")) {
-			say(why, len, "DVX_NET_GDR=hostproc is dvx-copier's test: not with "
+			dvxn_say(why, len, "DVX_NET_GDR=hostproc is dvx-copier's test: not with "
 			    "DVX_NET_GDR_ENGINE=thread");
 			return -EINVAL;
 		}
@@ -265,7 +255,7 @@ int dvxn_gdr_probe(const char *env, const char *engine_env, enum dvxn_gdr_mode *
 		*mode = DVXN_GDR_CUDA;
 		return 0;
 	}
-	say(why, len, "DVX_NET_GDR=%s: auto, 0, 1 (cuda), host or hostproc", env);
+	dvxn_say(why, len, "DVX_NET_GDR=%s: auto, 0, 1 (cuda), host or hostproc", env);
 	return -EINVAL;
 }
 
@@ -381,13 +371,13 @@ static struct gdr_engine *cuda_engine(uint64_t dptr, uint64_t size, int *err, ch
 	rc = dvx_hal_gpu_mem_lookup(&gdr.probe, dptr, &m);
 	if (rc) {
 		*err = rc == -ENOENT ? -ENOENT : -EIO;
-		say(why, len, "%#llx is not memory the CUDA driver knows as device memory (%s)",
+		dvxn_say(why, len, "%#llx is not memory the CUDA driver knows as device memory (%s)",
 		    (unsigned long long)dptr, rc == -ENOENT ? "host memory?" : gdr.probe.diag.msg);
 		return NULL;
 	}
 	if (dptr < m.dptr || dptr + size > m.dptr + m.len || dptr + size < dptr) {
 		*err = -EINVAL;
-		say(why, len, "[%#llx, +%llu) runs past its allocation [%#llx, +%llu)",
+		dvxn_say(why, len, "[%#llx, +%llu) runs past its allocation [%#llx, +%llu)",
 		    (unsigned long long)dptr, (unsigned long long)size,
 		    (unsigned long long)m.dptr, (unsigned long long)m.len);
 		return NULL;
@@ -395,7 +385,7 @@ static struct gdr_engine *cuda_engine(uint64_t dptr, uint64_t size, int *err, ch
 	o = m.ordinal;
 	if (o < 0 || o >= GDR_MAX_GPUS) {
 		*err = -ENODEV;
-		say(why, len, "%#llx is on device %d (this plugin serves ordinals 0-%d)",
+		dvxn_say(why, len, "%#llx is on device %d (this plugin serves ordinals 0-%d)",
 		    (unsigned long long)dptr, o, GDR_MAX_GPUS - 1);
 		return NULL;
 	}
@@ -410,7 +400,7 @@ static struct gdr_engine *cuda_engine(uint64_t dptr, uint64_t size, int *err, ch
 		}
 		if (rc) {
 			*err = -ENODEV;
-			say(why, len, "GPU %d: %s: %s", o,
+			dvxn_say(why, len, "GPU %d: %s: %s", o,
 			    e->gpu.hg.diag.op[0] ? e->gpu.hg.diag.op : "open", e->gpu.hg.diag.msg);
 			return NULL;
 		}
@@ -438,12 +428,12 @@ static struct gdr_reg *copier_reg(struct gdr_engine *e, uint64_t dptr, uint64_t 
 			r = &gdr.regs[i];
 	if (!r) {
 		*err = -ENOSPC;
-		say(why, len, "%u GPU buffers are registered already", GDR_MAX_REGS);
+		dvxn_say(why, len, "%u GPU buffers are registered already", GDR_MAX_REGS);
 		return NULL;
 	}
 	if (e && (rc = dvx_gpu_make_current(&e->gpu))) {
 		*err = -ENODEV;
-		say(why, len, "GPU %d current: %s", e->gpu.hg.ordinal, e->gpu.hg.diag.msg);
+		dvxn_say(why, len, "GPU %d current: %s", e->gpu.hg.ordinal, e->gpu.hg.diag.msg);
 		return NULL;
 	}
 	rc = e ? dvxn_copier_export(&e->gpu.hg, dptr, size, &mem, why, len) :
@@ -476,10 +466,10 @@ int dvxn_gdr_export(void *data, size_t size, int *fd, char *why, size_t len)
 	pthread_mutex_lock(&gdr.lock);
 	if (!gdr.fab || gdr.mode == DVXN_GDR_OFF) {
 		rc = -ENOTSUP;
-		say(why, len, "GPU buffers are not offered (DVX_NET_GDR)");
+		dvxn_say(why, len, "GPU buffers are not offered (DVX_NET_GDR)");
 	} else if (!data || !size) {
 		rc = -EINVAL;
-		say(why, len, "no buffer (%p, %zu bytes)", data, size);
+		dvxn_say(why, len, "no buffer (%p, %zu bytes)", data, size);
 	} else if (gdr.mode == DVXN_GDR_HOST) {
 		dma = &host_dma;
 	} else if (gdr.mode == DVXN_GDR_HOSTPROC) {
@@ -494,7 +484,7 @@ int dvxn_gdr_export(void *data, size_t size, int *fd, char *why, size_t len)
 	if (dma) {
 		rc = dvx_sim_dmabuf_export_dma(gdr.fab, dptr, size, dma, fd);
 		if (rc)
-			say(why, len, "%s", rc == -ENOSPC ? "every dma-buf of the software NICs is "
+			dvxn_say(why, len, "%s", rc == -ENOSPC ? "every dma-buf of the software NICs is "
 				       "in use (DVX_NET_GDR_MAX_REGS)" : strerror(-rc));
 		if (r && rc)
 			dvxn_copier_unmap(&gdr.cop, &r->map);

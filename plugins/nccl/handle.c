@@ -9,20 +9,7 @@
 
 #include "abi.h"
 #include "handle.h"
-
-static void say(char *why, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void say(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-}
+#include "say.h"
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -142,7 +129,7 @@ int dvxn_handle_get(struct dvxn_handle *h, const uint8_t in[DVXN_HANDLE_BYTES], 
 {
 	if (get32(in + 104) != DVXN_HANDLE_MAGIC || in[108] != DVXN_HANDLE_VERSION || in[110] ||
 	    in[111]) {
-		say(why, len, "the handle is not a dvx listen handle (magic %08x, version %u)",
+		dvxn_say(why, len, "the handle is not a dvx listen handle (magic %08x, version %u)",
 		    get32(in + 104), in[108]);
 		return -EINVAL;
 	}
@@ -196,17 +183,17 @@ int dvxn_sw_check(const struct dvxn_sw_self *self, const struct dvxn_sw_id *id,
 		  size_t len)
 {
 	if (id->kind < DVXN_SW_LOCAL || id->kind > DVXN_SW_ONDEMAND) {
-		say(why, len, "the handle names a NIC of unknown kind %u", id->kind);
+		dvxn_say(why, len, "the handle names a NIC of unknown kind %u", id->kind);
 		return -EINVAL;
 	}
 	if (id->kind != self->kind) {
-		say(why, len, "the listener's wire is %s and this process's %s: set DVX_NET_WIRE "
+		dvxn_say(why, len, "the listener's wire is %s and this process's %s: set DVX_NET_WIRE "
 			      "alike on every rank", kind_name(id->kind), kind_name(self->kind));
 		return -EHOSTUNREACH;
 	}
 	if (self->kind == DVXN_SW_LOCAL) {
 		if (id->fabric != self->fabric || id->nic >= self->nnics) {
-			say(why, len, "the listener's software NIC sim_%u is in another process and "
+			dvxn_say(why, len, "the listener's software NIC sim_%u is in another process and "
 				      "no wire joins them (DVX_NET_WIRE)", id->nic);
 			return -EHOSTUNREACH;
 		}
@@ -214,14 +201,14 @@ int dvxn_sw_check(const struct dvxn_sw_self *self, const struct dvxn_sw_id *id,
 	}
 	/* a mesh or on demand: every process of the job has self->nnics NICs */
 	if (!in_job(self, id)) {
-		say(why, len, "the handle names NIC sim_%u of rank %d, which a job of %d ranks "
+		dvxn_say(why, len, "the handle names NIC sim_%u of rank %d, which a job of %d ranks "
 			      "with %u NICs each does not have", id->nic, id->rank, self->nranks,
 		    self->nnics);
 		return -EINVAL;
 	}
 	if (id->rank == self->rank) {
 		if (id->fabric != self->fabric) {
-			say(why, len, "the handle names rank %d, this process's rank, from another "
+			dvxn_say(why, len, "the handle names rank %d, this process's rank, from another "
 				      "process", id->rank);
 			return -EINVAL;
 		}
@@ -230,14 +217,14 @@ int dvxn_sw_check(const struct dvxn_sw_self *self, const struct dvxn_sw_id *id,
 	if (self->kind == DVXN_SW_MESH)
 		return 0;	/* joined at start-up */
 	if (dvxn_sw_at_decode(join, at)) {
-		say(why, len, "the handle's wire address of rank %d is not one (family %u, bytes "
+		dvxn_say(why, len, "the handle's wire address of rank %d is not one (family %u, bytes "
 			      "%02x %02x %02x)", id->rank, at[0], at[1], at[2], at[3]);
 		return -EINVAL;
 	}
 	/* one host: the listener's name is made from its fabric identity, which the handle
 	 * names too; a token that is not that identity names some other process's wire */
 	if (at[0] == DVXN_SW_AT_ABSTRACT && get64(at + 4) != id->fabric) {
-		say(why, len, "the handle's wire name of rank %d is not its listener's (token "
+		dvxn_say(why, len, "the handle's wire name of rank %d is not its listener's (token "
 			      "and fabric identity differ)", id->rank);
 		return -EINVAL;
 	}

@@ -18,6 +18,7 @@
 #include <dvx/bootstrap/wire.h>
 
 #include "handle.h"
+#include "say.h"
 #include "sw.h"
 
 static struct {
@@ -37,17 +38,6 @@ static struct {
 	struct dvx_hal_sock_addr wire_at;	/* DVXN_SW_ONDEMAND: where the wire listens */
 	uint64_t join_ns;			/* bound on one join */
 } sw = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-static void say(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!why || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, len, fmt, ap);
-	va_end(ap);
-}
 
 static uint64_t fabric_id(void)
 {
@@ -77,18 +67,18 @@ static int mesh_join(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	} else if (!strncmp(cfg->wire, "unix:", 5)) {
 		if (snprintf(rv, sizeof(rv), "unix:%s/boot", cfg->wire + 5) >=
 		    DVX_HAL_SOCK_PATH_MAX) {
-			say(why, len, "DVX_NET_WIRE=%s: the folder's name is too long", cfg->wire);
+			dvxn_say(why, len, "DVX_NET_WIRE=%s: the folder's name is too long", cfg->wire);
 			return -EINVAL;
 		}
 	} else {
-		say(why, len, "DVX_NET_WIRE=%s needs DVX_NET_BOOTSTRAP=tcp:A.B.C.D:PORT", cfg->wire);
+		dvxn_say(why, len, "DVX_NET_WIRE=%s needs DVX_NET_BOOTSTRAP=tcp:A.B.C.D:PORT", cfg->wire);
 		return -EINVAL;
 	}
 	if (!strncmp(cfg->wire, "tcp:", 4)) {
 		memset(&sw.listen, 0, sizeof(sw.listen));
 		sw.listen.family = DVX_HAL_SOCK_IP4;
 		if (inet_pton(AF_INET, cfg->wire + 4, sw.listen.ip) != 1) {
-			say(why, len, "DVX_NET_WIRE=%s: not an IPv4 address", cfg->wire);
+			dvxn_say(why, len, "DVX_NET_WIRE=%s: not an IPv4 address", cfg->wire);
 			return -EINVAL;
 		}
 	}
@@ -98,7 +88,7 @@ static int mesh_join(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	sw.wire_mem = wlen ? calloc(1, wlen) : NULL;
 	if (!bmem || !sw.wire_mem) {
 		free(bmem);
-		say(why, len, "no memory for the wire of %d ranks", cfg->nranks);
+		dvxn_say(why, len, "no memory for the wire of %d ranks", cfg->nranks);
 		return -ENOMEM;
 	}
 	memset(&ba, 0, sizeof(ba));
@@ -111,7 +101,7 @@ static int mesh_join(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	rc = dvx_bootstrap_sock_init(&bs, &ba, bmem, blen);
 	if (rc) {
 		free(bmem);
-		say(why, len, "the wire's bootstrap at %s (rank %d of %d): %s", rv, cfg->rank,
+		dvxn_say(why, len, "the wire's bootstrap at %s (rank %d of %d): %s", rv, cfg->rank,
 		    cfg->nranks, strerror(-rc));
 		return rc;
 	}
@@ -125,7 +115,7 @@ static int mesh_join(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	dvx_bootstrap_fini(&bs);
 	free(bmem);
 	if (rc)
-		say(why, len, "joining the wire %s (rank %d of %d): %s", cfg->wire, cfg->rank,
+		dvxn_say(why, len, "joining the wire %s (rank %d of %d): %s", cfg->wire, cfg->rank,
 		    cfg->nranks, strerror(-rc));
 	return rc;
 }
@@ -165,13 +155,13 @@ static int ondemand_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 		ip = cfg->wire + 13;
 		tcp = 1;
 	} else if (cfg->wire[8]) {
-		say(why, len, "DVX_NET_WIRE=%s: ondemand or ondemand:tcp:A.B.C.D", cfg->wire);
+		dvxn_say(why, len, "DVX_NET_WIRE=%s: ondemand or ondemand:tcp:A.B.C.D", cfg->wire);
 		return -EINVAL;
 	}
 	memset(&bind, 0, sizeof(bind));
 	bind.family = DVX_HAL_SOCK_IP4;
 	if (inet_pton(AF_INET, ip, bind.ip) != 1) {
-		say(why, len, "DVX_NET_WIRE=%s: not an IPv4 address", cfg->wire);
+		dvxn_say(why, len, "DVX_NET_WIRE=%s: not an IPv4 address", cfg->wire);
 		return -EINVAL;
 	}
 	sw.listen = bind;	/* the handshakes listen there too (their port: any) */
@@ -192,7 +182,7 @@ static int ondemand_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	wlen = dvx_sim_wire_mem_size(&wc);
 	sw.wire_mem = wlen ? calloc(1, wlen) : NULL;
 	if (!sw.wire_mem) {
-		say(why, len, "no memory for the wire of %d ranks", cfg->nranks);
+		dvxn_say(why, len, "no memory for the wire of %d ranks", cfg->nranks);
 		return -ENOMEM;
 	}
 	rc = dvx_sim_wire_init(sw.fab, &wc, sw.wire_mem, wlen);
@@ -207,7 +197,7 @@ static int ondemand_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 		}
 	}
 	if (rc)
-		say(why, len, "the wire on demand at %s (rank %d of %d): %s",
+		dvxn_say(why, len, "the wire on demand at %s (rank %d of %d): %s",
 		    tcp ? ip : wbind.path, cfg->rank, cfg->nranks, strerror(-rc));
 	return rc;
 }
@@ -234,7 +224,7 @@ static int bring_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	int rc;
 
 	if (cfg->nnics < 1 || cfg->nnics > DVXN_SW_MAX_NICS) {
-		say(why, len, "%u software NICs (1..%d)", cfg->nnics, DVXN_SW_MAX_NICS);
+		dvxn_say(why, len, "%u software NICs (1..%d)", cfg->nnics, DVXN_SW_MAX_NICS);
 		return -EINVAL;
 	}
 	sw.kind = !cfg->wire || !cfg->wire[0] ? DVXN_SW_LOCAL :
@@ -246,7 +236,7 @@ static int bring_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 					cfg->rank >= cfg->nranks ||
 					cfg->nranks > DVX_SIM_WIRE_MAX_RANKS ||
 					(uint64_t)cfg->nranks * cfg->nnics > 0xfff0)) {
-		say(why, len, "DVX_NET_WIRE: rank %d of %d (set DVX_NET_RANK and DVX_NET_NRANKS)",
+		dvxn_say(why, len, "DVX_NET_WIRE: rank %d of %d (set DVX_NET_RANK and DVX_NET_NRANKS)",
 		    cfg->rank, cfg->nranks);
 		return -EINVAL;
 	}
@@ -271,12 +261,12 @@ static int bring_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	fsz = dvx_sim_fabric_mem_size(&fc);
 	sw.fab_mem = fsz ? calloc(1, fsz) : NULL;
 	if (!sw.fab_mem) {
-		say(why, len, "no memory for the software NICs' fabric (%zu bytes)", fsz);
+		dvxn_say(why, len, "no memory for the software NICs' fabric (%zu bytes)", fsz);
 		return -ENOMEM;
 	}
 	rc = dvx_sim_fabric_init(sw.fab_mem, fsz, &fc, &sw.fab);
 	if (rc) {
-		say(why, len, "the software NICs' fabric: %s", strerror(-rc));
+		dvxn_say(why, len, "the software NICs' fabric: %s", strerror(-rc));
 		goto fail;
 	}
 	for (i = 0; i < sw.nnics; i++) {
@@ -285,7 +275,7 @@ static int bring_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 		nic_cfg_of(sw.first + i, &nc);
 		rc = dvx_sim_add_nic(sw.fab, &nc);
 		if (rc < 0) {
-			say(why, len, "software NIC %u: %s", sw.first + i, strerror(-rc));
+			dvxn_say(why, len, "software NIC %u: %s", sw.first + i, strerror(-rc));
 			goto fail;
 		}
 	}
@@ -299,7 +289,7 @@ static int bring_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 		rc = dvx_sim_start(sw.fab);
 		if (rc) {
 			sw.thread = 0;
-			say(why, len, "the software NICs' progress thread: %s", strerror(-rc));
+			dvxn_say(why, len, "the software NICs' progress thread: %s", strerror(-rc));
 			goto fail;
 		}
 	}
@@ -383,7 +373,7 @@ int dvxn_sw_reach(const struct dvxn_sw_id *id, const uint8_t at[DVXN_SW_AT_BYTES
 	int rc;
 
 	if (!sw.fab) {
-		say(why, len, "the process's software NICs are not up");
+		dvxn_say(why, len, "the process's software NICs are not up");
 		return -EINVAL;
 	}
 	self.kind = sw.kind;
@@ -404,7 +394,7 @@ int dvxn_sw_reach(const struct dvxn_sw_id *id, const uint8_t at[DVXN_SW_AT_BYTES
 
 		if (dvx_sim_wire_addr_format(&a, s, sizeof(s)))
 			snprintf(s, sizeof(s), "?");
-		say(why, len, "joining rank %d's wire at %s: %s", id->rank, s, strerror(-rc));
+		dvxn_say(why, len, "joining rank %d's wire at %s: %s", id->rank, s, strerror(-rc));
 		return rc == -EINVAL || rc == -EPROTO ? -EINVAL : -EHOSTUNREACH;
 	}
 	return 0;

@@ -1569,6 +1569,22 @@ static int fault_no_room(void)
 }
 
 /* a bad configuration is the user's error, said in one line */
+/* init in this process fails with @want and one WARN line that holds @what and @also */
+static int init_refused(int want, const char *what, const char *also)
+{
+	struct api a;
+	void *ctx = NULL;
+	int err;
+
+	if (api_open(&a, 11))
+		return 1;
+	err = a.t11->init(&ctx, 1, NULL, logger, NULL);
+	if (err != want || nwarn != 1 || !strstr(last_warn, what) ||
+	    (also && !strstr(last_warn, also)))
+		return fprintf(stderr, "init: %d, %d WARNs, %s\n", err, nwarn, last_warn), 2;
+	return 0;
+}
+
 static int fault_config(void)
 {
 	/* the variable set for this run is the one the warning must name */
@@ -1578,16 +1594,8 @@ static int fault_config(void)
 			  : getenv("DVX_NET_GDR_ENGINE")   ? "DVX_NET_GDR_ENGINE"
 			  : getenv("DVX_NET_GDR_STAGE_KB") ? "DVX_NET_GDR_STAGE_KB"
 							   : "DVX_NET_QPS_PER_CONN";
-	struct api a;
-	void *ctx = NULL;
-	int err;
 
-	if (api_open(&a, 11))
-		return 1;
-	err = a.t11->init(&ctx, 1, NULL, logger, NULL);
-	if (err != DVX_NCCL_INVALID_USAGE || nwarn != 1 || !strstr(last_warn, var))
-		return fprintf(stderr, "config: %d, %s\n", err, last_warn), 2;
-	return 0;
+	return init_refused(DVX_NCCL_INVALID_USAGE, var, NULL);
 }
 
 static void run_fault(int (*fn)(void), const char *env0, const char *env1)
@@ -1690,17 +1698,7 @@ static int fault_copier(void)
 
 static int fault_copier_start(void)
 {
-	struct api a;
-	void *ctx = NULL;
-	int err;
-
-	if (api_open(&a, 11))
-		return 1;
-	err = a.t11->init(&ctx, 1, NULL, logger, NULL);
-	if (err != DVX_NCCL_SYSTEM_ERROR || !strstr(last_warn, "GPU buffers") ||
-	    !strstr(last_warn, "ended"))
-		return fprintf(stderr, "no copier: %d, %s\n", err, last_warn), 2;
-	return 0;
+	return init_refused(DVX_NCCL_SYSTEM_ERROR, "GPU buffers", "ended");
 }
 
 static void test_fault_copier(void **state)
