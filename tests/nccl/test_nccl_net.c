@@ -1245,6 +1245,7 @@ static void test_gpu_buffers(void **state)
 	struct run R = base;
 	uint64_t host[MAX_RANKS], gpu[MAX_RANKS];
 	char path[128];
+	int m, k;
 
 	R.ncomms = 4;
 	R.nmsgs = 48;
@@ -1252,33 +1253,20 @@ static void test_gpu_buffers(void **state)
 	R.env[2] = "DVX_NET_GDR=host";
 	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 1, host, path, sizeof(path));
 	assert_int_equal(json_sum(path, "gdr_copies"), 0);	/* host buffers: none */
+	/* memcpy as the engine, then the process engine (buffers in memfds, every copy made
+	 * by dvx-copier --sim): threads and processes, sharing off and on */
 	R.cuda = 1;
-	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 1, gpu, path, sizeof(path));
-	assert_true(json_sum(path, "gdr_copies") > 0);
-	assert_int_equal(json_sum(path, "gdr_failed"), 0);
-	assert_int_equal(json_sum(path, "errors"), 0);
-	digests_equal(host, gpu, R.nranks);
-	stats_case(&R, "DVX_NET_COMM_NGROUPS=2", 1, gpu, path, sizeof(path));
-	assert_true(json_sum(path, "gdr_copies") > 0);
-	digests_equal(host, gpu, R.nranks);
-	R.procs = 1;
-	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 1, gpu, path, sizeof(path));
-	assert_true(json_sum(path, "gdr_copies") > 0);
-	assert_int_equal(json_sum(path, "gdr_failed"), 0);
-	digests_equal(host, gpu, R.nranks);
-	/* the process engine: buffers in memfds, every copy made by dvx-copier --sim */
-	R.env[2] = "DVX_NET_GDR=hostproc";
-	R.procs = 0;
-	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 1, gpu, path, sizeof(path));
-	assert_true(json_sum(path, "gdr_copies") > 0);
-	assert_int_equal(json_sum(path, "gdr_failed"), 0);
-	assert_int_equal(json_sum(path, "errors"), 0);
-	digests_equal(host, gpu, R.nranks);
-	R.procs = 1;
-	stats_case(&R, "DVX_NET_COMM_NGROUPS=2", 1, gpu, path, sizeof(path));
-	assert_true(json_sum(path, "gdr_copies") > 0);
-	assert_int_equal(json_sum(path, "gdr_failed"), 0);
-	digests_equal(host, gpu, R.nranks);
+	for (m = 0; m < 2; m++)
+		for (k = 0; k < 4; k++) {
+			R.env[2] = m ? "DVX_NET_GDR=hostproc" : "DVX_NET_GDR=host";
+			R.procs = k >> 1;
+			stats_case(&R, k & 1 ? "DVX_NET_COMM_NGROUPS=2" : "DVX_NET_COMM_NGROUPS=0", 1,
+				   gpu, path, sizeof(path));
+			assert_true(json_sum(path, "gdr_copies") > 0);
+			assert_int_equal(json_sum(path, "gdr_failed"), 0);
+			assert_int_equal(json_sum(path, "errors"), 0);
+			digests_equal(host, gpu, R.nranks);
+		}
 	unlink(path);
 }
 
