@@ -396,21 +396,40 @@ int dvxn_copier_export(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t len,
 	return 0;
 }
 
-/* the fd this process holds open on the file with @dev and @ino, duplicated, or -1 */
+/*
+ * a new descriptor of the memfd this process holds open with @dev and @ino, or -1: the
+ * entries of /proc/self/fd that name a memfd are opened again by path (never fstat() of
+ * a descriptor another thread may be closing) and the one whose file is that one kept
+ */
 static int fd_of(dev_t dev, ino_t ino)
 {
+	char path[64], target[256];
 	struct dirent *d;
 	struct stat st;
 	DIR *dir = opendir("/proc/self/fd");
-	int fd = -1, n, dfd;
+	int fd = -1, f;
+	ssize_t n;
 
 	if (!dir)
 		return -1;
-	dfd = dirfd(dir);
-	while (fd < 0 && (d = readdir(dir)))
-		if (d->d_name[0] != '.' && (n = atoi(d->d_name)) != dfd && !fstat(n, &st) &&
-		    st.st_ino == ino && st.st_dev == dev && S_ISREG(st.st_mode))
-			fd = fcntl(n, F_DUPFD_CLOEXEC, 0);
+	while (fd < 0 && (d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%.20s", d->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		if (strncmp(target, "/memfd:", 7))
+			continue;	/* only memfds: opening a device again is not harmless */
+		f = open(path, O_RDWR | O_CLOEXEC);
+		if (f < 0)
+			continue;
+		if (!fstat(f, &st) && st.st_ino == ino && st.st_dev == dev && S_ISREG(st.st_mode))
+			fd = f;
+		else
+			close(f);
+	}
 	closedir(dir);
 	return fd;
 }
@@ -446,7 +465,8 @@ int dvxn_copier_export_host(uint64_t dptr, uint64_t len, struct dvxn_copier_mem 
 	}
 	fd = fd_of(makedev(maj, mnr), (ino_t)ino);
 	if (fd < 0) {
-		dvxn_say(why, wlen, "the file behind [%#llx, %#llx) is not open in this process", lo, hi);
+		dvxn_say(why, wlen, "the file behind [%#llx, %#llx) is no memfd this process holds "
+			 "open", lo, hi);
 		return -ENOENT;
 	}
 	mem->ordinal = 0;

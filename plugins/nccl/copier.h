@@ -159,10 +159,11 @@ int dvxn_copier_start(struct dvxn_copier *c, const char *path, int sim, size_t s
 int dvxn_copier_export(struct dvx_hal_gpu *gpu, uint64_t dptr, uint64_t len,
 		       struct dvxn_copier_mem *mem, char *why, size_t wlen);
 /*
- * dvxn_copier_export_host() - the same for host memory mapped shared from a file this
- * process holds open (a memfd: what tests use as device memory with "--sim"): the
- * mapping around @dptr (from file offset 0) as an FD handle of device 0. -ENOENT when
- * @dptr is not in such a mapping.
+ * dvxn_copier_export_host() - the same for host memory mapped shared from a memfd this
+ * process holds open (what tests use as device memory with "--sim"): the mapping around
+ * @dptr (from file offset 0) as an FD handle of device 0, the memfd opened again through
+ * /proc/self/fd (no descriptor of another thread's is touched). -ENOENT when @dptr is
+ * not in such a mapping.
  */
 int dvxn_copier_export_host(uint64_t dptr, uint64_t len, struct dvxn_copier_mem *mem,
 			    char *why, size_t wlen);
