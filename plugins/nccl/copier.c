@@ -39,7 +39,7 @@ extern char **environ;
 #define COPIER_NAME "dvx-copier"
 #define END_WAIT_NS 2000000000ull	/* a quitting copier's bound before SIGKILL */
 #define KILL_WAIT_NS 2000000000ull	/* a killed copier's bound to be reaped */
-#define NOW_WAIT_NS 200000000ull	/* one that ended: its exit status */
+#define NOW_WAIT_NS 2000000000ull	/* one that ended or said it ends: its exit status */
 
 DVX_STATIC_ASSERT(DVXN_COP_MAX_MAPS == 1u << DVXN_COP_SLOT_BITS, "copier ids");
 
