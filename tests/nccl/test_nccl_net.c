@@ -1667,8 +1667,10 @@ static int fault_copier(void)
 		if (!err && (sizes[0] != 256 || rbuf[0] != i + 1 || rbuf[255] != i + 1))
 			return fprintf(stderr, "message %d: %d bytes, %#x\n", i, sizes[0], rbuf[0]), 6;
 	}
-	/* the copier failed its 6th copy: the messages before were exact, that one an error */
-	if (err == DVX_NCCL_OK || i < 2 || nwarn < w0 + 1)
+	/* the copier failed its 6th copy: the messages before were exact (checked above),
+	 * that one an error. Which message it is depends on the NIC's retransmissions, each
+	 * a gather again (a slow run, under TSan, used six on the first) */
+	if (err == DVX_NCCL_OK || nwarn < w0 + 1)
 		return fprintf(stderr, "the failed copy: %d at message %d, %d WARNs\n", err, i,
 			       nwarn - w0), 7;
 	if (!strstr(copier_warn, "DVX_COPIER_FAIL_AFTER") ||
