@@ -31,8 +31,11 @@
  * made exportable as a POSIX fd, the receiver's cuMemAlloc memory, both on GPU 0 (the
  * software NIC reaches them through copies, so one GPU serves both ranks). Rows: the
  * copies made by dvx-copier (the default engine), by the NIC's thread in the rank's own
- * process, and host buffers (the reference) in the same run; the receiver checks every
- * byte of the last message of each comm. Exits 77 without a GPU.
+ * process, and host buffers (the reference) in the same run. Every message carries the
+ * sender's pattern and the receiver never writes its buffers, so at the end the receiver
+ * checks every byte of each comm's buffer against the pattern: the bytes came through
+ * the NIC (a lost or misplaced copy shows), not which message brought them. Exits 77
+ * without a GPU.
  *
  *   nccl-net-bench [--comms C] [--quick] [--small | --procs | --gpu]
  */
@@ -405,7 +408,7 @@ static char *proc_buf(int rank, int c, size_t bytes, int *type)
 	return (char *)(uintptr_t)m[rank][c].dptr;
 }
 
-/* the receiver: every byte of comm @c's last message (the largest) */
+/* the receiver: every byte of comm @c's buffer (the largest size) against the pattern */
 static int proc_check(const char *buf, int c, size_t bytes)
 {
 	uint8_t *p = malloc(bytes);
@@ -736,7 +739,7 @@ static int main_gpu(int nc, int quick)
 	}
 	printf("libnccl-net-dvx.so v11, %d comms A->B, %d in flight each, GB/s, two processes "
 	       "(the wire on demand, shared-memory rings), buffers in GPU 0's memory "
-	       "(NCCL_PTR_CUDA) or host memory; every byte of the last message checked\n",
+	       "(NCCL_PTR_CUDA) or host memory; every byte received checked against the pattern\n",
 	       nc, WIN);
 	printf("%-20s", "buffers");
 	for (i = 0; i < NPROC; i++)

@@ -565,10 +565,8 @@ static int copy(struct dvxn_copier *c, const struct dvxn_copier_map *m, uint64_t
 			memcpy((char *)host + done, c->stage, n);
 		done += n;
 	}
-	if (!rc) {
+	if (!rc)
 		c->copies++;
-		c->bytes += len;
-	}
 out:
 	pthread_mutex_unlock(&c->lock);
 	return rc;

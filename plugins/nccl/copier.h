@@ -103,7 +103,7 @@ struct dvxn_cop_rep {
  * @stage:	the staging area, @stage_len bytes, mapped here and in the copier
  * @timeout_ns:	bound on one answer
  * @dead:	set once the copier failed: every call is -EIO from then on
- * @copies, @bytes: copies made and their bytes
+ * @copies:	copies made
  * @why:	the last failure, in words (read it with dvxn_copier_why())
  */
 struct dvxn_copier {
@@ -116,7 +116,7 @@ struct dvxn_copier {
 	size_t stage_len;
 	uint64_t timeout_ns;
 	int dead;
-	uint64_t copies, bytes;
+	uint64_t copies;
 	char why[256];
 };
 

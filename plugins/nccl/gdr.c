@@ -353,11 +353,6 @@ enum dvxn_gdr_mode dvxn_gdr_mode(void)
 	return gdr.mode;
 }
 
-enum dvxn_gdr_engine dvxn_gdr_engine(void)
-{
-	return gdr.engine;
-}
-
 /* the engine for CUDA memory at [@dptr, +@size): its device, opened once (with a stream
  * of the plugin's for the thread engine) */
 static struct gdr_engine *cuda_engine(uint64_t dptr, uint64_t size, int *err, char *why,

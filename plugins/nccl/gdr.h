@@ -77,7 +77,6 @@ int dvxn_gdr_up(struct dvx_sim_fabric *fab, enum dvxn_gdr_mode mode,
 		unsigned ntrace, char *why, size_t len);
 void dvxn_gdr_down(void);
 enum dvxn_gdr_mode dvxn_gdr_mode(void);
-enum dvxn_gdr_engine dvxn_gdr_engine(void);
 /*
  * export [@data, @data + @size) of GPU memory as a software dma-buf of the fabric:
  * 0 with *@fd set (register with DVX_MR_DMABUF, offset 0), or a negative errno with @why
