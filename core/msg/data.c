@@ -512,6 +512,11 @@ int dvx_msg_isend(struct dvx_msg_comm *c, const void *buf, size_t size, uint32_t
 	st = c->st;
 	fslot = (uint32_t)(c->head % c->max_reqs);
 	if (!cts_take(c, fslot, (uint16_t)(c->seq_base + c->head + 1), e, &nreqs)) {
+		/* a software NIC may hold the clear-to-send in its wire: step it once (its
+		 * progress thread may sleep), as a test does, and look again */
+		nic_progress(st, c->nic);
+	}
+	if (!cts_take(c, fslot, (uint16_t)(c->seq_base + c->head + 1), e, &nreqs)) {
 		/* the receiver has not posted this slot yet, or closed its end */
 		if (marker_seen(st, c))
 			return -ECONNRESET;

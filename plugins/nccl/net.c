@@ -269,7 +269,8 @@ static int conf_read(void)
 					     NULL };
 	struct dvxn_sw_cfg sc;
 	uint32_t nsim = 0, tmo, thread, max_msg, cts, speed, retry, qps, gdr_regs, gdr_trace;
-	uint32_t ring_kb, stage_kb;
+	uint32_t ring_kb, stage_kb, spins;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	char why[256];
 	int rc, bad = 0;
 	unsigned i;
@@ -283,6 +284,10 @@ static int conf_read(void)
 	bad |= env_u32("DVX_NET_TIMEOUT_MS", 30000, 100, 3600000, &tmo);
 	bad |= env_u32("DVX_NET_SPEED", 100000, 1, 10000000, &speed);
 	bad |= env_u32("DVX_NET_SIM_THREAD", 1, 0, 1, &thread);
+	/* the progress thread's passes without work before it sleeps: with CPUs to spare
+	 * it waits for the next message awake (a sleeping thread's wake-up cost each
+	 * small message of NCCL's tens of microseconds), on a small machine it yields */
+	bad |= env_u32("DVX_NET_SIM_SPINS", ncpu >= 8 ? 20000 : 64, 1, 1u << 30, &spins);
 	bad |= env_u32("DVX_NET_WIRE_MAX_MSG", 4u << 20, 4096, 1u << 30, &max_msg);
 	bad |= env_u32("DVX_NET_CTS_OFFLOAD", 0, 0, 1, &cts);
 	bad |= env_u32("DVX_NET_EAGER_BYTES", 4096, 64, 65536, &conf.eager);
@@ -330,6 +335,7 @@ static int conf_read(void)
 		sc.max_qps = qps;
 		sc.ring_bytes = (uint64_t)ring_kb << 10;
 		sc.thread = (int)thread;
+		sc.spins = spins;
 		rc = dvxn_gdr_probe(getenv("DVX_NET_GDR"), getenv("DVX_NET_GDR_ENGINE"), &conf.gdr,
 				    &conf.gdr_engine, why, sizeof(why));
 		if (rc) {

@@ -286,6 +286,8 @@ static int bring_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	}
 	sw.thread = cfg->thread;
 	if (sw.thread) {
+		if (cfg->spins)
+			dvx_sim_set_idle(sw.fab, cfg->spins, 20000);
 		rc = dvx_sim_start(sw.fab);
 		if (rc) {
 			sw.thread = 0;

@@ -51,6 +51,8 @@ struct dvxn_sw_cfg {
 	uint64_t timeout_ns;	/* bound on joining the wire */
 	uint64_t retry_ns;	/* the wire's least transport time-out (0: its default) */
 	int thread;		/* run the fabric's progress thread */
+	uint32_t spins;		/* its passes without work before it sleeps (0: the
+				 * fabric's default) */
 	uint32_t max_qps;	/* QPs (and CQs) per software NIC: every pass of the model
 				 * walks them, so no more than needed */
 	uint32_t max_dmabufs;	/* software dma-bufs (GPU buffers, gdr.h); 0: the default */
