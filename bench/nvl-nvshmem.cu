@@ -57,7 +57,32 @@ enum {
 	L_PS8_LL, L_PS8_DVX, L_PS8_SHM,	/* 8 B put_signal + wait */
 	L_PSB_LL, L_PSB_DVX, L_PSB_SHM,	/* @len at block scope */
 	L_BAR_DVX, L_BAR_SHM,		/* barrier of two */
+	/* the parts of the rows above, written out: where their time goes */
+	L_SIG_RLXW,			/* relaxed SET, the wait's looks relaxed */
+	L_PS8_RAW,			/* one flagged line of constants, no payload read */
+	L_PS8_SRC,			/* one flagged line of the payload, written out */
+	L_NROWS
 };
+
+/* the written-out forms' looks: relaxed system-scope loads until @v */
+__device__ static void poll_u64(const uint64_t *w, uint64_t v)
+{
+	uint64_t x;
+
+	do
+		asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(x) : "l"(w) : "memory");
+	while (x < v);
+}
+
+__device__ static void poll_line(const void *line, uint32_t seq, uint64_t *pay)
+{
+	uint64_t a, b;
+
+	do
+		dvx_nvl_ll_load(line, &a, &b);
+	while ((uint32_t)(a >> 32) != seq || (uint32_t)(b >> 32) != seq);
+	*pay = (a & 0xffffffffu) | (b << 32);
+}
 
 __global__ void k_lat(int which, int me, uint8_t *heap, uint8_t *peer, const uint8_t *src,
 		      uint8_t *dst, uint64_t len, uint32_t iters, uint64_t *out)
@@ -87,8 +112,31 @@ __global__ void k_lat(int which, int me, uint8_t *heap, uint8_t *peer, const uin
 
 			switch (which * 2 + recv) {
 			case L_SIG_DVX * 2:
+			case L_SIG_RLXW * 2:
 				dvx_nvl_signal(psig, DVX_NVL_SIG_SET | DVX_NVL_SIG_RELAXED, r);
 				break;
+			case L_SIG_RLXW * 2 + 1:
+				poll_u64(sig, r);
+				break;
+			case L_PS8_RAW * 2:
+				dvx_nvl_ll_store(plines, (uint64_t)r << 32 | r, (uint64_t)r << 32 | r);
+				break;
+			case L_PS8_SRC * 2: {
+				uint64_t v = *(const uint64_t *)src;
+
+				dvx_nvl_ll_store(plines, (v & 0xffffffffu) | (uint64_t)r << 32,
+						 (v >> 32) | (uint64_t)r << 32);
+				break;
+			}
+			case L_PS8_RAW * 2 + 1:
+			case L_PS8_SRC * 2 + 1: {
+				uint64_t v;
+
+				poll_line(lines, r, &v);
+				if (which == L_PS8_SRC)
+					*(uint64_t *)dst = v;
+				break;
+			}
 			case L_SIG_DVX * 2 + 1:
 			case L_PS8_DVX * 2 + 1:
 				err = dvx_nvl_wait(sig, DVX_CMP_GE, r, TMO, nullptr);
@@ -176,7 +224,7 @@ __global__ void k_ref(uint8_t *dst, const uint8_t *src, uint64_t len)
 
 static uint64_t *out_d;
 static uint8_t *heap, *peer, *src, *dst;
-static int me, quick, sms;
+static int me, quick, sms, grids;
 
 static double lat(int which, uint64_t len, int threads)
 {
@@ -193,15 +241,15 @@ static double lat(int which, uint64_t len, int threads)
 	nvshmem_barrier_all();
 	if (!o[me])
 		return -1;
-	return which >= L_BAR_DVX ? (double)o[me] / iters : (double)o[me] / (2.0 * iters);
+	return which == L_BAR_DVX || which == L_BAR_SHM ? (double)o[me] / iters : (double)o[me] / (2.0 * iters);
 }
 
 /* GB/s of @reps back-to-back launches of kind @kind (after one to warm) */
-static double bw(int kind, uint64_t len, int reps)
+static double bw(int kind, uint64_t len, int reps, uint32_t grid = 0)
 {
 	cudaEvent_t a, b;
 	float ms;
-	uint32_t g = dvx_nvl_put_blocks(len, (uint32_t)sms, 512);
+	uint32_t g = grid ? grid : dvx_nvl_put_blocks(len, (uint32_t)sms, 512);
 	int i;
 
 	CK(cudaEventCreate(&a));
@@ -240,6 +288,7 @@ static int cmp_d(const void *x, const void *y)
  * trial of each into @out, and the median of the per-trial dvx/ref ratios
  */
 #define TRIALS 7
+#define LTRIALS 5
 static double bw_median(uint64_t len, double out[4])
 {
 	double v[4][TRIALS], r[TRIALS];
@@ -301,25 +350,35 @@ static int pe_main(int rank, const nvshmemx_uniqueid_t *id)
 			printf("\nlatency rows skipped: one GPU (the PEs' kernels would take turns on it); "
 			       "they need two GPUs\n");
 	} else {
-		double v[10];
+		/* the one-thread rows, LTRIALS times interleaved (a drift of the clocks or
+		 * the link meets all alike): the median trial of each */
+		static const int one[] = { L_SIG_DVX, L_SIG_SHM, L_PS8_LL, L_PS8_DVX, L_PS8_SHM,
+					   L_BAR_DVX, L_BAR_SHM, L_SIG_RLXW, L_PS8_RAW, L_PS8_SRC };
+		double v[L_NROWS], t[L_NROWS][LTRIALS];
+		int k, tr;
 
-		v[0] = lat(L_SIG_DVX, 0, 1);
-		v[1] = lat(L_SIG_SHM, 0, 1);
-		v[2] = lat(L_PS8_LL, 8, 1);
-		v[3] = lat(L_PS8_DVX, 8, 1);
-		v[4] = lat(L_PS8_SHM, 8, 1);
-		v[8] = lat(L_BAR_DVX, 0, 1);
-		v[9] = lat(L_BAR_SHM, 0, 1);
+		for (tr = 0; tr < LTRIALS; tr++)
+			for (k = 0; k < (int)(sizeof(one) / sizeof(one[0])); k++)
+				t[one[k]][tr] = lat(one[k], 8, 1);
+		for (k = 0; k < (int)(sizeof(one) / sizeof(one[0])); k++) {
+			qsort(t[one[k]], LTRIALS, sizeof(double), cmp_d);
+			v[one[k]] = t[one[k]][LTRIALS / 2];
+		}
 		if (me == 0) {
-			printf("\nlatency, ns (half round trip; barrier: per barrier of 2)   dvx | NVSHMEM\n");
+			printf("\nlatency, ns (half round trip; barrier: per barrier of 2; the median of "
+			       "%d interleaved trials)   dvx | NVSHMEM\n", LTRIALS);
 			printf("%-44s %8.0f | %8.0f  signal_op(SET) + signal_wait_until\n",
-			       "signal SET relaxed + wait", v[0], v[1]);
+			       "signal SET relaxed + wait", v[L_SIG_DVX], v[L_SIG_SHM]);
 			printf("%-44s %8.0f | %8.0f  putmem_signal_nbi 8 B + wait\n",
-			       "put_signal 8 B, flagged line (LL) + wait_ll", v[2], v[4]);
+			       "put_signal 8 B, flagged line (LL) + wait_ll", v[L_PS8_LL], v[L_PS8_SHM]);
 			printf("%-44s %8.0f | %8.0f  putmem_signal_nbi 8 B + wait\n",
-			       "put_signal 8 B, release + wait", v[3], v[4]);
+			       "put_signal 8 B, release + wait", v[L_PS8_DVX], v[L_PS8_SHM]);
 			printf("%-44s %8.0f | %8.0f  barrier_all (device, 1 thread)\n",
-			       "barrier, 2 ranks (ADD + wait)", v[8], v[9]);
+			       "barrier, 2 ranks (ADD + wait)", v[L_BAR_DVX], v[L_BAR_SHM]);
+			printf("written out (no dvx call), the parts of the rows above:\n");
+			printf("%-44s %8.0f\n", "  relaxed SET + relaxed looks", v[L_SIG_RLXW]);
+			printf("%-44s %8.0f\n", "  one flagged line of constants", v[L_PS8_RAW]);
+			printf("%-44s %8.0f\n", "  one flagged line of the payload", v[L_PS8_SRC]);
 		}
 		for (len = 64; len <= 8192; len *= 4) {
 			v[5] = lat(L_PSB_LL, len, 128);
@@ -347,6 +406,33 @@ static int pe_main(int rank, const nvshmemx_uniqueid_t *id)
 		}
 	}
 	nvshmem_barrier_all();
+	if (me == 0 && grids) {
+		/* the grid the sized put picks against others, dvx and the reference alike */
+		static const uint32_t gs[] = { 16, 32, 64, 96, 128, 192, 256, 528 };
+		const int ng = (int)(sizeof(gs) / sizeof(gs[0]));
+
+		printf("\nput 0 -> 1 by grid (x 512 threads), GB/s, median of %d interleaved trials: "
+		       "dvx / ref SM copy\n", TRIALS);
+		for (len = 256 << 10; len <= (16u << 20); len *= 2) {
+			double v[2][8][TRIALS];
+			int reps = (int)((64ull << 20) / len), k, t, j;
+
+			reps = reps < 20 ? 20 : reps > 400 ? 400 : reps;
+			for (t = 0; t < TRIALS; t++)
+				for (j = 0; j < ng; j++)
+					for (k = 0; k < 2; k++)
+						v[k][j][t] = bw(k ? 3 : 0, len, reps, gs[j]);
+			printf("%9llu  sized %3u:", (unsigned long long)len,
+			       dvx_nvl_put_blocks(len, (uint32_t)sms, 512));
+			for (j = 0; j < ng; j++) {
+				for (k = 0; k < 2; k++)
+					qsort(v[k][j], TRIALS, sizeof(double), cmp_d);
+				printf("  %u: %.1f/%.1f", gs[j], v[0][j][TRIALS / 2], v[1][j][TRIALS / 2]);
+			}
+			printf("\n");
+		}
+	}
+	nvshmem_barrier_all();
 	nvshmem_free(heap);
 	nvshmem_finalize();
 	return 0;
@@ -361,6 +447,8 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--quick"))
 			quick = 1;
+		else if (!strcmp(argv[i], "--grids"))
+			grids = 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (pipe(fd))
 		return 1;

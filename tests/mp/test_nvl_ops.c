@@ -292,6 +292,16 @@ static void test_ll_tagged(void **state)
 						       0), 0);
 		assert_memory_equal(dstb, srcb, len);
 		assert_int_equal(dstb[len], 0xee);
+		/* 16 lanes, each its share (a line a lane at most up to 128 bytes) */
+		memset(dstb, 0xee, sizeof(dstb));
+		for (i = 0; i < 16; i++)
+			assert_int_equal(dvx_nvl_ll_get_tagged(hdr, len | (len << 40), dstb, len, 9,
+							       (uint32_t)i, 16, 0), 0);
+		assert_memory_equal(dstb, srcb, len);
+		assert_int_equal(dstb[len], 0xee);
+		for (i = 0; i < 16 && len; i++)
+			assert_int_equal(dvx_nvl_ll_get_tagged(hdr, len, dstb, len, 9, (uint32_t)i, 16,
+							       0), i * 8 < len ? -EMSGSIZE : 0);
 	}
 	assert_int_equal(dvx_nvl_ll_put_tagged(hdr + 8, 1, srcb, 8, 1, 0, 1), -EINVAL);
 	assert_int_equal(dvx_nvl_ll_get_tagged(hdr + 8, 1, dstb, 8, 1, 0, 1, 0), -EINVAL);

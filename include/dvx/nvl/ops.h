@@ -92,12 +92,43 @@ DVX_INLINE void dvx_nvl_copy(void *dst, const void *src, uint64_t len, uint32_t 
 	const uint8_t *s = (const uint8_t *)src;
 	uint64_t head, body, i, n = nlanes;
 
+	/* the usual shapes first, in few instructions: a thread putting 8 bytes before its
+	 * signal waits for every instruction here, and a kernel's first pass through this
+	 * code for each of its lines (bench/RESULTS.md, 2026-11-29) */
+	if (len == 8 && !(((uintptr_t)d | (uintptr_t)s) & 7)) {
+		if (lane == 0)
+			*(uint64_t *)(void *)d = *(const uint64_t *)(const void *)s;
+		return;
+	}
+	if (!(((uintptr_t)d | (uintptr_t)s | len) & 15)) {
+		dvx_nvl_v16 *dv = (dvx_nvl_v16 *)(void *)d;
+		const dvx_nvl_v16 *sv = (const dvx_nvl_v16 *)(const void *)s;
+
+		body = len / 16;
+		for (i = lane; i + (DVX_NVL_COPY_UNROLL - 1) * n < body; i += DVX_NVL_COPY_UNROLL * n) {
+			dvx_nvl_v16 v0 = sv[i], v1 = sv[i + n], v2 = sv[i + 2 * n], v3 = sv[i + 3 * n];
+
+			dv[i] = v0;
+			dv[i + n] = v1;
+			dv[i + 2 * n] = v2;
+			dv[i + 3 * n] = v3;
+		}
+		for (; i < body; i += n)
+			dv[i] = sv[i];
+		return;
+	}
 	if ((((uintptr_t)d ^ (uintptr_t)s) & 15) == 0) {
 		head = (16 - ((uintptr_t)d & 15)) & 15;
 		if (head > len)
 			head = len;
-		for (i = lane; i < head; i += n)
-			d[i] = s[i];
+		if (head == 8) {
+			/* 8-byte aligned: one word (a store over the link, not eight) */
+			if (lane == 0)
+				*(uint64_t *)(void *)d = *(const uint64_t *)(const void *)s;
+		} else {
+			for (i = lane; i < head; i += n)
+				d[i] = s[i];
+		}
 		body = (len - head) / 16;
 		{
 			dvx_nvl_v16 *dv = (dvx_nvl_v16 *)(void *)(d + head);
@@ -113,10 +144,33 @@ DVX_INLINE void dvx_nvl_copy(void *dst, const void *src, uint64_t len, uint32_t 
 				dv[i + 2 * n] = v2;
 				dv[i + 3 * n] = v3;
 			}
-			for (; i < body; i += n)
-				dv[i] = sv[i];
+			/* the rest, three vectors a lane at most: the loads first, in flight
+			 * together (a put sized to two vectors a thread waited for each
+			 * load in turn) */
+			if (i < body) {
+				bool h1 = i + n < body, h2 = i + 2 * n < body;
+				dvx_nvl_v16 v0 = sv[i], v1 = v0, v2 = v0;
+
+				if (h1)
+					v1 = sv[i + n];
+				if (h2)
+					v2 = sv[i + 2 * n];
+				dv[i] = v0;
+				if (h1)
+					dv[i + n] = v1;
+				if (h2)
+					dv[i + 2 * n] = v2;
+			}
 		}
-		for (i = head + body * 16 + lane; i < len; i += n)
+		/* the tail, under 16 bytes from a 16-byte boundary: a word first if it has one
+		 * (an 8-byte message is one store), then bytes */
+		i = head + body * 16;
+		if (len - i >= 8) {
+			if (lane == 0)
+				*(uint64_t *)(void *)(d + i) = *(const uint64_t *)(const void *)(s + i);
+			i += 8;
+		}
+		for (i += lane; i < len; i += n)
 			d[i] = s[i];
 		return;
 	}
@@ -475,6 +529,16 @@ DVX_INLINE int dvx_nvl_ll_put(void *lines, const void *src, uint64_t len, uint32
 
 	if (!seq || ((uintptr_t)lines & 15))
 		return -EINVAL;
+	if (n <= nlanes) {
+		/* a line a lane at most (8 bytes a thread, 256 a warp): no batch */
+		if (lane < n) {
+			uint64_t v = dvx_nvl_ll_take((const uint8_t *)src, len, lane);
+
+			dvx_nvl_ll_store(l + (uint64_t)lane * DVX_NVL_LL_LINE, (v & 0xffffffffu) | f,
+					 (v >> 32) | f);
+		}
+		return 0;
+	}
 	/* a batch of the lane's lines at a time: every payload read before the first
 	 * store, so the reads overlap */
 	for (i = lane; i < n; i += step) {
@@ -540,6 +604,54 @@ struct dvx_nvl_ll_at {
 };
 
 /**
+ * dvx_nvl_ll_get_one() - dvx_nvl_ll_get_at() for a lane whose share is the one line
+ * @lane (a message of a line a lane at most): one load a look, the header's with it
+ * while its tag is not known. A look of the batched loop cost about as much as the
+ * line's flight (bench/RESULTS.md, 2026-11-29: 994 against 854 ns written out).
+ * @at, @dst, @len, @seq, @timeout_ns: as dvx_nvl_ll_get_at()
+ * @lane:	the line, < the message's lines
+ *
+ * Context: any, host or device. Return: as dvx_nvl_ll_get_tagged().
+ */
+DVX_INLINE int dvx_nvl_ll_get_one(const struct dvx_nvl_ll_at *at, void *dst, uint64_t len,
+				  uint32_t seq, uint32_t lane, uint64_t timeout_ns)
+{
+	const void *line = (const uint8_t *)at->lines + (uint64_t)lane * DVX_NVL_LL_LINE;
+	uint64_t w0, w1, h0 = 0, h1 = 0, deadline = 0;
+	uint32_t k = 0;
+	int known = !at->hdr;
+
+	for (;;) {
+		if (!known)
+			dvx_nvl_ll_load(at->hdr, &h0, &h1);
+		dvx_nvl_ll_load(line, &w0, &w1);
+		if (!known && (uint32_t)(h0 >> 32) == seq && (uint32_t)(h1 >> 32) == seq) {
+			/* nothing is taken before the header says it is this message */
+			if (((h0 & 0xffffffffu) | (h1 << 32)) != at->tag)
+				return -EMSGSIZE;
+			known = 1;
+		}
+		if (known && (uint32_t)(w0 >> 32) == seq && (uint32_t)(w1 >> 32) == seq) {
+			if (len)
+				dvx_nvl_ll_give((uint8_t *)dst, len, lane,
+						(w0 & 0xffffffffu) | (w1 << 32));
+			return 0;
+		}
+		if ((++k & 63) == 0) {
+			uint64_t now = dvx_nvl_now_ns();
+
+			if (!deadline)
+				deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
+			else if (now >= deadline)
+				return -ETIMEDOUT;
+		}
+#ifndef __CUDA_ARCH__
+		dvx_cpu_relax();
+#endif
+	}
+}
+
+/**
  * dvx_nvl_ll_get_at() - the body of dvx_nvl_ll_get() and dvx_nvl_ll_get_tagged(): lane
  * @lane's share of waiting for message @seq at @at and taking its payload into @dst.
  * @at:		the header (or none) and the lines
@@ -562,6 +674,8 @@ DVX_INLINE int dvx_nvl_ll_get_at(const struct dvx_nvl_ll_at *at, void *dst, uint
 		return -EINVAL;
 	if (hdr && !len)
 		return dvx_nvl_ll_wait_hdr(hdr, tag, seq, timeout_ns);
+	if (n <= nlanes)
+		return lane < n ? dvx_nvl_ll_get_one(at, dst, len, seq, lane, timeout_ns) : 0;
 	/* a batch of the lane's lines at a time: the looks at all of them in flight
 	 * together, again at those not there yet */
 	for (i = lane; i < n; i += step) {
