@@ -251,9 +251,12 @@ static int small, procs_ref;
 static const size_t proc_sizes[] = { 65536, 524288, 4 << 20 };
 #define NPROC (sizeof(proc_sizes) / sizeof(proc_sizes[0]))
 /* --procs and --gpu figures: GB/s per size, then the round trips (us) at these sizes */
-static const size_t rtt_sizes[] = { 8, 8192 };
+static const size_t rtt_sizes[] = { 8, 8192, 131072, 524288 };
+#define RTT_MAX 524288
 #define NRTT (sizeof(rtt_sizes) / sizeof(rtt_sizes[0]))
 #define NPFIG (NPROC + NRTT)
+/* figures of one run in one process: the sizes and the 8 B rate, or --procs' reference */
+#define NONE_FIGS (NPFIG > NSIZES + 1 ? NPFIG : NSIZES + 1)
 
 static int proc_count(size_t s, int quick)
 {
@@ -279,7 +282,7 @@ static void plugin_open(void)
 static int child(int nc, int quick, int fd)
 {
 	struct link l[MAXC], back;
-	double fig[NSIZES + 1];
+	double fig[NONE_FIGS];
 	void *ca, *cb;
 	unsigned i;
 	int c;
@@ -289,7 +292,7 @@ static int child(int nc, int quick, int fd)
 		die("init", -1);
 	for (c = 0; c < nc; c++)
 		connect_pair(ca, cb, &l[c], 4 << 20);
-	connect_pair(cb, ca, &back, 65536);
+	connect_pair(cb, ca, &back, RTT_MAX);
 	if (small)
 		return child_small(l, &back, nc, quick, fd);
 	if (procs_ref) {	/* --procs' reference: its sizes, both ranks here */
@@ -340,7 +343,7 @@ static int run(const char *env[], int nc, int quick, double *fig)
 	}
 	close(p[1]);
 	{
-		size_t want = sizeof(double) * (small ? SMALL_FIGS : NSIZES + 1);
+		size_t want = sizeof(double) * (small ? SMALL_FIGS : NONE_FIGS);
 
 		st = read(p[0], fig, want) == (ssize_t)want;
 	}
@@ -352,7 +355,7 @@ static int run(const char *env[], int nc, int quick, double *fig)
 #define NCFG 6	/* configurations of the bandwidth table */
 #define NSCFG 4	/* and of --small: FIFO and CTS offload, private and shared */
 
-static int print_small(double (*fig)[SMALL_FIGS > NSIZES + 1 ? SMALL_FIGS : NSIZES + 1],
+static int print_small(double (*fig)[SMALL_FIGS > NONE_FIGS ? SMALL_FIGS : NONE_FIGS],
 		       const char **name, int nc)
 {
 	unsigned i;
@@ -506,8 +509,8 @@ static void proc_back(void *ctx, int rank, int qfd, struct link *bw)
 			if ((rc = T->accept(lc, &bw->rc, NULL)))
 				die("accept back", rc);
 		T->close_listen(lc);
-		bw->rbuf = proc_buf(1, MAXC, 8192, &type);	/* not filled: the answers */
-		if ((rc = T->reg_mr(bw->rc, bw->rbuf, 8192, type, &bw->rmr)))
+		bw->rbuf = proc_buf(1, MAXC, RTT_MAX, &type);	/* not filled: the answers */
+		if ((rc = T->reg_mr(bw->rc, bw->rbuf, RTT_MAX, type, &bw->rmr)))
 			die("regMr back", rc);
 		return;
 	}
@@ -516,8 +519,8 @@ static void proc_back(void *ctx, int rank, int qfd, struct link *bw)
 	while (!bw->sc)
 		if ((rc = T->connect(ctx, 0, h, &bw->sc, NULL)))
 			die("connect back", rc);
-	bw->sbuf = proc_buf(0, MAXC, 8192, &type);
-	if ((rc = T->reg_mr(bw->sc, bw->sbuf, 8192, type, &bw->smr)))
+	bw->sbuf = proc_buf(0, MAXC, RTT_MAX, &type);
+	if ((rc = T->reg_mr(bw->sc, bw->sbuf, RTT_MAX, type, &bw->smr)))
 		die("regMr back", rc);
 }
 
@@ -672,7 +675,7 @@ static int main_procs(int nc, int quick)
 			memcpy(fig[k][1], fig[0][1], sizeof(fig[k][1]));
 		} else {
 			/* the reference: both ranks in one process, one thread stepping the NIC */
-			double one[NSIZES + 1];
+			double one[NONE_FIGS];
 
 			procs_ref = 1;
 			bad = run(cfg[k], nc, quick, one);
@@ -692,13 +695,16 @@ static int main_procs(int nc, int quick)
 	printf("%-12s", "config");
 	for (i = 0; i < NPROC; i++)
 		printf(" %17zuK", proc_sizes[i] / 1024);
-	printf(" %17s %17s\n", "RTT 8 B us", "RTT 8 KiB us");
+	for (i = 0; i < NRTT; i++)
+		printf(" %13s %4zuK", "RTT us", rtt_sizes[i] >> 10);
+	printf("   (RTT 0K: 8 B)\n");
 	for (k = 0; k < 4; k++) {
 		printf("%-12s", name[k]);
 		for (i = 0; i < NPROC; i++)
 			printf("   %6.2f / %6.2f", fig[k][0][i], fig[k][1][i]);
-		printf("   %6.1f / %6.1f   %6.1f / %6.1f\n", fig[k][0][NPROC], fig[k][1][NPROC],
-		       fig[k][0][NPROC + 1], fig[k][1][NPROC + 1]);
+		for (i = NPROC; i < NPFIG; i++)
+			printf("   %6.1f / %6.1f", fig[k][0][i], fig[k][1][i]);
+		printf("\n");
 	}
 	return 0;
 }
@@ -744,12 +750,16 @@ static int main_gpu(int nc, int quick)
 	printf("%-20s", "buffers");
 	for (i = 0; i < NPROC; i++)
 		printf(" %8zuK", proc_sizes[i] / 1024);
-	printf(" %11s %13s\n", "RTT 8 B us", "RTT 8 KiB us");
+	for (i = 0; i < NRTT; i++)
+		printf(" RTT %4zuK us", rtt_sizes[i] >> 10);
+	printf("   (RTT 0K: 8 B)\n");
 	for (k = 0; k < 3; k++) {
 		printf("%-20s", name[k]);
 		for (i = 0; i < NPROC; i++)
 			printf(" %9.3f", fig[k][i]);
-		printf(" %11.1f %13.1f\n", fig[k][NPROC], fig[k][NPROC + 1]);
+		for (i = NPROC; i < NPFIG; i++)
+			printf(" %12.1f", fig[k][i]);
+		printf("\n");
 	}
 	return 0;
 }
@@ -768,7 +778,7 @@ int main(int argc, char **argv)
 			       "private 4 QPs", "CTS offload" };
 	const char **scfg[] = { off, g1, co, cog1 };
 	const char *sname[] = { "private (ref)", "shared 1 grp", "CTS offload", "offload 1 grp" };
-	double fig[NCFG][SMALL_FIGS > NSIZES + 1 ? SMALL_FIGS : NSIZES + 1];
+	double fig[NCFG][SMALL_FIGS > NONE_FIGS ? SMALL_FIGS : NONE_FIGS];
 	int nc = 4, quick = 0, procs = 0, gpu_mode = 0, i, k;
 	unsigned s;
 

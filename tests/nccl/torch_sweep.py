@@ -6,9 +6,12 @@ exactly (docs/nccl.md). Run one process per GPU:
 
 with NCCL_NET_PLUGIN, NCCL_NET=dvx and the plugin's variables set (tests/nccl/device-run.sh
 sets them per configuration). Every result is compared with what it must be, element by
-element, in int32 (sums of small integers are exact). Prints one line per collective and
-size with the time of the last iteration and the bus bandwidth (nccl-tests' factors),
-and exits non-zero at the first wrong element.
+element, in int32 (sums of small integers are exact). Then the same collective is timed
+as nccl-tests times it: K calls back to back on tensors made once (K from 20 for small
+messages down to 3 at 256 MiB; the median of three such rounds; --timed 0: the last
+checked call's time instead). Prints
+one line per collective and size with that time and the bus bandwidth (nccl-tests'
+factors), and exits non-zero at the first wrong element.
 """
 import argparse
 import os
@@ -102,10 +105,66 @@ def run(name, count, dev, n, r):
     return dt
 
 
+def make_op(name, count, dev, n, r):
+    """the collective on tensors made once, as a function of no arguments"""
+    x = torch.arange(count, dtype=torch.int32, device=dev) % 1000 + r
+    big = torch.empty(count * n, dtype=torch.int32, device=dev)
+    if name == "all_reduce":
+        return lambda: dist.all_reduce(x)
+    if name == "all_gather":
+        return lambda: dist.all_gather_into_tensor(big, x)
+    if name == "reduce_scatter":
+        return lambda: dist.reduce_scatter_tensor(x, big)
+    if name == "broadcast":
+        return lambda: dist.broadcast(x, src=0)
+    if name == "reduce":
+        return lambda: dist.reduce(x, dst=0)
+    if name == "all_to_all":
+        y = torch.empty(count * n, dtype=torch.int32, device=dev)
+        return lambda: dist.all_to_all_single(y, big)
+    if name == "send_recv":
+        y = torch.empty(count, dtype=torch.int32, device=dev)
+
+        def sr():
+            ops = [dist.P2POp(dist.isend, x, (r + 1) % n), dist.P2POp(dist.irecv, y, (r - 1) % n)]
+            for q in dist.batch_isend_irecv(ops):
+                q.wait()
+        return sr
+    if name == "gather":
+        outs = [torch.empty(count, dtype=torch.int32, device=dev) for _ in range(n)] if r == 0 else None
+        return lambda: dist.gather(x, outs, dst=0)
+    if name == "scatter":
+        ins = [x.clone() for _ in range(n)] if r == 0 else None
+        y = torch.empty(count, dtype=torch.int32, device=dev)
+        return lambda: dist.scatter(y, ins, src=0)
+    if name == "barrier":
+        return dist.barrier
+    raise ValueError(name)
+
+
+def timed(name, count, dev, n, r, k):
+    """seconds per call: the median of three rounds of k calls back to back, after two
+    calls to warm (a round meeting a stall of the machine does not decide)"""
+    f = make_op(name, count, dev, n, r)
+    f()
+    f()
+    torch.cuda.synchronize()
+    t = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(k):
+            f()
+        torch.cuda.synchronize()
+        t.append((time.perf_counter() - t0) / k)
+    return sorted(t)[1]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--max-bytes", type=int, default=256 << 20)
     ap.add_argument("--iters", type=int, default=2)
+    ap.add_argument("--timed", type=int, default=1,
+                    help="1: time K calls back to back after the checked ones; 0: the last checked")
     ap.add_argument("--colls", default="all_reduce,all_gather,reduce_scatter,broadcast,reduce,"
                     "all_to_all,send_recv,gather,scatter,barrier")
     a = ap.parse_args()
@@ -123,6 +182,9 @@ def main():
             count = max(1, nbytes // 4)
             for _ in range(a.iters):
                 dt = run(name, count, dev, n, r)
+            if a.timed:
+                k = max(3, min(20, (32 << 20) // max(nbytes, 1)))
+                dt = timed(name, count, dev, n, r, k)
             if r == 0:
                 bw = nbytes * busbw_factor(name, n) / dt / 1e9 if dt > 0 and nbytes else 0.0
                 print(f"{name:15s} {nbytes:>10d} B {dt * 1e6:10.1f} us {bw:8.3f} GB/s", flush=True)
