@@ -1076,6 +1076,21 @@ static void ring_mark(struct dvx_msg_comm *c, uint64_t s, int on)
 		c->used[k >> 3] = (uint8_t)(c->used[k >> 3] & ~(1u << (k & 7u)));
 }
 
+/*
+ * The sequence of the answer to rendezvous @s, as its FIFO slot's entry carries it: 1 ...
+ * 65535, never 0. The sender clears a slot's sequence to 0 once it has taken the answer
+ * there (rts_data(), revoke_offload()), and a slot sees answers only for rendezvous, so
+ * its entry can stay behind for many laps: were 0 a sequence, the answer whose number
+ * came round to it would find the slot's cleared old answer complete and take it - an
+ * older buffer's address, key and size (-EMSGSIZE for a larger message, else another
+ * buffer's bytes overwritten), its own answer never read. FIFO mode numbers every
+ * slot's entries each lap and never clears them: (uint16_t)(base + position + 1) there.
+ */
+static uint16_t rts_seq(const struct dvx_msg_comm *c, uint64_t s)
+{
+	return (uint16_t)(1u + (uint32_t)(((uint64_t)c->seq_base + s) % 65535u));
+}
+
 /* where, in the sender's FIFO area, the credit word lies: after its close marker */
 static uint64_t credit_off(uint64_t reqs, uint64_t recvs)
 {
@@ -1216,7 +1231,7 @@ static int rts_answer(struct dvx_msg_state *st, struct dvx_msg_comm *c, struct m
 		c->rr = (uint8_t)((f + 1) % c->nqps);
 	r->left[b] = (uint8_t)k;
 	fslot = (uint32_t)(s % c->max_reqs);
-	seq = (uint16_t)(c->seq_base + s + 1);
+	seq = rts_seq(c, s);
 	stg = (struct msg_cts *)(void *)c->stage + (uint64_t)fslot * st->cfg.max_recvs;
 	stg->addr = dvx_le64(r->addr[b]);
 	stg->size = dvx_le32(r->size[b] > UINT32_MAX ? UINT32_MAX : (uint32_t)r->size[b]);
@@ -1396,7 +1411,7 @@ static void rts_data(struct dvx_msg_state *st, struct dvx_msg_comm *c, struct ms
 	struct msg_cts *fe;
 	int k;
 
-	if (!cts_take(c, fslot, (uint16_t)(c->seq_base + r->seq + 1), e, &nreqs))
+	if (!cts_take(c, fslot, rts_seq(c, r->seq), e, &nreqs))
 		return;
 	k = nreqs == 1 ? post_data(st, c, &e[0], r->h.idx, r->addr, r->size, r->lkey, &kind) :
 			 -EPROTO;
@@ -1608,7 +1623,7 @@ static void revoke_offload(struct dvx_msg_state *st, struct dvx_msg_comm *c)
 		struct msg_cts *fe = (struct msg_cts *)(void *)c->fifo +
 				     (uint64_t)fslot * c->fifo_recvs;
 
-		if (!cts_take(c, fslot, (uint16_t)(c->seq_base + p + 1), e, &nreqs) || nreqs != 1)
+		if (!cts_take(c, fslot, rts_seq(c, p), e, &nreqs) || nreqs != 1)
 			continue;
 		if (revoke_entry(st, c, &e[0], 0))
 			return;

@@ -81,7 +81,8 @@ struct msg_cts {
 	uint8_t nreqs;		/* buffers in this slot */
 	uint8_t stripe;		/* [7:4] first QP slot, [3:0] QP slots used */
 	uint16_t rsvd;		/* the sequence again: the second WRITE's source (irecv) */
-	uint16_t seq;		/* (uint16_t)(seq_base + FIFO position + 1) */
+	uint16_t seq;		/* (uint16_t)(seq_base + FIFO position + 1); an offload
+				 * answer's: 1 + (seq_base + its sequence) % 65535 */
 };
 DVX_ASSERT_SIZE(struct msg_cts, 32);
 

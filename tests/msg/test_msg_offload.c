@@ -6,8 +6,9 @@
  * receives (parked, matched later in sequence order, a sender stopped by its credits),
  * tags matched at the receiver in posting order, messages larger than the receive on
  * both paths, both ends agreeing or falling back, a shared receive queue's credit
- * reservations, closes on either end, a header that breaks the sequence, and the
- * refusals; the invariant checker after every step.
+ * reservations, closes on either end, a header that breaks the sequence, a rendezvous
+ * answer's sequence where it once was 0, and the refusals; the invariant checker after
+ * every step.
  */
 #include <errno.h>
 
@@ -484,6 +485,40 @@ static void test_bad_sequence(void **state)
 	assert_int_equal(mw_fini(&w), 0);
 }
 
+/*
+ * A rendezvous answer's 16-bit sequence where the old numbering (base + s + 1) made it
+ * 0, the value the sender leaves in a FIFO slot whose answer it took: message 8's slot
+ * still held message 0's answer, its sequence cleared to 0, and the sender took that as
+ * message 8's answer - message 0's smaller buffer (-EMSGSIZE at the sender, the receive
+ * never filled; with a larger one, message 0's buffer written again). Answers now skip
+ * 0. Three laps of an 8-slot ring, a rendezvous in slot 0 of each (5000, 5800, 6600
+ * bytes, each into a receive 64 bytes larger), eager messages between: all arrive whole.
+ */
+static void test_answer_sequence_zero(void **state)
+{
+	struct dvx_msg_cfg c;
+	struct dvx_msg_stats a;
+	struct dvx_msg_comm *s, *r;
+	struct mw w;
+	uint32_t i;
+
+	(void)state;
+	cfg_off(&c);
+	assert_int_equal(mw_init(&w, 2, &c, 1u << 20, 0), 0);
+	assert_int_equal(mw_pair(&w, 0, 1, 0, &s, &r), 0);
+	assert_int_equal(s->max_reqs, 8);
+	s->seq_base = r->seq_base = (uint16_t)(65536 - 9);	/* base + 8 + 1 = 65536 */
+	for (i = 0; i < 24; i++)
+		one(&w, s, r, i % 8 ? 100 + i : 5000 + i * 100, 300 + i, (int)(i / 8) & 1);
+	dvx_msg_get_stats(&w.r[0].m, &a);
+	assert_int_equal(a.rts, 3);
+	assert_int_equal(a.late, 0);
+	assert_int_equal(dvx_msg_close(s), 0);
+	assert_int_equal(dvx_msg_close(r), 0);
+	assert_int_equal(mw_settle(&w), 0);
+	assert_int_equal(mw_fini(&w), 0);
+}
+
 /* refused: an eager size that is not a multiple of 64 or above 64 KiB (the cause in
  * the diagnostic); a receive into device memory on an offload connection */
 static void test_refusals(void **state)
@@ -547,6 +582,7 @@ int main(void)
 		cmocka_unit_test(test_shared_credits),
 		cmocka_unit_test(test_closes),
 		cmocka_unit_test(test_bad_sequence),
+		cmocka_unit_test(test_answer_sequence_zero),
 		cmocka_unit_test(test_refusals),
 	};
 
