@@ -10,12 +10,21 @@
  * its tests or the default build). It is a comparison program outside the library, so
  * unlike dvx it uses the CUDA runtime, which NVSHMEM needs.
  *
- * Latency (two GPUs only: kernels of two processes on one GPU take turns): one thread per PE (a block for the _block rows), 10000 round trips timed
- * with %globaltimer inside the kernel, half a round trip reported (a barrier: per
- * barrier). Bandwidth: PE 0 puts into PE 1's heap, back-to-back launches between CUDA
- * events after a warm-up (below), GB/s = 1e9 B/s.
+ * Latency (two GPUs only: kernels of two processes on one GPU take turns): one thread
+ * per PE (a block for the _block rows), 10000 round trips timed with %globaltimer inside
+ * the kernel, half a round trip reported (a barrier: per barrier). The one-thread rows
+ * run five times interleaved and report their medians (one run of each moved by up to
+ * 90 ns between runs of the program); the rows "written out" are dvx's parts without
+ * the call (a relaxed store and relaxed looks; one flagged line of constants; one
+ * flagged line of the payload), so a row's distance to them is the call's cost.
+ * Bandwidth: PE 0 puts into PE 1's heap, back-to-back launches between CUDA events
+ * after a warm-up (below), GB/s = 1e9 B/s.
  *
- *   nvl-nvshmem [--quick]
+ *   nvl-nvshmem [--quick] [--grids]
+ *
+ * --grids: then 256 KiB-16 MiB put by dvx and by the reference copy on eight grids each
+ * (16-528 blocks of 512 threads), the medians of seven interleaved trials: whether the
+ * grid dvx_nvl_put_blocks() picks is the one to pick, for dvx and the reference alike.
  *
  * Bandwidth: each size's four puts (dvx sized, NVSHMEM putmem_block over all SMs and on
  * dvx's grid, the reference SM copy on dvx's grid) measured in turn, seven times, each
