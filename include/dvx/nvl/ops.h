@@ -69,6 +69,30 @@ DVX_INLINE uint64_t dvx_nvl_now_ns(void)
 }
 
 /**
+ * dvx_nvl_look_late() - a wait's bookkeeping after one look that found nothing: every
+ * 64th look reads the clock, the first such read starts the @timeout_ns, a later one
+ * past it ends the wait (a wait satisfied soon reads no clock at all).
+ * @k:		the wait's look count (0 at the start)
+ * @deadline:	the wait's deadline (0 at the start: not read yet)
+ * @timeout_ns:	how long the wait may take
+ *
+ * Context: any, host or device. Return: true once the time is up.
+ */
+DVX_INLINE bool dvx_nvl_look_late(uint32_t *k, uint64_t *deadline, uint64_t timeout_ns)
+{
+	uint64_t now;
+
+	if ((++*k & 63) != 0)
+		return false;
+	now = dvx_nvl_now_ns();
+	if (!*deadline) {
+		*deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
+		return false;
+	}
+	return now >= *deadline;
+}
+
+/**
  * dvx_nvl_copy() - lane @lane's share of copying [@src, @src + @len) to @dst: the group
  * of @nlanes lanes together copies everything, each byte once.
  * @dst:	destination (a peer's mapping, or local)
@@ -341,16 +365,10 @@ DVX_INLINE int dvx_nvl_wait(const uint64_t *w, uint32_t cmp, uint64_t value, uin
 				return -EINVAL;
 			break;
 		}
-		if ((++k & 63) == 0) {
-			uint64_t now = dvx_nvl_now_ns();
-
-			if (!deadline)
-				deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
-			else if (now >= deadline) {
-				if (seen)
-					*seen = v;
-				return -ETIMEDOUT;
-			}
+		if (dvx_nvl_look_late(&k, &deadline, timeout_ns)) {
+			if (seen)
+				*seen = v;
+			return -ETIMEDOUT;
 		}
 #ifndef __CUDA_ARCH__
 		dvx_cpu_relax();
@@ -577,14 +595,8 @@ DVX_INLINE int dvx_nvl_ll_wait_hdr(const void *hdr, uint64_t tag, uint32_t seq, 
 		dvx_nvl_ll_load(hdr, &h0, &h1);
 		if ((uint32_t)(h0 >> 32) == seq && (uint32_t)(h1 >> 32) == seq)
 			return ((h0 & 0xffffffffu) | (h1 << 32)) == tag ? 0 : -EMSGSIZE;
-		if ((++k & 63) == 0) {
-			uint64_t now = dvx_nvl_now_ns();
-
-			if (!deadline)
-				deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
-			else if (now >= deadline)
-				return -ETIMEDOUT;
-		}
+		if (dvx_nvl_look_late(&k, &deadline, timeout_ns))
+			return -ETIMEDOUT;
 #ifndef __CUDA_ARCH__
 		dvx_cpu_relax();
 #endif
@@ -637,14 +649,8 @@ DVX_INLINE int dvx_nvl_ll_get_one(const struct dvx_nvl_ll_at *at, void *dst, uin
 						(w0 & 0xffffffffu) | (w1 << 32));
 			return 0;
 		}
-		if ((++k & 63) == 0) {
-			uint64_t now = dvx_nvl_now_ns();
-
-			if (!deadline)
-				deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
-			else if (now >= deadline)
-				return -ETIMEDOUT;
-		}
+		if (dvx_nvl_look_late(&k, &deadline, timeout_ns))
+			return -ETIMEDOUT;
 #ifndef __CUDA_ARCH__
 		dvx_cpu_relax();
 #endif
@@ -716,15 +722,8 @@ DVX_INLINE int dvx_nvl_ll_get_at(const struct dvx_nvl_ll_at *at, void *dst, uint
 			if (!pend)
 				break;
 again:
-			if ((++k & 63) == 0) {
-				uint64_t now = dvx_nvl_now_ns();
-
-				if (!deadline)
-					deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX :
-										   now + timeout_ns;
-				else if (now >= deadline)
-					return -ETIMEDOUT;
-			}
+			if (dvx_nvl_look_late(&k, &deadline, timeout_ns))
+				return -ETIMEDOUT;
 #ifndef __CUDA_ARCH__
 			dvx_cpu_relax();
 #endif
