@@ -69,30 +69,6 @@ DVX_INLINE uint64_t dvx_nvl_now_ns(void)
 }
 
 /**
- * dvx_nvl_look_late() - a wait's bookkeeping after one look that found nothing: every
- * 64th look reads the clock, the first such read starts the @timeout_ns, a later one
- * past it ends the wait (a wait satisfied soon reads no clock at all).
- * @k:		the wait's look count (0 at the start)
- * @deadline:	the wait's deadline (0 at the start: not read yet)
- * @timeout_ns:	how long the wait may take
- *
- * Context: any, host or device. Return: true once the time is up.
- */
-DVX_INLINE bool dvx_nvl_look_late(uint32_t *k, uint64_t *deadline, uint64_t timeout_ns)
-{
-	uint64_t now;
-
-	if ((++*k & 63) != 0)
-		return false;
-	now = dvx_nvl_now_ns();
-	if (!*deadline) {
-		*deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
-		return false;
-	}
-	return now >= *deadline;
-}
-
-/**
  * dvx_nvl_copy() - lane @lane's share of copying [@src, @src + @len) to @dst: the group
  * of @nlanes lanes together copies everything, each byte once.
  * @dst:	destination (a peer's mapping, or local)
@@ -365,10 +341,16 @@ DVX_INLINE int dvx_nvl_wait(const uint64_t *w, uint32_t cmp, uint64_t value, uin
 				return -EINVAL;
 			break;
 		}
-		if (dvx_nvl_look_late(&k, &deadline, timeout_ns)) {
-			if (seen)
-				*seen = v;
-			return -ETIMEDOUT;
+		if ((++k & 63) == 0) {
+			uint64_t now = dvx_nvl_now_ns();
+
+			if (!deadline)
+				deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
+			else if (now >= deadline) {
+				if (seen)
+					*seen = v;
+				return -ETIMEDOUT;
+			}
 		}
 #ifndef __CUDA_ARCH__
 		dvx_cpu_relax();
@@ -392,6 +374,13 @@ DVX_INLINE void dvx_nvl_counter_add(uint64_t *ctr, uint64_t value)
 {
 	(void)dvx_nvl_signal(ctr, DVX_NVL_SIG_ADD, value);
 }
+
+/*
+ * The waits below (dvx_nvl_wait() above, the flagged-line waits) each write out their
+ * look loop and its every-64th-look clock: one helper for the clock made each look a
+ * few instructions longer and cost a wait 40-60 ns on two H200s (bench/RESULTS.md,
+ * 2026-11-29), a twentieth of a round trip.
+ */
 
 /*
  * Flagged lines: the low-latency path for small messages (docs/mp.md, "Small messages").
@@ -595,8 +584,14 @@ DVX_INLINE int dvx_nvl_ll_wait_hdr(const void *hdr, uint64_t tag, uint32_t seq, 
 		dvx_nvl_ll_load(hdr, &h0, &h1);
 		if ((uint32_t)(h0 >> 32) == seq && (uint32_t)(h1 >> 32) == seq)
 			return ((h0 & 0xffffffffu) | (h1 << 32)) == tag ? 0 : -EMSGSIZE;
-		if (dvx_nvl_look_late(&k, &deadline, timeout_ns))
-			return -ETIMEDOUT;
+		if ((++k & 63) == 0) {
+			uint64_t now = dvx_nvl_now_ns();
+
+			if (!deadline)
+				deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
+			else if (now >= deadline)
+				return -ETIMEDOUT;
+		}
 #ifndef __CUDA_ARCH__
 		dvx_cpu_relax();
 #endif
@@ -649,8 +644,14 @@ DVX_INLINE int dvx_nvl_ll_get_one(const struct dvx_nvl_ll_at *at, void *dst, uin
 						(w0 & 0xffffffffu) | (w1 << 32));
 			return 0;
 		}
-		if (dvx_nvl_look_late(&k, &deadline, timeout_ns))
-			return -ETIMEDOUT;
+		if ((++k & 63) == 0) {
+			uint64_t now = dvx_nvl_now_ns();
+
+			if (!deadline)
+				deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
+			else if (now >= deadline)
+				return -ETIMEDOUT;
+		}
 #ifndef __CUDA_ARCH__
 		dvx_cpu_relax();
 #endif
@@ -722,8 +723,15 @@ DVX_INLINE int dvx_nvl_ll_get_at(const struct dvx_nvl_ll_at *at, void *dst, uint
 			if (!pend)
 				break;
 again:
-			if (dvx_nvl_look_late(&k, &deadline, timeout_ns))
-				return -ETIMEDOUT;
+			if ((++k & 63) == 0) {
+				uint64_t now = dvx_nvl_now_ns();
+
+				if (!deadline)
+					deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX :
+										   now + timeout_ns;
+				else if (now >= deadline)
+					return -ETIMEDOUT;
+			}
 #ifndef __CUDA_ARCH__
 			dvx_cpu_relax();
 #endif
