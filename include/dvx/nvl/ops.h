@@ -121,8 +121,9 @@ DVX_INLINE void dvx_nvl_copy(void *dst, const void *src, uint64_t len, uint32_t 
 		head = (16 - ((uintptr_t)d & 15)) & 15;
 		if (head > len)
 			head = len;
-		if (head == 8) {
-			/* 8-byte aligned: one word (a store over the link, not eight) */
+		if (head == 8 && ((uintptr_t)d & 15) == 8) {
+			/* 8-byte aligned (not a shorter copy's clamped head): one word, a
+			 * store over the link, not eight */
 			if (lane == 0)
 				*(uint64_t *)(void *)d = *(const uint64_t *)(const void *)s;
 		} else {
