@@ -285,8 +285,9 @@ static int conf_read(void)
 	bad |= env_u32("DVX_NET_SPEED", 100000, 1, 10000000, &speed);
 	bad |= env_u32("DVX_NET_SIM_THREAD", 1, 0, 1, &thread);
 	/* the progress thread's passes without work before it sleeps: with CPUs to spare
-	 * it waits for the next message awake (a sleeping thread's wake-up cost each
-	 * small message of NCCL's tens of microseconds), on a small machine it yields */
+	 * it waits for the next message awake, as NCCL's own proxy thread does; on a small
+	 * machine it yields them (on two H200s neither moved the wire's round trips beyond
+	 * their spread: bench/RESULTS.md, 2026-11-29) */
 	bad |= env_u32("DVX_NET_SIM_SPINS", ncpu >= 8 ? 20000 : 64, 1, 1u << 30, &spins);
 	bad |= env_u32("DVX_NET_WIRE_MAX_MSG", 4u << 20, 4096, 1u << 30, &max_msg);
 	bad |= env_u32("DVX_NET_CTS_OFFLOAD", 0, 0, 1, &cts);

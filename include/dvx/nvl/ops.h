@@ -93,8 +93,8 @@ DVX_INLINE void dvx_nvl_copy(void *dst, const void *src, uint64_t len, uint32_t 
 	uint64_t head, body, i, n = nlanes;
 
 	/* the usual shapes first, in few instructions: a thread putting 8 bytes before its
-	 * signal waits for every instruction here, and a kernel's first pass through this
-	 * code for each of its lines (bench/RESULTS.md, 2026-11-29) */
+	 * signal waits for every one of them, and so does each thread of a grid put
+	 * before its first load (bench/RESULTS.md, 2026-11-29) */
 	if (len == 8 && !(((uintptr_t)d | (uintptr_t)s) & 7)) {
 		if (lane == 0)
 			*(uint64_t *)(void *)d = *(const uint64_t *)(const void *)s;
