@@ -145,23 +145,8 @@ DVX_INLINE void dvx_nvl_copy(void *dst, const void *src, uint64_t len, uint32_t 
 				dv[i + 2 * n] = v2;
 				dv[i + 3 * n] = v3;
 			}
-			/* the rest, three vectors a lane at most: the loads first, in flight
-			 * together (a put sized to two vectors a thread waited for each
-			 * load in turn) */
-			if (i < body) {
-				bool h1 = i + n < body, h2 = i + 2 * n < body;
-				dvx_nvl_v16 v0 = sv[i], v1 = v0, v2 = v0;
-
-				if (h1)
-					v1 = sv[i + n];
-				if (h2)
-					v2 = sv[i + 2 * n];
-				dv[i] = v0;
-				if (h1)
-					dv[i + n] = v1;
-				if (h2)
-					dv[i + 2 * n] = v2;
-			}
+			for (; i < body; i += n)
+				dv[i] = sv[i];
 		}
 		/* the tail, under 16 bytes from a 16-byte boundary: a word first if it has one
 		 * (an 8-byte message is one store), then bytes */
