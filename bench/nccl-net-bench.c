@@ -26,6 +26,10 @@
  * figures include the processes' share of the CPUs: on a small machine they are CPU
  * bound.
  *
+ * --rtt: --procs's round trips only (no bandwidth columns). Every rank closes its comms
+ * and its instance at the end, so DVX_NET_STATS=FILE shows where the software NICs'
+ * time went (passes, their time, the waiters' steps: docs/nccl.md).
+ *
  * --gpu: --procs's two processes with their buffers in GPU memory, registered as
  * NCCL_PTR_CUDA (DVX_NET_GDR=cuda; plugins/nccl/gdr.h): the sender's a VMM allocation
  * made exportable as a POSIX fd, the receiver's cuMemAlloc memory, both on GPU 0 (the
@@ -37,7 +41,7 @@
  * the NIC (a lost or misplaced copy shows), not which message brought them. Exits 77
  * without a GPU.
  *
- *   nccl-net-bench [--comms C] [--quick] [--small | --procs | --gpu]
+ *   nccl-net-bench [--comms C] [--quick] [--small | --procs | --rtt | --gpu]
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -245,7 +249,7 @@ static int child_small(struct link *l, struct link *back, int nc, int quick, int
 	return write(fd, fig, sizeof(fig)) == (ssize_t)sizeof(fig) ? 0 : 1;
 }
 
-static int small, procs_ref;
+static int small, procs_ref, rtt_only;
 
 /* --procs: message sizes, and how many of each a comm carries */
 static const size_t proc_sizes[] = { 65536, 524288, 4 << 20 };
@@ -579,11 +583,15 @@ static int proc_rank(int rank, int nc, int quick, int hfd, int qfd, int out)
 		int n = proc_count(proc_sizes[i], quick);
 		double t;
 
+		if (rtt_only) {
+			fig[i] = 0;
+			continue;
+		}
 		stream_sides(l, nc, proc_sizes[i], 4, rank ? 2 : 1);	/* warm */
 		t = stream_sides(l, nc, proc_sizes[i], n, rank ? 2 : 1);
 		fig[i] = (double)proc_sizes[i] * n * nc / t / 1e9;
 	}
-	for (c = 0; rank && c < nc; c++)
+	for (c = 0; rank && !rtt_only && c < nc; c++)
 		if (proc_check(l[c].rbuf, c, proc_sizes[NPROC - 1]))
 			return 3;
 	proc_back(ctx, rank, qfd, &bw);
@@ -593,7 +601,16 @@ static int proc_rank(int rank, int nc, int quick, int hfd, int qfd, int out)
 		proc_rtt(rank, &l[0], &bw, rtt_sizes[i], n / 10);	/* warm */
 		fig[NPROC + i] = proc_rtt(rank, &l[0], &bw, rtt_sizes[i], n);
 	}
-	return rank ? 0 : bench_full_io(out, fig, sizeof(fig), 1) ? 1 : 0;
+	if (!rank && bench_full_io(out, fig, sizeof(fig), 1))
+		return 1;
+	/* an end as NCCL's: the comms closed, then the instance (DVX_NET_STATS is
+	 * written there) */
+	for (c = 0; c < nc; c++)
+		if ((rc = rank ? T->close_recv(l[c].rc) : T->close_send(l[c].sc)))
+			die("close", rc);
+	if ((rc = rank ? T->close_send(bw.sc) : T->close_recv(bw.rc)) || (rc = T->finalize(ctx)))
+		die("close back / finalize", rc);
+	return 0;
 }
 
 /* --procs, one configuration: the two ranks forked, GB/s per size into @fig */
@@ -791,11 +808,13 @@ int main(int argc, char **argv)
 			small = 1;
 		else if (!strcmp(argv[i], "--procs"))
 			procs = 1;
+		else if (!strcmp(argv[i], "--rtt"))
+			procs = rtt_only = 1;
 		else if (!strcmp(argv[i], "--gpu"))
 			gpu_mode = 1;
 		else {
 			fprintf(stderr, "usage: nccl-net-bench [--comms 1..%d] [--quick] "
-				"[--small | --procs | --gpu]\n", MAXC);
+				"[--small | --procs | --rtt | --gpu]\n", MAXC);
 			return 2;
 		}
 	}

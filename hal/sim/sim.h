@@ -408,6 +408,12 @@ struct sim_fabric {
 	uint64_t wretry_exc_n;
 	uint64_t wstale;		/* answers to nothing on the wire */
 	uint64_t wunread;		/* time-outs of requests the responder had not read */
+	uint64_t wpasses;		/* passes with a wire (dvx_sim_wire_stats.passes) */
+	uint64_t wpass_ns;		/* their time */
+	uint64_t helps;			/* passes a waiter's step ran */
+	uint64_t help_busy;		/* waiters' steps that found the lock taken (atomic) */
+	uint64_t peeks;			/* the progress thread's looks that found nothing */
+	uint64_t peek_hits;		/* its looks that found something: a pass ran */
 	/* software GPUs (gpu.c) */
 	struct sim_gpu *gpus;
 	uint32_t ngpus;
@@ -612,6 +618,7 @@ struct sim_wire_ops {
 	uint64_t (*quiet)(struct sim_fabric *fab, uint32_t rank);
 	uint64_t (*pos)(struct sim_fabric *fab, uint32_t rank, uint32_t *gen);
 	bool (*unread)(struct sim_fabric *fab, uint32_t rank, uint64_t end, uint32_t gen);
+	bool (*pending)(struct sim_fabric *fab);
 };
 
 /*

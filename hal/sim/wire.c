@@ -107,8 +107,8 @@ struct sim_wire {
 	uint32_t sockets;		/* 1: poll the sockets in the next round */
 };
 
-/* with every peer on a ring, the sockets (wake-ups, the end) are polled every this many
- * rounds, and after a wait they ended */
+/* with every peer on a ring, the sockets (wake-ups, the end, a listener's joins) are
+ * polled every this many rounds, and after a wait they ended */
 #define WIRE_SOCK_EVERY 16u
 
 static const struct sim_wire_ops wire_ops;
@@ -241,6 +241,8 @@ int dvx_sim_wire_init(struct dvx_sim_fabric *fab, const struct dvx_sim_wire_cfg 
 	f->wire_frozen_ns = 0;
 	f->wire_frozen = 0;
 	f->wire_window_max = 0;
+	f->wpasses = f->wpass_ns = f->helps = f->peeks = f->peek_hits = 0;
+	__atomic_store_n(&f->help_busy, 0, __ATOMIC_RELAXED);
 	/* doorbells wake the progress thread's wait (without it: its time-out) */
 	dvx_sim_kick_open(f);
 	pthread_mutex_unlock(&f->lock);
@@ -968,6 +970,12 @@ int dvx_sim_wire_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_wire_stats
 	st->last_retry_exc = sim_fab_of(fab)->wretry_exc;
 	st->stale_answers = sim_fab_of(fab)->wstale;
 	st->unread_waits = sim_fab_of(fab)->wunread;
+	st->passes = sim_fab_of(fab)->wpasses;
+	st->pass_ns = sim_fab_of(fab)->wpass_ns;
+	st->helps = sim_fab_of(fab)->helps;
+	st->help_busy = __atomic_load_n(&sim_fab_of(fab)->help_busy, __ATOMIC_RELAXED);
+	st->peeks = sim_fab_of(fab)->peeks;
+	st->peek_hits = sim_fab_of(fab)->peek_hits;
 	st->rings = 0;
 	for (int32_t r = 0; r < w->cfg.nranks; r++)
 		st->rings += w->peers[r].up && w->peers[r].ring;
@@ -1554,10 +1562,12 @@ static bool wire_progress(struct sim_fabric *fab)
 	}
 	if (!np)
 		return false;
-	/* peers on rings only, no listener: their sockets hold wake-ups and the end, not
-	 * frames, so the poll (a system call) is left out of most rounds (the rings are
-	 * read in every one) */
-	if (!w->sockets && npeers == np && ++w->rounds % WIRE_SOCK_EVERY) {
+	/* peers on rings only: their sockets hold wake-ups and the end, not frames, and a
+	 * listener's joins are rare, so the poll (a system call, an eighth of the plugin's
+	 * time between two processes in a profile, 2026-11-29) is left out of most rounds
+	 * (the rings are read in every one; a join waits a few rounds at most, and a wait
+	 * that a socket ended polls them all in the next round) */
+	if (!w->sockets && ++w->rounds % WIRE_SOCK_EVERY) {
 		for (k = 0; k < npeers && w->peers[w->pmap[k]].ring; k++)
 			;
 		if (k == npeers) {
@@ -1567,6 +1577,7 @@ static bool wire_progress(struct sim_fabric *fab)
 		}
 	}
 	w->sockets = 0;
+	w->st.polls++;
 	if (dvx_hal_sock_poll(w->hal, w->pfd, np, 0) <= 0) {
 		/* nothing new; frames buffered by the last round may still be there */
 		for (k = 0; k < np; k++)
@@ -1620,6 +1631,33 @@ polled:
 		}
 	}
 	return moved;
+}
+
+/*
+ * The progress thread's look between idle passes (fabric.c sim_peek()): true when a pass
+ * has something of the wire's to do that a look can see: a frame in a ring, bytes read
+ * and not executed, bytes waiting to go, a socket that said something. A peer on a
+ * socket (not a ring) is only seen by a poll: true, the whole pass polls it.
+ */
+static bool wire_pending(struct sim_fabric *fab)
+{
+	struct sim_wire *w = fab->wire;
+	uint64_t avail;
+	int32_t r;
+
+	if (!w || w->sockets)
+		return true;
+	for (r = 0; r < w->cfg.nranks; r++) {
+		const struct sim_wpeer *p = &w->peers[r];
+
+		if (!p->up)
+			continue;
+		if (!p->ring || p->busy || p->tx_head < p->tx_tail || p->rx_tail > p->rx_head)
+			return true;
+		if (dvx_sim_ring_avail(&p->rrx, &avail) || avail)
+			return true;
+	}
+	return false;
 }
 
 static void wire_close(struct sim_fabric *fab)
@@ -1795,4 +1833,5 @@ static const struct sim_wire_ops wire_ops = {
 	.quiet = wire_quiet,
 	.pos = wire_pos,
 	.unread = wire_unread,
+	.pending = wire_pending,
 };

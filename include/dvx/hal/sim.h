@@ -828,6 +828,21 @@ enum dvx_sim_wire_drop {
  * @unread_waits: time-outs of requests that the responder's process had not yet read
  *		from the shared-memory ring (it did not run meanwhile): not counted as
  *		losses, no retry spent (docs/sim-wire.md)
+ * @passes:	passes of this process's software NICs since the wire was set up, by the
+ *		progress thread and by waiters' steps (dvx_hal_nic_progress())
+ * @pass_ns:	their time, from the start of each pass to its end (where the time of
+ *		the software NIC goes: @pass_ns / @passes is what a frame waits at most
+ *		for a pass that is under way, and a pass's own latency)
+ * @helps:	waiters' steps that ran (found the lock free; each runs passes, counted in
+ *		@passes, until one finds nothing to do)
+ * @help_busy:	waiters' steps that found a pass under way and left the work to it
+ * @polls:	the sockets' polls (system calls) in passes; with every peer on a ring
+ *		one round in 16 polls them, and one after a wait they ended
+ * @peeks:	the progress thread's looks between idle passes that found nothing a pass
+ *		would do, so ran none (docs/sim-wire.md "The progress thread between
+ *		passes")
+ * @peek_hits:	its looks that found something (a doorbell, a frame, an answer...) and
+ *		ran a pass for it
  */
 struct dvx_sim_wire_stats {
 	uint64_t frames_tx;
@@ -862,6 +877,13 @@ struct dvx_sim_wire_stats {
 	} last_retry_exc;
 	uint64_t stale_answers;
 	uint64_t unread_waits;
+	uint64_t passes;
+	uint64_t pass_ns;
+	uint64_t helps;
+	uint64_t help_busy;
+	uint64_t polls;
+	uint64_t peeks;
+	uint64_t peek_hits;
 };
 
 /**

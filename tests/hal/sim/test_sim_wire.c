@@ -1120,6 +1120,47 @@ static int do_responder_stalled(const struct opts *o)
 	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
 }
 
+/*
+ * The progress thread kept awake (idle spins without end), so between passes it only
+ * looks when idle (hal/sim/fabric.c sim_peek()): 100 WRITEs one after the other, each
+ * completion polled without stepping the NIC, so the thread's looks must see each
+ * doorbell, each frame in the ring and each answer; and the counters of where the time
+ * went (passes, their time, looks, socket polls) count.
+ */
+static int do_looks(const struct opts *o)
+{
+	struct timespec idle = { 0, 20000000 };
+	struct dvx_sim_wire_stats st;
+	int peer = 1 - P.rank;
+	struct dvx_wc wc;
+	uint32_t i;
+
+	(void)o;
+	dvx_sim_set_idle(P.fab, UINT32_MAX, 20000);
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	nanosleep(&idle, NULL);	/* idle: looks, a whole pass one time in 16 */
+	for (i = 0; P.rank == 0 && i < 100; i++) {
+		memset(P.data + SRC, (int)i + 1, 64);
+		CHECK_RET(dvx_qp_post_write(&P.qp[peer], i, (uintptr_t)P.data + SRC, P.mr.lkey, 64,
+					    P.info[peer].addr + 8192, P.info[peer].rkey,
+					    DVX_POST_SIGNALED), 0);
+		CHECK_RET(wait_wc(&wc), 0);
+		CHECK(wc.wr_id == i && wc.opcode == DVX_WC_RDMA_WRITE);
+	}
+	CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+	CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
+	CHECK(st.peeks > 0 && st.passes > st.helps && st.pass_ns > 0 && st.polls > 0);
+	/* each WRITE's doorbell (rank 0) and its frame (rank 1) seen by a look, but for
+	 * one that came at a whole pass (one turn in 16) */
+	CHECK(st.peek_hits >= 50);
+	dvx_sim_set_idle(P.fab, 64, 20000);
+	seen_by_nic();
+	if (P.rank == 1)
+		for (i = 0; i < 64; i++)
+			CHECK(P.data[8192 + i] == 100);
+	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
+}
+
 /* rank 1 dies (SIGKILL: no goodbye of any kind); rank 0's QP fails, bounded */
 static int do_dead_peer(const struct opts *o)
 {
@@ -1458,6 +1499,13 @@ static void test_responder_stalled(void **state)
 	struct opts o = { .rnr_retry = 7, .min_retry_ns = 20000000, .no_retry = 1 };
 
 	run_ranks(2, do_responder_stalled, &o);
+}
+
+static void test_looks(void **state)
+{
+	struct opts o = { 0 };
+
+	run_ranks(2, do_looks, &o);
 }
 
 static void test_dead_peer(void **state)
@@ -1845,6 +1893,7 @@ int main(void)
 		cmocka_unit_test(test_drop_reasons),
 		cmocka_unit_test(test_stalled),
 		cmocka_unit_test(test_responder_stalled),
+		cmocka_unit_test(test_looks),
 		cmocka_unit_test(test_dead_peer),
 		cmocka_unit_test(test_duplicates),
 	};
