@@ -282,7 +282,8 @@ static int conf_read(void)
 	bad |= env_u32("DVX_NET_SHARED_SETS", 0, 0, DVX_MSG_MAX_COMMS, &conf.shared_sets);
 	bad |= env_u32("DVX_NET_PRIVATE_SETS", 0, 0, DVX_MSG_MAX_COMMS, &conf.private_sets);
 	bad |= env_u32("DVX_NET_TIMEOUT_MS", 30000, 100, 3600000, &tmo);
-	bad |= env_u32("DVX_NET_SPEED", 100000, 1, 10000000, &speed);
+	/* 0: by the NIC's kind (dvxn_get_properties()) */
+	bad |= env_u32("DVX_NET_SPEED", 0, 0, 10000000, &speed);
 	bad |= env_u32("DVX_NET_SIM_THREAD", 1, 0, 1, &thread);
 	/* the progress thread's passes without work before it sleeps: with CPUs to spare
 	 * it waits for the next message awake, as NCCL's own proxy thread does; on a small
@@ -629,7 +630,14 @@ int dvxn_get_properties(int dev, struct dvxn_props *p)
 		p->ptr_support |= DVX_NCCL_PTR_CUDA;	/* software dma-bufs: gdr.h */
 	p->reg_is_global = 0;
 	p->force_flush = 0;
-	p->speed = conf.speed;
+	/*
+	 * What NCCL's tuner reads as the link: a ConnectX port's 100 Gb/s; a software NIC
+	 * moves one message at about 3-6 GB/s through its shared-memory ring, and told
+	 * 100 Gb/s NCCL picked LL at 128 KiB where it picks Simple for its own Socket
+	 * transport (broadcast 1.5-1.6 GB/s there; told 25 Gb/s, Simple: 2.3-2.7 GB/s, and
+	 * 512 KiB 3.5-3.9 -> 4.0-4.1: bench/RESULTS.md, 2026-11-29)
+	 */
+	p->speed = conf.speed ? conf.speed : conf.hw ? 100000 : 25000;
 	p->port = 1;
 	p->latency = 0;
 	p->max_comms = (int)conf.max_comms;
@@ -1348,9 +1356,13 @@ static void stats_write(struct dvxn_ctx *c)
 	if (!conf.hw && !dvxn_sw_wire_stats(&ws))
 		fprintf(f, "\"wire\":{\"rings\":%" PRIu64 ",\"frames_tx\":%" PRIu64
 			",\"frames_rx\":%" PRIu64 ",\"bytes_tx\":%" PRIu64 ",\"retransmits\":%"
-			PRIu64 ",\"dropped\":%" PRIu64 ",\"peers_down\":%" PRIu64 "},", ws.rings,
+			PRIu64 ",\"dropped\":%" PRIu64 ",\"peers_down\":%" PRIu64
+			",\"passes\":%" PRIu64 ",\"pass_ns\":%" PRIu64 ",\"helps\":%" PRIu64
+			",\"help_busy\":%" PRIu64 ",\"polls\":%" PRIu64 ",\"peeks\":%" PRIu64
+			",\"peek_hits\":%" PRIu64 ",\"kicks\":%" PRIu64 "},", ws.rings,
 			ws.frames_tx, ws.frames_rx, ws.bytes_tx, ws.retransmits, ws.dropped,
-			ws.peers_down);
+			ws.peers_down, ws.passes, ws.pass_ns, ws.helps, ws.help_busy, ws.polls,
+			ws.peeks, ws.peek_hits, ws.kicks);
 	fprintf(f, "\"comms\":[");
 	for (k = c->comms; k; k = k->next) {
 		uint32_t q;

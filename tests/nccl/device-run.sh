@@ -21,6 +21,7 @@
 #              joined at start-up, DVX_NET_WIRE=unix:DIR)
 #   PER_RUN_S  time limit of one configuration (default 150: a sweep to 256 MiB is
 #              estimated at about a minute with NCCL's start-up; three fit in 10 minutes)
+#   SWEEP_ARGS more arguments for torch_sweep.py (e.g. '--colls broadcast,reduce')
 #   JOBS       configurations run at once (default 1). More than one shares the two GPUs
 #              and the CPUs between them: the results are still checked exactly, but the
 #              bandwidth figures are not one configuration's alone (time with JOBS=1)
@@ -88,7 +89,7 @@ run1() {	# PORT NAME, then VAR=VALUE ... for that configuration
 	[ "${WIRE:-ondemand}" = mesh ] && w="unix:$wire"
 	env "$@" DVX_NET_WIRE="$w" DVX_NET_STATS="$out/$name.stats.%p.%c.json" \
 		timeout "$per" $launch --nproc-per-node 2 --master-port "$port" \
-		"$here/torch_sweep.py" --max-bytes "$max" > "$out/$name.log" 2>&1
+		"$here/torch_sweep.py" --max-bytes "$max" ${SWEEP_ARGS:-} > "$out/$name.log" 2>&1
 	rc=$?
 	rm -rf "$wire"
 	loaded=$(grep -m 1 -io 'loaded net plugin [^ ]*[^)]*)\?' "$out/$name.log")
