@@ -541,6 +541,8 @@ unsigned dvx_sim_step(struct dvx_sim_fabric *fab)
 	return total;
 }
 
+#define SIM_HELP_SPINS 1024u	/* idle spins from which the thread has a CPU of its own */
+
 /*
  * A waiter's step (the hal's nic_progress, which dvx's waits call as they poll): with a
  * wire and the progress thread running, a step that finds the thread in a pass leaves
@@ -554,6 +556,16 @@ void dvx_sim_help(struct sim_fabric *f)
 {
 	if (atomic_load_explicit(&f->wire_on, memory_order_relaxed) &&
 	    atomic_load_explicit(&f->thread_up, memory_order_relaxed)) {
+		/* a thread told to spin long when idle has a CPU of its own: while it is
+		 * awake the waiter leaves it the work, so that a caller that tests often
+		 * (NCCL's proxy thread) does not run whole passes itself and the NIC's
+		 * state does not move between two cores each turn (bench/RESULTS.md,
+		 * 2026-11-29) */
+		if (__atomic_load_n(&f->idle_spins, __ATOMIC_RELAXED) >= SIM_HELP_SPINS &&
+		    !atomic_load_explicit(&f->idle_armed, memory_order_relaxed)) {
+			__atomic_fetch_add(&f->help_busy, 1, __ATOMIC_RELAXED);
+			return;
+		}
 		if (pthread_mutex_trylock(&f->lock)) {
 			__atomic_fetch_add(&f->help_busy, 1, __ATOMIC_RELAXED);
 			return;
@@ -731,7 +743,7 @@ void dvx_sim_set_idle(struct dvx_sim_fabric *fab, uint32_t spins, uint64_t sleep
 	if (!fab)
 		return;
 	pthread_mutex_lock(&f->lock);
-	f->idle_spins = spins;
+	__atomic_store_n(&f->idle_spins, spins, __ATOMIC_RELAXED);	/* dvx_sim_help() */
 	f->idle_sleep_ns = sleep_ns;
 	pthread_mutex_unlock(&f->lock);
 }

@@ -40,6 +40,8 @@
 #define WIRE_HELLO_NS 1000000000ull	/* an accepted connection says hello within 1 s */
 #define WIRE_FRAMES_PER_ROUND 64u	/* frames executed from one peer per round */
 #define WIRE_RX_MORE (64u << 10)	/* receive buffer beyond one frame */
+#define WIRE_PUBLISH_NOW (16u << 10)	/* a frame written into the ring is published at
+					 * once from this size, else at the pass's end */
 
 struct sim_wpeer {
 	int32_t fd;		/* -1: not connected, or gone */
@@ -1262,6 +1264,10 @@ static int wire_send(struct sim_fabric *fab, uint32_t rank, const struct sim_wir
 			for (i = 0; i < nseg; i++)
 				(void)dvx_sim_ring_write(&p->rtx, seg[i].p, seg[i].len);
 			w->st.bytes_tx += need;
+			/* a large frame goes out at once, so the peer copies it out while this
+			 * pass copies the next one in (two channels' messages overlap) */
+			if (need >= WIRE_PUBLISH_NOW)
+				ring_publish(w, p);
 			goto sent;
 		}
 		/* a request that would fit the ring waits for room there rather than

@@ -525,9 +525,13 @@ unsigned dvx_sim_step(struct dvx_sim_fabric *fab);
 /**
  * dvx_sim_set_idle() - how the progress thread idles when a pass did nothing.
  * @fab:	the fabric
- * @spins:	passes to retry at once (with a CPU pause) before sleeping
+ * @spins:	turns to retry at once (with a CPU pause) before sleeping; with a wire, an
+ *		idle turn is a look and every 16th a whole pass (docs/sim-wire.md)
  * @sleep_ns:	then sleep this long (0: sched_yield() instead)
- * Defaults: 64 spins, 20 us sleep. Takes effect on the next idle period.
+ * Defaults: 64 spins, 20 us sleep. Takes effect on the next idle period. With 1024
+ * spins or more the thread is taken to have a CPU of its own: with a wire, while it is
+ * awake, waiters that step the NIC (the hal's nic_progress) leave the work to it.
+ * Context: any thread.
  */
 void dvx_sim_set_idle(struct dvx_sim_fabric *fab, uint32_t spins, uint64_t sleep_ns);
 
@@ -835,7 +839,9 @@ enum dvx_sim_wire_drop {
  *		for a pass that is under way, and a pass's own latency)
  * @helps:	waiters' steps that ran (found the lock free; each runs passes, counted in
  *		@passes, until one finds nothing to do)
- * @help_busy:	waiters' steps that found a pass under way and left the work to it
+ * @help_busy:	waiters' steps that left the work to the progress thread: it was in a
+ *		pass, or it is awake and spins long when idle (dvx_sim_set_idle() with
+ *		1024 spins or more: a CPU of its own)
  * @polls:	the sockets' polls (system calls) in passes; with every peer on a ring
  *		one round in 16 polls them, and one after a wait they ended
  * @peeks:	the progress thread's looks between idle passes that found nothing a pass
