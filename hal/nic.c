@@ -125,6 +125,35 @@ int dvx_hal_query_port(struct dvx_hal_nic *nic, uint8_t port, struct dvx_hal_por
 	NIC_CALL(nic, query_port, nic, port, attr);
 }
 
+uint32_t dvx_hal_port_mbps(const struct dvx_hal_port_attr *attr)
+{
+	uint32_t lane, lanes;
+
+	if (!attr)
+		return 0;
+	switch (attr->active_speed) {
+	case 1: lane = 2500; break;
+	case 2: lane = 5000; break;
+	case 4: lane = 10000; break;
+	case 8: lane = 10000; break;
+	case 16: lane = 14000; break;
+	case 32: lane = 25000; break;
+	case 64: lane = 50000; break;
+	case 128: lane = 100000; break;
+	case 0: lane = attr->active_speed_ex == 256 ? 200000 : 0; break;
+	default: lane = 0; break;
+	}
+	switch (attr->active_width) {
+	case 1: lanes = 1; break;
+	case 16: lanes = 2; break;
+	case 2: lanes = 4; break;
+	case 4: lanes = 8; break;
+	case 8: lanes = 12; break;
+	default: lanes = 0; break;
+	}
+	return lane * lanes;
+}
+
 int dvx_hal_query_gid(struct dvx_hal_nic *nic, uint8_t port, uint32_t index,
 		      struct dvx_hal_gid *gid)
 {

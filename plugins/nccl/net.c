@@ -51,6 +51,7 @@ static struct {
 	char names[DVX_MSG_MAX_NICS][DVX_HAL_NAME_MAX];
 	char pci[DVX_MSG_MAX_NICS][128];
 	uint64_t guid[DVX_MSG_MAX_NICS];
+	uint32_t mbps[DVX_MSG_MAX_NICS];	/* ConnectX: port 1's speed (0: not known) */
 	uint32_t groups, depth_mult, nqps, max_comms, shared_sets, private_sets;
 	uint64_t timeout_ns;
 	int speed;
@@ -240,6 +241,22 @@ static int env_rank(const char *own, const char *const *others, int *out)
 
 #ifdef CONFIG_DVX_RDMA
 /* mlx5 NICs through the linux hal: 0 when there are none */
+/* port 1's speed from its width and speed codes, 0 when it cannot be read */
+static uint32_t port_mbps(const char *name)
+{
+	struct dvx_hal_port_attr pa;
+	struct dvx_hal_nic nic;
+	uint32_t mbps = 0;
+
+	memset(&nic, 0, sizeof(nic));
+	if (dvx_hal_nic_open(dvx_hal_linux(), name, &nic))
+		return 0;
+	if (!dvx_hal_query_port(&nic, 1, &pa))
+		mbps = dvx_hal_port_mbps(&pa);
+	(void)dvx_hal_nic_close(&nic);
+	return mbps;
+}
+
 static unsigned hw_list(void)
 {
 	struct dvx_hal_nic_info info[16];
@@ -255,6 +272,7 @@ static unsigned hw_list(void)
 			snprintf(conf.pci[k], sizeof(conf.pci[k]), "/sys/bus/pci/devices/%s",
 				 info[i].pci);
 		conf.guid[k] = info[i].node_guid;
+		conf.mbps[k] = port_mbps(info[i].name);
 		k++;
 	}
 	return k;
@@ -631,13 +649,15 @@ int dvxn_get_properties(int dev, struct dvxn_props *p)
 	p->reg_is_global = 0;
 	p->force_flush = 0;
 	/*
-	 * What NCCL's tuner reads as the link: a ConnectX port's 100 Gb/s; a software NIC
+	 * What NCCL's tuner reads as the link: a ConnectX port's own speed (100 Gb/s when
+	 * its codes cannot be read: dvx_hal_port_mbps()); a software NIC
 	 * moves one message at about 3-6 GB/s through its shared-memory ring, and told
 	 * 100 Gb/s NCCL picked LL at 128 KiB where it picks Simple for its own Socket
 	 * transport (broadcast 1.5-1.6 GB/s there; told 25 Gb/s, Simple: 2.3-2.7 GB/s, and
 	 * 512 KiB 3.5-3.9 -> 4.0-4.1: bench/RESULTS.md, 2026-11-29)
 	 */
-	p->speed = conf.speed ? conf.speed : conf.hw ? 100000 : 25000;
+	p->speed = conf.speed ? conf.speed : !conf.hw ? 25000 : conf.mbps[dev] ? (int)conf.mbps[dev]
+										   : 100000;
 	p->port = 1;
 	p->latency = 0;
 	p->max_comms = (int)conf.max_comms;

@@ -111,6 +111,34 @@ static void test_devices(void **state)
 	assert_int_equal(dvx_mock_live_total(&M), 0);
 }
 
+/* a port's speed from its codes: each speed and width, the extended code, unknowns */
+static void test_port_mbps(void **state)
+{
+	static const struct {
+		uint8_t speed, width;
+		uint32_t ex, mbps;
+	} t[] = {
+		{ 1, 1, 0, 2500 },	{ 2, 2, 0, 20000 },	{ 4, 2, 0, 40000 },
+		{ 8, 2, 0, 40000 },	{ 16, 2, 0, 56000 },	{ 32, 2, 0, 100000 },
+		{ 64, 2, 0, 200000 },	{ 128, 2, 0, 400000 },	{ 128, 16, 0, 200000 },
+		{ 64, 4, 0, 400000 },	{ 32, 8, 0, 300000 },	{ 0, 2, 256, 800000 },
+		{ 0, 2, 0, 0 },		{ 3, 2, 0, 0 },		{ 128, 3, 0, 0 },
+		{ 128, 0, 0, 0 },
+	};
+	struct dvx_hal_port_attr pa;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		memset(&pa, 0, sizeof(pa));
+		pa.active_speed = t[i].speed;
+		pa.active_width = t[i].width;
+		pa.active_speed_ex = t[i].ex;
+		assert_int_equal(dvx_hal_port_mbps(&pa), t[i].mbps);
+	}
+	assert_int_equal(dvx_hal_port_mbps(NULL), 0);
+}
+
 static void test_query_hca_cap(void **state)
 {
 	struct dvx_hal_nic dev;
@@ -755,6 +783,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_devices, setup),
+		cmocka_unit_test(test_port_mbps),
 		cmocka_unit_test_setup(test_query_hca_cap, setup),
 		cmocka_unit_test_setup(test_objects, setup),
 		cmocka_unit_test_setup(test_resources, setup),

@@ -405,6 +405,20 @@ int dvx_hal_query_gid(struct dvx_hal_nic *nic, uint8_t port, uint32_t index,
 		      struct dvx_hal_gid *gid);
 
 /**
+ * dvx_hal_port_mbps() - a port's link speed from its width and speed codes.
+ * @attr:	the port, as dvx_hal_query_port() filled it
+ *
+ * The nominal rate of one lane of @attr->active_speed (IB speed codes: 1 SDR 2500 Mb/s,
+ * 2 DDR 5000, 4 QDR 10000, 8 FDR10 10000, 16 FDR 14000, 32 EDR 25000, 64 HDR 50000,
+ * 128 NDR 100000; @attr->active_speed_ex 256, XDR, 200000 when @active_speed is 0) times
+ * the lanes of @attr->active_width (1 1x, 16 2x, 2 4x, 4 8x, 8 12x): what NCCL's own IB
+ * transport reports as a port's speed. RoCE ports report the same codes (the mlx5
+ * driver translates its Ethernet rate into them).
+ * Context: any. Return: Mb/s, or 0 for a code it does not know (or a NULL @attr).
+ */
+uint32_t dvx_hal_port_mbps(const struct dvx_hal_port_attr *attr);
+
+/**
  * dvx_hal_devx_cmd(), dvx_hal_obj_create(), dvx_hal_obj_modify(), dvx_hal_obj_query(),
  * dvx_hal_obj_destroy() - run a DEVX command, or create, modify, query and destroy a
  * DEVX object; wrappers of the struct dvx_hal_nic_ops entries devx_cmd, obj_create,
