@@ -663,7 +663,7 @@ static bool sim_peek(struct sim_fabric *f)
 {
 	uint32_t i, k;
 
-	if (f->ro_on || !f->wire_ops || !f->wire_ops->pending || f->faults.delay_ns)
+	if (f->ro_on || !f->wire_ops || f->faults.delay_ns)
 		return true;
 	if (doorbells_pending(f))
 		return true;
@@ -695,18 +695,19 @@ static void *progress_main(void *arg)
 	uint32_t idle = 0;
 
 	while (atomic_load_explicit(&f->run, memory_order_acquire)) {
-		bool progress = false;
+		bool progress = false, whole;
 		uint32_t spins;
 		uint64_t sleep_ns;
 
 		pthread_mutex_lock(&f->lock);
 		/* idle: a look first, a whole pass only when it finds something or every
 		 * SIM_PEEK_EVERY looks (the time-outs) */
-		if (!idle || !(idle % SIM_PEEK_EVERY)) {
-			f->ro_gen++;
-			dvx_sim_pass(f, &progress);
-		} else if (sim_peek(f)) {
+		whole = !idle || !(idle % SIM_PEEK_EVERY);
+		if (!whole && sim_peek(f)) {
+			whole = true;
 			f->peek_hits++;
+		}
+		if (whole) {
 			f->ro_gen++;
 			dvx_sim_pass(f, &progress);
 		} else {

@@ -410,8 +410,9 @@ struct sim_fabric {
 	uint64_t wunread;		/* time-outs of requests the responder had not read */
 	uint64_t wpasses;		/* passes with a wire (dvx_sim_wire_stats.passes) */
 	uint64_t wpass_ns;		/* their time */
-	uint64_t helps;			/* passes a waiter's step ran */
-	uint64_t help_busy;		/* waiters' steps that found the lock taken (atomic) */
+	uint64_t helps;			/* waiters' steps that ran */
+	uint64_t help_busy;		/* waiters' steps that left the work to the thread
+					 * (atomic: counted without the lock) */
 	uint64_t peeks;			/* the progress thread's looks that found nothing */
 	uint64_t peek_hits;		/* its looks that found something: a pass ran */
 	/* software GPUs (gpu.c) */

@@ -240,7 +240,6 @@ static int env_rank(const char *own, const char *const *others, int *out)
 }
 
 #ifdef CONFIG_DVX_RDMA
-/* mlx5 NICs through the linux hal: 0 when there are none */
 /* port 1's speed from its width and speed codes, 0 when it cannot be read */
 static uint32_t port_mbps(const char *name)
 {
@@ -257,6 +256,7 @@ static uint32_t port_mbps(const char *name)
 	return mbps;
 }
 
+/* mlx5 NICs through the linux hal: 0 when there are none */
 static unsigned hw_list(void)
 {
 	struct dvx_hal_nic_info info[16];
@@ -303,10 +303,10 @@ static int conf_read(void)
 	/* 0: by the NIC's kind (dvxn_get_properties()) */
 	bad |= env_u32("DVX_NET_SPEED", 0, 0, 10000000, &speed);
 	bad |= env_u32("DVX_NET_SIM_THREAD", 1, 0, 1, &thread);
-	/* the progress thread's passes without work before it sleeps: with CPUs to spare
-	 * it waits for the next message awake, as NCCL's own proxy thread does; on a small
-	 * machine it yields them (on two H200s neither moved the wire's round trips beyond
-	 * their spread: bench/RESULTS.md, 2026-11-29) */
+	/* the progress thread's turns without work before it sleeps (a look each, a whole
+	 * pass every 16th): with CPUs to spare it waits for the next message awake, as
+	 * NCCL's own proxy thread does, and from 1024 the proxy's calls leave the NIC's
+	 * work to it while it is awake (docs/sim-wire.md); on a small machine it yields */
 	bad |= env_u32("DVX_NET_SIM_SPINS", ncpu >= 8 ? 20000 : 64, 1, 1u << 30, &spins);
 	bad |= env_u32("DVX_NET_WIRE_MAX_MSG", 4u << 20, 4096, 1u << 30, &max_msg);
 	bad |= env_u32("DVX_NET_CTS_OFFLOAD", 0, 0, 1, &cts);
