@@ -104,8 +104,8 @@ int dvx_sim_dma_write(struct sim_fabric *fab, const struct dvx_sim_dma *dma, uin
 	return 0;
 }
 
-/* which end of a copy failed */
-enum { CP_OK = 0, CP_SRC = 1, CP_DST = 2 };
+/* which end of a copy failed (CP_LATE: a payload still arriving stopped coming) */
+enum { CP_OK = 0, CP_SRC = 1, CP_DST = 2, CP_LATE = 3 };
 
 /* device to device goes through a bounce buffer of this size on the stack */
 #define SIM_DMA_BOUNCE 16384u
@@ -1898,6 +1898,36 @@ static void wqe_at(const struct sim_qp *qp, uint32_t ci, struct sim_wqe *w, uint
 	}
 }
 
+/*
+ * A WRITE's payload that is still arriving (cut-through, docs/sim-wire.md): its bytes
+ * to @t as they come, each byte taken once, in order, as a NIC places a message's
+ * packets. CP_OK; CP_DST when the destination could not be written; CP_LATE when the
+ * rest did not come in time (what came is in place; the frame is executed again whole).
+ */
+static int wpay_stream(struct sim_fabric *fab, const struct sim_sge *t,
+		       const struct sim_sge *pl, uint32_t npl, uint64_t len,
+		       const struct sim_wpay *pay)
+{
+	uint64_t done = 0, have = pay->have;
+	int rc;
+
+	for (;;) {
+		if (have > len)
+			have = len;
+		if (have > done) {
+			rc = sgl_copy(fab, t, 1, done, pl, npl, done, have - done);
+			if (X_UNLIKELY(rc))
+				return rc;
+			done = have;
+		}
+		if (done == len)
+			return CP_OK;
+		have = pay->more(pay, done);
+		if (have <= done)
+			return CP_LATE;
+	}
+}
+
 /* a frame's payload as a list of host pieces (one, or two where it wraps a ring's end;
  * none when empty); the count */
 static uint32_t wpay_sges(const struct sim_wpay *pay, struct sim_sge *s)
@@ -2105,6 +2135,9 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 	int is_write = f->opcode == SIM_OP_RDMA_WRITE || f->opcode == SIM_OP_RDMA_WRITE_IMM;
 	int rc, dup;
 
+	/* only a WRITE's payload is taken as it arrives (the wire streams no other) */
+	if (X_UNLIKELY(pay->more) && (!is_write || fab->ro_on))
+		return SIM_WIRE_LATER;
 	if (!peer)
 		return wdrop(fab, f, peer, DVX_SIM_WDROP_NO_QP);
 	if (fab->faults.link_down || !port_up(peer->nic, peer->port))
@@ -2177,7 +2210,14 @@ int dvx_sim_exec_wire_request(struct sim_fabric *fab, uint32_t rank, struct sim_
 					}
 				}
 			}
-			if (X_UNLIKELY(sgl_copy(fab, &t, 1, 0, pl, npl, 0, f->len))) {
+			if (X_UNLIKELY(pay->more)) {
+				rc = wpay_stream(fab, &t, pl, npl, f->len, pay);
+				if (rc == CP_LATE)
+					return SIM_WIRE_LATER;
+			} else {
+				rc = sgl_copy(fab, &t, 1, 0, pl, npl, 0, f->len);
+			}
+			if (X_UNLIKELY(rc)) {
 				rc = dma_fail(&r, 1);
 				goto nak;
 			}

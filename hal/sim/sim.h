@@ -641,10 +641,13 @@ void dvx_sim_kick_open(struct sim_fabric *fab);
 
 /* dvx_sim_wire_send()'s @reserve for a request sent again after its time-out */
 #define SIM_WIRE_RETRANSMIT 2
-/* what dvx_sim_exec_wire_request() did with a request: executed, a duplicate answered, dropped, or placed in part
- * in the reorder mode (SIM_WIRE_HELD: the frame stays in the receive buffer and is
- * executed again in the next pass, whole) */
-enum { SIM_WIRE_DONE = 0, SIM_WIRE_DUP, SIM_WIRE_DROPPED, SIM_WIRE_HELD };
+/* what dvx_sim_exec_wire_request() did with a request: executed, a duplicate answered,
+ * dropped, placed in part in the reorder mode (SIM_WIRE_HELD: the frame stays in the
+ * receive buffer and is executed again in the next pass, whole), or not executed because
+ * the rest of a payload that was still arriving did not come in time (SIM_WIRE_LATER:
+ * nothing changed but bytes of its destination; the frame stays where it is and is
+ * executed when it is whole) */
+enum { SIM_WIRE_DONE = 0, SIM_WIRE_DUP, SIM_WIRE_DROPPED, SIM_WIRE_HELD, SIM_WIRE_LATER };
 
 /**
  * struct sim_wpay - a received frame's payload (f->payload bytes) for exec.c: @n[0]
@@ -656,6 +659,13 @@ enum { SIM_WIRE_DONE = 0, SIM_WIRE_DUP, SIM_WIRE_DROPPED, SIM_WIRE_HELD };
 struct sim_wpay {
 	const uint8_t *p[2];
 	uint64_t n[2];
+	/* a payload still arriving (streaming, docs/sim-wire.md "Cut-through"), else
+	 * more is NULL and every byte is there: the first @have bytes are there now;
+	 * more() waits a bounded time for more and returns how many are there then (as
+	 * many as before: none came in time) */
+	uint64_t have;
+	uint64_t (*more)(const struct sim_wpay *pay, uint64_t have);
+	void *ctx;
 };
 
 /* the responder and requester halves of exec.c that the wire calls */

@@ -22,8 +22,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "../host_priv.h"
 #include "sim.h"
 #include "ctrl.h"
 #include "exec.h"
@@ -42,6 +44,10 @@
 #define WIRE_RX_MORE (64u << 10)	/* receive buffer beyond one frame */
 #define WIRE_PUBLISH_NOW (16u << 10)	/* a frame written into the ring is published at
 					 * once from this size, else at the pass's end */
+#define WIRE_STREAM_PIECE (32u << 10)	/* cut-through (cfg.stream_bytes): a frame is
+					 * published in pieces of this size */
+#define WIRE_STREAM_WAIT_NS 100000ull	/* the most a receiver waits for more of a payload
+					 * that stopped coming; then whole, later */
 
 struct sim_wpeer {
 	int32_t fd;		/* -1: not connected, or gone */
@@ -71,6 +77,14 @@ struct sim_wpeer {
 	uint64_t tx_part;	/* ring: what is left to write of a frame larger than the
 				 * ring, streaming through it from tx_head (0: tx_head is
 				 * at a frame's start) */
+	uint8_t nostream;	/* the frame at rrx's tail (nostream_at) is not placed as it
+				 * arrives again: its rest did not come in time once */
+	uint8_t xdone;		/* the frame at rrx's tail (xdone_at) was executed before
+				 * all of it arrived (its payload was not needed): taken,
+				 * not executed, once it is whole */
+	uint8_t rsvd2[6];
+	uint64_t nostream_at;
+	uint64_t xdone_at;
 };
 
 struct sim_wremote {
@@ -131,6 +145,7 @@ static bool wire_cfg_ok(const struct dvx_sim_wire_cfg *c)
 {
 	return c && c->nranks >= 1 && c->nranks <= DVX_SIM_WIRE_MAX_RANKS && c->rank >= 0 &&
 	       c->rank < c->nranks && c->max_msg <= (1u << 30) && c->max_remote_nics <= 65536 &&
+	       (!c->stream_bytes || c->stream_bytes >= 4096) &&
 	       (!c->ring_bytes || (c->ring_bytes >= SIM_RING_MIN && c->ring_bytes <= (1u << 30) &&
 				   !(c->ring_bytes & (c->ring_bytes - 1))));
 }
@@ -146,6 +161,8 @@ static void wire_defaults(const struct dvx_sim_wire_cfg *in, struct dvx_sim_wire
 		c->min_retry_ns = DVX_SIM_WIRE_RETRY_NS_DEFAULT;
 	if (!c->hal)
 		c->hal = dvx_hal_host();
+	if (!c->stream_bytes)
+		c->stream_bytes = DVX_SIM_WIRE_STREAM_DEFAULT;
 }
 
 /* a request of the largest message and one answer of it fit together, and 1 MiB more
@@ -347,6 +364,8 @@ static void peer_ring(struct sim_wire *w, struct sim_wpeer *p, void *map, bool j
 	p->shm = map;
 	p->shm_len = shm_len_of(w);
 	p->ring = 1;
+	p->nostream = 0;
+	p->xdone = 0;
 	p->gen++;
 }
 
@@ -1217,6 +1236,14 @@ static int wire_room(struct sim_fabric *fab, uint32_t rank, uint64_t payload)
 	return p->up && tx_free(w, p) >= SIM_WIRE_HDR + payload;
 }
 
+/* the piece_us fault: the sender stands still (a process off its CPU mid-frame) */
+static void piece_pause(uint32_t us)
+{
+	struct timespec ts = { us / 1000000u, (long)(us % 1000000u) * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
 /* whether a frame's pieces include device memory (read through DMA callbacks) */
 static bool segs_dma(const struct sim_wseg *seg, unsigned nseg)
 {
@@ -1261,8 +1288,24 @@ static int wire_send(struct sim_fabric *fab, uint32_t rank, const struct sim_wir
 		if (room >= need) {
 			frame_put(h, f);
 			(void)dvx_sim_ring_write(&p->rtx, h, SIM_WIRE_HDR);
-			for (i = 0; i < nseg; i++)
-				(void)dvx_sim_ring_write(&p->rtx, seg[i].p, seg[i].len);
+			for (i = 0; i < nseg; i++) {
+				uint32_t o, k;
+
+				if (need < w->cfg.stream_bytes) {
+					(void)dvx_sim_ring_write(&p->rtx, seg[i].p, seg[i].len);
+					continue;
+				}
+				/* cut-through: a piece at a time, so that the peer places
+				 * the first bytes while the rest are written */
+				for (o = 0; o < seg[i].len; o += k) {
+					k = seg[i].len - o < WIRE_STREAM_PIECE ?
+					    seg[i].len - o : WIRE_STREAM_PIECE;
+					(void)dvx_sim_ring_write(&p->rtx, seg[i].p + o, k);
+					ring_publish(w, p);
+					if (fab->faults.piece_us)
+						piece_pause(fab->faults.piece_us);
+				}
+			}
 			w->st.bytes_tx += need;
 			/* a large frame goes out at once, so the peer copies it out while this
 			 * pass copies the next one in (two channels' messages overlap) */
@@ -1320,11 +1363,12 @@ static void wire_flush(struct sim_fabric *fab)
 
 /* ---- progress ------------------------------------------------------------------------ */
 
-/* execute one frame; true when the reorder mode placed its message in part and holds it:
- * the frame stays where it is, and nothing after it from @rank runs before its next
- * pass executes it whole (docs/sim-wire.md "Reorder mode") */
-static bool rx_frame(struct sim_fabric *fab, uint32_t rank, const struct sim_wpay *payload,
-		     const struct sim_wire_frame *f)
+/* execute one frame: SIM_WIRE_HELD when the reorder mode placed its message in part and
+ * holds it (the frame stays where it is, and nothing after it from @rank runs before its
+ * next pass executes it whole: docs/sim-wire.md "Reorder mode"); SIM_WIRE_LATER when its
+ * payload, still arriving, stopped coming (not executed); else SIM_WIRE_DONE */
+static int rx_frame(struct sim_fabric *fab, uint32_t rank, const struct sim_wpay *payload,
+		    const struct sim_wire_frame *f)
 {
 	struct sim_wire *w = fab->wire;
 	int rc;
@@ -1332,16 +1376,16 @@ static bool rx_frame(struct sim_fabric *fab, uint32_t rank, const struct sim_wpa
 	w->peers[rank].last_rx = fab->wire_last_pass;	/* within a pass of now: no clock read a frame */
 	if (f->type != SIM_WIRE_REQ) {
 		if (dvx_sim_exec_wire_response(fab, f, payload))
-			return true;
+			return SIM_WIRE_HELD;
 		w->st.frames_rx++;
-		return false;
+		return SIM_WIRE_DONE;
 	}
 	rc = dvx_sim_exec_wire_request(fab, rank,
 				       dvx_sim_qp_by_path(fab, f->link_layer, f->dlid, f->dgid,
 							  f->dmac, f->dst_qpn),
 				       f, payload);
-	if (rc == SIM_WIRE_HELD)
-		return true;
+	if (rc == SIM_WIRE_HELD || rc == SIM_WIRE_LATER)
+		return rc;
 	w->st.frames_rx++;
 	if (rc == SIM_WIRE_DUP)
 		w->st.duplicates++;
@@ -1351,7 +1395,48 @@ static bool rx_frame(struct sim_fabric *fab, uint32_t rank, const struct sim_wpa
 			w->st.drop_why[fab->wdrop.why]++;
 		w->st.last_drop = fab->wdrop;
 	}
-	return false;
+	return SIM_WIRE_DONE;
+}
+
+/*
+ * Cut-through (docs/sim-wire.md): whether the frame at @p's tail, not all there yet, is
+ * executed now, its payload placed as it arrives: a request that WRITEs a large payload,
+ * not one whose rest stopped coming before, and not in the reorder mode (which places a
+ * message's parts in its own order)
+ */
+static bool stream_ok(const struct sim_fabric *fab, const struct sim_wpeer *p,
+		      const struct sim_wire_frame *f)
+{
+	return f->type == SIM_WIRE_REQ && f->payload >= fab->wire->cfg.stream_bytes &&
+	       !fab->ro_on &&
+	       (f->opcode == SIM_OP_RDMA_WRITE || f->opcode == SIM_OP_RDMA_WRITE_IMM) &&
+	       !(p->nostream && p->nostream_at == p->rrx.pos);
+}
+
+/* sim_wpay.more() of a payload arriving in @p's ring: waits for more than @have of its
+ * bytes, at most WIRE_STREAM_WAIT_NS after the last ones came; how many are there now */
+static uint64_t stream_more(const struct sim_wpay *pay, uint64_t have)
+{
+	const struct sim_wpeer *p = pay->ctx;
+	uint64_t avail, t0 = 0;
+	unsigned spin = 0;
+
+	for (;;) {
+		if (dvx_sim_ring_avail(&p->rrx, &avail))
+			return have;	/* a head it cannot have: the next look drops it */
+		avail = avail > SIM_WIRE_HDR ? avail - SIM_WIRE_HDR : 0;
+		if (avail > have)
+			return avail;
+		if (!(++spin & 63)) {
+			uint64_t now = dvx_sim_now_ns();
+
+			if (!t0)
+				t0 = now;
+			else if (now - t0 > WIRE_STREAM_WAIT_NS)
+				return have;
+		}
+		dvx_host_cpu_relax();
+	}
 }
 
 enum {
@@ -1379,13 +1464,14 @@ static int rx_direct(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 	struct sim_wpay pay;
 	uint64_t avail, len;
 	bool held;
+	int rc;
 
 	if (dvx_sim_ring_avail(&p->rrx, &avail)) {
 		peer_down(w, p);	/* a head it cannot have */
 		return RXD_DOWN;
 	}
 	if (avail < SIM_WIRE_HDR)
-		return RXD_NONE;	/* frames come whole (tx_whole()) */
+		return RXD_NONE;	/* a header comes whole (with its first piece) */
 	dvx_sim_ring_peek(&p->rrx, 0, h, SIM_WIRE_HDR);
 	if (!frame_get(h, &f, w->cfg.max_msg)) {
 		peer_down(w, p);	/* not our protocol: stop listening to it */
@@ -1394,13 +1480,30 @@ static int rx_direct(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 	len = SIM_WIRE_HDR + (uint64_t)f.payload;
 	if (len > p->rrx.size)
 		return RXD_BUFFER;
-	if (avail < len)
-		return RXD_NONE;	/* the rest is coming (whole frames fit the ring) */
+	if (p->xdone && p->xdone_at == p->rrx.pos) {
+		/* executed already: taken once it is whole */
+		if (avail < len)
+			return RXD_NONE;
+		p->xdone = 0;
+		dvx_sim_ring_consume(&p->rrx, len);
+		return RXD_DONE;
+	}
+	memset(&pay, 0, sizeof(pay));
+	if (avail < len) {
+		/* the rest is coming (whole frames fit the ring); a large WRITE's bytes are
+		 * placed as they come (cut-through) */
+		if (!stream_ok(fab, p, &f))
+			return RXD_NONE;
+		pay.have = avail - SIM_WIRE_HDR;
+		pay.more = stream_more;
+		pay.ctx = p;
+	}
 	dvx_sim_ring_span(&p->rrx, SIM_WIRE_HDR, f.payload, &pay.p[0], &pay.n[0], &pay.p[1]);
 	pay.n[1] = f.payload - pay.n[0];
 	p->busy = 1;
-	held = rx_frame(fab, rank, &pay, &f);
+	rc = rx_frame(fab, rank, &pay, &f);
 	p->busy = 0;
+	held = rc == SIM_WIRE_HELD;
 	if (p->shm_dead) {
 		/* it went down meanwhile (an answer that could not be sent ...) */
 		munmap(p->shm_dead, p->shm_len);
@@ -1409,6 +1512,26 @@ static int rx_direct(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 	}
 	if (!p->up)
 		return RXD_DOWN;
+	if (pay.more) {
+		if (rc == SIM_WIRE_LATER) {
+			/* its rest stopped coming: executed when it is whole */
+			w->st.stream_late++;
+			p->nostream = 1;
+			p->nostream_at = p->rrx.pos;
+			return RXD_NONE;
+		}
+		w->st.streamed++;
+		if (dvx_sim_ring_avail(&p->rrx, &avail)) {
+			peer_down(w, p);
+			return RXD_DOWN;
+		}
+		if (avail < len) {
+			/* executed without its payload (a duplicate, a drop, a NAK) */
+			p->xdone = 1;
+			p->xdone_at = p->rrx.pos;
+			return RXD_DONE;
+		}
+	}
 	if (held) {
 		/* executed again whole in the next pass, from the receive buffer: the
 		 * header decided on, the payload's bytes as the ring holds them now */
@@ -1466,9 +1589,9 @@ static bool rx_peer(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 			}
 			if (have >= SIM_WIRE_HDR + (uint64_t)f.payload) {
 				struct sim_wpay pay = { { b + SIM_WIRE_HDR, NULL },
-							{ f.payload, 0 } };
+							{ f.payload, 0 }, 0, NULL, NULL };
 
-				if (rx_frame(fab, rank, &pay, &f)) {
+				if (rx_frame(fab, rank, &pay, &f) == SIM_WIRE_HELD) {
 					moved = true;	/* held: again in the next pass */
 					break;
 				}

@@ -287,7 +287,7 @@ static int conf_read(void)
 					     NULL };
 	struct dvxn_sw_cfg sc;
 	uint32_t nsim = 0, tmo, thread, max_msg, cts, speed, retry, qps, gdr_regs, gdr_trace;
-	uint32_t ring_kb, stage_kb, spins;
+	uint32_t ring_kb, stream_kb, stage_kb, spins;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	char why[256];
 	int rc, bad = 0;
@@ -313,6 +313,7 @@ static int conf_read(void)
 	bad |= env_u32("DVX_NET_EAGER_BYTES", 4096, 64, 65536, &conf.eager);
 	bad |= env_u32("DVX_NET_WIRE_RETRY_MS", 0, 0, 600000, &retry);
 	bad |= env_u32("DVX_NET_WIRE_RING_KB", 4096, 0, 1u << 20, &ring_kb);
+	bad |= env_u32("DVX_NET_WIRE_STREAM_KB", 64, 0, 1u << 20, &stream_kb);
 	bad |= env_u32("DVX_NET_SIM_QPS", 512, 16, 65536, &qps);
 	bad |= env_u32("DVX_NET_GDR_MAX_REGS", 4096, 16, 65535, &gdr_regs);
 	bad |= env_u32("DVX_NET_GDR_TRACE", 0, 0, 1u << 20, &gdr_trace);
@@ -328,6 +329,10 @@ static int conf_read(void)
 	if (ring_kb && (ring_kb < 4 || (ring_kb & (ring_kb - 1)))) {
 		WARN("DVX_NET_WIRE_RING_KB=%u: 0 (no ring) or a power of two from 4 to 1048576",
 		     ring_kb);
+		return DVX_NCCL_INVALID_USAGE;
+	}
+	if (stream_kb && stream_kb < 4) {
+		WARN("DVX_NET_WIRE_STREAM_KB=%u: 0 (off) or 4 to 1048576", stream_kb);
 		return DVX_NCCL_INVALID_USAGE;
 	}
 	conf.cts = cts;
@@ -354,6 +359,7 @@ static int conf_read(void)
 		sc.retry_ns = (uint64_t)retry * 1000000ull;
 		sc.max_qps = qps;
 		sc.ring_bytes = (uint64_t)ring_kb << 10;
+		sc.stream_bytes = stream_kb ? stream_kb << 10 : DVX_SIM_WIRE_STREAM_OFF;
 		sc.thread = (int)thread;
 		sc.spins = spins;
 		rc = dvxn_gdr_probe(getenv("DVX_NET_GDR"), getenv("DVX_NET_GDR_ENGINE"), &conf.gdr,
@@ -1379,10 +1385,11 @@ static void stats_write(struct dvxn_ctx *c)
 			PRIu64 ",\"dropped\":%" PRIu64 ",\"peers_down\":%" PRIu64
 			",\"passes\":%" PRIu64 ",\"pass_ns\":%" PRIu64 ",\"helps\":%" PRIu64
 			",\"help_busy\":%" PRIu64 ",\"polls\":%" PRIu64 ",\"peeks\":%" PRIu64
-			",\"peek_hits\":%" PRIu64 ",\"kicks\":%" PRIu64 "},", ws.rings,
+			",\"peek_hits\":%" PRIu64 ",\"kicks\":%" PRIu64 ",\"streamed\":%" PRIu64
+			",\"stream_late\":%" PRIu64 "},", ws.rings,
 			ws.frames_tx, ws.frames_rx, ws.bytes_tx, ws.retransmits, ws.dropped,
 			ws.peers_down, ws.passes, ws.pass_ns, ws.helps, ws.help_busy, ws.polls,
-			ws.peeks, ws.peek_hits, ws.kicks);
+			ws.peeks, ws.peek_hits, ws.kicks, ws.streamed, ws.stream_late);
 	fprintf(f, "\"comms\":[");
 	for (k = c->comms; k; k = k->next) {
 		uint32_t q;

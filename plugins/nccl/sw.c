@@ -111,6 +111,7 @@ static int mesh_join(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	wa.max_msg = (uint32_t)cfg->max_msg;
 	wa.min_retry_ns = cfg->retry_ns;
 	wa.ring_bytes = cfg->ring_bytes ? cfg->ring_bytes : DVX_BOOTSTRAP_WIRE_NO_RING;
+	wa.stream_bytes = cfg->stream_bytes;
 	rc = dvx_bootstrap_wire_join(&bs, &wa, sw.wire_mem, wlen, cfg->timeout_ns);
 	dvx_bootstrap_fini(&bs);
 	free(bmem);
@@ -179,6 +180,7 @@ static int ondemand_up(const struct dvxn_sw_cfg *cfg, char *why, size_t len)
 	wc.max_remote_nics = (uint32_t)cfg->nranks * sw.nnics;
 	wc.min_retry_ns = cfg->retry_ns;
 	wc.ring_bytes = tcp ? 0 : cfg->ring_bytes;
+	wc.stream_bytes = cfg->stream_bytes;
 	wlen = dvx_sim_wire_mem_size(&wc);
 	sw.wire_mem = wlen ? calloc(1, wlen) : NULL;
 	if (!sw.wire_mem) {

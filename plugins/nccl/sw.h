@@ -58,6 +58,8 @@ struct dvxn_sw_cfg {
 	uint32_t max_dmabufs;	/* software dma-bufs (GPU buffers, gdr.h); 0: the default */
 	uint64_t ring_bytes;	/* one host (ondemand, unix:DIR): each direction of the
 				 * shared-memory ring to a peer; 0: none (the sockets) */
+	uint32_t stream_bytes;	/* cut-through on the ring from this frame size
+				 * (struct dvx_sim_wire_cfg.stream_bytes) */
 };
 
 /* bring the process's fabric up (the first call) or take a reference: 0 or a negative

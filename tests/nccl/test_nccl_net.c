@@ -1152,12 +1152,22 @@ static void test_v11_procs_ondemand(void **state)
 	digests_equal(thr, got, R.nranks);
 	assert_int_equal(json_sum(path, "rings"), 0);
 	assert_true(json_sum(path, "frames_rx") > 0);
-	/* a small ring (64 KiB) with messages up to 256 KiB: frames stream through it */
+	/* messages up to 256 KiB: through the default ring, their WRITEs placed as they
+	 * arrive (cut-through) where the receiver catches them arriving, and with that
+	 * off (none placed so); then a small ring (64 KiB): frames stream through it */
 	R.env[3] = NULL;
 	R.max_size = 256 * 1024;
 	R.procs = 0;
 	run_case(&R, big);
 	R.procs = 1;
+	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 2, got, path, sizeof(path));
+	digests_equal(big, got, R.nranks);
+	R.env[3] = "DVX_NET_WIRE_STREAM_KB=0";
+	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 2, got, path, sizeof(path));
+	digests_equal(big, got, R.nranks);
+	assert_int_equal(json_first(path, "streamed"), 0);	/* written, and none */
+	assert_int_equal(json_sum(path, "streamed"), 0);
+	assert_int_equal(json_sum(path, "stream_late"), 0);
 	R.env[3] = "DVX_NET_WIRE_RING_KB=64";
 	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 2, got, path, sizeof(path));
 	digests_equal(big, got, R.nranks);
@@ -1583,6 +1593,7 @@ static int fault_config(void)
 	const char *var = getenv("DVX_NET_EAGER_BYTES")	   ? "DVX_NET_EAGER_BYTES"
 			  : getenv("DVX_NET_CTS_OFFLOAD")  ? "DVX_NET_CTS_OFFLOAD"
 			  : getenv("DVX_NET_WIRE_RING_KB") ? "DVX_NET_WIRE_RING_KB"
+			  : getenv("DVX_NET_WIRE_STREAM_KB") ? "DVX_NET_WIRE_STREAM_KB"
 			  : getenv("DVX_NET_GDR_ENGINE")   ? "DVX_NET_GDR_ENGINE"
 			  : getenv("DVX_NET_GDR_STAGE_KB") ? "DVX_NET_GDR_STAGE_KB"
 							   : "DVX_NET_QPS_PER_CONN";
@@ -1723,6 +1734,8 @@ static void test_fault_config(void **state)
 	/* the ring: 0 or a power of two from 4 KiB */
 	run_fault(fault_config, "DVX_NET_WIRE_RING_KB=3000", NULL);
 	run_fault(fault_config, "DVX_NET_WIRE_RING_KB=2", NULL);
+	/* cut-through: 0 (off) or from 4 KiB */
+	run_fault(fault_config, "DVX_NET_WIRE_STREAM_KB=3", NULL);
 	/* GPU buffers' engine and its staging area (refused in any mode) */
 	run_fault(fault_config, "DVX_NET_GDR_ENGINE=dma", "DVX_NET_GDR=host");
 	run_fault(fault_config, "DVX_NET_GDR_ENGINE=dma", NULL);

@@ -135,6 +135,7 @@ int dvx_bootstrap_wire_join(struct dvx_bootstrap *bs, const struct dvx_bootstrap
 	wc.hal = hal;
 	wc.ring_bytes = attr->ring_bytes == DVX_BOOTSTRAP_WIRE_NO_RING ? 0 :
 			attr->ring_bytes ? attr->ring_bytes : DVX_BOOTSTRAP_WIRE_RING_DEFAULT;
+	wc.stream_bytes = attr->stream_bytes;
 	rc = dvx_sim_wire_init(attr->fab, &wc, mem, wlen);
 	if (rc)
 		return rc;

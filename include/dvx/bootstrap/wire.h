@@ -29,12 +29,13 @@ DVX_BEGIN_DECLS
  *		direction between two ranks of one host (UNIX addresses); 0:
  *		DVX_BOOTSTRAP_WIRE_RING_DEFAULT, DVX_BOOTSTRAP_WIRE_NO_RING: none (frames
  *		through the sockets); the same on every rank
+ * @stream_bytes: struct dvx_sim_wire_cfg.stream_bytes (0: its default; this rank's own)
  */
 struct dvx_bootstrap_wire_cfg {
 	struct dvx_sim_fabric *fab;
 	const char *addr;
 	uint32_t max_msg;
-	uint32_t rsvd;
+	uint32_t stream_bytes;
 	uint64_t min_retry_ns;
 	const struct dvx_hal *hal;
 	uint64_t ring_bytes;

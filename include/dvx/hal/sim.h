@@ -257,7 +257,11 @@ struct dvx_sim_faults {
 	uint32_t drop_count;	/* drop this many requests in a row from now (retry exhaustion) */
 	uint64_t delay_ns;	/* delay before each WQE executes */
 	uint8_t link_down;	/* every port down: requests time out (retry exhausted) */
-	uint8_t rsvd[7];
+	uint8_t rsvd[3];
+	uint32_t piece_us;	/* the wire: the sending process stands still this long after
+				 * each piece of a large frame it writes into a shared-memory
+				 * ring (one that loses its CPU mid-frame; docs/sim-wire.md
+				 * "Cut-through") */
 };
 
 /**
@@ -749,6 +753,12 @@ struct dvx_hal_sock_addr;
  *		carries wake-ups only (docs/sim-wire.md). Otherwise, and over TCP, frames
  *		go through the socket. Not part of dvx_sim_wire_mem_size(): the rings
  *		are mapped from the memfd
+ * @stream_bytes: cut-through on the shared-memory ring (docs/sim-wire.md): a frame
+ *		of at least this many bytes is written into the ring a piece at a time,
+ *		and a WRITE's payload is placed as it arrives; 0:
+ *		DVX_SIM_WIRE_STREAM_DEFAULT, DVX_SIM_WIRE_STREAM_OFF: never (a frame is
+ *		executed once it is whole); else at least 4096. Each process's own: it
+ *		decides how this process writes and how it places
  */
 struct dvx_sim_wire_cfg {
 	int32_t rank;
@@ -758,7 +768,12 @@ struct dvx_sim_wire_cfg {
 	uint64_t min_retry_ns;
 	const struct dvx_hal *hal;
 	uint64_t ring_bytes;
+	uint32_t stream_bytes;
+	uint32_t rsvd;
 };
+
+#define DVX_SIM_WIRE_STREAM_DEFAULT (64u << 10)
+#define DVX_SIM_WIRE_STREAM_OFF (~0u)
 
 /**
  * enum dvx_sim_wire_drop - why a responder dropped a request from another process (the
@@ -849,6 +864,11 @@ enum dvx_sim_wire_drop {
  *		passes")
  * @peek_hits:	its looks that found something (a doorbell, a frame, an answer...) and
  *		ran a pass for it
+ * @streamed:	WRITE requests of 64 KiB or more executed from the shared-memory ring
+ *		before all of their payload had arrived, its bytes placed as they came
+ *		(cut-through, docs/sim-wire.md)
+ * @stream_late: of those begun, the ones whose rest stopped coming for 100 us (the
+ *		sending process did not run): left in place, executed whole later
  */
 struct dvx_sim_wire_stats {
 	uint64_t frames_tx;
@@ -890,6 +910,8 @@ struct dvx_sim_wire_stats {
 	uint64_t polls;
 	uint64_t peeks;
 	uint64_t peek_hits;
+	uint64_t streamed;
+	uint64_t stream_late;
 };
 
 /**

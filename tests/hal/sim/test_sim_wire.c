@@ -1161,6 +1161,83 @@ static int do_looks(const struct opts *o)
 	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
 }
 
+/* bytes of WRITE @k in do_stream(): a pattern no other WRITE has at any offset */
+static uint8_t stream_byte(uint32_t k, uint32_t i)
+{
+	return (uint8_t)(i * 7u + k * 13u + (i >> 8));
+}
+
+/*
+ * Cut-through (docs/sim-wire.md): rank 0 writes 192 KiB frames into the ring a piece at
+ * a time and rank 1 places a WRITE's bytes as they come, its progress thread kept
+ * awake. (1) The sender stands still 2 ms after each piece (the piece_us fault): the
+ * receiver's wait for the rest runs out (stream_late), and the WRITE lands whole later.
+ * (2) The same pauses, a WRITE_IMM and no receive posted: the RNR answer goes before
+ * the payload is there, the frame is taken without running again once it is whole, and
+ * the WRITE_IMM lands when the receive comes. (3) No pauses: WRITEs until one was
+ * placed as it came (streamed). Every byte checked; the ring never lost its frames
+ * (no peer down).
+ */
+static int do_stream(const struct opts *o)
+{
+	struct dvx_sim_faults slow = { .piece_us = 2000 };
+	struct timespec ts = { 0, 50000000 };
+	struct dvx_sim_wire_stats st;
+	uint32_t len = 192u << 10, lk = P.mr.lkey, rk, i, k;
+	uint64_t ra, streamed = 0;
+	struct dvx_wc wc;
+	uint8_t go = 1, all[2];
+
+	(void)o;
+	dvx_sim_set_idle(P.fab, UINT32_MAX, 20000);
+	ra = P.info[1 - P.rank].addr;
+	rk = P.info[1 - P.rank].rkey;
+	for (k = 0; go && k < 66; k++) {
+		if (P.rank == 0) {
+			dvx_sim_set_faults(P.fab, k < 2 ? &slow : NULL);
+			for (i = 0; i < len; i++)
+				P.data[SRC + i] = stream_byte(k, i);
+			if (k == 1)
+				CHECK_RET(dvx_qp_post_write_imm(&P.qp[1], k,
+						&(struct dvx_mlx5_sge){ (uintptr_t)P.data + SRC, len, lk },
+						&(struct dvx_mlx5_raddr){ ra, rk }, 0x5151,
+						DVX_POST_SIGNALED), 0);
+			else
+				CHECK_RET(dvx_qp_post_write(&P.qp[1], k, (uintptr_t)P.data + SRC, lk,
+							    len, ra, rk, DVX_POST_SIGNALED), 0);
+			CHECK_RET(wait_wc(&wc), 0);
+			CHECK(wc.wr_id == k);
+		} else if (k == 1) {
+			nanosleep(&ts, NULL);	/* RNR answered meanwhile */
+			CHECK_RET(dvx_qp_post_recv(&P.qp[0], 9, (uintptr_t)P.data + DATA - 64, lk,
+						   64, 0), 0);
+			CHECK_RET(wait_cq(&P.rcq, &wc), 0);
+			CHECK(wc.opcode == DVX_WC_RECV_RDMA_WITH_IMM && wc.imm == 0x5151);
+		}
+		CHECK_RET(dvx_bootstrap_barrier(&P.bs, LONG_NS), 0);
+		if (P.rank == 1) {
+			seen_by_nic();
+			for (i = 0; i < len; i++)
+				CHECK(P.data[i] == stream_byte(k, i));
+			CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
+			CHECK(st.peers_down == 0);
+			if (k == 0)
+				CHECK(st.stream_late >= 1 && st.streamed == 0);
+			if (k == 1) {
+				CHECK(st.streamed >= 1);	/* the RNR answers */
+				streamed = st.streamed;
+			}
+			go = k < 2 || st.streamed == streamed;
+		}
+		/* whether to go on: rank 1 says */
+		CHECK_RET(dvx_bootstrap_allgather(&P.bs, &go, all, 1, LONG_NS), 0);
+		go = all[1];
+	}
+	CHECK(!go);	/* a WRITE was placed as it came */
+	dvx_sim_set_idle(P.fab, 64, 20000);
+	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
+}
+
 /* rank 1 dies (SIGKILL: no goodbye of any kind); rank 0's QP fails, bounded */
 static int do_dead_peer(const struct opts *o)
 {
@@ -1506,6 +1583,13 @@ static void test_looks(void **state)
 	struct opts o = { 0 };
 
 	run_ranks(2, do_looks, &o);
+}
+
+static void test_stream(void **state)
+{
+	struct opts o = { .rnr_retry = 7, .rq = 1 };
+
+	run_ranks(2, do_stream, &o);
 }
 
 static void test_dead_peer(void **state)
@@ -1894,6 +1978,7 @@ int main(void)
 		cmocka_unit_test(test_stalled),
 		cmocka_unit_test(test_responder_stalled),
 		cmocka_unit_test(test_looks),
+		cmocka_unit_test(test_stream),
 		cmocka_unit_test(test_dead_peer),
 		cmocka_unit_test(test_duplicates),
 	};
