@@ -40,112 +40,81 @@ def check(name, nbytes, got, want):
         sys.exit(1)
 
 
-def run(name, count, dev, n, r):
-    """one collective on count int32 elements per rank; returns seconds"""
+def setup(name, count, dev, n, r):
+    """the collective on count int32 elements per rank, on tensors made once: (op, result)
+    where op() runs it and result() gives (got, want) after its first call (None: nothing
+    to check, the barrier)"""
     base = torch.arange(count, dtype=torch.int32, device=dev) % 1000
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
+    total = sum(range(n))
     if name == "all_reduce":
         x = base + r
-        dist.all_reduce(x)
-        want = base * n + sum(range(n))
-    elif name == "all_gather":
+        return (lambda: dist.all_reduce(x)), lambda: (x, base * n + total)
+    if name == "all_gather":
         x = base + r
         out = torch.empty(count * n, dtype=torch.int32, device=dev)
-        dist.all_gather_into_tensor(out, x)
-        x, want = out, torch.cat([base + k for k in range(n)])
-    elif name == "reduce_scatter":
+        return ((lambda: dist.all_gather_into_tensor(out, x)),
+                lambda: (out, torch.cat([base + k for k in range(n)])))
+    if name == "reduce_scatter":
         inp = torch.cat([base + k + r for k in range(n)])
         x = torch.empty(count, dtype=torch.int32, device=dev)
-        dist.reduce_scatter_tensor(x, inp)
-        want = (base + r) * n + sum(range(n))
-    elif name == "broadcast":
+        return ((lambda: dist.reduce_scatter_tensor(x, inp)),
+                lambda: (x, (base + r) * n + total))
+    if name == "broadcast":
         x = base + 7 if r == 0 else torch.zeros(count, dtype=torch.int32, device=dev)
-        dist.broadcast(x, src=0)
-        want = base + 7
-    elif name == "reduce":
+        return (lambda: dist.broadcast(x, src=0)), lambda: (x, base + 7)
+    if name == "reduce":
         x = base + r
-        dist.reduce(x, dst=0)
-        want = base * n + sum(range(n)) if r == 0 else base + r
-    elif name == "all_to_all":
+        return ((lambda: dist.reduce(x, dst=0)),
+                lambda: (x, base * n + total if r == 0 else base + r))
+    if name == "all_to_all":
         inp = torch.cat([base + 100 * r + k for k in range(n)])
         x = torch.empty(count * n, dtype=torch.int32, device=dev)
-        dist.all_to_all_single(x, inp)
-        want = torch.cat([base + 100 * k + r for k in range(n)])
-    elif name == "send_recv":
+        return ((lambda: dist.all_to_all_single(x, inp)),
+                lambda: (x, torch.cat([base + 100 * k + r for k in range(n)])))
+    if name == "send_recv":
         x = base + r
         peer_to, peer_from = (r + 1) % n, (r - 1) % n
         y = torch.empty(count, dtype=torch.int32, device=dev)
-        ops = [dist.P2POp(dist.isend, x, peer_to), dist.P2POp(dist.irecv, y, peer_from)]
-        for q in dist.batch_isend_irecv(ops):
-            q.wait()
-        x, want = y, base + peer_from
-    elif name == "gather":
-        x = base + r
-        outs = [torch.empty(count, dtype=torch.int32, device=dev) for _ in range(n)] if r == 0 else None
-        dist.gather(x, outs, dst=0)
-        if r == 0:
-            x, want = torch.cat(outs), torch.cat([base + k for k in range(n)])
-        else:
-            want = base + r
-    elif name == "scatter":
-        ins = [base + 10 * k for k in range(n)] if r == 0 else None
-        x = torch.empty(count, dtype=torch.int32, device=dev)
-        dist.scatter(x, ins, src=0)
-        want = base + 10 * r
-    elif name == "barrier":
-        dist.barrier()
-        torch.cuda.synchronize()
-        return time.perf_counter() - t0
-    else:
-        raise ValueError(name)
-    torch.cuda.synchronize()
-    dt = time.perf_counter() - t0
-    check(name, count * 4, x, want)
-    return dt
-
-
-def make_op(name, count, dev, n, r):
-    """the collective on tensors made once, as a function of no arguments"""
-    x = torch.arange(count, dtype=torch.int32, device=dev) % 1000 + r
-    big = torch.empty(count * n, dtype=torch.int32, device=dev)
-    if name == "all_reduce":
-        return lambda: dist.all_reduce(x)
-    if name == "all_gather":
-        return lambda: dist.all_gather_into_tensor(big, x)
-    if name == "reduce_scatter":
-        return lambda: dist.reduce_scatter_tensor(x, big)
-    if name == "broadcast":
-        return lambda: dist.broadcast(x, src=0)
-    if name == "reduce":
-        return lambda: dist.reduce(x, dst=0)
-    if name == "all_to_all":
-        y = torch.empty(count * n, dtype=torch.int32, device=dev)
-        return lambda: dist.all_to_all_single(y, big)
-    if name == "send_recv":
-        y = torch.empty(count, dtype=torch.int32, device=dev)
 
         def sr():
-            ops = [dist.P2POp(dist.isend, x, (r + 1) % n), dist.P2POp(dist.irecv, y, (r - 1) % n)]
+            ops = [dist.P2POp(dist.isend, x, peer_to), dist.P2POp(dist.irecv, y, peer_from)]
             for q in dist.batch_isend_irecv(ops):
                 q.wait()
-        return sr
+        return sr, lambda: (y, base + peer_from)
     if name == "gather":
+        x = base + r
         outs = [torch.empty(count, dtype=torch.int32, device=dev) for _ in range(n)] if r == 0 else None
-        return lambda: dist.gather(x, outs, dst=0)
+        if r == 0:
+            return ((lambda: dist.gather(x, outs, dst=0)),
+                    lambda: (torch.cat(outs), torch.cat([base + k for k in range(n)])))
+        return (lambda: dist.gather(x, outs, dst=0)), lambda: (x, base + r)
     if name == "scatter":
-        ins = [x.clone() for _ in range(n)] if r == 0 else None
-        y = torch.empty(count, dtype=torch.int32, device=dev)
-        return lambda: dist.scatter(y, ins, src=0)
+        ins = [base + 10 * k for k in range(n)] if r == 0 else None
+        x = torch.empty(count, dtype=torch.int32, device=dev)
+        return (lambda: dist.scatter(x, ins, src=0)), lambda: (x, base + 10 * r)
     if name == "barrier":
-        return dist.barrier
+        return dist.barrier, None
     raise ValueError(name)
+
+
+def run(name, count, dev, n, r):
+    """one collective on fresh tensors, checked; returns seconds"""
+    op, result = setup(name, count, dev, n, r)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    op()
+    torch.cuda.synchronize()
+    dt = time.perf_counter() - t0
+    if result:
+        got, want = result()
+        check(name, count * 4, got, want)
+    return dt
 
 
 def timed(name, count, dev, n, r, k):
     """seconds per call: the median of three rounds of k calls back to back, after two
     calls to warm (a round meeting a stall of the machine does not decide)"""
-    f = make_op(name, count, dev, n, r)
+    f, _ = setup(name, count, dev, n, r)
     f()
     f()
     torch.cuda.synchronize()
