@@ -107,9 +107,16 @@ int dvx_sim_ring_read(struct sim_ring *r, void *dst, uint64_t cap, uint64_t *got
  * bytes are there already (or the head is bad: the next read says so), so no wait. */
 bool dvx_sim_ring_arm(struct sim_ring *r)
 {
+	return dvx_sim_ring_arm_at(r, r->pos);
+}
+
+/* The same, the head @seen already looked at (a frame there waits to be whole): false
+ * when the head is anywhere else. */
+bool dvx_sim_ring_arm_at(struct sim_ring *r, uint64_t seen)
+{
 	__atomic_store_n(&r->shm->waiting, 1, __ATOMIC_SEQ_CST);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (ld64(&r->shm->head) != r->pos) {
+	if (ld64(&r->shm->head) != seen) {
 		__atomic_store_n(&r->shm->waiting, 0, __ATOMIC_RELAXED);
 		return false;
 	}

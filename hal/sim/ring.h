@@ -61,6 +61,7 @@ void dvx_sim_ring_span(const struct sim_ring *r, uint64_t off, uint64_t len, con
 		       uint64_t *n0, const uint8_t **p1);
 void dvx_sim_ring_consume(struct sim_ring *r, uint64_t len);
 bool dvx_sim_ring_arm(struct sim_ring *r);
+bool dvx_sim_ring_arm_at(struct sim_ring *r, uint64_t seen);
 void dvx_sim_ring_disarm(struct sim_ring *r);
 
 #endif /* DVX_HAL_SIM_RING_H */

@@ -48,6 +48,7 @@
 					 * published in pieces of this size */
 #define WIRE_STREAM_WAIT_NS 100000ull	/* the most a receiver waits for more of a payload
 					 * that stopped coming; then whole, later */
+#define WIRE_STREAM_MAX_NS 5000000ull	/* and for all of it (a peer that trickles) */
 
 struct sim_wpeer {
 	int32_t fd;		/* -1: not connected, or gone */
@@ -79,12 +80,24 @@ struct sim_wpeer {
 				 * at a frame's start) */
 	uint8_t nostream;	/* the frame at rrx's tail (nostream_at) is not placed as it
 				 * arrives again: its rest did not come in time once */
-	uint8_t xdone;		/* the frame at rrx's tail (xdone_at) was executed before
-				 * all of it arrived (its payload was not needed): taken,
-				 * not executed, once it is whole */
+	uint8_t xdone;		/* the frame at rrx's tail (xdone_at, xdone_len bytes) was
+				 * executed before all of it arrived (its payload was not
+				 * needed): taken, not executed, once it is whole */
 	uint8_t rsvd2[6];
 	uint64_t nostream_at;
 	uint64_t xdone_at;
+	uint64_t xdone_len;
+	uint64_t wait_at;	/* the frame at rrx's tail (wait_at) was left to be whole when
+				 * the peer's head was wait_head: nothing new until it moves
+				 * (wire_pending(), the idle wait) */
+	uint64_t wait_head;
+};
+
+/* sim_wpay.ctx of a payload arriving in a ring (stream_more()) */
+struct sim_wstream {
+	const struct sim_wpeer *p;
+	uint64_t t0;		/* when its execution began */
+	uint8_t asked;		/* more() was called: its bytes were being placed */
 };
 
 struct sim_wremote {
@@ -145,7 +158,7 @@ static bool wire_cfg_ok(const struct dvx_sim_wire_cfg *c)
 {
 	return c && c->nranks >= 1 && c->nranks <= DVX_SIM_WIRE_MAX_RANKS && c->rank >= 0 &&
 	       c->rank < c->nranks && c->max_msg <= (1u << 30) && c->max_remote_nics <= 65536 &&
-	       (!c->stream_bytes || c->stream_bytes >= 4096) &&
+	       (!c->stream_bytes || c->stream_bytes >= 1024) &&
 	       (!c->ring_bytes || (c->ring_bytes >= SIM_RING_MIN && c->ring_bytes <= (1u << 30) &&
 				   !(c->ring_bytes & (c->ring_bytes - 1))));
 }
@@ -366,6 +379,7 @@ static void peer_ring(struct sim_wire *w, struct sim_wpeer *p, void *map, bool j
 	p->ring = 1;
 	p->nostream = 0;
 	p->xdone = 0;
+	p->wait_at = UINT64_MAX;
 	p->gen++;
 }
 
@@ -1236,6 +1250,15 @@ static int wire_room(struct sim_fabric *fab, uint32_t rank, uint64_t payload)
 	return p->up && tx_free(w, p) >= SIM_WIRE_HDR + payload;
 }
 
+/* cut-through (cfg.stream_bytes): whether @f is a frame that the peer may execute
+ * before it is whole, so one written a piece at a time: a request that WRITEs at least
+ * that many bytes (the receiver's rule, stream_ok()) */
+static bool stream_frame(const struct sim_wire *w, const struct sim_wire_frame *f)
+{
+	return f->type == SIM_WIRE_REQ && f->payload >= w->cfg.stream_bytes &&
+	       (f->opcode == SIM_OP_RDMA_WRITE || f->opcode == SIM_OP_RDMA_WRITE_IMM);
+}
+
 /* the piece_us fault: the sender stands still (a process off its CPU mid-frame) */
 static void piece_pause(uint32_t us)
 {
@@ -1291,7 +1314,7 @@ static int wire_send(struct sim_fabric *fab, uint32_t rank, const struct sim_wir
 			for (i = 0; i < nseg; i++) {
 				uint32_t o, k;
 
-				if (need < w->cfg.stream_bytes) {
+				if (!stream_frame(w, f)) {
 					(void)dvx_sim_ring_write(&p->rtx, seg[i].p, seg[i].len);
 					continue;
 				}
@@ -1302,6 +1325,10 @@ static int wire_send(struct sim_fabric *fab, uint32_t rank, const struct sim_wir
 					    seg[i].len - o : WIRE_STREAM_PIECE;
 					(void)dvx_sim_ring_write(&p->rtx, seg[i].p + o, k);
 					ring_publish(w, p);
+					/* a wake-up that failed took the peer down, and
+					 * its ring with it: the request is lost */
+					if (!p->up)
+						return -ENOTCONN;
 					if (fab->faults.piece_us)
 						piece_pause(fab->faults.piece_us);
 				}
@@ -1386,7 +1413,9 @@ static int rx_frame(struct sim_fabric *fab, uint32_t rank, const struct sim_wpay
 				       f, payload);
 	if (rc == SIM_WIRE_HELD || rc == SIM_WIRE_LATER)
 		return rc;
-	w->st.frames_rx++;
+	/* a frame executed before it was whole counts once it is (rx_direct()) */
+	if (!payload->more)
+		w->st.frames_rx++;
 	if (rc == SIM_WIRE_DUP)
 		w->st.duplicates++;
 	else if (rc == SIM_WIRE_DROPPED) {
@@ -1400,29 +1429,29 @@ static int rx_frame(struct sim_fabric *fab, uint32_t rank, const struct sim_wpay
 
 /*
  * Cut-through (docs/sim-wire.md): whether the frame at @p's tail, not all there yet, is
- * executed now, its payload placed as it arrives: a request that WRITEs a large payload,
- * not one whose rest stopped coming before, and not in the reorder mode (which places a
- * message's parts in its own order)
+ * executed now, its payload placed as it arrives: a request that WRITEs a large payload
+ * (stream_frame()), not one whose rest stopped coming before, and not in the reorder
+ * mode (which places a message's parts in its own order)
  */
 static bool stream_ok(const struct sim_fabric *fab, const struct sim_wpeer *p,
 		      const struct sim_wire_frame *f)
 {
-	return f->type == SIM_WIRE_REQ && f->payload >= fab->wire->cfg.stream_bytes &&
-	       !fab->ro_on &&
-	       (f->opcode == SIM_OP_RDMA_WRITE || f->opcode == SIM_OP_RDMA_WRITE_IMM) &&
+	return stream_frame(fab->wire, f) && !fab->ro_on &&
 	       !(p->nostream && p->nostream_at == p->rrx.pos);
 }
 
-/* sim_wpay.more() of a payload arriving in @p's ring: waits for more than @have of its
- * bytes, at most WIRE_STREAM_WAIT_NS after the last ones came; how many are there now */
+/* sim_wpay.more() of a payload arriving in a ring: waits for more than @have of its
+ * bytes, at most WIRE_STREAM_WAIT_NS after the last ones came and WIRE_STREAM_MAX_NS
+ * after the frame's execution began; how many are there now */
 static uint64_t stream_more(const struct sim_wpay *pay, uint64_t have)
 {
-	const struct sim_wpeer *p = pay->ctx;
+	struct sim_wstream *s = pay->ctx;
 	uint64_t avail, t0 = 0;
 	unsigned spin = 0;
 
+	s->asked = 1;
 	for (;;) {
-		if (dvx_sim_ring_avail(&p->rrx, &avail))
+		if (dvx_sim_ring_avail(&s->p->rrx, &avail))
 			return have;	/* a head it cannot have: the next look drops it */
 		avail = avail > SIM_WIRE_HDR ? avail - SIM_WIRE_HDR : 0;
 		if (avail > have)
@@ -1433,6 +1462,8 @@ static uint64_t stream_more(const struct sim_wpay *pay, uint64_t have)
 			if (!t0)
 				t0 = now;
 			else if (now - t0 > WIRE_STREAM_WAIT_NS)
+				return have;
+			if (now - s->t0 > WIRE_STREAM_MAX_NS)
 				return have;
 		}
 		dvx_host_cpu_relax();
@@ -1446,6 +1477,15 @@ enum {
 	RXD_BUFFER,	/* one larger than the ring: through the receive buffer */
 	RXD_DOWN,	/* the peer broke the ring or its header: gone */
 };
+
+/* a frame at @p's tail left until it is whole, the peer's head at @avail bytes beyond the
+ * tail: the looks and the idle wait wait for that head to move */
+static int rx_wait(struct sim_wpeer *p, uint64_t avail)
+{
+	p->wait_at = p->rrx.pos;
+	p->wait_head = p->rrx.pos + avail;
+	return RXD_NONE;
+}
 
 /*
  * The frame at the tail of @p's ring, executed where it lies (docs/sim-wire.md, "The
@@ -1461,6 +1501,7 @@ static int rx_direct(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 	struct sim_wire *w = fab->wire;
 	uint8_t h[SIM_WIRE_HDR];
 	struct sim_wire_frame f;
+	struct sim_wstream ws;
 	struct sim_wpay pay;
 	uint64_t avail, len;
 	bool held;
@@ -1469,6 +1510,15 @@ static int rx_direct(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 	if (dvx_sim_ring_avail(&p->rrx, &avail)) {
 		peer_down(w, p);	/* a head it cannot have */
 		return RXD_DOWN;
+	}
+	if (p->xdone && p->xdone_at == p->rrx.pos) {
+		/* executed already, on the header as it was then: taken once whole */
+		if (avail < p->xdone_len)
+			return rx_wait(p, avail);
+		p->xdone = 0;
+		dvx_sim_ring_consume(&p->rrx, p->xdone_len);
+		w->st.frames_rx++;
+		return RXD_DONE;
 	}
 	if (avail < SIM_WIRE_HDR)
 		return RXD_NONE;	/* a header comes whole (with its first piece) */
@@ -1480,23 +1530,18 @@ static int rx_direct(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 	len = SIM_WIRE_HDR + (uint64_t)f.payload;
 	if (len > p->rrx.size)
 		return RXD_BUFFER;
-	if (p->xdone && p->xdone_at == p->rrx.pos) {
-		/* executed already: taken once it is whole */
-		if (avail < len)
-			return RXD_NONE;
-		p->xdone = 0;
-		dvx_sim_ring_consume(&p->rrx, len);
-		return RXD_DONE;
-	}
 	memset(&pay, 0, sizeof(pay));
 	if (avail < len) {
 		/* the rest is coming (whole frames fit the ring); a large WRITE's bytes are
 		 * placed as they come (cut-through) */
 		if (!stream_ok(fab, p, &f))
-			return RXD_NONE;
+			return rx_wait(p, avail);
+		ws.p = p;
+		ws.t0 = dvx_sim_now_ns();
+		ws.asked = 0;
 		pay.have = avail - SIM_WIRE_HDR;
 		pay.more = stream_more;
-		pay.ctx = p;
+		pay.ctx = &ws;
 	}
 	dvx_sim_ring_span(&p->rrx, SIM_WIRE_HDR, f.payload, &pay.p[0], &pay.n[0], &pay.p[1]);
 	pay.n[1] = f.payload - pay.n[0];
@@ -1518,19 +1563,24 @@ static int rx_direct(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 			w->st.stream_late++;
 			p->nostream = 1;
 			p->nostream_at = p->rrx.pos;
-			return RXD_NONE;
+			if (dvx_sim_ring_avail(&p->rrx, &avail))
+				return RXD_NONE;	/* the next look drops it */
+			return rx_wait(p, avail);
 		}
-		w->st.streamed++;
+		if (ws.asked)
+			w->st.streamed++;	/* its bytes placed as they came */
 		if (dvx_sim_ring_avail(&p->rrx, &avail)) {
 			peer_down(w, p);
 			return RXD_DOWN;
 		}
 		if (avail < len) {
-			/* executed without its payload (a duplicate, a drop, a NAK) */
+			/* executed without its payload (a duplicate, an RNR, a NAK, a drop) */
 			p->xdone = 1;
 			p->xdone_at = p->rrx.pos;
+			p->xdone_len = len;
 			return RXD_DONE;
 		}
+		w->st.frames_rx++;
 	}
 	if (held) {
 		/* executed again whole in the next pass, from the receive buffer: the
@@ -1783,7 +1833,10 @@ static bool wire_pending(struct sim_fabric *fab)
 			continue;
 		if (!p->ring || p->busy || p->tx_head < p->tx_tail || p->rx_tail > p->rx_head)
 			return true;
-		if (dvx_sim_ring_avail(&p->rrx, &avail) || avail)
+		if (dvx_sim_ring_avail(&p->rrx, &avail))
+			return true;
+		/* bytes, but for a frame left to be whole with no more come */
+		if (avail && (p->wait_at != p->rrx.pos || p->wait_head != p->rrx.pos + avail))
 			return true;
 	}
 	return false;
@@ -1826,6 +1879,13 @@ int dvx_sim_wire_fini(struct dvx_sim_fabric *fab)
 		wire_close(f);
 	pthread_mutex_unlock(&f->lock);
 	return 0;
+}
+
+/* the head of @p's ring that this side has seen: beyond the tail when a frame there was
+ * left to be whole (rx_wait()); a wait ends when the peer publishes past it */
+static uint64_t ring_seen(const struct sim_wpeer *p)
+{
+	return p->wait_at == p->rrx.pos ? p->wait_head : p->rrx.pos;
 }
 
 static void wire_idle_wait(struct sim_fabric *fab, uint64_t ns)
@@ -1872,7 +1932,8 @@ static void wire_idle_wait(struct sim_fabric *fab, uint64_t ns)
 	/* a ring with bytes in it: no wait either; else its peer wakes the socket */
 	rings = hal != NULL;
 	for (r = 0; rings && w && r < w->cfg.nranks; r++)
-		if (w->peers[r].up && w->peers[r].ring && !dvx_sim_ring_arm(&w->peers[r].rrx))
+		if (w->peers[r].up && w->peers[r].ring &&
+		    !dvx_sim_ring_arm_at(&w->peers[r].rrx, ring_seen(&w->peers[r])))
 			hal = NULL;
 	pthread_mutex_unlock(&fab->lock);
 	/* a socket closed meanwhile answers at once (NVAL/HUP): the next pass sees why.

@@ -757,7 +757,7 @@ struct dvx_hal_sock_addr;
  *		of at least this many bytes is written into the ring a piece at a time,
  *		and a WRITE's payload is placed as it arrives; 0:
  *		DVX_SIM_WIRE_STREAM_DEFAULT, DVX_SIM_WIRE_STREAM_OFF: never (a frame is
- *		executed once it is whole); else at least 4096. Each process's own: it
+ *		executed once it is whole); else at least 1024. Each process's own: it
  *		decides how this process writes and how it places
  */
 struct dvx_sim_wire_cfg {
@@ -864,11 +864,12 @@ enum dvx_sim_wire_drop {
  *		passes")
  * @peek_hits:	its looks that found something (a doorbell, a frame, an answer...) and
  *		ran a pass for it
- * @streamed:	WRITE requests of 64 KiB or more executed from the shared-memory ring
- *		before all of their payload had arrived, its bytes placed as they came
- *		(cut-through, docs/sim-wire.md)
- * @stream_late: of those begun, the ones whose rest stopped coming for 100 us (the
- *		sending process did not run): left in place, executed whole later
+ * @streamed:	WRITE requests (cfg.stream_bytes or more) executed from the shared-
+ *		memory ring before all of their payload had arrived, their bytes placed
+ *		as they came (cut-through, docs/sim-wire.md)
+ * @stream_late: WRITE requests begun so whose rest stopped coming for 100 us (the
+ *		sending process did not run) or took more than 5 ms: left in place, and
+ *		executed whole once they are
  */
 struct dvx_sim_wire_stats {
 	uint64_t frames_tx;

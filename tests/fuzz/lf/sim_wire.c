@@ -30,7 +30,13 @@
  * frame larger than the ring (more than 3976 bytes of payload) streams through the
  * receive buffer. Before each step the harness, as a peer may, rewrites the payload
  * bytes of the frames published and not yet taken (the input's bytes xor a counter):
- * payload is only copied, never decided on, so the counts stay those of the input.
+ * payload is only copied, never decided on, so the counts stay those of the input. The
+ * wire cuts through from 1 KiB (cfg.stream_bytes): a WRITE of that size whose header is
+ * published before the rest (the ring's room ran out mid-frame) is executed then, and
+ * since no frame names a QP that exists it is dropped at once and taken from the ring
+ * when whole, without running again; it counts (frames_rx) once it is whole, so one
+ * that the input cuts short is never counted, as the rules below do not count it
+ * (tests/fuzz/regress/sim-wire/streamed-write-truncated).
  *
  * Checks: the join succeeds and nothing is refused; the frames the input holds are
  * counted by the harness's own reading of the rules (magic "DVXW", version 2, type 1..4,
@@ -58,6 +64,9 @@
 #define MAX_INPUT (128u << 10)
 #define RING 4096u
 #define SHM_LEN 12288u		/* two 256-byte headers and two areas, in pages */
+#define STREAM 1024u		/* cut-through from this payload: a WRITE of 1 KiB or more
+				 * whose header is in the ring before all of its payload is
+				 * executed then (docs/sim-wire.md "Cut-through") */
 /* steps without a new frame and without an answer, once rank 0 has all the input, that
  * end a run: nothing is in flight in this process (a frame is held only for room to
  * answer, and answers flowing make the step not quiet); ending too early could only
@@ -284,7 +293,8 @@ static uint8_t *shm;		/* the harness's mapping of it */
 static void world_init(struct world *w, int ring)
 {
 	struct dvx_sim_wire_cfg wc = { .rank = 0, .nranks = 2, .max_msg = MAX_MSG,
-				       .ring_bytes = ring ? RING : 0, .hal = &nhal };
+				       .ring_bytes = ring ? RING : 0, .hal = &nhal,
+				       .stream_bytes = STREAM };
 	/* the NICs' configurations: the defaults of index 0 and 1, made once (they depend
 	 * on the index alone) */
 	static struct dvx_sim_nic_cfg nc[2];

@@ -1170,34 +1170,37 @@ static uint8_t stream_byte(uint32_t k, uint32_t i)
 /*
  * Cut-through (docs/sim-wire.md): rank 0 writes 192 KiB frames into the ring a piece at
  * a time and rank 1 places a WRITE's bytes as they come, its progress thread kept
- * awake. (1) The sender stands still 2 ms after each piece (the piece_us fault): the
- * receiver's wait for the rest runs out (stream_late), and the WRITE lands whole later.
- * (2) The same pauses, a WRITE_IMM and no receive posted: the RNR answer goes before
- * the payload is there, the frame is taken without running again once it is whole, and
- * the WRITE_IMM lands when the receive comes. (3) No pauses: WRITEs until one was
- * placed as it came (streamed). Every byte checked; the ring never lost its frames
- * (no peer down).
+ * awake. Rank 1 says what comes next. (1) The sender stands still 2 ms after each piece
+ * (the piece_us fault), until the receiver's wait for the rest has run out once
+ * (stream_late; the WRITE lands whole later). (2) The same pauses, a WRITE_IMM and no
+ * receive posted: the RNR answer goes before the payload is there, the frame is taken
+ * without running again once it is whole, and the WRITE_IMM lands when the receive
+ * comes. (3) No pauses: WRITEs until one was placed as it came (streamed). Every
+ * byte checked after every WRITE; the ring never lost its frames (no peer down).
  */
+enum { ST_LATE, ST_RNR, ST_FAST, ST_END };
+
 static int do_stream(const struct opts *o)
 {
 	struct dvx_sim_faults slow = { .piece_us = 2000 };
 	struct timespec ts = { 0, 50000000 };
 	struct dvx_sim_wire_stats st;
 	uint32_t len = 192u << 10, lk = P.mr.lkey, rk, i, k;
-	uint64_t ra, streamed = 0;
+	uint8_t act = ST_LATE, all[2];
 	struct dvx_wc wc;
-	uint8_t go = 1, all[2];
+	uint64_t ra;
 
 	(void)o;
 	dvx_sim_set_idle(P.fab, UINT32_MAX, 20000);
 	ra = P.info[1 - P.rank].addr;
 	rk = P.info[1 - P.rank].rkey;
-	for (k = 0; go && k < 66; k++) {
+	for (k = 0; act != ST_END; k++) {
+		CHECK(k < 80);
 		if (P.rank == 0) {
-			dvx_sim_set_faults(P.fab, k < 2 ? &slow : NULL);
+			dvx_sim_set_faults(P.fab, act == ST_FAST ? NULL : &slow);
 			for (i = 0; i < len; i++)
 				P.data[SRC + i] = stream_byte(k, i);
-			if (k == 1)
+			if (act == ST_RNR)
 				CHECK_RET(dvx_qp_post_write_imm(&P.qp[1], k,
 						&(struct dvx_mlx5_sge){ (uintptr_t)P.data + SRC, len, lk },
 						&(struct dvx_mlx5_raddr){ ra, rk }, 0x5151,
@@ -1207,7 +1210,7 @@ static int do_stream(const struct opts *o)
 							    len, ra, rk, DVX_POST_SIGNALED), 0);
 			CHECK_RET(wait_wc(&wc), 0);
 			CHECK(wc.wr_id == k);
-		} else if (k == 1) {
+		} else if (act == ST_RNR) {
 			nanosleep(&ts, NULL);	/* RNR answered meanwhile */
 			CHECK_RET(dvx_qp_post_recv(&P.qp[0], 9, (uintptr_t)P.data + DATA - 64, lk,
 						   64, 0), 0);
@@ -1221,19 +1224,17 @@ static int do_stream(const struct opts *o)
 				CHECK(P.data[i] == stream_byte(k, i));
 			CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st), 0);
 			CHECK(st.peers_down == 0);
-			if (k == 0)
-				CHECK(st.stream_late >= 1 && st.streamed == 0);
-			if (k == 1) {
-				CHECK(st.streamed >= 1);	/* the RNR answers */
-				streamed = st.streamed;
-			}
-			go = k < 2 || st.streamed == streamed;
+			if (act == ST_LATE && st.stream_late)
+				act = ST_RNR;
+			else if (act == ST_RNR)
+				act = ST_FAST;
+			else if (act == ST_FAST && st.streamed)
+				act = ST_END;
 		}
-		/* whether to go on: rank 1 says */
-		CHECK_RET(dvx_bootstrap_allgather(&P.bs, &go, all, 1, LONG_NS), 0);
-		go = all[1];
+		CHECK_RET(dvx_bootstrap_allgather(&P.bs, &act, all, 1, LONG_NS), 0);
+		act = all[1];
 	}
-	CHECK(!go);	/* a WRITE was placed as it came */
+	dvx_sim_set_faults(P.fab, NULL);
 	dvx_sim_set_idle(P.fab, 64, 20000);
 	return dvx_bootstrap_barrier(&P.bs, LONG_NS) ? __LINE__ : 0;
 }
