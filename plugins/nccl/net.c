@@ -16,6 +16,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,7 @@ static struct {
 	enum dvxn_gdr_mode gdr;	/* software NICs: what NCCL_PTR_CUDA memory goes through */
 	enum dvxn_gdr_engine gdr_engine;	/* and who copies it (gdr.h) */
 	uint32_t cts, eager;	/* the CTS receiver offload, its eager size */
+	uint32_t spins;		/* software NICs: the progress thread's idle turns */
 } conf;
 
 static pthread_mutex_t conf_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -279,6 +281,40 @@ static unsigned hw_list(void)
 }
 #endif
 
+/*
+ * The CPUs this process has to itself, about: those it may run on (its affinity mask:
+ * a container's, taskset's or the launcher's limit), shared by the job's processes on
+ * this host (LOCAL_WORLD_SIZE under torchrun, OMPI_COMM_WORLD_LOCAL_SIZE under Open MPI,
+ * MPI_LOCALNRANKS under MPICH; 1 when none is set). Decides whether the software NIC's
+ * progress thread may spin waiting for work (DVX_NET_SIM_SPINS' default).
+ */
+static long cpu_share(void)
+{
+	static const char *const local[] = { "LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE",
+					     "MPI_LOCALNRANKS", NULL };
+	long n = sysconf(_SC_NPROCESSORS_ONLN), k = 1;
+	cpu_set_t set;
+	unsigned i;
+
+	CPU_ZERO(&set);
+	if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 0)
+		n = CPU_COUNT(&set);
+	for (i = 0; local[i]; i++) {
+		const char *e = getenv(local[i]);
+		char *end;
+		long v;
+
+		if (!e || !*e)
+			continue;
+		v = strtol(e, &end, 10);
+		if (!*end && v > 0) {
+			k = v;
+			break;
+		}
+	}
+	return n > 0 ? n / k : 1;
+}
+
 static int conf_read(void)
 {
 	static const char *const ranks[] = { "RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
@@ -288,7 +324,7 @@ static int conf_read(void)
 	struct dvxn_sw_cfg sc;
 	uint32_t nsim = 0, tmo, thread, max_msg, cts, speed, retry, qps, gdr_regs, gdr_trace;
 	uint32_t ring_kb, stream_kb, stage_kb, spins;
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	long share = cpu_share();
 	char why[256];
 	int rc, bad = 0;
 	unsigned i;
@@ -307,7 +343,7 @@ static int conf_read(void)
 	 * pass every 16th): with CPUs to spare it waits for the next message awake, as
 	 * NCCL's own proxy thread does, and from 1024 the proxy's calls leave the NIC's
 	 * work to it while it is awake (docs/sim-wire.md); on a small machine it yields */
-	bad |= env_u32("DVX_NET_SIM_SPINS", ncpu >= 8 ? 20000 : 64, 1, 1u << 30, &spins);
+	bad |= env_u32("DVX_NET_SIM_SPINS", share >= 4 ? 20000 : 64, 1, 1u << 30, &spins);
 	bad |= env_u32("DVX_NET_WIRE_MAX_MSG", 4u << 20, 4096, 1u << 30, &max_msg);
 	bad |= env_u32("DVX_NET_CTS_OFFLOAD", 0, 0, 1, &cts);
 	bad |= env_u32("DVX_NET_EAGER_BYTES", 4096, 64, 65536, &conf.eager);
@@ -362,6 +398,7 @@ static int conf_read(void)
 		sc.stream_bytes = stream_kb ? stream_kb << 10 : DVX_SIM_WIRE_STREAM_OFF;
 		sc.thread = (int)thread;
 		sc.spins = spins;
+		conf.spins = spins;
 		rc = dvxn_gdr_probe(getenv("DVX_NET_GDR"), getenv("DVX_NET_GDR_ENGINE"), &conf.gdr,
 				    &conf.gdr_engine, why, sizeof(why));
 		if (rc) {
@@ -1380,13 +1417,13 @@ static void stats_write(struct dvxn_ctx *c)
 		conf.gdr == DVXN_GDR_HOSTPROC ? "process" : conf.gdr != DVXN_GDR_CUDA ? "none" :
 		conf.gdr_engine == DVXN_GDR_PROCESS ? "process" : "thread");
 	if (!conf.hw && !dvxn_sw_wire_stats(&ws))
-		fprintf(f, "\"wire\":{\"rings\":%" PRIu64 ",\"frames_tx\":%" PRIu64
+		fprintf(f, "\"wire\":{\"spins\":%u,\"rings\":%" PRIu64 ",\"frames_tx\":%" PRIu64
 			",\"frames_rx\":%" PRIu64 ",\"bytes_tx\":%" PRIu64 ",\"retransmits\":%"
 			PRIu64 ",\"dropped\":%" PRIu64 ",\"peers_down\":%" PRIu64
 			",\"passes\":%" PRIu64 ",\"pass_ns\":%" PRIu64 ",\"helps\":%" PRIu64
 			",\"help_busy\":%" PRIu64 ",\"polls\":%" PRIu64 ",\"peeks\":%" PRIu64
 			",\"peek_hits\":%" PRIu64 ",\"kicks\":%" PRIu64 ",\"streamed\":%" PRIu64
-			",\"stream_late\":%" PRIu64 "},", ws.rings,
+			",\"stream_late\":%" PRIu64 "},", conf.spins, ws.rings,
 			ws.frames_tx, ws.frames_rx, ws.bytes_tx, ws.retransmits, ws.dropped,
 			ws.peers_down, ws.passes, ws.pass_ns, ws.helps, ws.help_busy, ws.polls,
 			ws.peeks, ws.peek_hits, ws.kicks, ws.streamed, ws.stream_late);

@@ -1163,8 +1163,12 @@ static void test_v11_procs_ondemand(void **state)
 	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 2, got, path, sizeof(path));
 	digests_equal(big, got, R.nranks);
 	R.env[3] = "DVX_NET_WIRE_STREAM_KB=0";
+	/* more processes on this host than CPUs: the progress thread does not spin */
+	R.env[5] = "LOCAL_WORLD_SIZE=4096";
 	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 2, got, path, sizeof(path));
 	digests_equal(big, got, R.nranks);
+	assert_int_equal(json_first(path, "spins"), 64);
+	R.env[5] = NULL;
 	assert_int_equal(json_first(path, "streamed"), 0);	/* written, and none */
 	assert_int_equal(json_sum(path, "streamed"), 0);
 	assert_int_equal(json_sum(path, "stream_late"), 0);
