@@ -104,14 +104,9 @@ int dvx_sim_ring_read(struct sim_ring *r, void *dst, uint64_t cap, uint64_t *got
 }
 
 /* Consumer, before it waits: raise the flag, then look again; false (flag down) when
- * bytes are there already (or the head is bad: the next read says so), so no wait. */
-bool dvx_sim_ring_arm(struct sim_ring *r)
-{
-	return dvx_sim_ring_arm_at(r, r->pos);
-}
-
-/* The same, the head @seen already looked at (a frame there waits to be whole): false
- * when the head is anywhere else. */
+ * the head is not @seen, a head this side looked at already (its tail; or beyond it,
+ * where a frame waits to be whole): bytes are there already, or the head is bad (the
+ * next read says so), so no wait. dvx_sim_ring_arm() (ring.h): @seen the tail. */
 bool dvx_sim_ring_arm_at(struct sim_ring *r, uint64_t seen)
 {
 	__atomic_store_n(&r->shm->waiting, 1, __ATOMIC_SEQ_CST);
