@@ -46,9 +46,10 @@
 					 * once from this size, else at the pass's end */
 #define WIRE_STREAM_PIECE (32u << 10)	/* cut-through (cfg.stream_bytes): a frame is
 					 * published in pieces of this size */
-#define WIRE_STREAM_WAIT_NS 100000ull	/* the most a receiver waits for more of a payload
-					 * that stopped coming; then whole, later */
-#define WIRE_STREAM_MAX_NS 5000000ull	/* and for all of it (a peer that trickles) */
+#define WIRE_STREAM_WAIT_US 100u	/* cfg.stream_wait_us' default: the most a receiver
+					 * waits for more of a payload that stopped coming
+					 * (then whole, later); 50 times that for all of it
+					 * (a peer that trickles) */
 
 struct sim_wpeer {
 	int32_t fd;		/* -1: not connected, or gone */
@@ -97,6 +98,7 @@ struct sim_wpeer {
 struct sim_wstream {
 	const struct sim_wpeer *p;
 	uint64_t t0;		/* when its execution began */
+	uint64_t wait_ns;	/* cfg.stream_wait_us: for more once it stopped */
 	uint8_t asked;		/* more() was called: its bytes were being placed */
 };
 
@@ -158,7 +160,7 @@ static bool wire_cfg_ok(const struct dvx_sim_wire_cfg *c)
 {
 	return c && c->nranks >= 1 && c->nranks <= DVX_SIM_WIRE_MAX_RANKS && c->rank >= 0 &&
 	       c->rank < c->nranks && c->max_msg <= (1u << 30) && c->max_remote_nics <= 65536 &&
-	       (!c->stream_bytes || c->stream_bytes >= 1024) &&
+	       (!c->stream_bytes || c->stream_bytes >= 1024) && c->stream_wait_us <= 1000000 &&
 	       (!c->ring_bytes || (c->ring_bytes >= SIM_RING_MIN && c->ring_bytes <= (1u << 30) &&
 				   !(c->ring_bytes & (c->ring_bytes - 1))));
 }
@@ -176,6 +178,8 @@ static void wire_defaults(const struct dvx_sim_wire_cfg *in, struct dvx_sim_wire
 		c->hal = dvx_hal_host();
 	if (!c->stream_bytes)
 		c->stream_bytes = DVX_SIM_WIRE_STREAM_DEFAULT;
+	if (!c->stream_wait_us)
+		c->stream_wait_us = WIRE_STREAM_WAIT_US;
 }
 
 /* a request of the largest message and one answer of it fit together, and 1 MiB more
@@ -1441,8 +1445,8 @@ static bool stream_ok(const struct sim_fabric *fab, const struct sim_wpeer *p,
 }
 
 /* sim_wpay.more() of a payload arriving in a ring: waits for more than @have of its
- * bytes, at most WIRE_STREAM_WAIT_NS after the last ones came and WIRE_STREAM_MAX_NS
- * after the frame's execution began; how many are there now */
+ * bytes, at most cfg.stream_wait_us after the last ones came and 50 times that after the
+ * frame's execution began; how many are there now */
 static uint64_t stream_more(const struct sim_wpay *pay, uint64_t have)
 {
 	struct sim_wstream *s = pay->ctx;
@@ -1461,9 +1465,9 @@ static uint64_t stream_more(const struct sim_wpay *pay, uint64_t have)
 
 			if (!t0)
 				t0 = now;
-			else if (now - t0 > WIRE_STREAM_WAIT_NS)
+			else if (now - t0 > s->wait_ns)
 				return have;
-			if (now - s->t0 > WIRE_STREAM_MAX_NS)
+			if (now - s->t0 > 50 * s->wait_ns)
 				return have;
 		}
 		dvx_host_cpu_relax();
@@ -1538,6 +1542,7 @@ static int rx_direct(struct sim_fabric *fab, uint32_t rank, struct sim_wpeer *p)
 			return rx_wait(p, avail);
 		ws.p = p;
 		ws.t0 = dvx_sim_now_ns();
+		ws.wait_ns = (uint64_t)w->cfg.stream_wait_us * 1000u;
 		ws.asked = 0;
 		pay.have = avail - SIM_WIRE_HDR;
 		pay.more = stream_more;

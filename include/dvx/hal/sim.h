@@ -759,6 +759,10 @@ struct dvx_hal_sock_addr;
  *		DVX_SIM_WIRE_STREAM_DEFAULT, DVX_SIM_WIRE_STREAM_OFF: never (a frame is
  *		executed once it is whole); else at least 1024. Each process's own: it
  *		decides how this process writes and how it places
+ * @stream_wait_us: how long this process, placing a payload as it arrives, waits for
+ *		more of it once it stopped coming (and 50 times that for all of it)
+ *		before it leaves the frame to be executed whole; 0: 100 us, at most
+ *		1000000
  */
 struct dvx_sim_wire_cfg {
 	int32_t rank;
@@ -769,7 +773,7 @@ struct dvx_sim_wire_cfg {
 	const struct dvx_hal *hal;
 	uint64_t ring_bytes;
 	uint32_t stream_bytes;
-	uint32_t rsvd;
+	uint32_t stream_wait_us;
 };
 
 #define DVX_SIM_WIRE_STREAM_DEFAULT (64u << 10)
@@ -867,9 +871,9 @@ enum dvx_sim_wire_drop {
  * @streamed:	WRITE requests (cfg.stream_bytes or more) executed from the shared-
  *		memory ring before all of their payload had arrived, their bytes placed
  *		as they came (cut-through, docs/sim-wire.md)
- * @stream_late: WRITE requests begun so whose rest stopped coming for 100 us (the
- *		sending process did not run) or took more than 5 ms: left in place, and
- *		executed whole once they are
+ * @stream_late: WRITE requests begun so whose rest stopped coming for
+ *		cfg.stream_wait_us (100 us: the sending process did not run) or took 50
+ *		times that: left in place, and executed whole once they are
  */
 struct dvx_sim_wire_stats {
 	uint64_t frames_tx;

@@ -175,6 +175,7 @@ struct opts {
 	uint8_t fail;		/* do_dev_fail: which copy fails */
 	uint8_t no_ring;	/* UNIX sockets without the shared-memory rings */
 	uint32_t reorder;	/* the reorder mode with this seed (0: in order) */
+	uint32_t stream_wait_us;	/* the wire's cfg.stream_wait_us (0: its default) */
 };
 
 #define RING_BYTES_WIRE (256u << 10)	/* each direction's ring (less than a 1 MiB WRITE:
@@ -243,6 +244,7 @@ static int world_net(int rank, int n, const struct opts *o)
 	wc.min_retry_ns = o->min_retry_ns;
 	/* on one host the frames go through shared-memory rings (not over TCP) */
 	wc.ring_bytes = o->no_ring ? 0 : RING_BYTES_WIRE;
+	wc.stream_wait_us = o->stream_wait_us;
 	len = dvx_sim_wire_mem_size(&wc);
 	CHECK(len > 0);
 	P.wire_mem = malloc(len);
@@ -1169,16 +1171,21 @@ static uint8_t stream_byte(uint32_t k, uint32_t i)
 
 /*
  * Cut-through (docs/sim-wire.md): rank 0 writes 192 KiB frames into the ring a piece at
- * a time and rank 1 places a WRITE's bytes as they come, its progress thread kept
- * awake. Rank 1 says what comes next. (1) The sender stands still 2 ms after each piece
- * (the piece_us fault), until the receiver's wait for the rest has run out once
- * (stream_late; the WRITE lands whole later). (2) The same pauses, a WRITE_IMM and no
- * receive posted: the RNR answer goes before the payload is there, the frame is taken
- * without running again once it is whole, and the WRITE_IMM lands when the receive
- * comes. (3) No pauses: WRITEs until one was placed as it came (streamed). Every
- * byte checked after every WRITE; the ring never lost its frames (no peer down).
+ * a time, standing still 2 ms after each piece (the piece_us fault: 10 ms in which the
+ * frame is there in part), and rank 1, its progress thread kept awake, executes a WRITE
+ * before it is whole. Rank 1 says what comes next:
+ * - with the default wait (o->stream_wait_us 0: 100 us), WRITEs until the receiver's
+ *   wait for the rest has run out once (stream_late; the WRITE lands whole later); then
+ *   a WRITE_IMM and no receive posted: the RNR answer goes before the payload is there,
+ *   the frame is taken without running again once it is whole, and the WRITE_IMM lands
+ *   when the receive comes;
+ * - with a wait of 50 ms (longer than a pause), WRITEs until one was placed as it came
+ *   (streamed), and none late.
+ * Every byte checked after every WRITE; the ring never lost its frames (no peer down).
+ * The sender's pauses make the frames' parts last far longer than a loaded machine's
+ * scheduling delays, so each phase's first WRITE normally decides it.
  */
-enum { ST_LATE, ST_RNR, ST_FAST, ST_END };
+enum { ST_LATE, ST_RNR, ST_PLACE, ST_END };
 
 static int do_stream(const struct opts *o)
 {
@@ -1186,18 +1193,18 @@ static int do_stream(const struct opts *o)
 	struct timespec ts = { 0, 50000000 };
 	struct dvx_sim_wire_stats st;
 	uint32_t len = 192u << 10, lk = P.mr.lkey, rk, i, k;
-	uint8_t act = ST_LATE, all[2];
+	uint8_t act = o->stream_wait_us ? ST_PLACE : ST_LATE, all[2];
 	struct dvx_wc wc;
 	uint64_t ra;
 
-	(void)o;
 	dvx_sim_set_idle(P.fab, UINT32_MAX, 20000);
+	if (P.rank == 0)
+		dvx_sim_set_faults(P.fab, &slow);
 	ra = P.info[1 - P.rank].addr;
 	rk = P.info[1 - P.rank].rkey;
 	for (k = 0; act != ST_END; k++) {
-		CHECK(k < 80);
+		CHECK(k < 20);
 		if (P.rank == 0) {
-			dvx_sim_set_faults(P.fab, act == ST_FAST ? NULL : &slow);
 			for (i = 0; i < len; i++)
 				P.data[SRC + i] = stream_byte(k, i);
 			if (act == ST_RNR)
@@ -1227,9 +1234,11 @@ static int do_stream(const struct opts *o)
 			if (act == ST_LATE && st.stream_late)
 				act = ST_RNR;
 			else if (act == ST_RNR)
-				act = ST_FAST;
-			else if (act == ST_FAST && st.streamed)
 				act = ST_END;
+			else if (act == ST_PLACE && st.streamed) {
+				CHECK(st.stream_late == 0);
+				act = ST_END;
+			}
 		}
 		CHECK_RET(dvx_bootstrap_allgather(&P.bs, &act, all, 1, LONG_NS), 0);
 		act = all[1];
@@ -1590,6 +1599,8 @@ static void test_stream(void **state)
 {
 	struct opts o = { .rnr_retry = 7, .rq = 1 };
 
+	run_ranks(2, do_stream, &o);
+	o.stream_wait_us = 50000;	/* placed as it comes: the receiver outwaits the pauses */
 	run_ranks(2, do_stream, &o);
 }
 
