@@ -645,8 +645,8 @@ void dvx_sim_kick_open(struct sim_fabric *fab);
  * dropped, placed in part in the reorder mode (SIM_WIRE_HELD: the frame stays in the
  * receive buffer and is executed again in the next pass, whole), or not executed because
  * the rest of a payload that was still arriving did not come in time (SIM_WIRE_LATER:
- * nothing changed but bytes of its destination; the frame stays where it is and is
- * executed when it is whole) */
+ * the frame stays where it is and is executed again, whole, once it is; what the try
+ * left, bytes of the destination and a requester's first PSN, that run redoes) */
 enum { SIM_WIRE_DONE = 0, SIM_WIRE_DUP, SIM_WIRE_DROPPED, SIM_WIRE_HELD, SIM_WIRE_LATER };
 
 /**
