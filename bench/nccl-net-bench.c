@@ -18,9 +18,10 @@
  * (DVX_NET_WIRE=ondemand: shared-memory rings on one host; and ondemand:tcp:127.0.0.1,
  * the sockets), or as a mesh at start (unix:DIR); the handles pass through a pipe as
  * NCCL's bootstrap passes them. Bandwidth from 64 KiB to 4 MiB (512 KiB is the step
- * NCCL's Simple protocol sends with its default buffer), the FIFO clear-to-send and the
- * CTS offload, beside the same messages between two instances of one process stepped
- * by one thread; then the round trip at 8 B and 8 KiB between the processes (rank 0
+ * NCCL's Simple protocol sends with its default buffer), the FIFO clear-to-send, the
+ * CTS offload and the FIFO with sharing on ('FIFO, g2': DVX_NET_COMM_NGROUPS=2, the C
+ * comms on shared QPs), beside the same messages between two instances of one process
+ * stepped by one thread; then the round trip at 8 B and 8 KiB between the processes (rank 0
  * sends, rank 1 answers on a comm the other way, every receive posted before its
  * message can come; the reference's 8-byte round trip beside it). The
  * figures include the processes' share of the CPUs: on a small machine they are CPU
@@ -671,9 +672,10 @@ static int main_procs(int nc, int quick)
 	static const char *mesh[] = { "DVX_NET_COMM_NGROUPS=0", wire, NULL };
 	static const char *tcp[] = { "DVX_NET_COMM_NGROUPS=0", "DVX_NET_WIRE=ondemand:tcp:127.0.0.1",
 				     NULL };
-	const char **cfg[] = { fifo, co, tcp, mesh };
-	const char *name[] = { "FIFO CTS", "CTS offload", "FIFO, TCP", "FIFO, mesh" };
-	double fig[4][2][NPFIG];
+	static const char *shared[] = { "DVX_NET_COMM_NGROUPS=2", NULL };
+	const char **cfg[] = { fifo, co, tcp, mesh, shared };
+	const char *name[] = { "FIFO CTS", "CTS offload", "FIFO, TCP", "FIFO, mesh", "FIFO, g2" };
+	double fig[5][2][NPFIG];
 	const char *dir;
 	unsigned i;
 	int k, bad = 0;
@@ -683,7 +685,7 @@ static int main_procs(int nc, int quick)
 	dir = wire + strlen("DVX_NET_WIRE=unix:");
 	if (mkdir(dir, 0700))
 		return 1;
-	for (k = 0; k < 4 && !bad; k++) {
+	for (k = 0; k < 5 && !bad; k++) {
 		bad = run_procs(cfg[k], nc, quick, fig[k][0]);
 		if (bad) {
 			fprintf(stderr, "nccl-net-bench: --procs '%s' failed\n", name[k]);
@@ -715,7 +717,7 @@ static int main_procs(int nc, int quick)
 	for (i = 0; i < NRTT; i++)
 		printf(" %13s %4zuK", "RTT us", rtt_sizes[i] >> 10);
 	printf("   (RTT 0K: 8 B)\n");
-	for (k = 0; k < 4; k++) {
+	for (k = 0; k < 5; k++) {
 		printf("%-12s", name[k]);
 		for (i = 0; i < NPROC; i++)
 			printf("   %6.2f / %6.2f", fig[k][0][i], fig[k][1][i]);

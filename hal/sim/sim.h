@@ -415,6 +415,8 @@ struct sim_fabric {
 					 * (atomic: counted without the lock) */
 	uint64_t peeks;			/* the progress thread's looks that found nothing */
 	uint64_t peek_hits;		/* its looks that found something: a pass ran */
+	uint64_t sleeps;		/* its idle waits, after its spins (atomic) */
+	uint64_t slept_ns;		/* their time (atomic) */
 	/* software GPUs (gpu.c) */
 	struct sim_gpu *gpus;
 	uint32_t ngpus;

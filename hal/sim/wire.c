@@ -279,6 +279,8 @@ int dvx_sim_wire_init(struct dvx_sim_fabric *fab, const struct dvx_sim_wire_cfg 
 	f->wire_window_max = 0;
 	f->wpasses = f->wpass_ns = f->helps = f->peeks = f->peek_hits = 0;
 	__atomic_store_n(&f->help_busy, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->sleeps, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&f->slept_ns, 0, __ATOMIC_RELAXED);
 	/* doorbells wake the progress thread's wait (without it: its time-out) */
 	dvx_sim_kick_open(f);
 	pthread_mutex_unlock(&f->lock);
@@ -1015,6 +1017,8 @@ int dvx_sim_wire_get_stats(struct dvx_sim_fabric *fab, struct dvx_sim_wire_stats
 	st->help_busy = __atomic_load_n(&sim_fab_of(fab)->help_busy, __ATOMIC_RELAXED);
 	st->peeks = sim_fab_of(fab)->peeks;
 	st->peek_hits = sim_fab_of(fab)->peek_hits;
+	st->sleeps = __atomic_load_n(&sim_fab_of(fab)->sleeps, __ATOMIC_RELAXED);
+	st->slept_ns = __atomic_load_n(&sim_fab_of(fab)->slept_ns, __ATOMIC_RELAXED);
 	st->rings = 0;
 	for (int32_t r = 0; r < w->cfg.nranks; r++)
 		st->rings += w->peers[r].up && w->peers[r].ring;

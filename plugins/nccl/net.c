@@ -41,6 +41,8 @@
 #define SEND_REQS (DVX_NCCL_MAX_REQUESTS * DVX_MSG_MAX_RECVS)
 #define RECV_REQS (2 * DVX_NCCL_MAX_REQUESTS)
 
+#define FLIGHT_BINS 12
+
 enum { K_LISTEN = 1, K_SEND = 2, K_RECV = 3 };
 enum { R_SEND = 1, R_RECV = 2 };
 
@@ -77,6 +79,7 @@ struct dvxn_req {
 	struct dvxn_comm *comm;
 	struct dvx_msg_req *q;
 	uint64_t bytes;
+	uint64_t t_post;	/* DVX_NET_STATS: when it was posted (ns) */
 	struct dvxn_req *next;
 };
 
@@ -92,6 +95,10 @@ struct dvxn_comm {
 	uint32_t id, nqps;
 	int shared;
 	uint64_t posted, completed, bytes, waits, errors;
+	/* DVX_NET_STATS: where a message's time went, in the proxy's view. refused_at:
+	 * when a post was first refused since the last accepted one (0: none) */
+	uint64_t refused_at, held, held_ns, flight_ns, flight_max;
+	uint64_t flights[FLIGHT_BINS];	/* post to done: < 1 us, < 2 us, ... < 1 ms, more */
 	struct dvx_msg_qp_stats qps[DVX_MSG_MAX_QPS];	/* its QPs when it closed (telemetry) */
 	struct dvxn_comm *next;
 };
@@ -1127,6 +1134,36 @@ static struct dvx_mr *mr_of(void *mhandle, const struct dvxn_comm *k, const char
 /* ------------------------------------------------------------------------------
  * Data
  */
+static uint64_t stats_ns(void)
+{
+	struct timespec ts;
+
+	if (!conf.stats)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* a post refused (no request, no clear-to-send, no credit): the time held starts */
+static void post_refused(struct dvxn_comm *k)
+{
+	k->waits++;
+	if (conf.stats && !k->refused_at)
+		k->refused_at = stats_ns();
+}
+
+/* a post accepted: the time it was held ends, its flight begins */
+static void post_taken(struct dvxn_comm *k, struct dvxn_req *r)
+{
+	k->posted++;
+	r->t_post = stats_ns();
+	if (k->refused_at) {
+		k->held++;
+		k->held_ns += r->t_post - k->refused_at;
+		k->refused_at = 0;
+	}
+}
+
 static struct dvxn_req *req_get(struct dvxn_comm *k)
 {
 	struct dvxn_req *r = k->free;
@@ -1170,7 +1207,7 @@ int dvxn_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle,
 	pthread_mutex_lock(&k->ctx->lock);
 	r = req_get(k);
 	if (!r) {
-		k->waits++;
+		post_refused(k);
 		pthread_mutex_unlock(&k->ctx->lock);
 		return DVX_NCCL_OK;
 	}
@@ -1180,7 +1217,7 @@ int dvxn_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle,
 		if (!rc) {
 			/* a caller that only retries this call must still move the NICs */
 			dvx_msg_progress(&k->ctx->m);
-			k->waits++;
+			post_refused(k);
 		}
 		else
 			k->errors++;
@@ -1197,7 +1234,7 @@ int dvxn_isend(void *send_comm, void *data, size_t size, int tag, void *mhandle,
 	r->n = 1;
 	r->q = q;
 	r->bytes = size;
-	k->posted++;
+	post_taken(k, r);
 	pthread_mutex_unlock(&k->ctx->lock);
 	*request = r;
 	return DVX_NCCL_OK;
@@ -1234,7 +1271,7 @@ int dvxn_irecv(void *recv_comm, int n, void **data, const size_t *sizes, const i
 	pthread_mutex_lock(&k->ctx->lock);
 	r = req_get(k);
 	if (!r) {
-		k->waits++;
+		post_refused(k);
 		pthread_mutex_unlock(&k->ctx->lock);
 		return DVX_NCCL_OK;
 	}
@@ -1245,7 +1282,7 @@ int dvxn_irecv(void *recv_comm, int n, void **data, const size_t *sizes, const i
 			k->errors++;
 		} else {
 			dvx_msg_progress(&k->ctx->m);
-			k->waits++;
+			post_refused(k);
 		}
 		pthread_mutex_unlock(&k->ctx->lock);
 		if (rc) {
@@ -1259,7 +1296,7 @@ int dvxn_irecv(void *recv_comm, int n, void **data, const size_t *sizes, const i
 	r->n = (uint8_t)n;
 	r->q = q;
 	r->bytes = 0;
-	k->posted++;
+	post_taken(k, r);
 	pthread_mutex_unlock(&k->ctx->lock);
 	*request = r;
 	return DVX_NCCL_OK;
@@ -1312,6 +1349,17 @@ int dvxn_test(void *request, int *done, int *sizes)
 	}
 	n = r->n;
 	kind = r->kind;
+	if (conf.stats) {
+		uint64_t t = stats_ns() - r->t_post;
+		unsigned b = 0;
+
+		k->flight_ns += t;
+		if (t > k->flight_max)
+			k->flight_max = t;
+		while (b + 1 < FLIGHT_BINS && t >= (1000ull << b))
+			b++;
+		k->flights[b]++;
+	}
 	if (!rc) {
 		k->completed++;
 		if (kind == R_SEND)
@@ -1423,10 +1471,11 @@ static void stats_write(struct dvxn_ctx *c)
 			",\"passes\":%" PRIu64 ",\"pass_ns\":%" PRIu64 ",\"helps\":%" PRIu64
 			",\"help_busy\":%" PRIu64 ",\"polls\":%" PRIu64 ",\"peeks\":%" PRIu64
 			",\"peek_hits\":%" PRIu64 ",\"kicks\":%" PRIu64 ",\"streamed\":%" PRIu64
-			",\"stream_late\":%" PRIu64 "},", conf.spins, ws.rings,
+			",\"stream_late\":%" PRIu64 ",\"sleeps\":%" PRIu64 ",\"slept_ns\":%" PRIu64
+			"},", conf.spins, ws.rings,
 			ws.frames_tx, ws.frames_rx, ws.bytes_tx, ws.retransmits, ws.dropped,
 			ws.peers_down, ws.passes, ws.pass_ns, ws.helps, ws.help_busy, ws.polls,
-			ws.peeks, ws.peek_hits, ws.kicks, ws.streamed, ws.stream_late);
+			ws.peeks, ws.peek_hits, ws.kicks, ws.streamed, ws.stream_late, ws.sleeps, ws.slept_ns);
 	fprintf(f, "\"comms\":[");
 	for (k = c->comms; k; k = k->next) {
 		uint32_t q;
@@ -1437,9 +1486,15 @@ static void stats_write(struct dvxn_ctx *c)
 			qp_snap(k);
 		fprintf(f, "%s{\"kind\":\"%s\",\"nic\":\"%s\",\"id\":%u,\"shared\":%d,\"qps\":%u,"
 			"\"posted\":%" PRIu64 ",\"completed\":%" PRIu64 ",\"bytes\":%" PRIu64
-			",\"waits\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"closed\":%d,\"qp\":[",
+			",\"waits\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"closed\":%d,",
 			first ? "" : ",", kinds[k->kind], conf.names[k->nic], k->id, k->shared, k->nqps,
 			k->posted, k->completed, k->bytes, k->waits, k->errors, k->closed);
+		fprintf(f, "\"held\":%" PRIu64 ",\"held_ns\":%" PRIu64 ",\"flight_ns\":%" PRIu64
+			",\"flight_max_ns\":%" PRIu64 ",\"flight_us_log2\":[", k->held, k->held_ns,
+			k->flight_ns, k->flight_max);
+		for (q = 0; q < FLIGHT_BINS; q++)
+			fprintf(f, "%s%" PRIu64, q ? "," : "", k->flights[q]);
+		fprintf(f, "],\"qp\":[");
 		for (q = 0; q < k->nqps && q < DVX_MSG_MAX_QPS; q++) {
 			const struct dvx_msg_qp_stats *x = &k->qps[q];
 

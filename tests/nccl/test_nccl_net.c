@@ -958,6 +958,35 @@ static long json_sum(const char *path, const char *key)
 	return sum;
 }
 
+/* the sum of every element of every "key":[N,...] in @path, or -1 */
+static long json_sum_array(const char *path, const char *key)
+{
+	char pat[64], line[65536];
+	long sum = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	snprintf(pat, sizeof(pat), "\"%s\":[", key);
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = line;
+
+		while ((p = strstr(p, pat))) {
+			char *e;
+
+			p += strlen(pat);
+			for (;;) {
+				sum += strtol(p, &e, 10);
+				if (*e != ',')
+					break;
+				p = e + 1;
+			}
+		}
+	}
+	fclose(f);
+	return sum;
+}
+
 /* "key":N of the first line of @path that has it, or -1 */
 static long json_first(const char *path, const char *key)
 {
@@ -1168,6 +1197,8 @@ static void test_v11_procs_ondemand(void **state)
 	stats_case(&R, "DVX_NET_COMM_NGROUPS=0", 2, got, path, sizeof(path));
 	digests_equal(big, got, R.nranks);
 	assert_int_equal(json_first(path, "spins"), 64);
+	/* 64 idle turns: the progress threads slept between the messages, and say so */
+	assert_true(json_sum(path, "sleeps") > 0 && json_sum(path, "slept_ns") > 0);
 	R.env[5] = NULL;
 	assert_int_equal(json_first(path, "streamed"), 0);	/* written, and none */
 	assert_int_equal(json_sum(path, "streamed"), 0);
@@ -1246,6 +1277,13 @@ static void test_stats_sharing(void **state)
 	assert_true(json_sum(path, "sq_posted") > 0);
 	assert_true(json_sum(path, "rq_done") > 0);
 	assert_true(json_sum(path, "cqes") > 0);
+	/* where the messages' time went: every completion in one bin of the flight times,
+	 * their sum no more than the processes' time, posts held as long as counted */
+	assert_int_equal(json_sum_array(path, "flight_us_log2"), json_sum(path, "completed"));
+	assert_true(json_sum(path, "flight_ns") > 0);
+	assert_true(json_sum(path, "flight_max_ns") > 0);
+	assert_true(json_sum(path, "held") <= json_sum(path, "waits"));
+	assert_true(!json_sum(path, "held") == !json_sum(path, "held_ns"));
 	stats_case(&R, "DVX_NET_COMM_NGROUPS=2", 1, on, path, sizeof(path));
 	assert_true(json_sum(path, "primaries") > 0);
 	assert_true(json_sum(path, "secondaries") > 0);

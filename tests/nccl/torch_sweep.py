@@ -111,26 +111,36 @@ def run(name, count, dev, n, r):
     return dt
 
 
-def timed(name, count, dev, n, r, k):
-    """seconds per call: the median of three rounds of k calls back to back, after two
-    calls to warm (a round meeting a stall of the machine does not decide)"""
+def timed(name, count, dev, n, r, k, rounds=3):
+    """seconds per call: the median of rounds of k calls back to back, after two calls to
+    warm (a round meeting a stall of the machine does not decide). Each round starts
+    after a barrier, so that no rank's round includes the time it waits for a rank that
+    is still in Python between rounds"""
     f, _ = setup(name, count, dev, n, r)
     f()
     f()
     torch.cuda.synchronize()
     t = []
-    for _ in range(3):
+    for _ in range(rounds):
+        dist.barrier()
+        torch.cuda.synchronize()
         t0 = time.perf_counter()
         for _ in range(k):
             f()
         torch.cuda.synchronize()
         t.append((time.perf_counter() - t0) / k)
-    return sorted(t)[1]
+    return sorted(t)[len(t) // 2]
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--max-bytes", type=int, default=256 << 20)
+    ap.add_argument("--min-bytes", type=int, default=8)
+    ap.add_argument("--calls", type=int, default=0,
+                    help="calls per timed round (0: 3-20 by size)")
+    ap.add_argument("--rounds", type=int, default=3, help="timed rounds (the median is taken)")
+    ap.add_argument("--every-rank", action="store_true",
+                    help="rank 0 prints every rank's time (lines of rank R > 0 begin 'rank R')")
     ap.add_argument("--iters", type=int, default=2)
     ap.add_argument("--timed", type=int, default=1,
                     help="1: time K calls back to back after the checked ones; 0: the last checked")
@@ -144,7 +154,8 @@ def main():
     sizes = []
     b = 8
     while b <= a.max_bytes:
-        sizes.append(b)
+        if b >= a.min_bytes:
+            sizes.append(b)
         b *= 4 if b < (1 << 20) else 2
     for name in a.colls.split(","):
         for nbytes in sizes if name != "barrier" else [0]:
@@ -152,11 +163,20 @@ def main():
             for _ in range(a.iters):
                 dt = run(name, count, dev, n, r)
             if a.timed:
-                k = max(3, min(20, (32 << 20) // max(nbytes, 1)))
-                dt = timed(name, count, dev, n, r, k)
-            if r == 0:
-                bw = nbytes * busbw_factor(name, n) / dt / 1e9 if dt > 0 and nbytes else 0.0
-                print(f"{name:15s} {nbytes:>10d} B {dt * 1e6:10.1f} us {bw:8.3f} GB/s", flush=True)
+                k = a.calls or max(3, min(20, (32 << 20) // max(nbytes, 1)))
+                dt = timed(name, count, dev, n, r, k, max(1, a.rounds))
+            dts = [dt]
+            if a.every_rank:
+                # rank 0 prints them all: lines from two processes into one log mix
+                t = torch.zeros(n, dtype=torch.float64, device=dev)
+                t[r] = dt
+                dist.all_reduce(t)
+                dts = t.tolist()
+            for i, x in enumerate(dts if r == 0 else []):
+                bw = nbytes * busbw_factor(name, n) / x / 1e9 if x > 0 and nbytes else 0.0
+                who = f"rank {i} " if i else ""
+                print(f"{who}{name:15s} {nbytes:>10d} B {x * 1e6:10.1f} us {bw:8.3f} GB/s",
+                      flush=True)
     dist.barrier()
     dist.destroy_process_group()
     if r == 0:

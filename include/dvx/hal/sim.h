@@ -874,6 +874,10 @@ enum dvx_sim_wire_drop {
  * @stream_late: WRITE requests begun so whose rest stopped coming for
  *		cfg.stream_wait_us (100 us: the sending process did not run) or took 50
  *		times that: left in place, and executed whole once they are
+ * @sleeps:	the progress thread's idle waits: its spins ran out (dvx_sim_set_idle())
+ *		and it waited for a doorbell, a frame or its sleep's end
+ * @slept_ns:	their time, from the wait's start to its end (a wait a frame ended
+ *		early includes the time the thread took to be scheduled again)
  */
 struct dvx_sim_wire_stats {
 	uint64_t frames_tx;
@@ -917,6 +921,8 @@ struct dvx_sim_wire_stats {
 	uint64_t peek_hits;
 	uint64_t streamed;
 	uint64_t stream_late;
+	uint64_t sleeps;
+	uint64_t slept_ns;
 };
 
 /**

@@ -1127,12 +1127,12 @@ static int do_responder_stalled(const struct opts *o)
  * looks when idle (hal/sim/fabric.c sim_peek()): 100 WRITEs one after the other, each
  * completion polled without stepping the NIC, so the thread's looks must see each
  * doorbell, each frame in the ring and each answer; and the counters of where the time
- * went (passes, their time, looks, socket polls) count.
+ * went (passes, their time, looks, socket polls, the idle waits once it may wait) count.
  */
 static int do_looks(const struct opts *o)
 {
 	struct timespec idle = { 0, 20000000 };
-	struct dvx_sim_wire_stats st;
+	struct dvx_sim_wire_stats st, st2;
 	int peer = 1 - P.rank;
 	struct dvx_wc wc;
 	uint32_t i;
@@ -1155,7 +1155,11 @@ static int do_looks(const struct opts *o)
 	/* each WRITE's doorbell (rank 0) and its frame (rank 1) seen by a look, but for
 	 * one that came at a whole pass (one turn in 16) */
 	CHECK(st.peek_hits >= 50);
+	/* 64 idle turns again: within 20 ms idle the thread waits, and counts its waits */
 	dvx_sim_set_idle(P.fab, 64, 20000);
+	nanosleep(&idle, NULL);
+	CHECK_RET(dvx_sim_wire_get_stats(P.fab, &st2), 0);
+	CHECK(st2.sleeps > st.sleeps && st2.slept_ns > st.slept_ns);
 	seen_by_nic();
 	if (P.rank == 1)
 		for (i = 0; i < 64; i++)
