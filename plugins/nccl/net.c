@@ -1472,10 +1472,10 @@ static void stats_write(struct dvxn_ctx *c)
 			",\"help_busy\":%" PRIu64 ",\"polls\":%" PRIu64 ",\"peeks\":%" PRIu64
 			",\"peek_hits\":%" PRIu64 ",\"kicks\":%" PRIu64 ",\"streamed\":%" PRIu64
 			",\"stream_late\":%" PRIu64 ",\"sleeps\":%" PRIu64 ",\"slept_ns\":%" PRIu64
-			"},", conf.spins, ws.rings,
+			",\"window_max\":%" PRIu64 "},", conf.spins, ws.rings,
 			ws.frames_tx, ws.frames_rx, ws.bytes_tx, ws.retransmits, ws.dropped,
 			ws.peers_down, ws.passes, ws.pass_ns, ws.helps, ws.help_busy, ws.polls,
-			ws.peeks, ws.peek_hits, ws.kicks, ws.streamed, ws.stream_late, ws.sleeps, ws.slept_ns);
+			ws.peeks, ws.peek_hits, ws.kicks, ws.streamed, ws.stream_late, ws.sleeps, ws.slept_ns, ws.window_max);
 	fprintf(f, "\"comms\":[");
 	for (k = c->comms; k; k = k->next) {
 		uint32_t q;

@@ -1199,6 +1199,8 @@ static void test_v11_procs_ondemand(void **state)
 	assert_int_equal(json_first(path, "spins"), 64);
 	/* 64 idle turns: the progress threads slept between the messages, and say so */
 	assert_true(json_sum(path, "sleeps") > 0 && json_sum(path, "slept_ns") > 0);
+	/* requests went on the wire, never more than the window (32) of one QP at once */
+	assert_true(json_first(path, "window_max") >= 1 && json_first(path, "window_max") <= 32);
 	R.env[5] = NULL;
 	assert_int_equal(json_first(path, "streamed"), 0);	/* written, and none */
 	assert_int_equal(json_sum(path, "streamed"), 0);
