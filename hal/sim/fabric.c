@@ -726,9 +726,11 @@ static void *progress_main(void *arg)
 			uint64_t t0 = dvx_sim_now_ns();
 
 			/* woken by a frame from another process as soon as it comes */
-			f->wire_ops->idle_wait(f, sleep_ns);
-			__atomic_fetch_add(&f->sleeps, 1, __ATOMIC_RELAXED);
-			__atomic_fetch_add(&f->slept_ns, dvx_sim_now_ns() - t0, __ATOMIC_RELAXED);
+			if (f->wire_ops->idle_wait(f, sleep_ns)) {
+				__atomic_fetch_add(&f->sleeps, 1, __ATOMIC_RELAXED);
+				__atomic_fetch_add(&f->slept_ns, dvx_sim_now_ns() - t0,
+						   __ATOMIC_RELAXED);
+			}
 		} else if (sleep_ns) {
 			struct timespec ts = { (time_t)(sleep_ns / 1000000000ull),
 					       (long)(sleep_ns % 1000000000ull) };

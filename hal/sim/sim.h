@@ -603,7 +603,7 @@ struct sim_wseg {
  *		(generation @gen) out of it
  * @idle_wait:	the progress thread found nothing to do: wait up to @ns for a frame from
  *		another process (instead of sleeping blind), so an answer is taken in as it
- *		arrives
+ *		arrives; false when it did not wait (a doorbell or ring bytes were there)
  * @flush:	write what this pass queued (frames are queued, and written together at
  *		the end of a pass, or when a buffer is full)
  * Context: fab->lock held, all of them but @idle_wait (called without it).
@@ -616,7 +616,7 @@ struct sim_wire_ops {
 	bool (*progress)(struct sim_fabric *fab);
 	void (*close)(struct sim_fabric *fab);
 	bool (*rmac)(struct sim_fabric *fab, const uint8_t gid[16], uint8_t mac[6]);
-	void (*idle_wait)(struct sim_fabric *fab, uint64_t ns);
+	bool (*idle_wait)(struct sim_fabric *fab, uint64_t ns);
 	void (*flush)(struct sim_fabric *fab);
 	uint64_t (*quiet)(struct sim_fabric *fab, uint32_t rank);
 	uint64_t (*pos)(struct sim_fabric *fab, uint32_t rank, uint32_t *gen);

@@ -1897,13 +1897,13 @@ static uint64_t ring_seen(const struct sim_wpeer *p)
 	return p->wait_at == p->rrx.pos ? p->wait_head : p->rrx.pos;
 }
 
-static void wire_idle_wait(struct sim_fabric *fab, uint64_t ns)
+static bool wire_idle_wait(struct sim_fabric *fab, uint64_t ns)
 {
 	struct dvx_hal_pollfd pfd[64];
 	const struct dvx_hal *hal;
 	struct sim_wire *w;
 	unsigned n = 0, kick = 64, i;
-	bool armed = false, rings = false, sock = false;
+	bool armed = false, rings = false, sock = false, waited;
 	int32_t r;
 
 	pthread_mutex_lock(&fab->lock);
@@ -1945,6 +1945,7 @@ static void wire_idle_wait(struct sim_fabric *fab, uint64_t ns)
 		    !dvx_sim_ring_arm_at(&w->peers[r].rrx, ring_seen(&w->peers[r])))
 			hal = NULL;
 	pthread_mutex_unlock(&fab->lock);
+	waited = hal != NULL;
 	/* a socket closed meanwhile answers at once (NVAL/HUP): the next pass sees why.
 	 * Every wait keeps its time-out: a doorbell rung by a poster that does not kick
 	 * (GPU code, the mlx5 protocol used directly) is found at the next one */
@@ -1956,7 +1957,7 @@ static void wire_idle_wait(struct sim_fabric *fab, uint64_t ns)
 	if (armed)
 		dvx_sim_idle_disarm(fab, pfd[kick].revents != 0);
 	if (!rings && !sock)
-		return;
+		return waited;
 	pthread_mutex_lock(&fab->lock);
 	if (fab->wire == w && sock)
 		w->sockets = 1;	/* a socket said something: the next round polls them all */
@@ -1964,6 +1965,7 @@ static void wire_idle_wait(struct sim_fabric *fab, uint64_t ns)
 		if (w->peers[r].up && w->peers[r].ring)
 			dvx_sim_ring_disarm(&w->peers[r].rrx);
 	pthread_mutex_unlock(&fab->lock);
+	return waited;
 }
 
 /* how long process @rank has sent nothing this process executed (0: it never did) */

@@ -98,7 +98,7 @@ struct dvxn_comm {
 	/* DVX_NET_STATS: where a message's time went, in the proxy's view. refused_at:
 	 * when a post was first refused since the last accepted one (0: none) */
 	uint64_t refused_at, held, held_ns, flight_ns, flight_max;
-	uint64_t flights[FLIGHT_BINS];	/* post to done: < 1 us, < 2 us, ... < 1 ms, more */
+	uint64_t flights[FLIGHT_BINS];	/* post to done: < 1 us, < 2, < 4 ... < 1024 us, more */
 	struct dvx_msg_qp_stats qps[DVX_MSG_MAX_QPS];	/* its QPs when it closed (telemetry) */
 	struct dvxn_comm *next;
 };

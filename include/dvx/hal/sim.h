@@ -875,7 +875,8 @@ enum dvx_sim_wire_drop {
  *		cfg.stream_wait_us (100 us: the sending process did not run) or took 50
  *		times that: left in place, and executed whole once they are
  * @sleeps:	the progress thread's idle waits: its spins ran out (dvx_sim_set_idle())
- *		and it waited for a doorbell, a frame or its sleep's end
+ *		and it waited for a doorbell, a frame or its sleep's end (not counted when
+ *		a doorbell or ring bytes were already there, so it did not wait)
  * @slept_ns:	their time, from the wait's start to its end (a wait a frame ended
  *		early includes the time the thread took to be scheduled again)
  */
