@@ -93,6 +93,13 @@ int dvx_host_sock_close(const struct dvx_hal *hal, int fd);
 /** dvx_host_sock_unlink() - unlink() of a UNIX socket's path. */
 int dvx_host_sock_unlink(const struct dvx_hal *hal, const struct dvx_hal_sock_addr *addr);
 
+/**
+ * dvx_host_thread_slack_ns() - the calling thread's timer slack (Linux's
+ * PR_SET_TIMERSLACK; 50 us by default, by which a sleep or poll time-out may run late).
+ * @ns: the slack, 0 taken as 1 ns. Return: 0 or a negative errno.
+ */
+int dvx_host_thread_slack_ns(uint64_t ns);
+
 /** dvx_host_sleep_ns() - nanosleep() on CLOCK_MONOTONIC's terms, resumed after a signal. */
 int dvx_host_sleep_ns(const struct dvx_hal *hal, uint64_t ns);
 

@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -452,6 +453,11 @@ int dvx_host_sock_cred(const struct dvx_hal *hal, int fd, struct dvx_hal_sock_cr
 int dvx_host_fd_close(const struct dvx_hal *hal, int fd)
 {
 	return dvx_host_sock_close(hal, fd);
+}
+
+int dvx_host_thread_slack_ns(uint64_t ns)
+{
+	return prctl(PR_SET_TIMERSLACK, (unsigned long)(ns ? ns : 1), 0, 0, 0) ? -errno : 0;
 }
 
 int dvx_host_sleep_ns(const struct dvx_hal *hal, uint64_t ns)
