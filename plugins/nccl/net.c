@@ -1422,21 +1422,23 @@ static void stats_write(struct dvxn_ctx *c)
 	struct dvxn_comm *k;
 	uint64_t copies, failed;
 	struct dvx_sim_wire_stats ws;
-	char path[512];
-	int append, first = 1;
+	char path[512], *rec = NULL;
+	size_t len = 0, o;
+	int append, first = 1, fd;
 	FILE *f;
 
 	if (!conf.stats)
 		return;
 	stats_path(path, sizeof(path), conf.stats, c->serial, &append);
-	f = fopen(path, append ? "a" : "w");
+	/* the record is made in memory and written with one write(): instances and
+	 * processes appending to one file do not mix their lines (O_APPEND puts each write
+	 * whole at the end; a stdio stream writes a long record in pieces of its buffer's
+	 * size, which other writers' records came between) */
+	f = open_memstream(&rec, &len);
 	if (!f) {
-		WARN("DVX_NET_STATS=%s: cannot write %s", conf.stats, path);
+		WARN("DVX_NET_STATS=%s: no memory for the record", conf.stats);
 		return;
 	}
-	/* one record, one write at fclose: processes appending to one file do not mix
-	 * their lines (O_APPEND puts each write whole at the end) */
-	setvbuf(f, NULL, _IOFBF, 1u << 20);
 	dvx_msg_get_stats(&c->m, &s);
 	fprintf(f, "{\"plugin\":\"dvx\",\"version\":%d,\"pid\":%ld,\"instance\":%u,"
 		"\"comm_id\":\"0x%" PRIx64 "\",\"nics\":%u,\"groups\":%u,\"depth_mult\":%u,"
@@ -1508,5 +1510,29 @@ static void stats_write(struct dvxn_ctx *c)
 		first = 0;
 	}
 	fprintf(f, "]}\n");
-	fclose(f);
+	if (fclose(f) || !rec) {
+		WARN("DVX_NET_STATS=%s: no memory for the record", conf.stats);
+		free(rec);
+		return;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
+	if (fd < 0) {
+		WARN("DVX_NET_STATS=%s: cannot write %s: %s", conf.stats, path, strerror(errno));
+		free(rec);
+		return;
+	}
+	for (o = 0; o < len;) {
+		ssize_t n = write(fd, rec + o, len - o);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			WARN("DVX_NET_STATS=%s: writing %s: %s", conf.stats, path,
+			     n < 0 ? strerror(errno) : "nothing written");
+			break;
+		}
+		o += (size_t)n;
+	}
+	close(fd);
+	free(rec);
 }
