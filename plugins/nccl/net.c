@@ -1134,14 +1134,10 @@ static struct dvx_mr *mr_of(void *mhandle, const struct dvxn_comm *k, const char
 /* ------------------------------------------------------------------------------
  * Data
  */
+/* the host's monotonic clock, read only for DVX_NET_STATS */
 static uint64_t stats_ns(void)
 {
-	struct timespec ts;
-
-	if (!conf.stats)
-		return 0;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return conf.stats ? dvx_hal_now_ns(dvx_hal_host()) : 0;
 }
 
 /* a post refused (no request, no clear-to-send, no credit): the time held starts */
@@ -1477,7 +1473,8 @@ static void stats_write(struct dvxn_ctx *c)
 			",\"window_max\":%" PRIu64 "},", conf.spins, ws.rings,
 			ws.frames_tx, ws.frames_rx, ws.bytes_tx, ws.retransmits, ws.dropped,
 			ws.peers_down, ws.passes, ws.pass_ns, ws.helps, ws.help_busy, ws.polls,
-			ws.peeks, ws.peek_hits, ws.kicks, ws.streamed, ws.stream_late, ws.sleeps, ws.slept_ns, ws.window_max);
+			ws.peeks, ws.peek_hits, ws.kicks, ws.streamed, ws.stream_late, ws.sleeps,
+			ws.slept_ns, ws.window_max);
 	fprintf(f, "\"comms\":[");
 	for (k = c->comms; k; k = k->next) {
 		uint32_t q;

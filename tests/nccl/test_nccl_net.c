@@ -936,18 +936,22 @@ static void digests_equal(const uint64_t *a, const uint64_t *b, int n)
 		assert_true(a[r] == b[r]);
 }
 
+/* one line of a telemetry file: a whole record, however many comms it lists (the JSON
+ * helpers run in the test's own thread) */
+static char json_line[1 << 20];
+
 /* the sum of "key":N over every line of @path (of every element, for "key":[N,...]) */
 static long json_sum(const char *path, const char *key)
 {
-	char pat[64], line[65536];
+	char pat[64];
 	long sum = 0;
 	FILE *f = fopen(path, "r");
 
 	if (!f)
 		return -1;
 	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	while (fgets(line, sizeof(line), f)) {
-		const char *p = line;
+	while (fgets(json_line, sizeof(json_line), f)) {
+		const char *p = json_line;
 
 		while ((p = strstr(p, pat))) {
 			char *e;
@@ -970,17 +974,16 @@ static long json_sum(const char *path, const char *key)
  * is not one record (two writers' records mixed) */
 static int json_records(const char *path)
 {
-	static char line[1 << 20];
 	FILE *f = fopen(path, "r");
 	int n = 0;
 
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		size_t l = strlen(line);
+	while (fgets(json_line, sizeof(json_line), f)) {
+		size_t l = strlen(json_line);
 
-		if (strncmp(line, "{\"plugin\":\"dvx\",", 15) || l < 4 ||
-		    strcmp(line + l - 3, "]}\n") || strstr(line + 1, "{\"plugin\"")) {
+		if (strncmp(json_line, "{\"plugin\":\"dvx\",", 15) || l < 4 ||
+		    strcmp(json_line + l - 3, "]}\n") || strstr(json_line + 1, "{\"plugin\"")) {
 			n = -1;
 			break;
 		}
@@ -993,7 +996,7 @@ static int json_records(const char *path)
 /* "key":N of the first line of @path that has it, or -1 */
 static long json_first(const char *path, const char *key)
 {
-	char pat[64], line[65536];
+	char pat[64];
 	const char *p = NULL;
 	FILE *f = fopen(path, "r");
 	long v = -1;
@@ -1001,8 +1004,8 @@ static long json_first(const char *path, const char *key)
 	if (!f)
 		return -1;
 	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	while (!p && fgets(line, sizeof(line), f))
-		if ((p = strstr(line, pat)))
+	while (!p && fgets(json_line, sizeof(json_line), f))
+		if ((p = strstr(json_line, pat)))
 			v = strtol(p + strlen(pat), NULL, 10);
 	fclose(f);
 	return v;
